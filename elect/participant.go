@@ -1,0 +1,118 @@
+package elect
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Recipe says how a group is used: an election or a lock. Both use the same
+// sequential queue; they differ only in the words herald uses for them.
+type Recipe string
+
+const (
+	RecipeElection Recipe = "election"
+	RecipeLock     Recipe = "lock"
+)
+
+// Participant is one node in a group's queue: a candidate of an election or a
+// waiter (or holder) of a lock.
+type Participant struct {
+	// ID is the participant's identity: the node's data when it holds one,
+	// else what the node's name says (the session or GUID part).
+	ID string `json:"id"`
+	// Node is the znode's name (not its full path).
+	Node string `json:"node"`
+	// Session is the ZooKeeper session that owns the ephemeral node (0 when
+	// not known).
+	Session int64 `json:"session"`
+	// Sequence is the sequence number ZooKeeper appended to the name.
+	Sequence int32 `json:"sequence"`
+	// Czxid is the zxid that created the node. For the owner it is the term,
+	// the fencing token. 0 when not read.
+	Czxid int64 `json:"czxid,omitempty"`
+}
+
+// SessionHex renders the session id the way ZooKeeper's tools print it.
+func (p Participant) SessionHex() string {
+	if p.Session == 0 {
+		return ""
+	}
+	return fmt.Sprintf("0x%x", uint64(p.Session))
+}
+
+func (p Participant) String() string {
+	if p.ID != "" && p.ID != p.Node {
+		return p.ID + " (" + p.Node + ")"
+	}
+	return p.Node
+}
+
+// Reason says why an owner stopped owning.
+type Reason string
+
+const (
+	ReasonNone           Reason = ""
+	ReasonResigned       Reason = "resigned"
+	ReasonReleased       Reason = "released"
+	ReasonSessionExpired Reason = "session expired"
+	ReasonSuspended      Reason = "connection suspended"
+	ReasonDeleted        Reason = "deleted"
+	ReasonCancelled      Reason = "cancelled"
+	ReasonUnknown        Reason = "unknown"
+)
+
+// ChangeKind is what an observed change is.
+type ChangeKind string
+
+const (
+	// Snapshot is the full state of a group: emitted first, and again after
+	// every reconnect (the observer cannot know what it missed).
+	Snapshot ChangeKind = "snapshot"
+	// OwnerChanged: the lowest node changed (Previous lost, Owner won; either
+	// may be nil).
+	OwnerChanged ChangeKind = "owner-changed"
+	// Ready: the owner recorded that it finished its leader procedure.
+	Ready ChangeKind = "ready"
+	// Joined and Left: a non-owning candidate or waiter came or went.
+	Joined ChangeKind = "joined"
+	Left   ChangeKind = "left"
+	// Unknown: the observer lost its ZooKeeper connection; the state of the
+	// group is not known until the next Snapshot.
+	Unknown ChangeKind = "unknown"
+)
+
+// Change is one observed change of a group.
+type Change struct {
+	Kind   ChangeKind `json:"kind"`
+	Group  string     `json:"group"`
+	Recipe Recipe     `json:"recipe"`
+	// Owner is the owner after the change (nil when there is none).
+	Owner *Participant `json:"owner,omitempty"`
+	// Previous is the owner before the change, for OwnerChanged.
+	Previous *Participant `json:"previous,omitempty"`
+	// Candidate is the node that joined or left, for Joined and Left.
+	Candidate *Participant `json:"candidate,omitempty"`
+	// Queue is every parseable node in order, owner first, after the change.
+	Queue []Participant `json:"queue,omitempty"`
+	// Reason is why Previous (or a leaving Candidate) went, when known.
+	Reason Reason `json:"reason,omitempty"`
+	// Gap is true when the observer cannot prove it saw every intermediate
+	// owner between its last view and this one.
+	Gap bool `json:"gap,omitempty"`
+	// Zxid is the zxid at which the change became visible (the parent's
+	// pzxid, or the mzxid of an acknowledgment).
+	Zxid int64 `json:"zxid"`
+	// Ready is true when the current owner has acknowledged taking office.
+	Ready bool `json:"ready,omitempty"`
+}
+
+// OwnerTerm returns the owner's term (czxid), 0 when there is no owner.
+func (c Change) OwnerTerm() int64 {
+	if c.Owner == nil {
+		return 0
+	}
+	return c.Owner.Czxid
+}
+
+// groupName returns a short readable name for errors.
+func groupName(path string) string { return strings.TrimSuffix(path, "/") }

@@ -1,0 +1,142 @@
+package publish
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// Type is the kind of a herald event.
+type Type string
+
+// The event types herald publishes.
+const (
+	LeaderElected   Type = "leader.elected"
+	LeaderReady     Type = "leader.ready"
+	LeaderLost      Type = "leader.lost"
+	LockAcquired    Type = "lock.acquired"
+	LockReleased    Type = "lock.released"
+	CandidateJoined Type = "candidate.joined"
+	CandidateLeft   Type = "candidate.left"
+)
+
+// Types lists every event type, in a stable order.
+var Types = []Type{LeaderElected, LeaderReady, LeaderLost, LockAcquired, LockReleased, CandidateJoined, CandidateLeft}
+
+// Valid reports whether t is one of the event types herald publishes.
+func (t Type) Valid() bool {
+	for _, k := range Types {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Gains reports whether the event names a new owner.
+func (t Type) Gains() bool { return t == LeaderElected || t == LockAcquired }
+
+// Loses reports whether the event says an owner stopped owning.
+func (t Type) Loses() bool { return t == LeaderLost || t == LockReleased }
+
+// Participant is an owner or candidate as carried in an event.
+type Participant struct {
+	ID       string `json:"id"`
+	Node     string `json:"node"`
+	Session  string `json:"session,omitempty"`
+	Sequence int32  `json:"sequence"`
+}
+
+// FromElect converts an elect.Participant (nil stays nil).
+func FromElect(p *elect.Participant) *Participant {
+	if p == nil {
+		return nil
+	}
+	return &Participant{ID: p.ID, Node: p.Node, Session: p.SessionHex(), Sequence: p.Sequence}
+}
+
+// Event is one observable change of a group's leadership or lock.
+type Event struct {
+	// ID is deterministic: the same change observed twice carries the same
+	// id (see MakeID). It is the JetStream Nats-Msg-Id and the dedup key.
+	ID     string       `json:"id"`
+	Type   Type         `json:"type"`
+	Group  string       `json:"group"`
+	Recipe elect.Recipe `json:"recipe"`
+	// Owner is the owner the event is about: the new owner for
+	// elected/acquired/ready, the current owner (if any) otherwise.
+	Owner *Participant `json:"owner,omitempty"`
+	// Previous is the owner that lost, for lost/released, or the owner before
+	// the new one for elected/acquired.
+	Previous *Participant `json:"previous,omitempty"`
+	// Candidate is the node that joined or left, for candidate events.
+	Candidate *Participant `json:"candidate,omitempty"`
+	// Term is the czxid of the owner node the event is about: the fencing
+	// token. It only grows within a group.
+	Term int64 `json:"term"`
+	// Zxid orders events within a group.
+	Zxid   int64        `json:"zxid"`
+	Reason elect.Reason `json:"reason,omitempty"`
+	Gap    bool         `json:"gap,omitempty"`
+	// Snapshot marks events a bridge published as part of a snapshot of the
+	// current state (on start, takeover or reconnect) rather than as a change
+	// it saw happen.
+	Snapshot bool      `json:"snapshot,omitempty"`
+	Time     time.Time `json:"time"`
+	Source   string    `json:"source"`
+}
+
+// Subject returns the node the event's id is derived from: the candidate for
+// candidate events, the previous owner for lost/released, else the owner.
+func (e Event) subjectNode() string {
+	switch {
+	case e.Type == CandidateJoined || e.Type == CandidateLeft:
+		if e.Candidate != nil {
+			return e.Candidate.Node
+		}
+	case e.Type.Loses():
+		if e.Previous != nil {
+			return e.Previous.Node
+		}
+	default:
+		if e.Owner != nil {
+			return e.Owner.Node
+		}
+	}
+	return ""
+}
+
+// MakeID returns the deterministic id of a change: a hash of group, node and
+// type. Two bridges (or one bridge after a restart) that observe the same
+// change produce the same id.
+func MakeID(group, node string, t Type) string {
+	h := sha256.Sum256([]byte(group + "\x00" + node + "\x00" + string(t)))
+	return hex.EncodeToString(h[:16])
+}
+
+// WithID returns e with its deterministic id filled in.
+func (e Event) WithID() Event {
+	e.ID = MakeID(e.Group, e.subjectNode(), e.Type)
+	return e
+}
+
+// Validate reports what is wrong with an event, if anything.
+func (e Event) Validate() error {
+	if !e.Type.Valid() {
+		return fmt.Errorf("publish: event has unknown type %q", e.Type)
+	}
+	if e.Group == "" || e.Group[0] != '/' {
+		return fmt.Errorf("publish: event group %q is not an absolute ZooKeeper path", e.Group)
+	}
+	if e.ID == "" {
+		return errors.New("publish: event has no id")
+	}
+	if e.Type.Gains() && e.Owner == nil {
+		return fmt.Errorf("publish: %s event for %s has no owner", e.Type, e.Group)
+	}
+	return nil
+}
