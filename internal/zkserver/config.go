@@ -1,0 +1,138 @@
+package zkserver
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Config describes the servers Start launches. The zero value is a valid
+// standalone server with fast timings.
+type Config struct {
+	// Nodes is the number of servers: 1 (the default) starts a standalone
+	// server, 3 or 5 an ensemble. At most 9.
+	Nodes int
+
+	// TickTime is ZooKeeper's basic time unit (default 200ms). Session
+	// timeouts, initLimit and syncLimit are counted in ticks.
+	TickTime time.Duration
+
+	// MinSessionTimeout is the shortest session timeout the server grants
+	// (default 2×TickTime, so 400ms with the default tick).
+	MinSessionTimeout time.Duration
+
+	// MaxSessionTimeout is the longest session timeout the server grants
+	// (default 60s, so a client that asks for a long session gets it).
+	MaxSessionTimeout time.Duration
+
+	// MaxClientCnxns limits connections per client address; 0 (the default)
+	// means unlimited. ZooKeeper's own default is 60, which a benchmark
+	// with many clients on loopback would hit.
+	MaxClientCnxns int
+
+	// Dir holds each member's config, data and log. Default: a new temporary
+	// directory, removed by Close. A Dir given here is kept.
+	Dir string
+
+	// JVMHeap is the -Xmx value (default "256m").
+	JVMHeap string
+
+	// JVMFlags are extra flags for the java command, added after the defaults.
+	JVMFlags []string
+
+	// LogWriter, when set, also receives every server's output, each line
+	// prefixed with "zkN| ". The output always goes to DIR/zkN/zookeeper.log.
+	LogWriter io.Writer
+
+	// StartTimeout bounds Start and Server.Start when ctx has no deadline
+	// (default 60s).
+	StartTimeout time.Duration
+}
+
+// Validate reports the first setting that cannot work, wrapped in
+// ErrInvalidConfig. Zero values are fine: they mean the defaults.
+func (c Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+	}
+	switch {
+	case c.Nodes < 0 || c.Nodes > 9:
+		return bad("Nodes is %d; use 1 for standalone or 3 or 5 for an ensemble (at most 9)", c.Nodes)
+	case c.TickTime < 0 || (c.TickTime > 0 && c.TickTime < time.Millisecond):
+		return bad("TickTime is %v; use at least 1ms, or 0 for the default 200ms", c.TickTime)
+	case c.MinSessionTimeout < 0 || c.MaxSessionTimeout < 0:
+		return bad("session timeouts must not be negative (min %v, max %v)", c.MinSessionTimeout, c.MaxSessionTimeout)
+	case c.MaxClientCnxns < 0:
+		return bad("MaxClientCnxns is %d; use 0 for unlimited", c.MaxClientCnxns)
+	case c.StartTimeout < 0:
+		return bad("StartTimeout is %v; use 0 for the default 60s", c.StartTimeout)
+	case strings.ContainsAny(c.JVMHeap, " \t\n"):
+		return bad("JVMHeap %q must be a single size such as 256m", c.JVMHeap)
+	}
+	d := c.withDefaults()
+	if d.MinSessionTimeout > d.MaxSessionTimeout {
+		return bad("MinSessionTimeout %v is longer than MaxSessionTimeout %v", d.MinSessionTimeout, d.MaxSessionTimeout)
+	}
+	if d.MinSessionTimeout < 2*d.TickTime {
+		return bad("MinSessionTimeout %v is shorter than two ticks (%v); lower TickTime", d.MinSessionTimeout, 2*d.TickTime)
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.Nodes == 0 {
+		c.Nodes = 1
+	}
+	if c.TickTime == 0 {
+		c.TickTime = 200 * time.Millisecond
+	}
+	if c.MinSessionTimeout == 0 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout == 0 {
+		c.MaxSessionTimeout = 60 * time.Second
+		if c.MaxSessionTimeout < c.MinSessionTimeout {
+			c.MaxSessionTimeout = c.MinSessionTimeout
+		}
+	}
+	if c.JVMHeap == "" {
+		c.JVMHeap = "256m"
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = 60 * time.Second
+	}
+	return c
+}
+
+// ports are the three loopback ports of one member.
+type ports struct{ client, quorum, election int }
+
+// zooCfg renders member id's zoo.cfg. members holds every member's ports,
+// indexed by id-1.
+func (c Config) zooCfg(id int, dataDir string, members []ports) string {
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	line("tickTime=%d", ms(c.TickTime))
+	line("minSessionTimeout=%d", ms(c.MinSessionTimeout))
+	line("maxSessionTimeout=%d", ms(c.MaxSessionTimeout))
+	line("dataDir=%s", dataDir)
+	line("clientPortAddress=127.0.0.1")
+	line("clientPort=%d", members[id-1].client)
+	line("maxClientCnxns=%d", c.MaxClientCnxns)
+	line("4lw.commands.whitelist=*")
+	line("admin.enableServer=false")
+	if len(members) == 1 {
+		line("standaloneEnabled=true")
+		return b.String()
+	}
+	line("standaloneEnabled=false")
+	line("initLimit=20")
+	line("syncLimit=10")
+	line("reconfigEnabled=false")
+	for i, p := range members {
+		line("server.%d=127.0.0.1:%d:%d", i+1, p.quorum, p.election)
+	}
+	return b.String()
+}
