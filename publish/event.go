@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/zkherald/herald/elect"
@@ -102,6 +103,13 @@ func (e Event) subjectNode() string {
 		if e.Previous != nil {
 			return e.Previous.Node
 		}
+		// A loss with no previous owner is a snapshot saying "nobody owns
+		// this group at zxid Z". Without the zxid every such snapshot of a
+		// group would share one id, and a consumer (or JetStream) that saw
+		// an earlier one would drop a later one as a duplicate and keep a
+		// stale owner. The same empty state re-observed has the same zxid
+		// (the parent's pzxid), so the id stays deterministic.
+		return "@" + strconv.FormatInt(e.Zxid, 10)
 	default:
 		if e.Owner != nil {
 			return e.Owner.Node

@@ -1,0 +1,221 @@
+package publish
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// DefaultDedupSize is how many recent event ids a Follower remembers.
+const DefaultDedupSize = 65536
+
+// Verdict is what a Follower made of an event.
+type Verdict int
+
+const (
+	// Applied: the event is new and the consumer should act on it.
+	Applied Verdict = iota
+	// Duplicate: an event with this id was seen recently.
+	Duplicate
+	// Stale: the event is about a term older than what the group is known
+	// to have reached (a late or replayed event).
+	Stale
+	// Unchanged: new id, but it tells nothing the follower did not know
+	// (the same owner again, a ready already known, a loss already known).
+	Unchanged
+	// Invalid: the event fails Validate.
+	Invalid
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Applied:
+		return "applied"
+	case Duplicate:
+		return "duplicate"
+	case Stale:
+		return "stale"
+	case Unchanged:
+		return "unchanged"
+	case Invalid:
+		return "invalid"
+	}
+	return fmt.Sprintf("verdict(%d)", int(v))
+}
+
+// OwnerState is what a Follower knows of one group.
+type OwnerState struct {
+	Group  string
+	Recipe elect.Recipe
+	// Owner is the current owner, nil when the group has none.
+	Owner *Participant
+	// Term is the highest term the group is known to have reached: the
+	// current owner's when there is one, else the last owner's.
+	Term int64
+	// Zxid is the zxid of the last owner event applied.
+	Zxid  int64
+	Ready bool
+	// Gap is true when the last owner event applied had Gap set: some
+	// intermediate owners may never have been seen.
+	Gap bool
+}
+
+// Follower is the consumer-side core, independent of any transport: feed
+// it decoded events in the order a transport delivers them and it tells
+// which are new, dropping duplicates (by id, within a bounded memory) and
+// stale events (older terms), and keeps the current owner of every group.
+// It is safe for concurrent use.
+type Follower struct {
+	mu     sync.Mutex
+	seen   *idSet
+	groups map[string]*OwnerState
+}
+
+// FollowerOption configures a Follower.
+type FollowerOption func(*Follower) error
+
+// WithDedupSize sets how many recent ids the follower remembers (default
+// 65,536). Size it above the number of events a transport may redeliver.
+func WithDedupSize(n int) FollowerOption {
+	return func(f *Follower) error {
+		if n < 1 {
+			return fmt.Errorf("%w: dedup size %d: give at least 1", ErrBadOption, n)
+		}
+		f.seen = newIDSet(n)
+		return nil
+	}
+}
+
+// NewFollower returns a follower that knows no group yet.
+func NewFollower(opts ...FollowerOption) (*Follower, error) {
+	f := &Follower{seen: newIDSet(DefaultDedupSize), groups: map[string]*OwnerState{}}
+	for _, o := range opts {
+		if err := o(f); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// Apply reports whether e is new and was applied: act on the event only
+// when it returns true.
+func (f *Follower) Apply(e Event) bool { return f.Judge(e) == Applied }
+
+// Judge is Apply with the reason: why an event was or was not applied.
+func (f *Follower) Judge(e Event) Verdict {
+	if e.Validate() != nil {
+		return Invalid
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.seen.add(e.ID) {
+		return Duplicate
+	}
+	g := f.groups[e.Group]
+	if g == nil {
+		g = &OwnerState{Group: e.Group, Recipe: e.Recipe}
+		f.groups[e.Group] = g
+	}
+	return g.apply(e)
+}
+
+// apply decides by term, the fencing token that only grows in a group.
+func (g *OwnerState) apply(e Event) Verdict {
+	switch {
+	case e.Type.Gains():
+		switch {
+		case e.Term < g.Term:
+			return Stale
+		case e.Term == g.Term && g.Term != 0:
+			if g.Owner == nil {
+				return Stale // this term already ended
+			}
+			return Unchanged
+		case e.Term == 0 && g.Owner != nil && e.Zxid < g.Zxid:
+			return Stale // terms unknown: fall back to zxid order
+		}
+		if g.Owner != nil && e.Term == g.Term && g.Owner.Node == e.Owner.Node {
+			return Unchanged // terms unknown (0), same owner
+		}
+		g.setOwner(e)
+		return Applied
+	case e.Type == LeaderReady:
+		switch {
+		case e.Term < g.Term || e.Term == g.Term && g.Owner == nil && g.Term != 0:
+			return Stale
+		case e.Term == g.Term && g.Owner != nil:
+			if g.Ready {
+				return Unchanged
+			}
+			g.Ready = true
+			return Applied
+		case e.Owner == nil:
+			return Stale // a newer term we cannot name the owner of
+		}
+		g.setOwner(e) // missed the gain; the ready names the owner
+		g.Ready = true
+		return Applied
+	case e.Type.Loses():
+		if e.Previous == nil {
+			// Snapshot "no owner at zxid Z": it supersedes an owner whose
+			// node was created (czxid = term) no later than Z.
+			if g.Owner == nil {
+				return Unchanged
+			}
+			if e.Zxid < g.Term {
+				return Stale
+			}
+			g.clear(e, g.Term)
+			return Applied
+		}
+		switch {
+		case e.Term < g.Term:
+			return Stale
+		case e.Term == g.Term && g.Owner == nil:
+			return Unchanged
+		}
+		g.clear(e, e.Term) // this term, or a newer one whose gain we missed
+		return Applied
+	}
+	return Applied // candidate events: new by id is all there is to know
+}
+
+func (g *OwnerState) setOwner(e Event) {
+	o := *e.Owner
+	g.Owner, g.Term, g.Zxid, g.Ready, g.Gap, g.Recipe = &o, e.Term, e.Zxid, false, e.Gap, e.Recipe
+}
+
+func (g *OwnerState) clear(e Event, term int64) {
+	g.Owner, g.Term, g.Zxid, g.Ready, g.Gap = nil, term, e.Zxid, false, e.Gap
+}
+
+// Owner returns the current owner of group and its term; ok is false when
+// the group has no known owner.
+func (f *Follower) Owner(group string) (owner *Participant, term int64, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	g := f.groups[group]
+	if g == nil || g.Owner == nil {
+		return nil, 0, false
+	}
+	o := *g.Owner
+	return &o, g.Term, true
+}
+
+// Current returns the state of every group the follower has seen, owned or
+// not, by group path. The map and its values are copies.
+func (f *Follower) Current() map[string]OwnerState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]OwnerState, len(f.groups))
+	for k, g := range f.groups {
+		c := *g
+		if g.Owner != nil {
+			o := *g.Owner
+			c.Owner = &o
+		}
+		out[k] = c
+	}
+	return out
+}

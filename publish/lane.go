@@ -1,0 +1,131 @@
+package publish
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// lane is one sink's backlog: a FIFO of events in Publish order (so every
+// group's events stay in order), the batch being written, and the sink's
+// metrics. Publish appends; the sink's single worker takes from the front.
+type lane struct {
+	sink     Sink
+	name     string
+	lossless bool
+	bound    int
+
+	mu         sync.Mutex
+	q          []Event // pending, not yet handed to the worker
+	inflight   int     // events of the batch the worker is writing
+	collapseAt int     // collapse when len(q) reaches this (>= bound)
+	wake       chan struct{}
+
+	busy     atomic.Bool // the worker has not returned
+	c        laneCounters
+	byType   map[Type]prometheus.Counter
+	latency  prometheus.Observer
+	backlogG prometheus.Gauge
+	collapsC prometheus.Counter
+	errorsC  prometheus.Counter
+}
+
+func newLane(s Sink, lossless bool, bound int, m *metrics) *lane {
+	name := s.Name()
+	l := &lane{
+		sink: s, name: name, lossless: lossless, bound: bound, collapseAt: bound,
+		wake:     make(chan struct{}, 1),
+		byType:   make(map[Type]prometheus.Counter, len(Types)),
+		latency:  m.latency.WithLabelValues(name),
+		backlogG: m.backlog.WithLabelValues(name),
+		collapsC: m.collapsed.WithLabelValues(name),
+		errorsC:  m.errors.WithLabelValues(name),
+	}
+	for _, t := range Types {
+		l.byType[t] = m.events.WithLabelValues(string(t), name)
+	}
+	l.backlogG.Set(0)
+	return l
+}
+
+// enqueue appends events, collapsing the backlog when it reaches its bound.
+// It never blocks beyond the lane's lock.
+func (l *lane) enqueue(events []Event) {
+	l.mu.Lock()
+	l.q = append(l.q, events...)
+	if !l.lossless && len(l.q) >= l.collapseAt {
+		var dropped int
+		l.q, dropped = collapse(l.q)
+		if dropped > 0 {
+			l.c.collapsed.Add(int64(dropped))
+			l.collapsC.Add(float64(dropped))
+		}
+		// When every pending event is still needed (more live groups than
+		// the bound), wait for the backlog to double before trying again,
+		// so collapsing stays amortised O(1) per event.
+		l.collapseAt = max(l.bound, 2*len(l.q))
+	}
+	l.backlogG.Set(float64(len(l.q) + l.inflight))
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take moves up to n events from the front of the backlog to the in-flight
+// batch. It returns nil when nothing is pending.
+func (l *lane) take(n int) []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.q) == 0 {
+		return nil
+	}
+	n = min(n, len(l.q))
+	batch := make([]Event, n)
+	copy(batch, l.q)
+	// Clear the taken slots so they pin nothing; append reallocates (and
+	// drops the consumed head) once the capacity behind q runs out.
+	clear(l.q[:n])
+	l.q = l.q[n:]
+	if len(l.q) == 0 {
+		l.q = nil
+	}
+	l.inflight = n
+	if l.collapseAt > l.bound && len(l.q) < l.bound {
+		l.collapseAt = l.bound
+	}
+	return batch
+}
+
+// ack records that the in-flight batch was stored.
+func (l *lane) ack(batch []Event, clk Clock) {
+	now := clk.Now()
+	for i := range batch {
+		l.byType[batch[i].Type].Inc()
+		if !batch[i].Time.IsZero() {
+			l.latency.Observe(now.Sub(batch[i].Time).Seconds())
+		}
+	}
+	l.c.delivered.Add(int64(len(batch)))
+	l.mu.Lock()
+	l.inflight = 0
+	l.backlogG.Set(float64(len(l.q)))
+	l.mu.Unlock()
+}
+
+// size is the number of events not yet acknowledged.
+func (l *lane) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.q) + l.inflight
+}
+
+func (l *lane) failed(err error) {
+	l.c.errors.Add(1)
+	l.errorsC.Inc()
+	l.c.connected.Store(false)
+	msg := err.Error()
+	l.c.lastErr.Store(&msg)
+}

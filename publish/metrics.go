@@ -1,0 +1,117 @@
+package publish
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the pipeline's Prometheus collectors.
+type metrics struct {
+	events    *prometheus.CounterVec   // herald_events_total{type,sink}
+	latency   *prometheus.HistogramVec // herald_publish_seconds{sink}
+	backlog   *prometheus.GaugeVec     // herald_backlog{sink}
+	collapsed *prometheus.CounterVec   // herald_collapsed_events_total{sink}
+	errors    *prometheus.CounterVec   // herald_sink_errors_total{sink}
+	gaps      prometheus.Counter       // herald_gaps_total
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_events_total",
+			Help: "Events a sink acknowledged, by type.",
+		}, []string{"type", "sink"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_publish_seconds",
+			Help:    "Time from an event's observation (its Time) to the sink's acknowledgment.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
+		}, []string{"sink"}),
+		backlog: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "herald_backlog",
+			Help: "Events waiting for a sink, including the batch being written.",
+		}, []string{"sink"}),
+		collapsed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_collapsed_events_total",
+			Help: "Events dropped from a full backlog because a newer event of the same group supersedes them.",
+		}, []string{"sink"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_sink_errors_total",
+			Help: "Failed Connect or Write calls; each is retried.",
+		}, []string{"sink"}),
+		gaps: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_gaps_total",
+			Help: "Events published with gap=true: the observer could not prove it saw every owner.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.events, m.latency, m.backlog, m.collapsed, m.errors, m.gaps} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) {
+				return nil, fmt.Errorf("%w: herald metrics already registered on this Registerer: give each pipeline its own (%v)", ErrBadOption, err)
+			}
+			return nil, fmt.Errorf("publish: register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// laneCounters mirror the metrics of one sink for Stats.
+type laneCounters struct {
+	delivered atomic.Int64
+	collapsed atomic.Int64
+	errors    atomic.Int64
+	connected atomic.Bool
+	lastErr   atomic.Pointer[string]
+}
+
+// Stats is a snapshot of the pipeline's numbers, the same the metrics show.
+type Stats struct {
+	// Published counts events accepted by Publish.
+	Published int64
+	// Gaps counts accepted events with Gap=true (herald_gaps_total).
+	Gaps int64
+	// Sinks holds each sink's numbers by name.
+	Sinks map[string]SinkStats
+}
+
+// SinkStats are one sink's numbers.
+type SinkStats struct {
+	Delivered int64 // events acknowledged (herald_events_total summed over types)
+	Backlog   int   // events not yet acknowledged (herald_backlog)
+	Collapsed int64 // events dropped by collapsing (herald_collapsed_events_total)
+	Errors    int64 // failed Connect/Write calls (herald_sink_errors_total)
+	Bound     int   // the backlog bound (0 for a lossless sink)
+	Connected bool  // the last Connect succeeded and no Write failed since
+	LastError string
+}
+
+// Healthy reports whether the sink is connected and its backlog is within
+// its bound: what a /readyz check wants.
+func (s SinkStats) Healthy() bool {
+	return s.Connected && (s.Bound == 0 || s.Backlog < s.Bound)
+}
+
+// Stats returns the pipeline's current numbers.
+func (p *Pipeline) Stats() Stats {
+	st := Stats{Published: p.published.Load(), Gaps: p.gaps.Load(), Sinks: make(map[string]SinkStats, len(p.lanes))}
+	for _, l := range p.lanes {
+		ss := SinkStats{
+			Delivered: l.c.delivered.Load(),
+			Backlog:   l.size(),
+			Collapsed: l.c.collapsed.Load(),
+			Errors:    l.c.errors.Load(),
+			Connected: l.c.connected.Load(),
+		}
+		if !l.lossless {
+			ss.Bound = l.bound
+		}
+		if e := l.c.lastErr.Load(); e != nil {
+			ss.LastError = *e
+		}
+		st.Sinks[l.name] = ss
+	}
+	return st
+}

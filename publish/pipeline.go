@@ -1,0 +1,237 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// stopGrace is how long Close waits, after its context ended and the
+// workers were told to stop, for them to return.
+const stopGrace = 2 * time.Second
+
+// Pipeline fans events out to sinks: one backlog and one worker per sink,
+// so a slow or dead sink never holds up the caller or another sink.
+type Pipeline struct {
+	cfg   config
+	lanes []*lane
+	m     *metrics
+
+	published atomic.Int64
+	gaps      atomic.Int64
+
+	mu     sync.RWMutex // guards closed against concurrent enqueues
+	closed bool
+
+	startOnce sync.Once
+	running   atomic.Bool
+	wg        sync.WaitGroup
+	draining  chan struct{} // closed by Close: workers exit once empty
+	drainOnce sync.Once
+	hardCtx   context.Context // cancelled to abandon writes
+	hardStop  context.CancelFunc
+	done      chan struct{} // closed when Close has finished
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New builds a pipeline over sinks, which must have distinct, non-empty
+// names. The pipeline owns the sinks: it connects them and Close closes
+// them. Call Run to start delivering, and Close to finish.
+func New(sinks []Sink, opts ...Option) (*Pipeline, error) {
+	cfg := defaults()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if len(sinks) == 0 {
+		return nil, fmt.Errorf("%w: no sinks: give New at least one Sink", ErrBadOption)
+	}
+	names := map[string]bool{}
+	for i, s := range sinks {
+		if s == nil {
+			return nil, fmt.Errorf("%w: sink %d is nil", ErrBadOption, i)
+		}
+		n := s.Name()
+		if n == "" || names[n] {
+			return nil, fmt.Errorf("%w: sink %d has empty or duplicate name %q: names label metrics and must be unique", ErrBadOption, i, n)
+		}
+		names[n] = true
+	}
+	for n := range cfg.lossless {
+		if !names[n] {
+			return nil, fmt.Errorf("%w: Lossless(%q) names no sink given to New", ErrBadOption, n)
+		}
+	}
+	reg := cfg.reg
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pipeline{cfg: cfg, m: m, draining: make(chan struct{}), done: make(chan struct{})}
+	p.hardCtx, p.hardStop = context.WithCancel(context.Background())
+	for _, s := range sinks {
+		p.lanes = append(p.lanes, newLane(s, cfg.lossless[s.Name()], cfg.backlog, m))
+	}
+	return p, nil
+}
+
+// Publish validates events and queues them for every sink, in the order
+// given. It never waits for a sink. Either every event is queued or, when
+// one is invalid, none is and the error names it. After Close it returns
+// ErrClosed.
+func (p *Pipeline) Publish(ctx context.Context, events ...Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	gaps := 0
+	for i := range events {
+		if err := events[i].Validate(); err != nil {
+			return fmt.Errorf("event %d of %d: %w", i+1, len(events), err)
+		}
+		if events[i].Gap {
+			gaps++
+		}
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return ErrClosed
+	}
+	for _, l := range p.lanes {
+		l.enqueue(events)
+	}
+	p.published.Add(int64(len(events)))
+	if gaps > 0 {
+		p.gaps.Add(int64(gaps))
+		p.m.gaps.Add(float64(gaps))
+	}
+	return nil
+}
+
+// Consume translates every change from changes (see Translate) and
+// publishes the events, stamped with the WithSource name and the clock's
+// time. It returns nil when changes is closed, ctx's error when ctx ends,
+// or Publish's error.
+func (p *Pipeline) Consume(ctx context.Context, changes <-chan elect.Change) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case c, ok := <-changes:
+			if !ok {
+				return nil
+			}
+			if err := p.Publish(ctx, Translate(c, p.cfg.source, p.cfg.clock.Now())...); err != nil {
+				return fmt.Errorf("publish: change %s of %s: %w", c.Kind, c.Group, err)
+			}
+		}
+	}
+}
+
+func (p *Pipeline) start() {
+	p.startOnce.Do(func() {
+		for _, l := range p.lanes {
+			p.wg.Add(1)
+			go p.work(l)
+		}
+	})
+}
+
+// Run delivers events until ctx ends or Close finishes. When ctx ends first
+// the pipeline stops at once, without draining, and refuses new events;
+// for a graceful stop call Close (with its own deadline) before cancelling
+// Run's context. Call Close in every case: it closes the sinks and reports
+// what was left.
+func (p *Pipeline) Run(ctx context.Context) error {
+	if !p.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	p.start()
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		p.refuse()
+		p.hardStop()
+		return ctx.Err()
+	}
+}
+
+func (p *Pipeline) refuse() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+}
+
+// Close stops accepting events, lets every sink drain its backlog until ctx
+// ends, then stops the workers and closes the sinks. It returns nil when
+// everything published was acknowledged, else an *UndeliveredError (wrapping
+// ErrUndelivered) saying how many events each sink missed; errors from
+// Sink.Close are joined to it. Close may be called more than once; later
+// calls return the first result.
+func (p *Pipeline) Close(ctx context.Context) error {
+	p.closeOnce.Do(func() { p.closeErr = p.close(ctx) })
+	return p.closeErr
+}
+
+func (p *Pipeline) close(ctx context.Context) error {
+	p.refuse()
+	p.start() // so a pipeline never Run still drains
+	p.drainOnce.Do(func() { close(p.draining) })
+	stopped := make(chan struct{})
+	go func() { p.wg.Wait(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		p.hardStop()
+		select {
+		case <-stopped:
+		case <-time.After(stopGrace):
+		}
+	}
+	p.hardStop()
+	var ue UndeliveredError
+	for _, l := range p.lanes {
+		if n := l.size(); n > 0 {
+			if ue.Left == nil {
+				ue.Left = map[string]int{}
+			}
+			ue.Left[l.name] = n
+		}
+	}
+	select {
+	case <-stopped:
+	default:
+		for _, l := range p.lanes {
+			if l.busy.Load() {
+				ue.Stuck = append(ue.Stuck, l.name)
+			}
+		}
+	}
+	var errs []error
+	if ue.Left != nil || ue.Stuck != nil {
+		errs = append(errs, &ue)
+	}
+	for _, l := range p.lanes {
+		if err := l.sink.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("publish: close sink %s: %w", l.name, err))
+		}
+	}
+	close(p.done)
+	return errors.Join(errs...)
+}

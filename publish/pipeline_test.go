@@ -1,0 +1,301 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// seq returns n elected events for group, zxid 1..n, each a new owner.
+func seq(group string, n int, base time.Time) []Event {
+	out := make([]Event, n)
+	for i := range out {
+		node := fmt.Sprintf("n_%010d", i)
+		out[i] = Event{
+			Type: LeaderElected, Group: group, Recipe: elect.RecipeElection,
+			Owner: &Participant{ID: node, Node: node, Sequence: int32(i)},
+			Term:  int64(i + 1), Zxid: int64(i + 1), Time: base, Source: "test",
+		}.WithID()
+	}
+	return out
+}
+
+// start builds and runs a pipeline, closing it at cleanup.
+func start(t *testing.T, sinks []Sink, opts ...Option) *Pipeline {
+	t.Helper()
+	p, err := New(sinks, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- p.Run(context.Background()) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.Close(ctx)
+		if err := <-runErr; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return p
+}
+
+// checkOrder fails unless every group's events arrived with zxids 1..want
+// exactly, in order.
+func checkOrder(t *testing.T, got []Event, groups []string, want int) {
+	t.Helper()
+	next := map[string]int64{}
+	for _, e := range got {
+		next[e.Group]++
+		if e.Zxid != next[e.Group] {
+			t.Fatalf("group %s: got zxid %d at position %d: reordered, duplicated or missing", e.Group, e.Zxid, next[e.Group])
+		}
+	}
+	for _, g := range groups {
+		if next[g] != int64(want) {
+			t.Errorf("group %s: %d events, want %d", g, next[g], want)
+		}
+	}
+}
+
+func TestOrderPerGroupUnderConcurrentPublish(t *testing.T) {
+	s := newMem("mem")
+	p := start(t, []Sink{s}, WithBatchSize(7))
+	const publishers, groupsEach, n = 8, 10, 60
+	var groups []string
+	var wg sync.WaitGroup
+	errs := make(chan error, publishers)
+	for w := 0; w < publishers; w++ {
+		var mine [][]Event
+		for g := 0; g < groupsEach; g++ {
+			name := fmt.Sprintf("/order/w%d/g%d", w, g)
+			groups = append(groups, name)
+			mine = append(mine, seq(name, n, time.Now()))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n; i++ { // interleave this publisher's groups
+				for _, evs := range mine {
+					if err := p.Publish(context.Background(), evs[i]); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	total := publishers * groupsEach * n
+	waitFor(t, 10*time.Second, "all events stored", func() bool { return s.count() >= total })
+	checkOrder(t, s.stored(), groups, n)
+}
+
+func TestFailingSinkGetsEverythingInOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"reconnect", fmt.Errorf("broker gone: %w", ErrReconnect)},
+		{"plain", errors.New("timeout")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newMem("flaky")
+			s.failNext, s.failErr = 5, tc.err
+			clk := &fakeClock{now: time.Now()}
+			p := start(t, []Sink{s}, WithBatchSize(3), WithClock(clk), WithBackoff(time.Millisecond, 8*time.Millisecond))
+			evs := seq("/flaky/"+tc.name, 20, clk.Now())
+			if err := p.Publish(context.Background(), evs...); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 5*time.Second, "20 events stored", func() bool { return s.count() >= 20 })
+			checkOrder(t, s.stored(), []string{evs[0].Group}, 20)
+			s.mu.Lock()
+			connects, viol := s.connects, s.violations
+			s.mu.Unlock()
+			if len(viol) > 0 {
+				t.Fatalf("protocol violations: %v", viol)
+			}
+			if connects != 6 { // first, then after each of 5 failures
+				t.Errorf("Connect called %d times, want 6", connects)
+			}
+			st := p.Stats().Sinks["flaky"]
+			if st.Errors != 5 || !st.Connected || st.Delivered != 20 {
+				t.Errorf("stats %+v: want 5 errors, connected, 20 delivered", st)
+			}
+			waits := clk.recorded()
+			if len(waits) != 5 || waits[4] > 8*time.Millisecond || waits[0] <= 0 {
+				t.Errorf("backoff waits %v: want 5 positive waits capped at 8ms", waits)
+			}
+		})
+	}
+}
+
+func TestBlockedSinkBlocksNeitherPublishNorOthers(t *testing.T) {
+	slow, fast := newMem("slow"), newMem("fast")
+	release := slow.block()
+	defer release()
+	p, err := New([]Sink{slow, fast}, WithBatchSize(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.Run(context.Background()) }()
+	evs := seq("/blocked/g", 500, time.Now())
+	done := make(chan error, 1)
+	go func() {
+		for i := range evs {
+			if err := p.Publish(context.Background(), evs[i]); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Publish blocked behind a stuck sink")
+	}
+	waitFor(t, 5*time.Second, "fast sink has everything", func() bool { return fast.count() == 500 })
+	if slow.count() != 0 {
+		t.Fatalf("blocked sink stored %d events", slow.count())
+	}
+	// Close with a short deadline: the stuck sink's backlog is reported.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = p.Close(ctx)
+	var ue *UndeliveredError
+	if !errors.Is(err, ErrUndelivered) || !errors.As(err, &ue) {
+		t.Fatalf("Close = %v, want an UndeliveredError", err)
+	}
+	if ue.Left["slow"] != 500 || ue.Left["fast"] != 0 || len(ue.Stuck) != 0 {
+		t.Fatalf("left %v stuck %v: want slow=500 only", ue.Left, ue.Stuck)
+	}
+	if err := p.Publish(context.Background(), evs[0]); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Publish after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestCloseDrainsWithinBound(t *testing.T) {
+	s := newMem("drain")
+	p, err := New([]Sink{s}, WithBatchSize(16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not running yet: everything queues, and Close must still drain it.
+	evs := seq("/drain/g", 1000, time.Now())
+	if err := p.Publish(context.Background(), evs...); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	checkOrder(t, s.stored(), []string{"/drain/g"}, 1000)
+	if st := p.Stats().Sinks["drain"]; st.Backlog != 0 || st.Delivered != 1000 {
+		t.Fatalf("after Close: %+v", st)
+	}
+	if !s.closed {
+		t.Fatal("Close did not close the sink")
+	}
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatalf("Run after Close = %v, want nil (already done)", err)
+	}
+}
+
+func TestRunCancelStopsAndRefuses(t *testing.T) {
+	s := newMem("cancel")
+	p, err := New([]Sink{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- p.Run(ctx) }()
+	waitFor(t, 5*time.Second, "Run started", func() bool { return p.running.Load() })
+	if err := p.Run(context.Background()); !errors.Is(err, ErrRunning) {
+		t.Fatalf("second Run = %v, want ErrRunning", err)
+	}
+	cancel()
+	if err := <-runErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	if err := p.Publish(context.Background(), seq("/cancel/g", 1, time.Now())...); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Publish after Run ended = %v, want ErrClosed", err)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+func TestPublishRejectsInvalidAtomically(t *testing.T) {
+	s := newMem("strict")
+	p := start(t, []Sink{s})
+	good := seq("/strict/g", 2, time.Now())
+	bad := good[1]
+	bad.Group = "relative"
+	err := p.Publish(context.Background(), good[0], bad)
+	if err == nil {
+		t.Fatal("Publish accepted an event with a relative group")
+	}
+	if p.Stats().Published != 0 {
+		t.Fatalf("a rejected call queued %d events", p.Stats().Published)
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	a := newMem("a")
+	for name, tc := range map[string]struct {
+		sinks []Sink
+		opts  []Option
+	}{
+		"no sinks":         {nil, nil},
+		"nil sink":         {[]Sink{nil}, nil},
+		"duplicate names":  {[]Sink{a, newMem("a")}, nil},
+		"lossless unknown": {[]Sink{a}, []Option{Lossless("audit")}},
+		"batch zero":       {[]Sink{a}, []Option{WithBatchSize(0)}},
+		"backlog zero":     {[]Sink{a}, []Option{WithBacklog(0)}},
+		"backoff inverted": {[]Sink{a}, []Option{WithBackoff(time.Second, time.Millisecond)}},
+		"empty source":     {[]Sink{a}, []Option{WithSource("")}},
+	} {
+		if _, err := New(tc.sinks, tc.opts...); !errors.Is(err, ErrBadOption) {
+			t.Errorf("%s: New = %v, want ErrBadOption", name, err)
+		}
+	}
+}
+
+func TestConsumeTranslatesAndPublishes(t *testing.T) {
+	s := newMem("consume")
+	clk := &fakeClock{now: time.Date(2025, 5, 6, 7, 8, 9, 0, time.UTC)}
+	p := start(t, []Sink{s}, WithSource("bridge-7"), WithClock(clk))
+	a, b := part("a", 1, 11), part("b", 2, 12)
+	ch := make(chan elect.Change, 3)
+	ch <- elect.Change{Kind: elect.Snapshot, Group: "/c/g", Recipe: elect.RecipeLock, Owner: a, Queue: []elect.Participant{*a, *b}, Zxid: 12}
+	ch <- elect.Change{Kind: elect.OwnerChanged, Group: "/c/g", Recipe: elect.RecipeLock, Previous: a, Owner: b, Reason: elect.ReasonReleased, Zxid: 13}
+	ch <- elect.Change{Kind: elect.Unknown, Group: "/c/g", Recipe: elect.RecipeLock}
+	close(ch)
+	if err := p.Consume(context.Background(), ch); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "4 events", func() bool { return s.count() >= 4 })
+	got := s.stored()
+	want := []Type{LockAcquired, CandidateJoined, LockReleased, LockAcquired}
+	for i, e := range got {
+		if i >= len(want) || e.Type != want[i] || e.Source != "bridge-7" || !e.Time.Equal(clk.now) {
+			t.Fatalf("event %d: %s from %s at %v; want types %v from bridge-7", i, e.Type, e.Source, e.Time, want)
+		}
+	}
+}

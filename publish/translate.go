@@ -1,0 +1,104 @@
+package publish
+
+import (
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// Translate turns one observed change into the events herald publishes for
+// it, in the order a consumer must apply them. Every event carries the
+// change's recipe, zxid and gap flag, the given source and time, and its
+// deterministic id (WithID), so re-observing the same change, or taking a
+// snapshot of a state already published, yields the same ids.
+//
+// A Snapshot becomes, in this order:
+//   - the owner event (leader.elected or lock.acquired, Snapshot=true);
+//   - leader.ready, for an election whose owner has acknowledged;
+//   - candidate.joined (Snapshot=true) for every other node in the queue.
+//
+// A snapshot of a group with no owner becomes one leader.lost or
+// lock.released with Previous=nil, Reason "unknown" and Term 0: a consumer
+// keeping an owners view clears the group when it sees it (Follower does
+// so when the event's Zxid is at least the term of the owner it holds, that
+// is, when the snapshot was taken after that owner's node was created).
+//
+// An OwnerChanged becomes a loss for Previous (Term = the previous owner's
+// term, Owner = the new owner, if any) followed by a gain for Owner. Ready
+// becomes leader.ready, Joined and Left become candidate.joined and
+// candidate.left, and Unknown becomes nothing: the next Snapshot tells.
+func Translate(c elect.Change, source string, now time.Time) []Event {
+	base := Event{
+		Group:  c.Group,
+		Recipe: c.Recipe,
+		Zxid:   c.Zxid,
+		Gap:    c.Gap,
+		Time:   now,
+		Source: source,
+	}
+	gain, loss := LeaderElected, LeaderLost
+	if c.Recipe == elect.RecipeLock {
+		gain, loss = LockAcquired, LockReleased
+	}
+	owner := FromElect(c.Owner)
+	var out []Event
+	add := func(e Event) { out = append(out, e.WithID()) }
+
+	switch c.Kind {
+	case elect.Snapshot:
+		if owner == nil {
+			e := base
+			e.Type, e.Reason, e.Snapshot = loss, elect.ReasonUnknown, true
+			add(e)
+		} else {
+			e := base
+			e.Type, e.Owner, e.Term, e.Snapshot = gain, owner, c.OwnerTerm(), true
+			add(e)
+			if c.Ready && c.Recipe == elect.RecipeElection {
+				r := base
+				r.Type, r.Owner, r.Term, r.Snapshot = LeaderReady, owner, c.OwnerTerm(), true
+				add(r)
+			}
+		}
+		for i := range c.Queue {
+			q := c.Queue[i]
+			if c.Owner != nil && q.Node == c.Owner.Node {
+				continue
+			}
+			e := base
+			e.Type, e.Owner, e.Candidate, e.Term, e.Snapshot = CandidateJoined, owner, FromElect(&q), c.OwnerTerm(), true
+			add(e)
+		}
+	case elect.OwnerChanged:
+		if c.Previous != nil {
+			e := base
+			e.Type, e.Previous, e.Owner, e.Term = loss, FromElect(c.Previous), owner, c.Previous.Czxid
+			e.Reason = c.Reason
+			if e.Reason == elect.ReasonNone {
+				e.Reason = elect.ReasonUnknown
+			}
+			add(e)
+		}
+		if owner != nil {
+			e := base
+			e.Type, e.Owner, e.Previous, e.Term = gain, owner, FromElect(c.Previous), c.OwnerTerm()
+			add(e)
+		}
+	case elect.Ready:
+		if owner != nil {
+			e := base
+			e.Type, e.Owner, e.Term = LeaderReady, owner, c.OwnerTerm()
+			add(e)
+		}
+	case elect.Joined, elect.Left:
+		if c.Candidate != nil {
+			e := base
+			e.Type, e.Owner, e.Candidate, e.Term = CandidateJoined, owner, FromElect(c.Candidate), c.OwnerTerm()
+			if c.Kind == elect.Left {
+				e.Type, e.Reason = CandidateLeft, c.Reason
+			}
+			add(e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package publish
+
+import (
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// work is a sink's single worker: it writes the backlog in batches, front
+// first, and retries a failed batch, whole, until it is stored.
+func (p *Pipeline) work(l *lane) {
+	l.busy.Store(true)
+	defer p.wg.Done()
+	defer l.busy.Store(false)
+	b := p.newBackoff()
+	connected := false
+	for {
+		batch := l.take(p.cfg.batchSize)
+		if batch == nil {
+			select {
+			case <-l.wake:
+				continue
+			case <-p.draining:
+				// Close was called: stop once nothing is pending. Publish
+				// is refused by now, so the backlog only shrinks.
+				if l.size() == 0 {
+					return
+				}
+				continue
+			case <-p.hardCtx.Done():
+				return
+			}
+		}
+		if !p.deliver(l, batch, &connected, b) {
+			return // stopped; the batch stays counted as in flight
+		}
+	}
+}
+
+// newBackoff returns the retry schedule. MaxElapsedTime is 0 on purpose:
+// a sink that is down must not make herald give up on it. Giving up would
+// either drop events (a hole in a group's history that no consumer could
+// detect) or stop the sink for good; instead the backlog grows, collapses
+// when bounded, and shows in herald_backlog and Stats, and the retries wait
+// at most MaxInterval so recovery is noticed promptly.
+func (p *Pipeline) newBackoff() *backoff.ExponentialBackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = p.cfg.initial
+	b.MaxInterval = p.cfg.maxBackoff
+	b.MaxElapsedTime = 0
+	b.Clock = p.cfg.clock
+	b.Reset()
+	return b
+}
+
+// deliver writes one batch until the sink stores it, connecting first when
+// needed. It reconnects after every error, not only ErrReconnect: a sink
+// that failed is not trusted to be usable, and Connect must be safe to call
+// again. It returns false when the pipeline is being stopped.
+func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.ExponentialBackOff) bool {
+	ctx := p.hardCtx
+	for {
+		if ctx.Err() != nil {
+			return false
+		}
+		var err error
+		if !*connected {
+			if err = l.sink.Connect(ctx); err == nil {
+				*connected = true
+				l.c.connected.Store(true)
+			}
+		}
+		if err == nil {
+			if err = l.sink.Write(ctx, batch); err == nil {
+				b.Reset()
+				l.ack(batch, p.cfg.clock)
+				return true
+			}
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		*connected = false
+		l.failed(err)
+		wait := b.NextBackOff()
+		if wait == backoff.Stop { // cannot happen with MaxElapsedTime 0; be safe
+			wait = p.cfg.maxBackoff
+		}
+		if !p.sleep(wait) {
+			return false
+		}
+	}
+}
+
+func (p *Pipeline) sleep(d time.Duration) bool {
+	select {
+	case <-p.cfg.clock.After(d):
+		return true
+	case <-p.hardCtx.Done():
+		return false
+	}
+}
