@@ -1,0 +1,66 @@
+package audit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+const (
+	fileMode = 0o640
+	dirMode  = 0o750
+	seqWidth = 6
+)
+
+// rotatedName is the name of the rotated file with sequence seq.
+func rotatedName(path string, seq int) string {
+	return fmt.Sprintf("%s.%0*d", path, seqWidth, seq)
+}
+
+// rotated lists the rotated files of path, oldest first, with their
+// sequence numbers. Names that do not end in a plain sequence are ignored.
+func rotated(path string) ([]string, []int, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var seqs []int
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || !strings.HasPrefix(name, base+".") {
+			continue
+		}
+		suffix := name[len(base)+1:]
+		if len(suffix) < seqWidth {
+			continue
+		}
+		n, err := strconv.Atoi(suffix)
+		if err != nil || n <= 0 || strings.TrimLeft(suffix, "0123456789") != "" {
+			continue
+		}
+		seqs = append(seqs, n)
+	}
+	sort.Ints(seqs)
+	names := make([]string, len(seqs))
+	for i, n := range seqs {
+		names[i] = rotatedName(path, n)
+	}
+	return names, seqs, nil
+}
+
+// syncDir makes a rename or create in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,141 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// Reader reads an audit log and its rotated files, oldest first.
+type Reader struct {
+	names []string
+	files []*os.File
+	i     int
+	br    *bufio.Reader
+	line  int
+	torn  int
+}
+
+// Open opens the log at path and every rotated file next to it. The set of
+// files is fixed at Open: all are opened at once, so a rotation while
+// reading neither skips nor repeats lines.
+func Open(path string) (*Reader, error) {
+	names, _, err := rotated(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("audit: list rotated files of %s: %w", path, err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		names = append(names, path)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("audit: no audit log at %s (nor rotated %s.NNNNNN files): check the path: %w", path, path, os.ErrNotExist)
+	}
+	r := &Reader{names: names}
+	for _, n := range names {
+		f, err := os.Open(n)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("audit: %w", err)
+		}
+		r.files = append(r.files, f)
+	}
+	r.br = bufio.NewReaderSize(r.files[0], 64<<10)
+	return r, nil
+}
+
+// Next returns the next event. At the end it returns io.EOF. A malformed
+// line yields a *LineError (matching ErrMalformed); call Next again to go
+// on. An unterminated last line of a file, a write cut short or still in
+// progress, is skipped and counted in Torn.
+func (r *Reader) Next() (publish.Event, error) {
+	for r.i < len(r.files) {
+		b, err := r.br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return publish.Event{}, fmt.Errorf("audit: read %s: %w", r.names[r.i], err)
+		}
+		if errors.Is(err, io.EOF) {
+			if len(b) > 0 {
+				r.torn++
+			}
+			r.advance()
+			continue
+		}
+		r.line++
+		b = bytes.TrimSpace(b)
+		if len(b) == 0 {
+			continue
+		}
+		var e publish.Event
+		if err := json.Unmarshal(b, &e); err != nil {
+			return e, &LineError{File: r.names[r.i], Line: r.line, Err: err}
+		}
+		if err := e.Validate(); err != nil {
+			return e, &LineError{File: r.names[r.i], Line: r.line, Err: err}
+		}
+		return e, nil
+	}
+	return publish.Event{}, io.EOF
+}
+
+func (r *Reader) advance() {
+	r.i++
+	r.line = 0
+	if r.i < len(r.files) {
+		r.br.Reset(r.files[r.i])
+	}
+}
+
+// Files returns the files the Reader reads, in order.
+func (r *Reader) Files() []string { return append([]string(nil), r.names...) }
+
+// Torn returns how many unterminated last lines were skipped so far.
+func (r *Reader) Torn() int { return r.torn }
+
+// Close closes every file.
+func (r *Reader) Close() error {
+	var errs []error
+	for _, f := range r.files {
+		errs = append(errs, f.Close())
+	}
+	r.files = nil
+	r.i = 0
+	return errors.Join(errs...)
+}
+
+// ReadAll reads every event of the log at path that filter accepts (nil
+// accepts all). Malformed lines do not stop it: the events are returned
+// together with an error joining one *LineError per bad line. Any other
+// error, or ctx ending, stops the read.
+func ReadAll(ctx context.Context, path string, filter func(publish.Event) bool) ([]publish.Event, error) {
+	r, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []publish.Event
+	var bad []error
+	for {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		e, err := r.Next()
+		var le *LineError
+		switch {
+		case errors.Is(err, io.EOF):
+			return out, errors.Join(bad...)
+		case errors.As(err, &le):
+			bad = append(bad, err)
+		case err != nil:
+			return out, err
+		case filter == nil || filter(e):
+			out = append(out, e)
+		}
+	}
+}

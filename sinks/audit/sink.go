@@ -1,0 +1,226 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// Stats counts what a Sink did; tests and metrics read it.
+type Stats struct {
+	Batches   int64 // batches written and synced
+	Syncs     int64 // successful fsyncs of the log file
+	Rotations int64
+	TornBytes int64 // bytes dropped from torn tails on Connect
+}
+
+// Sink appends events to an audit log. It implements publish.Sink.
+type Sink struct {
+	path string
+	opts options
+
+	mu     sync.Mutex
+	f      *os.File
+	size   int64
+	closed bool
+	stats  Stats
+}
+
+var _ publish.Sink = (*Sink)(nil)
+
+// New returns a sink writing to path. Nothing is opened before Connect.
+func New(path string, opts ...Option) (*Sink, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: empty path: give the audit log's file name, e.g. /var/lib/herald/audit.log", ErrBadOption)
+	}
+	o := options{maxSize: DefaultMaxSize}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if o.log == nil {
+		o.log = slog.Default()
+	}
+	return &Sink{path: filepath.Clean(path), opts: o}, nil
+}
+
+// Name implements publish.Sink.
+func (s *Sink) Name() string { return "audit" }
+
+// Path returns the live log file's name.
+func (s *Sink) Path() string { return s.path }
+
+// Stats returns the sink's counters.
+func (s *Sink) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Connect opens the log, creating it and its directory when missing, and
+// truncates a torn tail left by a crash.
+func (s *Sink) Connect(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.f != nil {
+		return nil
+	}
+	return s.open()
+}
+
+func (s *Sink) open() error {
+	if err := os.MkdirAll(filepath.Dir(s.path), dirMode); err != nil {
+		return fmt.Errorf("audit: create directory for %s: %w", s.path, err)
+	}
+	_, statErr := os.Stat(s.path)
+	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, fileMode)
+	if err != nil {
+		return fmt.Errorf("audit: open %s: %w", s.path, err)
+	}
+	if errors.Is(statErr, os.ErrNotExist) {
+		// The umask may have narrowed the mode; the log's mode is part
+		// of its contract (readable by the herald group).
+		if err := f.Chmod(fileMode); err != nil {
+			f.Close()
+			return fmt.Errorf("audit: chmod %s: %w", s.path, err)
+		}
+		if err := syncDir(filepath.Dir(s.path)); err != nil {
+			f.Close()
+			return fmt.Errorf("audit: sync directory of %s: %w", s.path, err)
+		}
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("audit: stat %s: %w", s.path, err)
+	}
+	end, err := goodEnd(f)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("audit: scan the end of %s: %w", s.path, err)
+	}
+	if dropped := st.Size() - end; dropped > 0 {
+		if err := f.Truncate(end); err != nil {
+			f.Close()
+			return fmt.Errorf("audit: truncate torn tail of %s: %w", s.path, err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("audit: sync %s: %w", s.path, err)
+		}
+		s.stats.TornBytes += dropped
+		s.opts.log.Warn("audit: dropped a torn tail left by a crash", "file", s.path, "bytes", dropped, "kept", end)
+	}
+	s.f, s.size = f, end
+	return nil
+}
+
+// Write appends the batch with one write and one fsync. On error nothing of
+// the batch remains in the file (or, if even that cannot be ensured, the
+// error wraps publish.ErrReconnect and Connect repairs the tail).
+func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var buf []byte
+	for _, e := range batch {
+		if err := e.Validate(); err != nil {
+			return fmt.Errorf("audit: refusing batch: %w", err)
+		}
+		line, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("audit: encode %s: %w", e.ID, err)
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return ErrClosed
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	if s.size > 0 && s.size+int64(len(buf)) > s.opts.maxSize {
+		if err := s.rotate(); err != nil {
+			return err
+		}
+	}
+	if _, err := s.f.Write(buf); err != nil {
+		return s.undo(fmt.Errorf("audit: write %d events to %s: %w", len(batch), s.path, err))
+	}
+	if err := s.f.Sync(); err != nil {
+		// After a failed fsync the kernel may have dropped the dirty
+		// pages; only a reopen tells what is really on disk.
+		return s.undo(fmt.Errorf("audit: fsync %s: %w", s.path, err))
+	}
+	s.size += int64(len(buf))
+	s.stats.Batches++
+	s.stats.Syncs++
+	return nil
+}
+
+// undo cuts the file back to before the failed batch, then closes it so the
+// next Connect reopens and checks it.
+func (s *Sink) undo(cause error) error {
+	if err := s.f.Truncate(s.size); err != nil {
+		cause = fmt.Errorf("%w; truncating back to %d bytes also failed: %v", cause, s.size, err)
+	}
+	s.f.Close()
+	s.f = nil
+	return fmt.Errorf("%w: %w", publish.ErrReconnect, cause)
+}
+
+// rotate renames the live file to the next sequence and starts a new one.
+func (s *Sink) rotate() error {
+	_, seqs, err := rotated(s.path)
+	if err != nil {
+		return fmt.Errorf("audit: list rotated files of %s: %w", s.path, err)
+	}
+	next := 1
+	if len(seqs) > 0 {
+		next = seqs[len(seqs)-1] + 1
+	}
+	to := rotatedName(s.path, next)
+	s.f.Close()
+	s.f = nil
+	if err := os.Rename(s.path, to); err != nil {
+		return fmt.Errorf("%w: audit: rotate %s to %s: %w", publish.ErrReconnect, s.path, to, err)
+	}
+	if err := s.open(); err != nil {
+		return fmt.Errorf("%w: %w", publish.ErrReconnect, err)
+	}
+	s.stats.Rotations++
+	s.opts.log.Info("audit: rotated", "file", s.path, "to", to)
+	return nil
+}
+
+// Close closes the log; later Writes fail with ErrClosed.
+func (s *Sink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	if err != nil {
+		return fmt.Errorf("audit: close %s: %w", s.path, err)
+	}
+	return nil
+}
