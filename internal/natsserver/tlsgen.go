@@ -1,0 +1,103 @@
+package natsserver
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// TLSFiles names PEM files made by GenerateTLS: a certificate authority, a
+// server certificate for 127.0.0.1 and localhost, and a client certificate,
+// both signed by the CA.
+type TLSFiles struct {
+	CA, ServerCert, ServerKey, ClientCert, ClientKey string
+}
+
+// GenerateTLS writes a fresh self-signed CA and certificates into dir. They
+// are valid for one day.
+func GenerateTLS(dir string) (TLSFiles, error) {
+	f := TLSFiles{
+		CA:         filepath.Join(dir, "ca.pem"),
+		ServerCert: filepath.Join(dir, "server-cert.pem"),
+		ServerKey:  filepath.Join(dir, "server-key.pem"),
+		ClientCert: filepath.Join(dir, "client-cert.pem"),
+		ClientKey:  filepath.Join(dir, "client-key.pem"),
+	}
+	now := time.Now()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return f, fmt.Errorf("natsserver: generate CA key: %w", err)
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "herald test CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return f, fmt.Errorf("natsserver: self-sign CA: %w", err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return f, fmt.Errorf("natsserver: parse CA: %w", err)
+	}
+	if err := writePEM(f.CA, "CERTIFICATE", caDER); err != nil {
+		return f, err
+	}
+	leaf := func(serial int64, name string, usage x509.ExtKeyUsage, certFile, keyFile string) error {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return fmt.Errorf("natsserver: generate %s key: %w", name, err)
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial),
+			Subject:      pkix.Name{CommonName: name},
+			NotBefore:    now.Add(-time.Hour),
+			NotAfter:     now.Add(24 * time.Hour),
+			KeyUsage:     x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+			DNSNames:     []string{"localhost"},
+			IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			return fmt.Errorf("natsserver: sign %s certificate: %w", name, err)
+		}
+		kder, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			return fmt.Errorf("natsserver: encode %s key: %w", name, err)
+		}
+		if err := writePEM(certFile, "CERTIFICATE", der); err != nil {
+			return err
+		}
+		return writePEM(keyFile, "PRIVATE KEY", kder)
+	}
+	if err := leaf(2, "herald test server", x509.ExtKeyUsageServerAuth, f.ServerCert, f.ServerKey); err != nil {
+		return f, err
+	}
+	if err := leaf(3, "herald test client", x509.ExtKeyUsageClientAuth, f.ClientCert, f.ClientKey); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+func writePEM(path, typ string, der []byte) error {
+	b := pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("natsserver: write %s: %w", path, err)
+	}
+	return nil
+}

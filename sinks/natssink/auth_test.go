@@ -1,0 +1,132 @@
+package natssink_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/sinks/natssink"
+	"github.com/zkherald/herald/sinks/sinktest"
+)
+
+// dial connects a fresh sink and writes one event, returning the first error.
+func dialAndWrite(t *testing.T, opts natssink.Options) error {
+	t.Helper()
+	s, err := natssink.New(opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Connect(ctx); err != nil {
+		return err
+	}
+	return s.Write(ctx, sinktest.Events(t.Name(), 1, 1))
+}
+
+// refused checks that err is a connect error that names the URL (without
+// secrets), says what to check, and never shows the secret.
+func refused(t *testing.T, err error, url, secret, hint string) {
+	t.Helper()
+	if !errors.Is(err, natssink.ErrConnect) {
+		t.Fatalf("want ErrConnect, got %v", err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, secret) {
+		t.Fatalf("error leaks the secret %q: %s", secret, msg)
+	}
+	if !strings.Contains(msg, natssink.Redact(url)) || !strings.Contains(msg, hint) {
+		t.Fatalf("error %q should name %s and say %q", msg, natssink.Redact(url), hint)
+	}
+}
+
+func TestUserPassword(t *testing.T) {
+	srv := natsserver.Start(t, natsserver.WithUser("bridge", "s3cret-pw"))
+	if err := dialAndWrite(t, natssink.Options{URL: srv.URL(), User: "bridge", Password: "s3cret-pw"}); err != nil {
+		t.Fatalf("right password refused: %v", err)
+	}
+	err := dialAndWrite(t, natssink.Options{URL: srv.URL(), User: "bridge", Password: "wrong-pw-123"})
+	refused(t, err, srv.URL(), "wrong-pw-123", "check the user/password")
+
+	// Credentials in the URL work and are redacted in errors too.
+	withPW := strings.Replace(srv.URL(), "nats://", "nats://bridge:s3cret-pw@", 1)
+	if err := dialAndWrite(t, natssink.Options{URL: withPW}); err != nil {
+		t.Fatalf("URL credentials refused: %v", err)
+	}
+	badURL := strings.Replace(srv.URL(), "nats://", "nats://bridge:url-secret-9@", 1)
+	err = dialAndWrite(t, natssink.Options{URL: badURL})
+	refused(t, err, badURL, "url-secret-9", "credentials")
+}
+
+func TestToken(t *testing.T) {
+	srv := natsserver.Start(t, natsserver.WithToken("tok-abc-123"))
+	if err := dialAndWrite(t, natssink.Options{URL: srv.URL(), Token: "tok-abc-123"}); err != nil {
+		t.Fatalf("right token refused: %v", err)
+	}
+	refused(t, dialAndWrite(t, natssink.Options{URL: srv.URL(), Token: "tok-wrong-456"}), srv.URL(), "tok-wrong-456", "token")
+	refused(t, dialAndWrite(t, natssink.Options{URL: srv.URL()}), srv.URL(), "tok-abc-123", "credentials")
+}
+
+func TestNKey(t *testing.T) {
+	dir := t.TempDir()
+	pub, seed, err := natsserver.NewNKeyUser(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := natsserver.Start(t, natsserver.WithNKeyUsers(pub))
+	if err := dialAndWrite(t, natssink.Options{URL: srv.URL(), NKeySeedFile: seed}); err != nil {
+		t.Fatalf("nkey refused: %v", err)
+	}
+	_, other, err := natsserver.NewNKeyUser(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused(t, dialAndWrite(t, natssink.Options{URL: srv.URL(), NKeySeedFile: other}), srv.URL(), "SU", "NKey")
+	err = dialAndWrite(t, natssink.Options{URL: srv.URL(), NKeySeedFile: dir + "/missing.nk"})
+	if !errors.Is(err, natssink.ErrConfig) || !strings.Contains(err.Error(), "missing.nk") {
+		t.Fatalf("missing seed file: %v, want ErrConfig naming the file", err)
+	}
+}
+
+func TestTLS(t *testing.T) {
+	files, err := natsserver.GenerateTLS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := natsserver.Start(t, natsserver.WithTLS(files, false))
+	if err := dialAndWrite(t, natssink.Options{URL: srv.URL(), TLS: natssink.TLSOptions{CAFile: files.CA}}); err != nil {
+		t.Fatalf("TLS with the right CA: %v", err)
+	}
+	// Without our CA the system roots do not trust the server.
+	err = dialAndWrite(t, natssink.Options{URL: srv.URL(), TLS: natssink.TLSOptions{ServerName: "localhost"}})
+	refused(t, err, srv.URL(), "\x00", "certificate")
+	// Without TLS options the client still upgrades (the server requires
+	// TLS) and then does not trust the certificate.
+	refused(t, dialAndWrite(t, natssink.Options{URL: srv.URL()}), srv.URL(), "\x00", "certificate")
+}
+
+func TestTLSClientCertificate(t *testing.T) {
+	files, err := natsserver.GenerateTLS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := natsserver.Start(t, natsserver.WithTLS(files, true))
+	ok := natssink.TLSOptions{CAFile: files.CA, CertFile: files.ClientCert, KeyFile: files.ClientKey}
+	if err := dialAndWrite(t, natssink.Options{URL: srv.URL(), TLS: ok}); err != nil {
+		t.Fatalf("client certificate refused: %v", err)
+	}
+	if err := dialAndWrite(t, natssink.Options{URL: srv.URL(), TLS: natssink.TLSOptions{CAFile: files.CA}}); !errors.Is(err, natssink.ErrConnect) {
+		t.Fatalf("no client certificate: %v, want ErrConnect", err)
+	}
+}
+
+func TestConnectNoServer(t *testing.T) {
+	srv := natsserver.Start(t)
+	u := srv.URL()
+	srv.Shutdown()
+	refused(t, dialAndWrite(t, natssink.Options{URL: u}), u, "\x00", "check")
+}

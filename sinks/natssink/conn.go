@@ -1,0 +1,172 @@
+package natssink
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Dial connects to NATS with o. It fails fast when no server answers (the
+// caller retries Connect with its own backoff); once connected, the
+// connection reconnects by itself forever with exponential backoff.
+//
+// Errors wrap ErrConfig or ErrConnect, name the URL (redacted) and say what
+// to check.
+func (o Options) Dial(ctx context.Context) (*nats.Conn, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o = o.withDefaults()
+	natsOpts, err := o.natsOptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type result struct {
+		nc  *nats.Conn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		nc, err := nats.Connect(o.URL, natsOpts...)
+		done <- result{nc, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, o.connectError(r.err)
+		}
+		o.log("connected to NATS", "url", r.nc.ConnectedUrlRedacted())
+		return r.nc, nil
+	case <-ctx.Done():
+		go func() { // do not leak a connection that arrives late
+			if r := <-done; r.nc != nil {
+				r.nc.Close()
+			}
+		}()
+		return nil, fmt.Errorf("%w: %s: %w", ErrConnect, Redact(o.URL), ctx.Err())
+	}
+}
+
+func (o Options) natsOptions(ctx context.Context) ([]nats.Option, error) {
+	timeout := o.Timeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
+		timeout = max(time.Until(dl), time.Millisecond)
+	}
+	opts := []nats.Option{
+		nats.Name(o.Name),
+		nats.Timeout(timeout),
+		nats.MaxReconnects(-1),
+		nats.CustomReconnectDelay(backoff(o.ReconnectWait, o.MaxReconnectWait)),
+		// Publishing while disconnected fails at once instead of queueing:
+		// the pipeline keeps the batch and retries, which keeps order.
+		nats.ReconnectBufSize(-1),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			o.log("disconnected from NATS", "url", Redact(o.URL), "err", o.Scrub(err))
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			o.log("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
+		}),
+		nats.ClosedHandler(func(nc *nats.Conn) { o.log("NATS connection closed", "url", Redact(o.URL)) }),
+		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+			o.log("NATS asynchronous error", "err", o.Scrub(err))
+		}),
+	}
+	switch {
+	case o.User != "":
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	case o.Token != "":
+		opts = append(opts, nats.Token(o.Token))
+	case o.NKeySeedFile != "":
+		opt, err := nats.NkeyOptionFromSeed(o.NKeySeedFile)
+		if err != nil {
+			// The error may quote the file's content; say only what to fix.
+			return nil, fmt.Errorf("%w: NKey seed file %s is unreadable or holds no user seed (it starts with SU)", ErrConfig, o.NKeySeedFile)
+		}
+		opts = append(opts, opt)
+	case o.CredsFile != "":
+		if _, err := os.Stat(o.CredsFile); err != nil {
+			return nil, fmt.Errorf("%w: creds file: %w", ErrConfig, err)
+		}
+		opts = append(opts, nats.UserCredentials(o.CredsFile))
+	}
+	if o.TLS.enabled() {
+		cfg, err := o.TLS.config()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, nats.Secure(cfg))
+	}
+	return opts, nil
+}
+
+func (t TLSOptions) config() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // off unless asked for
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: TLS CA file: %w", ErrConfig, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: TLS CA file %s holds no PEM certificate", ErrConfig, t.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: TLS client certificate %s / key %s: %v", ErrConfig, t.CertFile, t.KeyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// backoff doubles the delay per attempt from first up to limit, with up to
+// 20% jitter so that many bridges do not reconnect in step.
+func backoff(first, limit time.Duration) nats.ReconnectDelayHandler {
+	return func(attempts int) time.Duration {
+		d := first
+		for i := 1; i < attempts && d < limit; i++ {
+			d *= 2
+		}
+		d = min(d, limit)
+		return d + time.Duration(rand.Int64N(int64(d)/5+1))
+	}
+}
+
+// connectError explains a failed connect: which URL, and what to check.
+func (o Options) connectError(err error) error {
+	hint := "check that a NATS server listens at that address and the URL is right"
+	var certErr *tls.CertificateVerificationError
+	var hostErr x509.HostnameError
+	var authErr x509.UnknownAuthorityError
+	switch {
+	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired),
+		strings.Contains(strings.ToLower(err.Error()), "authorization"):
+		hint = "the server refused our credentials; check the user/password, token, NKey seed or creds file"
+	case errors.Is(err, nats.ErrSecureConnRequired):
+		hint = "the server requires TLS; set a TLS CA file (or use a tls:// URL)"
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		hint = "TLS is configured but the server does not offer it; drop the TLS options or enable TLS on the server"
+	case errors.As(err, &certErr), errors.As(err, &hostErr), errors.As(err, &authErr):
+		hint = "the server certificate is not trusted; check the TLS CA file and the server name"
+	case errors.Is(err, nats.ErrNoServers):
+		hint = "no server answered; check the URL, that NATS runs, and that no firewall is in the way"
+	}
+	return o.Scrub(fmt.Errorf("%w: %s: %w; %s", ErrConnect, Redact(o.URL), err, hint))
+}
+
+func (o Options) log(msg string, args ...any) {
+	if o.Logger != nil {
+		o.Logger.Info(msg, args...)
+	}
+}

@@ -1,0 +1,38 @@
+package natssink
+
+import (
+	"github.com/nats-io/nats.go"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// Msg renders an event as the NATS message herald publishes: subject
+// herald.<type>.<group tokens>, CloudEvents binary-mode headers (ce-id,
+// ce-type, ...; content-type) and the JSON event as body. Header names keep
+// their case on the wire, as the CloudEvents NATS binding wants.
+func Msg(e publish.Event) (*nats.Msg, error) {
+	subj, err := publish.Subject(e.Type, e.Group)
+	if err != nil {
+		return nil, err
+	}
+	hs, body, err := publish.Encode(e, publish.NATSPrefix)
+	if err != nil {
+		return nil, err
+	}
+	h := make(nats.Header, len(hs))
+	for _, kv := range hs {
+		h[kv.Key] = []string{kv.Value} // not Set: no canonicalisation, ever
+	}
+	return &nats.Msg{Subject: subj, Header: h, Data: body}, nil
+}
+
+// Decode reads an event from a message written by Msg.
+func Decode(m *nats.Msg) (publish.Event, error) {
+	return publish.Decode(publish.NATSPrefix, func(k string) (string, bool) {
+		v, ok := m.Header[k]
+		if !ok || len(v) == 0 {
+			return "", false
+		}
+		return v[0], true
+	}, m.Data)
+}

@@ -1,0 +1,123 @@
+package natssink
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// Sink publishes events on NATS core subjects. NATS core keeps nothing: a
+// subscriber that is not listening misses the event. Use the JetStream sink
+// for history and current owners.
+type Sink struct {
+	opts Options
+
+	mu     sync.Mutex
+	nc     *nats.Conn
+	closed bool
+}
+
+var _ publish.Sink = (*Sink)(nil)
+
+// New returns a sink that will connect with opts. It validates opts but does
+// not touch the network; Connect does.
+func New(opts Options) (*Sink, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Sink{opts: opts.withDefaults()}, nil
+}
+
+// Name implements publish.Sink.
+func (s *Sink) Name() string { return "nats" }
+
+// Connect dials NATS unless a live connection exists. The connection then
+// reconnects by itself; Connect is needed again only after it closed.
+func (s *Sink) Connect(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.nc != nil && !s.nc.IsClosed() {
+		return nil
+	}
+	nc, err := s.opts.Dial(ctx)
+	if err != nil {
+		return err
+	}
+	s.nc = nc
+	return nil
+}
+
+// Conn returns the current connection (nil before Connect).
+func (s *Sink) Conn() *nats.Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nc
+}
+
+// Write publishes every event of the batch in order, then flushes: it
+// returns nil only when the server has received them all. On error the
+// pipeline retries the whole batch; subscribers may then see an event twice,
+// with the same id.
+func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
+	nc, err := s.conn()
+	if err != nil {
+		return err
+	}
+	for _, e := range batch {
+		m, err := Msg(e)
+		if err != nil {
+			return fmt.Errorf("natssink: event %s: %w", e.ID, err) // a bad event; retrying will not help, but dropping it silently is worse
+		}
+		if err := nc.PublishMsg(m); err != nil {
+			return s.writeError(nc, fmt.Errorf("natssink: publish %s on %s: %w", e.ID, m.Subject, err))
+		}
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.Timeout)
+		defer cancel()
+	}
+	if err := nc.FlushWithContext(ctx); err != nil {
+		return s.writeError(nc, fmt.Errorf("natssink: flush %d events: %w", len(batch), err))
+	}
+	return nil
+}
+
+// Close closes the connection; later Writes fail with ErrClosed.
+func (s *Sink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	return nil
+}
+
+func (s *Sink) conn() (*nats.Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return nil, ErrClosed
+	case s.nc == nil:
+		return nil, fmt.Errorf("natssink: write before connect: %w", publish.ErrReconnect)
+	}
+	return s.nc, nil
+}
+
+// writeError asks for a reconnect when the connection is gone for good;
+// while it is only reconnecting, a plain retry later will do.
+func (s *Sink) writeError(nc *nats.Conn, err error) error {
+	if nc.IsClosed() {
+		err = fmt.Errorf("%w (%w)", err, publish.ErrReconnect)
+	}
+	return s.opts.Scrub(err)
+}
