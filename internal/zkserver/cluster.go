@@ -83,7 +83,7 @@ func (c *Cluster) prepare(rt Runtime) error {
 	}
 	for i := range members {
 		id := i + 1
-		s := &Server{id: id, dir: filepath.Join(c.dir, "zk"+strconv.Itoa(id)), ports: members[i], rt: rt, cfg: c.cfg}
+		s := &Server{id: id, dir: filepath.Join(c.dir, "zk"+strconv.Itoa(id)), ports: members[i], rt: rt, cfg: c.cfg, cluster: c}
 		if sink != nil {
 			s.logSink = sink
 		}
@@ -158,6 +158,12 @@ func (c *Cluster) Close() error {
 	return errors.Join(errs...)
 }
 
+func (c *Cluster) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
 // Dir is the directory holding every member's zkN/ directory.
 func (c *Cluster) Dir() string { return c.dir }
 
@@ -192,10 +198,7 @@ func (c *Cluster) Leader(ctx context.Context) (*Server, error) {
 	defer cancel()
 	var states []string
 	for {
-		c.mu.Lock()
-		closed := c.closed
-		c.mu.Unlock()
-		if closed {
+		if c.isClosed() {
 			return nil, ErrClosed
 		}
 		states = states[:0]

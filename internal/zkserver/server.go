@@ -21,6 +21,7 @@ type Server struct {
 	rt      Runtime
 	cfg     Config
 	logSink io.Writer // nil, or the cluster's shared LogWriter
+	cluster *Cluster
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -84,6 +85,9 @@ func (s *Server) Start(ctx context.Context) error {
 
 // launch starts the process without waiting for it to serve.
 func (s *Server) launch() error {
+	if s.cluster.isClosed() {
+		return ErrClosed
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.runningLocked() {

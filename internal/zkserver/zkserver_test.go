@@ -133,6 +133,9 @@ func TestStandaloneLifecycle(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
+	if err := s.Start(ctx); !errors.Is(err, zkserver.ErrClosed) {
+		t.Fatalf("Start after Close: %v, want ErrClosed", err)
+	}
 }
 
 func TestEnsembleFailover(t *testing.T) {
