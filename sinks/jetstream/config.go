@@ -1,0 +1,143 @@
+package jetstream
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrConfig wraps every error about a bad Config.
+	ErrConfig = errors.New("jetstream: bad configuration")
+	// ErrClosed is returned by Write after Close.
+	ErrClosed = errors.New("jetstream: sink is closed")
+	// ErrNotStored wraps a publish the server did not acknowledge.
+	ErrNotStored = errors.New("jetstream: event not stored")
+	// ErrConflict is returned when the owners bucket kept changing under a
+	// write (another bridge writing the same group) longer than the retries.
+	ErrConflict = errors.New("jetstream: owners bucket kept changing")
+)
+
+// Defaults.
+const (
+	DefaultStream     = "HERALD"
+	DefaultBucket     = "herald_owners"
+	DefaultDuplicates = 2 * time.Minute
+)
+
+// Config says where the JetStream sink writes.
+type Config struct {
+	// Conn is how to reach NATS (shared with the NATS core sink).
+	Conn natssink.Options
+	// Stream is the stream holding every event, on herald.> (default HERALD).
+	Stream string
+	// Bucket is the KV bucket holding each group's current owner (default
+	// herald_owners).
+	Bucket string
+	// Duplicates is the stream's de-duplication window: an event re-published
+	// with the same id within it is stored once (default 2 minutes).
+	Duplicates time.Duration
+	// Replicas of the stream and bucket (default 1; 3 or 5 in a cluster).
+	Replicas int
+	// MaxAge drops events older than this from the stream (0: keep all).
+	MaxAge time.Duration
+	// History is how many values per group the bucket keeps (default 1).
+	History uint8
+	// AckTimeout bounds the wait for the server's acknowledgment of a
+	// publish when the Write context has no deadline (default: Conn.Timeout
+	// or 10s).
+	AckTimeout time.Duration
+}
+
+// Validate reports what is wrong with c.
+func (c Config) Validate() error {
+	if err := c.Conn.Validate(); err != nil {
+		return err
+	}
+	if c.Stream != "" && !validName(c.Stream) {
+		return fmt.Errorf("%w: stream name %q may hold only letters, digits, '_' and '-'", ErrConfig, c.Stream)
+	}
+	if c.Bucket != "" && !validName(c.Bucket) {
+		return fmt.Errorf("%w: bucket name %q may hold only letters, digits, '_' and '-'", ErrConfig, c.Bucket)
+	}
+	if c.Duplicates < 0 || c.MaxAge < 0 || c.AckTimeout < 0 {
+		return fmt.Errorf("%w: Duplicates, MaxAge and AckTimeout must not be negative", ErrConfig)
+	}
+	if c.MaxAge > 0 && c.Duplicates > c.MaxAge {
+		return fmt.Errorf("%w: duplicate window %s is longer than MaxAge %s; shorten it or keep events longer", ErrConfig, c.Duplicates, c.MaxAge)
+	}
+	if c.Replicas < 0 || c.Replicas > 5 {
+		return fmt.Errorf("%w: replicas %d outside 1..5 (0 means 1)", ErrConfig, c.Replicas)
+	}
+	if c.History > 64 {
+		return fmt.Errorf("%w: KV history %d above JetStream's limit of 64", ErrConfig, c.History)
+	}
+	return nil
+}
+
+func validName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (c Config) withDefaults() Config {
+	if c.Stream == "" {
+		c.Stream = DefaultStream
+	}
+	if c.Bucket == "" {
+		c.Bucket = DefaultBucket
+	}
+	if c.Duplicates == 0 {
+		c.Duplicates = DefaultDuplicates
+		if c.MaxAge > 0 && c.MaxAge < c.Duplicates {
+			c.Duplicates = c.MaxAge
+		}
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.History == 0 {
+		c.History = 1
+	}
+	if c.AckTimeout == 0 {
+		c.AckTimeout = c.Conn.Timeout
+		if c.AckTimeout == 0 {
+			c.AckTimeout = 10 * time.Second
+		}
+	}
+	return c
+}
+
+func (c Config) streamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        c.Stream,
+		Description: "herald: every leadership and lock event",
+		Subjects:    []string{publish.SubjectPrefix + ".>"},
+		Storage:     jetstream.FileStorage,
+		Replicas:    c.Replicas,
+		MaxAge:      c.MaxAge,
+		Duplicates:  c.Duplicates,
+		AllowDirect: true,
+	}
+}
+
+func (c Config) bucketConfig() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      c.Bucket,
+		Description: "herald: the current owner of every group, by group tokens",
+		History:     c.History,
+		Storage:     jetstream.FileStorage,
+		Replicas:    c.Replicas,
+	}
+}

@@ -1,0 +1,95 @@
+package jetstream
+
+import (
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+)
+
+// Owner is the value herald keeps in the owners bucket under a group's
+// tokens: who owns the group now. A group with no owner has no key (its
+// last entry is a delete marker).
+type Owner struct {
+	Group  string              `json:"group"`
+	Recipe elect.Recipe        `json:"recipe"`
+	Owner  publish.Participant `json:"owner"`
+	// Term is the owner node's czxid, the fencing token.
+	Term int64 `json:"term"`
+	// Zxid is the zxid of the last change recorded here.
+	Zxid int64 `json:"zxid"`
+	// Since is when the owner was first reported.
+	Since time.Time `json:"since"`
+	// Ready is true once a leader acknowledged taking office.
+	Ready bool `json:"ready"`
+	// EventID is the id of the last event that changed this value.
+	EventID string `json:"event_id"`
+	Source  string `json:"source,omitempty"`
+}
+
+// view is what the bucket says about one group: an owner, or none; when
+// none, guard is the highest term known to be gone (from the delete marker)
+// so that a late event for that owner cannot bring it back.
+type view struct {
+	owner *Owner
+	guard int64
+}
+
+// step applies one event to a view and returns the next view. It never
+// lets a lower term replace a higher one, and within one term it only adds
+// (ready stays ready, since keeps the first time).
+func step(v view, e publish.Event) view {
+	switch {
+	case e.Type.Gains() || e.Type == publish.LeaderReady:
+		if e.Owner == nil {
+			return v
+		}
+		next := &Owner{
+			Group: e.Group, Recipe: e.Recipe, Owner: *e.Owner, Term: e.Term, Zxid: e.Zxid,
+			Since: e.Time, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source,
+		}
+		switch {
+		case v.owner == nil && e.Term <= v.guard:
+			return v // the owner of this term is already gone
+		case v.owner == nil || e.Term > v.owner.Term:
+			return view{owner: next}
+		case e.Term < v.owner.Term:
+			return v // stale
+		}
+		cur := *v.owner // same term: merge
+		if next.Ready && !cur.Ready {
+			cur.Ready, cur.EventID, cur.Source = true, e.ID, e.Source
+		}
+		cur.Zxid = max(cur.Zxid, e.Zxid)
+		return view{owner: &cur}
+	case e.Type.Loses() && e.Owner == nil:
+		// No successor. A real loss names the owner that went (its term);
+		// a snapshot of an empty group names none, and then every owner
+		// created before the snapshot's zxid is gone.
+		guard := e.Term
+		if e.Previous == nil {
+			guard = max(e.Term, e.Zxid)
+		}
+		if v.owner != nil && v.owner.Term <= guard {
+			return view{guard: guard}
+		}
+		return v
+	}
+	// A loss with a successor: the gain that follows records it. Candidate
+	// events do not change the owner.
+	return v
+}
+
+// same reports whether two views would be written identically.
+func same(a, b view) bool {
+	switch {
+	case a.owner == nil || b.owner == nil:
+		return a.owner == nil && b.owner == nil
+	}
+	x, y := *a.owner, *b.owner
+	if !x.Since.Equal(y.Since) {
+		return false
+	}
+	x.Since, y.Since = time.Time{}, time.Time{} // compared above; == would compare locations
+	return x == y
+}

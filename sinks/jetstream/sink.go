@@ -1,0 +1,162 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// Sink stores events in a JetStream stream (history, de-duplicated by
+// event id) and keeps each group's current owner in a KV bucket.
+type Sink struct {
+	cfg Config
+
+	mu     sync.Mutex
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	owners *owners
+	closed bool
+}
+
+var _ publish.Sink = (*Sink)(nil)
+
+// New returns a sink for cfg. It validates cfg but does not touch the
+// network; Connect does.
+func New(cfg Config) (*Sink, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Sink{cfg: cfg.withDefaults()}, nil
+}
+
+// Name implements publish.Sink.
+func (s *Sink) Name() string { return "jetstream" }
+
+// Connect dials NATS (unless a live connection exists) and creates or
+// updates the stream and the owners bucket.
+func (s *Sink) Connect(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.nc == nil || s.nc.IsClosed() {
+		nc, err := s.cfg.Conn.Dial(ctx)
+		if err != nil {
+			return err
+		}
+		js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(s.cfg.AckTimeout))
+		if err != nil {
+			nc.Close()
+			return fmt.Errorf("jetstream: %w", err)
+		}
+		s.nc, s.js, s.owners = nc, js, nil
+	}
+	if s.owners != nil {
+		return nil
+	}
+	if _, err := s.js.CreateOrUpdateStream(ctx, s.cfg.streamConfig()); err != nil {
+		return s.cfg.Conn.Scrub(fmt.Errorf("jetstream: create or update stream %s on %s.>: %w; check that JetStream is enabled and no other stream takes these subjects",
+			s.cfg.Stream, publish.SubjectPrefix, err))
+	}
+	kv, err := s.js.CreateOrUpdateKeyValue(ctx, s.cfg.bucketConfig())
+	if err != nil {
+		return s.cfg.Conn.Scrub(fmt.Errorf("jetstream: create or update KV bucket %s: %w", s.cfg.Bucket, err))
+	}
+	st, err := s.js.Stream(ctx, "KV_"+kv.Bucket())
+	if err != nil {
+		return fmt.Errorf("jetstream: open the stream of bucket %s: %w", s.cfg.Bucket, err)
+	}
+	s.owners = &owners{js: s.js, stream: st, prefix: "$KV." + kv.Bucket() + "."}
+	return nil
+}
+
+// JetStream returns the JetStream handle (nil before Connect), for Follow
+// and Events in the same process.
+func (s *Sink) JetStream() jetstream.JetStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.js
+}
+
+// Config returns the sink's configuration with defaults filled in.
+func (s *Sink) Config() Config { return s.cfg }
+
+// Write stores the batch: first every event in the stream, in order per
+// group (each acknowledged before the group's next is sent), then the
+// owners bucket, one compare-and-set per group. nil means all of it is
+// stored. On error the pipeline retries the whole batch; events already
+// stored are recognised by id and stored once.
+func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
+	s.mu.Lock()
+	js, ow, nc, closed := s.js, s.owners, s.nc, s.closed
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return ErrClosed
+	case ow == nil:
+		return fmt.Errorf("jetstream: write before connect: %w", publish.ErrReconnect)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.AckTimeout)
+		defer cancel()
+	}
+	groups, order := byGroup(batch)
+	if err := s.publish(ctx, js, groups, order); err != nil {
+		return s.writeError(nc, err)
+	}
+	for _, g := range order {
+		if err := ow.apply(ctx, g, groups[g]); err != nil {
+			return s.writeError(nc, err)
+		}
+	}
+	return nil
+}
+
+// Close closes the connection; later Writes fail with ErrClosed.
+func (s *Sink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	return nil
+}
+
+// writeError asks for Connect when the connection is gone for good or the
+// stream or bucket is missing (deleted by an operator: Connect creates them
+// again); otherwise a plain retry will do.
+func (s *Sink) writeError(nc *nats.Conn, err error) error {
+	missing := errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrBucketNotFound)
+	if missing {
+		s.mu.Lock()
+		s.owners = nil
+		s.mu.Unlock()
+	}
+	if missing || nc.IsClosed() {
+		err = fmt.Errorf("%w (%w)", err, publish.ErrReconnect)
+	}
+	return s.cfg.Conn.Scrub(err)
+}
+
+// byGroup splits a batch by group, keeping the order within each group and
+// the order in which groups first appear.
+func byGroup(batch []publish.Event) (map[string][]publish.Event, []string) {
+	groups := map[string][]publish.Event{}
+	var order []string
+	for _, e := range batch {
+		if _, ok := groups[e.Group]; !ok {
+			order = append(order, e.Group)
+		}
+		groups[e.Group] = append(groups[e.Group], e)
+	}
+	return groups, order
+}

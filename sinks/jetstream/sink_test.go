@@ -1,0 +1,108 @@
+package jetstream_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
+	hjs "github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
+	"github.com/zkherald/herald/sinks/sinktest"
+)
+
+func TestConformance(t *testing.T) {
+	sinktest.Run(t, sinktest.Harness{
+		New: func(t *testing.T) publish.Sink {
+			s, err := hjs.New(hjs.Config{Conn: natssink.Options{URL: url}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		Read: func(t *testing.T, ctx context.Context, s publish.Sink, min int) []publish.Event {
+			return readStream(t, ctx, client(t, url), hjs.DefaultStream, "/"+t.Name(), min)
+		},
+		Dedups: true,
+	})
+}
+
+// TestDedupAcrossRestart: a bridge that restarts re-publishes what it had
+// published (its snapshot); the stream stores each event once.
+func TestDedupAcrossRestart(t *testing.T) {
+	evs := sinktest.Events(t.Name(), 2, 3)
+	first := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
+	write(t, first, evs...)
+	_ = first.Close()
+	second := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
+	write(t, second, evs...)
+	if n := countStored(t, client(t, url), hjs.DefaultStream, "/"+t.Name()); n != uint64(len(evs)) {
+		t.Fatalf("stream holds %d messages for %d distinct events", n, len(evs))
+	}
+}
+
+// TestServerRestartLosesNothing: the NATS server goes away mid-stream and
+// comes back with the same store. Write fails while it is down and succeeds
+// after, without a new Connect, and the stream holds every event once.
+func TestServerRestartLosesNothing(t *testing.T) {
+	srv := natsserver.Start(t)
+	s := connectSink(t, hjs.Config{Conn: fast(srv.URL())})
+	evs := sinktest.Events(t.Name(), 3, 6)
+	half := len(evs) / 2
+	write(t, s, evs[:half]...)
+
+	srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	err := s.Write(ctx, evs[half:])
+	cancel()
+	if err == nil {
+		t.Fatal("write succeeded with the server down")
+	}
+
+	srv.Restart(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err = s.Write(ctx, evs[half:])
+		cancel()
+		if err == nil {
+			break
+		}
+		if errors.Is(err, publish.ErrReconnect) { // as the pipeline would
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = s.Connect(ctx)
+			cancel()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("write still failing 20s after restart: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond) // the pipeline's retry cadence, not ordering
+	}
+	js := client(t, srv.URL())
+	if n := countStored(t, js, hjs.DefaultStream, "/"+t.Name()); n != uint64(len(evs)) {
+		t.Fatalf("stream holds %d messages, want %d", n, len(evs))
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := readStream(t, ctx, js, hjs.DefaultStream, "/"+t.Name(), len(evs))
+	last := map[string]int64{}
+	for _, e := range got {
+		if e.Term <= last[e.Group] {
+			t.Fatalf("group %s: term %d after %d: out of order", e.Group, e.Term, last[e.Group])
+		}
+		last[e.Group] = e.Term
+	}
+}
+
+func TestWriteBeforeConnectAndAfterClose(t *testing.T) {
+	s := newSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
+	if err := s.Write(context.Background(), sinktest.Events(t.Name(), 1, 1)); !errors.Is(err, publish.ErrReconnect) {
+		t.Fatalf("write before connect: %v, want ErrReconnect", err)
+	}
+	_ = s.Close()
+	if err := s.Write(context.Background(), sinktest.Events(t.Name(), 1, 1)); !errors.Is(err, hjs.ErrClosed) {
+		t.Fatalf("write after close: %v, want ErrClosed", err)
+	}
+}
