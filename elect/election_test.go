@@ -1,0 +1,349 @@
+package elect_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+func TestCampaignResignHandsOver(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	a, b := session(t, addrs), session(t, addrs)
+	ea, err := elect.NewElection(a, path, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, _ := elect.NewElection(b, path, elect.CreateParents())
+	ctx := ctxT(t, 20*time.Second)
+	la, err := ea.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatalf("first campaign: %v", err)
+	}
+	if la.Term() == 0 {
+		t.Fatal("leader has no term")
+	}
+	got := make(chan *elect.Handle, 1)
+	errc := make(chan error, 1)
+	go func() {
+		h, err := eb.Campaign(ctx, "beta")
+		if err != nil {
+			errc <- err
+			return
+		}
+		got <- h
+	}()
+	// beta must be queued, not leading, while alpha leads.
+	eventually(t, 5*time.Second, "beta queued", func() bool {
+		ps, err := ea.Participants(ctx)
+		return err == nil && len(ps) == 2
+	})
+	leader, err := ea.Leader(ctx)
+	if err != nil || leader.ID != "alpha" || leader.Czxid != la.Term() {
+		t.Fatalf("leader = %+v, %v; want alpha with term %d", leader, err, la.Term())
+	}
+	select {
+	case <-got:
+		t.Fatal("beta leads while alpha still does")
+	default:
+	}
+	if err := la.Resign(ctx); err != nil {
+		t.Fatalf("resign: %v", err)
+	}
+	if la.Held() || la.Reason() != elect.ReasonResigned || la.Err() != nil {
+		t.Fatalf("after resign: held=%v reason=%q err=%v", la.Held(), la.Reason(), la.Err())
+	}
+	var lb *elect.Handle
+	select {
+	case lb = <-got:
+	case err := <-errc:
+		t.Fatalf("beta campaign: %v", err)
+	case <-ctx.Done():
+		t.Fatal("beta never became leader after alpha resigned")
+	}
+	if lb.Term() <= la.Term() {
+		t.Fatalf("terms must grow: alpha %d, beta %d", la.Term(), lb.Term())
+	}
+	o, ok, err := elect.ReadOffice(ctx, a, path)
+	if err != nil || !ok || o.Released == nil || o.Released.Reason != elect.ReasonResigned || o.Released.Node != la.Node() {
+		t.Fatalf("office after resign = %+v, %v, %v", o, ok, err)
+	}
+	if err := lb.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ea.Leader(ctx); !errors.Is(err, elect.ErrNoLeader) {
+		t.Fatalf("leader of an empty election: %v, want ErrNoLeader", err)
+	}
+}
+
+func TestMutualExclusion20Sessions(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	const n, rounds = 20, 3
+	var holders, maxHolders, acquired atomic.Int64
+	var lastTerm atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	ctx := ctxT(t, 60*time.Second)
+	for i := 0; i < n; i++ {
+		s := session(t, addrs)
+		l, err := elect.NewLock(s, path, elect.CreateParents(), elect.WithID(fmt.Sprintf("w%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				h, err := l.Acquire(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				now := holders.Add(1)
+				if now > maxHolders.Load() {
+					maxHolders.Store(now)
+				}
+				if prev := lastTerm.Swap(h.Term()); prev >= h.Term() {
+					errs <- fmt.Errorf("term went from %d to %d", prev, h.Term())
+				}
+				acquired.Add(1)
+				time.Sleep(time.Millisecond) // hold it for a moment
+				holders.Add(-1)
+				if err := h.Release(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if maxHolders.Load() != 1 {
+		t.Fatalf("%d holders at once", maxHolders.Load())
+	}
+	if acquired.Load() != n*rounds {
+		t.Fatalf("acquired %d times, want %d", acquired.Load(), n*rounds)
+	}
+}
+
+func TestTryAcquireAndTimeout(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	a, b := session(t, addrs), session(t, addrs)
+	la, _ := elect.NewLock(a, path, elect.CreateParents())
+	lb, _ := elect.NewLock(b, path, elect.CreateParents())
+	ctx := ctxT(t, 20*time.Second)
+	h, err := la.TryAcquire(ctx)
+	if err != nil {
+		t.Fatalf("try on a free lock: %v", err)
+	}
+	if _, err := lb.TryAcquire(ctx); !errors.Is(err, elect.ErrLocked) {
+		t.Fatalf("try on a held lock: %v, want ErrLocked", err)
+	}
+	start := time.Now()
+	if _, err := lb.AcquireTimeout(ctx, 300*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("acquire with timeout: %v, want deadline exceeded", err)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Fatalf("timeout took %v", time.Since(start))
+	}
+	// Neither the failed try nor the timed-out wait may leave a node.
+	eventually(t, 5*time.Second, "waiters' nodes removed", func() bool {
+		children, _, err := a.Conn().Children(path)
+		return err == nil && len(children) == 1 && children[0] == h.Node()
+	})
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatalf("second release: %v", err)
+	}
+}
+
+func TestCancelledWaiterRemovesNode(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	a, b := session(t, addrs), session(t, addrs)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	eb, _ := elect.NewElection(b, path, elect.CreateParents())
+	ctx := ctxT(t, 20*time.Second)
+	la, err := ea.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := eb.Campaign(wctx, "b"); done <- err }()
+	eventually(t, 5*time.Second, "b queued", func() bool {
+		ps, _ := ea.Participants(ctx)
+		return len(ps) == 2
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled campaign returned %v", err)
+	}
+	eventually(t, 5*time.Second, "b's node removed", func() bool {
+		ps, _ := ea.Participants(ctx)
+		return len(ps) == 1 && ps[0].Node == la.Node()
+	})
+}
+
+func TestWatchesAndWakeupsPerHandoff(t *testing.T) {
+	cluster := sharedCluster(t)
+	addrs := cluster.Addrs()
+	path := groupPath(t)
+	ctx := ctxT(t, 60*time.Second)
+	const waiters = 20
+	base, err := cluster.Member(0).WatchCount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := session(t, addrs, elect.WithSessionTimeout(30*time.Second))
+	hl, _ := elect.NewLock(holder, path, elect.CreateParents())
+	h, err := hl.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base++ // the holder watches its own node, to learn if it is deleted
+	got := make(chan *elect.Handle, waiters)
+	for i := 0; i < waiters; i++ {
+		s := session(t, addrs, elect.WithSessionTimeout(30*time.Second))
+		l, _ := elect.NewLock(s, path)
+		go func() {
+			if h, err := l.Acquire(ctx); err == nil {
+				got <- h
+			}
+		}()
+	}
+	eventually(t, 10*time.Second, "all waiters watching", func() bool {
+		w, err := cluster.Member(0).WatchCount(ctx)
+		return err == nil && w-base >= waiters
+	})
+	w, _ := cluster.Member(0).WatchCount(ctx)
+	if w-base != waiters {
+		t.Fatalf("%d waiters set %d watches; want exactly one each", waiters, w-base)
+	}
+	// Hand the lock down the line and count the server's packets per
+	// handoff. Reading mntr is itself a packet: measure that and subtract it.
+	m0, _ := cluster.Member(0).PacketsReceived(ctx)
+	m1, _ := cluster.Member(0).PacketsReceived(ctx)
+	probe := m1 - m0
+	prev := h
+	var packets int64
+	const handoffs = 10
+	for i := 0; i < handoffs; i++ {
+		before, _ := cluster.Member(0).PacketsReceived(ctx)
+		if err := prev.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case prev = <-got:
+		case <-ctx.Done():
+			t.Fatal("no waiter took the lock")
+		}
+		select {
+		case extra := <-got:
+			t.Fatalf("two waiters woke up holding the lock: %s and %s", prev.Node(), extra.Node())
+		default:
+		}
+		after, _ := cluster.Member(0).PacketsReceived(ctx)
+		packets += after - before - probe
+	}
+	per := float64(packets) / handoffs
+	t.Logf("packets per handoff with %d waiters: %.1f (mntr's own %d subtracted)", waiters, per, probe)
+	if per > 3 {
+		t.Fatalf("%.1f packets per handoff with %d waiters: a herd is woken", per, waiters)
+	}
+	_ = prev.Release(ctx)
+}
+
+func TestFencedWritesRejectDeposedLeader(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	a, b := session(t, addrs), session(t, addrs)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	eb, _ := elect.NewElection(b, path, elect.CreateParents())
+	ctx := ctxT(t, 20*time.Second)
+	la, err := ea.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := la.Acknowledge(ctx, "pid 1"); err != nil {
+		t.Fatalf("acknowledge: %v", err)
+	}
+	if err := la.Checkpoint(ctx, []byte("step 1")); err != nil {
+		t.Fatalf("checkpoint: %v", err)
+	}
+	if err := la.Checkpoint(ctx, []byte("step 2")); err != nil {
+		t.Fatalf("second checkpoint: %v", err)
+	}
+	// Someone deletes a's node (an operator, or the session's expiry): a is
+	// deposed, b takes over; a's next write must fail although a's
+	// session is fine.
+	if err := b.Conn().Delete(la.NodePath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := eb.Campaign(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-la.Done():
+	case <-ctx.Done():
+		t.Fatal("a was not told its node was deleted")
+	}
+	if la.Reason() != elect.ReasonDeleted || !errors.Is(la.Err(), elect.ErrNodeDeleted) {
+		t.Fatalf("a's end: %q %v", la.Reason(), la.Err())
+	}
+	if err := la.Checkpoint(ctx, []byte("stale")); !errors.Is(err, elect.ErrNotLeader) {
+		t.Fatalf("deposed checkpoint: %v, want ErrNotLeader", err)
+	}
+	cp, err := elect.ReadCheckpoint(ctx, b, path)
+	if err != nil || string(cp.Data) != "step 2" || cp.Term != la.Term() || cp.ID != "a" {
+		t.Fatalf("checkpoint = %+v, %v; want a's step 2", cp, err)
+	}
+	if err := lb.Checkpoint(ctx, []byte("step 3")); err != nil {
+		t.Fatal(err)
+	}
+	cp, _ = elect.ReadCheckpoint(ctx, b, path)
+	if string(cp.Data) != "step 3" || cp.Term != lb.Term() {
+		t.Fatalf("checkpoint after b = %+v", cp)
+	}
+}
+
+// TestFencedWriteRacesDeletion shows the fence is the server's, not the
+// handle's: with the local check bypassed by timing, the multi still fails.
+func TestFenceIsCheckedByServer(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	a := session(t, addrs)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnExpiry))
+	ctx := ctxT(t, 20*time.Second)
+	la, err := ea.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Delete and write at once, so the write races the monitor.
+	if _, err := a.Conn().Multi(&zk.DeleteRequest{Path: la.NodePath(), Version: -1}); err != nil {
+		t.Fatal(err)
+	}
+	err = la.Checkpoint(ctx, []byte("x"))
+	if !errors.Is(err, elect.ErrNotLeader) {
+		t.Fatalf("write after node deletion: %v, want ErrNotLeader", err)
+	}
+	if _, err := elect.ReadCheckpoint(ctx, a, path); !errors.Is(err, elect.ErrNoCheckpoint) {
+		t.Fatalf("a checkpoint was stored by a deposed leader: %v", err)
+	}
+}

@@ -1,0 +1,84 @@
+package elect
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrNotLeader: a fenced write by a participant that no longer owns its
+	// group (deposed, resigned, or its node is gone).
+	ErrNotLeader = errors.New("elect: not leader")
+	// ErrLocked: TryAcquire found the lock held by someone else.
+	ErrLocked = errors.New("elect: lock is held by another participant")
+	// ErrNoLeader: the group has no owner right now.
+	ErrNoLeader = errors.New("elect: no leader")
+	// ErrSessionLost: the ZooKeeper session expired; every ephemeral node it
+	// owned is gone. Create a new Session.
+	ErrSessionLost = errors.New("elect: ZooKeeper session expired")
+	// ErrSessionClosed: the Session was closed by its owner.
+	ErrSessionClosed = errors.New("elect: session closed")
+	// ErrNodeDeleted: our own queue node vanished while we waited or held.
+	ErrNodeDeleted = errors.New("elect: own queue node was deleted")
+	// ErrNoParent: the group's parent znode does not exist.
+	ErrNoParent = errors.New("elect: group path does not exist")
+	// ErrBadPath: a path that ZooKeeper would reject.
+	ErrBadPath = errors.New("elect: invalid ZooKeeper path")
+	// ErrUnreachable: no server of the ensemble granted a session in time.
+	ErrUnreachable = errors.New("elect: ZooKeeper unreachable")
+	// ErrSessionTimeout: the server would not grant the session timeout asked.
+	ErrSessionTimeout = errors.New("elect: session timeout not granted")
+	// ErrNoCheckpoint: the group has no checkpoint yet.
+	ErrNoCheckpoint = errors.New("elect: no checkpoint")
+	// ErrReleased: the handle was already released.
+	ErrReleased = errors.New("elect: already released")
+)
+
+// ValidatePath checks a znode path the way ZooKeeper's server does, and says
+// what is wrong in terms a user can act on.
+func ValidatePath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("%w: empty path; use an absolute path such as /herald/jobs", ErrBadPath)
+	case p[0] != '/':
+		return fmt.Errorf("%w: %q must start with '/'", ErrBadPath, p)
+	case p == "/":
+		return fmt.Errorf("%w: the root \"/\" cannot be a group; use a path below it", ErrBadPath)
+	case strings.HasSuffix(p, "/"):
+		return fmt.Errorf("%w: %q must not end with '/'", ErrBadPath, p)
+	}
+	for i, seg := range strings.Split(p[1:], "/") {
+		switch seg {
+		case "":
+			return fmt.Errorf("%w: %q has an empty segment (\"//\")", ErrBadPath, p)
+		case ".", "..":
+			return fmt.Errorf("%w: %q has a relative segment %q at position %d", ErrBadPath, p, seg, i+1)
+		case "zookeeper":
+			if i == 0 {
+				return fmt.Errorf("%w: %q is inside /zookeeper, which the server reserves", ErrBadPath, p)
+			}
+		}
+		for _, r := range seg {
+			if r == 0 || r > 0 && r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0xd800 && r <= 0xf8ff || r >= 0xfff0 && r <= 0xffff {
+				return fmt.Errorf("%w: %q holds character %U, which ZooKeeper does not allow", ErrBadPath, p, r)
+			}
+		}
+	}
+	return nil
+}
+
+// connLoss reports whether err means the request's outcome is unknown
+// because the connection went away (the session may still be alive).
+func connLoss(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
+}
+
+// expired reports whether err means the session is gone.
+func expired(err error) bool {
+	return errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, ErrSessionLost)
+}

@@ -1,0 +1,258 @@
+package elect
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Handle is held ownership of an election (leadership) or a lock. Done is
+// closed the moment the ownership is no longer safe; Reason and Err say why.
+// A Handle must be released (Resign or Release) or its session closed.
+type Handle struct {
+	q        *queue
+	t        ticket
+	id       string
+	since    time.Time
+	office   atomic.Bool // herald-office existed at our last listing
+	done     chan struct{}
+	doneOnce sync.Once
+	mu       sync.Mutex
+	reason   Reason
+	err      error
+	stop     chan struct{}
+	stopOnce sync.Once
+	monDone  chan struct{}
+	released atomic.Bool
+}
+
+func newHandle(q *queue, t ticket, id string, office bool) *Handle {
+	h := &Handle{q: q, t: t, id: id, since: time.Now(), done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
+	h.office.Store(office)
+	go h.monitor()
+	return h
+}
+
+// Done is closed when ownership ends: released, resigned, session
+// suspended (under LoseOnSuspend) or expired, node deleted by someone else.
+func (h *Handle) Done() <-chan struct{} { return h.done }
+
+// Reason says why Done was closed (empty while held).
+func (h *Handle) Reason() Reason {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.reason
+}
+
+// Err is nil while held and after a voluntary release; otherwise the error
+// that ended ownership (ErrSessionLost, ErrNodeDeleted, ...).
+func (h *Handle) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// Held reports whether ownership is still safe.
+func (h *Handle) Held() bool {
+	select {
+	case <-h.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Term is the fencing token: the czxid of our node. Terms only grow within
+// a group, so a resource that remembers the highest term it has seen can
+// refuse a deposed owner.
+func (h *Handle) Term() int64 { return h.t.czxid }
+
+// Node is our node's name; NodePath its full path; Group the parent.
+func (h *Handle) Node() string     { return h.t.name }
+func (h *Handle) NodePath() string { return h.q.full(h.t.name) }
+func (h *Handle) Group() string    { return h.q.parent }
+
+// ID is the participant id stored in our node.
+func (h *Handle) ID() string { return h.id }
+
+// Sequence is our node's sequence number.
+func (h *Handle) Sequence() int32 { return h.t.seq }
+
+// Since is when ownership began.
+func (h *Handle) Since() time.Time { return h.since }
+
+// Session is the session the ownership lives in.
+func (h *Handle) Session() *Session { return h.q.s }
+
+// Participant describes us as observers see us.
+func (h *Handle) Participant() Participant {
+	return Participant{ID: h.id, Node: h.t.name, Session: h.q.s.ID(), Sequence: h.t.seq, Czxid: h.t.czxid}
+}
+
+func (h *Handle) lose(reason Reason, err error) {
+	h.doneOnce.Do(func() {
+		h.mu.Lock()
+		h.reason, h.err = reason, err
+		h.mu.Unlock()
+		close(h.done)
+	})
+}
+
+func (h *Handle) stopMonitor() {
+	h.stopOnce.Do(func() { close(h.stop) })
+	<-h.monDone
+}
+
+// monitor watches our own node and the session, and ends ownership when
+// either says it is no longer safe.
+func (h *Handle) monitor() {
+	defer close(h.monDone)
+	s := h.q.s
+	var watch <-chan zk.Event
+	for {
+		st, changed := s.State()
+		switch st {
+		case StateLost:
+			h.lose(ReasonSessionExpired, ErrSessionLost)
+			return
+		case StateClosed:
+			h.lose(ReasonSessionExpired, ErrSessionClosed)
+			return
+		case StateSuspended:
+			if h.q.o.policy == LoseOnSuspend {
+				h.lose(ReasonSuspended, errors.New("elect: connection to ZooKeeper suspended; ownership given up as the loss policy says"))
+				h.giveBack()
+				return
+			}
+		case StateConnected:
+			if watch == nil {
+				ctx, cancel := stateCtx(changed, h.stop)
+				ok, ch, err := existsW(ctx, s.Conn(), h.NodePath())
+				cancel()
+				switch {
+				case err == nil && !ok:
+					h.lose(ReasonDeleted, ErrNodeDeleted)
+					return
+				case err == nil:
+					watch = ch
+				case expired(err):
+					h.lose(ReasonSessionExpired, ErrSessionLost)
+					return
+				}
+			}
+		}
+		select {
+		case ev, ok := <-watch:
+			watch = nil
+			if ok && ev.Type == zk.EventNodeDeleted {
+				h.lose(ReasonDeleted, ErrNodeDeleted)
+				return
+			}
+		case <-changed:
+		case <-h.stop:
+			return
+		}
+	}
+}
+
+// giveBack deletes our node once the connection is back, after ownership
+// was given up on suspension; otherwise the queue would wait for a session
+// expiry that may never come.
+func (h *Handle) giveBack() {
+	if h.released.Swap(true) {
+		return
+	}
+	h.q.s.background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), h.q.s.Timeout()*3+h.q.o.releaseWait)
+		defer cancel()
+		_ = h.deleteOwn(ctx, ReasonSuspended)
+	})
+}
+
+// Resign gives up leadership; the next candidate in line takes over.
+func (h *Handle) Resign(ctx context.Context) error { return h.release(ctx, ReasonResigned) }
+
+// Release gives up the lock; the next waiter in line takes it.
+func (h *Handle) Release(ctx context.Context) error { return h.release(ctx, ReasonReleased) }
+
+// release deletes our node. When the connection is lost the deletion goes
+// on in the background until it succeeds or the session ends (which deletes
+// the node too), so nothing is left orphaned.
+func (h *Handle) release(ctx context.Context, reason Reason) error {
+	if h.released.Swap(true) {
+		h.lose(reason, nil)
+		return nil
+	}
+	h.stopMonitor()
+	h.lose(reason, nil)
+	err := h.deleteOwn(ctx, reason)
+	if err == nil || h.q.s.gone() != nil {
+		return nil
+	}
+	h.q.s.background(func() {
+		bctx, cancel := context.WithTimeout(context.Background(), h.q.s.Timeout()*3+h.q.o.releaseWait)
+		defer cancel()
+		_ = h.deleteOwn(bctx, reason)
+	})
+	return err
+}
+
+// deleteOwn removes our node and, in the same transaction, records why in
+// the group's office node, so observers can tell resigned from expired.
+func (h *Handle) deleteOwn(ctx context.Context, reason Reason) error {
+	rec := Release{Node: h.t.name, ID: h.id, Term: h.t.czxid, Reason: reason, Time: time.Now().UTC()}
+	for {
+		if h.q.s.gone() != nil {
+			return nil // the servers delete our ephemeral node themselves
+		}
+		err := h.q.deleteWithRecord(ctx, h.t.name, rec, &h.office)
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNoNode):
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case connLoss(err):
+			if err := h.q.s.awaitConnected(ctx); err != nil {
+				if errors.Is(err, ErrSessionLost) || errors.Is(err, ErrSessionClosed) {
+					return nil
+				}
+				return err
+			}
+		case expired(err):
+			return nil
+		default:
+			return err
+		}
+	}
+}
+
+// stateCtx is a context cancelled when the session state changes or stop
+// is closed, for calls that must not outlive the state they were made in.
+func stateCtx(changed <-chan struct{}, stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-changed:
+		case <-stop:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return ctx, cancel
+}
+
+func existsW(ctx context.Context, c *zk.Conn, p string) (bool, <-chan zk.Event, error) {
+	type r struct {
+		ok bool
+		ch <-chan zk.Event
+	}
+	res, err := call(ctx, func() (r, error) {
+		ok, _, ch, err := c.ExistsW(p)
+		return r{ok, ch}, err
+	})
+	return res.ok, res.ch, err
+}

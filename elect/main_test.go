@@ -1,0 +1,76 @@
+package elect_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/zkserver"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := zktest.CloseShared(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "close shared ZooKeeper:", err)
+		code = 1
+	}
+	if code == 0 {
+		// Every session, watcher and background release must be gone.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+var pathSeq atomic.Int64
+
+// groupPath returns a path no other test uses.
+func groupPath(t testing.TB) string {
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("/t/%s-%d-%d", name, time.Now().UnixNano()%1e6, pathSeq.Add(1))
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func session(t testing.TB, servers []string, opts ...elect.SessionOption) *elect.Session {
+	t.Helper()
+	opts = append([]elect.SessionOption{elect.WithSessionTimeout(4 * time.Second)}, opts...)
+	s, err := elect.NewSession(ctxT(t, 30*time.Second), servers, opts...)
+	if err != nil {
+		t.Fatalf("new session on %v: %v", servers, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func sharedAddrs(t testing.TB) []string { return zktest.Shared(t).Addrs() }
+
+// eventually polls cond until it holds or d passes.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func sharedCluster(t testing.TB) *zkserverCluster { return zktest.Shared(t) }
+
+type zkserverCluster = zkserver.Cluster

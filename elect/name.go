@@ -1,0 +1,178 @@
+package elect
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ZooKeeper appends the parent's child counter to a SEQUENCE node's name as
+// "%010d" of a signed 32-bit int. The counter can wrap past 2^31-1 to
+// negative values ("-000000001", and "-2147483648", eleven characters), so
+// the suffix is parsed as signed and ordered with serial-number arithmetic.
+
+// ParseSequence returns the sequence number at the end of a node name.
+func ParseSequence(name string) (int32, bool) {
+	n := len(name)
+	// "-1234567890" is ambiguous: a negative sequence, or a positive one
+	// after a '-' separator ("x-<session>-1234567890"). It is negative only
+	// when the sign itself follows a separator or starts the name.
+	if n >= 11 && name[n-11] == '-' && (n == 11 || name[n-12] == '_' || name[n-12] == '-') {
+		if v, err := strconv.ParseInt(name[n-11:], 10, 32); err == nil && v < -999_999_999 {
+			return int32(v), true
+		}
+	}
+	if n < 10 {
+		return 0, false
+	}
+	s := name[n-10:]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' || c == '-' && i == 0 {
+			continue
+		}
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v > 1<<31-1 || v < -1<<31 {
+		return 0, false
+	}
+	return int32(v), true
+}
+
+// SeqLess orders sequence numbers across a wrap: a comes before b when b is
+// at most 2^31-1 steps after a.
+func SeqLess(a, b int32) bool { return int32(uint32(a)-uint32(b)) < 0 }
+
+// FormatSequence renders a sequence as ZooKeeper does.
+func FormatSequence(seq int32) string { return fmt.Sprintf("%010d", seq) }
+
+// entry is one parsed queue node.
+type entry struct {
+	name string
+	seq  int32
+}
+
+// parseChildren keeps the children whose names end in a sequence, ordered
+// lowest first. Others (herald's own state nodes, foreign clutter) are
+// ignored, never an error.
+func parseChildren(children []string) []entry {
+	out := make([]entry, 0, len(children))
+	for _, c := range children {
+		if seq, ok := ParseSequence(c); ok {
+			out = append(out, entry{name: c, seq: seq})
+		}
+	}
+	sortEntries(out)
+	return out
+}
+
+func sortEntries(es []entry) {
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].seq != es[j].seq {
+			return SeqLess(es[i].seq, es[j].seq)
+		}
+		return es[i].name < es[j].name
+	})
+}
+
+// NameInfo is what a node's name says about its creator.
+type NameInfo struct {
+	Sequence int32
+	// ID is the name without the sequence, the protection GUID and the
+	// trailing separators: "candidate-0x1a2b" for "candidate-0x1a2b_0000000004".
+	ID string
+	// Session is the session id a herald or seed-style name carries, 0 when
+	// the name does not carry one.
+	Session int64
+	// Convention names the client that writes such names: herald, curator,
+	// kazoo, go-zookeeper, zookeeper-recipes, seed.
+	Convention string
+}
+
+// ParseName reads a queue node's name. ok is false when the name has no
+// sequence (it is then not part of the queue).
+func ParseName(name string) (NameInfo, bool) {
+	seq, ok := ParseSequence(name)
+	if !ok {
+		return NameInfo{}, false
+	}
+	info := NameInfo{Sequence: seq}
+	cut := 10
+	if seq < -999_999_999 {
+		cut = 11
+	}
+	rest := name[:len(name)-cut]
+	switch {
+	case strings.HasPrefix(rest, "_c_"):
+		// Protected names: "_c_<guid>-<prefix>". Curator's guid is a UUID
+		// with dashes (36 bytes), go-zookeeper's 32 hex digits.
+		info.Convention = "protected"
+		switch g := rest[3:]; {
+		case len(g) > 36 && g[36] == '-' && strings.Count(g[:36], "-") == 4:
+			info.Convention = "curator"
+			rest = g[37:]
+		case len(g) > 32 && g[32] == '-' && !strings.Contains(g[:32], "-"):
+			info.Convention = "go-zookeeper"
+			rest = g[33:]
+		}
+	case strings.Contains(rest, "__lock__") || strings.Contains(rest, "__rlock__") || strings.Contains(rest, "__contender__"):
+		info.Convention = "kazoo"
+	case strings.HasPrefix(rest, "x-"):
+		info.Convention = "zookeeper-recipes"
+		if sid, err := strconv.ParseInt(strings.TrimSuffix(rest[2:], "-"), 10, 64); err == nil {
+			info.Session = sid
+		}
+	default:
+		info.Convention = "seed"
+		if sid, nonce, ok := heraldMarker(rest); ok {
+			info.Convention = "herald"
+			info.Session = sid
+			_ = nonce
+		} else if i := strings.LastIndexByte(strings.TrimSuffix(rest, "_"), '-'); i >= 0 {
+			// candidate-<sessionID>_ as in the seeds, decimal or hex.
+			tail := strings.TrimSuffix(rest, "_")[i+1:]
+			if sid, err := strconv.ParseInt(strings.TrimPrefix(tail, "0x"), hexOrDec(tail), 64); err == nil && sid != 0 {
+				info.Session = sid
+			}
+		}
+	}
+	info.ID = strings.TrimRight(rest, "_-")
+	if info.ID == "" {
+		info.ID = name
+	}
+	return info, true
+}
+
+func hexOrDec(s string) int {
+	if strings.HasPrefix(s, "0x") {
+		return 16
+	}
+	return 10
+}
+
+// heraldMarker finds "<prefix><16 hex session>-<8 hex nonce>_" at the end of
+// rest, the shape herald gives its own nodes.
+func heraldMarker(rest string) (sid int64, nonce string, ok bool) {
+	const tail = 16 + 1 + 8 + 1
+	if len(rest) < tail || rest[len(rest)-1] != '_' || rest[len(rest)-10] != '-' {
+		return 0, "", false
+	}
+	m := rest[len(rest)-tail:]
+	u, err := strconv.ParseUint(m[:16], 16, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	if _, err := strconv.ParseUint(m[17:25], 16, 32); err != nil {
+		return 0, "", false
+	}
+	return int64(u), m[17:25], true
+}
+
+// heraldName builds the name herald creates (before the sequence):
+// "<prefix><session as 16 hex>-<nonce>_". The session and nonce let us find
+// our node again after a connection loss during create.
+func heraldName(prefix string, session int64, nonce string) string {
+	return fmt.Sprintf("%s%016x-%s_", prefix, uint64(session), nonce)
+}

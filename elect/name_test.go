@@ -1,0 +1,109 @@
+package elect
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestParseSequence(t *testing.T) {
+	cases := []struct {
+		name string
+		seq  int32
+		ok   bool
+	}{
+		{"n_0000000000", 0, true},
+		{"lock-0000000042", 42, true},
+		{"candidate-0x1f_2147483647", 2147483647, true},
+		{"x-99-2147483647", 2147483647, true},
+		{"n_-000000001", -1, true},
+		{"n_-2147483648", -2147483648, true},
+		{"_c_0f1e2d3c-aaaa-bbbb-cccc-0123456789ab-latch-0000000007", 7, true},
+		{"herald-office", 0, false},
+		{"n_12345", 0, false},
+		{"n_2147483648", 0, false}, // beyond int32: not something ZooKeeper writes
+		{"n_00000-0001", 0, false},
+		{"", 0, false},
+	}
+	for _, c := range cases {
+		seq, ok := ParseSequence(c.name)
+		if ok != c.ok || seq != c.seq {
+			t.Errorf("ParseSequence(%q) = %d, %v; want %d, %v", c.name, seq, ok, c.seq, c.ok)
+		}
+	}
+}
+
+func TestOrderAcrossWrap(t *testing.T) {
+	names := []string{"n_-2147483647", "n_2147483646", "n_-2147483648", "n_2147483647", "junk", "n_-000000002"}
+	es := parseChildren(names)
+	var got []string
+	for _, e := range es {
+		got = append(got, e.name)
+	}
+	want := []string{"n_2147483646", "n_2147483647", "n_-2147483648", "n_-2147483647", "n_-000000002"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("order across the wrap:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestParseNameConventions(t *testing.T) {
+	cases := []struct {
+		name, conv, id string
+		session        int64
+	}{
+		{heraldName("candidate-", 0x1000abc, "0badf00d") + "0000000003", "herald", "candidate-0000000001000abc-0badf00d", 0x1000abc},
+		{"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-latch-0000000001", "curator", "latch", 0},
+		{"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-0000000009", "curator", "lock", 0},
+		{"_c_0123456789abcdef0123456789abcdef-lock-0000000002", "go-zookeeper", "lock", 0},
+		{"4b3c2d1e0f4b3c2d1e0f4b3c2d1e0f11__lock__0000000005", "kazoo", "4b3c2d1e0f4b3c2d1e0f4b3c2d1e0f11__lock", 0},
+		{"candidate-72057738101588070_0000000004", "seed", "candidate-72057738101588070", 72057738101588070},
+		{"lock-0000000011", "seed", "lock", 0},
+		{"n_0000000012", "seed", "n", 0},
+		{"x-72057738101588070-0000000013", "zookeeper-recipes", "x-72057738101588070", 72057738101588070},
+	}
+	for _, c := range cases {
+		info, ok := ParseName(c.name)
+		if !ok || info.Convention != c.conv || info.ID != c.id || info.Session != c.session {
+			t.Errorf("ParseName(%q) = %+v, %v; want convention %s id %q session %d", c.name, info, ok, c.conv, c.id, c.session)
+		}
+	}
+}
+
+func FuzzParseName(f *testing.F) {
+	for _, s := range []string{"n_0000000001", "n_-2147483648", "_c_x-lock-0000000001", "a__lock__0000000001", "herald-office", "-", "0000000000"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		seq, ok := ParseSequence(name)
+		info, ok2 := ParseName(name)
+		if ok != ok2 {
+			t.Fatalf("ParseSequence and ParseName disagree on %q", name)
+		}
+		if !ok {
+			return
+		}
+		if info.Sequence != seq || info.ID == "" {
+			t.Fatalf("ParseName(%q) = %+v, sequence %d", name, info, seq)
+		}
+		// What ZooKeeper would write for this sequence must parse back.
+		back, ok := ParseSequence("p_" + FormatSequence(seq))
+		if !ok || back != seq {
+			t.Fatalf("sequence %d does not round-trip: %d %v", seq, back, ok)
+		}
+		if SeqLess(seq, seq) || !SeqLess(seq, seq+1) {
+			t.Fatalf("SeqLess is not a strict order at %d", seq)
+		}
+	})
+}
+
+func TestValidatePath(t *testing.T) {
+	for _, p := range []string{"", "jobs", "/", "/jobs/", "/a//b", "/a/./b", "/zookeeper/x", "/a\x00b"} {
+		if err := ValidatePath(p); err == nil {
+			t.Errorf("ValidatePath(%q) accepted a bad path", p)
+		}
+	}
+	for _, p := range []string{"/jobs", "/jobs/nightly", "/a-b/c_d/e.f"} {
+		if err := ValidatePath(p); err != nil {
+			t.Errorf("ValidatePath(%q): %v", p, err)
+		}
+	}
+}

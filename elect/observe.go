@@ -1,0 +1,280 @@
+package elect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// View is the state of a group at one moment.
+type View struct {
+	Group  string
+	Recipe Recipe
+	// Owner is the lowest node (nil when the queue is empty).
+	Owner *Participant
+	// Queue holds every queue node in order, owner first.
+	Queue []Participant
+	// Office is herald's office record, when the group has one.
+	Office *Office
+	// Cversion and Pzxid are the parent's child version and the zxid of the
+	// last child change.
+	Cversion int32
+	Pzxid    int64
+	// OfficeZxid is the mzxid of the office record.
+	OfficeZxid int64
+	// Exists is false when the group path does not exist.
+	Exists bool
+	// children are all child names, queue or not (to account for cversion).
+	children []string
+}
+
+// Ready reports whether the owner acknowledged taking office.
+func (v View) Ready() bool {
+	return v.Owner != nil && v.Office != nil && v.Office.Ack != nil && v.Office.Ack.Node == v.Owner.Node
+}
+
+// ReadGroup reads a group once, without watches: the queue, the owner (its
+// id from the node's data, its term and session from its stat) and herald's
+// office record.
+func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
+	if err := ValidatePath(group); err != nil {
+		return View{}, err
+	}
+	r := reader{conn: s.Conn(), group: group}
+	v, err := r.read(ctx, false)
+	if err == nil && !v.Exists {
+		return v, fmt.Errorf("%w: %s", ErrNoParent, group)
+	}
+	return v, err
+}
+
+type reader struct {
+	conn   *zk.Conn
+	group  string
+	recipe Recipe
+	// cached owner details: the owner node's stat and data never change
+	// while it exists, so they are read once per owner.
+	owner *Participant
+}
+
+type watches struct {
+	children <-chan zk.Event
+	office   <-chan zk.Event
+	exists   <-chan zk.Event
+}
+
+// read lists the group; with watch it also arms a children watch (or an
+// exists watch when the group is missing) and a data watch on the office.
+func (r *reader) read(ctx context.Context, watch bool) (View, error) {
+	v, _, err := r.readW(ctx, watch, true)
+	return v, err
+}
+
+func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watches, error) {
+	var w watches
+	for {
+		type res struct {
+			children []string
+			stat     *zk.Stat
+			ch       <-chan zk.Event
+		}
+		got, err := call(ctx, func() (res, error) {
+			if watch {
+				c, st, ch, err := r.conn.ChildrenW(r.group)
+				return res{c, st, ch}, err
+			}
+			c, st, err := r.conn.Children(r.group)
+			return res{c, st, nil}, err
+		})
+		if errors.Is(err, zk.ErrNoNode) {
+			v := View{Group: r.group, Recipe: r.recipe}
+			if watch {
+				ok, ch, err := existsW(ctx, r.conn, r.group)
+				if err != nil {
+					return v, w, err
+				}
+				if ok {
+					continue // created meanwhile
+				}
+				w.exists = ch
+			}
+			return v, w, nil
+		}
+		if err != nil {
+			return View{}, w, err
+		}
+		w.children = got.ch
+		v := View{Group: r.group, Recipe: r.recipe, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children}
+		if v.Recipe == "" {
+			v.Recipe = guessRecipe(got.children)
+		}
+		es := parseChildren(got.children)
+		for i, e := range es {
+			p := participantFromName(e)
+			if i == 0 {
+				owner, err := r.ownerDetails(ctx, e)
+				if errors.Is(err, zk.ErrNoNode) {
+					break // owner just left: list again
+				}
+				if err != nil {
+					return View{}, w, err
+				}
+				p = owner
+			}
+			v.Queue = append(v.Queue, p)
+		}
+		if len(es) > 0 && (len(v.Queue) == 0 || v.Queue[0].Node != es[0].name) {
+			if watch {
+				w.children = nil // a fresh watch is armed on the next pass
+			}
+			continue
+		}
+		if len(v.Queue) > 0 {
+			v.Owner = &v.Queue[0]
+		} else {
+			r.owner = nil
+		}
+		if contains(got.children, OfficeNode) {
+			office, mzxid, ch, err := r.readOffice(ctx, watch && armOffice)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return View{}, w, err
+			}
+			v.Office, v.OfficeZxid = office, mzxid
+			w.office = ch
+		}
+		return v, w, nil
+	}
+}
+
+func (r *reader) ownerDetails(ctx context.Context, e entry) (Participant, error) {
+	if r.owner != nil && r.owner.Node == e.name {
+		return *r.owner, nil
+	}
+	data, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return r.conn.Get(r.group + "/" + e.name) })
+	if err != nil {
+		return Participant{}, err
+	}
+	p := participantFromName(e)
+	if id := strings.TrimSpace(string(data)); id != "" && isText(id) {
+		p.ID = id
+	}
+	p.Session = st.EphemeralOwner
+	p.Czxid = st.Czxid
+	r.owner = &p
+	return p, nil
+}
+
+func (r *reader) readOffice(ctx context.Context, watch bool) (*Office, int64, <-chan zk.Event, error) {
+	type res struct {
+		data []byte
+		st   *zk.Stat
+		ch   <-chan zk.Event
+	}
+	got, err := call(ctx, func() (res, error) {
+		if watch {
+			d, st, ch, err := r.conn.GetW(r.group + "/" + OfficeNode)
+			return res{d, st, ch}, err
+		}
+		d, st, err := r.conn.Get(r.group + "/" + OfficeNode)
+		return res{d, st, nil}, err
+	})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	o, ok := decodeOffice(got.data)
+	if !ok {
+		return nil, got.st.Mzxid, got.ch, nil
+	}
+	return &o, got.st.Mzxid, got.ch, nil
+}
+
+func participantFromName(e entry) Participant {
+	info, _ := ParseName(e.name)
+	return Participant{ID: info.ID, Node: e.name, Session: info.Session, Sequence: e.seq}
+}
+
+func isText(s string) bool {
+	if len(s) > 256 {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0xfffd {
+			return false
+		}
+	}
+	return true
+}
+
+// guessRecipe tells a lock from an election by the names its clients use.
+func guessRecipe(children []string) Recipe {
+	for _, c := range children {
+		if _, ok := ParseSequence(c); !ok {
+			continue
+		}
+		if strings.Contains(c, "lock") {
+			return RecipeLock
+		}
+		return RecipeElection
+	}
+	return RecipeElection
+}
+
+// ObserveOption configures Observe.
+type ObserveOption func(*observeOptions) error
+
+type observeOptions struct {
+	recipe Recipe
+	buffer int
+}
+
+// AsRecipe says whether the group is an election or a lock (by default it
+// is guessed from the node names: "lock" in them means a lock).
+func AsRecipe(r Recipe) ObserveOption {
+	return func(o *observeOptions) error {
+		if r != RecipeElection && r != RecipeLock {
+			return fmt.Errorf("elect: unknown recipe %q (want election or lock)", r)
+		}
+		o.recipe = r
+		return nil
+	}
+}
+
+// Buffer sets the changes channel's buffer (default 64). The observer never
+// drops a change: when the buffer is full it waits, and ZooKeeper's one-shot
+// watch means the next listing catches up (reported with Gap when owners
+// may have been missed).
+func Buffer(n int) ObserveOption {
+	return func(o *observeOptions) error {
+		if n < 0 {
+			return fmt.Errorf("elect: negative buffer %d", n)
+		}
+		o.buffer = n
+		return nil
+	}
+}
+
+// Observer streams the changes of one group.
+type Observer struct {
+	ch   chan Change
+	mu   sync.Mutex
+	err  error
+	done chan struct{}
+}
+
+// Changes is closed when the observer stops; Err says why.
+func (o *Observer) Changes() <-chan Change { return o.ch }
+
+// Err is nil while running, ctx.Err() after cancel, ErrSessionLost when the
+// session expired (observe again on a new session).
+func (o *Observer) Err() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
+
+// Wait blocks until the observer has stopped.
+func (o *Observer) Wait() { <-o.done }

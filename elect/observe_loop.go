@@ -1,0 +1,203 @@
+package elect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Observe streams the changes of one group, computed from one children
+// watch (NodeChildrenChanged) and one data watch on herald's office node.
+// The first change is a Snapshot; after a lost connection the observer says
+// Unknown and, once reconnected, sends a fresh Snapshot. It works on groups
+// written by herald and by other clients (Curator, Kazoo, go-zookeeper, the
+// seeds' names): anything whose children end in a ZooKeeper sequence.
+func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOption) (*Observer, error) {
+	if s == nil {
+		return nil, errors.New("elect: nil session")
+	}
+	if err := ValidatePath(group); err != nil {
+		return nil, err
+	}
+	oo := observeOptions{buffer: 64}
+	for _, opt := range opts {
+		if err := opt(&oo); err != nil {
+			return nil, err
+		}
+	}
+	o := &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}
+	go o.run(ctx, s, group, oo)
+	return o, nil
+}
+
+func (o *Observer) finish(err error) {
+	o.mu.Lock()
+	o.err = err
+	o.mu.Unlock()
+}
+
+func (o *Observer) run(ctx context.Context, s *Session, group string, oo observeOptions) {
+	defer close(o.done)
+	defer close(o.ch)
+	r := reader{conn: s.Conn(), group: group, recipe: oo.recipe}
+	var prev *View
+	var officeW <-chan zk.Event
+	emit := func(cs []Change) bool {
+		for _, c := range cs {
+			select {
+			case o.ch <- c:
+			case <-ctx.Done():
+				return false
+			}
+		}
+		return true
+	}
+	for {
+		st, changed := s.State()
+		switch st {
+		case StateLost, StateClosed:
+			o.finish(s.Err())
+			return
+		case StateConnecting, StateSuspended:
+			if prev != nil {
+				if !emit([]Change{{Kind: Unknown, Group: group, Recipe: prev.Recipe, Zxid: prev.Pzxid}}) {
+					o.finish(ctx.Err())
+					return
+				}
+				prev, officeW, r.owner = nil, nil, nil
+			}
+			select {
+			case <-changed:
+				continue
+			case <-ctx.Done():
+				o.finish(ctx.Err())
+				return
+			}
+		}
+		cctx, cancel := stateCtx(changed, ctx.Done())
+		v, w, err := r.readW(cctx, true, officeW == nil)
+		cancel()
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				o.finish(ctx.Err())
+				return
+			case expired(err):
+				o.finish(ErrSessionLost)
+				return
+			case connLoss(err) || errors.Is(err, context.Canceled):
+				continue // the state loop above handles it
+			default:
+				o.finish(fmt.Errorf("elect: observe %s: %w", group, err))
+				return
+			}
+		}
+		if w.office != nil {
+			officeW = w.office
+		}
+		if !emit(diff(prev, v)) {
+			o.finish(ctx.Err())
+			return
+		}
+		prev = &v
+		select {
+		case <-w.children:
+		case <-w.exists:
+		case <-officeW:
+			officeW = nil
+		case <-changed:
+		case <-ctx.Done():
+			o.finish(ctx.Err())
+			return
+		}
+	}
+}
+
+// diff turns two views into changes, in the order they happened as far as
+// one listing can tell: leavers, the owner change, newcomers, readiness.
+func diff(prev *View, v View) []Change {
+	base := Change{Group: v.Group, Recipe: v.Recipe, Owner: v.Owner, Zxid: v.Pzxid, Ready: v.Ready()}
+	if prev == nil {
+		c := base
+		c.Kind, c.Queue = Snapshot, v.Queue
+		return []Change{c}
+	}
+	owner := func(w *View) string {
+		if w.Owner == nil {
+			return ""
+		}
+		return w.Owner.Node
+	}
+	ownerChanged := owner(prev) != owner(&v)
+	was := map[string]Participant{}
+	for _, p := range prev.Queue {
+		was[p.Node] = p
+	}
+	is := map[string]bool{}
+	for _, p := range v.Queue {
+		is[p.Node] = true
+	}
+	// Every child create or delete bumps cversion by one; what we cannot
+	// account for by the difference of two listings came and went unseen.
+	seen := setDiff(prev.children, v.children) + setDiff(v.children, prev.children)
+	unexplained := int64(v.Cversion-prev.Cversion) - int64(seen)
+	var out []Change
+	for _, p := range prev.Queue {
+		if is[p.Node] || (ownerChanged && p.Node == owner(prev)) {
+			continue
+		}
+		c := base
+		c.Kind, c.Candidate, c.Reason, c.Owner = Left, &p, reasonFor(v.Office, p.Node), v.Owner
+		out = append(out, c)
+	}
+	if ownerChanged {
+		c := base
+		c.Kind, c.Previous, c.Queue = OwnerChanged, prev.Owner, v.Queue
+		c.Gap = unexplained > 0 || !prev.Exists && v.Exists && v.Cversion > int32(len(v.children))
+		if prev.Owner != nil {
+			c.Reason = reasonFor(v.Office, prev.Owner.Node)
+		}
+		out = append(out, c)
+	}
+	for _, p := range v.Queue {
+		if _, ok := was[p.Node]; ok || (ownerChanged && p.Node == owner(&v)) {
+			continue
+		}
+		c := base
+		c.Kind, c.Candidate = Joined, &p
+		out = append(out, c)
+	}
+	if v.Ready() && (!prev.Ready() || ownerChanged) {
+		c := base
+		c.Kind = Ready
+		if v.OfficeZxid > c.Zxid {
+			c.Zxid = v.OfficeZxid
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func reasonFor(o *Office, node string) Reason {
+	if o != nil && o.Released != nil && o.Released.Node == node {
+		return o.Released.Reason
+	}
+	return ReasonUnknown
+}
+
+// setDiff counts the names in a that are not in b.
+func setDiff(a, b []string) int {
+	in := make(map[string]struct{}, len(b))
+	for _, x := range b {
+		in[x] = struct{}{}
+	}
+	n := 0
+	for _, x := range a {
+		if _, ok := in[x]; !ok {
+			n++
+		}
+	}
+	return n
+}

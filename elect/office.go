@@ -1,0 +1,238 @@
+package elect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// A herald group keeps two persistent nodes beside its queue. Their names
+// end without a sequence, so every recipe (herald's and others') ignores
+// them when it orders the queue:
+//
+//   - herald-office: who took office (the leader acknowledgment) and the
+//     last voluntary release with its reason.
+//   - herald-checkpoint: the last progress a leader published.
+//
+// Every write to them is fenced: a multi that first checks our own queue
+// node exists. Our node exists only while we own the group (it is the
+// lowest, and sequence numbers only grow), so a deposed owner's write fails.
+const (
+	OfficeNode     = "herald-office"
+	CheckpointNode = "herald-checkpoint"
+)
+
+// Office is the content of the herald-office node.
+type Office struct {
+	Herald   int      `json:"herald"`
+	Ack      *Ack     `json:"ack,omitempty"`
+	Released *Release `json:"released,omitempty"`
+}
+
+// Ack records that an owner finished its leader procedure.
+type Ack struct {
+	Node string    `json:"node"`
+	ID   string    `json:"id"`
+	Term int64     `json:"term"`
+	Time time.Time `json:"time"`
+	Info string    `json:"info,omitempty"`
+}
+
+// Release records a voluntary end of ownership.
+type Release struct {
+	Node   string    `json:"node"`
+	ID     string    `json:"id"`
+	Term   int64     `json:"term"`
+	Reason Reason    `json:"reason"`
+	Time   time.Time `json:"time"`
+}
+
+// Checkpoint is the last progress a leader published (seed 004).
+type Checkpoint struct {
+	Term int64     `json:"term"`
+	Node string    `json:"node"`
+	ID   string    `json:"id"`
+	Time time.Time `json:"time"`
+	Data []byte    `json:"data"`
+	// Version is the znode version (how many checkpoints were written).
+	Version int32 `json:"-"`
+}
+
+func decodeOffice(b []byte) (Office, bool) {
+	var o Office
+	if len(b) == 0 || json.Unmarshal(b, &o) != nil || o.Herald == 0 {
+		return Office{}, false
+	}
+	return o, true
+}
+
+// deleteWithRecord deletes name and records rec in the office node in one
+// transaction (one packet), creating the office when it is missing.
+func (q *queue) deleteWithRecord(ctx context.Context, name string, rec Release, office *atomic.Bool) error {
+	conn := q.s.Conn()
+	// The record replaces the office's content without reading it first:
+	// any ack in it is ours or a predecessor's, and ends with our release.
+	next := Office{Herald: 1, Released: &rec}
+	for tries := 0; tries < 4; tries++ {
+		data, _ := json.Marshal(next)
+		ops := []any{&zk.DeleteRequest{Path: q.full(name), Version: -1}}
+		if office.Load() {
+			ops = append(ops, &zk.SetDataRequest{Path: q.full(OfficeNode), Data: data, Version: -1})
+		} else {
+			ops = append(ops, &zk.CreateRequest{Path: q.full(OfficeNode), Data: data, Acl: q.o.acl})
+		}
+		res, err := multi(ctx, conn, ops...)
+		if err == nil {
+			office.Store(true)
+			return nil
+		}
+		switch {
+		case failedAt(res, 0, zk.ErrNoNode):
+			return zk.ErrNoNode
+		case failedAt(res, 1, zk.ErrNoNode):
+			office.Store(false)
+		case failedAt(res, 1, zk.ErrNodeExists):
+			office.Store(true)
+		default:
+			return err
+		}
+	}
+	// The office keeps changing under us: delete without a record.
+	return q.remove(ctx, name)
+}
+
+// Acknowledge records that we took office (seed 002: the lowest node does
+// not by itself mean its owner knows it leads). Observers turn it into
+// leader.ready. info is free text (e.g. the child command's pid).
+func (h *Handle) Acknowledge(ctx context.Context, info string) error {
+	if !h.Held() {
+		return fmt.Errorf("%w: %s no longer owns %s (%s)", ErrNotLeader, h.t.name, h.q.parent, h.Reason())
+	}
+	conn := h.q.s.Conn()
+	for {
+		b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return conn.Get(h.q.full(OfficeNode)) })
+		var prev Office
+		exists := err == nil
+		switch {
+		case err == nil:
+			prev, _ = decodeOffice(b)
+		case errors.Is(err, zk.ErrNoNode):
+		default:
+			return h.fenceErr(err)
+		}
+		next := Office{Herald: 1, Released: prev.Released,
+			Ack: &Ack{Node: h.t.name, ID: h.id, Term: h.t.czxid, Time: time.Now().UTC(), Info: info}}
+		data, _ := json.Marshal(next)
+		var op any = &zk.CreateRequest{Path: h.q.full(OfficeNode), Data: data, Acl: h.q.o.acl}
+		if exists {
+			op = &zk.SetDataRequest{Path: h.q.full(OfficeNode), Data: data, Version: st.Version}
+		}
+		res, err := h.fenced(ctx, op)
+		switch {
+		case err == nil:
+			h.office.Store(true)
+			return nil
+		case failedAt(res, 1, zk.ErrBadVersion), failedAt(res, 1, zk.ErrNodeExists), failedAt(res, 1, zk.ErrNoNode):
+			continue // raced with another write of the office: read again
+		default:
+			return err
+		}
+	}
+}
+
+// Checkpoint publishes progress, fenced by our ownership: the write fails
+// with ErrNotLeader once we are deposed. The next owner reads it with
+// ReadCheckpoint and resumes from there.
+func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
+	if !h.Held() {
+		return fmt.Errorf("%w: %s no longer owns %s (%s)", ErrNotLeader, h.t.name, h.q.parent, h.Reason())
+	}
+	rec, _ := json.Marshal(Checkpoint{Term: h.t.czxid, Node: h.t.name, ID: h.id, Time: time.Now().UTC(), Data: data})
+	p := h.q.full(CheckpointNode)
+	create := false
+	for tries := 0; tries < 4; tries++ {
+		var op any = &zk.SetDataRequest{Path: p, Data: rec, Version: -1}
+		if create {
+			op = &zk.CreateRequest{Path: p, Data: rec, Acl: h.q.o.acl}
+		}
+		res, err := h.fenced(ctx, op)
+		switch {
+		case err == nil:
+			return nil
+		case failedAt(res, 1, zk.ErrNoNode):
+			create = true
+		case failedAt(res, 1, zk.ErrNodeExists):
+			create = false
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("elect: checkpoint of %s kept racing with its creation", h.q.parent)
+}
+
+// fenced runs op in a multi after a check that our node still exists.
+func (h *Handle) fenced(ctx context.Context, op any) ([]zk.MultiResponse, error) {
+	res, err := multi(ctx, h.q.s.Conn(), &zk.CheckVersionRequest{Path: h.NodePath(), Version: -1}, op)
+	if err != nil && failedAt(res, 0, zk.ErrNoNode) {
+		return res, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, h.NodePath(), h.q.parent)
+	}
+	if err != nil && len(res) == 0 {
+		return res, h.fenceErr(err)
+	}
+	return res, err
+}
+
+func (h *Handle) fenceErr(err error) error {
+	if expired(err) {
+		return fmt.Errorf("%w: session expired, so %s is gone: %v", ErrNotLeader, h.NodePath(), err)
+	}
+	return err
+}
+
+// ReadCheckpoint returns a group's last checkpoint (ErrNoCheckpoint when
+// none was written yet).
+func ReadCheckpoint(ctx context.Context, s *Session, group string) (Checkpoint, error) {
+	if err := ValidatePath(group); err != nil {
+		return Checkpoint{}, err
+	}
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(group + "/" + CheckpointNode) })
+	if errors.Is(err, zk.ErrNoNode) {
+		return Checkpoint{}, fmt.Errorf("%w in %s", ErrNoCheckpoint, group)
+	}
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	var c Checkpoint
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Checkpoint{}, fmt.Errorf("elect: %s/%s is not a herald checkpoint: %w", group, CheckpointNode, err)
+	}
+	c.Version = st.Version
+	return c, nil
+}
+
+// ReadOffice returns a group's office record (ok=false when there is none).
+func ReadOffice(ctx context.Context, s *Session, group string) (Office, bool, error) {
+	b, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(group + "/" + OfficeNode) })
+	if errors.Is(err, zk.ErrNoNode) {
+		return Office{}, false, nil
+	}
+	if err != nil {
+		return Office{}, false, err
+	}
+	o, ok := decodeOffice(b)
+	return o, ok, nil
+}
+
+func multi(ctx context.Context, c *zk.Conn, ops ...any) ([]zk.MultiResponse, error) {
+	return call(ctx, func() ([]zk.MultiResponse, error) { return c.Multi(ops...) })
+}
+
+// failedAt reports whether op i of a multi failed with want.
+func failedAt(res []zk.MultiResponse, i int, want error) bool {
+	return i < len(res) && errors.Is(res[i].Error, want)
+}

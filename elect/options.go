@@ -1,0 +1,221 @@
+package elect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// SessionOption configures NewSession. Options validate their argument.
+type SessionOption func(*sessionOptions) error
+
+type sessionOptions struct {
+	timeout          time.Duration
+	connectTimeout   time.Duration
+	attemptTimeout   time.Duration
+	dialTimeout      time.Duration
+	acceptNegotiated bool
+	maxBuffer        int
+	log              *slog.Logger
+}
+
+func defaultSessionOptions() sessionOptions {
+	return sessionOptions{
+		timeout:        10 * time.Second,
+		connectTimeout: 15 * time.Second,
+		attemptTimeout: 5 * time.Second,
+		dialTimeout:    time.Second,
+		maxBuffer:      4 << 20,
+		log:            slog.New(slog.DiscardHandler),
+	}
+}
+
+func (o sessionOptions) validate(servers []string) error {
+	if len(servers) == 0 {
+		return errors.New("elect: no ZooKeeper servers given; pass host:port[,host:port...]")
+	}
+	for _, s := range servers {
+		if s == "" {
+			return errors.New("elect: empty ZooKeeper server address in the list")
+		}
+	}
+	return nil
+}
+
+// WithSessionTimeout asks for a session timeout. The server must grant
+// exactly this value unless AcceptNegotiatedTimeout is given, because every
+// loss decision herald makes is timed by it.
+func WithSessionTimeout(d time.Duration) SessionOption {
+	return func(o *sessionOptions) error {
+		if d < 100*time.Millisecond || d > 10*time.Minute {
+			return fmt.Errorf("elect: session timeout %v out of range (100ms to 10m)", d)
+		}
+		o.timeout = d
+		if o.attemptTimeout < d {
+			o.attemptTimeout = d
+		}
+		return nil
+	}
+}
+
+// AcceptNegotiatedTimeout accepts whatever timeout the server grants.
+func AcceptNegotiatedTimeout() SessionOption {
+	return func(o *sessionOptions) error { o.acceptNegotiated = true; return nil }
+}
+
+// WithConnectTimeout bounds how long NewSession retries an unreachable
+// ensemble before it gives up with ErrUnreachable.
+func WithConnectTimeout(d time.Duration) SessionOption {
+	return func(o *sessionOptions) error {
+		if d <= 0 {
+			return fmt.Errorf("elect: connect timeout must be positive, got %v", d)
+		}
+		o.connectTimeout = d
+		if o.attemptTimeout > d {
+			o.attemptTimeout = d
+		}
+		return nil
+	}
+}
+
+// WithLogger sets the logger for session events and retries.
+func WithLogger(l *slog.Logger) SessionOption {
+	return func(o *sessionOptions) error {
+		if l == nil {
+			return errors.New("elect: nil logger")
+		}
+		o.log = l
+		return nil
+	}
+}
+
+// LossPolicy decides when a holder is told its ownership is no longer safe.
+type LossPolicy int
+
+const (
+	// LoseOnSuspend (the default): the moment the connection is lost. Safe:
+	// another participant may take over once our session times out, and we
+	// cannot tell when that is.
+	LoseOnSuspend LossPolicy = iota
+	// LoseOnExpiry: only when the session expires (or our node is deleted).
+	// Keeps ownership through short blips, at the risk of two processes
+	// believing they own for up to the session timeout.
+	LoseOnExpiry
+)
+
+// Option configures an Election or Lock.
+type Option func(*recipeOptions) error
+
+type recipeOptions struct {
+	createParents bool
+	acl           []zk.ACL
+	policy        LossPolicy
+	prefix        string
+	id            string
+	releaseWait   time.Duration
+}
+
+func defaultRecipeOptions(prefix string) recipeOptions {
+	return recipeOptions{acl: zk.WorldACL(zk.PermAll), prefix: prefix, releaseWait: 10 * time.Second}
+}
+
+// CreateParents creates the group's path (persistent nodes) when missing.
+// Without it a missing path is an error (ErrNoParent).
+func CreateParents() Option {
+	return func(o *recipeOptions) error { o.createParents = true; return nil }
+}
+
+// WithACL sets the ACL of the nodes herald creates.
+func WithACL(acl []zk.ACL) Option {
+	return func(o *recipeOptions) error {
+		if len(acl) == 0 {
+			return errors.New("elect: empty ACL")
+		}
+		o.acl = acl
+		return nil
+	}
+}
+
+// WithLossPolicy chooses when ownership ends on connection trouble.
+func WithLossPolicy(p LossPolicy) Option {
+	return func(o *recipeOptions) error {
+		if p != LoseOnSuspend && p != LoseOnExpiry {
+			return fmt.Errorf("elect: unknown loss policy %d", p)
+		}
+		o.policy = p
+		return nil
+	}
+}
+
+// WithPrefix sets the node name prefix ("candidate-" for elections, "lock-"
+// for locks by default).
+func WithPrefix(p string) Option {
+	return func(o *recipeOptions) error {
+		if p == "" || len(p) > 64 {
+			return fmt.Errorf("elect: node prefix %q must be 1 to 64 bytes", p)
+		}
+		if err := ValidatePath("/" + p); err != nil {
+			return fmt.Errorf("elect: node prefix %q: %w", p, err)
+		}
+		o.prefix = p
+		return nil
+	}
+}
+
+// WithID sets the participant id stored as the node's data (a Lock's holder
+// id; Campaign takes the id as an argument).
+func WithID(id string) Option {
+	return func(o *recipeOptions) error {
+		if len(id) > 1024 {
+			return errors.New("elect: participant id longer than 1024 bytes")
+		}
+		o.id = id
+		return nil
+	}
+}
+
+// call runs a blocking ZooKeeper request so that the caller returns when
+// ctx ends even if the request is still queued (the client queues requests
+// while disconnected).
+func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// zkLogger sends the client's own messages to slog at debug level.
+type zkLogger struct{ l *slog.Logger }
+
+func (z zkLogger) Printf(format string, args ...any) {
+	z.l.Debug(fmt.Sprintf("zk: "+format, args...))
+}
+
+// call2 is call for requests that return two values.
+func call2[A, B any](ctx context.Context, f func() (A, B, error)) (A, B, error) {
+	type pair struct {
+		a A
+		b B
+	}
+	p, err := call(ctx, func() (pair, error) {
+		a, b, err := f()
+		return pair{a, b}, err
+	})
+	return p.a, p.b, err
+}

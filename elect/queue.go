@@ -1,0 +1,347 @@
+package elect
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// queue is the one core behind Election and Lock: SEQUENCE|EPHEMERAL nodes
+// under a parent, the lowest owns, each waiter watches only the node just
+// below its own.
+type queue struct {
+	s      *Session
+	parent string
+	recipe Recipe
+	o      recipeOptions
+	// officeSeen: the office node was among the children at our last
+	// listing (so a release can record its reason without a lookup).
+	officeSeen atomic.Bool
+}
+
+func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Option) (*queue, error) {
+	if s == nil {
+		return nil, errors.New("elect: nil session")
+	}
+	if err := ValidatePath(parent); err != nil {
+		return nil, err
+	}
+	o := defaultRecipeOptions(prefix)
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	return &queue{s: s, parent: parent, recipe: recipe, o: o}, nil
+}
+
+// ticket is our place in the queue.
+type ticket struct {
+	name  string
+	seq   int32
+	czxid int64
+}
+
+func (q *queue) full(name string) string { return q.parent + "/" + name }
+
+// enqueue creates our node. On connection loss during the create the
+// outcome is unknown: we look for our node by its session+nonce marker and
+// accept it only if its ephemeralOwner is our session; otherwise we create
+// again. A cancelled ctx never leaves a node behind.
+func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
+	var nb [4]byte
+	_, _ = rand.Read(nb[:])
+	sid := q.s.ID()
+	base := heraldName(q.o.prefix, sid, hex.EncodeToString(nb[:]))
+	marker := base[len(q.o.prefix):]
+	conn := q.s.Conn()
+	for attempt := 0; ; attempt++ {
+		if err := q.s.gone(); err != nil {
+			return ticket{}, err
+		}
+		created, err := call(ctx, func() (string, error) {
+			return conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+		})
+		switch {
+		case err == nil:
+			t, err := q.stamp(ctx, path.Base(created))
+			if err != nil {
+				q.abandon(path.Base(created))
+			}
+			return t, err
+		case errors.Is(err, zk.ErrNoNode):
+			if !q.o.createParents {
+				return ticket{}, fmt.Errorf("%w: %s; create it first (herald never guesses ACLs for you) or use CreateParents", ErrNoParent, q.parent)
+			}
+			if err := q.createParents(ctx); err != nil {
+				return ticket{}, err
+			}
+		case errors.Is(err, zk.ErrNoAuth):
+			return ticket{}, fmt.Errorf("elect: not allowed to create nodes under %s: %w; check the ACL and your credentials", q.parent, err)
+		case ctx.Err() != nil || connLoss(err):
+			if ctx.Err() != nil {
+				// The create may still land after we gave up: remove it.
+				q.s.background(func() { q.sweep(marker) })
+				return ticket{}, ctx.Err()
+			}
+			if err := q.s.awaitConnected(ctx); err != nil {
+				return ticket{}, err
+			}
+			t, found, err := q.find(ctx, marker)
+			if err != nil {
+				return ticket{}, err
+			}
+			if found {
+				return t, nil
+			}
+		case expired(err):
+			return ticket{}, ErrSessionLost
+		default:
+			return ticket{}, fmt.Errorf("elect: create node under %s: %w", q.parent, err)
+		}
+	}
+}
+
+// stamp reads our node's czxid (the term it will carry as owner).
+func (q *queue) stamp(ctx context.Context, name string) (ticket, error) {
+	seq, _ := ParseSequence(name)
+	for {
+		st, err := call(ctx, func() (*zk.Stat, error) {
+			ok, st, err := q.s.Conn().Exists(q.full(name))
+			if err == nil && !ok {
+				return nil, ErrNodeDeleted
+			}
+			return st, err
+		})
+		switch {
+		case err == nil:
+			if st.EphemeralOwner != q.s.ID() {
+				return ticket{}, fmt.Errorf("elect: node %s belongs to session 0x%x, not ours (0x%x)", q.full(name), st.EphemeralOwner, q.s.ID())
+			}
+			return ticket{name: name, seq: seq, czxid: st.Czxid}, nil
+		case connLoss(err) && ctx.Err() == nil:
+			if err := q.s.awaitConnected(ctx); err != nil {
+				return ticket{}, err
+			}
+		case expired(err):
+			return ticket{}, ErrSessionLost
+		default:
+			return ticket{}, err
+		}
+	}
+}
+
+// find looks for our node after a create whose reply was lost.
+func (q *queue) find(ctx context.Context, marker string) (ticket, bool, error) {
+	children, err := call(ctx, func() ([]string, error) {
+		c, _, err := q.s.Conn().Children(q.parent)
+		return c, err
+	})
+	if err != nil {
+		if expired(err) {
+			return ticket{}, false, ErrSessionLost
+		}
+		if connLoss(err) {
+			return ticket{}, false, nil // try the create again after reconnecting
+		}
+		return ticket{}, false, err
+	}
+	for _, c := range children {
+		if !strings.Contains(c, marker) {
+			continue
+		}
+		t, err := q.stamp(ctx, c)
+		if err != nil {
+			return ticket{}, false, nil
+		}
+		return t, true, nil
+	}
+	return ticket{}, false, nil
+}
+
+// sweep removes any node carrying our marker; used when a create was
+// abandoned and might still have landed.
+func (q *queue) sweep(marker string) {
+	ctx, cancel := context.WithTimeout(context.Background(), q.o.releaseWait)
+	defer cancel()
+	for ctx.Err() == nil && q.s.gone() == nil {
+		if err := q.s.awaitConnected(ctx); err != nil {
+			return
+		}
+		children, err := call(ctx, func() ([]string, error) {
+			c, _, err := q.s.Conn().Children(q.parent)
+			return c, err
+		})
+		if err != nil {
+			continue
+		}
+		clean := true
+		for _, c := range children {
+			if strings.Contains(c, marker) {
+				if err := q.remove(ctx, c); err != nil {
+					clean = false
+				}
+			}
+		}
+		if clean {
+			return
+		}
+	}
+}
+
+// abandon removes a node we created but will not use, in the background
+// with a fresh context (the caller's may be cancelled already).
+func (q *queue) abandon(name string) {
+	q.s.background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), q.o.releaseWait)
+		defer cancel()
+		for ctx.Err() == nil && q.s.gone() == nil {
+			if err := q.remove(ctx, name); err == nil {
+				return
+			}
+			if err := q.s.awaitConnected(ctx); err != nil {
+				return
+			}
+		}
+	})
+}
+
+func (q *queue) remove(ctx context.Context, name string) error {
+	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, q.s.Conn().Delete(q.full(name), -1) })
+	if err == nil || errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
+
+func (q *queue) createParents(ctx context.Context) error {
+	p := ""
+	for _, seg := range strings.Split(q.parent[1:], "/") {
+		p += "/" + seg
+		_, err := call(ctx, func() (string, error) { return q.s.Conn().Create(p, nil, 0, q.o.acl) })
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("elect: create parent %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// list returns the parsed queue, lowest first.
+func (q *queue) list(ctx context.Context) ([]entry, error) {
+	children, err := call(ctx, func() ([]string, error) {
+		c, _, err := q.s.Conn().Children(q.parent)
+		return c, err
+	})
+	if err != nil {
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, fmt.Errorf("%w: %s", ErrNoParent, q.parent)
+		}
+		return nil, err
+	}
+	q.officeSeen.Store(contains(children, OfficeNode))
+	return parseChildren(children), nil
+}
+
+// wait blocks until t owns the queue. It watches only the next lower node.
+// When that node was the only lower one at the last listing, its deletion
+// makes us owner without listing again (sequence numbers only grow, so no
+// new lower node can appear). A predecessor that vanished between listing
+// and watch just means listing again: each pass removes it from view, so
+// there is no livelock.
+func (q *queue) wait(ctx context.Context, t ticket, tryOnly bool) error {
+	conn := q.s.Conn()
+	for {
+		es, err := q.list(ctx)
+		if err != nil {
+			if err2 := q.retryable(ctx, err); err2 != nil {
+				return err2
+			}
+			continue
+		}
+		idx := -1
+		for i, e := range es {
+			if e.name == t.name {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			if err := q.s.gone(); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %s", ErrNodeDeleted, q.full(t.name))
+		}
+		if idx == 0 {
+			return nil
+		}
+		if tryOnly {
+			return ErrLocked
+		}
+		pred, onlyLower := es[idx-1], idx == 1
+	watch:
+		for {
+			ok, _, ch, err := conn.ExistsW(q.full(pred.name))
+			if err != nil {
+				if err2 := q.retryable(ctx, err); err2 != nil {
+					return err2
+				}
+				break watch
+			}
+			if !ok {
+				if onlyLower {
+					return nil
+				}
+				break watch
+			}
+			select {
+			case ev := <-ch:
+				switch {
+				case ev.Type == zk.EventNodeDeleted && onlyLower:
+					return nil
+				case ev.Type == zk.EventNodeDeleted:
+					break watch
+				case ev.Err != nil && expired(ev.Err):
+					return ErrSessionLost
+				case ev.Type == zk.EventNotWatching:
+					if err := q.s.gone(); err != nil {
+						return err
+					}
+					break watch
+				}
+				// Data changed or created: watch again.
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-q.s.Done():
+				return q.s.Err()
+			}
+		}
+	}
+}
+
+// retryable waits out a connection loss; other errors are returned.
+func (q *queue) retryable(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case expired(err):
+		return ErrSessionLost
+	case connLoss(err):
+		wctx, cancel := context.WithTimeout(ctx, q.s.Timeout()+time.Second)
+		defer cancel()
+		if err := q.s.awaitConnected(wctx); err != nil && ctx.Err() == nil && q.s.gone() == nil {
+			return nil // still suspended; the caller loops and asks again
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
+	return err
+}

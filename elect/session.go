@@ -1,0 +1,292 @@
+package elect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-zookeeper/zk"
+)
+
+// State is the liveness of a Session.
+type State int32
+
+const (
+	// StateConnecting: not yet connected for the first time.
+	StateConnecting State = iota
+	// StateConnected: connected, the session is alive.
+	StateConnected
+	// StateSuspended: the connection is lost; the session may still be alive
+	// on the servers (and our ephemeral nodes with it) until its timeout.
+	StateSuspended
+	// StateLost: the session expired; every ephemeral node it owned is gone.
+	StateLost
+	// StateClosed: Close was called.
+	StateClosed
+)
+
+func (s State) String() string {
+	switch s {
+	case StateConnecting:
+		return "connecting"
+	case StateConnected:
+		return "connected"
+	case StateSuspended:
+		return "suspended"
+	case StateLost:
+		return "lost"
+	case StateClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("state(%d)", int32(s))
+}
+
+// Session is one ZooKeeper session. It owns liveness: every recipe built on
+// it learns from the session when its ephemeral nodes may be, or are, gone.
+// A Session never silently becomes a new ZooKeeper session: once expired it
+// stays lost (Done is closed) and the caller creates a new one.
+type Session struct {
+	conn    *zk.Conn
+	servers []string
+	log     *slog.Logger
+	timeout time.Duration // negotiated
+
+	id        atomic.Int64
+	granted   atomic.Int64 // negotiated timeout in ms, sniffed from the handshake
+	lostFlag  atomic.Bool
+	mu        sync.Mutex
+	state     State
+	changed   chan struct{}
+	done      chan struct{}
+	err       error
+	closeOnce sync.Once
+	bg        sync.WaitGroup
+}
+
+// NewSession connects to the ensemble and waits until the servers grant a
+// session. An unreachable ensemble is retried with exponential backoff until
+// the ConnectTimeout (or ctx) runs out, then reported with the servers named.
+func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*Session, error) {
+	o := defaultSessionOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.validate(servers); err != nil {
+		return nil, err
+	}
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 100 * time.Millisecond
+	b.MaxInterval = 2 * time.Second
+	b.MaxElapsedTime = o.connectTimeout // bounded on purpose: a caller must hear about it
+	var last error
+	attempt := 0
+	for {
+		attempt++
+		s, err := dial(ctx, servers, o)
+		if err == nil {
+			return s, nil
+		}
+		last = err
+		if errors.Is(err, ErrSessionTimeout) || ctx.Err() != nil {
+			break
+		}
+		wait := b.NextBackOff()
+		if wait == backoff.Stop {
+			break
+		}
+		o.log.Info("ZooKeeper not reachable yet, retrying", "servers", strings.Join(servers, ","), "attempt", attempt, "in", wait)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+	if errors.Is(last, ErrSessionTimeout) {
+		return nil, last
+	}
+	if ctx.Err() != nil && !errors.Is(last, ctx.Err()) {
+		last = fmt.Errorf("%v (%w)", last, ctx.Err())
+	}
+	return nil, fmt.Errorf("%w: no session from %s after %d attempts: %v; check that ZooKeeper runs there and the addresses are right",
+		ErrUnreachable, strings.Join(servers, ","), attempt, last)
+}
+
+func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, error) {
+	s := &Session{servers: servers, log: o.log, changed: make(chan struct{}), done: make(chan struct{})}
+	first := make(chan struct{})
+	var firstOnce sync.Once
+	cb := func(ev zk.Event) {
+		if ev.Type != zk.EventSession {
+			return
+		}
+		s.onState(ev)
+		if ev.State == zk.StateHasSession {
+			firstOnce.Do(func() { close(first) })
+		}
+	}
+	conn, _, err := zk.Connect(servers, o.timeout,
+		zk.WithEventCallback(cb),
+		zk.WithLogger(zkLogger{o.log}),
+		zk.WithLogInfo(false),
+		zk.WithDialer(s.dialer(o.dialTimeout)),
+		zk.WithMaxBufferSize(o.maxBuffer),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("elect: connect: %w", err)
+	}
+	s.conn = conn
+	t := time.NewTimer(o.attemptTimeout)
+	defer t.Stop()
+	select {
+	case <-first:
+	case <-t.C:
+		conn.Close()
+		return nil, errors.New("no server answered within " + o.attemptTimeout.String())
+	case <-ctx.Done():
+		conn.Close()
+		return nil, ctx.Err()
+	}
+	granted := time.Duration(s.granted.Load()) * time.Millisecond
+	s.timeout = granted
+	if granted != o.timeout && !o.acceptNegotiated {
+		conn.Close()
+		return nil, fmt.Errorf("%w: asked for %v, the server granted %v (it bounds timeouts by its minSessionTimeout/maxSessionTimeout, by default 2 and 20 ticks); ask for %v or change the server's limits",
+			ErrSessionTimeout, o.timeout, granted, granted)
+	}
+	s.id.Store(conn.SessionID())
+	return s, nil
+}
+
+func (s *Session) onState(ev zk.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == StateLost || s.state == StateClosed {
+		return
+	}
+	next := s.state
+	switch ev.State {
+	case zk.StateHasSession:
+		if id := s.id.Load(); id != 0 && s.conn != nil && s.conn.SessionID() != id {
+			next = StateLost // a new session behind our back: ours is gone
+		} else {
+			next = StateConnected
+		}
+	case zk.StateDisconnected, zk.StateConnecting:
+		if s.state == StateConnected {
+			next = StateSuspended
+		}
+	case zk.StateExpired, zk.StateAuthFailed:
+		next = StateLost
+	}
+	if next == s.state {
+		return
+	}
+	s.log.Debug("ZooKeeper session state", "session", fmt.Sprintf("0x%x", uint64(s.id.Load())), "from", s.state, "to", next)
+	s.setLocked(next)
+	if next == StateLost {
+		s.lostFlag.Store(true)
+		s.err = ErrSessionLost
+		close(s.done)
+		// Never let the client quietly open a new session: close it.
+		go s.conn.Close()
+	}
+}
+
+func (s *Session) setLocked(st State) {
+	s.state = st
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// ID is the ZooKeeper session id.
+func (s *Session) ID() int64 { return s.id.Load() }
+
+// Timeout is the session timeout the servers granted.
+func (s *Session) Timeout() time.Duration { return s.timeout }
+
+// Servers are the addresses the session was opened with.
+func (s *Session) Servers() []string { return append([]string(nil), s.servers...) }
+
+// Conn is the underlying client, for reads that herald has no recipe for.
+func (s *Session) Conn() *zk.Conn { return s.conn }
+
+// State returns the current state and a channel closed at the next change.
+func (s *Session) State() (State, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state, s.changed
+}
+
+// Done is closed when the session is lost or closed.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err says why Done was closed: ErrSessionLost or ErrSessionClosed.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close ends the session; the servers delete its ephemeral nodes at once.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		if s.state != StateLost {
+			s.err = ErrSessionClosed
+			s.setLocked(StateClosed)
+			close(s.done)
+		}
+		s.lostFlag.Store(true)
+		s.mu.Unlock()
+		s.conn.Close()
+		s.bg.Wait()
+	})
+	return nil
+}
+
+// awaitConnected blocks until the session is connected, lost or closed, or
+// ctx ends.
+func (s *Session) awaitConnected(ctx context.Context) error {
+	for {
+		st, ch := s.State()
+		switch st {
+		case StateConnected:
+			return nil
+		case StateLost:
+			return ErrSessionLost
+		case StateClosed:
+			return ErrSessionClosed
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// gone returns the session's terminal error, or nil while it lives.
+func (s *Session) gone() error {
+	select {
+	case <-s.done:
+		return s.Err()
+	default:
+		return nil
+	}
+}
+
+// background runs f tied to the session's life: Close waits for it.
+func (s *Session) background(f func()) {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		f()
+	}()
+}
