@@ -1,0 +1,136 @@
+package kafkasink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// client builds a kafka-go transport with the configured SASL and TLS, and
+// a client on it.
+func (c Config) client() (*kafka.Client, *kafka.Transport, error) {
+	mech, err := c.mechanism()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: SASL %s: %w", ErrBadConfig, c.SASL, err)
+	}
+	tc, err := c.tlsConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	tr := &kafka.Transport{
+		ClientID:    c.ClientID,
+		DialTimeout: 5 * time.Second,
+		MetadataTTL: 5 * time.Second,
+		SASL:        mech,
+		TLS:         tc,
+	}
+	return &kafka.Client{Addr: kafka.TCP(c.Brokers...), Transport: tr, Timeout: c.WriteTimeout}, tr, nil
+}
+
+// describe says how we connect, for errors: brokers, SASL user, TLS; never
+// the password.
+func (c Config) describe() string {
+	s := fmt.Sprintf("brokers %v", c.Brokers)
+	if c.SASL != nil {
+		s += " with SASL " + c.SASL.String()
+	}
+	if c.TLS != nil {
+		s += " over TLS"
+	}
+	return s
+}
+
+// probe asks the cluster for its metadata and classifies a failure.
+func (c Config) probe(ctx context.Context, cl *kafka.Client) error {
+	_, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{c.EventsTopic}})
+	if err == nil {
+		return nil
+	}
+	return classify(c, err)
+}
+
+func classify(c Config, err error) error {
+	var op *net.OpError
+	switch {
+	case errors.Is(err, kafka.SASLAuthenticationFailed), errors.Is(err, kafka.UnsupportedSASLMechanism),
+		errors.Is(err, kafka.IllegalSASLState):
+		return fmt.Errorf("%w: %s: %w: check the user name, password and mechanism", ErrAuth, c.describe(), err)
+	case c.SASL != nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)):
+		// Some brokers just hang up on bad credentials.
+		return fmt.Errorf("%w: %s: the broker closed the connection during authentication (%w): check the credentials",
+			ErrAuth, c.describe(), err)
+	case errors.As(err, &op), errors.Is(err, io.EOF), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %s: %w: check the addresses and that Kafka is running", ErrUnreachable, c.describe(), err)
+	}
+	return fmt.Errorf("kafkasink: %s: %w", c.describe(), err)
+}
+
+func (c Config) dialer() *kafka.Dialer {
+	mech, _ := c.mechanism() // validated by Validate
+	tc, _ := c.tlsConfig()   // validated by New / follow
+	return &kafka.Dialer{ClientID: c.ClientID, Timeout: 5 * time.Second, DualStack: true, SASLMechanism: mech, TLS: tc}
+}
+
+// partitionsAndEnds returns the partitions to read (all, or the one a group
+// hashes to) and, per partition, the end offset at this moment (0 when the
+// partition holds nothing to catch up on).
+func partitionsAndEnds(ctx context.Context, c Config, topic, group string) ([]int, map[int]int64, error) {
+	if _, err := c.tlsConfig(); err != nil {
+		return nil, nil, err
+	}
+	cl, tr, err := c.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tr.CloseIdleConnections()
+	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return nil, nil, classify(c, err)
+	}
+	var all []int
+	for _, t := range md.Topics {
+		if t.Name != topic {
+			continue
+		}
+		if t.Error != nil {
+			return nil, nil, fmt.Errorf("%w: %s on %s: %w", ErrTopic, topic, c.describe(), t.Error)
+		}
+		for _, p := range t.Partitions {
+			all = append(all, p.ID)
+		}
+	}
+	if len(all) == 0 {
+		return nil, nil, fmt.Errorf("%w: %s has no partitions on %s: has a herald bridge connected yet?", ErrTopic, topic, c.describe())
+	}
+	sort.Ints(all)
+	parts := all
+	if group != "" {
+		p := (&kafka.Hash{}).Balance(kafka.Message{Key: key(group)}, all...)
+		parts = []int{p}
+	}
+	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
+	for _, p := range parts {
+		req.Topics[topic] = append(req.Topics[topic], kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p))
+	}
+	res, err := cl.ListOffsets(ctx, req)
+	if err != nil {
+		return nil, nil, classify(c, err)
+	}
+	ends := map[int]int64{}
+	for _, po := range res.Topics[topic] {
+		if po.Error != nil {
+			return nil, nil, fmt.Errorf("%w: list offsets of %s partition %d: %w", ErrTopic, topic, po.Partition, po.Error)
+		}
+		if po.LastOffset > po.FirstOffset {
+			ends[po.Partition] = po.LastOffset
+		}
+	}
+	return parts, ends, nil
+}

@@ -1,0 +1,205 @@
+package kafkasink
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
+)
+
+// Default topic names and writer timings.
+const (
+	DefaultEventsTopic  = "herald.events"
+	DefaultOwnersTopic  = "herald.owners"
+	DefaultPartitions   = 3
+	DefaultBatchTimeout = 5 * time.Millisecond
+	DefaultWriteTimeout = 10 * time.Second
+)
+
+// SASL mechanisms, as Kafka spells them.
+const (
+	Plain       = "PLAIN"
+	ScramSHA256 = "SCRAM-SHA-256"
+	ScramSHA512 = "SCRAM-SHA-512"
+)
+
+// Config says where the Kafka cluster is and how herald's topics look.
+// The zero value plus Brokers is a working configuration.
+type Config struct {
+	// Brokers are bootstrap host:port addresses.
+	Brokers []string
+	// EventsTopic holds the history, keyed by group (default herald.events).
+	EventsTopic string
+	// OwnersTopic is compacted and holds each group's current owner
+	// (default herald.owners).
+	OwnersTopic string
+	// Partitions and ReplicationFactor are used when Connect creates a
+	// missing topic. Partitions defaults to 3; ReplicationFactor 0 means
+	// the broker's default.replication.factor. In production use 3
+	// replicas with MinInSyncReplicas 2 (so RequireAll survives one broker
+	// down) and enough partitions for the consumers' parallelism, e.g. 6.
+	Partitions        int
+	ReplicationFactor int
+	// MinInSyncReplicas sets min.insync.replicas on created topics (0: the
+	// broker's default).
+	MinInSyncReplicas int
+	SASL              *SASL
+	TLS               *TLS
+	// ClientID names herald in the brokers' logs and quotas (default
+	// "herald").
+	ClientID string
+	// BatchTimeout bounds how long the writer waits to fill a partition's
+	// batch. Keep it small: kafka-go's default of one second would add a
+	// second of latency to every leadership change.
+	BatchTimeout time.Duration
+	// WriteTimeout bounds one produce request (default 10 s).
+	WriteTimeout time.Duration
+	// Logger receives connection and topic notices (default slog.Default).
+	Logger *slog.Logger
+}
+
+// SASL holds credentials. Its String and LogValue never show the password.
+type SASL struct {
+	Mechanism string // Plain, ScramSHA256 or ScramSHA512
+	User      string
+	Password  string
+}
+
+func (s SASL) String() string { return fmt.Sprintf("%s user %q", s.Mechanism, s.User) }
+
+// LogValue keeps the password out of structured logs.
+func (s SASL) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("mechanism", s.Mechanism), slog.String("user", s.User))
+}
+
+// TLS configures encrypted connections. Config, when set, is used as is;
+// otherwise CAFile (PEM) replaces the system roots and CertFile/KeyFile
+// (PEM) give a client certificate.
+type TLS struct {
+	CAFile, CertFile, KeyFile string
+	ServerName                string
+	Config                    *tls.Config
+}
+
+func (c Config) withDefaults() Config {
+	if c.EventsTopic == "" {
+		c.EventsTopic = DefaultEventsTopic
+	}
+	if c.OwnersTopic == "" {
+		c.OwnersTopic = DefaultOwnersTopic
+	}
+	if c.Partitions == 0 {
+		c.Partitions = DefaultPartitions
+	}
+	if c.ClientID == "" {
+		c.ClientID = "herald"
+	}
+	if c.BatchTimeout == 0 {
+		c.BatchTimeout = DefaultBatchTimeout
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports what is wrong with the configuration.
+func (c Config) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrBadConfig}, a...)...)
+	}
+	if len(c.Brokers) == 0 {
+		return bad("no brokers: give at least one host:port, e.g. localhost:9092")
+	}
+	for _, b := range c.Brokers {
+		if i := strings.LastIndexByte(b, ':'); i <= 0 || i == len(b)-1 {
+			return bad("broker %q is not host:port", b)
+		}
+	}
+	if c.EventsTopic != "" && c.EventsTopic == c.OwnersTopic {
+		return bad("events and owners topics are both %q: the owners topic is compacted and must be separate", c.EventsTopic)
+	}
+	if c.Partitions < 0 || c.ReplicationFactor < 0 || c.MinInSyncReplicas < 0 {
+		return bad("partitions %d, replication factor %d, min.insync.replicas %d: none may be negative",
+			c.Partitions, c.ReplicationFactor, c.MinInSyncReplicas)
+	}
+	if c.ReplicationFactor > 0 && c.MinInSyncReplicas > c.ReplicationFactor {
+		return bad("min.insync.replicas %d exceeds the replication factor %d: no write could ever succeed with acks=all",
+			c.MinInSyncReplicas, c.ReplicationFactor)
+	}
+	if c.BatchTimeout < 0 || c.WriteTimeout < 0 {
+		return bad("negative timeout")
+	}
+	if c.BatchTimeout > time.Second/10 {
+		return bad("batch timeout %v adds that much latency to every change; use at most 100ms", c.BatchTimeout)
+	}
+	if s := c.SASL; s != nil {
+		switch s.Mechanism {
+		case Plain, ScramSHA256, ScramSHA512:
+		default:
+			return bad("SASL mechanism %q: use %s, %s or %s", s.Mechanism, Plain, ScramSHA256, ScramSHA512)
+		}
+		if s.User == "" {
+			return bad("SASL %s without a user name", s.Mechanism)
+		}
+	}
+	if t := c.TLS; t != nil && t.Config == nil && (t.CertFile == "") != (t.KeyFile == "") {
+		return bad("TLS client certificate needs both CertFile and KeyFile")
+	}
+	return nil
+}
+
+func (c Config) mechanism() (sasl.Mechanism, error) {
+	s := c.SASL
+	if s == nil {
+		return nil, nil
+	}
+	switch s.Mechanism {
+	case Plain:
+		return plain.Mechanism{Username: s.User, Password: s.Password}, nil
+	case ScramSHA256:
+		return scram.Mechanism(scram.SHA256, s.User, s.Password)
+	default:
+		return scram.Mechanism(scram.SHA512, s.User, s.Password)
+	}
+}
+
+func (c Config) tlsConfig() (*tls.Config, error) {
+	t := c.TLS
+	if t == nil {
+		return nil, nil
+	}
+	if t.Config != nil {
+		return t.Config, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: read TLS CA file: %w", ErrBadConfig, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: TLS CA file %s holds no PEM certificate", ErrBadConfig, t.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: load TLS client certificate %s / %s: %w", ErrBadConfig, t.CertFile, t.KeyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}

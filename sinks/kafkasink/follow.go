@@ -1,0 +1,201 @@
+package kafkasink
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// FollowOption configures Events and FollowOwners.
+type FollowOption func(*followOpts) error
+
+type followOpts struct {
+	follower   *publish.Follower
+	unfiltered bool
+}
+
+// WithFollower makes the stream judge events with f (to share it, or to
+// read its Current state); by default each stream has its own.
+func WithFollower(f *publish.Follower) FollowOption {
+	return func(o *followOpts) error {
+		if f == nil {
+			return fmt.Errorf("%w: WithFollower(nil)", ErrBadConfig)
+		}
+		o.follower = f
+		return nil
+	}
+}
+
+// Unfiltered delivers every record, duplicates and stale ones included
+// (for audits and `herald history`, which deduplicate themselves).
+func Unfiltered() FollowOption {
+	return func(o *followOpts) error { o.unfiltered = true; return nil }
+}
+
+// Stream is a live read of one of herald's topics, every partition (or the
+// one holding the group asked for) from the beginning. Values arrive on C,
+// which closes when the stream ends; Err then says why.
+type Stream[T any] struct {
+	c      chan T
+	synced chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+}
+
+// C delivers the stream's values in order per group.
+func (s *Stream[T]) C() <-chan T { return s.c }
+
+// Synced is closed once every record present when the stream started has
+// been read: what came before is the state at start, what follows is live.
+func (s *Stream[T]) Synced() <-chan struct{} { return s.synced }
+
+// Err returns why the stream ended, once C is closed.
+func (s *Stream[T]) Err() error {
+	<-s.done
+	return s.err
+}
+
+// Close stops the stream and waits for it.
+func (s *Stream[T]) Close() error {
+	s.cancel()
+	<-s.done
+	return nil
+}
+
+// Events streams herald.events: each change once (a change published twice,
+// say by a restarted bridge, is dropped by a publish.Follower), in order per
+// group. group "" means every group.
+func Events(ctx context.Context, cfg Config, group string, opts ...FollowOption) (*Stream[publish.Event], error) {
+	return follow(ctx, cfg, cfg.withDefaults().EventsTopic, group, opts,
+		func(m kafka.Message) (publish.Event, publish.Event, bool, error) {
+			e, err := decodeEvent(m)
+			return e, e, err == nil, err
+		})
+}
+
+// FollowOwners streams the compacted herald.owners topic: first the current
+// owner of every group (or of group, when not ""), then each change.
+func FollowOwners(ctx context.Context, cfg Config, group string, opts ...FollowOption) (*Stream[OwnerUpdate], error) {
+	return follow(ctx, cfg, cfg.withDefaults().OwnersTopic, group, opts,
+		func(m kafka.Message) (OwnerUpdate, publish.Event, bool, error) {
+			u, err := decodeOwner(m)
+			return u, u.Event, err == nil && u.Event.Type != "", err
+		})
+}
+
+// decoder turns a record into a value and the event the follower judges;
+// judge is false when there is no event to judge (deliver as is).
+type decoder[T any] func(kafka.Message) (v T, e publish.Event, judge bool, err error)
+
+func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []FollowOption, dec decoder[T]) (*Stream[T], error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	var o followOpts
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if o.follower == nil {
+		o.follower, _ = publish.NewFollower()
+	}
+	parts, ends, err := partitionsAndEnds(ctx, cfg, topic, group)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Stream[T]{c: make(chan T), synced: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	raw := make(chan kafka.Message)
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		r := kafka.NewReader(kafka.ReaderConfig{
+			Brokers: cfg.Brokers, Topic: topic, Partition: p, Dialer: cfg.dialer(),
+			MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 250 * time.Millisecond,
+			StartOffset: kafka.FirstOffset, ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second,
+		})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.Close()
+			for {
+				m, err := r.ReadMessage(ctx)
+				if err != nil {
+					return // ctx ended; kafka-go retries broker failures itself
+				}
+				select {
+				case raw <- m:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		defer close(s.done)
+		defer close(s.c)
+		defer wg.Wait()
+		defer cancel()
+		s.err = s.run(ctx, cfg, raw, ends, group, o, dec)
+	}()
+	return s, nil
+}
+
+func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan kafka.Message, ends map[int]int64, group string, o followOpts, dec decoder[T]) error {
+	pending := 0
+	for _, end := range ends {
+		if end > 0 {
+			pending++
+		}
+	}
+	if pending == 0 {
+		close(s.synced)
+	}
+	for {
+		var m kafka.Message
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case m = <-raw:
+		}
+		last := false
+		if end := ends[m.Partition]; end > 0 && m.Offset+1 >= end {
+			ends[m.Partition] = 0
+			pending--
+			last = pending == 0
+		}
+		if err := s.deliver(ctx, cfg, m, group, o, dec); err != nil {
+			return err
+		}
+		if last {
+			close(s.synced)
+		}
+	}
+}
+
+func (s *Stream[T]) deliver(ctx context.Context, cfg Config, m kafka.Message, group string, o followOpts, dec decoder[T]) error {
+	if group != "" && string(m.Key) != group {
+		return nil
+	}
+	v, e, judge, err := dec(m)
+	if err != nil {
+		cfg.Logger.Warn("kafkasink: skipping a record that is not a herald event", "err", err)
+		return nil
+	}
+	if judge && !o.unfiltered && !o.follower.Apply(e) {
+		return nil
+	}
+	select {
+	case s.c <- v:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

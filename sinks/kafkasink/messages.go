@@ -1,0 +1,120 @@
+package kafkasink
+
+import (
+	"fmt"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// EventHeader carries, on a tombstone of the owners topic, the JSON of the
+// loss event that emptied the group: a tombstone has no body to hold it,
+// and consumers need its id and term to deduplicate and fence.
+const EventHeader = "herald_event"
+
+// Keys are group paths ("/jobs/nightly"), not publish.Tokens: that is what
+// an operator types into kcat or sees in any console, and both name the
+// group one-to-one. The hash balancer sends one key to one partition, so a
+// group's events stay in order.
+func key(group string) []byte { return []byte(group) }
+
+func headers(hs []publish.Header) []kafka.Header {
+	out := make([]kafka.Header, len(hs))
+	for i, h := range hs {
+		out[i] = kafka.Header{Key: h.Key, Value: []byte(h.Value)}
+	}
+	return out
+}
+
+func eventMessage(topic string, e publish.Event) (kafka.Message, error) {
+	hs, body, err := publish.Encode(e, publish.KafkaPrefix)
+	if err != nil {
+		return kafka.Message{}, fmt.Errorf("kafkasink: %w", err)
+	}
+	return kafka.Message{Topic: topic, Key: key(e.Group), Value: body, Headers: headers(hs), Time: e.Time}, nil
+}
+
+// ownerMessage is the owners-topic record for an owner-changing event: the
+// event as value for gains and ready, a tombstone (nil value) for a loss.
+func ownerMessage(topic string, e publish.Event) (kafka.Message, error) {
+	m, err := eventMessage(topic, e)
+	if err != nil || !e.Type.Loses() {
+		return m, err
+	}
+	m.Headers = append(m.Headers, kafka.Header{Key: EventHeader, Value: m.Value})
+	m.Value = nil
+	return m, nil
+}
+
+// ownerChanges coalesces a batch into one owner change per group, in the
+// order groups first appear, given the term each group last reached in the
+// owners topic. It returns the changes and the terms the groups reach once
+// they are written; reached itself is not modified. A loss that names a successor (Owner
+// set) writes nothing: the successor's own event will. Stale events (a term
+// below what the group reached) write nothing, so a late loss never erases
+// a newer owner.
+func ownerChanges(batch []publish.Event, reached map[string]int64) ([]publish.Event, map[string]int64) {
+	final := map[string]*publish.Event{}
+	term := map[string]int64{}
+	var order []string
+	for _, e := range batch {
+		if !e.Type.Gains() && !e.Type.Loses() && e.Type != publish.LeaderReady {
+			continue
+		}
+		t, known := term[e.Group]
+		if !known {
+			t, known = reached[e.Group]
+		}
+		switch {
+		case e.Type.Loses() && e.Owner != nil:
+			continue
+		case e.Type.Loses() && e.Previous == nil:
+			// A snapshot saying "no owner at zxid Z": it supersedes
+			// owners whose node (czxid = term) is no newer than Z.
+			if known && t > e.Zxid {
+				continue
+			}
+		case known && e.Term < t:
+			continue
+		}
+		if _, ok := final[e.Group]; !ok {
+			order = append(order, e.Group)
+		}
+		final[e.Group] = &e
+		term[e.Group] = max(e.Term, t)
+	}
+	out := make([]publish.Event, len(order))
+	for i, g := range order {
+		out[i] = *final[g]
+	}
+	return out, term
+}
+
+// Chunk limits: every chunk goes to each partition as a single produce
+// request, which Kafka appends atomically, so a failed write never leaves a
+// later message of a key stored behind an earlier one that was not.
+const (
+	chunkMessages = 500
+	chunkBytes    = 900 << 10 // under the brokers' default message.max.bytes (1 MiB)
+)
+
+func chunks(msgs []kafka.Message) [][]kafka.Message {
+	var out [][]kafka.Message
+	start, size := 0, 0
+	for i, m := range msgs {
+		n := len(m.Key) + len(m.Value) + 64
+		for _, h := range m.Headers {
+			n += len(h.Key) + len(h.Value) + 8
+		}
+		if i > start && (i-start >= chunkMessages || size+n > chunkBytes) {
+			out = append(out, msgs[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(msgs) {
+		out = append(out, msgs[start:])
+	}
+	return out
+}

@@ -1,0 +1,179 @@
+package kafkasink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// Sink publishes events to Kafka. It implements publish.Sink.
+type Sink struct {
+	cfg Config
+
+	mu      sync.Mutex
+	w       *kafka.Writer
+	closing chan struct{} // closed when the previous writer has drained
+	closed  bool
+	// reached is the term each group last reached in the owners topic,
+	// so a late loss never tombstones a newer owner. It starts empty.
+	reached map[string]int64
+}
+
+var _ publish.Sink = (*Sink)(nil)
+
+// New validates cfg and returns a sink. Nothing is dialled before Connect.
+func New(cfg Config) (*Sink, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if _, err := cfg.tlsConfig(); err != nil {
+		return nil, err
+	}
+	return &Sink{cfg: cfg, reached: map[string]int64{}}, nil
+}
+
+// Name implements publish.Sink.
+func (s *Sink) Name() string { return "kafka" }
+
+// Config returns the configuration in use, defaults filled in.
+func (s *Sink) Config() Config { return s.cfg }
+
+// Connect dials the brokers, creates missing topics, checks the owners
+// topic is compacted and starts a fresh writer. A writer left from a failed
+// Write is drained first, so nothing it still retries can land after the
+// batch the pipeline is about to re-send.
+func (s *Sink) Connect(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if err := s.drain(ctx); err != nil {
+		return err
+	}
+	cl, tr, err := s.cfg.client()
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.probe(ctx, cl); err != nil {
+		tr.CloseIdleConnections()
+		return err
+	}
+	if err := s.ensureTopics(ctx, cl); err != nil {
+		tr.CloseIdleConnections()
+		return fmt.Errorf("%w (brokers %v)", err, s.cfg.Brokers)
+	}
+	s.w = &kafka.Writer{
+		Addr:         kafka.TCP(s.cfg.Brokers...),
+		Transport:    tr,
+		Balancer:     &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll,
+		// kafka-go waits up to BatchTimeout (1 s by default) for a
+		// partition batch to fill: a latency trap for a stream of
+		// rare, urgent events. See Config.BatchTimeout.
+		BatchTimeout:    s.cfg.BatchTimeout,
+		BatchSize:       chunkMessages,
+		BatchBytes:      1 << 20,
+		WriteTimeout:    s.cfg.WriteTimeout,
+		MaxAttempts:     3,
+		WriteBackoffMin: 50 * time.Millisecond,
+		WriteBackoffMax: 500 * time.Millisecond,
+	}
+	return nil
+}
+
+// drain closes the current writer, waiting (up to ctx) for its in-flight
+// produce requests to finish. Called with s.mu held.
+func (s *Sink) drain(ctx context.Context) error {
+	if s.w != nil {
+		w, done := s.w, make(chan struct{})
+		s.w, s.closing = nil, done
+		go func() {
+			defer close(done)
+			w.Close()
+			if tr, ok := w.Transport.(*kafka.Transport); ok {
+				tr.CloseIdleConnections()
+			}
+		}()
+	}
+	if s.closing == nil {
+		return nil
+	}
+	select {
+	case <-s.closing:
+		s.closing = nil
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("kafkasink: waiting for the previous writer to drain: %w", ctx.Err())
+	}
+}
+
+// Write publishes the batch: every event to the events topic, and each
+// group's resulting owner to the owners topic. It returns only when the
+// brokers acknowledged everything (acks=all). On error it stops at once,
+// never writing past a failed chunk, and the error wraps
+// publish.ErrReconnect: the pipeline reconnects and re-sends the whole
+// batch, so a key may get duplicates (same ids) but never a hole.
+func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w == nil {
+		return ErrClosed
+	}
+	msgs := make([]kafka.Message, 0, len(batch)+len(batch)/2)
+	for _, e := range batch {
+		m, err := eventMessage(s.cfg.EventsTopic, e)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, m)
+	}
+	changes, terms := ownerChanges(batch, s.reached)
+	for _, e := range changes {
+		m, err := ownerMessage(s.cfg.OwnersTopic, e)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, m)
+	}
+	for _, c := range chunks(msgs) {
+		if err := s.w.WriteMessages(ctx, c...); err != nil {
+			return fmt.Errorf("%w: kafkasink: write %d messages to %s/%s via brokers %v: %w",
+				publish.ErrReconnect, len(c), s.cfg.EventsTopic, s.cfg.OwnersTopic, s.cfg.Brokers, firstError(err))
+		}
+	}
+	for g, t := range terms {
+		s.reached[g] = max(s.reached[g], t)
+	}
+	return nil
+}
+
+// firstError reduces kafka-go's per-message WriteErrors to its first cause.
+func firstError(err error) error {
+	var we kafka.WriteErrors
+	if errors.As(err, &we) {
+		for _, e := range we {
+			if e != nil {
+				return fmt.Errorf("%d of %d messages failed, first: %w", we.Count(), len(we), e)
+			}
+		}
+	}
+	return err
+}
+
+// Close drains the writer; later Writes fail with ErrClosed.
+func (s *Sink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WriteTimeout)
+	defer cancel()
+	return s.drain(ctx)
+}

@@ -1,0 +1,117 @@
+package kafkasink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// topicConfigs are the settings Connect gives the topics it creates.
+func (c Config) topicConfigs(compact bool) []kafka.ConfigEntry {
+	policy := "delete"
+	if compact {
+		policy = "compact"
+	}
+	out := []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: policy}}
+	if c.MinInSyncReplicas > 0 {
+		out = append(out, kafka.ConfigEntry{ConfigName: "min.insync.replicas", ConfigValue: strconv.Itoa(c.MinInSyncReplicas)})
+	}
+	return out
+}
+
+// ensureTopics creates the topics that are missing, checks that the owners
+// topic is compacted, and waits until the cluster's metadata lists both.
+func (s *Sink) ensureTopics(ctx context.Context, cl *kafka.Client) error {
+	c := s.cfg
+	missing, err := missingTopics(ctx, cl, c.EventsTopic, c.OwnersTopic)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		rf := c.ReplicationFactor
+		if rf == 0 {
+			rf = -1 // the broker's default.replication.factor
+		}
+		req := &kafka.CreateTopicsRequest{}
+		for _, t := range missing {
+			req.Topics = append(req.Topics, kafka.TopicConfig{
+				Topic: t, NumPartitions: c.Partitions, ReplicationFactor: rf,
+				ConfigEntries: c.topicConfigs(t == c.OwnersTopic),
+			})
+		}
+		res, err := cl.CreateTopics(ctx, req)
+		if err != nil {
+			return fmt.Errorf("%w: create %v: %w", ErrTopic, missing, err)
+		}
+		for t, err := range res.Errors {
+			if err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
+				return fmt.Errorf("%w: create %s (%d partitions, replication factor %d): %w", ErrTopic, t, c.Partitions, rf, err)
+			}
+		}
+		c.Logger.Info("kafkasink: created topics", "topics", missing, "partitions", c.Partitions, "replication", rf)
+	}
+	if err := checkCompacted(ctx, cl, c.OwnersTopic); err != nil {
+		return err
+	}
+	// A created topic reaches every broker's metadata a moment later.
+	for {
+		missing, err := missingTopics(ctx, cl, c.EventsTopic, c.OwnersTopic)
+		if err == nil && len(missing) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: topics %v not visible in metadata yet: %w", ErrTopic, missing, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func missingTopics(ctx context.Context, cl *kafka.Client, topics ...string) ([]string, error) {
+	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: topics})
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, t := range md.Topics {
+		if t.Error == nil && len(t.Partitions) > 0 {
+			have[t.Name] = true
+		}
+	}
+	var out []string
+	for _, t := range topics {
+		if !have[t] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// checkCompacted refuses an owners topic that deletes instead of compacting:
+// it would lose the current owner of every quiet group after retention.ms.
+func checkCompacted(ctx context.Context, cl *kafka.Client, topic string) error {
+	res, err := cl.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
+		ResourceType: kafka.ResourceTypeTopic, ResourceName: topic, ConfigNames: []string{"cleanup.policy"},
+	}}})
+	if err != nil {
+		return fmt.Errorf("%w: describe configs of %s: %w", ErrTopic, topic, err)
+	}
+	for _, r := range res.Resources {
+		if r.Error != nil {
+			return fmt.Errorf("%w: describe configs of %s: %w", ErrTopic, topic, r.Error)
+		}
+		for _, e := range r.ConfigEntries {
+			if e.ConfigName == "cleanup.policy" && !strings.Contains(e.ConfigValue, "compact") {
+				return fmt.Errorf("%w: topic %s has cleanup.policy=%s; it must be compacted to keep each group's owner: "+
+					"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact",
+					ErrTopic, topic, e.ConfigValue, topic)
+			}
+		}
+	}
+	return nil
+}
