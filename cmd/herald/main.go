@@ -1,0 +1,12 @@
+// Command herald makes ZooKeeper leadership visible: it bridges elections
+// and locks to NATS, Kafka and an audit log, runs one copy of a program at
+// a time, and answers who leads now and who led when.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

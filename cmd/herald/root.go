@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// app holds what every subcommand shares: the global flags, the streams and
+// the logger.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	log            *slog.Logger
+
+	zk             string
+	sessionTimeout time.Duration
+	connectTimeout time.Duration
+	logFormat      string
+	logLevel       string
+}
+
+// exitError carries a process exit code (a child's, or 2 for usage).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// subcommands register themselves from their own files.
+var subcommands []func(*app) *cobra.Command
+
+func register(f func(*app) *cobra.Command) { subcommands = append(subcommands, f) }
+
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "herald",
+		Short: "Who leads, who holds the lock: ZooKeeper elections and locks as events on NATS and Kafka",
+		Long: `herald observes ZooKeeper leader elections and locks and publishes every change
+as a typed event to NATS, JetStream, Kafka and an audit log. It also runs one
+copy of a program at a time (herald run), holds a lock around a command
+(herald lock), and answers who leads now (herald who) and who led when
+(herald history).
+
+Every flag can also be set by an environment variable: HERALD_ followed by
+the flag name in upper case with '-' as '_' (--zk is HERALD_ZK).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyEnv(cmd); err != nil {
+				return err
+			}
+			return a.setupLog()
+		},
+	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.zk, "zk", "127.0.0.1:2181", "ZooKeeper servers, host:port[,host:port...]")
+	pf.DurationVar(&a.sessionTimeout, "session-timeout", 10*time.Second, "ZooKeeper session timeout to ask for")
+	pf.DurationVar(&a.connectTimeout, "connect-timeout", 15*time.Second, "how long to retry an unreachable ZooKeeper before giving up")
+	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
+	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
+	})
+	for _, f := range subcommands {
+		root.AddCommand(f(a))
+	}
+	return root
+}
+
+// applyEnv sets every flag the command line left alone from HERALD_<NAME>.
+func applyEnv(cmd *cobra.Command) error {
+	var errs []error
+	visit := func(f *pflag.Flag) {
+		if f.Changed {
+			return
+		}
+		name := "HERALD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			if err := sv.Replace(splitList(v)); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", name, v, err))
+			}
+			return
+		}
+		if err := f.Value.Set(v); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", name, v, err))
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if len(errs) > 0 {
+		return usageErr("bad environment: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (a *app) setupLog() error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
+		return usageErr("--log-level %q: want debug, info, warn or error", a.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch a.logFormat {
+	case "text":
+		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
+	case "json":
+		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
+	default:
+		return usageErr("--log-format %q: want text or json", a.logFormat)
+	}
+	return nil
+}
+
+// servers splits --zk.
+func (a *app) servers() ([]string, error) {
+	s := splitList(a.zk)
+	if len(s) == 0 {
+		return nil, usageErr("--zk is empty: give host:port[,host:port...] (or set HERALD_ZK)")
+	}
+	return s, nil
+}
+
+// run executes the command line and returns the process exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.NewTextHandler(stderr, nil))}
+	root := newRoot(a)
+	root.SetArgs(args)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "herald:", ee.err)
+		}
+		return ee.code
+	}
+	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
+		fmt.Fprintf(stderr, "herald: %v\nRun 'herald --help' for usage.\n", err)
+		return 2
+	}
+	fmt.Fprintln(stderr, "herald:", err)
+	return 1
+}
