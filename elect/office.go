@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -152,15 +153,53 @@ func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
 	if !h.Held() {
 		return fmt.Errorf("%w: %s no longer owns %s (%s)", ErrNotLeader, h.t.name, h.q.parent, h.Reason())
 	}
-	rec, _ := json.Marshal(Checkpoint{Term: h.t.czxid, Node: h.t.name, ID: h.id, Time: time.Now().UTC(), Data: data})
-	p := h.q.full(CheckpointNode)
+	return h.Fence().Checkpoint(ctx, h.q.s, data)
+}
+
+// Fence names an owner's node; writes through it succeed only while that
+// node exists, whichever session makes them. It lets a helper process (the
+// child of herald run) write on behalf of its leader: the servers check the
+// leader's node in the same transaction.
+type Fence struct {
+	Group string `json:"group"`
+	Node  string `json:"node"`
+	ID    string `json:"id"`
+	Term  int64  `json:"term"`
+}
+
+// Fence returns the handle's fence.
+func (h *Handle) Fence() Fence {
+	return Fence{Group: h.q.parent, Node: h.t.name, ID: h.id, Term: h.t.czxid}
+}
+
+// Validate says what is wrong with a fence taken from the environment.
+func (f Fence) Validate() error {
+	if err := ValidatePath(f.Group); err != nil {
+		return err
+	}
+	if _, ok := ParseSequence(f.Node); !ok || strings.Contains(f.Node, "/") {
+		return fmt.Errorf("elect: fence node %q is not a queue node name", f.Node)
+	}
+	if f.Term <= 0 {
+		return fmt.Errorf("elect: fence term %d must be the owner node's czxid (> 0)", f.Term)
+	}
+	return nil
+}
+
+// Checkpoint writes data as the group's checkpoint, fenced by f's node.
+func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	rec, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})
+	p := f.Group + "/" + CheckpointNode
 	create := false
 	for tries := 0; tries < 4; tries++ {
 		var op any = &zk.SetDataRequest{Path: p, Data: rec, Version: -1}
 		if create {
-			op = &zk.CreateRequest{Path: p, Data: rec, Acl: h.q.o.acl}
+			op = &zk.CreateRequest{Path: p, Data: rec, Acl: zk.WorldACL(zk.PermAll)}
 		}
-		res, err := h.fenced(ctx, op)
+		res, err := f.multi(ctx, s, op)
 		switch {
 		case err == nil:
 			return nil
@@ -172,7 +211,35 @@ func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
 			return err
 		}
 	}
-	return fmt.Errorf("elect: checkpoint of %s kept racing with its creation", h.q.parent)
+	return fmt.Errorf("elect: checkpoint of %s kept racing with its creation", f.Group)
+}
+
+// multi runs op after a check that the fence's node still exists, with the
+// term checked too: a node of the same name cannot come back, but a fence
+// from a stale environment must not pass for a newer owner.
+func (f Fence) multi(ctx context.Context, s *Session, op any) ([]zk.MultiResponse, error) {
+	node := f.Group + "/" + f.Node
+	st, err := call(ctx, func() (*zk.Stat, error) {
+		ok, st, err := s.Conn().Exists(node)
+		if err == nil && !ok {
+			return nil, zk.ErrNoNode
+		}
+		return st, err
+	})
+	if errors.Is(err, zk.ErrNoNode) || err == nil && st.Czxid != f.Term {
+		return nil, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, node, f.Group)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res, err := multi(ctx, s.Conn(), &zk.CheckVersionRequest{Path: node, Version: -1}, op)
+	if err != nil && failedAt(res, 0, zk.ErrNoNode) {
+		return res, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, node, f.Group)
+	}
+	if err != nil && len(res) == 0 && expired(err) {
+		return res, fmt.Errorf("%w: session expired: %v", ErrNotLeader, err)
+	}
+	return res, err
 }
 
 // fenced runs op in a multi after a check that our node still exists.
