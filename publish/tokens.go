@@ -86,6 +86,12 @@ func GroupFromTokens(tokens string) (string, error) {
 			if plain(d) {
 				return "", fmt.Errorf("%w: %q escapes a plain byte at %d", ErrBadGroup, tokens, i)
 			}
+			if d == '/' {
+				// Tokens never escapes '/': it separates segments and
+				// becomes '.'. Accepting "=2F" would give one group two
+				// keys and decode "=2F" to the invalid path "//".
+				return "", fmt.Errorf("%w: %q escapes '/' at byte %d: use '.' between segments", ErrBadGroup, tokens, i)
+			}
 			b.WriteByte(d)
 			i += 2
 		case plain(c):

@@ -1,0 +1,107 @@
+package publish
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+func ev(t Type, group string, owner, prev string, term, zxid int64) Event {
+	p := func(n string) *Participant {
+		if n == "" {
+			return nil
+		}
+		return &Participant{ID: n, Node: n}
+	}
+	e := Event{Type: t, Group: group, Recipe: elect.RecipeElection, Owner: p(owner), Previous: p(prev),
+		Term: term, Zxid: zxid, Time: time.Now(), Source: "test"}
+	return e.WithID()
+}
+
+func TestFollowerVerdicts(t *testing.T) {
+	f, err := NewFollower()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const g = "/f/g"
+	noOwner := func(zxid int64) Event {
+		e := ev(LeaderLost, g, "", "", 0, zxid)
+		e.Snapshot, e.Reason = true, elect.ReasonUnknown
+		return e.WithID()
+	}
+	steps := []struct {
+		name  string
+		e     Event
+		want  Verdict
+		owner string // expected owner after, "" for none
+		term  int64
+	}{
+		{"first owner", ev(LeaderElected, g, "a", "", 10, 10), Applied, "a", 10},
+		{"redelivered", ev(LeaderElected, g, "a", "", 10, 10), Duplicate, "a", 10},
+		{"ready", ev(LeaderReady, g, "a", "", 10, 11), Applied, "a", 10},
+		{"newer owner, loss missed", ev(LeaderElected, g, "b", "a", 20, 21), Applied, "b", 20},
+		{"late loss of old term", ev(LeaderLost, g, "b", "a", 10, 21), Stale, "b", 20},
+		{"late gain of old term", ev(LeaderElected, g, "z", "", 15, 16), Stale, "b", 20},
+		{"late ready of old term", ev(LeaderReady, g, "z", "", 15, 17), Stale, "b", 20},
+		{"old empty snapshot", noOwner(19), Stale, "b", 20},
+		{"loss of current", ev(LeaderLost, g, "", "b", 20, 30), Applied, "", 20},
+		{"gain of ended term", ev(LeaderElected, g, "b2", "", 20, 31), Stale, "", 20},
+		{"empty snapshot when empty", noOwner(31), Unchanged, "", 20},
+		{"loss of newer term, gain missed", ev(LeaderLost, g, "", "c", 40, 41), Applied, "", 40},
+		{"owner from ready alone", ev(LeaderReady, g, "d", "", 50, 51), Applied, "d", 50},
+		{"empty snapshot after owner", noOwner(60), Applied, "", 50},
+		{"candidate", candidate(g, "w", CandidateJoined), Applied, "", 50},
+		{"candidate again", candidate(g, "w", CandidateJoined), Duplicate, "", 50},
+		{"invalid", Event{Type: "nope", Group: g, ID: "x"}, Invalid, "", 50},
+	}
+	for _, s := range steps {
+		if got := f.Judge(s.e); got != s.want {
+			t.Fatalf("%s: verdict %v, want %v", s.name, got, s.want)
+		}
+		o, term, ok := f.Owner(g)
+		if (s.owner != "") != ok || ok && (o.Node != s.owner || term != s.term) {
+			t.Fatalf("%s: owner %v term %d ok %v, want %q@%d", s.name, o, term, ok, s.owner, s.term)
+		}
+		if st := f.Current()[g]; st.Term != s.term {
+			t.Fatalf("%s: Current term %d, want %d", s.name, st.Term, s.term)
+		}
+	}
+}
+
+func candidate(group, node string, t Type) Event {
+	e := Event{Type: t, Group: group, Recipe: elect.RecipeElection, Candidate: &Participant{ID: node, Node: node}, Time: time.Now()}
+	return e.WithID()
+}
+
+func TestFollowerDedupIsBounded(t *testing.T) {
+	f, err := NewFollower(WithDedupSize(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := candidate("/d/g", "a", CandidateJoined), candidate("/d/g", "b", CandidateJoined), candidate("/d/g", "c", CandidateJoined)
+	for _, e := range []Event{a, b, c} {
+		if !f.Apply(e) {
+			t.Fatalf("first %s not applied", e.Candidate.Node)
+		}
+	}
+	if f.Apply(c) || f.Apply(b) {
+		t.Fatal("recent ids not deduplicated")
+	}
+	if !f.Apply(a) {
+		t.Fatal("the oldest id was not forgotten: the dedup memory is unbounded")
+	}
+	if _, err := NewFollower(WithDedupSize(0)); err == nil {
+		t.Fatal("dedup size 0 accepted")
+	}
+}
+
+func TestFollowerSameOwnerAfterEviction(t *testing.T) {
+	f, _ := NewFollower(WithDedupSize(1))
+	e := ev(LockAcquired, "/s/g", "a", "", 7, 7)
+	f.Apply(e)
+	f.Apply(candidate("/s/g", "x", CandidateJoined)) // evicts e's id
+	if v := f.Judge(e); v != Unchanged {
+		t.Fatalf("same owner again after eviction: %v, want unchanged", v)
+	}
+}
