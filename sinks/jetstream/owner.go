@@ -56,11 +56,11 @@ func step(v view, e publish.Event) view {
 		case e.Term < v.owner.Term:
 			return v // stale
 		}
-		cur := *v.owner // same term: merge
-		if next.Ready && !cur.Ready {
-			cur.Ready, cur.EventID, cur.Source = true, e.ID, e.Source
+		if !next.Ready || v.owner.Ready {
+			return v // same term, nothing new: a snapshot re-reporting it
 		}
-		cur.Zxid = max(cur.Zxid, e.Zxid)
+		cur := *v.owner // same term, now ready
+		cur.Ready, cur.EventID, cur.Source, cur.Zxid = true, e.ID, e.Source, max(cur.Zxid, e.Zxid)
 		return view{owner: &cur}
 	case e.Type.Loses() && e.Owner == nil:
 		// No successor. A real loss names the owner that went (its term);

@@ -1,0 +1,169 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+// EventStream delivers stored events until its context ends or its
+// connection closes; then Events is closed and Err says why.
+type EventStream struct {
+	ch      chan publish.Event
+	skipped atomic.Uint64
+
+	mu  sync.Mutex
+	err error
+}
+
+// Events delivers the events in stream order (which is order per group).
+func (s *EventStream) Events() <-chan publish.Event { return s.ch }
+
+// Err is why Events closed; nil while it is open.
+func (s *EventStream) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Skipped counts messages that were not herald events and were left out.
+func (s *EventStream) Skipped() uint64 { return s.skipped.Load() }
+
+// Events reads the HERALD stream for group ("" for every group) with an
+// ordered consumer, from the start (or from Since), then follows new
+// events. Unless Raw is given, each event passes a publish.Follower first:
+// duplicates (a bridge's snapshot after a restart, two bridges during a
+// takeover) and events about older terms are dropped. The consumer is
+// re-created from the last delivered position after any failure, with
+// backoff.
+func Events(ctx context.Context, js jetstream.JetStream, group string, opts ...FollowOption) (*EventStream, error) {
+	cfg, err := newFollowConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	filter := publish.SubjectPrefix + ".>"
+	if group != "" {
+		tok, err := publish.Tokens(group)
+		if err != nil {
+			return nil, err
+		}
+		filter = publish.SubjectPrefix + ".*." + tok
+	}
+	if cfg.follower == nil && !cfg.raw {
+		if cfg.follower, err = publish.NewFollower(); err != nil {
+			return nil, err
+		}
+	}
+	r := &eventReader{cfg: cfg, js: js, filter: filter, s: &EventStream{ch: make(chan publish.Event, cfg.buffer)}}
+	c, err := r.consumer(ctx)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("jetstream: no stream %s: start a herald bridge with the JetStream sink first: %w", cfg.stream, err)
+		}
+		return nil, err
+	}
+	go r.run(ctx, c)
+	return r.s, nil
+}
+
+type eventReader struct {
+	cfg    followConfig
+	js     jetstream.JetStream
+	filter string
+	s      *EventStream
+	last   uint64 // stream sequence of the last message handled
+}
+
+func (r *eventReader) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	oc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{r.filter}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	switch {
+	case r.last > 0:
+		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, r.last+1
+	case !r.cfg.since.IsZero():
+		t := r.cfg.since
+		oc.DeliverPolicy, oc.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
+	}
+	c, err := r.js.OrderedConsumer(ctx, r.cfg.stream, oc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: ordered consumer on %s (%s): %w", r.cfg.stream, r.filter, err)
+	}
+	return c, nil
+}
+
+func (r *eventReader) run(ctx context.Context, c jetstream.Consumer) {
+	err := r.loop(ctx, c)
+	r.s.mu.Lock()
+	r.s.err = err
+	r.s.mu.Unlock()
+	close(r.s.ch)
+}
+
+func (r *eventReader) loop(ctx context.Context, c jetstream.Consumer) error {
+	rt := retry{first: r.cfg.first, limit: r.cfg.limit}
+	for {
+		if c != nil {
+			err := r.read(ctx, c)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if r.js.Conn().IsClosed() {
+				return ErrConnClosed
+			}
+			if err != nil && !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				rt.reset() // it worked for a while; retry soon
+			}
+			c = nil
+		}
+		var err error
+		if c, err = r.consumer(ctx); err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(rt.wait()):
+		}
+	}
+}
+
+// read delivers one consumer's messages until it fails or ctx ends.
+func (r *eventReader) read(ctx context.Context, c jetstream.Consumer) error {
+	it, err := c.Messages()
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	defer it.Stop()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			return err
+		}
+		if md, err := m.Metadata(); err == nil {
+			r.last = md.Sequence.Stream
+		}
+		e, err := natssink.Decode(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+		if err != nil {
+			r.s.skipped.Add(1)
+			continue
+		}
+		if !r.cfg.raw && !r.cfg.follower.Apply(e) {
+			continue
+		}
+		select {
+		case r.s.ch <- e:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

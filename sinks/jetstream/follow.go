@@ -1,0 +1,267 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// ErrConnClosed ends a Follow or Events whose NATS connection closed for
+// good.
+var ErrConnClosed = errors.New("jetstream: NATS connection closed")
+
+// OwnerUpdate is the owner of one group as the owners bucket reports it.
+type OwnerUpdate struct {
+	Group string
+	// Owner is the current owner; nil when the group has none.
+	Owner *Owner
+	// Revision is the bucket's revision of this value (0 for the "no owner"
+	// Follow reports for a group the bucket has never held).
+	Revision uint64
+	// Initial is true for the values delivered first: the state when Follow
+	// started.
+	Initial bool
+}
+
+// OwnerWatch delivers owner updates until its context ends or its
+// connection closes; then Updates is closed and Err says why.
+type OwnerWatch struct {
+	ch      chan OwnerUpdate
+	synced  chan struct{}
+	skipped atomic.Uint64
+
+	mu  sync.Mutex
+	err error
+}
+
+// Updates delivers the current value of every followed group first, then
+// every change, in revision order per group. A group whose key was deleted
+// has no owner (Owner nil).
+func (w *OwnerWatch) Updates() <-chan OwnerUpdate { return w.ch }
+
+// Synced is closed once the initial values are all on Updates.
+func (w *OwnerWatch) Synced() <-chan struct{} { return w.synced }
+
+// Err is why Updates closed (the context's error, or ErrConnClosed); nil
+// while it is open.
+func (w *OwnerWatch) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Skipped counts bucket values that were not herald owners and were left
+// out.
+func (w *OwnerWatch) Skipped() uint64 { return w.skipped.Load() }
+
+// Follow watches the owner of group ("" for every group) in the owners
+// bucket: the current value first, then every change. The watch survives
+// disconnects and server restarts: it is re-established with backoff, and
+// catches up on what changed meanwhile without repeating what it delivered.
+func Follow(ctx context.Context, js jetstream.JetStream, group string, opts ...FollowOption) (*OwnerWatch, error) {
+	cfg, err := newFollowConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	key := ">"
+	if group != "" {
+		if key, err = publish.Tokens(group); err != nil {
+			return nil, err
+		}
+	}
+	kv, err := js.KeyValue(ctx, cfg.bucket)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, fmt.Errorf("jetstream: no KV bucket %s: start a herald bridge with the JetStream sink first: %w", cfg.bucket, err)
+		}
+		return nil, fmt.Errorf("jetstream: open KV bucket %s: %w", cfg.bucket, err)
+	}
+	f := &ownerFollow{
+		cfg: cfg, kv: kv, nc: js.Conn(), group: group, key: key,
+		w:     &OwnerWatch{ch: make(chan OwnerUpdate, cfg.buffer), synced: make(chan struct{})},
+		known: map[string]known{},
+	}
+	watcher, err := kv.Watch(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: watch %s in %s: %w", key, cfg.bucket, err)
+	}
+	go f.run(ctx, watcher)
+	return f.w, nil
+}
+
+// known is what the watch last delivered for a key.
+type known struct {
+	rev      uint64
+	term     int64 // the highest owner term delivered
+	has      bool  // the last delivery named an owner
+	reported bool  // something was delivered
+}
+
+type ownerFollow struct {
+	cfg        followConfig
+	kv         jetstream.KeyValue
+	nc         *nats.Conn
+	group, key string
+	w          *OwnerWatch
+	known      map[string]known
+	synced     bool
+}
+
+func (f *ownerFollow) run(ctx context.Context, watcher jetstream.KeyWatcher) {
+	status := f.nc.StatusChanged(nats.CONNECTED, nats.CLOSED)
+	defer f.nc.RemoveStatusListener(status)
+	err := f.loop(ctx, watcher, status)
+	f.w.mu.Lock()
+	f.w.err = err
+	f.w.mu.Unlock()
+	close(f.w.ch)
+}
+
+// loop consumes watchers, replacing each one that ends or whose connection
+// came back (its consumer may be gone with a restarted server).
+func (f *ownerFollow) loop(ctx context.Context, watcher jetstream.KeyWatcher, status chan nats.Status) error {
+	r := retry{first: f.cfg.first, limit: f.cfg.limit}
+	for {
+		if watcher != nil {
+			err := f.consume(ctx, watcher, status)
+			_ = watcher.Stop()
+			if err != nil {
+				return err
+			}
+			watcher = nil
+		}
+		var err error
+		if watcher, err = f.kv.Watch(ctx, f.key); err == nil {
+			r.reset()
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case s := <-status:
+			if s == nats.CLOSED || f.nc.IsClosed() {
+				return ErrConnClosed
+			}
+		case <-time.After(r.wait()):
+		}
+	}
+}
+
+// consume delivers one watcher's entries. It returns nil when the watcher
+// should be replaced, an error when following must end.
+func (f *ownerFollow) consume(ctx context.Context, watcher jetstream.KeyWatcher, status chan nats.Status) error {
+	seen := map[string]bool{} // keys in this watcher's replay
+	replaying := true
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case s := <-status:
+			if s == nats.CLOSED || f.nc.IsClosed() {
+				return ErrConnClosed
+			}
+			return nil // reconnected: start a fresh watch
+		case e, ok := <-watcher.Updates():
+			if !ok {
+				return nil
+			}
+			if e == nil { // end of the replay
+				replaying = false
+				if err := f.endReplay(ctx, seen); err != nil {
+					return err
+				}
+				continue
+			}
+			if replaying {
+				seen[e.Key()] = true
+			}
+			if err := f.entry(ctx, e, replaying && !f.synced); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, initial bool) error {
+	k := f.known[e.Key()]
+	if e.Revision() <= k.rev {
+		return nil // delivered before this watch was re-established
+	}
+	group, err := publish.GroupFromTokens(e.Key())
+	if err != nil {
+		f.w.skipped.Add(1)
+		return nil
+	}
+	u := OwnerUpdate{Group: group, Revision: e.Revision(), Initial: initial}
+	if op := e.Operation(); op == jetstream.KeyValuePut {
+		var o Owner
+		if err := json.Unmarshal(e.Value(), &o); err != nil {
+			f.w.skipped.Add(1)
+			return nil
+		}
+		if o.Term < k.term {
+			k.rev = e.Revision()
+			f.known[e.Key()] = k
+			return nil // a lower term than delivered: stale
+		}
+		u.Owner = &o
+	}
+	if k.reported && !k.has && u.Owner == nil {
+		k.rev = e.Revision()
+		f.known[e.Key()] = k
+		return nil // still no owner
+	}
+	next := known{rev: e.Revision(), term: k.term, reported: true}
+	if u.Owner != nil {
+		next.term, next.has = u.Owner.Term, true
+	}
+	f.known[e.Key()] = next
+	return f.send(ctx, u)
+}
+
+// endReplay finishes a watcher's replay. On the first, it reports "no
+// owner" for a followed group the bucket never held and marks the watch
+// synced. On later ones, a key delivered before and absent from the replay
+// was purged meanwhile: its group has no owner now.
+func (f *ownerFollow) endReplay(ctx context.Context, seen map[string]bool) error {
+	if !f.synced {
+		f.synced = true
+		if f.group != "" && !seen[f.key] {
+			f.known[f.key] = known{reported: true}
+			if err := f.send(ctx, OwnerUpdate{Group: f.group, Initial: true}); err != nil {
+				return err
+			}
+		}
+		close(f.w.synced)
+		return nil
+	}
+	for key, k := range f.known {
+		if !seen[key] && k.has {
+			k.has = false
+			f.known[key] = k
+			g, _ := publish.GroupFromTokens(key)
+			if err := f.send(ctx, OwnerUpdate{Group: g, Revision: k.rev}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (f *ownerFollow) send(ctx context.Context, u OwnerUpdate) error {
+	select {
+	case f.w.ch <- u:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

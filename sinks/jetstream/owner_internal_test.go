@@ -1,0 +1,89 @@
+package jetstream
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+)
+
+func gain(node string, term int64) publish.Event {
+	return publish.Event{Type: publish.LeaderElected, Group: "/g", Recipe: elect.RecipeElection,
+		Owner: &publish.Participant{ID: node, Node: node}, Term: term, Zxid: term + 1, Time: time.Unix(term, 0)}.WithID()
+}
+
+func ready(node string, term int64) publish.Event {
+	e := gain(node, term)
+	e.Type = publish.LeaderReady
+	return e.WithID()
+}
+
+func loss(node string, term int64, successor string) publish.Event {
+	e := publish.Event{Type: publish.LeaderLost, Group: "/g", Recipe: elect.RecipeElection,
+		Previous: &publish.Participant{ID: node, Node: node}, Term: term, Zxid: term + 5}
+	if successor != "" {
+		e.Owner = &publish.Participant{ID: successor, Node: successor}
+	}
+	return e.WithID()
+}
+
+func emptySnapshot(zxid int64) publish.Event {
+	return publish.Event{Type: publish.LeaderLost, Group: "/g", Recipe: elect.RecipeElection, Zxid: zxid, Snapshot: true}.WithID()
+}
+
+func TestStep(t *testing.T) {
+	owner := func(v view) string {
+		if v.owner == nil {
+			return "-"
+		}
+		s := v.owner.Owner.Node
+		if v.owner.Ready {
+			s += "+ready"
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name string
+		evs  []publish.Event
+		want string
+	}{
+		{"elected", []publish.Event{gain("a", 10)}, "a"},
+		{"ready merges into its term", []publish.Event{gain("a", 10), ready("a", 10)}, "a+ready"},
+		{"snapshot gain keeps ready", []publish.Event{gain("a", 10), ready("a", 10), gain("a", 10)}, "a+ready"},
+		{"ready alone names the owner", []publish.Event{ready("a", 10)}, "a+ready"},
+		{"higher term replaces", []publish.Event{gain("a", 10), ready("a", 10), gain("b", 20)}, "b"},
+		{"lower term is stale", []publish.Event{gain("b", 20), gain("a", 10)}, "b"},
+		{"lost with no successor clears", []publish.Event{gain("a", 10), loss("a", 10, "")}, "-"},
+		{"lost with successor waits for the gain", []publish.Event{gain("a", 10), loss("a", 10, "b")}, "a"},
+		{"lost of an older term keeps the owner", []publish.Event{gain("b", 20), loss("a", 10, "")}, "b"},
+		{"gone owner does not come back", []publish.Event{gain("a", 10), loss("a", 10, ""), gain("a", 10)}, "-"},
+		{"new owner after a loss", []publish.Event{gain("a", 10), loss("a", 10, ""), gain("b", 20)}, "b"},
+		{"empty snapshot after the owner's node", []publish.Event{gain("a", 10), emptySnapshot(15)}, "-"},
+		{"empty snapshot before the owner's node", []publish.Event{gain("a", 10), emptySnapshot(5)}, "a"},
+		{"candidate events change nothing", []publish.Event{gain("a", 10), {Type: publish.CandidateJoined, Group: "/g", Term: 10}}, "a"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := view{}
+			for _, e := range c.evs {
+				v = step(v, e)
+			}
+			if got := owner(v); got != c.want {
+				t.Fatalf("owner %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestStepSameTermKeepsSince(t *testing.T) {
+	first := gain("a", 10)
+	again := gain("a", 10)
+	again.Time = first.Time.Add(time.Hour)
+	v := step(step(view{}, first), again)
+	if !v.owner.Since.Equal(first.Time) {
+		t.Fatalf("since %v, want the first report %v", v.owner.Since, first.Time)
+	}
+	if !same(step(view{}, first), v) {
+		t.Fatal("re-reporting the same owner must not count as a change")
+	}
+}
