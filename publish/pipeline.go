@@ -14,8 +14,8 @@ import (
 )
 
 // stopGrace is how long Close waits, after its context ended and the
-// workers were told to stop, for them to return.
-const stopGrace = 2 * time.Second
+// workers were told to stop, for them to return. A variable for tests.
+var stopGrace = 2 * time.Second
 
 // Pipeline fans events out to sinks: one backlog and one worker per sink,
 // so a slow or dead sink never holds up the caller or another sink.

@@ -299,3 +299,45 @@ func TestConsumeTranslatesAndPublishes(t *testing.T) {
 		}
 	}
 }
+
+// deafSink ignores cancellation in Write until released.
+type deafSink struct {
+	*memSink
+	release chan struct{}
+}
+
+func (s deafSink) Write(ctx context.Context, batch []Event) error {
+	<-s.release
+	return s.memSink.Write(ctx, batch)
+}
+
+// busy reports whether the worker has taken a batch (it sits in Write).
+func (s deafSink) busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connected
+}
+
+func TestCloseReportsStuckSink(t *testing.T) {
+	old := stopGrace
+	stopGrace = 20 * time.Millisecond
+	defer func() { stopGrace = old }()
+	s := deafSink{newMem("deaf"), make(chan struct{})}
+	p, err := New([]Sink{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.Run(context.Background()) }()
+	if err := p.Publish(context.Background(), seq("/deaf/g", 3, time.Now())...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "write in progress", func() bool { return p.Stats().Sinks["deaf"].Backlog == 3 && s.busy() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	err = p.Close(ctx)
+	close(s.release) // let the worker go, so nothing leaks
+	var ue *UndeliveredError
+	if !errors.As(err, &ue) || ue.Left["deaf"] != 3 || len(ue.Stuck) != 1 || ue.Stuck[0] != "deaf" {
+		t.Fatalf("Close = %v, want 3 left and deaf reported stuck", err)
+	}
+}

@@ -17,7 +17,9 @@ type Sink interface {
 	Name() string
 	// Connect establishes (or re-establishes) whatever the sink needs. It is
 	// called before the first Write and after a Write that returned an error
-	// wrapping ErrReconnect.
+	// wrapping ErrReconnect. The pipeline also calls it again after any
+	// other failed Write or Connect, so it must be safe to call on a sink
+	// that is already connected (release the old connection, or keep it).
 	Connect(ctx context.Context) error
 	// Write stores a batch.
 	Write(ctx context.Context, batch []Event) error
