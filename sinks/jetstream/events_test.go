@@ -1,0 +1,116 @@
+package jetstream_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
+	hjs "github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+func nextEvent(t *testing.T, s *hjs.EventStream) publish.Event {
+	t.Helper()
+	select {
+	case e, ok := <-s.Events():
+		if !ok {
+			t.Fatalf("events closed: %v", s.Err())
+		}
+		return e
+	case <-time.After(15 * time.Second):
+		t.Fatal("no event within 15s")
+	}
+	return publish.Event{}
+}
+
+// expect reads len(want) events and checks their ids in order.
+func expect(t *testing.T, s *hjs.EventStream, want ...publish.Event) {
+	t.Helper()
+	for i, w := range want {
+		if e := nextEvent(t, s); e.ID != w.ID {
+			t.Fatalf("event %d: %s %s term %d, want %s %s term %d", i, e.Type, e.ID, e.Term, w.Type, w.ID, w.Term)
+		}
+	}
+}
+
+// TestEventsDropsDuplicatesAndStale: the stream holds what two bridges
+// wrote, beyond the duplicate window; a consumer through Events sees each
+// change once and never an older term after a newer one.
+func TestEventsDropsDuplicatesAndStale(t *testing.T) {
+	g := "/" + t.Name()
+	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
+	a, la, b := gain(g, "a", 100), lost(g, "a", 100, "b"), gain(g, "b", 200)
+	write(t, s, a, la, b)
+	// Stored again with fresh message ids, as the stream does once the
+	// duplicate window has passed: raw publishes under another msg id.
+	js := client(t, url)
+	for _, e := range []publish.Event{a, gain(g, "old", 50)} {
+		m, err := natssink.Msg(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.PublishMsg(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := readyEv(g, "b", 200)
+	write(t, s, c)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev, err := hjs.Events(ctx, js, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ev, a, la, b, c)
+	select {
+	case e := <-ev.Events():
+		t.Fatalf("unexpected event %s %s term %d", e.Type, e.ID, e.Term)
+	default:
+	}
+
+	raw, err := hjs.Events(ctx, js, g, hjs.Raw())
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, raw, a, la, b, a, gain(g, "old", 50), c)
+}
+
+func TestEventsSince(t *testing.T) {
+	g := "/" + t.Name()
+	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
+	write(t, s, gain(g, "a", 100))
+	mark := time.Now()
+	b := gain(g, "b", 200)
+	write(t, s, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev, err := hjs.Events(ctx, client(t, url), g, hjs.Since(mark))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ev, b)
+}
+
+// TestEventsResumeAfterRestart: the reader picks up where it was after
+// the server restarts, without redelivering (Raw: no Follower to hide it).
+func TestEventsResumeAfterRestart(t *testing.T) {
+	srv := natsserver.Start(t)
+	g := "/" + t.Name()
+	s := connectSink(t, hjs.Config{Conn: fast(srv.URL())})
+	a := gain(g, "a", 100)
+	write(t, s, a)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev, err := hjs.Events(ctx, client(t, srv.URL()), g, hjs.Raw(), hjs.RetryBackoff(20*time.Millisecond, 200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ev, a)
+	srv.Restart(t)
+	la, b := lost(g, "a", 100, "b"), gain(g, "b", 200)
+	writeEventually(t, s, la, b)
+	expect(t, ev, la, b)
+}
