@@ -3,7 +3,10 @@ package elect
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -74,8 +77,15 @@ func ValidatePath(p string) error {
 // connLoss reports whether err means the request's outcome is unknown
 // because the connection went away (the session may still be alive).
 func connLoss(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne net.Error
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing) ||
+		// The client hands socket errors of a dying connection straight
+		// to the request that was being written.
+		errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // expired reports whether err means the session is gone.

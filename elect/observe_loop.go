@@ -155,7 +155,15 @@ func diff(prev *View, v View) []Change {
 	if ownerChanged {
 		c := base
 		c.Kind, c.Previous, c.Queue = OwnerChanged, prev.Owner, v.Queue
+		// An intermediate owner may hide in nodes that came and went
+		// unseen, or in a node that left while it was ahead of the new
+		// owner (it may have owned in between).
 		c.Gap = unexplained > 0 || !prev.Exists && v.Exists && v.Cversion > int32(len(v.children))
+		for _, p := range prev.Queue {
+			if !is[p.Node] && p.Node != owner(prev) && (v.Owner == nil || SeqLess(p.Sequence, v.Owner.Sequence)) {
+				c.Gap = true
+			}
+		}
 		if prev.Owner != nil {
 			c.Reason = reasonFor(v.Office, prev.Owner.Node)
 		}

@@ -203,6 +203,12 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 		switch {
 		case err == nil:
 			return nil
+		case connLoss(err) && ctx.Err() == nil:
+			// setData is idempotent: wait for the connection and try again.
+			if err := s.awaitConnected(ctx); err != nil {
+				return fmt.Errorf("elect: checkpoint of %s: %w", f.Group, err)
+			}
+			tries--
 		case failedAt(res, 1, zk.ErrNoNode):
 			create = true
 		case failedAt(res, 1, zk.ErrNodeExists):

@@ -62,6 +62,7 @@ type Session struct {
 	lostFlag  atomic.Bool
 	mu        sync.Mutex
 	state     State
+	gen       uint64 // bumped on every state change
 	changed   chan struct{}
 	done      chan struct{}
 	err       error
@@ -190,16 +191,37 @@ func (s *Session) onState(ev zk.Event) {
 	}
 	s.log.Debug("ZooKeeper session state", "session", fmt.Sprintf("0x%x", uint64(s.id.Load())), "from", s.state, "to", next)
 	s.setLocked(next)
-	if next == StateLost {
-		s.lostFlag.Store(true)
-		s.err = ErrSessionLost
-		close(s.done)
-		// Never let the client quietly open a new session: close it.
-		go s.conn.Close()
+	switch next {
+	case StateLost:
+		s.loseLocked()
+	case StateSuspended:
+		// A partitioned client hears of its expiry only once it reaches a
+		// server again. After a whole session timeout without a
+		// connection, the servers have expired it: say so now.
+		gen := s.gen
+		time.AfterFunc(s.timeout, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.gen == gen && s.state == StateSuspended {
+				s.log.Warn("ZooKeeper unreachable for a whole session timeout: session considered expired",
+					"session", fmt.Sprintf("0x%x", uint64(s.id.Load())), "timeout", s.timeout)
+				s.setLocked(StateLost)
+				s.loseLocked()
+			}
+		})
 	}
 }
 
+func (s *Session) loseLocked() {
+	s.lostFlag.Store(true)
+	s.err = ErrSessionLost
+	close(s.done)
+	// Never let the client quietly open a new session: close it.
+	go s.conn.Close()
+}
+
 func (s *Session) setLocked(st State) {
+	s.gen++
 	s.state = st
 	close(s.changed)
 	s.changed = make(chan struct{})

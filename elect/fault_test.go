@@ -1,0 +1,277 @@
+package elect_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
+)
+
+func proxyTo(t *testing.T, target string) *faultproxy.Proxy {
+	t.Helper()
+	p, err := faultproxy.New(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// A partitioned holder must learn it lost the lock before anyone else can
+// take it: with the default policy, Done closes when the connection is
+// suspended, which is before the servers expire the session.
+func TestPartitionedHolderLosesBeforeNextOwner(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	const timeout = 2 * time.Second
+	holder := session(t, []string{p.Addr()}, elect.WithSessionTimeout(timeout))
+	waiter := session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	hl, _ := elect.NewLock(holder, path, elect.CreateParents())
+	h, err := hl.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, _ := elect.NewLock(waiter, path)
+	acquired := make(chan time.Time, 1)
+	go func() {
+		if wh, err := wl.Acquire(ctx); err == nil {
+			acquired <- time.Now()
+			_ = wh.Release(context.Background())
+		}
+	}()
+	start := time.Now()
+	p.Blackhole(true)
+	var lostAt time.Time
+	select {
+	case <-h.Done():
+		lostAt = time.Now()
+	case <-time.After(timeout + 2*time.Second):
+		t.Fatal("partitioned holder was never told")
+	}
+	if d := lostAt.Sub(start); d > timeout {
+		t.Fatalf("holder told after %v, more than the session timeout %v", d, timeout)
+	}
+	if h.Reason() != elect.ReasonSuspended {
+		t.Fatalf("reason %q, want %q", h.Reason(), elect.ReasonSuspended)
+	}
+	var gotAt time.Time
+	select {
+	case gotAt = <-acquired:
+	case <-ctx.Done():
+		t.Fatal("waiter never got the lock after the holder's session expired")
+	}
+	if !lostAt.Before(gotAt) {
+		t.Fatalf("two owners: the waiter acquired at %v, the holder was told at %v", gotAt, lostAt)
+	}
+	// The holder's session is gone for good, and it says so.
+	select {
+	case <-holder.Done():
+	case <-time.After(2 * timeout):
+		t.Fatal("holder's session not declared lost after a whole timeout without a server")
+	}
+	if !errors.Is(holder.Err(), elect.ErrSessionLost) {
+		t.Fatalf("session err %v", holder.Err())
+	}
+	p.Blackhole(false)
+	if err := h.Checkpoint(ctx, []byte("late")); !errors.Is(err, elect.ErrNotLeader) {
+		t.Fatalf("checkpoint after loss: %v", err)
+	}
+}
+
+// Under LoseOnExpiry a short blip keeps ownership, and a real expiry ends it.
+func TestLoseOnExpiryPolicy(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	const timeout = 2 * time.Second
+	s := session(t, []string{p.Addr()}, elect.WithSessionTimeout(timeout))
+	ctx := ctxT(t, 30*time.Second)
+	e, _ := elect.NewElection(s, path, elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnExpiry))
+	h, err := e.Campaign(ctx, "steady")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, changed := s.State()
+	p.Cut() // a blip: the client reconnects at once with the same session
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client never noticed the cut")
+	}
+	eventually(t, 5*time.Second, "reconnected", func() bool {
+		st, _ := s.State()
+		return st == elect.StateConnected && p.Conns() > 0
+	})
+	if !h.Held() {
+		t.Fatalf("ownership lost on a blip under LoseOnExpiry: %q", h.Reason())
+	}
+	if err := h.Checkpoint(ctx, []byte("after blip")); err != nil {
+		t.Fatalf("checkpoint after a blip: %v", err)
+	}
+	p.Blackhole(true)
+	select {
+	case <-h.Done():
+	case <-time.After(3 * timeout):
+		t.Fatal("expiry never ended ownership")
+	}
+	if h.Reason() != elect.ReasonSessionExpired || !errors.Is(h.Err(), elect.ErrSessionLost) {
+		t.Fatalf("end: %q %v", h.Reason(), h.Err())
+	}
+	p.Blackhole(false)
+}
+
+// The reply to our create is lost: the node exists on the server, the
+// client sees connection loss. We must find our node again, not create a
+// second one.
+func TestConnectionLossDuringCreate(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	s := session(t, []string{p.Addr()})
+	direct := session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	l, _ := elect.NewLock(direct, path, elect.CreateParents())
+	warm, err := l.Acquire(ctx) // creates the path
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = warm.Release(ctx)
+	p.DropReplyTo(faultproxy.OpCreate)
+	e, _ := elect.NewElection(s, path)
+	h, err := e.Campaign(ctx, "lossy")
+	if err != nil {
+		t.Fatalf("campaign across a lost create reply: %v", err)
+	}
+	if p.Dropped() != 1 {
+		t.Fatalf("the proxy dropped %d replies; the test did not exercise the loss", p.Dropped())
+	}
+	children, _, err := direct.Conn().Children(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queue []string
+	for _, c := range children {
+		if _, ok := elect.ParseSequence(c); ok {
+			queue = append(queue, c)
+		}
+	}
+	if len(queue) != 1 || queue[0] != h.Node() {
+		t.Fatalf("queue after a lost create reply: %v; want only our node %s", queue, h.Node())
+	}
+	_, st, err := direct.Conn().Exists(h.NodePath())
+	if err != nil || st.EphemeralOwner != s.ID() {
+		t.Fatalf("node owner 0x%x, our session 0x%x (%v)", st.EphemeralOwner, s.ID(), err)
+	}
+	// And a release whose reply is lost still removes the node.
+	p.DropReplyTo(faultproxy.OpMulti)
+	if err := h.Resign(ctx); err != nil {
+		t.Fatalf("resign across a lost reply: %v", err)
+	}
+	eventually(t, 5*time.Second, "node removed", func() bool {
+		ok, _, err := direct.Conn().Exists(h.NodePath())
+		return err == nil && !ok
+	})
+}
+
+// A release that cannot reach the server keeps trying in the background
+// after its ctx ends, so the node does not outlive the release.
+func TestReleaseDuringPartitionIsNotOrphaned(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	s := session(t, []string{p.Addr()}, elect.WithSessionTimeout(6*time.Second))
+	direct := session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	l, _ := elect.NewLock(s, path, elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnExpiry))
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Blackhole(true)
+	rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err = h.Release(rctx)
+	cancel()
+	if err == nil {
+		t.Fatal("release through a black hole reported success")
+	}
+	if h.Held() {
+		t.Fatal("handle still held after Release")
+	}
+	p.Blackhole(false) // heal well before the session would expire
+	eventually(t, 10*time.Second, "node deleted by the background release", func() bool {
+		ok, _, err := direct.Conn().Exists(h.NodePath())
+		return err == nil && !ok
+	})
+	if st, _ := s.State(); st == elect.StateLost {
+		t.Fatal("the session expired: the test proved nothing about the background release")
+	}
+}
+
+func TestUnreachableEnsembleNamesServers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	start := time.Now()
+	_, err = elect.NewSession(context.Background(), []string{addr}, elect.WithConnectTimeout(1500*time.Millisecond))
+	if !errors.Is(err, elect.ErrUnreachable) || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("err = %v; want ErrUnreachable naming %s", err, addr)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("gave up after %v; the bound was 1.5s", d)
+	}
+}
+
+func TestSessionTimeoutNotGranted(t *testing.T) {
+	addrs := sharedAddrs(t)
+	// The harness server grants no less than 2 ticks (400ms).
+	_, err := elect.NewSession(ctxT(t, 20*time.Second), addrs, elect.WithSessionTimeout(150*time.Millisecond))
+	if !errors.Is(err, elect.ErrSessionTimeout) || !strings.Contains(err.Error(), "granted") {
+		t.Fatalf("err = %v; want ErrSessionTimeout saying what was granted", err)
+	}
+	s, err := elect.NewSession(ctxT(t, 20*time.Second), addrs, elect.WithSessionTimeout(150*time.Millisecond), elect.AcceptNegotiatedTimeout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Timeout() < 400*time.Millisecond {
+		t.Fatalf("granted %v, below the server's minimum", s.Timeout())
+	}
+}
+
+func TestBadInputErrors(t *testing.T) {
+	addrs := sharedAddrs(t)
+	s := session(t, addrs)
+	ctx := ctxT(t, 10*time.Second)
+	for _, p := range []string{"jobs", "/jobs/", "/a//b", ""} {
+		if _, err := elect.NewElection(s, p); !errors.Is(err, elect.ErrBadPath) {
+			t.Errorf("NewElection(%q): %v, want ErrBadPath", p, err)
+		}
+	}
+	l, err := elect.NewLock(s, groupPath(t)) // no CreateParents
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctx); !errors.Is(err, elect.ErrNoParent) || !strings.Contains(err.Error(), "CreateParents") {
+		t.Fatalf("acquire under a missing path: %v", err)
+	}
+	if _, err := elect.NewSession(ctx, nil); err == nil {
+		t.Fatal("a session with no servers was accepted")
+	}
+	if _, err := elect.ReadGroup(ctx, s, groupPath(t)); !errors.Is(err, elect.ErrNoParent) {
+		t.Fatalf("ReadGroup of a missing group: %v", err)
+	}
+	f := elect.Fence{Group: "/x", Node: "not-a-node", Term: 1}
+	if err := f.Checkpoint(ctx, s, nil); err == nil {
+		t.Fatal("a fence with a bad node name was accepted")
+	}
+}

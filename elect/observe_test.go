@@ -1,0 +1,208 @@
+package elect_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+func observe(t *testing.T, s *elect.Session, path string, opts ...elect.ObserveOption) *elect.Observer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	o, err := elect.Observe(ctx, s, path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); o.Wait() })
+	return o
+}
+
+func next(t *testing.T, o *elect.Observer) elect.Change {
+	t.Helper()
+	select {
+	case c, ok := <-o.Changes():
+		if !ok {
+			t.Fatalf("observer stopped: %v", o.Err())
+		}
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change observed within 10s")
+	}
+	panic("unreachable")
+}
+
+func expect(t *testing.T, o *elect.Observer, kind elect.ChangeKind, check func(elect.Change) error) elect.Change {
+	t.Helper()
+	c := next(t, o)
+	if c.Kind != kind {
+		t.Fatalf("got %s change %+v, want %s", c.Kind, c, kind)
+	}
+	if check != nil {
+		if err := check(c); err != nil {
+			t.Fatalf("%s change %+v: %v", kind, c, err)
+		}
+	}
+	return c
+}
+
+func ownerIs(id string) func(elect.Change) error {
+	return func(c elect.Change) error {
+		if c.Owner == nil || c.Owner.ID != id {
+			return fmt.Errorf("owner %v, want %s", c.Owner, id)
+		}
+		return nil
+	}
+}
+
+func TestObserveHeraldElection(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	eb, _ := elect.NewElection(b, path, elect.CreateParents())
+	la, err := ea.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := observe(t, obs, path)
+	snap := expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	if snap.Owner.Czxid != la.Term() || snap.Owner.Session != a.ID() || snap.Recipe != elect.RecipeElection {
+		t.Fatalf("snapshot owner %+v, want term %d session 0x%x", snap.Owner, la.Term(), a.ID())
+	}
+	go func() { _, _ = eb.Campaign(ctx, "beta") }()
+	expect(t, o, elect.Joined, func(c elect.Change) error {
+		if c.Candidate == nil || c.Candidate.Session != b.ID() {
+			return fmt.Errorf("candidate %v, want session 0x%x", c.Candidate, b.ID())
+		}
+		return nil
+	})
+	if err := la.Acknowledge(ctx, "pid 42"); err != nil {
+		t.Fatal(err)
+	}
+	ready := expect(t, o, elect.Ready, ownerIs("alpha"))
+	if ready.Zxid <= snap.Zxid {
+		t.Fatalf("ready zxid %d not after snapshot zxid %d", ready.Zxid, snap.Zxid)
+	}
+	if err := la.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+	if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonResigned || ch.Gap {
+		t.Fatalf("handover %+v: want previous alpha, reason resigned, no gap", ch)
+	}
+	if ch.Owner.Czxid <= la.Term() {
+		t.Fatalf("new term %d not above old %d", ch.Owner.Czxid, la.Term())
+	}
+	_ = b.Close() // beta's session ends: no voluntary release, reason unknown
+	end := expect(t, o, elect.OwnerChanged, nil)
+	if end.Owner != nil || end.Previous == nil || end.Previous.ID != "beta" || end.Reason != elect.ReasonUnknown {
+		t.Fatalf("end %+v: want no owner, previous beta, reason unknown", end)
+	}
+}
+
+// While the observer is not read, owners come and go; it must say it may
+// have missed one.
+func TestObserveReportsGap(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	obs, w := session(t, addrs), session(t, addrs)
+	create := func(name string) string {
+		p, err := w.Conn().Create(path+"/"+name, []byte(name), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if _, err := w.Conn().Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	a := create("n_")
+	o := observe(t, obs, path, elect.Buffer(0))
+	expect(t, o, elect.Snapshot, ownerIs("n_"))
+	// The observer's sends block until we read. Meanwhile b joins, owns
+	// briefly once a goes, and is gone before c comes. Whether the observer
+	// listed [a b] in between or not, it cannot have seen b own: either b
+	// left while ahead of the new owner, or b came and went unseen (the
+	// parent's cversion moved more than the listings explain).
+	b := create("n_")
+	for _, p := range []string{a, b} {
+		if err := w.Conn().Delete(p, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("n_")
+	var sawGap bool
+	for i := 0; i < 6 && !sawGap; i++ {
+		c := next(t, o)
+		if c.Kind == elect.OwnerChanged && c.Gap {
+			sawGap = true
+		}
+	}
+	if !sawGap {
+		t.Fatal("owners came and went unseen, but no change said Gap")
+	}
+}
+
+// After a lost connection the observer says Unknown, then sends a fresh
+// snapshot once reconnected.
+func TestObserveUnknownThenSnapshot(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	obs := session(t, []string{p.Addr()}, elect.WithSessionTimeout(6*time.Second))
+	a := session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	la, err := ea.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := observe(t, obs, path)
+	expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	p.Blackhole(true)
+	expect(t, o, elect.Unknown, nil)
+	// The owner changes while the observer cannot see.
+	if err := la.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eb, _ := elect.NewElection(a, path)
+	if _, err := eb.Campaign(ctx, "gamma"); err != nil {
+		t.Fatal(err)
+	}
+	p.Blackhole(false)
+	expect(t, o, elect.Snapshot, ownerIs("gamma"))
+}
+
+func TestObserveMissingGroupThenCreated(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	obs, a := session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	o := observe(t, obs, path)
+	snap := expect(t, o, elect.Snapshot, nil)
+	if snap.Owner != nil {
+		t.Fatalf("missing group has owner %v", snap.Owner)
+	}
+	l, _ := elect.NewLock(a, path, elect.CreateParents(), elect.WithID("holder-1"))
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o, elect.OwnerChanged, ownerIs("holder-1"))
+	if c.Recipe != elect.RecipeLock {
+		t.Fatalf("recipe %q, want lock (guessed from the node names)", c.Recipe)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rel := expect(t, o, elect.OwnerChanged, nil)
+	if rel.Owner != nil || rel.Reason != elect.ReasonReleased {
+		t.Fatalf("release %+v", rel)
+	}
+}
