@@ -1,0 +1,57 @@
+# herald: `make demo` and `make test` do all set-up on a fresh Debian machine with Go.
+
+GO        ?= go
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PKGS  := zookeeper libcurator-recipes-java python3-kazoo
+TEST_TIMEOUT ?= 9m
+
+.PHONY: all build test test-race bench chaos demo deps zk lint fuzz clean
+
+all: build
+
+## deps: install ZooKeeper (and the peers the tests compare against) from Debian when missing.
+deps:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if ! command -v java >/dev/null 2>&1; then missing="$$missing default-jre-headless"; fi; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build:
+	$(GO) build -o bin/herald ./cmd/herald
+
+## test: every test, unit and integration, against real servers (failing, not skipping, when one is missing).
+test: deps
+	HERALD_REQUIRE_SERVERS=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## test-race: the same with the race detector on the core packages.
+test-race: deps
+	HERALD_REQUIRE_SERVERS=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./elect/ ./publish/...
+
+## bench: figures against peers (go-zookeeper Lock, raw ZooKeeper, direct watches) in one run.
+bench: deps
+	HERALD_REQUIRE_SERVERS=1 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 45m ./integration/
+
+## chaos: long fault-injection run (HERALD_CHAOS_DURATION, default 2m).
+chaos: deps
+	HERALD_REQUIRE_SERVERS=1 HERALD_CHAOS=1 $(GO) test -count=1 -run Chaos -v -timeout 60m ./integration/
+
+## demo: a local ZooKeeper, embedded NATS, a bridge and four `herald run` candidates.
+demo: deps build
+	./bin/herald demo
+
+## zk: a throwaway local ZooKeeper for trying herald by hand (NODES=3 for an ensemble).
+zk: deps
+	$(GO) run ./internal/zkserver/zkrun -nodes $(or $(NODES),1)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseName -fuzztime 30s ./elect/
+	$(GO) test -run '^$$' -fuzz FuzzTokens -fuzztime 30s ./publish/
+
+clean:
+	rm -rf bin
