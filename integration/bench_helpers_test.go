@@ -1,0 +1,119 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/zkherald/herald/internal/zkserver"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// The benchmarks share one ZooKeeper of their own (every benchmark in one
+// run measures against the same server), started on first use with no
+// limit on connections per client address: the herd benchmark opens a
+// thousand sessions from 127.0.0.1.
+var benchZK struct {
+	mu  sync.Mutex
+	c   *zkserver.Cluster
+	err error
+}
+
+func benchCluster(b *testing.B) *zkserver.Cluster {
+	b.Helper()
+	benchZK.mu.Lock()
+	defer benchZK.mu.Unlock()
+	if benchZK.c == nil && benchZK.err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		benchZK.c, benchZK.err = zkserver.Start(ctx, zkserver.Config{MaxClientCnxns: 0, JVMHeap: "512m"})
+		cancel()
+	}
+	if err := benchZK.err; err != nil {
+		if zkserver.IsNotInstalled(err) && os.Getenv(zktest.RequireEnv) != "1" {
+			b.Skipf("%v (set %s=1 to fail instead of skipping)", err, zktest.RequireEnv)
+		}
+		b.Fatal(err)
+	}
+	return benchZK.c
+}
+
+func closeBenchServers() {
+	benchZK.mu.Lock()
+	defer benchZK.mu.Unlock()
+	if benchZK.c != nil {
+		_ = benchZK.c.Close()
+		benchZK.c = nil
+	}
+}
+
+// packets reads zk_packets_received, not counting the mntr request itself.
+func packets(b *testing.B, s *zkserver.Server) int64 {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := s.PacketsReceived(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n - 1
+}
+
+// percentile returns the p-th percentile (0..100) of ds, nearest rank.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(p/100*float64(len(s))+0.5) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(s) {
+		i = len(s) - 1
+	}
+	return s[i]
+}
+
+// row is one line of a benchmark's table.
+type row struct {
+	what, herald, peer, ratio, target, verdict string
+}
+
+// table prints a benchmark's figures: herald's, the peer's, their ratio,
+// and whether the target was met. Benchmarks never fail on a target: the
+// machine is shared and noisy.
+func table(w io.Writer, title string, rows []row) {
+	fmt.Fprintf(w, "\n%s (shared, noisy machine: read figures as indications)\n", title)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "measure\therald\tpeer\tratio\ttarget\tresult")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.what, dash(r.herald), dash(r.peer), dash(r.ratio), dash(r.target), dash(r.verdict))
+	}
+	tw.Flush()
+}
+
+func dash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "missed"
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
