@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+// announcer publishes a runner's own transitions (elected/acquired and
+// lost/released) on NATS core subjects, as a bridge would. The events carry
+// the same ids a bridge gives the same changes, so consumers count each
+// once. Announcing is best effort: a NATS outage never stops the child.
+type announcer struct {
+	sink   *natssink.Sink
+	log    *slog.Logger
+	source string
+}
+
+const announceTimeout = 5 * time.Second
+
+// newAnnouncer connects to NATS at urls; nil (and no error) when urls is
+// empty. A NATS that cannot be reached is logged, and nothing announced.
+func newAnnouncer(ctx context.Context, log *slog.Logger, urls []string, source string) *announcer {
+	if len(urls) == 0 {
+		return nil
+	}
+	s, err := natssink.New(natssink.Options{URL: strings.Join(urls, ","), Name: source, Logger: log})
+	if err != nil {
+		log.Warn("not announcing transitions on NATS", "err", err)
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, announceTimeout)
+	defer cancel()
+	if err := s.Connect(cctx); err != nil {
+		log.Warn("not announcing transitions on NATS", "err", err)
+		return nil
+	}
+	return &announcer{sink: s, log: log, source: source}
+}
+
+// gained announces that h now owns its group.
+func (n *announcer) gained(h *elect.Handle, recipe elect.Recipe) {
+	if n == nil {
+		return
+	}
+	p := h.Participant()
+	t := publish.LeaderElected
+	if recipe == elect.RecipeLock {
+		t = publish.LockAcquired
+	}
+	n.send(publish.Event{Type: t, Group: h.Group(), Recipe: recipe, Owner: publish.FromElect(&p),
+		Term: h.Term(), Zxid: h.Term()})
+}
+
+// lost announces that h no longer owns its group, and closes the announcer.
+func (n *announcer) lost(h *elect.Handle, recipe elect.Recipe) {
+	if n == nil {
+		return
+	}
+	defer n.sink.Close()
+	p := h.Participant()
+	t := publish.LeaderLost
+	if recipe == elect.RecipeLock {
+		t = publish.LockReleased
+	}
+	reason := h.Reason()
+	if reason == elect.ReasonNone {
+		reason = elect.ReasonUnknown
+	}
+	n.send(publish.Event{Type: t, Group: h.Group(), Recipe: recipe, Previous: publish.FromElect(&p),
+		Term: h.Term(), Zxid: h.Term(), Reason: reason})
+}
+
+func (n *announcer) send(e publish.Event) {
+	e.Time, e.Source = time.Now().UTC(), n.source
+	e = e.WithID()
+	ctx, cancel := context.WithTimeout(context.Background(), announceTimeout)
+	defer cancel()
+	if err := n.sink.Write(ctx, []publish.Event{e}); err != nil {
+		n.log.Warn("could not announce on NATS", "type", e.Type, "group", e.Group, "err", err)
+	}
+}

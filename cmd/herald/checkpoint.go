@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zkherald/herald/elect"
+)
+
+func init() { register(newCheckpointCmd) }
+
+// maxCheckpoint stays well below ZooKeeper's 1 MB znode limit.
+const maxCheckpoint = 512 << 10
+
+func newCheckpointCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "checkpoint",
+		Short: "Save or read the progress of the command herald run runs",
+		Example: `  # inside the command herald run started
+  herald checkpoint put "step=3"
+  echo '{"offset": 1200}' | herald checkpoint put -
+
+  # anywhere
+  herald checkpoint get --election /jobs/nightly`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageErr("checkpoint needs a subcommand: put or get (see herald checkpoint --help)")
+		},
+	}
+	cmd.AddCommand(newCheckpointPutCmd(a), newCheckpointGetCmd(a))
+	return cmd
+}
+
+func newCheckpointPutCmd(a *app) *cobra.Command {
+	var f elect.Fence
+	cmd := &cobra.Command{
+		Use:   "put [DATA|-]",
+		Short: "Save progress, fenced by the leader that started this command",
+		Long: `put saves DATA (or standard input with -) as the election's checkpoint. The
+write is fenced: ZooKeeper checks, in the same transaction, that the leader's
+node named by HERALD_NODE still exists with term HERALD_TERM. A command whose
+leader was deposed is refused with exit status 3, so it can stop at once.
+
+The fence comes from the environment herald run gives its command
+(HERALD_ELECTION, HERALD_NODE, HERALD_ID, HERALD_TERM, HERALD_ZK) or from
+the flags.`,
+		Example: `  herald checkpoint put "step=3" || exit   # status 3: no longer the leader`,
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := a.checkpointData(args)
+			if err != nil {
+				return err
+			}
+			return a.putCheckpoint(cmd.Context(), f, data)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.Group, "election", "", "election path (default $HERALD_ELECTION)")
+	fl.StringVar(&f.Node, "node", "", "the leader's node name (default $HERALD_NODE)")
+	fl.StringVar(&f.ID, "id", "", "the leader's id (default $HERALD_ID)")
+	fl.Int64Var(&f.Term, "term", 0, "the leader's term (default $HERALD_TERM)")
+	return cmd
+}
+
+func (a *app) checkpointData(args []string) ([]byte, error) {
+	if len(args) == 0 || args[0] == "-" {
+		b, err := io.ReadAll(io.LimitReader(a.stdin, maxCheckpoint+1))
+		if err != nil {
+			return nil, fmt.Errorf("read checkpoint from standard input: %w", err)
+		}
+		if len(b) > maxCheckpoint {
+			return nil, usageErr("checkpoint larger than %d bytes; keep the state elsewhere and checkpoint a reference to it", maxCheckpoint)
+		}
+		return b, nil
+	}
+	if len(args[0]) > maxCheckpoint {
+		return nil, usageErr("checkpoint larger than %d bytes; keep the state elsewhere and checkpoint a reference to it", maxCheckpoint)
+	}
+	return []byte(args[0]), nil
+}
+
+func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) error {
+	if f.Group == "" || f.Node == "" || f.Term == 0 {
+		return usageErr("no leader to fence the checkpoint with: run this inside 'herald run' (which sets HERALD_ELECTION, HERALD_NODE and HERALD_TERM) or pass --election, --node and --term")
+	}
+	if err := f.Validate(); err != nil {
+		return usageErr("bad fence: %v", err)
+	}
+	s, err := a.openSession(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	err = f.Checkpoint(ctx, s, data)
+	if errors.Is(err, elect.ErrNotLeader) {
+		return &exitError{code: exitNotLeader, err: fmt.Errorf("checkpoint rejected: leader %s (term %d) no longer leads %s; stop working: %w",
+			f.Node, f.Term, f.Group, err)}
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", f.Group, err)
+	}
+	return nil
+}
+
+func newCheckpointGetCmd(a *app) *cobra.Command {
+	var group string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "get [--election PATH]",
+		Short: "Print the last checkpoint of an election",
+		Long: `get prints the data of the election's last checkpoint (exit 1 when there is
+none), or with --json the whole record: data, term, node and id of the
+leader that saved it, and when.`,
+		Example: `  herald checkpoint get --election /jobs/nightly
+  herald checkpoint get --election /jobs/nightly --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if group == "" {
+				return usageErr("--election is required (or $HERALD_ELECTION)")
+			}
+			if err := groupArg("--election", group); err != nil {
+				return err
+			}
+			s, err := a.openSession(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			cp, err := elect.ReadCheckpoint(cmd.Context(), s, group)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(a.stdout, checkpointJSON(cp))
+			}
+			out := string(cp.Data)
+			if !strings.HasSuffix(out, "\n") {
+				out += "\n"
+			}
+			_, err = io.WriteString(a.stdout, out)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&group, "election", "", "election path (default $HERALD_ELECTION)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole record as JSON")
+	return cmd
+}
+
+type checkpointRecord struct {
+	Data string `json:"data"`
+	elect.Checkpoint
+}
+
+func checkpointJSON(cp elect.Checkpoint) checkpointRecord {
+	return checkpointRecord{Data: string(cp.Data), Checkpoint: cp}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	return enc.Encode(v)
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// eventLine renders one event as one readable line: time, type, group,
+// owner and previous owner, term, reason, and the gap and snapshot marks.
+func eventLine(e publish.Event) string {
+	var b strings.Builder
+	b.WriteString(e.Time.UTC().Format("2006-01-02T15:04:05.000Z"))
+	b.WriteString("  ")
+	b.WriteString(padRight(string(e.Type), 16))
+	b.WriteString("  ")
+	b.WriteString(e.Group)
+	if e.Candidate != nil {
+		b.WriteString("  candidate=" + who(e.Candidate))
+	}
+	if e.Owner != nil && e.Candidate == nil {
+		b.WriteString("  owner=" + who(e.Owner))
+	}
+	if e.Previous != nil {
+		b.WriteString("  previous=" + who(e.Previous))
+	}
+	if e.Term != 0 {
+		b.WriteString("  term=" + strconv.FormatInt(e.Term, 10))
+	}
+	if e.Reason != "" {
+		b.WriteString("  reason=" + strconv.Quote(string(e.Reason)))
+	}
+	if e.Gap {
+		b.WriteString("  GAP")
+	}
+	if e.Snapshot {
+		b.WriteString("  (snapshot)")
+	}
+	return b.String()
+}
+
+func who(p *publish.Participant) string {
+	if p.ID == "" || p.ID == p.Node {
+		return p.Node
+	}
+	return p.ID + "(" + p.Node + ")"
+}
+
+func padRight(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return s + strings.Repeat(" ", n-len(s))
+}

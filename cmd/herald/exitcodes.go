@@ -1,0 +1,18 @@
+package main
+
+// Exit codes of herald itself. A child's exit code (run, lock) is passed
+// through unchanged, and 128+N when the child died of signal N.
+const (
+	exitFailure = 1
+	exitUsage   = 2
+	// exitNotLeader: leadership or the lock was lost while the child ran
+	// (the child was stopped), or a fenced checkpoint was rejected because
+	// its leader is gone.
+	exitNotLeader = 3
+	// exitTempFail (EX_TEMPFAIL): herald lock gave up waiting for the lock.
+	exitTempFail = 75
+	// exitCannotExec and exitNotFound follow the shell: the child command
+	// exists but cannot be executed, or does not exist.
+	exitCannotExec = 126
+	exitNotFound   = 127
+)

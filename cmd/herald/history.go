@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/kafkasink"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+func init() { register(newHistoryCmd) }
+
+func newHistoryCmd(a *app) *cobra.Command {
+	var sf sourceFlags
+	var file string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "history [PATH] --audit FILE | --nats URL | --kafka BROKERS",
+		Short: "Show who led when: one row per owner and term",
+		Long: `history reads every stored event (an audit log, the HERALD JetStream stream
+or the herald.events Kafka topic), for one group or all, and prints the
+leadership timeline: per group and term the owner, from, until, how long it
+held, why it ended, and whether an owner may be missing in between (GAP).`,
+		Example: `  herald history --audit /var/lib/herald/audit.log
+  herald history /jobs/nightly --nats nats://localhost:4222 --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr("history takes at most one group path, got %d", len(args))
+			}
+			if len(args) == 1 {
+				return groupArg("PATH", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			group := ""
+			if len(args) == 1 {
+				group = args[0]
+			}
+			events, err := a.historyEvents(cmd.Context(), &sf, file, group)
+			if err != nil {
+				return err
+			}
+			ts := audit.History(events)
+			if asJSON {
+				if ts == nil {
+					ts = []audit.Tenure{}
+				}
+				return writeJSON(a.stdout, ts)
+			}
+			if len(ts) == 0 {
+				_, err := fmt.Fprintln(a.stdout, "no leadership or lock events recorded")
+				return err
+			}
+			return audit.WriteTable(a.stdout, ts, time.Now())
+		},
+	}
+	sf.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&file, "audit", "", "read the audit log FILE (and its rotated files)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tenures as a JSON array")
+	return cmd
+}
+
+func (a *app) historyEvents(ctx context.Context, sf *sourceFlags, file, group string) ([]publish.Event, error) {
+	src, err := sf.which()
+	if err != nil {
+		return nil, err
+	}
+	if file != "" && src != "" {
+		return nil, usageErr("give one source: --audit, --nats or --kafka")
+	}
+	keep := func(e publish.Event) bool { return group == "" || e.Group == group }
+	switch {
+	case file != "":
+		events, err := audit.ReadAll(ctx, file, keep)
+		var le *audit.LineError
+		if errors.As(err, &le) {
+			a.log.Warn("skipped malformed lines in the audit log", "err", err)
+			err = nil
+		}
+		return events, err
+	case src == "nats":
+		return a.historyNATS(ctx, sf, group)
+	case src == "kafka":
+		return a.historyKafka(ctx, sf, group)
+	}
+	return nil, usageErr("history needs a source: --audit FILE, --nats URL or --kafka BROKERS")
+}
+
+// historyNATS reads the stream from its start to its current end.
+func (a *app) historyNATS(ctx context.Context, sf *sourceFlags, group string) ([]publish.Event, error) {
+	jsc, closeNC, err := sf.jetStream(ctx, a.log)
+	if err != nil {
+		return nil, err
+	}
+	defer closeNC()
+	cfg := js.OrderedConsumerConfig{DeliverPolicy: js.DeliverAllPolicy}
+	if group != "" {
+		tokens, err := publish.Tokens(group)
+		if err != nil {
+			return nil, usageErr("PATH: %v", err)
+		}
+		cfg.FilterSubjects = []string{"herald.*." + tokens}
+	}
+	c, err := jsc.OrderedConsumer(ctx, jetstream.DefaultStream, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("read stream %s (is a bridge publishing to JetStream?): %w", jetstream.DefaultStream, err)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read stream %s: %w", jetstream.DefaultStream, err)
+	}
+	var events []publish.Event
+	for left := info.NumPending; left > 0; {
+		msg, err := c.Next(js.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("read stream %s: %w", jetstream.DefaultStream, err)
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return nil, err
+		}
+		left = md.NumPending
+		e, err := natssink.Decode(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
+		if err != nil {
+			a.log.Warn("skipping a message that is not a herald event", "subject", msg.Subject(), "err", err)
+			continue
+		}
+		events = append(events, e)
+	}
+	return events, nil
+}
+
+// historyKafka reads the events topic up to where it ended at the start.
+func (a *app) historyKafka(ctx context.Context, sf *sourceFlags, group string) ([]publish.Event, error) {
+	cfg, err := sf.kafkaConfig(a.log)
+	if err != nil {
+		return nil, err
+	}
+	st, err := kafkasink.Events(ctx, cfg, group, kafkasink.Unfiltered())
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", kafkasink.DefaultEventsTopic, err)
+	}
+	defer st.Close()
+	var events []publish.Event
+	for {
+		select {
+		case e, ok := <-st.C():
+			if !ok {
+				return nil, fmt.Errorf("read %s: %v", kafkasink.DefaultEventsTopic, st.Err())
+			}
+			events = append(events, e)
+		case <-st.Synced():
+			return events, nil
+		}
+	}
+}

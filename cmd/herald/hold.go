@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// holding is what run and lock do once they own their group: run the child,
+// and stop it the moment ownership is no longer safe.
+type holding struct {
+	h      *elect.Handle
+	recipe elect.Recipe
+	args   []string
+	env    []string
+	grace  time.Duration
+	ann    *announcer
+}
+
+// what names the ownership in messages.
+func (o holding) what() string {
+	if o.recipe == elect.RecipeLock {
+		return "the lock " + o.h.Group()
+	}
+	return "leadership of " + o.h.Group()
+}
+
+// release gives ownership back with a fresh context: the command's own
+// context may already be cancelled by a signal.
+func (o holding) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if o.recipe == elect.RecipeLock {
+		_ = o.h.Release(ctx)
+	} else {
+		_ = o.h.Resign(ctx)
+	}
+	o.ann.lost(o.h, o.recipe)
+}
+
+// holdAndRun runs the child while o.h is held. It selects at once on the
+// child's exit, the loss of ownership and a shutdown signal, and returns the
+// child's exit code (as an *exitError when not 0), or exitNotLeader when
+// ownership was lost and the child had to be stopped.
+func (a *app) holdAndRun(ctx context.Context, o holding) error {
+	o.ann.gained(o.h, o.recipe)
+	c, err := startChild(o.args, o.env, a.stdin, a.stdout, a.stderr)
+	if err != nil {
+		o.release()
+		return err
+	}
+	a.log.Info("child started", "pid", c.Pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
+	if o.recipe == elect.RecipeElection {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := o.h.Acknowledge(actx, fmt.Sprintf("pid %d", c.Pid())); err != nil {
+			a.log.Warn("could not record the leader acknowledgment", "err", err)
+		}
+		cancel()
+	}
+	select {
+	case <-c.done:
+		o.release()
+		a.log.Info("child exited; gave up ownership", "code", c.code, "group", o.h.Group())
+		return codeErr(c.code)
+	case <-o.h.Done():
+		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", o.grace)
+		code := c.stop(o.grace)
+		o.release()
+		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) while the child ran; stopped it (its exit status %d)",
+			o.what(), o.h.Reason(), code)}
+	case <-ctx.Done():
+		a.log.Info("signal received; stopping the child", "pid", c.Pid(), "grace", o.grace)
+		code := c.stop(o.grace)
+		o.release()
+		return codeErr(code)
+	}
+}
+
+// codeErr turns a child's exit code into run's result.
+func codeErr(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code: code}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zkherald/herald/elect"
+)
+
+func init() { register(newLockCmd) }
+
+type lockOpts struct {
+	path    string
+	id      string
+	timeout time.Duration
+	grace   time.Duration
+	nats    []string
+}
+
+func newLockCmd(a *app) *cobra.Command {
+	var o lockOpts
+	cmd := &cobra.Command{
+		Use:   "lock --lock PATH [flags] -- COMMAND [ARGS...]",
+		Short: "Run a command while holding a ZooKeeper lock",
+		Long: `lock takes the lock at --lock (waiting at most --timeout, 0 = forever), runs
+COMMAND, releases the lock when it exits and exits with its status. When
+--timeout runs out, lock exits with status 75 (EX_TEMPFAIL) and names the
+holder. If the lock is lost while the command runs, its process group gets
+SIGTERM, then SIGKILL after --grace, and lock exits with status 3.
+
+The command finds the lock in its environment: HERALD_LOCK, HERALD_NODE,
+HERALD_TERM (the fencing token), HERALD_ID and HERALD_ZK.`,
+		Example: `  # one backup at a time across the fleet; give up after a minute
+  herald lock --zk zk1:2181 --lock /locks/backup --timeout 1m -- ./backup.sh`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runLock(cmd.Context(), o, args) },
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.StringVar(&o.path, "lock", "", "lock path in ZooKeeper (required), e.g. /locks/backup")
+	f.StringVar(&o.id, "id", "", "holder id stored in the lock node (default host-pid)")
+	f.DurationVar(&o.timeout, "timeout", 0, "how long to wait for the lock (0: as long as it takes)")
+	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
+	f.StringSliceVar(&o.nats, "nats", nil, "NATS URL(s) to announce acquire and release on (optional)")
+	return cmd
+}
+
+func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
+	switch {
+	case o.path == "":
+		return usageErr("--lock is required: the lock path in ZooKeeper, e.g. --lock /locks/backup")
+	case o.timeout < 0:
+		return usageErr("--timeout %v: must not be negative (0 waits forever)", o.timeout)
+	case o.grace <= 0:
+		return usageErr("--grace %v: must be positive", o.grace)
+	}
+	if err := groupArg("--lock", o.path); err != nil {
+		return err
+	}
+	if err := checkCommand(args); err != nil {
+		return err
+	}
+	if o.id == "" {
+		o.id = defaultID()
+	}
+	s, err := a.openSession(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id))
+	if err != nil {
+		return usageErr("--lock: %v", err)
+	}
+	var h *elect.Handle
+	if o.timeout > 0 {
+		h, err = l.AcquireTimeout(ctx, o.timeout)
+	} else {
+		h, err = l.Acquire(ctx)
+	}
+	if err != nil {
+		return a.lockFailed(ctx, l, o, err)
+	}
+	a.log.Info("lock acquired", "lock", o.path, "id", o.id, "node", h.Node(), "term", h.Term())
+	env := []string{
+		"HERALD_LOCK=" + o.path,
+		"HERALD_NODE=" + h.Node(),
+		"HERALD_TERM=" + strconv.FormatInt(h.Term(), 10),
+		"HERALD_ID=" + o.id,
+		"HERALD_ZK=" + strings.Join(s.Servers(), ","),
+	}
+	ann := newAnnouncer(ctx, a.log, o.nats, "herald-lock/"+o.id)
+	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeLock, args: args, env: env, grace: o.grace, ann: ann})
+}
+
+// lockFailed explains why the lock was not taken; a timeout names the
+// holder and exits 75.
+func (a *app) lockFailed(ctx context.Context, l *elect.Lock, o lockOpts, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted while waiting for the lock %s", o.path)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("lock %s: %w", o.path, err)
+	}
+	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	holder := "someone else"
+	if p, herr := l.Holder(hctx); herr == nil {
+		holder = fmt.Sprintf("%s (node %s, session %s)", p.ID, p.Node, p.SessionHex())
+	}
+	return &exitError{code: exitTempFail, err: fmt.Errorf("lock %s is held by %s; gave up after --timeout %v", o.path, holder, o.timeout)}
+}

@@ -1,0 +1,12 @@
+//go:build linux
+
+package main
+
+import "syscall"
+
+// childProcAttr puts the child in its own process group, and has the kernel
+// kill it if herald dies (SIGKILL included): a child must never outlive the
+// runner that holds its leadership.
+func childProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zkherald/herald/elect"
+)
+
+func init() { register(newRunCmd) }
+
+type runOpts struct {
+	election string
+	id       string
+	grace    time.Duration
+	nats     []string
+}
+
+func newRunCmd(a *app) *cobra.Command {
+	var o runOpts
+	cmd := &cobra.Command{
+		Use:   "run --election PATH [flags] -- COMMAND [ARGS...]",
+		Short: "Run a command on one candidate at a time: the elected leader",
+		Long: `run joins the election at --election and, once elected, runs COMMAND. If the
+leadership is lost (session expired, connection lost, node deleted), the
+command's process group gets SIGTERM, then SIGKILL after --grace, and run
+exits with status 3. When the command exits, run resigns and exits with the
+command's status (128+N when signal N killed it), and the next candidate
+takes over.
+
+The command finds its leadership in its environment: HERALD_ELECTION,
+HERALD_NODE, HERALD_TERM (the fencing token), HERALD_ID, HERALD_ZK, and the
+last checkpoint any leader saved (HERALD_CHECKPOINT, HERALD_CHECKPOINT_TERM;
+empty when there is none). It saves progress with 'herald checkpoint put',
+which ZooKeeper rejects once its leader is gone.`,
+		Example: `  # three hosts run the same line; one at a time runs the job
+  herald run --zk zk1:2181,zk2:2181 --election /jobs/nightly --id "$(hostname)" -- ./nightly.sh
+
+  # inside nightly.sh: resume, then checkpoint each step
+  step=${HERALD_CHECKPOINT:-0}
+  herald checkpoint put "$((step+1))"`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runElection(cmd.Context(), o, args) },
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.StringVar(&o.election, "election", "", "election path in ZooKeeper (required), e.g. /jobs/nightly")
+	f.StringVar(&o.id, "id", "", "participant id stored in the candidate's node (default host-pid)")
+	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
+	f.StringSliceVar(&o.nats, "nats", nil, "NATS URL(s) to announce this runner's own transitions on (optional)")
+	return cmd
+}
+
+func defaultID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "herald"
+	}
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
+
+func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
+	if o.election == "" {
+		return usageErr("--election is required: the election path in ZooKeeper, e.g. --election /jobs/nightly")
+	}
+	if err := groupArg("--election", o.election); err != nil {
+		return err
+	}
+	if o.grace <= 0 {
+		return usageErr("--grace %v: must be positive", o.grace)
+	}
+	if err := checkCommand(args); err != nil {
+		return err
+	}
+	if o.id == "" {
+		o.id = defaultID()
+	}
+	h, s, err := a.campaign(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	a.log.Info("elected", "election", o.election, "id", o.id, "node", h.Node(), "term", h.Term())
+	env := []string{
+		"HERALD_ELECTION=" + o.election,
+		"HERALD_NODE=" + h.Node(),
+		"HERALD_TERM=" + strconv.FormatInt(h.Term(), 10),
+		"HERALD_ID=" + o.id,
+		"HERALD_ZK=" + strings.Join(s.Servers(), ","),
+	}
+	env = append(env, a.checkpointEnv(ctx, s, o.election)...)
+	ann := newAnnouncer(ctx, a.log, o.nats, "herald-run/"+o.id)
+	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeElection, args: args, env: env, grace: o.grace, ann: ann})
+}
+
+// campaign joins the election and waits to be elected. A session that
+// expires while waiting is replaced and the candidate joins again.
+func (a *app) campaign(ctx context.Context, o runOpts) (*elect.Handle, *elect.Session, error) {
+	for {
+		s, err := a.openSession(ctx, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id))
+		if err != nil {
+			s.Close()
+			return nil, nil, usageErr("--election: %v", err)
+		}
+		if l, err := e.Leader(ctx); err == nil {
+			a.log.Info("waiting for leadership", "election", o.election, "leader", l.ID, "node", l.Node)
+		}
+		h, err := e.Campaign(ctx, o.id)
+		if err == nil {
+			return h, s, nil
+		}
+		s.Close()
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil, fmt.Errorf("interrupted while waiting for leadership of %s", o.election)
+		case errors.Is(err, elect.ErrSessionLost):
+			a.log.Warn("session expired while waiting; joining again", "election", o.election)
+			continue
+		}
+		return nil, nil, fmt.Errorf("campaign for %s: %w", o.election, err)
+	}
+}
+
+// checkpointEnv hands the last checkpoint to the child: its data and the
+// term of the leader that saved it. Both are empty when there is none.
+func (a *app) checkpointEnv(ctx context.Context, s *elect.Session, group string) []string {
+	cp, err := elect.ReadCheckpoint(ctx, s, group)
+	if err != nil {
+		if !errors.Is(err, elect.ErrNoCheckpoint) {
+			a.log.Warn("could not read the last checkpoint; the child starts without it", "err", err)
+		}
+		return []string{"HERALD_CHECKPOINT=", "HERALD_CHECKPOINT_TERM="}
+	}
+	a.log.Info("resuming from checkpoint", "term", cp.Term, "by", cp.ID, "bytes", len(cp.Data))
+	return []string{"HERALD_CHECKPOINT=" + envSafe(cp.Data), "HERALD_CHECKPOINT_TERM=" + strconv.FormatInt(cp.Term, 10)}
+}
+
+// envSafe drops NUL bytes, which an environment variable cannot hold.
+func envSafe(b []byte) string { return strings.ReplaceAll(string(b), "\x00", "") }

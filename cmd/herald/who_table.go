@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+)
+
+// writeWho renders a whoReport for people: a line about the group, then
+// one row per node in line, owner first.
+func writeWho(w io.Writer, r whoReport) error {
+	recipe := string(r.Recipe)
+	if recipe == "" {
+		recipe = "unknown recipe"
+	}
+	if r.Owner == nil {
+		_, err := fmt.Fprintf(w, "%s (%s, from %s): no owner, %d waiting\n", r.Group, recipe, r.Source, len(r.Queue))
+		return err
+	}
+	state := ""
+	if r.Ready {
+		state = ", ready"
+		if r.ReadyInfo != "" {
+			state += " (" + r.ReadyInfo + ")"
+		}
+	}
+	if r.Since != nil && !r.Since.IsZero() {
+		state += ", since " + r.Since.UTC().Format(time.RFC3339)
+	}
+	fmt.Fprintf(w, "%s (%s, from %s): owner %s%s\n", r.Group, recipe, r.Source, r.Owner.ID, state)
+	rows := r.Queue
+	if len(rows) == 0 {
+		rows = []whoNode{*r.Owner}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "POS\tID\tNODE\tSESSION\tTERM\tROLE")
+	for i, n := range rows {
+		role := "waiting"
+		if i == 0 {
+			role = "owner"
+		}
+		term := "-"
+		if n.Term != 0 {
+			term = strconv.FormatInt(n.Term, 10)
+		}
+		session := n.Session
+		if session == "" {
+			session = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, n.ID, n.Node, session, term, role)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Queue) == 0 && r.Source != "zookeeper" {
+		_, err := fmt.Fprintf(w, "(the queue of waiting candidates is only known to ZooKeeper: herald who --zk HOSTS %s)\n", r.Group)
+		return err
+	}
+	return nil
+}
