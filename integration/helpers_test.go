@@ -118,8 +118,8 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 type watcher struct {
 	t     testing.TB
 	group string
-	o    *elect.Observer
-	last elect.Change
+	o     *elect.Observer
+	last  elect.Change
 }
 
 func observe(t testing.TB, s *elect.Session, group string, opts ...elect.ObserveOption) *watcher {
