@@ -1,0 +1,105 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/zkserver"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// TestEnsembleFailover runs a herald election with three candidates, each
+// connected to one member of a 3-node ensemble. It kills the member the
+// leading candidate talks to, then the ensemble's leader, restarting each
+// after the election settles. At no sampled instant may two handles report
+// Held while both their nodes exist, and leadership must end with exactly
+// one live candidate, the one ZooKeeper says owns the group.
+func TestEnsembleFailover(t *testing.T) {
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	group := groupPath(t, "election")
+	checker := session(t, zkc.Addrs())
+	var cs []*contender
+	for i, addr := range zkc.Addrs() {
+		cs = append(cs, &contender{id: fmt.Sprintf("c%d", i+1), servers: []string{addr}, timeout: 2 * time.Second})
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var x exclusion
+	wg.Add(1 + len(cs))
+	go func() { defer wg.Done(); x.watch(runCtx, checker, cs) }()
+	for _, c := range cs {
+		go func() { defer wg.Done(); c.run(runCtx, group) }()
+	}
+	defer func() { stop(); wg.Wait() }()
+
+	// settled waits until exactly one candidate holds, ZooKeeper agrees, and
+	// want candidates are queued; it returns the holder's index.
+	settled := func(what string, want int) int {
+		t.Helper()
+		var idx int
+		eventually(t, 30*time.Second, what, func() bool {
+			idx = -1
+			for i, c := range cs {
+				if c.current() != nil {
+					if idx >= 0 {
+						return false
+					}
+					idx = i
+				}
+			}
+			if idx < 0 {
+				return false
+			}
+			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+			defer rcancel()
+			v, err := elect.ReadGroup(rctx, checker, group)
+			h := cs[idx].current()
+			return err == nil && h != nil && v.Owner != nil && v.Owner.Node == h.Node() && v.Owner.ID == cs[idx].id && len(v.Queue) == want
+		})
+		return idx
+	}
+
+	first := settled("a leader among three candidates", 3)
+	member := zkc.Member(first)
+	t.Logf("leader %s on zk%d; killing zk%d", cs[first].id, member.ID(), member.ID())
+	if err := member.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	second := settled("a new leader after its member died", 2)
+	if second == first {
+		t.Fatalf("%s still leads with its member dead", cs[first].id)
+	}
+	if err := member.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	settled("the candidate of the restarted member back in line", 3)
+
+	zl, err := zkc.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killing the ensemble leader zk%d", zl.ID())
+	if err := zl.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	settled("one leader after the ensemble leader died", 2)
+	if err := zl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	last := settled("every candidate back, exactly one leading", 3)
+
+	violations, samples, maxHeld := x.report()
+	t.Logf("final leader %s; %d samples, at most %d handles held at once", cs[last].id, samples, maxHeld)
+	if len(violations) > 0 {
+		t.Fatalf("two leaders at once:\n%v", violations)
+	}
+	if samples < 100 {
+		t.Fatalf("only %d samples of the handles: the exclusion check did not run", samples)
+	}
+}
