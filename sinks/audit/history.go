@@ -110,6 +110,13 @@ func groupHistory(evs []publish.Event) []Tenure {
 			if t.Ready.IsZero() {
 				t.Ready = e.Time
 			}
+		case e.Type.Loses() && e.Previous == nil:
+			// A snapshot saying nobody owns the group (at zxid e.Zxid): no
+			// tenure of its own; it ends the open one if that is older.
+			if cur != nil && cur.Open() && e.Zxid >= cur.Term {
+				cur.Until, cur.Reason = e.Time, elect.ReasonUnknown
+				cur = nil
+			}
 		case e.Type.Loses():
 			t, isNew := get(e, e.Previous)
 			if isNew {

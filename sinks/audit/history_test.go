@@ -78,3 +78,23 @@ func TestHistoryReadyAndCandidates(t *testing.T) {
 		t.Fatalf("tenures %+v: want one open tenure ready at +2m", ts)
 	}
 }
+
+func TestHistoryEmptySnapshotIsNoTenure(t *testing.T) {
+	empty := hev(publish.LeaderLost, "", "", 0, 0)
+	empty.Snapshot, empty.Zxid, empty.Reason = true, 5, elect.ReasonUnknown
+	later := hev(publish.LeaderLost, "", "", 0, 9)
+	later.Snapshot, later.Zxid, later.Reason = true, 25, elect.ReasonUnknown
+	later = later.WithID()
+	ts := History([]publish.Event{
+		empty.WithID(),
+		hev(publish.LeaderElected, "a", "", 10, 1),
+		// the bridge missed a's loss; its next snapshot finds the group empty
+		later,
+	})
+	if len(ts) != 1 {
+		t.Fatalf("%d tenures, want only a's: %+v", len(ts), ts)
+	}
+	if a := ts[0]; a.Owner.ID != "a" || a.Open() || a.Until != h0.Add(9*time.Minute) || a.Reason != elect.ReasonUnknown {
+		t.Fatalf("tenure %+v: want a, ended at +9m for an unknown reason", a)
+	}
+}
