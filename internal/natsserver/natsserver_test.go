@@ -34,14 +34,18 @@ func TestRestartKeepsJetStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Restart(t)
+	// A request sent while the client reconnects can go unanswered, so each
+	// attempt gets its own short deadline.
 	var info *jetstream.StreamInfo
 	for info == nil || info.State.Msgs != 1 {
-		s, err := js.Stream(ctx, "T")
+		actx, acancel := context.WithTimeout(ctx, time.Second)
+		s, err := js.Stream(actx, "T")
 		if err == nil {
-			info, err = s.Info(ctx)
+			info, err = s.Info(actx)
 		}
+		acancel()
 		if ctx.Err() != nil {
-			t.Fatalf("stream not back with its message after restart: %v", err)
+			t.Fatalf("stream not back with its message after restart: %v (info %+v)", err, info)
 		}
 		time.Sleep(10 * time.Millisecond) // polling a condition, not ordering
 	}

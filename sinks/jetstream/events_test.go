@@ -39,7 +39,7 @@ func expect(t *testing.T, s *hjs.EventStream, want ...publish.Event) {
 // wrote, beyond the duplicate window; a consumer through Events sees each
 // change once and never an older term after a newer one.
 func TestEventsDropsDuplicatesAndStale(t *testing.T) {
-	g := "/" + t.Name()
+	g := uniq(t)
 	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
 	a, la, b := gain(g, "a", 100), lost(g, "a", 100, "b"), gain(g, "b", 200)
 	write(t, s, a, la, b)
@@ -79,7 +79,7 @@ func TestEventsDropsDuplicatesAndStale(t *testing.T) {
 }
 
 func TestEventsSince(t *testing.T) {
-	g := "/" + t.Name()
+	g := uniq(t)
 	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
 	write(t, s, gain(g, "a", 100))
 	mark := time.Now()
@@ -98,7 +98,7 @@ func TestEventsSince(t *testing.T) {
 // the server restarts, without redelivering (Raw: no Follower to hide it).
 func TestEventsResumeAfterRestart(t *testing.T) {
 	srv := natsserver.Start(t)
-	g := "/" + t.Name()
+	g := uniq(t)
 	s := connectSink(t, hjs.Config{Conn: fast(srv.URL())})
 	a := gain(g, "a", 100)
 	write(t, s, a)

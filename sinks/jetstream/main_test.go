@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +43,14 @@ func run(m *testing.M) int {
 	cancel()
 	srv.WaitForShutdown()
 	return code
+}
+
+var runSeq atomic.Int64
+
+// uniq is a group path no other test, nor an earlier run of this test in
+// the same process (-count), uses: the stream and bucket outlive tests.
+func uniq(t *testing.T) string {
+	return fmt.Sprintf("/%s/run%d", t.Name(), runSeq.Add(1))
 }
 
 // fast reconnects quickly, for tests that restart the server.

@@ -68,7 +68,7 @@ func bucket(t *testing.T, js jetstream.JetStream, name string) jetstream.KeyValu
 }
 
 func TestOwnersBucket(t *testing.T) {
-	g := "/" + t.Name()
+	g := uniq(t)
 	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
 	kv := bucket(t, client(t, url), hjs.DefaultBucket)
 	check := func(step, node string, term int64, ready bool) {
@@ -113,7 +113,7 @@ func TestOwnersBucket(t *testing.T) {
 // TestOwnersCoalesce: a loss and the next gain in one batch are one write;
 // consumers of the bucket never see the group without an owner.
 func TestOwnersCoalesce(t *testing.T) {
-	g := "/" + t.Name()
+	g := uniq(t)
 	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}, Bucket: "coalesce_owners", History: 8})
 	kv := bucket(t, client(t, url), "coalesce_owners")
 	write(t, s, gain(g, "a", 100))
