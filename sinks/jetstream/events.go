@@ -111,21 +111,27 @@ func (r *eventReader) loop(ctx context.Context, c jetstream.Consumer) error {
 	rt := retry{first: r.cfg.first, limit: r.cfg.limit}
 	for {
 		if c != nil {
-			err := r.read(ctx, c)
+			before := r.last
+			_ = r.read(ctx, c) // why it stopped matters less than where: r.last
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			if r.js.Conn().IsClosed() {
 				return ErrConnClosed
 			}
-			if err != nil && !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				rt.reset() // it worked for a while; retry soon
-			}
 			c = nil
-		}
-		var err error
-		if c, err = r.consumer(ctx); err == nil {
-			continue
+			if r.last != before {
+				rt.reset() // it worked for a while: retry at once
+				var err error
+				if c, err = r.consumer(ctx); err == nil {
+					continue
+				}
+			}
+		} else {
+			var err error
+			if c, err = r.consumer(ctx); err == nil {
+				continue
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -132,18 +132,26 @@ func (f *ownerFollow) loop(ctx context.Context, watcher jetstream.KeyWatcher, st
 	r := retry{first: f.cfg.first, limit: f.cfg.limit}
 	for {
 		if watcher != nil {
-			err := f.consume(ctx, watcher, status)
+			progress, err := f.consume(ctx, watcher, status)
 			_ = watcher.Stop()
 			if err != nil {
 				return err
 			}
 			watcher = nil
+			if progress {
+				r.reset()
+				if watcher, err = f.kv.Watch(ctx, f.key); err == nil {
+					continue
+				}
+			}
+		} else {
+			var err error
+			if watcher, err = f.kv.Watch(ctx, f.key); err == nil {
+				continue
+			}
 		}
-		var err error
-		if watcher, err = f.kv.Watch(ctx, f.key); err == nil {
-			r.reset()
-			continue
-		}
+		// The watch could not be made, or ended before delivering
+		// anything: wait before the next attempt.
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -156,28 +164,30 @@ func (f *ownerFollow) loop(ctx context.Context, watcher jetstream.KeyWatcher, st
 	}
 }
 
-// consume delivers one watcher's entries. It returns nil when the watcher
-// should be replaced, an error when following must end.
-func (f *ownerFollow) consume(ctx context.Context, watcher jetstream.KeyWatcher, status chan nats.Status) error {
+// consume delivers one watcher's entries until the watcher should be
+// replaced (nil error) or following must end. progress says whether the
+// watcher delivered anything.
+func (f *ownerFollow) consume(ctx context.Context, watcher jetstream.KeyWatcher, status chan nats.Status) (progress bool, err error) {
 	seen := map[string]bool{} // keys in this watcher's replay
 	replaying := true
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return progress, ctx.Err()
 		case s := <-status:
 			if s == nats.CLOSED || f.nc.IsClosed() {
-				return ErrConnClosed
+				return progress, ErrConnClosed
 			}
-			return nil // reconnected: start a fresh watch
+			return true, nil // reconnected: start a fresh watch at once
 		case e, ok := <-watcher.Updates():
 			if !ok {
-				return nil
+				return progress, nil
 			}
+			progress = true
 			if e == nil { // end of the replay
 				replaying = false
 				if err := f.endReplay(ctx, seen); err != nil {
-					return err
+					return progress, err
 				}
 				continue
 			}
@@ -185,7 +195,7 @@ func (f *ownerFollow) consume(ctx context.Context, watcher jetstream.KeyWatcher,
 				seen[e.Key()] = true
 			}
 			if err := f.entry(ctx, e, replaying && !f.synced); err != nil {
-				return err
+				return progress, err
 			}
 		}
 	}
