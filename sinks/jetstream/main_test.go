@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ var url string
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	before := runtime.NumGoroutine()
 	dir, err := os.MkdirTemp("", "jetstream-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jetstream tests:", err)
@@ -42,7 +44,25 @@ func run(m *testing.M) int {
 	code := m.Run()
 	cancel()
 	srv.WaitForShutdown()
+	if code == 0 && !settled(before) {
+		buf := make([]byte, 1<<20)
+		fmt.Fprintf(os.Stderr, "goroutines left running after the tests:\n%s\n", buf[:runtime.Stack(buf, true)])
+		return 1
+	}
 	return code
+}
+
+// settled waits for the goroutine count to fall back to what it was before
+// the server started: a leak check.
+func settled(before int) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition
+	}
+	return true
 }
 
 var runSeq atomic.Int64

@@ -115,3 +115,32 @@ func TestWriteBeforeConnectAndAfterClose(t *testing.T) {
 		t.Fatalf("write after close: %v, want ErrClosed", err)
 	}
 }
+
+// TestStoredHeaders: what the stream keeps is the CloudEvents message plus
+// the Nats-Msg-Id JetStream de-duplicates by, equal to ce-id, with header
+// names as written (lower case), as a consumer in any language reads them.
+func TestStoredHeaders(t *testing.T) {
+	e := gain(uniq(t), "a", 100)
+	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
+	write(t, s, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := client(t, url).Stream(ctx, hjs.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subj, _ := publish.Subject(e.Type, e.Group)
+	m, err := st.GetLastMsgForSubject(ctx, subj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"Nats-Msg-Id": e.ID, "ce-id": e.ID, "ce-specversion": "1.0", "ce-type": "leader.elected",
+		"ce-subject": e.Group, "ce-source": "test", "ce-time": e.Time.Format(time.RFC3339Nano),
+		"content-type": "application/json", "ce-term": "100",
+	} {
+		if got := m.Header[k]; len(got) != 1 || got[0] != want {
+			t.Errorf("header %s = %q, want %q (all %v)", k, got, want, m.Header)
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/zkherald/herald/internal/natsserver"
 )
@@ -18,6 +20,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	before := runtime.NumGoroutine()
 	dir, err := os.MkdirTemp("", "natssink-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "natssink tests:", err)
@@ -35,5 +38,23 @@ func run(m *testing.M) int {
 	code := m.Run()
 	cancel()
 	srv.WaitForShutdown()
+	if code == 0 && !settled(before) {
+		buf := make([]byte, 1<<20)
+		fmt.Fprintf(os.Stderr, "goroutines left running after the tests:\n%s\n", buf[:runtime.Stack(buf, true)])
+		return 1
+	}
 	return code
+}
+
+// settled waits for the goroutine count to fall back to what it was before
+// the server started: a leak check.
+func settled(before int) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition
+	}
+	return true
 }
