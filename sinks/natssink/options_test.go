@@ -1,6 +1,7 @@
 package natssink_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -43,5 +44,19 @@ func TestOptionsStringHidesSecrets(t *testing.T) {
 	err := o.Scrub(errors.New("dial nats://u:pw-in-url@h:4222 with pw-option"))
 	if strings.Contains(err.Error(), "pw-") {
 		t.Fatalf("Scrub left a secret: %v", err)
+	}
+}
+
+func TestMissingFilesNamed(t *testing.T) {
+	dir := t.TempDir()
+	for _, o := range []natssink.Options{
+		{URL: url, CredsFile: dir + "/bridge.creds"},
+		{URL: url, TLS: natssink.TLSOptions{CAFile: dir + "/ca.pem"}},
+		{URL: url, TLS: natssink.TLSOptions{CertFile: dir + "/c.pem", KeyFile: dir + "/k.pem"}},
+	} {
+		_, err := o.Dial(context.Background())
+		if !errors.Is(err, natssink.ErrConfig) || !strings.Contains(err.Error(), dir) {
+			t.Errorf("%s: %v, want ErrConfig naming the missing file", o, err)
+		}
 	}
 }
