@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// heraldBin is the herald binary built once for this test binary: every
+// test runs it as a user would, as a process.
+var heraldBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "herald-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	heraldBin = filepath.Join(dir, "herald")
+	build := exec.Command("go", "build", "-o", heraldBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build herald:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := zktest.CloseShared(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "close shared ZooKeeper:", err)
+		code = 1
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// syncBuf is a buffer a process writes to while the test reads it.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is a herald process started by a test.
+type proc struct {
+	cmd    *exec.Cmd
+	out    *syncBuf // stdout and stderr, with the child's output
+	done   chan struct{}
+	code   int
+	killed bool
+}
+
+// start runs herald with args and env (added to the test's environment).
+// It is killed, with its process group, when the test ends.
+func start(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(heraldBin, args...), out: &syncBuf{}, done: make(chan struct{})}
+	p.cmd.Env = append(append(os.Environ(), "HERALD_BIN="+heraldBin), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start herald %v: %v", args, err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		p.code = exitCode(p.cmd.ProcessState)
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+		if t.Failed() {
+			t.Logf("herald %s:\n%s", strings.Join(args, " "), p.out)
+		}
+	})
+	return p
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *proc) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(d):
+		t.Fatalf("herald %v still running after %v; output:\n%s", p.cmd.Args[1:], d, p.out)
+		return -1
+	}
+}
+
+// exited reports whether the process has exited.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitOutput waits until the output contains s.
+func (p *proc) waitOutput(t *testing.T, s string, d time.Duration) {
+	t.Helper()
+	if err := waitFor(d, func() bool { return strings.Contains(p.out.String(), s) }); err != nil {
+		t.Fatalf("output of herald %v never contained %q (%v); output:\n%s", p.cmd.Args[1:], s, err, p.out)
+	}
+}
+
+// heraldRun runs herald to completion and returns stdout, stderr and the
+// exit code.
+func heraldRun(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, heraldBin, args...)
+	cmd.Env = append(append(os.Environ(), "HERALD_BIN="+heraldBin), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.String(), stderr.String(), 0
+	case errors.As(err, &ee):
+		return stdout.String(), stderr.String(), exitCode(ee.ProcessState)
+	}
+	t.Fatalf("herald %v: %v", args, err)
+	return "", "", -1
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(d time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %v", d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// alive reports whether a process with pid exists (and is not a zombie of
+// ours: these are grandchildren, reaped by init).
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// uniq returns a ZooKeeper path unique to the test.
+func uniq(t *testing.T) string {
+	return fmt.Sprintf("/herald-cli-test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+func zkFlags(t *testing.T) []string {
+	t.Helper()
+	zk := zktest.Shared(t)
+	return []string{"--zk", zk.ConnectString(), "--session-timeout", "1s", "--connect-timeout", "10s"}
+}
+
+func TestRunPassesExitCodeAndEnvironment(t *testing.T) {
+	zk := zkFlags(t)
+	g := uniq(t)
+	script := `test "$HERALD_ELECTION" = "` + g + `" && test -n "$HERALD_NODE" && test "$HERALD_TERM" -gt 0 &&
+		test "$HERALD_ID" = job-1 && test -n "$HERALD_ZK" && test -z "$HERALD_CHECKPOINT" && echo env-ok; exit 7`
+	stdout, stderr, code := heraldRun(t, nil, append(zk, "run", "--election", g, "--id", "job-1", "--", "sh", "-c", script)...)
+	if code != 7 || !strings.Contains(stdout, "env-ok") {
+		t.Fatalf("exit %d (want 7), stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	// The runner resigned: the group has no owner any more.
+	out, stderr, code := heraldRun(t, nil, append(zk, "who", g)...)
+	if code != 0 || !strings.Contains(out, "no owner") {
+		t.Fatalf("who after the run: exit %d, %q %s", code, out, stderr)
+	}
+}
+
+var pidRe = regexp.MustCompile(`(\S+) pid=(\d+) cp=\[([^\]]*)\] cpterm=\[(\d*)\]`)
+
+// started finds the line the child of runner id printed when it started.
+func started(p *proc) (pid int, cp, cpTerm string, ok bool) {
+	m := pidRe.FindStringSubmatch(p.out.String())
+	if m == nil {
+		return 0, "", "", false
+	}
+	pid, _ = strconv.Atoi(m[2])
+	return pid, m[3], m[4], true
+}
+
+// TestRunFailover: three runners; the leader's runner is killed, the next
+// one's child resumes from its checkpoint; then that child is killed, its
+// runner exits 137 and the third takes over.
+func TestRunFailover(t *testing.T) {
+	zk := zkFlags(t)
+	g := uniq(t)
+	child := `echo "$HERALD_ID pid=$$ cp=[$HERALD_CHECKPOINT] cpterm=[$HERALD_CHECKPOINT_TERM]"
+		"$HERALD_BIN" checkpoint put "by-$HERALD_ID" && echo "$HERALD_ID saved"; exec sleep 60`
+	var ps []*proc
+	for i := 1; i <= 3; i++ {
+		id := "r" + strconv.Itoa(i)
+		ps = append(ps, start(t, nil, append(zk, "run", "--election", g, "--id", id, "--grace", "1s", "--", "sh", "-c", child)...))
+	}
+	leader := func(exclude ...*proc) *proc {
+		t.Helper()
+		var found *proc
+		err := waitFor(20*time.Second, func() bool {
+			for _, p := range ps {
+				skip := false
+				for _, x := range exclude {
+					skip = skip || x == p
+				}
+				if _, _, _, ok := started(p); ok && !skip && strings.Contains(p.out.String(), "saved") {
+					found = p
+					return true
+				}
+			}
+			return false
+		})
+		if err != nil {
+			t.Fatalf("no new leader's child started and checkpointed: %v", err)
+		}
+		return found
+	}
+	first := leader()
+	firstPid, cp, _, _ := started(first)
+	if cp != "" {
+		t.Fatalf("first leader got checkpoint %q, want none", cp)
+	}
+	for _, p := range ps {
+		if p != first {
+			if _, _, _, ok := started(p); ok {
+				t.Fatalf("two children ran at once:\n%s\n%s", first.out, p.out)
+			}
+		}
+	}
+	firstID := strings.Fields(pidRe.FindString(first.out.String()))[0]
+
+	// SIGKILL the leader's runner: the kernel takes its child too, and the
+	// next leader resumes from the checkpoint.
+	_ = first.cmd.Process.Signal(syscall.SIGKILL)
+	first.wait(t, 5*time.Second)
+	second := leader(first)
+	_, cp, cpTerm, _ := started(second)
+	if cp != "by-"+firstID || cpTerm == "" {
+		t.Fatalf("second leader resumed from %q (term %q), want by-%s with its term", cp, cpTerm, firstID)
+	}
+	if err := waitFor(5*time.Second, func() bool { return !alive(firstPid) }); err != nil {
+		t.Fatalf("the killed runner's child (pid %d) outlived it", firstPid)
+	}
+
+	// SIGKILL the new leader's child: its runner passes 137 and resigns.
+	secondPid, _, _, _ := started(second)
+	_ = syscall.Kill(secondPid, syscall.SIGKILL)
+	if code := second.wait(t, 10*time.Second); code != 128+int(syscall.SIGKILL) {
+		t.Fatalf("runner of a SIGKILLed child exited %d, want 137", code)
+	}
+	third := leader(first, second)
+	secondID := strings.Fields(pidRe.FindString(second.out.String()))[0]
+	if _, cp, _, _ := started(third); cp != "by-"+secondID {
+		t.Fatalf("third leader resumed from %q, want by-%s", cp, secondID)
+	}
+	out, _, _ := heraldRun(t, nil, append(zk, "checkpoint", "get", "--election", g)...)
+	if want := "by-" + strings.Fields(pidRe.FindString(third.out.String()))[0]; strings.TrimSpace(out) != want {
+		t.Fatalf("checkpoint get = %q, want %q", out, want)
+	}
+}
+
+// TestRunPausedRunnerIsFenced: a runner frozen past its session timeout is
+// deposed; its child's checkpoints are refused meanwhile, and the runner
+// stops the child as soon as it runs again.
+func TestRunPausedRunnerIsFenced(t *testing.T) {
+	zk := zkFlags(t)
+	g := uniq(t)
+	child := `trap 'echo "$HERALD_ID got TERM"; exit 143' TERM
+		echo "$HERALD_ID running"
+		while :; do
+			"$HERALD_BIN" checkpoint put "by-$HERALD_ID" 2>/dev/null; rc=$?
+			if [ $rc -eq 0 ]; then echo "$HERALD_ID put ok"; else echo "$HERALD_ID put rejected $rc"; fi
+			sleep 0.1
+		done`
+	a := start(t, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "2s", "--", "sh", "-c", child)...)
+	a.waitOutput(t, "a put ok", 20*time.Second)
+	b := start(t, nil, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
+	out := ""
+	if err := waitFor(10*time.Second, func() bool {
+		out, _, _ = heraldRun(t, nil, append(zk, "who", g, "--json")...)
+		var r whoReport
+		return json.Unmarshal([]byte(out), &r) == nil && len(r.Queue) == 2
+	}); err != nil {
+		t.Fatalf("b never joined the queue: %s", out)
+	}
+
+	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	b.waitOutput(t, "b put ok", 20*time.Second)
+	a.waitOutput(t, "a put rejected 3", 10*time.Second)
+	if strings.Contains(a.out.String(), "got TERM") {
+		t.Fatal("a's child was stopped while its runner was frozen")
+	}
+	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code := a.wait(t, 10*time.Second); code != exitNotLeader {
+		t.Fatalf("deposed runner exited %d, want %d", code, exitNotLeader)
+	}
+	if !strings.Contains(a.out.String(), "a got TERM") || !strings.Contains(a.out.String(), "lost leadership") {
+		t.Fatalf("deposed runner did not stop its child with SIGTERM and say why:\n%s", a.out)
+	}
+	if b.exited() {
+		t.Fatalf("the new leader exited:\n%s", b.out)
+	}
+}
+
+func TestRunSignalStopsChild(t *testing.T) {
+	zk := zkFlags(t)
+	g := uniq(t)
+	p := start(t, nil, append(zk, "run", "--election", g, "--grace", "5s", "--",
+		"sh", "-c", `trap 'echo got TERM; exit 9' TERM; echo running; while :; do sleep 0.05; done`)...)
+	p.waitOutput(t, "running", 20*time.Second)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t, 10*time.Second); code != 9 || !strings.Contains(p.out.String(), "got TERM") {
+		t.Fatalf("runner told to stop: exit %d, want the child's 9 after its TERM trap:\n%s", code, p.out)
+	}
+}
