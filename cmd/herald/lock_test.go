@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLockExitCodesAndTimeout(t *testing.T) {
+	zk := zkFlags(t)
+	l := uniq(t)
+	_, stderr, code := heraldRun(t, nil, append(zk, "lock", "--lock", l, "--", "sh", "-c", `test "$HERALD_LOCK" = "`+l+`" && exit 5`)...)
+	if code != 5 {
+		t.Fatalf("lock passed exit %d, want 5; stderr: %s", code, stderr)
+	}
+
+	holder := start(t, nil, append(zk, "lock", "--lock", l, "--id", "holder-1", "--", "sh", "-c", "echo holding; exec sleep 60")...)
+	holder.waitOutput(t, "holding", 20*time.Second)
+
+	began := time.Now()
+	_, stderr, code = heraldRun(t, nil, append(zk, "lock", "--lock", l, "--timeout", "300ms", "--", "true")...)
+	if code != exitTempFail || !strings.Contains(stderr, "holder-1") {
+		t.Fatalf("busy lock: exit %d, want %d naming holder-1; stderr: %s", code, exitTempFail, stderr)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Fatalf("--timeout 300ms took %v", d)
+	}
+
+	// who shows the holder, as a table and as JSON.
+	out, stderr, code := heraldRun(t, nil, append(zk, "who", l)...)
+	if code != 0 || !strings.Contains(out, "owner holder-1") || !strings.Contains(out, "(lock, from zookeeper)") {
+		t.Fatalf("who: exit %d:\n%s%s", code, out, stderr)
+	}
+	out, _, _ = heraldRun(t, nil, append(zk, "who", l, "--json")...)
+	var r whoReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Owner == nil || r.Owner.ID != "holder-1" || r.Recipe != "lock" || r.Owner.Term == 0 {
+		t.Fatalf("who --json = %s (%v)", out, err)
+	}
+
+	// A waiter gets the lock when the holder's command ends.
+	waiter := start(t, nil, append(zk, "lock", "--lock", l, "--id", "waiter", "--", "sh", "-c", "echo waiter-ran")...)
+	if err := waitFor(10*time.Second, func() bool {
+		out, _, _ := heraldRun(t, nil, append(zk, "who", l, "--json")...)
+		var r whoReport
+		return json.Unmarshal([]byte(out), &r) == nil && len(r.Queue) == 2
+	}); err != nil {
+		t.Fatal("the waiter never queued")
+	}
+	holder.cmd.Process.Kill() // the runner dies; its session expires; the lock moves on
+	if code := waiter.wait(t, 20*time.Second); code != 0 || !strings.Contains(waiter.out.String(), "waiter-ran") {
+		t.Fatalf("waiter: exit %d:\n%s", code, waiter.out)
+	}
+}
+
+func TestWhoMissingGroup(t *testing.T) {
+	zk := zkFlags(t)
+	g := uniq(t)
+	_, stderr, code := heraldRun(t, nil, append(zk, "who", g)...)
+	if code != exitFailure || !strings.Contains(stderr, "does not exist") || !strings.Contains(stderr, g) {
+		t.Fatalf("who on a missing group: exit %d, stderr: %s", code, stderr)
+	}
+	_, stderr, code = heraldRun(t, nil, append(zk, "checkpoint", "get", "--election", g)...)
+	if code != exitFailure || !strings.Contains(stderr, "no checkpoint") {
+		t.Fatalf("checkpoint get on a missing group: exit %d, stderr: %s", code, stderr)
+	}
+}
