@@ -62,9 +62,10 @@ func classify(c Config, err error) error {
 	case errors.Is(err, kafka.SASLAuthenticationFailed), errors.Is(err, kafka.UnsupportedSASLMechanism),
 		errors.Is(err, kafka.IllegalSASLState):
 		return fmt.Errorf("%w: %s: %w: check the user name, password and mechanism", ErrAuth, c.describe(), err)
-	case c.SASL != nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)):
-		// Some brokers just hang up on bad credentials.
-		return fmt.Errorf("%w: %s: the broker closed the connection during authentication (%w): check the credentials",
+	case c.SASL != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)):
+		// Brokers may simply hang up on bad credentials; with SASL on,
+		// that is the likely reason for a reachable broker to hang up.
+		return fmt.Errorf("%w: %s: the broker hung up, most likely refusing the credentials (%w): check the user name, password and mechanism",
 			ErrAuth, c.describe(), err)
 	case errors.As(err, &op), errors.Is(err, io.EOF), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %s: %w: check the addresses and that Kafka is running", ErrUnreachable, c.describe(), err)

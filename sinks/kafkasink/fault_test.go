@@ -61,6 +61,17 @@ func TestBrokerRestartLosesNothingAndKeepsOrder(t *testing.T) {
 	for i := 0; i < len(evs); i += 8 {
 		batches = append(batches, evs[i:min(i+8, len(evs))])
 	}
+	// A consumer that follows the stream through the outage.
+	liveCtx, liveCancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer liveCancel()
+	live, err := Events(liveCtx, cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	liveGot := make(chan []publish.Event, 1)
+	go func() { liveGot <- collect(liveCtx, live, len(evs)) }()
+
 	var written atomic.Int64
 	failed, done := make(chan error, 1), make(chan error, 1)
 	go pipeline(s, batches, &written, failed, done)
@@ -100,7 +111,12 @@ func TestBrokerRestartLosesNothingAndKeepsOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got := collect(ctx, st, len(evs))
+	checkOrder(t, "read after the outage", collect(ctx, st, len(evs)), evs)
+	checkOrder(t, "followed through the outage", <-liveGot, evs)
+}
+
+func checkOrder(t *testing.T, what string, got, evs []publish.Event) {
+	t.Helper()
 	per := map[string][]string{}
 	for _, e := range got {
 		per[e.Group] = append(per[e.Group], e.ID)
@@ -111,7 +127,7 @@ func TestBrokerRestartLosesNothingAndKeepsOrder(t *testing.T) {
 	}
 	for g, w := range want {
 		if strings.Join(per[g], ",") != strings.Join(w, ",") {
-			t.Fatalf("group %s after the outage: %d events %v\nwant %d in order %v", g, len(per[g]), per[g], len(w), w)
+			t.Fatalf("%s: group %s: %d events %v\nwant %d in order %v", what, g, len(per[g]), per[g], len(w), w)
 		}
 	}
 }

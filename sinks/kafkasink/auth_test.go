@@ -1,0 +1,149 @@
+package kafkasink
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/kafkatest"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/sinktest"
+)
+
+func TestSASL(t *testing.T) {
+	c := kafkatest.Start(t,
+		kafkatest.SASL(kafkatest.Plain, "plainuser", "plain-secret"),
+		kafkatest.SASL(kafkatest.ScramSHA256, "scram256", "s256-secret"),
+		kafkatest.SASL(kafkatest.ScramSHA512, "scram512", "s512-secret"))
+	for _, tc := range []struct {
+		mech, user, pass string
+		ok               bool
+	}{
+		{Plain, "plainuser", "plain-secret", true},
+		{ScramSHA256, "scram256", "s256-secret", true},
+		{ScramSHA512, "scram512", "s512-secret", true},
+		{Plain, "plainuser", "wrong-secret", false},
+		{ScramSHA256, "scram256", "wrong-secret", false},
+		{ScramSHA512, "nobody", "wrong-secret", false},
+	} {
+		t.Run(tc.mech+"/"+tc.pass, func(t *testing.T) {
+			cfg := testConfig(t, c)
+			cfg.SASL = &SASL{Mechanism: tc.mech, User: tc.user, Password: tc.pass}
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err = s.Connect(ctx)
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("connect: %v", err)
+				}
+				if err := s.Write(ctx, sinktest.Events("sasl", 1, 2)); err != nil {
+					t.Fatalf("write: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrAuth) {
+				t.Fatalf("connect with bad credentials: %v, want ErrAuth", err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.Addrs()[0]) || !strings.Contains(msg, tc.user) || !strings.Contains(msg, tc.mech) {
+				t.Fatalf("error %q should name the broker, user and mechanism", msg)
+			}
+			if strings.Contains(msg, tc.pass) {
+				t.Fatalf("error %q leaks the password", msg)
+			}
+		})
+	}
+}
+
+func TestUnreachableNamesTheBrokers(t *testing.T) {
+	c := kafkatest.Start(t)
+	cfg := testConfig(t, c)
+	c.Stop()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = s.Connect(ctx)
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), c.Addrs()[0]) {
+		t.Fatalf("connect to a stopped broker: %v, want ErrUnreachable naming %s", err, c.Addrs()[0])
+	}
+}
+
+func TestOwnersTopicMustBeCompacted(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Topic("plain-owners", 1))
+	cfg := testConfig(t, c)
+	cfg.OwnersTopic = "plain-owners"
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Connect(ctx); !errors.Is(err, ErrTopic) || !strings.Contains(err.Error(), "cleanup.policy") {
+		t.Fatalf("connect with a non-compacted owners topic: %v, want ErrTopic about cleanup.policy", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"no brokers":      {},
+		"no port":         {Brokers: []string{"kafka"}},
+		"same topics":     {Brokers: []string{"k:9092"}, EventsTopic: "x", OwnersTopic: "x"},
+		"slow batches":    {Brokers: []string{"k:9092"}, BatchTimeout: time.Second},
+		"isr > replicas":  {Brokers: []string{"k:9092"}, ReplicationFactor: 1, MinInSyncReplicas: 2},
+		"bad mechanism":   {Brokers: []string{"k:9092"}, SASL: &SASL{Mechanism: "GSSAPI", User: "u"}},
+		"no user":         {Brokers: []string{"k:9092"}, SASL: &SASL{Mechanism: Plain}},
+		"cert but no key": {Brokers: []string{"k:9092"}, TLS: &TLS{CertFile: "c.pem"}},
+	} {
+		if _, err := New(cfg); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%s: New: %v, want ErrBadConfig", name, err)
+		}
+	}
+	if _, err := New(Config{Brokers: []string{"k:9092"}, TLS: &TLS{CAFile: "/nonexistent/ca.pem"}}); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("missing CA file: %v, want ErrBadConfig", err)
+	}
+	s := SASL{Mechanism: Plain, User: "u", Password: "hunter2"}
+	if strings.Contains(s.String(), "hunter2") || strings.Contains(s.LogValue().String(), "hunter2") {
+		t.Error("SASL's String or LogValue shows the password")
+	}
+}
+
+func TestOwnerChangesSkipsStaleAndSuccessorLosses(t *testing.T) {
+	a := &publish.Participant{ID: "a", Node: "n_1"}
+	b := &publish.Participant{ID: "b", Node: "n_2"}
+	ev := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64) publish.Event {
+		return publish.Event{Type: typ, Group: "/g", Recipe: elect.RecipeElection, Owner: owner, Previous: prev,
+			Term: term, Zxid: zxid, Source: "t"}.WithID()
+	}
+	// Known from an earlier batch: /g reached term 20.
+	reached := map[string]int64{"/g": 20}
+	got, _ := ownerChanges([]publish.Event{ev(publish.LeaderLost, nil, a, 10, 15)}, reached)
+	if len(got) != 0 {
+		t.Fatalf("a loss of term 10 after term 20 wrote %v", got)
+	}
+	got, _ = ownerChanges([]publish.Event{ev(publish.LeaderLost, b, a, 20, 25)}, reached)
+	if len(got) != 0 {
+		t.Fatalf("a loss naming a successor wrote %v; the successor's event writes the owner", got)
+	}
+	got, terms := ownerChanges([]publish.Event{
+		ev(publish.LeaderElected, b, nil, 30, 30), ev(publish.LeaderReady, b, nil, 30, 31),
+	}, reached)
+	if len(got) != 1 || got[0].Type != publish.LeaderReady || terms["/g"] != 30 || reached["/g"] != 20 {
+		t.Fatalf("elected+ready coalesced to %v (terms %v, reached %v), want the ready alone, term 30, reached unchanged", got, terms, reached)
+	}
+	got, _ = ownerChanges([]publish.Event{ev(publish.LeaderLost, nil, nil, 0, 40)}, reached)
+	if len(got) != 1 {
+		t.Fatalf("a snapshot 'no owner at zxid 40' after term 20 wrote %v, want a tombstone", got)
+	}
+}
