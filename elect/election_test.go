@@ -46,6 +46,10 @@ func TestCampaignResignHandsOver(t *testing.T) {
 		ps, err := ea.Participants(ctx)
 		return err == nil && len(ps) == 2
 	})
+	ps, _ := ea.Participants(ctx)
+	if ps[1].ID != "beta" || ps[1].Session != b.ID() || ps[1].Czxid == 0 {
+		t.Fatalf("queued candidate read as %+v; want id beta, its session and czxid", ps[1])
+	}
 	leader, err := ea.Leader(ctx)
 	if err != nil || leader.ID != "alpha" || leader.Czxid != la.Term() {
 		t.Fatalf("leader = %+v, %v; want alpha with term %d", leader, err, la.Term())

@@ -44,7 +44,7 @@ func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
 	if err := ValidatePath(group); err != nil {
 		return View{}, err
 	}
-	r := reader{conn: s.Conn(), group: group}
+	r := reader{conn: s.Conn(), group: group, everyID: true}
 	v, err := r.read(ctx, false)
 	if err == nil && !v.Exists {
 		return v, fmt.Errorf("%w: %s", ErrNoParent, group)
@@ -59,6 +59,9 @@ type reader struct {
 	// cached owner details: the owner node's stat and data never change
 	// while it exists, so they are read once per owner.
 	owner *Participant
+	// everyID reads every node's data and stat, not only the owner's (a
+	// one-shot read for people; the observer reads only the owner's).
+	everyID bool
 }
 
 type watches struct {
@@ -115,6 +118,13 @@ func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watche
 		es := parseChildren(got.children)
 		for i, e := range es {
 			p := participantFromName(e)
+			if i > 0 && r.everyID {
+				if d, err := r.details(ctx, e); err == nil {
+					p = d
+				} else if !errors.Is(err, zk.ErrNoNode) {
+					return View{}, w, err
+				}
+			}
 			if i == 0 {
 				owner, err := r.ownerDetails(ctx, e)
 				if errors.Is(err, zk.ErrNoNode) {
@@ -154,6 +164,16 @@ func (r *reader) ownerDetails(ctx context.Context, e entry) (Participant, error)
 	if r.owner != nil && r.owner.Node == e.name {
 		return *r.owner, nil
 	}
+	p, err := r.details(ctx, e)
+	if err != nil {
+		return Participant{}, err
+	}
+	r.owner = &p
+	return p, nil
+}
+
+// details reads a node's data (the participant id) and stat (session, term).
+func (r *reader) details(ctx context.Context, e entry) (Participant, error) {
 	data, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return r.conn.Get(r.group + "/" + e.name) })
 	if err != nil {
 		return Participant{}, err
@@ -164,7 +184,6 @@ func (r *reader) ownerDetails(ctx context.Context, e entry) (Participant, error)
 	}
 	p.Session = st.EphemeralOwner
 	p.Czxid = st.Czxid
-	r.owner = &p
 	return p, nil
 }
 

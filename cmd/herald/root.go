@@ -101,8 +101,8 @@ func applyEnv(cmd *cobra.Command) error {
 		}
 		name := "HERALD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		v, ok := os.LookupEnv(name)
-		if !ok {
-			return
+		if !ok || strings.TrimSpace(v) == "" {
+			return // unset and empty both leave the default
 		}
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
 			if err := sv.Replace(splitList(v)); err != nil {
