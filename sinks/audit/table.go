@@ -31,7 +31,7 @@ func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
 		case t.Open():
 			held = now.Sub(t.From).Truncate(time.Second).String() + "+"
 		default:
-			held = t.HeldFor.String()
+			held = roundHeld(t.HeldFor).String()
 		}
 		gap := "-"
 		if t.Gap {
@@ -51,4 +51,17 @@ func ownerName(p publish.Participant) string {
 		return p.Node
 	}
 	return "?"
+}
+
+// roundHeld keeps three significant figures: 2.747s, 33.2ms, 1h2m3s.
+func roundHeld(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
 }
