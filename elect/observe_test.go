@@ -106,49 +106,82 @@ func TestObserveHeraldElection(t *testing.T) {
 	}
 }
 
-// While the observer is not read, owners come and go; it must say it may
-// have missed one.
+// Owners come and go within one transaction, so the observer cannot see
+// them; it must say it may have missed one. Both rules are checked: nodes
+// that came and went unseen (cversion), and a node that left while ahead of
+// the new owner.
 func TestObserveReportsGap(t *testing.T) {
 	addrs := sharedAddrs(t)
-	path := groupPath(t)
 	obs, w := session(t, addrs), session(t, addrs)
-	create := func(name string) string {
-		p, err := w.Conn().Create(path+"/"+name, []byte(name), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-		if err != nil {
-			t.Fatal(err)
+	acl := zk.WorldACL(zk.PermAll)
+	setup := func(nodes ...string) string {
+		path := groupPath(t)
+		for _, p := range []string{"/t", path} {
+			if _, err := w.Conn().Create(p, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
+				t.Fatal(err)
+			}
 		}
-		return p
-	}
-	for _, p := range []string{"/t", path} {
-		if _, err := w.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
-			t.Fatal(err)
+		for _, n := range nodes {
+			if _, err := w.Conn().Create(path+"/"+n, []byte(n), zk.FlagEphemeral, acl); err != nil {
+				t.Fatal(err)
+			}
 		}
+		return path
 	}
-	a := create("n_")
-	o := observe(t, obs, path, elect.Buffer(0))
-	expect(t, o, elect.Snapshot, ownerIs("n_"))
-	// The observer's sends block until we read. Meanwhile b joins, owns
-	// briefly once a goes, and is gone before c comes. Whether the observer
-	// listed [a b] in between or not, it cannot have seen b own: either b
-	// left while ahead of the new owner, or b came and went unseen (the
-	// parent's cversion moved more than the listings explain).
-	b := create("n_")
-	for _, p := range []string{a, b} {
-		if err := w.Conn().Delete(p, -1); err != nil {
+	apply := func(ops ...any) {
+		if _, err := w.Conn().Multi(ops...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	create("n_")
-	var sawGap bool
-	for i := 0; i < 6 && !sawGap; i++ {
-		c := next(t, o)
-		if c.Kind == elect.OwnerChanged && c.Gap {
-			sawGap = true
+	t.Run("CameAndWentUnseen", func(t *testing.T) {
+		path := setup("n_0000000001")
+		o := observe(t, obs, path)
+		expect(t, o, elect.Snapshot, ownerIs("n_0000000001"))
+		// b joins, owns once a is gone, and leaves; c joins.
+		apply(
+			&zk.CreateRequest{Path: path + "/n_0000000002", Data: []byte("b"), Acl: acl, Flags: zk.FlagEphemeral},
+			&zk.DeleteRequest{Path: path + "/n_0000000001", Version: -1},
+			&zk.DeleteRequest{Path: path + "/n_0000000002", Version: -1},
+			&zk.CreateRequest{Path: path + "/n_0000000003", Data: []byte("c"), Acl: acl, Flags: zk.FlagEphemeral},
+		)
+		c := expect(t, o, elect.OwnerChanged, ownerIs("c"))
+		if !c.Gap {
+			t.Fatalf("b owned unseen, yet no gap: %+v", c)
 		}
-	}
-	if !sawGap {
-		t.Fatal("owners came and went unseen, but no change said Gap")
-	}
+	})
+	t.Run("LeftWhileAhead", func(t *testing.T) {
+		path := setup("n_0000000001", "n_0000000002", "n_0000000003")
+		o := observe(t, obs, path)
+		expect(t, o, elect.Snapshot, ownerIs("n_0000000001"))
+		apply(
+			&zk.DeleteRequest{Path: path + "/n_0000000001", Version: -1},
+			&zk.DeleteRequest{Path: path + "/n_0000000002", Version: -1},
+		)
+		var sawGap bool
+		for i := 0; i < 2; i++ {
+			c := next(t, o)
+			if c.Kind == elect.OwnerChanged {
+				sawGap = c.Gap
+				if c.Owner == nil || c.Owner.ID != "n_0000000003" {
+					t.Fatalf("owner after both left: %+v", c)
+				}
+				break
+			}
+		}
+		if !sawGap {
+			t.Fatal("the second node may have owned between the two deletions, yet no gap")
+		}
+	})
+	t.Run("NoGapWhenSeen", func(t *testing.T) {
+		path := setup("n_0000000001", "n_0000000002")
+		o := observe(t, obs, path)
+		expect(t, o, elect.Snapshot, ownerIs("n_0000000001"))
+		apply(&zk.DeleteRequest{Path: path + "/n_0000000001", Version: -1})
+		c := expect(t, o, elect.OwnerChanged, ownerIs("n_0000000002"))
+		if c.Gap {
+			t.Fatalf("a plain handover was reported as a gap: %+v", c)
+		}
+	})
 }
 
 // After a lost connection the observer says Unknown, then sends a fresh
