@@ -1,0 +1,318 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+)
+
+// Bridge observes ZooKeeper groups and publishes their changes to sinks.
+// Build it with New, run it with Run; Status, Handler and HTTPAddr may be
+// used at any time.
+type Bridge struct {
+	cfg  Config
+	log  *slog.Logger
+	pipe *publish.Pipeline
+	reg  *prometheus.Registry
+
+	running atomic.Bool
+	aborted atomic.Bool
+	abortMu sync.Mutex
+	abort   context.CancelFunc // cancels Run's context; nil until Run
+
+	mu         sync.Mutex
+	session    *elect.Session
+	sessions   int
+	role       Role
+	groups     map[string]GroupState
+	sinkUp     map[string]bool // connected by Run at start
+	httpAddr   string
+	takeovers  prometheus.Counter
+	sessionCnt prometheus.Counter
+}
+
+// New checks cfg and builds a bridge and its pipeline. It touches no
+// network: Run does. On error the sinks are left to the caller; after a
+// successful New the bridge owns them and Run closes them.
+func New(cfg Config) (*Bridge, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	b := &Bridge{
+		cfg:    cfg,
+		log:    cfg.Logger,
+		reg:    prometheus.NewRegistry(),
+		role:   RoleStarting,
+		groups: map[string]GroupState{},
+		sinkUp: map[string]bool{},
+	}
+	opts := []publish.Option{publish.WithSource(cfg.Source), publish.WithRegisterer(b.reg)}
+	for _, n := range cfg.Lossless {
+		opts = append(opts, publish.Lossless(n))
+	}
+	opts = append(opts, cfg.PipelineOptions...)
+	pipe, err := publish.New(cfg.Sinks, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	b.pipe = pipe
+	if err := b.registerMetrics(); err != nil {
+		_ = pipe.Close(context.Background())
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Bridge) registerMetrics() error {
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	b.takeovers = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_bridge_activations_total",
+		Help: "Times this bridge became active (at start without HA, on every won election with HA).",
+	})
+	b.sessionCnt = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_zk_sessions_total",
+		Help: "ZooKeeper sessions this bridge opened (more than one means sessions expired).",
+	})
+	cs := []prometheus.Collector{
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		b.takeovers, b.sessionCnt,
+		gauge("herald_zk_session_state", "ZooKeeper session state: 0 connecting, 1 connected, 2 suspended, 3 lost, 4 closed.",
+			func() float64 { st, _ := b.sessionState(); return float64(st) }),
+		gauge("herald_bridge_active", "1 while this bridge observes and publishes, 0 while it starts, stands by or stops.",
+			func() float64 {
+				if b.Status().Role == RoleActive {
+					return 1
+				}
+				return 0
+			}),
+		gauge("herald_groups_unknown", "Observed groups whose state is not known (no snapshot yet, or the connection is lost).",
+			func() float64 { return float64(len(b.Status().Unknown())) }),
+		gauge("herald_groups_observed", "Groups this bridge observes now.",
+			func() float64 { return float64(len(b.Status().Groups)) }),
+	}
+	for _, c := range cs {
+		if err := b.reg.Register(c); err != nil {
+			return fmt.Errorf("bridge: register metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// Registry is the Prometheus registry holding the bridge's and the
+// pipeline's metrics, served on /metrics.
+func (b *Bridge) Registry() *prometheus.Registry { return b.reg }
+
+// Pipeline is the bridge's pipeline (for its Stats).
+func (b *Bridge) Pipeline() *publish.Pipeline { return b.pipe }
+
+// Source is the name the bridge stamps on events and campaigns with.
+func (b *Bridge) Source() string { return b.cfg.Source }
+
+// HTTPAddr is the address Run serves HTTP on, once it listens ("" before,
+// or without Config.HTTPAddr).
+func (b *Bridge) HTTPAddr() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.httpAddr
+}
+
+func (b *Bridge) sessionState() (elect.State, *elect.Session) {
+	b.mu.Lock()
+	s := b.session
+	b.mu.Unlock()
+	if s == nil {
+		return elect.StateConnecting, nil
+	}
+	st, _ := s.State()
+	return st, s
+}
+
+// Status reports the bridge's current state.
+func (b *Bridge) Status() Status {
+	st, s := b.sessionState()
+	stats := b.pipe.Stats()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := Status{
+		Session:   st.String(),
+		Sessions:  b.sessions,
+		Role:      b.role,
+		Groups:    make(map[string]GroupState, len(b.groups)),
+		Sinks:     make(map[string]SinkStatus, len(stats.Sinks)),
+		Published: stats.Published,
+	}
+	if s != nil {
+		out.SessionID = fmt.Sprintf("0x%x", uint64(s.ID()))
+	}
+	for g, gs := range b.groups {
+		out.Groups[g] = gs
+	}
+	for n, ss := range stats.Sinks {
+		out.Sinks[n] = sinkStatus(ss, b.sinkUp[n])
+	}
+	return out
+}
+
+func (b *Bridge) setRole(r Role) {
+	b.mu.Lock()
+	prev := b.role
+	b.role = r
+	b.mu.Unlock()
+	if prev != r {
+		b.log.Info("bridge role", "from", prev, "to", r, "source", b.cfg.Source)
+		if r == RoleActive {
+			b.takeovers.Inc()
+		}
+	}
+}
+
+// setGroup records a group's state while ctx (the group's observation)
+// lasts, so that a late change never resurrects a dropped group.
+func (b *Bridge) setGroup(ctx context.Context, group string, st GroupState) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ctx.Err() == nil {
+		b.groups[group] = st
+	}
+}
+
+func (b *Bridge) dropGroup(group string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.groups, group)
+}
+
+// markAll sets every group's state (unknown after a lost session), or
+// forgets them all when st is "".
+func (b *Bridge) markAll(st GroupState) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for g := range b.groups {
+		if st == "" {
+			delete(b.groups, g)
+		} else {
+			b.groups[g] = st
+		}
+	}
+}
+
+// Run connects the sinks and ZooKeeper (each bounded by ConnectTimeout),
+// then observes and publishes until ctx ends. It then stops observing,
+// drains the pipeline within DrainTimeout, gives up HA leadership and closes
+// the session. It returns nil after a complete drain, an error wrapping
+// publish.ErrUndelivered when events were left, ErrAborted after Abort, or
+// the error that kept it from starting.
+func (b *Bridge) Run(ctx context.Context) error {
+	if !b.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.abortMu.Lock()
+	b.abort = cancel
+	b.abortMu.Unlock()
+	if b.aborted.Load() {
+		cancel()
+	}
+	stopHTTP, err := b.serveHTTP()
+	if err != nil {
+		_ = b.pipe.Close(ctx)
+		return err
+	}
+	defer stopHTTP()
+
+	if err := b.connectSinks(ctx); err != nil {
+		b.setRole(RoleStopped)
+		return errors.Join(err, b.closePipe(ctx))
+	}
+	go func() { _ = b.pipe.Run(context.Background()) }() // ends with Close
+
+	handle, loopErr := b.loop(ctx)
+	return b.shutdown(handle, loopErr)
+}
+
+// Abort stops Run at once, as a crash would: nothing more is published,
+// the backlog is dropped, the ZooKeeper session is closed without resigning
+// (its ephemeral nodes go at once) and Run returns ErrAborted.
+func (b *Bridge) Abort() {
+	b.aborted.Store(true)
+	b.abortMu.Lock()
+	defer b.abortMu.Unlock()
+	if b.abort != nil {
+		b.abort()
+	}
+}
+
+// shutdown drains (unless aborted), resigns and closes the session.
+func (b *Bridge) shutdown(handle *elect.Handle, loopErr error) error {
+	b.setRole(RoleStopped)
+	b.markAll("")
+	var drainErr error
+	if b.aborted.Load() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = b.pipe.Close(ctx)
+	} else {
+		drainErr = b.closePipe(context.Background())
+	}
+	_, s := b.sessionState()
+	if handle != nil && !b.aborted.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := handle.Resign(ctx); err != nil {
+			b.log.Warn("could not resign HA leadership; the standby takes over when the session closes", "err", err)
+		}
+		cancel()
+	}
+	if s != nil {
+		_ = s.Close()
+	}
+	switch {
+	case b.aborted.Load():
+		return ErrAborted
+	case loopErr != nil:
+		return errors.Join(loopErr, drainErr)
+	}
+	return drainErr
+}
+
+// closePipe drains the pipeline within DrainTimeout and logs what was left.
+func (b *Bridge) closePipe(_ context.Context) error {
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.DrainTimeout)
+	defer cancel()
+	start := time.Now()
+	err := b.pipe.Close(ctx)
+	var ue *publish.UndeliveredError
+	if errors.As(err, &ue) {
+		b.log.Error("stopped with events undelivered", "left", ue.Left, "stuck", ue.Stuck, "drain_timeout", b.cfg.DrainTimeout)
+		return fmt.Errorf("bridge: drain: %w", err)
+	}
+	if err != nil {
+		b.log.Warn("closing sinks", "err", err)
+		return fmt.Errorf("bridge: close: %w", err)
+	}
+	b.log.Info("drained every sink", "in", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// Run builds a bridge from cfg and runs it until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	b, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	return b.Run(ctx)
+}

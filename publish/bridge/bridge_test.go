@@ -1,0 +1,150 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/publish/bridge"
+)
+
+// TestSnapshotThenStream: a bridge that starts publishes the state of the
+// group first (leader, then the waiting candidate), then every change, in
+// order, with the ids MakeID gives.
+func TestSnapshotThenStream(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g := groupPath(t)
+	s := session(t, addrs)
+	a := leads(t, candidate(t, s, g, "a"))
+	bCh := candidate(t, s, g, "b")
+	q := queued(t, s, g, 2)
+	sub := collect(t, url, "herald.*."+publish.MustTokens(g))
+
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, url)}, Source: "t-bridge"})
+	sub.waitCount(t, 15*time.Second, "the snapshot", 2, func(e publish.Event) bool { return e.Snapshot })
+
+	cCh := candidate(t, s, g, "c")
+	q = queued(t, s, g, 3)
+	sub.waitCount(t, 10*time.Second, "c's candidate.joined", 1, isType(publish.CandidateJoined, q[2].Node))
+	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b := leads(t, bCh)
+	sub.waitCount(t, 10*time.Second, "b elected", 1, isType(publish.LeaderElected, b.Node()))
+
+	want := []struct {
+		typ      publish.Type
+		node     string
+		snapshot bool
+	}{
+		{publish.LeaderElected, a.Node(), true},
+		{publish.CandidateJoined, q[1].Node, true},
+		{publish.CandidateJoined, q[2].Node, false},
+		{publish.LeaderLost, a.Node(), false},
+		{publish.LeaderElected, b.Node(), false},
+	}
+	got := sub.all()
+	if len(got) != len(want) {
+		t.Fatalf("got %d events, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		e := got[i]
+		if e.Type != w.typ || e.ID != idOf(g, w.node, w.typ) || e.Snapshot != w.snapshot || e.Source != "t-bridge" {
+			t.Errorf("event %d: %s id %s snapshot %v source %q; want %s about %s (id %s) snapshot %v",
+				i, e.Type, e.ID, e.Snapshot, e.Source, w.typ, w.node, idOf(g, w.node, w.typ), w.snapshot)
+		}
+	}
+	// The owner's id is its node's data; waiting candidates are named by
+	// their node (the observer reads no data for them).
+	if got[0].Owner == nil || got[0].Owner.ID != "a" || got[1].Candidate == nil || got[1].Candidate.Node != q[1].Node {
+		t.Errorf("snapshot names the wrong participants: %+v / %+v", got[0].Owner, got[1].Candidate)
+	}
+
+	code, body := get(t, r.Handler(), "/readyz")
+	if code != 200 {
+		t.Errorf("/readyz = %d, want 200: %s", code, body)
+	}
+	for name, want := range map[string]string{
+		"herald_bridge_active": "1", "herald_groups_observed": "1", "herald_groups_unknown": "0", "herald_zk_session_state": "1",
+	} {
+		if l := metric(t, r.Handler(), name); l != name+" "+want {
+			t.Errorf("metric %s: got %q, want %q", name, l, name+" "+want)
+		}
+	}
+	if code, _ := get(t, r.Handler(), "/healthz"); code != 200 {
+		t.Errorf("/healthz = %d", code)
+	}
+	if err := r.stop(t); err != nil {
+		t.Errorf("graceful stop: %v", err)
+	}
+	if st := r.Status(); st.Role != bridge.RoleStopped || len(st.Groups) != 0 {
+		t.Errorf("after stop: role %s, groups %v", st.Role, st.Groups)
+	}
+	_ = cCh
+}
+
+// TestDiscover: every child of a discover root is a group; a new child is
+// picked up with its snapshot, a deleted one is dropped.
+func TestDiscover(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	s := session(t, addrs)
+	g1, g2 := root+"/one", root+"/two"
+	h1 := leads(t, candidate(t, s, g1, "x"))
+	sub := collect(t, url, "herald.*."+publish.MustTokens(root)+".>")
+
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Sinks: []publish.Sink{jsSink(t, url)},
+		Recipes: map[string]elect.Recipe{root: elect.RecipeElection}})
+	sub.waitCount(t, 15*time.Second, "g1's snapshot", 1, isType(publish.LeaderElected, h1.Node()))
+	waitStatus(t, r.Bridge, 5*time.Second, "g1 live", func(st bridge.Status) bool { return st.Groups[g1] == bridge.GroupLive })
+
+	h2 := leads(t, candidate(t, s, g2, "y"))
+	sub.waitCount(t, 10*time.Second, "g2's leader", 1, isType(publish.LeaderElected, h2.Node()))
+	waitStatus(t, r.Bridge, 5*time.Second, "g2 live", func(st bridge.Status) bool { return st.Groups[g2] == bridge.GroupLive })
+
+	if err := h1.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	deleteTree(t, s, g1)
+	st := waitStatus(t, r.Bridge, 10*time.Second, "g1 dropped", func(st bridge.Status) bool { _, ok := st.Groups[g1]; return !ok })
+	if len(st.Groups) != 1 || st.Groups[g2] != bridge.GroupLive {
+		t.Errorf("groups after deleting g1: %v, want only %s live", st.Groups, g2)
+	}
+	if l := metric(t, r.Handler(), "herald_groups_observed"); l != "herald_groups_observed 1" {
+		t.Errorf("metric: %q", l)
+	}
+	for _, e := range sub.all() {
+		if e.Group != g1 && e.Group != g2 {
+			t.Errorf("event for a group that is not a child of the root: %+v", e)
+		}
+	}
+}
+
+// TestReadyzBody: /readyz says what is not ready in JSON.
+func TestReadyzBody(t *testing.T) {
+	url := natsURL(t)
+	b, err := bridge.New(bridge.Config{Servers: []string{"127.0.0.1:1"}, Watch: []string{"/x"}, Sinks: []publish.Sink{jsSink(t, url)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Pipeline().Close(context.Background()) })
+	code, body := get(t, b.Handler(), "/readyz")
+	if code != 503 {
+		t.Fatalf("/readyz before Run = %d, want 503", code)
+	}
+	var got struct {
+		Ready    bool     `json:"ready"`
+		NotReady []string `json:"not_ready"`
+		Role     string   `json:"role"`
+	}
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatalf("body is not JSON: %v\n%s", err, body)
+	}
+	if got.Ready || got.Role != "starting" || !strings.Contains(strings.Join(got.NotReady, ";"), "session is connecting") {
+		t.Errorf("unexpected body: %s", body)
+	}
+}

@@ -1,0 +1,183 @@
+package bridge
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+)
+
+// Defaults of Config.
+const (
+	DefaultSessionTimeout = 10 * time.Second
+	DefaultConnectTimeout = 15 * time.Second
+	DefaultDrainTimeout   = 10 * time.Second
+	DefaultMaxRetryWait   = 5 * time.Second
+)
+
+// Config says what a bridge observes, where it publishes and how it runs.
+type Config struct {
+	// Servers are the ZooKeeper servers, host:port each.
+	Servers []string
+	// SessionTimeout is the ZooKeeper session timeout asked for (default
+	// 10s); the bridge accepts what the servers grant.
+	SessionTimeout time.Duration
+	// ConnectTimeout bounds how long Run tries, at start, to reach
+	// ZooKeeper and each sink before giving up with an error naming what it
+	// tried (default 15s). Once running, the bridge retries forever.
+	ConnectTimeout time.Duration
+
+	// Watch lists group paths (election or lock parents) to observe.
+	Watch []string
+	// Discover lists roots whose every child is a group: children are
+	// observed as they appear and dropped as they disappear.
+	Discover []string
+	// Recipes optionally says whether a group is an election or a lock, by
+	// group path or by discover root (for all its children). Without a
+	// hint the observer guesses from the node names.
+	Recipes map[string]elect.Recipe
+
+	// Sinks receive the events; the bridge's pipeline owns and closes them.
+	Sinks []publish.Sink
+	// Lossless names sinks (by Sink.Name) whose backlog is never collapsed:
+	// the audit log.
+	Lossless []string
+	// PipelineOptions are passed to publish.New after the bridge's own
+	// (source, registerer, lossless).
+	PipelineOptions []publish.Option
+
+	// Source names this bridge in events and in the HA election (default
+	// "herald-bridge@<hostname>").
+	Source string
+	// HAPath, when set, makes the bridge campaign in an election at this
+	// path: only the leader observes and publishes; the others wait hot.
+	HAPath string
+
+	// HTTPAddr, when set, is where Run serves /metrics, /healthz and
+	// /readyz (e.g. ":9090"; "127.0.0.1:0" picks a free port, see
+	// HTTPAddr). Handler serves the same without a listener.
+	HTTPAddr string
+
+	// DrainTimeout bounds how long a graceful stop waits for the sinks to
+	// acknowledge what was published (default 10s).
+	DrainTimeout time.Duration
+	// MaxRetryWait is the longest wait between attempts to open a new
+	// ZooKeeper session, restart an observer or campaign again (default 5s).
+	MaxRetryWait time.Duration
+
+	// Logger receives the bridge's log (default: none).
+	Logger *slog.Logger
+}
+
+// withDefaults fills in zero values.
+func (c Config) withDefaults() Config {
+	if c.SessionTimeout == 0 {
+		c.SessionTimeout = DefaultSessionTimeout
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.MaxRetryWait == 0 {
+		c.MaxRetryWait = DefaultMaxRetryWait
+	}
+	if c.Source == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "unknown-host"
+		}
+		c.Source = "herald-bridge@" + host
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports the first thing wrong with c, wrapped in ErrConfig, and
+// what to do about it. Zero durations mean the defaults.
+func (c Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+	}
+	if len(c.Servers) == 0 {
+		return bad("no ZooKeeper servers: give host:port[,host:port...]")
+	}
+	for _, s := range c.Servers {
+		if strings.TrimSpace(s) == "" || !strings.Contains(s, ":") {
+			return bad("ZooKeeper server %q: want host:port", s)
+		}
+	}
+	if len(c.Watch) == 0 && len(c.Discover) == 0 {
+		return bad("nothing to observe: give at least one group to watch or one root to discover")
+	}
+	seen := map[string]string{}
+	for _, list := range []struct {
+		what  string
+		paths []string
+	}{{"watch", c.Watch}, {"discover", c.Discover}} {
+		for _, p := range list.paths {
+			if err := elect.ValidatePath(p); err != nil {
+				return bad("%s %q: %v", list.what, p, err)
+			}
+			if prev, dup := seen[p]; dup {
+				return bad("%s %q is already given as %s: give each path once", list.what, p, prev)
+			}
+			seen[p] = list.what
+		}
+	}
+	for p, r := range c.Recipes {
+		if _, ok := seen[p]; !ok {
+			return bad("recipe hint for %q, which is neither watched nor discovered", p)
+		}
+		if r != elect.RecipeElection && r != elect.RecipeLock {
+			return bad("recipe %q for %q: want %q or %q", r, p, elect.RecipeElection, elect.RecipeLock)
+		}
+	}
+	if c.HAPath != "" {
+		if err := elect.ValidatePath(c.HAPath); err != nil {
+			return bad("HA path: %v", err)
+		}
+		if seen[c.HAPath] == "watch" {
+			return bad("HA path %q is also watched: give the bridges' own election a path of its own", c.HAPath)
+		}
+	}
+	if len(c.Sinks) == 0 {
+		return bad("no sinks: give at least one (NATS, JetStream, Kafka or the audit log)")
+	}
+	for i, s := range c.Sinks {
+		if s == nil {
+			return bad("sink %d is nil", i)
+		}
+	}
+	for name, d := range map[string]time.Duration{
+		"session timeout": c.SessionTimeout, "connect timeout": c.ConnectTimeout,
+		"drain timeout": c.DrainTimeout, "max retry wait": c.MaxRetryWait,
+	} {
+		if d < 0 {
+			return bad("%s %v is negative", name, d)
+		}
+	}
+	if c.SessionTimeout != 0 && (c.SessionTimeout < 100*time.Millisecond || c.SessionTimeout > 10*time.Minute) {
+		return bad("session timeout %v out of range: give 100ms to 10m", c.SessionTimeout)
+	}
+	return nil
+}
+
+// recipeFor returns the observe options for a group: its own hint, else
+// its discover root's.
+func (c Config) recipeFor(group, root string) []elect.ObserveOption {
+	if r, ok := c.Recipes[group]; ok {
+		return []elect.ObserveOption{elect.AsRecipe(r)}
+	}
+	if r, ok := c.Recipes[root]; ok && root != "" {
+		return []elect.ObserveOption{elect.AsRecipe(r)}
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// discover keeps gs in step with the children of root, with one children
+// watch on root: every child is a group. A missing root is waited for with
+// an exists watch.
+func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, gs *groupSet) {
+	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
+	warned := map[string]bool{}
+	defer func() {
+		for g := range gs.owned(root) {
+			gs.remove(g, root)
+		}
+	}()
+	for ctx.Err() == nil {
+		if !awaitConnected(ctx, s) {
+			return
+		}
+		children, watch, err := childrenW(ctx, s.Conn(), root)
+		if errors.Is(err, zk.ErrNoNode) {
+			for g := range gs.owned(root) {
+				gs.remove(g, root)
+			}
+			var ok bool
+			ok, watch, err = existsW(ctx, s.Conn(), root)
+			if err == nil && ok {
+				continue // created meanwhile
+			}
+			if err == nil && !warned[""] {
+				warned[""] = true
+				b.log.Warn("discover root does not exist yet; waiting for it", "root", root)
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) {
+				return
+			}
+			wait := bo.NextBackOff()
+			b.log.Warn("cannot list discover root, retrying", "root", root, "in", wait.Round(time.Millisecond), "err", err)
+			sleep(ctx, wait)
+			continue
+		}
+		bo.Reset()
+		b.syncChildren(root, children, gs, warned)
+		select {
+		case <-watch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// syncChildren starts observing new children of root and stops observing
+// the ones gone. Children named like queue nodes are skipped: root is then
+// most likely a group itself, given to --discover by mistake.
+func (b *Bridge) syncChildren(root string, children []string, gs *groupSet, warned map[string]bool) {
+	want := map[string]bool{}
+	for _, c := range children {
+		if _, seq := elect.ParseSequence(c); seq || c == elect.OfficeNode || c == elect.CheckpointNode {
+			if !warned[c] && len(warned) < 16 {
+				warned[c] = true
+				b.log.Warn("discover root has a child that looks like a queue node, not a group; skipping it (is the root itself a group? then watch it instead)",
+					"root", root, "child", c)
+			}
+			continue
+		}
+		g := root + "/" + c
+		if elect.ValidatePath(g) != nil {
+			continue
+		}
+		want[g] = true
+		gs.add(g, root)
+	}
+	for g := range gs.owned(root) {
+		if !want[g] {
+			gs.remove(g, root)
+		}
+	}
+}
+
+// childrenW lists path and arms a children watch, giving up when ctx ends.
+func childrenW(ctx context.Context, c *zk.Conn, path string) ([]string, <-chan zk.Event, error) {
+	type res struct {
+		children []string
+		ch       <-chan zk.Event
+		err      error
+	}
+	out := make(chan res, 1)
+	go func() {
+		cs, _, ch, err := c.ChildrenW(path)
+		out <- res{cs, ch, err}
+	}()
+	select {
+	case r := <-out:
+		return r.children, r.ch, r.err
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+}
+
+// existsW checks path and arms an exists watch, giving up when ctx ends.
+func existsW(ctx context.Context, c *zk.Conn, path string) (bool, <-chan zk.Event, error) {
+	type res struct {
+		ok  bool
+		ch  <-chan zk.Event
+		err error
+	}
+	out := make(chan res, 1)
+	go func() {
+		ok, _, ch, err := c.ExistsW(path)
+		out <- res{ok, ch, err}
+	}()
+	select {
+	case r := <-out:
+		return r.ok, r.ch, r.err
+	case <-ctx.Done():
+		return false, nil, ctx.Err()
+	}
+}

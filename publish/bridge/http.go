@@ -1,0 +1,69 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Handler serves /metrics (Prometheus), /healthz (200 while the process
+// runs) and /readyz (200 when ready, else 503; both with the Status as
+// JSON and, when not ready, the reasons).
+func (b *Bridge) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(b.reg, promhttp.HandlerOpts{Registry: b.reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		st := b.Status()
+		why := st.NotReady()
+		body := struct {
+			Ready    bool     `json:"ready"`
+			NotReady []string `json:"not_ready,omitempty"`
+			Status
+		}{len(why) == 0, why, st}
+		w.Header().Set("Content-Type", "application/json")
+		if len(why) > 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(body)
+	})
+	return mux
+}
+
+// serveHTTP listens on Config.HTTPAddr, if set, and returns a function that
+// stops the server.
+func (b *Bridge) serveHTTP() (func(), error) {
+	if b.cfg.HTTPAddr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", b.cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: listen for HTTP on %s: %w (is the address right and free?)", b.cfg.HTTPAddr, err)
+	}
+	b.mu.Lock()
+	b.httpAddr = ln.Addr().String()
+	b.mu.Unlock()
+	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	b.log.Info("serving HTTP", "addr", ln.Addr().String(), "paths", "/metrics /healthz /readyz")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}, nil
+}

@@ -1,0 +1,169 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+)
+
+// observe runs one observer per watched group and one discoverer per root
+// until ctx ends, then waits for them all.
+func (b *Bridge) observe(ctx context.Context, s *elect.Session) {
+	b.markAll("") // groups of an earlier session come back as they are found
+	gs := &groupSet{b: b, s: s, ctx: ctx, running: map[string]*follower{}}
+	for _, g := range b.cfg.Watch {
+		gs.add(g, "")
+	}
+	var wg sync.WaitGroup
+	for _, root := range b.cfg.Discover {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.discover(ctx, s, root, gs)
+		}()
+	}
+	<-ctx.Done()
+	wg.Wait()
+	gs.wait()
+}
+
+// groupSet is the set of groups observed in one term of activity. A group
+// may be wanted by --watch and by a discover root at once; it is observed
+// once, for as long as anyone wants it.
+type groupSet struct {
+	b   *Bridge
+	s   *elect.Session
+	ctx context.Context
+
+	mu      sync.Mutex
+	running map[string]*follower
+	wg      sync.WaitGroup
+}
+
+type follower struct {
+	cancel context.CancelFunc
+	owners map[string]bool // "" for --watch, else the discover root
+}
+
+// add observes group on behalf of owner ("" for Watch, else a root).
+func (gs *groupSet) add(group, owner string) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.ctx.Err() != nil {
+		return
+	}
+	if f, ok := gs.running[group]; ok {
+		f.owners[owner] = true
+		return
+	}
+	ctx, cancel := context.WithCancel(gs.ctx)
+	gs.running[group] = &follower{cancel: cancel, owners: map[string]bool{owner: true}}
+	gs.b.setGroup(ctx, group, GroupPending)
+	gs.b.log.Info("observing group", "group", group, "root", owner)
+	gs.wg.Add(1)
+	go func() {
+		defer gs.wg.Done()
+		gs.b.follow(ctx, gs.s, group, gs.b.cfg.recipeFor(group, owner))
+	}()
+}
+
+// remove stops observing group on behalf of owner; the group is dropped
+// when nobody wants it any more.
+func (gs *groupSet) remove(group, owner string) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	f, ok := gs.running[group]
+	if !ok {
+		return
+	}
+	delete(f.owners, owner)
+	if len(f.owners) > 0 {
+		return
+	}
+	f.cancel()
+	delete(gs.running, group)
+	gs.b.dropGroup(group)
+	gs.b.log.Info("stopped observing group", "group", group, "root", owner)
+}
+
+// owned lists the groups a root owns.
+func (gs *groupSet) owned(owner string) map[string]bool {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	out := map[string]bool{}
+	for g, f := range gs.running {
+		if f.owners[owner] {
+			out[g] = true
+		}
+	}
+	return out
+}
+
+func (gs *groupSet) wait() {
+	gs.mu.Lock()
+	for _, f := range gs.running {
+		f.cancel()
+	}
+	gs.mu.Unlock()
+	gs.wg.Wait()
+}
+
+// follow observes one group until ctx ends or the session is lost,
+// restarting the observer (with backoff) after any other failure.
+func (b *Bridge) follow(ctx context.Context, s *elect.Session, group string, opts []elect.ObserveOption) {
+	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
+	for {
+		o, err := elect.Observe(ctx, s, group, opts...)
+		if err != nil {
+			b.log.Error("cannot observe group", "group", group, "err", err)
+			b.setGroup(ctx, group, GroupUnknown)
+			return
+		}
+		for c := range o.Changes() {
+			if b.apply(ctx, c) {
+				bo.Reset()
+			}
+		}
+		err = o.Err()
+		if ctx.Err() != nil || errors.Is(err, elect.ErrSessionLost) || errors.Is(err, elect.ErrSessionClosed) {
+			return
+		}
+		wait := bo.NextBackOff()
+		b.setGroup(ctx, group, GroupUnknown)
+		b.log.Warn("observer stopped, restarting", "group", group, "in", wait.Round(time.Millisecond), "err", err)
+		if !sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+// apply records what a change says about its group and publishes its
+// events, unless ctx has ended (leadership or session lost): a bridge that
+// may no longer know the truth publishes nothing. It reports whether it
+// published.
+func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	switch c.Kind {
+	case elect.Unknown:
+		b.setGroup(ctx, c.Group, GroupUnknown)
+		b.log.Warn("group state unknown: connection to ZooKeeper lost; publishing nothing for it until reconnected", "group", c.Group)
+		return false
+	case elect.Snapshot:
+		b.setGroup(ctx, c.Group, GroupLive)
+	}
+	events := publish.Translate(c, b.cfg.Source, time.Now())
+	if err := b.pipe.Publish(ctx, events...); err != nil {
+		if ctx.Err() == nil && !errors.Is(err, publish.ErrClosed) {
+			b.log.Error("dropping a change the pipeline refused", "group", c.Group, "kind", c.Kind, "err", err)
+		}
+		return false
+	}
+	b.log.Debug("published", "group", c.Group, "kind", c.Kind, "events", len(events))
+	return true
+}

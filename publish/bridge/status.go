@@ -1,0 +1,115 @@
+package bridge
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+)
+
+// Role is what a bridge is doing in its HA election.
+type Role string
+
+const (
+	// RoleStarting: connecting to the sinks and ZooKeeper.
+	RoleStarting Role = "starting"
+	// RoleStandby: connected, waiting to become active (HA only).
+	RoleStandby Role = "standby"
+	// RoleActive: observing and publishing.
+	RoleActive Role = "active"
+	// RoleStopped: Run has returned or is draining.
+	RoleStopped Role = "stopped"
+)
+
+// GroupState is how much the bridge knows about one observed group.
+type GroupState string
+
+const (
+	// GroupPending: observed, no snapshot yet.
+	GroupPending GroupState = "pending"
+	// GroupLive: the snapshot was published and changes are streaming.
+	GroupLive GroupState = "live"
+	// GroupUnknown: the connection to ZooKeeper is lost; nothing is
+	// published for the group until the snapshot after reconnecting.
+	GroupUnknown GroupState = "unknown"
+)
+
+// Status is a snapshot of the bridge's state, what /readyz reports.
+type Status struct {
+	Session   string                `json:"session"`
+	SessionID string                `json:"session_id,omitempty"`
+	Sessions  int                   `json:"sessions"`
+	Role      Role                  `json:"role"`
+	Groups    map[string]GroupState `json:"groups"`
+	Sinks     map[string]SinkStatus `json:"sinks"`
+	// Published counts the events handed to the pipeline.
+	Published int64 `json:"published"`
+}
+
+// SinkStatus is one sink's health.
+type SinkStatus struct {
+	Healthy   bool   `json:"healthy"`
+	Backlog   int    `json:"backlog"`
+	Delivered int64  `json:"delivered"`
+	Errors    int64  `json:"errors"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// Unknown lists the groups not live (pending or unknown), sorted.
+func (s Status) Unknown() []string {
+	var out []string
+	for g, st := range s.Groups {
+		if st != GroupLive {
+			out = append(out, g)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NotReady says what keeps the bridge from being ready; empty means ready:
+// the session is connected, the bridge is active or standby, every observed
+// group is live and every sink healthy.
+func (s Status) NotReady() []string {
+	var why []string
+	if s.Session != elect.StateConnected.String() {
+		why = append(why, fmt.Sprintf("ZooKeeper session is %s", s.Session))
+	}
+	if s.Role != RoleActive && s.Role != RoleStandby {
+		why = append(why, fmt.Sprintf("bridge is %s", s.Role))
+	}
+	if u := s.Unknown(); len(u) > 0 {
+		why = append(why, fmt.Sprintf("%d groups not live: %v", len(u), u))
+	}
+	names := make([]string, 0, len(s.Sinks))
+	for n := range s.Sinks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if st := s.Sinks[n]; !st.Healthy {
+			msg := fmt.Sprintf("sink %s is not healthy (backlog %d)", n, st.Backlog)
+			if st.LastError != "" {
+				msg += ": " + st.LastError
+			}
+			why = append(why, msg)
+		}
+	}
+	return why
+}
+
+// sinkStatus judges one sink: healthy when the pipeline says so, or when the
+// pipeline has not written to it yet and the bridge's own connect at start
+// succeeded.
+func sinkStatus(st publish.SinkStats, connectedAtStart bool) SinkStatus {
+	fresh := st.Delivered == 0 && st.Errors == 0
+	withinBound := st.Bound == 0 || st.Backlog < st.Bound
+	return SinkStatus{
+		Healthy:   st.Healthy() || (fresh && connectedAtStart && withinBound),
+		Backlog:   st.Backlog,
+		Delivered: st.Delivered,
+		Errors:    st.Errors,
+		LastError: st.LastError,
+	}
+}
