@@ -306,3 +306,5 @@ func deleteTree(t testing.TB, s *elect.Session, path string) {
 		t.Fatalf("delete %s: %v", path, err)
 	}
 }
+
+func natsserverStart(t testing.TB) *natsserver.Server { return natsserver.Start(t) }

@@ -1,0 +1,154 @@
+package bridge_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/faultproxy"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/publish/bridge"
+)
+
+func proxy(t testing.TB, target string) *faultproxy.Proxy {
+	t.Helper()
+	p, err := faultproxy.New(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// TestConnectionLost: while the connection to ZooKeeper is partitioned the
+// group is unknown, /readyz says 503 and why, and nothing is published;
+// after the partition heals the snapshot is published again.
+func TestConnectionLost(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g := groupPath(t)
+	s := session(t, addrs)
+	a := leads(t, candidate(t, s, g, "a"))
+	sub := collect(t, url, "herald.*."+publish.MustTokens(g))
+	p := proxy(t, addrs[0])
+
+	r := start(t, bridge.Config{Servers: []string{p.Addr()}, SessionTimeout: 6 * time.Second, Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, url)}})
+	elected := isType(publish.LeaderElected, a.Node())
+	sub.waitCount(t, 15*time.Second, "the snapshot", 1, elected)
+	waitStatus(t, r.Bridge, 5*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 })
+
+	p.Blackhole(true)
+	st := waitStatus(t, r.Bridge, 10*time.Second, "group unknown", func(st bridge.Status) bool { return st.Groups[g] == bridge.GroupUnknown })
+	code, body := get(t, r.Handler(), "/readyz")
+	if code != 503 || !strings.Contains(body, "not live") || !strings.Contains(body, g) {
+		t.Errorf("/readyz while partitioned = %d %s; want 503 naming the unknown group", code, body)
+	}
+	if l := metric(t, r.Handler(), "herald_groups_unknown"); l != "herald_groups_unknown 1" {
+		t.Errorf("metric while partitioned: %q", l)
+	}
+	if st.Session != "suspended" {
+		t.Errorf("session while partitioned: %s, want suspended", st.Session)
+	}
+	p.Blackhole(false)
+
+	sub.waitCount(t, 15*time.Second, "the snapshot again after the partition", 2, elected)
+	waitStatus(t, r.Bridge, 5*time.Second, "ready again", func(st bridge.Status) bool { return len(st.NotReady()) == 0 })
+	if st := r.Status(); st.Sessions != 1 {
+		t.Errorf("the session should have survived: %d sessions", st.Sessions)
+	}
+	for _, e := range sub.all() {
+		if e.ID != idOf(g, a.Node(), publish.LeaderElected) || !e.Snapshot {
+			t.Errorf("unexpected event: %+v", e)
+		}
+	}
+}
+
+// TestSessionExpiry: when the session expires the bridge opens a new one
+// and publishes a snapshot that shows what changed meanwhile.
+func TestSessionExpiry(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g := groupPath(t)
+	s := session(t, addrs)
+	a := leads(t, candidate(t, s, g, "a"))
+	bCh := candidate(t, s, g, "b")
+	queued(t, s, g, 2)
+	sub := collect(t, url, "herald.*."+publish.MustTokens(g))
+	p := proxy(t, addrs[0])
+
+	r := start(t, bridge.Config{Servers: []string{p.Addr()}, SessionTimeout: time.Second, MaxRetryWait: 200 * time.Millisecond,
+		Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, url)}})
+	sub.waitCount(t, 15*time.Second, "the snapshot", 1, isType(publish.LeaderElected, a.Node()))
+	first := r.Status().SessionID
+
+	p.Blackhole(true)
+	waitStatus(t, r.Bridge, 10*time.Second, "session lost", func(st bridge.Status) bool { return st.Session == "lost" })
+	if code, _ := get(t, r.Handler(), "/readyz"); code != 503 {
+		t.Errorf("/readyz with the session lost = %d, want 503", code)
+	}
+	// A change nobody observes: the snapshot of the new session must show it.
+	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b := leads(t, bCh)
+	p.Blackhole(false)
+
+	st := waitStatus(t, r.Bridge, 15*time.Second, "a new session, ready", func(st bridge.Status) bool {
+		return st.Sessions == 2 && len(st.NotReady()) == 0
+	})
+	if st.SessionID == first {
+		t.Errorf("session id unchanged: %s", first)
+	}
+	sub.waitCount(t, 10*time.Second, "the new session's snapshot", 1, func(e publish.Event) bool {
+		return e.Snapshot && e.ID == idOf(g, b.Node(), publish.LeaderElected)
+	})
+	if l := metric(t, r.Handler(), "herald_zk_sessions_total"); l != "herald_zk_sessions_total 2" {
+		t.Errorf("metric: %q", l)
+	}
+}
+
+// TestDrainBound: a stop with a sink down returns within the drain bound
+// and says how many events were left.
+func TestDrainBound(t *testing.T) {
+	addrs := zkAddrs(t)
+	nsrv := natsserverStart(t)
+	g := groupPath(t)
+	s := session(t, addrs)
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, nsrv.URL())}, DrainTimeout: 300 * time.Millisecond})
+	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 })
+	nsrv.Shutdown()
+	leads(t, candidate(t, s, g, "a"))
+	waitFor(t, 10*time.Second, "the election's events queued", func() bool { return r.Pipeline().Stats().Published >= 2 })
+	start := time.Now()
+	err := r.stop(t)
+	if !isErr(err, publish.ErrUndelivered) {
+		t.Fatalf("stop with NATS down: %v, want ErrUndelivered", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stop took %v with a drain bound of 300ms", d)
+	}
+	if !strings.Contains(err.Error(), "jetstream=") {
+		t.Errorf("error does not name the sink: %v", err)
+	}
+}
+
+// TestUnreachable: a sink or ZooKeeper that cannot be reached at start is
+// reported, naming what was tried.
+func TestUnreachable(t *testing.T) {
+	t.Run("sink", func(t *testing.T) {
+		addrs := zkAddrs(t)
+		r := start(t, bridge.Config{Servers: addrs, Watch: []string{"/x"}, ConnectTimeout: 500 * time.Millisecond,
+			Sinks: []publish.Sink{jsSink(t, "nats://127.0.0.1:1")}})
+		<-r.done
+		if !isErr(r.err, bridge.ErrSinkUnreachable) || !strings.Contains(r.err.Error(), "127.0.0.1:1") || !strings.Contains(r.err.Error(), "attempts") {
+			t.Errorf("Run: %v; want ErrSinkUnreachable naming the URL and the attempts", r.err)
+		}
+	})
+	t.Run("zookeeper", func(t *testing.T) {
+		url := natsURL(t)
+		r := start(t, bridge.Config{Servers: []string{"127.0.0.1:1"}, Watch: []string{"/x"}, ConnectTimeout: 500 * time.Millisecond,
+			Sinks: []publish.Sink{jsSink(t, url)}})
+		<-r.done
+		if !isErr(r.err, bridge.ErrZooKeeperUnreachable) || !strings.Contains(r.err.Error(), "127.0.0.1:1") {
+			t.Errorf("Run: %v; want ErrZooKeeperUnreachable naming the server", r.err)
+		}
+	})
+}

@@ -1,0 +1,154 @@
+package bridge_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/jetstream"
+)
+
+// TestHATakeover: two bridges campaign on one HA path; the active one dies
+// without draining; the standby takes over, publishes the snapshot, then
+// streams, and the JetStream stream misses no event of the group: every
+// state it went through while a bridge was active is there, each once.
+func TestHATakeover(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g, ha := groupPath(t), groupPath(t)
+	s := session(t, addrs)
+	cfg := func(name string) bridge.Config {
+		return bridge.Config{Servers: addrs, Watch: []string{g}, HAPath: ha, Source: name, Sinks: []publish.Sink{jsSink(t, url)}}
+	}
+	b1 := start(t, cfg("bridge-1"))
+	waitStatus(t, b1.Bridge, 15*time.Second, "bridge-1 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	b2 := start(t, cfg("bridge-2"))
+	waitStatus(t, b2.Bridge, 15*time.Second, "bridge-2 standby and ready", func(st bridge.Status) bool {
+		return st.Role == bridge.RoleStandby && len(st.NotReady()) == 0
+	})
+	if l := metric(t, b2.Handler(), "herald_bridge_active"); l != "herald_bridge_active 0" {
+		t.Errorf("standby metric: %q", l)
+	}
+	events := streamEvents(t, url, g)
+
+	a := leads(t, candidate(t, s, g, "a"))
+	events.wait(t, "a elected", idOf(g, a.Node(), publish.LeaderElected))
+	bCh := candidate(t, s, g, "b")
+	queued(t, s, g, 2)
+	cCh := candidate(t, s, g, "c")
+	q := queued(t, s, g, 3)
+	// The active bridge dies now, perhaps before publishing the joins.
+	b1.Abort()
+	<-b1.done
+	if !isErr(b1.err, bridge.ErrAborted) {
+		t.Errorf("aborted bridge returned %v", b1.err)
+	}
+	// A change while no bridge may be active.
+	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b := leads(t, bCh)
+	waitStatus(t, b2.Bridge, 15*time.Second, "bridge-2 active", func(st bridge.Status) bool {
+		return st.Role == bridge.RoleActive && len(st.NotReady()) == 0
+	})
+	if err := b.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	c := leads(t, cCh)
+
+	required := map[string]string{
+		idOf(g, a.Node(), publish.LeaderElected):   "a elected",
+		idOf(g, q[1].Node, publish.CandidateJoined): "b joined",
+		idOf(g, q[2].Node, publish.CandidateJoined): "c joined",
+		idOf(g, b.Node(), publish.LeaderElected):   "b elected",
+		idOf(g, b.Node(), publish.LeaderLost):      "b lost",
+		idOf(g, c.Node(), publish.LeaderElected):   "c elected",
+	}
+	// a's loss happened in the gap: it is there only if a bridge saw it.
+	optional := map[string]string{idOf(g, a.Node(), publish.LeaderLost): "a lost"}
+	for id := range required {
+		events.wait(t, required[id], id)
+	}
+	got := events.all()
+	seen := map[string]int{}
+	order := []string{}
+	for _, e := range got {
+		seen[e.ID]++
+		name, ok := required[e.ID]
+		if !ok {
+			name, ok = optional[e.ID]
+		}
+		if !ok && e.Type == publish.LeaderLost && e.Snapshot && e.Previous == nil && e.Owner == nil {
+			// bridge-1's snapshot of the group before anyone campaigned.
+			name, ok = "no leader yet", len(order) == 0
+		}
+		if !ok {
+			t.Errorf("event not about a change that was made: %s %+v", e.Type, e)
+		}
+		if e.Type == publish.LeaderElected {
+			order = append(order, name)
+		}
+	}
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("%s stored %d times: JetStream should have dropped the duplicate", id, n)
+		}
+	}
+	if fmt.Sprint(order) != "[a elected b elected c elected]" {
+		t.Errorf("leaders in stream order: %v", order)
+	}
+	for _, e := range got {
+		if e.ID == idOf(g, c.Node(), publish.LeaderElected) && e.Source != "bridge-2" {
+			t.Errorf("c's election published by %q, want bridge-2", e.Source)
+		}
+	}
+	if err := b2.stop(t); err != nil {
+		t.Errorf("graceful stop of bridge-2: %v", err)
+	}
+}
+
+// streamReader reads every event of one group stored in the HERALD stream.
+type streamReader struct{ c *collector }
+
+func streamEvents(t testing.TB, url, group string) *streamReader {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := njs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	es, err := jetstream.Events(ctx, js, group, jetstream.Raw())
+	if err != nil {
+		t.Fatalf("follow the HERALD stream: %v", err)
+	}
+	r := &streamReader{c: &collector{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range es.Events() {
+			r.c.mu.Lock()
+			r.c.events = append(r.c.events, e)
+			r.c.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return r
+}
+
+func (r *streamReader) all() []publish.Event { return r.c.all() }
+
+func (r *streamReader) wait(t testing.TB, what, id string) {
+	t.Helper()
+	r.c.waitCount(t, 15*time.Second, what+" in the stream", 1, func(e publish.Event) bool { return e.ID == id })
+}
