@@ -62,12 +62,12 @@ func TestHATakeover(t *testing.T) {
 	c := leads(t, cCh)
 
 	required := map[string]string{
-		idOf(g, a.Node(), publish.LeaderElected):   "a elected",
+		idOf(g, a.Node(), publish.LeaderElected):    "a elected",
 		idOf(g, q[1].Node, publish.CandidateJoined): "b joined",
 		idOf(g, q[2].Node, publish.CandidateJoined): "c joined",
-		idOf(g, b.Node(), publish.LeaderElected):   "b elected",
-		idOf(g, b.Node(), publish.LeaderLost):      "b lost",
-		idOf(g, c.Node(), publish.LeaderElected):   "c elected",
+		idOf(g, b.Node(), publish.LeaderElected):    "b elected",
+		idOf(g, b.Node(), publish.LeaderLost):       "b lost",
+		idOf(g, c.Node(), publish.LeaderElected):    "c elected",
 	}
 	// a's loss happened in the gap: it is there only if a bridge saw it.
 	optional := map[string]string{idOf(g, a.Node(), publish.LeaderLost): "a lost"}
