@@ -1,0 +1,230 @@
+package main
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish/bridge"
+)
+
+func init() { register(newBridgeCmd) }
+
+// bridgeFlags are the flags of herald bridge.
+type bridgeFlags struct {
+	watch, discover, recipes []string
+	source, ha, httpAddr     string
+	config                   string
+	drainTimeout             time.Duration
+
+	nats, natsMode, natsStore, natsListen string
+	natsUser, natsPassword, natsToken     string
+	natsNKey, natsCreds                   string
+	natsCA, natsCert, natsKey             string
+
+	kafka, kafkaSASL, kafkaUser, kafkaPassword string
+	kafkaCA, kafkaCert, kafkaKey               string
+	kafkaTLS                                   bool
+	kafkaEvents, kafkaOwners                   string
+	kafkaPartitions, kafkaReplication          int
+
+	audit string
+}
+
+const bridgeExample = `  # Observe two groups, publish to an embedded NATS server with JetStream:
+  herald bridge --zk zk1:2181,zk2:2181,zk3:2181 --watch /jobs/nightly --watch /locks/db
+
+  # Every child of /services is a group; publish to NATS, Kafka and an audit log,
+  # serve metrics, and run as one of several hot copies:
+  herald bridge --zk zk1:2181 --discover /services \
+      --nats nats://nats:4222 --kafka kafka:9092 --audit /var/lib/herald/audit.log \
+      --http :9090 --ha /herald/bridges --source bridge-a
+
+  # The same from a file (keys are the flag names; flags override the file):
+  herald bridge --config bridge.yaml
+      zk: zk1:2181,zk2:2181,zk3:2181
+      discover: [/services]
+      nats: nats://nats:4222
+      http: ":9090"
+      ha: /herald/bridges`
+
+func newBridgeCmd(a *app) *cobra.Command {
+	var f bridgeFlags
+	cmd := &cobra.Command{
+		Use:   "bridge",
+		Short: "Publish every change of ZooKeeper elections and locks to NATS, Kafka and an audit log",
+		Long: `herald bridge observes ZooKeeper elections and locks and publishes every change
+as a typed event. It first publishes the current state of every group (a
+snapshot), then each change as it happens. Groups are given with --watch, or
+found as the children of a --discover root.
+
+Without --nats and --kafka it serves an embedded NATS server with JetStream
+and prints how to subscribe. With --ha, several bridges campaign for one
+active copy; the others wait hot and take over with a fresh snapshot.
+
+SIGTERM or Ctrl-C stops observing, then waits up to --drain-timeout for the
+sinks to acknowledge what was published.`,
+		Example: bridgeExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyConfigFile(cmd, f.config); err != nil {
+				return err
+			}
+			if err := a.setupLog(); err != nil {
+				return err
+			}
+			return runBridge(cmd, a, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.watch, "watch", nil, "group path to observe (repeat, or separate with commas)")
+	fl.StringSliceVar(&f.discover, "discover", nil, "root whose every child is a group to observe (repeat)")
+	fl.StringSliceVar(&f.recipes, "recipe", nil, "PATH=election|lock: say what a watched group or discover root holds (default: guessed from node names)")
+	fl.StringVar(&f.source, "source", "", "name of this bridge in events and in the HA election (default herald-bridge@HOSTNAME)")
+	fl.StringVar(&f.ha, "ha", "", "election path for running several bridges: only the leader publishes")
+	fl.StringVar(&f.httpAddr, "http", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090")
+	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags (flags override it)")
+	fl.DurationVar(&f.drainTimeout, "drain-timeout", bridge.DefaultDrainTimeout, "on stop, how long to wait for the sinks to acknowledge what was published")
+
+	fl.StringVar(&f.nats, "nats", "", "NATS URL(s), comma separated; empty with no --kafka: serve an embedded NATS server")
+	fl.StringVar(&f.natsMode, "nats-mode", "jetstream", "jetstream (stream HERALD and owners bucket; core subscribers see the events too) or core (plain subjects only)")
+	fl.StringVar(&f.natsStore, "nats-store", "", "embedded NATS: JetStream directory (default $XDG_STATE_HOME/herald/nats or ~/.local/state/herald/nats)")
+	fl.StringVar(&f.natsListen, "nats-listen", "127.0.0.1:4222", "embedded NATS: address to listen on (port 0 picks a free one)")
+	fl.StringVar(&f.natsUser, "nats-user", "", "NATS user (with --nats-password)")
+	fl.StringVar(&f.natsPassword, "nats-password", "", "NATS password (prefer HERALD_NATS_PASSWORD)")
+	fl.StringVar(&f.natsToken, "nats-token", "", "NATS token (prefer HERALD_NATS_TOKEN)")
+	fl.StringVar(&f.natsNKey, "nats-nkey", "", "NATS NKey seed file")
+	fl.StringVar(&f.natsCreds, "nats-creds", "", "NATS .creds file (JWT and seed)")
+	fl.StringVar(&f.natsCA, "nats-ca", "", "PEM file of the CAs that sign the NATS server certificate")
+	fl.StringVar(&f.natsCert, "nats-cert", "", "client certificate (PEM) for NATS")
+	fl.StringVar(&f.natsKey, "nats-key", "", "client key (PEM) for NATS")
+
+	fl.StringVar(&f.kafka, "kafka", "", "Kafka bootstrap brokers, host:port[,host:port...]")
+	fl.StringVar(&f.kafkaSASL, "kafka-sasl", "", "Kafka SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fl.StringVar(&f.kafkaUser, "kafka-user", "", "Kafka SASL user")
+	fl.StringVar(&f.kafkaPassword, "kafka-password", "", "Kafka SASL password (prefer HERALD_KAFKA_PASSWORD)")
+	fl.BoolVar(&f.kafkaTLS, "kafka-tls", false, "connect to Kafka with TLS (implied by --kafka-ca/--kafka-cert)")
+	fl.StringVar(&f.kafkaCA, "kafka-ca", "", "PEM file of the CAs that sign the Kafka brokers' certificates")
+	fl.StringVar(&f.kafkaCert, "kafka-cert", "", "client certificate (PEM) for Kafka")
+	fl.StringVar(&f.kafkaKey, "kafka-key", "", "client key (PEM) for Kafka")
+	fl.StringVar(&f.kafkaEvents, "kafka-events-topic", "", "Kafka topic for every event (default herald.events)")
+	fl.StringVar(&f.kafkaOwners, "kafka-owners-topic", "", "compacted Kafka topic for current owners (default herald.owners)")
+	fl.IntVar(&f.kafkaPartitions, "kafka-partitions", 0, "partitions of topics herald creates (default 3)")
+	fl.IntVar(&f.kafkaReplication, "kafka-replication", 0, "replication factor of topics herald creates (default: the brokers')")
+
+	fl.StringVar(&f.audit, "audit", "", "append every event to this audit log file (JSON lines)")
+	return cmd
+}
+
+// check validates what the flags say, before anything is started.
+func (f *bridgeFlags) check() error {
+	if len(f.watch) == 0 && len(f.discover) == 0 {
+		return usageErr("nothing to observe: give at least one --watch PATH (a group) or --discover ROOT (whose children are groups)")
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"--watch", f.watch}, {"--discover", f.discover}} {
+		for _, p := range l.paths {
+			if err := elect.ValidatePath(p); err != nil {
+				return usageErr("%s %q: %v", l.flag, p, err)
+			}
+		}
+	}
+	if f.ha != "" {
+		if err := elect.ValidatePath(f.ha); err != nil {
+			return usageErr("--ha %q: %v", f.ha, err)
+		}
+	}
+	if f.httpAddr != "" {
+		if _, _, err := net.SplitHostPort(f.httpAddr); err != nil {
+			return usageErr("--http %q: want [host]:port, e.g. :9090 (%v)", f.httpAddr, err)
+		}
+	}
+	if f.drainTimeout <= 0 {
+		return usageErr("--drain-timeout %v: give a positive duration, e.g. 10s", f.drainTimeout)
+	}
+	switch f.natsMode {
+	case "jetstream", "core":
+	default:
+		return usageErr("--nats-mode %q: want jetstream or core", f.natsMode)
+	}
+	if f.natsMode == "core" && f.nats == "" {
+		return usageErr("--nats-mode core needs --nats URL (the embedded server always uses JetStream)")
+	}
+	if _, err := f.recipeMap(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// recipeMap parses --recipe PATH=RECIPE. The recipe follows the last '='
+// ('=' may appear in a ZooKeeper path).
+func (f *bridgeFlags) recipeMap() (map[string]elect.Recipe, error) {
+	out := map[string]elect.Recipe{}
+	for _, r := range f.recipes {
+		i := strings.LastIndex(r, "=")
+		if i < 0 {
+			return nil, usageErr("--recipe %q: want PATH=election or PATH=lock", r)
+		}
+		p, rec := r[:i], elect.Recipe(r[i+1:])
+		if rec != elect.RecipeElection && rec != elect.RecipeLock {
+			return nil, usageErr("--recipe %q: recipe %q is neither election nor lock", r, rec)
+		}
+		out[p] = rec
+	}
+	return out, nil
+}
+
+func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	servers, err := a.servers()
+	if err != nil {
+		return err
+	}
+	recipes, _ := f.recipeMap()
+	ctx := cmd.Context()
+	sinks, lossless, stopNATS, err := f.sinks(ctx, a, cmd.OutOrStdout())
+	if err != nil {
+		return err
+	}
+	defer stopNATS()
+	cfg := bridge.Config{
+		Servers:        servers,
+		SessionTimeout: a.sessionTimeout,
+		ConnectTimeout: a.connectTimeout,
+		Watch:          f.watch,
+		Discover:       f.discover,
+		Recipes:        recipes,
+		Sinks:          sinks,
+		Lossless:       lossless,
+		Source:         f.source,
+		HAPath:         f.ha,
+		HTTPAddr:       f.httpAddr,
+		DrainTimeout:   f.drainTimeout,
+		Logger:         a.log,
+	}
+	b, err := bridge.New(cfg)
+	if err != nil {
+		for _, s := range sinks {
+			_ = s.Close()
+		}
+		if errors.Is(err, bridge.ErrConfig) {
+			return usageErr("%v", err)
+		}
+		return err
+	}
+	a.log.Info("bridge starting", "source", b.Source(), "zk", strings.Join(servers, ","),
+		"watch", f.watch, "discover", f.discover, "ha", f.ha, "sinks", sinkNames(sinks))
+	if err := b.Run(ctx); err != nil {
+		return err
+	}
+	a.log.Info("bridge stopped")
+	return nil
+}

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+func TestBridgeBadInput(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(cfg, []byte("watch: [/a]\nwatchh: /b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bridge"}, "give at least one --watch PATH"},
+		{[]string{"bridge", "--watch", "jobs"}, "ZooKeeper path"},
+		{[]string{"bridge", "--discover", "/a/"}, "ZooKeeper path"},
+		{[]string{"bridge", "--watch", "/a", "--ha", "x"}, "--ha"},
+		{[]string{"bridge", "--watch", "/a", "--http", "nope"}, "--http"},
+		{[]string{"bridge", "--watch", "/a", "--recipe", "/a=queue"}, "neither election nor lock"},
+		{[]string{"bridge", "--watch", "/a", "--nats-mode", "fast"}, "--nats-mode"},
+		{[]string{"bridge", "--watch", "/a", "--drain-timeout", "0s"}, "--drain-timeout"},
+		{[]string{"bridge", "--watch", "/a", "--watch", "/a", "--nats", "nats://127.0.0.1:1"}, "give each path once"},
+		{[]string{"bridge", "--config", cfg}, `unknown key "watchh"`},
+		{[]string{"bridge", "--config", filepath.Join(t.TempDir(), "missing.yaml")}, "--config"},
+		{[]string{"bridge", "--watch", "/a", "--bogus"}, "--help"},
+	} {
+		_, stderr, code := heraldRun(t, nil, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("herald %v: exit %d, want %d with %q; stderr: %s", tc.args, code, exitUsage, tc.want, stderr)
+		}
+	}
+	stdout, _, code := heraldRun(t, nil, "bridge", "--help")
+	if code != 0 || !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "herald bridge --zk") {
+		t.Errorf("bridge --help: exit %d, no example:\n%s", code, stdout)
+	}
+}
+
+var subscribeLine = regexp.MustCompile(`nats sub 'herald\.>' --server (nats://\S+)`)
+
+// TestBridgeEmbeddedNATS runs `herald bridge` with the embedded NATS
+// server: it says how to subscribe, a subscriber receives the events, and
+// SIGTERM stops it with exit 0 within its drain bound.
+func TestBridgeEmbeddedNATS(t *testing.T) {
+	zk := zkFlags(t)
+	g := uniq(t)
+	args := append([]string{"bridge", "--watch", g, "--nats-listen", "127.0.0.1:0", "--nats-store", t.TempDir(),
+		"--http", "127.0.0.1:0", "--drain-timeout", "3s"}, zk...)
+	p := start(t, nil, args...)
+	url := waitMatch(t, p, subscribeLine, 30*time.Second)
+	sub := subscribe(t, url, "herald.>")
+
+	s := zkSession(t)
+	h := campaign(t, s, g, "worker-1")
+	sub.waitID(t, publish.MakeID(g, h.Node(), publish.LeaderElected), 15*time.Second)
+
+	addr := waitMatch(t, p, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 5*time.Second)
+	var ready struct {
+		Ready bool   `json:"ready"`
+		Role  string `json:"role"`
+	}
+	if code := getJSON(t, "http://"+addr+"/readyz", &ready); code != 200 || !ready.Ready || ready.Role != "active" {
+		t.Errorf("/readyz: %d %+v", code, ready)
+	}
+
+	began := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0; output:\n%s", code, p.out)
+	}
+	if d := time.Since(began); d > 8*time.Second {
+		t.Errorf("SIGTERM took %v", d)
+	}
+}
+
+// TestBridgeConfigFile: keys of --config set flags; flags given on the
+// command line win.
+func TestBridgeConfigFile(t *testing.T) {
+	zk := zktest.Shared(t)
+	g := uniq(t)
+	cfg := filepath.Join(t.TempDir(), "bridge.yaml")
+	yaml := fmt.Sprintf(`zk: %s
+session-timeout: 2s
+watch:
+  - %s
+source: from-file
+nats-listen: "127.0.0.1:0"
+nats-store: %s
+drain-timeout: 3s
+`, zk.ConnectString(), g, t.TempDir())
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, nil, "bridge", "--config", cfg, "--source", "from-flag")
+	url := waitMatch(t, p, subscribeLine, 30*time.Second)
+	sub := subscribe(t, url, "herald.>")
+	h := campaign(t, zkSession(t), g, "w")
+	e := sub.waitID(t, publish.MakeID(g, h.Node(), publish.LeaderElected), 15*time.Second)
+	if e.Source != "from-flag" {
+		t.Errorf("source %q, want the flag's from-flag", e.Source)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t, 10*time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM", code)
+	}
+}
+
+// TestBridgeHAKill: two bridge processes on one HA path and an external
+// NATS; the active one is killed with SIGKILL; the standby takes over once
+// the dead one's session expires, and the HERALD stream misses no state.
+func TestBridgeHAKill(t *testing.T) {
+	zk := zkFlags(t) // 1s sessions: the takeover waits for the expiry
+	url := natsserver.Start(t).URL()
+	g, ha := uniq(t), uniq(t)+"-ha"
+	bridgeArgs := func(name string) []string {
+		return append([]string{"bridge", "--watch", g, "--ha", ha, "--source", name, "--nats", url, "--http", "127.0.0.1:0"}, zk...)
+	}
+	httpAddr := regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`)
+	b1 := start(t, nil, bridgeArgs("bridge-1")...)
+	addr1 := waitMatch(t, b1, httpAddr, 30*time.Second)
+	waitRole(t, addr1, "active")
+	b2 := start(t, nil, bridgeArgs("bridge-2")...)
+	addr2 := waitMatch(t, b2, httpAddr, 30*time.Second)
+	waitRole(t, addr2, "standby")
+
+	stream := streamIDs(t, url, g)
+	s := zkSession(t)
+	a := campaign(t, s, g, "a")
+	stream.waitID(t, publish.MakeID(g, a.Node(), publish.LeaderElected), 15*time.Second)
+	bCh := campaignAsync(s, g, "b")
+	waitQueue(t, s, g, 2)
+
+	if err := syscall.Kill(b1.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	b1.wait(t, 5*time.Second)
+	if err := a.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b := <-bCh
+	if b == nil {
+		t.Fatal("b's campaign failed")
+	}
+	waitRole(t, addr2, "active")
+	stream.waitID(t, publish.MakeID(g, b.Node(), publish.LeaderElected), 15*time.Second)
+	if err := b.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lost := stream.waitID(t, publish.MakeID(g, b.Node(), publish.LeaderLost), 15*time.Second)
+	if lost.Source != "bridge-2" {
+		t.Errorf("b's loss published by %q, want bridge-2", lost.Source)
+	}
+	counts := map[string]int{}
+	for _, e := range stream.all() {
+		counts[e.ID]++
+	}
+	for id, n := range counts {
+		if n != 1 {
+			t.Errorf("event %s stored %d times", id, n)
+		}
+	}
+	_ = b2.cmd.Process.Signal(syscall.SIGTERM)
+	if code := b2.wait(t, 15*time.Second); code != 0 {
+		t.Errorf("bridge-2 exit %d after SIGTERM", code)
+	}
+}
+
+// waitMatch waits for re in p's output and returns its first group.
+func waitMatch(t *testing.T, p *proc, re *regexp.Regexp, d time.Duration) string {
+	t.Helper()
+	var m []string
+	if err := waitFor(d, func() bool { m = re.FindStringSubmatch(p.out.String()); return m != nil || p.exited() }); err != nil || m == nil {
+		t.Fatalf("herald %v never printed %s; output:\n%s", p.cmd.Args[1:], re, p.out)
+	}
+	return m[1]
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("GET %s: not JSON: %v\n%s", url, err, body)
+	}
+	return resp.StatusCode
+}
+
+func waitRole(t *testing.T, addr, role string) {
+	t.Helper()
+	var st struct {
+		Role string `json:"role"`
+	}
+	if err := waitFor(20*time.Second, func() bool {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		return json.NewDecoder(resp.Body).Decode(&st) == nil && st.Role == role && resp.StatusCode == 200
+	}); err != nil {
+		t.Fatalf("bridge on %s never ready as %s (last role %q)", addr, role, st.Role)
+	}
+}
+
+func zkSession(t *testing.T) *elect.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := elect.NewSession(ctx, zktest.Shared(t).Addrs(), elect.WithSessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func campaignAsync(s *elect.Session, g, id string) <-chan *elect.Handle {
+	out := make(chan *elect.Handle, 1)
+	go func() {
+		el, err := elect.NewElection(s, g, elect.CreateParents())
+		if err != nil {
+			out <- nil
+			return
+		}
+		h, err := el.Campaign(context.Background(), id)
+		if err != nil {
+			h = nil
+		}
+		out <- h
+	}()
+	return out
+}
+
+func campaign(t *testing.T, s *elect.Session, g, id string) *elect.Handle {
+	t.Helper()
+	select {
+	case h := <-campaignAsync(s, g, id):
+		if h == nil {
+			t.Fatalf("campaign in %s failed", g)
+		}
+		return h
+	case <-time.After(15 * time.Second):
+		t.Fatalf("%s did not lead %s within 15s", id, g)
+	}
+	return nil
+}
+
+func waitQueue(t *testing.T, s *elect.Session, g string, n int) {
+	t.Helper()
+	if err := waitFor(10*time.Second, func() bool {
+		v, err := elect.ReadGroup(context.Background(), s, g)
+		return err == nil && len(v.Queue) == n
+	}); err != nil {
+		t.Fatalf("%s never had %d candidates", g, n)
+	}
+}
+
+// events gathers decoded events.
+type events struct {
+	mu  sync.Mutex
+	got []publish.Event
+}
+
+func (e *events) add(ev publish.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.got = append(e.got, ev)
+}
+
+func (e *events) all() []publish.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]publish.Event(nil), e.got...)
+}
+
+func (e *events) waitID(t *testing.T, id string, d time.Duration) publish.Event {
+	t.Helper()
+	var found publish.Event
+	if err := waitFor(d, func() bool {
+		for _, ev := range e.all() {
+			if ev.ID == id {
+				found = ev
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("event %s never arrived; got %d events: %+v", id, len(e.all()), e.all())
+	}
+	return found
+}
+
+func subscribe(t *testing.T, url, subject string) *events {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", url, err)
+	}
+	t.Cleanup(nc.Close)
+	ev := &events{}
+	if _, err := nc.Subscribe(subject, func(m *nats.Msg) {
+		if e, err := natssink.Decode(m); err == nil {
+			ev.add(e)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// streamIDs reads every event of group stored in the HERALD stream.
+func streamIDs(t *testing.T, url, group string) *events {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := njs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	es, err := jetstream.Events(ctx, js, group, jetstream.Raw())
+	if err != nil {
+		cancel()
+		t.Fatalf("read the HERALD stream: %v", err)
+	}
+	ev := &events{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range es.Events() {
+			ev.add(e)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return ev
+}
