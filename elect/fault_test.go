@@ -275,3 +275,38 @@ func TestBadInputErrors(t *testing.T) {
 		t.Fatal("a fence with a bad node name was accepted")
 	}
 }
+
+// A waiter cut off from ZooKeeper still returns as soon as its ctx ends.
+func TestCancelWaiterDuringPartition(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	holder := session(t, addrs)
+	waiter := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	ctx := ctxT(t, 30*time.Second)
+	hl, _ := elect.NewLock(holder, path, elect.CreateParents())
+	h, err := hl.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release(ctx)
+	wl, _ := elect.NewLock(waiter, path)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := wl.Acquire(wctx); done <- err }()
+	eventually(t, 5*time.Second, "waiter queued", func() bool {
+		c, _, _ := holder.Conn().Children(path)
+		return len(c) == 2
+	})
+	p.Blackhole(true)
+	defer p.Blackhole(false)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled waiter returned %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a cancelled waiter stayed blocked behind a partition")
+	}
+}

@@ -288,7 +288,7 @@ func (q *queue) wait(ctx context.Context, t ticket, tryOnly bool) error {
 		pred, onlyLower := es[idx-1], idx == 1
 	watch:
 		for {
-			ok, _, ch, err := conn.ExistsW(q.full(pred.name))
+			ok, ch, err := existsW(ctx, conn, q.full(pred.name))
 			if err != nil {
 				if err2 := q.retryable(ctx, err); err2 != nil {
 					return err2
