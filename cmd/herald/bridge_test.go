@@ -85,6 +85,9 @@ func TestBridgeEmbeddedNATS(t *testing.T) {
 	if code := getJSON(t, "http://"+addr+"/readyz", &ready); code != 200 || !ready.Ready || ready.Role != "active" {
 		t.Errorf("/readyz: %d %+v", code, ready)
 	}
+	if out, stderr, code := heraldRun(t, nil, "bridge", "check", "--url", "http://"+addr+"/readyz"); code != 0 || !strings.Contains(out, "ready") {
+		t.Errorf("bridge check on a ready bridge: exit %d: %s%s", code, out, stderr)
+	}
 
 	began := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -95,6 +98,9 @@ func TestBridgeEmbeddedNATS(t *testing.T) {
 	}
 	if d := time.Since(began); d > 8*time.Second {
 		t.Errorf("SIGTERM took %v", d)
+	}
+	if _, stderr, code := heraldRun(t, nil, "bridge", "check", "--url", "http://"+addr+"/readyz"); code != 1 || !strings.Contains(stderr, "not reachable") {
+		t.Errorf("bridge check on a stopped bridge: exit %d: %s", code, stderr)
 	}
 }
 

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// newBridgeCheckCmd is `herald bridge check`: a readiness probe for
+// container health checks, so images need no curl or wget.
+func newBridgeCheckCmd(a *app) *cobra.Command {
+	var url string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Exit 0 when a running bridge says it is ready (for health checks)",
+		Long: `check asks a bridge's /readyz and exits 0 when it answers 200 (connected to
+ZooKeeper, active or standby, no group unknown, every sink healthy), else 1
+with the reasons it gave.`,
+		Example: `  herald bridge check --url http://127.0.0.1:9090/readyz`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+				return usageErr("--url %q: want an http:// or https:// URL", url)
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return usageErr("--url %q: %v", url, err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return fmt.Errorf("bridge not reachable at %s: %w", url, err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("bridge not ready (%s): %s", resp.Status, strings.TrimSpace(string(body)))
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "ready")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "http://127.0.0.1:9090/readyz", "the bridge's /readyz URL")
+	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
+	return cmd
+}
