@@ -115,6 +115,12 @@ func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watche
 		if v.Recipe == "" {
 			v.Recipe = guessRecipe(got.children)
 		}
+		// The office and the owner are read at once: both depend only on
+		// the listing, and the client pipelines the two requests.
+		var office *officeRead
+		if contains(got.children, OfficeNode) {
+			office = r.startOffice(ctx, watch && armOffice)
+		}
 		es := parseChildren(got.children)
 		for i, e := range es {
 			p := participantFromName(e)
@@ -141,6 +147,12 @@ func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watche
 			if watch {
 				w.children = nil // a fresh watch is armed on the next pass
 			}
+			if office != nil {
+				<-office.done
+				if office.ch != nil { // keep the armed office watch
+					w.office, armOffice = office.ch, false
+				}
+			}
 			continue
 		}
 		if len(v.Queue) > 0 {
@@ -148,16 +160,34 @@ func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watche
 		} else {
 			r.owner = nil
 		}
-		if contains(got.children, OfficeNode) {
-			office, mzxid, ch, err := r.readOffice(ctx, watch && armOffice)
-			if err != nil && !errors.Is(err, zk.ErrNoNode) {
-				return View{}, w, err
+		if office != nil {
+			<-office.done
+			if office.err != nil && !errors.Is(office.err, zk.ErrNoNode) {
+				return View{}, w, office.err
 			}
-			v.Office, v.OfficeZxid = office, mzxid
-			w.office = ch
+			v.Office, v.OfficeZxid = office.o, office.mzxid
+			w.office = office.ch
 		}
 		return v, w, nil
 	}
+}
+
+// officeRead is a read of the office running beside the owner's read.
+type officeRead struct {
+	done  chan struct{}
+	o     *Office
+	mzxid int64
+	ch    <-chan zk.Event
+	err   error
+}
+
+func (r *reader) startOffice(ctx context.Context, watch bool) *officeRead {
+	or := &officeRead{done: make(chan struct{})}
+	go func() {
+		defer close(or.done)
+		or.o, or.mzxid, or.ch, or.err = r.readOffice(ctx, watch)
+	}()
+	return or
 }
 
 func (r *reader) ownerDetails(ctx context.Context, e entry) (Participant, error) {

@@ -43,7 +43,9 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 	defer close(o.ch)
 	r := reader{conn: s.Conn(), group: group, recipe: oo.recipe}
 	var prev *View
-	var officeW <-chan zk.Event
+	// The armed watches, and which fired since the last read.
+	var childW, existsW, officeW <-chan zk.Event
+	childrenFired, officeFired := true, false
 	emit := func(cs []Change) bool {
 		for _, c := range cs {
 			select {
@@ -67,6 +69,7 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 					return
 				}
 				prev, officeW, r.owner = nil, nil, nil
+				childrenFired = true
 			}
 			select {
 			case <-changed:
@@ -77,7 +80,26 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 			}
 		}
 		cctx, cancel := stateCtx(changed, ctx.Done())
-		v, w, err := r.readW(cctx, true, officeW == nil)
+		var v View
+		var err error
+		if !childrenFired && officeFired && prev != nil && prev.Exists {
+			// Only the office changed (an acknowledgment): read it alone.
+			v = *prev
+			var ch <-chan zk.Event
+			v.Office, v.OfficeZxid, ch, err = r.readOffice(cctx, true)
+			if errors.Is(err, zk.ErrNoNode) {
+				v.Office, err = nil, nil
+				childrenFired = true // gone: the children watch tells the rest
+			}
+			officeW = ch
+		} else {
+			var w watches
+			v, w, err = r.readW(cctx, true, officeW == nil)
+			childW, existsW = w.children, w.exists
+			if w.office != nil {
+				officeW = w.office
+			}
+		}
 		cancel()
 		if err != nil {
 			switch {
@@ -88,29 +110,46 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 				o.finish(ErrSessionLost)
 				return
 			case connLoss(err) || errors.Is(err, context.Canceled):
+				childrenFired = true
 				continue // the state loop above handles it
 			default:
 				o.finish(fmt.Errorf("elect: observe %s: %w", group, err))
 				return
 			}
 		}
-		if w.office != nil {
-			officeW = w.office
-		}
+		childrenFired, officeFired = false, false
 		if !emit(diff(prev, v)) {
 			o.finish(ctx.Err())
 			return
 		}
 		prev = &v
 		select {
-		case <-w.children:
-		case <-w.exists:
+		case <-childW:
+			childrenFired = true
+		case <-existsW:
+			childrenFired = true
 		case <-officeW:
-			officeW = nil
+			officeW, officeFired = nil, true
 		case <-changed:
+			childrenFired = true
 		case <-ctx.Done():
 			o.finish(ctx.Err())
 			return
+		}
+		// One transaction often fires both watches (a release deletes a
+		// node and writes the office): take both in one read.
+		select {
+		case <-childW:
+			childrenFired = true
+		default:
+		}
+		select {
+		case <-officeW:
+			officeW, officeFired = nil, true
+		default:
+		}
+		if childrenFired {
+			childW, existsW = nil, nil
 		}
 	}
 }
