@@ -124,7 +124,7 @@ func (c Config) Validate() error {
 	}{{"watch", c.Watch}, {"discover", c.Discover}} {
 		for _, p := range list.paths {
 			if err := elect.ValidatePath(p); err != nil {
-				return bad("%s %q: %v", list.what, p, err)
+				return fmt.Errorf("%w: %s %q: %w", ErrConfig, list.what, p, err)
 			}
 			if prev, dup := seen[p]; dup {
 				return bad("%s %q is already given as %s: give each path once", list.what, p, prev)
@@ -142,7 +142,7 @@ func (c Config) Validate() error {
 	}
 	if c.HAPath != "" {
 		if err := elect.ValidatePath(c.HAPath); err != nil {
-			return bad("HA path: %v", err)
+			return fmt.Errorf("%w: HA path: %w", ErrConfig, err)
 		}
 		if seen[c.HAPath] == "watch" {
 			return bad("HA path %q is also watched: give the bridges' own election a path of its own", c.HAPath)

@@ -57,7 +57,9 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 		b.observe(sctx, s)
 		return nil
 	}
-	el, err := elect.NewElection(s, b.cfg.HAPath, elect.CreateParents())
+	// Leadership ends the moment the connection is suspended: a bridge that
+	// may be cut off must stop publishing before a standby takes over.
+	el, err := elect.NewElection(s, b.cfg.HAPath, elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnSuspend))
 	if err != nil { // the path was validated: this is a bug, say so loudly
 		b.log.Error("cannot set up the HA election", "path", b.cfg.HAPath, "err", err)
 		<-sctx.Done()

@@ -1,0 +1,56 @@
+package bridge_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/audit"
+)
+
+func TestConfigValidate(t *testing.T) {
+	sink, err := audit.New(t.TempDir() + "/a.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := bridge.Config{Servers: []string{"zk:2181"}, Watch: []string{"/a"}, Sinks: []publish.Sink{sink}}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*bridge.Config)
+		want string
+	}{
+		{"no servers", func(c *bridge.Config) { c.Servers = nil }, "no ZooKeeper servers"},
+		{"server without port", func(c *bridge.Config) { c.Servers = []string{"zk"} }, "want host:port"},
+		{"nothing to observe", func(c *bridge.Config) { c.Watch = nil }, "nothing to observe"},
+		{"bad discover root", func(c *bridge.Config) { c.Discover = []string{"/a/"} }, "must not end with '/'"},
+		{"twice", func(c *bridge.Config) { c.Discover = []string{"/a"} }, "give each path once"},
+		{"hint for nothing", func(c *bridge.Config) { c.Recipes = map[string]elect.Recipe{"/b": elect.RecipeLock} }, "neither watched nor discovered"},
+		{"bad hint", func(c *bridge.Config) { c.Recipes = map[string]elect.Recipe{"/a": "queue"} }, `recipe "queue"`},
+		{"HA path watched", func(c *bridge.Config) { c.HAPath = "/a" }, "also watched"},
+		{"bad HA path", func(c *bridge.Config) { c.HAPath = "ha" }, "HA path"},
+		{"no sinks", func(c *bridge.Config) { c.Sinks = nil }, "no sinks"},
+		{"nil sink", func(c *bridge.Config) { c.Sinks = []publish.Sink{nil} }, "sink 0 is nil"},
+		{"negative drain", func(c *bridge.Config) { c.DrainTimeout = -time.Second }, "drain timeout"},
+		{"tiny session", func(c *bridge.Config) { c.SessionTimeout = time.Millisecond }, "session timeout"},
+	} {
+		cfg := ok
+		tc.edit(&cfg)
+		err := cfg.Validate()
+		if !errors.Is(err, bridge.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want ErrConfig saying %q", tc.name, err, tc.want)
+		}
+	}
+	// New reports the pipeline's objections too, as ErrConfig.
+	cfg := ok
+	cfg.Lossless = []string{"nats"}
+	if _, err := bridge.New(cfg); !errors.Is(err, bridge.ErrConfig) || !errors.Is(err, publish.ErrBadOption) {
+		t.Errorf("Lossless naming no sink: %v", err)
+	}
+}
