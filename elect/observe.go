@@ -78,7 +78,31 @@ func (r *reader) read(ctx context.Context, watch bool) (View, error) {
 }
 
 func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watches, error) {
+	return r.readGuess(ctx, watch, armOffice, "", false)
+}
+
+// readGuess is readW that also reads the node guess (the likely new owner)
+// beside the listing, so a handover costs one round trip, not two.
+func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess string, officeNow bool) (View, watches, error) {
 	var w watches
+	// When the office is known to exist (its watch just fired), read it
+	// beside the listing too.
+	var early *officeRead
+	if officeNow {
+		early = r.startOffice(ctx, watch && armOffice)
+	}
+	var guessed chan struct{}
+	var guessP Participant
+	var guessErr error
+	if guess != "" {
+		guessed = make(chan struct{})
+		go func() {
+			defer close(guessed)
+			seq, _ := ParseSequence(guess)
+			guessP, guessErr = r.details(ctx, entry{name: guess, seq: seq})
+		}()
+		defer func(done <-chan struct{}) { <-done }(guessed) // never outlive the read
+	}
 	for {
 		type res struct {
 			children []string
@@ -94,6 +118,10 @@ func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watche
 			return res{c, st, nil}, err
 		})
 		if errors.Is(err, zk.ErrNoNode) {
+			if early != nil {
+				<-early.done
+				early = nil
+			}
 			v := View{Group: r.group, Recipe: r.recipe}
 			if watch {
 				ok, ch, err := existsW(ctx, r.conn, r.group)
@@ -108,6 +136,9 @@ func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watche
 			return v, w, nil
 		}
 		if err != nil {
+			if early != nil {
+				<-early.done
+			}
 			return View{}, w, err
 		}
 		w.children = got.ch
@@ -118,7 +149,10 @@ func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watche
 		// The office and the owner are read at once: both depend only on
 		// the listing, and the client pipelines the two requests.
 		var office *officeRead
-		if contains(got.children, OfficeNode) {
+		switch {
+		case early != nil:
+			office, early, armOffice = early, nil, false
+		case contains(got.children, OfficeNode):
 			office = r.startOffice(ctx, watch && armOffice)
 		}
 		es := parseChildren(got.children)
@@ -130,6 +164,13 @@ func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watche
 				} else if !errors.Is(err, zk.ErrNoNode) {
 					return View{}, w, err
 				}
+			}
+			if i == 0 && guessed != nil && e.name == guess {
+				<-guessed
+				if guessErr == nil {
+					r.owner = &guessP
+				}
+				guessed, guess = nil, ""
 			}
 			if i == 0 {
 				owner, err := r.ownerDetails(ctx, e)

@@ -93,8 +93,15 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 			}
 			officeW = ch
 		} else {
+			// A herald release deletes the owner's node and writes the
+			// office in one transaction: when both fired, the next in line
+			// most likely owns now, so read it beside the listing.
+			guess := ""
+			if officeFired && prev != nil && len(prev.Queue) > 1 {
+				guess = prev.Queue[1].Node
+			}
 			var w watches
-			v, w, err = r.readW(cctx, true, officeW == nil)
+			v, w, err = r.readGuess(cctx, true, officeW == nil, guess, officeFired && prev != nil && prev.Office != nil)
 			childW, existsW = w.children, w.exists
 			if w.office != nil {
 				officeW = w.office
