@@ -75,6 +75,10 @@ func TestSnapshotThenStream(t *testing.T) {
 			t.Errorf("metric %s: got %q, want %q", name, l, name+" "+want)
 		}
 	}
+	if _, body := get(t, r.Handler(), "/metrics"); !strings.Contains(body, `herald_events_total{sink="jetstream",type="leader.elected"}`) ||
+		!strings.Contains(body, "herald_backlog") || !strings.Contains(body, "go_goroutines") {
+		t.Errorf("/metrics lacks the pipeline's or the runtime's metrics:\n%s", body)
+	}
 	if code, _ := get(t, r.Handler(), "/healthz"); code != 200 {
 		t.Errorf("/healthz = %d", code)
 	}

@@ -137,7 +137,7 @@ func TestUnreachable(t *testing.T) {
 		addrs := zkAddrs(t)
 		r := start(t, bridge.Config{Servers: addrs, Watch: []string{"/x"}, ConnectTimeout: 500 * time.Millisecond,
 			Sinks: []publish.Sink{jsSink(t, "nats://127.0.0.1:1")}})
-		<-r.done
+		r.wait(t, 20*time.Second)
 		if !isErr(r.err, bridge.ErrSinkUnreachable) || !strings.Contains(r.err.Error(), "127.0.0.1:1") || !strings.Contains(r.err.Error(), "attempts") {
 			t.Errorf("Run: %v; want ErrSinkUnreachable naming the URL and the attempts", r.err)
 		}
@@ -146,7 +146,7 @@ func TestUnreachable(t *testing.T) {
 		url := natsURL(t)
 		r := start(t, bridge.Config{Servers: []string{"127.0.0.1:1"}, Watch: []string{"/x"}, ConnectTimeout: 500 * time.Millisecond,
 			Sinks: []publish.Sink{jsSink(t, url)}})
-		<-r.done
+		r.wait(t, 20*time.Second)
 		if !isErr(r.err, bridge.ErrZooKeeperUnreachable) || !strings.Contains(r.err.Error(), "127.0.0.1:1") {
 			t.Errorf("Run: %v; want ErrZooKeeperUnreachable naming the server", r.err)
 		}

@@ -44,7 +44,7 @@ func TestHATakeover(t *testing.T) {
 	q := queued(t, s, g, 3)
 	// The active bridge dies now, perhaps before publishing the joins.
 	b1.Abort()
-	<-b1.done
+	b1.wait(t, 20*time.Second)
 	if !isErr(b1.err, bridge.ErrAborted) {
 		t.Errorf("aborted bridge returned %v", b1.err)
 	}

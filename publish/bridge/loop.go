@@ -52,6 +52,7 @@ func sessionCtx(ctx context.Context, s *elect.Session) (context.Context, context
 func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle {
 	sctx, cancel := sessionCtx(ctx, s)
 	defer cancel()
+	go b.logStates(sctx, s)
 	if b.cfg.HAPath == "" {
 		b.setRole(RoleActive)
 		b.observe(sctx, s)
@@ -106,4 +107,26 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 	b.setRole(RoleStandby)
 	b.markAll("")
 	return nil
+}
+
+// logStates logs the session's connection changes, once per change rather
+// than once per group.
+func (b *Bridge) logStates(ctx context.Context, s *elect.Session) {
+	st, ch := s.State()
+	for {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+		prev := st
+		st, ch = s.State()
+		switch {
+		case st == elect.StateSuspended:
+			b.log.Warn("ZooKeeper connection lost: observed groups are unknown and nothing is published for them until it is back",
+				"session", fmt.Sprintf("0x%x", uint64(s.ID())), "groups", len(b.Status().Groups))
+		case st == elect.StateConnected && prev == elect.StateSuspended:
+			b.log.Info("ZooKeeper connection back: publishing every group's snapshot again", "session", fmt.Sprintf("0x%x", uint64(s.ID())))
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,6 +103,18 @@ func (r *running) stop(t testing.TB) error {
 	return r.err
 }
 
+// wait waits for Run to return by itself.
+func (r *running) wait(t testing.TB, d time.Duration) error {
+	t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(d):
+		buf := make([]byte, 1<<20)
+		t.Fatalf("bridge still running after %v; goroutines:\n%s", d, buf[:runtime.Stack(buf, true)])
+	}
+	return r.err
+}
+
 func start(t testing.TB, cfg bridge.Config) *running {
 	t.Helper()
 	if cfg.Logger == nil && testing.Verbose() {
@@ -119,7 +132,12 @@ func start(t testing.TB, cfg bridge.Config) *running {
 	}()
 	t.Cleanup(func() {
 		cancel()
-		<-r.done
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+			buf := make([]byte, 1<<20)
+			t.Errorf("bridge did not stop within 30s of cancel; goroutines:\n%s", buf[:runtime.Stack(buf, true)])
+		}
 	})
 	return r
 }

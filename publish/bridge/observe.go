@@ -152,7 +152,7 @@ func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
 	switch c.Kind {
 	case elect.Unknown:
 		b.setGroup(ctx, c.Group, GroupUnknown)
-		b.log.Warn("group state unknown: connection to ZooKeeper lost; publishing nothing for it until reconnected", "group", c.Group)
+		b.log.Debug("group state unknown until reconnected", "group", c.Group)
 		return false
 	case elect.Snapshot:
 		b.setGroup(ctx, c.Group, GroupLive)
