@@ -80,14 +80,12 @@ func demoNATS(ctx context.Context, dir string) (string, error) {
 	return srv.ClientURL(), nil
 }
 
-// demoBridge builds an in-process bridge from the demo group to NATS core,
-// JetStream and an audit log.
+// demoBridge builds an in-process bridge from the demo group to JetStream
+// and an audit log. The JetStream sink publishes on the herald.> subjects,
+// so core subscribers see every event too; a separate core sink would make
+// the stream store each event twice (core publishes carry no msg-id).
 func demoBridge(servers []string, group, natsURL, auditPath string) (*bridge.Bridge, error) {
 	opts := natssink.Options{URL: natsURL, Name: "herald-demo-bridge"}
-	ns, err := natssink.New(opts)
-	if err != nil {
-		return nil, err
-	}
 	js, err := jetstream.New(jetstream.Config{Conn: opts})
 	if err != nil {
 		return nil, err
@@ -100,7 +98,7 @@ func demoBridge(servers []string, group, natsURL, auditPath string) (*bridge.Bri
 		Servers:        servers,
 		SessionTimeout: 4 * time.Second,
 		Watch:          []string{group},
-		Sinks:          []publish.Sink{ns, js, as},
+		Sinks:          []publish.Sink{js, as},
 		Lossless:       []string{as.Name()},
 		Source:         "herald-demo-bridge",
 		DrainTimeout:   5 * time.Second,
@@ -121,8 +119,8 @@ func (a *app) subscribeEvents(url string, print func(string)) (*demoEvents, erro
 		return nil, fmt.Errorf("connect to the demo's NATS: %w", err)
 	}
 	d := &demoEvents{nc: nc, seen: make(chan publish.Event, 1024)}
-	// The bridge writes each event to NATS core and to JetStream, whose
-	// stream listens on the same subjects: print each id once.
+	// A consumer drops duplicates by id (a bridge may publish a change
+	// again after a restart or takeover): print each id once.
 	printed := map[string]bool{}
 	d.sub, err = nc.Subscribe("herald.>", func(m *nats.Msg) {
 		e, err := natssink.Decode(m)
