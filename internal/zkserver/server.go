@@ -208,6 +208,9 @@ func (s *Server) signal(send func(*exec.Cmd) error, paused bool) error {
 	if err := send(s.cmd); err != nil {
 		return fmt.Errorf("zkserver: signal zk%d: %w", s.id, err)
 	}
+	if paused && !waitStopped(s.cmd.Process.Pid, 5*time.Second) {
+		return fmt.Errorf("zkserver: zk%d did not stop within 5s of SIGSTOP", s.id)
+	}
 	s.paused = paused
 	return nil
 }
