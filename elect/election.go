@@ -59,21 +59,14 @@ func (q *queue) acquire(ctx context.Context, id string, tryOnly bool) (*Handle, 
 	if err != nil {
 		return nil, err
 	}
-	office, err := q.waitOwner(ctx, t, tryOnly)
-	if err != nil {
+	if err := q.wait(ctx, t, tryOnly); err != nil {
 		q.abandon(t.name)
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, q.parent)
 		}
 		return nil, err
 	}
-	return newHandle(q, t, id, office), nil
-}
-
-// waitOwner is wait, plus whether the office node existed at the time.
-func (q *queue) waitOwner(ctx context.Context, t ticket, tryOnly bool) (bool, error) {
-	err := q.wait(ctx, t, tryOnly)
-	return q.officeSeen.Load(), err
+	return newHandle(q, t, id), nil
 }
 
 func leaderOf(ctx context.Context, s *Session, path string) (Participant, error) {

@@ -279,7 +279,10 @@ func TestWatchesAndWakeupsPerHandoff(t *testing.T) {
 	}
 	per := float64(packets) / handoffs
 	t.Logf("packets per handoff with %d waiters: %.1f (mntr's own %d subtracted)", waiters, per, probe)
-	if per > 3 {
+	// A release tells the successor it owns (NodeDataChanged), so a
+	// handoff is the release and the new owner's own-node watch: 2, and
+	// no listing. A re-list per handoff would show as 3.
+	if per > 2.5 {
 		t.Fatalf("%.1f packets per handoff with %d waiters: a herd is woken", per, waiters)
 	}
 	_ = prev.Release(ctx)

@@ -18,7 +18,7 @@ type Handle struct {
 	t        ticket
 	id       string
 	since    time.Time
-	office   atomic.Bool // herald-office existed at our last listing
+	office   atomic.Bool // herald-office is believed to exist
 	done     chan struct{}
 	doneOnce sync.Once
 	mu       sync.Mutex
@@ -30,9 +30,11 @@ type Handle struct {
 	released atomic.Bool
 }
 
-func newHandle(q *queue, t ticket, id string, office bool) *Handle {
+func newHandle(q *queue, t ticket, id string) *Handle {
 	h := &Handle{q: q, t: t, id: id, since: time.Now(), done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
-	h.office.Store(office)
+	// The office exists after a group's first release, and persists: try
+	// to write it first, and create it only when that fails.
+	h.office.Store(true)
 	go h.monitor()
 	return h
 }

@@ -81,7 +81,14 @@ func (q *queue) deleteWithRecord(ctx context.Context, name string, rec Release, 
 	next := Office{Herald: 1, Released: &rec}
 	for tries := 0; tries < 4; tries++ {
 		data, _ := json.Marshal(next)
-		ops := []any{&zk.DeleteRequest{Path: q.full(name), Version: -1}}
+		ops := []any{
+			// Writing our node just before deleting it, in the same
+			// transaction, fires our successor's one-shot watch as
+			// NodeDataChanged instead of NodeDeleted: "released by its
+			// owner", so the successor owns without listing (see wait).
+			&zk.SetDataRequest{Path: q.full(name), Data: releasedMark, Version: -1},
+			&zk.DeleteRequest{Path: q.full(name), Version: -1},
+		}
 		if office.Load() {
 			ops = append(ops, &zk.SetDataRequest{Path: q.full(OfficeNode), Data: data, Version: -1})
 		} else {
@@ -93,11 +100,11 @@ func (q *queue) deleteWithRecord(ctx context.Context, name string, rec Release, 
 			return nil
 		}
 		switch {
-		case failedAt(res, 0, zk.ErrNoNode):
+		case failedAt(res, 0, zk.ErrNoNode), failedAt(res, 1, zk.ErrNoNode):
 			return zk.ErrNoNode
-		case failedAt(res, 1, zk.ErrNoNode):
+		case failedAt(res, 2, zk.ErrNoNode):
 			office.Store(false)
-		case failedAt(res, 1, zk.ErrNodeExists):
+		case failedAt(res, 2, zk.ErrNodeExists):
 			office.Store(true)
 		default:
 			return err
@@ -106,6 +113,11 @@ func (q *queue) deleteWithRecord(ctx context.Context, name string, rec Release, 
 	// The office keeps changing under us: delete without a record.
 	return q.remove(ctx, name)
 }
+
+// releasedMark is what an owner writes to its node in the transaction that
+// deletes it. Nothing reads it (the node is gone when the transaction
+// ends); writing it is what tells the successor.
+var releasedMark = []byte("herald: released by its owner")
 
 // Acknowledge records that we took office (seed 002: the lowest node does
 // not by itself mean its owner knows it leads). Observers turn it into

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -22,9 +21,6 @@ type queue struct {
 	parent string
 	recipe Recipe
 	o      recipeOptions
-	// officeSeen: the office node was among the children at our last
-	// listing (so a release can record its reason without a lookup).
-	officeSeen atomic.Bool
 }
 
 func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Option) (*queue, error) {
@@ -246,7 +242,6 @@ func (q *queue) list(ctx context.Context) ([]entry, error) {
 		}
 		return nil, err
 	}
-	q.officeSeen.Store(contains(children, OfficeNode))
 	return parseChildren(children), nil
 }
 
@@ -315,8 +310,14 @@ func (q *queue) wait(ctx context.Context, t ticket, tryOnly bool) error {
 						return err
 					}
 					break watch
+				case ev.Type == zk.EventNodeDataChanged:
+					// herald writes a queue node's data only in the
+					// transaction in which its owner deletes it: our
+					// predecessor owned and is gone, and no node can sit
+					// between it and us. We own, without listing.
+					return nil
 				}
-				// Data changed or created: watch again.
+				// Created (cannot happen for a node that existed): watch again.
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-q.s.Done():
