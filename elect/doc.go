@@ -18,7 +18,12 @@
 // watch, owns the group when its node is the lowest, and otherwise watches
 // only the node just below its own, so a change wakes one process, not a
 // herd. When that node was the only lower one, its deletion makes us owner
-// without listing again: sequence numbers only grow. Sequences are signed
+// without listing again: sequence numbers only grow. An owner that releases
+// writes its node and deletes it in one transaction; the write fires its
+// successor's watch as NodeDataChanged, which herald never causes otherwise,
+// so the successor takes over without listing either. An owner that dies,
+// or a waiter that gives up, fires NodeDeleted, and the successor lists the
+// children as the classic recipe says. Sequences are signed
 // 32-bit counters that can wrap; they are ordered with serial-number
 // arithmetic, and children whose names do not end in a sequence are
 // ignored.
