@@ -104,9 +104,12 @@ func (h *Handle) lose(reason Reason, err error) {
 	})
 }
 
+// stopMonitor tells the monitor to stop without waiting for it: a release
+// must not wait on goroutine hand-offs, and the monitor's actions are safe
+// to race with it (lose keeps the first reason, giveBack defers to a
+// release already under way).
 func (h *Handle) stopMonitor() {
 	h.stopOnce.Do(func() { close(h.stop) })
-	<-h.monDone
 }
 
 // monitor watches our own node and the session, and ends ownership when
@@ -116,6 +119,11 @@ func (h *Handle) monitor() {
 	s := h.q.s
 	var watch <-chan zk.Event
 	for {
+		select {
+		case <-h.stop:
+			return
+		default:
+		}
 		st, changed := s.State()
 		switch st {
 		case StateLost:
