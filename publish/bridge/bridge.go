@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,15 +31,18 @@ type Bridge struct {
 	abortMu sync.Mutex
 	abort   context.CancelFunc // cancels Run's context; nil until Run
 
-	mu         sync.Mutex
-	session    *elect.Session
-	sessions   int
-	role       Role
-	groups     map[string]GroupState
-	sinkUp     map[string]bool // connected by Run at start
-	httpAddr   string
-	takeovers  prometheus.Counter
-	sessionCnt prometheus.Counter
+	mu       sync.Mutex
+	session  *elect.Session
+	sessions int
+	role     Role
+	groups   map[string]GroupState
+	// discovering holds the discover roots not listed yet in this term of
+	// activity: their groups are not known, so the bridge is not ready.
+	discovering map[string]bool
+	sinkUp      map[string]bool // connected by Run at start
+	httpAddr    string
+	takeovers   prometheus.Counter
+	sessionCnt  prometheus.Counter
 }
 
 // New checks cfg and builds a bridge and its pipeline. It touches no
@@ -161,6 +165,10 @@ func (b *Bridge) Status() Status {
 	for g, gs := range b.groups {
 		out.Groups[g] = gs
 	}
+	for r := range b.discovering {
+		out.Discovering = append(out.Discovering, r)
+	}
+	sort.Strings(out.Discovering)
 	for n, ss := range stats.Sinks {
 		out.Sinks[n] = sinkStatus(ss, b.sinkUp[n])
 	}
@@ -194,6 +202,20 @@ func (b *Bridge) dropGroup(group string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.groups, group)
+}
+
+// setDiscovering records whether root awaits its first listing.
+func (b *Bridge) setDiscovering(root string, waiting bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.discovering == nil {
+		b.discovering = map[string]bool{}
+	}
+	if waiting {
+		b.discovering[root] = true
+	} else {
+		delete(b.discovering, root)
+	}
 }
 
 // markAll sets every group's state (unknown after a lost session), or

@@ -51,6 +51,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, gs
 		}
 		bo.Reset()
 		b.syncChildren(root, children, gs, warned)
+		b.setDiscovering(root, false)
 		select {
 		case <-watch:
 		case <-ctx.Done():

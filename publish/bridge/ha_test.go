@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/nats-io/nats.go"
 	njs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 	"github.com/zkherald/herald/sinks/jetstream"
@@ -56,6 +59,10 @@ func TestHATakeover(t *testing.T) {
 	waitStatus(t, b2.Bridge, 15*time.Second, "bridge-2 active", func(st bridge.Status) bool {
 		return st.Role == bridge.RoleActive && len(st.NotReady()) == 0
 	})
+	// b must lead long enough for the active bridge to see it: a tenure
+	// that begins and ends within one read of the group is reported as a
+	// gap, not as events (TestTenureTooShortIsAGap).
+	events.wait(t, "b elected", idOf(g, b.Node(), publish.LeaderElected))
 	if err := b.Resign(ctxT(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -151,4 +158,62 @@ func (r *streamReader) all() []publish.Event { return r.c.all() }
 func (r *streamReader) wait(t testing.TB, what, id string) {
 	t.Helper()
 	r.c.waitCount(t, 15*time.Second, what+" in the stream", 1, func(e publish.Event) bool { return e.ID == id })
+}
+
+// A leader that comes and goes within one read of the group cannot be
+// published; the next owner change must then say gap=true.
+func TestTenureTooShortIsAGap(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g := groupPath(t)
+	s := session(t, addrs)
+	b1 := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, Source: "bridge-gap", Sinks: []publish.Sink{jsSink(t, url)}})
+	waitStatus(t, b1.Bridge, 15*time.Second, "bridge ready", func(st bridge.Status) bool {
+		return st.Role == bridge.RoleActive && len(st.NotReady()) == 0
+	})
+	events := streamEvents(t, url, g)
+	a := leads(t, candidate(t, s, g, "a"))
+	events.wait(t, "a elected", idOf(g, a.Node(), publish.LeaderElected))
+	bCh := candidate(t, s, g, "b")
+	q := queued(t, s, g, 2)
+	cCh := candidate(t, s, g, "c")
+	queued(t, s, g, 3)
+	events.wait(t, "c joined", idOf(g, q[1].Node, publish.CandidateJoined))
+	// a and b resign in one transaction's worth of time: a multi deletes
+	// both, so no read can see b lead.
+	if _, err := s.Conn().Multi(
+		&zk.DeleteRequest{Path: g + "/" + q[0].Node, Version: -1},
+		&zk.DeleteRequest{Path: g + "/" + q[1].Node, Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	c := leads(t, cCh)
+	events.wait(t, "c elected", idOf(g, c.Node(), publish.LeaderElected))
+	for _, e := range events.all() {
+		if e.ID == idOf(g, c.Node(), publish.LeaderElected) && !e.Gap {
+			t.Fatalf("c's election after an unseen tenure carries no gap: %+v", e)
+		}
+		if e.ID == idOf(g, q[1].Node, publish.LeaderElected) {
+			t.Fatalf("b's tenure was published although no read could see it")
+		}
+	}
+	// b's own node went in the same transaction as its predecessor, so b
+	// may be told it leads; it must learn within a round trip that it
+	// does not (and its fenced writes fail meanwhile).
+	select {
+	case h := <-bCh:
+		if h != nil {
+			select {
+			case <-h.Done():
+				if h.Reason() != elect.ReasonDeleted {
+					t.Fatalf("b's handle ended with %q, want %q", h.Reason(), elect.ReasonDeleted)
+				}
+			case <-time.After(2 * time.Second):
+				t.Fatal("b was told it leads with its node deleted, and never learned otherwise")
+			}
+		}
+	default:
+	}
+	if err := b1.stop(t); err != nil {
+		t.Errorf("stop: %v", err)
+	}
 }

@@ -54,8 +54,7 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 	defer cancel()
 	go b.logStates(sctx, s)
 	if b.cfg.HAPath == "" {
-		b.setRole(RoleActive)
-		b.observe(sctx, s)
+		b.observe(sctx, s) // sets the role to active
 		return nil
 	}
 	// Leadership ends the moment the connection is suspended: a bridge that
@@ -84,7 +83,6 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 		bo.Reset()
 		b.log.Info("won the HA election: publishing every group's snapshot, then changes",
 			"path", b.cfg.HAPath, "node", h.Node(), "term", h.Term())
-		b.setRole(RoleActive)
 		actx, acancel := context.WithCancel(sctx)
 		go func() {
 			select {

@@ -18,6 +18,18 @@ func (b *Bridge) observe(ctx context.Context, s *elect.Session) {
 	for _, g := range b.cfg.Watch {
 		gs.add(g, "")
 	}
+	for _, root := range b.cfg.Discover {
+		b.setDiscovering(root, true)
+	}
+	// Active only now: every watched group is pending and every root is
+	// awaiting its listing, so readiness cannot be claimed before the
+	// snapshots are published.
+	b.setRole(RoleActive)
+	defer func() {
+		for _, root := range b.cfg.Discover {
+			b.setDiscovering(root, false)
+		}
+	}()
 	var wg sync.WaitGroup
 	for _, root := range b.cfg.Discover {
 		wg.Add(1)

@@ -42,7 +42,9 @@ type Status struct {
 	Sessions  int                   `json:"sessions"`
 	Role      Role                  `json:"role"`
 	Groups    map[string]GroupState `json:"groups"`
-	Sinks     map[string]SinkStatus `json:"sinks"`
+	// Discovering lists the discover roots not listed yet.
+	Discovering []string              `json:"discovering,omitempty"`
+	Sinks       map[string]SinkStatus `json:"sinks"`
 	// Published counts the events handed to the pipeline.
 	Published int64 `json:"published"`
 }
@@ -78,6 +80,9 @@ func (s Status) NotReady() []string {
 	}
 	if s.Role != RoleActive && s.Role != RoleStandby {
 		why = append(why, fmt.Sprintf("bridge is %s", s.Role))
+	}
+	if len(s.Discovering) > 0 {
+		why = append(why, fmt.Sprintf("discover roots not listed yet: %v", s.Discovering))
 	}
 	if u := s.Unknown(); len(u) > 0 {
 		why = append(why, fmt.Sprintf("%d groups not live: %v", len(u), u))
