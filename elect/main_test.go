@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zkherald/herald/internal/heraldtest"
 
 	"go.uber.org/goleak"
 
@@ -32,29 +32,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var pathSeq atomic.Int64
-
 // groupPath returns a path no other test uses.
-func groupPath(t testing.TB) string {
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
-	return fmt.Sprintf("/t/%s-%d-%d", name, time.Now().UnixNano()%1e6, pathSeq.Add(1))
-}
+func groupPath(t testing.TB) string { return heraldtest.Path(t, "/t") }
 
-func ctxT(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxT(t testing.TB, d time.Duration) context.Context { return heraldtest.Ctx(t, d) }
 
 func session(t testing.TB, servers []string, opts ...elect.SessionOption) *elect.Session {
 	t.Helper()
-	opts = append([]elect.SessionOption{elect.WithSessionTimeout(4 * time.Second)}, opts...)
-	s, err := elect.NewSession(ctxT(t, 30*time.Second), servers, opts...)
-	if err != nil {
-		t.Fatalf("new session on %v: %v", servers, err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return heraldtest.Session(t, servers, opts...)
 }
 
 func sharedAddrs(t testing.TB) []string { return zktest.Shared(t).Addrs() }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zkherald/herald/internal/heraldtest"
 
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
@@ -32,30 +33,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var pathSeq atomic.Int64
-
 // groupPath returns a ZooKeeper path no other test or benchmark uses.
-func groupPath(t testing.TB, what string) string {
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
-	return fmt.Sprintf("/it/%s/%s-%d-%d", name, what, time.Now().UnixNano()%1e6, pathSeq.Add(1))
-}
+func groupPath(t testing.TB, what string) string { return heraldtest.Path(t, "/it", what) }
 
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxFor(t testing.TB, d time.Duration) context.Context { return heraldtest.Ctx(t, d) }
 
 // session opens a herald session closed when t ends.
 func session(t testing.TB, servers []string, opts ...elect.SessionOption) *elect.Session {
 	t.Helper()
-	opts = append([]elect.SessionOption{elect.WithSessionTimeout(4 * time.Second)}, opts...)
-	s, err := elect.NewSession(ctxFor(t, 30*time.Second), servers, opts...)
-	if err != nil {
-		t.Fatalf("herald session on %v: %v", servers, err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return heraldtest.Session(t, servers, opts...)
 }
 
 type quiet struct{}

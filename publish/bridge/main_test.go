@@ -11,9 +11,10 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zkherald/herald/internal/heraldtest"
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
@@ -46,30 +47,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var pathSeq atomic.Int64
-
 // groupPath returns a path no other test uses.
-func groupPath(t testing.TB) string {
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
-	return fmt.Sprintf("/t/%s-%d-%d", name, time.Now().UnixNano()%1e6, pathSeq.Add(1))
-}
+func groupPath(t testing.TB) string { return heraldtest.Path(t, "/t") }
 
-func ctxT(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxT(t testing.TB, d time.Duration) context.Context { return heraldtest.Ctx(t, d) }
 
 func zkAddrs(t testing.TB) []string { return zktest.Shared(t).Addrs() }
 
 func session(t testing.TB, servers []string) *elect.Session {
 	t.Helper()
-	s, err := elect.NewSession(ctxT(t, 30*time.Second), servers, elect.WithSessionTimeout(4*time.Second))
-	if err != nil {
-		t.Fatalf("new session on %v: %v", servers, err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return heraldtest.Session(t, servers)
 }
 
 // jsSink is a JetStream sink on url. Its publishes reach core subscribers

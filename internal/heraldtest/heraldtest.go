@@ -1,0 +1,47 @@
+// Package heraldtest holds the small helpers herald's test packages share:
+// unique ZooKeeper paths, bounded contexts and sessions closed with the
+// test.
+package heraldtest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+var seq atomic.Int64
+
+// Path returns a path below root that no other test (or run) uses, named
+// after the test: root/<test name>[/<suffix>]-<time>-<n>.
+func Path(t testing.TB, root string, suffix ...string) string {
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	if len(suffix) > 0 {
+		name += "/" + strings.Join(suffix, "-")
+	}
+	return fmt.Sprintf("%s/%s-%d-%d", root, name, time.Now().UnixNano()%1e6, seq.Add(1))
+}
+
+// Ctx returns a context that ends after d or when the test ends.
+func Ctx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Session opens a herald session (4 s timeout unless opts say otherwise)
+// that is closed when the test ends.
+func Session(t testing.TB, servers []string, opts ...elect.SessionOption) *elect.Session {
+	t.Helper()
+	opts = append([]elect.SessionOption{elect.WithSessionTimeout(4 * time.Second)}, opts...)
+	s, err := elect.NewSession(Ctx(t, 30*time.Second), servers, opts...)
+	if err != nil {
+		t.Fatalf("herald session on %v: %v", servers, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
