@@ -126,10 +126,9 @@ func ParseName(name string) (NameInfo, bool) {
 		}
 	default:
 		info.Convention = "seed"
-		if sid, nonce, ok := heraldMarker(rest); ok {
+		if sid, ok := heraldMarker(rest); ok {
 			info.Convention = "herald"
 			info.Session = sid
-			_ = nonce
 		} else if i := strings.LastIndexByte(strings.TrimSuffix(rest, "_"), '-'); i >= 0 {
 			// candidate-<sessionID>_ as in the seeds, decimal or hex.
 			tail := strings.TrimSuffix(rest, "_")[i+1:]
@@ -154,20 +153,20 @@ func hexOrDec(s string) int {
 
 // heraldMarker finds "<prefix><16 hex session>-<8 hex nonce>_" at the end of
 // rest, the shape herald gives its own nodes.
-func heraldMarker(rest string) (sid int64, nonce string, ok bool) {
+func heraldMarker(rest string) (sid int64, ok bool) {
 	const tail = 16 + 1 + 8 + 1
 	if len(rest) < tail || rest[len(rest)-1] != '_' || rest[len(rest)-10] != '-' {
-		return 0, "", false
+		return 0, false
 	}
 	m := rest[len(rest)-tail:]
 	u, err := strconv.ParseUint(m[:16], 16, 64)
 	if err != nil {
-		return 0, "", false
+		return 0, false
 	}
 	if _, err := strconv.ParseUint(m[17:25], 16, 32); err != nil {
-		return 0, "", false
+		return 0, false
 	}
-	return int64(u), m[17:25], true
+	return int64(u), true
 }
 
 // heraldName builds the name herald creates (before the sequence):

@@ -2,7 +2,6 @@ package elect
 
 import (
 	"fmt"
-	"strings"
 )
 
 // Recipe says how a group is used: an election or a lock. Both use the same
@@ -113,6 +112,3 @@ func (c Change) OwnerTerm() int64 {
 	}
 	return c.Owner.Czxid
 }
-
-// groupName returns a short readable name for errors.
-func groupName(path string) string { return strings.TrimSuffix(path, "/") }
