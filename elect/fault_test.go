@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/faultproxy"
 )
@@ -308,5 +309,38 @@ func TestCancelWaiterDuringPartition(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("a cancelled waiter stayed blocked behind a partition")
+	}
+}
+
+// Recipe options validate their input, and a custom prefix and ACL reach
+// the nodes herald creates.
+func TestRecipeOptions(t *testing.T) {
+	addrs := sharedAddrs(t)
+	s := session(t, addrs)
+	ctx := ctxT(t, 10*time.Second)
+	for _, bad := range []elect.Option{elect.WithPrefix(""), elect.WithPrefix("a/b"), elect.WithACL(nil), elect.WithID(strings.Repeat("x", 2000))} {
+		if _, err := elect.NewLock(s, groupPath(t), bad); err == nil {
+			t.Error("a bad recipe option was accepted")
+		}
+	}
+	path := groupPath(t)
+	acl := zk.WorldACL(zk.PermRead | zk.PermWrite | zk.PermDelete | zk.PermAdmin)
+	l, err := elect.NewLock(s, path, elect.CreateParents(), elect.WithPrefix("job-"), elect.WithACL(acl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(h.Node(), "job-") {
+		t.Fatalf("node %q does not carry the prefix job-", h.Node())
+	}
+	got, _, err := s.Conn().GetACL(h.NodePath())
+	if err != nil || len(got) != 1 || got[0].Perms != acl[0].Perms {
+		t.Fatalf("node ACL %+v (%v), want %+v", got, err, acl)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -157,6 +158,9 @@ func WithPrefix(p string) Option {
 	return func(o *recipeOptions) error {
 		if p == "" || len(p) > 64 {
 			return fmt.Errorf("elect: node prefix %q must be 1 to 64 bytes", p)
+		}
+		if strings.Contains(p, "/") {
+			return fmt.Errorf("elect: node prefix %q must not contain '/': it names nodes directly under the group", p)
 		}
 		if err := ValidatePath("/" + p); err != nil {
 			return fmt.Errorf("elect: node prefix %q: %w", p, err)

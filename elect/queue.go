@@ -219,10 +219,17 @@ func (q *queue) remove(ctx context.Context, name string) error {
 }
 
 func (q *queue) createParents(ctx context.Context) error {
+	// Parents get the recipe's ACL with create and read added: queue nodes
+	// need no create permission, but the group must let participants in.
+	acl := make([]zk.ACL, len(q.o.acl))
+	for i, a := range q.o.acl {
+		a.Perms |= zk.PermCreate | zk.PermRead
+		acl[i] = a
+	}
 	p := ""
 	for _, seg := range strings.Split(q.parent[1:], "/") {
 		p += "/" + seg
-		_, err := call(ctx, func() (string, error) { return q.s.Conn().Create(p, nil, 0, q.o.acl) })
+		_, err := call(ctx, func() (string, error) { return q.s.Conn().Create(p, nil, 0, acl) })
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("elect: create parent %s: %w", p, err)
 		}
