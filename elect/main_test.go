@@ -2,35 +2,16 @@ package elect_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/zkherald/herald/internal/heraldtest"
-
-	"go.uber.org/goleak"
-
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/heraldtest"
 	"github.com/zkherald/herald/internal/zkserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := zktest.CloseShared(); err != nil && code == 0 {
-		fmt.Fprintln(os.Stderr, "close shared ZooKeeper:", err)
-		code = 1
-	}
-	if code == 0 {
-		// Every session, watcher and background release must be gone.
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { heraldtest.Main(m, nil) }
 
 // groupPath returns a path no other test uses.
 func groupPath(t testing.TB) string { return heraldtest.Path(t, "/t") }

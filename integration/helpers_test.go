@@ -3,35 +3,17 @@ package integration_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/zkherald/herald/internal/heraldtest"
-
 	"github.com/go-zookeeper/zk"
-	"go.uber.org/goleak"
 
 	"github.com/zkherald/herald/elect"
-	"github.com/zkherald/herald/internal/zkserver/zktest"
+	"github.com/zkherald/herald/internal/heraldtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := zktest.CloseShared(); err != nil && code == 0 {
-		fmt.Fprintln(os.Stderr, "close shared ZooKeeper:", err)
-		code = 1
-	}
-	closeBenchServers()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { heraldtest.Main(m, closeBenchServers) }
 
 // groupPath returns a ZooKeeper path no other test or benchmark uses.
 func groupPath(t testing.TB, what string) string { return heraldtest.Path(t, "/it", what) }

@@ -6,12 +6,15 @@ package heraldtest
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+	"go.uber.org/goleak"
 )
 
 var seq atomic.Int64
@@ -44,4 +47,27 @@ func Session(t testing.TB, servers []string, opts ...elect.SessionOption) *elect
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// Main runs a package's tests, closes the shared ZooKeeper (zktest.Shared)
+// and whatever cleanup stops, then fails the run if goroutines are left
+// (ignore names those a dependency keeps on purpose). Use it as the whole
+// body of TestMain.
+func Main(m *testing.M, cleanup func(), ignore ...goleak.Option) {
+	code := m.Run()
+	if err := zktest.CloseShared(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "close shared ZooKeeper:", err)
+		code = 1
+	}
+	if cleanup != nil {
+		cleanup()
+	}
+	if code == 0 {
+		// Every session, watcher and background release must be gone.
+		if err := goleak.Find(ignore...); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

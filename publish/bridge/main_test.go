@@ -7,19 +7,17 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/zkherald/herald/internal/heraldtest"
-
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/heraldtest"
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"github.com/zkherald/herald/publish"
@@ -29,22 +27,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := zktest.CloseShared(); err != nil && code == 0 {
-		fmt.Fprintln(os.Stderr, "close shared ZooKeeper:", err)
-		code = 1
-	}
-	if code == 0 {
-		if err := goleak.Find(
-			// nats-server keeps a few process-wide goroutines.
-			goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server.(*Server).startGoRoutine"),
-			goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*Server).updateVarzRuntimeFields"),
-		); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	heraldtest.Main(m, nil,
+		// nats-server keeps a few process-wide goroutines.
+		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server.(*Server).startGoRoutine"),
+		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*Server).updateVarzRuntimeFields"),
+	)
 }
 
 // groupPath returns a path no other test uses.
