@@ -211,10 +211,15 @@ func (h *Handle) release(ctx context.Context, reason Reason) error {
 	return err
 }
 
-// deleteOwn removes our node and, in the same transaction, records why in
-// the group's office node, so observers can tell resigned from expired.
+// deleteOwn removes our node with the release mark, which tells observers
+// holding a data watch on the owner that it let go by its own call. Any
+// other reason is recorded in the group's office node in the same
+// transaction, so observers can tell it from an expiry.
 func (h *Handle) deleteOwn(ctx context.Context, reason Reason) error {
-	rec := Release{Node: h.t.name, ID: h.id, Term: h.t.czxid, Reason: reason, Time: time.Now().UTC()}
+	var rec *Release
+	if reason != ReasonResigned && reason != ReasonReleased {
+		rec = &Release{Node: h.t.name, ID: h.id, Term: h.t.czxid, Reason: reason, Time: time.Now().UTC()}
+	}
 	for {
 		if h.q.s.gone() != nil {
 			return nil // the servers delete our ephemeral node themselves

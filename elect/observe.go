@@ -57,8 +57,12 @@ type reader struct {
 	group  string
 	recipe Recipe
 	// cached owner details: the owner node's stat and data never change
-	// while it exists, so they are read once per owner.
-	owner *Participant
+	// while it exists, so they are read once per owner. With watch reads
+	// the read also arms a data watch on the owner, ownerW: herald's
+	// release writes the owner's node before deleting it, so the watch
+	// firing as NodeDataChanged says the owner let go by its own call.
+	owner  *Participant
+	ownerW <-chan zk.Event
 	// everyID reads every node's data and stat, not only the owner's (a
 	// one-shot read for people; the observer reads only the owner's).
 	everyID bool
@@ -68,6 +72,7 @@ type watches struct {
 	children <-chan zk.Event
 	office   <-chan zk.Event
 	exists   <-chan zk.Event
+	owner    <-chan zk.Event
 }
 
 // read lists the group; with watch it also arms a children watch (or an
@@ -93,13 +98,14 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 	}
 	var guessed chan struct{}
 	var guessP Participant
+	var guessW <-chan zk.Event
 	var guessErr error
 	if guess != "" {
 		guessed = make(chan struct{})
 		go func() {
 			defer close(guessed)
 			seq, _ := ParseSequence(guess)
-			guessP, guessErr = r.details(ctx, entry{name: guess, seq: seq})
+			guessP, guessW, guessErr = r.details(ctx, entry{name: guess, seq: seq}, watch)
 		}()
 		defer func(done <-chan struct{}) { <-done }(guessed) // never outlive the read
 	}
@@ -144,7 +150,14 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 		w.children = got.ch
 		v := View{Group: r.group, Recipe: r.recipe, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children}
 		if v.Recipe == "" {
-			v.Recipe = guessRecipe(got.children)
+			// Guessed from the first names seen, then kept: a group that
+			// empties stays the recipe it was.
+			if g, ok := guessRecipe(got.children); ok {
+				r.recipe = g
+				v.Recipe = g
+			} else {
+				v.Recipe = RecipeElection
+			}
 		}
 		// The office and the owner are read at once: both depend only on
 		// the listing, and the client pipelines the two requests.
@@ -159,7 +172,7 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 		for i, e := range es {
 			p := participantFromName(e)
 			if i > 0 && r.everyID {
-				if d, err := r.details(ctx, e); err == nil {
+				if d, _, err := r.details(ctx, e, false); err == nil {
 					p = d
 				} else if !errors.Is(err, zk.ErrNoNode) {
 					return View{}, w, err
@@ -168,12 +181,12 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			if i == 0 && guessed != nil && e.name == guess {
 				<-guessed
 				if guessErr == nil {
-					r.owner = &guessP
+					r.owner, r.ownerW = &guessP, guessW
 				}
 				guessed, guess = nil, ""
 			}
 			if i == 0 {
-				owner, err := r.ownerDetails(ctx, e)
+				owner, err := r.ownerDetails(ctx, e, watch)
 				if errors.Is(err, zk.ErrNoNode) {
 					break // owner just left: list again
 				}
@@ -198,8 +211,9 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 		}
 		if len(v.Queue) > 0 {
 			v.Owner = &v.Queue[0]
+			w.owner = r.ownerW
 		} else {
-			r.owner = nil
+			r.owner, r.ownerW = nil, nil
 		}
 		if office != nil {
 			<-office.done
@@ -231,31 +245,44 @@ func (r *reader) startOffice(ctx context.Context, watch bool) *officeRead {
 	return or
 }
 
-func (r *reader) ownerDetails(ctx context.Context, e entry) (Participant, error) {
+func (r *reader) ownerDetails(ctx context.Context, e entry, watch bool) (Participant, error) {
 	if r.owner != nil && r.owner.Node == e.name {
 		return *r.owner, nil
 	}
-	p, err := r.details(ctx, e)
+	p, ch, err := r.details(ctx, e, watch)
 	if err != nil {
 		return Participant{}, err
 	}
-	r.owner = &p
+	r.owner, r.ownerW = &p, ch
 	return p, nil
 }
 
-// details reads a node's data (the participant id) and stat (session, term).
-func (r *reader) details(ctx context.Context, e entry) (Participant, error) {
-	data, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return r.conn.Get(r.group + "/" + e.name) })
+// details reads a node's data (the participant id) and stat (session,
+// term); with watch it also arms a data watch on the node.
+func (r *reader) details(ctx context.Context, e entry, watch bool) (Participant, <-chan zk.Event, error) {
+	type res struct {
+		data []byte
+		st   *zk.Stat
+		ch   <-chan zk.Event
+	}
+	got, err := call(ctx, func() (res, error) {
+		if watch {
+			d, st, ch, err := r.conn.GetW(r.group + "/" + e.name)
+			return res{d, st, ch}, err
+		}
+		d, st, err := r.conn.Get(r.group + "/" + e.name)
+		return res{d, st, nil}, err
+	})
 	if err != nil {
-		return Participant{}, err
+		return Participant{}, nil, err
 	}
 	p := participantFromName(e)
-	if id := strings.TrimSpace(string(data)); id != "" && isText(id) {
+	if id := strings.TrimSpace(string(got.data)); id != "" && isText(id) {
 		p.ID = id
 	}
-	p.Session = st.EphemeralOwner
-	p.Czxid = st.Czxid
-	return p, nil
+	p.Session = got.st.EphemeralOwner
+	p.Czxid = got.st.Czxid
+	return p, got.ch, nil
 }
 
 func (r *reader) readOffice(ctx context.Context, watch bool) (*Office, int64, <-chan zk.Event, error) {
@@ -299,18 +326,19 @@ func isText(s string) bool {
 	return true
 }
 
-// guessRecipe tells a lock from an election by the names its clients use.
-func guessRecipe(children []string) Recipe {
+// guessRecipe tells a lock from an election by the names its clients use;
+// false when no name tells (no queue node).
+func guessRecipe(children []string) (Recipe, bool) {
 	for _, c := range children {
 		if _, ok := ParseSequence(c); !ok {
 			continue
 		}
 		if strings.Contains(c, "lock") {
-			return RecipeLock
+			return RecipeLock, true
 		}
-		return RecipeElection
+		return RecipeElection, true
 	}
-	return RecipeElection
+	return "", false
 }
 
 // ObserveOption configures Observe.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -44,8 +45,11 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 	r := reader{conn: s.Conn(), group: group, recipe: oo.recipe}
 	var prev *View
 	// The armed watches, and which fired since the last read.
-	var childW, existsW, officeW <-chan zk.Event
+	var childW, existsW, officeW, ownerW <-chan zk.Event
 	childrenFired, officeFired := true, false
+	// released is the owner node whose data watch said its owner let it go
+	// by its own call, until the next read accounts for it.
+	released := ""
 	emit := func(cs []Change) bool {
 		for _, c := range cs {
 			select {
@@ -68,7 +72,8 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 					o.finish(ctx.Err())
 					return
 				}
-				prev, officeW, r.owner = nil, nil, nil
+				prev, officeW, ownerW, released = nil, nil, nil, ""
+				r.owner, r.ownerW = nil, nil
 				childrenFired = true
 			}
 			select {
@@ -93,16 +98,16 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 			}
 			officeW = ch
 		} else {
-			// A herald release deletes the owner's node and writes the
-			// office in one transaction: when both fired, the next in line
-			// most likely owns now, so read it beside the listing.
+			// After a herald release (the owner's data watch said so, or
+			// the office recorded one) the next in line most likely owns
+			// now: read it beside the listing.
 			guess := ""
-			if officeFired && prev != nil && len(prev.Queue) > 1 {
+			if (released != "" || officeFired) && prev != nil && len(prev.Queue) > 1 {
 				guess = prev.Queue[1].Node
 			}
 			var w watches
 			v, w, err = r.readGuess(cctx, true, officeW == nil, guess, officeFired && prev != nil && prev.Office != nil)
-			childW, existsW = w.children, w.exists
+			childW, existsW, ownerW = w.children, w.exists, w.owner
 			if w.office != nil {
 				officeW = w.office
 			}
@@ -125,7 +130,9 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 			}
 		}
 		childrenFired, officeFired = false, false
-		if !emit(diff(prev, v)) {
+		changes := diff(prev, v, released)
+		released = ""
+		if !emit(changes) {
 			o.finish(ctx.Err())
 			return
 		}
@@ -137,17 +144,42 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 			childrenFired = true
 		case <-officeW:
 			officeW, officeFired = nil, true
+		case ev := <-ownerW:
+			// The owner's node changed or went: read the group again, and
+			// the owner's details with a fresh watch.
+			ownerW, r.owner, r.ownerW = nil, nil, nil
+			childrenFired = true
+			if ev.Type == zk.EventNodeDataChanged && prev.Owner != nil && isHeraldName(prev.Owner.Node) {
+				released = prev.Owner.Node
+			}
+			if ev.Type == zk.EventNodeDataChanged || ev.Type == zk.EventNodeDeleted {
+				// The deletion fires the children watch right behind this
+				// one, in the same reply stream: wait for it so that one
+				// read answers both.
+				awaitFired(childW)
+				childW, existsW = nil, nil
+			}
 		case <-changed:
 			childrenFired = true
 		case <-ctx.Done():
 			o.finish(ctx.Err())
 			return
 		}
-		// One transaction often fires both watches (a release deletes a
-		// node and writes the office): take both in one read.
+		// One transaction often fires several watches (a release writes
+		// and deletes the owner's node, and may write the office): take
+		// them all in one read.
 		select {
 		case <-childW:
 			childrenFired = true
+		default:
+		}
+		select {
+		case ev := <-ownerW:
+			ownerW, r.owner, r.ownerW = nil, nil, nil
+			childrenFired = true
+			if ev.Type == zk.EventNodeDataChanged && prev.Owner != nil && isHeraldName(prev.Owner.Node) {
+				released = prev.Owner.Node
+			}
 		default:
 		}
 		select {
@@ -161,9 +193,33 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 	}
 }
 
+// awaitFired waits briefly for a watch that is known to be on its way.
+// A nil channel, or one that does not fire in time, just means the next
+// read happens without it.
+func awaitFired(ch <-chan zk.Event) {
+	if ch == nil {
+		return
+	}
+	t := time.NewTimer(50 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	}
+}
+
+// isHeraldName reports whether node was created by herald, whose owners
+// write their node only in the transaction that releases it.
+func isHeraldName(node string) bool {
+	info, ok := ParseName(node)
+	return ok && info.Convention == "herald"
+}
+
 // diff turns two views into changes, in the order they happened as far as
 // one listing can tell: leavers, the owner change, newcomers, readiness.
-func diff(prev *View, v View) []Change {
+// released names a node whose owner let it go by its own call (its data
+// watch fired as herald's release mark), "" when none did.
+func diff(prev *View, v View, released string) []Change {
 	base := Change{Group: v.Group, Recipe: v.Recipe, Owner: v.Owner, Zxid: v.Pzxid, Ready: v.Ready()}
 	if prev == nil {
 		c := base
@@ -212,6 +268,9 @@ func diff(prev *View, v View) []Change {
 		}
 		if prev.Owner != nil {
 			c.Reason = reasonFor(v.Office, prev.Owner.Node)
+			if c.Reason == ReasonUnknown && released == prev.Owner.Node {
+				c.Reason = voluntary(v.Recipe)
+			}
 		}
 		out = append(out, c)
 	}
@@ -232,6 +291,14 @@ func diff(prev *View, v View) []Change {
 		out = append(out, c)
 	}
 	return out
+}
+
+// voluntary is the reason an owner of recipe gives up by its own call.
+func voluntary(r Recipe) Reason {
+	if r == RecipeLock {
+		return ReasonReleased
+	}
+	return ReasonResigned
 }
 
 func reasonFor(o *Office, node string) Reason {

@@ -241,3 +241,89 @@ func TestObserveMissingGroupThenCreated(t *testing.T) {
 		t.Fatalf("release %+v", rel)
 	}
 }
+
+// An owner that gives the group back because its connection was suspended
+// records why in the office; the observer reports that reason, not
+// "resigned", even though the release mark fired its data watch too.
+func TestObserveSuspendedOwnerReason(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	holder := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	obs, b := session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	ea, _ := elect.NewElection(holder, path, elect.CreateParents())
+	la, err := ea.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, _ := elect.NewElection(b, path)
+	go func() { _, _ = eb.Campaign(ctx, "beta") }()
+	waitQueue(t, ea, 2)
+	o := observe(t, obs, path)
+	expect(t, o, elect.Snapshot, func(c elect.Change) error {
+		if c.Owner == nil || c.Owner.ID != "alpha" || len(c.Queue) != 2 {
+			return fmt.Errorf("want alpha owning and beta waiting, got %+v", c.Queue)
+		}
+		return nil
+	})
+	p.Cut() // a blip: the session survives, but alpha's ownership does not
+	select {
+	case <-la.Done():
+	case <-ctx.Done():
+		t.Fatal("alpha kept leading through a suspended connection")
+	}
+	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+	if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonSuspended {
+		t.Fatalf("handover %+v: want previous alpha, reason %q", ch, elect.ReasonSuspended)
+	}
+}
+
+// Someone else writing the owner's node is not a release: the observer
+// reads the owner again (with a fresh data watch) and reports nothing, and
+// the owner's later resign is still reported as such.
+func TestObserveForeignWriteToOwnerIsNotARelease(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	la, err := ea.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, _ := elect.NewElection(b, path)
+	go func() { _, _ = eb.Campaign(ctx, "beta") }()
+	waitQueue(t, ea, 2)
+	o := observe(t, obs, path)
+	expect(t, o, elect.Snapshot, func(c elect.Change) error {
+		if len(c.Queue) != 2 {
+			return fmt.Errorf("want alpha and beta in the queue, got %+v", c.Queue)
+		}
+		return nil
+	})
+	if _, err := obs.Conn().Set(path+"/"+la.Node(), []byte("alpha-renamed"), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-o.Changes():
+		t.Fatalf("a write to the owner's node was reported as %+v", c)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := la.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+	if ch.Previous == nil || ch.Previous.Node != la.Node() || ch.Reason != elect.ReasonResigned {
+		t.Fatalf("handover %+v: want previous %s, reason resigned", ch, la.Node())
+	}
+}
+
+// waitQueue waits until n candidates are in e's queue.
+func waitQueue(t *testing.T, e *elect.Election, n int) {
+	t.Helper()
+	eventually(t, 10*time.Second, fmt.Sprintf("%d candidates queued", n), func() bool {
+		ps, err := e.Participants(context.Background())
+		return err == nil && len(ps) == n
+	})
+}

@@ -17,7 +17,10 @@ import (
 // them when it orders the queue:
 //
 //   - herald-office: who took office (the leader acknowledgment) and the
-//     last voluntary release with its reason.
+//     last release an owner made for a reason other than its own call
+//     (giving ownership back after its connection was suspended). A plain
+//     resign or release writes no record: the releasedMark it writes to
+//     its own node tells observers (see deleteWithRecord).
 //   - herald-checkpoint: the last progress a leader published.
 //
 // Every write to them is fenced: a multi that first checks our own queue
@@ -44,7 +47,8 @@ type Ack struct {
 	Info string    `json:"info,omitempty"`
 }
 
-// Release records a voluntary end of ownership.
+// Release records an end of ownership that an observer could not tell
+// from the release mark alone (see OfficeNode).
 type Release struct {
 	Node   string    `json:"node"`
 	ID     string    `json:"id"`
@@ -72,31 +76,41 @@ func decodeOffice(b []byte) (Office, bool) {
 	return o, true
 }
 
-// deleteWithRecord deletes name and records rec in the office node in one
-// transaction (one packet), creating the office when it is missing.
-func (q *queue) deleteWithRecord(ctx context.Context, name string, rec Release, office *atomic.Bool) error {
+// deleteWithRecord deletes name, writing releasedMark to it first in the
+// same transaction (one packet). With rec it also records rec in the office
+// node, creating the office when it is missing.
+func (q *queue) deleteWithRecord(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
 	conn := q.s.Conn()
-	// The record replaces the office's content without reading it first:
-	// any ack in it is ours or a predecessor's, and ends with our release.
-	next := Office{Herald: 1, Released: &rec}
+	var data []byte
+	if rec != nil {
+		// The record replaces the office's content without reading it
+		// first: any ack in it is ours or a predecessor's, and ends with
+		// our release.
+		data, _ = json.Marshal(Office{Herald: 1, Released: rec})
+	}
 	for tries := 0; tries < 4; tries++ {
-		data, _ := json.Marshal(next)
 		ops := []any{
 			// Writing our node just before deleting it, in the same
-			// transaction, fires our successor's one-shot watch as
-			// NodeDataChanged instead of NodeDeleted: "released by its
-			// owner", so the successor owns without listing (see wait).
+			// transaction, fires our successor's one-shot watch (and an
+			// observer's data watch on the owner) as NodeDataChanged
+			// instead of NodeDeleted: "released by its owner", so the
+			// successor owns without listing (see wait) and observers
+			// know the release was voluntary without reading anything.
 			&zk.SetDataRequest{Path: q.full(name), Data: releasedMark, Version: -1},
 			&zk.DeleteRequest{Path: q.full(name), Version: -1},
 		}
-		if office.Load() {
+		switch {
+		case rec == nil:
+		case office.Load():
 			ops = append(ops, &zk.SetDataRequest{Path: q.full(OfficeNode), Data: data, Version: -1})
-		} else {
+		default:
 			ops = append(ops, &zk.CreateRequest{Path: q.full(OfficeNode), Data: data, Acl: q.o.acl})
 		}
 		res, err := multi(ctx, conn, ops...)
 		if err == nil {
-			office.Store(true)
+			if rec != nil {
+				office.Store(true)
+			}
 			return nil
 		}
 		switch {
