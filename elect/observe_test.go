@@ -237,8 +237,10 @@ func TestObserveMissingGroupThenCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := expect(t, o, elect.OwnerChanged, nil)
-	if rel.Owner != nil || rel.Reason != elect.ReasonReleased {
-		t.Fatalf("release %+v", rel)
+	// The group is empty now; it is still a lock (its events stay
+	// lock.released, not leader.lost).
+	if rel.Owner != nil || rel.Reason != elect.ReasonReleased || rel.Recipe != elect.RecipeLock {
+		t.Fatalf("release %+v: want no owner, reason released, recipe lock", rel)
 	}
 }
 
