@@ -52,6 +52,9 @@ lint:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseName -fuzztime 30s ./elect/
 	$(GO) test -run '^$$' -fuzz FuzzTokens -fuzztime 30s ./publish/
+	$(GO) test -run '^$$' -fuzz FuzzGroupFromTokens -fuzztime 30s ./publish/
+	$(GO) test -run '^$$' -fuzz FuzzEnvelope -fuzztime 30s ./publish/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeBody -fuzztime 30s ./publish/
 
 clean:
 	rm -rf bin

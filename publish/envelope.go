@@ -1,10 +1,11 @@
 package publish
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
+
+	json "github.com/goccy/go-json"
 )
 
 // CloudEvents 1.0, binary content mode, written by hand: the context

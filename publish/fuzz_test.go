@@ -118,3 +118,30 @@ func FuzzEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeBody: whatever bytes arrive as a body, Decode returns an event
+// or an error, never panics, and anything it accepts is a valid event.
+func FuzzDecodeBody(f *testing.F) {
+	e := Event{Type: LeaderElected, Group: "/jobs/nightly", Recipe: elect.RecipeElection,
+		Owner: &Participant{ID: "a", Node: "n_0000000001", Session: "0x1", Sequence: 1}, Term: 5, Zxid: 9,
+		Time: time.Unix(1700000000, 0).UTC(), Source: "bridge"}
+	e = e.WithID()
+	hs, body, err := Encode(e, NATSPrefix)
+	if err != nil {
+		f.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, h := range hs {
+		m[h.Key] = h.Value
+	}
+	f.Add(body)
+	f.Add([]byte(`{"id":1}`))
+	f.Add([]byte(`{"owner":{"node":[]}}`))
+	f.Add([]byte(`{"time":"not a time"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := Decode(NATSPrefix, func(k string) (string, bool) { v, ok := m[k]; return v, ok }, data)
+		if err == nil && got.Validate() != nil {
+			t.Fatalf("Decode accepted an invalid event: %+v", got)
+		}
+	})
+}
