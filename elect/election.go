@@ -59,7 +59,7 @@ func (q *queue) acquire(ctx context.Context, id string, tryOnly bool) (*Handle, 
 	if err != nil {
 		return nil, err
 	}
-	if err := q.wait(ctx, &t, tryOnly); err != nil {
+	if err := q.wait(ctx, t, tryOnly); err != nil {
 		q.abandon(t.name)
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, q.parent)

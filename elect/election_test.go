@@ -369,9 +369,7 @@ func TestFenceIsCheckedByServer(t *testing.T) {
 	}
 }
 
-// The term comes from the first listing when it can prove it (no child
-// changed since our create), else from a read of our node. Under heavy
-// contention both happen; either way it must be the node's czxid.
+// The term a handle carries is its node's czxid, under contention too.
 func TestTermIsTheNodesCzxidUnderContention(t *testing.T) {
 	addrs := sharedAddrs(t)
 	path := groupPath(t)

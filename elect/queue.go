@@ -68,11 +68,11 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 		})
 		switch {
 		case err == nil:
-			// The term (czxid) comes from the first listing in wait when
-			// it can prove it, else from stamp: one request fewer per join.
-			name := path.Base(created)
-			seq, _ := ParseSequence(name)
-			return ticket{name: name, seq: seq}, nil
+			t, err := q.stamp(ctx, path.Base(created))
+			if err != nil {
+				q.abandon(path.Base(created))
+			}
+			return t, err
 		case errors.Is(err, zk.ErrNoNode):
 			if !q.o.createParents {
 				return ticket{}, fmt.Errorf("%w: %s; create it first (herald never guesses ACLs for you) or use CreateParents", ErrNoParent, q.parent)
@@ -238,44 +238,18 @@ func (q *queue) createParents(ctx context.Context) error {
 }
 
 // list returns the parsed queue, lowest first.
-func (q *queue) list(ctx context.Context) ([]entry, *zk.Stat, error) {
-	type res struct {
-		c  []string
-		st *zk.Stat
-	}
-	got, err := call(ctx, func() (res, error) {
-		c, st, err := q.s.Conn().Children(q.parent)
-		return res{c, st}, err
+func (q *queue) list(ctx context.Context) ([]entry, error) {
+	children, err := call(ctx, func() ([]string, error) {
+		c, _, err := q.s.Conn().Children(q.parent)
+		return c, err
 	})
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
-			return nil, nil, fmt.Errorf("%w: %s", ErrNoParent, q.parent)
+			return nil, fmt.Errorf("%w: %s", ErrNoParent, q.parent)
 		}
-		return nil, nil, err
+		return nil, err
 	}
-	return parseChildren(got.c), got.st, nil
-}
-
-// termFromListing sets t's czxid from a listing of the parent taken after
-// t's create, when the listing proves it: a sequential node's number is the
-// parent's cversion at its creation, and every child create or delete
-// bumps cversion and sets pzxid to its own zxid. A cversion of exactly
-// seq+1 means no child changed since ours was created, so pzxid is our
-// node's czxid. Otherwise stamp reads it (the node must still be ours).
-func (q *queue) termFromListing(ctx context.Context, t *ticket, st *zk.Stat) error {
-	if t.czxid != 0 {
-		return nil
-	}
-	if st != nil && st.Cversion == t.seq+1 && st.Pzxid > 0 {
-		t.czxid = st.Pzxid
-		return nil
-	}
-	stamped, err := q.stamp(ctx, t.name)
-	if err != nil {
-		return err
-	}
-	t.czxid = stamped.czxid
-	return nil
+	return parseChildren(children), nil
 }
 
 // wait blocks until t owns the queue. It watches only the next lower node.
@@ -284,13 +258,10 @@ func (q *queue) termFromListing(ctx context.Context, t *ticket, st *zk.Stat) err
 // new lower node can appear). A predecessor that vanished between listing
 // and watch just means listing again: each pass removes it from view, so
 // there is no livelock.
-func (q *queue) wait(ctx context.Context, t *ticket, tryOnly bool) error {
+func (q *queue) wait(ctx context.Context, t ticket, tryOnly bool) error {
 	conn := q.s.Conn()
 	for {
-		es, st, err := q.list(ctx)
-		if err == nil {
-			err = q.termFromListing(ctx, t, st)
-		}
+		es, err := q.list(ctx)
 		if err != nil {
 			if err2 := q.retryable(ctx, err); err2 != nil {
 				return err2
