@@ -135,3 +135,53 @@ func (s *Server) mntrInt(ctx context.Context, key string) (int64, error) {
 	}
 	return n, nil
 }
+
+// SessionPackets returns, for every session connected to the server, the
+// packets the server has received on that session's current connection
+// (cons's recved, which counts the connect request too). It attributes a
+// server's load to the sessions that caused it, where mntr only has totals.
+func (s *Server) SessionPackets(ctx context.Context) (map[int64]int64, error) {
+	out, err := s.FourLetter(ctx, "cons")
+	if err != nil {
+		return nil, err
+	}
+	return parseCons(out)
+}
+
+// parseCons reads sid and recved from cons's lines:
+//
+//	/127.0.0.1:38048[1](queued=0,recved=2,sent=2,sid=0x100008f5b1e0004,lop=EXIS,...)
+//
+// Connections without a session yet (and cons's own) carry no sid.
+func parseCons(s string) (map[int64]int64, error) {
+	m := make(map[int64]int64)
+	for _, line := range strings.Split(s, "\n") {
+		open, close := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		var sid, recved int64
+		var hasSID, hasRecved bool
+		for _, kv := range strings.Split(line[open+1:close], ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			var err error
+			switch k {
+			case "sid":
+				hasSID = true
+				var u uint64
+				u, err = strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 64)
+				sid = int64(u)
+			case "recved":
+				hasRecved = true
+				recved, err = strconv.ParseInt(v, 10, 64)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("zkserver: cons line %q: %s=%q is not a number", line, k, v)
+			}
+		}
+		if hasSID && hasRecved {
+			m[sid] = recved
+		}
+	}
+	return m, nil
+}

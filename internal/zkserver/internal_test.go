@@ -99,3 +99,24 @@ func mustWrite(t *testing.T, p string) {
 		t.Fatal(err)
 	}
 }
+
+func TestParseCons(t *testing.T) {
+	m, err := parseCons(" /127.0.0.1:38064[0](queued=0,recved=1,sent=0)\n" +
+		" /127.0.0.1:38048[1](queued=0,recved=2,sent=2,sid=0x100008f5b1e0004,lop=EXIS,est=1795326133503,to=60000,lcxid=0x1,lzxid=0x40cb,lresp=9399126,llat=0,minlat=0,avglat=0,maxlat=1)\n" +
+		" /127.0.0.1:38050[1](queued=0,recved=17,sent=16,sid=0xff00008f5b1e0005,lop=PING)\n\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]int64{0x100008f5b1e0004: 2, -0xffff70a4e1fffb: 17}
+	if len(m) != len(want) {
+		t.Fatalf("parseCons = %v, want %v", m, want)
+	}
+	for sid, n := range want {
+		if m[sid] != n {
+			t.Fatalf("parseCons[0x%x] = %d, want %d (all: %v)", sid, m[sid], n, m)
+		}
+	}
+	if _, err := parseCons(" /1.2.3.4:5[1](recved=x,sid=0x1)"); err == nil {
+		t.Fatal("parseCons accepted a non-numeric recved")
+	}
+}
