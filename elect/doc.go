@@ -47,16 +47,20 @@
 // Writes a leader makes for its leadership go in a multi with a check of
 // its own node, so a deposed leader's write fails with ErrNotLeader. The
 // group keeps two persistent nodes whose names no recipe parses:
-// herald-office (the leader acknowledgment of seed 002 and the reason of
-// the last voluntary release) and herald-checkpoint (seed 004: progress
+// herald-office (the leader acknowledgment of seed 002, and why the last
+// owner that did not simply resign gave up) and herald-checkpoint (seed
+// 004: progress
 // the next leader resumes from). A Fence lets another process, such as the
 // child of herald run, write on its leader's behalf.
 //
 // # Observing
 //
 // Observe streams a group's changes (Snapshot, OwnerChanged, Joined, Left,
-// Ready, Unknown) computed from one children watch and one data watch on
-// the office. It reads groups written by herald, Apache Curator, Kazoo,
+// Ready, Unknown) computed from one children watch, a data watch on the
+// owner's node (a herald owner writes it only in the transaction that
+// releases it, so the watch tells a resignation from an owner that
+// vanished) and one on the office. It reads groups written by herald,
+// Apache Curator, Kazoo,
 // go-zookeeper's Lock and the classic recipes' names. It reports Gap when
 // it cannot prove it saw every intermediate owner (the parent's cversion
 // moved more than the listings explain, or a node that left was ahead of

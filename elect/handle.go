@@ -32,8 +32,9 @@ type Handle struct {
 
 func newHandle(q *queue, t ticket, id string) *Handle {
 	h := &Handle{q: q, t: t, id: id, since: time.Now(), done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
-	// The office exists after a group's first release, and persists: try
-	// to write it first, and create it only when that fails.
+	// The office, once created (by an acknowledgment or a recorded
+	// release), persists: try to write it first, and create it only when
+	// that fails.
 	h.office.Store(true)
 	go h.monitor()
 	return h

@@ -10,7 +10,9 @@ import (
 )
 
 // Observe streams the changes of one group, computed from one children
-// watch (NodeChildrenChanged) and one data watch on herald's office node.
+// watch (NodeChildrenChanged), a data watch on the owner's node (herald's
+// release mark says the owner let go by its own call) and one on herald's
+// office node (acknowledgments, and reasons the mark cannot carry).
 // The first change is a Snapshot; after a lost connection the observer says
 // Unknown and, once reconnected, sends a fresh Snapshot. It works on groups
 // written by herald and by other clients (Curator, Kazoo, go-zookeeper, the
