@@ -21,6 +21,7 @@ type runOpts struct {
 	id       string
 	grace    time.Duration
 	nats     []string
+	rejoin   bool
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -33,7 +34,9 @@ leadership is lost (session expired, connection lost, node deleted), the
 command's process group gets SIGTERM, then SIGKILL after --grace, and run
 exits with status 3. When the command exits, run resigns and exits with the
 command's status (128+N when signal N killed it), and the next candidate
-takes over.
+takes over. With --rejoin, a runner that lost leadership stops the command
+the same way and then campaigns again (on a new session if its session
+expired), so it stays a hot standby instead of exiting.
 
 The command finds its leadership in its environment: HERALD_ELECTION,
 HERALD_NODE, HERALD_TERM (the fencing token), HERALD_ID, HERALD_ZK, and the
@@ -55,6 +58,7 @@ which ZooKeeper rejects once its leader is gone.`,
 	f.StringVar(&o.id, "id", "", "participant id stored in the candidate's node (default host-pid)")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
 	f.StringSliceVar(&o.nats, "nats", nil, "NATS URL(s) to announce this runner's own transitions on (optional)")
+	f.BoolVar(&o.rejoin, "rejoin", false, "after losing leadership, stop the command and campaign again instead of exiting 3")
 	return cmd
 }
 
@@ -82,6 +86,20 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 	if o.id == "" {
 		o.id = defaultID()
 	}
+	ann := newAnnouncer(ctx, a.log, o.nats, "herald-run/"+o.id)
+	for {
+		err := a.leadOnce(ctx, o, args, ann)
+		var ee *exitError
+		if !o.rejoin || ctx.Err() != nil || !errors.As(err, &ee) || ee.code != exitNotLeader {
+			return err
+		}
+		a.log.Warn("lost leadership; campaigning again (--rejoin)", "election", o.election, "err", err)
+	}
+}
+
+// leadOnce campaigns, runs the command while elected, and returns what run
+// would exit with.
+func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *announcer) error {
 	h, s, err := a.campaign(ctx, o)
 	if err != nil {
 		return err
@@ -96,7 +114,6 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 		"HERALD_ZK=" + strings.Join(s.Servers(), ","),
 	}
 	env = append(env, a.checkpointEnv(ctx, s, o.election)...)
-	ann := newAnnouncer(ctx, a.log, o.nats, "herald-run/"+o.id)
 	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeElection, args: args, env: env, grace: o.grace, ann: ann})
 }
 

@@ -182,3 +182,65 @@ func TestRunSignalStopsChild(t *testing.T) {
 		t.Fatalf("runner told to stop: exit %d, want the child's 9 after its TERM trap:\n%s", code, p.out)
 	}
 }
+
+// TestRunRejoin: with --rejoin a deposed runner (frozen past its session
+// timeout) stops its child, stays up, campaigns again on a new session,
+// and runs the command again, under a higher term, once the other runner
+// is gone.
+func TestRunRejoin(t *testing.T) {
+	zk := zkFlags(t)
+	g := uniq(t)
+	child := `trap 'echo "$HERALD_ID got TERM"; exit 143' TERM
+		echo "$HERALD_ID running term=$HERALD_TERM"
+		while :; do sleep 0.05; done`
+	a := start(t, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "2s", "--rejoin", "--", "sh", "-c", child)...)
+	a.waitOutput(t, "a running", 20*time.Second)
+	b := start(t, nil, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
+	out := ""
+	if err := waitFor(10*time.Second, func() bool {
+		out, _, _ = heraldRun(t, nil, append(zk, "who", g, "--json")...)
+		var r whoReport
+		return json.Unmarshal([]byte(out), &r) == nil && len(r.Queue) == 2
+	}); err != nil {
+		t.Fatalf("b never joined the queue: %s", out)
+	}
+	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	b.waitOutput(t, "b running", 20*time.Second)
+	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	a.waitOutput(t, "a got TERM", 10*time.Second)
+	a.waitOutput(t, "campaigning again", 10*time.Second)
+	if a.exited() {
+		t.Fatalf("a exited instead of rejoining:\n%s", a.out)
+	}
+	// a waits behind b now; b's runner dies, a leads again.
+	if err := waitFor(10*time.Second, func() bool {
+		out, _, _ = heraldRun(t, nil, append(zk, "who", g, "--json")...)
+		var r whoReport
+		return json.Unmarshal([]byte(out), &r) == nil && len(r.Queue) == 2
+	}); err != nil {
+		t.Fatalf("a never queued again: %s", out)
+	}
+	_ = b.cmd.Process.Signal(syscall.SIGKILL)
+	b.wait(t, 5*time.Second)
+	terms := regexp.MustCompile(`a running term=(\d+)`)
+	var m [][]string
+	if err := waitFor(20*time.Second, func() bool {
+		m = terms.FindAllStringSubmatch(a.out.String(), -1)
+		return len(m) == 2
+	}); err != nil {
+		t.Fatalf("a did not run the command a second time:\n%s", a.out)
+	}
+	first, _ := strconv.ParseInt(m[0][1], 10, 64)
+	second, _ := strconv.ParseInt(m[1][1], 10, 64)
+	if second <= first {
+		t.Fatalf("a's second term %d is not above its first %d", second, first)
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	if code := a.wait(t, 10*time.Second); code != 143 {
+		t.Fatalf("a told to stop exited %d, want its child's 143:\n%s", code, a.out)
+	}
+}
