@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -29,6 +30,7 @@ type lane struct {
 	backlogG prometheus.Gauge
 	collapsC prometheus.Counter
 	errorsC  prometheus.Counter
+	rejectC  prometheus.Counter
 }
 
 func newLane(s Sink, lossless bool, bound int, m *metrics) *lane {
@@ -41,6 +43,7 @@ func newLane(s Sink, lossless bool, bound int, m *metrics) *lane {
 		backlogG: m.backlog.WithLabelValues(name),
 		collapsC: m.collapsed.WithLabelValues(name),
 		errorsC:  m.errors.WithLabelValues(name),
+		rejectC:  m.rejected.WithLabelValues(name),
 	}
 	for _, t := range Types {
 		l.byType[t] = m.events.WithLabelValues(string(t), name)
@@ -100,7 +103,24 @@ func (l *lane) take(n int) []Event {
 }
 
 // ack records that the in-flight batch was stored.
-func (l *lane) ack(batch []Event, clk Clock) {
+func (l *lane) ack(batch []Event, clk Clock) { l.settle(batch, 0, clk) }
+
+// reject records that the sink refused e for good: it leaves the in-flight
+// batch, which keeps left events.
+func (l *lane) reject(e Event, err error, left int) {
+	l.c.rejected.Add(1)
+	l.rejectC.Inc()
+	msg := fmt.Sprintf("event %s (%s %s) refused for good, dropped from this sink: %v", e.ID, e.Type, e.Group, err)
+	l.c.lastErr.Store(&msg)
+	l.mu.Lock()
+	l.inflight = left
+	l.backlogG.Set(float64(len(l.q) + l.inflight))
+	l.mu.Unlock()
+}
+
+// settle records that stored, the front of the in-flight batch, was
+// stored; left events of the batch remain in flight.
+func (l *lane) settle(batch []Event, left int, clk Clock) {
 	now := clk.Now()
 	for i := range batch {
 		l.byType[batch[i].Type].Inc()
@@ -110,8 +130,8 @@ func (l *lane) ack(batch []Event, clk Clock) {
 	}
 	l.c.delivered.Add(int64(len(batch)))
 	l.mu.Lock()
-	l.inflight = 0
-	l.backlogG.Set(float64(len(l.q)))
+	l.inflight = left
+	l.backlogG.Set(float64(len(l.q) + l.inflight))
 	l.mu.Unlock()
 }
 

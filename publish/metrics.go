@@ -15,6 +15,7 @@ type metrics struct {
 	backlog   *prometheus.GaugeVec     // herald_backlog{sink}
 	collapsed *prometheus.CounterVec   // herald_collapsed_events_total{sink}
 	errors    *prometheus.CounterVec   // herald_sink_errors_total{sink}
+	rejected  *prometheus.CounterVec   // herald_rejected_events_total{sink}
 	gaps      prometheus.Counter       // herald_gaps_total
 }
 
@@ -41,12 +42,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "herald_sink_errors_total",
 			Help: "Failed Connect or Write calls; each is retried.",
 		}, []string{"sink"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_rejected_events_total",
+			Help: "Events a sink refused for good (e.g. larger than the server accepts); dropped from that sink only.",
+		}, []string{"sink"}),
 		gaps: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_gaps_total",
 			Help: "Events published with gap=true: the observer could not prove it saw every owner.",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.events, m.latency, m.backlog, m.collapsed, m.errors, m.gaps} {
+	for _, c := range []prometheus.Collector{m.events, m.latency, m.backlog, m.collapsed, m.errors, m.rejected, m.gaps} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {
@@ -63,6 +68,7 @@ type laneCounters struct {
 	delivered atomic.Int64
 	collapsed atomic.Int64
 	errors    atomic.Int64
+	rejected  atomic.Int64
 	connected atomic.Bool
 	lastErr   atomic.Pointer[string]
 }
@@ -83,6 +89,7 @@ type SinkStats struct {
 	Backlog   int   // events not yet acknowledged (herald_backlog)
 	Collapsed int64 // events dropped by collapsing (herald_collapsed_events_total)
 	Errors    int64 // failed Connect/Write calls (herald_sink_errors_total)
+	Rejected  int64 // events the sink refused for good (herald_rejected_events_total)
 	Bound     int   // the backlog bound (0 for a lossless sink)
 	Connected bool  // the last Connect succeeded and no Write failed since
 	LastError string
@@ -103,6 +110,7 @@ func (p *Pipeline) Stats() Stats {
 			Backlog:   l.size(),
 			Collapsed: l.c.collapsed.Load(),
 			Errors:    l.c.errors.Load(),
+			Rejected:  l.c.rejected.Load(),
 			Connected: l.c.connected.Load(),
 		}
 		if !l.lossless {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -249,3 +250,39 @@ func TestConsumeTranslatesAndPublishes(t *testing.T) {
 
 // deafSink ignores cancellation in Write until released.
 // busy reports whether the worker has taken a batch (it sits in Write).
+
+// A sink that refuses an event for good drops that event only (counted and
+// named in Stats) and delivers everything else in order; another sink
+// still gets the refused event.
+func TestRefusedEventDoesNotStallTheSink(t *testing.T) {
+	picky, other := newMem("picky"), newMem("other")
+	clk := &fakeClock{now: time.Now()}
+	evs := seq("/refuse/g", 12, clk.Now())
+	picky.refuse = map[string]bool{evs[1].ID: true, evs[5].ID: true, evs[11].ID: true}
+	p := start(t, []Sink{picky, other}, WithBatchSize(4), WithClock(clk), WithBackoff(time.Millisecond, 8*time.Millisecond))
+	if err := p.Publish(context.Background(), evs...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "other has all 12", func() bool { return other.count() == 12 })
+	waitFor(t, 5*time.Second, "picky settled", func() bool { return p.Stats().Sinks["picky"].Backlog == 0 })
+	var want []string
+	for i, e := range evs {
+		if i != 1 && i != 5 && i != 11 {
+			want = append(want, e.ID)
+		}
+	}
+	var got []string
+	for _, e := range picky.stored() {
+		got = append(got, e.ID)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("picky stored %v, want %v (all but the refused, in order)", got, want)
+	}
+	st := p.Stats().Sinks["picky"]
+	if st.Rejected != 3 || st.Delivered != 9 || st.Errors != 0 || !strings.Contains(st.LastError, evs[11].ID) {
+		t.Fatalf("stats %+v: want 3 rejected, 9 delivered, no errors, LastError naming %s", st, evs[11].ID)
+	}
+	if waits := clk.recorded(); len(waits) != 0 {
+		t.Fatalf("refusals waited %v: a refused event is not retried", waits)
+	}
+}

@@ -3,6 +3,7 @@ package publish
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Sink is where events go. publish owns this interface; the packages under
@@ -30,3 +31,22 @@ type Sink interface {
 // ErrReconnect, wrapped in a Write error, asks the pipeline to call Connect
 // before retrying.
 var ErrReconnect = errors.New("publish: sink needs to reconnect")
+
+// RejectedError, returned by Write, says that the sink can never store
+// batch[Index] (the server refuses it for good, e.g. it is larger than the
+// server's maximum payload) and that every event before it was stored.
+// The pipeline drops that one event from that sink only, counts it
+// (herald_rejected_events_total, Stats' Rejected and LastError name its
+// id), and goes on with the rest: retrying it forever would hold up every
+// later event of the sink. Other sinks, the audit log among them, still
+// get it.
+type RejectedError struct {
+	Index int
+	Err   error
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("publish: the sink refuses event %d of the batch for good: %v", e.Index, e.Err)
+}
+
+func (e *RejectedError) Unwrap() error { return e.Err }

@@ -25,6 +25,7 @@ type memSink struct {
 	failErr    error // the error they return
 	closed     bool
 	gate       chan struct{} // when non-nil, Write waits for it (or ctx)
+	refuse     map[string]bool // event ids Write refuses for good
 }
 
 func newMem(name string) *memSink { return &memSink{name: name} }
@@ -65,6 +66,12 @@ func (s *memSink) Write(ctx context.Context, batch []Event) error {
 			s.connected = false
 		}
 		return s.failErr
+	}
+	for i, e := range batch {
+		if s.refuse[e.ID] {
+			s.events = append(s.events, batch[:i]...)
+			return &RejectedError{Index: i, Err: errors.New("memsink: too large")}
+		}
 	}
 	s.events = append(s.events, batch...)
 	return nil

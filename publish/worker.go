@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"errors"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -75,6 +76,20 @@ func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.E
 				b.Reset()
 				l.ack(batch, p.cfg.clock)
 				return true
+			}
+			var rej *RejectedError
+			if errors.As(err, &rej) && rej.Index >= 0 && rej.Index < len(batch) {
+				// The front was stored, one event can never be: drop it
+				// from this sink, and write the rest at once.
+				b.Reset()
+				left := len(batch) - rej.Index - 1
+				l.settle(batch[:rej.Index], left+1, p.cfg.clock)
+				l.reject(batch[rej.Index], rej.Err, left)
+				batch = batch[rej.Index+1:]
+				if len(batch) == 0 {
+					return true
+				}
+				continue
 			}
 		}
 		if ctx.Err() != nil {

@@ -25,6 +25,17 @@ func WithUser(user, password string) Option {
 	}
 }
 
+// WithMaxPayload sets the largest message the server accepts.
+func WithMaxPayload(bytes int32) Option {
+	return func(o *server.Options) error {
+		if bytes <= 0 {
+			return fmt.Errorf("%w: WithMaxPayload needs a positive size", ErrConfig)
+		}
+		o.MaxPayload = bytes
+		return nil
+	}
+}
+
 // WithToken requires clients to present token.
 func WithToken(token string) Option {
 	return func(o *server.Options) error {

@@ -2,6 +2,7 @@ package natssink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -64,30 +65,47 @@ func (s *Sink) Conn() *nats.Conn {
 // Write publishes every event of the batch in order, then flushes: it
 // returns nil only when the server has received them all. On error the
 // pipeline retries the whole batch; subscribers may then see an event twice,
-// with the same id.
+// with the same id. An event that can never be published (larger than the
+// server's maximum payload, or not encodable) ends the batch with a
+// *publish.RejectedError once the events before it are flushed.
 func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 	nc, err := s.conn()
 	if err != nil {
 		return err
-	}
-	for _, e := range batch {
-		m, err := Msg(e)
-		if err != nil {
-			return fmt.Errorf("natssink: event %s: %w", e.ID, err) // a bad event; retrying will not help, but dropping it silently is worse
-		}
-		if err := nc.PublishMsg(m); err != nil {
-			return s.writeError(nc, fmt.Errorf("natssink: publish %s on %s: %w", e.ID, m.Subject, err))
-		}
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.opts.Timeout)
 		defer cancel()
 	}
+	for i, e := range batch {
+		m, err := Msg(e)
+		if err != nil {
+			return s.refuse(ctx, nc, i, fmt.Errorf("natssink: event %s: %w", e.ID, err))
+		}
+		if err := nc.PublishMsg(m); err != nil {
+			if errors.Is(err, nats.ErrMaxPayload) {
+				return s.refuse(ctx, nc, i, fmt.Errorf("natssink: event %s on %s is larger than the server's maximum payload (%d bytes): %w",
+					e.ID, m.Subject, nc.MaxPayload(), err))
+			}
+			return s.writeError(nc, fmt.Errorf("natssink: publish %s on %s: %w", e.ID, m.Subject, err))
+		}
+	}
 	if err := nc.FlushWithContext(ctx); err != nil {
 		return s.writeError(nc, fmt.Errorf("natssink: flush %d events: %w", len(batch), err))
 	}
 	return nil
+}
+
+// refuse flushes the events published before batch[i] and reports that
+// batch[i] can never be published.
+func (s *Sink) refuse(ctx context.Context, nc *nats.Conn, i int, err error) error {
+	if i > 0 {
+		if ferr := nc.FlushWithContext(ctx); ferr != nil {
+			return s.writeError(nc, fmt.Errorf("natssink: flush %d events: %w", i, ferr))
+		}
+	}
+	return &publish.RejectedError{Index: i, Err: err}
 }
 
 // Close closes the connection; later Writes fail with ErrClosed.

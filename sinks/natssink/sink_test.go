@@ -161,3 +161,54 @@ func TestBadEventIsRejected(t *testing.T) {
 }
 
 func natssinkOptions() natssink.Options { return natssink.Options{URL: url} }
+
+// An event larger than the server's maximum payload can never be
+// published: Write flushes the events before it and says which one it
+// refuses, so the pipeline drops it from this sink instead of retrying it
+// forever.
+func TestWriteRefusesAnEventTooLarge(t *testing.T) {
+	srv := natsserver.Start(t, natsserver.WithMaxPayload(2048))
+	s, err := natssink.New(natssink.Options{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs := sinktest.Events(t.Name(), 1, 3)
+	big := evs[1]
+	big.Owner.ID = strings.Repeat("x", 256)
+	big.Source = strings.Repeat("s", 2048)
+	evs[1] = big.WithID()
+	sub, err := s.Conn().SubscribeSync(">")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Write(ctx, evs)
+	var rej *publish.RejectedError
+	if !errors.As(err, &rej) || rej.Index != 1 || !strings.Contains(err.Error(), "maximum payload") {
+		t.Fatalf("Write = %v, want a RejectedError for event 1 naming the maximum payload", err)
+	}
+	m, err := sub.NextMsg(5 * time.Second)
+	if err != nil {
+		t.Fatalf("the event before the refused one was not published: %v", err)
+	}
+	if got, err := natssink.Decode(m); err != nil || got.ID != evs[0].ID {
+		t.Fatalf("got %v (%v), want event 0", got.ID, err)
+	}
+	// The rest of the batch goes through on the next Write.
+	if err := s.Write(ctx, evs[2:]); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := sub.NextMsg(5 * time.Second); err != nil {
+		t.Fatal(err)
+	} else if got, _ := natssink.Decode(m); got.ID != evs[2].ID {
+		t.Fatalf("got %s, want event 2", got.ID)
+	}
+}
