@@ -24,7 +24,7 @@ type memSink struct {
 	failNext   int   // fail this many Writes
 	failErr    error // the error they return
 	closed     bool
-	gate       chan struct{} // when non-nil, Write waits for it (or ctx)
+	gate       chan struct{}   // when non-nil, Write waits for it (or ctx)
 	refuse     map[string]bool // event ids Write refuses for good
 }
 
