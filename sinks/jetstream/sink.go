@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // Sink stores events in a JetStream stream (history, de-duplicated by
@@ -108,6 +109,16 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.AckTimeout)
 		defer cancel()
 	}
+	if i, err := s.refusable(nc, batch); err != nil {
+		// Store what comes before the event the server would never take,
+		// then say which one it is.
+		if i > 0 {
+			if err := s.Write(ctx, batch[:i]); err != nil {
+				return err
+			}
+		}
+		return &publish.RejectedError{Index: i, Err: err}
+	}
 	groups, order := byGroup(batch)
 	if err := s.publish(ctx, js, groups, order); err != nil {
 		return s.writeError(nc, err)
@@ -159,4 +170,22 @@ func byGroup(batch []publish.Event) (map[string][]publish.Event, []string) {
 		groups[e.Group] = append(groups[e.Group], e)
 	}
 	return groups, order
+}
+
+// refusable finds the first event of batch that the server can never
+// store: one that does not encode, or that is larger than its maximum
+// payload once JetStream's headers are added.
+func (s *Sink) refusable(nc *nats.Conn, batch []publish.Event) (int, error) {
+	max := nc.MaxPayload()
+	for i, e := range batch {
+		m, err := natssink.Msg(e)
+		if err != nil {
+			return i, fmt.Errorf("jetstream: event %s: %w", e.ID, err)
+		}
+		size := natssink.WireSize(m, map[string]string{jetstream.MsgIDHeader: e.ID, jetstream.ExpectedStreamHeader: s.cfg.Stream})
+		if max > 0 && int64(size) > max {
+			return i, fmt.Errorf("jetstream: event %s is %d bytes, more than the server's maximum payload (%d bytes)", e.ID, size, max)
+		}
+	}
+	return -1, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,5 +143,31 @@ func TestStoredHeaders(t *testing.T) {
 		if got := m.Header[k]; len(got) != 1 || got[0] != want {
 			t.Errorf("header %s = %q, want %q (all %v)", k, got, want, m.Header)
 		}
+	}
+}
+
+// An event larger than the server's maximum payload (with JetStream's own
+// headers) can never be stored: Write stores the events before it and
+// says which one it refuses, so the pipeline drops it from this sink
+// instead of retrying it forever.
+func TestWriteRefusesAnEventTooLarge(t *testing.T) {
+	srv := natsserver.Start(t, natsserver.WithMaxPayload(2048))
+	s := connectSink(t, hjs.Config{Conn: fast(srv.URL())})
+	evs := sinktest.Events(t.Name(), 1, 3)
+	big := evs[1]
+	big.Source = strings.Repeat("s", 1700)
+	evs[1] = big.WithID()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := s.Write(ctx, evs)
+	var rej *publish.RejectedError
+	if !errors.As(err, &rej) || rej.Index != 1 || !strings.Contains(err.Error(), "maximum payload") {
+		t.Fatalf("Write = %v, want a RejectedError for event 1 naming the maximum payload", err)
+	}
+	write(t, s, evs[2:]...)
+	js := client(t, srv.URL())
+	got := readStream(t, ctx, js, hjs.DefaultStream, "/"+t.Name(), 2)
+	if len(got) != 2 || got[0].ID != evs[0].ID || got[1].ID != evs[2].ID {
+		t.Fatalf("stream holds %v, want events 0 and 2", got)
 	}
 }

@@ -1,6 +1,8 @@
 package natssink
 
 import (
+	"net/textproto"
+
 	"github.com/nats-io/nats.go"
 
 	"github.com/zkherald/herald/publish"
@@ -35,4 +37,28 @@ func Decode(m *nats.Msg) (publish.Event, error) {
 		}
 		return v[0], true
 	}, m.Data)
+}
+
+// WireSize is what m counts against a server's maximum payload: its data
+// and its headers as NATS encodes them ("NATS/1.0", a line per value, a
+// blank line). extra adds headers a publisher will set (JetStream's
+// Nats-Msg-Id, for one).
+func WireSize(m *nats.Msg, extra map[string]string) int {
+	n := len(m.Data)
+	if len(m.Header) == 0 && len(extra) == 0 {
+		return n
+	}
+	n += len("NATS/1.0\r\n") + len("\r\n")
+	for k, vs := range m.Header {
+		if _, dup := extra[k]; dup {
+			continue
+		}
+		for _, v := range vs {
+			n += len(k) + len(textproto.TrimString(v)) + 4
+		}
+	}
+	for k, v := range extra {
+		n += len(k) + len(textproto.TrimString(v)) + 4
+	}
+	return n
 }

@@ -212,3 +212,32 @@ func TestWriteRefusesAnEventTooLarge(t *testing.T) {
 		t.Fatalf("got %s, want event 2", got.ID)
 	}
 }
+
+// WireSize is exactly what the client counts against the server's maximum
+// payload: a message of that size is accepted, one byte less of room is not.
+func TestWireSizeMatchesTheClient(t *testing.T) {
+	e := sinktest.Events(t.Name(), 1, 1)[0]
+	m, err := natssink.Msg(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := natssink.WireSize(m, nil)
+	for _, tc := range []struct {
+		max  int32
+		fits bool
+	}{{int32(size), true}, {int32(size - 1), false}} {
+		srv := natsserver.Start(t, natsserver.WithMaxPayload(tc.max))
+		nc, err := nats.Connect(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = nc.PublishMsg(m)
+		nc.Close()
+		if fits := err == nil; fits != tc.fits {
+			t.Fatalf("max payload %d, message of WireSize %d: publish error %v", tc.max, size, err)
+		}
+		if !tc.fits && !errors.Is(err, nats.ErrMaxPayload) {
+			t.Fatalf("publish error %v, want ErrMaxPayload", err)
+		}
+	}
+}
