@@ -1,6 +1,7 @@
 package kafkatest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -22,6 +23,7 @@ type config struct {
 	brokers int
 	topics  map[string]int32
 	users   []user
+	tls     *tls.Config
 }
 
 type user struct{ mechanism, name, password string }
@@ -42,6 +44,10 @@ func Topic(name string, partitions int32) Option {
 func SASL(mechanism, name, password string) Option {
 	return func(c *config) { c.users = append(c.users, user{mechanism, name, password}) }
 }
+
+// TLS makes the brokers accept only TLS connections, with cfg (its
+// certificates, and ClientAuth to require client certificates).
+func TLS(cfg *tls.Config) Option { return func(c *config) { c.tls = cfg } }
 
 // Cluster is a running (or stopped) in-process Kafka cluster.
 type Cluster struct {
@@ -86,6 +92,9 @@ func (c *Cluster) start() error {
 	}
 	for name, p := range c.cfg.topics {
 		opts = append(opts, kfake.SeedTopics(p, name))
+	}
+	if c.cfg.tls != nil {
+		opts = append(opts, kfake.TLS(c.cfg.tls))
 	}
 	if len(c.cfg.users) > 0 {
 		opts = append(opts, kfake.EnableSASL())

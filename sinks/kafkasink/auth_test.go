@@ -2,13 +2,17 @@ package kafkasink
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/kafkatest"
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/sinktest"
 )
@@ -145,5 +149,72 @@ func TestOwnerChangesSkipsStaleAndSuccessorLosses(t *testing.T) {
 	got, _ = ownerChanges([]publish.Event{ev(publish.LeaderLost, nil, nil, 0, 40)}, reached)
 	if len(got) != 1 {
 		t.Fatalf("a snapshot 'no owner at zxid 40' after term 20 wrote %v, want a tombstone", got)
+	}
+}
+
+// TLS against brokers that accept only TLS and require a client
+// certificate: the sink with the CA and a client certificate writes; one
+// without TLS, or without a client certificate, or trusting another CA,
+// gets an error that names the brokers.
+func TestTLS(t *testing.T) {
+	files, err := natsserver.GenerateTLS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := natsserver.GenerateTLS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(files.ServerCert, files.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := os.ReadFile(files.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := x509.NewCertPool()
+	clients.AppendCertsFromPEM(pem)
+	c := kafkatest.Start(t, kafkatest.TLS(&tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clients,
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}))
+	for _, tc := range []struct {
+		name string
+		tls  *TLS
+		ok   bool
+		want error  // the error class
+		hint string // what the error tells the user to do
+	}{
+		{"ca-and-client-cert", &TLS{CAFile: files.CA, CertFile: files.ClientCert, KeyFile: files.ClientKey}, true, nil, ""},
+		{"no-tls", nil, false, ErrUnreachable, "turn TLS on"},
+		{"no-client-cert", &TLS{CAFile: files.CA}, false, ErrTLS, "--kafka-cert and --kafka-key"},
+		{"other-ca", &TLS{CAFile: other.CA, CertFile: files.ClientCert, KeyFile: files.ClientKey}, false, ErrTLS, "--kafka-ca"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t, c)
+			cfg.TLS = tc.tls
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err = s.Connect(ctx)
+			if err == nil {
+				err = s.Write(ctx, sinktest.Events("tls-"+tc.name, 1, 2))
+			}
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("connect and write over TLS: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("connected and wrote without the right TLS settings")
+			}
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), c.Addrs()[0]) || !strings.Contains(err.Error(), tc.hint) {
+				t.Fatalf("error %q: want %v, naming the broker and saying %q", err, tc.want, tc.hint)
+			}
+		})
 	}
 }

@@ -2,11 +2,14 @@ package kafkasink
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,7 +61,23 @@ func (c Config) probe(ctx context.Context, cl *kafka.Client) error {
 
 func classify(c Config, err error) error {
 	var op *net.OpError
+	var alert tls.AlertError
+	var unknownCA x509.UnknownAuthorityError
+	var verify *tls.CertificateVerificationError
+	var hostname x509.HostnameError
 	switch {
+	case errors.As(err, &unknownCA), errors.As(err, &verify), errors.As(err, &hostname):
+		return fmt.Errorf("%w: %s: %w: the brokers' certificate does not check out: give the CA that signed it (TLS.CAFile, herald's --kafka-ca), and TLS.ServerName if the address is not in it",
+			ErrTLS, c.describe(), err)
+	case remoteAlert(err, "certificate required", "bad certificate", "unknown certificate authority"):
+		return fmt.Errorf("%w: %s: %w: the brokers want a client certificate they trust: give one (TLS.CertFile and TLS.KeyFile, herald's --kafka-cert and --kafka-key)",
+			ErrTLS, c.describe(), err)
+	case errors.As(err, &alert), remoteAlert(err):
+		return fmt.Errorf("%w: %s: %w: check the TLS settings against the brokers'", ErrTLS, c.describe(), err)
+	case c.TLS == nil && c.SASL == nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)):
+		// A TLS listener hangs up on a plain-text request.
+		return fmt.Errorf("%w: %s: the broker hung up at once (%w): if it only accepts TLS, turn TLS on (Config.TLS, herald's --kafka-tls); otherwise check that the address is a Kafka listener",
+			ErrUnreachable, c.describe(), err)
 	case errors.Is(err, kafka.SASLAuthenticationFailed), errors.Is(err, kafka.UnsupportedSASLMechanism),
 		errors.Is(err, kafka.IllegalSASLState):
 		return fmt.Errorf("%w: %s: %w: check the user name, password and mechanism", ErrAuth, c.describe(), err)
@@ -71,6 +90,26 @@ func classify(c Config, err error) error {
 		return fmt.Errorf("%w: %s: %w: check the addresses and that Kafka is running", ErrUnreachable, c.describe(), err)
 	}
 	return fmt.Errorf("kafkasink: %s: %w", c.describe(), err)
+}
+
+// remoteAlert reports whether err is a TLS alert the broker sent (crypto/tls
+// reports those as a net.OpError "remote error"), and, given texts, one of
+// them.
+func remoteAlert(err error, texts ...string) bool {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "remote error" || op.Err == nil {
+		return false
+	}
+	if len(texts) == 0 {
+		return true
+	}
+	msg := op.Err.Error()
+	for _, t := range texts {
+		if strings.Contains(msg, t) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c Config) dialer() *kafka.Dialer {

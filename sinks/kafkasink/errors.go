@@ -11,6 +11,8 @@ var (
 	ErrUnreachable = errors.New("kafkasink: brokers unreachable")
 	// ErrAuth: the brokers refused the SASL credentials.
 	ErrAuth = errors.New("kafkasink: SASL authentication failed")
+	// ErrTLS: the TLS handshake with the brokers failed.
+	ErrTLS = errors.New("kafkasink: TLS handshake failed")
 	// ErrTopic: a topic could not be created or has the wrong settings.
 	ErrTopic = errors.New("kafkasink: topic problem")
 )
