@@ -140,14 +140,7 @@ func TestRunPausedRunnerIsFenced(t *testing.T) {
 	a := start(t, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "2s", "--", "sh", "-c", child)...)
 	a.waitOutput(t, "a put ok", 20*time.Second)
 	b := start(t, nil, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
-	out := ""
-	if err := waitFor(10*time.Second, func() bool {
-		out, _, _ = heraldRun(t, nil, append(zk, "who", g, "--json")...)
-		var r whoReport
-		return json.Unmarshal([]byte(out), &r) == nil && len(r.Queue) == 2
-	}); err != nil {
-		t.Fatalf("b never joined the queue: %s", out)
-	}
+	waitQueued(t, zk, g, 2, "b never joined the queue")
 
 	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -196,14 +189,7 @@ func TestRunRejoin(t *testing.T) {
 	a := start(t, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "2s", "--rejoin", "--", "sh", "-c", child)...)
 	a.waitOutput(t, "a running", 20*time.Second)
 	b := start(t, nil, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
-	out := ""
-	if err := waitFor(10*time.Second, func() bool {
-		out, _, _ = heraldRun(t, nil, append(zk, "who", g, "--json")...)
-		var r whoReport
-		return json.Unmarshal([]byte(out), &r) == nil && len(r.Queue) == 2
-	}); err != nil {
-		t.Fatalf("b never joined the queue: %s", out)
-	}
+	waitQueued(t, zk, g, 2, "b never joined the queue")
 	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -217,13 +203,7 @@ func TestRunRejoin(t *testing.T) {
 		t.Fatalf("a exited instead of rejoining:\n%s", a.out)
 	}
 	// a waits behind b now; b's runner dies, a leads again.
-	if err := waitFor(10*time.Second, func() bool {
-		out, _, _ = heraldRun(t, nil, append(zk, "who", g, "--json")...)
-		var r whoReport
-		return json.Unmarshal([]byte(out), &r) == nil && len(r.Queue) == 2
-	}); err != nil {
-		t.Fatalf("a never queued again: %s", out)
-	}
+	waitQueued(t, zk, g, 2, "a never queued again")
 	_ = b.cmd.Process.Signal(syscall.SIGKILL)
 	b.wait(t, 5*time.Second)
 	terms := regexp.MustCompile(`a running term=(\d+)`)
@@ -242,5 +222,18 @@ func TestRunRejoin(t *testing.T) {
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
 	if code := a.wait(t, 10*time.Second); code != 143 {
 		t.Fatalf("a told to stop exited %d, want its child's 143:\n%s", code, a.out)
+	}
+}
+
+// waitQueued waits until herald who shows n candidates in group g.
+func waitQueued(t *testing.T, zk []string, g string, n int, failure string) {
+	t.Helper()
+	out := ""
+	if err := waitFor(10*time.Second, func() bool {
+		out, _, _ = heraldRun(t, nil, append(zk, "who", g, "--json")...)
+		var r whoReport
+		return json.Unmarshal([]byte(out), &r) == nil && len(r.Queue) == n
+	}); err != nil {
+		t.Fatalf("%s: %s", failure, out)
 	}
 }
