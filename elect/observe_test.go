@@ -254,21 +254,7 @@ func TestObserveSuspendedOwnerReason(t *testing.T) {
 	holder := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
 	obs, b := session(t, addrs), session(t, addrs)
 	ctx := ctxT(t, 30*time.Second)
-	ea, _ := elect.NewElection(holder, path, elect.CreateParents())
-	la, err := ea.Campaign(ctx, "alpha")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eb, _ := elect.NewElection(b, path)
-	go func() { _, _ = eb.Campaign(ctx, "beta") }()
-	waitQueue(t, ea, 2)
-	o := observe(t, obs, path)
-	expect(t, o, elect.Snapshot, func(c elect.Change) error {
-		if c.Owner == nil || c.Owner.ID != "alpha" || len(c.Queue) != 2 {
-			return fmt.Errorf("want alpha owning and beta waiting, got %+v", c.Queue)
-		}
-		return nil
-	})
+	la, o := alphaLeadsBetaWaits(t, ctx, holder, b, obs, path)
 	p.Cut() // a blip: the session survives, but alpha's ownership does not
 	select {
 	case <-la.Done():
@@ -289,21 +275,7 @@ func TestObserveForeignWriteToOwnerIsNotARelease(t *testing.T) {
 	path := groupPath(t)
 	obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
 	ctx := ctxT(t, 30*time.Second)
-	ea, _ := elect.NewElection(a, path, elect.CreateParents())
-	la, err := ea.Campaign(ctx, "alpha")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eb, _ := elect.NewElection(b, path)
-	go func() { _, _ = eb.Campaign(ctx, "beta") }()
-	waitQueue(t, ea, 2)
-	o := observe(t, obs, path)
-	expect(t, o, elect.Snapshot, func(c elect.Change) error {
-		if len(c.Queue) != 2 {
-			return fmt.Errorf("want alpha and beta in the queue, got %+v", c.Queue)
-		}
-		return nil
-	})
+	la, o := alphaLeadsBetaWaits(t, ctx, a, b, obs, path)
 	if _, err := obs.Conn().Set(path+"/"+la.Node(), []byte("alpha-renamed"), -1); err != nil {
 		t.Fatal(err)
 	}
@@ -319,6 +291,29 @@ func TestObserveForeignWriteToOwnerIsNotARelease(t *testing.T) {
 	if ch.Previous == nil || ch.Previous.Node != la.Node() || ch.Reason != elect.ReasonResigned {
 		t.Fatalf("handover %+v: want previous %s, reason resigned", ch, la.Node())
 	}
+}
+
+// alphaLeadsBetaWaits makes "alpha" (on session a) lead the election at
+// path with "beta" (on b) waiting behind it, then observes it from obs
+// and checks the first snapshot shows both.
+func alphaLeadsBetaWaits(t *testing.T, ctx context.Context, a, b, obs *elect.Session, path string) (*elect.Handle, *elect.Observer) {
+	t.Helper()
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	la, err := ea.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, _ := elect.NewElection(b, path)
+	go func() { _, _ = eb.Campaign(ctx, "beta") }()
+	waitQueue(t, ea, 2)
+	o := observe(t, obs, path)
+	expect(t, o, elect.Snapshot, func(c elect.Change) error {
+		if c.Owner == nil || c.Owner.ID != "alpha" || len(c.Queue) != 2 {
+			return fmt.Errorf("want alpha owning and beta waiting, got %+v", c.Queue)
+		}
+		return nil
+	})
+	return la, o
 }
 
 // waitQueue waits until n candidates are in e's queue.
