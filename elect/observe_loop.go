@@ -52,6 +52,16 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 	// released is the owner node whose data watch said its owner let it go
 	// by its own call, until the next read accounts for it.
 	released := ""
+	// ownerFired: the owner's node changed or went. Read the group again,
+	// and the owner's details with a fresh watch; a herald owner's node
+	// changes only in the transaction that releases it.
+	ownerFired := func(ev zk.Event) {
+		ownerW, r.owner, r.ownerW = nil, nil, nil
+		childrenFired = true
+		if ev.Type == zk.EventNodeDataChanged && prev != nil && prev.Owner != nil && isHeraldName(prev.Owner.Node) {
+			released = prev.Owner.Node
+		}
+	}
 	emit := func(cs []Change) bool {
 		for _, c := range cs {
 			select {
@@ -147,13 +157,7 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 		case <-officeW:
 			officeW, officeFired = nil, true
 		case ev := <-ownerW:
-			// The owner's node changed or went: read the group again, and
-			// the owner's details with a fresh watch.
-			ownerW, r.owner, r.ownerW = nil, nil, nil
-			childrenFired = true
-			if ev.Type == zk.EventNodeDataChanged && prev.Owner != nil && isHeraldName(prev.Owner.Node) {
-				released = prev.Owner.Node
-			}
+			ownerFired(ev)
 			if ev.Type == zk.EventNodeDataChanged || ev.Type == zk.EventNodeDeleted {
 				// The deletion fires the children watch right behind this
 				// one, in the same reply stream: wait for it so that one
@@ -177,11 +181,7 @@ func (o *Observer) run(ctx context.Context, s *Session, group string, oo observe
 		}
 		select {
 		case ev := <-ownerW:
-			ownerW, r.owner, r.ownerW = nil, nil, nil
-			childrenFired = true
-			if ev.Type == zk.EventNodeDataChanged && prev.Owner != nil && isHeraldName(prev.Owner.Node) {
-				released = prev.Owner.Node
-			}
+			ownerFired(ev)
 		default:
 		}
 		select {
