@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkherald/herald/publish"
-	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // publish stores the events in waves: wave i holds the i-th event of every
@@ -17,7 +17,7 @@ import (
 // event never reaches the stream before its predecessor, even when a
 // publish fails halfway (then the wave's error ends the Write, and the retry
 // re-sends the stored ones as duplicates the stream drops).
-func (s *Sink) publish(ctx context.Context, js jetstream.JetStream, groups map[string][]publish.Event, order []string) error {
+func (s *Sink) publish(ctx context.Context, js jetstream.JetStream, groups map[string][]publish.Event, order []string, msgs map[string]*nats.Msg) error {
 	for wave := 0; ; wave++ {
 		var pending []pendingAck
 		for _, g := range order {
@@ -25,10 +25,7 @@ func (s *Sink) publish(ctx context.Context, js jetstream.JetStream, groups map[s
 				continue
 			}
 			e := groups[g][wave]
-			m, err := natssink.Msg(e)
-			if err != nil {
-				return fmt.Errorf("jetstream: event %s: %w", e.ID, err)
-			}
+			m := msgs[e.ID]
 			f, err := js.PublishMsgAsync(m, jetstream.WithMsgID(e.ID), jetstream.WithExpectStream(s.cfg.Stream))
 			if err != nil {
 				return fmt.Errorf("%w: publish %s on %s: %w", ErrNotStored, e.ID, m.Subject, err)

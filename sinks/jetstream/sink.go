@@ -109,7 +109,8 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.AckTimeout)
 		defer cancel()
 	}
-	if i, err := s.refusable(nc, batch); err != nil {
+	msgs, i, err := s.encode(nc, batch)
+	if err != nil {
 		// Store what comes before the event the server would never take,
 		// then say which one it is.
 		if i > 0 {
@@ -120,7 +121,7 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 		return &publish.RejectedError{Index: i, Err: err}
 	}
 	groups, order := byGroup(batch)
-	if err := s.publish(ctx, js, groups, order); err != nil {
+	if err := s.publish(ctx, js, groups, order, msgs); err != nil {
 		return s.writeError(nc, err)
 	}
 	for _, g := range order {
@@ -172,20 +173,23 @@ func byGroup(batch []publish.Event) (map[string][]publish.Event, []string) {
 	return groups, order
 }
 
-// refusable finds the first event of batch that the server can never
-// store: one that does not encode, or that is larger than its maximum
-// payload once JetStream's headers are added.
-func (s *Sink) refusable(nc *nats.Conn, batch []publish.Event) (int, error) {
+// encode builds every event's message, by event id. It stops at the first
+// event the server can never store — one that does not encode, or that is
+// larger than its maximum payload once JetStream's headers are added — and
+// returns its index with the reason.
+func (s *Sink) encode(nc *nats.Conn, batch []publish.Event) (map[string]*nats.Msg, int, error) {
 	max := nc.MaxPayload()
+	msgs := make(map[string]*nats.Msg, len(batch))
 	for i, e := range batch {
 		m, err := natssink.Msg(e)
 		if err != nil {
-			return i, fmt.Errorf("jetstream: event %s: %w", e.ID, err)
+			return nil, i, fmt.Errorf("jetstream: event %s: %w", e.ID, err)
 		}
 		size := natssink.WireSize(m, map[string]string{jetstream.MsgIDHeader: e.ID, jetstream.ExpectedStreamHeader: s.cfg.Stream})
 		if max > 0 && int64(size) > max {
-			return i, fmt.Errorf("jetstream: event %s is %d bytes, more than the server's maximum payload (%d bytes)", e.ID, size, max)
+			return nil, i, fmt.Errorf("jetstream: event %s is %d bytes, more than the server's maximum payload (%d bytes)", e.ID, size, max)
 		}
+		msgs[e.ID] = m
 	}
-	return -1, nil
+	return msgs, -1, nil
 }
