@@ -36,14 +36,9 @@ func TestSASL(t *testing.T) {
 		t.Run(tc.mech+"/"+tc.pass, func(t *testing.T) {
 			cfg := testConfig(t, c)
 			cfg.SASL = &SASL{Mechanism: tc.mech, User: tc.user, Password: tc.pass}
-			s, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s, err := tryConnect(t, cfg, 5*time.Second)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			err = s.Connect(ctx)
 			if tc.ok {
 				if err != nil {
 					t.Fatalf("connect: %v", err)
@@ -192,14 +187,9 @@ func TestTLS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t, c)
 			cfg.TLS = tc.tls
-			s, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s, err := tryConnect(t, cfg, 5*time.Second)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			err = s.Connect(ctx)
 			if err == nil {
 				err = s.Write(ctx, sinktest.Events("tls-"+tc.name, 1, 2))
 			}

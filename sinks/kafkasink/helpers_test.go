@@ -41,17 +41,25 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func connected(t *testing.T, cfg Config) *Sink {
 	t.Helper()
+	s, err := tryConnect(t, cfg, 10*time.Second)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return s
+}
+
+// tryConnect makes a sink (closed when the test ends) and connects it
+// within d, returning the Connect error for the test to judge.
+func tryConnect(t *testing.T, cfg Config, d time.Duration) (*Sink, error) {
+	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := s.Connect(ctx); err != nil {
-		t.Fatalf("connect: %v", err)
-	}
 	t.Cleanup(func() { s.Close() })
-	return s
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return s, s.Connect(ctx)
 }
 
 // collect reads from a stream until it has n values or ctx ends.
