@@ -1,6 +1,7 @@
 package elect
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"net"
@@ -23,7 +24,7 @@ func (s *Session) dialer(timeout time.Duration) zk.Dialer {
 		if err != nil {
 			return nil, err
 		}
-		return &sniffConn{Conn: c, s: s}, nil
+		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10)}, nil
 	}
 }
 
@@ -31,6 +32,7 @@ func (s *Session) dialer(timeout time.Duration) zk.Dialer {
 // the protocol version and the negotiated timeout of the connect response.
 type sniffConn struct {
 	net.Conn
+	r    *bufio.Reader
 	s    *Session
 	once sync.Once
 	buf  []byte
@@ -38,7 +40,7 @@ type sniffConn struct {
 }
 
 func (c *sniffConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
+	n, err := c.r.Read(p)
 	if !c.done && n > 0 {
 		need := 12 - len(c.buf)
 		c.buf = append(c.buf, p[:min(n, need)]...)
