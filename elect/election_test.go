@@ -211,6 +211,60 @@ func TestCancelledWaiterRemovesNode(t *testing.T) {
 	})
 }
 
+// TestTermCostsNoRequest: taking a free lock, learning its term and giving
+// it back costs four requests: the create, one listing, the watch every
+// handle sets on its own node (whose reply carries the term) and the
+// release. The term is the node's czxid as another client reads it.
+func TestTermCostsNoRequest(t *testing.T) {
+	cluster := sharedCluster(t)
+	path := groupPath(t)
+	ctx := ctxT(t, 20*time.Second)
+	s := session(t, cluster.Addrs(), elect.WithSessionTimeout(30*time.Second))
+	l, _ := elect.NewLock(s, path, elect.CreateParents())
+	// The first round creates the parents; count the second.
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sent := func() int64 {
+		m, err := cluster.Member(0).SessionPackets(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, ok := m[s.ID()]
+		if !ok {
+			t.Fatalf("session 0x%x missing from cons", s.ID())
+		}
+		return n
+	}
+	before := sent()
+	h, err = l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := h.Term()
+	other := session(t, cluster.Addrs())
+	_, st, err := other.Conn().Exists(h.NodePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if term != st.Czxid || h.Participant().Czxid != st.Czxid {
+		t.Fatalf("term %d, participant czxid %d; the node's czxid is %d", term, h.Participant().Czxid, st.Czxid)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := sent() - before; got != 4 {
+		t.Fatalf("acquire, term and release took %d requests, want 4 (create, list, own watch, release)", got)
+	}
+	if h.Term() != term {
+		t.Fatalf("term after release %d, want %d", h.Term(), term)
+	}
+}
+
 func TestWatchesAndWakeupsPerHandoff(t *testing.T) {
 	cluster := sharedCluster(t)
 	addrs := cluster.Addrs()

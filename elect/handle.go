@@ -28,10 +28,18 @@ type Handle struct {
 	stopOnce sync.Once
 	monDone  chan struct{}
 	released atomic.Bool
+	// The term is our node's czxid, learned from the stat the monitor's
+	// first watch on our node returns (see Term).
+	term      atomic.Int64
+	termKnown chan struct{}
+	termOnce  sync.Once
 }
 
 func newHandle(q *queue, t ticket, id string) *Handle {
-	h := &Handle{q: q, t: t, id: id, since: time.Now(), done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
+	h := &Handle{q: q, t: t, id: id, since: time.Now(), done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{}), termKnown: make(chan struct{})}
+	if t.czxid != 0 {
+		h.learnTerm(t.czxid)
+	}
 	// The office, once created (by an acknowledgment or a recorded
 	// release), persists: try to write it first, and create it only when
 	// that fails.
@@ -72,7 +80,30 @@ func (h *Handle) Held() bool {
 // Term is the fencing token: the czxid of our node. Terms only grow within
 // a group, so a resource that remembers the highest term it has seen can
 // refuse a deposed owner.
-func (h *Handle) Term() int64 { return h.t.czxid }
+//
+// herald does not spend a request on the term while waiting: it comes with
+// the watch every handle sets on its own node as ownership begins, so the
+// first call may wait about one round trip. If ownership ends before the
+// term arrives, Term returns 0, which every fence refuses.
+func (h *Handle) Term() int64 {
+	select {
+	case <-h.termKnown:
+	case <-h.done:
+		select {
+		case <-h.termKnown:
+		default:
+			return 0
+		}
+	}
+	return h.term.Load()
+}
+
+func (h *Handle) learnTerm(czxid int64) {
+	h.termOnce.Do(func() {
+		h.term.Store(czxid)
+		close(h.termKnown)
+	})
+}
 
 // Node is our node's name; NodePath its full path; Group the parent.
 func (h *Handle) Node() string     { return h.t.name }
@@ -93,7 +124,7 @@ func (h *Handle) Session() *Session { return h.q.s }
 
 // Participant describes us as observers see us.
 func (h *Handle) Participant() Participant {
-	return Participant{ID: h.id, Node: h.t.name, Session: h.q.s.ID(), Sequence: h.t.seq, Czxid: h.t.czxid}
+	return Participant{ID: h.id, Node: h.t.name, Session: h.q.s.ID(), Sequence: h.t.seq, Czxid: h.Term()}
 }
 
 func (h *Handle) lose(reason Reason, err error) {
@@ -142,13 +173,14 @@ func (h *Handle) monitor() {
 		case StateConnected:
 			if watch == nil {
 				ctx, cancel := stateCtx(changed, h.stop)
-				ok, ch, err := existsW(ctx, s.Conn(), h.NodePath())
+				ok, st, ch, err := existsW(ctx, s.Conn(), h.NodePath())
 				cancel()
 				switch {
 				case err == nil && !ok:
 					h.lose(ReasonDeleted, ErrNodeDeleted)
 					return
 				case err == nil:
+					h.learnTerm(st.Czxid)
 					watch = ch
 				case expired(err):
 					h.lose(ReasonSessionExpired, ErrSessionLost)
@@ -219,7 +251,7 @@ func (h *Handle) release(ctx context.Context, reason Reason) error {
 func (h *Handle) deleteOwn(ctx context.Context, reason Reason) error {
 	var rec *Release
 	if reason != ReasonResigned && reason != ReasonReleased {
-		rec = &Release{Node: h.t.name, ID: h.id, Term: h.t.czxid, Reason: reason, Time: time.Now().UTC()}
+		rec = &Release{Node: h.t.name, ID: h.id, Term: h.Term(), Reason: reason, Time: time.Now().UTC()}
 	}
 	for {
 		if h.q.s.gone() != nil {
@@ -261,14 +293,15 @@ func stateCtx(changed <-chan struct{}, stop <-chan struct{}) (context.Context, c
 	return ctx, cancel
 }
 
-func existsW(ctx context.Context, c *zk.Conn, p string) (bool, <-chan zk.Event, error) {
+func existsW(ctx context.Context, c *zk.Conn, p string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	type r struct {
 		ok bool
+		st *zk.Stat
 		ch <-chan zk.Event
 	}
 	res, err := call(ctx, func() (r, error) {
-		ok, _, ch, err := c.ExistsW(p)
-		return r{ok, ch}, err
+		ok, st, ch, err := c.ExistsW(p)
+		return r{ok, st, ch}, err
 	})
-	return res.ok, res.ch, err
+	return res.ok, res.st, res.ch, err
 }

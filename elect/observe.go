@@ -130,7 +130,7 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			}
 			v := View{Group: r.group, Recipe: r.recipe}
 			if watch {
-				ok, ch, err := existsW(ctx, r.conn, r.group)
+				ok, _, ch, err := existsW(ctx, r.conn, r.group)
 				if err != nil {
 					return v, w, err
 				}

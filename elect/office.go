@@ -138,7 +138,7 @@ var releasedMark = []byte("herald: released by its owner")
 // leader.ready. info is free text (e.g. the child command's pid).
 func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 	if !h.Held() {
-		return fmt.Errorf("%w: %s no longer owns %s (%s)", ErrNotLeader, h.t.name, h.q.parent, h.Reason())
+		return h.notOwner()
 	}
 	conn := h.q.s.Conn()
 	for {
@@ -153,7 +153,7 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 			return h.fenceErr(err)
 		}
 		next := Office{Herald: 1, Released: prev.Released,
-			Ack: &Ack{Node: h.t.name, ID: h.id, Term: h.t.czxid, Time: time.Now().UTC(), Info: info}}
+			Ack: &Ack{Node: h.t.name, ID: h.id, Term: h.Term(), Time: time.Now().UTC(), Info: info}}
 		data, _ := json.Marshal(next)
 		var op any = &zk.CreateRequest{Path: h.q.full(OfficeNode), Data: data, Acl: h.q.o.acl}
 		if exists {
@@ -177,9 +177,18 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 // ReadCheckpoint and resumes from there.
 func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
 	if !h.Held() {
-		return fmt.Errorf("%w: %s no longer owns %s (%s)", ErrNotLeader, h.t.name, h.q.parent, h.Reason())
+		return h.notOwner()
 	}
-	return h.Fence().Checkpoint(ctx, h.q.s, data)
+	f := h.Fence()
+	if f.Term == 0 { // ownership ended before the term was learned
+		return h.notOwner()
+	}
+	return f.Checkpoint(ctx, h.q.s, data)
+}
+
+// notOwner is the error for an operation that needs ownership we lost.
+func (h *Handle) notOwner() error {
+	return fmt.Errorf("%w: %s no longer owns %s (%s)", ErrNotLeader, h.t.name, h.q.parent, h.Reason())
 }
 
 // Fence names an owner's node; writes through it succeed only while that
@@ -195,7 +204,7 @@ type Fence struct {
 
 // Fence returns the handle's fence.
 func (h *Handle) Fence() Fence {
-	return Fence{Group: h.q.parent, Node: h.t.name, ID: h.id, Term: h.t.czxid}
+	return Fence{Group: h.q.parent, Node: h.t.name, ID: h.id, Term: h.Term()}
 }
 
 // Validate says what is wrong with a fence taken from the environment.

@@ -39,7 +39,9 @@ func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Op
 	return &queue{s: s, parent: parent, recipe: recipe, o: o}, nil
 }
 
-// ticket is our place in the queue.
+// ticket is our place in the queue. czxid is known only when the node was
+// found again after a lost create reply; otherwise the handle learns it
+// from its first watch on the node (see Handle.Term).
 type ticket struct {
 	name  string
 	seq   int32
@@ -68,11 +70,8 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 		})
 		switch {
 		case err == nil:
-			t, err := q.stamp(ctx, path.Base(created))
-			if err != nil {
-				q.abandon(path.Base(created))
-			}
-			return t, err
+			seq, _ := ParseSequence(path.Base(created))
+			return ticket{name: path.Base(created), seq: seq}, nil
 		case errors.Is(err, zk.ErrNoNode):
 			if !q.o.createParents {
 				return ticket{}, fmt.Errorf("%w: %s; create it first (herald never guesses ACLs for you) or use CreateParents", ErrNoParent, q.parent)
@@ -106,7 +105,8 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 	}
 }
 
-// stamp reads our node's czxid (the term it will carry as owner).
+// stamp checks that a node found by its marker is ours and reads its
+// czxid (the term it will carry as owner).
 func (q *queue) stamp(ctx context.Context, name string) (ticket, error) {
 	seq, _ := ParseSequence(name)
 	for {
@@ -290,7 +290,7 @@ func (q *queue) wait(ctx context.Context, t ticket, tryOnly bool) error {
 		pred, onlyLower := es[idx-1], idx == 1
 	watch:
 		for {
-			ok, ch, err := existsW(ctx, conn, q.full(pred.name))
+			ok, _, ch, err := existsW(ctx, conn, q.full(pred.name))
 			if err != nil {
 				if err2 := q.retryable(ctx, err); err2 != nil {
 					return err2

@@ -49,12 +49,15 @@ func (n *announcer) gained(h *elect.Handle, recipe elect.Recipe) {
 		return
 	}
 	p := h.Participant()
+	if p.Czxid == 0 {
+		return // lost before its term was known: there is nothing to announce
+	}
 	t := publish.LeaderElected
 	if recipe == elect.RecipeLock {
 		t = publish.LockAcquired
 	}
 	n.send(publish.Event{Type: t, Group: h.Group(), Recipe: recipe, Owner: publish.FromElect(&p),
-		Term: h.Term(), Zxid: h.Term()})
+		Term: p.Czxid, Zxid: p.Czxid})
 }
 
 // lost announces that h no longer owns its group, and closes the announcer.
@@ -64,6 +67,9 @@ func (n *announcer) lost(h *elect.Handle, recipe elect.Recipe) {
 	}
 	defer n.sink.Close()
 	p := h.Participant()
+	if p.Czxid == 0 {
+		return // never announced as owner
+	}
 	t := publish.LeaderLost
 	if recipe == elect.RecipeLock {
 		t = publish.LockReleased
@@ -73,7 +79,7 @@ func (n *announcer) lost(h *elect.Handle, recipe elect.Recipe) {
 		reason = elect.ReasonUnknown
 	}
 	n.send(publish.Event{Type: t, Group: h.Group(), Recipe: recipe, Previous: publish.FromElect(&p),
-		Term: h.Term(), Zxid: h.Term(), Reason: reason})
+		Term: p.Czxid, Zxid: p.Czxid, Reason: reason})
 }
 
 func (n *announcer) send(e publish.Event) {
