@@ -97,16 +97,28 @@ func ownerChanges(batch []publish.Event, reached map[string]int64) ([]publish.Ev
 const (
 	chunkMessages = 500
 	chunkBytes    = 900 << 10 // under the brokers' default message.max.bytes (1 MiB)
+	// maxMessageBytes bounds one message: kafka-go's batch limit, and the
+	// brokers' default message.max.bytes.
+	maxMessageBytes = 1 << 20
+	// ownerOverhead is what an event's owners-topic record may add to its
+	// events-topic record: a tombstone carries the body in a header.
+	ownerOverhead = len(EventHeader) + 8
 )
+
+// messageSize estimates m's size on the wire, with record overhead.
+func messageSize(m kafka.Message) int {
+	n := len(m.Key) + len(m.Value) + 64
+	for _, h := range m.Headers {
+		n += len(h.Key) + len(h.Value) + 8
+	}
+	return n
+}
 
 func chunks(msgs []kafka.Message) [][]kafka.Message {
 	var out [][]kafka.Message
 	start, size := 0, 0
 	for i, m := range msgs {
-		n := len(m.Key) + len(m.Value) + 64
-		for _, h := range m.Headers {
-			n += len(h.Key) + len(h.Value) + 8
-		}
+		n := messageSize(m)
 		if i > start && (i-start >= chunkMessages || size+n > chunkBytes) {
 			out = append(out, msgs[start:i])
 			start, size = i, 0

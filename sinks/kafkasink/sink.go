@@ -80,7 +80,7 @@ func (s *Sink) Connect(ctx context.Context) error {
 		// rare, urgent events. See Config.BatchTimeout.
 		BatchTimeout:    s.cfg.BatchTimeout,
 		BatchSize:       chunkMessages,
-		BatchBytes:      1 << 20,
+		BatchBytes:      maxMessageBytes,
 		WriteTimeout:    s.cfg.WriteTimeout,
 		MaxAttempts:     3,
 		WriteBackoffMin: 50 * time.Millisecond,
@@ -120,7 +120,10 @@ func (s *Sink) drain(ctx context.Context) error {
 // brokers acknowledged everything (acks=all). On error it stops at once,
 // never writing past a failed chunk, and the error wraps
 // publish.ErrReconnect: the pipeline reconnects and re-sends the whole
-// batch, so a key may get duplicates (same ids) but never a hole.
+// batch, so a key may get duplicates (same ids) but never a hole. An event
+// that can never be stored (larger than a Kafka message may be, or not
+// encodable) ends the batch with a *publish.RejectedError once the events
+// before it are written.
 func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,12 +131,28 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 		return ErrClosed
 	}
 	msgs := make([]kafka.Message, 0, len(batch)+len(batch)/2)
-	for _, e := range batch {
+	for i, e := range batch {
 		m, err := eventMessage(s.cfg.EventsTopic, e)
+		if n := messageSize(m) + ownerOverhead; err == nil && n > maxMessageBytes {
+			err = fmt.Errorf("kafkasink: event %s of %s is about %d bytes, more than a Kafka message may be (%d, the brokers' default message.max.bytes)",
+				e.ID, e.Group, n, maxMessageBytes)
+		}
 		if err != nil {
-			return err
+			if err := s.write(ctx, batch[:i], msgs); err != nil {
+				return err
+			}
+			return &publish.RejectedError{Index: i, Err: err}
 		}
 		msgs = append(msgs, m)
+	}
+	return s.write(ctx, batch, msgs)
+}
+
+// write sends the events' messages (msgs, one per event of batch) and the
+// owner changes the batch makes.
+func (s *Sink) write(ctx context.Context, batch []publish.Event, msgs []kafka.Message) error {
+	if len(batch) == 0 {
+		return nil
 	}
 	changes, terms := ownerChanges(batch, s.reached)
 	for _, e := range changes {

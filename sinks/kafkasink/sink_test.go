@@ -2,6 +2,9 @@ package kafkasink
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,5 +45,50 @@ func TestWriteAfterFailedConnectFails(t *testing.T) {
 	defer cancel()
 	if err := s.Write(ctx, sinktest.Events("x", 1, 1)); err == nil {
 		t.Fatal("Write before Connect succeeded")
+	}
+}
+
+// An event larger than a Kafka message may be can never be stored: Write
+// writes the events before it and says which one it refuses, so the
+// pipeline drops it from this sink instead of retrying it forever.
+func TestWriteRefusesAnEventTooLarge(t *testing.T) {
+	c := kafkatest.Start(t)
+	cfg := testConfig(t, c)
+	s := connected(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	evs := sinktest.Events("toolarge", 1, 3)
+	big := evs[1]
+	big.Source = strings.Repeat("s", maxMessageBytes)
+	evs[1] = big.WithID()
+	err := s.Write(ctx, evs)
+	var rej *publish.RejectedError
+	if !errors.As(err, &rej) || rej.Index != 1 || !strings.Contains(err.Error(), "message.max.bytes") || !strings.Contains(err.Error(), evs[1].ID) {
+		t.Fatalf("Write = %v, want a RejectedError for event 1 naming it and the limit", err)
+	}
+	if errors.Is(err, publish.ErrReconnect) {
+		t.Fatalf("a refused event must not ask for a reconnect: %v", err)
+	}
+	// The rest of the batch goes through on the next Write.
+	if err := s.Write(ctx, evs[2:]); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Events(ctx, cfg, "", Unfiltered())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got := eventIDs(collect(ctx, st, 2))
+	if want := []string{evs[0].ID, evs[2].ID}; !slices.Equal(got, want) {
+		t.Fatalf("events topic holds %v, want %v (the refused event left out)", got, want)
+	}
+	owners, err := FollowOwners(ctx, cfg, "", Unfiltered())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owners.Close()
+	o := collect(ctx, owners, 2)
+	if len(o) != 2 || o[1].Event.ID != evs[2].ID {
+		t.Fatalf("owners topic: %+v, want the owners of events 0 and 2", o)
 	}
 }
