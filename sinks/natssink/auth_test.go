@@ -130,3 +130,36 @@ func TestConnectNoServer(t *testing.T) {
 	srv.Shutdown()
 	refused(t, dialAndWrite(t, natssink.Options{URL: u}), u, "\x00", "check")
 }
+
+// TestCreds logs in with a .creds file (user JWT and seed, as nsc writes
+// it) to a server in operator mode; a user another operator signed is
+// refused with a hint naming the creds file.
+func TestCreds(t *testing.T) {
+	op, err := natsserver.NewOperator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := natsserver.Start(t, natsserver.WithOperator(op))
+	dir := t.TempDir()
+	creds, err := op.UserCreds(dir, "bridge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dialAndWrite(t, natssink.Options{URL: srv.URL(), CredsFile: creds}); err != nil {
+		t.Fatalf("creds refused: %v", err)
+	}
+	stranger, err := natsserver.NewOperator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := stranger.UserCreds(t.TempDir(), "stranger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused(t, dialAndWrite(t, natssink.Options{URL: srv.URL(), CredsFile: other}), srv.URL(), "SUA", "creds file")
+	refused(t, dialAndWrite(t, natssink.Options{URL: srv.URL()}), srv.URL(), "SUA", "credentials")
+	err = dialAndWrite(t, natssink.Options{URL: srv.URL(), CredsFile: dir + "/missing.creds"})
+	if !errors.Is(err, natssink.ErrConfig) || !strings.Contains(err.Error(), "missing.creds") {
+		t.Fatalf("missing creds file: %v, want ErrConfig naming the file", err)
+	}
+}
