@@ -60,12 +60,12 @@ func (n *announcer) gained(h *elect.Handle, recipe elect.Recipe) {
 		Term: p.Czxid, Zxid: p.Czxid})
 }
 
-// lost announces that h no longer owns its group, and closes the announcer.
+// lost announces that h no longer owns its group. The announcer stays
+// open: a runner with --rejoin announces its next term on it.
 func (n *announcer) lost(h *elect.Handle, recipe elect.Recipe) {
 	if n == nil {
 		return
 	}
-	defer n.sink.Close()
 	p := h.Participant()
 	if p.Czxid == 0 {
 		return // never announced as owner
@@ -80,6 +80,13 @@ func (n *announcer) lost(h *elect.Handle, recipe elect.Recipe) {
 	}
 	n.send(publish.Event{Type: t, Group: h.Group(), Recipe: recipe, Previous: publish.FromElect(&p),
 		Term: p.Czxid, Zxid: p.Czxid, Reason: reason})
+}
+
+// close closes the announcer's NATS connection.
+func (n *announcer) close() {
+	if n != nil {
+		_ = n.sink.Close()
+	}
 }
 
 func (n *announcer) send(e publish.Event) {

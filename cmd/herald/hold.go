@@ -45,6 +45,14 @@ func (o holding) release() {
 // child's exit code (as an *exitError when not 0), or exitNotLeader when
 // ownership was lost and the child had to be stopped.
 func (a *app) holdAndRun(ctx context.Context, o holding) error {
+	if !o.h.Held() {
+		// Lost between winning and here (the environment holds the term,
+		// which is 0 if ownership ended before it was known): never start
+		// the child for an owner that is already deposed, nor announce it.
+		o.ann = nil
+		o.release()
+		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), o.h.Reason())}
+	}
 	o.ann.gained(o.h, o.recipe)
 	c, err := startChild(o.args, o.env, a.stdin, a.stdout, a.stderr)
 	if err != nil {

@@ -96,6 +96,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 		"HERALD_ZK=" + strings.Join(s.Servers(), ","),
 	}
 	ann := newAnnouncer(ctx, a.log, o.nats, "herald-lock/"+o.id)
+	defer ann.close()
 	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeLock, args: args, env: env, grace: o.grace, ann: ann})
 }
 

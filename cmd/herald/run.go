@@ -87,6 +87,7 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 		o.id = defaultID()
 	}
 	ann := newAnnouncer(ctx, a.log, o.nats, "herald-run/"+o.id)
+	defer ann.close()
 	for {
 		err := a.leadOnce(ctx, o, args, ann)
 		var ee *exitError

@@ -2,14 +2,21 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/natssink"
 )
 
 func zkFlags(t *testing.T) []string {
@@ -186,7 +193,25 @@ func TestRunRejoin(t *testing.T) {
 	child := `trap 'echo "$HERALD_ID got TERM"; exit 143' TERM
 		echo "$HERALD_ID running term=$HERALD_TERM"
 		while :; do sleep 0.05; done`
-	a := start(t, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "2s", "--rejoin", "--", "sh", "-c", child)...)
+	// a announces its transitions on NATS, across both its terms.
+	url := natsserver.Start(t).URL()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	tok, err := publish.Tokens(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.SubscribeSync("herald.*." + tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a := start(t, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "2s", "--rejoin", "--nats", url, "--", "sh", "-c", child)...)
 	a.waitOutput(t, "a running", 20*time.Second)
 	b := start(t, nil, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
 	waitQueued(t, zk, g, 2, "b never joined the queue")
@@ -218,6 +243,23 @@ func TestRunRejoin(t *testing.T) {
 	second, _ := strconv.ParseInt(m[1][1], 10, 64)
 	if second <= first {
 		t.Fatalf("a's second term %d is not above its first %d", second, first)
+	}
+	var announced []string
+	for len(announced) < 3 {
+		m, err := sub.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("announcements so far %v: %v\n%s", announced, err, a.out)
+		}
+		e, err := natssink.Decode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		announced = append(announced, fmt.Sprintf("%s %d", e.Type, e.Term))
+	}
+	want := []string{fmt.Sprintf("%s %d", publish.LeaderElected, first), fmt.Sprintf("%s %d", publish.LeaderLost, first),
+		fmt.Sprintf("%s %d", publish.LeaderElected, second)}
+	if !slices.Equal(announced, want) {
+		t.Fatalf("a announced %v, want %v", announced, want)
 	}
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
 	if code := a.wait(t, 10*time.Second); code != 143 {
