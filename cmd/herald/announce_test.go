@@ -16,12 +16,35 @@ import (
 func TestRunAnnouncesOnNATS(t *testing.T) {
 	zk := zkFlags(t)
 	g := uniq(t)
+	url, announced := announcements(t, g)
+	_, stderr, code := heraldRun(t, nil, append(zk, "run", "--election", g, "--id", "announcer", "--nats", url, "--", "true")...)
+	if code != 0 {
+		t.Fatalf("run exited %d: %s", code, stderr)
+	}
+	got := announced(2)
+	el, lost := got[0], got[1]
+	if el.Type != publish.LeaderElected || el.Owner == nil || el.Owner.ID != "announcer" || el.Term <= 0 || el.Group != g {
+		t.Fatalf("first announcement %+v, want leader.elected of announcer", el)
+	}
+	if lost.Type != publish.LeaderLost || lost.Previous == nil || lost.Previous.Node != el.Owner.Node || lost.Term != el.Term {
+		t.Fatalf("second announcement %+v, want leader.lost of %s", lost, el.Owner.Node)
+	}
+	if el.ID != publish.MakeID(g, el.Owner.Node, publish.LeaderElected) {
+		t.Fatalf("announced id %s is not the id a bridge gives the same change", el.ID)
+	}
+}
+
+// announcements starts a NATS server and subscribes to group g's subjects.
+// It returns the server's URL and a function that waits for the next n
+// events announced there.
+func announcements(t *testing.T, g string) (string, func(n int) []publish.Event) {
+	t.Helper()
 	url := natsserver.Start(t).URL()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	tok, err := publish.Tokens(g)
 	if err != nil {
 		t.Fatal(err)
@@ -33,30 +56,20 @@ func TestRunAnnouncesOnNATS(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := heraldRun(t, nil, append(zk, "run", "--election", g, "--id", "announcer", "--nats", url, "--", "true")...)
-	if code != 0 {
-		t.Fatalf("run exited %d: %s", code, stderr)
-	}
-	var got []publish.Event
-	for len(got) < 2 {
-		m, err := sub.NextMsg(10 * time.Second)
-		if err != nil {
-			t.Fatalf("after %d events: %v", len(got), err)
+	return url, func(n int) []publish.Event {
+		t.Helper()
+		var got []publish.Event
+		for len(got) < n {
+			m, err := sub.NextMsg(10 * time.Second)
+			if err != nil {
+				t.Fatalf("after %d announced events: %v", len(got), err)
+			}
+			e, err := natssink.Decode(m)
+			if err != nil {
+				t.Fatalf("announced message does not decode: %v", err)
+			}
+			got = append(got, e)
 		}
-		e, err := natssink.Decode(m)
-		if err != nil {
-			t.Fatalf("announced message does not decode: %v", err)
-		}
-		got = append(got, e)
-	}
-	el, lost := got[0], got[1]
-	if el.Type != publish.LeaderElected || el.Owner == nil || el.Owner.ID != "announcer" || el.Term <= 0 || el.Group != g {
-		t.Fatalf("first announcement %+v, want leader.elected of announcer", el)
-	}
-	if lost.Type != publish.LeaderLost || lost.Previous == nil || lost.Previous.Node != el.Owner.Node || lost.Term != el.Term {
-		t.Fatalf("second announcement %+v, want leader.lost of %s", lost, el.Owner.Node)
-	}
-	if el.ID != publish.MakeID(g, el.Owner.Node, publish.LeaderElected) {
-		t.Fatalf("announced id %s is not the id a bridge gives the same change", el.ID)
+		return got
 	}
 }

@@ -11,12 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"github.com/zkherald/herald/publish"
-	"github.com/zkherald/herald/sinks/natssink"
 )
 
 func zkFlags(t *testing.T) []string {
@@ -194,23 +190,7 @@ func TestRunRejoin(t *testing.T) {
 		echo "$HERALD_ID running term=$HERALD_TERM"
 		while :; do sleep 0.05; done`
 	// a announces its transitions on NATS, across both its terms.
-	url := natsserver.Start(t).URL()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	tok, err := publish.Tokens(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := nc.SubscribeSync("herald.*." + tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	url, announcedEvents := announcements(t, g)
 	a := start(t, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "2s", "--rejoin", "--nats", url, "--", "sh", "-c", child)...)
 	a.waitOutput(t, "a running", 20*time.Second)
 	b := start(t, nil, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
@@ -245,15 +225,7 @@ func TestRunRejoin(t *testing.T) {
 		t.Fatalf("a's second term %d is not above its first %d", second, first)
 	}
 	var announced []string
-	for len(announced) < 3 {
-		m, err := sub.NextMsg(10 * time.Second)
-		if err != nil {
-			t.Fatalf("announcements so far %v: %v\n%s", announced, err, a.out)
-		}
-		e, err := natssink.Decode(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range announcedEvents(3) {
 		announced = append(announced, fmt.Sprintf("%s %d", e.Type, e.Term))
 	}
 	want := []string{fmt.Sprintf("%s %d", publish.LeaderElected, first), fmt.Sprintf("%s %d", publish.LeaderLost, first),
