@@ -183,17 +183,35 @@ func TestTryAcquireAndTimeout(t *testing.T) {
 	}
 }
 
-func TestCancelledWaiterRemovesNode(t *testing.T) {
+// duel is a fresh election in which a leads (id "a") and b is ready to
+// campaign.
+type duel struct {
+	ctx    context.Context
+	path   string
+	b      *elect.Session
+	ea, eb *elect.Election
+	la     *elect.Handle
+}
+
+func aLeads(t *testing.T) duel {
+	t.Helper()
 	addrs := sharedAddrs(t)
-	path := groupPath(t)
-	a, b := session(t, addrs), session(t, addrs)
-	ea, _ := elect.NewElection(a, path, elect.CreateParents())
-	eb, _ := elect.NewElection(b, path, elect.CreateParents())
-	ctx := ctxT(t, 20*time.Second)
-	la, err := ea.Campaign(ctx, "a")
+	d := duel{ctx: ctxT(t, 20*time.Second), path: groupPath(t)}
+	a := session(t, addrs)
+	d.b = session(t, addrs)
+	d.ea, _ = elect.NewElection(a, d.path, elect.CreateParents())
+	d.eb, _ = elect.NewElection(d.b, d.path, elect.CreateParents())
+	la, err := d.ea.Campaign(d.ctx, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.la = la
+	return d
+}
+
+func TestCancelledWaiterRemovesNode(t *testing.T) {
+	d := aLeads(t)
+	ctx, ea, eb, la := d.ctx, d.ea, d.eb, d.la
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { _, err := eb.Campaign(wctx, "b"); done <- err }()
@@ -349,16 +367,8 @@ func TestWatchesAndWakeupsPerHandoff(t *testing.T) {
 }
 
 func TestFencedWritesRejectDeposedLeader(t *testing.T) {
-	addrs := sharedAddrs(t)
-	path := groupPath(t)
-	a, b := session(t, addrs), session(t, addrs)
-	ea, _ := elect.NewElection(a, path, elect.CreateParents())
-	eb, _ := elect.NewElection(b, path, elect.CreateParents())
-	ctx := ctxT(t, 20*time.Second)
-	la, err := ea.Campaign(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := aLeads(t)
+	ctx, path, b, eb, la := d.ctx, d.path, d.b, d.eb, d.la
 	if err := la.Acknowledge(ctx, "pid 1"); err != nil {
 		t.Fatalf("acknowledge: %v", err)
 	}
