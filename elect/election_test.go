@@ -201,11 +201,10 @@ func aLeads(t *testing.T) duel {
 	d.b = session(t, addrs)
 	d.ea, _ = elect.NewElection(a, d.path, elect.CreateParents())
 	d.eb, _ = elect.NewElection(d.b, d.path, elect.CreateParents())
-	la, err := d.ea.Campaign(d.ctx, "a")
-	if err != nil {
+	var err error
+	if d.la, err = d.ea.Campaign(d.ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	d.la = la
 	return d
 }
 

@@ -137,8 +137,9 @@ var releasedMark = []byte("herald: released by its owner")
 // not by itself mean its owner knows it leads). Observers turn it into
 // leader.ready. info is free text (e.g. the child command's pid).
 func (h *Handle) Acknowledge(ctx context.Context, info string) error {
-	if !h.Held() {
-		return h.notOwner()
+	term, err := h.heldTerm()
+	if err != nil {
+		return err
 	}
 	conn := h.q.s.Conn()
 	for {
@@ -153,7 +154,7 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 			return h.fenceErr(err)
 		}
 		next := Office{Herald: 1, Released: prev.Released,
-			Ack: &Ack{Node: h.t.name, ID: h.id, Term: h.Term(), Time: time.Now().UTC(), Info: info}}
+			Ack: &Ack{Node: h.t.name, ID: h.id, Term: term, Time: time.Now().UTC(), Info: info}}
 		data, _ := json.Marshal(next)
 		var op any = &zk.CreateRequest{Path: h.q.full(OfficeNode), Data: data, Acl: h.q.o.acl}
 		if exists {
@@ -176,19 +177,21 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 // with ErrNotLeader once we are deposed. The next owner reads it with
 // ReadCheckpoint and resumes from there.
 func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
-	if !h.Held() {
-		return h.notOwner()
+	if _, err := h.heldTerm(); err != nil {
+		return err
 	}
-	f := h.Fence()
-	if f.Term == 0 { // ownership ended before the term was learned
-		return h.notOwner()
-	}
-	return f.Checkpoint(ctx, h.q.s, data)
+	return h.Fence().Checkpoint(ctx, h.q.s, data)
 }
 
-// notOwner is the error for an operation that needs ownership we lost.
-func (h *Handle) notOwner() error {
-	return fmt.Errorf("%w: %s no longer owns %s (%s)", ErrNotLeader, h.t.name, h.q.parent, h.Reason())
+// heldTerm is our term while we own, and ErrNotLeader once ownership has
+// ended, including when it ended before the term was learned (Term is 0):
+// no record then carries a term of 0.
+func (h *Handle) heldTerm() (int64, error) {
+	t := h.Term()
+	if t == 0 || !h.Held() {
+		return 0, fmt.Errorf("%w: %s no longer owns %s (%s)", ErrNotLeader, h.t.name, h.q.parent, h.Reason())
+	}
+	return t, nil
 }
 
 // Fence names an owner's node; writes through it succeed only while that
