@@ -11,12 +11,11 @@ import (
 )
 
 // Operator is a decentralized-auth (JWT) setup as nsc makes one: an
-// operator, one account it signs (with JetStream) and users that account
-// signs. Pass it to WithOperator; give clients UserCreds files.
+// operator, the system account and one account it signs (with JetStream),
+// and users that account signs. Pass it to WithOperator; give clients UserCreds files.
 type Operator struct {
 	operator *jwt.OperatorClaims
 	accounts map[string]string // public key -> JWT: the system account and ours
-	system   string
 	account  nkeys.KeyPair
 }
 
@@ -40,7 +39,6 @@ func NewOperator() (*Operator, error) {
 	op.operator = jwt.NewOperatorClaims(opub)
 	op.operator.Name = "herald-test"
 	op.operator.SystemAccount = sys
-	op.system = sys
 	if _, err := op.operator.Encode(okp); err != nil {
 		return nil, fmt.Errorf("natsserver: sign operator: %w", err)
 	}
@@ -111,7 +109,7 @@ func WithOperator(op *Operator) Option {
 			}
 		}
 		o.TrustedOperators = []*jwt.OperatorClaims{op.operator}
-		o.SystemAccount = op.system
+		o.SystemAccount = op.operator.SystemAccount
 		o.AccountResolver = r
 		return nil
 	}
