@@ -154,24 +154,34 @@ func hexOrDec(s string) int {
 // heraldMarker finds "<prefix><16 hex session>-<8 hex nonce>_" at the end of
 // rest, the shape herald gives its own nodes.
 func heraldMarker(rest string) (sid int64, ok bool) {
+	sid, _, ok = heraldMarkerParts(rest)
+	return sid, ok
+}
+
+// heraldMarkerParts is heraldMarker with the nonce.
+func heraldMarkerParts(rest string) (sid int64, nonce uint32, ok bool) {
 	const tail = 16 + 1 + 8 + 1
 	if len(rest) < tail || rest[len(rest)-1] != '_' || rest[len(rest)-10] != '-' {
-		return 0, false
+		return 0, 0, false
 	}
 	m := rest[len(rest)-tail:]
 	u, err := strconv.ParseUint(m[:16], 16, 64)
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	if _, err := strconv.ParseUint(m[17:25], 16, 32); err != nil {
-		return 0, false
+	n, err := strconv.ParseUint(m[17:25], 16, 32)
+	if err != nil {
+		return 0, 0, false
 	}
-	return int64(u), true
+	return int64(u), uint32(n), true
 }
 
 // heraldName builds the name herald creates (before the sequence):
-// "<prefix><session as 16 hex>-<nonce>_". The session and nonce let us find
-// our node again after a connection loss during create.
-func heraldName(prefix string, session int64, nonce string) string {
-	return fmt.Sprintf("%s%016x-%s_", prefix, uint64(session), nonce)
+// "<prefix><session as 16 hex>-<nonce as 8 hex>_". The session and nonce let
+// us find our node again after a connection loss during create. The nonce
+// counts a session's creates (Session.nextNonce): unique within the session,
+// and predictable, which lets a waiter guess its predecessor's name (see
+// queue.guess).
+func heraldName(prefix string, session int64, nonce uint32) string {
+	return fmt.Sprintf("%s%016x-%08x_", prefix, uint64(session), nonce)
 }

@@ -50,7 +50,7 @@ func TestParseNameConventions(t *testing.T) {
 		name, conv, id string
 		session        int64
 	}{
-		{heraldName("candidate-", 0x1000abc, "0badf00d") + "0000000003", "herald", "candidate-0000000001000abc-0badf00d", 0x1000abc},
+		{heraldName("candidate-", 0x1000abc, 0x0badf00d) + "0000000003", "herald", "candidate-0000000001000abc-0badf00d", 0x1000abc},
 		{"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-latch-0000000001", "curator", "latch", 0},
 		{"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-0000000009", "curator", "lock", 0},
 		{"_c_0123456789abcdef0123456789abcdef-lock-0000000002", "go-zookeeper", "lock", 0},

@@ -58,7 +58,8 @@ type Session struct {
 	timeout time.Duration // negotiated
 
 	id        atomic.Int64
-	granted   atomic.Int64 // negotiated timeout in ms, sniffed from the handshake
+	nonces    atomic.Uint32 // counts our queue nodes; see heraldName
+	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
 	lostFlag  atomic.Bool
 	mu        sync.Mutex
 	state     State
@@ -229,6 +230,10 @@ func (s *Session) setLocked(st State) {
 
 // ID is the ZooKeeper session id.
 func (s *Session) ID() int64 { return s.id.Load() }
+
+// nextNonce numbers the session's queue nodes. Two nodes of one session
+// never share a nonce while they could both exist.
+func (s *Session) nextNonce() uint32 { return s.nonces.Add(1) }
 
 // Timeout is the session timeout the servers granted.
 func (s *Session) Timeout() time.Duration { return s.timeout }
