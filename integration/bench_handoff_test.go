@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/zkserver"
 )
 
 // benchSessionTimeout is long so that idle pings stay rare next to the
@@ -27,10 +28,11 @@ func benchSession(b *testing.B, addrs []string) *elect.Session {
 // zk.Lock, on the same server.
 func BenchmarkLockHandoff(b *testing.B) {
 	zkc := benchCluster(b)
+	srv := zkc.Member(0)
 	const clients, window = 10, 10 * time.Second
 	for range b.N {
 		hp, gp := groupPath(b, "herald-lock"), groupPath(b, "gozk-lock")
-		herald := lockLoop(b, clients, window, func(i int) func(ctx context.Context) error {
+		herald, hpk := lockLoop(b, srv, clients, window, func(i int) func(ctx context.Context) error {
 			l, err := elect.NewLock(benchSession(b, zkc.Addrs()), hp, elect.CreateParents(), elect.WithID(fmt.Sprint("h", i)))
 			if err != nil {
 				b.Fatal(err)
@@ -43,7 +45,7 @@ func BenchmarkLockHandoff(b *testing.B) {
 				return h.Release(ctx)
 			}
 		})
-		peer := lockLoop(b, clients, window, func(i int) func(ctx context.Context) error {
+		peer, gpk := lockLoop(b, srv, clients, window, func(i int) func(ctx context.Context) error {
 			l := zk.NewLock(rawConn(b, zkc.Addrs(), benchSessionTimeout), gp, zk.WorldACL(zk.PermAll))
 			return func(context.Context) error {
 				if err := l.Lock(); err != nil {
@@ -59,13 +61,15 @@ func BenchmarkLockHandoff(b *testing.B) {
 		table(benchOut(), "Lock handoff throughput, 10 clients with their own sessions, 10 s each, one lock", []row{
 			{what: "handoffs/s", herald: fmt.Sprintf("%.0f", herald), peer: fmt.Sprintf("%.0f (go-zookeeper zk.Lock)", peer),
 				ratio: fmt.Sprintf("%.2fx", ratio), target: ">= 1.5x", verdict: met(ratio >= 1.5)},
+			{what: "ZooKeeper packets per cycle", herald: fmt.Sprintf("%.2f", hpk), peer: fmt.Sprintf("%.2f", gpk),
+				ratio: fmt.Sprintf("%.2fx", hpk/gpk)},
 		})
 	}
 }
 
 // lockLoop runs clients loops of take-and-release for window and returns
-// the completed cycles per second.
-func lockLoop(b *testing.B, clients int, window time.Duration, mk func(i int) func(context.Context) error) float64 {
+// the completed cycles per second and the packets srv received per cycle.
+func lockLoop(b *testing.B, srv *zkserver.Server, clients int, window time.Duration, mk func(i int) func(context.Context) error) (float64, float64) {
 	b.Helper()
 	cycles := make([]func(context.Context) error, clients)
 	for i := range cycles {
@@ -76,6 +80,7 @@ func lockLoop(b *testing.B, clients int, window time.Duration, mk func(i int) fu
 	var n atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
+	before := packets(b, srv)
 	start := time.Now()
 	for _, cycle := range cycles {
 		wg.Add(1)
@@ -94,11 +99,13 @@ func lockLoop(b *testing.B, clients int, window time.Duration, mk func(i int) fu
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	after := packets(b, srv)
 	close(errs)
 	for err := range errs {
 		b.Fatalf("lock loop: %v", err)
 	}
-	return float64(n.Load()) / elapsed.Seconds()
+	done := float64(n.Load())
+	return done / elapsed.Seconds(), float64(after-before-1) / done
 }
 
 // BenchmarkElectionHandoff: 50 candidates, 40 handoffs (the leader resigns,

@@ -1,0 +1,294 @@
+package elect_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// rotation drives clients that take one lock in turn, each enqueueing while
+// another holds it, and counts the requests each session sends.
+type rotation struct {
+	t       *testing.T
+	ctx     context.Context
+	cluster *zkserverCluster
+	path    string
+	look    *elect.Session // lists the group without touching the counts
+}
+
+func newRotation(t *testing.T) *rotation {
+	cluster := sharedCluster(t)
+	r := &rotation{t: t, ctx: ctxT(t, 60*time.Second), cluster: cluster, path: groupPath(t)}
+	r.look = session(t, cluster.Addrs())
+	return r
+}
+
+// member is one client of the rotation, with its own session.
+type member struct {
+	s      *elect.Session
+	l      *elect.Lock
+	got    <-chan *elect.Handle
+	cancel context.CancelFunc
+	h      *elect.Handle
+	before int64
+	costs  []int64 // requests per cycle, from enqueue to release
+}
+
+func (r *rotation) member() *member {
+	s := session(r.t, r.cluster.Addrs(), elect.WithSessionTimeout(30*time.Second))
+	l, err := elect.NewLock(s, r.path, elect.CreateParents())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return &member{s: s, l: l}
+}
+
+// requests is how many requests the server has received from s.
+func (r *rotation) requests(s *elect.Session) int64 {
+	r.t.Helper()
+	m, err := r.cluster.Member(0).SessionPackets(r.ctx)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	n, ok := m[s.ID()]
+	if !ok {
+		r.t.Fatalf("session 0x%x missing from cons", s.ID())
+	}
+	return n
+}
+
+// start makes m take the free lock.
+func (r *rotation) start(m *member) {
+	r.t.Helper()
+	r.acquire(m)
+	r.take(m)
+}
+
+func (r *rotation) acquire(m *member) {
+	m.before = r.requests(m.s)
+	ctx, cancel := context.WithCancel(r.ctx)
+	got := make(chan *elect.Handle, 1)
+	go func() {
+		h, err := m.l.Acquire(ctx)
+		if err != nil {
+			close(got)
+			return
+		}
+		got <- h
+	}()
+	m.got, m.cancel = got, cancel
+}
+
+// enqueue starts m's Acquire and returns once m waits, watching the node
+// below its own.
+func (r *rotation) enqueue(m *member) {
+	r.t.Helper()
+	r.acquire(m)
+	eventually(r.t, 5*time.Second, "the waiter's watch", func() bool { return r.watching(m.s) != "" })
+}
+
+// take waits for m's Acquire and for the term: the handle's watch on its
+// own node is then counted, whatever the goroutines' timing.
+func (r *rotation) take(m *member) {
+	r.t.Helper()
+	select {
+	case h, ok := <-m.got:
+		if !ok {
+			r.t.Fatal("acquire failed")
+		}
+		if h.Term() == 0 {
+			r.t.Fatal("no term")
+		}
+		m.h = h
+	case <-r.ctx.Done():
+		r.t.Fatal("the lock never came")
+	}
+}
+
+func (r *rotation) release(m *member) {
+	r.t.Helper()
+	if err := m.h.Release(r.ctx); err != nil {
+		r.t.Fatal(err)
+	}
+	m.h = nil
+	m.cancel()
+	m.costs = append(m.costs, r.requests(m.s)-m.before)
+}
+
+// turn: the holder releases, next takes the lock, the holder queues again.
+func (r *rotation) turn(holder, next *member) {
+	r.t.Helper()
+	r.release(holder)
+	r.take(next)
+	r.enqueue(holder)
+}
+
+// waits reports that m is still waiting.
+func (r *rotation) waits(m *member) {
+	r.t.Helper()
+	select {
+	case h, ok := <-m.got:
+		if ok {
+			r.t.Fatalf("took the lock (%s) while it is held", h.Node())
+		}
+		r.t.Fatal("acquire failed")
+	default:
+	}
+}
+
+// watching is the path s holds a watch on in the group ("" for none; the
+// test fails on more than one).
+func (r *rotation) watching(s *elect.Session) string {
+	r.t.Helper()
+	out, err := r.cluster.Member(0).FourLetter(r.ctx, "wchc")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var paths []string
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "0x"):
+			in = strings.EqualFold(line, fmt.Sprintf("0x%x", s.ID()))
+		case in && strings.HasPrefix(strings.TrimSpace(line), r.path+"/"):
+			paths = append(paths, strings.TrimSpace(line))
+		}
+	}
+	if len(paths) > 1 {
+		r.t.Fatalf("session 0x%x watches %v; want one node at most", s.ID(), paths)
+	}
+	if len(paths) == 0 {
+		return ""
+	}
+	return paths[0]
+}
+
+// watchedMissing lists the paths under the group that the server holds a
+// watch on but that do not exist: a watch that can only fire if a node of
+// that name is created again, which a sequential name never is.
+func (r *rotation) watchedMissing() []string {
+	r.t.Helper()
+	out, err := r.cluster.Member(0).FourLetter(r.ctx, "wchp")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var missing []string
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, r.path+"/") {
+			continue
+		}
+		ok, _, err := r.look.Conn().Exists(line)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if !ok {
+			missing = append(missing, line)
+		}
+	}
+	return missing
+}
+
+// noneMissing fails if a watch was left on a node that no longer exists.
+func (r *rotation) noneMissing() {
+	r.t.Helper()
+	if m := r.watchedMissing(); len(m) > 0 {
+		r.t.Fatalf("watches left on missing nodes: %v", m)
+	}
+}
+
+// Two clients taking a lock in turn: after two listings the waiter knows
+// its predecessor's next name and watches it without listing. A cycle then
+// costs it four requests instead of five (create, watch on the
+// predecessor, watch on its own node, release), and it still waits its
+// turn.
+func TestRotationWatchesPredecessorWithoutListing(t *testing.T) {
+	r := newRotation(t)
+	a, b := r.member(), r.member()
+	r.start(a)
+	r.enqueue(b)
+	for range 4 {
+		r.turn(a, b)
+		r.waits(a)
+		r.turn(b, a)
+		r.waits(b)
+	}
+	if want := []int64{5, 5, 4, 4}; !slices.Equal(b.costs, want) {
+		t.Fatalf("b's requests per cycle %v, want %v (the first two list, then b guesses)", b.costs, want)
+	}
+	r.release(a)
+	r.noneMissing()
+}
+
+// In a rotation of three, the guessed predecessor is itself waiting. When
+// it gives up (its node goes without the release mark), the waiter does not
+// take the lock: it lists and waits behind the holder.
+func TestGuessedWaiterGivingUpDoesNotHandOver(t *testing.T) {
+	r := newRotation(t)
+	a, b, c := r.member(), r.member(), r.member()
+	r.start(a)
+	r.enqueue(b)
+	r.enqueue(c)
+	r.turn(a, b)
+	r.turn(b, c)
+	r.turn(c, a)
+	r.turn(a, b)
+	r.turn(b, c)
+	// c's third wait: it guesses b's node, which waits behind a.
+	r.turn(c, a)
+	if got := r.requests(c.s) - c.before; got != 2 {
+		t.Fatalf("c sent %d requests before waiting, want 2 (create, watch on the guessed node)", got)
+	}
+	b.cancel()
+	if _, ok := <-b.got; ok {
+		t.Fatal("b took the lock after giving up")
+	}
+	eventually(t, 5*time.Second, "c watching the holder", func() bool { return r.watching(c.s) == a.h.NodePath() })
+	if got := r.requests(c.s) - c.before; got != 4 {
+		t.Fatalf("c sent %d requests, want 4 (create, guessed watch, listing, watch on the holder)", got)
+	}
+	r.waits(c)
+	if !a.h.Held() {
+		t.Fatalf("a lost the lock: %v", a.h.Err())
+	}
+	r.release(a)
+	r.take(c)
+	r.release(c)
+	r.noneMissing()
+}
+
+// When the rotation breaks (another client queued in between), the guess
+// misses: one request more, no watch left on the missing name, and the
+// waiter lists and waits behind its real predecessor.
+func TestWrongGuessFallsBackToListing(t *testing.T) {
+	r := newRotation(t)
+	a, b, d := r.member(), r.member(), r.member()
+	r.start(a)
+	r.enqueue(b)
+	r.turn(a, b)
+	r.turn(b, a)
+	r.turn(a, b)
+	// b would guess a's next node, but d queues in between.
+	r.release(b)
+	r.take(a)
+	r.enqueue(d)
+	r.enqueue(b)
+	if w := r.watching(b.s); w == "" || !strings.HasPrefix(w, r.path+"/lock-") || w == a.h.NodePath() {
+		t.Fatalf("b watches %q, want d's node", w)
+	}
+	if got := r.requests(b.s) - b.before; got != 4 {
+		t.Fatalf("b sent %d requests before waiting, want 4 (create, missed guess, listing, watch)", got)
+	}
+	r.noneMissing()
+	r.release(a)
+	r.take(d)
+	r.waits(b)
+	r.release(d)
+	r.take(b)
+	r.release(b)
+	r.noneMissing()
+}
