@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,11 +131,16 @@ func CreateParents() Option {
 	return func(o *recipeOptions) error { o.createParents = true; return nil }
 }
 
-// WithACL sets the ACL of the nodes herald creates.
+// WithACL sets the ACL of the nodes herald creates. Every participant must
+// be allowed to read them: ZooKeeper sends a watch event only to a session
+// that may read the node, so a waiter that may not would never wake.
 func WithACL(acl []zk.ACL) Option {
 	return func(o *recipeOptions) error {
 		if len(acl) == 0 {
 			return errors.New("elect: empty ACL")
+		}
+		if !slices.ContainsFunc(acl, func(a zk.ACL) bool { return a.Perms&zk.PermRead != 0 }) {
+			return errors.New("elect: the ACL lets nobody read the nodes; grant READ to every participant, or waiters are never told their turn has come (ZooKeeper sends watch events only to sessions that may read the node)")
 		}
 		o.acl = acl
 		return nil

@@ -7,7 +7,6 @@ import (
 	"path"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -26,9 +25,6 @@ type queue struct {
 	// next one (see guess).
 	mu    sync.Mutex
 	preds [2]predecessor
-	// noRead: a node's ACL refused us getData, so watches are set with
-	// exists and nothing is guessed (see watchNode).
-	noRead atomic.Bool
 }
 
 // predecessor is a herald node that sat just below ours.
@@ -314,7 +310,7 @@ func (q *queue) wait(ctx context.Context, t ticket, tryOnly bool) error {
 	watch:
 		for {
 			if ch == nil {
-				ok, c, err := q.watchNode(ctx, pred.name, false)
+				ok, c, err := q.watchNode(ctx, pred.name)
 				if err != nil {
 					if err2 := q.retryable(ctx, err); err2 != nil {
 						return err2
@@ -378,7 +374,7 @@ func (q *queue) guess(t ticket) (string, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	a, b := q.preds[0], q.preds[1]
-	if q.noRead.Load() || !a.ok || !b.ok || a.session != b.session || a.nonce != b.nonce+1 {
+	if !a.ok || !b.ok || a.session != b.session || a.nonce != b.nonce+1 {
 		return "", false
 	}
 	return heraldName(q.o.prefix, a.session, a.nonce+1) + FormatSequence(t.seq-1), true
@@ -391,7 +387,7 @@ func (q *queue) tryGuess(ctx context.Context, t ticket) (entry, <-chan zk.Event)
 	if !ok {
 		return entry{}, nil
 	}
-	found, ch, err := q.watchNode(ctx, name, true)
+	found, ch, err := q.watchNode(ctx, name)
 	if err == nil && found {
 		return entry{name: name, seq: t.seq - 1}, ch
 	}
@@ -404,30 +400,22 @@ func (q *queue) tryGuess(ctx context.Context, t ticket) (entry, <-chan zk.Event)
 // watchNode sets a one-shot watch on a node if it exists, and none if it
 // does not. getData does exactly that; exists would leave a watch behind
 // on a missing name, and a sequential name never comes back to fire it.
-// getData needs read permission: where a node's ACL refuses it, exists
-// stands in from then on, and guesses (which may miss) stop.
-func (q *queue) watchNode(ctx context.Context, name string, guessed bool) (bool, <-chan zk.Event, error) {
-	conn := q.s.Conn()
-	if !q.noRead.Load() {
-		ch, err := call(ctx, func() (<-chan zk.Event, error) {
-			_, _, ch, err := conn.GetW(q.full(name))
-			return ch, err
-		})
-		switch {
-		case err == nil:
-			return true, ch, nil
-		case errors.Is(err, zk.ErrNoNode):
-			return false, nil, nil
-		case !errors.Is(err, zk.ErrNoAuth):
-			return false, nil, err
-		}
-		q.noRead.Store(true)
-		if guessed {
-			return false, nil, nil
-		}
+func (q *queue) watchNode(ctx context.Context, name string) (bool, <-chan zk.Event, error) {
+	ch, err := call(ctx, func() (<-chan zk.Event, error) {
+		_, _, ch, err := q.s.Conn().GetW(q.full(name))
+		return ch, err
+	})
+	switch {
+	case err == nil:
+		return true, ch, nil
+	case errors.Is(err, zk.ErrNoNode):
+		return false, nil, nil
+	case errors.Is(err, zk.ErrNoAuth):
+		// exists would set the watch, but ZooKeeper sends its event only
+		// to a session that may read the node: we would wait forever.
+		return false, nil, fmt.Errorf("elect: may not read %s, the node ours waits behind: %w; grant READ to every participant in the nodes' ACL", q.full(name), err)
 	}
-	ok, _, ch, err := existsW(ctx, conn, q.full(name))
-	return ok, ch, err
+	return false, nil, err
 }
 
 // remember records the predecessor t waited behind (none when t owned at

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherald/herald/elect"
 )
 
@@ -39,9 +41,9 @@ type member struct {
 	costs  []int64 // requests per cycle, from enqueue to release
 }
 
-func (r *rotation) member() *member {
+func (r *rotation) member(opts ...elect.Option) *member {
 	s := session(r.t, r.cluster.Addrs(), elect.WithSessionTimeout(30*time.Second))
-	l, err := elect.NewLock(s, r.path, elect.CreateParents())
+	l, err := elect.NewLock(s, r.path, append([]elect.Option{elect.CreateParents()}, opts...)...)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -49,6 +51,26 @@ func (r *rotation) member() *member {
 }
 
 // requests is how many requests the server has received from s.
+// nodes is the number of queue nodes in the group.
+func (r *rotation) nodes() int {
+	r.t.Helper()
+	var n int
+	eventually(r.t, 5*time.Second, "the group readable", func() bool {
+		children, _, err := r.look.Conn().Children(r.path)
+		if err != nil {
+			return false
+		}
+		n = 0
+		for _, c := range children {
+			if _, ok := elect.ParseSequence(c); ok {
+				n++
+			}
+		}
+		return true
+	})
+	return n
+}
+
 func (r *rotation) requests(s *elect.Session) int64 {
 	r.t.Helper()
 	m, err := r.cluster.Member(0).SessionPackets(r.ctx)
@@ -291,4 +313,37 @@ func TestWrongGuessFallsBackToListing(t *testing.T) {
 	r.take(b)
 	r.release(b)
 	r.noneMissing()
+}
+
+// A waiter that may not read the node it waits behind would never be woken
+// (ZooKeeper sends watch events only to sessions that may read the node):
+// it fails at once with an error that says so, and removes its node.
+func TestUnreadablePredecessorIsAnError(t *testing.T) {
+	r := newRotation(t)
+	// Each participant may read only its own nodes.
+	digest := func(user string) elect.Option {
+		return elect.WithACL(append(zk.DigestACL(zk.PermAll, user, "pw"), zk.ACL{Perms: zk.PermAll &^ zk.PermRead, Scheme: "world", ID: "anyone"}))
+	}
+	a, b := r.member(digest("a")), r.member(digest("b"))
+	for u, m := range map[string]*member{"a": a, "b": b} {
+		if err := m.s.Conn().AddAuth("digest", []byte(u+":pw")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.start(a)
+	_, err := b.l.Acquire(r.ctx)
+	if err == nil || !strings.Contains(err.Error(), "grant READ") || !strings.Contains(err.Error(), a.h.NodePath()) {
+		t.Fatalf("acquire behind an unreadable node: %v; want an error naming the node and READ", err)
+	}
+	eventually(t, 5*time.Second, "the refused waiter's node removed", func() bool { return r.nodes() == 1 })
+	r.release(a)
+	r.noneMissing()
+}
+
+func TestACLWithoutReadIsRefused(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	_, err := elect.NewLock(s, groupPath(t), elect.WithACL([]zk.ACL{{Perms: zk.PermAll &^ zk.PermRead, Scheme: "world", ID: "anyone"}}))
+	if err == nil || !strings.Contains(err.Error(), "grant READ") {
+		t.Fatalf("NewLock with an ACL nobody may read: %v; want an error that asks for READ", err)
+	}
 }
