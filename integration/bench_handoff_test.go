@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,52 +25,100 @@ func benchSession(b *testing.B, addrs []string) *elect.Session {
 }
 
 // BenchmarkLockHandoff: 10 clients, each with its own session, take and
-// give back one lock for 10 s: herald's elect.Lock, then go-zookeeper's
-// zk.Lock, on the same server.
+// give back one lock for 10 s: herald's elect.Lock and go-zookeeper's
+// zk.Lock on the same server. Each gets two 5 s halves, in the order
+// herald, peer, peer, herald, so that a server growing slower or faster
+// over the run favours neither.
 func BenchmarkLockHandoff(b *testing.B) {
 	zkc := benchCluster(b)
 	srv := zkc.Member(0)
-	const clients, window = 10, 10 * time.Second
+	const clients, half = 10, 5 * time.Second
 	for range b.N {
 		hp, gp := groupPath(b, "herald-lock"), groupPath(b, "gozk-lock")
-		herald, hpk := lockLoop(b, srv, clients, window, func(i int) func(ctx context.Context) error {
-			l, err := elect.NewLock(benchSession(b, zkc.Addrs()), hp, elect.CreateParents(), elect.WithID(fmt.Sprint("h", i)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return func(ctx context.Context) error {
-				h, err := l.Acquire(ctx)
+		heraldLoop := func() loopFigures {
+			return lockLoop(b, srv, clients, half, func(i int) func(ctx context.Context) error {
+				l, err := elect.NewLock(benchSession(b, zkc.Addrs()), hp, elect.CreateParents(), elect.WithID(fmt.Sprint("h", i)))
 				if err != nil {
-					return err
+					b.Fatal(err)
 				}
-				return h.Release(ctx)
-			}
-		})
-		peer, gpk := lockLoop(b, srv, clients, window, func(i int) func(ctx context.Context) error {
-			l := zk.NewLock(rawConn(b, zkc.Addrs(), benchSessionTimeout), gp, zk.WorldACL(zk.PermAll))
-			return func(context.Context) error {
-				if err := l.Lock(); err != nil {
-					return err
+				return func(ctx context.Context) error {
+					h, err := l.Acquire(ctx)
+					if err != nil {
+						return err
+					}
+					return h.Release(ctx)
 				}
-				return l.Unlock()
-			}
-		})
-		ratio := herald / peer
-		b.ReportMetric(herald, "herald-handoffs/s")
-		b.ReportMetric(peer, "gozk-handoffs/s")
+			})
+		}
+		peerLoop := func() loopFigures {
+			return lockLoop(b, srv, clients, half, func(i int) func(ctx context.Context) error {
+				l := zk.NewLock(rawConn(b, zkc.Addrs(), benchSessionTimeout), gp, zk.WorldACL(zk.PermAll))
+				return func(context.Context) error {
+					if err := l.Lock(); err != nil {
+						return err
+					}
+					return l.Unlock()
+				}
+			})
+		}
+		h := heraldLoop()
+		g := peerLoop()
+		g = g.add(peerLoop())
+		h = h.add(heraldLoop())
+		ratio := h.rate() / g.rate()
+		b.ReportMetric(h.rate(), "herald-handoffs/s")
+		b.ReportMetric(g.rate(), "gozk-handoffs/s")
 		b.ReportMetric(ratio, "ratio")
+		hs, gs := h.serverCPU(), g.serverCPU()
+		hc, gc := h.clientCPU(), g.clientCPU()
 		table(benchOut(), "Lock handoff throughput, 10 clients with their own sessions, 10 s each, one lock", []row{
-			{what: "handoffs/s", herald: fmt.Sprintf("%.0f", herald), peer: fmt.Sprintf("%.0f (go-zookeeper zk.Lock)", peer),
+			{what: "handoffs/s", herald: fmt.Sprintf("%.0f", h.rate()), peer: fmt.Sprintf("%.0f (go-zookeeper zk.Lock)", g.rate()),
 				ratio: fmt.Sprintf("%.2fx", ratio), target: ">= 1.5x", verdict: met(ratio >= 1.5)},
-			{what: "ZooKeeper packets per cycle", herald: fmt.Sprintf("%.2f", hpk), peer: fmt.Sprintf("%.2f", gpk),
-				ratio: fmt.Sprintf("%.2fx", hpk/gpk)},
+			{what: "ZooKeeper packets per cycle", herald: fmt.Sprintf("%.2f", h.packetsPer()), peer: fmt.Sprintf("%.2f", g.packetsPer()),
+				ratio: fmt.Sprintf("%.2fx", h.packetsPer()/g.packetsPer())},
+			{what: "ZooKeeper CPU per cycle", herald: micros(hs), peer: micros(gs), ratio: fmt.Sprintf("%.2fx", float64(hs)/float64(gs))},
+			{what: "client process CPU per cycle", herald: micros(hc), peer: micros(gc), ratio: fmt.Sprintf("%.2fx", float64(hc)/float64(gc))},
 		})
 	}
 }
 
-// lockLoop runs clients loops of take-and-release for window and returns
-// the completed cycles per second and the packets srv received per cycle.
-func lockLoop(b *testing.B, srv *zkserver.Server, clients int, window time.Duration, mk func(i int) func(context.Context) error) (float64, float64) {
+func micros(d time.Duration) string {
+	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+}
+
+// loopFigures is what lock loops measured: cycles and time, and the
+// packets and CPU time of the server and of this process (the clients).
+type loopFigures struct {
+	cycles, packets int64
+	elapsed         time.Duration
+	server, client  time.Duration
+}
+
+func (f loopFigures) add(o loopFigures) loopFigures {
+	return loopFigures{cycles: f.cycles + o.cycles, packets: f.packets + o.packets, elapsed: f.elapsed + o.elapsed, server: f.server + o.server, client: f.client + o.client}
+}
+
+func (f loopFigures) rate() float64            { return float64(f.cycles) / f.elapsed.Seconds() }
+func (f loopFigures) packetsPer() float64      { return float64(f.packets) / float64(f.cycles) }
+func (f loopFigures) serverCPU() time.Duration { return f.server / time.Duration(f.cycles) }
+func (f loopFigures) clientCPU() time.Duration { return f.client / time.Duration(f.cycles) }
+
+// cpuTimes reads the CPU time srv and this process have used so far.
+func cpuTimes(b *testing.B, srv *zkserver.Server) (server, own time.Duration) {
+	b.Helper()
+	server, err := srv.CPUTime()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return server, time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// lockLoop runs clients loops of take-and-release for window.
+func lockLoop(b *testing.B, srv *zkserver.Server, clients int, window time.Duration, mk func(i int) func(context.Context) error) loopFigures {
 	b.Helper()
 	cycles := make([]func(context.Context) error, clients)
 	for i := range cycles {
@@ -81,6 +130,7 @@ func lockLoop(b *testing.B, srv *zkserver.Server, clients int, window time.Durat
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	before := packets(b, srv)
+	srv0, own0 := cpuTimes(b, srv)
 	start := time.Now()
 	for _, cycle := range cycles {
 		wg.Add(1)
@@ -100,12 +150,12 @@ func lockLoop(b *testing.B, srv *zkserver.Server, clients int, window time.Durat
 	wg.Wait()
 	elapsed := time.Since(start)
 	after := packets(b, srv)
+	srv1, own1 := cpuTimes(b, srv)
 	close(errs)
 	for err := range errs {
 		b.Fatalf("lock loop: %v", err)
 	}
-	done := float64(n.Load())
-	return done / elapsed.Seconds(), float64(after-before-1) / done
+	return loopFigures{cycles: n.Load(), packets: after - before - 1, elapsed: elapsed, server: srv1 - srv0, client: own1 - own0}
 }
 
 // BenchmarkElectionHandoff: 50 candidates, 40 handoffs (the leader resigns,

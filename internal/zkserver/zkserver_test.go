@@ -61,6 +61,10 @@ func TestStandaloneLifecycle(t *testing.T) {
 		t.Fatalf("Leader = %v, %v; want the only member", l, err)
 	}
 
+	cpu0, err := s.CPUTime()
+	if err != nil || cpu0 <= 0 {
+		t.Fatalf("CPUTime = %v, %v; a started JVM has used some", cpu0, err)
+	}
 	conn := connect(t, c.Addrs())
 	before, err := s.PacketsReceived(ctx)
 	if err != nil {
@@ -87,6 +91,9 @@ func TestStandaloneLifecycle(t *testing.T) {
 	}
 	if _, err := s.FourLetter(ctx, "ruok"); err == nil {
 		t.Fatal("ruok answered by a stopped server")
+	}
+	if _, err := s.CPUTime(); !errors.Is(err, zkserver.ErrNotRunning) {
+		t.Fatalf("CPUTime on stopped server: %v, want ErrNotRunning", err)
 	}
 	if err := s.Pause(); !errors.Is(err, zkserver.ErrNotRunning) {
 		t.Fatalf("Pause on stopped server: %v, want ErrNotRunning", err)
