@@ -38,22 +38,27 @@ func (c *contender) run(ctx context.Context, group string) {
 	}
 }
 
-// term queues once on s and serves as long as s lets it.
+// term queues on s and serves as long as s lets it. One Lock or Election
+// serves the whole session, as in a long-running program: lock holders
+// that queue again at once form a rotation, and their waits skip the
+// listing (see elect's queue.guess), so faults hit that path too.
 func (c *contender) term(ctx context.Context, s *elect.Session, group string) {
-	for ctx.Err() == nil && s.Err() == nil {
-		var h *elect.Handle
-		var err error
-		if c.lock {
-			var l *elect.Lock
-			if l, err = elect.NewLock(s, group, elect.CreateParents(), elect.WithID(c.id)); err == nil {
-				h, err = l.Acquire(ctx)
-			}
-		} else {
-			var e *elect.Election
-			if e, err = elect.NewElection(s, group, elect.CreateParents()); err == nil {
-				h, err = e.Campaign(ctx, c.id)
-			}
+	var take func() (*elect.Handle, error)
+	if c.lock {
+		l, err := elect.NewLock(s, group, elect.CreateParents(), elect.WithID(c.id))
+		if err != nil {
+			return
 		}
+		take = func() (*elect.Handle, error) { return l.Acquire(ctx) }
+	} else {
+		e, err := elect.NewElection(s, group, elect.CreateParents())
+		if err != nil {
+			return
+		}
+		take = func() (*elect.Handle, error) { return e.Campaign(ctx, c.id) }
+	}
+	for ctx.Err() == nil && s.Err() == nil {
+		h, err := take()
 		if err != nil {
 			return // a new session, unless ctx ended
 		}
