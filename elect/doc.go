@@ -28,6 +28,17 @@
 // arithmetic, and children whose names do not end in a sequence are
 // ignored.
 //
+// The watch on the node below is a data watch, which is never left behind
+// on a node that is already gone. In a rotation, where the same clients
+// take a lock in turn and each queues again as it releases, a waiter's
+// predecessor is the same session every time, one create later; once two
+// waits show that, the waiter names its predecessor (the nonce counts a
+// session's creates) and watches it without listing. A guess names one
+// sequence number, so a node found under it is the one just below ours; a
+// miss costs a request and stops the guessing until the pattern returns.
+// Participants must be allowed to read each other's nodes: ZooKeeper sends
+// watch events only to sessions that may read the node.
+//
 // If the reply to our create is lost with the connection, we find our node
 // again by the session and nonce in its name and accept it only if its
 // ephemeralOwner is our session. A cancelled Campaign or Acquire removes its

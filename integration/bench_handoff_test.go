@@ -284,3 +284,50 @@ func idleRate(b *testing.B, srv interface {
 	}
 	return float64(p1-p0-1) / time.Since(t0).Seconds()
 }
+
+// BenchmarkServerCostPerRequest: what one request costs the server in CPU,
+// a write (create, delete) against a read (getData), sent one at a time by
+// one client. It explains the lock figures: a cycle's cost on the server
+// follows its writes and reads, not its packet count alone.
+func BenchmarkServerCostPerRequest(b *testing.B) {
+	zkc := benchCluster(b)
+	srv := zkc.Member(0)
+	c := rawConn(b, zkc.Addrs(), benchSessionTimeout)
+	base := groupPath(b, "cost")
+	mkdirs(b, c, base)
+	const n = 2000
+	acl := zk.WorldACL(zk.PermAll)
+	for range b.N {
+		measure := func(f func(i int)) time.Duration {
+			before, _ := cpuTimes(b, srv)
+			for i := range n {
+				f(i)
+			}
+			after, _ := cpuTimes(b, srv)
+			return (after - before) / n
+		}
+		node := base + "/n"
+		write := measure(func(i int) {
+			if i%2 == 0 {
+				if _, err := c.Create(node, []byte("h3"), zk.FlagEphemeral, acl); err != nil {
+					b.Fatal(err)
+				}
+				return
+			}
+			if err := c.Delete(node, -1); err != nil {
+				b.Fatal(err)
+			}
+		})
+		read := measure(func(int) {
+			if _, _, err := c.Get(base); err != nil {
+				b.Fatal(err)
+			}
+		})
+		b.ReportMetric(float64(write)/float64(time.Microsecond), "write-µs")
+		b.ReportMetric(float64(read)/float64(time.Microsecond), "read-µs")
+		table(benchOut(), fmt.Sprintf("ZooKeeper CPU per request, %d requests of each kind, one at a time", n), []row{
+			{what: "write (create or delete)", herald: micros(write), ratio: fmt.Sprintf("%.2fx a read", float64(write)/float64(read))},
+			{what: "read (getData)", herald: micros(read)},
+		})
+	}
+}
