@@ -150,6 +150,15 @@ func (r *rotation) turn(holder, next *member) {
 	r.enqueue(holder)
 }
 
+// rotate makes steps turns, the lock going round ms in order from ms[0],
+// which holds it.
+func (r *rotation) rotate(steps int, ms ...*member) {
+	r.t.Helper()
+	for i := range steps {
+		r.turn(ms[i%len(ms)], ms[(i+1)%len(ms)])
+	}
+}
+
 // waits reports that m is still waiting.
 func (r *rotation) waits(m *member) {
 	r.t.Helper()
@@ -255,13 +264,9 @@ func TestGuessedWaiterGivingUpDoesNotHandOver(t *testing.T) {
 	r.start(a)
 	r.enqueue(b)
 	r.enqueue(c)
-	r.turn(a, b)
-	r.turn(b, c)
-	r.turn(c, a)
-	r.turn(a, b)
-	r.turn(b, c)
-	// c's third wait: it guesses b's node, which waits behind a.
-	r.turn(c, a)
+	// The sixth turn is c's third wait: it guesses b's node, which waits
+	// behind a.
+	r.rotate(6, a, b, c)
 	if got := r.requests(c.s) - c.before; got != 2 {
 		t.Fatalf("c sent %d requests before waiting, want 2 (create, watch on the guessed node)", got)
 	}
@@ -291,9 +296,7 @@ func TestWrongGuessFallsBackToListing(t *testing.T) {
 	a, b, d := r.member(), r.member(), r.member()
 	r.start(a)
 	r.enqueue(b)
-	r.turn(a, b)
-	r.turn(b, a)
-	r.turn(a, b)
+	r.rotate(3, a, b)
 	// b would guess a's next node, but d queues in between.
 	r.release(b)
 	r.take(a)
