@@ -158,9 +158,12 @@ func heraldMarker(rest string) (sid int64, ok bool) {
 	return sid, ok
 }
 
+// heraldMarkerLen is the length of "<16 hex session>-<8 hex nonce>_".
+const heraldMarkerLen = 16 + 1 + 8 + 1
+
 // heraldMarkerParts is heraldMarker with the nonce.
 func heraldMarkerParts(rest string) (sid int64, nonce uint32, ok bool) {
-	const tail = 16 + 1 + 8 + 1
+	const tail = heraldMarkerLen
 	if len(rest) < tail || rest[len(rest)-1] != '_' || rest[len(rest)-10] != '-' {
 		return 0, 0, false
 	}

@@ -424,7 +424,7 @@ func (q *queue) remember(t ticket, pred entry) {
 	var p predecessor
 	if pred.name != "" && pred.seq == t.seq-1 {
 		rest, ok := strings.CutSuffix(pred.name, FormatSequence(pred.seq))
-		if ok && strings.HasPrefix(rest, q.o.prefix) && len(rest) == len(q.o.prefix)+len(heraldName("", 0, 0)) {
+		if ok && strings.HasPrefix(rest, q.o.prefix) && len(rest) == len(q.o.prefix)+heraldMarkerLen {
 			p.session, p.nonce, p.ok = heraldMarkerParts(rest)
 		}
 	}

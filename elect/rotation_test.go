@@ -84,6 +84,12 @@ func (r *rotation) requests(s *elect.Session) int64 {
 	return n
 }
 
+// spent is how many requests m has sent since it last started to acquire.
+func (r *rotation) spent(m *member) int64 {
+	r.t.Helper()
+	return r.requests(m.s) - m.before
+}
+
 // start makes m take the free lock.
 func (r *rotation) start(m *member) {
 	r.t.Helper()
@@ -139,7 +145,7 @@ func (r *rotation) release(m *member) {
 	}
 	m.h = nil
 	m.cancel()
-	m.costs = append(m.costs, r.requests(m.s)-m.before)
+	m.costs = append(m.costs, r.spent(m))
 }
 
 // turn: the holder releases, next takes the lock, the holder queues again.
@@ -267,7 +273,7 @@ func TestGuessedWaiterGivingUpDoesNotHandOver(t *testing.T) {
 	// The sixth turn is c's third wait: it guesses b's node, which waits
 	// behind a.
 	r.rotate(6, a, b, c)
-	if got := r.requests(c.s) - c.before; got != 2 {
+	if got := r.spent(c); got != 2 {
 		t.Fatalf("c sent %d requests before waiting, want 2 (create, watch on the guessed node)", got)
 	}
 	b.cancel()
@@ -275,7 +281,7 @@ func TestGuessedWaiterGivingUpDoesNotHandOver(t *testing.T) {
 		t.Fatal("b took the lock after giving up")
 	}
 	eventually(t, 5*time.Second, "c watching the holder", func() bool { return r.watching(c.s) == a.h.NodePath() })
-	if got := r.requests(c.s) - c.before; got != 4 {
+	if got := r.spent(c); got != 4 {
 		t.Fatalf("c sent %d requests, want 4 (create, guessed watch, listing, watch on the holder)", got)
 	}
 	r.waits(c)
@@ -305,7 +311,7 @@ func TestWrongGuessFallsBackToListing(t *testing.T) {
 	if w := r.watching(b.s); w == "" || !strings.HasPrefix(w, r.path+"/lock-") || w == a.h.NodePath() {
 		t.Fatalf("b watches %q, want d's node", w)
 	}
-	if got := r.requests(b.s) - b.before; got != 4 {
+	if got := r.spent(b); got != 4 {
 		t.Fatalf("b sent %d requests before waiting, want 4 (create, missed guess, listing, watch)", got)
 	}
 	r.noneMissing()
