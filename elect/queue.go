@@ -25,6 +25,9 @@ type queue struct {
 	// next one (see guess).
 	mu    sync.Mutex
 	preds [2]predecessor
+	// trusted: a guess two waits agreed on missed, and no guess has
+	// missed since; one predecessor seen is then enough to guess from.
+	trusted bool
 }
 
 // predecessor is a herald node that sat just below ours.
@@ -368,16 +371,28 @@ func (q *queue) wait(ctx context.Context, t ticket, tryOnly bool) error {
 // its next nonce, t's sequence minus one. A data watch on the guess sets
 // the predecessor's watch without listing the children: a lock cycle
 // costs three requests instead of four. A wrong guess costs one request
-// (getData leaves no watch on a missing node) and stops the guessing
-// until the rotation shows again.
+// (getData leaves no watch on a missing node).
+//
+// Two clients racing to re-enqueue sometimes swap places in the rotation.
+// The listing after such a miss shows the new predecessor, and the next
+// wait guesses from it alone, while the rotation is trusted. A second
+// miss in a row ends the trust until two waits agree again, so a lock
+// taken in no fixed order wastes at most one request now and then.
 func (q *queue) guess(t ticket) (string, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	a, b := q.preds[0], q.preds[1]
-	if !a.ok || !b.ok || a.session != b.session || a.nonce != b.nonce+1 {
+	a := q.preds[0]
+	if !a.ok || !q.agreed() && !q.trusted {
 		return "", false
 	}
 	return heraldName(q.o.prefix, a.session, a.nonce+1) + FormatSequence(t.seq-1), true
+}
+
+// agreed reports whether our last two waits were behind one session's
+// consecutive nodes. q.mu must be held.
+func (q *queue) agreed() bool {
+	a, b := q.preds[0], q.preds[1]
+	return a.ok && b.ok && a.session == b.session && a.nonce == b.nonce+1
 }
 
 // tryGuess sets a data watch on the guessed predecessor. It returns a nil
@@ -388,12 +403,15 @@ func (q *queue) tryGuess(ctx context.Context, t ticket) (entry, <-chan zk.Event)
 		return entry{}, nil
 	}
 	found, ch, err := q.watchNode(ctx, name)
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if err == nil && found {
 		return entry{name: name, seq: t.seq - 1}, ch
 	}
-	q.mu.Lock()
+	// Trust survives a miss on a guess two waits agreed on, not a miss on
+	// a guess made on trust alone.
+	q.trusted = q.agreed()
 	q.preds = [2]predecessor{}
-	q.mu.Unlock()
 	return entry{}, nil
 }
 

@@ -151,9 +151,24 @@ func (r *rotation) release(m *member) {
 // turn: the holder releases, next takes the lock, the holder queues again.
 func (r *rotation) turn(holder, next *member) {
 	r.t.Helper()
+	r.handOver(holder, next)
+	r.enqueue(holder)
+}
+
+// handOver: the holder releases and next, first in line, takes the lock.
+func (r *rotation) handOver(holder, next *member) {
+	r.t.Helper()
 	r.release(holder)
 	r.take(next)
-	r.enqueue(holder)
+}
+
+// enqueueCosts enqueues m and checks the requests it sent before waiting.
+func (r *rotation) enqueueCosts(m *member, want int64, why string) {
+	r.t.Helper()
+	r.enqueue(m)
+	if got := r.spent(m); got != want {
+		r.t.Fatalf("sent %d requests before waiting, want %d (%s)", got, want, why)
+	}
 }
 
 // rotate makes steps turns, the lock going round ms in order from ms[0],
@@ -321,6 +336,56 @@ func TestWrongGuessFallsBackToListing(t *testing.T) {
 	r.release(d)
 	r.take(b)
 	r.release(b)
+	r.noneMissing()
+}
+
+// swapped sets up a rotation of a, b, c in which c guesses, then makes c
+// and b swap places, as two clients racing to queue again do: c's guess
+// misses and it lists. It returns with a holding the lock and c, then b,
+// waiting: the rotation is now a, c, b.
+func swapped(t *testing.T) (r *rotation, a, b, c *member) {
+	r = newRotation(t)
+	a, b, c = r.member(), r.member(), r.member()
+	r.start(a)
+	r.enqueue(b)
+	r.enqueue(c)
+	r.rotate(6, a, b, c)
+	r.turn(a, b)
+	// b holds; it queues again only after c has.
+	r.handOver(b, c)
+	r.handOver(c, a)
+	r.enqueueCosts(c, 4, "create, missed guess, listing, watch")
+	r.enqueue(b)
+	return r, a, b, c
+}
+
+// After the swap, c's next wait guesses from the one predecessor its
+// listing showed, and hits: the rotation stays cheap.
+func TestSwappedRotationKeepsGuessing(t *testing.T) {
+	r, a, b, c := swapped(t)
+	r.turn(a, c)
+	r.handOver(c, b)
+	r.enqueueCosts(c, 2, "create, watch on the guessed node")
+	r.handOver(b, a)
+	r.handOver(a, c)
+	r.release(c)
+	r.noneMissing()
+}
+
+// A guess made on one predecessor alone that misses ends the trust: the
+// next wait lists, until two waits agree again.
+func TestMissOnTrustAloneStopsGuessing(t *testing.T) {
+	r, a, b, c := swapped(t)
+	r.handOver(a, c)
+	r.handOver(c, b)
+	r.enqueueCosts(c, 4, "create, guess from one predecessor missed, listing, watch")
+	r.enqueue(a)
+	r.turn(b, c)
+	r.handOver(c, a)
+	r.enqueueCosts(c, 3, "create, listing, watch: no guess")
+	r.handOver(a, b)
+	r.handOver(b, c)
+	r.release(c)
 	r.noneMissing()
 }
 
