@@ -26,45 +26,52 @@ func benchSession(b *testing.B, addrs []string) *elect.Session {
 
 // BenchmarkLockHandoff: 10 clients, each with its own session, take and
 // give back one lock for 10 s: herald's elect.Lock and go-zookeeper's
-// zk.Lock on the same server. Each gets two 5 s halves, in the order
-// herald, peer, peer, herald, so that a server growing slower or faster
-// over the run favours neither.
+// zk.Lock on the same server. Each side runs in four 2.5 s slices, in the
+// order herald, peer, peer, herald, peer, herald, herald, peer, so that a
+// server or machine growing slower or faster over the run, or a burst of
+// noise, weighs on both alike. The clients and their sessions live for the
+// whole run.
 func BenchmarkLockHandoff(b *testing.B) {
 	zkc := benchCluster(b)
 	srv := zkc.Member(0)
-	const clients, half = 10, 5 * time.Second
+	const clients, slice, order = 10, 2500 * time.Millisecond, "hpphphhp"
 	for range b.N {
 		hp, gp := groupPath(b, "herald-lock"), groupPath(b, "gozk-lock")
-		heraldLoop := func() loopFigures {
-			return lockLoop(b, srv, clients, half, func(i int) func(ctx context.Context) error {
-				l, err := elect.NewLock(benchSession(b, zkc.Addrs()), hp, elect.CreateParents(), elect.WithID(fmt.Sprint("h", i)))
+		heraldCycles := make([]func(context.Context) error, clients)
+		for i := range heraldCycles {
+			l, err := elect.NewLock(benchSession(b, zkc.Addrs()), hp, elect.CreateParents(), elect.WithID(fmt.Sprint("h", i)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			heraldCycles[i] = func(ctx context.Context) error {
+				h, err := l.Acquire(ctx)
 				if err != nil {
-					b.Fatal(err)
+					return err
 				}
-				return func(ctx context.Context) error {
-					h, err := l.Acquire(ctx)
-					if err != nil {
-						return err
-					}
-					return h.Release(ctx)
-				}
-			})
+				return h.Release(ctx)
+			}
 		}
-		peerLoop := func() loopFigures {
-			return lockLoop(b, srv, clients, half, func(i int) func(ctx context.Context) error {
-				l := zk.NewLock(rawConn(b, zkc.Addrs(), benchSessionTimeout), gp, zk.WorldACL(zk.PermAll))
-				return func(context.Context) error {
-					if err := l.Lock(); err != nil {
-						return err
-					}
-					return l.Unlock()
+		peerCycles := make([]func(context.Context) error, clients)
+		for i := range peerCycles {
+			l := zk.NewLock(rawConn(b, zkc.Addrs(), benchSessionTimeout), gp, zk.WorldACL(zk.PermAll))
+			peerCycles[i] = func(context.Context) error {
+				if err := l.Lock(); err != nil {
+					return err
 				}
-			})
+				return l.Unlock()
+			}
 		}
-		h := heraldLoop()
-		g := peerLoop()
-		g = g.add(peerLoop())
-		h = h.add(heraldLoop())
+		look := rawConn(b, zkc.Addrs(), benchSessionTimeout)
+		var h, g loopFigures
+		for _, side := range order {
+			if side == 'h' {
+				h = h.add(lockLoop(b, srv, heraldCycles, slice))
+				emptied(b, look, hp)
+			} else {
+				g = g.add(lockLoop(b, srv, peerCycles, slice))
+				emptied(b, look, gp)
+			}
+		}
 		ratio := h.rate() / g.rate()
 		b.ReportMetric(h.rate(), "herald-handoffs/s")
 		b.ReportMetric(g.rate(), "gozk-handoffs/s")
@@ -117,18 +124,35 @@ func cpuTimes(b *testing.B, srv *zkserver.Server) (server, own time.Duration) {
 	return server, time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// lockLoop runs clients loops of take-and-release for window.
-func lockLoop(b *testing.B, srv *zkserver.Server, clients int, window time.Duration, mk func(i int) func(context.Context) error) loopFigures {
+// emptied waits until the lock group has no nodes left: waiters cut off by
+// the end of a slice remove theirs in the background, and that must not
+// burden the next slice.
+func emptied(b *testing.B, c *zk.Conn, group string) {
 	b.Helper()
-	cycles := make([]func(context.Context) error, clients)
-	for i := range cycles {
-		cycles[i] = mk(i)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		children, _, err := c.Children(group)
+		if err != nil && err != zk.ErrNoNode {
+			b.Fatal(err)
+		}
+		if len(children) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s still holds %v 10 s after its slice", group, children)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a count, not ordering
 	}
+}
+
+// lockLoop runs each client's loop of take-and-release for window.
+func lockLoop(b *testing.B, srv *zkserver.Server, cycles []func(context.Context) error, window time.Duration) loopFigures {
+	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), window)
 	defer cancel()
 	var n atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, clients)
+	errs := make(chan error, len(cycles))
 	before := packets(b, srv)
 	srv0, own0 := cpuTimes(b, srv)
 	start := time.Now()
