@@ -173,7 +173,7 @@ func (h *Handle) monitor() {
 		case StateConnected:
 			if watch == nil {
 				ctx, cancel := stateCtx(changed, h.stop)
-				ok, st, ch, err := existsW(ctx, s.Conn(), h.NodePath())
+				ok, st, ch, err := getW(ctx, s.Conn(), h.NodePath())
 				cancel()
 				switch {
 				case err == nil && !ok:
@@ -293,6 +293,26 @@ func stateCtx(changed <-chan struct{}, stop <-chan struct{}) (context.Context, c
 	return ctx, cancel
 }
 
+// getW reads p's stat and sets a data watch on it if it exists. Unlike
+// exists, it sets no watch on a missing node: a sequential name never
+// comes back to fire one.
+func getW(ctx context.Context, c *zk.Conn, p string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	type r struct {
+		st *zk.Stat
+		ch <-chan zk.Event
+	}
+	res, err := call(ctx, func() (r, error) {
+		_, st, ch, err := c.GetW(p)
+		return r{st, ch}, err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil, nil, nil
+	}
+	return err == nil, res.st, res.ch, err
+}
+
+// existsW reads p's stat and sets a watch that also fires when p is
+// created: for a path that may come into being, such as a group's node.
 func existsW(ctx context.Context, c *zk.Conn, p string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	type r struct {
 		ok bool

@@ -419,21 +419,13 @@ func (q *queue) tryGuess(ctx context.Context, t ticket) (entry, <-chan zk.Event)
 // does not. getData does exactly that; exists would leave a watch behind
 // on a missing name, and a sequential name never comes back to fire it.
 func (q *queue) watchNode(ctx context.Context, name string) (bool, <-chan zk.Event, error) {
-	ch, err := call(ctx, func() (<-chan zk.Event, error) {
-		_, _, ch, err := q.s.Conn().GetW(q.full(name))
-		return ch, err
-	})
-	switch {
-	case err == nil:
-		return true, ch, nil
-	case errors.Is(err, zk.ErrNoNode):
-		return false, nil, nil
-	case errors.Is(err, zk.ErrNoAuth):
+	ok, _, ch, err := getW(ctx, q.s.Conn(), q.full(name))
+	if errors.Is(err, zk.ErrNoAuth) {
 		// exists would set the watch, but ZooKeeper sends its event only
 		// to a session that may read the node: we would wait forever.
 		return false, nil, fmt.Errorf("elect: may not read %s, the node ours waits behind: %w; grant READ to every participant in the nodes' ACL", q.full(name), err)
 	}
-	return false, nil, err
+	return ok, ch, err
 }
 
 // remember records the predecessor t waited behind (none when t owned at

@@ -421,3 +421,29 @@ func TestACLWithoutReadIsRefused(t *testing.T) {
 		t.Fatalf("NewLock with an ACL nobody may read: %v; want an error that asks for READ", err)
 	}
 }
+
+// A holder whose node someone else writes and then deletes loses the lock,
+// and its watch on its own node leaves nothing behind on the missing name.
+func TestOwnNodeWrittenThenDeletedLeavesNoWatch(t *testing.T) {
+	r := newRotation(t)
+	a := r.member()
+	r.start(a)
+	p := a.h.NodePath()
+	// Written first, the node fires the holder's watch as a data change;
+	// deleted before the holder can watch it again.
+	if _, err := r.look.Conn().Multi(
+		&zk.SetDataRequest{Path: p, Data: []byte("someone else"), Version: -1},
+		&zk.DeleteRequest{Path: p, Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.h.Done():
+	case <-r.ctx.Done():
+		t.Fatal("the holder never learned its node was gone")
+	}
+	if a.h.Reason() != elect.ReasonDeleted {
+		t.Fatalf("reason %q, want %q", a.h.Reason(), elect.ReasonDeleted)
+	}
+	r.noneMissing()
+}
