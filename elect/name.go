@@ -46,7 +46,17 @@ func ParseSequence(name string) (int32, bool) {
 func SeqLess(a, b int32) bool { return int32(uint32(a)-uint32(b)) < 0 }
 
 // FormatSequence renders a sequence as ZooKeeper does.
-func FormatSequence(seq int32) string { return fmt.Sprintf("%010d", seq) }
+func FormatSequence(seq int32) string {
+	if seq < 0 {
+		return fmt.Sprintf("%010d", seq)
+	}
+	var b [10]byte
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = byte('0' + seq%10)
+		seq /= 10
+	}
+	return string(b[:])
+}
 
 // entry is one parsed queue node.
 type entry struct {
@@ -186,5 +196,19 @@ func heraldMarkerParts(rest string) (sid int64, nonce uint32, ok bool) {
 // and predictable, which lets a waiter guess its predecessor's name (see
 // queue.guess).
 func heraldName(prefix string, session int64, nonce uint32) string {
-	return fmt.Sprintf("%s%016x-%08x_", prefix, uint64(session), nonce)
+	b := make([]byte, 0, len(prefix)+heraldMarkerLen)
+	b = append(b, prefix...)
+	b = appendHex(b, uint64(session), 16)
+	b = append(b, '-')
+	b = appendHex(b, uint64(nonce), 8)
+	return string(append(b, '_'))
+}
+
+// appendHex appends v's lowest width hex digits, zero-padded.
+func appendHex(b []byte, v uint64, width int) []byte {
+	const digits = "0123456789abcdef"
+	for i := width - 1; i >= 0; i-- {
+		b = append(b, digits[v>>(4*uint(i))&0xf])
+	}
+	return b
 }

@@ -107,3 +107,26 @@ func TestValidatePath(t *testing.T) {
 		}
 	}
 }
+
+// The hand-written formatters write what ZooKeeper's "%010d" and the
+// documented herald marker say, for any value.
+func FuzzFormatNames(f *testing.F) {
+	f.Add(int32(0), int64(0), uint32(0))
+	f.Add(int32(-1), int64(-1), uint32(0xffffffff))
+	f.Add(int32(2147483647), int64(0x0100016aab610005), uint32(7))
+	f.Add(int32(-2147483648), int64(1), uint32(1))
+	f.Fuzz(func(t *testing.T, seq int32, session int64, nonce uint32) {
+		if got, want := FormatSequence(seq), fmt.Sprintf("%010d", seq); got != want {
+			t.Fatalf("FormatSequence(%d) = %q, want %q", seq, got, want)
+		}
+		want := fmt.Sprintf("lock-%016x-%08x_", uint64(session), nonce)
+		name := heraldName("lock-", session, nonce)
+		if name != want {
+			t.Fatalf("heraldName(0x%x, %d) = %q, want %q", session, nonce, name, want)
+		}
+		sid, n, ok := heraldMarkerParts(name[len("lock-"):])
+		if !ok || sid != session || n != nonce {
+			t.Fatalf("heraldMarkerParts(%q) = 0x%x, %d, %v", name, sid, n, ok)
+		}
+	})
+}
