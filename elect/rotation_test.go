@@ -166,9 +166,29 @@ func (r *rotation) handOver(holder, next *member) {
 func (r *rotation) enqueueCosts(m *member, want int64, why string) {
 	r.t.Helper()
 	r.enqueue(m)
+	r.spentIs(m, want, why)
+}
+
+// spentIs checks the requests m has sent since it last started to acquire.
+func (r *rotation) spentIs(m *member, want int64, why string) {
+	r.t.Helper()
 	if got := r.spent(m); got != want {
-		r.t.Fatalf("sent %d requests before waiting, want %d (%s)", got, want, why)
+		r.t.Fatalf("sent %d requests since acquiring, want %d (%s)", got, want, why)
 	}
+}
+
+// guessingThree sets up a rotation of a, b, c that has turned six times:
+// a holds the lock, b waits behind it, and c, on its third wait, has
+// guessed b's node.
+func guessingThree(t *testing.T) (r *rotation, a, b, c *member) {
+	r = newRotation(t)
+	a, b, c = r.member(), r.member(), r.member()
+	r.start(a)
+	r.enqueue(b)
+	r.enqueue(c)
+	r.rotate(6, a, b, c)
+	r.spentIs(c, 2, "create, watch on the guessed node")
+	return r, a, b, c
 }
 
 // rotate makes steps turns, the lock going round ms in order from ms[0],
@@ -280,25 +300,13 @@ func TestRotationWatchesPredecessorWithoutListing(t *testing.T) {
 // it gives up (its node goes without the release mark), the waiter does not
 // take the lock: it lists and waits behind the holder.
 func TestGuessedWaiterGivingUpDoesNotHandOver(t *testing.T) {
-	r := newRotation(t)
-	a, b, c := r.member(), r.member(), r.member()
-	r.start(a)
-	r.enqueue(b)
-	r.enqueue(c)
-	// The sixth turn is c's third wait: it guesses b's node, which waits
-	// behind a.
-	r.rotate(6, a, b, c)
-	if got := r.spent(c); got != 2 {
-		t.Fatalf("c sent %d requests before waiting, want 2 (create, watch on the guessed node)", got)
-	}
+	r, a, b, c := guessingThree(t)
 	b.cancel()
 	if _, ok := <-b.got; ok {
 		t.Fatal("b took the lock after giving up")
 	}
 	eventually(t, 5*time.Second, "c watching the holder", func() bool { return r.watching(c.s) == a.h.NodePath() })
-	if got := r.spent(c); got != 4 {
-		t.Fatalf("c sent %d requests, want 4 (create, guessed watch, listing, watch on the holder)", got)
-	}
+	r.spentIs(c, 4, "create, guessed watch, listing, watch on the holder")
 	r.waits(c)
 	if !a.h.Held() {
 		t.Fatalf("a lost the lock: %v", a.h.Err())
@@ -326,9 +334,7 @@ func TestWrongGuessFallsBackToListing(t *testing.T) {
 	if w := r.watching(b.s); w == "" || !strings.HasPrefix(w, r.path+"/lock-") || w == a.h.NodePath() {
 		t.Fatalf("b watches %q, want d's node", w)
 	}
-	if got := r.spent(b); got != 4 {
-		t.Fatalf("b sent %d requests before waiting, want 4 (create, missed guess, listing, watch)", got)
-	}
+	r.spentIs(b, 4, "create, missed guess, listing, watch")
 	r.noneMissing()
 	r.release(a)
 	r.take(d)
@@ -344,12 +350,7 @@ func TestWrongGuessFallsBackToListing(t *testing.T) {
 // misses and it lists. It returns with a holding the lock and c, then b,
 // waiting: the rotation is now a, c, b.
 func swapped(t *testing.T) (r *rotation, a, b, c *member) {
-	r = newRotation(t)
-	a, b, c = r.member(), r.member(), r.member()
-	r.start(a)
-	r.enqueue(b)
-	r.enqueue(c)
-	r.rotate(6, a, b, c)
+	r, a, b, c = guessingThree(t)
 	r.turn(a, b)
 	// b holds; it queues again only after c has.
 	r.handOver(b, c)
