@@ -25,8 +25,9 @@ type queue struct {
 	// next one (see guess).
 	mu    sync.Mutex
 	preds [2]predecessor
-	// trusted: a guess two waits agreed on missed, and no guess has
-	// missed since; one predecessor seen is then enough to guess from.
+	// trusted: the last guess that missed was one two waits agreed on
+	// (a swap in a rotation); one predecessor seen is then enough to
+	// guess from.
 	trusted bool
 }
 
