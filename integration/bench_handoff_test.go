@@ -129,20 +129,13 @@ func cpuTimes(b *testing.B, srv *zkserver.Server) (server, own time.Duration) {
 // burden the next slice.
 func emptied(b *testing.B, c *zk.Conn, group string) {
 	b.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually(b, 10*time.Second, group+" emptied after its slice", func() bool {
 		children, _, err := c.Children(group)
 		if err != nil && err != zk.ErrNoNode {
 			b.Fatal(err)
 		}
-		if len(children) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s still holds %v 10 s after its slice", group, children)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a count, not ordering
-	}
+		return len(children) == 0
+	})
 }
 
 // lockLoop runs each client's loop of take-and-release for window.
