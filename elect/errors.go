@@ -37,6 +37,12 @@ var (
 	ErrSessionTimeout = errors.New("elect: session timeout not granted")
 	// ErrNoCheckpoint: the group has no checkpoint yet.
 	ErrNoCheckpoint = errors.New("elect: no checkpoint")
+	// ErrUnsafeGroup: the group holds nodes of clients that cannot order
+	// each other's names (Kazoo beside Curator or go-zookeeper, Curator's
+	// LeaderLatch beside its mutex), or of a recipe herald cannot queue
+	// beside; whatever herald wrote, one of them could take ownership
+	// while another holds it.
+	ErrUnsafeGroup = errors.New("elect: group cannot be shared safely")
 	// ErrReleased: the handle was already released.
 	ErrReleased = errors.New("elect: already released")
 )

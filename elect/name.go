@@ -92,13 +92,19 @@ type NameInfo struct {
 	Sequence int32
 	// ID is the name without the sequence, the protection GUID and the
 	// trailing separators: "candidate-0x1a2b" for "candidate-0x1a2b_0000000004".
+	// For herald's own names it is "<session>-<counter>" in hex.
 	ID string
 	// Session is the session id a herald or seed-style name carries, 0 when
-	// the name does not carry one.
+	// the name does not carry one. It is what the name claims: only the
+	// node's ephemeralOwner proves it.
 	Session int64
 	// Convention names the client that writes such names: herald, curator,
 	// kazoo, go-zookeeper, zookeeper-recipes, seed.
 	Convention string
+	// Recipe is what the name says the group holds: exact for herald's
+	// names (they carry it), by the documented rule for others (see
+	// RecipeOfName); "" when the name does not tell.
+	Recipe Recipe
 }
 
 // ParseName reads a queue node's name. ok is false when the name has no
@@ -109,11 +115,12 @@ func ParseName(name string) (NameInfo, bool) {
 		return NameInfo{}, false
 	}
 	info := NameInfo{Sequence: seq}
-	cut := 10
-	if seq < -999_999_999 {
-		cut = 11
+	if id, _, ok := heraldNode(name); ok {
+		info.Convention, info.Session, info.Recipe = "herald", id.session, id.recipe
+		info.ID = string(appendHex(append(appendHex(nil, uint64(id.session), 16), '-'), uint64(id.nonce), 8))
+		return info, true
 	}
-	rest := name[:len(name)-cut]
+	rest := name[:len(name)-seqLen(seq)]
 	switch {
 	case strings.HasPrefix(rest, "_c_"):
 		// Protected names: "_c_<guid>-<prefix>". Curator's guid is a UUID
@@ -127,7 +134,7 @@ func ParseName(name string) (NameInfo, bool) {
 			info.Convention = "go-zookeeper"
 			rest = g[33:]
 		}
-	case strings.Contains(rest, "__lock__") || strings.Contains(rest, "__rlock__") || strings.Contains(rest, "__contender__"):
+	case strings.HasSuffix(rest, "__lock__") || strings.HasSuffix(rest, "__rlock__"):
 		info.Convention = "kazoo"
 	case strings.HasPrefix(rest, "x-"):
 		info.Convention = "zookeeper-recipes"
@@ -137,6 +144,7 @@ func ParseName(name string) (NameInfo, bool) {
 	default:
 		info.Convention = "seed"
 		if sid, ok := heraldMarker(rest); ok {
+			// herald's names before dialects: "<prefix><session>-<nonce>_".
 			info.Convention = "herald"
 			info.Session = sid
 		} else if i := strings.LastIndexByte(strings.TrimSuffix(rest, "_"), '-'); i >= 0 {
@@ -151,7 +159,30 @@ func ParseName(name string) (NameInfo, bool) {
 	if info.ID == "" {
 		info.ID = name
 	}
+	info.Recipe = recipeByRule(info.Convention, rest)
 	return info, true
+}
+
+// recipeByRule is the documented rule for names that do not carry their
+// recipe (rest is the name without protection id and sequence):
+//
+//   - "latch-" (Curator LeaderLatch), "candidate-", "n_", "x-" (the
+//     classic election texts and ZooKeeper's recipes): election;
+//   - Kazoo's "__lock__" and "__rlock__" (its Lock, ReadLock and
+//     Election all write them), Curator's and go-zookeeper's "lock-"
+//     (InterProcessMutex, and LeaderSelector, which queues on a mutex), and
+//     the classic "lock-": lock.
+//
+// So Kazoo's Election and Curator's LeaderSelector read as locks unless
+// the observer is told otherwise (AsRecipe, herald bridge --recipe).
+func recipeByRule(convention, rest string) Recipe {
+	switch {
+	case strings.HasSuffix(rest, "latch-"), strings.HasPrefix(rest, "candidate"), strings.HasPrefix(rest, "n_"), convention == "zookeeper-recipes":
+		return RecipeElection
+	case convention == "kazoo", strings.Contains(rest, "lock"):
+		return RecipeLock
+	}
+	return ""
 }
 
 func hexOrDec(s string) int {

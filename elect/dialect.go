@@ -1,0 +1,295 @@
+package elect
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// A group is often shared: herald beside Apache Curator, Kazoo,
+// go-zookeeper's Lock or a hand-written classic recipe. Each of those orders
+// the queue by its own reading of the node names, and a node it cannot read
+// is misordered or invisible to it:
+//
+//   - Curator (InterProcessMutex, LeaderSelector, LeaderLatch) sorts every
+//     child by the text after the last occurrence of its lock name ("lock-",
+//     "latch-"), so a name must end in "<lock name><sequence>".
+//   - go-zookeeper's Lock splits on "lock-" (then "__") and fails on a name
+//     whose tail is not a number.
+//   - Kazoo's Lock and Election see only names ending in
+//     "__lock__<sequence>" (or "__rlock__" for read locks).
+//   - The classic recipe orders by the trailing sequence alone.
+//
+// herald orders every name by its sequence, so it can wait behind any of
+// them; what it must choose well is the name of its own node, so that every
+// other client in the group orders it by sequence too. That choice is a
+// Dialect.
+
+// Dialect is the shape of the names herald gives its queue nodes.
+type Dialect string
+
+const (
+	// DialectAuto (the default) writes in the dialect of the foreign nodes
+	// the group holds, and in the recipe's default when it holds none:
+	// DialectCuratorLock for locks, DialectCuratorLatch for elections.
+	DialectAuto Dialect = "auto"
+	// DialectCuratorLock: "_c_<herald id>-lock-<seq>", the protected form
+	// that Curator's InterProcessMutex and LeaderSelector, go-zookeeper's
+	// Lock and the classic recipe all order by sequence.
+	DialectCuratorLock Dialect = "curator-lock"
+	// DialectCuratorLatch: "_c_<herald id>-latch-<seq>", for groups that
+	// Curator's LeaderLatch shares, and the classic recipe.
+	DialectCuratorLatch Dialect = "curator-latch"
+	// DialectKazoo: "<herald id>__lock__<seq>", the only names Kazoo's Lock
+	// and Election see, and the classic recipe.
+	DialectKazoo Dialect = "kazoo"
+	// DialectClassic: "candidate-<herald id>_<seq>" for elections and
+	// "lock-<herald id>_<seq>" for locks (or WithPrefix's prefix), the names
+	// of the classic recipe texts. Only clients that order by the trailing
+	// sequence alone read them right.
+	DialectClassic Dialect = "classic"
+)
+
+// Dialects lists the dialects a user may force, in the order help texts
+// show them.
+var Dialects = []Dialect{DialectAuto, DialectCuratorLock, DialectCuratorLatch, DialectKazoo, DialectClassic}
+
+// ParseDialect reads a dialect name as a flag or a config file gives it.
+func ParseDialect(s string) (Dialect, error) {
+	for _, d := range Dialects {
+		if string(d) == s {
+			return d, nil
+		}
+	}
+	names := make([]string, len(Dialects))
+	for i, d := range Dialects {
+		names[i] = string(d)
+	}
+	return "", fmt.Errorf("elect: unknown dialect %q; want one of %s", s, strings.Join(names, ", "))
+}
+
+// defaultDialect is what herald writes in a group that holds no foreign
+// node: the form the foreign clients most likely to join order correctly.
+func defaultDialect(r Recipe) Dialect {
+	if r == RecipeLock {
+		return DialectCuratorLock
+	}
+	return DialectCuratorLatch
+}
+
+// need is what one foreign client requires of every other name in the
+// group: the dialect whose names it orders by sequence.
+type need struct {
+	dialect Dialect
+	client  string // who imposes it, for error messages
+}
+
+// needOf reads which dialect the client that wrote name requires of the
+// others. ok is false for names that impose nothing (herald's own, the
+// classic recipe's, anything ordered by sequence alone). A non-nil error
+// names a recipe herald cannot share a group with.
+func needOf(name string) (need, bool, error) {
+	info, ok := ParseName(name)
+	if !ok {
+		return need{}, false, nil
+	}
+	switch info.Convention {
+	case "curator":
+		switch info.ID {
+		case "lock":
+			return need{DialectCuratorLock, "Curator InterProcessMutex or LeaderSelector (" + name + ")"}, true, nil
+		case "latch":
+			return need{DialectCuratorLatch, "Curator LeaderLatch (" + name + ")"}, true, nil
+		}
+		return need{}, false, fmt.Errorf("%w: %s is a Curator %q node (a read-write lock, semaphore or another recipe); herald's election and lock cannot queue beside it", ErrUnsafeGroup, name, info.ID)
+	case "go-zookeeper":
+		if info.ID == "lock" {
+			return need{DialectCuratorLock, "go-zookeeper Lock (" + name + ")"}, true, nil
+		}
+		return need{}, false, fmt.Errorf("%w: %s is a protected node of a recipe herald does not know", ErrUnsafeGroup, name)
+	case "kazoo":
+		return need{DialectKazoo, "Kazoo Lock or Election (" + name + ")"}, true, nil
+	}
+	return need{}, false, nil
+}
+
+// groupDialect chooses the dialect for a node joining a group whose
+// children are given: the one every foreign client in it requires, or the
+// recipe's default when none requires any. Clients that require different
+// dialects cannot all order one name, so such a group is refused with
+// ErrUnsafeGroup: whatever herald wrote, one of them would misorder it.
+func groupDialect(r Recipe, children []string) (Dialect, error) {
+	var needs []need
+	for _, c := range children {
+		n, ok, err := needOf(c)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			needs = append(needs, n)
+		}
+	}
+	if len(needs) == 0 {
+		return defaultDialect(r), nil
+	}
+	sort.SliceStable(needs, func(i, j int) bool { return needs[i].dialect < needs[j].dialect })
+	for _, n := range needs[1:] {
+		if n.dialect != needs[0].dialect {
+			return "", fmt.Errorf("%w: it holds nodes of %s and of %s, which cannot order each other's nodes; whatever name herald chose, one of them would not see it in its place. Give each client its own group, or force a dialect (WithDialect, --dialect) if the others are configured to read it (Kazoo's extra_lock_patterns)",
+				ErrUnsafeGroup, needs[0].client, n.client)
+		}
+	}
+	return needs[0].dialect, nil
+}
+
+// A herald id is 32 hex digits: the session (16), a counter of the
+// session's creates (8), and a tag (8) that says herald wrote the node and
+// for which recipe: "68726c65" ("hrle") for an election, "68726c6c"
+// ("hrll") for a lock. The session and counter let a participant find its
+// node after a lost create reply and guess its predecessor's name in a
+// rotation; the tag lets an observer tell herald's election from its lock
+// in any dialect. In the Curator dialects it is written as a UUID
+// (8-4-4-4-12), the shape of Curator's own protection ids.
+const (
+	heraldIDLen   = 32
+	heraldTag     = "68726c"
+	tagElection   = "65"
+	tagLock       = "6c"
+	heraldUUIDLen = 36
+)
+
+// heraldID is what a herald id encodes.
+type heraldID struct {
+	session int64
+	nonce   uint32
+	recipe  Recipe
+}
+
+func (h heraldID) hex() string {
+	b := make([]byte, 0, heraldIDLen)
+	b = appendHex(b, uint64(h.session), 16)
+	b = appendHex(b, uint64(h.nonce), 8)
+	b = append(b, heraldTag...)
+	if h.recipe == RecipeLock {
+		return string(append(b, tagLock...))
+	}
+	return string(append(b, tagElection...))
+}
+
+func (h heraldID) uuid() string {
+	x := h.hex()
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// parseHeraldHex reads a herald id from 32 hex digits.
+func parseHeraldHex(x string) (heraldID, bool) {
+	if len(x) != heraldIDLen || x[24:30] != heraldTag {
+		return heraldID{}, false
+	}
+	var h heraldID
+	switch x[30:] {
+	case tagElection:
+		h.recipe = RecipeElection
+	case tagLock:
+		h.recipe = RecipeLock
+	default:
+		return heraldID{}, false
+	}
+	s, ok := parseHex(x[:16])
+	n, ok2 := parseHex(x[16:24])
+	if !ok || !ok2 {
+		return heraldID{}, false
+	}
+	h.session, h.nonce = int64(s), uint32(n)
+	return h, true
+}
+
+// parseHeraldUUID reads a herald id written as a UUID.
+func parseHeraldUUID(u string) (heraldID, bool) {
+	if len(u) != heraldUUIDLen || u[8] != '-' || u[13] != '-' || u[18] != '-' || u[23] != '-' {
+		return heraldID{}, false
+	}
+	return parseHeraldHex(u[0:8] + u[9:13] + u[14:18] + u[19:23] + u[24:36])
+}
+
+func parseHex(s string) (uint64, bool) {
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint64(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint64(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// nodeBase is the name herald creates (ZooKeeper appends the sequence) for
+// id in dialect d; prefix is the classic dialect's prefix.
+func nodeBase(d Dialect, id heraldID, prefix string) string {
+	switch d {
+	case DialectCuratorLock:
+		return "_c_" + id.uuid() + "-lock-"
+	case DialectCuratorLatch:
+		return "_c_" + id.uuid() + "-latch-"
+	case DialectKazoo:
+		return id.hex() + "__lock__"
+	}
+	return prefix + id.hex() + "_"
+}
+
+// marker is the part of a node's name that identifies our create: found
+// again in the children after a lost create reply.
+func marker(d Dialect, id heraldID) string {
+	if d == DialectCuratorLock || d == DialectCuratorLatch {
+		return id.uuid()
+	}
+	return id.hex()
+}
+
+// classicPrefix is the classic dialect's prefix for a recipe.
+func classicPrefix(r Recipe) string {
+	if r == RecipeLock {
+		return "lock-"
+	}
+	return "candidate-"
+}
+
+// heraldNode reads the herald id and dialect of a queue node's name; ok is
+// false for names herald did not write.
+func heraldNode(name string) (heraldID, Dialect, bool) {
+	seq, ok := ParseSequence(name)
+	if !ok {
+		return heraldID{}, "", false
+	}
+	rest := name[:len(name)-seqLen(seq)]
+	switch {
+	case strings.HasPrefix(rest, "_c_") && len(rest) > 3+heraldUUIDLen && rest[3+heraldUUIDLen] == '-':
+		id, ok := parseHeraldUUID(rest[3 : 3+heraldUUIDLen])
+		switch rest[3+heraldUUIDLen+1:] {
+		case "lock-":
+			return id, DialectCuratorLock, ok
+		case "latch-":
+			return id, DialectCuratorLatch, ok
+		}
+	case strings.HasSuffix(rest, "__lock__") && len(rest) == heraldIDLen+len("__lock__"):
+		id, ok := parseHeraldHex(rest[:heraldIDLen])
+		return id, DialectKazoo, ok
+	case strings.HasSuffix(rest, "_") && len(rest) > heraldIDLen+1:
+		id, ok := parseHeraldHex(rest[len(rest)-1-heraldIDLen : len(rest)-1])
+		return id, DialectClassic, ok
+	}
+	return heraldID{}, "", false
+}
+
+// seqLen is how many characters ZooKeeper's suffix for seq takes.
+func seqLen(seq int32) int {
+	if seq < -999_999_999 {
+		return 11
+	}
+	return 10
+}
