@@ -117,12 +117,13 @@ type recipeOptions struct {
 	acl           []zk.ACL
 	policy        LossPolicy
 	prefix        string
+	dialect       Dialect
 	id            string
 	releaseWait   time.Duration
 }
 
 func defaultRecipeOptions(prefix string) recipeOptions {
-	return recipeOptions{acl: zk.WorldACL(zk.PermAll), prefix: prefix, releaseWait: 10 * time.Second}
+	return recipeOptions{acl: zk.WorldACL(zk.PermAll), prefix: prefix, dialect: DialectAuto, releaseWait: 10 * time.Second}
 }
 
 // CreateParents creates the group's path (persistent nodes) when missing.
@@ -158,8 +159,27 @@ func WithLossPolicy(p LossPolicy) Option {
 	}
 }
 
-// WithPrefix sets the node name prefix ("candidate-" for elections, "lock-"
-// for locks by default).
+// WithDialect forces the shape of herald's node names instead of matching
+// the group (DialectAuto, the default). Force one when the clients that will
+// join later are known and the default does not serve them: DialectKazoo
+// before Kazoo clients join, DialectCuratorLatch for a lock that Curator
+// LeaderLatch clients share, DialectCuratorLock for an election shared with
+// Curator LeaderSelector or go-zookeeper. A forced dialect is written even
+// into a group whose foreign nodes want another, so herald refuses nothing
+// then: that is for clients configured to read it (Kazoo's
+// extra_lock_patterns).
+func WithDialect(d Dialect) Option {
+	return func(o *recipeOptions) error {
+		if _, err := ParseDialect(string(d)); err != nil {
+			return err
+		}
+		o.dialect = d
+		return nil
+	}
+}
+
+// WithPrefix names herald's nodes in the classic dialect with prefix p
+// ("job-<herald id>_<seq>"); it forces DialectClassic.
 func WithPrefix(p string) Option {
 	return func(o *recipeOptions) error {
 		if p == "" || len(p) > 64 {
@@ -171,7 +191,7 @@ func WithPrefix(p string) Option {
 		if err := ValidatePath("/" + p); err != nil {
 			return fmt.Errorf("elect: node prefix %q: %w", p, err)
 		}
-		o.prefix = p
+		o.prefix, o.dialect = p, DialectClassic
 		return nil
 	}
 }
