@@ -10,8 +10,10 @@ import (
 // Election elects one leader among the candidates of a group path.
 type Election struct{ q *queue }
 
-// NewElection returns an election on path. Candidates' nodes are named
-// "candidate-<session>-<nonce>_<sequence>".
+// NewElection returns an election on path. Candidates' nodes are named in
+// the group's dialect (see Dialect); in a new group
+// "_c_<herald id>-latch-<sequence>", the names Curator's LeaderLatch and
+// the classic recipe order.
 func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 	q, err := newQueue(s, path, RecipeElection, "candidate-", opts)
 	if err != nil {
@@ -59,8 +61,11 @@ func (q *queue) acquire(ctx context.Context, id string, tryOnly bool) (*Handle, 
 	if err != nil {
 		return nil, err
 	}
-	if err := q.wait(ctx, t, tryOnly); err != nil {
-		q.abandon(t.name)
+	t, err = q.wait(ctx, t, []byte(id), tryOnly)
+	if err != nil {
+		if t.name != "" {
+			q.abandon(t.name)
+		}
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, q.parent)
 		}

@@ -77,11 +77,12 @@ func TestCampaignResignHandsOver(t *testing.T) {
 	if lb.Term() <= la.Term() {
 		t.Fatalf("terms must grow: alpha %d, beta %d", la.Term(), lb.Term())
 	}
-	// A resign is one transaction of two operations on alpha's own node
-	// (the release mark, then the delete): it writes no office record.
-	// Observers learn "resigned" from the mark (TestObserveHeraldElection).
-	if o, ok, err := elect.ReadOffice(ctx, a, path); err != nil || (ok && o.Released != nil) {
-		t.Fatalf("office after resign = %+v, %v, %v; want no release record", o, ok, err)
+	// A resign deletes alpha's node (nothing ever writes a queue node, so
+	// every recipe's watch fires NodeDeleted) and records why in the
+	// office in the same transaction, for observers.
+	if o, ok, err := elect.ReadOffice(ctx, a, path); err != nil || !ok || o.Released == nil ||
+		o.Released.Node != la.Node() || o.Released.Reason != elect.ReasonResigned || o.Released.Term != la.Term() {
+		t.Fatalf("office after resign = %+v, %v, %v; want alpha's release record, reason resigned, term %d", o, ok, err, la.Term())
 	}
 	if err := lb.Resign(ctx); err != nil {
 		t.Fatal(err)
@@ -356,10 +357,11 @@ func TestWatchesAndWakeupsPerHandoff(t *testing.T) {
 	}
 	per := float64(packets) / handoffs
 	t.Logf("packets per handoff with %d waiters: %.1f (mntr's own %d subtracted)", waiters, per, probe)
-	// A release tells the successor it owns (NodeDataChanged), so a
-	// handoff is the release and the new owner's own-node watch: 2, and
-	// no listing. A re-list per handoff would show as 3.
-	if per > 2.5 {
+	// A handoff is the release (a delete), one listing by the successor
+	// (its predecessor was not the only lower node when it queued, so it
+	// must prove nothing is left below it) and the new owner's watch on
+	// its own node: 3. A herd would be one listing per waiter.
+	if per > 3.5 {
 		t.Fatalf("%.1f packets per handoff with %d waiters: a herd is woken", per, waiters)
 	}
 	_ = prev.Release(ctx)

@@ -244,20 +244,15 @@ func (h *Handle) release(ctx context.Context, reason Reason) error {
 	return err
 }
 
-// deleteOwn removes our node with the release mark, which tells observers
-// holding a data watch on the owner that it let go by its own call. Any
-// other reason is recorded in the group's office node in the same
-// transaction, so observers can tell it from an expiry.
+// deleteOwn removes our node, with a record of why in an election's
+// office (see queue.deleteOwn).
 func (h *Handle) deleteOwn(ctx context.Context, reason Reason) error {
-	var rec *Release
-	if reason != ReasonResigned && reason != ReasonReleased {
-		rec = &Release{Node: h.t.name, ID: h.id, Term: h.Term(), Reason: reason, Time: time.Now().UTC()}
-	}
+	rec := &Release{Node: h.t.name, ID: h.id, Term: h.Term(), Reason: reason, Time: time.Now().UTC()}
 	for {
 		if h.q.s.gone() != nil {
 			return nil // the servers delete our ephemeral node themselves
 		}
-		err := h.q.deleteWithRecord(ctx, h.t.name, rec, &h.office)
+		err := h.q.deleteOwn(ctx, h.t.name, rec, &h.office)
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
 			return nil

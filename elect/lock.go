@@ -6,7 +6,9 @@ import (
 )
 
 // Lock is a mutual-exclusion lock on a group path (seed 003). Waiters'
-// nodes are named "lock-<session>-<nonce>_<sequence>".
+// nodes are named in the group's dialect (see Dialect); in a new group
+// "_c_<herald id>-lock-<sequence>", the names Curator's InterProcessMutex,
+// go-zookeeper's Lock and the classic recipe order.
 type Lock struct{ q *queue }
 
 // NewLock returns a lock on path. WithID sets the holder id stored in the

@@ -66,6 +66,8 @@ type reader struct {
 	// everyID reads every node's data and stat, not only the owner's (a
 	// one-shot read for people; the observer reads only the owner's).
 	everyID bool
+	// askedGroup: the group node's data was read for herald's recipe mark.
+	askedGroup bool
 }
 
 type watches struct {
@@ -87,144 +89,198 @@ func (r *reader) readW(ctx context.Context, watch, armOffice bool) (View, watche
 }
 
 // readGuess is readW that also reads the node guess (the likely new owner)
-// beside the listing, so a handover costs one round trip, not two.
+// beside the listing, so a handover costs one round trip, not two. When
+// officeNow says the office is known to exist (its watch just fired), it
+// is read beside the listing too.
 func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess string, officeNow bool) (View, watches, error) {
 	var w watches
-	// When the office is known to exist (its watch just fired), read it
-	// beside the listing too.
 	var early *officeRead
 	if officeNow {
 		early = r.startOffice(ctx, watch && armOffice)
+		armOffice = false
 	}
-	var guessed chan struct{}
-	var guessP Participant
-	var guessW <-chan zk.Event
-	var guessErr error
-	if guess != "" {
-		guessed = make(chan struct{})
-		go func() {
-			defer close(guessed)
-			seq, _ := ParseSequence(guess)
-			guessP, guessW, guessErr = r.details(ctx, entry{name: guess, seq: seq}, watch)
-		}()
-		defer func(done <-chan struct{}) { <-done }(guessed) // never outlive the read
-	}
+	g := r.startGuess(ctx, guess, watch)
+	defer g.wait() // never outlive the read
 	for {
-		type res struct {
-			children []string
-			stat     *zk.Stat
-			ch       <-chan zk.Event
-		}
-		got, err := call(ctx, func() (res, error) {
-			if watch {
-				c, st, ch, err := r.conn.ChildrenW(r.group)
-				return res{c, st, ch}, err
+		got, err := r.listW(ctx, watch)
+		if err != nil || got.missing {
+			early.wait()
+			if err == nil {
+				w.exists = got.exists
 			}
-			c, st, err := r.conn.Children(r.group)
-			return res{c, st, nil}, err
-		})
-		if errors.Is(err, zk.ErrNoNode) {
-			if early != nil {
-				<-early.done
-				early = nil
-			}
-			v := View{Group: r.group, Recipe: r.recipe}
-			if watch {
-				ok, _, ch, err := existsW(ctx, r.conn, r.group)
-				if err != nil {
-					return v, w, err
-				}
-				if ok {
-					continue // created meanwhile
-				}
-				w.exists = ch
-			}
-			return v, w, nil
-		}
-		if err != nil {
-			if early != nil {
-				<-early.done
-			}
-			return View{}, w, err
+			return View{Group: r.group, Recipe: r.recipe}, w, err
 		}
 		w.children = got.ch
-		v := View{Group: r.group, Recipe: r.recipe, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children}
-		if v.Recipe == "" {
-			// Guessed from the first names seen, then kept: a group that
-			// empties stays the recipe it was.
-			if g, ok := guessRecipe(got.children); ok {
-				r.recipe = g
-				v.Recipe = g
-			} else {
-				v.Recipe = RecipeElection
-			}
-		}
-		// The office and the owner are read at once: both depend only on
-		// the listing, and the client pipelines the two requests.
-		var office *officeRead
-		switch {
-		case early != nil:
-			office, early, armOffice = early, nil, false
-		case contains(got.children, OfficeNode):
+		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children}
+		v.Recipe = r.recipeOf(ctx, got.children)
+		office := early
+		if office == nil && contains(got.children, OfficeNode) {
 			office = r.startOffice(ctx, watch && armOffice)
 		}
-		es := parseChildren(got.children)
-		for i, e := range es {
-			p := participantFromName(e)
-			if i > 0 && r.everyID {
-				if d, _, err := r.details(ctx, e, false); err == nil {
-					p = d
-				} else if !errors.Is(err, zk.ErrNoNode) {
-					return View{}, w, err
-				}
-			}
-			if i == 0 && guessed != nil && e.name == guess {
-				<-guessed
-				if guessErr == nil {
-					r.owner, r.ownerW = &guessP, guessW
-				}
-				guessed, guess = nil, ""
-			}
-			if i == 0 {
-				owner, err := r.ownerDetails(ctx, e, watch)
-				if errors.Is(err, zk.ErrNoNode) {
-					break // owner just left: list again
-				}
-				if err != nil {
-					return View{}, w, err
-				}
-				p = owner
-			}
-			v.Queue = append(v.Queue, p)
+		early = nil
+		done, err := r.fillQueue(ctx, &v, g, watch)
+		if err != nil {
+			office.wait()
+			return View{}, w, err
 		}
-		if len(es) > 0 && (len(v.Queue) == 0 || v.Queue[0].Node != es[0].name) {
+		if !done {
+			// The owner left between the listing and its read: list again,
+			// keeping an office watch that was armed.
 			if watch {
-				w.children = nil // a fresh watch is armed on the next pass
+				w.children = nil
 			}
-			if office != nil {
-				<-office.done
-				if office.ch != nil { // keep the armed office watch
-					w.office, armOffice = office.ch, false
-				}
+			if office.wait(); office != nil && office.ch != nil {
+				w.office, armOffice = office.ch, false
 			}
 			continue
 		}
-		if len(v.Queue) > 0 {
-			v.Owner = &v.Queue[0]
-			w.owner = r.ownerW
-		} else {
-			r.owner, r.ownerW = nil, nil
-		}
+		w.owner = r.ownerW
 		if office != nil {
-			<-office.done
+			office.wait()
 			if office.err != nil && !errors.Is(office.err, zk.ErrNoNode) {
 				return View{}, w, office.err
 			}
-			v.Office, v.OfficeZxid = office.o, office.mzxid
-			w.office = office.ch
+			v.Office, v.OfficeZxid, w.office = office.o, office.mzxid, office.ch
 		}
 		return v, w, nil
 	}
+}
+
+// listing is one read of a group's children.
+type listing struct {
+	children []string
+	stat     *zk.Stat
+	ch       <-chan zk.Event
+	// missing: the group does not exist; exists is the watch for its
+	// creation.
+	missing bool
+	exists  <-chan zk.Event
+}
+
+// listW lists the group's children, with a children watch when watch is
+// set, or an exists watch when the group is missing.
+func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
+	for {
+		got, err := call(ctx, func() (listing, error) {
+			if watch {
+				c, st, ch, err := r.conn.ChildrenW(r.group)
+				return listing{children: c, stat: st, ch: ch}, err
+			}
+			c, st, err := r.conn.Children(r.group)
+			return listing{children: c, stat: st}, err
+		})
+		if !errors.Is(err, zk.ErrNoNode) {
+			return got, err
+		}
+		if !watch {
+			return listing{missing: true}, nil
+		}
+		ok, _, ch, err := existsW(ctx, r.conn, r.group)
+		if err != nil || !ok {
+			return listing{missing: true, exists: ch}, err
+		}
+		// created meanwhile: list again
+	}
+}
+
+// fillQueue reads the owner's details (and, for a one-shot read, every
+// node's) into v. done is false when the owner left before its read.
+func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch bool) (bool, error) {
+	es := parseChildren(v.children)
+	for i, e := range es {
+		p := participantFromName(e)
+		switch {
+		case i == 0:
+			g.adopt(r, e.name)
+			owner, err := r.ownerDetails(ctx, e, watch)
+			if errors.Is(err, zk.ErrNoNode) {
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			p = owner
+		case r.everyID:
+			d, _, err := r.details(ctx, e, false)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return false, err
+			}
+			if err == nil {
+				p = d
+			}
+		}
+		v.Queue = append(v.Queue, p)
+	}
+	if len(v.Queue) > 0 {
+		v.Owner = &v.Queue[0]
+	} else {
+		r.owner, r.ownerW = nil, nil
+	}
+	return true, nil
+}
+
+// guessRead is a read of the likely next owner running beside a listing.
+type guessRead struct {
+	name string
+	done chan struct{}
+	p    Participant
+	ch   <-chan zk.Event
+	err  error
+}
+
+func (r *reader) startGuess(ctx context.Context, name string, watch bool) *guessRead {
+	if name == "" {
+		return nil
+	}
+	g := &guessRead{name: name, done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		seq, _ := ParseSequence(name)
+		g.p, g.ch, g.err = r.details(ctx, entry{name: name, seq: seq}, watch)
+	}()
+	return g
+}
+
+// adopt makes the guessed read the owner's when the listing shows the
+// guess owns.
+func (g *guessRead) adopt(r *reader, owner string) {
+	if g == nil || g.name != owner {
+		return
+	}
+	<-g.done
+	if g.err == nil {
+		r.owner, r.ownerW = &g.p, g.ch
+	}
+	g.name = ""
+}
+
+func (g *guessRead) wait() {
+	if g != nil {
+		<-g.done
+	}
+}
+
+// recipeOf says what the group holds: the recipe given, else the one
+// herald's own names carry, else the documented rule for the first name
+// that tells (see RecipeOfName), else what herald wrote on the group node
+// when it created it. Once known it is kept: an emptied lock stays a lock.
+// A group that nothing tells about reads as an election.
+func (r *reader) recipeOf(ctx context.Context, children []string) Recipe {
+	if r.recipe != "" {
+		return r.recipe
+	}
+	if rec, ok := recipeOfNames(children); ok {
+		r.recipe = rec
+		return rec
+	}
+	if !r.askedGroup {
+		r.askedGroup = true
+		if rec, ok := readGroupRecipe(ctx, r.conn, r.group); ok {
+			r.recipe = rec
+			return rec
+		}
+	}
+	return RecipeElection
 }
 
 // officeRead is a read of the office running beside the owner's read.
@@ -234,6 +290,13 @@ type officeRead struct {
 	mzxid int64
 	ch    <-chan zk.Event
 	err   error
+}
+
+// wait waits for the read to end; a nil read has nothing to wait for.
+func (or *officeRead) wait() {
+	if or != nil {
+		<-or.done
+	}
 }
 
 func (r *reader) startOffice(ctx context.Context, watch bool) *officeRead {
@@ -326,19 +389,21 @@ func isText(s string) bool {
 	return true
 }
 
-// guessRecipe tells a lock from an election by the names its clients use;
-// false when no name tells (no queue node).
-func guessRecipe(children []string) (Recipe, bool) {
+// recipeOfNames reads a group's recipe from its queue nodes' names:
+// herald's names carry it, and win over the rule for other names.
+func recipeOfNames(children []string) (Recipe, bool) {
+	var byRule Recipe
 	for _, c := range children {
-		if _, ok := ParseSequence(c); !ok {
-			continue
+		info, ok := ParseName(c)
+		switch {
+		case !ok || info.Recipe == "":
+		case info.Convention == "herald":
+			return info.Recipe, true
+		case byRule == "":
+			byRule = info.Recipe
 		}
-		if strings.Contains(c, "lock") {
-			return RecipeLock, true
-		}
-		return RecipeElection, true
 	}
-	return "", false
+	return byRule, byRule != ""
 }
 
 // ObserveOption configures Observe.

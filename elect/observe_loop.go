@@ -10,13 +10,13 @@ import (
 )
 
 // Observe streams the changes of one group, computed from one children
-// watch (NodeChildrenChanged), a data watch on the owner's node (herald's
-// release mark says the owner let go by its own call) and one on herald's
-// office node (acknowledgments, and reasons the mark cannot carry).
-// The first change is a Snapshot; after a lost connection the observer says
-// Unknown and, once reconnected, sends a fresh Snapshot. It works on groups
-// written by herald and by other clients (Curator, Kazoo, go-zookeeper, the
-// seeds' names): anything whose children end in a ZooKeeper sequence.
+// watch (NodeChildrenChanged), a data watch on the owner's node (it fires
+// NodeDeleted the moment the owner goes) and one on herald's office node
+// (acknowledgments, and why a leader let go). The first change is a
+// Snapshot; after a lost connection the observer says Unknown and, once
+// reconnected, sends a fresh Snapshot. It works on groups written by
+// herald and by other clients (Curator, Kazoo, go-zookeeper, the seeds'
+// names): anything whose children end in a ZooKeeper sequence.
 func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOption) (*Observer, error) {
 	if s == nil {
 		return nil, errors.New("elect: nil session")
@@ -31,7 +31,8 @@ func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOptio
 		}
 	}
 	o := &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}
-	go o.run(ctx, s, group, oo)
+	ob := &observation{o: o, s: s, group: group, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe}}
+	go ob.run(ctx)
 	return o, nil
 }
 
@@ -41,158 +42,200 @@ func (o *Observer) finish(err error) {
 	o.mu.Unlock()
 }
 
-func (o *Observer) run(ctx context.Context, s *Session, group string, oo observeOptions) {
-	defer close(o.done)
-	defer close(o.ch)
-	r := reader{conn: s.Conn(), group: group, recipe: oo.recipe}
-	var prev *View
+// observation is one observer's loop. It goes through three states:
+//
+//   - suspended: no connection; after saying Unknown once, wait for the
+//     session to come back (or end);
+//   - snapshot/diff: read the group (the children, the owner, the office)
+//     and emit what changed since the last read (everything, the first
+//     time and after a suspension);
+//   - awaiting: wait for one of the armed watches to fire, then take every
+//     other watch that fired with it, so one read answers them all.
+type observation struct {
+	o     *Observer
+	s     *Session
+	group string
+	r     reader
+	prev  *View
 	// The armed watches, and which fired since the last read.
-	var childW, existsW, officeW, ownerW <-chan zk.Event
-	childrenFired, officeFired := true, false
-	// released is the owner node whose data watch said its owner let it go
-	// by its own call, until the next read accounts for it.
-	released := ""
-	// ownerFired: the owner's node changed or went. Read the group again,
-	// and the owner's details with a fresh watch; a herald owner's node
-	// changes only in the transaction that releases it.
-	ownerFired := func(ev zk.Event) {
-		ownerW, r.owner, r.ownerW = nil, nil, nil
-		childrenFired = true
-		if ev.Type == zk.EventNodeDataChanged && prev != nil && prev.Owner != nil && isHeraldName(prev.Owner.Node) {
-			released = prev.Owner.Node
-		}
-	}
-	emit := func(cs []Change) bool {
-		for _, c := range cs {
-			select {
-			case o.ch <- c:
-			case <-ctx.Done():
-				return false
-			}
-		}
-		return true
-	}
+	childW, existsW, officeW, ownerW <-chan zk.Event
+	childrenFired, officeFired      bool
+}
+
+// errStop ends the loop; the observer's Err is already set.
+var errStop = errors.New("elect: observer stopped")
+
+func (ob *observation) run(ctx context.Context) {
+	defer close(ob.o.done)
+	defer close(ob.o.ch)
+	ob.childrenFired = true
 	for {
-		st, changed := s.State()
+		st, changed := ob.s.State()
+		var err error
 		switch st {
 		case StateLost, StateClosed:
-			o.finish(s.Err())
+			ob.o.finish(ob.s.Err())
 			return
 		case StateConnecting, StateSuspended:
-			if prev != nil {
-				if !emit([]Change{{Kind: Unknown, Group: group, Recipe: prev.Recipe, Zxid: prev.Pzxid}}) {
-					o.finish(ctx.Err())
-					return
-				}
-				prev, officeW, ownerW, released = nil, nil, nil, ""
-				r.owner, r.ownerW = nil, nil
-				childrenFired = true
-			}
-			select {
-			case <-changed:
-				continue
-			case <-ctx.Done():
-				o.finish(ctx.Err())
-				return
-			}
+			err = ob.suspended(ctx, changed)
+		default:
+			err = ob.step(ctx, changed)
 		}
-		cctx, cancel := stateCtx(changed, ctx.Done())
-		var v View
-		var err error
-		if !childrenFired && officeFired && prev != nil && prev.Exists {
-			// Only the office changed (an acknowledgment): read it alone.
-			v = *prev
-			var ch <-chan zk.Event
-			v.Office, v.OfficeZxid, ch, err = r.readOffice(cctx, true)
-			if errors.Is(err, zk.ErrNoNode) {
-				v.Office, err = nil, nil
-				childrenFired = true // gone: the children watch tells the rest
-			}
-			officeW = ch
-		} else {
-			// After a herald release (the owner's data watch said so, or
-			// the office recorded one) the next in line most likely owns
-			// now: read it beside the listing.
-			guess := ""
-			if (released != "" || officeFired) && prev != nil && len(prev.Queue) > 1 {
-				guess = prev.Queue[1].Node
-			}
-			var w watches
-			v, w, err = r.readGuess(cctx, true, officeW == nil, guess, officeFired && prev != nil && prev.Office != nil)
-			childW, existsW, ownerW = w.children, w.exists, w.owner
-			if w.office != nil {
-				officeW = w.office
-			}
-		}
-		cancel()
 		if err != nil {
-			switch {
-			case ctx.Err() != nil:
-				o.finish(ctx.Err())
-				return
-			case expired(err):
-				o.finish(ErrSessionLost)
-				return
-			case connLoss(err) || errors.Is(err, context.Canceled):
-				childrenFired = true
-				continue // the state loop above handles it
-			default:
-				o.finish(fmt.Errorf("elect: observe %s: %w", group, err))
-				return
-			}
-		}
-		childrenFired, officeFired = false, false
-		changes := diff(prev, v, released)
-		released = ""
-		if !emit(changes) {
-			o.finish(ctx.Err())
 			return
-		}
-		prev = &v
-		select {
-		case <-childW:
-			childrenFired = true
-		case <-existsW:
-			childrenFired = true
-		case <-officeW:
-			officeW, officeFired = nil, true
-		case ev := <-ownerW:
-			ownerFired(ev)
-			if ev.Type == zk.EventNodeDataChanged || ev.Type == zk.EventNodeDeleted {
-				// The deletion fires the children watch right behind this
-				// one, in the same reply stream: wait for it so that one
-				// read answers both.
-				awaitFired(childW)
-				childW, existsW = nil, nil
-			}
-		case <-changed:
-			childrenFired = true
-		case <-ctx.Done():
-			o.finish(ctx.Err())
-			return
-		}
-		// One transaction often fires several watches (a release writes
-		// and deletes the owner's node, and may write the office): take
-		// them all in one read.
-		select {
-		case <-childW:
-			childrenFired = true
-		default:
-		}
-		select {
-		case ev := <-ownerW:
-			ownerFired(ev)
-		default:
-		}
-		select {
-		case <-officeW:
-			officeW, officeFired = nil, true
-		default:
-		}
-		if childrenFired {
-			childW, existsW = nil, nil
 		}
 	}
+}
+
+// step reads the group, emits the changes and waits for the next watch.
+func (ob *observation) step(ctx context.Context, changed <-chan struct{}) error {
+	v, err := ob.read(ctx, changed)
+	if err != nil {
+		return ob.readFailed(ctx, err)
+	}
+	ob.childrenFired, ob.officeFired = false, false
+	if !ob.emit(ctx, diff(ob.prev, v)) {
+		return errStop
+	}
+	ob.prev = &v
+	return ob.await(ctx, changed)
+}
+
+// suspended says Unknown once and waits for the session to change state.
+func (ob *observation) suspended(ctx context.Context, changed <-chan struct{}) error {
+	if ob.prev != nil {
+		if !ob.emit(ctx, []Change{{Kind: Unknown, Group: ob.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}}) {
+			return errStop
+		}
+		ob.prev, ob.officeW, ob.ownerW = nil, nil, nil
+		ob.r.owner, ob.r.ownerW = nil, nil
+		ob.childrenFired = true
+	}
+	select {
+	case <-changed:
+		return nil
+	case <-ctx.Done():
+		ob.o.finish(ctx.Err())
+		return errStop
+	}
+}
+
+// read reads what the fired watches say may have changed: the office
+// alone after an acknowledgment, else the whole group.
+func (ob *observation) read(ctx context.Context, changed <-chan struct{}) (View, error) {
+	cctx, cancel := stateCtx(changed, ctx.Done())
+	defer cancel()
+	if !ob.childrenFired && ob.officeFired && ob.prev != nil && ob.prev.Exists {
+		v := *ob.prev
+		var err error
+		v.Office, v.OfficeZxid, ob.officeW, err = ob.r.readOffice(cctx, true)
+		if errors.Is(err, zk.ErrNoNode) {
+			v.Office, err = nil, nil
+			ob.childrenFired = true // gone: the children watch tells the rest
+		}
+		return v, err
+	}
+	// After a release recorded in the office, the next in line most
+	// likely owns now: read it beside the listing.
+	guess := ""
+	if ob.officeFired && ob.prev != nil && len(ob.prev.Queue) > 1 {
+		guess = ob.prev.Queue[1].Node
+	}
+	v, w, err := ob.r.readGuess(cctx, true, ob.officeW == nil, guess, ob.officeFired && ob.prev != nil && ob.prev.Office != nil)
+	ob.childW, ob.existsW, ob.ownerW = w.children, w.exists, w.owner
+	if w.office != nil {
+		ob.officeW = w.office
+	}
+	return v, err
+}
+
+// readFailed decides what a failed read means: the session's state loop
+// handles a lost connection; anything else ends the observer.
+func (ob *observation) readFailed(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		ob.o.finish(ctx.Err())
+	case expired(err):
+		ob.o.finish(ErrSessionLost)
+	case connLoss(err) || errors.Is(err, context.Canceled):
+		ob.childrenFired = true
+		return nil
+	default:
+		ob.o.finish(fmt.Errorf("elect: observe %s: %w", ob.group, err))
+	}
+	return errStop
+}
+
+// await waits for a watch to fire, then takes the others that fired with
+// it: one transaction often fires several (a resignation deletes the
+// owner's node and writes the office).
+func (ob *observation) await(ctx context.Context, changed <-chan struct{}) error {
+	select {
+	case <-ob.childW:
+		ob.childrenFired = true
+	case <-ob.existsW:
+		ob.childrenFired = true
+	case <-ob.officeW:
+		ob.officeW, ob.officeFired = nil, true
+	case ev := <-ob.ownerW:
+		ob.ownerFired()
+		if ev.Type == zk.EventNodeDeleted {
+			// The deletion fires the children watch right behind this
+			// one, in the same reply stream: wait for it so that one
+			// read answers both.
+			awaitFired(ob.childW)
+			ob.childW, ob.existsW = nil, nil
+		}
+	case <-changed:
+		ob.childrenFired = true
+	case <-ctx.Done():
+		ob.o.finish(ctx.Err())
+		return errStop
+	}
+	ob.drainFired()
+	return nil
+}
+
+// drainFired takes the watches that fired together with the one awaited.
+func (ob *observation) drainFired() {
+	select {
+	case <-ob.childW:
+		ob.childrenFired = true
+	default:
+	}
+	select {
+	case <-ob.ownerW:
+		ob.ownerFired()
+	default:
+	}
+	select {
+	case <-ob.officeW:
+		ob.officeW, ob.officeFired = nil, true
+	default:
+	}
+	if ob.childrenFired {
+		ob.childW, ob.existsW = nil, nil
+	}
+}
+
+// ownerFired: the owner's node went, or someone wrote it (never a
+// release: nothing herald does writes a queue node). Read the group again,
+// and the owner's details with a fresh watch.
+func (ob *observation) ownerFired() {
+	ob.ownerW, ob.r.owner, ob.r.ownerW = nil, nil, nil
+	ob.childrenFired = true
+}
+
+func (ob *observation) emit(ctx context.Context, cs []Change) bool {
+	for _, c := range cs {
+		select {
+		case ob.o.ch <- c:
+		case <-ctx.Done():
+			ob.o.finish(ctx.Err())
+			return false
+		}
+	}
+	return true
 }
 
 // awaitFired waits briefly for a watch that is known to be on its way.
@@ -208,119 +251,4 @@ func awaitFired(ch <-chan zk.Event) {
 	case <-ch:
 	case <-t.C:
 	}
-}
-
-// isHeraldName reports whether node was created by herald, whose owners
-// write their node only in the transaction that releases it.
-func isHeraldName(node string) bool {
-	info, ok := ParseName(node)
-	return ok && info.Convention == "herald"
-}
-
-// diff turns two views into changes, in the order they happened as far as
-// one listing can tell: leavers, the owner change, newcomers, readiness.
-// released names a node whose owner let it go by its own call (its data
-// watch fired as herald's release mark), "" when none did.
-func diff(prev *View, v View, released string) []Change {
-	base := Change{Group: v.Group, Recipe: v.Recipe, Owner: v.Owner, Zxid: v.Pzxid, Ready: v.Ready()}
-	if prev == nil {
-		c := base
-		c.Kind, c.Queue = Snapshot, v.Queue
-		return []Change{c}
-	}
-	owner := func(w *View) string {
-		if w.Owner == nil {
-			return ""
-		}
-		return w.Owner.Node
-	}
-	ownerChanged := owner(prev) != owner(&v)
-	was := map[string]Participant{}
-	for _, p := range prev.Queue {
-		was[p.Node] = p
-	}
-	is := map[string]bool{}
-	for _, p := range v.Queue {
-		is[p.Node] = true
-	}
-	// Every child create or delete bumps cversion by one; what we cannot
-	// account for by the difference of two listings came and went unseen.
-	seen := setDiff(prev.children, v.children) + setDiff(v.children, prev.children)
-	unexplained := int64(v.Cversion-prev.Cversion) - int64(seen)
-	var out []Change
-	for _, p := range prev.Queue {
-		if is[p.Node] || (ownerChanged && p.Node == owner(prev)) {
-			continue
-		}
-		c := base
-		c.Kind, c.Candidate, c.Reason, c.Owner = Left, &p, reasonFor(v.Office, p.Node), v.Owner
-		out = append(out, c)
-	}
-	if ownerChanged {
-		c := base
-		c.Kind, c.Previous, c.Queue = OwnerChanged, prev.Owner, v.Queue
-		// An intermediate owner may hide in nodes that came and went
-		// unseen, or in a node that left while it was ahead of the new
-		// owner (it may have owned in between).
-		c.Gap = unexplained > 0 || !prev.Exists && v.Exists && v.Cversion > int32(len(v.children))
-		for _, p := range prev.Queue {
-			if !is[p.Node] && p.Node != owner(prev) && (v.Owner == nil || SeqLess(p.Sequence, v.Owner.Sequence)) {
-				c.Gap = true
-			}
-		}
-		if prev.Owner != nil {
-			c.Reason = reasonFor(v.Office, prev.Owner.Node)
-			if c.Reason == ReasonUnknown && released == prev.Owner.Node {
-				c.Reason = voluntary(v.Recipe)
-			}
-		}
-		out = append(out, c)
-	}
-	for _, p := range v.Queue {
-		if _, ok := was[p.Node]; ok || (ownerChanged && p.Node == owner(&v)) {
-			continue
-		}
-		c := base
-		c.Kind, c.Candidate = Joined, &p
-		out = append(out, c)
-	}
-	if v.Ready() && (!prev.Ready() || ownerChanged) {
-		c := base
-		c.Kind = Ready
-		if v.OfficeZxid > c.Zxid {
-			c.Zxid = v.OfficeZxid
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// voluntary is the reason an owner of recipe gives up by its own call.
-func voluntary(r Recipe) Reason {
-	if r == RecipeLock {
-		return ReasonReleased
-	}
-	return ReasonResigned
-}
-
-func reasonFor(o *Office, node string) Reason {
-	if o != nil && o.Released != nil && o.Released.Node == node {
-		return o.Released.Reason
-	}
-	return ReasonUnknown
-}
-
-// setDiff counts the names in a that are not in b.
-func setDiff(a, b []string) int {
-	in := make(map[string]struct{}, len(b))
-	for _, x := range b {
-		in[x] = struct{}{}
-	}
-	n := 0
-	for _, x := range a {
-		if _, ok := in[x]; !ok {
-			n++
-		}
-	}
-	return n
 }

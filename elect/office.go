@@ -16,11 +16,8 @@ import (
 // end without a sequence, so every recipe (herald's and others') ignores
 // them when it orders the queue:
 //
-//   - herald-office: who took office (the leader acknowledgment) and the
-//     last release an owner made for a reason other than its own call
-//     (giving ownership back after its connection was suspended). A plain
-//     resign or release writes no record: the releasedMark it writes to
-//     its own node tells observers (see deleteWithRecord).
+//   - herald-office: who took office (the leader acknowledgment) and why
+//     the last leader let go (see deleteOwn). Only elections have one.
 //   - herald-checkpoint: the last progress a leader published.
 //
 // Every write to them is fenced: a multi that first checks our own queue
@@ -68,6 +65,18 @@ type Checkpoint struct {
 	Version int32 `json:"-"`
 }
 
+// laterTerm is the term of a record in o written by an owner newer than
+// term, 0 when there is none.
+func (o Office) laterTerm(term int64) int64 {
+	switch {
+	case o.Ack != nil && o.Ack.Term > term:
+		return o.Ack.Term
+	case o.Released != nil && o.Released.Term > term:
+		return o.Released.Term
+	}
+	return 0
+}
+
 func decodeOffice(b []byte) (Office, bool) {
 	var o Office
 	if len(b) == 0 || json.Unmarshal(b, &o) != nil || o.Herald == 0 {
@@ -76,49 +85,38 @@ func decodeOffice(b []byte) (Office, bool) {
 	return o, true
 }
 
-// deleteWithRecord deletes name, writing releasedMark to it first in the
-// same transaction (one packet). With rec it also records rec in the office
-// node, creating the office when it is missing.
-func (q *queue) deleteWithRecord(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
-	conn := q.s.Conn()
-	var data []byte
-	if rec != nil {
-		// The record replaces the office's content without reading it
-		// first: any ack in it is ours or a predecessor's, and ends with
-		// our release.
-		data, _ = json.Marshal(Office{Herald: 1, Released: rec})
+// deleteOwn deletes an owner's node, and nothing else ever touches a queue
+// node: every recipe's predecessor watch fires NodeDeleted, the one event
+// they all act on. An election's owner records why it let go in the office
+// node in the same transaction, so observers can tell a resignation from
+// an expiry; the office is no queue node, so no waiter watches it. A lock
+// records nothing: go-zookeeper's Lock fails on any child without a
+// sequence, so herald creates no side node in a lock's group.
+func (q *queue) deleteOwn(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
+	if q.recipe == RecipeLock || rec == nil {
+		return q.remove(ctx, name)
 	}
+	conn := q.s.Conn()
+	// The record replaces the office's content without reading it first:
+	// any ack in it is ours or a predecessor's, and ends with our release.
+	data, _ := json.Marshal(Office{Herald: 1, Released: rec})
 	for tries := 0; tries < 4; tries++ {
-		ops := []any{
-			// Writing our node just before deleting it, in the same
-			// transaction, fires our successor's one-shot watch (and an
-			// observer's data watch on the owner) as NodeDataChanged
-			// instead of NodeDeleted: "released by its owner", so the
-			// successor owns without listing (see wait) and observers
-			// know the release was voluntary without reading anything.
-			&zk.SetDataRequest{Path: q.full(name), Data: releasedMark, Version: -1},
-			&zk.DeleteRequest{Path: q.full(name), Version: -1},
-		}
-		switch {
-		case rec == nil:
-		case office.Load():
+		ops := []any{&zk.DeleteRequest{Path: q.full(name), Version: -1}}
+		if office.Load() {
 			ops = append(ops, &zk.SetDataRequest{Path: q.full(OfficeNode), Data: data, Version: -1})
-		default:
+		} else {
 			ops = append(ops, &zk.CreateRequest{Path: q.full(OfficeNode), Data: data, Acl: q.o.acl})
 		}
 		res, err := multi(ctx, conn, ops...)
-		if err == nil {
-			if rec != nil {
-				office.Store(true)
-			}
-			return nil
-		}
 		switch {
-		case failedAt(res, 0, zk.ErrNoNode), failedAt(res, 1, zk.ErrNoNode):
+		case err == nil:
+			office.Store(true)
+			return nil
+		case failedAt(res, 0, zk.ErrNoNode):
 			return zk.ErrNoNode
-		case failedAt(res, 2, zk.ErrNoNode):
+		case failedAt(res, 1, zk.ErrNoNode):
 			office.Store(false)
-		case failedAt(res, 2, zk.ErrNodeExists):
+		case failedAt(res, 1, zk.ErrNodeExists):
 			office.Store(true)
 		default:
 			return err
@@ -127,11 +125,6 @@ func (q *queue) deleteWithRecord(ctx context.Context, name string, rec *Release,
 	// The office keeps changing under us: delete without a record.
 	return q.remove(ctx, name)
 }
-
-// releasedMark is what an owner writes to its node in the transaction that
-// deletes it. Nothing reads it (the node is gone when the transaction
-// ends); writing it is what tells the successor.
-var releasedMark = []byte("herald: released by its owner")
 
 // Acknowledge records that we took office (seed 002: the lowest node does
 // not by itself mean its owner knows it leads). Observers turn it into
@@ -152,6 +145,9 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 		case errors.Is(err, zk.ErrNoNode):
 		default:
 			return h.fenceErr(err)
+		}
+		if later := prev.laterTerm(term); later != 0 {
+			return fmt.Errorf("%w: term %d of %s already wrote the office, so %s (term %d) is deposed", ErrNotLeader, later, h.q.parent, h.t.name, term)
 		}
 		next := Office{Herald: 1, Released: prev.Released,
 			Ack: &Ack{Node: h.t.name, ID: h.id, Term: term, Time: time.Now().UTC(), Info: info}}
@@ -224,38 +220,68 @@ func (f Fence) Validate() error {
 	return nil
 }
 
-// Checkpoint writes data as the group's checkpoint, fenced by f's node.
+// Checkpoint writes data as the group's checkpoint, fenced twice: the
+// write is a multi that first checks f's node still exists, and it is
+// version-checked against the checkpoint f read, which must carry no later
+// term than f's. So once a newer owner has written, an older one never
+// can, even if its node still exists.
 func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
 	rec, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})
 	p := f.Group + "/" + CheckpointNode
-	create := false
-	for tries := 0; tries < 4; tries++ {
-		var op any = &zk.SetDataRequest{Path: p, Data: rec, Version: -1}
-		if create {
-			op = &zk.CreateRequest{Path: p, Data: rec, Acl: zk.WorldACL(zk.PermAll)}
+	for tries := 0; tries < 8; tries++ {
+		cur, err := f.readCheckpoint(ctx, s)
+		if err != nil {
+			return err
+		}
+		var op any = &zk.CreateRequest{Path: p, Data: rec, Acl: zk.WorldACL(zk.PermAll)}
+		if cur.exists {
+			op = &zk.SetDataRequest{Path: p, Data: rec, Version: cur.version}
 		}
 		res, err := f.multi(ctx, s, op)
 		switch {
 		case err == nil:
 			return nil
 		case connLoss(err) && ctx.Err() == nil:
-			// setData is idempotent: wait for the connection and try again.
+			// Read again after reconnecting: a lost reply may hide our
+			// own write, which the next read shows with our term.
 			if err := s.awaitConnected(ctx); err != nil {
 				return fmt.Errorf("elect: checkpoint of %s: %w", f.Group, err)
 			}
-			tries--
-		case failedAt(res, 1, zk.ErrNoNode):
-			create = true
-		case failedAt(res, 1, zk.ErrNodeExists):
-			create = false
+		case failedAt(res, 1, zk.ErrNoNode), failedAt(res, 1, zk.ErrNodeExists), failedAt(res, 1, zk.ErrBadVersion):
+			// Another write came between our read and ours: read again.
 		default:
 			return err
 		}
 	}
-	return fmt.Errorf("elect: checkpoint of %s kept racing with its creation", f.Group)
+	return fmt.Errorf("elect: checkpoint of %s kept racing with other writes", f.Group)
+}
+
+// checkpointRead is the checkpoint as a fenced writer last saw it.
+type checkpointRead struct {
+	exists  bool
+	version int32
+}
+
+// readCheckpoint reads the group's checkpoint and refuses when a term
+// later than f's wrote it.
+func (f Fence) readCheckpoint(ctx context.Context, s *Session) (checkpointRead, error) {
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(f.Group + "/" + CheckpointNode) })
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return checkpointRead{}, nil
+	case err != nil && expired(err):
+		return checkpointRead{}, fmt.Errorf("%w: session expired: %v", ErrNotLeader, err)
+	case err != nil:
+		return checkpointRead{}, err
+	}
+	var c Checkpoint
+	if json.Unmarshal(b, &c) == nil && c.Term > f.Term {
+		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the checkpoint, so %s (term %d) is deposed", ErrNotLeader, c.Term, f.Group, f.Node, f.Term)
+	}
+	return checkpointRead{exists: true, version: st.Version}, nil
 }
 
 // multi runs op after a check that the fence's node still exists, with the

@@ -200,6 +200,12 @@ func (r *rotation) rotate(steps int, ms ...*member) {
 	}
 }
 
+// sessionOf is the session a herald node's name carries.
+func sessionOf(p string) int64 {
+	info, _ := elect.ParseName(p[strings.LastIndexByte(p, '/')+1:])
+	return info.Session
+}
+
 // waits reports that m is still waiting.
 func (r *rotation) waits(m *member) {
 	r.t.Helper()
@@ -273,26 +279,29 @@ func (r *rotation) noneMissing() {
 	}
 }
 
-// Two clients taking a lock in turn: after two listings the waiter knows
-// its predecessor's next name and watches it without listing. A cycle then
-// costs it four requests instead of five (create, watch on the
-// predecessor, watch on its own node, release), and it still waits its
-// turn.
+// Three clients taking a lock in turn: after two listings a waiter knows
+// its predecessor's next name and watches it without listing first. That
+// predecessor is itself waiting when the waiter queues, so its deletion
+// proves nothing about the nodes below it: the waiter lists then, and owns
+// only when the listing shows it lowest. A cycle costs six requests when
+// it lists first (create, listing, watch, listing, watch on its own node,
+// release) and five when it guesses.
 func TestRotationWatchesPredecessorWithoutListing(t *testing.T) {
 	r := newRotation(t)
-	a, b := r.member(), r.member()
+	a, b, c := r.member(), r.member(), r.member()
 	r.start(a)
 	r.enqueue(b)
-	for range 4 {
-		r.turn(a, b)
-		r.waits(a)
-		r.turn(b, a)
-		r.waits(b)
+	r.enqueue(c)
+	for i := range 12 {
+		ms := []*member{a, b, c}
+		r.turn(ms[i%3], ms[(i+1)%3])
+		r.waits(ms[(i+2)%3])
 	}
-	if want := []int64{5, 5, 4, 4}; !slices.Equal(b.costs, want) {
-		t.Fatalf("b's requests per cycle %v, want %v (the first two list, then b guesses)", b.costs, want)
+	if want := []int64{6, 6, 5, 5}; !slices.Equal(c.costs, want) {
+		t.Fatalf("c's requests per cycle %v, want %v (the first two list, then c guesses)", c.costs, want)
 	}
-	r.release(a)
+	r.handOver(a, b)
+	r.release(b)
 	r.noneMissing()
 }
 
@@ -331,7 +340,7 @@ func TestWrongGuessFallsBackToListing(t *testing.T) {
 	r.take(a)
 	r.enqueue(d)
 	r.enqueue(b)
-	if w := r.watching(b.s); w == "" || !strings.HasPrefix(w, r.path+"/lock-") || w == a.h.NodePath() {
+	if w := r.watching(b.s); w == "" || sessionOf(w) != d.s.ID() {
 		t.Fatalf("b watches %q, want d's node", w)
 	}
 	r.spentIs(b, 4, "create, missed guess, listing, watch")

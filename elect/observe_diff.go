@@ -1,0 +1,100 @@
+package elect
+
+// diff turns two views into changes, in the order they happened as far as
+// one listing can tell: leavers, the owner change, newcomers, readiness.
+func diff(prev *View, v View) []Change {
+	base := Change{Group: v.Group, Recipe: v.Recipe, Owner: v.Owner, Zxid: v.Pzxid, Ready: v.Ready()}
+	if prev == nil {
+		c := base
+		c.Kind, c.Queue = Snapshot, v.Queue
+		return []Change{c}
+	}
+	owner := func(w *View) string {
+		if w.Owner == nil {
+			return ""
+		}
+		return w.Owner.Node
+	}
+	ownerChanged := owner(prev) != owner(&v)
+	was := map[string]Participant{}
+	for _, p := range prev.Queue {
+		was[p.Node] = p
+	}
+	is := map[string]bool{}
+	for _, p := range v.Queue {
+		is[p.Node] = true
+	}
+	// Every child create or delete bumps cversion by one; what we cannot
+	// account for by the difference of two listings came and went unseen.
+	seen := setDiff(prev.children, v.children) + setDiff(v.children, prev.children)
+	unexplained := int64(v.Cversion-prev.Cversion) - int64(seen)
+	var out []Change
+	for _, p := range prev.Queue {
+		if is[p.Node] || (ownerChanged && p.Node == owner(prev)) {
+			continue
+		}
+		c := base
+		c.Kind, c.Candidate, c.Reason, c.Owner = Left, &p, reasonFor(v.Office, p.Node), v.Owner
+		out = append(out, c)
+	}
+	if ownerChanged {
+		c := base
+		c.Kind, c.Previous, c.Queue = OwnerChanged, prev.Owner, v.Queue
+		// An intermediate owner may hide in nodes that came and went
+		// unseen, or in a node that left while it was ahead of the new
+		// owner (it may have owned in between).
+		c.Gap = unexplained > 0 || !prev.Exists && v.Exists && v.Cversion > int32(len(v.children))
+		for _, p := range prev.Queue {
+			if !is[p.Node] && p.Node != owner(prev) && (v.Owner == nil || SeqLess(p.Sequence, v.Owner.Sequence)) {
+				c.Gap = true
+			}
+		}
+		if prev.Owner != nil {
+			c.Reason = reasonFor(v.Office, prev.Owner.Node)
+		}
+		out = append(out, c)
+	}
+	for _, p := range v.Queue {
+		if _, ok := was[p.Node]; ok || (ownerChanged && p.Node == owner(&v)) {
+			continue
+		}
+		c := base
+		c.Kind, c.Candidate = Joined, &p
+		out = append(out, c)
+	}
+	if v.Ready() && (!prev.Ready() || ownerChanged) {
+		c := base
+		c.Kind = Ready
+		if v.OfficeZxid > c.Zxid {
+			c.Zxid = v.OfficeZxid
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// reasonFor is why node let go as the office records it: an election's
+// owner records every release in the same transaction as its deletion. An
+// owner gone without a record (a lock's, or one whose session expired or
+// whose node someone deleted) gets ReasonUnknown.
+func reasonFor(o *Office, node string) Reason {
+	if o != nil && o.Released != nil && o.Released.Node == node {
+		return o.Released.Reason
+	}
+	return ReasonUnknown
+}
+
+// setDiff counts the names in a that are not in b.
+func setDiff(a, b []string) int {
+	in := make(map[string]struct{}, len(b))
+	for _, x := range b {
+		in[x] = struct{}{}
+	}
+	n := 0
+	for _, x := range a {
+		if _, ok := in[x]; !ok {
+			n++
+		}
+	}
+	return n
+}
