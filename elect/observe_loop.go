@@ -59,7 +59,7 @@ type observation struct {
 	prev  *View
 	// The armed watches, and which fired since the last read.
 	childW, existsW, officeW, ownerW <-chan zk.Event
-	childrenFired, officeFired      bool
+	childrenFired, officeFired       bool
 }
 
 // errStop ends the loop; the observer's Err is already set.
