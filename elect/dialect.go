@@ -251,14 +251,6 @@ func marker(d Dialect, id heraldID) string {
 	return id.hex()
 }
 
-// classicPrefix is the classic dialect's prefix for a recipe.
-func classicPrefix(r Recipe) string {
-	if r == RecipeLock {
-		return "lock-"
-	}
-	return "candidate-"
-}
-
 // heraldNode reads the herald id and dialect of a queue node's name; ok is
 // false for names herald did not write.
 func heraldNode(name string) (heraldID, Dialect, bool) {

@@ -192,47 +192,20 @@ func hexOrDec(s string) int {
 	return 10
 }
 
-// heraldMarker finds "<prefix><16 hex session>-<8 hex nonce>_" at the end of
-// rest, the shape herald gives its own nodes.
-func heraldMarker(rest string) (sid int64, ok bool) {
-	sid, _, ok = heraldMarkerParts(rest)
-	return sid, ok
-}
-
-// heraldMarkerLen is the length of "<16 hex session>-<8 hex nonce>_".
-const heraldMarkerLen = 16 + 1 + 8 + 1
-
-// heraldMarkerParts is heraldMarker with the nonce.
-func heraldMarkerParts(rest string) (sid int64, nonce uint32, ok bool) {
-	const tail = heraldMarkerLen
+// heraldMarker finds the session in "<prefix><16 hex session>-<8 hex
+// nonce>_" at the end of rest: the names herald wrote before dialects,
+// still read so that an upgrade in the middle of a queue is understood.
+func heraldMarker(rest string) (int64, bool) {
+	const tail = 16 + 1 + 8 + 1
 	if len(rest) < tail || rest[len(rest)-1] != '_' || rest[len(rest)-10] != '-' {
-		return 0, 0, false
+		return 0, false
 	}
 	m := rest[len(rest)-tail:]
-	u, err := strconv.ParseUint(m[:16], 16, 64)
-	if err != nil {
-		return 0, 0, false
+	sid, ok := parseHex(m[:16])
+	if _, ok2 := parseHex(m[17:25]); !ok || !ok2 {
+		return 0, false
 	}
-	n, err := strconv.ParseUint(m[17:25], 16, 32)
-	if err != nil {
-		return 0, 0, false
-	}
-	return int64(u), uint32(n), true
-}
-
-// heraldName builds the name herald creates (before the sequence):
-// "<prefix><session as 16 hex>-<nonce as 8 hex>_". The session and nonce let
-// us find our node again after a connection loss during create. The nonce
-// counts a session's creates (Session.nextNonce): unique within the session,
-// and predictable, which lets a waiter guess its predecessor's name (see
-// queue.guess).
-func heraldName(prefix string, session int64, nonce uint32) string {
-	b := make([]byte, 0, len(prefix)+heraldMarkerLen)
-	b = append(b, prefix...)
-	b = appendHex(b, uint64(session), 16)
-	b = append(b, '-')
-	b = appendHex(b, uint64(nonce), 8)
-	return string(append(b, '_'))
+	return int64(sid), true
 }
 
 // appendHex appends v's lowest width hex digits, zero-padded.

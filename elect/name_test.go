@@ -2,6 +2,7 @@ package elect
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -50,7 +51,9 @@ func TestParseNameConventions(t *testing.T) {
 		name, conv, id string
 		session        int64
 	}{
-		{heraldName("candidate-", 0x1000abc, 0x0badf00d) + "0000000003", "herald", "candidate-0000000001000abc-0badf00d", 0x1000abc},
+		{"candidate-0000000001000abc-0badf00d_0000000003", "herald", "candidate-0000000001000abc-0badf00d", 0x1000abc}, // before dialects
+		{"_c_00000000-0100-0abc-0bad-f00d68726c65-latch-0000000003", "herald", "0000000001000abc-0badf00d", 0x1000abc},
+		{"0000000001000abc0badf00d68726c6c__lock__0000000003", "herald", "0000000001000abc-0badf00d", 0x1000abc},
 		{"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-latch-0000000001", "curator", "latch", 0},
 		{"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-0000000009", "curator", "lock", 0},
 		{"_c_0123456789abcdef0123456789abcdef-lock-0000000002", "go-zookeeper", "lock", 0},
@@ -109,24 +112,38 @@ func TestValidatePath(t *testing.T) {
 }
 
 // The hand-written formatters write what ZooKeeper's "%010d" and the
-// documented herald marker say, for any value.
+// documented herald id say, for any value, and every dialect's name reads
+// back as herald's with the same session, counter and recipe.
 func FuzzFormatNames(f *testing.F) {
-	f.Add(int32(0), int64(0), uint32(0))
-	f.Add(int32(-1), int64(-1), uint32(0xffffffff))
-	f.Add(int32(2147483647), int64(0x0100016aab610005), uint32(7))
-	f.Add(int32(-2147483648), int64(1), uint32(1))
-	f.Fuzz(func(t *testing.T, seq int32, session int64, nonce uint32) {
+	f.Add(int32(0), int64(0), uint32(0), false)
+	f.Add(int32(-1), int64(-1), uint32(0xffffffff), true)
+	f.Add(int32(2147483647), int64(0x0100016aab610005), uint32(7), false)
+	f.Add(int32(-2147483648), int64(1), uint32(1), true)
+	f.Fuzz(func(t *testing.T, seq int32, session int64, nonce uint32, lock bool) {
 		if got, want := FormatSequence(seq), fmt.Sprintf("%010d", seq); got != want {
 			t.Fatalf("FormatSequence(%d) = %q, want %q", seq, got, want)
 		}
-		want := fmt.Sprintf("lock-%016x-%08x_", uint64(session), nonce)
-		name := heraldName("lock-", session, nonce)
-		if name != want {
-			t.Fatalf("heraldName(0x%x, %d) = %q, want %q", session, nonce, name, want)
+		id := heraldID{session: session, nonce: nonce, recipe: RecipeElection}
+		tag := "68726c65"
+		if lock {
+			id.recipe, tag = RecipeLock, "68726c6c"
 		}
-		sid, n, ok := heraldMarkerParts(name[len("lock-"):])
-		if !ok || sid != session || n != nonce {
-			t.Fatalf("heraldMarkerParts(%q) = 0x%x, %d, %v", name, sid, n, ok)
+		if want := fmt.Sprintf("%016x%08x%s", uint64(session), nonce, tag); id.hex() != want {
+			t.Fatalf("herald id %+v = %q, want %q", id, id.hex(), want)
+		}
+		for _, d := range []Dialect{DialectCuratorLock, DialectCuratorLatch, DialectKazoo, DialectClassic} {
+			name := nodeBase(d, id, "job-") + FormatSequence(seq)
+			got, gd, ok := heraldNode(name)
+			if !ok || got != id || gd != d {
+				t.Fatalf("heraldNode(%q) = %+v, %s, %v; want %+v, %s", name, got, gd, ok, id, d)
+			}
+			info, ok := ParseName(name)
+			if !ok || info.Convention != "herald" || info.Session != session || info.Recipe != id.recipe || info.Sequence != seq {
+				t.Fatalf("ParseName(%q) = %+v", name, info)
+			}
+			if !strings.Contains(name, marker(d, id)) {
+				t.Fatalf("%q does not hold its marker %q", name, marker(d, id))
+			}
 		}
 	})
 }

@@ -308,8 +308,18 @@ func (r *reader) startOffice(ctx context.Context, watch bool) *officeRead {
 	return or
 }
 
+// ownerDetails returns the owner's details, read once per owner: a node's
+// creator and id do not change while it exists, whoever writes its data
+// later. A watch that fired on such a write is set again.
 func (r *reader) ownerDetails(ctx context.Context, e entry, watch bool) (Participant, error) {
 	if r.owner != nil && r.owner.Node == e.name {
+		if watch && r.ownerW == nil {
+			_, ch, err := r.details(ctx, e, true)
+			if err != nil {
+				return Participant{}, err
+			}
+			r.ownerW = ch
+		}
 		return *r.owner, nil
 	}
 	p, ch, err := r.details(ctx, e, watch)

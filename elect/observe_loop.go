@@ -178,7 +178,7 @@ func (ob *observation) await(ctx context.Context, changed <-chan struct{}) error
 	case <-ob.officeW:
 		ob.officeW, ob.officeFired = nil, true
 	case ev := <-ob.ownerW:
-		ob.ownerFired()
+		ob.ownerFired(ev)
 		if ev.Type == zk.EventNodeDeleted {
 			// The deletion fires the children watch right behind this
 			// one, in the same reply stream: wait for it so that one
@@ -204,8 +204,8 @@ func (ob *observation) drainFired() {
 	default:
 	}
 	select {
-	case <-ob.ownerW:
-		ob.ownerFired()
+	case ev := <-ob.ownerW:
+		ob.ownerFired(ev)
 	default:
 	}
 	select {
@@ -218,11 +218,15 @@ func (ob *observation) drainFired() {
 	}
 }
 
-// ownerFired: the owner's node went, or someone wrote it (never a
-// release: nothing herald does writes a queue node). Read the group again,
-// and the owner's details with a fresh watch.
-func (ob *observation) ownerFired() {
-	ob.ownerW, ob.r.owner, ob.r.ownerW = nil, nil, nil
+// ownerFired: the owner's node went, or someone wrote it. A write is no
+// release (nothing herald does writes a queue node) and changes nobody's
+// identity: the group is read again with the owner's details kept and its
+// watch set again.
+func (ob *observation) ownerFired(ev zk.Event) {
+	ob.ownerW, ob.r.ownerW = nil, nil
+	if ev.Type != zk.EventNodeDataChanged {
+		ob.r.owner = nil
+	}
 	ob.childrenFired = true
 }
 

@@ -64,13 +64,9 @@ func (q *queue) learnDialect(d Dialect) {
 	q.mu.Unlock()
 }
 
-// prefix is the classic dialect's prefix.
-func (q *queue) prefix() string {
-	if q.o.prefix != "" {
-		return q.o.prefix
-	}
-	return classicPrefix(q.recipe)
-}
+// prefix is the classic dialect's prefix: "candidate-" or "lock-", or
+// WithPrefix's.
+func (q *queue) prefix() string { return q.o.prefix }
 
 // ticket is our place in the queue. czxid is known only when the node was
 // found again after a lost create reply; otherwise the handle learns it

@@ -58,7 +58,7 @@ type Session struct {
 	timeout time.Duration // negotiated
 
 	id        atomic.Int64
-	nonces    atomic.Uint32 // counts our queue nodes; see heraldName
+	nonces    atomic.Uint32 // counts our queue nodes; see heraldID
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
 	lostFlag  atomic.Bool
 	mu        sync.Mutex

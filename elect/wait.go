@@ -153,9 +153,11 @@ func (w *waiter) predGone() waitState {
 
 // fitDialect makes sure every foreign client in the group can order our
 // node: when they need another dialect than our node's, our node is
-// replaced by one named in theirs (at the end of the queue, where a new
-// node was anyway). A group whose clients need different dialects is
-// refused. A forced dialect is never changed.
+// replaced by one named in theirs, at the end of the queue. Right after a
+// create that is where our node was anyway; later, a foreign client that
+// could not see our node has queued as if it were not there, and we go
+// behind it. A group whose clients need different dialects is refused. A
+// forced dialect is never changed.
 func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error) {
 	if w.q.forced() {
 		return false, nil

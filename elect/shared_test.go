@@ -1,0 +1,413 @@
+package elect_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// foreign creates a queue node as another client would: base is the name
+// before the sequence (its client's dialect), on a raw session of its own.
+func foreign(t *testing.T, group, base string) (string, *zk.Conn) {
+	t.Helper()
+	s := session(t, sharedAddrs(t))
+	for _, p := range []string{path.Dir(group), group} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Conn().Create(group+"/"+base, []byte("foreign"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path.Base(p), s.Conn()
+}
+
+// queued returns the herald node of session s in group, once it is there.
+func queued(t *testing.T, look *elect.Session, group string, s *elect.Session) string {
+	t.Helper()
+	var node string
+	eventually(t, 5*time.Second, "the herald node", func() bool {
+		children, _, err := look.Conn().Children(group)
+		if err != nil {
+			return false
+		}
+		for _, c := range children {
+			if info, ok := elect.ParseName(c); ok && info.Convention == "herald" && info.Session == s.ID() {
+				node = c
+				return true
+			}
+		}
+		return false
+	})
+	return node
+}
+
+// A herald waiter joining a group writes its node in the dialect of the
+// foreign clients there, so they order it by sequence.
+func TestJoinInTheGroupsDialect(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	look := session(t, sharedAddrs(t))
+	for _, c := range []struct {
+		foreign, suffix string
+		election        bool
+	}{
+		{"4b3c2d1e0f4b3c2d1e0f4b3c2d1e0f11__lock__", "__lock__", false},      // Kazoo Lock
+		{"4b3c2d1e0f4b3c2d1e0f4b3c2d1e0f11__lock__", "__lock__", true},       // Kazoo Election
+		{"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-latch-", "-latch-", false}, // Curator LeaderLatch
+		{"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-", "-lock-", true},    // Curator LeaderSelector
+		{"_c_0123456789abcdef0123456789abcdef-lock-", "-lock-", false},       // go-zookeeper
+		{"n_", "-latch-", true},    // classic: the default
+		{"lock-", "-lock-", false}, // classic: the default
+	} {
+		group := groupPath(t)
+		holder, _ := foreign(t, group, c.foreign)
+		s := session(t, sharedAddrs(t))
+		var take func() (*elect.Handle, error)
+		if c.election {
+			e, _ := elect.NewElection(s, group)
+			take = func() (*elect.Handle, error) { return e.Campaign(ctx, "h") }
+		} else {
+			l, _ := elect.NewLock(s, group)
+			take = func() (*elect.Handle, error) { return l.Acquire(ctx) }
+		}
+		_, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			_, err := take()
+			done <- err
+		}()
+		// The first create may be in the default dialect: the listing
+		// right after it moves the node before it could own.
+		var node string
+		deadline := time.Now().Add(5 * time.Second)
+		for node = queued(t, look, group, s); !strings.HasSuffix(node, c.suffix+node[len(node)-10:]) && time.Now().Before(deadline); node = queued(t, look, group, s) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !strings.HasSuffix(node, c.suffix+node[len(node)-10:]) {
+			t.Errorf("beside %s (election %v) herald wrote %s; want a name ending %s<seq>", holder, c.election, node, c.suffix)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("herald owns beside %s, which holds: %v", holder, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		cancel()
+		_ = s.Close()
+	}
+}
+
+// A group whose foreign clients cannot order each other's names is
+// refused at once, and herald leaves no node behind.
+func TestUnsafeMixIsRefused(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	foreign(t, group, "4b3c2d1e0f4b3c2d1e0f4b3c2d1e0f11__lock__")
+	foreign(t, group, "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-")
+	s := session(t, sharedAddrs(t))
+	l, _ := elect.NewLock(s, group)
+	_, err := l.Acquire(ctx)
+	if !errors.Is(err, elect.ErrUnsafeGroup) || !strings.Contains(err.Error(), "Kazoo") || !strings.Contains(err.Error(), "Curator") {
+		t.Fatalf("Acquire in a Kazoo+Curator group: %v; want ErrUnsafeGroup naming both", err)
+	}
+	eventually(t, 5*time.Second, "herald's node removed", func() bool {
+		children, _, err := s.Conn().Children(group)
+		return err == nil && len(children) == 2
+	})
+	// Forcing a dialect is the user's word that the others can read it.
+	f, _ := elect.NewLock(s, group, elect.WithDialect(elect.DialectKazoo))
+	if _, err := f.TryAcquire(ctx); !errors.Is(err, elect.ErrLocked) {
+		t.Fatalf("TryAcquire with a forced dialect: %v; want ErrLocked (it queued, and others hold)", err)
+	}
+}
+
+// A foreign client that joins while a herald waiter waits, and needs
+// another dialect, makes the waiter replace its node at its next listing:
+// the foreign client cannot see the old one in its place.
+func TestWaiterMovesToTheDialectOfLaterClients(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	look := session(t, addrs)
+	a, x, b := session(t, addrs), session(t, addrs), session(t, addrs)
+	la, _ := elect.NewLock(a, group, elect.CreateParents())
+	ha, err := la.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xctx, giveUp := context.WithCancel(ctx)
+	lx, _ := elect.NewLock(x, group)
+	go func() { _, _ = lx.Acquire(xctx) }()
+	queued(t, look, group, x)
+	got := make(chan *elect.Handle, 1)
+	lb, _ := elect.NewLock(b, group)
+	go func() {
+		h, err := lb.Acquire(ctx)
+		if err != nil {
+			t.Errorf("b: %v", err)
+		}
+		got <- h
+	}()
+	before := queued(t, look, group, b)
+	kz, kconn := foreign(t, group, "4b3c2d1e0f4b3c2d1e0f4b3c2d1e0f11__lock__")
+	giveUp() // b's predecessor goes: b lists and sees the Kazoo node
+	eventually(t, 5*time.Second, "b's node in Kazoo's dialect", func() bool {
+		n := queued(t, look, group, b)
+		return n != before && strings.Contains(n, "__lock__")
+	})
+	if err := ha.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case h := <-got:
+		t.Fatalf("b owns %v while the Kazoo node %s is ahead of its new node", h, kz)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := kconn.Delete(group+"/"+kz, -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case h := <-got:
+		if h == nil || !strings.Contains(h.Node(), "__lock__") {
+			t.Fatalf("b owns with %v", h)
+		}
+	case <-ctx.Done():
+		t.Fatal("b never owned after the Kazoo node went")
+	}
+}
+
+// A third session writing the holder's node (an operator's set, Curator's
+// Revoker) or a waiting predecessor's node is no release: nobody else owns.
+func TestWritesToQueueNodesAreNoRelease(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, b, c := session(t, addrs), session(t, addrs), session(t, addrs)
+	third := session(t, addrs)
+	la, _ := elect.NewLock(a, group, elect.CreateParents())
+	ha, err := la.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 2)
+	var nb string
+	for _, s := range []*elect.Session{b, c} {
+		l, _ := elect.NewLock(s, group)
+		go func() {
+			if h, err := l.Acquire(ctx); err == nil {
+				got <- h.Node()
+			}
+		}()
+		if n := queued(t, third, group, s); nb == "" {
+			nb = n
+		}
+	}
+	for _, n := range []string{ha.Node(), nb, ha.Node()} {
+		if _, err := third.Conn().Set(group+"/"+n, []byte("__REVOKE__"), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case n := <-got:
+		t.Fatalf("%s took the lock after a write to a queue node, while %s holds", n, ha.Node())
+	case <-time.After(500 * time.Millisecond):
+	}
+	if !ha.Held() {
+		t.Fatalf("the holder lost the lock to a data write: %v", ha.Err())
+	}
+	if err := ha.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-got:
+		if n != nb {
+			t.Fatalf("%s owns after the release; want %s, next in line", n, nb)
+		}
+	case <-ctx.Done():
+		t.Fatal("nobody owned after the release")
+	}
+}
+
+// A waiter that acts on NodeDeleted only, as the classic recipe and
+// Curator's LeaderLatch do, wakes when a herald owner lets go.
+func TestDeletedOnlyWaiterWakesBehindHerald(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	for _, election := range []bool{false, true} {
+		group := groupPath(t)
+		s := session(t, sharedAddrs(t))
+		var h *elect.Handle
+		var err error
+		if election {
+			e, _ := elect.NewElection(s, group, elect.CreateParents())
+			h, err = e.Campaign(ctx, "h")
+		} else {
+			l, _ := elect.NewLock(s, group, elect.CreateParents())
+			h, err = l.Acquire(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, conn := foreign(t, group, "n_")
+		children, _, _ := conn.Children(group)
+		if len(children) < 2 {
+			t.Fatalf("children %v", children)
+		}
+		ok, _, ch, err := conn.ExistsW(group + "/" + h.Node())
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if err := h.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ev := <-ch:
+			if ev.Type != zk.EventNodeDeleted {
+				t.Fatalf("the waiter %s behind herald's %s saw %s; the classic recipe acts on NodeDeleted only", node, h.Node(), ev.Type)
+			}
+		case <-ctx.Done():
+			t.Fatal("no event after the herald owner let go")
+		}
+	}
+}
+
+// Once a later term has written the checkpoint, an older owner's write is
+// refused even while its node still exists: the fence orders terms, not
+// just existence.
+func TestFenceRefusesOlderTermAfterNewerWrote(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, b, w := session(t, addrs), session(t, addrs), session(t, addrs)
+	ea, _ := elect.NewElection(a, group, elect.CreateParents())
+	ha, err := ea.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := ha.Fence()
+	if err := old.Checkpoint(ctx, w, []byte("a-1")); err != nil {
+		t.Fatal(err)
+	}
+	// A second node in the same group, with a later czxid, writes as if
+	// it owned (two owners, as a foreign client that cannot see herald's
+	// nodes would make): the fence must still refuse the older term.
+	p, err := b.Conn().Create(group+"/n_", []byte("b"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := b.Conn().Get(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := elect.Fence{Group: group, Node: path.Base(p), ID: "b", Term: st.Czxid}
+	if err := newer.Checkpoint(ctx, w, []byte("b-1")); err != nil {
+		t.Fatal(err)
+	}
+	err = old.Checkpoint(ctx, w, []byte("a-2"))
+	if !errors.Is(err, elect.ErrNotLeader) {
+		t.Fatalf("older term's checkpoint after a newer one: %v; want ErrNotLeader", err)
+	}
+	if err := ha.Checkpoint(ctx, []byte("a-3")); !errors.Is(err, elect.ErrNotLeader) {
+		t.Fatalf("older handle's checkpoint: %v; want ErrNotLeader", err)
+	}
+	cp, err := elect.ReadCheckpoint(ctx, w, group)
+	if err != nil || string(cp.Data) != "b-1" || cp.Term != st.Czxid {
+		t.Fatalf("checkpoint %+v, %v; want b-1 at term %d", cp, err, st.Czxid)
+	}
+	// The newer owner's acknowledgment outranks the older one's too.
+	if err := ha.Acknowledge(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := newerAck(ctx, t, w, group, newer); err != nil {
+		t.Fatal(err)
+	}
+	if err := ha.Acknowledge(ctx, "a again"); !errors.Is(err, elect.ErrNotLeader) {
+		t.Fatalf("older handle's acknowledgment after a newer one: %v; want ErrNotLeader", err)
+	}
+}
+
+// newerAck writes an office record as a later term would.
+func newerAck(ctx context.Context, t *testing.T, s *elect.Session, group string, f elect.Fence) error {
+	t.Helper()
+	b, _ := json.Marshal(elect.Office{Herald: 1, Ack: &elect.Ack{Node: f.Node, ID: f.ID, Term: f.Term, Time: time.Now()}})
+	_, err := s.Conn().Set(group+"/"+elect.OfficeNode, b, -1)
+	return err
+}
+
+// A group's recipe comes from herald's names (they carry it), from the
+// mark herald puts on a group node it creates (so an empty lock is still a
+// lock to an observer that starts late), or by the documented rule for
+// foreign names, unless the observer is told.
+func TestObservedRecipe(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	addrs := sharedAddrs(t)
+	s, obs := session(t, addrs), session(t, addrs)
+	snapshot := func(group string, opts ...elect.ObserveOption) elect.Change {
+		t.Helper()
+		return expect(t, observe(t, obs, group, opts...), elect.Snapshot, nil)
+	}
+
+	emptied := groupPath(t)
+	l, _ := elect.NewLock(s, emptied, elect.CreateParents())
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := snapshot(emptied); c.Recipe != elect.RecipeLock || c.Owner != nil {
+		t.Errorf("an emptied herald lock reads as %s (owner %v); want lock", c.Recipe, c.Owner)
+	}
+
+	selector := groupPath(t)
+	e, _ := elect.NewElection(s, selector, elect.CreateParents(), elect.WithDialect(elect.DialectCuratorLock))
+	if _, err := e.Campaign(ctx, "leader"); err != nil {
+		t.Fatal(err)
+	}
+	if c := snapshot(selector); c.Recipe != elect.RecipeElection || c.Owner == nil || c.Owner.ID != "leader" {
+		t.Errorf("a herald election in Curator's lock names reads as %s, owner %v; want election (herald's names carry it)", c.Recipe, c.Owner)
+	}
+
+	kazoo := groupPath(t)
+	foreign(t, kazoo, "4b3c2d1e0f4b3c2d1e0f4b3c2d1e0f11__lock__")
+	if c := snapshot(kazoo); c.Recipe != elect.RecipeLock {
+		t.Errorf("Kazoo names read as %s; want lock by the rule", c.Recipe)
+	}
+	if c := snapshot(kazoo, elect.AsRecipe(elect.RecipeElection)); c.Recipe != elect.RecipeElection {
+		t.Errorf("Kazoo names with AsRecipe(election) read as %s", c.Recipe)
+	}
+}
+
+// Someone writing the owner's node changes nothing an observer reports:
+// the next change it sees is the real release.
+func TestObserverIgnoresWritesToTheOwner(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, third, obs := session(t, addrs), session(t, addrs), session(t, addrs)
+	e, _ := elect.NewElection(a, group, elect.CreateParents())
+	h, err := e.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := observe(t, obs, group)
+	expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	if _, err := third.Conn().Set(h.NodePath(), []byte("operator was here"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o, elect.OwnerChanged, nil)
+	if c.Owner != nil || c.Previous == nil || c.Previous.ID != "alpha" || c.Reason != elect.ReasonResigned {
+		t.Fatalf("after the write and the resignation: %+v; want alpha resigned, no owner", c)
+	}
+}
