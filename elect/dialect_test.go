@@ -118,10 +118,44 @@ func TestRecipeByRule(t *testing.T) {
 		"lock-0000000001": RecipeLock, "x-72057738101588070-0000000013": RecipeElection,
 		"le_0000000001": "",
 		nodeBase(DialectCuratorLock, heraldID{session: 1, recipe: RecipeElection}, "") + "0000000001": RecipeElection,
-		nodeBase(DialectCuratorLatch, heraldID{session: 1, recipe: RecipeLock}, "") + "0000000001":   RecipeLock,
+		nodeBase(DialectCuratorLatch, heraldID{session: 1, recipe: RecipeLock}, "") + "0000000001":    RecipeLock,
 	} {
 		if info, _ := ParseName(name); info.Recipe != want {
 			t.Errorf("recipe of %q = %q, want %q", name, info.Recipe, want)
+		}
+	}
+}
+
+func TestRecipeRules(t *testing.T) {
+	rr := RecipeRules{
+		"/kazoo/election":     RecipeElection,
+		"/services/*/leader":  RecipeElection,
+		"/services/db/*":      RecipeLock,
+		"/services/db/leader": RecipeElection,
+		"/locks":              RecipeLock,
+		"/selectors/[a-m]*":   RecipeElection,
+	}
+	if err := rr.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for group, want := range map[string]Recipe{
+		"/kazoo/election":      RecipeElection,
+		"/services/web/leader": RecipeElection,
+		"/services/db/leader":  RecipeElection, // the exact path wins
+		"/services/db/backup":  RecipeLock,
+		"/locks/nightly":       RecipeLock, // a root's children
+		"/selectors/alpha":     RecipeElection,
+		"/selectors/zeta":      "",
+		"/locks/nightly/deep":  "",
+	} {
+		got, ok := rr.For(group)
+		if got != want || ok != (want != "") {
+			t.Errorf("For(%q) = %q, %v; want %q", group, got, ok, want)
+		}
+	}
+	for _, bad := range []RecipeRules{{"/a/[": RecipeLock}, {"relative/*": RecipeLock}, {"/a": "mutex"}} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("Validate(%v) accepted it", bad)
 		}
 	}
 }

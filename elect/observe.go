@@ -421,6 +421,7 @@ type ObserveOption func(*observeOptions) error
 
 type observeOptions struct {
 	recipe Recipe
+	rules  RecipeRules
 	buffer int
 }
 

@@ -30,6 +30,9 @@ func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOptio
 			return nil, err
 		}
 	}
+	if r, ok := oo.rules.For(group); ok && oo.recipe == "" {
+		oo.recipe = r
+	}
 	o := &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}
 	ob := &observation{o: o, s: s, group: group, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe}}
 	go ob.run(ctx)

@@ -84,7 +84,7 @@ sinks to acknowledge what was published.`,
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.watch, "watch", nil, "group path to observe (repeat, or separate with commas)")
 	fl.StringSliceVar(&f.discover, "discover", nil, "root whose every child is a group to observe (repeat)")
-	fl.StringSliceVar(&f.recipes, "recipe", nil, "PATH=election|lock: say what a watched group or discover root holds (default: guessed from node names)")
+	fl.StringSliceVar(&f.recipes, "recipe", nil, "PATH=election|lock: say what a watched group, a discover root's children or the groups a glob matches (/svc/*/leader) hold (default: read from node names; Kazoo Election and Curator LeaderSelector need it)")
 	fl.StringVar(&f.source, "source", "", "name of this bridge in events and in the HA election (default herald-bridge@HOSTNAME)")
 	fl.StringVar(&f.ha, "ha", "", "election path for running several bridges: only the leader publishes")
 	fl.StringVar(&f.httpAddr, "http", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090")
@@ -165,8 +165,8 @@ func (f *bridgeFlags) check() error {
 
 // recipeMap parses --recipe PATH=RECIPE. The recipe follows the last '='
 // ('=' may appear in a ZooKeeper path).
-func (f *bridgeFlags) recipeMap() (map[string]elect.Recipe, error) {
-	out := map[string]elect.Recipe{}
+func (f *bridgeFlags) recipeMap() (elect.RecipeRules, error) {
+	out := elect.RecipeRules{}
 	for _, r := range f.recipes {
 		i := strings.LastIndex(r, "=")
 		if i < 0 {
@@ -177,6 +177,9 @@ func (f *bridgeFlags) recipeMap() (map[string]elect.Recipe, error) {
 			return nil, usageErr("--recipe %q: recipe %q is neither election nor lock", r, rec)
 		}
 		out[p] = rec
+	}
+	if err := out.Validate(); err != nil {
+		return nil, usageErr("--recipe: %v", err)
 	}
 	return out, nil
 }

@@ -63,6 +63,8 @@ func TestMissingRequiredInput(t *testing.T) {
 		{[]string{"tail"}, "--nats"},
 		{[]string{"history"}, "--audit"},
 		{[]string{"who", "/x", "--nats", "nats://a:1", "--kafka", "b:1"}, "not both"},
+		{[]string{"lock", "--lock", "/x", "--dialect", "zookeeper", "--", "true"}, "curator-lock, curator-latch, kazoo"},
+		{[]string{"run", "--election", "/x", "--dialect", "Kazoo", "--", "true"}, "unknown dialect"},
 	} {
 		_, stderr, code := heraldRun(t, nil, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/zkherald/herald/elect"
 )
@@ -92,4 +95,23 @@ func codeErr(code int) error {
 		return nil
 	}
 	return &exitError{code: code}
+}
+
+// dialectFlag adds --dialect to run and lock.
+func dialectFlag(f *pflag.FlagSet, v *string) {
+	names := make([]string, len(elect.Dialects))
+	for i, d := range elect.Dialects {
+		names[i] = string(d)
+	}
+	f.StringVar(v, "dialect", string(elect.DialectAuto), "shape of our node's name: "+strings.Join(names, "|")+
+		" (auto: what the group's other clients read; force one when clients that join later need it)")
+}
+
+// dialectOpt checks --dialect.
+func dialectOpt(v string) (elect.Option, error) {
+	d, err := elect.ParseDialect(v)
+	if err != nil {
+		return nil, usageErr("--dialect: %v", err)
+	}
+	return elect.WithDialect(d), nil
 }

@@ -21,6 +21,7 @@ type lockOpts struct {
 	timeout time.Duration
 	grace   time.Duration
 	nats    []string
+	dialect string
 }
 
 func newLockCmd(a *app) *cobra.Command {
@@ -35,7 +36,13 @@ holder. If the lock is lost while the command runs, its process group gets
 SIGTERM, then SIGKILL after --grace, and lock exits with status 3.
 
 The command finds the lock in its environment: HERALD_LOCK, HERALD_NODE,
-HERALD_TERM (the fencing token), HERALD_ID and HERALD_ZK.`,
+HERALD_TERM (the fencing token), HERALD_ID and HERALD_ZK.
+
+The lock's node is named so that the other clients already in the group
+(Curator, go-zookeeper, Kazoo, the classic recipe) order it by sequence;
+--dialect forces a name shape when clients that join later need another
+(see the README's table). A group whose clients cannot order each other's
+names is refused.`,
 		Example: `  # one backup at a time across the fleet; give up after a minute
   herald lock --zk zk1:2181 --lock /locks/backup --timeout 1m -- ./backup.sh`,
 		Args: cobra.ArbitraryArgs,
@@ -48,6 +55,7 @@ HERALD_TERM (the fencing token), HERALD_ID and HERALD_ZK.`,
 	f.DurationVar(&o.timeout, "timeout", 0, "how long to wait for the lock (0: as long as it takes)")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
 	f.StringSliceVar(&o.nats, "nats", nil, "NATS URL(s) to announce acquire and release on (optional)")
+	dialectFlag(f, &o.dialect)
 	return cmd
 }
 
@@ -63,6 +71,10 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	if err := groupArg("--lock", o.path); err != nil {
 		return err
 	}
+	dialect, err := dialectOpt(o.dialect)
+	if err != nil {
+		return err
+	}
 	if err := checkCommand(args); err != nil {
 		return err
 	}
@@ -74,7 +86,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 		return err
 	}
 	defer s.Close()
-	l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id))
+	l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id), dialect)
 	if err != nil {
 		return usageErr("--lock: %v", err)
 	}

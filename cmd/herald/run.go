@@ -22,6 +22,9 @@ type runOpts struct {
 	grace    time.Duration
 	nats     []string
 	rejoin   bool
+	dialect  string
+	// dialectOpt is dialect, checked.
+	dialectOpt elect.Option
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -59,6 +62,7 @@ which ZooKeeper rejects once its leader is gone.`,
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
 	f.StringSliceVar(&o.nats, "nats", nil, "NATS URL(s) to announce this runner's own transitions on (optional)")
 	f.BoolVar(&o.rejoin, "rejoin", false, "after losing leadership, stop the command and campaign again instead of exiting 3")
+	dialectFlag(f, &o.dialect)
 	return cmd
 }
 
@@ -75,6 +79,10 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 		return usageErr("--election is required: the election path in ZooKeeper, e.g. --election /jobs/nightly")
 	}
 	if err := groupArg("--election", o.election); err != nil {
+		return err
+	}
+	var err error
+	if o.dialectOpt, err = dialectOpt(o.dialect); err != nil {
 		return err
 	}
 	if o.grace <= 0 {
@@ -126,7 +134,7 @@ func (a *app) campaign(ctx context.Context, o runOpts) (*elect.Handle, *elect.Se
 		if err != nil {
 			return nil, nil, err
 		}
-		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id))
+		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id), o.dialectOpt)
 		if err != nil {
 			s.Close()
 			return nil, nil, usageErr("--election: %v", err)

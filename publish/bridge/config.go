@@ -37,9 +37,10 @@ type Config struct {
 	// observed as they appear and dropped as they disappear.
 	Discover []string
 	// Recipes optionally says whether a group is an election or a lock, by
-	// group path or by discover root (for all its children). Without a
-	// hint the observer guesses from the node names.
-	Recipes map[string]elect.Recipe
+	// group path, by discover root (for all its children) or by a glob
+	// over group paths (see elect.RecipeRules). Without a rule the
+	// observer reads it from the node names.
+	Recipes elect.RecipeRules
 
 	// Sinks receive the events; the bridge's pipeline owns and closes them.
 	Sinks []publish.Sink
@@ -132,12 +133,12 @@ func (c Config) Validate() error {
 			seen[p] = list.what
 		}
 	}
-	for p, r := range c.Recipes {
-		if _, ok := seen[p]; !ok {
-			return bad("recipe hint for %q, which is neither watched nor discovered", p)
-		}
-		if r != elect.RecipeElection && r != elect.RecipeLock {
-			return bad("recipe %q for %q: want %q or %q", r, p, elect.RecipeElection, elect.RecipeLock)
+	if err := c.Recipes.Validate(); err != nil {
+		return fmt.Errorf("%w: recipe: %w", ErrConfig, err)
+	}
+	for p := range c.Recipes {
+		if _, ok := seen[p]; !ok && !elect.IsPattern(p) {
+			return bad("recipe rule for %q, which is neither watched nor discovered (a glob such as %q may name groups below them)", p, p+"/*")
 		}
 	}
 	if c.HAPath != "" {
@@ -170,13 +171,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// recipeFor returns the observe options for a group: its own hint, else
-// its discover root's.
-func (c Config) recipeFor(group, root string) []elect.ObserveOption {
-	if r, ok := c.Recipes[group]; ok {
-		return []elect.ObserveOption{elect.AsRecipe(r)}
-	}
-	if r, ok := c.Recipes[root]; ok && root != "" {
+// recipeFor returns the observe options for a group: the recipe its rules
+// give, else none (read from the names).
+func (c Config) recipeFor(group string) []elect.ObserveOption {
+	if r, ok := c.Recipes.For(group); ok {
 		return []elect.ObserveOption{elect.AsRecipe(r)}
 	}
 	return nil

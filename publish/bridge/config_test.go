@@ -21,6 +21,11 @@ func TestConfigValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid config: %v", err)
 	}
+	glob := ok
+	glob.Recipes = elect.RecipeRules{"/a/*/leader": elect.RecipeElection, "/a": elect.RecipeLock}
+	if err := glob.Validate(); err != nil {
+		t.Fatalf("a glob rule: %v", err)
+	}
 	for _, tc := range []struct {
 		name string
 		edit func(*bridge.Config)
@@ -33,6 +38,7 @@ func TestConfigValidate(t *testing.T) {
 		{"twice", func(c *bridge.Config) { c.Discover = []string{"/a"} }, "give each path once"},
 		{"hint for nothing", func(c *bridge.Config) { c.Recipes = map[string]elect.Recipe{"/b": elect.RecipeLock} }, "neither watched nor discovered"},
 		{"bad hint", func(c *bridge.Config) { c.Recipes = map[string]elect.Recipe{"/a": "queue"} }, `recipe "queue"`},
+		{"bad glob", func(c *bridge.Config) { c.Recipes = elect.RecipeRules{"/a/[": elect.RecipeLock} }, "path.Match syntax"},
 		{"HA path watched", func(c *bridge.Config) { c.HAPath = "/a" }, "also watched"},
 		{"bad HA path", func(c *bridge.Config) { c.HAPath = "ha" }, "HA path"},
 		{"no sinks", func(c *bridge.Config) { c.Sinks = nil }, "no sinks"},

@@ -79,7 +79,7 @@ func (gs *groupSet) add(group, owner string) {
 	gs.wg.Add(1)
 	go func() {
 		defer gs.wg.Done()
-		gs.b.follow(ctx, gs.s, group, gs.b.cfg.recipeFor(group, owner))
+		gs.b.follow(ctx, gs.s, group, gs.b.cfg.recipeFor(group))
 	}()
 }
 
