@@ -68,6 +68,12 @@ type reader struct {
 	everyID bool
 	// askedGroup: the group node's data was read for herald's recipe mark.
 	askedGroup bool
+	// suspects are the queue nodes found suspect, and why (see
+	// suspicion); lastOwner and lastChildren are the last read's owner and
+	// queue nodes, to tell a node that appeared below the owner.
+	suspects     map[string]string
+	lastOwner    *entry
+	lastChildren []string
 }
 
 type watches struct {
@@ -184,22 +190,30 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 }
 
 // fillQueue reads the owner's details (and, for a one-shot read, every
-// node's) into v. done is false when the owner left before its read.
+// node's) into v. done is false when the owner left before its read. The
+// owner is the lowest node that is not suspect (see suspicion).
 func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch bool) (bool, error) {
 	es := parseChildren(v.children)
-	for i, e := range es {
+	owner := -1
+	for _, e := range es {
 		p := participantFromName(e)
+		p.Suspect = r.suspects[e.name]
 		switch {
-		case i == 0:
+		case owner < 0 && p.Suspect == "":
 			g.adopt(r, e.name)
-			owner, err := r.ownerDetails(ctx, e, watch)
+			d, err := r.ownerDetails(ctx, e, watch)
 			if errors.Is(err, zk.ErrNoNode) {
 				return false, nil
 			}
 			if err != nil {
 				return false, err
 			}
-			p = owner
+			p = d
+			if p.Suspect = r.suspicion(p, v.children); p.Suspect != "" {
+				r.owner, r.ownerW = nil, nil
+			} else {
+				owner = len(v.Queue)
+			}
 		case r.everyID:
 			d, _, err := r.details(ctx, e, false)
 			if err != nil && !errors.Is(err, zk.ErrNoNode) {
@@ -207,16 +221,59 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 			}
 			if err == nil {
 				p = d
+				p.Suspect = r.suspicion(p, v.children)
 			}
 		}
 		v.Queue = append(v.Queue, p)
 	}
-	if len(v.Queue) > 0 {
-		v.Owner = &v.Queue[0]
+	r.forget(es)
+	if owner >= 0 {
+		v.Owner = &v.Queue[owner]
+		r.lastOwner = &entry{name: v.Owner.Node, seq: v.Owner.Sequence}
 	} else {
 		r.owner, r.ownerW = nil, nil
 	}
 	return true, nil
+}
+
+// suspicion says why p cannot be a participant as the queue (children)
+// shows it, "" when it can; the verdict is kept while the node exists. A node that is
+// not ephemeral belongs to no session: no participant holds it, and it
+// never goes by itself. A node below the owner that was not there before
+// was not made by a sequential create (those only grow): someone created
+// it under a chosen name.
+func (r *reader) suspicion(p Participant, children []string) string {
+	if why, ok := r.suspects[p.Node]; ok {
+		return why
+	}
+	why := ""
+	switch {
+	case p.Session == 0:
+		why = "not ephemeral: no session holds it and it never goes away by itself; someone created it by hand"
+	case r.lastOwner != nil && p.Node != r.lastOwner.name && SeqLess(p.Sequence, r.lastOwner.seq) && contains(children, r.lastOwner.name) && !contains(r.lastChildren, p.Node):
+		why = "appeared below the owner " + r.lastOwner.name + ": a sequential create never sorts below an existing node; someone created it under a chosen name"
+	}
+	if why != "" {
+		if r.suspects == nil {
+			r.suspects = map[string]string{}
+		}
+		r.suspects[p.Node] = why
+	}
+	return why
+}
+
+// forget drops the verdicts on nodes that are gone, and remembers the
+// listing for the next read's "was it there before".
+func (r *reader) forget(es []entry) {
+	r.lastChildren = r.lastChildren[:0]
+	for _, e := range es {
+		r.lastChildren = append(r.lastChildren, e.name)
+	}
+	for n := range r.suspects {
+		if !contains(r.lastChildren, n) {
+			delete(r.suspects, n)
+		}
+	}
 }
 
 // guessRead is a read of the likely next owner running beside a listing.
@@ -382,9 +439,12 @@ func (r *reader) readOffice(ctx context.Context, watch bool) (*Office, int64, <-
 	return &o, got.st.Mzxid, got.ch, nil
 }
 
+// participantFromName is what a node's name says: its id and sequence. The
+// session a name claims is not kept: only the node's ephemeralOwner says
+// which session holds it.
 func participantFromName(e entry) Participant {
 	info, _ := ParseName(e.name)
-	return Participant{ID: info.ID, Node: e.name, Session: info.Session, Sequence: e.seq}
+	return Participant{ID: info.ID, Node: e.name, Sequence: e.seq}
 }
 
 func isText(s string) bool {

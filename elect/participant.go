@@ -21,14 +21,18 @@ type Participant struct {
 	ID string `json:"id"`
 	// Node is the znode's name (not its full path).
 	Node string `json:"node"`
-	// Session is the ZooKeeper session that owns the ephemeral node (0 when
-	// not known).
+	// Session is the ZooKeeper session that owns the ephemeral node, from
+	// its ephemeralOwner (0 when not read: a name's claim is not proof).
 	Session int64 `json:"session"`
 	// Sequence is the sequence number ZooKeeper appended to the name.
 	Sequence int32 `json:"sequence"`
 	// Czxid is the zxid that created the node. For the owner it is the term,
 	// the fencing token. 0 when not read.
 	Czxid int64 `json:"czxid,omitempty"`
+	// Suspect says why the node cannot be what the queue says it is (not
+	// ephemeral, or appeared below the owner): such a node is never
+	// reported as the owner.
+	Suspect string `json:"suspect,omitempty"`
 }
 
 // SessionHex renders the session id the way ZooKeeper's tools print it.

@@ -411,3 +411,64 @@ func TestObserverIgnoresWritesToTheOwner(t *testing.T) {
 		t.Fatalf("after the write and the resignation: %+v; want alpha resigned, no owner", c)
 	}
 }
+
+// A node nobody's session holds, or one that appears below the owner,
+// cannot be what its name says: the observer flags it and never reports it
+// as the owner. The real owner keeps owning, and its fenced writes pass.
+func TestSuspectNodesNeverOwn(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, third, obs := session(t, addrs), session(t, addrs), session(t, addrs)
+	e, _ := elect.NewElection(a, group, elect.CreateParents())
+	h, err := e.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := observe(t, obs, group)
+	expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	// A persistent node with a forged herald name that sorts first.
+	forged := "_c_ffffffff-ffff-ffff-0000-000168726c65-latch-" + elect.FormatSequence(h.Sequence()-1)
+	if h.Sequence() == 0 {
+		forged = "n_-000000001"
+	}
+	if _, err := third.Conn().Create(group+"/"+forged, []byte("impostor"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o, elect.Joined, nil)
+	if c.Candidate == nil || c.Candidate.Node != forged || c.Candidate.Suspect == "" || c.Owner == nil || c.Owner.ID != "alpha" {
+		t.Fatalf("after the impostor appeared: %+v; want it joined as suspect, alpha still owner", c)
+	}
+	if c.Candidate.Session != 0 {
+		t.Fatalf("the impostor's session %x was taken from its name", c.Candidate.Session)
+	}
+	v, err := elect.ReadGroup(ctx, obs, group)
+	if err != nil || v.Owner == nil || v.Owner.ID != "alpha" || v.Queue[0].Node != forged || !strings.Contains(v.Queue[0].Suspect, "not ephemeral") {
+		t.Fatalf("ReadGroup: %+v, %v; want alpha owning, the impostor first and flagged", v, err)
+	}
+	if err := h.Checkpoint(ctx, []byte("still here")); err != nil {
+		t.Fatalf("the real leader's fenced write: %v", err)
+	}
+	// An ephemeral node created under a chosen name below the owner.
+	below := "n_" + elect.FormatSequence(h.Sequence()-2)
+	if h.Sequence() < 2 {
+		below = "n_-000000002"
+	}
+	if _, err := third.Conn().Create(group+"/"+below, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	c = expect(t, o, elect.Joined, nil)
+	if c.Candidate == nil || c.Candidate.Node != below || !strings.Contains(c.Candidate.Suspect, "appeared below the owner") || c.Owner.ID != "alpha" {
+		t.Fatalf("after an ephemeral node appeared below the owner: %+v", c)
+	}
+	// The impostors leave; the owner never changed, so nothing more than
+	// their leaving is reported.
+	for _, n := range []string{forged, below} {
+		if err := third.Conn().Delete(group+"/"+n, -1); err != nil {
+			t.Fatal(err)
+		}
+		if c := expect(t, o, elect.Left, nil); c.Candidate == nil || c.Candidate.Node != n || c.Owner.ID != "alpha" {
+			t.Fatalf("after %s left: %+v", n, c)
+		}
+	}
+}

@@ -50,6 +50,9 @@ type Participant struct {
 	Node     string `json:"node"`
 	Session  string `json:"session,omitempty"`
 	Sequence int32  `json:"sequence"`
+	// Suspect says why the node cannot be what the queue says (see
+	// elect.Participant.Suspect); such a node is never the owner.
+	Suspect string `json:"suspect,omitempty"`
 }
 
 // FromElect converts an elect.Participant (nil stays nil).
@@ -57,7 +60,7 @@ func FromElect(p *elect.Participant) *Participant {
 	if p == nil {
 		return nil
 	}
-	return &Participant{ID: p.ID, Node: p.Node, Session: p.SessionHex(), Sequence: p.Sequence}
+	return &Participant{ID: p.ID, Node: p.Node, Session: p.SessionHex(), Sequence: p.Sequence, Suspect: p.Suspect}
 }
 
 // Event is one observable change of a group's leadership or lock.

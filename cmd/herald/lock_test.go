@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 func TestLockExitCodesAndTimeout(t *testing.T) {
@@ -65,3 +69,34 @@ func TestWhoMissingGroup(t *testing.T) {
 		t.Fatalf("checkpoint get on a missing group: exit %d, stderr: %s", code, stderr)
 	}
 }
+
+// A node someone created by hand below the holder is shown as suspect,
+// never as the owner.
+func TestWhoFlagsSuspectNodes(t *testing.T) {
+	zkFl := zkFlags(t)
+	l := uniq(t)
+	holder := start(t, nil, append(zkFl, "lock", "--lock", l, "--id", "holder-1", "--", "sh", "-c", "echo holding; exec sleep 60")...)
+	holder.waitOutput(t, "holding", 20*time.Second)
+	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	forged := "_c_ffffffff-ffff-ffff-0000-000168726c6c-lock--000000001" // sorts before sequence 0
+	if _, err := conn.Create(l+"/"+forged, []byte("impostor"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, append(zkFl, "who", l)...)
+	if code != 0 || !strings.Contains(out, "owner holder-1") || !strings.Contains(out, "suspect: not ephemeral") {
+		t.Fatalf("who with a forged persistent node: exit %d:\n%s%s", code, out, stderr)
+	}
+	out, _, _ = heraldRun(t, nil, append(zkFl, "who", l, "--json")...)
+	var r whoReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Owner == nil || r.Owner.ID != "holder-1" || len(r.Queue) != 2 || r.Queue[0].Suspect == "" || r.Queue[0].Session != "" {
+		t.Fatalf("who --json = %s (%v); want holder-1 owning, the forged node first, suspect, with no session", out, err)
+	}
+}
+
+type quietZK struct{}
+
+func (quietZK) Printf(string, ...any) {}

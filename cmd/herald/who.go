@@ -37,6 +37,9 @@ type whoNode struct {
 	Session  string `json:"session,omitempty"`
 	Sequence int32  `json:"sequence"`
 	Term     int64  `json:"term,omitempty"`
+	// Suspect says why the node cannot be what the queue says (not
+	// ephemeral, or appeared below the owner); it is never the owner.
+	Suspect string `json:"suspect,omitempty"`
 }
 
 func newWhoCmd(a *app) *cobra.Command {
@@ -101,11 +104,11 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 	}
 	r := whoReport{Group: group, Recipe: v.Recipe, Source: "zookeeper", Ready: v.Ready()}
 	for _, p := range v.Queue {
-		r.Queue = append(r.Queue, whoNode{ID: p.ID, Node: p.Node, Session: p.SessionHex(), Sequence: p.Sequence, Term: p.Czxid})
-	}
-	if v.Owner != nil {
-		o := r.Queue[0]
-		r.Owner = &o
+		r.Queue = append(r.Queue, whoNode{ID: p.ID, Node: p.Node, Session: p.SessionHex(), Sequence: p.Sequence, Term: p.Czxid, Suspect: p.Suspect})
+		if v.Owner != nil && p.Node == v.Owner.Node {
+			o := r.Queue[len(r.Queue)-1]
+			r.Owner = &o
+		}
 	}
 	if r.Ready && v.Office.Ack != nil {
 		r.ReadyInfo = v.Office.Ack.Info

@@ -38,7 +38,10 @@ func writeWho(w io.Writer, r whoReport) error {
 	fmt.Fprintln(tw, "POS\tID\tNODE\tSESSION\tTERM\tROLE")
 	for i, n := range rows {
 		role := "waiting"
-		if i == 0 {
+		switch {
+		case n.Suspect != "":
+			role = "suspect: " + n.Suspect
+		case n.Node == r.Owner.Node:
 			role = "owner"
 		}
 		term := "-"

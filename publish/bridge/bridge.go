@@ -43,6 +43,7 @@ type Bridge struct {
 	httpAddr    string
 	takeovers   prometheus.Counter
 	sessionCnt  prometheus.Counter
+	suspects    prometheus.Counter
 }
 
 // New checks cfg and builds a bridge and its pipeline. It touches no
@@ -90,10 +91,14 @@ func (b *Bridge) registerMetrics() error {
 		Name: "herald_zk_sessions_total",
 		Help: "ZooKeeper sessions this bridge opened (more than one means sessions expired).",
 	})
+	b.suspects = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_suspect_nodes_total",
+		Help: "Queue nodes seen that cannot be what the queue says (not ephemeral, or appeared below the owner); never reported as owners.",
+	})
 	cs := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		b.takeovers, b.sessionCnt,
+		b.takeovers, b.sessionCnt, b.suspects,
 		gauge("herald_zk_session_state", "ZooKeeper session state: 0 connecting, 1 connected, 2 suspended, 3 lost, 4 closed.",
 			func() float64 { st, _ := b.sessionState(); return float64(st) }),
 		gauge("herald_bridge_active", "1 while this bridge observes and publishes, 0 while it starts, stands by or stops.",

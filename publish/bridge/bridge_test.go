@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
@@ -150,5 +152,37 @@ func TestReadyzBody(t *testing.T) {
 	}
 	if got.Ready || got.Role != "starting" || !strings.Contains(strings.Join(got.NotReady, ";"), "session is connecting") {
 		t.Errorf("unexpected body: %s", body)
+	}
+}
+
+// TestSuspectNodeIsNotALeader: a persistent node that someone creates with
+// a name sorting below the live leader is published as a suspect
+// candidate, never as a leader, and counted; the leader keeps its office.
+func TestSuspectNodeIsNotALeader(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	s := session(t, addrs)
+	g := groupPath(t)
+	a := leads(t, candidate(t, s, g, "a"))
+	sub := collect(t, url, "herald.*."+publish.MustTokens(g))
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, url)}})
+	sub.waitCount(t, 15*time.Second, "a's snapshot", 1, isType(publish.LeaderElected, a.Node()))
+	forged := "n_" + elect.FormatSequence(a.Sequence()-1)
+	if _, err := s.Conn().Create(g+"/"+forged, []byte("impostor"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	sub.waitCount(t, 10*time.Second, "the impostor's candidate.joined", 1, isType(publish.CandidateJoined, forged))
+	for _, e := range sub.all() {
+		switch {
+		case e.Type == publish.CandidateJoined && (e.Candidate == nil || e.Candidate.Suspect == ""):
+			t.Errorf("the impostor joined without the suspect mark: %+v", e)
+		case e.Type == publish.LeaderLost || e.Type == publish.LeaderElected && e.Owner.Node != a.Node():
+			t.Errorf("the impostor changed the leadership: %+v", e)
+		}
+	}
+	if l := metric(t, r.Handler(), "herald_suspect_nodes_total"); l != "herald_suspect_nodes_total 1" {
+		t.Errorf("metric: %q", l)
+	}
+	if !a.Held() {
+		t.Fatalf("the leader lost office: %v", a.Err())
 	}
 }

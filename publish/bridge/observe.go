@@ -169,6 +169,7 @@ func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
 	case elect.Snapshot:
 		b.setGroup(ctx, c.Group, GroupLive)
 	}
+	b.countSuspects(c)
 	events := publish.Translate(c, b.cfg.Source, time.Now())
 	if err := b.pipe.Publish(ctx, events...); err != nil {
 		if ctx.Err() == nil && !errors.Is(err, publish.ErrClosed) {
@@ -178,4 +179,21 @@ func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
 	}
 	b.log.Debug("published", "group", c.Group, "kind", c.Kind, "events", len(events))
 	return true
+}
+
+// countSuspects counts the suspect nodes a change brings to light: each
+// once as it joins, and those a snapshot finds.
+func (b *Bridge) countSuspects(c elect.Change) {
+	switch {
+	case c.Kind == elect.Joined && c.Candidate != nil && c.Candidate.Suspect != "":
+		b.suspects.Inc()
+		b.log.Warn("suspect node in a group; not taken for an owner", "group", c.Group, "node", c.Candidate.Node, "why", c.Candidate.Suspect)
+	case c.Kind == elect.Snapshot:
+		for _, p := range c.Queue {
+			if p.Suspect != "" {
+				b.suspects.Inc()
+				b.log.Warn("suspect node in a group; not taken for an owner", "group", c.Group, "node", p.Node, "why", p.Suspect)
+			}
+		}
+	}
 }
