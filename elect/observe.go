@@ -483,6 +483,18 @@ type observeOptions struct {
 	recipe Recipe
 	rules  RecipeRules
 	buffer int
+	since  *View
+}
+
+// Since continues an earlier observation of the group (one that ended with
+// its session, say): the first Snapshot is measured against v, the last
+// view that observation had (Observer.Last), and says Gap when an owner may
+// have come and gone in between.
+func Since(v View) ObserveOption {
+	return func(o *observeOptions) error {
+		o.since = &v
+		return nil
+	}
 }
 
 // AsRecipe says whether the group is an election or a lock (by default it
@@ -516,7 +528,19 @@ type Observer struct {
 	ch   chan Change
 	mu   sync.Mutex
 	err  error
+	last *View
 	done chan struct{}
+}
+
+// Last is the latest view the observer emitted changes for (false before
+// the first). Give it to Since when observing the group again.
+func (o *Observer) Last() (View, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.last == nil {
+		return View{}, false
+	}
+	return *o.last, true
 }
 
 // Changes is closed when the observer stops; Err says why.

@@ -40,15 +40,7 @@ func diff(prev *View, v View) []Change {
 	if ownerChanged {
 		c := base
 		c.Kind, c.Previous, c.Queue = OwnerChanged, prev.Owner, v.Queue
-		// An intermediate owner may hide in nodes that came and went
-		// unseen, or in a node that left while it was ahead of the new
-		// owner (it may have owned in between).
-		c.Gap = unexplained > 0 || !prev.Exists && v.Exists && v.Cversion > int32(len(v.children))
-		for _, p := range prev.Queue {
-			if !is[p.Node] && p.Node != owner(prev) && (v.Owner == nil || SeqLess(p.Sequence, v.Owner.Sequence)) {
-				c.Gap = true
-			}
-		}
+		c.Gap = missed(prev, v, unexplained, is)
 		if prev.Owner != nil {
 			c.Reason = reasonFor(v.Office, prev.Owner.Node)
 		}
@@ -71,6 +63,41 @@ func diff(prev *View, v View) []Change {
 		out = append(out, c)
 	}
 	return out
+}
+
+// missed reports whether an owner may have come and gone unseen between
+// two views: in nodes that came and went unseen (the parent's cversion
+// moved more than the listings explain), or in a node that left while it
+// was ahead of the new owner (it may have owned in between).
+func missed(prev *View, v View, unexplained int64, is map[string]bool) bool {
+	if unexplained > 0 || !prev.Exists && v.Exists && v.Cversion > int32(len(v.children)) {
+		return true
+	}
+	for _, p := range prev.Queue {
+		if !is[p.Node] && (prev.Owner == nil || p.Node != prev.Owner.Node) && (v.Owner == nil || SeqLess(p.Sequence, v.Owner.Sequence)) {
+			return true
+		}
+	}
+	return false
+}
+
+// snapshotAfter is the Snapshot of v taken after a stretch the observer
+// did not see (a lost connection, a new session, a takeover), measured
+// against the last view before it: Gap says an owner may have come and
+// gone in the stretch. The same owner still holding proves nothing was
+// missed: its node existed throughout.
+func snapshotAfter(before *View, v View) Change {
+	c := diff(nil, v)[0]
+	if before.Owner != nil && v.Owner != nil && before.Owner.Node == v.Owner.Node || before.Group != v.Group {
+		return c
+	}
+	is := map[string]bool{}
+	for _, p := range v.Queue {
+		is[p.Node] = true
+	}
+	seen := setDiff(before.children, v.children) + setDiff(v.children, before.children)
+	c.Gap = missed(before, v, int64(v.Cversion-before.Cversion)-int64(seen), is)
+	return c
 }
 
 // reasonFor is why node let go as the office records it: an election's

@@ -34,7 +34,7 @@ func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOptio
 		oo.recipe = r
 	}
 	o := &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}
-	ob := &observation{o: o, s: s, group: group, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe}}
+	ob := &observation{o: o, s: s, group: group, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe}, before: oo.since}
 	go ob.run(ctx)
 	return o, nil
 }
@@ -60,6 +60,9 @@ type observation struct {
 	group string
 	r     reader
 	prev  *View
+	// before is the last view before a stretch not seen (a suspension, or
+	// Since): the next snapshot is measured against it.
+	before *View
 	// The armed watches, and which fired since the last read.
 	childW, existsW, officeW, ownerW <-chan zk.Event
 	childrenFired, officeFired       bool
@@ -97,10 +100,14 @@ func (ob *observation) step(ctx context.Context, changed <-chan struct{}) error 
 		return ob.readFailed(ctx, err)
 	}
 	ob.childrenFired, ob.officeFired = false, false
-	if !ob.emit(ctx, diff(ob.prev, v)) {
+	changes := diff(ob.prev, v)
+	if ob.prev == nil && ob.before != nil {
+		changes, ob.before = []Change{snapshotAfter(ob.before, v)}, nil
+	}
+	if !ob.emit(ctx, changes) {
 		return errStop
 	}
-	ob.prev = &v
+	ob.setLast(v)
 	return ob.await(ctx, changed)
 }
 
@@ -110,7 +117,7 @@ func (ob *observation) suspended(ctx context.Context, changed <-chan struct{}) e
 		if !ob.emit(ctx, []Change{{Kind: Unknown, Group: ob.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}}) {
 			return errStop
 		}
-		ob.prev, ob.officeW, ob.ownerW = nil, nil, nil
+		ob.before, ob.prev, ob.officeW, ob.ownerW = ob.prev, nil, nil, nil
 		ob.r.owner, ob.r.ownerW = nil, nil
 		ob.childrenFired = true
 	}
@@ -258,4 +265,12 @@ func awaitFired(ch <-chan zk.Event) {
 	case <-ch:
 	case <-t.C:
 	}
+}
+
+// setLast records v as the observation's latest view.
+func (ob *observation) setLast(v View) {
+	ob.prev = &v
+	ob.o.mu.Lock()
+	ob.o.last = &v
+	ob.o.mu.Unlock()
 }

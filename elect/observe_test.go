@@ -213,7 +213,44 @@ func TestObserveUnknownThenSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Blackhole(false)
-	expect(t, o, elect.Snapshot, ownerIs("gamma"))
+	// alpha's end and gamma's start explain every change the group saw:
+	// nobody can have owned in between.
+	if c := expect(t, o, elect.Snapshot, ownerIs("gamma")); c.Gap {
+		t.Fatalf("snapshot after the stretch: %+v; want no gap, every change is accounted for", c)
+	}
+	// Now a whole tenure passes unseen: delta comes and goes.
+	p.Blackhole(true)
+	expect(t, o, elect.Unknown, nil)
+	gamma, err := elect.ReadGroup(ctx, a, path)
+	if err != nil || gamma.Owner == nil {
+		t.Fatal(err)
+	}
+	d := session(t, addrs)
+	ed, _ := elect.NewElection(d, path)
+	got := make(chan *elect.Handle, 1)
+	go func() {
+		h, err := ed.Campaign(ctx, "delta")
+		if err != nil {
+			t.Errorf("delta: %v", err)
+		}
+		got <- h
+	}()
+	waitQueue(t, ed, 2)
+	if err := a.Conn().Delete(path+"/"+gamma.Owner.Node, -1); err != nil {
+		t.Fatal(err)
+	}
+	hd := <-got
+	if err := hd.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ee, _ := elect.NewElection(a, path)
+	if _, err := ee.Campaign(ctx, "epsilon"); err != nil {
+		t.Fatal(err)
+	}
+	p.Blackhole(false)
+	if c := expect(t, o, elect.Snapshot, ownerIs("epsilon")); !c.Gap {
+		t.Fatalf("snapshot after delta's unseen tenure: %+v; want gap", c)
+	}
 }
 
 func TestObserveMissingGroupThenCreated(t *testing.T) {

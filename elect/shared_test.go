@@ -472,3 +472,63 @@ func TestSuspectNodesNeverOwn(t *testing.T) {
 		}
 	}
 }
+
+// An observation continued with Since measures its first snapshot against
+// the last view of the one before: a tenure that passed between them is a
+// gap, an owner that held throughout is not.
+func TestSinceMeasuresTheStretchBetweenObservers(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, b, obs := session(t, addrs), session(t, addrs), session(t, addrs)
+	ea, _ := elect.NewElection(a, group, elect.CreateParents())
+	ha, err := ea.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	octx, stop := context.WithCancel(ctx)
+	o1, err := elect.Observe(octx, obs, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, o1, elect.Snapshot, ownerIs("alpha"))
+	stop()
+	o1.Wait()
+	last, ok := o1.Last()
+	if !ok || last.Owner == nil || last.Owner.ID != "alpha" {
+		t.Fatalf("Last() = %+v, %v", last, ok)
+	}
+	if c := expect(t, observe(t, obs, group, elect.Since(last)), elect.Snapshot, ownerIs("alpha")); c.Gap {
+		t.Fatalf("alpha held throughout, yet: %+v", c)
+	}
+	// beta leads briefly, then gamma: beta's tenure is between observers.
+	eb, _ := elect.NewElection(b, group)
+	got := make(chan *elect.Handle, 1)
+	go func() {
+		h, _ := eb.Campaign(ctx, "beta")
+		got <- h
+	}()
+	waitQueue(t, eb, 2)
+	if err := ha.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hb := <-got
+	if hb == nil {
+		t.Fatal("beta never led")
+	}
+	gamma := make(chan *elect.Handle, 1)
+	go func() {
+		h, _ := ea.Campaign(ctx, "gamma")
+		gamma <- h
+	}()
+	waitQueue(t, eb, 2)
+	if err := hb.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h := <-gamma; h == nil {
+		t.Fatal("gamma never led")
+	}
+	if c := expect(t, observe(t, obs, group, elect.Since(last)), elect.Snapshot, ownerIs("gamma")); !c.Gap {
+		t.Fatalf("beta's tenure passed between the observers, yet: %+v", c)
+	}
+}

@@ -20,6 +20,7 @@ type bridgeFlags struct {
 	source, ha, httpAddr     string
 	config                   string
 	drainTimeout             time.Duration
+	haReplay                 time.Duration
 
 	nats, natsMode, natsStore, natsListen string
 	natsUser, natsPassword, natsToken     string
@@ -87,6 +88,7 @@ sinks to acknowledge what was published.`,
 	fl.StringSliceVar(&f.recipes, "recipe", nil, "PATH=election|lock: say what a watched group, a discover root's children or the groups a glob matches (/svc/*/leader) hold (default: read from node names; Kazoo Election and Curator LeaderSelector need it)")
 	fl.StringVar(&f.source, "source", "", "name of this bridge in events and in the HA election (default herald-bridge@HOSTNAME)")
 	fl.StringVar(&f.ha, "ha", "", "election path for running several bridges: only the leader publishes")
+	fl.DurationVar(&f.haReplay, "ha-replay", bridge.DefaultHAReplay, "with --ha, how long a standby holds what it observes, to publish it when it takes over (keep it within the stream's duplicate window)")
 	fl.StringVar(&f.httpAddr, "http", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090")
 	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags (flags override it)")
 	fl.DurationVar(&f.drainTimeout, "drain-timeout", bridge.DefaultDrainTimeout, "on stop, how long to wait for the sinks to acknowledge what was published")
@@ -148,6 +150,9 @@ func (f *bridgeFlags) check() error {
 	}
 	if f.drainTimeout <= 0 {
 		return usageErr("--drain-timeout %v: give a positive duration, e.g. 10s", f.drainTimeout)
+	}
+	if f.haReplay <= 0 {
+		return usageErr("--ha-replay %v: give a positive duration, e.g. 2m", f.haReplay)
 	}
 	switch f.natsMode {
 	case "jetstream", "core":
@@ -212,6 +217,7 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		HAPath:         f.ha,
 		HTTPAddr:       f.httpAddr,
 		DrainTimeout:   f.drainTimeout,
+		HAReplay:       f.haReplay,
 		Logger:         a.log,
 	}
 	b, err := bridge.New(cfg)

@@ -43,6 +43,8 @@ func TestBridgeBadInput(t *testing.T) {
 		{[]string{"bridge", "--watch", "/a", "--recipe", "/a=queue"}, "neither election nor lock"},
 		{[]string{"bridge", "--watch", "/a", "--nats-mode", "fast"}, "--nats-mode"},
 		{[]string{"bridge", "--watch", "/a", "--drain-timeout", "0s"}, "--drain-timeout"},
+		{[]string{"bridge", "--watch", "/a", "--ha-replay", "-1s"}, "--ha-replay"},
+		{[]string{"bridge", "--watch", "/a", "--recipe", "/a/[=lock"}, "path.Match"},
 		{[]string{"bridge", "--watch", "/a", "--watch", "/a", "--nats", "nats://127.0.0.1:1"}, "give each path once"},
 		{[]string{"bridge", "--config", cfg}, `unknown key "watchh"`},
 		{[]string{"bridge", "--config", filepath.Join(t.TempDir(), "missing.yaml")}, "--config"},

@@ -44,6 +44,17 @@ type Bridge struct {
 	takeovers   prometheus.Counter
 	sessionCnt  prometheus.Counter
 	suspects    prometheus.Counter
+	replayed    prometheus.Counter
+
+	// pubMu orders publishing against taking over: a standby holds the
+	// events it observes (see replay.go).
+	pubMu      sync.Mutex
+	publishing bool
+	held       []heldEvent
+	// lastViews is each group's latest view, kept across observers (a
+	// new session), so the next snapshot can tell what it missed.
+	viewMu    sync.Mutex
+	lastViews map[string]elect.View
 }
 
 // New checks cfg and builds a bridge and its pipeline. It touches no
@@ -91,6 +102,10 @@ func (b *Bridge) registerMetrics() error {
 		Name: "herald_zk_sessions_total",
 		Help: "ZooKeeper sessions this bridge opened (more than one means sessions expired).",
 	})
+	b.replayed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_ha_replayed_events_total",
+		Help: "Events a standby held and published when it took over (most are duplicates the sinks drop by id).",
+	})
 	b.suspects = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "herald_suspect_nodes_total",
 		Help: "Queue nodes seen that cannot be what the queue says (not ephemeral, or appeared below the owner); never reported as owners.",
@@ -98,7 +113,7 @@ func (b *Bridge) registerMetrics() error {
 	cs := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		b.takeovers, b.sessionCnt, b.suspects,
+		b.takeovers, b.sessionCnt, b.suspects, b.replayed,
 		gauge("herald_zk_session_state", "ZooKeeper session state: 0 connecting, 1 connected, 2 suspended, 3 lost, 4 closed.",
 			func() float64 { st, _ := b.sessionState(); return float64(st) }),
 		gauge("herald_bridge_active", "1 while this bridge observes and publishes, 0 while it starts, stands by or stops.",
@@ -205,8 +220,11 @@ func (b *Bridge) setGroup(ctx context.Context, group string, st GroupState) {
 
 func (b *Bridge) dropGroup(group string) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	delete(b.groups, group)
+	b.mu.Unlock()
+	b.viewMu.Lock()
+	delete(b.lastViews, group)
+	b.viewMu.Unlock()
 }
 
 // setDiscovering records whether root awaits its first listing.

@@ -17,6 +17,7 @@ const (
 	DefaultConnectTimeout = 15 * time.Second
 	DefaultDrainTimeout   = 10 * time.Second
 	DefaultMaxRetryWait   = 5 * time.Second
+	DefaultHAReplay       = 2 * time.Minute
 )
 
 // Config says what a bridge observes, where it publishes and how it runs.
@@ -55,8 +56,13 @@ type Config struct {
 	// "herald-bridge@<hostname>").
 	Source string
 	// HAPath, when set, makes the bridge campaign in an election at this
-	// path: only the leader observes and publishes; the others wait hot.
+	// path: only the leader publishes; the others observe too and hold
+	// what they see for HAReplay, to publish it when they take over.
 	HAPath string
+	// HAReplay is how long a standby holds the events it observes
+	// (default 2m, the JetStream stream's duplicate window, so replayed
+	// events the active bridge already published are dropped there).
+	HAReplay time.Duration
 
 	// HTTPAddr, when set, is where Run serves /metrics, /healthz and
 	// /readyz (e.g. ":9090"; "127.0.0.1:0" picks a free port, see
@@ -87,6 +93,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRetryWait == 0 {
 		c.MaxRetryWait = DefaultMaxRetryWait
+	}
+	if c.HAReplay == 0 {
+		c.HAReplay = DefaultHAReplay
 	}
 	if c.Source == "" {
 		host, err := os.Hostname()
@@ -159,7 +168,7 @@ func (c Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"session timeout": c.SessionTimeout, "connect timeout": c.ConnectTimeout,
-		"drain timeout": c.DrainTimeout, "max retry wait": c.MaxRetryWait,
+		"drain timeout": c.DrainTimeout, "max retry wait": c.MaxRetryWait, "HA replay window": c.HAReplay,
 	} {
 		if d < 0 {
 			return bad("%s %v is negative", name, d)

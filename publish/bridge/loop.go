@@ -47,14 +47,17 @@ func sessionCtx(ctx context.Context, s *elect.Session) (context.Context, context
 	return sctx, cancel
 }
 
-// runSession observes (without HA) or campaigns and observes while leading
-// (with HA), until ctx ends or the session is lost.
+// runSession observes (without HA) or observes and campaigns (with HA),
+// until ctx ends or the session is lost. With HA the bridge observes the
+// whole time: as a standby it holds what it sees, and when it wins it
+// publishes that first (see replay.go).
 func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle {
 	sctx, cancel := sessionCtx(ctx, s)
 	defer cancel()
 	go b.logStates(sctx, s)
 	if b.cfg.HAPath == "" {
-		b.observe(sctx, s) // sets the role to active
+		b.startPublishing(sctx)
+		b.observe(sctx, s, RoleActive)
 		return nil
 	}
 	// Leadership ends the moment the connection is suspended: a bridge that
@@ -65,10 +68,24 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 		<-sctx.Done()
 		return nil
 	}
+	b.stopPublishing()
+	b.setRole(RoleStandby)
+	wait := b.startObserving(sctx, s)
+	h := b.campaignLoop(ctx, sctx, s, el)
+	cancel()
+	wait()
+	b.setRole(RoleStandby)
+	return h
+}
+
+// campaignLoop campaigns, publishes while it leads and holds while it
+// stands by, until sctx ends. It returns the handle still held when ctx
+// ended (to resign after draining).
+func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *elect.Election) *elect.Handle {
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
 	for sctx.Err() == nil {
+		b.stopPublishing()
 		b.setRole(RoleStandby)
-		b.markAll("")
 		h, err := el.Campaign(sctx, b.cfg.Source)
 		if err != nil {
 			if sctx.Err() != nil || errors.Is(err, elect.ErrSessionLost) || errors.Is(err, elect.ErrSessionClosed) {
@@ -81,18 +98,15 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 			continue
 		}
 		bo.Reset()
-		b.log.Info("won the HA election: publishing every group's snapshot, then changes",
+		b.log.Info("won the HA election: publishing what was held while standing by, then changes",
 			"path", b.cfg.HAPath, "node", h.Node(), "term", h.Term())
-		actx, acancel := context.WithCancel(sctx)
-		go func() {
-			select {
-			case <-h.Done():
-				acancel()
-			case <-actx.Done():
-			}
-		}()
-		b.observe(actx, s)
-		acancel()
+		b.startPublishing(sctx)
+		b.setRole(RoleActive)
+		select {
+		case <-h.Done():
+		case <-sctx.Done():
+		}
+		b.stopPublishing()
 		if ctx.Err() != nil && h.Held() {
 			return h // resigned after draining
 		}
@@ -102,8 +116,7 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 		}
 		awaitConnected(sctx, s)
 	}
-	b.setRole(RoleStandby)
-	b.markAll("")
+	b.stopPublishing()
 	return nil
 }
 

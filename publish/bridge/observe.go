@@ -11,8 +11,22 @@ import (
 )
 
 // observe runs one observer per watched group and one discoverer per root
-// until ctx ends, then waits for them all.
-func (b *Bridge) observe(ctx context.Context, s *elect.Session) {
+// until ctx ends, then waits for them all. role is what the bridge becomes
+// once every group is registered, so readiness cannot be claimed before the
+// snapshots are out ("" leaves the role to the caller).
+func (b *Bridge) observe(ctx context.Context, s *elect.Session, role Role) {
+	wait := b.startObserving(ctx, s)
+	if role != "" {
+		b.setRole(role)
+	}
+	<-ctx.Done()
+	wait()
+}
+
+// startObserving registers every watched group as pending and every root
+// as awaiting its listing, starts their observers and discoverers, and
+// returns a function that waits for them once ctx has ended.
+func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait func()) {
 	b.markAll("") // groups of an earlier session come back as they are found
 	gs := &groupSet{b: b, s: s, ctx: ctx, running: map[string]*follower{}}
 	for _, g := range b.cfg.Watch {
@@ -21,15 +35,6 @@ func (b *Bridge) observe(ctx context.Context, s *elect.Session) {
 	for _, root := range b.cfg.Discover {
 		b.setDiscovering(root, true)
 	}
-	// Active only now: every watched group is pending and every root is
-	// awaiting its listing, so readiness cannot be claimed before the
-	// snapshots are published.
-	b.setRole(RoleActive)
-	defer func() {
-		for _, root := range b.cfg.Discover {
-			b.setDiscovering(root, false)
-		}
-	}()
 	var wg sync.WaitGroup
 	for _, root := range b.cfg.Discover {
 		wg.Add(1)
@@ -38,9 +43,13 @@ func (b *Bridge) observe(ctx context.Context, s *elect.Session) {
 			b.discover(ctx, s, root, gs)
 		}()
 	}
-	<-ctx.Done()
-	wg.Wait()
-	gs.wait()
+	return func() {
+		wg.Wait()
+		gs.wait()
+		for _, root := range b.cfg.Discover {
+			b.setDiscovering(root, false)
+		}
+	}
 }
 
 // groupSet is the set of groups observed in one term of activity. A group
@@ -129,7 +138,7 @@ func (gs *groupSet) wait() {
 func (b *Bridge) follow(ctx context.Context, s *elect.Session, group string, opts []elect.ObserveOption) {
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
 	for {
-		o, err := elect.Observe(ctx, s, group, opts...)
+		o, err := elect.Observe(ctx, s, group, b.since(group, opts)...)
 		if err != nil {
 			b.log.Error("cannot observe group", "group", group, "err", err)
 			b.setGroup(ctx, group, GroupUnknown)
@@ -140,6 +149,7 @@ func (b *Bridge) follow(ctx context.Context, s *elect.Session, group string, opt
 				bo.Reset()
 			}
 		}
+		b.keepView(group, o)
 		err = o.Err()
 		if ctx.Err() != nil || errors.Is(err, elect.ErrSessionLost) || errors.Is(err, elect.ErrSessionClosed) {
 			return
@@ -171,13 +181,16 @@ func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
 	}
 	b.countSuspects(c)
 	events := publish.Translate(c, b.cfg.Source, time.Now())
-	if err := b.pipe.Publish(ctx, events...); err != nil {
+	published, err := b.deliver(ctx, events)
+	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, publish.ErrClosed) {
 			b.log.Error("dropping a change the pipeline refused", "group", c.Group, "kind", c.Kind, "err", err)
 		}
 		return false
 	}
-	b.log.Debug("published", "group", c.Group, "kind", c.Kind, "events", len(events))
+	if published {
+		b.log.Debug("published", "group", c.Group, "kind", c.Kind, "events", len(events))
+	}
 	return true
 }
 
@@ -196,4 +209,30 @@ func (b *Bridge) countSuspects(c elect.Change) {
 			}
 		}
 	}
+}
+
+// since continues the group's last observation, if there was one (an
+// observer on an earlier session, or one that failed): its first snapshot
+// then says whether an owner may have come and gone in between.
+func (b *Bridge) since(group string, opts []elect.ObserveOption) []elect.ObserveOption {
+	b.viewMu.Lock()
+	defer b.viewMu.Unlock()
+	if v, ok := b.lastViews[group]; ok {
+		return append(append([]elect.ObserveOption(nil), opts...), elect.Since(v))
+	}
+	return opts
+}
+
+// keepView remembers the last view of an observer that ended.
+func (b *Bridge) keepView(group string, o *elect.Observer) {
+	v, ok := o.Last()
+	if !ok {
+		return
+	}
+	b.viewMu.Lock()
+	defer b.viewMu.Unlock()
+	if b.lastViews == nil {
+		b.lastViews = map[string]elect.View{}
+	}
+	b.lastViews[group] = v
 }
