@@ -30,6 +30,8 @@ type View struct {
 	Exists bool
 	// children are all child names, queue or not (to account for cversion).
 	children []string
+	// ownerOnly: only the owner is known (see AfterOwner).
+	ownerOnly bool
 }
 
 // Ready reports whether the owner acknowledged taking office.
@@ -484,6 +486,25 @@ type observeOptions struct {
 	rules  RecipeRules
 	buffer int
 	since  *View
+	// after is what a previous observer last reported, when only that is
+	// known (AfterOwner).
+	after *View
+}
+
+// AfterOwner continues an observation of which only the last report is
+// known: the owner node ("" for none) as of zxid. That is what a bridge
+// restarted on the same audit log knows. The first Snapshot says Gap
+// unless the same owner still holds or the group's children have not
+// changed since zxid: nothing else can prove who owned in between.
+func AfterOwner(node string, zxid int64) ObserveOption {
+	return func(o *observeOptions) error {
+		v := View{Exists: true, Pzxid: zxid, ownerOnly: true}
+		if node != "" {
+			v.Owner = &Participant{Node: node}
+		}
+		o.after = &v
+		return nil
+	}
 }
 
 // Since continues an earlier observation of the group (one that ended with

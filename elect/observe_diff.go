@@ -91,6 +91,12 @@ func snapshotAfter(before *View, v View) Change {
 	if before.Owner != nil && v.Owner != nil && before.Owner.Node == v.Owner.Node || before.Group != v.Group {
 		return c
 	}
+	if before.ownerOnly {
+		// Only the owner and its zxid are known: children unchanged since
+		// prove nothing happened; anything else cannot be accounted for.
+		c.Gap = v.Pzxid > before.Pzxid
+		return c
+	}
 	is := map[string]bool{}
 	for _, p := range v.Queue {
 		is[p.Node] = true

@@ -33,6 +33,10 @@ func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOptio
 	if r, ok := oo.rules.For(group); ok && oo.recipe == "" {
 		oo.recipe = r
 	}
+	if oo.since == nil && oo.after != nil {
+		oo.since = oo.after
+		oo.since.Group = group
+	}
 	o := &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}
 	ob := &observation{o: o, s: s, group: group, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe}, before: oo.since}
 	go ob.run(ctx)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/audit"
 )
 
 func init() { register(newBridgeCmd) }
@@ -204,7 +207,12 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		return err
 	}
 	defer stopNATS()
+	resume, err := resumeFromAudit(ctx, f.audit)
+	if err != nil {
+		a.log.Warn("could not read the audit log to resume from it; the first snapshots cannot tell what they missed", "audit", f.audit, "err", err)
+	}
 	cfg := bridge.Config{
+		Resume:         resume,
 		Servers:        servers,
 		SessionTimeout: a.sessionTimeout,
 		ConnectTimeout: a.connectTimeout,
@@ -237,4 +245,32 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	}
 	a.log.Info("bridge stopped")
 	return nil
+}
+
+// resumeFromAudit reads what an earlier run of this bridge last published
+// for each group from its audit log, so that the first snapshots after a
+// restart can say whether a tenure passed unseen. No log yet is no error.
+func resumeFromAudit(ctx context.Context, path string) (map[string]bridge.Resume, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	events, err := audit.ReadAll(ctx, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bridge.Resume{}
+	for _, e := range events {
+		if last, ok := out[e.Group]; ok && e.Zxid < last.Zxid {
+			continue
+		}
+		r := bridge.Resume{Zxid: e.Zxid}
+		if e.Owner != nil {
+			r.Owner = e.Owner.Node
+		}
+		out[e.Group] = r
+	}
+	return out, nil
 }

@@ -11,6 +11,13 @@ import (
 	"github.com/zkherald/herald/publish"
 )
 
+// Resume is the last report an earlier run of the bridge published for a
+// group: the owner node ("" for none) as of Zxid.
+type Resume struct {
+	Owner string
+	Zxid  int64
+}
+
 // Defaults of Config.
 const (
 	DefaultSessionTimeout = 10 * time.Second
@@ -59,6 +66,10 @@ type Config struct {
 	// path: only the leader publishes; the others observe too and hold
 	// what they see for HAReplay, to publish it when they take over.
 	HAPath string
+	// Resume is what an earlier run published last for each group (read
+	// from its audit log): the first snapshot of such a group says gap
+	// when a tenure may have passed while no bridge was looking.
+	Resume map[string]Resume
 	// HAReplay is how long a standby holds the events it observes
 	// (default 2m, the JetStream stream's duplicate window, so replayed
 	// events the active bridge already published are dropped there).

@@ -212,13 +212,17 @@ func (b *Bridge) countSuspects(c elect.Change) {
 }
 
 // since continues the group's last observation, if there was one (an
-// observer on an earlier session, or one that failed): its first snapshot
-// then says whether an owner may have come and gone in between.
+// observer on an earlier session, or one that failed, or what an earlier
+// run published, from Config.Resume): its first snapshot then says
+// whether an owner may have come and gone in between.
 func (b *Bridge) since(group string, opts []elect.ObserveOption) []elect.ObserveOption {
 	b.viewMu.Lock()
 	defer b.viewMu.Unlock()
 	if v, ok := b.lastViews[group]; ok {
 		return append(append([]elect.ObserveOption(nil), opts...), elect.Since(v))
+	}
+	if r, ok := b.cfg.Resume[group]; ok {
+		return append(append([]elect.ObserveOption(nil), opts...), elect.AfterOwner(r.Owner, r.Zxid))
 	}
 	return opts
 }

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+)
+
+// tenureLog is what the lock holders did, each logging its own tenures.
+type tenureLog struct {
+	mu    sync.Mutex
+	nodes []string
+}
+
+func (l *tenureLog) add(node string) {
+	l.mu.Lock()
+	l.nodes = append(l.nodes, node)
+	l.mu.Unlock()
+}
+
+func (l *tenureLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.nodes...)
+}
+
+// churn runs three lock holders on group until ctx ends: each takes the
+// lock, holds it 0.2-0.9 s and lets go, and logs the node of every tenure.
+func churn(ctx context.Context, t *testing.T, group string, log *tenureLog) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := elect.NewSession(ctx, zktest.Shared(t).Addrs(), elect.WithSessionTimeout(4*time.Second))
+			if err != nil {
+				t.Errorf("holder %d: %v", i, err)
+				return
+			}
+			defer s.Close()
+			l, _ := elect.NewLock(s, group, elect.CreateParents())
+			for ctx.Err() == nil {
+				h, err := l.Acquire(ctx)
+				if err != nil {
+					return
+				}
+				log.add(h.Node())
+				select {
+				case <-time.After(time.Duration(200+rand.IntN(700)) * time.Millisecond):
+				case <-ctx.Done():
+				}
+				_ = h.Release(context.Background())
+			}
+		}()
+	}
+	return &wg
+}
+
+// TestHATakeoversLoseNoTenure: two bridges with --ha under lock churn. The
+// active one is SIGKILLed twice and once cut from ZooKeeper past its
+// session timeout; a standby is up the whole time. Every tenure the
+// holders logged reaches the stream, each once.
+func TestHATakeoversLoseNoTenure(t *testing.T) {
+	zk := zktest.Shared(t)
+	url := natsserver.Start(t).URL()
+	g, ha := uniq(t), uniq(t)+"-ha"
+	proxy, err := faultproxy.New(zk.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	httpAddr := regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`)
+	type bridgeProc struct {
+		p    *proc
+		addr string
+	}
+	bridge := func(name, zkAddr string) bridgeProc {
+		p := start(t, nil, "bridge", "--zk", zkAddr, "--session-timeout", "1s", "--connect-timeout", "10s",
+			"--watch", g, "--ha", ha, "--source", name, "--nats", url, "--http", "127.0.0.1:0")
+		return bridgeProc{p, waitMatch(t, p, httpAddr, 30*time.Second)}
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	log := &tenureLog{}
+
+	b1 := bridge("bridge-1", zk.ConnectString())
+	waitRole(t, b1.addr, "active")
+	stream := streamIDs(t, url, g)
+	b2 := bridge("bridge-2", proxy.Addr())
+	waitRole(t, b2.addr, "standby")
+	holders := churn(ctx, t, g, log)
+	pause := func() { time.Sleep(2 * time.Second) } // let tenures pass
+
+	pause()
+	_ = syscall.Kill(b1.p.cmd.Process.Pid, syscall.SIGKILL) // kill 1
+	b1.p.wait(t, 5*time.Second)
+	waitRole(t, b2.addr, "active")
+	b3 := bridge("bridge-3", zk.ConnectString())
+	waitRole(t, b3.addr, "standby")
+
+	pause()
+	proxy.Blackhole(true) // bridge-2 cut past its 1 s session timeout
+	waitRole(t, b3.addr, "active")
+	time.Sleep(1500 * time.Millisecond)
+	proxy.Blackhole(false)
+	waitRole(t, b2.addr, "standby")
+
+	pause()
+	_ = syscall.Kill(b3.p.cmd.Process.Pid, syscall.SIGKILL) // kill 2
+	b3.p.wait(t, 5*time.Second)
+	waitRole(t, b2.addr, "active")
+
+	pause()
+	stop()
+	holders.Wait()
+	tenures := log.all()
+	if len(tenures) < 10 {
+		t.Fatalf("only %d tenures ran; the churn did not churn", len(tenures))
+	}
+	last := tenures[len(tenures)-1]
+	stream.waitID(t, publish.MakeID(g, last, publish.LockReleased), 15*time.Second)
+	counts := map[string]int{}
+	for _, e := range stream.all() {
+		counts[e.ID]++
+	}
+	missing := 0
+	for _, n := range tenures {
+		if counts[publish.MakeID(g, n, publish.LockAcquired)] == 0 {
+			missing++
+			t.Errorf("tenure of %s is not in the stream", n)
+		}
+	}
+	for id, n := range counts {
+		if n > 1 {
+			t.Errorf("event %s stored %d times", id, n)
+		}
+	}
+	t.Logf("%d tenures, %d missing, %d events in the stream", len(tenures), missing, len(stream.all()))
+}
+
+// TestRestartedBridgeMarksWhatItMissed: a bridge restarted on its audit
+// log says gap=true on a group whose owner changed while no bridge was
+// looking, and not on one where nothing changed.
+func TestRestartedBridgeMarksWhatItMissed(t *testing.T) {
+	zkFl := zkFlags(t)
+	g, quiet := uniq(t), uniq(t)+"-quiet"
+	log := filepath.Join(t.TempDir(), "audit.log")
+	run := func() *proc {
+		p := start(t, nil, append([]string{"bridge", "--watch", g, "--watch", quiet, "--audit", log, "--nats-mode", "core",
+			"--nats", natsserver.Start(t).URL(), "--http", "127.0.0.1:0"}, zkFl...)...)
+		waitRole(t, waitMatch(t, p, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
+		return p
+	}
+	s := zkSession(t)
+	lock := func(group, id string) *elect.Handle {
+		l, _ := elect.NewLock(s, group, elect.CreateParents(), elect.WithID(id))
+		h, err := l.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	a, q := lock(g, "a"), lock(quiet, "q")
+	p := run()
+	owned := func(node string) bool {
+		events, _ := audit.ReadAll(context.Background(), log, nil)
+		for _, e := range events {
+			if e.Type == publish.LockAcquired && e.Owner != nil && e.Owner.Node == node {
+				return true
+			}
+		}
+		return false
+	}
+	if err := waitFor(15*time.Second, func() bool { return owned(a.Node()) && owned(q.Node()) }); err != nil {
+		t.Fatal("the first run never logged the holders")
+	}
+	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL)
+	p.wait(t, 5*time.Second)
+	// While no bridge looks: a lets go, b holds and lets go, c holds.
+	_ = a.Release(context.Background())
+	b := lock(g, "b")
+	_ = b.Release(context.Background())
+	c := lock(g, "c")
+	run()
+	var got []publish.Event
+	if err := waitFor(15*time.Second, func() bool {
+		got, _ = audit.ReadAll(context.Background(), log, nil)
+		return owned(c.Node())
+	}); err != nil {
+		t.Fatal("the second run never logged c")
+	}
+	quietSnapshots := 0
+	for _, e := range got {
+		switch {
+		case e.Group == g && e.Owner != nil && e.Owner.Node == c.Node() && e.Type == publish.LockAcquired && !e.Gap:
+			t.Errorf("c's acquisition after an unseen tenure carries no gap: %+v", e)
+		case e.Group == quiet && e.Gap:
+			t.Errorf("a group where nothing changed got a gap: %+v", e)
+		case e.Group == quiet && e.Snapshot:
+			quietSnapshots++
+		}
+	}
+	if quietSnapshots < 2 {
+		t.Errorf("the quiet group has %d snapshots; want one per run", quietSnapshots)
+	}
+}
