@@ -24,6 +24,7 @@ type bridgeFlags struct {
 	config                   string
 	drainTimeout             time.Duration
 	haReplay                 time.Duration
+	groupMetrics             int
 
 	nats, natsMode, natsStore, natsListen string
 	natsUser, natsPassword, natsToken     string
@@ -91,6 +92,7 @@ sinks to acknowledge what was published.`,
 	fl.StringSliceVar(&f.recipes, "recipe", nil, "PATH=election|lock: say what a watched group, a discover root's children or the groups a glob matches (/svc/*/leader) hold (default: read from node names; Kazoo Election and Curator LeaderSelector need it)")
 	fl.StringVar(&f.source, "source", "", "name of this bridge in events and in the HA election (default herald-bridge@HOSTNAME)")
 	fl.StringVar(&f.ha, "ha", "", "election path for running several bridges: only the leader publishes")
+	fl.IntVar(&f.groupMetrics, "group-metrics-limit", bridge.DefaultGroupMetricsLimit, "label truth metrics by group (seconds without an owner, owner changes, gaps, suspects) while at most this many groups are observed; aggregates only beyond it")
 	fl.DurationVar(&f.haReplay, "ha-replay", bridge.DefaultHAReplay, "with --ha, how long a standby holds what it observes, to publish it when it takes over (keep it within the stream's duplicate window)")
 	fl.StringVar(&f.httpAddr, "http", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090")
 	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags (flags override it)")
@@ -154,6 +156,9 @@ func (f *bridgeFlags) check() error {
 	if f.drainTimeout <= 0 {
 		return usageErr("--drain-timeout %v: give a positive duration, e.g. 10s", f.drainTimeout)
 	}
+	if f.groupMetrics <= 0 {
+		return usageErr("--group-metrics-limit %d: give a positive number of groups", f.groupMetrics)
+	}
 	if f.haReplay <= 0 {
 		return usageErr("--ha-replay %v: give a positive duration, e.g. 2m", f.haReplay)
 	}
@@ -212,21 +217,22 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		a.log.Warn("could not read the audit log to resume from it; the first snapshots cannot tell what they missed", "audit", f.audit, "err", err)
 	}
 	cfg := bridge.Config{
-		Resume:         resume,
-		Servers:        servers,
-		SessionTimeout: a.sessionTimeout,
-		ConnectTimeout: a.connectTimeout,
-		Watch:          f.watch,
-		Discover:       f.discover,
-		Recipes:        recipes,
-		Sinks:          sinks,
-		Lossless:       lossless,
-		Source:         f.source,
-		HAPath:         f.ha,
-		HTTPAddr:       f.httpAddr,
-		DrainTimeout:   f.drainTimeout,
-		HAReplay:       f.haReplay,
-		Logger:         a.log,
+		Resume:            resume,
+		Servers:           servers,
+		SessionTimeout:    a.sessionTimeout,
+		ConnectTimeout:    a.connectTimeout,
+		Watch:             f.watch,
+		Discover:          f.discover,
+		Recipes:           recipes,
+		Sinks:             sinks,
+		Lossless:          lossless,
+		Source:            f.source,
+		HAPath:            f.ha,
+		HTTPAddr:          f.httpAddr,
+		DrainTimeout:      f.drainTimeout,
+		HAReplay:          f.haReplay,
+		GroupMetricsLimit: f.groupMetrics,
+		Logger:            a.log,
 	}
 	b, err := bridge.New(cfg)
 	if err != nil {

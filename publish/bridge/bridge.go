@@ -45,6 +45,7 @@ type Bridge struct {
 	sessionCnt  prometheus.Counter
 	suspects    prometheus.Counter
 	replayed    prometheus.Counter
+	truth       *truth
 
 	// pubMu orders publishing against taking over: a standby holds the
 	// events it observes (see replay.go).
@@ -102,6 +103,7 @@ func (b *Bridge) registerMetrics() error {
 		Name: "herald_zk_sessions_total",
 		Help: "ZooKeeper sessions this bridge opened (more than one means sessions expired).",
 	})
+	b.truth = newTruth(b.cfg.GroupMetricsLimit)
 	b.replayed = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "herald_ha_replayed_events_total",
 		Help: "Events a standby held and published when it took over (most are duplicates the sinks drop by id).",
@@ -113,7 +115,7 @@ func (b *Bridge) registerMetrics() error {
 	cs := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		b.takeovers, b.sessionCnt, b.suspects, b.replayed,
+		b.takeovers, b.sessionCnt, b.suspects, b.replayed, b.truth,
 		gauge("herald_zk_session_state", "ZooKeeper session state: 0 connecting, 1 connected, 2 suspended, 3 lost, 4 closed.",
 			func() float64 { st, _ := b.sessionState(); return float64(st) }),
 		gauge("herald_bridge_active", "1 while this bridge observes and publishes, 0 while it starts, stands by or stops.",
@@ -222,6 +224,7 @@ func (b *Bridge) dropGroup(group string) {
 	b.mu.Lock()
 	delete(b.groups, group)
 	b.mu.Unlock()
+	b.truth.drop(group)
 	b.viewMu.Lock()
 	delete(b.lastViews, group)
 	b.viewMu.Unlock()

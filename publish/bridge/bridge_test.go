@@ -3,6 +3,8 @@ package bridge_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -185,4 +187,72 @@ func TestSuspectNodeIsNotALeader(t *testing.T) {
 	if !a.Held() {
 		t.Fatalf("the leader lost office: %v", a.Err())
 	}
+}
+
+// TestTruthMetrics: per group, how long it has been without an owner, how
+// often its owner changed (in all and in the last hour), gaps and suspect
+// nodes; aggregates always, per-group series only within the limit.
+func TestTruthMetrics(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	s := session(t, addrs)
+	g, empty := groupPath(t), groupPath(t)
+	a := leads(t, candidate(t, s, g, "a"))
+	if _, err := s.Conn().Create(empty, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g, empty}, Sinks: []publish.Sink{jsSink(t, url)}})
+	waitStatus(t, r.Bridge, 15*time.Second, "both live", func(st bridge.Status) bool { return len(st.Unknown()) == 0 && len(st.Groups) == 2 })
+	bCh := candidate(t, s, g, "b")
+	queued(t, s, g, 2)
+	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	leads(t, bCh)
+	if _, err := s.Conn().Create(g+"/n_-000000009", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]func(float64) bool{
+		`herald_group_owner_changes_total{group="` + g + `"}`:     func(v float64) bool { return v == 1 },
+		`herald_group_owner_changes_last_hour{group="` + g + `"}`: func(v float64) bool { return v == 1 },
+		`herald_group_suspect_nodes{group="` + g + `"}`:           func(v float64) bool { return v == 1 },
+		`herald_group_ownerless_seconds{group="` + g + `"}`:       func(v float64) bool { return v == 0 },
+		`herald_group_ownerless_seconds{group="` + empty + `"}`:   func(v float64) bool { return v > 0 },
+		`herald_groups_ownerless`:                                 func(v float64) bool { return v == 1 },
+		`herald_owner_changes_total`:                              func(v float64) bool { return v == 1 },
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for name, ok := range want {
+		for {
+			v, found := metricValue(t, r.Handler(), name)
+			if found && ok(v) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("metric %s = %v (found %v)", name, v, found)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// Beyond the limit, only the aggregates.
+	r2 := start(t, bridge.Config{Servers: addrs, Watch: []string{g, empty}, GroupMetricsLimit: 1, Sinks: []publish.Sink{jsSink(t, url)}})
+	waitStatus(t, r2.Bridge, 15*time.Second, "both live", func(st bridge.Status) bool { return len(st.Unknown()) == 0 && len(st.Groups) == 2 })
+	if _, found := metricValue(t, r2.Handler(), `herald_group_ownerless_seconds{group="`+empty+`"}`); found {
+		t.Errorf("per-group series beyond the limit")
+	}
+	if v, found := metricValue(t, r2.Handler(), "herald_groups_ownerless"); !found || v != 1 {
+		t.Errorf("aggregate beyond the limit: %v %v", v, found)
+	}
+}
+
+// metricValue reads one series from /metrics.
+func metricValue(t *testing.T, h http.Handler, series string) (float64, bool) {
+	t.Helper()
+	_, body := get(t, h, "/metrics")
+	for _, l := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(l, series+" "); ok {
+			v, err := strconv.ParseFloat(rest, 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
 }

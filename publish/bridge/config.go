@@ -66,6 +66,10 @@ type Config struct {
 	// path: only the leader publishes; the others observe too and hold
 	// what they see for HAReplay, to publish it when they take over.
 	HAPath string
+	// GroupMetricsLimit is how many groups get metrics labelled by group
+	// (seconds without an owner, owner changes, gaps, suspect nodes);
+	// beyond it only the aggregates are kept (default 1000).
+	GroupMetricsLimit int
 	// Resume is what an earlier run published last for each group (read
 	// from its audit log): the first snapshot of such a group says gap
 	// when a tenure may have passed while no bridge was looking.
@@ -107,6 +111,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HAReplay == 0 {
 		c.HAReplay = DefaultHAReplay
+	}
+	if c.GroupMetricsLimit == 0 {
+		c.GroupMetricsLimit = DefaultGroupMetricsLimit
 	}
 	if c.Source == "" {
 		host, err := os.Hostname()

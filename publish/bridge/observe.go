@@ -180,6 +180,7 @@ func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
 		b.setGroup(ctx, c.Group, GroupLive)
 	}
 	b.countSuspects(c)
+	b.truth.see(c)
 	events := publish.Translate(c, b.cfg.Source, time.Now())
 	published, err := b.deliver(ctx, events)
 	if err != nil {

@@ -1,0 +1,175 @@
+package bridge
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// DefaultGroupMetricsLimit is how many groups get metrics of their own
+// (labelled by group) before only the aggregates are kept.
+const DefaultGroupMetricsLimit = 1000
+
+// truth keeps, per observed group, what an operator asks in an incident:
+// how long it has been without an owner, how often its owner changed (in
+// all, and in the last hour: flapping), how many gaps and suspect nodes it
+// had. It is a Prometheus collector: per group while the number of groups
+// is within the limit, and always as aggregates.
+type truth struct {
+	mu     sync.Mutex
+	limit  int
+	now    func() time.Time
+	groups map[string]*groupTruth
+	// changes counts owner changes of every group, dropped ones included.
+	changes float64
+}
+
+type groupTruth struct {
+	owner     string // current owner node, "" for none
+	known     bool   // a snapshot was seen
+	ownerless time.Time
+	changes   float64
+	recent    []time.Time // owner changes in the last hour
+	gaps      float64
+	suspects  map[string]bool
+}
+
+var (
+	descOwnerless = prometheus.NewDesc("herald_group_ownerless_seconds",
+		"Seconds the group has been without an owner as this bridge saw it (0 while owned).", []string{"group"}, nil)
+	descChanges = prometheus.NewDesc("herald_group_owner_changes_total",
+		"Times the group's owner changed as this bridge saw it.", []string{"group"}, nil)
+	descRecent = prometheus.NewDesc("herald_group_owner_changes_last_hour",
+		"Owner changes in the last hour: a high value is a flapping leadership.", []string{"group"}, nil)
+	descGaps = prometheus.NewDesc("herald_group_gaps_total",
+		"Changes of the group reported with gap=true: an owner may have come and gone unseen.", []string{"group"}, nil)
+	descSuspects = prometheus.NewDesc("herald_group_suspect_nodes",
+		"Queue nodes of the group now that cannot be what the queue says (not ephemeral, or appeared below the owner).", []string{"group"}, nil)
+	descOwnerlessGroups = prometheus.NewDesc("herald_groups_ownerless",
+		"Observed groups without an owner now.", nil, nil)
+	descLongest = prometheus.NewDesc("herald_groups_ownerless_longest_seconds",
+		"The longest time any observed group has been without an owner now.", nil, nil)
+	descAllChanges = prometheus.NewDesc("herald_owner_changes_total",
+		"Owner changes of all observed groups.", nil, nil)
+	descAllRecent = prometheus.NewDesc("herald_owner_changes_last_hour",
+		"Owner changes of all observed groups in the last hour.", nil, nil)
+)
+
+func newTruth(limit int) *truth {
+	return &truth{limit: limit, now: time.Now, groups: map[string]*groupTruth{}}
+}
+
+// see records what a change says about its group.
+func (tr *truth) see(c elect.Change) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if c.Kind == elect.Unknown {
+		return
+	}
+	g := tr.groups[c.Group]
+	if g == nil {
+		g = &groupTruth{}
+		tr.groups[c.Group] = g
+	}
+	now := tr.now()
+	owner := ""
+	if c.Owner != nil {
+		owner = c.Owner.Node
+	}
+	switch {
+	case !g.known:
+		g.known = true
+	case owner != g.owner:
+		g.changes++
+		tr.changes++
+		g.recent = append(g.recent, now)
+	}
+	if owner == "" && (g.owner != "" || g.ownerless.IsZero()) {
+		g.ownerless = now
+	}
+	g.owner = owner
+	if c.Gap {
+		g.gaps++
+	}
+	g.countSuspects(c)
+}
+
+// countSuspects keeps the set of the group's suspect nodes: a snapshot or
+// an owner change carries the whole queue, a join or a leave one node.
+func (g *groupTruth) countSuspects(c elect.Change) {
+	switch c.Kind {
+	case elect.Snapshot, elect.OwnerChanged:
+		g.suspects = map[string]bool{}
+		for _, p := range c.Queue {
+			if p.Suspect != "" {
+				g.suspects[p.Node] = true
+			}
+		}
+	case elect.Joined:
+		if c.Candidate != nil && c.Candidate.Suspect != "" {
+			if g.suspects == nil {
+				g.suspects = map[string]bool{}
+			}
+			g.suspects[c.Candidate.Node] = true
+		}
+	case elect.Left:
+		if c.Candidate != nil {
+			delete(g.suspects, c.Candidate.Node)
+		}
+	}
+}
+
+// drop forgets a group no longer observed.
+func (tr *truth) drop(group string) {
+	tr.mu.Lock()
+	delete(tr.groups, group)
+	tr.mu.Unlock()
+}
+
+func (tr *truth) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descOwnerless, descChanges, descRecent, descGaps, descSuspects, descOwnerlessGroups, descLongest, descAllChanges, descAllRecent} {
+		ch <- d
+	}
+}
+
+func (tr *truth) Collect(ch chan<- prometheus.Metric) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	now := tr.now()
+	perGroup := len(tr.groups) <= tr.limit
+	var ownerless, longest, recentAll float64
+	for name, g := range tr.groups {
+		g.recent = trimHour(g.recent, now)
+		recentAll += float64(len(g.recent))
+		secs := 0.0
+		if g.known && g.owner == "" {
+			secs = now.Sub(g.ownerless).Seconds()
+			ownerless++
+			longest = max(longest, secs)
+		}
+		if !perGroup {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(descOwnerless, prometheus.GaugeValue, secs, name)
+		ch <- prometheus.MustNewConstMetric(descChanges, prometheus.CounterValue, g.changes, name)
+		ch <- prometheus.MustNewConstMetric(descRecent, prometheus.GaugeValue, float64(len(g.recent)), name)
+		ch <- prometheus.MustNewConstMetric(descGaps, prometheus.CounterValue, g.gaps, name)
+		ch <- prometheus.MustNewConstMetric(descSuspects, prometheus.GaugeValue, float64(len(g.suspects)), name)
+	}
+	ch <- prometheus.MustNewConstMetric(descOwnerlessGroups, prometheus.GaugeValue, ownerless)
+	ch <- prometheus.MustNewConstMetric(descLongest, prometheus.GaugeValue, longest)
+	ch <- prometheus.MustNewConstMetric(descAllChanges, prometheus.CounterValue, tr.changes)
+	ch <- prometheus.MustNewConstMetric(descAllRecent, prometheus.GaugeValue, recentAll)
+}
+
+// trimHour drops the times more than an hour before now.
+func trimHour(ts []time.Time, now time.Time) []time.Time {
+	i := 0
+	for i < len(ts) && now.Sub(ts[i]) > time.Hour {
+		i++
+	}
+	return ts[i:]
+}
