@@ -204,10 +204,16 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 		case owner < 0 && p.Suspect == "":
 			g.adopt(r, e.name)
 			d, err := r.ownerDetails(ctx, e, watch)
-			if errors.Is(err, zk.ErrNoNode) {
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
 				return false, nil
-			}
-			if err != nil {
+			case errors.Is(err, zk.ErrNoAuth):
+				// Its ACL hides the owner from us: what its name says is all
+				// we know, and the children watch still sees it go.
+				owner = len(v.Queue)
+				v.Queue = append(v.Queue, p)
+				continue
+			case err != nil:
 				return false, err
 			}
 			p = d

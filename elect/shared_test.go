@@ -532,3 +532,37 @@ func TestSinceMeasuresTheStretchBetweenObservers(t *testing.T) {
 		t.Fatalf("beta's tenure passed between the observers, yet: %+v", c)
 	}
 }
+
+// An owner whose ACL hides it from the observer is still the owner: named
+// by its node, and seen to go by the children watch.
+func TestObserveUnreadableOwner(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, obs := session(t, addrs), session(t, addrs)
+	if err := a.Conn().AddAuth("digest", []byte("owner:pw")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path.Dir(group), group} { // the group itself is readable
+		if _, err := a.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	l, _ := elect.NewLock(a, group, elect.WithID("hidden"),
+		elect.WithACL(append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.ACL{Perms: zk.PermRead, Scheme: "digest", ID: "nobody:x"})))
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := observe(t, obs, group)
+	c := expect(t, o, elect.Snapshot, nil)
+	if c.Owner == nil || c.Owner.Node != h.Node() || c.Owner.Suspect != "" {
+		t.Fatalf("snapshot of an unreadable owner: %+v; want its node as owner, not suspect", c)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o, elect.OwnerChanged, nil); c.Owner != nil || c.Previous == nil || c.Previous.Node != h.Node() {
+		t.Fatalf("after the unreadable owner went: %+v", c)
+	}
+}
