@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
@@ -14,7 +17,10 @@ import (
 // announcer publishes a runner's own transitions (elected/acquired and
 // lost/released) on NATS core subjects, as a bridge would. The events carry
 // the same ids a bridge gives the same changes, so consumers count each
-// once. Announcing is best effort: a NATS outage never stops the child.
+// once, and the same id as Nats-Msg-Id: a JetStream stream that captures
+// herald.> (a bridge's HERALD) stores each change once, whether the runner
+// or a bridge reports it first. Announcing is best effort: a NATS outage
+// never stops the child.
 type announcer struct {
 	sink   *natssink.Sink
 	log    *slog.Logger
@@ -94,7 +100,36 @@ func (n *announcer) send(e publish.Event) {
 	e = e.WithID()
 	ctx, cancel := context.WithTimeout(context.Background(), announceTimeout)
 	defer cancel()
-	if err := n.sink.Write(ctx, []publish.Event{e}); err != nil {
+	if err := n.publish(ctx, e); err != nil {
 		n.log.Warn("could not announce on NATS", "type", e.Type, "group", e.Group, "err", err)
 	}
+}
+
+// publish sends the announcement and flushes: nil means the server has it.
+func (n *announcer) publish(ctx context.Context, e publish.Event) error {
+	m, err := announcement(e)
+	if err != nil {
+		return err
+	}
+	nc := n.sink.Conn()
+	if nc == nil {
+		return errors.New("not connected")
+	}
+	if err := nc.PublishMsg(m); err != nil {
+		return err
+	}
+	return nc.FlushWithContext(ctx)
+}
+
+// announcement is e as a bridge publishes it on NATS (subject, CloudEvents
+// headers, JSON body) plus Nats-Msg-Id = the event id, the header a
+// bridge's JetStream sink sets: the stream deduplicates by it within its
+// duplicate window.
+func announcement(e publish.Event) (*nats.Msg, error) {
+	m, err := natssink.Msg(e)
+	if err != nil {
+		return nil, err
+	}
+	m.Header[nats.MsgIdHdr] = []string{e.ID}
+	return m, nil
 }

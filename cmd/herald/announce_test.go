@@ -1,13 +1,22 @@
 package main
 
 import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	njs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/natssink"
 )
 
@@ -71,5 +80,169 @@ func announcements(t *testing.T, g string) (string, func(n int) []publish.Event)
 			got = append(got, e)
 		}
 		return got
+	}
+}
+
+// TestRunnerAnnouncementsStoredOnce (issue 13): `herald run --nats` and
+// `herald lock --nats` beside a bridge publishing to JetStream on the same
+// server. The runners announce their own transitions with Nats-Msg-Id = the
+// event id, the bridge reports the same changes under the same ids (its
+// audit log has them), and the HERALD stream stores every ce-id once.
+func TestRunnerAnnouncementsStoredOnce(t *testing.T) {
+	zk := zkFlags(t)
+	url := natsserver.Start(t).URL()
+	base := uniq(t)
+	ge, gl := base+"/leader", base+"/lock"
+	log := filepath.Join(t.TempDir(), "audit.log")
+	br := start(t, nil, append([]string{"bridge", "--watch", ge, "--watch", gl, "--nats", url, "--audit", log,
+		"--source", "bridge-1", "--http", "127.0.0.1:0"}, zk...)...)
+	waitRole(t, waitMatch(t, br, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
+	// The stream exists and holds the bridge's first snapshots before
+	// any runner announces: whatever the runners publish, it captures.
+	stored := map[string]*events{ge: streamOf(t, url, ge), gl: streamOf(t, url, gl)}
+	for g, ev := range stored {
+		waitEvent(t, ev, g+": the bridge's snapshot", func(e publish.Event) bool { return e.Snapshot })
+	}
+	announced := runnerMessages(t, url)
+
+	for _, args := range [][]string{
+		{"run", "--election", ge, "--id", "runner-1"},
+		{"lock", "--lock", gl, "--id", "locker-1"},
+		{"run", "--election", ge, "--id", "runner-2"},
+	} {
+		_, stderr, code := heraldRun(t, nil, append(append(zk, args...), "--nats", url, "--", "true")...)
+		if code != 0 {
+			t.Fatalf("herald %v: exit %d: %s", args, code, stderr)
+		}
+	}
+	// A last change in each group, reported by the bridge alone: the
+	// bridge stores a group's events in order, so once this one is in the
+	// stream, its reports of the runners' changes are too.
+	s := zkSession(t)
+	marker := map[string]string{ge: campaign(t, s, ge, "marker").Node()}
+	l, err := elect.NewLock(s, gl, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker[gl] = h.Node()
+	for g, ev := range stored {
+		waitEvent(t, ev, g+": the marker", func(e publish.Event) bool {
+			return e.Type.Gains() && e.Owner != nil && e.Owner.Node == marker[g]
+		})
+	}
+
+	msgs := announced()
+	if len(msgs) != 6 {
+		t.Fatalf("%d runner announcements, want 6 (elected and lost, acquired and released, elected and lost)", len(msgs))
+	}
+	logged, err := audit.ReadAll(context.Background(), log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byBridge := map[string]publish.Event{}
+	for _, e := range logged {
+		byBridge[e.ID] = e
+	}
+	counts := map[string]int{}
+	for _, ev := range stored {
+		for _, e := range ev.all() {
+			counts[e.ID]++
+		}
+	}
+	for _, m := range msgs {
+		e, err := natssink.Decode(m)
+		if err != nil {
+			t.Fatalf("announcement does not decode: %v", err)
+		}
+		if got := m.Header.Get(nats.MsgIdHdr); got != e.ID || got != m.Header.Get("ce-id") {
+			t.Errorf("%s of %s: Nats-Msg-Id %q, ce-id %q: want both the event id %s", e.Type, e.Group, got, m.Header.Get("ce-id"), e.ID)
+		}
+		b, ok := byBridge[e.ID]
+		if !ok {
+			t.Errorf("the bridge has no event with the id the runner gave its %s %+v", e.Type, e)
+		} else if b.Type != e.Type || b.Group != e.Group || b.Term != e.Term {
+			t.Errorf("the bridge's event %+v and the runner's %+v share id %s but not the change", b, e, e.ID)
+		}
+		if counts[e.ID] != 1 {
+			t.Errorf("%s %s (runner %s) stored %d times in stream %s, want once", e.Type, e.ID, e.Source, counts[e.ID], jetstream.DefaultStream)
+		}
+	}
+	for id, n := range counts {
+		if n != 1 {
+			t.Errorf("ce-id %s stored %d times", id, n)
+		}
+	}
+}
+
+// streamOf gathers every event of group stored in the HERALD stream, once
+// the stream exists.
+func streamOf(t *testing.T, url, group string) *events {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := njs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(20*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := js.Stream(ctx, jetstream.DefaultStream)
+		return err == nil
+	}); err != nil {
+		t.Fatalf("stream %s never created: %v", jetstream.DefaultStream, err)
+	}
+	return streamIDs(t, url, group)
+}
+
+// waitEvent waits for an event matching ok among ev.
+func waitEvent(t *testing.T, ev *events, what string, ok func(publish.Event) bool) {
+	t.Helper()
+	if err := waitFor(15*time.Second, func() bool {
+		for _, e := range ev.all() {
+			if ok(e) {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("%s never reached the stream; got %+v", what, ev.all())
+	}
+}
+
+// runnerMessages subscribes to every herald subject and returns a function
+// listing the messages runners (not bridges) published, headers included.
+func runnerMessages(t *testing.T, url string) func() []*nats.Msg {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	var mu sync.Mutex
+	var got []*nats.Msg
+	if _, err := nc.Subscribe(publish.SubjectPrefix+".>", func(m *nats.Msg) {
+		if src := m.Header.Get("ce-source"); strings.HasPrefix(src, "herald-run/") || strings.HasPrefix(src, "herald-lock/") {
+			mu.Lock()
+			got = append(got, m)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return func() []*nats.Msg {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*nats.Msg(nil), got...)
 	}
 }

@@ -21,16 +21,24 @@ func init() { register(newHistoryCmd) }
 
 func newHistoryCmd(a *app) *cobra.Command {
 	var sf sourceFlags
-	var file string
+	var files []string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "history [PATH] --audit FILE | --nats URL | --kafka BROKERS",
+		Use:   "history [PATH] --audit FILE [--audit FILE...] | --nats URL | --kafka BROKERS",
 		Short: "Show who led when: one row per owner and term",
-		Long: `history reads every stored event (an audit log, the HERALD JetStream stream
+		Long: `history reads every stored event (audit logs, the HERALD JetStream stream
 or the herald.events Kafka topic), for one group or all, and prints the
 leadership timeline: per group and term the owner, from, until, how long it
-held, why it ended, and whether an owner may be missing in between (GAP).`,
+held, why it ended, and whether an owner may be missing in between (GAP).
+
+It states only what was observed. An end no bridge saw (the bridge was down
+or standing by, and its next event is a snapshot showing another owner or
+none) is given as the last time the owner was seen holding, marked
+"until ≥" with END "not seen"; a start first seen in a snapshot is marked
+"from ≤"; HELD FOR is then "≥", a lower bound. Several --audit logs (one per
+bridge) are merged into one history, each event id counted once.`,
 		Example: `  herald history --audit /var/lib/herald/audit.log
+  herald history --audit bridge-a/audit.log --audit bridge-b/audit.log
   herald history /jobs/nightly --nats nats://localhost:4222 --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
@@ -46,7 +54,7 @@ held, why it ended, and whether an owner may be missing in between (GAP).`,
 			if len(args) == 1 {
 				group = args[0]
 			}
-			events, err := a.historyEvents(cmd.Context(), &sf, file, group)
+			events, err := a.historyEvents(cmd.Context(), &sf, files, group)
 			if err != nil {
 				return err
 			}
@@ -65,35 +73,54 @@ held, why it ended, and whether an owner may be missing in between (GAP).`,
 		},
 	}
 	sf.addFlags(cmd.Flags())
-	cmd.Flags().StringVar(&file, "audit", "", "read the audit log FILE (and its rotated files)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tenures as a JSON array")
+	cmd.Flags().StringArrayVar(&files, "audit", nil, "read the audit log FILE (and its rotated files); repeat to merge several bridges' logs")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tenures as a JSON array (snake_case keys, held_for in seconds)")
 	return cmd
 }
 
-func (a *app) historyEvents(ctx context.Context, sf *sourceFlags, file, group string) ([]publish.Event, error) {
+func (a *app) historyEvents(ctx context.Context, sf *sourceFlags, files []string, group string) ([]publish.Event, error) {
 	src, err := sf.which()
 	if err != nil {
 		return nil, err
 	}
-	if file != "" && src != "" {
+	if len(files) > 0 && src != "" {
 		return nil, usageErr("give one source: --audit, --nats or --kafka")
 	}
-	keep := func(e publish.Event) bool { return group == "" || e.Group == group }
 	switch {
-	case file != "":
-		events, err := audit.ReadAll(ctx, file, keep)
-		var le *audit.LineError
-		if errors.As(err, &le) {
-			a.log.Warn("skipped malformed lines in the audit log", "err", err)
-			err = nil
-		}
-		return events, err
+	case len(files) > 0:
+		return a.historyAudit(ctx, files, group)
 	case src == "nats":
 		return a.historyNATS(ctx, sf, group)
 	case src == "kafka":
 		return a.historyKafka(ctx, sf, group)
 	}
 	return nil, usageErr("history needs a source: --audit FILE, --nats URL or --kafka BROKERS")
+}
+
+// historyAudit reads audit logs. Several logs (one per bridge) are merged:
+// per group by zxid, each event id counted once by History.
+func (a *app) historyAudit(ctx context.Context, files []string, group string) ([]publish.Event, error) {
+	keep := func(e publish.Event) bool { return group == "" || e.Group == group }
+	logs := make([][]publish.Event, 0, len(files))
+	for _, f := range files {
+		if f == "" {
+			return nil, usageErr("--audit is empty: give the audit log's file name")
+		}
+		events, err := audit.ReadAll(ctx, f, keep)
+		var le *audit.LineError
+		if errors.As(err, &le) {
+			a.log.Warn("skipped malformed lines in the audit log", "file", f, "err", err)
+			err = nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		logs = append(logs, events)
+	}
+	if len(logs) == 1 {
+		return logs[0], nil // one log: its own order
+	}
+	return audit.Merge(logs...), nil
 }
 
 // historyNATS reads the stream from its start to its current end.

@@ -19,6 +19,10 @@
 // *LineError naming file and line, after which reading continues.
 //
 // History turns events from any source (this log, JetStream, Kafka) into
-// tenures, one row per owner and term, and WriteTable renders them the same
-// way for every source; `herald history` is built on these.
+// tenures, one row per owner and term, stating only what the events
+// observed: an end no observer saw is the last time the owner was seen
+// holding, marked as such, never a guess across the stretch after it.
+// Merge merges several bridges' logs into one sequence for History, and
+// WriteTable renders tenures the same way for every source; `herald
+// history` is built on these.
 package audit

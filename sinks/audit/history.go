@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"sort"
 	"time"
 
@@ -9,46 +10,138 @@ import (
 )
 
 // Tenure is one owner's hold of a group: one row of `herald history`.
+//
+// A tenure states only what the events observed. Its start and end are
+// either seen (an observer saw the change happen, so the time is right up to
+// the observation delay) or not: an end nobody saw is given as the last time
+// the owner was seen holding (UntilSeen false: "until ≥"), a start nobody saw
+// as the first time it was seen holding (FromSeen false: "from ≤"). HeldFor
+// is then a lower bound, never a guess across a stretch nobody observed.
 type Tenure struct {
 	Group  string
 	Recipe elect.Recipe
 	// Term is the owner node's czxid, the fencing token.
 	Term  int64
 	Owner publish.Participant
-	// From is when the owner was elected or acquired the lock; zero when
-	// no such event was seen (the tenure is known only from its end).
-	From time.Time
+	// From is when the owner was elected or acquired the lock (FromSeen),
+	// or, when no observer saw that, when it was first seen holding (a
+	// snapshot); zero when it was never seen holding (the tenure is known
+	// only from its end).
+	From     time.Time
+	FromSeen bool
 	// Ready is when a leader reported it had taken office; zero if never.
 	Ready time.Time
-	// Until is when the tenure ended; zero while it is still held as far
-	// as the events tell.
-	Until time.Time
-	// HeldFor is Until-From when both are known, else zero.
+	// Until is when the tenure ended (UntilSeen), or, when no observer saw
+	// it end, the last time it was seen holding: it ended later, before the
+	// next event of the group. Zero while it is still held as far as the
+	// events tell.
+	Until     time.Time
+	UntilSeen bool
+	// LastSeen is the last time an event showed this owner holding.
+	LastSeen time.Time
+	// HeldFor is how long the owner was seen holding: Until-From, or for an
+	// open tenure LastSeen-From; zero when From is unknown. Exact (up to the
+	// observation delay) only when Exact reports true, else a lower bound.
 	HeldFor time.Duration
-	// Reason says why it ended: the lost/released event's reason, or
-	// elect.ReasonUnknown when a later owner appeared without one.
+	// Reason says why it ended, when the end was seen: the lost/released
+	// event's reason, or elect.ReasonUnknown when the next owner was seen
+	// replacing it without one. Empty when the end was not seen.
 	Reason elect.Reason
 	// Gap is true when an owner may be hidden between the previous row of
 	// the group and this one: an event carried the gap flag, the new
-	// owner's predecessor is not the owner last seen, or the tenure's
-	// start was never seen.
+	// owner's predecessor is not the owner last seen, the tenure's start
+	// was never seen, or it was first seen in a snapshot taken after a
+	// stretch the events did not observe.
 	Gap bool
 }
 
 // Open reports whether the tenure has not ended as far as the events tell.
 func (t Tenure) Open() bool { return t.Until.IsZero() }
 
+// Exact reports whether both ends were seen happen, so HeldFor is the
+// tenure's length (up to the observation delay), not a lower bound.
+func (t Tenure) Exact() bool { return t.FromSeen && t.UntilSeen && !t.Open() }
+
+// tenureJSON is Tenure on the wire (`herald history --json`): snake_case
+// keys like `herald who --json`, durations in seconds, unknown times null.
+type tenureJSON struct {
+	Group     string              `json:"group"`
+	Recipe    elect.Recipe        `json:"recipe"`
+	Term      int64               `json:"term"`
+	Owner     publish.Participant `json:"owner"`
+	From      *time.Time          `json:"from"`
+	FromSeen  bool                `json:"from_seen"`
+	Ready     *time.Time          `json:"ready,omitempty"`
+	Until     *time.Time          `json:"until"`
+	UntilSeen bool                `json:"until_seen"`
+	LastSeen  *time.Time          `json:"last_seen"`
+	HeldFor   *float64            `json:"held_for"`
+	Exact     bool                `json:"exact"`
+	Reason    elect.Reason        `json:"reason,omitempty"`
+	Gap       bool                `json:"gap"`
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// MarshalJSON writes snake_case keys; held_for is in seconds (null when
+// From is unknown), from/until/last_seen are null when unknown or open.
+func (t Tenure) MarshalJSON() ([]byte, error) {
+	j := tenureJSON{Group: t.Group, Recipe: t.Recipe, Term: t.Term, Owner: t.Owner,
+		From: timePtr(t.From), FromSeen: t.FromSeen, Ready: timePtr(t.Ready),
+		Until: timePtr(t.Until), UntilSeen: t.UntilSeen, LastSeen: timePtr(t.LastSeen),
+		Exact: t.Exact(), Reason: t.Reason, Gap: t.Gap}
+	if !t.From.IsZero() {
+		s := t.HeldFor.Seconds()
+		j.HeldFor = &s
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (t *Tenure) UnmarshalJSON(b []byte) error {
+	var j tenureJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	get := func(p *time.Time) time.Time {
+		if p == nil {
+			return time.Time{}
+		}
+		return *p
+	}
+	*t = Tenure{Group: j.Group, Recipe: j.Recipe, Term: j.Term, Owner: j.Owner,
+		From: get(j.From), FromSeen: j.FromSeen, Ready: get(j.Ready),
+		Until: get(j.Until), UntilSeen: j.UntilSeen, LastSeen: get(j.LastSeen),
+		Reason: j.Reason, Gap: j.Gap}
+	if j.HeldFor != nil {
+		t.HeldFor = time.Duration(*j.HeldFor * float64(time.Second))
+	}
+	return nil
+}
+
 // History turns events from any source into tenures, sorted by group and
-// term. Duplicates (same id, as at-least-once delivery and snapshots
-// produce) count once; candidate events are ignored.
+// term. Events are taken in the order given within each group (a log's or
+// a stream's order; Merge orders several logs). An id counts once: a later
+// copy of it (at-least-once delivery, a second bridge, a snapshot restating
+// the owner) only tells that its owner was still holding at that copy's
+// time. Candidate events are read only for that too.
+//
+// What was observed: an event that is not a snapshot is a change an
+// observer saw happen; a snapshot (bridge start, HA takeover, reconnect,
+// new session) re-states the state after a stretch nobody may have
+// observed. So a tenure ends where its loss was seen, or where the next
+// owner was seen replacing it (a non-snapshot gain naming it as previous);
+// when instead a snapshot (or a gain naming someone else) shows another
+// owner or none, its end was not seen, and Until is the last time any
+// event showed it holding, with UntilSeen false.
 func History(events []publish.Event) []Tenure {
-	seen := map[string]bool{}
 	byGroup := map[string][]publish.Event{}
 	for _, e := range events {
-		if e.ID != "" && seen[e.ID] {
-			continue
-		}
-		seen[e.ID] = true
 		byGroup[e.Group] = append(byGroup[e.Group], e)
 	}
 	var out []Tenure
@@ -59,84 +152,195 @@ func History(events []publish.Event) []Tenure {
 		if out[i].Group != out[j].Group {
 			return out[i].Group < out[j].Group
 		}
-		return out[i].Term < out[j].Term
+		if out[i].Term != out[j].Term {
+			return out[i].Term < out[j].Term
+		}
+		return out[i].From.Before(out[j].From)
 	})
 	return out
 }
 
-// groupHistory builds the tenures of one group from its events in order.
-func groupHistory(evs []publish.Event) []Tenure {
-	var ts []*Tenure
-	byTerm := map[int64]*Tenure{}
-	var cur *Tenure // the open tenure, if any
-	gapNext := false
-	get := func(e publish.Event, p *publish.Participant) (*Tenure, bool) {
-		if t := byTerm[e.Term]; t != nil {
-			return t, false
-		}
-		t := &Tenure{Group: e.Group, Recipe: e.Recipe, Term: e.Term}
-		if p != nil {
-			t.Owner = *p
-		}
-		byTerm[e.Term] = t
-		ts = append(ts, t)
-		return t, true
+// Merge merges the events of several logs (each in its own order) into
+// one sequence for History: per group by zxid, at one zxid the changes
+// before the snapshots that re-state the state after it, then by time.
+// The same line found twice (the same id at the same time) is kept once;
+// other copies of an id stay, and History counts the id once.
+func Merge(logs ...[]publish.Event) []publish.Event {
+	type key struct {
+		id   string
+		time int64
+		snap bool
 	}
-	for _, e := range evs {
-		switch {
-		case e.Type.Gains():
-			t, isNew := get(e, e.Owner)
-			if !isNew && !t.From.IsZero() {
+	seen := map[key]bool{}
+	var all []publish.Event
+	for _, l := range logs {
+		for _, e := range l {
+			k := key{e.ID, e.Time.UnixNano(), e.Snapshot}
+			if e.ID != "" && seen[k] {
 				continue
 			}
-			t.From = e.Time
-			t.Owner = *e.Owner
-			t.Gap = t.Gap || e.Gap || gapNext
-			if e.Previous != nil && cur != nil && e.Previous.Node != cur.Owner.Node {
-				t.Gap = true // an owner we never saw came in between
-			}
-			if cur != nil && cur != t && cur.Term < t.Term && cur.Open() {
-				cur.Until, cur.Reason = e.Time, elect.ReasonUnknown
-			}
-			gapNext = false
-			if cur == nil || cur.Term <= t.Term {
-				cur = t
-			}
-		case e.Type == publish.LeaderReady:
-			t, isNew := get(e, e.Owner)
-			if isNew {
-				t.Gap = true // elected never seen
-			}
-			if t.Ready.IsZero() {
-				t.Ready = e.Time
-			}
-		case e.Type.Loses() && e.Previous == nil:
-			// A snapshot saying nobody owns the group (at zxid e.Zxid): no
-			// tenure of its own; it ends the open one if that is older.
-			if cur != nil && cur.Open() && e.Zxid >= cur.Term {
-				cur.Until, cur.Reason = e.Time, elect.ReasonUnknown
-				cur = nil
-			}
-		case e.Type.Loses():
-			t, isNew := get(e, e.Previous)
-			if isNew {
-				t.Gap = true
-			}
-			if t.Open() {
-				t.Until, t.Reason = e.Time, e.Reason
-			}
-			gapNext = gapNext || e.Gap
-			if cur == t {
-				cur = nil
-			}
+			seen[k] = true
+			all = append(all, e)
 		}
 	}
-	out := make([]Tenure, len(ts))
-	for i, t := range ts {
-		if !t.From.IsZero() && !t.Until.IsZero() {
-			t.HeldFor = t.Until.Sub(t.From)
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		switch {
+		case a.Group != b.Group:
+			return a.Group < b.Group
+		case a.Zxid != b.Zxid:
+			return a.Zxid < b.Zxid
+		case a.Snapshot != b.Snapshot:
+			return !a.Snapshot
 		}
-		out[i] = *t
+		return a.Time.Before(b.Time)
+	})
+	return all
+}
+
+// row is a tenure being built.
+type row struct {
+	Tenure
+	ended bool // Until is set (seen) or the tenure was seen superseded
+}
+
+// see records that the owner was holding at when.
+func (r *row) see(when time.Time) {
+	if when.After(r.LastSeen) {
+		r.LastSeen = when
+	}
+}
+
+// groupHistory builds the tenures of one group from its events in order.
+func groupHistory(evs []publish.Event) []Tenure {
+	var rows []*row
+	byTerm := map[int64]*row{} // the latest row of each term
+	var cur *row               // the tenure held as far as the events tell
+	var last *row              // the latest row that was current
+	gapNext := false           // the next new owner may follow a hidden one
+	seenID := map[string]bool{}
+	before := false // an earlier event of the group was read
+	newRow := func(e publish.Event, p *publish.Participant) *row {
+		r := &row{Tenure: Tenure{Group: e.Group, Recipe: e.Recipe, Term: e.Term}}
+		if p != nil {
+			r.Owner = *p
+		}
+		byTerm[e.Term] = r
+		rows = append(rows, r)
+		return r
+	}
+	// unseenEnd closes r at a moment nobody observed.
+	unseenEnd := func(r *row) {
+		if r != nil && !r.ended {
+			r.ended, r.UntilSeen, r.Reason = true, false, ""
+		}
+	}
+	for _, e := range evs {
+		// Every copy of an event showing an owner says it held then.
+		if e.Owner != nil && !e.Type.Loses() {
+			if r := byTerm[e.Term]; r != nil && (r.Owner.Node == "" || r.Owner.Node == e.Owner.Node) && !(r.ended && r.UntilSeen) {
+				r.see(e.Time)
+			}
+		}
+		if e.ID != "" && seenID[e.ID] {
+			continue
+		}
+		seenID[e.ID] = true
+		after := before // whether this event follows others of the group
+		before = true
+		switch {
+		case e.Type.Gains():
+			if e.Owner == nil {
+				continue // not a valid event
+			}
+			r := byTerm[e.Term]
+			switch {
+			case r == nil || (r.ended && r.UntilSeen):
+				// New, or the same node owning again after its seen end.
+				r = newRow(e, e.Owner)
+				r.From, r.FromSeen = e.Time, !e.Snapshot
+				r.Gap = e.Gap || gapNext ||
+					(e.Snapshot && after) || // first seen after a stretch nobody observed
+					(e.Previous != nil && last != nil && e.Previous.Node != last.Owner.Node)
+				r.see(e.Time)
+			case r.From.IsZero() || (!e.Snapshot && !r.FromSeen && !e.Time.After(r.From)):
+				r.From, r.FromSeen = e.Time, !e.Snapshot
+			}
+			if r.ended && (cur == nil || cur.Term <= r.Term) {
+				// Its end was only inferred, and here it holds: not ended.
+				r.ended = false
+			}
+			r.Owner = *e.Owner
+			if cur != nil && cur != r && cur.Term <= r.Term {
+				if !e.Snapshot && e.Previous != nil && e.Previous.Node == cur.Owner.Node && !cur.ended {
+					// Seen replaced, without a loss event of its own.
+					cur.Until, cur.UntilSeen, cur.Reason, cur.ended = e.Time, true, elect.ReasonUnknown, true
+				} else {
+					unseenEnd(cur)
+					r.Gap = true
+				}
+			}
+			gapNext = false
+			if cur == nil || cur.Term <= r.Term {
+				cur, last = r, r
+			}
+		case e.Type == publish.LeaderReady:
+			if e.Owner == nil {
+				continue
+			}
+			r := byTerm[e.Term]
+			if r == nil {
+				r = newRow(e, e.Owner)
+				r.Gap = true // elected never seen
+				r.see(e.Time)
+			}
+			if r.Ready.IsZero() {
+				r.Ready = e.Time
+			}
+		case e.Type.Loses() && e.Previous == nil:
+			// "Nobody owns the group at zxid e.Zxid" (a snapshot): the
+			// open tenure, if older, ended unseen; someone may have come
+			// and gone unseen since the events before.
+			if cur != nil && !cur.ended && e.Zxid >= cur.Term {
+				unseenEnd(cur)
+				cur = nil
+			}
+			if e.Snapshot && after {
+				gapNext = true
+			}
+		case e.Type.Loses():
+			r := byTerm[e.Term]
+			if r == nil {
+				r = newRow(e, e.Previous)
+				r.Gap = true // its start was never seen
+			}
+			if !r.ended || !r.UntilSeen {
+				r.Until, r.Reason, r.ended = e.Time, e.Reason, true
+				r.UntilSeen = !e.Snapshot
+				if e.Snapshot {
+					r.Reason = ""
+				}
+			}
+			gapNext = gapNext || e.Gap
+			if cur == r {
+				cur = nil
+			}
+			last = r
+		}
+	}
+	out := make([]Tenure, len(rows))
+	for i, r := range rows {
+		if r.ended && !r.UntilSeen {
+			r.Until = r.LastSeen
+		}
+		switch {
+		case r.From.IsZero():
+		case !r.Until.IsZero():
+			r.HeldFor = r.Until.Sub(r.From)
+		case !r.LastSeen.IsZero():
+			r.HeldFor = r.LastSeen.Sub(r.From)
+		}
+		out[i] = r.Tenure
 	}
 	return out
 }

@@ -1,6 +1,9 @@
 package audit
 
 import (
+	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +82,9 @@ func TestHistoryReadyAndCandidates(t *testing.T) {
 	}
 }
 
+// A snapshot saying nobody owns the group is no tenure of its own; the
+// tenure it finds gone ended at a moment the log did not observe: it is
+// given as ending when last seen held, marked, never at the snapshot.
 func TestHistoryEmptySnapshotIsNoTenure(t *testing.T) {
 	empty := hev(publish.LeaderLost, "", "", 0, 0)
 	empty.Snapshot, empty.Zxid, empty.Reason = true, 5, elect.ReasonUnknown
@@ -94,7 +100,285 @@ func TestHistoryEmptySnapshotIsNoTenure(t *testing.T) {
 	if len(ts) != 1 {
 		t.Fatalf("%d tenures, want only a's: %+v", len(ts), ts)
 	}
-	if a := ts[0]; a.Owner.ID != "a" || a.Open() || a.Until != h0.Add(9*time.Minute) || a.Reason != elect.ReasonUnknown {
-		t.Fatalf("tenure %+v: want a, ended at +9m for an unknown reason", a)
+	a := ts[0]
+	if a.Owner.ID != "a" || a.Open() || a.Until != h0.Add(time.Minute) || a.UntilSeen || a.Reason != "" || a.Exact() {
+		t.Fatalf("tenure %+v: want a, until ≥ +1m (last seen), end not seen", a)
+	}
+	if a.HeldFor != 0 {
+		t.Fatalf("a held for %v: only the instant it was seen, not up to the snapshot", a.HeldFor)
+	}
+}
+
+// lev is a lock event at second sec (so holds of 0.2 s are expressible).
+func lev(typ publish.Type, owner, prev string, term, zxid int64, ms int, snap bool) publish.Event {
+	e := publish.Event{Type: typ, Group: "/l", Recipe: elect.RecipeLock, Term: term, Zxid: zxid,
+		Time: h0.Add(time.Duration(ms) * time.Millisecond), Source: "t", Snapshot: snap}
+	if owner != "" {
+		e.Owner = &publish.Participant{ID: owner, Node: "lock-" + owner}
+	}
+	if prev != "" {
+		e.Previous = &publish.Participant{ID: prev, Node: "lock-" + prev}
+	}
+	if typ.Loses() && e.Reason == "" {
+		e.Reason = elect.ReasonUnknown
+	}
+	return e.WithID()
+}
+
+// joined is candidate.joined of cand while owner holds (term of owner).
+func joined(owner, cand string, term, zxid int64, ms int) publish.Event {
+	e := lev(publish.CandidateJoined, owner, "", term, zxid, ms, false)
+	e.Candidate = &publish.Participant{ID: cand, Node: "lock-" + cand}
+	return e.WithID()
+}
+
+// The issue's case: a bridge's own log with a hole (it stood by, or was
+// down). c held the lock 0.2 s, then the bridge was away for 20 s; its
+// snapshot shows d. c's tenure is not stretched to 20 s: it ends when c was
+// last seen holding, marked, and d's start is marked unseen with a gap.
+func TestHistoryHoleIsNotCountedAsHeld(t *testing.T) {
+	ts := History([]publish.Event{
+		lev(publish.LockAcquired, "c", "", 100, 100, 0, false),
+		joined("c", "x", 100, 101, 150),
+		// hole: c released at ~200 ms, unseen; x and d held meanwhile
+		lev(publish.LockAcquired, "d", "", 130, 140, 20000, true),
+		lev(publish.LockReleased, "", "d", 130, 150, 20300, false),
+	})
+	if len(ts) != 2 {
+		t.Fatalf("%d tenures, want c and d: %+v", len(ts), ts)
+	}
+	c, d := ts[0], ts[1]
+	if c.Owner.ID != "c" || c.UntilSeen || c.Until != h0.Add(150*time.Millisecond) || c.HeldFor != 150*time.Millisecond || c.Exact() {
+		t.Fatalf("c %+v: want until ≥ +150ms (last seen, the join), held ≥ 150ms, not exact", c)
+	}
+	if !c.FromSeen || c.Gap {
+		t.Fatalf("c %+v: its start was seen and nothing hides before it", c)
+	}
+	if d.Owner.ID != "d" || d.FromSeen || !d.Gap || !d.UntilSeen || d.HeldFor != 300*time.Millisecond || d.Exact() {
+		t.Fatalf("d %+v: want from ≤ +20s (first seen), gap, until seen, held ≥ 300ms", d)
+	}
+}
+
+// A snapshot that re-states the owner (a restart while it held) proves it
+// held across the stretch: its node existed throughout. Its seen loss then
+// makes the tenure exact; a later snapshot of another owner ends it at the
+// restatement, not before.
+func TestHistoryRestatedOwnerWasHeldThroughout(t *testing.T) {
+	gain := lev(publish.LockAcquired, "a", "", 10, 10, 0, false)
+	restated := lev(publish.LockAcquired, "a", "", 10, 12, 5000, true)
+	if restated.ID != gain.ID {
+		t.Fatal("a restatement carries its change's id")
+	}
+	ts := History([]publish.Event{gain, restated, lev(publish.LockReleased, "", "a", 10, 20, 6000, false)})
+	if len(ts) != 1 || !ts[0].Exact() || ts[0].HeldFor != 6*time.Second || ts[0].Gap {
+		t.Fatalf("tenures %+v: want one exact 6 s tenure", ts)
+	}
+	ts = History([]publish.Event{gain, restated, lev(publish.LockAcquired, "b", "", 30, 30, 9000, true)})
+	if len(ts) != 2 || ts[0].UntilSeen || ts[0].Until != h0.Add(5*time.Second) || !ts[1].Gap || ts[1].FromSeen {
+		t.Fatalf("tenures %+v: want a until ≥ +5s (its restatement), b from ≤ +9s with a gap", ts)
+	}
+}
+
+// A gain that names a previous owner other than the one last seen (the
+// log lost events) ends the last one unseen; a gain naming it ends it seen.
+func TestHistoryGainNamingAnotherPrevious(t *testing.T) {
+	ts := History([]publish.Event{
+		lev(publish.LockAcquired, "a", "", 10, 10, 0, false),
+		lev(publish.LockAcquired, "c", "b", 30, 40, 4000, false),
+		lev(publish.LockAcquired, "d", "c", 50, 50, 5000, false),
+	})
+	if len(ts) != 3 {
+		t.Fatalf("%d tenures: %+v", len(ts), ts)
+	}
+	if a := ts[0]; a.UntilSeen || a.Until != h0 || a.Reason != "" {
+		t.Fatalf("a %+v: want until ≥ +0 (never seen after its gain), end not seen", a)
+	}
+	if c := ts[1]; !c.Gap || !c.Exact() || c.Reason != elect.ReasonUnknown || c.HeldFor != time.Second {
+		t.Fatalf("c %+v: want gap (b hid before it), exact 1 s, replaced for an unknown reason", c)
+	}
+	if d := ts[2]; d.Gap || !d.Open() {
+		t.Fatalf("d %+v: want open, no gap", d)
+	}
+}
+
+// An open tenure is counted to the last time it was seen holding, not to
+// the time the history is read.
+func TestHistoryOpenTenureCountsWhatWasSeen(t *testing.T) {
+	ts := History([]publish.Event{
+		lev(publish.LockAcquired, "a", "", 10, 10, 0, false),
+		joined("a", "b", 10, 11, 700),
+	})
+	if len(ts) != 1 || !ts[0].Open() || ts[0].LastSeen != h0.Add(700*time.Millisecond) || ts[0].HeldFor != 700*time.Millisecond || ts[0].Exact() {
+		t.Fatalf("tenures %+v: want one open tenure seen held for 700ms", ts)
+	}
+}
+
+// Two bridges' logs (HA: each has holes while the other was active) merge
+// into one history that is exact wherever either saw the change, whatever
+// order the logs are given in; each id counts once.
+func TestMergeTwoLogs(t *testing.T) {
+	// bridge 1 saw a elected and b join, then died.
+	log1 := []publish.Event{
+		lev(publish.LockAcquired, "a", "", 10, 10, 0, false),
+		joined("a", "b", 10, 11, 100),
+	}
+	// bridge 2 stood by from the start and, on taking over, published
+	// what it held: its snapshot (a), then a's release and b's gain.
+	snapA := lev(publish.LockAcquired, "a", "", 10, 11, 50, true)
+	log2 := []publish.Event{
+		snapA,
+		lev(publish.LockReleased, "b", "a", 10, 20, 400, false),
+		lev(publish.LockAcquired, "b", "a", 15, 20, 400, false),
+	}
+	// bridge 1 came back as a standby, took over again later and
+	// published its snapshot (b) and b's release.
+	log1 = append(log1,
+		lev(publish.LockAcquired, "b", "", 15, 21, 2000, true),
+		lev(publish.LockReleased, "", "b", 15, 30, 2500, false),
+	)
+
+	one := History(log1)
+	if len(one) != 2 || one[0].UntilSeen || one[0].Until != h0.Add(100*time.Millisecond) || one[1].FromSeen || !one[1].Gap {
+		t.Fatalf("bridge 1 alone: %+v: want a until ≥ +100ms, b from ≤ +2s with a gap", one)
+	}
+	two := History(log2)
+	if len(two) != 2 || two[0].FromSeen || !two[0].UntilSeen || !two[1].FromSeen || !two[1].Open() {
+		t.Fatalf("bridge 2 alone: %+v: want a from ≤ (snapshot) until seen, b seen elected and open", two)
+	}
+	for _, merged := range [][]publish.Event{Merge(log1, log2), Merge(log2, log1), Merge(log1, log2, log1)} {
+		ts := History(merged)
+		if len(ts) != 2 {
+			t.Fatalf("merged: %d tenures, want 2: %+v", len(ts), ts)
+		}
+		a, b := ts[0], ts[1]
+		if !a.Exact() || a.HeldFor != 400*time.Millisecond || a.Gap {
+			t.Fatalf("merged a %+v: want exact 400ms, no gap", a)
+		}
+		if !b.Exact() || b.HeldFor != 2100*time.Millisecond || b.Gap || b.LastSeen != h0.Add(2*time.Second) {
+			t.Fatalf("merged b %+v: want exact 2.1s, no gap, last seen at the restatement", b)
+		}
+	}
+	if n := len(Merge(log1, log1)); n != len(log1) {
+		t.Fatalf("a log merged with itself has %d events, want %d", n, len(log1))
+	}
+}
+
+// After a seen release left the group empty, a snapshot showing an owner
+// follows a stretch nobody observed: an owner may have come and gone.
+func TestHistorySnapshotAfterEmptyStretchIsAGap(t *testing.T) {
+	ts := History([]publish.Event{
+		lev(publish.LockAcquired, "a", "", 10, 10, 0, false),
+		lev(publish.LockReleased, "", "a", 10, 20, 500, false),
+		lev(publish.LockAcquired, "c", "", 40, 50, 9000, true),
+	})
+	if len(ts) != 2 || !ts[0].Exact() || ts[0].Gap || !ts[1].Gap || ts[1].FromSeen {
+		t.Fatalf("tenures %+v: want a exact, c from ≤ +9s with a gap (b may have held in between)", ts)
+	}
+	// The first snapshot of a group follows nothing: no gap.
+	ts = History([]publish.Event{lev(publish.LockAcquired, "c", "", 40, 50, 9000, true)})
+	if len(ts) != 1 || ts[0].Gap || ts[0].FromSeen {
+		t.Fatalf("tenures %+v: want c from ≤ +9s, no gap", ts)
+	}
+}
+
+// At one zxid, a change one bridge saw sorts before another bridge's
+// snapshot of the state after it, whatever their times: the snapshot then
+// only re-states what the change already said.
+func TestMergeChangeBeforeSnapshotAtOneZxid(t *testing.T) {
+	seen := []publish.Event{
+		lev(publish.LockAcquired, "a", "", 10, 10, 0, false),
+		lev(publish.LockReleased, "b", "a", 10, 20, 400, false),
+		lev(publish.LockAcquired, "b", "a", 15, 20, 400, false),
+	}
+	// the other bridge's snapshot, read just after the change and stamped
+	// a little before the first bridge stamped the change
+	snap := []publish.Event{lev(publish.LockAcquired, "b", "", 15, 20, 390, true)}
+	ts := History(Merge(snap, seen))
+	if len(ts) != 2 || !ts[0].Exact() || !ts[1].FromSeen || ts[1].Gap || ts[1].From != h0.Add(400*time.Millisecond) {
+		t.Fatalf("tenures %+v: want a exact, b seen elected at +400ms without a gap", ts)
+	}
+}
+
+// An owner that loses and owns again (same node, new id: the impostor that
+// sat below it left) gets a second row, not its first one reopened.
+func TestHistoryRegainIsANewRow(t *testing.T) {
+	regain := lev(publish.LockAcquired, "a", "x", 10, 40, 3000, false)
+	regain.ID = "regain-of-a" // ids unique per change
+	ts := History([]publish.Event{
+		lev(publish.LockAcquired, "a", "", 10, 10, 0, false),
+		lev(publish.LockReleased, "x", "a", 10, 20, 1000, false),
+		lev(publish.LockAcquired, "x", "a", 30, 20, 1000, false),
+		lev(publish.LockReleased, "a", "x", 30, 40, 3000, false),
+		regain,
+	})
+	if len(ts) != 3 || ts[0].Owner.ID != "a" || !ts[0].Exact() || ts[1].Owner.ID != "a" || !ts[1].Open() || ts[1].From != h0.Add(3*time.Second) {
+		t.Fatalf("tenures %+v: want a (exact), a again (open from +3s), x", ts)
+	}
+}
+
+// --json: snake_case keys like `herald who --json`, held_for in seconds,
+// unknown times null; it reads back into the same Tenure.
+func TestTenureJSON(t *testing.T) {
+	ts := History([]publish.Event{
+		lev(publish.LockAcquired, "a", "", 10, 10, 0, false),
+		joined("a", "b", 10, 11, 250),
+		lev(publish.LockAcquired, "b", "", 15, 30, 9000, true),
+	})
+	b, err := json.Marshal(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	a, open := raw[0], raw[1]
+	for _, k := range []string{"group", "recipe", "term", "owner", "from", "from_seen", "until", "until_seen", "last_seen", "held_for", "exact", "gap"} {
+		if _, ok := a[k]; !ok {
+			t.Errorf("key %q missing in %s", k, b)
+		}
+	}
+	if a["held_for"] != 0.25 || a["until_seen"] != false || a["exact"] != false || a["from_seen"] != true {
+		t.Errorf("a: %v: want held_for 0.25 (seconds), until_seen false, from_seen true", a)
+	}
+	if open["until"] != nil || open["from_seen"] != false || open["gap"] != true {
+		t.Errorf("open tenure: %v: want until null, from_seen false, gap", open)
+	}
+	var back []Tenure
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != 2 || !back[0].Until.Equal(ts[0].Until) || back[0].HeldFor != ts[0].HeldFor || back[0].UntilSeen || !back[1].Open() || back[1].Owner != ts[1].Owner {
+		t.Fatalf("round trip: %+v, want %+v", back, ts)
+	}
+}
+
+// The table marks what was not seen: "≤" before a start first seen in a
+// snapshot, "≥" before an end not seen (END "not seen"), "≥" before a held
+// time that is only a lower bound.
+func TestWriteTableMarksWhatWasNotSeen(t *testing.T) {
+	ts := History([]publish.Event{
+		lev(publish.LockAcquired, "a", "", 10, 10, 0, false),
+		joined("a", "b", 10, 11, 250),
+		lev(publish.LockAcquired, "b", "", 15, 30, 9000, true),
+		lev(publish.LockReleased, "", "b", 15, 40, 9500, false),
+	})
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, ts, h0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+	for _, want := range []string{"≥ 2025-01-01T00:00:00Z", "≥ 250ms", "not seen"} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("a's row %q lacks %q", lines[1], want)
+		}
+	}
+	for _, want := range []string{"≤ 2025-01-01T00:00:09Z", "≥ 500ms", "unknown", "maybe"} {
+		if !strings.Contains(lines[2], want) {
+			t.Errorf("b's row %q lacks %q", lines[2], want)
+		}
 	}
 }

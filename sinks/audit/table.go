@@ -11,16 +11,28 @@ import (
 )
 
 // WriteTable renders tenures as the table `herald history` prints, the same
-// for every source. now is used for the "held for" of open tenures.
+// for every source. It states only what was observed: a start nobody saw
+// is "≤ <first seen holding>", an end nobody saw "≥ <last seen holding>"
+// (END "not seen"), and HELD FOR is "≥ <what was seen>" unless both ends
+// were seen. An open tenure's HELD FOR counts to the last time it was seen
+// holding, not to now: now is kept for callers and not used.
 func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
+	_ = now
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GROUP\tTERM\tOWNER\tFROM\tUNTIL\tHELD FOR\tEND\tGAP")
 	for _, t := range ts {
 		from, until, held, end := "?", "holding", "?", "-"
 		if !t.From.IsZero() {
 			from = t.From.UTC().Format(time.RFC3339)
+			if !t.FromSeen {
+				from = "≤ " + from
+			}
 		}
-		if !t.Open() {
+		switch {
+		case t.Open():
+		case !t.UntilSeen:
+			until, end = "≥ "+t.Until.UTC().Format(time.RFC3339), "not seen"
+		default:
 			until, end = t.Until.UTC().Format(time.RFC3339), string(t.Reason)
 			if end == "" {
 				end = "unknown"
@@ -28,10 +40,10 @@ func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
 		}
 		switch {
 		case t.From.IsZero():
-		case t.Open():
-			held = now.Sub(t.From).Truncate(time.Second).String() + "+"
-		default:
+		case t.Exact():
 			held = roundHeld(t.HeldFor).String()
+		default:
+			held = "≥ " + roundHeld(t.HeldFor).String()
 		}
 		gap := "-"
 		if t.Gap {
