@@ -65,6 +65,28 @@ type Checkpoint struct {
 	Version int32 `json:"-"`
 }
 
+// ErrNoSideNodes: herald keeps no office or checkpoint in a group where
+// go-zookeeper's Lock may queue, because that Lock fails (and leaves its
+// node behind) on any child whose name does not end in a number.
+var ErrNoSideNodes = errors.New("elect: herald keeps no office or checkpoint in this group")
+
+// sideNodesRefused says why herald may not create herald-office or
+// herald-checkpoint beside the owner node, nil when it may: in a lock's
+// group, and in an election whose nodes are named for Curator's mutex and
+// go-zookeeper (DialectCuratorLock), go-zookeeper's Lock may queue.
+func sideNodesRefused(group, owner string) error {
+	id, d, ok := heraldNode(owner)
+	switch {
+	case !ok:
+		return nil // a node herald did not name: the caller knows its group
+	case id.recipe == RecipeLock:
+		return fmt.Errorf("%w: %s is a lock, which go-zookeeper's Lock may share; it fails on any child without a sequence", ErrNoSideNodes, group)
+	case d == DialectCuratorLock:
+		return fmt.Errorf("%w: %s is an election named for Curator's mutex and go-zookeeper (%s), whose Lock fails on any child without a sequence", ErrNoSideNodes, group, d)
+	}
+	return nil
+}
+
 // laterTerm is the term of a record in o written by an owner newer than
 // term, 0 when there is none.
 func (o Office) laterTerm(term int64) int64 {
@@ -89,11 +111,10 @@ func decodeOffice(b []byte) (Office, bool) {
 // node: every recipe's predecessor watch fires NodeDeleted, the one event
 // they all act on. An election's owner records why it let go in the office
 // node in the same transaction, so observers can tell a resignation from
-// an expiry; the office is no queue node, so no waiter watches it. A lock
-// records nothing: go-zookeeper's Lock fails on any child without a
-// sequence, so herald creates no side node in a lock's group.
+// an expiry; the office is no queue node, so no waiter watches it. Where
+// go-zookeeper's Lock may queue (see sideNodesRefused) nothing is recorded.
 func (q *queue) deleteOwn(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
-	if q.recipe == RecipeLock || rec == nil {
+	if rec == nil || sideNodesRefused(q.parent, name) != nil {
 		return q.remove(ctx, name)
 	}
 	conn := q.s.Conn()
@@ -132,6 +153,9 @@ func (q *queue) deleteOwn(ctx context.Context, name string, rec *Release, office
 func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 	term, err := h.heldTerm()
 	if err != nil {
+		return err
+	}
+	if err := sideNodesRefused(h.q.parent, h.t.name); err != nil {
 		return err
 	}
 	conn := h.q.s.Conn()
@@ -227,6 +251,9 @@ func (f Fence) Validate() error {
 // can, even if its node still exists.
 func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 	if err := f.Validate(); err != nil {
+		return err
+	}
+	if err := sideNodesRefused(f.Group, f.Node); err != nil {
 		return err
 	}
 	rec, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})

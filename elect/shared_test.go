@@ -566,3 +566,49 @@ func TestObserveUnreadableOwner(t *testing.T) {
 		t.Fatalf("after the unreadable owner went: %+v", c)
 	}
 }
+
+// In a group go-zookeeper's Lock may share (a lock, or an election named
+// for Curator's mutex), herald creates no side node: that Lock fails on any
+// child without a sequence and leaves its own node behind.
+func TestNoSideNodesWhereGoZookeeperQueues(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, g := session(t, addrs), session(t, addrs)
+	e, _ := elect.NewElection(a, group, elect.CreateParents(), elect.WithDialect(elect.DialectCuratorLock))
+	h, err := e.Campaign(ctx, "leader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Acknowledge(ctx, "pid 1"); !errors.Is(err, elect.ErrNoSideNodes) {
+		t.Fatalf("Acknowledge: %v; want ErrNoSideNodes", err)
+	}
+	if err := h.Checkpoint(ctx, []byte("x")); !errors.Is(err, elect.ErrNoSideNodes) {
+		t.Fatalf("Checkpoint: %v; want ErrNoSideNodes", err)
+	}
+	gl := zk.NewLock(g.Conn(), group, zk.WorldACL(zk.PermAll))
+	locked := make(chan error, 1)
+	go func() { locked <- gl.Lock() }()
+	eventually(t, 5*time.Second, "go-zookeeper queued", func() bool {
+		c, _, _ := g.Conn().Children(group)
+		return len(c) == 2
+	})
+	if err := h.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-locked:
+		if err != nil {
+			t.Fatalf("go-zookeeper's Lock behind a herald election: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("go-zookeeper's Lock never got the lock")
+	}
+	children, _, _ := g.Conn().Children(group)
+	for _, c := range children {
+		if _, ok := elect.ParseSequence(c); !ok {
+			t.Fatalf("herald left %s in a group go-zookeeper shares: %v", c, children)
+		}
+	}
+	_ = gl.Unlock()
+}
