@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,7 +29,13 @@ type peer struct {
 	exited  chan struct{}
 	stderr  *lockedBuffer
 	once    sync.Once
+	// tap, when set, sees every line first, as it arrives; a line it
+	// returns true for is consumed and never reaches expect.
+	tap atomic.Pointer[func(string) bool]
 }
+
+// setTap routes lines through f from now on (see peer.tap).
+func (p *peer) setTap(f func(line string) bool) { p.tap.Store(&f) }
 
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -70,6 +77,9 @@ func startPeer(t testing.TB, name string, cmd *exec.Cmd) *peer {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
+			if f := p.tap.Load(); f != nil && (*f)(sc.Text()) {
+				continue
+			}
 			p.lines <- sc.Text()
 		}
 		close(p.lines)

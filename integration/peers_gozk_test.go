@@ -94,10 +94,14 @@ func TestSeedNamePeers(t *testing.T) {
 		if c.Recipe != elect.RecipeElection || c.Owner.Session != conns[0].SessionID() {
 			t.Fatalf("seed election: %s; want election owned by session 0x%x", describe(c), conns[0].SessionID())
 		}
+		// The name's session is what the seed's parser reads (ParseName);
+		// events carry only what ephemeralOwner proves, and the observer
+		// reads no waiting candidate's stat.
 		for i := 1; i < 3; i++ {
 			j := w.candidate(elect.Joined, nodes[i], step)
-			if j.Candidate.Session != conns[i].SessionID() {
-				t.Fatalf("candidate %s: session 0x%x read from its name; want 0x%x", nodes[i], j.Candidate.Session, conns[i].SessionID())
+			if info, _ := elect.ParseName(nodes[i]); info.Session != conns[i].SessionID() || j.Candidate.Session != 0 {
+				t.Fatalf("candidate %s: name says session 0x%x, event 0x%x; want 0x%x from the name and none claimed in the event",
+					nodes[i], info.Session, j.Candidate.Session, conns[i].SessionID())
 			}
 		}
 		if err := conns[0].Delete(g+"/"+nodes[0], -1); err != nil {
