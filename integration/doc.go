@@ -27,6 +27,20 @@
 // java, Curator jar or Kazoo skips these tests, and fails them when
 // HERALD_REQUIRE_SERVERS=1.
 //
+// # Shared groups (part of make test)
+//
+// The same peers queue in one group with herald (shared_group_test.go):
+// every participant logs its own acquire and release ("queued", "acq",
+// "rel" with wall-clock nanoseconds, logged after acquiring and before
+// releasing, so logged tenures lie inside the true ones), and a checker
+// fails on any overlap and on a participant that never got its turn. The
+// peers also take "hold KIND PATH ID", "release ID", "drop ID", "loop KIND
+// PATH ID MINMS MAXMS DURATIONMS" and, for Curator, "revoke PATH NODE".
+// TestSharedGroupPairs runs every herald form beside every peer in both
+// orders, TestWriteToHolderNode writes the holder's node from a third
+// session, TestSharedGroupMix runs random mixes; TestChaosSharedGroupMix
+// (make chaos) runs them for HERALD_CHAOS_DURATION.
+//
 // TestEnsembleFailover (also part of make test) kills, on a 3-node
 // ensemble, the member the leading herald candidate talks to and then the
 // ensemble's leader, checking that no two handles ever hold at once.
