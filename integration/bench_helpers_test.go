@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +119,66 @@ func packets(b *testing.B, s *zkserver.Server) int64 {
 	return n
 }
 
+// zkCounts are a server's request counters, from one mntr: packets
+// received, reads and writes (each request counts once in the server's
+// read or update latency), and among the reads the getData and
+// getChildren requests that found their node (each one goes through the
+// server's response cache, a hit or a miss). Reads of a node that is gone
+// are the reads that are neither. deletedWatches counts the watches
+// deletions fired.
+type zkCounts struct {
+	packets, reads, writes, getData, getChildren, deletedWatches int64
+}
+
+func counts(b *testing.B, s *zkserver.Server) zkCounts {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := s.Mntr(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, ok := m["zk_packets_received"]; !ok {
+		b.Fatalf("mntr on %s has no zk_packets_received", s.Addr())
+	}
+	sum := func(keys ...string) int64 {
+		var n int64
+		for _, k := range keys {
+			v, _ := strconv.ParseInt(m[k], 10, 64)
+			n += v
+		}
+		return n
+	}
+	return zkCounts{
+		packets:        sum("zk_packets_received"),
+		reads:          sum("zk_cnt_readlatency"),
+		writes:         sum("zk_cnt_updatelatency"),
+		getData:        sum("zk_response_packet_cache_hits", "zk_response_packet_cache_misses"),
+		getChildren:    sum("zk_response_packet_get_children_cache_hits", "zk_response_packet_get_children_cache_misses"),
+		deletedWatches: sum("zk_sum_node_deleted_watch_count"),
+	}
+}
+
+// since is c minus an earlier reading; the later mntr request counts as
+// a packet, so it is taken off.
+func (c zkCounts) since(o zkCounts) zkCounts {
+	return zkCounts{
+		packets: c.packets - o.packets - 1, reads: c.reads - o.reads, writes: c.writes - o.writes,
+		getData: c.getData - o.getData, getChildren: c.getChildren - o.getChildren, deletedWatches: c.deletedWatches - o.deletedWatches,
+	}
+}
+
+func (c zkCounts) add(o zkCounts) zkCounts {
+	return zkCounts{
+		packets: c.packets + o.packets, reads: c.reads + o.reads, writes: c.writes + o.writes,
+		getData: c.getData + o.getData, getChildren: c.getChildren + o.getChildren, deletedWatches: c.deletedWatches + o.deletedWatches,
+	}
+}
+
+// gone is the reads that found no node: getData (or exists) on a node
+// deleted meanwhile, or on a guessed name that was never created.
+func (c zkCounts) gone() int64 { return c.reads - c.getData - c.getChildren }
+
 func benchOut() io.Writer { return os.Stdout }
 
 // percentile returns the p-th percentile (0..100) of ds, nearest rank.
@@ -151,6 +212,26 @@ func table(w io.Writer, title string, rows []row) {
 	fmt.Fprintln(tw, "measure\therald\tpeer\tratio\ttarget\tresult")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.what, dash(r.herald), dash(r.peer), dash(r.ratio), dash(r.target), dash(r.verdict))
+	}
+	tw.Flush()
+}
+
+// wideTable prints a table with the given columns, for benchmarks that
+// compare herald with more than one peer.
+func wideTable(w io.Writer, title string, head []string, rows [][]string) {
+	fmt.Fprintf(w, "\n%s (shared, noisy machine: read figures as indications)\n", title)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range rows {
+		cells := make([]string, len(head))
+		for i := range cells {
+			if i < len(r) {
+				cells[i] = dash(r[i])
+			} else {
+				cells[i] = "-"
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	tw.Flush()
 }
