@@ -7,20 +7,83 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// groupMark is the data herald gives a group node it creates itself
-// (CreateParents): which recipe the group holds, so that an observer that
-// finds the group empty still knows a lock from an election. Nobody
-// watches a group node's data, so it fires no waiter's watch; herald never
-// writes the data of a group node it did not create.
+// groupMark is the data herald gives a group node: which recipe the group
+// holds, so that an observer that finds the group empty still knows a lock
+// from an election, and the last voluntary release. Nobody watches a group
+// node's data and writing it creates no child, so it fires no waiter's
+// watch and no client's listing sees it. herald writes it only when the
+// group node is empty or already carries herald's mark: never over data
+// someone else keeps there.
+//
+// An owner that resigns or releases deletes its node and writes the mark
+// in one transaction. An observer then needs no read to tell why the owner
+// went: the listing's parent stat shows the data written (mzxid) in the
+// very transaction of the last child change (pzxid), and that only herald's
+// release does.
 type groupMark struct {
-	Herald int    `json:"herald"`
-	Recipe Recipe `json:"recipe"`
+	Herald   int      `json:"herald"`
+	Recipe   Recipe   `json:"recipe"`
+	Released *Release `json:"released,omitempty"`
+}
+
+// markState is whether herald may write a group node's data.
+type markState int8
+
+const (
+	markUnknown markState = iota
+	markHerald            // empty, or herald's mark: writable
+	markForeign           // someone else's data, or not ours to write
+)
+
+func (q *queue) setMark(m markState) {
+	q.mu.Lock()
+	q.mark = m
+	q.mu.Unlock()
+}
+
+// noteGroup learns from a listing's parent stat: an empty group node may
+// carry herald's mark.
+func (q *queue) noteGroup(st *zk.Stat) {
+	if st == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.markLen = st.DataLength
+	if st.DataLength == 0 && q.mark == markUnknown {
+		q.mark = markHerald
+	}
+}
+
+// markWritable reports whether herald may write the group node's data,
+// reading it once when its content is not known yet.
+func (q *queue) markWritable(ctx context.Context) bool {
+	q.mu.Lock()
+	m := q.mark
+	q.mu.Unlock()
+	if m != markUnknown {
+		return m == markHerald
+	}
+	b, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return q.s.Conn().Get(q.parent) })
+	if err != nil {
+		return false // ask again next time
+	}
+	var g groupMark
+	m = markForeign
+	if len(b) == 0 || json.Unmarshal(b, &g) == nil && g.Herald != 0 {
+		m = markHerald
+	}
+	q.setMark(m)
+	return m == markHerald
 }
 
 func markData(r Recipe) []byte {
 	b, _ := json.Marshal(groupMark{Herald: 1, Recipe: r})
 	return b
 }
+
+// voluntary reports whether an owner gave its group up by its own call.
+func voluntary(r Reason) bool { return r == ReasonResigned || r == ReasonReleased }
 
 // readGroupRecipe reads herald's mark on a group node; false when the node
 // carries none (another client made it) or cannot be read.

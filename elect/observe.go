@@ -2,6 +2,7 @@ package elect
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,6 +33,10 @@ type View struct {
 	children []string
 	// ownerOnly: only the owner is known (see AfterOwner).
 	ownerOnly bool
+	// mzxid is the group node's data zxid; released is the release its
+	// mark records, when it had to be read (see readRelease).
+	mzxid    int64
+	released *Release
 }
 
 // Ready reports whether the owner acknowledged taking office.
@@ -76,6 +81,8 @@ type reader struct {
 	suspects     map[string]string
 	lastOwner    *entry
 	lastChildren []string
+	// lastMzxid is the group node's data zxid at the last read.
+	lastMzxid int64
 }
 
 type watches struct {
@@ -119,7 +126,7 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			return View{Group: r.group, Recipe: r.recipe}, w, err
 		}
 		w.children = got.ch
-		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children}
+		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid}
 		v.Recipe = r.recipeOf(ctx, got.children)
 		office := early
 		if office == nil && contains(got.children, OfficeNode) {
@@ -143,6 +150,10 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			continue
 		}
 		w.owner = r.ownerW
+		if err := r.readRelease(ctx, &v); err != nil {
+			office.wait()
+			return View{}, w, err
+		}
 		if office != nil {
 			office.wait()
 			if office.err != nil && !errors.Is(office.err, zk.ErrNoNode) {
@@ -583,3 +594,28 @@ func (o *Observer) Err() error {
 
 // Wait blocks until the observer has stopped.
 func (o *Observer) Wait() { <-o.done }
+
+// readRelease reads the release herald's mark on the group node records,
+// when the mark changed since the last read in another transaction than
+// the last child change. When it changed in that very transaction, the
+// listing itself says enough: that transaction was the owner's release
+// (see groupMark), and no read is needed.
+func (r *reader) readRelease(ctx context.Context, v *View) error {
+	changed := r.lastMzxid != 0 && v.mzxid > r.lastMzxid
+	r.lastMzxid = v.mzxid
+	if !changed || v.mzxid == v.Pzxid {
+		return nil
+	}
+	b, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return r.conn.Get(r.group) })
+	switch {
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
+		return nil
+	case err != nil:
+		return err
+	}
+	var m groupMark
+	if json.Unmarshal(b, &m) == nil && m.Herald != 0 {
+		v.released = m.Released
+	}
+	return nil
+}

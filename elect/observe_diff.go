@@ -34,7 +34,7 @@ func diff(prev *View, v View) []Change {
 			continue
 		}
 		c := base
-		c.Kind, c.Candidate, c.Reason, c.Owner = Left, &p, reasonFor(v.Office, p.Node), v.Owner
+		c.Kind, c.Candidate, c.Reason, c.Owner = Left, &p, reasonFor(prev, v, p.Node), v.Owner
 		out = append(out, c)
 	}
 	if ownerChanged {
@@ -42,7 +42,7 @@ func diff(prev *View, v View) []Change {
 		c.Kind, c.Previous, c.Queue = OwnerChanged, prev.Owner, v.Queue
 		c.Gap = missed(prev, v, unexplained, is)
 		if prev.Owner != nil {
-			c.Reason = reasonFor(v.Office, prev.Owner.Node)
+			c.Reason = reasonFor(prev, v, prev.Owner.Node)
 		}
 		out = append(out, c)
 	}
@@ -106,15 +106,47 @@ func snapshotAfter(before *View, v View) Change {
 	return c
 }
 
-// reasonFor is why node let go as the office records it: an election's
-// owner records every release in the same transaction as its deletion. An
-// owner gone without a record (a lock's, or one whose session expired or
-// whose node someone deleted) gets ReasonUnknown.
-func reasonFor(o *Office, node string) Reason {
-	if o != nil && o.Released != nil && o.Released.Node == node {
-		return o.Released.Reason
+// reasonFor is why node left between prev and v. An owner that resigns or
+// releases writes herald's mark on the group node in the transaction that
+// deletes its node: when the mark changed in the very transaction of the
+// last child change and node is the only queue node that left, that was
+// its release (no read needed); otherwise the mark, read when it changed
+// (View.released), names the node. An election's owner that gave up for
+// another reason records it in the office. Anything else — a session that
+// expired, a node someone deleted, a waiter that gave up — is
+// ReasonUnknown.
+func reasonFor(prev *View, v View, node string) Reason {
+	switch {
+	case v.Office != nil && v.Office.Released != nil && v.Office.Released.Node == node:
+		return v.Office.Released.Reason
+	case v.released != nil && v.released.Node == node:
+		return v.released.Reason
+	case v.mzxid == v.Pzxid && v.mzxid > prev.mzxid && onlyLeaver(prev, v) == node:
+		if v.Recipe == RecipeLock {
+			return ReasonReleased
+		}
+		return ReasonResigned
 	}
 	return ReasonUnknown
+}
+
+// onlyLeaver is the one queue node in prev that v no longer holds, "" when
+// none or several left.
+func onlyLeaver(prev *View, v View) string {
+	is := make(map[string]bool, len(v.Queue))
+	for _, p := range v.Queue {
+		is[p.Node] = true
+	}
+	left := ""
+	for _, p := range prev.Queue {
+		if !is[p.Node] {
+			if left != "" {
+				return ""
+			}
+			left = p.Node
+		}
+	}
+	return left
 }
 
 // setDiff counts the names in a that are not in b.

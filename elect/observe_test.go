@@ -277,11 +277,10 @@ func TestObserveMissingGroupThenCreated(t *testing.T) {
 	}
 	rel := expect(t, o, elect.OwnerChanged, nil)
 	// The group is empty now; it is still a lock (its events stay
-	// lock.released, not leader.lost). A lock records no reason: herald
-	// creates no side node in a lock's group, where go-zookeeper's Lock
-	// would fail on it.
-	if rel.Owner != nil || rel.Reason != elect.ReasonUnknown || rel.Recipe != elect.RecipeLock {
-		t.Fatalf("release %+v: want no owner, reason unknown, recipe lock", rel)
+	// lock.released, not leader.lost). The release wrote herald's mark on
+	// the group node in its own transaction: "released".
+	if rel.Owner != nil || rel.Reason != elect.ReasonReleased || rel.Recipe != elect.RecipeLock {
+		t.Fatalf("release %+v: want no owner, reason released, recipe lock", rel)
 	}
 }
 

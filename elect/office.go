@@ -109,14 +109,49 @@ func decodeOffice(b []byte) (Office, bool) {
 
 // deleteOwn deletes an owner's node, and nothing else ever touches a queue
 // node: every recipe's predecessor watch fires NodeDeleted, the one event
-// they all act on. An election's owner records why it let go in the office
-// node in the same transaction, so observers can tell a resignation from
-// an expiry; the office is no queue node, so no waiter watches it. Where
-// go-zookeeper's Lock may queue (see sideNodesRefused) nothing is recorded.
+// they all act on. Why the owner went is recorded where no waiter looks:
+// a resignation or release writes herald's mark on the group node in the
+// same transaction (see groupMark; observers read it from the parent stat
+// of their listing, at no cost); an election's owner that gives up for
+// another reason records it in the office node. Where herald may write
+// neither, it just deletes.
 func (q *queue) deleteOwn(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
-	if rec == nil || sideNodesRefused(q.parent, name) != nil {
+	switch {
+	case rec == nil:
+		return q.remove(ctx, name)
+	case voluntary(rec.Reason):
+		return q.deleteMarked(ctx, name, rec)
+	case sideNodesRefused(q.parent, name) != nil:
 		return q.remove(ctx, name)
 	}
+	return q.deleteRecorded(ctx, name, rec, office)
+}
+
+// deleteMarked deletes name and writes the release on the group node, when
+// herald may write it.
+func (q *queue) deleteMarked(ctx context.Context, name string, rec *Release) error {
+	if !q.markWritable(ctx) {
+		return q.remove(ctx, name)
+	}
+	data, _ := json.Marshal(groupMark{Herald: 1, Recipe: q.recipe, Released: rec})
+	res, err := multi(ctx, q.s.Conn(),
+		&zk.DeleteRequest{Path: q.full(name), Version: -1},
+		&zk.SetDataRequest{Path: q.parent, Data: data, Version: -1})
+	switch {
+	case err == nil:
+		return nil
+	case failedAt(res, 0, zk.ErrNoNode):
+		return zk.ErrNoNode
+	case failedAt(res, 1, zk.ErrNoAuth):
+		q.setMark(markForeign) // the group's ACL does not let us write it
+		return q.remove(ctx, name)
+	}
+	return err
+}
+
+// deleteRecorded deletes name and records rec in the office node, creating
+// the office when it is missing.
+func (q *queue) deleteRecorded(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
 	conn := q.s.Conn()
 	// The record replaces the office's content without reading it first:
 	// any ack in it is ours or a predecessor's, and ends with our release.

@@ -27,6 +27,10 @@ type queue struct {
 	dialect Dialect
 	// rot: the predecessors of our last waits, to guess the next one.
 	rot rotation
+	// mark says whether herald may write the group node's data (see
+	// group.go): markUnknown until a listing or a read tells.
+	mark    markState
+	markLen int32 // the group node's data length at the last listing
 }
 
 func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Option) (*queue, error) {
@@ -267,15 +271,22 @@ func (q *queue) createParents(ctx context.Context) error {
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("elect: create parent %s: %w", p, err)
 		}
+		if err == nil && p == q.parent {
+			q.setMark(markHerald)
+		}
 	}
 	return nil
 }
 
 // list returns the parsed queue, lowest first, and every child's name.
 func (q *queue) list(ctx context.Context) ([]entry, []string, error) {
-	children, err := call(ctx, func() ([]string, error) {
-		c, _, err := q.s.Conn().Children(q.parent)
-		return c, err
+	type listing struct {
+		c  []string
+		st *zk.Stat
+	}
+	got, err := call(ctx, func() (listing, error) {
+		c, st, err := q.s.Conn().Children(q.parent)
+		return listing{c, st}, err
 	})
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
@@ -283,7 +294,8 @@ func (q *queue) list(ctx context.Context) ([]entry, []string, error) {
 		}
 		return nil, nil, err
 	}
-	return parseChildren(children), children, nil
+	q.noteGroup(got.st)
+	return parseChildren(got.c), got.c, nil
 }
 
 // watchNode sets a one-shot watch on a node if it exists, and none if it

@@ -297,7 +297,9 @@ func TestRotationWatchesPredecessorWithoutListing(t *testing.T) {
 		r.turn(ms[i%3], ms[(i+1)%3])
 		r.waits(ms[(i+2)%3])
 	}
-	if want := []int64{6, 6, 5, 5}; !slices.Equal(c.costs, want) {
+	// c's first release also reads the group node once, to see that the
+	// data on it is herald's mark before writing the release there.
+	if want := []int64{7, 6, 5, 5}; !slices.Equal(c.costs, want) {
 		t.Fatalf("c's requests per cycle %v, want %v (the first two list, then c guesses)", c.costs, want)
 	}
 	r.handOver(a, b)
