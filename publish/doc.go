@@ -59,4 +59,14 @@
 // ids and events of stale terms, and keeps the current owner of each group.
 // Transport followers (NATS, Kafka) decode messages with Decode and feed
 // them to Follower.Apply.
+//
+// # Staleness
+//
+// A value in a store of current owners names the bridge that wrote it; the
+// bridge confirms its values with one Heartbeat record per bridge (written
+// with HeartbeatSink, beside the pipeline), and Bridges.Judge says whether a
+// value is stale: its writer, or the active bridge of the writer's HA
+// election, has not confirmed within max(3 intervals, MinStaleAfter), or
+// stopped. Followers report it as Freshness (Follower.Heartbeat,
+// Follower.Freshness, OwnerState.Stale). See heartbeat.go.
 package publish

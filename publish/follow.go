@@ -3,6 +3,7 @@ package publish
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/zkherald/herald/elect"
 )
@@ -59,6 +60,53 @@ type OwnerState struct {
 	// Gap is true when the last owner event applied had Gap set: some
 	// intermediate owners may never have been seen.
 	Gap bool
+	// Freshness says whether a bridge that reported the current state
+	// (its owner, or that it has none) still confirms it, from the
+	// heartbeats given to Heartbeat; filled in by Current and Freshness.
+	Freshness
+}
+
+// maxSources bounds how many bridges a group remembers as reporters of its
+// current state (the last ones).
+const maxSources = 4
+
+// groupState is a group's state and the bridges that reported it: the
+// source of the event that set it, and of every later event that re-states
+// it (a duplicate or an unchanged report, say a takeover's snapshot).
+type groupState struct {
+	OwnerState
+	sources []string
+}
+
+func (g *groupState) reported(source string) {
+	if source == "" {
+		return
+	}
+	for i, s := range g.sources {
+		if s == source {
+			g.sources = append(g.sources[:i], g.sources[i+1:]...)
+			break
+		}
+	}
+	if len(g.sources) == maxSources {
+		g.sources = g.sources[1:]
+	}
+	g.sources = append(g.sources, source)
+}
+
+// restates reports whether e (already seen, or judged Unchanged) describes
+// the group's current state: its owner's term, or no owner.
+func (g *groupState) restates(e Event) bool {
+	switch {
+	case e.Type.Gains() || e.Type == LeaderReady:
+		return g.Owner != nil && e.Term == g.Term && e.Owner != nil && (e.Term != 0 || e.Owner.Node == g.Owner.Node)
+	case e.Type.Loses():
+		if g.Owner != nil || e.Owner != nil {
+			return false
+		}
+		return e.Term == g.Term || e.Previous == nil && e.Zxid >= g.Term
+	}
+	return true // a candidate event: its source observes the group
 }
 
 // Follower is the consumer-side core, independent of any transport: feed
@@ -67,9 +115,10 @@ type OwnerState struct {
 // stale events (older terms), and keeps the current owner of every group.
 // It is safe for concurrent use.
 type Follower struct {
-	mu     sync.Mutex
-	seen   *idSet
-	groups map[string]*OwnerState
+	mu      sync.Mutex
+	seen    *idSet
+	groups  map[string]*groupState
+	bridges *Bridges
 }
 
 // FollowerOption configures a Follower.
@@ -89,7 +138,7 @@ func WithDedupSize(n int) FollowerOption {
 
 // NewFollower returns a follower that knows no group yet.
 func NewFollower(opts ...FollowerOption) (*Follower, error) {
-	f := &Follower{seen: newIDSet(DefaultDedupSize), groups: map[string]*OwnerState{}}
+	f := &Follower{seen: newIDSet(DefaultDedupSize), groups: map[string]*groupState{}, bridges: NewBridges()}
 	for _, o := range opts {
 		if err := o(f); err != nil {
 			return nil, err
@@ -109,15 +158,46 @@ func (f *Follower) Judge(e Event) Verdict {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	g := f.groups[e.Group]
 	if f.seen.add(e.ID) {
+		if g != nil && g.restates(e) {
+			g.reported(e.Source)
+		}
 		return Duplicate
 	}
-	g := f.groups[e.Group]
 	if g == nil {
-		g = &OwnerState{Group: e.Group, Recipe: e.Recipe}
+		g = &groupState{OwnerState: OwnerState{Group: e.Group, Recipe: e.Recipe}}
 		f.groups[e.Group] = g
 	}
-	return g.apply(e)
+	v := g.apply(e)
+	switch {
+	case v == Applied && (e.Type.Gains() || e.Type.Loses() || e.Type == LeaderReady):
+		g.sources = g.sources[:0]
+		g.reported(e.Source)
+	case v == Applied || v == Unchanged && g.restates(e):
+		g.reported(e.Source)
+	}
+	return v
+}
+
+// Heartbeat records a bridge's heartbeat (see Heartbeat and Bridges) and
+// reports whether it changed what the follower knows; Freshness and
+// Current judge the groups with it.
+func (f *Follower) Heartbeat(h Heartbeat) bool { return f.bridges.Put(h) }
+
+// Bridges is the follower's table of heartbeats.
+func (f *Follower) Bridges() *Bridges { return f.bridges }
+
+// Freshness judges, at now, whether a bridge that reported group's current
+// state still confirms it. A group the follower has not seen is not judged.
+func (f *Follower) Freshness(group string, now time.Time) Freshness {
+	f.mu.Lock()
+	var sources []string
+	if g := f.groups[group]; g != nil {
+		sources = append(sources, g.sources...)
+	}
+	f.mu.Unlock()
+	return f.bridges.Judge(now, sources...)
 }
 
 // apply decides by term, the fencing token that only grows in a group.
@@ -204,17 +284,20 @@ func (f *Follower) Owner(group string) (owner *Participant, term int64, ok bool)
 }
 
 // Current returns the state of every group the follower has seen, owned or
-// not, by group path. The map and its values are copies.
+// not, by group path, judged fresh or stale as of now. The map and its
+// values are copies.
 func (f *Follower) Current() map[string]OwnerState {
+	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make(map[string]OwnerState, len(f.groups))
 	for k, g := range f.groups {
-		c := *g
+		c := g.OwnerState
 		if g.Owner != nil {
 			o := *g.Owner
 			c.Owner = &o
 		}
+		c.Freshness = f.bridges.Judge(now, g.sources...)
 		out[k] = c
 	}
 	return out

@@ -289,7 +289,9 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 	go func() { _ = b.pipe.Run(context.Background()) }() // ends with Close
 
+	stopHeartbeat := b.startHeartbeat() // staleness (heartbeat.go): confirm while active; "stopped" before the drain
 	handle, loopErr := b.loop(ctx)
+	stopHeartbeat()
 	return b.shutdown(handle, loopErr)
 }
 

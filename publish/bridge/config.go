@@ -90,6 +90,11 @@ type Config struct {
 	// MaxRetryWait is the longest wait between attempts to open a new
 	// ZooKeeper session, restart an observer or campaign again (default 5s).
 	MaxRetryWait time.Duration
+	// Heartbeat is how often the active bridge confirms the owners it
+	// wrote in the sinks that keep them (JetStream, Kafka), with one record
+	// per bridge (default publish.DefaultHeartbeat, 5s); readers call them
+	// stale after 3 intervals without one. See heartbeat.go.
+	Heartbeat time.Duration
 
 	// Logger receives the bridge's log (default: none).
 	Logger *slog.Logger
@@ -187,6 +192,7 @@ func (c Config) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"session timeout": c.SessionTimeout, "connect timeout": c.ConnectTimeout,
 		"drain timeout": c.DrainTimeout, "max retry wait": c.MaxRetryWait, "HA replay window": c.HAReplay,
+		"heartbeat": c.Heartbeat,
 	} {
 		if d < 0 {
 			return bad("%s %v is negative", name, d)

@@ -26,9 +26,11 @@ var (
 
 // Defaults.
 const (
-	DefaultStream     = "HERALD"
-	DefaultBucket     = "herald_owners"
-	DefaultDuplicates = 2 * time.Minute
+	DefaultStream = "HERALD"
+	DefaultBucket = "herald_owners"
+	// DefaultBridgesBucket holds the bridges' heartbeats.
+	DefaultBridgesBucket = "herald_bridges"
+	DefaultDuplicates    = 2 * time.Minute
 )
 
 // Config says where the JetStream sink writes.
@@ -40,6 +42,11 @@ type Config struct {
 	// Bucket is the KV bucket holding each group's current owner (default
 	// herald_owners).
 	Bucket string
+	// BridgesBucket is the KV bucket holding each bridge's heartbeat
+	// (publish.Heartbeat, key publish.BridgeKey of its source), which says
+	// whether the owners it wrote are still confirmed (default
+	// herald_bridges). The sink creates it on its first heartbeat.
+	BridgesBucket string
 	// Duplicates is the stream's de-duplication window: an event re-published
 	// with the same id within it is stored once (default 2 minutes).
 	Duplicates time.Duration
@@ -65,6 +72,12 @@ func (c Config) Validate() error {
 	}
 	if c.Bucket != "" && !validName(c.Bucket) {
 		return fmt.Errorf("%w: bucket name %q may hold only letters, digits, '_' and '-'", ErrConfig, c.Bucket)
+	}
+	if c.BridgesBucket != "" && !validName(c.BridgesBucket) {
+		return fmt.Errorf("%w: bridges bucket name %q may hold only letters, digits, '_' and '-'", ErrConfig, c.BridgesBucket)
+	}
+	if d := c.withDefaults(); d.BridgesBucket == d.Bucket {
+		return fmt.Errorf("%w: the owners and the bridges' heartbeats both in bucket %q: give them different buckets", ErrConfig, d.Bucket)
 	}
 	if c.Duplicates < 0 || c.MaxAge < 0 || c.AckTimeout < 0 {
 		return fmt.Errorf("%w: Duplicates, MaxAge and AckTimeout must not be negative", ErrConfig)
@@ -97,6 +110,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Bucket == "" {
 		c.Bucket = DefaultBucket
+	}
+	if c.BridgesBucket == "" {
+		c.BridgesBucket = DefaultBridgesBucket
 	}
 	if c.Duplicates == 0 {
 		c.Duplicates = DefaultDuplicates
@@ -137,6 +153,16 @@ func (c Config) bucketConfig() jetstream.KeyValueConfig {
 		Bucket:      c.Bucket,
 		Description: "herald: the current owner of every group, by group tokens",
 		History:     c.History,
+		Storage:     jetstream.FileStorage,
+		Replicas:    c.Replicas,
+	}
+}
+
+func (c Config) bridgesBucketConfig() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      c.BridgesBucket,
+		Description: "herald: each bridge's heartbeat, by source: whether the owners it wrote are still confirmed",
+		History:     1,
 		Storage:     jetstream.FileStorage,
 		Replicas:    c.Replicas,
 	}

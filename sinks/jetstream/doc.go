@@ -18,12 +18,19 @@
 //     revision, so a loss followed by the next election in one batch never
 //     shows the group ownerless, and a lower term never overwrites a higher
 //     one. Delete markers carry the retired term in a Herald-Term header, so
-//     a late event about a gone owner cannot bring it back either.
+//     a late event about a gone owner cannot bring it back either, and the
+//     bridge that wrote them (Herald-Source, and in the body).
+//
+//   - the KV bucket herald_bridges (created by the first WriteHeartbeat):
+//     key = publish.BridgeKey(source), value = the bridge's heartbeat
+//     (publish.Heartbeat), which says whether the owners it wrote are
+//     still confirmed.
 //
 // Consumers use Follow (the owner of one group or all, from the bucket: the
-// current value first, then changes) or Events (the stream through an
-// ordered consumer, from the start or from a time, with duplicates and
-// stale terms dropped by publish.Follower). Both re-establish themselves
+// current value first, then changes, each marked stale or fresh by the
+// heartbeats) or Events (the stream through an ordered consumer, from the
+// start or from a time, with duplicates and stale terms dropped by
+// publish.Follower). Both re-establish themselves
 // after a disconnect or a server restart and deliver on a channel that
 // never drops: a slow reader slows them down.
 //

@@ -29,6 +29,14 @@ type OwnerUpdate struct {
 	// Initial is true for the values delivered first: the state when Follow
 	// started.
 	Initial bool
+	// Freshness says whether the bridge that wrote the value (the owner's
+	// Source, or the bridge that wrote the "no owner" marker), or one of
+	// its HA election, still confirms it, from the heartbeats in the
+	// bridges bucket: Stale is true once none has confirmed it within its
+	// bound, or the one that would said it stopped. When only that
+	// changes, Follow delivers the value again (same Revision) with the
+	// new Stale.
+	publish.Freshness
 }
 
 // OwnerWatch delivers owner updates until its context ends or its
@@ -66,6 +74,12 @@ func (w *OwnerWatch) Skipped() uint64 { return w.skipped.Load() }
 // bucket: the current value first, then every change. The watch survives
 // disconnects and server restarts: it is re-established with backoff, and
 // catches up on what changed meanwhile without repeating what it delivered.
+//
+// Every update says whether it is stale (see publish.Freshness), judged
+// with the heartbeats in the bridges bucket (herald_bridges, see
+// FromBridgesBucket), which Follow reads before the first value and
+// watches after. A value that turns stale, or fresh again, while nothing
+// else changes is delivered again with the new flag.
 func Follow(ctx context.Context, js jetstream.JetStream, group string, opts ...FollowOption) (*OwnerWatch, error) {
 	cfg, err := newFollowConfig(opts)
 	if err != nil {
@@ -85,9 +99,18 @@ func Follow(ctx context.Context, js jetstream.JetStream, group string, opts ...F
 		return nil, fmt.Errorf("jetstream: open KV bucket %s: %w", cfg.bucket, err)
 	}
 	f := &ownerFollow{
-		cfg: cfg, kv: kv, nc: js.Conn(), group: group, key: key,
-		w:     &OwnerWatch{ch: make(chan OwnerUpdate, cfg.buffer), synced: make(chan struct{})},
-		known: map[string]known{},
+		cfg: cfg, kv: kv, js: js, nc: js.Conn(), group: group, key: key,
+		w:       &OwnerWatch{ch: make(chan OwnerUpdate, cfg.buffer), synced: make(chan struct{})},
+		known:   map[string]known{},
+		bridges: publish.NewBridges(),
+		beat:    make(chan struct{}, 1),
+		last:    map[string]lastValue{},
+		timer:   time.NewTimer(time.Hour),
+	}
+	f.timer.Stop()
+	// The heartbeats first, so that the first values are judged.
+	if err := f.startBridges(ctx); err != nil {
+		return nil, err
 	}
 	watcher, err := kv.Watch(ctx, key)
 	if err != nil {
@@ -108,16 +131,24 @@ type known struct {
 type ownerFollow struct {
 	cfg        followConfig
 	kv         jetstream.KeyValue
+	js         jetstream.JetStream
 	nc         *nats.Conn
 	group, key string
 	w          *OwnerWatch
 	known      map[string]known
 	synced     bool
+
+	bridges *publish.Bridges
+	beat    chan struct{}        // a heartbeat changed the table
+	last    map[string]lastValue // by key: the last update delivered of a value naming its writer
+	timer   *time.Timer          // fires when the first fresh value turns stale
+	next    time.Time            // when timer fires (zero: stopped)
 }
 
 func (f *ownerFollow) run(ctx context.Context, watcher jetstream.KeyWatcher) {
 	status := f.nc.StatusChanged(nats.CONNECTED, nats.CLOSED)
 	defer f.nc.RemoveStatusListener(status)
+	defer f.timer.Stop()
 	err := f.loop(ctx, watcher, status)
 	f.w.mu.Lock()
 	f.w.err = err
@@ -151,14 +182,29 @@ func (f *ownerFollow) loop(ctx context.Context, watcher jetstream.KeyWatcher, st
 		}
 		// The watch could not be made, or ended before delivering
 		// anything: wait before the next attempt.
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case s := <-status:
-			if s == nats.CLOSED || f.nc.IsClosed() {
-				return ErrConnClosed
+		wait := time.After(r.wait())
+	waiting:
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case s := <-status:
+				if s == nats.CLOSED || f.nc.IsClosed() {
+					return ErrConnClosed
+				}
+				break waiting
+			case <-f.beat:
+				if err := f.refresh(ctx); err != nil {
+					return err
+				}
+			case <-f.timer.C:
+				f.next = time.Time{}
+				if err := f.refresh(ctx); err != nil {
+					return err
+				}
+			case <-wait:
+				break waiting
 			}
-		case <-time.After(r.wait()):
 		}
 	}
 }
@@ -194,6 +240,15 @@ func (f *ownerFollow) consume(ctx context.Context, watcher jetstream.KeyWatcher,
 				seen[e.Key()] = true
 			}
 			if err := f.entry(ctx, e, replaying && !f.synced); err != nil {
+				return progress, err
+			}
+		case <-f.beat:
+			if err := f.refresh(ctx); err != nil {
+				return progress, err
+			}
+		case <-f.timer.C:
+			f.next = time.Time{}
+			if err := f.refresh(ctx); err != nil {
 				return progress, err
 			}
 		}

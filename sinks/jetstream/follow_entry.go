@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -22,6 +23,7 @@ func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, init
 		return nil
 	}
 	u := OwnerUpdate{Group: group, Revision: e.Revision(), Initial: initial}
+	var writer string
 	if op := e.Operation(); op == jetstream.KeyValuePut {
 		var o Owner
 		if err := json.Unmarshal(e.Value(), &o); err != nil {
@@ -33,19 +35,102 @@ func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, init
 			f.known[e.Key()] = k
 			return nil // a lower term than delivered: stale
 		}
-		u.Owner = &o
+		u.Owner, writer = &o, o.Source
+	} else if len(e.Value()) > 0 {
+		var v vacancy
+		if json.Unmarshal(e.Value(), &v) == nil {
+			writer = v.Source
+		}
 	}
+	u.Freshness = f.judge(e.Key(), writer)
 	if k.reported && !k.has && u.Owner == nil {
 		k.rev = e.Revision()
 		f.known[e.Key()] = k
-		return nil // still no owner
+		// Still no owner, perhaps written by another bridge: deliver it
+		// again only if that changes whether it is stale.
+		if f.last[e.Key()].u.Stale != u.Stale {
+			u.Initial = false
+			return f.deliver(ctx, e.Key(), writer, u)
+		}
+		f.remember(e.Key(), writer, u)
+		return nil
 	}
 	next := known{rev: e.Revision(), term: k.term, reported: true}
 	if u.Owner != nil {
 		next.term, next.has = u.Owner.Term, true
 	}
 	f.known[e.Key()] = next
+	return f.deliver(ctx, e.Key(), writer, u)
+}
+
+// judge judges a value of key written by writer, and arms the timer for
+// when it turns stale.
+func (f *ownerFollow) judge(key, writer string) publish.Freshness {
+	fr := f.bridges.Judge(time.Now(), writer)
+	if !fr.StaleAt.IsZero() && (f.next.IsZero() || fr.StaleAt.Before(f.next)) {
+		f.arm(fr.StaleAt)
+	}
+	return fr
+}
+
+func (f *ownerFollow) arm(at time.Time) {
+	f.next = at
+	// A little after the bound, so that the value is stale when judged.
+	f.timer.Reset(time.Until(at) + 5*time.Millisecond)
+}
+
+// lastValue is the last update delivered for a key whose value names the
+// bridge that wrote it.
+type lastValue struct {
+	u      OwnerUpdate
+	writer string
+}
+
+// deliver sends u, the value of key that writer wrote, and remembers it,
+// to deliver it again if only its freshness changes.
+func (f *ownerFollow) deliver(ctx context.Context, key, writer string, u OwnerUpdate) error {
+	f.remember(key, writer, u)
 	return f.send(ctx, u)
+}
+
+func (f *ownerFollow) remember(key, writer string, u OwnerUpdate) {
+	if writer != "" {
+		f.last[key] = lastValue{u: u, writer: writer}
+	} else {
+		delete(f.last, key)
+	}
+}
+
+// refresh judges again every value delivered (a heartbeat arrived, or the
+// first fresh value reached its bound) and delivers again those whose Stale
+// changed. It arms the timer for the next value to turn stale.
+func (f *ownerFollow) refresh(ctx context.Context) error {
+	now := time.Now()
+	var next time.Time
+	for key, l := range f.last {
+		fr := f.bridges.Judge(now, l.writer)
+		changed := fr.Stale != l.u.Stale
+		l.u.Freshness = fr
+		if changed {
+			l.u.Initial = false
+		}
+		f.last[key] = l
+		if changed {
+			if err := f.send(ctx, l.u); err != nil {
+				return err
+			}
+		}
+		if !fr.StaleAt.IsZero() && (next.IsZero() || fr.StaleAt.Before(next)) {
+			next = fr.StaleAt
+		}
+	}
+	if next.IsZero() {
+		f.timer.Stop()
+		f.next = time.Time{}
+	} else {
+		f.arm(next)
+	}
+	return nil
 }
 
 // endReplay finishes a watcher's replay. On the first, it reports "no
@@ -57,7 +142,7 @@ func (f *ownerFollow) endReplay(ctx context.Context, seen map[string]bool) error
 		f.synced = true
 		if f.group != "" && !seen[f.key] {
 			f.known[f.key] = known{reported: true}
-			if err := f.send(ctx, OwnerUpdate{Group: f.group, Initial: true}); err != nil {
+			if err := f.deliver(ctx, f.key, "", OwnerUpdate{Group: f.group, Initial: true}); err != nil {
 				return err
 			}
 		}
@@ -69,7 +154,7 @@ func (f *ownerFollow) endReplay(ctx context.Context, seen map[string]bool) error
 			k.has = false
 			f.known[key] = k
 			g, _ := publish.GroupFromTokens(key)
-			if err := f.send(ctx, OwnerUpdate{Group: g, Revision: k.rev}); err != nil {
+			if err := f.deliver(ctx, key, "", OwnerUpdate{Group: g, Revision: k.rev}); err != nil {
 				return err
 			}
 		}

@@ -12,6 +12,7 @@ type FollowOption func(*followConfig) error
 
 type followConfig struct {
 	bucket, stream string
+	bridgesBucket  string
 	first, limit   time.Duration
 	since          time.Time
 	buffer         int
@@ -20,7 +21,7 @@ type followConfig struct {
 }
 
 func newFollowConfig(opts []FollowOption) (followConfig, error) {
-	c := followConfig{bucket: DefaultBucket, stream: DefaultStream, first: 100 * time.Millisecond, limit: 5 * time.Second, buffer: 64}
+	c := followConfig{bucket: DefaultBucket, stream: DefaultStream, bridgesBucket: DefaultBridgesBucket, first: 100 * time.Millisecond, limit: 5 * time.Second, buffer: 64}
 	for _, o := range opts {
 		if err := o(&c); err != nil {
 			return c, err
@@ -36,6 +37,18 @@ func FromBucket(bucket string) FollowOption {
 			return fmt.Errorf("%w: bucket name %q may hold only letters, digits, '_' and '-'", ErrConfig, bucket)
 		}
 		c.bucket = bucket
+		return nil
+	}
+}
+
+// FromBridgesBucket makes Follow read the bridges' heartbeats from bucket
+// instead of herald_bridges.
+func FromBridgesBucket(bucket string) FollowOption {
+	return func(c *followConfig) error {
+		if bucket == "" || !validName(bucket) {
+			return fmt.Errorf("%w: bucket name %q may hold only letters, digits, '_' and '-'", ErrConfig, bucket)
+		}
+		c.bridgesBucket = bucket
 		return nil
 	}
 }

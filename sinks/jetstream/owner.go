@@ -24,15 +24,30 @@ type Owner struct {
 	Ready bool `json:"ready"`
 	// EventID is the id of the last event that changed this value.
 	EventID string `json:"event_id"`
-	Source  string `json:"source,omitempty"`
+	// Source is the bridge that wrote the value last: the one whose
+	// heartbeats (bucket herald_bridges) say whether it is still
+	// confirmed. A bridge taking over re-states the value under its name.
+	Source string `json:"source,omitempty"`
+}
+
+// vacancy is the body herald gives a delete marker (a group with no owner),
+// which KV watchers see as the entry's value: the bridge that said so (its
+// heartbeats confirm it) and the highest term known to be gone (also in the
+// HeaderTerm header).
+type vacancy struct {
+	Source string `json:"source,omitempty"`
+	Term   int64  `json:"term"`
 }
 
 // view is what the bucket says about one group: an owner, or none; when
 // none, guard is the highest term known to be gone (from the delete marker)
-// so that a late event for that owner cannot bring it back.
+// so that a late event for that owner cannot bring it back, and source the
+// bridge that wrote the marker. written says the key has an entry.
 type view struct {
-	owner *Owner
-	guard int64
+	owner   *Owner
+	guard   int64
+	source  string
+	written bool
 }
 
 // step applies one event to a view and returns the next view. It never
@@ -52,12 +67,19 @@ func step(v view, e publish.Event) view {
 		case v.owner == nil && e.Term <= v.guard:
 			return v // the owner of this term is already gone
 		case v.owner == nil || e.Term > v.owner.Term:
-			return view{owner: next}
+			return view{owner: next, written: true}
 		case e.Term < v.owner.Term:
 			return v // stale
 		}
 		if !next.Ready || v.owner.Ready {
-			return v // same term, nothing new: a snapshot re-reporting it
+			// Same term, nothing new: a snapshot re-reporting it. From
+			// another bridge (a takeover), it now confirms the value.
+			if e.Source != "" && e.Source != v.owner.Source {
+				cur := *v.owner
+				cur.Source = e.Source
+				return view{owner: &cur, written: true}
+			}
+			return v
 		}
 		cur := *v.owner // same term, now ready
 		cur.Ready, cur.EventID, cur.Source, cur.Zxid = true, e.ID, e.Source, max(cur.Zxid, e.Zxid)
@@ -71,7 +93,12 @@ func step(v view, e publish.Event) view {
 			guard = max(e.Term, e.Zxid)
 		}
 		if v.owner != nil && v.owner.Term <= guard {
-			return view{guard: guard}
+			return view{guard: guard, source: e.Source, written: true}
+		}
+		if v.owner == nil && v.written && e.Source != "" && e.Source != v.source {
+			// Still no owner, now reported by another bridge (a
+			// takeover): it confirms the marker from now on.
+			return view{guard: max(v.guard, guard), source: e.Source, written: true}
 		}
 		return v
 	}
@@ -84,7 +111,7 @@ func step(v view, e publish.Event) view {
 func same(a, b view) bool {
 	switch {
 	case a.owner == nil || b.owner == nil:
-		return a.owner == nil && b.owner == nil
+		return a.owner == nil && b.owner == nil && a.source == b.source
 	}
 	x, y := *a.owner, *b.owner
 	if !x.Since.Equal(y.Since) {

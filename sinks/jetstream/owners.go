@@ -19,10 +19,12 @@ import (
 // retires: HeaderTerm. Every KV client still reads the bucket as usual.
 const (
 	HeaderTerm = "Herald-Term"
-	kvOpHeader = "KV-Operation"
-	kvOpDelete = "DEL"
-	kvOpPurge  = "PURGE"
-	maxCAS     = 16
+	// HeaderSource, on a delete marker, names the bridge that wrote it.
+	HeaderSource = "Herald-Source"
+	kvOpHeader   = "KV-Operation"
+	kvOpDelete   = "DEL"
+	kvOpPurge    = "PURGE"
+	maxCAS       = 16
 )
 
 // owners writes the owners bucket.
@@ -78,13 +80,13 @@ func (o *owners) read(ctx context.Context, key string) (view, uint64, error) {
 func decodeView(h nats.Header, data []byte) view {
 	if op := h.Get(kvOpHeader); op == kvOpDelete || op == kvOpPurge {
 		g, _ := strconv.ParseInt(h.Get(HeaderTerm), 10, 64)
-		return view{guard: g}
+		return view{guard: g, source: h.Get(HeaderSource), written: true}
 	}
 	var w Owner
 	if err := json.Unmarshal(data, &w); err != nil {
-		return view{}
+		return view{written: true}
 	}
-	return view{owner: &w}
+	return view{owner: &w, written: true}
 }
 
 func (o *owners) write(ctx context.Context, key string, rev uint64, v view) error {
@@ -99,6 +101,11 @@ func (o *owners) write(ctx context.Context, key string, rev uint64, v view) erro
 	} else {
 		m.Header.Set(kvOpHeader, kvOpDelete)
 		m.Header.Set(HeaderTerm, strconv.FormatInt(v.guard, 10))
+		if v.source != "" {
+			m.Header.Set(HeaderSource, v.source)
+			// Watchers see a marker's body, not its headers.
+			m.Data, _ = json.Marshal(vacancy{Source: v.source, Term: v.guard})
+		}
 	}
 	if _, err := o.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev)); err != nil {
 		return fmt.Errorf("jetstream: write owner of %s at revision %d: %w", key, rev, err)

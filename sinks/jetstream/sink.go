@@ -22,10 +22,13 @@ type Sink struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	owners *owners
-	closed bool
+	// bridges is the heartbeats bucket, opened by the first WriteHeartbeat
+	// on each connection.
+	bridges jetstream.KeyValue
+	closed  bool
 }
 
-var _ publish.Sink = (*Sink)(nil)
+var _ publish.HeartbeatSink = (*Sink)(nil)
 
 // New returns a sink for cfg. It validates cfg but does not touch the
 // network; Connect does.
@@ -57,7 +60,7 @@ func (s *Sink) Connect(ctx context.Context) error {
 			nc.Close()
 			return fmt.Errorf("jetstream: %w", err)
 		}
-		s.nc, s.js, s.owners = nc, js, nil
+		s.nc, s.js, s.owners, s.bridges = nc, js, nil, nil
 	}
 	if s.owners != nil {
 		return nil

@@ -18,6 +18,7 @@ import (
 const (
 	DefaultEventsTopic  = "herald.events"
 	DefaultOwnersTopic  = "herald.owners"
+	DefaultBridgesTopic = "herald.bridges"
 	DefaultPartitions   = 3
 	DefaultBatchTimeout = 5 * time.Millisecond
 	DefaultWriteTimeout = 10 * time.Second
@@ -40,6 +41,11 @@ type Config struct {
 	// OwnersTopic is compacted and holds each group's current owner
 	// (default herald.owners).
 	OwnersTopic string
+	// BridgesTopic is compacted, with one partition, and holds each
+	// bridge's heartbeat (publish.Heartbeat) keyed by its source: whether
+	// the owners it wrote are still confirmed (default herald.bridges).
+	// The sink creates it on its first heartbeat.
+	BridgesTopic string
 	// Partitions and ReplicationFactor are used when Connect creates a
 	// missing topic. Partitions defaults to 3; ReplicationFactor 0 means
 	// the broker's default.replication.factor. In production use 3
@@ -95,6 +101,9 @@ func (c Config) withDefaults() Config {
 	if c.OwnersTopic == "" {
 		c.OwnersTopic = DefaultOwnersTopic
 	}
+	if c.BridgesTopic == "" {
+		c.BridgesTopic = DefaultBridgesTopic
+	}
 	if c.Partitions == 0 {
 		c.Partitions = DefaultPartitions
 	}
@@ -128,6 +137,9 @@ func (c Config) Validate() error {
 	}
 	if c.EventsTopic != "" && c.EventsTopic == c.OwnersTopic {
 		return bad("events and owners topics are both %q: the owners topic is compacted and must be separate", c.EventsTopic)
+	}
+	if d := c.withDefaults(); d.BridgesTopic == d.EventsTopic || d.BridgesTopic == d.OwnersTopic {
+		return bad("the bridges topic %q is also the events or owners topic: give it a topic of its own", d.BridgesTopic)
 	}
 	if c.Partitions < 0 || c.ReplicationFactor < 0 || c.MinInSyncReplicas < 0 {
 		return bad("partitions %d, replication factor %d, min.insync.replicas %d: none may be negative",

@@ -39,6 +39,13 @@ type OwnerUpdate struct {
 	Event     publish.Event
 	Partition int
 	Offset    int64
+	// Freshness says whether a bridge that wrote the group's current state
+	// (Event.Source, or a later bridge that re-stated it, say after a
+	// takeover) still confirms it, from the heartbeats in the bridges
+	// topic: Stale is true once none has confirmed it within its bound or
+	// said it stopped. When only that changes, FollowOwners delivers the
+	// update again (same Offset) with the new Stale.
+	publish.Freshness
 }
 
 // Owner returns the group's owner after the update, nil when it has none.

@@ -11,6 +11,12 @@
 //     and carries the loss event in its herald_event header. Within a batch
 //     only each group's final state is written.
 //
+// A third, herald.bridges (compacted, one partition, created by the first
+// WriteHeartbeat), holds each bridge's heartbeat (publish.Heartbeat) keyed
+// by its source: whether the owners it wrote are still confirmed.
+// FollowOwners reads it and marks each update stale or fresh
+// (publish.Freshness), delivering a group again when only that changes.
+//
 // Records are CloudEvents 1.0 in binary mode: ce_specversion, ce_id,
 // ce_source, ce_type, ce_subject, ce_time and herald's ce_recipe, ce_term,
 // ce_zxid headers, content-type application/json, the event's JSON as the

@@ -76,24 +76,31 @@ func Events(ctx context.Context, cfg Config, group string, opts ...FollowOption)
 		func(m kafka.Message) (publish.Event, publish.Event, bool, error) {
 			e, err := decodeEvent(m)
 			return e, e, err == nil, err
-		})
+		}, nil)
 }
 
 // FollowOwners streams the compacted herald.owners topic: first the current
 // owner of every group (or of group, when not ""), then each change.
+//
+// Every update says whether it is stale (see publish.Freshness), judged
+// with the heartbeats in the bridges topic (herald.bridges), which
+// FollowOwners reads before the first update and follows after. A group
+// that turns stale, or fresh again, while nothing else changes is
+// delivered again with the new flag. With Unfiltered, an update is judged
+// by its own record's source and not delivered again.
 func FollowOwners(ctx context.Context, cfg Config, group string, opts ...FollowOption) (*Stream[OwnerUpdate], error) {
 	return follow(ctx, cfg, cfg.withDefaults().OwnersTopic, group, opts,
 		func(m kafka.Message) (OwnerUpdate, publish.Event, bool, error) {
 			u, err := decodeOwner(m)
 			return u, u.Event, err == nil && u.Event.Type != "", err
-		})
+		}, ownersStaleness)
 }
 
 // decoder turns a record into a value and the event the follower judges;
 // judge is false when there is no event to judge (deliver as is).
 type decoder[T any] func(kafka.Message) (v T, e publish.Event, judge bool, err error)
 
-func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []FollowOption, dec decoder[T]) (*Stream[T], error) {
+func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []FollowOption, dec decoder[T], fresh func(followOpts) *staleness[T]) (*Stream[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,6 +122,16 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 	s := &Stream[T]{c: make(chan T), synced: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
 	raw := make(chan kafka.Message)
 	var wg sync.WaitGroup
+	var st *staleness[T]
+	if fresh != nil {
+		// The heartbeats first, so that the first values are judged.
+		st = fresh(o)
+		if err := followBridges(ctx, cfg, o.follower.Heartbeat, st.beat, &wg); err != nil {
+			cancel()
+			wg.Wait()
+			return nil, err
+		}
+	}
 	for _, p := range parts {
 		r := kafka.NewReader(kafka.ReaderConfig{
 			Brokers: cfg.Brokers, Topic: topic, Partition: p, Dialer: cfg.dialer(),
@@ -143,12 +160,12 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 		defer close(s.c)
 		defer wg.Wait()
 		defer cancel()
-		s.err = s.run(ctx, cfg, raw, ends, group, o, dec)
+		s.err = s.run(ctx, cfg, raw, ends, group, o, dec, st)
 	}()
 	return s, nil
 }
 
-func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan kafka.Message, ends map[int]int64, group string, o followOpts, dec decoder[T]) error {
+func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan kafka.Message, ends map[int]int64, group string, o followOpts, dec decoder[T], st *staleness[T]) error {
 	pending := 0
 	for _, end := range ends {
 		if end > 0 {
@@ -158,11 +175,28 @@ func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan kafka.Messag
 	if pending == 0 {
 		close(s.synced)
 	}
+	var beat <-chan struct{}
+	var timer <-chan time.Time
+	if st != nil {
+		beat, timer = st.beat, st.timer.C
+		defer st.timer.Stop()
+	}
 	for {
 		var m kafka.Message
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-beat:
+			if err := st.refresh(ctx, s.c, ""); err != nil {
+				return err
+			}
+			continue
+		case <-timer:
+			st.next = time.Time{}
+			if err := st.refresh(ctx, s.c, ""); err != nil {
+				return err
+			}
+			continue
 		case m = <-raw:
 		}
 		last := false
@@ -171,7 +205,7 @@ func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan kafka.Messag
 			pending--
 			last = pending == 0
 		}
-		if err := s.deliver(ctx, cfg, m, group, o, dec); err != nil {
+		if err := s.deliver(ctx, cfg, m, group, o, dec, st); err != nil {
 			return err
 		}
 		if last {
@@ -180,7 +214,7 @@ func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan kafka.Messag
 	}
 }
 
-func (s *Stream[T]) deliver(ctx context.Context, cfg Config, m kafka.Message, group string, o followOpts, dec decoder[T]) error {
+func (s *Stream[T]) deliver(ctx context.Context, cfg Config, m kafka.Message, group string, o followOpts, dec decoder[T], st *staleness[T]) error {
 	if group != "" && string(m.Key) != group {
 		return nil
 	}
@@ -190,7 +224,15 @@ func (s *Stream[T]) deliver(ctx context.Context, cfg Config, m kafka.Message, gr
 		return nil
 	}
 	if judge && !o.unfiltered && !o.follower.Apply(e) {
+		if st != nil {
+			// A re-statement (say a takeover's snapshot) may change which
+			// bridge confirms the group.
+			return st.refresh(ctx, s.c, string(m.Key))
+		}
 		return nil
+	}
+	if st != nil {
+		v = st.judged(string(m.Key), v)
 	}
 	select {
 	case s.c <- v:

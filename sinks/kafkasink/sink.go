@@ -23,9 +23,18 @@ type Sink struct {
 	// reached is the term each group last reached in the owners topic,
 	// so a late loss never tombstones a newer owner. It starts empty.
 	reached map[string]int64
+
+	// hb is what WriteHeartbeat uses, beside Write (which holds mu for a
+	// whole batch): a writer of its own, made once the bridges topic
+	// exists (a writer's metadata would not know a topic created after it).
+	hb struct {
+		sync.Mutex
+		w      *kafka.Writer
+		closed bool
+	}
 }
 
-var _ publish.Sink = (*Sink)(nil)
+var _ publish.HeartbeatSink = (*Sink)(nil)
 
 // New validates cfg and returns a sink. Nothing is dialled before Connect.
 func New(cfg Config) (*Sink, error) {
@@ -192,6 +201,13 @@ func (s *Sink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.hb.Lock()
+	s.hb.closed = true
+	if s.hb.w != nil {
+		_ = s.hb.w.Close()
+		s.hb.w = nil
+	}
+	s.hb.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WriteTimeout)
 	defer cancel()
 	return s.drain(ctx)

@@ -1,0 +1,234 @@
+package bridge
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+)
+
+// Heartbeats: the values a bridge writes in the sinks that keep current
+// owners (JetStream's KV bucket, Kafka's owners topic) name it as their
+// source, and it confirms them with one record per bridge beside them (see
+// publish.Heartbeat), written directly, not through the pipeline:
+//
+//   - "standby" once at start, before any value: a reader then knows this
+//     source sends heartbeats, so its values are judged;
+//   - "active" every Config.Heartbeat while it observes with a connected
+//     session and every group has had its snapshot, dated with the time a
+//     round began, and written to a sink only once every event published
+//     before that time is acknowledged (or dropped) by that sink: a sink
+//     that lags or is down is not confirmed, and readers see its values go
+//     stale;
+//   - "standby" at once when it stops publishing (HA leadership lost),
+//     "stopped" on a clean stop (before the drain), nothing after Abort (a
+//     crash writes nothing either). Every record carries the time of the
+//     last active one (Heartbeat.Confirmed).
+//
+// Each record carries the bridge's HA path: readers take the heartbeat of
+// the active bridge of an HA election as confirming the values the others
+// of the same election wrote (a standby that takes over republishes only
+// what it held for the replay window, not every group).
+
+// Bounds of one heartbeat write: the first (at start, which waits for
+// it), and the last (on a clean stop, before the drain, which must not be
+// held up by a dead sink), and the others.
+const (
+	firstTimeout     = 3 * time.Second
+	lastTimeout      = time.Second
+	heartbeatTimeout = 5 * time.Second
+)
+
+// claim is one round of confirmation for a sink: once the sink has settled
+// (acknowledged, collapsed or rejected) target events, every event
+// published before at is in it.
+type claim struct {
+	at     time.Time
+	target int64
+}
+
+type heartbeater struct {
+	b        *Bridge
+	sinks    []publish.HeartbeatSink
+	interval time.Duration
+	last     map[string]time.Time // when each sink's last round began
+	claims   map[string]*claim
+	mu       sync.Mutex      // guards failing: writeAll writes to the sinks at once
+	failing  map[string]bool // the last write to the sink failed (logged once)
+	active   bool            // an "active" heartbeat was written since the last "standby"
+	// confirmed is the time of the last active heartbeat written (to any
+	// sink), carried by every later record.
+	confirmed time.Time
+}
+
+// startHeartbeat writes this bridge's first heartbeat (standby) to every
+// sink that keeps current values, and confirms them while it is active.
+// stop ends that and writes "stopped", unless the bridge was aborted. It
+// is called by Run once the sinks are connected.
+func (b *Bridge) startHeartbeat() (stop func()) {
+	h := &heartbeater{b: b, interval: b.cfg.Heartbeat, last: map[string]time.Time{},
+		claims: map[string]*claim{}, failing: map[string]bool{}}
+	if h.interval <= 0 {
+		h.interval = publish.DefaultHeartbeat
+	}
+	for _, s := range b.cfg.Sinks {
+		if hs, ok := s.(publish.HeartbeatSink); ok {
+			h.sinks = append(h.sinks, hs)
+		}
+	}
+	if len(h.sinks) == 0 {
+		return func() {}
+	}
+	h.writeAll(publish.BridgeStandby, firstTimeout)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+		if !b.aborted.Load() {
+			h.writeAll(publish.BridgeStopped, lastTimeout)
+		}
+	}
+}
+
+func (h *heartbeater) run(ctx context.Context) {
+	// Look often, so that a change of role is said at once and a round's
+	// claim is written as soon as its sink has caught up.
+	t := time.NewTicker(max(min(h.interval/4, 250*time.Millisecond), 5*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if h.b.aborted.Load() {
+			return
+		}
+		h.tick(time.Now())
+	}
+}
+
+func (h *heartbeater) tick(now time.Time) {
+	role, confirming := h.b.confirming()
+	if role != RoleActive {
+		clear(h.claims)
+		if h.active {
+			h.writeAll(publish.BridgeStandby, h.timeout())
+			h.active = false
+		}
+		return
+	}
+	if !confirming {
+		clear(h.claims) // the values are not confirmed now; readers judge them by the bound
+		return
+	}
+	// A round's claim: every event published before now is in a sink
+	// once the sink has settled what it had settled plus its backlog. The
+	// backlog is read before the settled count, so the claim errs late.
+	before := h.b.pipe.Stats()
+	after := h.b.pipe.Stats()
+	for _, s := range h.sinks {
+		n := s.Name()
+		if h.claims[n] == nil && now.Sub(h.last[n]) >= h.interval {
+			h.last[n] = now
+			h.claims[n] = &claim{at: now, target: settled(after.Sinks[n]) + int64(before.Sinks[n].Backlog)}
+		}
+	}
+	for _, s := range h.sinks {
+		n := s.Name()
+		c := h.claims[n]
+		if c == nil {
+			continue
+		}
+		st := after.Sinks[n]
+		if st.Backlog > 0 && settled(st) < c.target {
+			continue // the sink has not caught up with the round yet
+		}
+		delete(h.claims, n)
+		if h.write(s, h.record(publish.BridgeActive, c.at), h.timeout()) {
+			h.active = true
+			h.confirmed = c.at
+		}
+	}
+}
+
+func settled(st publish.SinkStats) int64 { return st.Delivered + st.Collapsed + st.Rejected }
+
+// confirming reports the bridge's role and whether it may confirm its
+// values now: active and publishing (not holding), its session connected,
+// every group past its snapshot and every discover root listed.
+func (b *Bridge) confirming() (Role, bool) {
+	st, _ := b.sessionState()
+	b.pubMu.Lock()
+	publishing := b.publishing
+	b.pubMu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.role != RoleActive || !publishing || st != elect.StateConnected || len(b.discovering) > 0 {
+		return b.role, false
+	}
+	for _, gs := range b.groups {
+		if gs == GroupPending {
+			return b.role, false
+		}
+	}
+	return b.role, true
+}
+
+// writeAll writes a heartbeat of state, dated now, to every sink at once,
+// each within d.
+func (h *heartbeater) writeAll(state publish.BridgeState, d time.Duration) {
+	hb := h.record(state, time.Now())
+	var wg sync.WaitGroup
+	for _, s := range h.sinks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.write(s, hb, d)
+		}()
+	}
+	wg.Wait()
+}
+
+func (h *heartbeater) timeout() time.Duration {
+	return min(heartbeatTimeout, max(h.interval, time.Second))
+}
+
+func (h *heartbeater) record(state publish.BridgeState, at time.Time) publish.Heartbeat {
+	confirmed := h.confirmed
+	if state == publish.BridgeActive {
+		confirmed = at
+	}
+	return publish.Heartbeat{Source: h.b.cfg.Source, State: state, Time: at, Interval: h.interval, HA: h.b.cfg.HAPath, Confirmed: confirmed}
+}
+
+// write writes one heartbeat, logging the first failure in a row and the
+// recovery.
+func (h *heartbeater) write(s publish.HeartbeatSink, hb publish.Heartbeat, d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	n := s.Name()
+	err := s.WriteHeartbeat(ctx, hb)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		if !h.failing[n] {
+			h.b.log.Warn("cannot write the heartbeat: readers will call this bridge's values stale", "sink", n, "state", hb.State, "err", err)
+		}
+		h.failing[n] = true
+		return false
+	}
+	if h.failing[n] {
+		h.b.log.Info("heartbeat written again", "sink", n, "state", hb.State)
+	}
+	h.failing[n] = false
+	h.b.log.Debug("heartbeat", "sink", n, "state", hb.State, "time", hb.Time)
+	return true
+}

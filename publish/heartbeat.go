@@ -1,0 +1,319 @@
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Staleness. A value in a store of current owners (the JetStream KV bucket,
+// the Kafka owners topic) names the bridge that wrote it (Owner.Source, the
+// event's Source). A bridge confirms its values with one heartbeat record per
+// bridge, not per group, kept beside them (KV bucket herald_bridges, Kafka
+// topic herald.bridges): Heartbeat. A reader judges a value with the
+// heartbeat of its writer (Bridges.Judge):
+//
+//   - fresh while the writer's last heartbeat says active and is no older
+//     than StaleAfter: max(3 heartbeat intervals, MinStaleAfter), or while
+//     another bridge of the writer's HA election (same Heartbeat.HA) is
+//     active within its bound: it took over and observes the same groups,
+//     having published whatever changed since it began to watch;
+//   - stale otherwise: the last heartbeat is older, or says standby or
+//     stopped (a bridge that stops cleanly, or stops observing, says so at
+//     once);
+//   - not judged (never stale) when the writer has sent no heartbeat at all: a
+//     bridge writes one when it starts, before any value, so such a writer is
+//     one that sends none (an older herald, or another tool).
+
+// BridgeState says whether a bridge confirms the values it wrote.
+type BridgeState string
+
+const (
+	// BridgeActive: observing and publishing. Every change it saw before
+	// the heartbeat's Time is stored beside the heartbeat.
+	BridgeActive BridgeState = "active"
+	// BridgeStandby: running but confirming nothing (starting, standing by
+	// for HA, or it lost its ZooKeeper session or HA leadership).
+	BridgeStandby BridgeState = "standby"
+	// BridgeStopped: stopped cleanly; it confirms nothing any more.
+	BridgeStopped BridgeState = "stopped"
+)
+
+// Heartbeat defaults.
+const (
+	// DefaultHeartbeat is how often an active bridge confirms its values.
+	DefaultHeartbeat = 5 * time.Second
+	// MinStaleAfter is the least time a value stays fresh after a heartbeat,
+	// whatever the interval: room for clock skew and scheduling.
+	MinStaleAfter = time.Second
+)
+
+// Heartbeat is one bridge's record: its state and when it last confirmed
+// the values it wrote. JSON: {"source","state","time","interval"} with the
+// interval as a Go duration ("5s").
+type Heartbeat struct {
+	// Source names the bridge (the Source of its events).
+	Source string
+	State  BridgeState
+	// Time, on the bridge's clock: for an active bridge, every change it
+	// observed before Time is stored in the sink holding this record; for
+	// the others, when it entered State.
+	Time time.Time
+	// Interval is how often the bridge writes a heartbeat while active.
+	Interval time.Duration
+	// HA is the bridge's HA election path ("" without HA): the bridges of
+	// one election observe the same groups, so the active one confirms
+	// the values the others wrote.
+	HA string
+	// Confirmed is the Time of the bridge's last active heartbeat (zero
+	// when it has not confirmed anything since it started): for an active
+	// heartbeat, Time itself.
+	Confirmed time.Time
+}
+
+type heartbeatJSON struct {
+	Source    string      `json:"source"`
+	State     BridgeState `json:"state"`
+	Time      time.Time   `json:"time"`
+	Interval  string      `json:"interval"`
+	HA        string      `json:"ha,omitempty"`
+	Confirmed time.Time   `json:"confirmed,omitzero"`
+}
+
+// MarshalJSON writes the interval as a duration string.
+func (h Heartbeat) MarshalJSON() ([]byte, error) {
+	return json.Marshal(heartbeatJSON{Source: h.Source, State: h.State, Time: h.Time, Interval: h.Interval.String(), HA: h.HA, Confirmed: h.Confirmed})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (h *Heartbeat) UnmarshalJSON(b []byte) error {
+	var j heartbeatJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(j.Interval)
+	if err != nil {
+		return fmt.Errorf("publish: heartbeat interval %q: %w", j.Interval, err)
+	}
+	*h = Heartbeat{Source: j.Source, State: j.State, Time: j.Time, Interval: d, HA: j.HA, Confirmed: j.Confirmed}
+	return nil
+}
+
+// Validate reports what is wrong with a heartbeat, if anything.
+func (h Heartbeat) Validate() error {
+	switch {
+	case h.Source == "":
+		return errors.New("publish: heartbeat without a source")
+	case h.State != BridgeActive && h.State != BridgeStandby && h.State != BridgeStopped:
+		return fmt.Errorf("publish: heartbeat of %s has unknown state %q", h.Source, h.State)
+	case h.Time.IsZero():
+		return fmt.Errorf("publish: heartbeat of %s has no time", h.Source)
+	case h.Interval <= 0:
+		return fmt.Errorf("publish: heartbeat of %s has interval %v", h.Source, h.Interval)
+	}
+	return nil
+}
+
+// StaleAfter is how long after Time a value the bridge confirmed stays
+// fresh: three intervals, at least MinStaleAfter.
+func (h Heartbeat) StaleAfter() time.Duration { return max(3*h.Interval, MinStaleAfter) }
+
+// DecodeHeartbeat reads a heartbeat record's JSON and validates it.
+func DecodeHeartbeat(data []byte) (Heartbeat, error) {
+	var h Heartbeat
+	if err := json.Unmarshal(data, &h); err != nil {
+		return h, fmt.Errorf("publish: heartbeat: %w", err)
+	}
+	return h, h.Validate()
+}
+
+// BridgeKey is a bridge's key in the KV bucket of heartbeats: the source
+// with every byte outside [A-Za-z0-9_-] written as '=' and two uppercase
+// hex digits ('.' and '/' included), so any source is one valid KV key.
+func BridgeKey(source string) string {
+	var b strings.Builder
+	for i := 0; i < len(source); i++ {
+		c := source[i]
+		if plain(c) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('=')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
+	}
+	return b.String()
+}
+
+// HeartbeatSink is implemented by sinks that keep current values (JetStream,
+// Kafka). A bridge writes its heartbeats with it directly, beside the
+// pipeline; it must be safe to call concurrently with Write, and after
+// Connect succeeded once.
+type HeartbeatSink interface {
+	Sink
+	WriteHeartbeat(ctx context.Context, h Heartbeat) error
+}
+
+// Freshness is what a reader can say about a value from the heartbeats.
+type Freshness struct {
+	// Stale is true when no bridge confirms the value within its bound, or
+	// the one that would said it stopped: the value may no longer be true.
+	Stale bool `json:"stale"`
+	// ConfirmedBy is the bridge whose heartbeat judges the value: its
+	// writer, or a bridge of the writer's HA election that took over (""
+	// when the value names no writer).
+	ConfirmedBy string `json:"confirmed_by,omitempty"`
+	// Confirmed is when ConfirmedBy last confirmed the value (zero when it
+	// has not: it sent no heartbeat, or stands by since it started).
+	Confirmed time.Time `json:"confirmed,omitzero"`
+	// BridgeState is ConfirmedBy's last state ("" when it sent no
+	// heartbeat: the value is not judged).
+	BridgeState BridgeState `json:"bridge_state,omitempty"`
+	// StaleReason says why the value is stale.
+	StaleReason string `json:"stale_reason,omitempty"`
+	// StaleAt is when a fresh value turns stale unless it is confirmed
+	// again (zero when stale or not judged).
+	StaleAt time.Time `json:"stale_at,omitzero"`
+}
+
+// Describe says in one line what Freshness means at now: "last confirmed
+// by X at T, 12s ago" and, when stale, why; "" when the value names no
+// writer.
+func (f Freshness) Describe(now time.Time) string {
+	switch {
+	case f.ConfirmedBy == "":
+		return ""
+	case f.BridgeState == "":
+		return "not judged: " + f.ConfirmedBy + " sends no heartbeats"
+	case f.Confirmed.IsZero():
+		return "never confirmed (" + f.StaleReason + ")"
+	}
+	s := fmt.Sprintf("last confirmed by %s at %s, %s ago", f.ConfirmedBy, f.Confirmed.UTC().Format(time.RFC3339Nano), roundAge(now.Sub(f.Confirmed)))
+	if f.Stale && f.StaleReason != "" {
+		s += " (" + f.StaleReason + ")"
+	}
+	return s
+}
+
+func roundAge(d time.Duration) time.Duration {
+	switch {
+	case d < 0:
+		return 0
+	case d < 10*time.Second:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// Bridges is a table of the latest heartbeat of every bridge, and the rule
+// that judges values with it. It is safe for concurrent use.
+type Bridges struct {
+	mu sync.Mutex
+	m  map[string]Heartbeat
+}
+
+// NewBridges returns an empty table.
+func NewBridges() *Bridges { return &Bridges{m: map[string]Heartbeat{}} }
+
+// Put records h as its bridge's latest heartbeat (the store keeps the last
+// one written per bridge, and readers deliver them in that order, so the
+// last one given wins whatever the clocks say); it reports whether the
+// table changed. An invalid heartbeat is ignored.
+func (b *Bridges) Put(h Heartbeat) bool {
+	if h.Validate() != nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cur, ok := b.m[h.Source]; ok && h.Time.Equal(cur.Time) && h.State == cur.State && h.Interval == cur.Interval {
+		return false
+	}
+	b.m[h.Source] = h
+	return true
+}
+
+// Get returns the latest heartbeat of source.
+func (b *Bridges) Get(source string) (Heartbeat, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, ok := b.m[source]
+	return h, ok
+}
+
+// Judge says, at now, whether a value written (or last re-stated) by
+// writers is stale: fresh when one of them, or a bridge of its HA
+// election, confirms it; see the rule at the top of this file. With no
+// writer, or writers that never sent a heartbeat, the value is not judged
+// (Stale false, BridgeState "").
+func (b *Bridges) Judge(now time.Time, writers ...string) Freshness {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var best Freshness
+	judged := false
+	for _, w := range writers {
+		if w == "" {
+			continue
+		}
+		hw, ok := b.m[w]
+		if !ok {
+			if !judged && best.ConfirmedBy == "" {
+				best = Freshness{ConfirmedBy: w}
+			}
+			continue
+		}
+		cands := []Heartbeat{hw}
+		if hw.HA != "" {
+			for _, h := range b.m {
+				if h.HA == hw.HA && h.Source != w {
+					cands = append(cands, h)
+				}
+			}
+		}
+		for _, h := range cands {
+			f := judge(h, now)
+			if !judged || better(f, best) {
+				best = f
+			}
+			judged = true
+		}
+	}
+	return best
+}
+
+// better reports whether a judges a value more favourably than b: fresh
+// over stale, then the later bound, then the later confirmation.
+func better(a, b Freshness) bool {
+	switch {
+	case a.Stale != b.Stale:
+		return !a.Stale
+	case !a.Stale:
+		return a.StaleAt.After(b.StaleAt)
+	}
+	return a.Confirmed.After(b.Confirmed)
+}
+
+func judge(h Heartbeat, now time.Time) Freshness {
+	f := Freshness{ConfirmedBy: h.Source, BridgeState: h.State, Confirmed: h.Confirmed}
+	switch h.State {
+	case BridgeStopped:
+		f.Stale = true
+		f.StaleReason = fmt.Sprintf("%s stopped at %s", h.Source, h.Time.UTC().Format(time.RFC3339))
+	case BridgeStandby:
+		f.Stale = true
+		f.StaleReason = fmt.Sprintf("%s is not publishing since %s", h.Source, h.Time.UTC().Format(time.RFC3339))
+	default:
+		f.Confirmed = h.Time
+		bound := h.StaleAfter()
+		if age := now.Sub(h.Time); age > bound {
+			f.Stale = true
+			f.StaleReason = fmt.Sprintf("no heartbeat for %s; %s confirms every %s", roundAge(age), h.Source, h.Interval)
+		} else {
+			f.StaleAt = h.Time.Add(bound)
+		}
+	}
+	return f
+}

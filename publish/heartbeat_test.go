@@ -1,0 +1,166 @@
+package publish
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHeartbeatJSON(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	h := Heartbeat{Source: "bridge@host", State: BridgeStopped, Time: at, Interval: 1500 * time.Millisecond, HA: "/herald/ha", Confirmed: at.Add(-time.Second)}
+	data, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"interval":"1.5s"`) || !strings.Contains(string(data), `"state":"stopped"`) {
+		t.Fatalf("heartbeat JSON %s: want the interval as a duration and the state", data)
+	}
+	got, err := DecodeHeartbeat(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Source != h.Source || got.State != h.State || !got.Time.Equal(h.Time) || got.Interval != h.Interval || got.HA != h.HA || !got.Confirmed.Equal(h.Confirmed) {
+		t.Fatalf("round trip: %+v, want %+v", got, h)
+	}
+	for _, bad := range []string{`{}`, `{"source":"x","state":"dancing","time":"2026-01-01T00:00:00Z","interval":"1s"}`,
+		`{"source":"x","state":"active","time":"2026-01-01T00:00:00Z","interval":"soon"}`, `not json`} {
+		if _, err := DecodeHeartbeat([]byte(bad)); err == nil {
+			t.Errorf("DecodeHeartbeat(%s) accepted it", bad)
+		}
+	}
+}
+
+// BridgeKey gives every source one valid KV key (a single token), and two
+// sources never share a key.
+func TestBridgeKey(t *testing.T) {
+	valid := regexp.MustCompile(`^[-_=A-Za-z0-9]+$`) // a KV key without '.' (one subject token) or '/'
+	seen := map[string]string{}
+	for _, src := range []string{"herald-bridge@host.example.com", "a.b", "a=2Eb", "a/b", "a b", "ünï", "x", "X", "a_b-c"} {
+		k := BridgeKey(src)
+		if !valid.MatchString(k) {
+			t.Errorf("BridgeKey(%q) = %q: not a one-token KV key", src, k)
+		}
+		if prev, dup := seen[k]; dup {
+			t.Errorf("BridgeKey(%q) = BridgeKey(%q) = %q", src, prev, k)
+		}
+		seen[k] = src
+	}
+	if k := BridgeKey("bridge-1"); k != "bridge-1" {
+		t.Errorf("a plain source should be its own key, got %q", k)
+	}
+}
+
+func TestBridgesJudge(t *testing.T) {
+	now := time.Now()
+	hb := func(src string, st BridgeState, ago time.Duration, ha string) Heartbeat {
+		return Heartbeat{Source: src, State: st, Time: now.Add(-ago), Interval: time.Second, HA: ha, Confirmed: now.Add(-ago - time.Second)}
+	}
+	b := NewBridges()
+	for _, h := range []Heartbeat{
+		hb("fresh", BridgeActive, time.Second, ""),
+		hb("late", BridgeActive, 4*time.Second, ""), // bound 3s
+		hb("gone", BridgeStopped, time.Second, ""),
+		hb("idle", BridgeStandby, time.Second, ""),
+		hb("ha-dead", BridgeActive, time.Minute, "/ha"),
+		hb("ha-live", BridgeActive, time.Second, "/ha"),
+		hb("other-ha", BridgeStopped, time.Second, "/elsewhere"),
+	} {
+		if !b.Put(h) {
+			t.Fatalf("Put(%s) changed nothing", h.Source)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		writers []string
+		stale   bool
+		by      string
+		judged  bool
+		reason  string
+	}{
+		{"no writer", nil, false, "", false, ""},
+		{"writer without heartbeats", []string{"old-herald"}, false, "old-herald", false, ""},
+		{"active within the bound", []string{"fresh"}, false, "fresh", true, ""},
+		{"active past the bound", []string{"late"}, true, "late", true, "no heartbeat for 4s"},
+		{"stopped", []string{"gone"}, true, "gone", true, "gone stopped"},
+		{"standing by", []string{"idle"}, true, "idle", true, "not publishing"},
+		{"its HA election's active bridge confirms it", []string{"ha-dead"}, false, "ha-live", true, ""},
+		{"another election's bridge does not", []string{"other-ha"}, true, "other-ha", true, "stopped"},
+		{"any writer confirming is enough", []string{"gone", "fresh"}, false, "fresh", true, ""},
+	} {
+		f := b.Judge(now, c.writers...)
+		if f.Stale != c.stale || f.ConfirmedBy != c.by || (f.BridgeState != "") != c.judged || !strings.Contains(f.StaleReason, c.reason) {
+			t.Errorf("%s: %+v, want stale %t by %q judged %t reason %q", c.name, f, c.stale, c.by, c.judged, c.reason)
+		}
+		if !f.Stale && c.judged && !f.StaleAt.After(now) {
+			t.Errorf("%s: fresh, but StaleAt %v is not ahead", c.name, f.StaleAt)
+		}
+	}
+	// The bound moves with the heartbeats: fresh turns stale at StaleAt.
+	f := b.Judge(now, "fresh")
+	if g := b.Judge(f.StaleAt.Add(time.Millisecond), "fresh"); !g.Stale {
+		t.Errorf("still fresh after StaleAt: %+v", g)
+	}
+	// A bridge that stopped says when it last confirmed.
+	if g := b.Judge(now, "gone"); !g.Confirmed.Equal(now.Add(-2*time.Second)) || !strings.Contains(g.Describe(now), "last confirmed by gone at ") {
+		t.Errorf("stopped bridge: %+v, %q", g, g.Describe(now))
+	}
+	// The last heartbeat given wins, whatever its time.
+	if !b.Put(hb("gone", BridgeActive, 2*time.Second, "")) || b.Judge(now, "gone").Stale {
+		t.Error("a later record of the same bridge did not replace the stopped one")
+	}
+}
+
+// The follower judges a group by the bridges that reported its current
+// state: a takeover's re-statement (a duplicate by id) from another bridge
+// makes it fresh again.
+func TestFollowerFreshness(t *testing.T) {
+	f, err := NewFollower()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const g = "/fresh/g"
+	gain := ev(LeaderElected, g, "a", "", 10, 10)
+	gain.Source = "b1"
+	if f.Judge(gain) != Applied {
+		t.Fatal("gain not applied")
+	}
+	now := time.Now()
+	if fr := f.Freshness(g, now); fr.Stale || fr.ConfirmedBy != "b1" || fr.BridgeState != "" {
+		t.Fatalf("before any heartbeat: %+v, want not judged, by b1", fr)
+	}
+	f.Heartbeat(Heartbeat{Source: "b1", State: BridgeStopped, Time: now, Interval: time.Second})
+	if fr := f.Freshness(g, now); !fr.Stale {
+		t.Fatalf("b1 stopped: %+v, want stale", fr)
+	}
+	if st := f.Current()[g]; !st.Stale || st.Owner == nil || st.Owner.Node != "a" {
+		t.Fatalf("Current: %+v, want a, stale", st)
+	}
+	f.Heartbeat(Heartbeat{Source: "b2", State: BridgeActive, Time: now, Interval: time.Second})
+	again := gain
+	again.Source, again.Snapshot = "b2", true
+	if v := f.Judge(again); v != Duplicate {
+		t.Fatalf("re-statement: %v, want duplicate", v)
+	}
+	if fr := f.Freshness(g, now); fr.Stale || fr.ConfirmedBy != "b2" {
+		t.Fatalf("after b2 re-stated it: %+v, want fresh by b2", fr)
+	}
+	// A late duplicate of an older term re-states nothing.
+	f.Heartbeat(Heartbeat{Source: "b4", State: BridgeActive, Time: now, Interval: time.Second})
+	f.Heartbeat(Heartbeat{Source: "b5", State: BridgeStopped, Time: now, Interval: time.Second})
+	old := ev(LeaderElected, "/fresh/h", "x", "", 5, 5)
+	old.Source = "b1"
+	f.Judge(old)
+	newer := ev(LeaderElected, "/fresh/h", "y", "x", 6, 6)
+	newer.Source = "b5"
+	f.Judge(newer)
+	old.Source = "b4"
+	if v := f.Judge(old); v != Duplicate {
+		t.Fatalf("old term again: %v", v)
+	}
+	if fr := f.Freshness("/fresh/h", now); !fr.Stale || fr.ConfirmedBy != "b5" {
+		t.Fatalf("an old term's duplicate changed who confirms the group: %+v, want stale by b5", fr)
+	}
+}

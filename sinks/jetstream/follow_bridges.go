@@ -1,0 +1,112 @@
+package jetstream
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// startBridges watches the bridges bucket, putting every heartbeat in
+// f.bridges and signalling f.beat. It returns once the heartbeats stored
+// now are in the table, or at once when the bucket does not exist (no
+// bridge wrote a heartbeat yet: values are not judged until one does); the
+// watch goes on, re-established as the owners watch is, until ctx ends.
+func (f *ownerFollow) startBridges(ctx context.Context) error {
+	ready := make(chan struct{})
+	var once sync.Once
+	go f.watchBridges(ctx, func() { once.Do(func() { close(ready) }) })
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *ownerFollow) watchBridges(ctx context.Context, ready func()) {
+	status := f.nc.StatusChanged(nats.CONNECTED, nats.CLOSED)
+	defer f.nc.RemoveStatusListener(status)
+	r := retry{first: f.cfg.first, limit: f.cfg.limit}
+	for {
+		w, err := f.openBridges(ctx)
+		if err == nil {
+			err = f.consumeBridges(ctx, w, status, ready, &r)
+			_ = w.Stop()
+			if err != nil {
+				ready()
+				return
+			}
+			continue
+		}
+		ready() // no bucket, or no server: start without heartbeats
+		select {
+		case <-ctx.Done():
+			return
+		case s := <-status:
+			if s == nats.CLOSED || f.nc.IsClosed() {
+				return
+			}
+		case <-time.After(r.wait()):
+		}
+	}
+}
+
+func (f *ownerFollow) openBridges(ctx context.Context) (jetstream.KeyWatcher, error) {
+	kv, err := f.js.KeyValue(ctx, f.cfg.bridgesBucket)
+	if err != nil {
+		return nil, err
+	}
+	return kv.WatchAll(ctx)
+}
+
+// consumeBridges reads one watcher until it should be replaced (nil) or the
+// watch must end (an error).
+func (f *ownerFollow) consumeBridges(ctx context.Context, w jetstream.KeyWatcher, status chan nats.Status, ready func(), r *retry) error {
+	progress := false
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case s := <-status:
+			if s == nats.CLOSED || f.nc.IsClosed() {
+				return ErrConnClosed
+			}
+			return nil // reconnected: the watcher's consumer may be gone
+		case e, ok := <-w.Updates():
+			if !ok {
+				if !progress {
+					select {
+					case <-ctx.Done():
+						return ctx.Err()
+					case <-time.After(r.wait()):
+					}
+				}
+				return nil
+			}
+			progress = true
+			r.reset()
+			if e == nil {
+				ready()
+				continue
+			}
+			if e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			h, err := publish.DecodeHeartbeat(e.Value())
+			if err != nil || publish.BridgeKey(h.Source) != e.Key() {
+				continue // not a heartbeat, or filed under another bridge's key
+			}
+			if f.bridges.Put(h) {
+				select {
+				case f.beat <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package kafkasink
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// staleness judges the values a stream delivers with the bridges'
+// heartbeats, and delivers a value again when only its Stale changes (a
+// heartbeat arrived, a bound passed, or another bridge re-stated it). It
+// is used by the stream's run goroutine only.
+type staleness[T any] struct {
+	beat chan struct{} // a heartbeat changed the table
+	// judge says how fresh v, the value of group key, is at now.
+	judge func(key string, v T, now time.Time) publish.Freshness
+	get   func(v T) publish.Freshness
+	set   func(v T, f publish.Freshness) T
+	// again: deliver values again when their Stale changes.
+	again bool
+	last  map[string]T // by group: the last value delivered
+	timer *time.Timer  // fires when the first fresh value turns stale
+	next  time.Time    // when timer fires (zero: stopped)
+}
+
+func newStaleness[T any]() *staleness[T] {
+	st := &staleness[T]{beat: make(chan struct{}, 1), last: map[string]T{}, timer: time.NewTimer(time.Hour)}
+	st.timer.Stop()
+	return st
+}
+
+// ownersStaleness judges owner updates: by the bridges that re-stated the
+// group's current state, as the follower saw them, or (Unfiltered) by the
+// record's own source.
+func ownersStaleness(o followOpts) *staleness[OwnerUpdate] {
+	st := newStaleness[OwnerUpdate]()
+	st.again = !o.unfiltered
+	st.judge = func(group string, u OwnerUpdate, now time.Time) publish.Freshness {
+		switch {
+		case u.Event.Type == "":
+			return publish.Freshness{} // a tombstone herald did not write
+		case o.unfiltered:
+			return o.follower.Bridges().Judge(now, u.Event.Source)
+		}
+		return o.follower.Freshness(group, now)
+	}
+	st.get = func(u OwnerUpdate) publish.Freshness { return u.Freshness }
+	st.set = func(u OwnerUpdate, f publish.Freshness) OwnerUpdate { u.Freshness = f; return u }
+	return st
+}
+
+// judged returns v judged now, remembered to be judged again later.
+func (st *staleness[T]) judged(key string, v T) T {
+	fr := st.judge(key, v, time.Now())
+	v = st.set(v, fr)
+	if st.again {
+		st.last[key] = v
+		st.armBefore(fr.StaleAt)
+	}
+	return v
+}
+
+func (st *staleness[T]) armBefore(at time.Time) {
+	if !at.IsZero() && (st.next.IsZero() || at.Before(st.next)) {
+		st.next = at
+		// A little after the bound, so that the value is stale when judged.
+		st.timer.Reset(time.Until(at) + 5*time.Millisecond)
+	}
+}
+
+// refresh judges again the last value of group only (when not ""), or of
+// every group, and sends those whose Stale changed on c. After a full
+// refresh the timer is armed for the next value to turn stale.
+func (st *staleness[T]) refresh(ctx context.Context, c chan<- T, only string) error {
+	if !st.again {
+		return nil
+	}
+	now := time.Now()
+	var next time.Time
+	for key, v := range st.last {
+		if only != "" && key != only {
+			continue
+		}
+		fr := st.judge(key, v, now)
+		changed := fr.Stale != st.get(v).Stale
+		v = st.set(v, fr)
+		st.last[key] = v
+		if changed {
+			select {
+			case c <- v:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if !fr.StaleAt.IsZero() && (next.IsZero() || fr.StaleAt.Before(next)) {
+			next = fr.StaleAt
+		}
+	}
+	if only != "" {
+		st.armBefore(next)
+		return nil
+	}
+	st.next = time.Time{}
+	st.timer.Stop()
+	st.armBefore(next)
+	return nil
+}
+
+// followBridges reads the bridges topic: the heartbeats it holds now are
+// given to put before it returns, later ones as they come, each signalled
+// on beat. Without the topic (no bridge has written a heartbeat yet) it
+// returns at once and looks for the topic now and then: values are not
+// judged until a heartbeat arrives. Its goroutines join wg and end with
+// ctx.
+func followBridges(ctx context.Context, cfg Config, put func(publish.Heartbeat) bool, beat chan struct{}, wg *sync.WaitGroup) error {
+	got := func(h publish.Heartbeat) {
+		if put(h) {
+			select {
+			case beat <- struct{}{}:
+			default:
+			}
+		}
+	}
+	parts, ends, err := partitionsAndEnds(ctx, cfg, cfg.BridgesTopic, "")
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for wait := 500 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				if parts, ends, err := partitionsAndEnds(ctx, cfg, cfg.BridgesTopic, ""); err == nil {
+					readBridges(ctx, cfg, parts, ends, got, wg)
+					return
+				}
+			}
+		}()
+		return nil
+	}
+	initial := readBridges(ctx, cfg, parts, ends, got, wg)
+	select {
+	case <-initial:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// readBridges reads every partition of the bridges topic from the start;
+// the channel it returns closes once the records up to ends are read.
+func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int64, got func(publish.Heartbeat), wg *sync.WaitGroup) <-chan struct{} {
+	initial := make(chan struct{})
+	var pending atomic.Int64
+	for _, end := range ends {
+		if end > 0 {
+			pending.Add(1)
+		}
+	}
+	if pending.Load() == 0 {
+		close(initial)
+	}
+	for _, p := range parts {
+		end := ends[p]
+		r := kafka.NewReader(kafka.ReaderConfig{
+			Brokers: cfg.Brokers, Topic: cfg.BridgesTopic, Partition: p, Dialer: cfg.dialer(),
+			MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 250 * time.Millisecond,
+			StartOffset: kafka.FirstOffset, ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second,
+		})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.Close()
+			for {
+				m, err := r.ReadMessage(ctx)
+				if err != nil {
+					return // ctx ended; kafka-go retries broker failures itself
+				}
+				if h, err := publish.DecodeHeartbeat(m.Value); err == nil && h.Source == string(m.Key) {
+					got(h)
+				} else {
+					cfg.Logger.Debug("kafkasink: skipping a record of the bridges topic that is not a heartbeat", "partition", m.Partition, "offset", m.Offset)
+				}
+				if end > 0 && m.Offset+1 >= end {
+					end = 0
+					if pending.Add(-1) == 0 {
+						close(initial)
+					}
+				}
+			}
+		}()
+	}
+	return initial
+}
