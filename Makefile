@@ -52,6 +52,7 @@ lint:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseName -fuzztime 30s ./elect/
 	$(GO) test -run '^$$' -fuzz FuzzFormatNames -fuzztime 30s ./elect/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./elect/ident/
 	$(GO) test -run '^$$' -fuzz FuzzTokens -fuzztime 30s ./publish/
 	$(GO) test -run '^$$' -fuzz FuzzGroupFromTokens -fuzztime 30s ./publish/
 	$(GO) test -run '^$$' -fuzz FuzzEnvelope -fuzztime 30s ./publish/

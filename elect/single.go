@@ -1,0 +1,614 @@
+package elect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect/ident"
+)
+
+// Single-node leaders. Most systems that keep their leader in ZooKeeper
+// do not queue: the winner creates one EPHEMERAL node at a known path
+// (Kafka's /controller, HBase's /hbase/master, Hadoop's
+// ActiveStandbyElectorLock, Solr's /overseer_elect/leader, Helix's
+// CONTROLLER/LEADER, Pulsar's /loadbalance/leader) and the others watch it
+// and try again when it goes. Such a node is observed as a group of its
+// own whose owner is the node's creator:
+//
+//   - the group is the node's path; the owner's Node is the node's name
+//     and its term, "<name>@<term>", so that every tenure has its own
+//     event ids although the node's name never changes;
+//   - the term is the zxid of the write that made the current owner: the
+//     node's czxid, since these nodes are written once (a node whose data
+//     is written again, as Kafka's persistent /controller during a
+//     ZooKeeper-to-KRaft migration, has a new owner with every write);
+//   - the owner's ID is read from the node's data by an ident decoder;
+//     data that does not decode falls back to its generic form and is
+//     reported (SingleNode.OnFallback), never an error;
+//   - a system's own epoch (Kafka's /controller_epoch) is read beside the
+//     node and kept in SingleView.Epoch; it tells exactly whether an
+//     election went unseen. Without one, the parent's child counter does.
+
+// SingleNode says how to read a single-node leader.
+type SingleNode struct {
+	// Format reads the owner's identity from the node's data; "" or
+	// ident.Auto chooses by the path (ident.ForPath).
+	Format ident.Format
+	// EpochPath, when set, is a node holding the leadership's epoch as a
+	// decimal number, written in the same transaction as the leader node
+	// (Kafka's /controller_epoch).
+	EpochPath string
+	// OnFallback, when set, is called once per owner whose data did not
+	// decode in Format (the owner's ID is then the generic form): count
+	// it in a metric.
+	OnFallback func(path string, err error)
+}
+
+// SingleNodeFor is how herald reads the node at p by default: the format
+// its path suggests, and for Kafka's controller the epoch beside it.
+func SingleNodeFor(p string) SingleNode {
+	sn := SingleNode{Format: ident.Auto}
+	if ident.ForPath(p) == ident.Kafka {
+		sn.EpochPath = path.Join(path.Dir(p), "controller_epoch")
+	}
+	return sn
+}
+
+// SingleView is a single-node leader as read at one moment.
+type SingleView struct {
+	// Path is the leader node's path (the group).
+	Path   string
+	Recipe Recipe
+	// Owner is the node's creator (nil when there is no node). Its
+	// Session is 0 when the node is not ephemeral.
+	Owner *Participant
+	// Identity is the owner's identity as its system writes it;
+	// DecodeErr says why it fell back to the generic form, if it did.
+	Identity  ident.Identity
+	DecodeErr error
+	// Since is when the owner's node was written (its mtime).
+	Since time.Time
+	// Epoch is the system's epoch for this owner (SingleNode.EpochPath),
+	// when EpochKnown: the epoch node was written with the owner's node.
+	// Without an owner it is the last election's epoch (0 when the epoch
+	// node does not exist: no election yet).
+	Epoch      int64
+	EpochKnown bool
+	// ParentExists, Cversion and Pzxid are the parent's: whether it
+	// exists, its child version and the zxid of its last child change.
+	ParentExists bool
+	Cversion     int32
+	Pzxid        int64
+	// Children is how many children the leader node has (a leader node
+	// has none; a node that has some is a group, not a leader).
+	Children int32
+	// consistent: the parent did not change while the node was read, so
+	// Cversion accounts exactly for the node's state.
+	consistent bool
+	// dataZxid, nodeCzxid and dataVersion are the owner node's mzxid,
+	// czxid and data version.
+	dataZxid, nodeCzxid int64
+	dataVersion         int32
+}
+
+// view is the SingleView as the View an Observer keeps (Last): the
+// parent's counters, the owner alone in the queue. Exists says whether
+// the parent exists.
+func (sv SingleView) view() View {
+	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid}
+	if sv.Owner != nil {
+		v.Queue = []Participant{*sv.Owner}
+		v.Owner = &v.Queue[0]
+	}
+	return v
+}
+
+// ReadSingle reads a single-node leader once, without watches.
+func ReadSingle(ctx context.Context, s *Session, p string, sn SingleNode) (SingleView, error) {
+	if s == nil {
+		return SingleView{}, errors.New("elect: nil session")
+	}
+	if err := ValidatePath(p); err != nil {
+		return SingleView{}, err
+	}
+	if sn.EpochPath != "" {
+		if err := ValidatePath(sn.EpochPath); err != nil {
+			return SingleView{}, fmt.Errorf("elect: epoch path: %w", err)
+		}
+	}
+	r := singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: RecipeElection}
+	sv, _, err := r.read(ctx, false)
+	return sv, err
+}
+
+// singleReader reads a leader node, its parent's counters and its epoch.
+type singleReader struct {
+	conn   *zk.Conn
+	path   string
+	parent string
+	sn     SingleNode
+	recipe Recipe
+	// last is the last owner read, kept so that its data is decoded (and
+	// a fallback reported) once per owner.
+	last *SingleView
+}
+
+// readAttempts bounds how often a read is repeated because the parent
+// changed while it was read; after that the view is taken as it is, with
+// its counters marked inexact.
+const readAttempts = 4
+
+// read reads the parent's stat, the epoch, the node (with a watch: a data
+// watch when it exists, an exists watch when not) and the parent's stat
+// again; when the parent changed in between, or the epoch was written
+// after the node, it reads again.
+//
+// The epoch is read before the node: when the node is missing, the epoch
+// read is that of the last election before the node was found missing
+// (one after it would hide an election whose owner came and went). When
+// the node exists, its epoch is the one written in the same transaction
+// (same mzxid), read again after the node when need be.
+func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan zk.Event, error) {
+	var ch <-chan zk.Event
+	for attempt := 1; ; attempt++ {
+		p1, err := r.parentStat(ctx)
+		if err != nil {
+			return SingleView{}, nil, err
+		}
+		e1, est1, err := r.epoch(ctx)
+		if err != nil {
+			return SingleView{}, nil, err
+		}
+		sv := SingleView{Path: r.path, Recipe: r.recipe}
+		data, st, nch, err := r.node(ctx, watch)
+		if err != nil {
+			return SingleView{}, nil, err
+		}
+		if nch != nil {
+			ch = nch
+		}
+		epoch, est := e1, est1
+		if st != nil && est != nil && est.Mzxid != st.Mzxid {
+			if epoch, est, err = r.epoch(ctx); err != nil {
+				return SingleView{}, nil, err
+			}
+		}
+		p2, err := r.parentStat(ctx)
+		if err != nil {
+			return SingleView{}, nil, err
+		}
+		if p2 != nil {
+			sv.ParentExists, sv.Cversion, sv.Pzxid = true, p2.Cversion, p2.Pzxid
+		}
+		sv.consistent = sameStat(p1, p2)
+		epochAhead := st != nil && est != nil && est.Mzxid > st.Mzxid // a newer election: read again
+		if (!sv.consistent || epochAhead) && attempt < readAttempts {
+			continue
+		}
+		if st != nil {
+			r.fill(&sv, data, st)
+		}
+		switch {
+		case r.sn.EpochPath != "" && st == nil && est == nil:
+			// No epoch node: no election yet (Kafka creates it with 0,
+			// its initial epoch, before the first).
+			sv.EpochKnown = true
+		case est != nil && (st == nil || est.Mzxid == st.Mzxid):
+			if e, err := ident.ParseEpoch(epoch); err == nil {
+				sv.Epoch, sv.EpochKnown = e, true
+			}
+		}
+		return sv, ch, nil
+	}
+}
+
+// epoch reads the epoch node (nil stat without one, or when it is missing).
+func (r *singleReader) epoch(ctx context.Context) ([]byte, *zk.Stat, error) {
+	if r.sn.EpochPath == "" {
+		return nil, nil, nil
+	}
+	d, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return r.conn.Get(r.sn.EpochPath) })
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil, nil
+	}
+	return d, st, err
+}
+
+func sameStat(a, b *zk.Stat) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Cversion == b.Cversion && a.Pzxid == b.Pzxid
+}
+
+// parentStat is the parent's stat, nil when it does not exist.
+func (r *singleReader) parentStat(ctx context.Context) (*zk.Stat, error) {
+	type res struct {
+		ok bool
+		st *zk.Stat
+	}
+	got, err := call(ctx, func() (res, error) {
+		ok, st, err := r.conn.Exists(r.parent)
+		return res{ok, st}, err
+	})
+	if err != nil || !got.ok {
+		return nil, err
+	}
+	return got.st, nil
+}
+
+// node reads the leader node's data and stat (nil when it does not
+// exist). With watch it arms a data watch on it, or an exists watch for
+// its creation.
+func (r *singleReader) node(ctx context.Context, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	type res struct {
+		data []byte
+		st   *zk.Stat
+		ch   <-chan zk.Event
+	}
+	for {
+		got, err := call(ctx, func() (res, error) {
+			if watch {
+				d, st, ch, err := r.conn.GetW(r.path)
+				return res{d, st, ch}, err
+			}
+			d, st, err := r.conn.Get(r.path)
+			return res{d, st, nil}, err
+		})
+		if err == nil {
+			return got.data, got.st, got.ch, nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return nil, nil, nil, err
+		}
+		if !watch {
+			return nil, nil, nil, nil
+		}
+		ok, _, ch, err := existsW(ctx, r.conn, r.path)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !ok {
+			return nil, nil, ch, nil
+		}
+		// created meanwhile: read it
+	}
+}
+
+// fill makes the node's creator the owner of sv, its identity decoded
+// from data once per owner.
+func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
+	sv.Children = st.NumChildren
+	sv.dataZxid, sv.nodeCzxid, sv.dataVersion = st.Mzxid, st.Czxid, st.Version
+	sv.Since = time.UnixMilli(st.Mtime).UTC()
+	if l := r.last; l != nil && l.Owner != nil && l.dataZxid == st.Mzxid && l.nodeCzxid == st.Czxid {
+		o := *l.Owner
+		sv.Owner, sv.Identity, sv.DecodeErr = &o, l.Identity, l.DecodeErr
+		return
+	}
+	id, err := ident.Decode(r.sn.Format, r.path, data)
+	sv.Identity, sv.DecodeErr = id, err
+	if err != nil && r.sn.OnFallback != nil {
+		r.sn.OnFallback(r.path, err)
+	}
+	// The term is the zxid of the write that made this owner: the czxid
+	// of a node written once.
+	term := st.Mzxid
+	p := Participant{ID: id.ID, Node: path.Base(r.path) + "@" + strconv.FormatInt(term, 10), Session: st.EphemeralOwner, Czxid: term}
+	if p.ID == "" {
+		p.ID = p.SessionHex()
+		if p.ID == "" {
+			p.ID = path.Base(r.path)
+		}
+	}
+	sv.Owner = &p
+	keep := *sv
+	r.last = &keep
+}
+
+// ObserveSingle streams the changes of a single-node leader at p, with the
+// same contract as Observe: a Snapshot first, OwnerChanged when the node
+// goes (Owner nil) or appears (Previous nil) or both between two reads,
+// Unknown when the connection is lost and a fresh Snapshot once it is
+// back, Gap when an owner may have come and gone unseen. It needs one
+// watch, on the node. ObserveOption's Buffer, AsRecipe, WithRecipeRules,
+// Since and AfterOwner apply.
+//
+// Gap: with an epoch (SingleNode.EpochPath) known for both owners, an
+// election went unseen exactly when the epoch moved by more than one.
+// Otherwise the parent's child version must account for what the two
+// reads show (one create, one delete); a sibling of the node created or
+// deleted meanwhile also counts, so Gap may be said when nothing was
+// missed, never the other way round.
+func ObserveSingle(ctx context.Context, s *Session, p string, sn SingleNode, opts ...ObserveOption) (*SingleObserver, error) {
+	if s == nil {
+		return nil, errors.New("elect: nil session")
+	}
+	if err := ValidatePath(p); err != nil {
+		return nil, err
+	}
+	if p == "/" {
+		return nil, fmt.Errorf("%w: / cannot be a leader node", ErrBadPath)
+	}
+	if sn.EpochPath != "" {
+		if err := ValidatePath(sn.EpochPath); err != nil {
+			return nil, fmt.Errorf("elect: epoch path: %w", err)
+		}
+	}
+	if sn.Format != "" {
+		if _, err := ident.ParseFormat(string(sn.Format)); err != nil {
+			return nil, err
+		}
+	}
+	oo := observeOptions{buffer: 64}
+	for _, opt := range opts {
+		if err := opt(&oo); err != nil {
+			return nil, err
+		}
+	}
+	if r, ok := oo.rules.For(p); ok && oo.recipe == "" {
+		oo.recipe = r
+	}
+	if oo.recipe == "" {
+		oo.recipe = RecipeElection
+	}
+	so := &SingleObserver{Observer: &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}}
+	ob := &singleObservation{o: so, s: s, r: singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: oo.recipe}}
+	switch {
+	case oo.since != nil:
+		v := *oo.since
+		ob.before = &singleBefore{view: v}
+	case oo.after != nil:
+		v := *oo.after
+		v.Group = p
+		ob.before = &singleBefore{view: v}
+	}
+	go ob.run(ctx)
+	return so, nil
+}
+
+// SingleObserver is the Observer of a single-node leader; Leader adds
+// what the events cannot carry: the owner's decoded identity and the
+// system's epoch.
+type SingleObserver struct {
+	*Observer
+	mu     sync.Mutex
+	leader *SingleView
+}
+
+// Leader is the latest view the observer emitted changes for (false
+// before the first).
+func (o *SingleObserver) Leader() (SingleView, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.leader == nil {
+		return SingleView{}, false
+	}
+	return *o.leader, true
+}
+
+// singleBefore is the last state before a stretch not seen: a view, and
+// the epoch when this observer knew it.
+type singleBefore struct {
+	view  View
+	epoch *SingleView
+}
+
+type singleObservation struct {
+	o      *SingleObserver
+	s      *Session
+	r      singleReader
+	prev   *SingleView
+	before *singleBefore
+	watch  <-chan zk.Event
+	// pendingGap: a read showed no new owner, but an election went
+	// unseen; the next change carries Gap.
+	pendingGap bool
+}
+
+func (ob *singleObservation) run(ctx context.Context) {
+	defer close(ob.o.done)
+	defer close(ob.o.ch)
+	for {
+		st, changed := ob.s.State()
+		var err error
+		switch st {
+		case StateLost, StateClosed:
+			ob.o.finish(ob.s.Err())
+			return
+		case StateConnecting, StateSuspended:
+			err = ob.suspended(ctx, changed)
+		default:
+			err = ob.step(ctx, changed)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// step reads the node, emits what changed and waits for its watch.
+func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) error {
+	cctx, cancel := stateCtx(changed, ctx.Done())
+	sv, ch, err := ob.r.read(cctx, true)
+	cancel()
+	if err != nil {
+		return ob.readFailed(ctx, err)
+	}
+	ob.watch = ch
+	var changes []Change
+	v := sv.view()
+	switch {
+	case ob.prev == nil:
+		c := Change{Kind: Snapshot, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.Pzxid}
+		if ob.before != nil {
+			c.Gap = ob.pendingGap || ob.before.missed(sv)
+			ob.before, ob.pendingGap = nil, false
+		}
+		changes = []Change{c}
+	case ownerNode(ob.prev.Owner) != ownerNode(sv.Owner):
+		c := Change{Kind: OwnerChanged, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Previous: ob.prev.Owner,
+			Queue: v.Queue, Zxid: sv.Pzxid, Gap: ob.pendingGap || missedSingle(ob.prev.view(), ob.prev, sv)}
+		if ob.prev.Owner != nil {
+			c.Reason = ReasonUnknown // ZooKeeper does not say why a node went
+		}
+		changes, ob.pendingGap = []Change{c}, false
+	default:
+		// No owner change to report, but a node may have come and gone
+		// since the last read (its creation fired the watch): the next
+		// change says so.
+		ob.pendingGap = ob.pendingGap || missedSingle(ob.prev.view(), ob.prev, sv)
+	}
+	if !ob.emit(ctx, changes) {
+		return errStop
+	}
+	ob.setLast(sv)
+	return ob.await(ctx, changed)
+}
+
+func ownerNode(p *Participant) string {
+	if p == nil {
+		return ""
+	}
+	return p.Node
+}
+
+// missed is whether an owner may have come and gone between the state
+// before a stretch not seen and sv.
+func (b *singleBefore) missed(sv SingleView) bool {
+	v := b.view
+	if v.Owner != nil && sv.Owner != nil && v.Owner.Node == sv.Owner.Node || v.Group != sv.Path {
+		return false
+	}
+	if v.ownerOnly {
+		// Only the last owner reported and its zxid are known (a bridge
+		// restarted on its audit log): no child change of the parent
+		// since proves nothing happened.
+		return sv.Pzxid > v.Pzxid
+	}
+	return missedSingle(v, b.epoch, sv)
+}
+
+// missedSingle is whether an owner may have come and gone unseen between
+// the view prev (with its SingleView, when this observer read it) and sv:
+// an election beyond the one sv shows, if it shows a new owner.
+func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
+	changed := ownerNode(prev.Owner) != ownerNode(sv.Owner)
+	seen := 0 // elections the two views show
+	if changed && sv.Owner != nil {
+		seen = 1
+	}
+	// The epoch, when known for both, counts the elections exactly.
+	if prevSV != nil && prevSV.EpochKnown && sv.EpochKnown {
+		return sv.Epoch-prevSV.Epoch > int64(seen)
+	}
+	// The same node written again (owners that rewrite it): only writes
+	// can have been missed, and its data version counts them.
+	if prevSV != nil && prevSV.Owner != nil && sv.Owner != nil && prevSV.nodeCzxid == sv.nodeCzxid {
+		return int64(sv.dataVersion)-int64(prevSV.dataVersion) > int64(seen)
+	}
+	switch {
+	case !sv.ParentExists:
+		// The parent went: nothing tells what happened below it.
+		return prev.Exists && changed
+	case !prev.Exists:
+		// The parent appeared: its child version counts every create
+		// and delete since; only the owner's create is accounted for.
+		return int64(sv.Cversion) > int64(b2i(sv.Owner != nil))
+	case prevSV != nil && !prevSV.consistent || !sv.consistent:
+		return changed // the counters are not exact
+	}
+	// Every create and delete of the parent's children bumps its child
+	// version: one delete and one create explain a new owner.
+	expected := 0
+	if changed {
+		expected = b2i(prev.Owner != nil) + b2i(sv.Owner != nil)
+	}
+	return int64(sv.Cversion-prev.Cversion)-int64(expected) > 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// suspended says Unknown once and waits for the session to change state.
+func (ob *singleObservation) suspended(ctx context.Context, changed <-chan struct{}) error {
+	if ob.prev != nil {
+		if !ob.emit(ctx, []Change{{Kind: Unknown, Group: ob.prev.Path, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}}) {
+			return errStop
+		}
+		prev := *ob.prev
+		ob.before = &singleBefore{view: prev.view(), epoch: &prev}
+		ob.prev, ob.watch = nil, nil
+	}
+	select {
+	case <-changed:
+		return nil
+	case <-ctx.Done():
+		ob.o.finish(ctx.Err())
+		return errStop
+	}
+}
+
+// readFailed: the session's state loop handles a lost connection;
+// anything else ends the observer.
+func (ob *singleObservation) readFailed(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		ob.o.finish(ctx.Err())
+	case expired(err):
+		ob.o.finish(ErrSessionLost)
+	case connLoss(err) || errors.Is(err, context.Canceled):
+		return nil
+	default:
+		ob.o.finish(fmt.Errorf("elect: observe %s: %w", ob.r.path, err))
+	}
+	return errStop
+}
+
+// await waits for the node's watch (its deletion, a write to it, or its
+// creation) or a change of the session's state.
+func (ob *singleObservation) await(ctx context.Context, changed <-chan struct{}) error {
+	select {
+	case <-ob.watch:
+		ob.watch = nil
+	case <-changed:
+	case <-ctx.Done():
+		ob.o.finish(ctx.Err())
+		return errStop
+	}
+	return nil
+}
+
+func (ob *singleObservation) emit(ctx context.Context, cs []Change) bool {
+	for _, c := range cs {
+		select {
+		case ob.o.ch <- c:
+		case <-ctx.Done():
+			ob.o.finish(ctx.Err())
+			return false
+		}
+	}
+	return true
+}
+
+func (ob *singleObservation) setLast(sv SingleView) {
+	ob.prev = &sv
+	v := sv.view()
+	ob.o.Observer.mu.Lock()
+	ob.o.Observer.last = &v
+	ob.o.Observer.mu.Unlock()
+	ob.o.mu.Lock()
+	ob.o.leader = &sv
+	ob.o.mu.Unlock()
+}

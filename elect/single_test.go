@@ -1,0 +1,478 @@
+package elect_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/elect/ident"
+)
+
+// The leader nodes below are written byte for byte as each system writes
+// them, on raw sessions of their own (the "brokers", "masters", ZKFCs):
+// Kafka's JSON in one multi with the epoch, HBase's metadata + PBUF +
+// protobuf, Hadoop's raw protobuf, built with protobuf's wire encoder from
+// the .proto definitions, not with herald's decoders.
+
+var openACL = zk.WorldACL(zk.PermAll)
+
+func mkdirs(t *testing.T, c *zk.Conn, p string) {
+	t.Helper()
+	cur := ""
+	for _, part := range splitPath(p) {
+		cur += "/" + part
+		if _, err := c.Create(cur, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatalf("create %s: %v", cur, err)
+		}
+	}
+}
+
+func splitPath(p string) []string {
+	var out []string
+	for p != "/" && p != "." && p != "" {
+		out = append([]string{path.Base(p)}, out...)
+		p = path.Dir(p)
+	}
+	return out
+}
+
+// kafkaControllerData is ControllerZNode.encode (ZkData.scala), version 2.
+func kafkaControllerData(broker int) []byte {
+	return fmt.Appendf(nil, `{"version":2,"brokerid":%d,"timestamp":"%d","kraftControllerEpoch":-1}`, broker, time.Now().UnixMilli())
+}
+
+// kafkaElect does what KafkaZkClient.registerControllerAndIncrementControllerEpoch
+// does: read /controller_epoch (creating it with 0 the first time), then
+// in one multi create the EPHEMERAL /controller and set the epoch to
+// epoch+1 at the version read.
+func kafkaElect(t *testing.T, c *zk.Conn, chroot string, broker int) int64 {
+	t.Helper()
+	epochPath := chroot + "/controller_epoch"
+	data, st, err := c.Get(epochPath)
+	if errors.Is(err, zk.ErrNoNode) {
+		if _, err := c.Create(epochPath, []byte("0"), 0, openACL); err != nil {
+			t.Fatal(err)
+		}
+		data, st, err = c.Get(epochPath)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch, _ := strconv.ParseInt(string(data), 10, 64)
+	_, err = c.Multi(
+		&zk.CreateRequest{Path: chroot + "/controller", Data: kafkaControllerData(broker), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: epochPath, Data: []byte(strconv.FormatInt(epoch+1, 10)), Version: st.Version},
+	)
+	if err != nil {
+		t.Fatalf("broker %d: elect: %v", broker, err)
+	}
+	return epoch + 1
+}
+
+// hbaseMasterData is MasterAddressTracker.toByteArray stored through
+// RecoverableZooKeeper: 0xFF, int32 BE length of id+salt, the process
+// identifier, 8 bytes of salt, "PBUF", Master{ServerName, rpc_version,
+// info_port}.
+func hbaseMasterData(host string, port uint32, startCode uint64) []byte {
+	var sn []byte
+	sn = protowire.AppendTag(sn, 1, protowire.BytesType)
+	sn = protowire.AppendString(sn, host)
+	sn = protowire.AppendTag(sn, 2, protowire.VarintType)
+	sn = protowire.AppendVarint(sn, uint64(port))
+	sn = protowire.AppendTag(sn, 3, protowire.VarintType)
+	sn = protowire.AppendVarint(sn, startCode)
+	var m []byte
+	m = protowire.AppendTag(m, 1, protowire.BytesType)
+	m = protowire.AppendBytes(m, sn)
+	m = protowire.AppendTag(m, 2, protowire.VarintType)
+	m = protowire.AppendVarint(m, 0)
+	m = protowire.AppendTag(m, 3, protowire.VarintType)
+	m = protowire.AppendVarint(m, 16010)
+	id := []byte("master:16000-0x" + strconv.FormatUint(startCode, 16))
+	out := []byte{0xFF}
+	out = binary.BigEndian.AppendUint32(out, uint32(len(id)+8))
+	out = append(out, id...)
+	out = append(out, 1, 2, 3, 4, 5, 6, 7, 8)
+	out = append(out, "PBUF"...)
+	return append(out, m...)
+}
+
+// activeNodeInfoData is DFSZKFailoverController.targetToData.
+func activeNodeInfoData(ns, nn, host string, port, zkfc int32) []byte {
+	var b []byte
+	for i, s := range []string{ns, nn, host} {
+		b = protowire.AppendTag(b, protowire.Number(i+1), protowire.BytesType)
+		b = protowire.AppendString(b, s)
+	}
+	b = protowire.AppendTag(b, 4, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(port))
+	b = protowire.AppendTag(b, 5, protowire.VarintType)
+	return protowire.AppendVarint(b, uint64(zkfc))
+}
+
+func observeSingle(t *testing.T, s *elect.Session, p string, sn elect.SingleNode, opts ...elect.ObserveOption) *elect.SingleObserver {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	o, err := elect.ObserveSingle(ctx, s, p, sn, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); o.Wait() })
+	return o
+}
+
+func czxidOf(t *testing.T, c *zk.Conn, p string) int64 {
+	t.Helper()
+	_, st, err := c.Exists(p)
+	if err != nil || st == nil {
+		t.Fatalf("stat %s: %v", p, err)
+	}
+	return st.Czxid
+}
+
+// A Kafka controller: nobody, then broker 1 elected with epoch 1, its
+// session gone, broker 2, then two elections in one transaction (an
+// owner that came and went unseen: the epoch says so).
+func TestSingleKafkaController(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs := session(t, addrs)
+	chroot := groupPath(t)
+	mkdirs(t, obs.Conn(), chroot)
+	ctrl := chroot + "/controller"
+	o := observeSingle(t, obs, ctrl, elect.SingleNodeFor(ctrl))
+
+	snap := expect(t, o.Observer, elect.Snapshot, nil)
+	if snap.Owner != nil || snap.Recipe != elect.RecipeElection || snap.Gap {
+		t.Fatalf("snapshot before any controller: %+v", snap)
+	}
+
+	b1 := session(t, addrs)
+	if e := kafkaElect(t, b1.Conn(), chroot, 1); e != 1 {
+		t.Fatalf("epoch %d, want 1", e)
+	}
+	won := expect(t, o.Observer, elect.OwnerChanged, ownerIs("1"))
+	term := czxidOf(t, obs.Conn(), ctrl)
+	if won.Previous != nil || won.Gap || won.Owner.Czxid != term || won.Owner.Session != b1.ID() || won.Owner.Node != "controller@"+strconv.FormatInt(term, 10) {
+		t.Fatalf("broker 1 elected: %+v, want term %d, session 0x%x", won, term, b1.ID())
+	}
+	if l, ok := o.Leader(); !ok || !l.EpochKnown || l.Epoch != 1 || l.Identity.Fields["broker_id"] != "1" || l.Identity.Fields["version"] != "2" {
+		t.Fatalf("Leader() = %+v, %v; want epoch 1, broker 1", l, ok)
+	}
+	if v, ok := o.Last(); !ok || v.Owner == nil || v.Owner.ID != "1" {
+		t.Fatalf("Last() = %+v, %v", v, ok)
+	}
+	// The same from a one-shot read.
+	sv, err := elect.ReadSingle(ctxT(t, 10*time.Second), obs, ctrl, elect.SingleNodeFor(ctrl))
+	if err != nil || sv.Owner == nil || sv.Owner.ID != "1" || sv.Epoch != 1 || !sv.EpochKnown || sv.Since.IsZero() {
+		t.Fatalf("ReadSingle = %+v, %v", sv, err)
+	}
+
+	_ = b1.Close() // the controller's session ends: its node goes
+	lost := expect(t, o.Observer, elect.OwnerChanged, nil)
+	if lost.Owner != nil || lost.Previous == nil || lost.Previous.ID != "1" || lost.Reason != elect.ReasonUnknown || lost.Gap {
+		t.Fatalf("broker 1 gone: %+v", lost)
+	}
+
+	b2 := session(t, addrs)
+	kafkaElect(t, b2.Conn(), chroot, 2)
+	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("2")); c.Gap || c.Owner.Czxid <= term {
+		t.Fatalf("broker 2 elected: %+v", c)
+	}
+	if l, _ := o.Leader(); l.Epoch != 2 {
+		t.Fatalf("epoch %d, want 2", l.Epoch)
+	}
+	_ = b2.Close()
+	expect(t, o.Observer, elect.OwnerChanged, func(c elect.Change) error {
+		if c.Owner != nil || c.Previous == nil || c.Previous.ID != "2" {
+			return errors.New("want broker 2 gone")
+		}
+		return nil
+	})
+
+	// Broker 3 elected and gone, broker 4 elected, in one transaction.
+	b4 := session(t, addrs)
+	_, st, err := b4.Conn().Get(chroot + "/controller_epoch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b4.Conn().Multi(
+		&zk.CreateRequest{Path: ctrl, Data: kafkaControllerData(3), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: chroot + "/controller_epoch", Data: []byte("3"), Version: st.Version},
+		&zk.DeleteRequest{Path: ctrl, Version: -1},
+		&zk.CreateRequest{Path: ctrl, Data: kafkaControllerData(4), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: chroot + "/controller_epoch", Data: []byte("4"), Version: st.Version + 1},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("4")); !c.Gap || c.Previous != nil {
+		t.Fatalf("broker 3's tenure passed unseen, yet: %+v", c)
+	}
+	if l, _ := o.Leader(); l.Epoch != 4 {
+		t.Fatalf("epoch %d, want 4", l.Epoch)
+	}
+}
+
+// HBase's master, its session expiring (the holder partitioned away), a
+// backup master taking over; a replacement within one transaction is
+// caught by the parent's child version (HBase keeps no epoch).
+func TestSingleHBaseMasterExpiry(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs := session(t, addrs)
+	parent := groupPath(t) + "/hbase"
+	mkdirs(t, obs.Conn(), parent)
+	master := parent + "/master"
+
+	p := proxyTo(t, addrs[0])
+	const timeout = 2 * time.Second
+	hm1 := session(t, []string{p.Addr()}, elect.WithSessionTimeout(timeout))
+	if _, err := hm1.Conn().Create(master, hbaseMasterData("hm1.example.com", 16000, 1732380000001), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	var fallbacks sync.Map
+	sn := elect.SingleNode{Format: ident.HBase, OnFallback: func(p string, err error) { fallbacks.Store(p, err) }}
+	o := observeSingle(t, obs, master, sn)
+	snap := expect(t, o.Observer, elect.Snapshot, ownerIs("hm1.example.com,16000,1732380000001"))
+	if snap.Gap || snap.Owner.Session != hm1.ID() || len(snap.Queue) != 1 {
+		t.Fatalf("snapshot: %+v", snap)
+	}
+	if l, _ := o.Leader(); l.Identity.Fields["host"] != "hm1.example.com" || l.Identity.Fields["info_port"] != "16010" || l.EpochKnown {
+		t.Fatalf("identity %+v", l.Identity)
+	}
+
+	p.Blackhole(true) // hm1 cut off: the servers expire its session
+	lost := expect(t, o.Observer, elect.OwnerChanged, nil)
+	if lost.Owner != nil || lost.Previous == nil || lost.Previous.Session != hm1.ID() || lost.Reason != elect.ReasonUnknown {
+		t.Fatalf("hm1 expired: %+v", lost)
+	}
+
+	hm2 := session(t, addrs)
+	if _, err := hm2.Conn().Create(master, hbaseMasterData("hm2.example.com", 16000, 1732380000002), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("hm2.example.com,16000,1732380000002")); c.Gap || c.Previous != nil {
+		t.Fatalf("hm2 took over: %+v", c)
+	}
+	// hm2 replaced by hm3 through an hm4 nobody saw, in one transaction.
+	hm3 := session(t, addrs)
+	if _, err := hm3.Conn().Multi(
+		&zk.DeleteRequest{Path: master, Version: -1},
+		&zk.CreateRequest{Path: master, Data: hbaseMasterData("hm4.example.com", 16000, 4), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.DeleteRequest{Path: master, Version: -1},
+		&zk.CreateRequest{Path: master, Data: hbaseMasterData("hm3.example.com", 16000, 3), Acl: openACL, Flags: zk.FlagEphemeral},
+	); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("hm3.example.com,16000,3"))
+	if !c.Gap || c.Previous == nil || c.Previous.ID != "hm2.example.com,16000,1732380000002" {
+		t.Fatalf("hm4's tenure passed unseen, yet: %+v", c)
+	}
+	fallbacks.Range(func(k, v any) bool { t.Errorf("fallback for %v: %v", k, v); return true })
+}
+
+// Malformed data never stops the observer: the owner's ID is the
+// generic form, the fallback is reported once per owner.
+func TestSingleMalformedData(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, w := session(t, addrs), session(t, addrs)
+	parent := groupPath(t) + "/hadoop-ha/ns1"
+	mkdirs(t, obs.Conn(), parent)
+	lock := parent + "/ActiveStandbyElectorLock"
+	if _, err := w.Conn().Create(lock, []byte("\x0a\x03ns1\x12"), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var errs []error
+	sn := elect.SingleNode{OnFallback: func(_ string, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }}
+	o := observeSingle(t, obs, lock, sn)
+	snap := expect(t, o.Observer, elect.Snapshot, ownerIs("0x0a036e733112"))
+	if l, _ := o.Leader(); !l.Identity.Fallback || !errors.Is(l.DecodeErr, ident.ErrMalformed) {
+		t.Fatalf("leader %+v: want a fallback", l)
+	}
+	_ = snap
+	// A good NameNode replaces it.
+	if _, err := w.Conn().Multi(
+		&zk.DeleteRequest{Path: lock, Version: -1},
+		&zk.CreateRequest{Path: lock, Data: activeNodeInfoData("ns1", "nn2", "nn2.example.com", 8020, 8019), Acl: openACL, Flags: zk.FlagEphemeral},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("nn2")); c.Gap {
+		t.Fatalf("nn2: %+v", c)
+	}
+	if l, _ := o.Leader(); l.Identity.Fields["nameservice"] != "ns1" || l.Identity.Fields["zkfc_port"] != "8019" {
+		t.Fatalf("nn2 identity %+v", l.Identity)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 1 {
+		t.Fatalf("fallbacks reported %d times (%v), want once", len(errs), errs)
+	}
+}
+
+// The observer's own connection lost: Unknown, then a fresh Snapshot once
+// back; an owner that came and went meanwhile makes it say Gap.
+func TestSingleConnectionLoss(t *testing.T) {
+	addrs := sharedAddrs(t)
+	p := proxyTo(t, addrs[0])
+	obs := session(t, []string{p.Addr()}, elect.WithSessionTimeout(8*time.Second))
+	w := session(t, addrs)
+	parent := groupPath(t)
+	mkdirs(t, w.Conn(), parent)
+	leader := parent + "/loadbalance/leader"
+	mkdirs(t, w.Conn(), path.Dir(leader))
+	pulsar := func(n int) []byte {
+		return fmt.Appendf(nil, `{"brokerId":"broker-%d:8080","serviceUrl":"http://broker-%d:8080"}`, n, n)
+	}
+	if _, err := w.Conn().Create(leader, pulsar(1), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	o := observeSingle(t, obs, leader, elect.SingleNodeFor(leader))
+	expect(t, o.Observer, elect.Snapshot, ownerIs("broker-1:8080"))
+
+	p.Refuse(true)
+	p.Cut()
+	expect(t, o.Observer, elect.Unknown, nil)
+	// Meanwhile broker 2 leads and goes, and broker 3 leads.
+	for _, n := range []int{2, 3} {
+		if _, err := w.Conn().Multi(
+			&zk.DeleteRequest{Path: leader, Version: -1},
+			&zk.CreateRequest{Path: leader, Data: pulsar(n), Acl: openACL, Flags: zk.FlagEphemeral},
+		); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Refuse(false)
+	if c := expect(t, o.Observer, elect.Snapshot, ownerIs("broker-3:8080")); !c.Gap {
+		t.Fatalf("broker 2 led unseen, yet: %+v", c)
+	}
+	// Lost again with nothing changed: the same owner, no gap.
+	p.Cut()
+	expect(t, o.Observer, elect.Unknown, nil)
+	if c := expect(t, o.Observer, elect.Snapshot, ownerIs("broker-3:8080")); c.Gap {
+		t.Fatalf("nothing changed, yet: %+v", c)
+	}
+}
+
+// A bridge restarted on its audit log knows only the last owner node and
+// zxid (AfterOwner); one restarted in-process has the last view (Since).
+func TestSingleSinceAndAfterOwner(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, w := session(t, addrs), session(t, addrs)
+	parent := groupPath(t) + "/overseer_elect"
+	mkdirs(t, w.Conn(), parent)
+	leader := parent + "/leader"
+	solr := func(n int) []byte {
+		return fmt.Appendf(nil, "{\n  \"id\":\"%d-10.0.0.%d:8983_solr-n_%010d\"}", 72057594037927936+n, n, n)
+	}
+	if _, err := w.Conn().Create(leader, solr(1), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	o1, err := elect.ObserveSingle(ctx, obs, leader, elect.SingleNode{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := expect(t, o1.Observer, elect.Snapshot, ownerIs("72057594037927937-10.0.0.1:8983_solr-n_0000000001"))
+	stop()
+	o1.Wait()
+	last, _ := o1.Last()
+	if c := expect(t, observeSingle(t, obs, leader, elect.SingleNode{}, elect.Since(last)).Observer, elect.Snapshot, nil); c.Gap {
+		t.Fatalf("the same overseer throughout, yet: %+v", c)
+	}
+	if c := expect(t, observeSingle(t, obs, leader, elect.SingleNode{}, elect.AfterOwner(first.Owner.Node, first.Zxid)).Observer, elect.Snapshot, nil); c.Gap {
+		t.Fatalf("the same overseer throughout (after owner), yet: %+v", c)
+	}
+	// Overseer 2 then 3 while nobody looked.
+	for _, n := range []int{2, 3} {
+		if _, err := w.Conn().Multi(
+			&zk.DeleteRequest{Path: leader, Version: -1},
+			&zk.CreateRequest{Path: leader, Data: solr(n), Acl: openACL, Flags: zk.FlagEphemeral},
+		); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, opt := range map[string]elect.ObserveOption{"since": elect.Since(last), "after owner": elect.AfterOwner(first.Owner.Node, first.Zxid)} {
+		c := expect(t, observeSingle(t, obs, leader, elect.SingleNode{}, opt).Observer, elect.Snapshot, nil)
+		if !c.Gap || c.Owner == nil || c.Owner.ID != "72057594037927939-10.0.0.3:8983_solr-n_0000000003" {
+			t.Fatalf("%s: overseer 2 led unseen, yet: %+v", name, c)
+		}
+	}
+}
+
+// Kafka during a ZooKeeper-to-KRaft migration: /controller is persistent
+// and each KRaft controller writes it again; every write is a new owner,
+// and a lock recipe names the events so.
+func TestSingleRewrittenNodeAndRecipe(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, w := session(t, addrs), session(t, addrs)
+	chroot := groupPath(t)
+	mkdirs(t, w.Conn(), chroot)
+	ctrl := chroot + "/controller"
+	kraft := func(id, epoch int) []byte {
+		return fmt.Appendf(nil, `{"version":2,"brokerid":%d,"timestamp":"1","kraftControllerEpoch":%d}`, id, epoch)
+	}
+	if _, err := w.Conn().Create(ctrl, kraft(3000, 1), 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	o := observeSingle(t, obs, ctrl, elect.SingleNode{Format: ident.Kafka}, elect.AsRecipe(elect.RecipeLock))
+	snap := expect(t, o.Observer, elect.Snapshot, ownerIs("3000"))
+	if snap.Owner.Session != 0 || snap.Recipe != elect.RecipeLock {
+		t.Fatalf("persistent controller: %+v", snap)
+	}
+	if _, err := w.Conn().Set(ctrl, kraft(3001, 2), 0); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("3001"))
+	if c.Previous == nil || c.Previous.ID != "3000" || c.Gap || c.Owner.Czxid <= snap.Owner.Czxid || c.Owner.Node == snap.Owner.Node {
+		t.Fatalf("rewrite: %+v", c)
+	}
+	// Two writes, one seen: the data version says one was missed.
+	if _, err := w.Conn().Multi(
+		&zk.SetDataRequest{Path: ctrl, Data: kraft(3002, 3), Version: 1},
+		&zk.SetDataRequest{Path: ctrl, Data: kraft(3003, 4), Version: 2},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("3003")); !c.Gap {
+		t.Fatalf("3002 passed unseen, yet: %+v", c)
+	}
+}
+
+func TestSingleRejectsBadInput(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	ctx := ctxT(t, 5*time.Second)
+	for _, c := range []struct {
+		p  string
+		sn elect.SingleNode
+	}{
+		{"relative", elect.SingleNode{}},
+		{"/", elect.SingleNode{}},
+		{"/x", elect.SingleNode{Format: "nope"}},
+		{"/x", elect.SingleNode{EpochPath: "bad"}},
+	} {
+		if o, err := elect.ObserveSingle(ctx, s, c.p, c.sn); err == nil {
+			o.Wait()
+			t.Errorf("ObserveSingle(%q, %+v) accepted", c.p, c.sn)
+		}
+	}
+	if _, err := elect.ObserveSingle(ctx, nil, "/x", elect.SingleNode{}); err == nil {
+		t.Error("nil session accepted")
+	}
+	if _, err := elect.ReadSingle(ctx, s, "x", elect.SingleNode{}); err == nil {
+		t.Error("ReadSingle accepted a relative path")
+	}
+	if sv, err := elect.ReadSingle(ctx, s, groupPath(t)+"/none/controller", elect.SingleNodeFor("/kafka/controller")); err != nil || sv.Owner != nil || sv.ParentExists {
+		t.Errorf("ReadSingle of a missing node = %+v, %v", sv, err)
+	}
+}
