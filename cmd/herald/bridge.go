@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 	"github.com/zkherald/herald/sinks/audit"
 )
@@ -24,6 +25,7 @@ type bridgeFlags struct {
 	config                   string
 	drainTimeout             time.Duration
 	haReplay                 time.Duration
+	heartbeat                time.Duration
 	groupMetrics             int
 
 	nats, natsMode, natsStore, natsListen string
@@ -38,6 +40,8 @@ type bridgeFlags struct {
 	kafkaPartitions, kafkaReplication          int
 
 	audit string
+
+	presets []string // --preset (preset.go)
 }
 
 const bridgeExample = `  # Observe two groups, publish to an embedded NATS server with JetStream:
@@ -97,6 +101,7 @@ sinks to acknowledge what was published.`,
 	fl.StringVar(&f.httpAddr, "http", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090")
 	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags (flags override it)")
 	fl.DurationVar(&f.drainTimeout, "drain-timeout", bridge.DefaultDrainTimeout, "on stop, how long to wait for the sinks to acknowledge what was published")
+	fl.DurationVar(&f.heartbeat, "heartbeat", publish.DefaultHeartbeat, "how often the active bridge confirms the owners it wrote to JetStream and Kafka (one record per bridge); readers call them stale after 3 heartbeats without one")
 
 	fl.StringVar(&f.nats, "nats", "", "NATS URL(s), comma separated; empty with no --kafka: serve an embedded NATS server")
 	fl.StringVar(&f.natsMode, "nats-mode", "jetstream", "jetstream (stream HERALD and owners bucket; core subscribers see the events too) or core (plain subjects only)")
@@ -125,6 +130,7 @@ sinks to acknowledge what was published.`,
 	fl.IntVar(&f.kafkaReplication, "kafka-replication", 0, "replication factor of topics herald creates (default: the brokers')")
 
 	fl.StringVar(&f.audit, "audit", "", "append every event to this audit log file (JSON lines)")
+	addPresetFlag(fl, &f.presets)
 	return cmd
 }
 
@@ -158,6 +164,9 @@ func (f *bridgeFlags) check() error {
 	}
 	if f.groupMetrics <= 0 {
 		return usageErr("--group-metrics-limit %d: give a positive number of groups", f.groupMetrics)
+	}
+	if f.heartbeat < 10*time.Millisecond {
+		return usageErr("--heartbeat %v: give a duration of at least 10ms, e.g. 5s", f.heartbeat)
 	}
 	if f.haReplay <= 0 {
 		return usageErr("--ha-replay %v: give a positive duration, e.g. 2m", f.haReplay)
@@ -198,6 +207,9 @@ func (f *bridgeFlags) recipeMap() (elect.RecipeRules, error) {
 }
 
 func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
+	if err := f.applyPresets(a.log); err != nil {
+		return err
+	}
 	if err := f.check(); err != nil {
 		return err
 	}
@@ -231,6 +243,7 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		HTTPAddr:          f.httpAddr,
 		DrainTimeout:      f.drainTimeout,
 		HAReplay:          f.haReplay,
+		Heartbeat:         f.heartbeat,
 		GroupMetricsLimit: f.groupMetrics,
 		Logger:            a.log,
 	}

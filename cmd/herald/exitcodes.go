@@ -9,6 +9,10 @@ const (
 	// (the child was stopped), or a fenced checkpoint was rejected because
 	// its leader is gone.
 	exitNotLeader = 3
+	// exitStale: herald who --nats/--kafka read a value no bridge has
+	// confirmed within its bound (or whose bridge stopped): it may no
+	// longer be true.
+	exitStale = 4
 	// exitTempFail (EX_TEMPFAIL): herald lock gave up waiting for the lock.
 	exitTempFail = 75
 	// exitCannotExec and exitNotFound follow the shell: the child command

@@ -29,6 +29,17 @@ type whoReport struct {
 	Since     *time.Time `json:"since,omitempty"`
 	// Queue is every node in line, owner first; only ZooKeeper knows it.
 	Queue []whoNode `json:"queue,omitempty"`
+	// Leader: a single-node leader's identity and epoch (who_single.go).
+	Leader *whoLeader `json:"leader,omitempty"`
+	// Stale (--nats, --kafka): no bridge has confirmed the value within
+	// its bound, or the one that would stopped; ZooKeeper may say
+	// otherwise. Confirmed is when ConfirmedBy last confirmed it.
+	Stale       bool       `json:"stale"`
+	Confirmed   *time.Time `json:"confirmed,omitempty"`
+	ConfirmedBy string     `json:"confirmed_by,omitempty"`
+	StaleReason string     `json:"stale_reason,omitempty"`
+	// freshness says it in one line, for people.
+	freshness string
 }
 
 type whoNode struct {
@@ -45,23 +56,40 @@ type whoNode struct {
 func newWhoCmd(a *app) *cobra.Command {
 	var sf sourceFlags
 	var asJSON bool
+	var preset []string // --preset (who_single.go)
 	cmd := &cobra.Command{
 		Use:   "who PATH",
 		Short: "Show who owns an election or lock now, and who waits",
 		Long: `who reads the current owner and queue of a group from ZooKeeper. It works for
 any SEQUENCE|EPHEMERAL election or lock, written by herald or by other
 clients (Curator, Kazoo, go-zookeeper). With --nats or --kafka it asks the
-owners a bridge published instead (no queue), without touching ZooKeeper.`,
+owners a bridge published instead (no queue), without touching ZooKeeper.
+
+A value read from NATS or Kafka is only as fresh as the bridge that wrote it:
+the active bridge confirms its values with a heartbeat (bridge --heartbeat,
+5s by default). When none has confirmed the value for 3 heartbeats, or the
+bridge said it stopped, who prints "stale: last confirmed by BRIDGE at TIME,
+AGE ago" and exits 4; --json says "stale": true and "confirmed". Ask
+ZooKeeper (--zk) for the truth.
+
+Exit codes: 0 the owner is shown; 4 the value shown is stale (--nats,
+--kafka); 1 no owner, or it could not be read; 2 usage errors.`,
 		Example: `  herald who --zk zk1:2181 /jobs/nightly
   herald who --nats nats://localhost:4222 /jobs/nightly --json
   herald who --kafka broker1:9092 /locks/backup`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if len(preset) > 0 && len(args) == 0 {
+				return nil
+			}
 			if len(args) != 1 {
 				return usageErr("who takes exactly one group path, got %d (e.g. herald who /jobs/nightly)", len(args))
 			}
 			return groupArg("PATH", args[0])
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(preset) > 0 {
+				return a.whoPreset(cmd.Context(), preset, args, &sf, asJSON)
+			}
 			src, err := sf.which()
 			if err != nil {
 				return err
@@ -78,14 +106,12 @@ owners a bridge published instead (no queue), without touching ZooKeeper.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(a.stdout, r)
-			}
-			return writeWho(a.stdout, r)
+			return a.printWho(r, asJSON)
 		},
 	}
 	sf.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	addPresetFlag(cmd.Flags(), &preset)
 	return cmd
 }
 
@@ -95,6 +121,10 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 		return whoReport{}, err
 	}
 	defer s.Close()
+	// A single-node leader (Kafka's /controller, ...): who_single.go.
+	if r, ok, err := a.whoSingleZK(ctx, s, group, nil); ok || err != nil {
+		return r, err
+	}
 	v, err := elect.ReadGroup(ctx, s, group)
 	if errors.Is(err, elect.ErrNoParent) {
 		return whoReport{}, fmt.Errorf("group %s does not exist in ZooKeeper at %s; check the path", group, a.zk)
@@ -157,13 +187,17 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 			drained = true
 		}
 	}
-	if last == nil || last.Owner == nil {
+	if last == nil || last.Owner == nil && !last.Stale {
 		return whoReport{}, fmt.Errorf("no owner of %s in the NATS owners bucket: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", group, group)
 	}
-	o := last.Owner
-	since := o.Since
-	return whoReport{Group: group, Recipe: o.Recipe, Source: "nats", Ready: o.Ready, Since: &since,
-		Owner: &whoNode{ID: o.Owner.ID, Node: o.Owner.Node, Session: o.Owner.Session, Sequence: o.Owner.Sequence, Term: o.Term}}, nil
+	r := whoReport{Group: group, Source: "nats"}
+	if o := last.Owner; o != nil {
+		since := o.Since
+		r.Recipe, r.Ready, r.Since = o.Recipe, o.Ready, &since
+		r.Owner = &whoNode{ID: o.Owner.ID, Node: o.Owner.Node, Session: o.Owner.Session, Sequence: o.Owner.Sequence, Term: o.Term}
+	}
+	r.setFreshness(last.Freshness)
+	return r, nil
 }
 
 func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoReport, error) {
@@ -194,10 +228,60 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 	if last != nil {
 		owner = last.Owner()
 	}
-	if owner == nil {
+	if owner == nil && (last == nil || !last.Stale) {
 		return whoReport{}, fmt.Errorf("no owner of %s in Kafka topic %s: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", group, kafkasink.DefaultOwnersTopic, group)
 	}
-	since := last.Event.Time
-	return whoReport{Group: group, Recipe: last.Event.Recipe, Source: "kafka", Ready: last.Ready(), Since: &since,
-		Owner: &whoNode{ID: owner.ID, Node: owner.Node, Session: owner.Session, Sequence: owner.Sequence, Term: last.Event.Term}}, nil
+	r := whoReport{Group: group, Recipe: last.Event.Recipe, Source: "kafka"}
+	if owner != nil {
+		since := last.Event.Time
+		r.Ready, r.Since = last.Ready(), &since
+		r.Owner = &whoNode{ID: owner.ID, Node: owner.Node, Session: owner.Session, Sequence: owner.Sequence, Term: last.Event.Term}
+	}
+	r.setFreshness(last.Freshness)
+	return r, nil
+}
+
+// setFreshness records what the heartbeats say of a value from NATS or
+// Kafka.
+func (r *whoReport) setFreshness(f publish.Freshness) {
+	r.Stale, r.ConfirmedBy, r.StaleReason = f.Stale, f.ConfirmedBy, f.StaleReason
+	if !f.Confirmed.IsZero() {
+		t := f.Confirmed
+		r.Confirmed = &t
+	}
+	switch d := f.Describe(time.Now()); {
+	case d == "":
+	case f.Stale:
+		r.freshness = "stale: " + d
+	case f.BridgeState == "":
+		r.freshness = d // not judged: the writer sends no heartbeats
+	default:
+		r.freshness = "fresh: " + d
+	}
+}
+
+// printWho prints the report, and its freshness for a value from NATS or
+// Kafka; a stale value exits with exitStale.
+func (a *app) printWho(r whoReport, asJSON bool) error {
+	var err error
+	switch {
+	case asJSON:
+		err = writeJSON(a.stdout, r)
+	case r.Owner == nil && r.Source != "zookeeper":
+		_, err = fmt.Fprintf(a.stdout, "%s (from %s): no owner\n", r.Group, r.Source)
+	default:
+		err = writeWho(a.stdout, r)
+	}
+	if err == nil && r.freshness != "" && !asJSON {
+		_, err = fmt.Fprintln(a.stdout, r.freshness)
+	}
+	switch {
+	case err != nil:
+		return err
+	case !r.Stale:
+		return nil
+	case asJSON:
+		return &exitError{code: exitStale, err: fmt.Errorf("the %s value of %s is %s (ask ZooKeeper: herald who --zk HOSTS %s)", r.Source, r.Group, r.freshness, r.Group)}
+	}
+	return &exitError{code: exitStale}
 }

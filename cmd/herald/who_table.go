@@ -15,6 +15,10 @@ func writeWho(w io.Writer, r whoReport) error {
 	if recipe == "" {
 		recipe = "unknown recipe"
 	}
+	if r.Owner == nil && r.Leader != nil { // a single-node leader (who_single.go)
+		_, err := fmt.Fprintf(w, "%s (%s, from %s): no owner: no leader node%s\n", r.Group, recipe, r.Source, r.Leader.noOwner())
+		return err
+	}
 	if r.Owner == nil {
 		_, err := fmt.Fprintf(w, "%s (%s, from %s): no owner, %d waiting\n", r.Group, recipe, r.Source, len(r.Queue))
 		return err
@@ -30,6 +34,9 @@ func writeWho(w io.Writer, r whoReport) error {
 		state += ", since " + r.Since.UTC().Format(time.RFC3339)
 	}
 	fmt.Fprintf(w, "%s (%s, from %s): owner %s%s\n", r.Group, recipe, r.Source, r.Owner.ID, state)
+	if r.Leader != nil {
+		fmt.Fprintln(w, "  "+r.Leader.line())
+	}
 	rows := r.Queue
 	if len(rows) == 0 {
 		rows = []whoNode{*r.Owner}

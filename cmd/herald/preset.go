@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/spf13/pflag"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/elect/ident"
+)
+
+// Presets: where real systems keep their leaders in ZooKeeper (see
+// README "Leaders of other systems"). "--preset NAME[=ARG]" expands to
+// the paths and decoders the system uses; ARG is its chroot, znode parent
+// or root when it is not the default.
+
+// presetDef is one system's layout.
+type presetDef struct {
+	name  string
+	about string
+	// arg names ARG in help texts; def is its default ("" for the
+	// ZooKeeper root); need says ARG is required.
+	arg, def string
+	need     bool
+	expand   func(root string) presetSpec
+}
+
+// presetSpec is what a preset names, below its root.
+type presetSpec struct {
+	// leaders are single-node leaders at fixed paths.
+	leaders []presetLeader
+	// found are single-node leaders or queue groups found by walking a
+	// pattern below a root (nameservices, collections and shards).
+	found []presetPattern
+	// groups are queue groups (Curator LeaderLatch and the like).
+	groups []string
+}
+
+type presetLeader struct {
+	path string
+	node elect.SingleNode
+}
+
+// presetPattern finds paths below root: each element of segs is a child
+// name, or "*" for every child.
+type presetPattern struct {
+	root   string
+	segs   []string
+	format ident.Format // a single-node leader in this format; "" for a queue group
+	what   string       // what is found, for messages ("nameservice")
+}
+
+// presets is the table, in the order help texts list it.
+var presets = []presetDef{
+	{name: "kafka", about: "Kafka's controller (ZooKeeper mode): /controller and its epoch /controller_epoch",
+		arg: "CHROOT", expand: func(r string) presetSpec {
+			ctrl := join(r, "controller")
+			return presetSpec{leaders: []presetLeader{{ctrl, elect.SingleNode{Format: ident.Kafka, EpochPath: join(r, "controller_epoch")}}}}
+		}},
+	{name: "hbase", about: "HBase's active master: <zookeeper.znode.parent>/master",
+		arg: "ZNODE_PARENT", def: "/hbase", expand: func(r string) presetSpec {
+			return presetSpec{leaders: []presetLeader{{join(r, "master"), elect.SingleNode{Format: ident.HBase}}}}
+		}},
+	{name: "hadoop-ha", about: "HDFS NameNodes (and YARN ResourceManagers with PARENT=/yarn-leader-election): <parent>/<nameservice>/ActiveStandbyElectorLock",
+		arg: "PARENT", def: "/hadoop-ha", expand: func(r string) presetSpec {
+			return presetSpec{found: []presetPattern{{root: r, segs: []string{"*", "ActiveStandbyElectorLock"}, format: ident.HadoopHA, what: "nameservice"}}}
+		}},
+	{name: "solr", about: "Solr's overseer (/overseer_elect) and every shard leader (/collections/<c>/leaders/<shard>/leader)",
+		arg: "CHROOT", expand: func(r string) presetSpec {
+			return presetSpec{
+				leaders: []presetLeader{{join(r, "overseer_elect/leader"), elect.SingleNode{Format: ident.SolrOverseer}}},
+				found: []presetPattern{
+					{root: join(r, "collections"), segs: []string{"*", "leaders", "*", "leader"}, format: ident.SolrLeader, what: "shard leader"},
+					{root: join(r, "collections"), segs: []string{"*", "leader_elect", "*", "election"}, what: "shard election"},
+				},
+				groups: []string{join(r, "overseer_elect/election")},
+			}
+		}},
+	{name: "druid", about: "Druid's coordinator and overlord leaders (Curator LeaderLatch): <base>/coordinator/_COORDINATOR, <base>/overlord/_OVERLORD",
+		arg: "BASE", def: "/druid", expand: func(r string) presetSpec {
+			return presetSpec{groups: []string{join(r, "coordinator/_COORDINATOR"), join(r, "overlord/_OVERLORD")}}
+		}},
+	{name: "storm", about: "Storm's leading Nimbus (Curator LeaderLatch): <storm.zookeeper.root>/leader-lock",
+		arg: "ROOT", def: "/storm", expand: func(r string) presetSpec {
+			return presetSpec{groups: []string{join(r, "leader-lock")}}
+		}},
+	{name: "pulsar", about: "Pulsar's load manager leader: /loadbalance/leader",
+		arg: "CHROOT", expand: func(r string) presetSpec {
+			return presetSpec{leaders: []presetLeader{{join(r, "loadbalance/leader"), elect.SingleNode{Format: ident.Pulsar}}}}
+		}},
+	{name: "helix", about: "a Helix cluster's controller: /<cluster>/CONTROLLER/LEADER",
+		arg: "CLUSTER", need: true, expand: func(r string) presetSpec {
+			return presetSpec{leaders: []presetLeader{{join(r, "CONTROLLER/LEADER"), elect.SingleNode{Format: ident.Helix}}}}
+		}},
+}
+
+// join appends a relative path to a root ("" or "/" for the ZooKeeper
+// root).
+func join(root, rel string) string { return path.Join("/", root, rel) }
+
+// presetHelp is the flag's help text: every preset and its argument.
+func presetHelp() string {
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		if p.need {
+			names[i] = p.name + "=" + p.arg
+		} else {
+			names[i] = p.name + "[=" + p.arg + "]"
+		}
+	}
+	return "observe the leaders a system keeps in ZooKeeper (repeat): " + strings.Join(names, ", ")
+}
+
+// addPresetFlag registers --preset on a command's flags.
+func addPresetFlag(fl *pflag.FlagSet, into *[]string) {
+	fl.StringSliceVar(into, "preset", nil, presetHelp())
+}
+
+// parsePreset reads "NAME[=ARG]": the preset and its root.
+func parsePreset(s string) (presetDef, string, error) {
+	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), "=")
+	for _, p := range presets {
+		if p.name != name {
+			continue
+		}
+		root := p.def
+		if hasArg {
+			root = arg
+		}
+		switch {
+		case p.need && root == "":
+			return p, "", usageErr("--preset %s needs its %s: --preset %s=%s", name, p.arg, name, p.arg)
+		case p.need && !strings.HasPrefix(root, "/"):
+			root = "/" + root // a Helix cluster is named, not a path
+		}
+		if root == "" || root == "/" {
+			return p, "/", nil
+		}
+		if err := elect.ValidatePath(root); err != nil {
+			return p, "", usageErr("--preset %s: %s %q: %v", name, p.arg, root, err)
+		}
+		return p, root, nil
+	}
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.name
+	}
+	return presetDef{}, "", usageErr("--preset %q: unknown; want one of %s (NAME or NAME=%s)", name, strings.Join(names, ", "), "ROOT")
+}
+
+// expandPresets parses every --preset into its specs, in order.
+func expandPresets(specs []string) ([]presetDef, []presetSpec, error) {
+	var defs []presetDef
+	var out []presetSpec
+	for _, s := range specs {
+		p, root, err := parsePreset(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		defs = append(defs, p)
+		out = append(out, p.expand(root))
+	}
+	return defs, out, nil
+}
+
+// applyPresets adds what the bridge can observe of f.presets to --watch
+// and --recipe: the queue groups (LeaderLatch elections), as elections.
+// The bridge does not observe single-node leaders yet (it needs
+// elect.ObserveSingle wired into its observers); those are skipped with a
+// warning, and a preset that has nothing else is a usage error naming
+// herald who --preset, which reads them.
+func (f *bridgeFlags) applyPresets(log *slog.Logger) error {
+	defs, specs, err := expandPresets(f.presets)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, p := range append(append([]string(nil), f.watch...), f.discover...) {
+		have[p] = true
+	}
+	ruled := map[string]bool{}
+	for _, r := range f.recipes {
+		if i := strings.LastIndex(r, "="); i >= 0 {
+			ruled[r[:i]] = true
+		}
+	}
+	for i, sp := range specs {
+		var skipped []string
+		for _, l := range sp.leaders {
+			skipped = append(skipped, l.path)
+		}
+		for _, fp := range sp.found {
+			skipped = append(skipped, path.Join(append([]string{fp.root}, fp.segs...)...))
+		}
+		if len(sp.groups) == 0 {
+			return usageErr("--preset %s: herald bridge cannot observe single-node leaders yet (%s); read them with: herald who --preset %s",
+				defs[i].name, strings.Join(skipped, ", "), f.presets[i])
+		}
+		if len(skipped) > 0 {
+			log.Warn("preset: herald bridge does not observe single-node leaders yet; skipping them (herald who --preset reads them)",
+				"preset", defs[i].name, "skipped", skipped)
+		}
+		for _, g := range sp.groups {
+			if !have[g] {
+				have[g] = true
+				f.watch = append(f.watch, g)
+			}
+			if !ruled[g] {
+				ruled[g] = true
+				f.recipes = append(f.recipes, g+"="+string(elect.RecipeElection))
+			}
+		}
+	}
+	return nil
+}
+
+// presetTarget is one path a preset names, found in ZooKeeper.
+type presetTarget struct {
+	path   string
+	single *elect.SingleNode // nil for a queue group
+	// missing: a pattern found nothing; path is then its root and what
+	// says what was looked for.
+	missing string
+}
+
+// presetTargets lists what specs name, walking the patterns in ZooKeeper.
+func presetTargets(ctx context.Context, c *zk.Conn, specs []presetSpec) ([]presetTarget, error) {
+	var out []presetTarget
+	for _, sp := range specs {
+		for _, l := range sp.leaders {
+			node := l.node
+			out = append(out, presetTarget{path: l.path, single: &node})
+		}
+		for _, g := range sp.groups {
+			out = append(out, presetTarget{path: g})
+		}
+		for _, fp := range sp.found {
+			paths, err := walk(ctx, c, fp.root, fp.segs)
+			if err != nil {
+				return nil, err
+			}
+			if len(paths) == 0 {
+				out = append(out, presetTarget{path: fp.root, missing: fp.what})
+			}
+			for _, p := range paths {
+				t := presetTarget{path: p}
+				if fp.format != "" {
+					t.single = &elect.SingleNode{Format: fp.format}
+				}
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// walk finds the paths below root that segs match ("*" any child), in
+// order; a literal segment is taken as it is (whether it exists is for
+// the reader of the path to say).
+func walk(ctx context.Context, c *zk.Conn, root string, segs []string) ([]string, error) {
+	cur := []string{root}
+	for i, seg := range segs {
+		var next []string
+		for _, p := range cur {
+			if seg != "*" {
+				next = append(next, path.Join(p, seg))
+				continue
+			}
+			children, err := childrenOf(ctx, c, p)
+			if err != nil {
+				return nil, err
+			}
+			for _, ch := range children {
+				next = append(next, path.Join(p, ch))
+			}
+		}
+		cur = next
+		if i == len(segs)-1 {
+			break
+		}
+	}
+	sort.Strings(cur)
+	return cur, nil
+}
+
+// childrenOf lists p's children, none when p does not exist.
+func childrenOf(ctx context.Context, c *zk.Conn, p string) ([]string, error) {
+	type res struct {
+		children []string
+		err      error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		cs, _, err := c.Children(p)
+		ch <- res{cs, err}
+	}()
+	select {
+	case r := <-ch:
+		if errors.Is(r.err, zk.ErrNoNode) {
+			return nil, nil
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("list %s: %w", p, r.err)
+		}
+		sort.Strings(r.children)
+		return r.children, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/elect/ident"
+	"github.com/zkherald/herald/publish"
+)
+
+func TestParsePreset(t *testing.T) {
+	for _, c := range []struct {
+		spec, root string
+		leaders    []string
+		groups     []string
+	}{
+		{"kafka", "/", []string{"/controller"}, nil},
+		{"kafka=/kafka-prod", "/kafka-prod", []string{"/kafka-prod/controller"}, nil},
+		{"hbase", "/hbase", []string{"/hbase/master"}, nil},
+		{"hbase=/hbase-unsecure", "/hbase-unsecure", []string{"/hbase-unsecure/master"}, nil},
+		{"hadoop-ha", "/hadoop-ha", nil, nil},
+		{"solr=/solr", "/solr", []string{"/solr/overseer_elect/leader"}, []string{"/solr/overseer_elect/election"}},
+		{"druid", "/druid", nil, []string{"/druid/coordinator/_COORDINATOR", "/druid/overlord/_OVERLORD"}},
+		{"storm", "/storm", nil, []string{"/storm/leader-lock"}},
+		{"pulsar", "/", []string{"/loadbalance/leader"}, nil},
+		{"helix=MYCLUSTER", "/MYCLUSTER", []string{"/MYCLUSTER/CONTROLLER/LEADER"}, nil},
+	} {
+		p, root, err := parsePreset(c.spec)
+		if err != nil || root != c.root {
+			t.Errorf("parsePreset(%s) = %q, %v; want root %q", c.spec, root, err, c.root)
+			continue
+		}
+		sp := p.expand(root)
+		var leaders []string
+		for _, l := range sp.leaders {
+			leaders = append(leaders, l.path)
+		}
+		if strings.Join(leaders, ",") != strings.Join(c.leaders, ",") || strings.Join(sp.groups, ",") != strings.Join(c.groups, ",") {
+			t.Errorf("%s: leaders %v groups %v, want %v %v", c.spec, leaders, sp.groups, c.leaders, c.groups)
+		}
+	}
+	sp := presets[0].expand("/k")
+	if sp.leaders[0].node.EpochPath != "/k/controller_epoch" || sp.leaders[0].node.Format != ident.Kafka {
+		t.Errorf("kafka: %+v", sp.leaders[0].node)
+	}
+	for _, bad := range []string{"kafak", "helix", "hbase=relative//x", ""} {
+		if _, _, err := parsePreset(bad); err == nil {
+			t.Errorf("parsePreset(%q) accepted", bad)
+		}
+	}
+}
+
+// The bridge observes what it can of a preset (the queue groups) and says
+// plainly what it cannot yet (single-node leaders).
+func TestApplyPresetsToBridgeFlags(t *testing.T) {
+	f := bridgeFlags{presets: []string{"druid=/d", "storm"}, watch: []string{"/d/overlord/_OVERLORD"}, recipes: []string{"/storm/leader-lock=lock"}}
+	if err := f.applyPresets(discardLog()); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.watch, ","); got != "/d/overlord/_OVERLORD,/d/coordinator/_COORDINATOR,/storm/leader-lock" {
+		t.Errorf("watch %s", got)
+	}
+	if got := strings.Join(f.recipes, ","); got != "/storm/leader-lock=lock,/d/coordinator/_COORDINATOR=election,/d/overlord/_OVERLORD=election" {
+		t.Errorf("recipes %s", got)
+	}
+	f = bridgeFlags{presets: []string{"kafka"}}
+	if err := f.applyPresets(discardLog()); err == nil || !strings.Contains(err.Error(), "herald who --preset kafka") {
+		t.Errorf("kafka on the bridge: %v", err)
+	}
+	_, stderr, code := heraldRun(t, nil, "bridge", "--zk", "127.0.0.1:1", "--preset", "hbase=/hb")
+	if code != exitUsage || !strings.Contains(stderr, "/hb/master") || !strings.Contains(stderr, "herald who --preset hbase=/hb") {
+		t.Errorf("bridge --preset hbase: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = heraldRun(t, nil, "who", "--preset", "nosuch")
+	if code != exitUsage || !strings.Contains(stderr, "kafka, hbase, hadoop-ha, solr, druid, storm, pulsar") {
+		t.Errorf("who --preset nosuch: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = heraldRun(t, nil, "who", "/x", "--preset", "kafka")
+	if code != exitUsage || !strings.Contains(stderr, "not both") {
+		t.Errorf("who PATH --preset: exit %d: %s", code, stderr)
+	}
+}
+
+func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// rawZK is a plain go-zookeeper session, as the systems' own clients
+// write with; closed with the test.
+func rawZK(t *testing.T) *zk.Conn {
+	t.Helper()
+	return zkSession(t).Conn()
+}
+
+func mkpath(t *testing.T, c *zk.Conn, p string) {
+	t.Helper()
+	cur := ""
+	for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
+		cur += "/" + part
+		if _, err := c.Create(cur, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatalf("create %s: %v", cur, err)
+		}
+	}
+}
+
+func ephemeral(t *testing.T, c *zk.Conn, p string, data []byte) {
+	t.Helper()
+	mkpath(t, c, path.Dir(p))
+	if _, err := c.Create(p, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", p, err)
+	}
+}
+
+// kafkaRegister is KafkaZkClient.registerControllerAndIncrementControllerEpoch:
+// /controller_epoch created with 0 when missing, then one multi creating
+// the EPHEMERAL /controller (ControllerZNode.encode, version 2) and
+// setting the epoch to +1 at the version read.
+func kafkaRegister(t *testing.T, c *zk.Conn, chroot string, broker int) {
+	t.Helper()
+	mkpath(t, c, chroot)
+	ep := chroot + "/controller_epoch"
+	if _, err := c.Create(ep, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	data, st, err := c.Get(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var epoch int
+	fmt.Sscan(string(data), &epoch)
+	if _, err := c.Multi(
+		&zk.CreateRequest{Path: chroot + "/controller", Data: fmt.Appendf(nil, `{"version":2,"brokerid":%d,"timestamp":"%d","kraftControllerEpoch":-1}`, broker, time.Now().UnixMilli()), Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: ep, Data: fmt.Appendf(nil, "%d", epoch+1), Version: st.Version},
+	); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWhoKafkaController is the issue as a user met it: herald who on
+// /controller said "no owner, 0 waiting" while a broker was controller.
+func TestWhoKafkaController(t *testing.T) {
+	zkf := zkFlags(t)
+	chroot := uniq(t)
+	broker := zkSession(t)
+	kafkaRegister(t, broker.Conn(), chroot, 1)
+
+	out, stderr, code := heraldRun(t, nil, append(zkf, "who", chroot+"/controller")...)
+	if code != 0 || !strings.Contains(out, "owner 1, since") || !strings.Contains(out, "broker_id=1") || !strings.Contains(out, "epoch 1") || !strings.Contains(out, fmt.Sprintf("0x%x", broker.ID())) {
+		t.Fatalf("who /controller: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = heraldRun(t, nil, append(zkf, "who", "--preset", "kafka="+chroot, "--json")...)
+	var reports []struct {
+		Group string `json:"group"`
+		Owner *struct {
+			ID   string `json:"id"`
+			Term int64  `json:"term"`
+		} `json:"owner"`
+		Leader *struct {
+			Format string            `json:"format"`
+			Fields map[string]string `json:"fields"`
+			Epoch  *int64            `json:"epoch"`
+		} `json:"leader"`
+	}
+	if err := json.Unmarshal([]byte(out), &reports); err != nil || code != 0 || len(reports) != 1 {
+		t.Fatalf("who --preset kafka --json: exit %d, %v\n%s%s", code, err, out, stderr)
+	}
+	r := reports[0]
+	if r.Group != chroot+"/controller" || r.Owner == nil || r.Owner.ID != "1" || r.Owner.Term == 0 || r.Leader == nil ||
+		r.Leader.Format != "kafka" || r.Leader.Fields["version"] != "2" || r.Leader.Epoch == nil || *r.Leader.Epoch != 1 {
+		t.Fatalf("report %+v / %+v", r, r.Leader)
+	}
+	_ = broker.Close() // the controller goes
+	out, _, code = heraldRun(t, nil, append(zkf, "who", "--preset", "kafka="+chroot)...)
+	if code != 0 || !strings.Contains(out, "no owner: no leader node (last epoch 1)") {
+		t.Fatalf("after the controller left: exit %d\n%s", code, out)
+	}
+	// A queue's parent is read as before.
+	g := uniq(t)
+	campaign(t, zkSession(t), g, "alpha")
+	if out, _, code := heraldRun(t, nil, append(zkf, "who", g)...); code != 0 || !strings.Contains(out, "owner alpha") || strings.Contains(out, "generic") {
+		t.Fatalf("who on a herald group: exit %d\n%s", code, out)
+	}
+}
+
+func hbaseMaster(host string, port uint32, start uint64) []byte {
+	var sn, m []byte
+	sn = protowire.AppendTag(sn, 1, protowire.BytesType)
+	sn = protowire.AppendString(sn, host)
+	sn = protowire.AppendTag(sn, 2, protowire.VarintType)
+	sn = protowire.AppendVarint(sn, uint64(port))
+	sn = protowire.AppendTag(sn, 3, protowire.VarintType)
+	sn = protowire.AppendVarint(sn, start)
+	m = protowire.AppendTag(m, 1, protowire.BytesType)
+	m = protowire.AppendBytes(m, sn)
+	m = protowire.AppendTag(m, 2, protowire.VarintType)
+	m = protowire.AppendVarint(m, 0)
+	m = protowire.AppendTag(m, 3, protowire.VarintType)
+	m = protowire.AppendVarint(m, 16010)
+	id := []byte("master:16000")
+	out := binary.BigEndian.AppendUint32([]byte{0xFF}, uint32(len(id)+8))
+	out = append(append(append(out, id...), "saltsalt"...), "PBUF"...)
+	return append(out, m...)
+}
+
+func activeNodeInfo(ns, nn, host string) []byte {
+	var b []byte
+	for i, s := range []string{ns, nn, host} {
+		b = protowire.AppendTag(b, protowire.Number(i+1), protowire.BytesType)
+		b = protowire.AppendString(b, s)
+	}
+	b = protowire.AppendTag(b, 4, protowire.VarintType)
+	b = protowire.AppendVarint(b, 8020)
+	b = protowire.AppendTag(b, 5, protowire.VarintType)
+	return protowire.AppendVarint(b, 8019)
+}
+
+// Every preset's leaders, written as each system writes them, read in one
+// herald who.
+func TestWhoPresets(t *testing.T) {
+	zkf := zkFlags(t)
+	base := uniq(t)
+	c := rawZK(t)
+	ephemeral(t, c, base+"/hbase/master", hbaseMaster("hm1.example.com", 16000, 1732380000001))
+	ephemeral(t, c, base+"/hadoop-ha/ns1/ActiveStandbyElectorLock", activeNodeInfo("ns1", "nn2", "nn2.example.com"))
+	mkpath(t, c, base+"/hadoop-ha/ns2") // a nameservice without an active NameNode
+	ephemeral(t, c, base+"/solr/overseer_elect/leader", []byte("{\n  \"id\":\"72057594037927936-10.0.0.7:8983_solr-n_0000000000\"}"))
+	ephemeral(t, c, base+"/solr/collections/films/leaders/shard1/leader",
+		[]byte(`{"core":"films_shard1_replica_n1","node_name":"10.0.0.7:8983_solr","base_url":"http://10.0.0.7:8983/solr","core_node_name":"core_node2"}`))
+	mkpath(t, c, base+"/solr/overseer_elect/election")
+	if _, err := c.Create(base+"/solr/overseer_elect/election/72057594037927936-10.0.0.7:8983_solr-n_", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	// Druid's coordinator: a Curator LeaderLatch, data = the URL.
+	mkpath(t, c, base+"/druid/coordinator/_COORDINATOR")
+	if _, err := c.Create(base+"/druid/coordinator/_COORDINATOR/_c_1f0e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b-latch-", []byte("http://coord1:8081"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	ephemeral(t, c, base+"/loadbalance/leader", []byte(`{"brokerId":"broker-1:8080","serviceUrl":"http://broker-1:8080"}`))
+	ephemeral(t, c, base+"/HC/CONTROLLER/LEADER", []byte(`{"id":"controller_1","simpleFields":{"SESSION_ID":"abc"},"listFields":{},"mapFields":{}}`))
+
+	args := append(zkf, "who",
+		"--preset", "hbase="+base+"/hbase", "--preset", "hadoop-ha="+base+"/hadoop-ha", "--preset", "solr="+base+"/solr",
+		"--preset", "druid="+base+"/druid", "--preset", "pulsar="+base, "--preset", "helix="+base+"/HC")
+	out, stderr, code := heraldRun(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("who --preset ...: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		base + "/hbase/master (election, from zookeeper): owner hm1.example.com,16000,1732380000001",
+		"host=hm1.example.com, info_port=16010",
+		base + "/hadoop-ha/ns1/ActiveStandbyElectorLock (election, from zookeeper): owner nn2",
+		"nameservice=ns1, port=8020, zkfc_port=8019",
+		base + "/hadoop-ha/ns2/ActiveStandbyElectorLock (election, from zookeeper): no owner: no leader node",
+		base + "/solr/overseer_elect/leader (election, from zookeeper): owner 72057594037927936-10.0.0.7:8983_solr-n_0000000000",
+		base + "/solr/collections/films/leaders/shard1/leader (election, from zookeeper): owner core_node2",
+		base + "/solr/overseer_elect/election (election, from zookeeper): owner 72057594037927936-10.0.0.7:8983_solr-n",
+		base + "/druid/coordinator/_COORDINATOR (election, from zookeeper): owner http://coord1:8081",
+		base + "/loadbalance/leader (election, from zookeeper): owner broker-1:8080",
+		base + "/HC/CONTROLLER/LEADER (election, from zookeeper): owner controller_1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	// The overlord has no group: said on stderr, the rest still shown.
+	if !strings.Contains(stderr, base+"/druid/overlord/_OVERLORD") {
+		t.Errorf("stderr does not name the missing overlord group: %s", stderr)
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s\nstderr:\n%s", out, stderr)
+	}
+	_, stderr, code = heraldRun(t, nil, append(zkf, "who", "--preset", "hadoop-ha="+base+"/none")...)
+	if code != exitFailure || !strings.Contains(stderr, "no nameservice found below "+base+"/none") {
+		t.Errorf("nothing there: exit %d: %s", code, stderr)
+	}
+}
+
+// herald bridge --preset druid publishes the coordinator's elections.
+func TestBridgePresetDruid(t *testing.T) {
+	zkf := zkFlags(t)
+	base := uniq(t) + "/druid"
+	p := start(t, nil, append(zkf, "bridge", "--preset", "druid="+base, "--nats-listen", "127.0.0.1:0", "--nats-store", t.TempDir())...)
+	url := waitMatch(t, p, subscribeLine, 30*time.Second)
+	sub := subscribe(t, url, "herald.>")
+	c := rawZK(t)
+	g := base + "/coordinator/_COORDINATOR"
+	mkpath(t, c, g)
+	node, err := c.Create(g+"/_c_1f0e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b-latch-", []byte("http://coord1:8081"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sub.waitID(t, publish.MakeID(g, path.Base(node), publish.LeaderElected), 15*time.Second)
+	if e.Owner == nil || e.Owner.ID != "http://coord1:8081" || e.Recipe != elect.RecipeElection {
+		t.Fatalf("coordinator elected: %+v", e)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t, 15*time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM", code)
+	}
+}
