@@ -42,6 +42,11 @@ type bridgeFlags struct {
 	audit string
 
 	presets []string // --preset (preset.go)
+	// leaderArgs is --leader; leaders and leaderRoots are the single-node
+	// leaders it and the presets name.
+	leaderArgs  []string
+	leaders     map[string]elect.SingleNode
+	leaderRoots []bridge.LeaderRoot
 }
 
 const bridgeExample = `  # Observe two groups, publish to an embedded NATS server with JetStream:
@@ -131,13 +136,14 @@ sinks to acknowledge what was published.`,
 
 	fl.StringVar(&f.audit, "audit", "", "append every event to this audit log file (JSON lines)")
 	addPresetFlag(fl, &f.presets)
+	fl.StringSliceVar(&f.leaderArgs, "leader", nil, "PATH[=FORMAT]: observe a single-node leader (one EPHEMERAL node its winner creates, e.g. /kafka/controller); FORMAT decodes its data (default: by path)")
 	return cmd
 }
 
 // check validates what the flags say, before anything is started.
 func (f *bridgeFlags) check() error {
-	if len(f.watch) == 0 && len(f.discover) == 0 {
-		return usageErr("nothing to observe: give at least one --watch PATH (a group) or --discover ROOT (whose children are groups)")
+	if len(f.watch) == 0 && len(f.discover) == 0 && len(f.leaders) == 0 && len(f.leaderRoots) == 0 && len(f.leaderArgs) == 0 {
+		return usageErr("nothing to observe: give at least one --watch PATH (a group), --discover ROOT (whose children are groups), --leader PATH or --preset SYSTEM")
 	}
 	for _, l := range []struct {
 		flag  string
@@ -208,6 +214,9 @@ func (f *bridgeFlags) recipeMap() (elect.RecipeRules, error) {
 
 func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	if err := f.applyPresets(a.log); err != nil {
+		return err
+	}
+	if err := f.leaderFlags(); err != nil {
 		return err
 	}
 	if err := f.check(); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/elect/ident"
+	"github.com/zkherald/herald/publish/bridge"
 )
 
 // Presets: where real systems keep their leaders in ZooKeeper (see
@@ -170,12 +171,12 @@ func expandPresets(specs []string) ([]presetDef, []presetSpec, error) {
 	return defs, out, nil
 }
 
-// applyPresets adds what the bridge can observe of f.presets to --watch
-// and --recipe: the queue groups (LeaderLatch elections), as elections.
-// The bridge does not observe single-node leaders yet (it needs
-// elect.ObserveSingle wired into its observers); those are skipped with a
-// warning, and a preset that has nothing else is a usage error naming
-// herald who --preset, which reads them.
+// applyPresets adds f.presets to what the bridge observes: single-node
+// leaders at fixed paths (f.leaders), leaders below every child of a root
+// (f.leaderRoots: Hadoop HA's nameservices), and queue groups (LeaderLatch
+// elections) to --watch, as elections. Patterns deeper than one level
+// (Solr's shards) are skipped with a warning: herald who --preset walks
+// them.
 func (f *bridgeFlags) applyPresets(log *slog.Logger) error {
 	defs, specs, err := expandPresets(f.presets)
 	if err != nil {
@@ -192,19 +193,19 @@ func (f *bridgeFlags) applyPresets(log *slog.Logger) error {
 		}
 	}
 	for i, sp := range specs {
-		var skipped []string
 		for _, l := range sp.leaders {
-			skipped = append(skipped, l.path)
+			f.addLeader(l.path, l.node)
 		}
+		var skipped []string
 		for _, fp := range sp.found {
+			if fp.format != "" && len(fp.segs) == 2 && fp.segs[0] == "*" {
+				f.leaderRoots = append(f.leaderRoots, bridge.LeaderRoot{Root: fp.root, Leaf: fp.segs[1], Node: elect.SingleNode{Format: fp.format}})
+				continue
+			}
 			skipped = append(skipped, path.Join(append([]string{fp.root}, fp.segs...)...))
 		}
-		if len(sp.groups) == 0 {
-			return usageErr("--preset %s: herald bridge cannot observe single-node leaders yet (%s); read them with: herald who --preset %s",
-				defs[i].name, strings.Join(skipped, ", "), f.presets[i])
-		}
 		if len(skipped) > 0 {
-			log.Warn("preset: herald bridge does not observe single-node leaders yet; skipping them (herald who --preset reads them)",
+			log.Warn("preset: herald bridge does not walk these patterns (herald who --preset does); skipping them",
 				"preset", defs[i].name, "skipped", skipped)
 		}
 		for _, g := range sp.groups {
@@ -217,6 +218,34 @@ func (f *bridgeFlags) applyPresets(log *slog.Logger) error {
 				f.recipes = append(f.recipes, g+"="+string(elect.RecipeElection))
 			}
 		}
+	}
+	return nil
+}
+
+// addLeader adds a single-node leader for the bridge to observe.
+func (f *bridgeFlags) addLeader(p string, sn elect.SingleNode) {
+	if f.leaders == nil {
+		f.leaders = map[string]elect.SingleNode{}
+	}
+	f.leaders[p] = sn
+}
+
+// leaderFlags turns --leader PATH[=FORMAT] into single-node leaders.
+func (f *bridgeFlags) leaderFlags() error {
+	for _, l := range f.leaderArgs {
+		p, format, _ := strings.Cut(l, "=")
+		if err := elect.ValidatePath(p); err != nil {
+			return usageErr("--leader %q: %v", l, err)
+		}
+		sn := elect.SingleNodeFor(p)
+		if format != "" {
+			fm, err := ident.ParseFormat(format)
+			if err != nil {
+				return usageErr("--leader %q: %v", l, err)
+			}
+			sn.Format = fm
+		}
+		f.addLeader(p, sn)
 	}
 	return nil
 }

@@ -62,8 +62,8 @@ func TestParsePreset(t *testing.T) {
 	}
 }
 
-// The bridge observes what it can of a preset (the queue groups) and says
-// plainly what it cannot yet (single-node leaders).
+// The bridge observes a preset's single-node leaders, the leaders below
+// every child of a root (Hadoop's nameservices) and its queue groups.
 func TestApplyPresetsToBridgeFlags(t *testing.T) {
 	f := bridgeFlags{presets: []string{"druid=/d", "storm"}, watch: []string{"/d/overlord/_OVERLORD"}, recipes: []string{"/storm/leader-lock=lock"}}
 	if err := f.applyPresets(discardLog()); err != nil {
@@ -75,13 +75,28 @@ func TestApplyPresetsToBridgeFlags(t *testing.T) {
 	if got := strings.Join(f.recipes, ","); got != "/storm/leader-lock=lock,/d/coordinator/_COORDINATOR=election,/d/overlord/_OVERLORD=election" {
 		t.Errorf("recipes %s", got)
 	}
-	f = bridgeFlags{presets: []string{"kafka"}}
-	if err := f.applyPresets(discardLog()); err == nil || !strings.Contains(err.Error(), "herald who --preset kafka") {
-		t.Errorf("kafka on the bridge: %v", err)
+	f = bridgeFlags{presets: []string{"kafka=/k", "hadoop-ha", "solr"}, leaderArgs: []string{"/hbase/master", "/x/leader=pulsar"}}
+	if err := f.applyPresets(discardLog()); err != nil {
+		t.Fatal(err)
 	}
-	_, stderr, code := heraldRun(t, nil, "bridge", "--zk", "127.0.0.1:1", "--preset", "hbase=/hb")
-	if code != exitUsage || !strings.Contains(stderr, "/hb/master") || !strings.Contains(stderr, "herald who --preset hbase=/hb") {
-		t.Errorf("bridge --preset hbase: exit %d: %s", code, stderr)
+	if err := f.leaderFlags(); err != nil {
+		t.Fatal(err)
+	}
+	if sn, ok := f.leaders["/k/controller"]; !ok || sn.Format != ident.Kafka || sn.EpochPath != "/k/controller_epoch" {
+		t.Errorf("kafka preset: leaders %+v", f.leaders)
+	}
+	if sn, ok := f.leaders["/x/leader"]; !ok || sn.Format != ident.Pulsar {
+		t.Errorf("--leader /x/leader=pulsar: leaders %+v", f.leaders)
+	}
+	if _, ok := f.leaders["/hbase/master"]; !ok || f.leaders["/overseer_elect/leader"].Format != ident.SolrOverseer {
+		t.Errorf("--leader /hbase/master and solr's overseer: leaders %+v", f.leaders)
+	}
+	if len(f.leaderRoots) != 1 || f.leaderRoots[0].Root != "/hadoop-ha" || f.leaderRoots[0].Leaf != "ActiveStandbyElectorLock" {
+		t.Errorf("hadoop-ha preset: leader roots %+v", f.leaderRoots)
+	}
+	_, stderr, code := heraldRun(t, nil, "bridge", "--zk", "127.0.0.1:1", "--leader", "/a=nosuch")
+	if code != exitUsage || !strings.Contains(stderr, "--leader") {
+		t.Errorf("bridge --leader with a bad format: exit %d: %s", code, stderr)
 	}
 	_, stderr, code = heraldRun(t, nil, "who", "--preset", "nosuch")
 	if code != exitUsage || !strings.Contains(stderr, "kafka, hbase, hadoop-ha, solr, druid, storm, pulsar") {

@@ -45,6 +45,7 @@ type Bridge struct {
 	sessionCnt  prometheus.Counter
 	suspects    prometheus.Counter
 	replayed    prometheus.Counter
+	fallbacks   *prometheus.CounterVec
 	truth       *truth
 
 	// pubMu orders publishing against taking over: a standby holds the
@@ -104,6 +105,10 @@ func (b *Bridge) registerMetrics() error {
 		Help: "ZooKeeper sessions this bridge opened (more than one means sessions expired).",
 	})
 	b.truth = newTruth(b.cfg.GroupMetricsLimit)
+	b.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_leader_decode_fallbacks_total",
+		Help: "Single-node leaders whose data did not decode as their system writes it (the owner's id is then the raw form), by format.",
+	}, []string{"format"})
 	b.replayed = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "herald_ha_replayed_events_total",
 		Help: "Events a standby held and published when it took over (most are duplicates the sinks drop by id).",
@@ -115,7 +120,7 @@ func (b *Bridge) registerMetrics() error {
 	cs := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		b.takeovers, b.sessionCnt, b.suspects, b.replayed, b.truth,
+		b.takeovers, b.sessionCnt, b.suspects, b.replayed, b.truth, b.fallbacks,
 		gauge("herald_zk_session_state", "ZooKeeper session state: 0 connecting, 1 connected, 2 suspended, 3 lost, 4 closed.",
 			func() float64 { st, _ := b.sessionState(); return float64(st) }),
 		gauge("herald_bridge_active", "1 while this bridge observes and publishes, 0 while it starts, stands by or stops.",

@@ -3,7 +3,9 @@ package bridge_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,4 +257,64 @@ func metricValue(t *testing.T, h http.Handler, series string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// TestSingleNodeLeaders: a bridge observes Kafka's controller (a fixed
+// single-node leader with its epoch) and Hadoop HA's lock below every
+// nameservice, found as nameservices appear; each new leader is a new
+// leader.elected, each departure a leader.lost.
+func TestSingleNodeLeaders(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	s := session(t, addrs)
+	k, h := groupPath(t), groupPath(t)
+	for _, p := range []string{path.Dir(k), k, h} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Conn().Create(k+"/controller_epoch", []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	becomes := func(broker string, epoch int) {
+		t.Helper()
+		if _, err := s.Conn().Multi(
+			&zk.CreateRequest{Path: k + "/controller", Data: []byte(`{"version":2,"brokerid":` + broker + `,"timestamp":"1","kraftControllerEpoch":-1}`), Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral},
+			&zk.SetDataRequest{Path: k + "/controller_epoch", Data: []byte(strconv.Itoa(epoch)), Version: -1},
+		); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub := collect(t, url, "herald.>")
+	r := start(t, bridge.Config{Servers: addrs, Sinks: []publish.Sink{jsSink(t, url)},
+		Leaders:     map[string]elect.SingleNode{k + "/controller": elect.SingleNodeFor(k + "/controller")},
+		LeaderRoots: []bridge.LeaderRoot{{Root: h, Leaf: "ActiveStandbyElectorLock", Node: elect.SingleNode{Format: "hadoop-ha"}}}})
+	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == 1 })
+	becomes("1", 1)
+	sub.waitCount(t, 10*time.Second, "broker 1 elected", 1, func(e publish.Event) bool {
+		return e.Type == publish.LeaderElected && e.Group == k+"/controller" && e.Owner != nil && e.Owner.ID == "1"
+	})
+	if err := s.Conn().Delete(k+"/controller", -1); err != nil {
+		t.Fatal(err)
+	}
+	becomes("2", 2)
+	sub.waitCount(t, 10*time.Second, "broker 2 elected", 1, func(e publish.Event) bool {
+		return e.Type == publish.LeaderElected && e.Group == k+"/controller" && e.Owner != nil && e.Owner.ID == "2"
+	})
+	sub.waitCount(t, 10*time.Second, "broker 1 lost", 1, func(e publish.Event) bool {
+		return e.Type == publish.LeaderLost && e.Group == k+"/controller" && e.Previous != nil && e.Previous.ID == "1"
+	})
+	// A nameservice appears: its lock is found and observed.
+	if _, err := s.Conn().Create(h+"/ns1", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	info := []byte{0x0a, 0x03, 'n', 's', '1', 0x12, 0x03, 'n', 'n', '1', 0x1a, 0x02, 'h', '1', 0x20, 0x50, 0x28, 0x51}
+	if _, err := s.Conn().Create(h+"/ns1/ActiveStandbyElectorLock", info, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	sub.waitCount(t, 10*time.Second, "nn1 active", 1, func(e publish.Event) bool {
+		return e.Type == publish.LeaderElected && e.Group == h+"/ns1/ActiveStandbyElectorLock" && e.Owner != nil && e.Owner.ID == "nn1"
+	})
+	if l := metric(t, r.Handler(), "herald_groups_observed"); l != "herald_groups_observed 2" {
+		t.Errorf("metric: %q", l)
+	}
 }

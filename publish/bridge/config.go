@@ -11,6 +11,13 @@ import (
 	"github.com/zkherald/herald/publish"
 )
 
+// LeaderRoot finds single-node leaders below every child of Root, at
+// <Root>/<child>/<Leaf>.
+type LeaderRoot struct {
+	Root, Leaf string
+	Node       elect.SingleNode
+}
+
 // Resume is the last report an earlier run of the bridge published for a
 // group: the owner node ("" for none) as of Zxid.
 type Resume struct {
@@ -44,6 +51,14 @@ type Config struct {
 	// Discover lists roots whose every child is a group: children are
 	// observed as they appear and dropped as they disappear.
 	Discover []string
+	// Leaders are single-node leaders to observe (one EPHEMERAL node the
+	// winner creates: Kafka's /controller, HBase's master, ...), by the
+	// node's path, each read as its SingleNode says.
+	Leaders map[string]elect.SingleNode
+	// LeaderRoots observe a single-node leader below every child of a
+	// root, as they appear: <Root>/<child>/<Leaf> (Hadoop HA's
+	// <parent>/<nameservice>/ActiveStandbyElectorLock).
+	LeaderRoots []LeaderRoot
 	// Recipes optionally says whether a group is an election or a lock, by
 	// group path, by discover root (for all its children) or by a glob
 	// over group paths (see elect.RecipeRules). Without a rule the
@@ -147,7 +162,7 @@ func (c Config) Validate() error {
 			return bad("ZooKeeper server %q: want host:port", s)
 		}
 	}
-	if len(c.Watch) == 0 && len(c.Discover) == 0 {
+	if len(c.Watch) == 0 && len(c.Discover) == 0 && len(c.Leaders) == 0 && len(c.LeaderRoots) == 0 {
 		return bad("nothing to observe: give at least one group to watch or one root to discover")
 	}
 	seen := map[string]string{}
@@ -164,6 +179,27 @@ func (c Config) Validate() error {
 			}
 			seen[p] = list.what
 		}
+	}
+	for p := range c.Leaders {
+		if err := elect.ValidatePath(p); err != nil {
+			return fmt.Errorf("%w: leader %q: %w", ErrConfig, p, err)
+		}
+		if prev, dup := seen[p]; dup {
+			return bad("leader %q is already given as %s: give each path once", p, prev)
+		}
+		seen[p] = "leader"
+	}
+	for _, lr := range c.LeaderRoots {
+		if err := elect.ValidatePath(lr.Root); err != nil {
+			return fmt.Errorf("%w: leader root %q: %w", ErrConfig, lr.Root, err)
+		}
+		if lr.Leaf == "" || strings.Contains(lr.Leaf, "/") || elect.ValidatePath("/"+lr.Leaf) != nil {
+			return bad("leader root %q: leaf %q must be one node name", lr.Root, lr.Leaf)
+		}
+		if prev, dup := seen[lr.Root]; dup {
+			return bad("leader root %q is already given as %s: give each path once", lr.Root, prev)
+		}
+		seen[lr.Root] = "leader root"
 	}
 	if err := c.Recipes.Validate(); err != nil {
 		return fmt.Errorf("%w: recipe: %w", ErrConfig, err)

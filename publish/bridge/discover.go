@@ -11,9 +11,10 @@ import (
 )
 
 // discover keeps gs in step with the children of root, with one children
-// watch on root: every child is a group. A missing root is waited for with
-// an exists watch.
-func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, gs *groupSet) {
+// watch on root: every child is a group, or, with a leaf, holds a
+// single-node leader at child/leaf. A missing root is waited for with an
+// exists watch.
+func (b *Bridge) discover(ctx context.Context, s *elect.Session, root, leaf string, gs *groupSet) {
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
 	warned := map[string]bool{}
 	defer func() {
@@ -50,7 +51,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, gs
 			continue
 		}
 		bo.Reset()
-		b.syncChildren(root, children, gs, warned)
+		b.syncChildren(root, leaf, children, gs, warned)
 		b.setDiscovering(root, false)
 		select {
 		case <-watch:
@@ -63,7 +64,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, gs
 // syncChildren starts observing new children of root and stops observing
 // the ones gone. Children named like queue nodes are skipped: root is then
 // most likely a group itself, given to --discover by mistake.
-func (b *Bridge) syncChildren(root string, children []string, gs *groupSet, warned map[string]bool) {
+func (b *Bridge) syncChildren(root, leaf string, children []string, gs *groupSet, warned map[string]bool) {
 	want := map[string]bool{}
 	for _, c := range children {
 		if _, seq := elect.ParseSequence(c); seq || c == elect.OfficeNode || c == elect.CheckpointNode {
@@ -75,6 +76,9 @@ func (b *Bridge) syncChildren(root string, children []string, gs *groupSet, warn
 			continue
 		}
 		g := root + "/" + c
+		if leaf != "" {
+			g += "/" + leaf
+		}
 		if elect.ValidatePath(g) != nil {
 			continue
 		}

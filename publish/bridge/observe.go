@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"path"
 	"sync"
 	"time"
 
@@ -32,22 +33,26 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	for _, g := range b.cfg.Watch {
 		gs.add(g, "")
 	}
-	for _, root := range b.cfg.Discover {
-		b.setDiscovering(root, true)
+	for p := range b.cfg.Leaders {
+		gs.add(p, "")
+	}
+	roots := b.discoverRoots()
+	for _, r := range roots {
+		b.setDiscovering(r.root, true)
 	}
 	var wg sync.WaitGroup
-	for _, root := range b.cfg.Discover {
+	for _, r := range roots {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b.discover(ctx, s, root, gs)
+			b.discover(ctx, s, r.root, r.leaf, gs)
 		}()
 	}
 	return func() {
 		wg.Wait()
 		gs.wait()
-		for _, root := range b.cfg.Discover {
-			b.setDiscovering(root, false)
+		for _, r := range roots {
+			b.setDiscovering(r.root, false)
 		}
 	}
 }
@@ -138,7 +143,7 @@ func (gs *groupSet) wait() {
 func (b *Bridge) follow(ctx context.Context, s *elect.Session, group string, opts []elect.ObserveOption) {
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
 	for {
-		o, err := elect.Observe(ctx, s, group, b.since(group, opts)...)
+		o, err := b.observeOne(ctx, s, group, b.since(group, opts))
 		if err != nil {
 			b.log.Error("cannot observe group", "group", group, "err", err)
 			b.setGroup(ctx, group, GroupUnknown)
@@ -240,4 +245,51 @@ func (b *Bridge) keepView(group string, o *elect.Observer) {
 		b.lastViews = map[string]elect.View{}
 	}
 	b.lastViews[group] = v
+}
+
+// discoverRoot is a root whose children are observed: each child is a
+// group (leaf ""), or holds a single-node leader at child/leaf.
+type discoverRoot struct{ root, leaf string }
+
+func (b *Bridge) discoverRoots() []discoverRoot {
+	var out []discoverRoot
+	for _, r := range b.cfg.Discover {
+		out = append(out, discoverRoot{root: r})
+	}
+	for _, lr := range b.cfg.LeaderRoots {
+		out = append(out, discoverRoot{root: lr.Root, leaf: lr.Leaf})
+	}
+	return out
+}
+
+// leaderNode says how to read group when it is a single-node leader.
+func (b *Bridge) leaderNode(group string) (elect.SingleNode, bool) {
+	if sn, ok := b.cfg.Leaders[group]; ok {
+		return sn, true
+	}
+	for _, lr := range b.cfg.LeaderRoots {
+		if path.Base(group) == lr.Leaf && path.Dir(path.Dir(group)) == lr.Root {
+			return lr.Node, true
+		}
+	}
+	return elect.SingleNode{}, false
+}
+
+// observeOne observes a queue group, or a single-node leader, whose data
+// that does not decode is counted.
+func (b *Bridge) observeOne(ctx context.Context, s *elect.Session, group string, opts []elect.ObserveOption) (*elect.Observer, error) {
+	sn, ok := b.leaderNode(group)
+	if !ok {
+		return elect.Observe(ctx, s, group, opts...)
+	}
+	format := string(sn.Format)
+	sn.OnFallback = func(p string, err error) {
+		b.fallbacks.WithLabelValues(format).Inc()
+		b.log.Warn("a leader's data does not decode as its system writes it; its id is the raw form", "node", p, "format", format, "err", err)
+	}
+	so, err := elect.ObserveSingle(ctx, s, group, sn, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return so.Observer, nil
 }
