@@ -2,7 +2,7 @@
 
 GO        ?= go
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PKGS  := zookeeper libcurator-recipes-java python3-kazoo
+APT_PKGS  := zookeeper libcurator-recipes-java python3-kazoo prometheus
 TEST_TIMEOUT ?= 9m
 
 .PHONY: all build test test-race bench chaos demo deps zk lint fuzz clean
