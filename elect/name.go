@@ -2,6 +2,8 @@ package elect
 
 import (
 	"fmt"
+
+	"github.com/zkherald/herald/elect/ident"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,6 +138,11 @@ func ParseName(name string) (NameInfo, bool) {
 		}
 	case strings.HasSuffix(rest, "__lock__") || strings.HasSuffix(rest, "__rlock__"):
 		info.Convention = "kazoo"
+	case isSolr(name):
+		// Solr's "<session>-<id>-n_<seq>": ordered by sequence, then name.
+		sn, _ := ident.ParseSolrNode(name)
+		info.Convention, info.ID, info.Session, info.Recipe = "solr", sn.ID, sn.Session, RecipeElection
+		return info, true
 	case strings.HasPrefix(rest, "x-"):
 		info.Convention = "zookeeper-recipes"
 		if sid, err := strconv.ParseInt(strings.TrimSuffix(rest[2:], "-"), 10, 64); err == nil {
@@ -215,4 +222,10 @@ func appendHex(b []byte, v uint64, width int) []byte {
 		b = append(b, digits[v>>(4*uint(i))&0xf])
 	}
 	return b
+}
+
+// isSolr reports whether name is a Solr election node.
+func isSolr(name string) bool {
+	_, ok := ident.ParseSolrNode(name)
+	return ok
 }

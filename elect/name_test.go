@@ -62,6 +62,8 @@ func TestParseNameConventions(t *testing.T) {
 		{"lock-0000000011", "seed", "lock", 0},
 		{"n_0000000012", "seed", "n", 0},
 		{"x-72057738101588070-0000000013", "zookeeper-recipes", "x-72057738101588070", 72057738101588070},
+		{"72057738101588070-core_node3-n_0000000014", "solr", "core_node3", 72057738101588070},
+		{"-72057738101588070-10.0.0.1:8983_solr-n_0000000015", "solr", "10.0.0.1:8983_solr", -72057738101588070},
 	}
 	for _, c := range cases {
 		info, ok := ParseName(c.name)

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect/ident"
 )
 
 // View is the state of a group at one moment.
@@ -426,7 +428,7 @@ func (r *reader) details(ctx context.Context, e entry, watch bool) (Participant,
 		return Participant{}, nil, err
 	}
 	p := participantFromName(e)
-	if id := strings.TrimSpace(string(got.data)); id != "" && isText(id) {
+	if id := idFromData(r.group+"/"+e.name, got.data); id != "" {
 		p.ID = id
 	}
 	p.Session = got.st.EphemeralOwner
@@ -464,6 +466,21 @@ func (r *reader) readOffice(ctx context.Context, watch bool) (*Office, int64, <-
 func participantFromName(e entry) Participant {
 	info, _ := ParseName(e.name)
 	return Participant{ID: info.ID, Node: e.name, Sequence: e.seq}
+}
+
+// idFromData is the participant id a node's data gives: short text as
+// herald, Curator and Kazoo store it, or what a system's own format says
+// (Mesos' MasterInfo JSON in json.info_ nodes); "" when it gives none.
+func idFromData(nodePath string, data []byte) string {
+	if ident.ForPath(nodePath) == ident.Mesos {
+		if id, err := ident.Decode(ident.Mesos, nodePath, data); err == nil {
+			return id.ID
+		}
+	}
+	if id := strings.TrimSpace(string(data)); id != "" && isText(id) {
+		return id
+	}
+	return ""
 }
 
 func isText(s string) bool {

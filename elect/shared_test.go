@@ -612,3 +612,39 @@ func TestNoSideNodesWhereGoZookeeperQueues(t *testing.T) {
 	}
 	_ = gl.Unlock()
 }
+
+// Solr's election nodes ("<session>-<id>-n_<seq>") are ordered by
+// sequence, then name (joinAtHead reuses a sequence), and read as an
+// election; Mesos' masters ("json.info_<seq>") are named by the id in
+// their MasterInfo JSON.
+func TestSolrAndMesosQueues(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	addrs := sharedAddrs(t)
+	obs := session(t, addrs)
+	solr := groupPath(t)
+	a, ac := foreign(t, solr, "72057738101588070-10.0.0.1:8983_solr-n_")
+	// joinAtHead: a plain ephemeral node with the second's sequence.
+	dup := "72057738101588071-10.0.0.2:8983_solr-n_" + a[len(a)-10:]
+	if _, err := ac.Create(solr+"/"+dup, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	v, err := elect.ReadGroup(ctx, obs, solr)
+	if err != nil || v.Recipe != elect.RecipeElection || len(v.Queue) != 2 || v.Queue[0].Node != a || v.Queue[1].Node != dup {
+		t.Fatalf("Solr group: %+v, %v; want an election, %s then %s (same sequence, by name)", v, err, a, dup)
+	}
+	mesos := groupPath(t)
+	s := session(t, addrs)
+	for _, p := range []string{path.Dir(mesos), mesos} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	info := `{"id":"20261124-master-1","ip":16777343,"port":5050,"pid":"master@127.0.0.1:5050","hostname":"m1","version":"1.11.0"}`
+	if _, err := s.Conn().Create(mesos+"/json.info_", []byte(info), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, observe(t, obs, mesos), elect.Snapshot, nil)
+	if c.Owner == nil || c.Owner.ID != "20261124-master-1" {
+		t.Fatalf("Mesos master: %+v; want its MasterInfo id", c.Owner)
+	}
+}
