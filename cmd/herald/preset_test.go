@@ -278,7 +278,7 @@ func TestWhoPresets(t *testing.T) {
 		base + "/hadoop-ha/ns2/ActiveStandbyElectorLock (election, from zookeeper): no owner: no leader node",
 		base + "/solr/overseer_elect/leader (election, from zookeeper): owner 72057594037927936-10.0.0.7:8983_solr-n_0000000000",
 		base + "/solr/collections/films/leaders/shard1/leader (election, from zookeeper): owner core_node2",
-		base + "/solr/overseer_elect/election (election, from zookeeper): owner 72057594037927936-10.0.0.7:8983_solr-n",
+		base + "/solr/overseer_elect/election (election, from zookeeper): owner 10.0.0.7:8983_solr",
 		base + "/druid/coordinator/_COORDINATOR (election, from zookeeper): owner http://coord1:8081",
 		base + "/loadbalance/leader (election, from zookeeper): owner broker-1:8080",
 		base + "/HC/CONTROLLER/LEADER (election, from zookeeper): owner controller_1",
