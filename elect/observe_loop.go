@@ -76,20 +76,28 @@ type observation struct {
 var errStop = errors.New("elect: observer stopped")
 
 func (ob *observation) run(ctx context.Context) {
-	defer close(ob.o.done)
-	defer close(ob.o.ch)
 	ob.childrenFired = true
+	ob.o.loop(ctx, ob.s, ob.suspended, ob.step)
+}
+
+// loop is every observer's state loop: while the session is connected,
+// step reads and waits for the next watch; while it is not, suspended
+// waits for it to come back; when it is lost, the observer ends. A step
+// or suspended that returns an error (errStop) ends it too.
+func (o *Observer) loop(ctx context.Context, s *Session, suspended, step func(context.Context, <-chan struct{}) error) {
+	defer close(o.done)
+	defer close(o.ch)
 	for {
-		st, changed := ob.s.State()
+		st, changed := s.State()
 		var err error
 		switch st {
 		case StateLost, StateClosed:
-			ob.o.finish(ob.s.Err())
+			o.finish(s.Err())
 			return
 		case StateConnecting, StateSuspended:
-			err = ob.suspended(ctx, changed)
+			err = suspended(ctx, changed)
 		default:
-			err = ob.step(ctx, changed)
+			err = step(ctx, changed)
 		}
 		if err != nil {
 			return
@@ -244,12 +252,16 @@ func (ob *observation) ownerFired(ev zk.Event) {
 	ob.childrenFired = true
 }
 
-func (ob *observation) emit(ctx context.Context, cs []Change) bool {
+func (ob *observation) emit(ctx context.Context, cs []Change) bool { return ob.o.emit(ctx, cs) }
+
+// emit sends changes in order, waiting for the reader (nothing is dropped);
+// false when ctx ended first.
+func (o *Observer) emit(ctx context.Context, cs []Change) bool {
 	for _, c := range cs {
 		select {
-		case ob.o.ch <- c:
+		case o.ch <- c:
 		case <-ctx.Done():
-			ob.o.finish(ctx.Err())
+			o.finish(ctx.Err())
 			return false
 		}
 	}

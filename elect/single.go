@@ -414,24 +414,7 @@ type singleObservation struct {
 }
 
 func (ob *singleObservation) run(ctx context.Context) {
-	defer close(ob.o.done)
-	defer close(ob.o.ch)
-	for {
-		st, changed := ob.s.State()
-		var err error
-		switch st {
-		case StateLost, StateClosed:
-			ob.o.finish(ob.s.Err())
-			return
-		case StateConnecting, StateSuspended:
-			err = ob.suspended(ctx, changed)
-		default:
-			err = ob.step(ctx, changed)
-		}
-		if err != nil {
-			return
-		}
-	}
+	ob.o.loop(ctx, ob.s, ob.suspended, ob.step)
 }
 
 // step reads the node, emits what changed and waits for its watch.
@@ -591,15 +574,7 @@ func (ob *singleObservation) await(ctx context.Context, changed <-chan struct{})
 }
 
 func (ob *singleObservation) emit(ctx context.Context, cs []Change) bool {
-	for _, c := range cs {
-		select {
-		case ob.o.ch <- c:
-		case <-ctx.Done():
-			ob.o.finish(ctx.Err())
-			return false
-		}
-	}
-	return true
+	return ob.o.emit(ctx, cs)
 }
 
 func (ob *singleObservation) setLast(sv SingleView) {

@@ -32,32 +32,9 @@ type curatorBench struct {
 // hot paths before they count.
 func startCuratorBench(b *testing.B, servers string, sessionTimeout time.Duration, clients int) *curatorBench {
 	b.Helper()
-	var missing []string
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		missing = append(missing, "javac not on PATH")
-	}
-	java, err := exec.LookPath("java")
-	if err != nil {
-		missing = append(missing, "java not on PATH")
-	}
-	var cp []string
-	for _, j := range curatorJars {
-		p := filepath.Join(javaDir, j)
-		if _, err := os.Stat(p); err != nil {
-			missing = append(missing, p+" missing")
-		}
-		cp = append(cp, p)
-	}
-	requirePeer(b, "Apache Curator", "apt-get install -y default-jdk-headless libcurator-recipes-java libslf4j-java zookeeper", missing)
-	dir := b.TempDir()
-	classPath := strings.Join(cp, string(os.PathListSeparator))
-	src, _ := filepath.Abs(filepath.Join("testdata", "CuratorBench.java"))
-	if out, err := exec.Command(javac, "-d", dir, "-cp", classPath, src).CombinedOutput(); err != nil {
-		b.Fatalf("javac CuratorBench.java: %v\n%s", err, out)
-	}
+	java, classPath := compileCurator(b, "CuratorBench")
 	cmd := exec.Command(java, "-XX:+UseSerialGC", "-Xms256m", "-Xmx256m", "-XX:-UsePerfData", "-Xshare:auto",
-		"-cp", dir+string(os.PathListSeparator)+classPath,
+		"-cp", classPath,
 		"CuratorBench", servers, strconv.FormatInt(sessionTimeout.Milliseconds(), 10), strconv.Itoa(clients))
 	p := startPeer(b, "curator bench", cmd)
 	// Close the sessions before the process is killed, so that they do

@@ -174,12 +174,24 @@ var curatorJars = []string{
 // servers with the given session timeout.
 func startCurator(t testing.TB, servers string, sessionTimeout time.Duration) *peer {
 	t.Helper()
+	java, classPath := compileCurator(t, "CuratorPeer")
+	cmd := exec.Command(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx128m",
+		"-cp", classPath, "CuratorPeer", servers, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+	return startPeer(t, "curator peer", cmd)
+}
+
+// compileCurator compiles testdata/<class>.java against Debian's Curator
+// jars into the test's temporary directory, and returns the java command
+// and the class path to run it with. A missing JDK or jar skips the test
+// (fails it with HERALD_REQUIRE_SERVERS=1).
+func compileCurator(t testing.TB, class string) (java, classPath string) {
+	t.Helper()
 	var missing []string
 	javac, err := exec.LookPath("javac")
 	if err != nil {
 		missing = append(missing, "javac not on PATH")
 	}
-	java, err := exec.LookPath("java")
+	java, err = exec.LookPath("java")
 	if err != nil {
 		missing = append(missing, "java not on PATH")
 	}
@@ -193,15 +205,12 @@ func startCurator(t testing.TB, servers string, sessionTimeout time.Duration) *p
 	}
 	requirePeer(t, "Apache Curator", "apt-get install -y default-jdk-headless libcurator-recipes-java libslf4j-java zookeeper", missing)
 	dir := t.TempDir()
-	classPath := strings.Join(cp, string(os.PathListSeparator))
-	src, _ := filepath.Abs(filepath.Join("testdata", "CuratorPeer.java"))
-	if out, err := exec.Command(javac, "-d", dir, "-cp", classPath, src).CombinedOutput(); err != nil {
-		t.Fatalf("javac CuratorPeer.java: %v\n%s", err, out)
+	jars := strings.Join(cp, string(os.PathListSeparator))
+	src, _ := filepath.Abs(filepath.Join("testdata", class+".java"))
+	if out, err := exec.Command(javac, "-d", dir, "-cp", jars, src).CombinedOutput(); err != nil {
+		t.Fatalf("javac %s.java: %v\n%s", class, err, out)
 	}
-	cmd := exec.Command(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx128m",
-		"-cp", dir+string(os.PathListSeparator)+classPath,
-		"CuratorPeer", servers, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
-	return startPeer(t, "curator peer", cmd)
+	return java, dir + string(os.PathListSeparator) + jars
 }
 
 // startKazoo runs testdata/kazoo_peer.py with Debian's python3-kazoo.
