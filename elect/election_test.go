@@ -333,9 +333,13 @@ func TestWatchesAndWakeupsPerHandoff(t *testing.T) {
 			}
 		}()
 	}
-	eventually(t, 10*time.Second, "all waiters watching", func() bool { return watches()-base >= waiters })
-	if w := watches(); w-base != waiters {
-		t.Fatalf("%d waiters set %d watches; want exactly one each", waiters, w-base)
+	// Each waiter watches the node just below its own and the one two
+	// below, so that it lists while the node just below owns, not after
+	// its release; the first waiter, with one node below, watches one.
+	want := 2*waiters - 1
+	eventually(t, 10*time.Second, "all waiters watching", func() bool { return watches()-base >= want })
+	if w := watches(); w-base != want {
+		t.Fatalf("%d waiters set %d watches; want %d: two each, one for the first", waiters, w-base, want)
 	}
 	// Hand the lock down the line and count the server's packets per
 	// handoff. Reading mntr is itself a packet: measure that and subtract it.
@@ -365,12 +369,14 @@ func TestWatchesAndWakeupsPerHandoff(t *testing.T) {
 	}
 	per := float64(packets) / handoffs
 	t.Logf("packets per handoff with %d waiters: %.1f (mntr's own %d subtracted)", waiters, per, probe)
-	// A handoff is the release (a delete), one listing by the successor
-	// (its predecessor was not the only lower node when it queued, so it
-	// must prove nothing is left below it), the new owner's watch on its
-	// own node, and here, where every waiter is a fresh Lock that releases
-	// once, its one read of the group node before writing the release
-	// mark there: 4. A herd would be one listing per waiter.
+	// A handoff is the release (a delete), one listing (by the waiter two
+	// behind the releasing owner: the node two below it is gone, so it
+	// lists while its predecessor owns, and finds that predecessor alone
+	// below it; the new owner needs none, having listed at the previous
+	// handoff), the new owner's watch on its own node, and here, where
+	// every waiter is a fresh Lock that releases once, its one read of the
+	// group node before writing the release mark there: 4. A herd would
+	// be one listing per waiter.
 	if per > 4.5 {
 		t.Fatalf("%.1f packets per handoff with %d waiters: a herd is woken", per, waiters)
 	}

@@ -49,10 +49,30 @@ func (q *queue) noteGroup(st *zk.Stat) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.markLen = st.DataLength
 	if st.DataLength == 0 && q.mark == markUnknown {
 		q.mark = markHerald
 	}
+}
+
+// prefetchMark reads the group node's data in the background when its
+// content is not known yet, so that a later release need not read it on
+// the handoff's path (a waiter calls it while it waits).
+func (q *queue) prefetchMark() {
+	q.mu.Lock()
+	if q.mark != markUnknown || q.markFetching {
+		q.mu.Unlock()
+		return
+	}
+	q.markFetching = true
+	q.mu.Unlock()
+	q.s.background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), q.s.Timeout())
+		defer cancel()
+		q.markWritable(ctx)
+		q.mu.Lock()
+		q.markFetching = false
+		q.mu.Unlock()
+	})
 }
 
 // markWritable reports whether herald may write the group node's data,

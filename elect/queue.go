@@ -29,8 +29,8 @@ type queue struct {
 	rot rotation
 	// mark says whether herald may write the group node's data (see
 	// group.go): markUnknown until a listing or a read tells.
-	mark    markState
-	markLen int32 // the group node's data length at the last listing
+	mark         markState
+	markFetching bool // prefetchMark is reading it
 }
 
 func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Option) (*queue, error) {

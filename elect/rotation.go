@@ -1,90 +1,132 @@
 package elect
 
-import (
-	"context"
-
-	"github.com/go-zookeeper/zk"
-)
+import "context"
 
 // A fixed set of clients taking one lock in turn forms a rotation: each
-// queues again right after it releases, so a waiter's predecessor is the
-// same session every time, one create later. When our last two waits saw
-// that, guess names the node that should sit just below ours (that
-// session, its next counter, our sequence minus one) and the waiter sets
-// its data watch there without listing the children first.
+// queues again right after it releases, so the nodes just below ours and
+// two below belong to the same sessions every time, one create later.
+// When our last two waits saw that, guess names both nodes (those
+// sessions, their next counters, our sequence minus one and minus two)
+// and the waiter sets its data watches there without listing first.
 //
-// A guess saves the listing before the watch, never the proof after it:
-// a guessed predecessor may itself be a waiter, so its deletion sends the
-// waiter back to listing, and only a listing that shows nothing below us
-// makes us owner. In a deep queue that is one request fewer per handoff
-// than listing first (create, watch, list, delete: 4 instead of 5). A
-// wrong guess costs one request and sets no watch (getData on a missing
-// node leaves none).
+// A guess saves the listing before the watches, never the proof after
+// them: a guessed node may itself be a waiter, so the deletion of either
+// sends the waiter to listing, and only a listing makes the node just
+// below the only lower one. When the node two below goes, the node just
+// below usually owns, and that listing shows it alone below us before it
+// releases; its deletion is then the proof, and the handoff to us takes
+// no round trip. A cycle costs create, two watches, the listing, the
+// owner's watch on its own node and the delete: 6 requests, one more than
+// the 5 of a listing before a single watch, but none of them between a
+// release and the next owner.
+//
+// Only a rotation deeper than two is guessed: with one node below ours,
+// listing first costs as much as guessing (create, listing, watch) and
+// already proves, where a guess would wait for the listing after the
+// release. A wrong guess costs one request and sets no watch (getData on
+// a missing node leaves none); the waiter then lists, keeping a watch set
+// on the node just below.
 //
 // Two clients racing to queue again sometimes swap places. After a miss
-// on a guess two waits agreed on, the rotation stays trusted and the next
-// wait guesses from the one predecessor its listing showed; a second miss
-// in a row ends the trust until two waits agree again.
+// on a guess two waits agreed on, the rotation stays trusted and a later
+// wait guesses from the one wait before it; a miss on a guess made on
+// trust alone ends the trust until two waits agree again.
 type rotation struct {
-	preds   [2]predecessor
+	waits   [2]behind // newest first
 	trusted bool
 }
 
-// predecessor is a herald node that sat just below ours.
+// behind is what sat below one of our waits: the node just below ours
+// and the one two below, where they were herald nodes.
+type behind struct{ one, two predecessor }
+
+// predecessor is a herald node that sat below ours.
 type predecessor struct {
 	id      heraldID
 	dialect Dialect
 	ok      bool
 }
 
-// agreed reports whether our last two waits were behind one session's
-// consecutive nodes.
-func (r *rotation) agreed() bool {
-	a, b := r.preds[0], r.preds[1]
+// follows reports whether a is the create after b by the same session.
+func follows(a, b predecessor) bool {
 	return a.ok && b.ok && a.id.session == b.id.session && a.id.nonce == b.id.nonce+1
 }
 
-// guess names the node likely just below t, or false.
-func (q *queue) guess(t ticket) (string, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	a := q.rot.preds[0]
-	if !a.ok || !q.rot.agreed() && !q.rot.trusted {
-		return "", false
-	}
-	next := a.id
-	next.nonce++
-	return nodeBase(a.dialect, next, q.prefix()) + FormatSequence(t.seq-1), true
+// agreed reports whether our last two waits were behind the same two
+// sessions' consecutive nodes.
+func (r *rotation) agreed() bool {
+	a, b := r.waits[0], r.waits[1]
+	return follows(a.one, b.one) && follows(a.two, b.two)
 }
 
-// tryGuess sets a data watch on the guessed predecessor. It returns a nil
-// channel when there is no guess or it missed; the waiter then lists.
-func (q *queue) tryGuess(ctx context.Context, t ticket) (entry, <-chan zk.Event) {
-	name, ok := q.guess(t)
+// guess names the nodes likely just below t and two below, or false.
+func (q *queue) guess(t ticket) (one, two entry, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	last := q.rot.waits[0]
+	if !last.one.ok || !last.two.ok || !q.rot.agreed() && !q.rot.trusted {
+		return entry{}, entry{}, false
+	}
+	return q.nextOf(last.one, t.seq-1), q.nextOf(last.two, t.seq-2), true
+}
+
+// nextOf names p's session's next node, at sequence seq.
+func (q *queue) nextOf(p predecessor, seq int32) entry {
+	id := p.id
+	id.nonce++
+	return entry{name: nodeBase(p.dialect, id, q.prefix()) + FormatSequence(seq), seq: seq}
+}
+
+// guessing sets data watches on the guessed nodes, the one just below
+// first. Both found: watching. A miss (or an error, which the listing
+// meets again) leads to listing; a watch set on the node just below is
+// kept, and the listing keeps using it if that node is still there.
+func (w *waiter) guessing(ctx context.Context) waitState {
+	one, two, ok := w.q.guess(w.t)
 	if !ok {
-		return entry{}, nil
+		return stateListing
 	}
-	found, ch, err := q.watchNode(ctx, name)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if err == nil && found {
-		return entry{name: name, seq: t.seq - 1}, ch
+	found, ch, err := w.q.watchNode(ctx, one.name)
+	if err != nil || !found {
+		w.q.missed()
+		return stateListing
 	}
-	// Trust survives a miss on a guess two waits agreed on, not a miss on
-	// a guess made on trust alone.
-	q.rot.trusted = q.rot.agreed()
-	q.rot.preds = [2]predecessor{}
-	return entry{}, nil
+	w.below = watched{entry: one, ch: ch}
+	found, ch, err = w.q.watchNode(ctx, two.name)
+	if err != nil || !found {
+		w.q.missed()
+		return stateListing
+	}
+	w.twoBelow, w.seenTwo = watched{entry: two, ch: ch}, two
+	return stateWatching
 }
 
-// remember records the predecessor whose deletion let t own (none when t
-// owned at once). Only a herald node just below t counts.
-func (q *queue) remember(t ticket, pred entry) {
-	var p predecessor
-	if pred.name != "" && pred.seq == t.seq-1 {
-		p.id, p.dialect, p.ok = heraldNode(pred.name)
-	}
+// missed forgets the rotation after a guess named a node that is not
+// there. Trust survives a miss on a guess two waits agreed on, not a miss
+// on a guess made on trust alone.
+func (q *queue) missed() {
 	q.mu.Lock()
-	q.rot.preds = [2]predecessor{p, q.rot.preds[0]}
+	defer q.mu.Unlock()
+	q.rot.trusted = q.rot.agreed()
+	q.rot.waits = [2]behind{}
+}
+
+// remember records the nodes below t in the wait that made it owner: one
+// just below (the node whose deletion let t own, if any) and two, the last
+// node two below that the wait learned of. Only herald nodes at exactly
+// those sequences count.
+func (q *queue) remember(t ticket, one, two entry) {
+	b := behind{one: predecessorAt(one, t.seq-1), two: predecessorAt(two, t.seq-2)}
+	q.mu.Lock()
+	q.rot.waits = [2]behind{b, q.rot.waits[0]}
 	q.mu.Unlock()
+}
+
+// predecessorAt reads e as a herald predecessor if it sits at seq.
+func predecessorAt(e entry, seq int32) predecessor {
+	var p predecessor
+	if e.name != "" && e.seq == seq {
+		p.id, p.dialect, p.ok = heraldNode(e.name)
+	}
+	return p
 }

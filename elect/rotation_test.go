@@ -113,11 +113,53 @@ func (r *rotation) acquire(m *member) {
 }
 
 // enqueue starts m's Acquire and returns once m waits, watching the node
-// below its own.
+// below its own and, when there is one, the node two below.
 func (r *rotation) enqueue(m *member) {
 	r.t.Helper()
 	r.acquire(m)
-	eventually(r.t, 5*time.Second, "the waiter's watch", func() bool { return r.watching(m.s) != "" })
+	r.settled(m)
+}
+
+// settled waits until m watches the node just below its own and, in a
+// queue deeper than two, the node two below: the watches a waiter holds
+// right after it queued.
+func (r *rotation) settled(m *member) {
+	r.t.Helper()
+	eventually(r.t, 5*time.Second, "the waiter's watches", func() bool {
+		want, ok := r.below(m, 2)
+		slices.Sort(want)
+		return ok && slices.Equal(r.watching(m.s), want)
+	})
+}
+
+// below lists up to n paths of the nodes just below m's own, lowest
+// first; false while m has no node in the group.
+func (r *rotation) below(m *member, n int) ([]string, bool) {
+	r.t.Helper()
+	children, _, err := r.look.Conn().Children(r.path)
+	if err != nil {
+		return nil, false
+	}
+	type node struct {
+		seq  int32
+		path string
+	}
+	var nodes []node
+	for _, c := range children {
+		if seq, ok := elect.ParseSequence(c); ok {
+			nodes = append(nodes, node{seq, r.path + "/" + c})
+		}
+	}
+	slices.SortFunc(nodes, func(a, b node) int { return int(a.seq) - int(b.seq) })
+	idx := slices.IndexFunc(nodes, func(x node) bool { return sessionOf(x.path) == m.s.ID() })
+	if idx < 0 {
+		return nil, false
+	}
+	var out []string
+	for _, x := range nodes[max(0, idx-n):idx] {
+		out = append(out, x.path)
+	}
+	return out, true
 }
 
 // take waits for m's Acquire and for the term: the handle's watch on its
@@ -177,18 +219,66 @@ func (r *rotation) spentIs(m *member, want int64, why string) {
 	}
 }
 
-// guessingThree sets up a rotation of a, b, c that has turned six times:
-// a holds the lock, b waits behind it, and c, on its third wait, has
-// guessed b's node.
+// guessing sets up a rotation of n clients that has turned 2n times: the
+// first holds the lock, the others wait in order, and the last, on its
+// third wait, has guessed the two nodes below its own.
+func guessing(t *testing.T, n int) (*rotation, []*member) {
+	r := newRotation(t)
+	ms := make([]*member, n)
+	for i := range ms {
+		ms[i] = r.member()
+	}
+	r.start(ms[0])
+	for _, m := range ms[1:] {
+		r.enqueue(m)
+	}
+	r.rotate(2*n, ms...)
+	r.spentIs(ms[n-1], 3, "create, watches on the two guessed nodes")
+	return r, ms
+}
+
+// guessingThree is guessing with three clients: a holds, b waits behind
+// it, and c has guessed b's node and a's.
 func guessingThree(t *testing.T) (r *rotation, a, b, c *member) {
-	r = newRotation(t)
-	a, b, c = r.member(), r.member(), r.member()
-	r.start(a)
-	r.enqueue(b)
-	r.enqueue(c)
-	r.rotate(6, a, b, c)
-	r.spentIs(c, 2, "create, watch on the guessed node")
-	return r, a, b, c
+	r, ms := guessing(t, 3)
+	return r, ms[0], ms[1], ms[2]
+}
+
+// spends waits until m has sent want requests since it last started to
+// acquire: a waiter woken by a deletion lists in its own time.
+func (r *rotation) spends(m *member, want int64, why string) {
+	r.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := r.spent(m)
+		if got == want {
+			return
+		}
+		if got > want || time.Now().After(deadline) {
+			r.t.Fatalf("sent %d requests since acquiring, want %d (%s)", got, want, why)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// nodeOf is the path of m's node, which m waits with.
+func (r *rotation) nodeOf(m *member) string {
+	r.t.Helper()
+	var p string
+	eventually(r.t, 5*time.Second, "the waiter's node", func() bool {
+		children, _, err := r.look.Conn().Children(r.path)
+		if err != nil {
+			return false
+		}
+		for _, c := range children {
+			if sessionOf(c) == m.s.ID() {
+				p = r.path + "/" + c
+				return true
+			}
+		}
+		return false
+	})
+	return p
 }
 
 // rotate makes steps turns, the lock going round ms in order from ms[0],
@@ -219,9 +309,9 @@ func (r *rotation) waits(m *member) {
 	}
 }
 
-// watching is the path s holds a watch on in the group ("" for none; the
-// test fails on more than one).
-func (r *rotation) watching(s *elect.Session) string {
+// watching lists the paths in the group that s holds a watch on,
+// sorted.
+func (r *rotation) watching(s *elect.Session) []string {
 	r.t.Helper()
 	out, err := r.cluster.Member(0).FourLetter(r.ctx, "wchc")
 	if err != nil {
@@ -237,13 +327,16 @@ func (r *rotation) watching(s *elect.Session) string {
 			paths = append(paths, strings.TrimSpace(line))
 		}
 	}
-	if len(paths) > 1 {
-		r.t.Fatalf("session 0x%x watches %v; want one node at most", s.ID(), paths)
-	}
-	if len(paths) == 0 {
-		return ""
-	}
-	return paths[0]
+	slices.Sort(paths)
+	return paths
+}
+
+// watchesOnly waits until m watches exactly the nodes at the paths want,
+// and fails if it never does.
+func (r *rotation) watchesOnly(m *member, want ...string) {
+	r.t.Helper()
+	slices.Sort(want)
+	eventually(r.t, 5*time.Second, fmt.Sprintf("watches on %v", want), func() bool { return slices.Equal(r.watching(m.s), want) })
 }
 
 // watchedMissing lists the paths under the group that the server holds a
@@ -279,14 +372,18 @@ func (r *rotation) noneMissing() {
 	}
 }
 
-// Three clients taking a lock in turn: after two listings a waiter knows
-// its predecessor's next name and watches it without listing first. That
-// predecessor is itself waiting when the waiter queues, so its deletion
-// proves nothing about the nodes below it: the waiter lists then, and owns
-// only when the listing shows it lowest. A cycle costs six requests when
-// it lists first (create, listing, watch, listing, watch on its own node,
-// release) and five when it guesses.
-func TestRotationWatchesPredecessorWithoutListing(t *testing.T) {
+// Three clients taking a lock in turn: each waiter watches the node just
+// below its own and the one two below. The node two below is the holder
+// when the waiter queues; when it goes, the waiter lists while the node
+// just below owns, finds that node alone below it, and owns the moment
+// it is deleted. After two listings a waiter knows both nodes' next
+// names and watches them without listing first. A cycle costs seven
+// requests when it lists first (create, listing, two watches, the
+// listing after the holder went, watch on its own node, release) and six
+// when it guesses. c's first release also reads the group node once, to
+// see that the data on it is herald's mark before writing the release
+// there.
+func TestRotationWatchesTwoBelowWithoutListing(t *testing.T) {
 	r := newRotation(t)
 	a, b, c := r.member(), r.member(), r.member()
 	r.start(a)
@@ -297,9 +394,7 @@ func TestRotationWatchesPredecessorWithoutListing(t *testing.T) {
 		r.turn(ms[i%3], ms[(i+1)%3])
 		r.waits(ms[(i+2)%3])
 	}
-	// c's first release also reads the group node once, to see that the
-	// data on it is herald's mark before writing the release there.
-	if want := []int64{7, 6, 5, 5}; !slices.Equal(c.costs, want) {
+	if want := []int64{8, 7, 6, 6}; !slices.Equal(c.costs, want) {
 		t.Fatalf("c's requests per cycle %v, want %v (the first two list, then c guesses)", c.costs, want)
 	}
 	r.handOver(a, b)
@@ -307,17 +402,34 @@ func TestRotationWatchesPredecessorWithoutListing(t *testing.T) {
 	r.noneMissing()
 }
 
-// In a rotation of three, the guessed predecessor is itself waiting. When
-// it gives up (its node goes without the release mark), the waiter does not
-// take the lock: it lists and waits behind the holder.
+// The proof is ready before the release: once the holder's node (two
+// below) is gone, the waiter has listed and watches only the new holder,
+// and it owns on that holder's release without another request.
+func TestNextInLineProvesBeforeTheRelease(t *testing.T) {
+	r, a, b, c := guessingThree(t)
+	r.handOver(a, b)
+	r.spends(c, 4, "create, two guessed watches, the listing after a went")
+	r.watchesOnly(c, b.h.NodePath())
+	r.waits(c)
+	r.release(b)
+	r.take(c)
+	r.spentIs(c, 5, "no request between b's release and c owning; then the watch on its own node")
+	r.release(c)
+	r.noneMissing()
+}
+
+// In a rotation of three, the guessed node just below is itself waiting.
+// When it gives up while the holder, two below, still holds, the waiter
+// does not take the lock: it lists, finds the holder alone below it, and
+// waits on the watch it already holds on the holder's node.
 func TestGuessedWaiterGivingUpDoesNotHandOver(t *testing.T) {
 	r, a, b, c := guessingThree(t)
 	b.cancel()
 	if _, ok := <-b.got; ok {
 		t.Fatal("b took the lock after giving up")
 	}
-	eventually(t, 5*time.Second, "c watching the holder", func() bool { return r.watching(c.s) == a.h.NodePath() })
-	r.spentIs(c, 4, "create, guessed watch, listing, watch on the holder")
+	r.spends(c, 4, "create, two guessed watches, listing; the watch on a is kept")
+	r.watchesOnly(c, a.h.NodePath())
 	r.waits(c)
 	if !a.h.Held() {
 		t.Fatalf("a lost the lock: %v", a.h.Err())
@@ -328,25 +440,108 @@ func TestGuessedWaiterGivingUpDoesNotHandOver(t *testing.T) {
 	r.noneMissing()
 }
 
-// When the rotation breaks (another client queued in between), the guess
-// misses: one request more, no watch left on the missing name, and the
-// waiter lists and waits behind its real predecessor.
-func TestWrongGuessFallsBackToListing(t *testing.T) {
-	r := newRotation(t)
-	a, b, d := r.member(), r.member(), r.member()
-	r.start(a)
-	r.enqueue(b)
-	r.rotate(3, a, b)
-	// b would guess a's next node, but d queues in between.
+// In a rotation of four, the guessed node two below is a waiter. When it
+// gives up, its deletion proves nothing: the waiter lists, keeps its watch
+// on the node just below and watches the holder, now two below.
+func TestGuessedTwoBelowGivingUp(t *testing.T) {
+	r, ms := guessing(t, 4)
+	a, b, c, d := ms[0], ms[1], ms[2], ms[3]
+	cNode := r.nodeOf(c)
+	b.cancel()
+	if _, ok := <-b.got; ok {
+		t.Fatal("b took the lock after giving up")
+	}
+	r.spends(d, 5, "create, two guessed watches, listing, watch on the holder")
+	r.watchesOnly(d, cNode, a.h.NodePath())
+	r.waits(c)
+	r.waits(d)
+	r.release(a)
+	r.take(c)
+	r.spends(d, 6, "the listing after a went, which shows c alone below")
+	r.waits(d)
+	r.release(c)
+	r.take(d)
+	r.release(d)
+	r.noneMissing()
+}
+
+// Both guessed nodes go at once, while the holder below them holds. The
+// waiter lists on whichever event it reads first; the other one, on a
+// node the listing no longer shows, is stale and must not move it: it
+// waits behind the holder alone.
+func TestStaleWatchAfterListingIsIgnored(t *testing.T) {
+	r, ms := guessing(t, 4)
+	a, b, c, d := ms[0], ms[1], ms[2], ms[3]
+	if _, err := r.look.Conn().Multi(
+		&zk.DeleteRequest{Path: r.nodeOf(b), Version: -1},
+		&zk.DeleteRequest{Path: r.nodeOf(c), Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	b.cancel()
+	c.cancel()
+	for _, m := range []*member{b, c} {
+		if _, ok := <-m.got; ok {
+			t.Fatal("a waiter whose node was deleted took the lock")
+		}
+	}
+	r.spends(d, 5, "create, two guessed watches, one listing, watch on the holder")
+	r.watchesOnly(d, a.h.NodePath())
+	time.Sleep(100 * time.Millisecond) // give a stale event the time to do harm
+	r.waits(d)
+	r.spentIs(d, 5, "nothing after the stale event")
+	r.release(a)
+	r.take(d)
+	r.release(d)
+	r.noneMissing()
+}
+
+// Someone writing a queue node releases nothing: a data change on the node
+// just below or two below only makes the waiter set that watch again.
+func TestWritesToWatchedNodesAreNoRelease(t *testing.T) {
+	r, a, b, c := guessingThree(t)
+	write := func(p string) {
+		t.Helper()
+		if _, err := r.look.Conn().Set(p, []byte("someone else"), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(a.h.NodePath()) // two below c, the holder
+	r.spends(c, 4, "create, two guessed watches, the watch on a set again")
+	write(r.nodeOf(b)) // just below c, a waiter
+	r.spends(c, 5, "the watch on b set again")
+	r.watchesOnly(c, a.h.NodePath(), r.nodeOf(b))
+	r.waits(b)
+	r.waits(c)
+	r.handOver(a, b)
+	r.spends(c, 6, "the listing after a went")
+	write(b.h.NodePath()) // just below c and alone: c's proof once deleted
+	r.spends(c, 7, "the watch on b set again")
+	r.watchesOnly(c, b.h.NodePath())
+	r.waits(c)
 	r.release(b)
-	r.take(a)
+	r.take(c)
+	r.release(c)
+	r.noneMissing()
+}
+
+// When the rotation breaks (another client queued in between), the guess
+// of the node just below misses: one request more, no watch left on the
+// missing name, and no guess two below; the waiter lists and watches its
+// real two predecessors.
+func TestWrongGuessFallsBackToListing(t *testing.T) {
+	r, a, b, c := guessingThree(t)
+	r.turn(a, b)
+	// c holds; d queues before b does.
+	d := r.member()
+	r.handOver(b, c)
 	r.enqueue(d)
 	r.enqueue(b)
-	if w := r.watching(b.s); w == "" || sessionOf(w) != d.s.ID() {
-		t.Fatalf("b watches %q, want d's node", w)
-	}
-	r.spentIs(b, 4, "create, missed guess, listing, watch")
+	r.spentIs(b, 5, "create, missed guess, listing, two watches")
+	r.watchesOnly(b, r.nodeOf(a), r.nodeOf(d))
 	r.noneMissing()
+	r.release(c)
+	r.take(a)
 	r.release(a)
 	r.take(d)
 	r.waits(b)
@@ -356,10 +551,37 @@ func TestWrongGuessFallsBackToListing(t *testing.T) {
 	r.noneMissing()
 }
 
+// When only the node two below changed (another client took the place of
+// the one that queued there before), the guess two below misses: one
+// request more and no watch on the missing name. The waiter lists, keeps
+// the watch on the node just below and watches the real node two below.
+func TestMissedGuessTwoBelowKeepsWatchBelow(t *testing.T) {
+	r, a, b, c := guessingThree(t)
+	// a and b leave without queueing again; d queues, then a, then b.
+	d := r.member()
+	r.handOver(a, b)
+	r.handOver(b, c)
+	r.enqueue(d)
+	r.enqueue(a)
+	r.enqueue(b)
+	r.spentIs(b, 5, "create, guessed watch below, missed guess two below, listing, watch two below")
+	r.watchesOnly(b, r.nodeOf(a), r.nodeOf(d))
+	r.noneMissing()
+	r.release(c)
+	r.take(d)
+	r.release(d)
+	r.take(a)
+	r.waits(b)
+	r.release(a)
+	r.take(b)
+	r.release(b)
+	r.noneMissing()
+}
+
 // swapped sets up a rotation of a, b, c in which c guesses, then makes c
 // and b swap places, as two clients racing to queue again do: c's guess
-// misses and it lists. It returns with a holding the lock and c, then b,
-// waiting: the rotation is now a, c, b.
+// misses and it lists, and so does b's. It returns with a holding the
+// lock and c, then b, waiting: the rotation is now a, c, b.
 func swapped(t *testing.T) (r *rotation, a, b, c *member) {
 	r, a, b, c = guessingThree(t)
 	r.turn(a, b)
@@ -367,37 +589,48 @@ func swapped(t *testing.T) (r *rotation, a, b, c *member) {
 	r.handOver(b, c)
 	r.handOver(c, a)
 	r.enqueueCosts(c, 4, "create, missed guess, listing, watch")
-	r.enqueue(b)
+	r.enqueueCosts(b, 5, "create, missed guess, listing, two watches")
 	return r, a, b, c
 }
 
-// After the swap, c's next wait guesses from the one predecessor its
-// listing showed, and hits: the rotation stays cheap.
+// After the swap the rotation stays trusted: a wait whose listing showed
+// both nodes below guesses from them at once and hits. c's wait after its
+// miss was behind one node only, so its next wait lists first.
 func TestSwappedRotationKeepsGuessing(t *testing.T) {
 	r, a, b, c := swapped(t)
 	r.turn(a, c)
 	r.handOver(c, b)
-	r.enqueueCosts(c, 2, "create, watch on the guessed node")
+	r.enqueueCosts(c, 4, "create, listing, two watches: its last wait saw one node below")
 	r.handOver(b, a)
+	r.enqueueCosts(b, 3, "create, watches on the two guessed nodes, on trust")
 	r.handOver(a, c)
-	r.release(c)
+	r.handOver(c, b)
+	r.release(b)
 	r.noneMissing()
 }
 
-// A guess made on one predecessor alone that misses ends the trust: the
-// next wait lists, until two waits agree again.
+// A guess made on trust alone that misses ends the trust: the next wait
+// lists, until two waits agree again.
 func TestMissOnTrustAloneStopsGuessing(t *testing.T) {
 	r, a, b, c := swapped(t)
 	r.handOver(a, c)
 	r.handOver(c, b)
-	r.enqueueCosts(c, 4, "create, guess from one predecessor missed, listing, watch")
+	r.enqueue(c)
 	r.enqueue(a)
-	r.turn(b, c)
-	r.handOver(c, a)
-	r.enqueueCosts(c, 3, "create, listing, watch: no guess")
-	r.handOver(a, b)
 	r.handOver(b, c)
-	r.release(c)
+	// Now c, a: b guesses on trust c's next node just below, but a's is.
+	r.enqueueCosts(b, 5, "create, guess on trust alone missed, listing, two watches")
+	r.turn(c, a)
+	r.turn(a, b)
+	r.handOver(b, c)
+	r.enqueueCosts(b, 4, "create, listing, two watches: no guess, the trust ended")
+	r.turn(c, a)
+	r.turn(a, b)
+	r.handOver(b, c)
+	r.enqueueCosts(b, 3, "create, watches on the two guessed nodes: two waits agree again")
+	r.handOver(c, a)
+	r.handOver(a, b)
+	r.release(b)
 	r.noneMissing()
 }
 

@@ -8,35 +8,57 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// A waiter goes through three states until it owns:
+// A waiter goes through these states until it owns:
 //
+//   - guessing (only in a rotation, see rotation.go): set data watches on
+//     the nodes that should sit just below ours and two below, without
+//     listing. Both there: watching. Either missing: listing.
 //   - listing: read the children; if our node is the lowest, we own. If the
 //     group's foreign clients need another dialect than our node's name,
 //     replace our node first (they could not order it). Otherwise note the
-//     node just below ours, and whether it was the only lower one.
-//   - watching: set a data watch on that node and wait for it.
+//     node just below ours, whether it was the only lower one, and when it
+//     was not, the node two below.
+//   - watching: keep a data watch on the node just below ours and, in a
+//     queue deeper than two, on the node two below, and wait for one to
+//     go. The node just below gone: owning when it was the only lower node
+//     at the last listing, else listing. The node two below gone: listing,
+//     while the node just below most likely owns; when that listing shows
+//     it alone below us, its deletion is proof, and our turn comes with
+//     its release, no round trip after.
 //   - owning: reached only from proof, never from a guess or a data change:
 //     the listing showed nothing below us, or the node below us is gone
 //     (NodeDeleted, or the read that would set the watch answered NoNode)
 //     and it was the only lower node at the last listing. Sequence numbers
-//     only grow, so no lower node can appear after a listing.
+//     only grow, so no lower node can appear after a listing. The node two
+//     below never gives proof: its deletion only makes us list.
 //
-// A data change on the watched node is not a release: nothing herald does
+// A data change on a watched node is not a release: nothing herald does
 // writes a queue node, so it is someone else's write (an operator's set,
-// Curator's Revoker), and the waiter only sets its watch again.
+// Curator's Revoker), and the waiter only sets that watch again.
 type waiter struct {
 	q       *queue
 	t       ticket
 	data    []byte
 	tryOnly bool
-	// pred is the node just below ours; onlyLower says it was the only
-	// lower node at the last listing. A guessed pred (see rotation) is
-	// never onlyLower: its deletion sends us back to listing.
-	pred      entry
-	onlyLower bool
-	watch     <-chan zk.Event
+	// below is the node just below ours; onlyLower says it was the only
+	// lower node at the last listing. twoBelow is the node below that one
+	// (none when below was the only lower node). A guessed node (see
+	// rotation) is never onlyLower: its deletion sends us back to listing.
+	below, twoBelow watched
+	onlyLower       bool
+	// seenTwo is the last node two below ours this wait learned of, for
+	// the next wait's guess.
+	seenTwo entry
 	// moves counts the nodes replaced for a dialect in this wait.
 	moves int
+}
+
+// watched is a node we wait on and our watch on it: nil while none is
+// set (not yet, or it fired with a data change). A watch is tied to its
+// node's name: a listing keeps it only for the node it was set on.
+type watched struct {
+	entry
+	ch <-chan zk.Event
 }
 
 // maxMoves bounds how often one wait replaces its node because the group's
@@ -59,9 +81,7 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool) (
 	w := &waiter{q: q, t: t, data: data, tryOnly: tryOnly}
 	state := stateListing
 	if !tryOnly {
-		if pred, ch := q.tryGuess(ctx, t); ch != nil {
-			w.pred, w.watch, state = pred, ch, stateWatching
-		}
+		state = w.guessing(ctx)
 	}
 	for {
 		var err error
@@ -71,7 +91,7 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool) (
 		case stateWatching:
 			state, err = w.watching(ctx)
 		case stateOwning:
-			q.remember(w.t, w.pred)
+			q.remember(w.t, w.below.entry, w.seenTwo)
 			return w.t, nil
 		}
 		if err != nil {
@@ -81,7 +101,7 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool) (
 }
 
 // listing reads the queue and decides: own, replace our node, or watch the
-// node just below ours.
+// nodes below ours.
 func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	es, children, err := w.q.list(ctx)
 	if err != nil {
@@ -103,38 +123,50 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	if w.tryOnly {
 		return stateListing, ErrLocked
 	}
-	w.pred, w.onlyLower, w.watch = es[idx-1], idx == 1, nil
+	w.behind(es[:idx])
 	return stateWatching, nil
 }
 
-// watching waits for the node below ours to go.
-func (w *waiter) watching(ctx context.Context) (waitState, error) {
-	if w.watch == nil {
-		found, ch, err := w.q.watchNode(ctx, w.pred.name)
-		switch {
-		case err != nil:
-			return stateListing, w.q.retryable(ctx, err)
-		case !found:
-			return w.predGone(), nil
-		}
-		w.watch = ch
+// behind notes what a listing showed below our node (lower, lowest
+// first): the node just below, and the one two below when there is one.
+// A watch already set on either node is kept; any other is dropped, and
+// its event, should it come, is never read.
+func (w *waiter) behind(lower []entry) {
+	n := len(lower)
+	below, twoBelow := w.kept(lower[n-1]), watched{}
+	if n >= 2 {
+		twoBelow = w.kept(lower[n-2])
+		w.seenTwo = lower[n-2]
 	}
-	select {
-	case ev := <-w.watch:
-		w.watch = nil
-		switch {
-		case ev.Type == zk.EventNodeDeleted:
-			return w.predGone(), nil
-		case ev.Err != nil && expired(ev.Err):
-			return stateListing, ErrSessionLost
-		case ev.Type == zk.EventNotWatching:
-			if err := w.q.s.gone(); err != nil {
-				return stateListing, err
-			}
-			return stateListing, nil
+	w.below, w.twoBelow, w.onlyLower = below, twoBelow, n == 1
+}
+
+// kept is e with the watch we already hold on it, if any. A watch that
+// has not fired on a node the listing still shows will fire on its
+// deletion, which comes after the listing.
+func (w *waiter) kept(e entry) watched {
+	for _, x := range [2]watched{w.below, w.twoBelow} {
+		if x.ch != nil && x.name == e.name {
+			return watched{entry: e, ch: x.ch}
 		}
-		// NodeDataChanged: someone wrote the node. Watch it again.
-		return stateWatching, nil
+	}
+	return watched{entry: e}
+}
+
+// watching waits for the node just below ours, or the one two below, to
+// go.
+func (w *waiter) watching(ctx context.Context) (waitState, error) {
+	if state, armed, err := w.arm(ctx); !armed {
+		return state, err
+	}
+	w.q.prefetchMark() // off the handoff's path: see groupMark
+	select {
+	case ev := <-w.below.ch:
+		w.below.ch = nil
+		return w.fired(ev, w.belowGone)
+	case ev := <-w.twoBelow.ch: // nil, so never ready, when there is none
+		w.twoBelow.ch = nil
+		return w.fired(ev, twoBelowGone)
 	case <-ctx.Done():
 		return stateListing, ctx.Err()
 	case <-w.q.s.Done():
@@ -142,14 +174,63 @@ func (w *waiter) watching(ctx context.Context) (waitState, error) {
 	}
 }
 
-// predGone is where a waiter goes once the node below it is gone: owning
-// when that node was the only lower one, else listing again.
-func (w *waiter) predGone() waitState {
+// arm sets the watches not set yet. A node found gone moves the waiter
+// on as its deletion would; armed is then false.
+func (w *waiter) arm(ctx context.Context) (state waitState, armed bool, err error) {
+	if w.below.ch == nil {
+		found, ch, err := w.q.watchNode(ctx, w.below.name)
+		switch {
+		case err != nil:
+			return stateListing, false, w.q.retryable(ctx, err)
+		case !found:
+			return w.belowGone(), false, nil
+		}
+		w.below.ch = ch
+	}
+	if w.twoBelow.name != "" && w.twoBelow.ch == nil {
+		found, ch, err := w.q.watchNode(ctx, w.twoBelow.name)
+		switch {
+		case err != nil:
+			return stateListing, false, w.q.retryable(ctx, err)
+		case !found:
+			return twoBelowGone(), false, nil
+		}
+		w.twoBelow.ch = ch
+	}
+	return stateWatching, true, nil
+}
+
+// fired reads an event on a watched node; gone says where its deletion
+// leads.
+func (w *waiter) fired(ev zk.Event, gone func() waitState) (waitState, error) {
+	switch {
+	case ev.Type == zk.EventNodeDeleted:
+		return gone(), nil
+	case ev.Err != nil && expired(ev.Err):
+		return stateListing, ErrSessionLost
+	case ev.Type == zk.EventNotWatching:
+		w.below.ch, w.twoBelow.ch = nil, nil
+		if err := w.q.s.gone(); err != nil {
+			return stateListing, err
+		}
+		return stateListing, nil
+	}
+	// NodeDataChanged: someone wrote the node. Watch it again.
+	return stateWatching, nil
+}
+
+// belowGone is where a waiter goes once the node just below it is gone:
+// owning when that node was the only lower one, else listing again.
+func (w *waiter) belowGone() waitState {
 	if w.onlyLower {
 		return stateOwning
 	}
 	return stateListing
 }
+
+// twoBelowGone is where a waiter goes once the node two below it is gone:
+// listing, to learn whether the node just below is now the only lower one.
+func twoBelowGone() waitState { return stateListing }
 
 // fitDialect makes sure every foreign client in the group can order our
 // node: when they need another dialect than our node's, our node is
