@@ -648,3 +648,37 @@ func TestSolrAndMesosQueues(t *testing.T) {
 		t.Fatalf("Mesos master: %+v; want its MasterInfo id", c.Owner)
 	}
 }
+
+// A group deleted together with its owner's node (one transaction) is
+// reported as losing its owner and gone; created again, it is observed
+// again.
+func TestGroupDeletedWithItsOwner(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, obs := session(t, addrs), session(t, addrs)
+	e, _ := elect.NewElection(a, group, elect.CreateParents())
+	h, err := e.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := observe(t, obs, group)
+	expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	if _, err := a.Conn().Multi(&zk.DeleteRequest{Path: h.NodePath(), Version: -1}, &zk.DeleteRequest{Path: group, Version: -1}); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o, elect.OwnerChanged, nil)
+	if c.Owner != nil || c.Previous == nil || c.Previous.ID != "alpha" {
+		t.Fatalf("after the group went with its owner: %+v", c)
+	}
+	select {
+	case <-h.Done():
+	case <-ctx.Done():
+		t.Fatal("the deposed handle was not told")
+	}
+	e2, _ := elect.NewElection(a, group, elect.CreateParents())
+	if _, err := e2.Campaign(ctx, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+}
