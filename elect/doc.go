@@ -13,34 +13,39 @@
 //
 // # One queue, two recipes
 //
-// Election and Lock share one core. A participant creates
-// PARENT/<prefix><session>-<nonce>_<sequence>, lists the children without a
-// watch, owns the group when its node is the lowest, and otherwise watches
-// only the node just below its own, so a change wakes one process, not a
-// herd. When that node was the only lower one, its deletion makes us owner
-// without listing again: sequence numbers only grow. An owner that releases
-// writes its node and deletes it in one transaction; the write fires its
-// successor's watch as NodeDataChanged, which herald never causes otherwise,
-// so the successor takes over without listing either. An owner that dies,
-// or a waiter that gives up, fires NodeDeleted, and the successor lists the
-// children as the classic recipe says. Sequences are signed
-// 32-bit counters that can wrap; they are ordered with serial-number
-// arithmetic, and children whose names do not end in a sequence are
-// ignored.
+// Election and Lock share one core. A participant creates a
+// SEQUENCE|EPHEMERAL node named in the dialect the group's other clients
+// order by sequence (see Dialect: Curator's protected form, Kazoo's, the
+// classic texts'), lists the children without a watch, owns the group
+// when its node is the lowest, and otherwise watches only the node just
+// below its own and, in a deeper queue, the one two below, so a change
+// wakes one process, not a herd. Ownership comes only from proof: a
+// listing that shows our node lowest, or the node just below gone when it
+// was the only lower one at the last listing (sequence numbers only grow,
+// so no lower node can appear after a listing). The node two below going
+// only makes us list, while our predecessor still owns: when that listing
+// shows it alone below us, its release hands over with no round trip. A
+// data change on a watched node is never a release. An owner releases by
+// deleting its node, and nothing else ever touches a queue node, so every
+// recipe's watch fires NodeDeleted; why it went is written on the group
+// node in the same transaction (see the fencing section). Sequences are
+// signed 32-bit counters that can wrap; they are ordered with
+// serial-number arithmetic, and children whose names do not end in a
+// sequence are ignored.
 //
-// The watch on the node below is a data watch, which is never left behind
-// on a node that is already gone. In a rotation, where the same clients
-// take a lock in turn and each queues again as it releases, a waiter's
-// predecessor is the same session every time, one create later; once two
-// waits show that, the waiter names its predecessor (the nonce counts a
-// session's creates) and watches it without listing. A guess names one
-// sequence number, so a node found under it is the one just below ours; a
-// miss costs a request and stops the guessing until the pattern returns.
+// The watches are data watches, which are never left behind on a node
+// that is already gone. In a rotation, where the same clients take a lock
+// in turn and each queues again as it releases, the nodes below a waiter
+// belong to the same sessions every time, one create later; once two
+// waits show that, the waiter names them (a herald id counts its session's
+// creates) and watches them without listing first. A guess names one
+// sequence number each, so a node found under it is the one at that place;
+// a miss costs a request and stops the guessing until the pattern returns.
 // Participants must be allowed to read each other's nodes: ZooKeeper sends
 // watch events only to sessions that may read the node.
 //
 // If the reply to our create is lost with the connection, we find our node
-// again by the session and nonce in its name and accept it only if its
+// again by the herald id in its name and accept it only if its
 // ephemeralOwner is our session. A cancelled Campaign or Acquire removes its
 // node with a fresh context; a Release that cannot reach the servers keeps
 // trying in the background until it succeeds or the session ends.
@@ -56,24 +61,32 @@
 // # Fencing
 //
 // Writes a leader makes for its leadership go in a multi with a check of
-// its own node, so a deposed leader's write fails with ErrNotLeader. The
+// its own node, and read what they replace first: a write is refused with
+// ErrNotLeader once the owner's node is gone or a later term has written,
+// version-checked, so a deposed owner never overwrites a newer one. The
 // group keeps two persistent nodes whose names no recipe parses:
-// herald-office (the leader acknowledgment of seed 002, and why the last
-// owner that did not simply resign gave up) and herald-checkpoint (seed
-// 004: progress
-// the next leader resumes from). A Fence lets another process, such as the
-// child of herald run, write on its leader's behalf.
+// herald-office (the leader acknowledgment of seed 002, and a release for
+// another reason than the owner's own call) and herald-checkpoint (seed
+// 004: progress the next leader resumes from); herald makes neither where
+// go-zookeeper's Lock may queue (ErrNoSideNodes). A resignation or release
+// is recorded on the group node itself, in the transaction that deletes
+// the owner's node. A Fence lets another process, such as the child of
+// herald run, write on its leader's behalf.
 //
 // # Observing
 //
 // Observe streams a group's changes (Snapshot, OwnerChanged, Joined, Left,
 // Ready, Unknown) computed from one children watch, a data watch on the
-// owner's node (a herald owner writes it only in the transaction that
-// releases it, so the watch tells a resignation from an owner that
-// vanished) and one on the office. It reads groups written by herald,
-// Apache Curator, Kazoo,
-// go-zookeeper's Lock and the classic recipes' names. It reports Gap when
-// it cannot prove it saw every intermediate owner (the parent's cversion
-// moved more than the listings explain, or a node that left was ahead of
-// the new owner).
+// owner's node and one on the office; why an owner went comes from the
+// parent stat of the listing (the group node written in the same
+// transaction as the last child change is a release) or the office. It
+// reads groups written by herald, Apache Curator, Kazoo, go-zookeeper's
+// Lock, Solr, Mesos and the classic recipes' names, and ObserveSingle
+// reads single-node leaders (Kafka's controller, HBase's master, ...). A
+// node that no session holds, or that appears below the owner, is flagged
+// Suspect and never reported as the owner. It reports Gap when it cannot
+// prove it saw every intermediate owner (the parent's cversion moved more
+// than the listings explain, or a node that left was ahead of the new
+// owner), also across a lost connection or, with Since, between
+// observers.
 package elect
