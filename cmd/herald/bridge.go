@@ -238,6 +238,8 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		a.log.Warn("could not read the audit log to resume from it; the first snapshots cannot tell what they missed", "audit", f.audit, "err", err)
 	}
 	cfg := bridge.Config{
+		Leaders:           f.leaders,
+		LeaderRoots:       f.leaderRoots,
 		Resume:            resume,
 		Servers:           servers,
 		SessionTimeout:    a.sessionTimeout,

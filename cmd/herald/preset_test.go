@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/elect/ident"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"github.com/zkherald/herald/publish"
 )
 
@@ -321,5 +324,42 @@ func TestBridgePresetDruid(t *testing.T) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	if code := p.wait(t, 15*time.Second); code != 0 {
 		t.Errorf("exit %d after SIGTERM", code)
+	}
+}
+
+// A preset composes with --watch in the YAML config: the bridge publishes
+// both the watched group and the preset's single-node leader.
+func TestBridgePresetInConfigFile(t *testing.T) {
+	zks := zktest.Shared(t)
+	g, root := uniq(t), uniq(t)+"-kafka"
+	c := rawZK(t)
+	for _, p := range []string{path.Dir(root), root} {
+		if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "bridge.yaml")
+	yaml := fmt.Sprintf("zk: %s\nsession-timeout: 2s\nwatch:\n  - %s\npreset:\n  - kafka=%s\nnats-listen: \"127.0.0.1:0\"\nnats-store: %s\n",
+		zks.ConnectString(), g, root, t.TempDir())
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, nil, "bridge", "--config", cfg)
+	url := waitMatch(t, p, subscribeLine, 30*time.Second)
+	sub := subscribe(t, url, "herald.>")
+	h := campaign(t, zkSession(t), g, "w")
+	sub.waitID(t, publish.MakeID(g, h.Node(), publish.LeaderElected), 15*time.Second)
+	if _, err := c.Create(root+"/controller", []byte(`{"version":1,"brokerid":7,"timestamp":"1"}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(15*time.Second, func() bool {
+		for _, e := range sub.all() {
+			if e.Type == publish.LeaderElected && e.Group == root+"/controller" && e.Owner != nil && e.Owner.ID == "7" {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("the preset's controller never published; got %+v", sub.all())
 	}
 }
