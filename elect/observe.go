@@ -39,6 +39,9 @@ type View struct {
 	// mark records, when it had to be read (see readRelease).
 	mzxid    int64
 	released *Release
+	// markedBy is the owner the mark's release must be, when the listings
+	// alone tell (see releaseBase.onlyRelease).
+	markedBy string
 }
 
 // Ready reports whether the owner acknowledged taking office.
@@ -83,8 +86,10 @@ type reader struct {
 	suspects     map[string]string
 	lastOwner    *entry
 	lastChildren []string
-	// lastMzxid is the group node's data zxid at the last read.
+	// lastMzxid is the group node's data zxid at the last read; rel is
+	// what that read showed, for readRelease.
 	lastMzxid int64
+	rel       releaseBase
 }
 
 type watches struct {
@@ -619,8 +624,17 @@ func (o *Observer) Wait() { <-o.done }
 // (see groupMark), and no read is needed.
 func (r *reader) readRelease(ctx context.Context, v *View) error {
 	changed := r.lastMzxid != 0 && v.mzxid > r.lastMzxid
+	before := r.rel
 	r.lastMzxid = v.mzxid
+	r.rel = releaseBase{children: v.children, cversion: v.Cversion}
+	if v.Owner != nil {
+		r.rel.owner = v.Owner.Node
+	}
 	if !changed || v.mzxid == v.Pzxid {
+		return nil
+	}
+	if by := before.onlyRelease(*v); by != "" {
+		v.markedBy = by
 		return nil
 	}
 	b, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return r.conn.Get(r.group) })
@@ -635,4 +649,40 @@ func (r *reader) readRelease(ctx context.Context, v *View) error {
 		v.released = m.Released
 	}
 	return nil
+}
+
+// releaseBase is what the last read showed, to account for a release
+// recorded since without reading it.
+type releaseBase struct {
+	children []string
+	cversion int32
+	owner    string
+}
+
+// onlyRelease names the owner whose release the group's mark must record,
+// "" when the reads cannot tell: the mark is written only in the
+// transaction that deletes a releasing owner's node, so when every child
+// change since is explained by the two listings and the last owner is the
+// only queue node gone, the mark is its release.
+func (b releaseBase) onlyRelease(v View) string {
+	if b.owner == "" || b.children == nil {
+		return ""
+	}
+	seen := setDiff(b.children, v.children) + setDiff(v.children, b.children)
+	if int64(v.Cversion-b.cversion) != int64(seen) {
+		return ""
+	}
+	gone := ""
+	for _, c := range b.children {
+		if _, ok := ParseSequence(c); ok && !contains(v.children, c) {
+			if gone != "" {
+				return ""
+			}
+			gone = c
+		}
+	}
+	if gone != b.owner {
+		return ""
+	}
+	return gone
 }

@@ -121,6 +121,11 @@ func reasonFor(prev *View, v View, node string) Reason {
 		return v.Office.Released.Reason
 	case v.released != nil && v.released.Node == node:
 		return v.released.Reason
+	case v.markedBy == node:
+		if v.Recipe == RecipeLock {
+			return ReasonReleased
+		}
+		return ReasonResigned
 	case v.mzxid == v.Pzxid && v.mzxid > prev.mzxid && onlyLeaver(prev, v) == node:
 		if v.Recipe == RecipeLock {
 			return ReasonReleased

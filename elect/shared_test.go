@@ -682,3 +682,39 @@ func TestGroupDeletedWithItsOwner(t *testing.T) {
 	}
 	expect(t, o, elect.OwnerChanged, ownerIs("beta"))
 }
+
+// An owner that resigns and queues again at once races the observer's
+// read: the listing may show a child change after the release's. The
+// observer still reports the resignation (releaseBase.onlyRelease, tested
+// on its own in observe_internal_test.go, tells it without a read).
+func TestObserverTellsARequeuedResignation(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, b, obs := session(t, addrs), session(t, addrs), session(t, addrs)
+	ea, _ := elect.NewElection(a, group, elect.CreateParents())
+	eb, _ := elect.NewElection(b, group, elect.CreateParents())
+	ha, err := ea.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *elect.Handle, 1)
+	go func() {
+		h, _ := eb.Campaign(ctx, "beta")
+		got <- h
+	}()
+	waitQueue(t, eb, 2)
+	o := observe(t, obs, group)
+	expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	if err := ha.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = ea.Campaign(ctx, "alpha") }() // queue again at once
+	<-got
+	var c elect.Change
+	for c = next(t, o); c.Kind != elect.OwnerChanged; c = next(t, o) {
+	}
+	if c.Owner == nil || c.Owner.ID != "beta" || c.Reason != elect.ReasonResigned {
+		t.Fatalf("handover: %+v; want beta after alpha resigned", c)
+	}
+}
