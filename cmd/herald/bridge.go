@@ -42,11 +42,11 @@ type bridgeFlags struct {
 	audit string
 
 	presets []string // --preset (preset.go)
-	// leaderArgs is --leader; leaders and leaderRoots are the single-node
-	// leaders it and the presets name.
-	leaderArgs  []string
-	leaders     map[string]elect.SingleNode
-	leaderRoots []bridge.LeaderRoot
+	// leaderArgs is --leader; leaders are the single-node leaders it and
+	// the presets name, patterns what the presets find below a root.
+	leaderArgs []string
+	leaders    map[string]elect.SingleNode
+	patterns   []bridge.Pattern
 }
 
 const bridgeExample = `  # Observe two groups, publish to an embedded NATS server with JetStream:
@@ -142,7 +142,7 @@ sinks to acknowledge what was published.`,
 
 // check validates what the flags say, before anything is started.
 func (f *bridgeFlags) check() error {
-	if len(f.watch) == 0 && len(f.discover) == 0 && len(f.leaders) == 0 && len(f.leaderRoots) == 0 && len(f.leaderArgs) == 0 {
+	if len(f.watch) == 0 && len(f.discover) == 0 && len(f.leaders) == 0 && len(f.patterns) == 0 && len(f.leaderArgs) == 0 {
 		return usageErr("nothing to observe: give at least one --watch PATH (a group), --discover ROOT (whose children are groups), --leader PATH or --preset SYSTEM")
 	}
 	for _, l := range []struct {
@@ -239,7 +239,7 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	}
 	cfg := bridge.Config{
 		Leaders:           f.leaders,
-		LeaderRoots:       f.leaderRoots,
+		Patterns:          f.patterns,
 		Resume:            resume,
 		Servers:           servers,
 		SessionTimeout:    a.sessionTimeout,

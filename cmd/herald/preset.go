@@ -172,11 +172,10 @@ func expandPresets(specs []string) ([]presetDef, []presetSpec, error) {
 }
 
 // applyPresets adds f.presets to what the bridge observes: single-node
-// leaders at fixed paths (f.leaders), leaders below every child of a root
-// (f.leaderRoots: Hadoop HA's nameservices), and queue groups (LeaderLatch
-// elections) to --watch, as elections. Patterns deeper than one level
-// (Solr's shards) are skipped with a warning: herald who --preset walks
-// them.
+// leaders at fixed paths (f.leaders), leaders and groups found below a
+// root as they appear (f.patterns: Hadoop HA's nameservices, Solr's
+// collections and shards), and queue groups (LeaderLatch elections) to
+// --watch; the preset's queue groups are elections.
 func (f *bridgeFlags) applyPresets(log *slog.Logger) error {
 	defs, specs, err := expandPresets(f.presets)
 	if err != nil {
@@ -196,18 +195,20 @@ func (f *bridgeFlags) applyPresets(log *slog.Logger) error {
 		for _, l := range sp.leaders {
 			f.addLeader(l.path, l.node)
 		}
-		var skipped []string
 		for _, fp := range sp.found {
-			if fp.format != "" && len(fp.segs) == 2 && fp.segs[0] == "*" {
-				f.leaderRoots = append(f.leaderRoots, bridge.LeaderRoot{Root: fp.root, Leaf: fp.segs[1], Node: elect.SingleNode{Format: fp.format}})
-				continue
+			pt := bridge.Pattern{Root: fp.root, Segs: fp.segs}
+			if fp.format != "" {
+				pt.Leader = &elect.SingleNode{Format: fp.format}
+			} else {
+				rule := pt.String() + "=" + string(elect.RecipeElection)
+				if !ruled[pt.String()] {
+					ruled[pt.String()] = true
+					f.recipes = append(f.recipes, rule)
+				}
 			}
-			skipped = append(skipped, path.Join(append([]string{fp.root}, fp.segs...)...))
+			f.patterns = append(f.patterns, pt)
 		}
-		if len(skipped) > 0 {
-			log.Warn("preset: herald bridge does not walk these patterns (herald who --preset does); skipping them",
-				"preset", defs[i].name, "skipped", skipped)
-		}
+		log.Debug("preset expanded", "preset", defs[i].name, "leaders", len(sp.leaders), "patterns", len(sp.found), "groups", len(sp.groups))
 		for _, g := range sp.groups {
 			if !have[g] {
 				have[g] = true

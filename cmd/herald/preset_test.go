@@ -94,8 +94,21 @@ func TestApplyPresetsToBridgeFlags(t *testing.T) {
 	if _, ok := f.leaders["/hbase/master"]; !ok || f.leaders["/overseer_elect/leader"].Format != ident.SolrOverseer {
 		t.Errorf("--leader /hbase/master and solr's overseer: leaders %+v", f.leaders)
 	}
-	if len(f.leaderRoots) != 1 || f.leaderRoots[0].Root != "/hadoop-ha" || f.leaderRoots[0].Leaf != "ActiveStandbyElectorLock" {
-		t.Errorf("hadoop-ha preset: leader roots %+v", f.leaderRoots)
+	found := map[string]bool{}
+	for _, pt := range f.patterns {
+		found[fmt.Sprintf("%s leader=%v", pt, pt.Leader != nil)] = true
+	}
+	for _, want := range []string{
+		"/hadoop-ha/*/ActiveStandbyElectorLock leader=true",
+		"/collections/*/leaders/*/leader leader=true",
+		"/collections/*/leader_elect/*/election leader=false",
+	} {
+		if !found[want] {
+			t.Errorf("patterns %v lack %s", found, want)
+		}
+	}
+	if !strings.Contains(strings.Join(f.recipes, ","), "/collections/*/leader_elect/*/election=election") {
+		t.Errorf("Solr's shard elections are not ruled elections: %v", f.recipes)
 	}
 	_, stderr, code := heraldRun(t, nil, "bridge", "--zk", "127.0.0.1:1", "--leader", "/a=nosuch")
 	if code != exitUsage || !strings.Contains(stderr, "--leader") {

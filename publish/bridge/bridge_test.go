@@ -294,7 +294,10 @@ func TestSingleNodeLeaders(t *testing.T) {
 	r := start(t, bridge.Config{Servers: addrs, Sinks: []publish.Sink{jsSink(t, url)},
 		Leaders: map[string]elect.SingleNode{k + "/controller": elect.SingleNodeFor(k + "/controller"),
 			k + "/master": {Format: "hbase"}},
-		LeaderRoots: []bridge.LeaderRoot{{Root: h, Leaf: "ActiveStandbyElectorLock", Node: elect.SingleNode{Format: "hadoop-ha"}}}})
+		Patterns: []bridge.Pattern{
+			{Root: h, Segs: []string{"*", "ActiveStandbyElectorLock"}, Leader: &elect.SingleNode{Format: "hadoop-ha"}},
+			{Root: k + "/collections", Segs: []string{"*", "leaders", "*", "leader"}, Leader: &elect.SingleNode{Format: "solr-leader"}},
+		}})
 	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == 2 })
 	sub.waitCount(t, 10*time.Second, "the master's snapshot", 1, func(e publish.Event) bool {
 		return e.Type == publish.LeaderElected && e.Group == k+"/master" && e.Snapshot && e.Owner != nil && e.Owner.ID != ""
@@ -327,7 +330,28 @@ func TestSingleNodeLeaders(t *testing.T) {
 	sub.waitCount(t, 10*time.Second, "nn1 active", 1, func(e publish.Event) bool {
 		return e.Type == publish.LeaderElected && e.Group == h+"/ns1/ActiveStandbyElectorLock" && e.Owner != nil && e.Owner.ID == "nn1"
 	})
-	if l := metric(t, r.Handler(), "herald_groups_observed"); l != "herald_groups_observed 3" {
+	// A Solr collection and shard appear, two levels down: its leader is
+	// found and observed; the collection deleted, it is dropped.
+	for _, p := range []string{"/collections", "/collections/c1", "/collections/c1/leaders", "/collections/c1/leaders/shard1"} {
+		if _, err := s.Conn().Create(k+p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader := k + "/collections/c1/leaders/shard1/leader"
+	if _, err := s.Conn().Create(leader, []byte(`{"core":"c1_shard1_replica_n1","node_name":"10.0.0.7:8983_solr","base_url":"http://10.0.0.7:8983/solr","core_node_name":"core_node2"}`),
+		zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	sub.waitCount(t, 10*time.Second, "shard1's leader", 1, func(e publish.Event) bool {
+		return e.Type == publish.LeaderElected && e.Group == leader && e.Owner != nil && e.Owner.ID == "core_node2"
+	})
+	if l := metric(t, r.Handler(), "herald_groups_observed"); l != "herald_groups_observed 4" {
 		t.Errorf("metric: %q", l)
 	}
+	for _, p := range []string{leader, k + "/collections/c1/leaders/shard1", k + "/collections/c1/leaders", k + "/collections/c1"} {
+		if err := s.Conn().Delete(p, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitStatus(t, r.Bridge, 10*time.Second, "the collection's leader dropped", func(st bridge.Status) bool { _, ok := st.Groups[leader]; return !ok })
 }

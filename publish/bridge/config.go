@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,12 +13,20 @@ import (
 	"github.com/zkherald/herald/publish"
 )
 
-// LeaderRoot finds single-node leaders below every child of Root, at
-// <Root>/<child>/<Leaf>.
-type LeaderRoot struct {
-	Root, Leaf string
-	Node       elect.SingleNode
+// Pattern finds groups, or single-node leaders, below Root as they
+// appear: Segs are the names of the levels below Root, "*" for every child
+// (Hadoop HA's lock below every nameservice: ["*",
+// "ActiveStandbyElectorLock"]; Solr's shard leaders: ["*", "leaders", "*",
+// "leader"]). Leader says how to read what is found as a single-node
+// leader; nil means a queue group.
+type Pattern struct {
+	Root   string
+	Segs   []string
+	Leader *elect.SingleNode
 }
+
+// String is the pattern as a path glob.
+func (p Pattern) String() string { return path.Join(append([]string{p.Root}, p.Segs...)...) }
 
 // Resume is the last report an earlier run of the bridge published for a
 // group: the owner node ("" for none) as of Zxid.
@@ -55,10 +65,9 @@ type Config struct {
 	// winner creates: Kafka's /controller, HBase's master, ...), by the
 	// node's path, each read as its SingleNode says.
 	Leaders map[string]elect.SingleNode
-	// LeaderRoots observe a single-node leader below every child of a
-	// root, as they appear: <Root>/<child>/<Leaf> (Hadoop HA's
-	// <parent>/<nameservice>/ActiveStandbyElectorLock).
-	LeaderRoots []LeaderRoot
+	// Patterns observe the groups or single-node leaders found below a
+	// root as they appear (nameservices, collections, shards).
+	Patterns []Pattern
 	// Recipes optionally says whether a group is an election or a lock, by
 	// group path, by discover root (for all its children) or by a glob
 	// over group paths (see elect.RecipeRules). Without a rule the
@@ -162,7 +171,7 @@ func (c Config) Validate() error {
 			return bad("ZooKeeper server %q: want host:port", s)
 		}
 	}
-	if len(c.Watch) == 0 && len(c.Discover) == 0 && len(c.Leaders) == 0 && len(c.LeaderRoots) == 0 {
+	if len(c.Watch) == 0 && len(c.Discover) == 0 && len(c.Leaders) == 0 && len(c.Patterns) == 0 {
 		return bad("nothing to observe: give at least one group to watch or one root to discover")
 	}
 	seen := map[string]string{}
@@ -189,17 +198,18 @@ func (c Config) Validate() error {
 		}
 		seen[p] = "leader"
 	}
-	for _, lr := range c.LeaderRoots {
-		if err := elect.ValidatePath(lr.Root); err != nil {
-			return fmt.Errorf("%w: leader root %q: %w", ErrConfig, lr.Root, err)
+	for _, pt := range c.Patterns {
+		if err := elect.ValidatePath(pt.Root); err != nil {
+			return fmt.Errorf("%w: pattern %q: %w", ErrConfig, pt, err)
 		}
-		if lr.Leaf == "" || strings.Contains(lr.Leaf, "/") || elect.ValidatePath("/"+lr.Leaf) != nil {
-			return bad("leader root %q: leaf %q must be one node name", lr.Root, lr.Leaf)
+		if len(pt.Segs) == 0 || !slices.Contains(pt.Segs, "*") {
+			return bad("pattern %q: give the levels below the root, at least one of them \"*\" (every child)", pt)
 		}
-		if prev, dup := seen[lr.Root]; dup {
-			return bad("leader root %q is already given as %s: give each path once", lr.Root, prev)
+		for _, seg := range pt.Segs {
+			if seg == "" || strings.ContainsAny(seg, "/?[") || seg != "*" && strings.Contains(seg, "*") || elect.ValidatePath("/"+seg) != nil {
+				return bad("pattern %q: level %q must be a node name or \"*\"", pt, seg)
+			}
 		}
-		seen[lr.Root] = "leader root"
 	}
 	if err := c.Recipes.Validate(); err != nil {
 		return fmt.Errorf("%w: recipe: %w", ErrConfig, err)

@@ -3,6 +3,10 @@ package bridge
 import (
 	"context"
 	"errors"
+	"path"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -10,11 +14,30 @@ import (
 	"github.com/zkherald/herald/elect"
 )
 
-// discover keeps gs in step with the children of root, with one children
-// watch on root: every child is a group, or, with a leaf, holds a
-// single-node leader at child/leaf. A missing root is waited for with an
-// exists watch.
-func (b *Bridge) discover(ctx context.Context, s *elect.Session, root, leaf string, gs *groupSet) {
+// discover keeps gs in step with what segs find below root ("*" for every
+// child, else a fixed name), with one children watch per level: a --discover
+// root is segs ["*"] (every child a group). A level below a "*" is
+// discovered by a discoverer of its own, started as its child appears and
+// stopped as it goes. A missing root is waited for with an exists watch.
+func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, segs []string, gs *groupSet) {
+	for len(segs) > 0 && segs[0] != "*" { // fixed names lead straight on
+		root, segs = root+"/"+segs[0], segs[1:]
+	}
+	if len(segs) == 0 {
+		gs.add(root, root)
+		<-ctx.Done()
+		gs.remove(root, root)
+		return
+	}
+	segs = segs[1:] // what follows the "*"
+	sub := map[string]context.CancelFunc{}
+	var wg sync.WaitGroup
+	defer func() {
+		for _, cancel := range sub {
+			cancel()
+		}
+		wg.Wait()
+	}()
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
 	warned := map[string]bool{}
 	defer func() {
@@ -30,6 +53,10 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root, leaf stri
 		if errors.Is(err, zk.ErrNoNode) {
 			for g := range gs.owned(root) {
 				gs.remove(g, root)
+			}
+			for child, cancel := range sub {
+				cancel()
+				delete(sub, child)
 			}
 			var ok bool
 			ok, watch, err = existsW(ctx, s.Conn(), root)
@@ -51,7 +78,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root, leaf stri
 			continue
 		}
 		bo.Reset()
-		b.syncChildren(root, leaf, children, gs, warned)
+		b.syncChildren(ctx, s, root, segs, children, gs, warned, sub, &wg)
 		b.setDiscovering(root, false)
 		select {
 		case <-watch:
@@ -64,7 +91,8 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root, leaf stri
 // syncChildren starts observing new children of root and stops observing
 // the ones gone. Children named like queue nodes are skipped: root is then
 // most likely a group itself, given to --discover by mistake.
-func (b *Bridge) syncChildren(root, leaf string, children []string, gs *groupSet, warned map[string]bool) {
+func (b *Bridge) syncChildren(ctx context.Context, s *elect.Session, root string, rest, children []string, gs *groupSet, warned map[string]bool,
+	sub map[string]context.CancelFunc, wg *sync.WaitGroup) {
 	want := map[string]bool{}
 	for _, c := range children {
 		if _, seq := elect.ParseSequence(c); seq || c == elect.OfficeNode || c == elect.CheckpointNode {
@@ -75,18 +103,34 @@ func (b *Bridge) syncChildren(root, leaf string, children []string, gs *groupSet
 			}
 			continue
 		}
-		g := root + "/" + c
-		if leaf != "" {
-			g += "/" + leaf
-		}
-		if elect.ValidatePath(g) != nil {
+		child := root + "/" + c
+		if elect.ValidatePath(child) != nil {
 			continue
 		}
-		want[g] = true
-		gs.add(g, root)
+		want[child] = true
+		switch {
+		case slices.Contains(rest, "*"): // a deeper level: a discoverer of its own
+			if _, ok := sub[child]; !ok {
+				cctx, cancel := context.WithCancel(ctx)
+				sub[child] = cancel
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					b.discover(cctx, s, child, rest, gs)
+				}()
+			}
+		default:
+			gs.add(path.Join(append([]string{child}, rest...)...), root)
+		}
+	}
+	for child, cancel := range sub {
+		if !want[child] {
+			cancel()
+			delete(sub, child)
+		}
 	}
 	for g := range gs.owned(root) {
-		if !want[g] {
+		if !want[path.Join(append([]string{root}, strings.Split(strings.TrimPrefix(g, root+"/"), "/")[0])...)] {
 			gs.remove(g, root)
 		}
 	}

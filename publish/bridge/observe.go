@@ -38,21 +38,21 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	}
 	roots := b.discoverRoots()
 	for _, r := range roots {
-		b.setDiscovering(r.root, true)
+		b.setDiscovering(r.Root, true)
 	}
 	var wg sync.WaitGroup
 	for _, r := range roots {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b.discover(ctx, s, r.root, r.leaf, gs)
+			b.discover(ctx, s, r.Root, r.Segs, gs)
 		}()
 	}
 	return func() {
 		wg.Wait()
 		gs.wait()
 		for _, r := range roots {
-			b.setDiscovering(r.root, false)
+			b.setDiscovering(r.Root, false)
 		}
 	}
 }
@@ -247,19 +247,14 @@ func (b *Bridge) keepView(group string, o *elect.Observer) {
 	b.lastViews[group] = v
 }
 
-// discoverRoot is a root whose children are observed: each child is a
-// group (leaf ""), or holds a single-node leader at child/leaf.
-type discoverRoot struct{ root, leaf string }
-
-func (b *Bridge) discoverRoots() []discoverRoot {
-	var out []discoverRoot
+// discoverRoots are the roots whose descendants are found as they
+// appear: each --discover root (every child a group) and each pattern.
+func (b *Bridge) discoverRoots() []Pattern {
+	var out []Pattern
 	for _, r := range b.cfg.Discover {
-		out = append(out, discoverRoot{root: r})
+		out = append(out, Pattern{Root: r, Segs: []string{"*"}})
 	}
-	for _, lr := range b.cfg.LeaderRoots {
-		out = append(out, discoverRoot{root: lr.Root, leaf: lr.Leaf})
-	}
-	return out
+	return append(out, b.cfg.Patterns...)
 }
 
 // leaderNode says how to read group when it is a single-node leader.
@@ -267,9 +262,9 @@ func (b *Bridge) leaderNode(group string) (elect.SingleNode, bool) {
 	if sn, ok := b.cfg.Leaders[group]; ok {
 		return sn, true
 	}
-	for _, lr := range b.cfg.LeaderRoots {
-		if path.Base(group) == lr.Leaf && path.Dir(path.Dir(group)) == lr.Root {
-			return lr.Node, true
+	for _, pt := range b.cfg.Patterns {
+		if ok, _ := path.Match(pt.String(), group); ok && pt.Leader != nil {
+			return *pt.Leader, true
 		}
 	}
 	return elect.SingleNode{}, false
