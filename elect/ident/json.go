@@ -127,20 +127,11 @@ func ParseEpoch(data []byte) (int64, error) {
 // decodeSolrOverseer reads /overseer_elect/leader: {"id": "<election
 // node>"}, the name of the winning node of /overseer_elect/election.
 func decodeSolrOverseer(data []byte) (Identity, error) {
-	m, err := object(data)
+	_, id, err := objectWithID(data, SolrOverseer)
 	if err != nil {
 		return Identity{}, err
 	}
-	s, ok, err := str(m, "id")
-	if err != nil {
-		return Identity{}, err
-	}
-	v, good := textField(s)
-	if !ok || !good {
-		return Identity{}, errors.New(`no "id" text`)
-	}
-	id := Identity{Format: SolrOverseer, ID: v}
-	if n, ok := ParseSolrNode(s); ok {
+	if n, ok := ParseSolrNode(id.ID); ok {
 		id.put("session", fmt.Sprintf("0x%x", uint64(n.Session)))
 		id.put("node_name", n.ID)
 		id.put("sequence", strconv.FormatInt(int64(n.Sequence), 10))
@@ -210,19 +201,10 @@ func decodeSolrLeader(data []byte) (Identity, error) {
 // "<controller instance>", "simpleFields": {"HELIX_VERSION", "LIVE_INSTANCE",
 // "SESSION_ID", ...}, "listFields": {}, "mapFields": {}}.
 func decodeHelix(data []byte) (Identity, error) {
-	m, err := object(data)
+	m, id, err := objectWithID(data, Helix)
 	if err != nil {
 		return Identity{}, err
 	}
-	s, ok, err := str(m, "id")
-	if err != nil {
-		return Identity{}, err
-	}
-	v, good := textField(s)
-	if !ok || !good {
-		return Identity{}, errors.New(`no "id" text`)
-	}
-	id := Identity{Format: Helix, ID: v}
 	if raw, ok := m["simpleFields"]; ok && string(raw) != "null" {
 		var simple map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &simple); err != nil {
@@ -267,19 +249,10 @@ func decodePulsar(data []byte) (Identity, error) {
 // protobuf's field names): id, ip (IPv4 in network byte order, as a
 // number), port, pid, hostname, version, address {hostname, ip, port}.
 func decodeMesos(data []byte) (Identity, error) {
-	m, err := object(data)
+	m, id, err := objectWithID(data, Mesos)
 	if err != nil {
 		return Identity{}, err
 	}
-	s, ok, err := str(m, "id")
-	if err != nil {
-		return Identity{}, err
-	}
-	v, good := textField(s)
-	if !ok || !good {
-		return Identity{}, errors.New(`no "id" text`)
-	}
-	id := Identity{Format: Mesos, ID: v}
 	for _, k := range []string{"pid", "hostname", "version"} {
 		if s, ok, err := str(m, k); err == nil && ok {
 			id.put(k, s)
@@ -312,4 +285,22 @@ func decodeMesos(data []byte) (Identity, error) {
 		}
 	}
 	return id, nil
+}
+
+// objectWithID reads a JSON object whose text field "id" names the owner,
+// as Solr's overseer leader, Helix's ZNRecord and Mesos' MasterInfo do.
+func objectWithID(data []byte, f Format) (map[string]json.RawMessage, Identity, error) {
+	m, err := object(data)
+	if err != nil {
+		return nil, Identity{}, err
+	}
+	s, ok, err := str(m, "id")
+	if err != nil {
+		return nil, Identity{}, err
+	}
+	v, good := textField(s)
+	if !ok || !good {
+		return nil, Identity{}, errors.New(`no "id" text`)
+	}
+	return m, Identity{Format: f, ID: v}, nil
 }
