@@ -133,11 +133,7 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 		}
 	}
 	for _, p := range parts {
-		r := kafka.NewReader(kafka.ReaderConfig{
-			Brokers: cfg.Brokers, Topic: topic, Partition: p, Dialer: cfg.dialer(),
-			MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 250 * time.Millisecond,
-			StartOffset: kafka.FirstOffset, ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second,
-		})
+		r := cfg.partitionReader(topic, p)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -240,4 +236,14 @@ func (s *Stream[T]) deliver(ctx context.Context, cfg Config, m kafka.Message, gr
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// partitionReader reads one partition of topic from its first offset, as
+// the followers do: small batches, short waits.
+func (cfg Config) partitionReader(topic string, p int) *kafka.Reader {
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers: cfg.Brokers, Topic: topic, Partition: p, Dialer: cfg.dialer(),
+		MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 250 * time.Millisecond,
+		StartOffset: kafka.FirstOffset, ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second,
+	})
 }

@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/zkherald/herald/publish"
 )
 
@@ -172,11 +170,7 @@ func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int6
 	}
 	for _, p := range parts {
 		end := ends[p]
-		r := kafka.NewReader(kafka.ReaderConfig{
-			Brokers: cfg.Brokers, Topic: cfg.BridgesTopic, Partition: p, Dialer: cfg.dialer(),
-			MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 250 * time.Millisecond,
-			StartOffset: kafka.FirstOffset, ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second,
-		})
+		r := cfg.partitionReader(cfg.BridgesTopic, p)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
