@@ -31,6 +31,10 @@ type View struct {
 	OfficeZxid int64
 	// Exists is false when the group path does not exist.
 	Exists bool
+	// LastRelease is the last resignation or release herald recorded on
+	// the group node, read by ReadGroup when the group has no owner: when
+	// it became ownerless, if a herald owner was the last.
+	LastRelease *Release
 	// children are all child names, queue or not (to account for cversion).
 	children []string
 	// ownerOnly: only the owner is known (see AfterOwner).
@@ -61,7 +65,30 @@ func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
 	if err == nil && !v.Exists {
 		return v, fmt.Errorf("%w: %s", ErrNoParent, group)
 	}
+	if err == nil && v.Owner == nil {
+		v.LastRelease = readMarkRelease(ctx, s.Conn(), group)
+	}
 	return v, err
+}
+
+// readMarkRelease is the last release herald's mark on the group node
+// records, nil when there is none (or it cannot be read).
+func readMarkRelease(ctx context.Context, conn *zk.Conn, group string) *Release {
+	b, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return conn.Get(group) })
+	if err != nil {
+		return nil
+	}
+	return decodeMarkRelease(b)
+}
+
+// decodeMarkRelease reads the release in herald's mark, nil when the data
+// is not herald's mark or records none.
+func decodeMarkRelease(b []byte) *Release {
+	var m groupMark
+	if json.Unmarshal(b, &m) != nil || m.Herald == 0 {
+		return nil
+	}
+	return m.Released
 }
 
 type reader struct {
@@ -644,10 +671,7 @@ func (r *reader) readRelease(ctx context.Context, v *View) error {
 	case err != nil:
 		return err
 	}
-	var m groupMark
-	if json.Unmarshal(b, &m) == nil && m.Herald != 0 {
-		v.released = m.Released
-	}
+	v.released = decodeMarkRelease(b)
 	return nil
 }
 

@@ -40,6 +40,12 @@ type whoReport struct {
 	StaleReason string     `json:"stale_reason,omitempty"`
 	// freshness says it in one line, for people.
 	freshness string
+	// ChangesLastHour is how often the owner changed in the last hour, and
+	// OwnerlessSince since when the group has had none (from the history
+	// a bridge published, --nats or --kafka; from ZooKeeper, only the
+	// time of a release herald recorded).
+	ChangesLastHour *int       `json:"changes_last_hour,omitempty"`
+	OwnerlessSince  *time.Time `json:"ownerless_since,omitempty"`
 }
 
 type whoNode struct {
@@ -98,8 +104,10 @@ Exit codes: 0 the owner is shown; 4 the value shown is stale (--nats,
 			switch src {
 			case "nats":
 				r, err = a.whoNATS(cmd.Context(), &sf, args[0])
+				err = a.withHealth(cmd.Context(), &sf, &r, err)
 			case "kafka":
 				r, err = a.whoKafka(cmd.Context(), &sf, args[0])
+				err = a.withHealth(cmd.Context(), &sf, &r, err)
 			default:
 				r, err = a.whoZK(cmd.Context(), args[0])
 			}
@@ -133,6 +141,10 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 		return whoReport{}, err
 	}
 	r := whoReport{Group: group, Recipe: v.Recipe, Source: "zookeeper", Ready: v.Ready()}
+	if v.Owner == nil && v.LastRelease != nil {
+		t := v.LastRelease.Time
+		r.OwnerlessSince = &t
+	}
 	for _, p := range v.Queue {
 		r.Queue = append(r.Queue, whoNode{ID: p.ID, Node: p.Node, Session: p.SessionHex(), Sequence: p.Sequence, Term: p.Czxid, Suspect: p.Suspect})
 		if v.Owner != nil && p.Node == v.Owner.Node {
@@ -188,7 +200,7 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 		}
 	}
 	if last == nil || last.Owner == nil && !last.Stale {
-		return whoReport{}, fmt.Errorf("no owner of %s in the NATS owners bucket: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", group, group)
+		return whoReport{Group: group, Source: "nats"}, fmt.Errorf("no owner of %s in the NATS owners bucket: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", group, group)
 	}
 	r := whoReport{Group: group, Source: "nats"}
 	if o := last.Owner; o != nil {
@@ -229,7 +241,7 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 		owner = last.Owner()
 	}
 	if owner == nil && (last == nil || !last.Stale) {
-		return whoReport{}, fmt.Errorf("no owner of %s in Kafka topic %s: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", group, kafkasink.DefaultOwnersTopic, group)
+		return whoReport{Group: group, Source: "kafka"}, fmt.Errorf("no owner of %s in Kafka topic %s: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", group, kafkasink.DefaultOwnersTopic, group)
 	}
 	r := whoReport{Group: group, Recipe: last.Event.Recipe, Source: "kafka"}
 	if owner != nil {

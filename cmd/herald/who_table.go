@@ -20,7 +20,7 @@ func writeWho(w io.Writer, r whoReport) error {
 		return err
 	}
 	if r.Owner == nil {
-		_, err := fmt.Fprintf(w, "%s (%s, from %s): no owner, %d waiting\n", r.Group, recipe, r.Source, len(r.Queue))
+		_, err := fmt.Fprintf(w, "%s (%s, from %s): no owner%s, %d waiting\n", r.Group, recipe, r.Source, r.ownerlessFor(), len(r.Queue))
 		return err
 	}
 	state := ""
@@ -32,6 +32,9 @@ func writeWho(w io.Writer, r whoReport) error {
 	}
 	if r.Since != nil && !r.Since.IsZero() {
 		state += ", since " + r.Since.UTC().Format(time.RFC3339)
+	}
+	if r.ChangesLastHour != nil {
+		state += fmt.Sprintf(", %d owner changes in the last hour", *r.ChangesLastHour)
 	}
 	fmt.Fprintf(w, "%s (%s, from %s): owner %s%s\n", r.Group, recipe, r.Source, r.Owner.ID, state)
 	if r.Leader != nil {
@@ -69,4 +72,12 @@ func writeWho(w io.Writer, r whoReport) error {
 		return err
 	}
 	return nil
+}
+
+// ownerlessFor says since when the group has had no owner, when known.
+func (r whoReport) ownerlessFor() string {
+	if r.OwnerlessSince == nil {
+		return ""
+	}
+	return fmt.Sprintf(" since %s (%s ago)", r.OwnerlessSince.UTC().Format(time.RFC3339), time.Since(*r.OwnerlessSince).Round(time.Second))
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// health is what an operator asks of a group in an incident, read from
+// the events a bridge published: how often the owner changed in the last
+// hour (a flapping leadership), and, with no owner, since when.
+func health(events []publish.Event, now time.Time) (changes int, ownerless *time.Time) {
+	seen := map[string]bool{}
+	var lastLoss, lastGain time.Time
+	for _, e := range events {
+		if seen[e.ID] {
+			continue
+		}
+		seen[e.ID] = true
+		switch {
+		case e.Type.Gains() && !e.Snapshot:
+			if now.Sub(e.Time) <= time.Hour {
+				changes++
+			}
+			lastGain = e.Time
+		case e.Type.Gains():
+			lastGain = e.Time
+		case e.Type.Loses() && e.Owner == nil:
+			lastLoss = e.Time
+		}
+	}
+	if !lastLoss.IsZero() && lastLoss.After(lastGain) {
+		ownerless = &lastLoss
+	}
+	return changes, ownerless
+}
+
+// addHealth fills r's health from the group's history on the source r
+// was read from; a history that cannot be read leaves it out, said in the
+// log.
+func (a *app) addHealth(ctx context.Context, sf *sourceFlags, r *whoReport) {
+	events, err := a.historyEvents(ctx, sf, nil, r.Group)
+	if err != nil {
+		a.log.Debug("no history for the group's health", "group", r.Group, "err", err)
+		return
+	}
+	n, since := health(events, time.Now())
+	r.ChangesLastHour = &n
+	if r.Owner == nil {
+		r.OwnerlessSince = since
+	}
+}
+
+// withHealth adds the group's health to what who read from NATS or Kafka:
+// to the report, or, when there is no owner (err), to the error.
+func (a *app) withHealth(ctx context.Context, sf *sourceFlags, r *whoReport, err error) error {
+	if r.Group == "" {
+		return err
+	}
+	a.addHealth(ctx, sf, r)
+	if err == nil || r.ChangesLastHour == nil {
+		return err
+	}
+	if r.OwnerlessSince != nil {
+		return fmt.Errorf("%w; no owner since %s (%s ago), %d owner changes in the last hour", err,
+			r.OwnerlessSince.UTC().Format(time.RFC3339), time.Since(*r.OwnerlessSince).Round(time.Second), *r.ChangesLastHour)
+	}
+	return fmt.Errorf("%w; %d owner changes in the last hour", err, *r.ChangesLastHour)
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/publish"
+)
+
+// health counts the owner changes of the last hour (each event id once,
+// snapshots not counted) and, with no owner, says since when.
+func TestHealthFromEvents(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	p := func(n string) *publish.Participant { return &publish.Participant{ID: n, Node: n} }
+	ev := func(id string, typ publish.Type, owner *publish.Participant, ago time.Duration, snap bool) publish.Event {
+		return publish.Event{ID: id, Type: typ, Owner: owner, Time: now.Add(-ago), Snapshot: snap}
+	}
+	events := []publish.Event{
+		ev("0", publish.LeaderElected, p("a"), 2*time.Hour, false), // too old to count
+		ev("1", publish.LeaderElected, p("b"), 50*time.Minute, false),
+		ev("1", publish.LeaderElected, p("b"), 50*time.Minute, false), // the same change twice
+		ev("2", publish.LeaderElected, p("b"), 40*time.Minute, true),  // a snapshot re-states it
+		ev("3", publish.LeaderLost, p("c"), 30*time.Minute, false),
+		ev("4", publish.LeaderElected, p("c"), 30*time.Minute, false),
+		ev("5", publish.LeaderLost, nil, 10*time.Minute, false),
+	}
+	n, since := health(events, now)
+	if n != 2 || since == nil || !since.Equal(now.Add(-10*time.Minute)) {
+		t.Fatalf("health = %d, %v; want 2 changes, ownerless since 10 minutes ago", n, since)
+	}
+	events = append(events, ev("6", publish.LeaderElected, p("d"), 5*time.Minute, false))
+	if n, since := health(events, now); n != 3 || since != nil {
+		t.Fatalf("health after d took over = %d, %v; want 3 changes and an owner", n, since)
+	}
+}
+
+// From ZooKeeper, a group a herald owner let go says since when it has
+// had no owner.
+func TestWhoSaysSinceWhenNoOwner(t *testing.T) {
+	zk := zkFlags(t)
+	l := uniq(t)
+	if _, stderr, code := heraldRun(t, nil, append(zk, "lock", "--lock", l, "--", "true")...); code != 0 {
+		t.Fatalf("lock: exit %d: %s", code, stderr)
+	}
+	out, stderr, code := heraldRun(t, nil, append(zk, "who", l)...)
+	if code != 0 || !strings.Contains(out, "no owner since ") || !strings.Contains(out, " ago)") {
+		t.Fatalf("who after the lock was released: exit %d:\n%s%s", code, out, stderr)
+	}
+}
