@@ -107,6 +107,9 @@ type Change struct {
 	Zxid int64 `json:"zxid"`
 	// Ready is true when the current owner has acknowledged taking office.
 	Ready bool `json:"ready,omitempty"`
+	// Epoch is the system's own leadership epoch, when it keeps one
+	// (Kafka's /controller_epoch, read with its controller): 0 otherwise.
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 // OwnerTerm returns the owner's term (czxid), 0 when there is no owner.

@@ -428,16 +428,20 @@ func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) 
 	ob.watch = ch
 	var changes []Change
 	v := sv.view()
+	epoch := int64(0)
+	if sv.EpochKnown {
+		epoch = sv.Epoch
+	}
 	switch {
 	case ob.prev == nil:
-		c := Change{Kind: Snapshot, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.Pzxid}
+		c := Change{Kind: Snapshot, Epoch: epoch, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.Pzxid}
 		if ob.before != nil {
 			c.Gap = ob.pendingGap || ob.before.missed(sv)
 			ob.before, ob.pendingGap = nil, false
 		}
 		changes = []Change{c}
 	case ownerNode(ob.prev.Owner) != ownerNode(sv.Owner):
-		c := Change{Kind: OwnerChanged, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Previous: ob.prev.Owner,
+		c := Change{Kind: OwnerChanged, Epoch: epoch, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Previous: ob.prev.Owner,
 			Queue: v.Queue, Zxid: sv.Pzxid, Gap: ob.pendingGap || missedSingle(ob.prev.view(), ob.prev, sv)}
 		if ob.prev.Owner != nil {
 			c.Reason = ReasonUnknown // ZooKeeper does not say why a node went

@@ -82,6 +82,9 @@ type Event struct {
 	// Term is the czxid of the owner node the event is about: the fencing
 	// token. It only grows within a group.
 	Term int64 `json:"term"`
+	// Epoch is the system's own leadership epoch where it keeps one
+	// (Kafka's controller epoch), published alongside the term.
+	Epoch int64 `json:"epoch,omitempty"`
 	// Zxid orders events within a group.
 	Zxid   int64        `json:"zxid"`
 	Reason elect.Reason `json:"reason,omitempty"`

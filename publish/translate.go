@@ -31,6 +31,7 @@ func Translate(c elect.Change, source string, now time.Time) []Event {
 	base := Event{
 		Group:  c.Group,
 		Recipe: c.Recipe,
+		Epoch:  c.Epoch,
 		Zxid:   c.Zxid,
 		Gap:    c.Gap,
 		Time:   now,

@@ -313,8 +313,8 @@ func TestSingleNodeLeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	becomes("2", 2)
-	sub.waitCount(t, 10*time.Second, "broker 2 elected", 1, func(e publish.Event) bool {
-		return e.Type == publish.LeaderElected && e.Group == k+"/controller" && e.Owner != nil && e.Owner.ID == "2"
+	sub.waitCount(t, 10*time.Second, "broker 2 elected, epoch 2", 1, func(e publish.Event) bool {
+		return e.Type == publish.LeaderElected && e.Group == k+"/controller" && e.Owner != nil && e.Owner.ID == "2" && e.Epoch == 2
 	})
 	sub.waitCount(t, 10*time.Second, "broker 1 lost", 1, func(e publish.Event) bool {
 		return e.Type == publish.LeaderLost && e.Group == k+"/controller" && e.Previous != nil && e.Previous.ID == "1"
