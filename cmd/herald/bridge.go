@@ -38,6 +38,7 @@ type bridgeFlags struct {
 	kafkaTLS                                   bool
 	kafkaEvents, kafkaOwners                   string
 	kafkaPartitions, kafkaReplication          int
+	kafkaPartitioner                           string
 
 	audit string
 
@@ -133,6 +134,7 @@ sinks to acknowledge what was published.`,
 	fl.StringVar(&f.kafkaOwners, "kafka-owners-topic", "", "compacted Kafka topic for current owners (default herald.owners)")
 	fl.IntVar(&f.kafkaPartitions, "kafka-partitions", 0, "partitions of topics herald creates (default 3)")
 	fl.IntVar(&f.kafkaReplication, "kafka-replication", 0, "replication factor of topics herald creates (default: the brokers')")
+	fl.StringVar(&f.kafkaPartitioner, "kafka-partitioner", "murmur2", "how keys pick Kafka partitions: murmur2 (as the Java client and kcat) or fnv1a (herald's placement before, for multi-partition topics an older herald wrote; see the README)")
 
 	fl.StringVar(&f.audit, "audit", "", "append every event to this audit log file (JSON lines)")
 	addPresetFlag(fl, &f.presets)

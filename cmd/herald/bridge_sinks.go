@@ -61,9 +61,13 @@ func (f *bridgeFlags) sinks(ctx context.Context, a *app, out io.Writer) (sinks [
 		sinks = append(sinks, s)
 	}
 	if f.kafka != "" {
+		part, err := kafkasink.ParsePartitioner(f.kafkaPartitioner)
+		if err != nil {
+			return fail(usageErr("--kafka-partitioner: %v", err))
+		}
 		cfg := kafkasink.Config{
 			Brokers: splitList(f.kafka), EventsTopic: f.kafkaEvents, OwnersTopic: f.kafkaOwners,
-			Partitions: f.kafkaPartitions, ReplicationFactor: f.kafkaReplication,
+			Partitions: f.kafkaPartitions, ReplicationFactor: f.kafkaReplication, Partitioner: part,
 			ClientID: "herald-bridge", Logger: a.log,
 		}
 		if f.kafkaSASL != "" || f.kafkaUser != "" {

@@ -19,12 +19,16 @@ type sourceFlags struct {
 	nats      []string
 	natsCreds string
 	kafka     []string
+	// kafkaPartitioner finds a group's partition; it must be the
+	// bridge's (--kafka-partitioner).
+	kafkaPartitioner string
 }
 
 func (sf *sourceFlags) addFlags(f *pflag.FlagSet) {
 	f.StringSliceVar(&sf.nats, "nats", nil, "read from NATS JetStream at URL(s) (the bridge's stream and owners bucket)")
 	f.StringVar(&sf.natsCreds, "nats-creds", "", "NATS .creds file (JWT and seed) to log in with")
 	f.StringSliceVar(&sf.kafka, "kafka", nil, "read from Kafka brokers host:port[,host:port...] (herald.events, herald.owners)")
+	f.StringVar(&sf.kafkaPartitioner, "kafka-partitioner", string(kafkasink.DefaultPartitioner), "with --kafka, the bridge's --kafka-partitioner (murmur2 or fnv1a), to find a group's partition")
 }
 
 // which names the one source given; usage error for both.
@@ -64,7 +68,11 @@ func (sf *sourceFlags) jetStream(ctx context.Context, log *slog.Logger) (jetstre
 }
 
 func (sf *sourceFlags) kafkaConfig(log *slog.Logger) (kafkasink.Config, error) {
-	cfg := kafkasink.Config{Brokers: sf.kafka, ClientID: "herald-cli", Logger: log}
+	part, err := kafkasink.ParsePartitioner(sf.kafkaPartitioner)
+	if err != nil {
+		return kafkasink.Config{}, usageErr("--kafka-partitioner: %v", err)
+	}
+	cfg := kafkasink.Config{Brokers: sf.kafka, ClientID: "herald-cli", Logger: log, Partitioner: part}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageErr("--kafka: %v", err)
 	}

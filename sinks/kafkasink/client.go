@@ -119,7 +119,7 @@ func (c Config) dialer() *kafka.Dialer {
 }
 
 // partitionsAndEnds returns the partitions to read (all, or the one a group
-// hashes to) and, per partition, the end offset at this moment (0 when the
+// hashes to with c.Partitioner) and, per partition, the end offset at this moment (0 when the
 // partition holds nothing to catch up on).
 func partitionsAndEnds(ctx context.Context, c Config, topic, group string) ([]int, map[int]int64, error) {
 	if _, err := c.tlsConfig(); err != nil {
@@ -152,8 +152,9 @@ func partitionsAndEnds(ctx context.Context, c Config, topic, group string) ([]in
 	sort.Ints(all)
 	parts := all
 	if group != "" {
-		p := (&kafka.Hash{}).Balance(kafka.Message{Key: key(group)}, all...)
-		parts = []int{p}
+		// The writer numbers partitions 0..n-1 and asks the same
+		// partitioner (see Partitioner.balancer).
+		parts = []int{c.Partitioner.PartitionOf(group, len(all))}
 	}
 	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
 	for _, p := range parts {

@@ -56,8 +56,13 @@ type Config struct {
 	// MinInSyncReplicas sets min.insync.replicas on created topics (0: the
 	// broker's default).
 	MinInSyncReplicas int
-	SASL              *SASL
-	TLS               *TLS
+	// Partitioner maps keys to partitions: Murmur2 (the default, as the
+	// Java client and kcat) or FNV1a (herald's placement before, for
+	// multi-partition topics an older herald wrote). Readers of one group
+	// must use the writer's.
+	Partitioner Partitioner
+	SASL        *SASL
+	TLS         *TLS
 	// ClientID names herald in the brokers' logs and quotas (default
 	// "herald").
 	ClientID string
@@ -107,6 +112,7 @@ func (c Config) withDefaults() Config {
 	if c.Partitions == 0 {
 		c.Partitions = DefaultPartitions
 	}
+	c.Partitioner = c.Partitioner.orDefault()
 	if c.ClientID == "" {
 		c.ClientID = "herald"
 	}
@@ -148,6 +154,11 @@ func (c Config) Validate() error {
 	if c.ReplicationFactor > 0 && c.MinInSyncReplicas > c.ReplicationFactor {
 		return bad("min.insync.replicas %d exceeds the replication factor %d: no write could ever succeed with acks=all",
 			c.MinInSyncReplicas, c.ReplicationFactor)
+	}
+	switch c.Partitioner {
+	case "", Murmur2, FNV1a:
+	default:
+		return bad("partitioner %q: use %s (Java's default) or %s (herald's placement before murmur2 became the default)", c.Partitioner, Murmur2, FNV1a)
 	}
 	if c.BatchTimeout < 0 || c.WriteTimeout < 0 {
 		return bad("negative timeout")

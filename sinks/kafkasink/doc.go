@@ -28,7 +28,8 @@
 // (6 is plenty); tests use 3 partitions and 1 replica.
 //
 // The writer asks for acks from all in-sync replicas, hashes keys to
-// partitions, waits at most 5 ms to fill a batch, and writes synchronously
+// partitions as the Java client does (murmur2; Config.Partitioner FNV1a
+// keeps the placement of herald before it), waits at most 5 ms to fill a batch, and writes synchronously
 // in chunks that each partition appends atomically. A failed Write stops at
 // the failed chunk and wraps publish.ErrReconnect; Connect then drains the
 // old writer before starting a new one. A re-sent batch may duplicate

@@ -45,7 +45,7 @@ func (s *Sink) WriteHeartbeat(ctx context.Context, h publish.Heartbeat) error {
 			return err
 		}
 		s.hb.w = &kafka.Writer{
-			Addr: kafka.TCP(s.cfg.Brokers...), Transport: tr, Balancer: &kafka.Hash{},
+			Addr: kafka.TCP(s.cfg.Brokers...), Transport: tr, Balancer: s.cfg.Partitioner.balancer(),
 			RequiredAcks: kafka.RequireAll, BatchTimeout: s.cfg.BatchTimeout, WriteTimeout: s.cfg.WriteTimeout,
 			MaxAttempts: 3, WriteBackoffMin: 50 * time.Millisecond, WriteBackoffMax: 500 * time.Millisecond,
 		}

@@ -15,8 +15,8 @@ const EventHeader = "herald_event"
 
 // Keys are group paths ("/jobs/nightly"), not publish.Tokens: that is what
 // an operator types into kcat or sees in any console, and both name the
-// group one-to-one. The hash balancer sends one key to one partition, so a
-// group's events stay in order.
+// group one-to-one. The partitioner (murmur2 by default, as Java's) sends
+// one key to one partition, so a group's events stay in order.
 func key(group string) []byte { return []byte(group) }
 
 func headers(hs []publish.Header) []kafka.Header {

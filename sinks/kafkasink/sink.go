@@ -82,7 +82,7 @@ func (s *Sink) Connect(ctx context.Context) error {
 	s.w = &kafka.Writer{
 		Addr:         kafka.TCP(s.cfg.Brokers...),
 		Transport:    tr,
-		Balancer:     &kafka.Hash{},
+		Balancer:     s.cfg.Partitioner.balancer(),
 		RequiredAcks: kafka.RequireAll,
 		// kafka-go waits up to BatchTimeout (1 s by default) for a
 		// partition batch to fill: a latency trap for a stream of
