@@ -1,11 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
 )
 
 func TestUnknownSubcommandAndFlagExit2(t *testing.T) {
@@ -105,5 +112,143 @@ func TestEnvironmentSetsFlags(t *testing.T) {
 	_, stderr, code := heraldRun(t, []string{"HERALD_LOG_LEVEL=loud"}, "who", "/x")
 	if code != exitUsage || !strings.Contains(stderr, "HERALD_LOG_LEVEL") && !strings.Contains(stderr, "loud") {
 		t.Errorf("bad HERALD_LOG_LEVEL: exit %d, stderr: %s", code, stderr)
+	}
+}
+
+// TestVersion: herald --version and herald version print the same line:
+// the module version, the VCS revision (when the go command stamped one)
+// and the Go version; -ldflags -X main.version sets a release's version.
+func TestVersion(t *testing.T) {
+	out, stderr, code := heraldRun(t, nil, "--version")
+	out2, _, code2 := heraldRun(t, nil, "version")
+	if code != 0 || code2 != 0 || !strings.HasPrefix(out, "herald ") || !strings.Contains(out, runtime.Version()) || out != out2 {
+		t.Errorf("--version: exit %d %q %s; version: exit %d %q", code, out, stderr, code2, out2)
+	}
+	out, _, code = heraldRun(t, nil, "version", "--json")
+	var v struct {
+		Version   string `json:"version"`
+		GoVersion string `json:"go_version"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 || v.Version == "" || v.GoVersion != runtime.Version() {
+		t.Errorf("version --json: exit %d, %v: %s", code, err, out)
+	}
+
+	// A release build: the version from -ldflags, the revision from git.
+	bin := filepath.Join(t.TempDir(), "herald")
+	build := exec.Command("go", "build", "-buildvcs=auto", "-ldflags", "-X main.version=v9.8.7", "-o", bin, ".")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	b, err := exec.Command(bin, "--version").Output()
+	if err != nil || !strings.HasPrefix(string(b), "herald v9.8.7 (") {
+		t.Fatalf("release build --version: %v %q", err, b)
+	}
+	if rev, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil && len(rev) > 12 {
+		if !strings.Contains(string(b), "revision "+string(rev[:12])) {
+			t.Errorf("release build --version %q: want revision %s", b, rev[:12])
+		}
+	}
+}
+
+// TestBuildInfoOverride: -X main.commit replaces the stamped revision.
+func TestBuildInfoOverride(t *testing.T) {
+	defer func(v, c string) { version, commit = v, c }(version, commit)
+	version, commit = "v1.0.0", "0123456789abcdef"
+	b := buildInfo()
+	if b.Version != "v1.0.0" || b.Revision != "0123456789abcdef" || b.Modified || b.Time != "" {
+		t.Errorf("buildInfo %+v", b)
+	}
+	if l := versionLine(); !strings.HasPrefix(l, "herald v1.0.0 (revision 0123456789ab; go") {
+		t.Errorf("versionLine %q", l)
+	}
+}
+
+// TestWhoExitCodes: 0 an owner, 5 no owner (ZooKeeper, NATS; text and
+// JSON), 1 a server that cannot be reached.
+func TestWhoExitCodes(t *testing.T) {
+	zk := zkFlags(t)
+	l := uniq(t)
+	script := `"$HERALD_BIN" who --zk "$HERALD_ZK" "$HERALD_LOCK"`
+	out, stderr, code := heraldRun(t, nil, append(zk, "lock", "--lock", l, "--", "sh", "-c", script)...)
+	if code != 0 || !strings.Contains(out, "owner") {
+		t.Errorf("who while the lock is held: exit %d:\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = heraldRun(t, nil, append(zk, "who", l)...)
+	if code != exitNoOwner || !strings.Contains(out, "no owner") || stderr != "" {
+		t.Errorf("who after the release: exit %d (want %d):\n%s%s", code, exitNoOwner, out, stderr)
+	}
+	out, _, code = heraldRun(t, nil, append(zk, "who", l, "--json")...)
+	if code != exitNoOwner || !strings.Contains(out, `"owner":null`) {
+		t.Errorf("who --json after the release: exit %d (want %d): %s", code, exitNoOwner, out)
+	}
+
+	srv := natsserver.Start(t)
+	js, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.Close() })
+	write(t, js, story(l)...)
+	_, stderr, code = heraldRun(t, nil, "who", l+"-nobody", "--nats", srv.URL())
+	if code != exitNoOwner || !strings.Contains(stderr, "no owner") {
+		t.Errorf("who --nats, no owner: exit %d (want %d): %s", code, exitNoOwner, stderr)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, stderr, code = heraldRun(t, nil, "who", l, "--nats", "nats://"+addr)
+	if code != exitFailure {
+		t.Errorf("who --nats at a closed port: exit %d (want %d): %s", code, exitFailure, stderr)
+	}
+}
+
+// TestOneShotCommandsLogWarningsOnly: who --nats says nothing on stderr
+// about connecting unless --log-level (or HERALD_LOG_LEVEL) asks for it.
+func TestOneShotCommandsLogWarningsOnly(t *testing.T) {
+	srv := natsserver.Start(t)
+	js, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.Close() })
+	g := uniq(t)
+	write(t, js, story(g)...)
+	args := []string{"who", g, "--nats", srv.URL()}
+	out, stderr, code := heraldRun(t, nil, args...)
+	if code != 0 || stderr != "" || !strings.Contains(out, "owner bravo") {
+		t.Errorf("who --nats: exit %d, want a quiet stderr:\n%s%s", code, out, stderr)
+	}
+	if _, stderr, _ := heraldRun(t, nil, append(args, "--log-level", "info")...); !strings.Contains(stderr, "level=INFO") {
+		t.Errorf("who --nats --log-level info logged no INFO line: %s", stderr)
+	}
+	if _, stderr, _ := heraldRun(t, []string{"HERALD_LOG_LEVEL=info"}, args...); !strings.Contains(stderr, "level=INFO") {
+		t.Errorf("who --nats with HERALD_LOG_LEVEL=info logged no INFO line: %s", stderr)
+	}
+	if _, stderr, _ := heraldRun(t, nil, "history", g, "--nats", srv.URL()); strings.Contains(stderr, "level=INFO") {
+		t.Errorf("history --nats logged INFO: %s", stderr)
+	}
+}
+
+// TestUsageMessages: an unknown global flag is named as such; a bad
+// environment value is said once; lock without a command shows a lock
+// line.
+func TestUsageMessages(t *testing.T) {
+	for _, args := range [][]string{{"--bogus", "who", "/x"}, {"--zk", "a:1", "-Q", "who", "/x"}} {
+		_, stderr, code := heraldRun(t, nil, args...)
+		if code != exitUsage || !strings.Contains(stderr, "unknown flag: "+args[len(args)-3]) || strings.Contains(stderr, "unknown command") {
+			t.Errorf("herald %v: exit %d: %s", args, code, stderr)
+		}
+	}
+	_, stderr, code := heraldRun(t, []string{"HERALD_CONNECT_TIMEOUT=abc"}, "who", "/x")
+	if code != exitUsage || strings.Count(stderr, `HERALD_CONNECT_TIMEOUT="abc"`) != 1 {
+		t.Errorf("bad HERALD_CONNECT_TIMEOUT: exit %d, want it said once: %s", code, stderr)
+	}
+	_, stderr, code = heraldRun(t, nil, "lock", "--lock", "/locks/x")
+	if code != exitUsage || !strings.Contains(stderr, "herald lock --lock /locks/x -- ") || strings.Contains(stderr, "herald run") {
+		t.Errorf("lock without a command: exit %d: %s", code, stderr)
 	}
 }

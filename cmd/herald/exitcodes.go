@@ -13,6 +13,10 @@ const (
 	// confirmed within its bound (or whose bridge stopped): it may no
 	// longer be true.
 	exitStale = 4
+	// exitNoOwner: herald who found the group but no owner (no leader,
+	// lock free). A server herald cannot reach, or any other failure to
+	// read, is exitFailure.
+	exitNoOwner = 5
 	// exitTempFail (EX_TEMPFAIL): herald lock gave up waiting for the lock.
 	exitTempFail = 75
 	// exitCannotExec and exitNotFound follow the shell: the child command

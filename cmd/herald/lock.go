@@ -75,6 +75,9 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(args) == 0 {
+		return usageErr("no command given: put it after --, e.g. herald lock --lock %s -- ./backup.sh", o.path)
+	}
 	if err := checkCommand(args); err != nil {
 		return err
 	}

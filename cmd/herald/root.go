@@ -67,13 +67,21 @@ Every flag can also be set by an environment variable: HERALD_ followed by
 the flag name in upper case with '-' as '_' (--zk is HERALD_ZK).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd); err != nil {
 				return err
 			}
+			if a.logLevel == "" { // neither --log-level nor HERALD_LOG_LEVEL
+				a.logLevel = "info"
+				if oneShot[cmd.CommandPath()] {
+					a.logLevel = "warn"
+				}
+			}
 			return a.setupLog()
 		},
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
@@ -82,7 +90,7 @@ the flag name in upper case with '-' as '_' (--zk is HERALD_ZK).`,
 	pf.DurationVar(&a.sessionTimeout, "session-timeout", 10*time.Second, "ZooKeeper session timeout to ask for")
 	pf.DurationVar(&a.connectTimeout, "connect-timeout", 15*time.Second, "how long to retry an unreachable ZooKeeper before giving up")
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
-	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (default info; warn for who, history, tail, checkpoint and bridge check)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
@@ -92,13 +100,28 @@ the flag name in upper case with '-' as '_' (--zk is HERALD_ZK).`,
 	return root
 }
 
+// oneShot are the commands that answer and exit (or print a stream on
+// stdout): their INFO logs (connecting, connected) would only be noise on
+// stderr, so they log warnings and errors unless --log-level says otherwise.
+var oneShot = map[string]bool{
+	"herald who":            true,
+	"herald history":        true,
+	"herald tail":           true,
+	"herald checkpoint get": true,
+	"herald checkpoint put": true,
+	"herald bridge check":   true,
+	"herald version":        true,
+}
+
 // applyEnv sets every flag the command line left alone from HERALD_<NAME>.
 func applyEnv(cmd *cobra.Command) error {
 	var errs []error
+	seen := map[string]bool{} // cmd.Flags() holds the inherited flags too
 	visit := func(f *pflag.Flag) {
-		if f.Changed {
+		if f.Changed || seen[f.Name] {
 			return
 		}
+		seen[f.Name] = true
 		name := "HERALD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		v, ok := os.LookupEnv(name)
 		if !ok || strings.TrimSpace(v) == "" {
@@ -177,9 +200,48 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ee.code
 	}
 	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
+		if f := unknownGlobalFlag(root, args); f != "" {
+			// cobra took the command name for the unknown flag's value
+			// and the next argument for the command.
+			err = fmt.Errorf("unknown flag: %s", f)
+		}
 		fmt.Fprintf(stderr, "herald: %v\nRun 'herald --help' for usage.\n", err)
 		return 2
 	}
 	fmt.Fprintln(stderr, "herald:", err)
 	return 1
+}
+
+// unknownGlobalFlag returns the first flag before the command name that
+// herald does not know ("" if none): herald --bogus who /x.
+func unknownGlobalFlag(root *cobra.Command, args []string) string {
+	fs := root.PersistentFlags()
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
+			return ""
+		}
+		name, hasValue := strings.TrimLeft(arg, "-"), false
+		if n, _, ok := strings.Cut(name, "="); ok {
+			name, hasValue = n, true
+		}
+		var f *pflag.Flag
+		switch {
+		case strings.HasPrefix(arg, "--"):
+			f = fs.Lookup(name)
+		case len(name) == 1:
+			f = fs.ShorthandLookup(name)
+		default:
+			return "" // -abc: leave it to cobra
+		}
+		switch {
+		case name == "help" || name == "h" || name == "version" || name == "v":
+		case f == nil:
+			flag, _, _ := strings.Cut(arg, "=")
+			return flag
+		case !hasValue && f.NoOptDefVal == "":
+			i++ // the flag's value
+		}
+	}
+	return ""
 }

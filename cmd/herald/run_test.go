@@ -32,7 +32,7 @@ func TestRunPassesExitCodeAndEnvironment(t *testing.T) {
 	}
 	// The runner resigned: the group has no owner any more.
 	out, stderr, code := heraldRun(t, nil, append(zk, "who", g)...)
-	if code != 0 || !strings.Contains(out, "no owner") {
+	if code != exitNoOwner || !strings.Contains(out, "no owner") {
 		t.Fatalf("who after the run: exit %d, %q %s", code, out, stderr)
 	}
 }

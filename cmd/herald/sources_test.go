@@ -80,7 +80,7 @@ func checkWho(t *testing.T, group string, src ...string) {
 		t.Fatalf("who %v table: exit %d:\n%s", src, code, out)
 	}
 	_, stderr, code = heraldRun(t, nil, append([]string{"who", group + "-nobody"}, src...)...)
-	if code != exitFailure || !strings.Contains(stderr, "no owner") {
+	if code != exitNoOwner || !strings.Contains(stderr, "no owner") {
 		t.Fatalf("who %v on an unknown group: exit %d: %s", src, code, stderr)
 	}
 }

@@ -78,8 +78,11 @@ bridge said it stopped, who prints "stale: last confirmed by BRIDGE at TIME,
 AGE ago" and exits 4; --json says "stale": true and "confirmed". Ask
 ZooKeeper (--zk) for the truth.
 
-Exit codes: 0 the owner is shown; 4 the value shown is stale (--nats,
---kafka); 1 no owner, or it could not be read; 2 usage errors.`,
+Exit codes: 0 the owner is shown; 5 no owner (the group exists, nobody leads
+or holds it); 4 the value shown is stale (--nats, --kafka), with an owner or
+without; 1 it could not be read (ZooKeeper, NATS or Kafka unreachable, the
+group does not exist, ...); 2 usage errors. With --preset: 0 when anything
+the preset names was found.`,
 		Example: `  herald who --zk zk1:2181 /jobs/nightly
   herald who --nats nats://localhost:4222 /jobs/nightly --json
   herald who --kafka broker1:9092 /locks/backup`,
@@ -111,6 +114,9 @@ Exit codes: 0 the owner is shown; 4 the value shown is stale (--nats,
 			default:
 				r, err = a.whoZK(cmd.Context(), args[0])
 			}
+			if errors.Is(err, errNoOwner) {
+				return &exitError{code: exitNoOwner, err: err}
+			}
 			if err != nil {
 				return err
 			}
@@ -122,6 +128,10 @@ Exit codes: 0 the owner is shown; 4 the value shown is stale (--nats,
 	addPresetFlag(cmd.Flags(), &preset)
 	return cmd
 }
+
+// errNoOwner: NATS or Kafka has no owner for the group (who exits
+// exitNoOwner).
+var errNoOwner = errors.New("no owner")
 
 func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 	s, err := a.openSession(ctx, false)
@@ -200,7 +210,7 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 		}
 	}
 	if last == nil || last.Owner == nil && !last.Stale {
-		return whoReport{Group: group, Source: "nats"}, fmt.Errorf("no owner of %s in the NATS owners bucket: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", group, group)
+		return whoReport{Group: group, Source: "nats"}, fmt.Errorf("%w of %s in the NATS owners bucket: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", errNoOwner, group, group)
 	}
 	r := whoReport{Group: group, Source: "nats"}
 	if o := last.Owner; o != nil {
@@ -241,7 +251,7 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 		owner = last.Owner()
 	}
 	if owner == nil && (last == nil || !last.Stale) {
-		return whoReport{Group: group, Source: "kafka"}, fmt.Errorf("no owner of %s in Kafka topic %s: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", group, kafkasink.DefaultOwnersTopic, group)
+		return whoReport{Group: group, Source: "kafka"}, fmt.Errorf("%w of %s in Kafka topic %s: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", errNoOwner, group, kafkasink.DefaultOwnersTopic, group)
 	}
 	r := whoReport{Group: group, Recipe: last.Event.Recipe, Source: "kafka"}
 	if owner != nil {
@@ -273,7 +283,7 @@ func (r *whoReport) setFreshness(f publish.Freshness) {
 }
 
 // printWho prints the report, and its freshness for a value from NATS or
-// Kafka; a stale value exits with exitStale.
+// Kafka; a stale value exits with exitStale, no owner with exitNoOwner.
 func (a *app) printWho(r whoReport, asJSON bool) error {
 	var err error
 	switch {
@@ -290,6 +300,8 @@ func (a *app) printWho(r whoReport, asJSON bool) error {
 	switch {
 	case err != nil:
 		return err
+	case !r.Stale && r.Owner == nil:
+		return &exitError{code: exitNoOwner} // said on stdout
 	case !r.Stale:
 		return nil
 	case asJSON:

@@ -44,7 +44,7 @@ func TestWhoSaysSinceWhenNoOwner(t *testing.T) {
 		t.Fatalf("lock: exit %d: %s", code, stderr)
 	}
 	out, stderr, code := heraldRun(t, nil, append(zk, "who", l)...)
-	if code != 0 || !strings.Contains(out, "no owner since ") || !strings.Contains(out, " ago)") {
+	if code != exitNoOwner || !strings.Contains(out, "no owner since ") || !strings.Contains(out, " ago)") {
 		t.Fatalf("who after the lock was released: exit %d:\n%s%s", code, out, stderr)
 	}
 }

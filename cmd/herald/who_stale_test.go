@@ -185,7 +185,7 @@ func TestWhoStaleAfterSIGKILL(t *testing.T) {
 	if err := st.owner.Resign(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if out, _, code := heraldRun(t, nil, append(zkFlags(t), "who", st.group)...); code != 0 || !strings.Contains(out, "no owner") {
+	if out, _, code := heraldRun(t, nil, append(zkFlags(t), "who", st.group)...); code != exitNoOwner || !strings.Contains(out, "no owner") {
 		t.Fatalf("who --zk after the resign: exit %d:\n%s", code, out)
 	}
 
