@@ -35,6 +35,7 @@ func newAnnouncer(ctx context.Context, log *slog.Logger, urls []string, source s
 	if len(urls) == 0 {
 		return nil
 	}
+	source = runnerSource(source)
 	s, err := natssink.New(natssink.Options{URL: strings.Join(urls, ","), Name: source, Logger: log})
 	if err != nil {
 		log.Warn("not announcing transitions on NATS", "err", err)
@@ -47,6 +48,18 @@ func newAnnouncer(ctx context.Context, log *slog.Logger, urls []string, source s
 		return nil
 	}
 	return &announcer{sink: s, log: log, source: source}
+}
+
+// runnerSource makes a runner's source ("herald-run/" or "herald-lock/"
+// and its --id) a valid CloudEvents source: the id is percent-encoded as
+// one path segment, so "herald-run/host with space" is announced as
+// "herald-run/host%20with%20space".
+func runnerSource(source string) string {
+	kind, id, ok := strings.Cut(source, "/")
+	if !ok {
+		return publish.Source("", source)
+	}
+	return publish.Source(kind+"/", id)
 }
 
 // gained announces that h now owns its group.

@@ -149,7 +149,7 @@ func (c Config) withDefaults() Config {
 		if err != nil || host == "" {
 			host = "unknown-host"
 		}
-		c.Source = "herald-bridge@" + host
+		c.Source = publish.Source("herald-bridge@", host)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -246,6 +246,11 @@ func (c Config) Validate() error {
 	}
 	if c.SessionTimeout != 0 && (c.SessionTimeout < 100*time.Millisecond || c.SessionTimeout > 10*time.Minute) {
 		return bad("session timeout %v out of range: give 100ms to 10m", c.SessionTimeout)
+	}
+	if c.Source != "" { // empty means herald-bridge@<hostname>, built valid
+		if err := publish.ValidateSource(c.Source); err != nil {
+			return fmt.Errorf("%w: --source / Source (the CloudEvents source of this bridge's events): %w", ErrConfig, err)
+		}
 	}
 	return nil
 }
