@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,10 +85,18 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	if err := o.validate(servers); err != nil {
 		return nil, err
 	}
+	if err := resolvable(ctx, servers); err != nil {
+		return nil, err
+	}
+	// The connect timeout bounds the whole wait, attempts included: a
+	// caller must hear about an unreachable ensemble when it said.
+	ctx, cancel := context.WithTimeout(ctx, o.connectTimeout)
+	defer cancel()
+	o.attemptTimeout = min(o.attemptTimeout, o.connectTimeout)
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval = 100 * time.Millisecond
 	b.MaxInterval = 2 * time.Second
-	b.MaxElapsedTime = o.connectTimeout // bounded on purpose: a caller must hear about it
+	b.MaxElapsedTime = o.connectTimeout
 	var last error
 	attempt := 0
 	for {
@@ -113,7 +122,9 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	if errors.Is(last, ErrSessionTimeout) {
 		return nil, last
 	}
-	if ctx.Err() != nil && !errors.Is(last, ctx.Err()) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		last = fmt.Errorf("%v; gave up after the connect timeout, %v", last, o.connectTimeout)
+	} else if ctx.Err() != nil && !errors.Is(last, ctx.Err()) {
 		last = fmt.Errorf("%v (%w)", last, ctx.Err())
 	}
 	return nil, fmt.Errorf("%w: no session from %s after %d attempts: %v; check that ZooKeeper runs there and the addresses are right",
@@ -316,4 +327,30 @@ func (s *Session) background(f func()) {
 		defer s.bg.Done()
 		f()
 	}()
+}
+
+// resolvable fails at once, naming them, when no server's host name
+// resolves: retrying a name that does not exist only makes the caller
+// wait for the same answer. A failing resolver (not a name that does not
+// exist) is left to the retries.
+func resolvable(ctx context.Context, servers []string) error {
+	var missing []string
+	for _, hp := range servers {
+		host, _, err := net.SplitHostPort(hp)
+		if err != nil {
+			return fmt.Errorf("%w: server address %q: %v; give host:port", ErrUnreachable, hp, err)
+		}
+		if net.ParseIP(host) != nil {
+			return nil
+		}
+		lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err = net.DefaultResolver.LookupHost(lctx, host)
+		cancel()
+		var dns *net.DNSError
+		if err == nil || !errors.As(err, &dns) || !dns.IsNotFound {
+			return nil
+		}
+		missing = append(missing, host)
+	}
+	return fmt.Errorf("%w: no such host: %s; check the ZooKeeper addresses (--zk)", ErrUnreachable, strings.Join(missing, ", "))
 }

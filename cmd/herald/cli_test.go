@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/sinks/jetstream"
@@ -250,5 +251,35 @@ func TestUsageMessages(t *testing.T) {
 	_, stderr, code = heraldRun(t, nil, "lock", "--lock", "/locks/x")
 	if code != exitUsage || !strings.Contains(stderr, "herald lock --lock /locks/x -- ") || strings.Contains(stderr, "herald run") {
 		t.Errorf("lock without a command: exit %d: %s", code, stderr)
+	}
+}
+
+// A one-shot command fails within a few seconds when ZooKeeper does not
+// answer, and at once when its host name does not exist; --connect-timeout
+// bounds the wait, retries included.
+func TestFastHonestFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		args []string
+		max  time.Duration
+		want string
+	}{
+		{[]string{"--zk", closed, "who", "/x"}, 3*time.Second + 2*time.Second, "gave up after the connect timeout, 3s"},
+		{[]string{"--zk", closed, "--connect-timeout", "1s", "lock", "--lock", "/x", "--", "true"}, 1*time.Second + 2*time.Second, "gave up after the connect timeout, 1s"},
+		{[]string{"--zk", "no-such-host.invalid:2181", "who", "/x"}, 2 * time.Second, "no such host: no-such-host.invalid"},
+	} {
+		began := time.Now()
+		_, stderr, code := heraldRun(t, nil, tc.args...)
+		if d := time.Since(began); code != exitFailure || d > tc.max || !strings.Contains(stderr, tc.want) {
+			t.Errorf("herald %v: exit %d after %v (want 1 within %v saying %q): %s", tc.args, code, d.Round(time.Millisecond), tc.max, tc.want, stderr)
+		}
+	}
+	if _, stderr, code := heraldRun(t, nil, "--connect-timeout", "-1s", "who", "/x"); code != exitUsage || !strings.Contains(stderr, "--connect-timeout") {
+		t.Errorf("a negative --connect-timeout: exit %d: %s", code, stderr)
 	}
 }

@@ -78,6 +78,15 @@ the flag name in upper case with '-' as '_' (--zk is HERALD_ZK).`,
 					a.logLevel = "warn"
 				}
 			}
+			if a.connectTimeout == 0 { // neither --connect-timeout nor HERALD_CONNECT_TIMEOUT
+				a.connectTimeout = 15 * time.Second
+				if oneShot[cmd.CommandPath()] {
+					a.connectTimeout = oneShotConnectTimeout
+				}
+			}
+			if a.connectTimeout < 0 {
+				return usageErr("--connect-timeout %v: give a positive duration, e.g. 5s", a.connectTimeout)
+			}
 			return a.setupLog()
 		},
 	}
@@ -88,7 +97,7 @@ the flag name in upper case with '-' as '_' (--zk is HERALD_ZK).`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.zk, "zk", "127.0.0.1:2181", "ZooKeeper servers, host:port[,host:port...]")
 	pf.DurationVar(&a.sessionTimeout, "session-timeout", 10*time.Second, "ZooKeeper session timeout to ask for")
-	pf.DurationVar(&a.connectTimeout, "connect-timeout", 15*time.Second, "how long to retry an unreachable ZooKeeper before giving up")
+	pf.DurationVar(&a.connectTimeout, "connect-timeout", 0, "how long to wait for ZooKeeper before giving up, retries included (default 15s; 3s for who, history, tail, checkpoint and bridge check)")
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (default info; warn for who, history, tail, checkpoint and bridge check)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -99,6 +108,10 @@ the flag name in upper case with '-' as '_' (--zk is HERALD_ZK).`,
 	}
 	return root
 }
+
+// oneShotConnectTimeout is how long a one-shot command waits for ZooKeeper
+// by default: a person is waiting for the answer.
+const oneShotConnectTimeout = 3 * time.Second
 
 // oneShot are the commands that answer and exit (or print a stream on
 // stdout): their INFO logs (connecting, connected) would only be noise on
