@@ -30,8 +30,10 @@ type bridgeFlags struct {
 
 	nats, natsMode, natsStore, natsListen string
 	natsUser, natsPassword, natsToken     string
-	natsNKey, natsCreds                   string
-	natsCA, natsCert, natsKey             string
+	// secrets are the secret flags' file twins (secrets.go).
+	secrets                   []*secretFlag
+	natsNKey, natsCreds       string
+	natsCA, natsCert, natsKey string
 
 	kafka, kafkaSASL, kafkaUser, kafkaPassword string
 	kafkaCA, kafkaCert, kafkaKey               string
@@ -114,8 +116,8 @@ sinks to acknowledge what was published.`,
 	fl.StringVar(&f.natsStore, "nats-store", "", "embedded NATS: JetStream directory (default $XDG_STATE_HOME/herald/nats or ~/.local/state/herald/nats)")
 	fl.StringVar(&f.natsListen, "nats-listen", "127.0.0.1:4222", "embedded NATS: address to listen on (port 0 picks a free one)")
 	fl.StringVar(&f.natsUser, "nats-user", "", "NATS user (with --nats-password)")
-	fl.StringVar(&f.natsPassword, "nats-password", "", "NATS password (prefer HERALD_NATS_PASSWORD)")
-	fl.StringVar(&f.natsToken, "nats-token", "", "NATS token (prefer HERALD_NATS_TOKEN)")
+	fl.StringVar(&f.natsPassword, "nats-password", "", "NATS password (prefer --nats-password-file or HERALD_NATS_PASSWORD: a flag shows in ps)")
+	fl.StringVar(&f.natsToken, "nats-token", "", "NATS token (prefer --nats-token-file or HERALD_NATS_TOKEN)")
 	fl.StringVar(&f.natsNKey, "nats-nkey", "", "NATS NKey seed file")
 	fl.StringVar(&f.natsCreds, "nats-creds", "", "NATS .creds file (JWT and seed)")
 	fl.StringVar(&f.natsCA, "nats-ca", "", "PEM file of the CAs that sign the NATS server certificate")
@@ -125,7 +127,9 @@ sinks to acknowledge what was published.`,
 	fl.StringVar(&f.kafka, "kafka", "", "Kafka bootstrap brokers, host:port[,host:port...]")
 	fl.StringVar(&f.kafkaSASL, "kafka-sasl", "", "Kafka SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
 	fl.StringVar(&f.kafkaUser, "kafka-user", "", "Kafka SASL user")
-	fl.StringVar(&f.kafkaPassword, "kafka-password", "", "Kafka SASL password (prefer HERALD_KAFKA_PASSWORD)")
+	fl.StringVar(&f.kafkaPassword, "kafka-password", "", "Kafka SASL password (prefer --kafka-password-file or HERALD_KAFKA_PASSWORD)")
+	f.secrets = []*secretFlag{{name: "nats-password", value: &f.natsPassword}, {name: "nats-token", value: &f.natsToken}, {name: "kafka-password", value: &f.kafkaPassword}}
+	addSecretFiles(fl, f.secrets)
 	fl.BoolVar(&f.kafkaTLS, "kafka-tls", false, "connect to Kafka with TLS (implied by --kafka-ca/--kafka-cert)")
 	fl.StringVar(&f.kafkaCA, "kafka-ca", "", "PEM file of the CAs that sign the Kafka brokers' certificates")
 	fl.StringVar(&f.kafkaCert, "kafka-cert", "", "client certificate (PEM) for Kafka")
@@ -215,6 +219,9 @@ func (f *bridgeFlags) recipeMap() (elect.RecipeRules, error) {
 }
 
 func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
+	if err := readSecretFiles(f.secrets); err != nil {
+		return err
+	}
 	if err := f.applyPresets(a.log); err != nil {
 		return err
 	}

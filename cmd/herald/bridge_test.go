@@ -381,3 +381,41 @@ func streamIDs(t *testing.T, url, group string) *events {
 	t.Cleanup(func() { cancel(); <-done })
 	return ev
 }
+
+// Secrets can come from files, so nothing secret needs argv: a bridge logs
+// in to NATS with --nats-password-file; a wrong or missing file, or a
+// value and a file both, is a usage error naming the flag.
+func TestBridgeSecretFromFile(t *testing.T) {
+	zk := zkFlags(t)
+	url := natsserver.Start(t, natsserver.WithUser("herald", "s3cret pw")).URL()
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("s3cret pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := uniq(t)
+	p := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--nats-mode", "core", "--nats-user", "herald",
+		"--nats-password-file", pw, "--http", "127.0.0.1:0"}, zk...)...)
+	waitRole(t, waitMatch(t, p, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
+	if strings.Contains(strings.Join(p.cmd.Args, " "), "s3cret") {
+		t.Fatal("the password is on the command line")
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nats-password-file", filepath.Join(dir, "missing")}, "--nats-password-file"},
+		{[]string{"--nats-password-file", empty}, "is empty"},
+		{[]string{"--nats-password", "x", "--nats-password-file", pw}, "both given"},
+		{[]string{"--kafka-password-file", filepath.Join(dir, "missing")}, "--kafka-password-file"},
+	} {
+		_, stderr, code := heraldRun(t, nil, append([]string{"bridge", "--watch", "/a", "--zk", "127.0.0.1:1"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "s3cret") {
+			t.Errorf("bridge %v: exit %d, want 2 saying %q (and no secret): %s", tc.args, code, tc.want, stderr)
+		}
+	}
+}
