@@ -142,8 +142,10 @@ func (q *queue) deleteMarked(ctx context.Context, name string, rec *Release) err
 		return nil
 	case failedAt(res, 0, zk.ErrNoNode):
 		return zk.ErrNoNode
-	case failedAt(res, 1, zk.ErrNoAuth):
-		q.setMark(markForeign) // the group's ACL does not let us write it
+	case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
+		// The group's ACL does not let this identity write the group node
+		// (the delete alone would have passed): delete without the mark.
+		q.setMark(markForeign)
 		return q.remove(ctx, name)
 	}
 	return err
@@ -298,7 +300,7 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 		if err != nil {
 			return err
 		}
-		var op any = &zk.CreateRequest{Path: p, Data: rec, Acl: zk.WorldACL(zk.PermAll)}
+		var op any = &zk.CreateRequest{Path: p, Data: rec, Acl: s.DefaultACL()}
 		if cur.exists {
 			op = &zk.SetDataRequest{Path: p, Data: rec, Version: cur.version}
 		}

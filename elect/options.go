@@ -23,6 +23,8 @@ type sessionOptions struct {
 	acceptNegotiated bool
 	maxBuffer        int
 	log              *slog.Logger
+	// digest is "user:password" for ZooKeeper's digest scheme, "" for none.
+	digest string
 }
 
 func defaultSessionOptions() sessionOptions {
@@ -84,6 +86,25 @@ func WithConnectTimeout(d time.Duration) SessionOption {
 	}
 }
 
+// WithDigestAuth authenticates the session with ZooKeeper's digest scheme
+// ("user:password"), again after every reconnect. The nodes herald
+// creates on such a session then default to an ACL that lets this
+// identity do anything and everyone read (ZooKeeper sends watch events
+// only to sessions that may read a node, so other participants must).
+// ZooKeeper accepts any credentials at login: a wrong password is a
+// different identity, which the servers refuse only when it touches
+// nodes the right one protects.
+func WithDigestAuth(userPassword string) SessionOption {
+	return func(o *sessionOptions) error {
+		user, pw, ok := strings.Cut(userPassword, ":")
+		if !ok || user == "" || pw == "" {
+			return errors.New("elect: digest credentials must be user:password, both non-empty")
+		}
+		o.digest = userPassword
+		return nil
+	}
+}
+
 // WithLogger sets the logger for session events and retries.
 func WithLogger(l *slog.Logger) SessionOption {
 	return func(o *sessionOptions) error {
@@ -115,6 +136,7 @@ type Option func(*recipeOptions) error
 type recipeOptions struct {
 	createParents bool
 	acl           []zk.ACL
+	aclSet        bool // WithACL was given; else the session's default
 	policy        LossPolicy
 	prefix        string
 	dialect       Dialect
@@ -143,7 +165,7 @@ func WithACL(acl []zk.ACL) Option {
 		if !slices.ContainsFunc(acl, func(a zk.ACL) bool { return a.Perms&zk.PermRead != 0 }) {
 			return errors.New("elect: the ACL lets nobody read the nodes; grant READ to every participant, or waiters are never told their turn has come (ZooKeeper sends watch events only to sessions that may read the node)")
 		}
-		o.acl = acl
+		o.acl, o.aclSet = acl, true
 		return nil
 	}
 }

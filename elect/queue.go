@@ -46,6 +46,9 @@ func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Op
 			return nil, err
 		}
 	}
+	if !o.aclSet {
+		o.acl = s.DefaultACL()
+	}
 	q := &queue{s: s, parent: parent, recipe: recipe, o: o, dialect: o.dialect}
 	if q.dialect == DialectAuto {
 		q.dialect = defaultDialect(recipe)
@@ -253,11 +256,17 @@ func (q *queue) remove(ctx context.Context, name string) error {
 }
 
 func (q *queue) createParents(ctx context.Context) error {
-	// Parents get the recipe's ACL with create and read added: queue nodes
-	// need no create permission, but the group must let participants in.
+	// Parents get the recipe's ACL with create, read and delete added for
+	// every identity the ACL lets write or delete: queue nodes need no
+	// create permission, but the group must let participants in, and
+	// ZooKeeper checks a delete against the parent. An identity that may
+	// only read the nodes (everyone, with digest credentials) may only read
+	// the group: it can watch and observe, not join or delete.
 	acl := make([]zk.ACL, len(q.o.acl))
 	for i, a := range q.o.acl {
-		a.Perms |= zk.PermCreate | zk.PermRead
+		if a.Perms&(zk.PermWrite|zk.PermDelete|zk.PermAdmin) != 0 {
+			a.Perms |= zk.PermCreate | zk.PermRead | zk.PermDelete
+		}
 		acl[i] = a
 	}
 	p := ""

@@ -58,6 +58,7 @@ type Session struct {
 	log     *slog.Logger
 	timeout time.Duration // negotiated
 
+	authed    bool // digest credentials were given (DefaultACL)
 	id        atomic.Int64
 	nonces    atomic.Uint32 // counts our queue nodes; see heraldID
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
@@ -173,8 +174,26 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 		return nil, fmt.Errorf("%w: asked for %v, the server granted %v (it bounds timeouts by its minSessionTimeout/maxSessionTimeout, by default 2 and 20 ticks); ask for %v or change the server's limits",
 			ErrSessionTimeout, o.timeout, granted, granted)
 	}
+	if o.digest != "" {
+		if err := conn.AddAuth("digest", []byte(o.digest)); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("elect: digest authentication: %w", err)
+		}
+		s.authed = true
+	}
 	s.id.Store(conn.SessionID())
 	return s, nil
+}
+
+// DefaultACL is the ACL of the nodes herald creates on this session when a
+// recipe is given none: with digest credentials (WithDigestAuth), this
+// identity may do anything and everyone may read; without, everyone may do
+// anything, as ZooKeeper cannot tell clients apart then.
+func (s *Session) DefaultACL() []zk.ACL {
+	if s.authed {
+		return append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
+	}
+	return zk.WorldACL(zk.PermAll)
 }
 
 func (s *Session) onState(ev zk.Event) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path"
 	"strings"
 	"testing"
@@ -717,4 +718,83 @@ func TestObserverTellsARequeuedResignation(t *testing.T) {
 	if c.Owner == nil || c.Owner.ID != "beta" || c.Reason != elect.ReasonResigned {
 		t.Fatalf("handover: %+v; want beta after alpha resigned", c)
 	}
+}
+
+// With digest credentials, herald's nodes let their identity do anything
+// and everyone read: a session without them (or with a wrong password)
+// may watch and observe, but cannot delete or write herald's nodes.
+func TestDigestAuthProtectsHeraldsNodes(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a := session(t, addrs, elect.WithDigestAuth("herald:s3cret"))
+	l, _ := elect.NewLock(a, group, elect.CreateParents())
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acl, _, err := a.Conn().GetACL(h.NodePath())
+	if err != nil || len(acl) != 2 || acl[0].Scheme != "digest" || acl[0].Perms != zk.PermAll || acl[1].Scheme != "world" || acl[1].Perms != zk.PermRead {
+		t.Fatalf("ACL of herald's node: %+v, %v; want the digest identity all, world read", acl, err)
+	}
+	for name, s := range map[string]*elect.Session{
+		"no credentials":   session(t, addrs),
+		"a wrong password": session(t, addrs, elect.WithDigestAuth("herald:wrong")),
+	} {
+		if err := s.Conn().Delete(h.NodePath(), -1); !errors.Is(err, zk.ErrNoAuth) {
+			t.Errorf("%s: delete of herald's node: %v; want ErrNoAuth", name, err)
+		}
+		if _, err := s.Conn().Set(h.NodePath(), []byte("x"), -1); !errors.Is(err, zk.ErrNoAuth) {
+			t.Errorf("%s: set of herald's node: %v; want ErrNoAuth", name, err)
+		}
+		if v, err := elect.ReadGroup(ctx, s, group); err != nil || v.Owner == nil || v.Owner.Node != h.Node() {
+			t.Errorf("%s: reading the group: %+v, %v; everyone may read", name, v.Owner, err)
+		}
+	}
+	// The group herald made lets its identity in, and only it: another
+	// session with the same credentials takes the lock after herald;
+	// another identity is told it may not join, naming the ACL.
+	same := session(t, addrs, elect.WithDigestAuth("herald:s3cret"))
+	ls, _ := elect.NewLock(same, group)
+	got := make(chan error, 1)
+	go func() {
+		h2, err := ls.Acquire(ctx)
+		if err != nil {
+			got <- fmt.Errorf("acquire: %w", err)
+			return
+		}
+		got <- h2.Release(ctx)
+	}()
+	waitQueueLen(t, same, group, 2)
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("the same identity behind herald: %v", err)
+	}
+	other := session(t, addrs, elect.WithDigestAuth("other:pw"))
+	lo, _ := elect.NewLock(other, group)
+	if _, err := lo.TryAcquire(ctx); !errors.Is(err, zk.ErrNoAuth) || !strings.Contains(err.Error(), "ACL") {
+		t.Fatalf("another identity joining herald's protected group: %v; want an error naming the ACL", err)
+	}
+	for _, bad := range []string{"", "user", ":pw", "user:"} {
+		if _, err := elect.NewSession(ctx, addrs, elect.WithDigestAuth(bad)); err == nil {
+			t.Errorf("WithDigestAuth(%q) accepted", bad)
+		}
+	}
+}
+
+// waitQueueLen waits until group holds n queue nodes.
+func waitQueueLen(t *testing.T, s *elect.Session, group string, n int) {
+	t.Helper()
+	eventually(t, 5*time.Second, "the queue to fill", func() bool {
+		c, _, err := s.Conn().Children(group)
+		k := 0
+		for _, x := range c {
+			if _, ok := elect.ParseSequence(x); ok {
+				k++
+			}
+		}
+		return err == nil && k == n
+	})
 }

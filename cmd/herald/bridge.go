@@ -242,11 +242,16 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		return err
 	}
 	defer stopNATS()
+	zkAuth, err := a.zkAuth()
+	if err != nil {
+		return err
+	}
 	resume, err := resumeFromAudit(ctx, f.audit)
 	if err != nil {
 		a.log.Warn("could not read the audit log to resume from it; the first snapshots cannot tell what they missed", "audit", f.audit, "err", err)
 	}
 	cfg := bridge.Config{
+		DigestAuth:        zkAuth,
 		Leaders:           f.leaders,
 		Patterns:          f.patterns,
 		Resume:            resume,

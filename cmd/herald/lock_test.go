@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,3 +103,47 @@ func TestWhoFlagsSuspectNodes(t *testing.T) {
 type quietZK struct{}
 
 func (quietZK) Printf(string, ...any) {}
+
+// With --zk-auth-file (or HERALD_ZK_AUTH) herald's nodes let its identity
+// do anything and everyone read: a session without the credentials cannot
+// delete or write the lock's node, and who still reads it.
+func TestZKDigestAuth(t *testing.T) {
+	zkFl := zkFlags(t)
+	l := uniq(t)
+	auth := filepath.Join(t.TempDir(), "zk-auth")
+	if err := os.WriteFile(auth, []byte("herald:s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holder := start(t, nil, append(zkFl, "--zk-auth-file", auth, "lock", "--lock", l, "--id", "holder-1", "--", "sh", "-c", "echo node=$HERALD_NODE; exec sleep 60")...)
+	holder.waitOutput(t, "node=", 20*time.Second)
+	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	children, _, err := conn.Children(l)
+	if err != nil || len(children) != 1 {
+		t.Fatalf("children of %s: %v, %v", l, children, err)
+	}
+	node := l + "/" + children[0]
+	if err := conn.Delete(node, -1); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("delete of the holder's node without credentials: %v; want ErrNoAuth", err)
+	}
+	if _, err := conn.Set(node, []byte("x"), -1); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("set of the holder's node without credentials: %v; want ErrNoAuth", err)
+	}
+	if out, stderr, code := heraldRun(t, nil, append(zkFl, "who", l)...); code != 0 || !strings.Contains(out, "owner holder-1") {
+		t.Errorf("who without credentials: exit %d:\n%s%s", code, out, stderr)
+	}
+	// The same identity from the environment may take it next.
+	waiter := start(t, []string{"HERALD_ZK_AUTH=herald:s3cret"}, append(zkFl, "lock", "--lock", l, "--", "sh", "-c", "echo waiter-ran")...)
+	holder.cmd.Process.Kill()
+	if code := waiter.wait(t, 20*time.Second); code != 0 || !strings.Contains(waiter.out.String(), "waiter-ran") {
+		t.Fatalf("waiter with HERALD_ZK_AUTH: exit %d:\n%s", code, waiter.out)
+	}
+	for _, bad := range [][]string{{"--zk-auth-file", filepath.Join(t.TempDir(), "missing")}, {"--zk-auth-file", os.DevNull}} {
+		if _, stderr, code := heraldRun(t, []string{"HERALD_ZK_AUTH=nocolon"}, append(append(zkFl, bad...), "who", l)...); code != exitUsage || !strings.Contains(stderr, "zk-auth-file") {
+			t.Errorf("who %v: exit %d: %s", bad, code, stderr)
+		}
+	}
+}

@@ -24,6 +24,7 @@ type app struct {
 	log            *slog.Logger
 
 	zk             string
+	zkAuthFile     string
 	sessionTimeout time.Duration
 	connectTimeout time.Duration
 	logFormat      string
@@ -97,6 +98,7 @@ the flag name in upper case with '-' as '_' (--zk is HERALD_ZK).`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.zk, "zk", "127.0.0.1:2181", "ZooKeeper servers, host:port[,host:port...]")
 	pf.DurationVar(&a.sessionTimeout, "session-timeout", 10*time.Second, "ZooKeeper session timeout to ask for")
+	pf.StringVar(&a.zkAuthFile, "zk-auth-file", "", "file holding ZooKeeper digest credentials, user:password (or HERALD_ZK_AUTH); herald's nodes then let this identity do anything and everyone read")
 	pf.DurationVar(&a.connectTimeout, "connect-timeout", 0, "how long to wait for ZooKeeper before giving up, retries included (default 15s; 3s for who, history, tail, checkpoint and bridge check)")
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (default info; warn for who, history, tail, checkpoint and bridge check)")

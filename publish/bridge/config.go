@@ -48,6 +48,10 @@ const (
 type Config struct {
 	// Servers are the ZooKeeper servers, host:port each.
 	Servers []string
+	// DigestAuth is "user:password" for ZooKeeper's digest scheme ("" for
+	// none): the bridge's HA nodes then let this identity do anything and
+	// everyone read.
+	DigestAuth string
 	// SessionTimeout is the ZooKeeper session timeout asked for (default
 	// 10s); the bridge accepts what the servers grant.
 	SessionTimeout time.Duration

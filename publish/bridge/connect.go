@@ -59,6 +59,9 @@ func (b *Bridge) openSession(ctx context.Context, first bool) (*elect.Session, e
 		elect.AcceptNegotiatedTimeout(),
 		elect.WithLogger(b.log),
 	}
+	if b.cfg.DigestAuth != "" {
+		opts = append(opts, elect.WithDigestAuth(b.cfg.DigestAuth))
+	}
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
 	for attempt := 1; ; attempt++ {
 		s, err := elect.NewSession(ctx, b.cfg.Servers, opts...)
