@@ -104,8 +104,8 @@ func TestUnreachableZooKeeperNamesTheServers(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
 	_, stderr, code := heraldRun(t, nil, "--zk", addr, "--connect-timeout", "500ms", "who", "/x")
-	if code != exitFailure || !strings.Contains(stderr, addr) || !strings.Contains(stderr, "unreachable") {
-		t.Errorf("exit %d, want 1 naming %s as unreachable; stderr: %s", code, addr, stderr)
+	if code != exitUnreachable || !strings.Contains(stderr, addr) || !strings.Contains(stderr, "unreachable") {
+		t.Errorf("exit %d, want %d naming %s as unreachable; stderr: %s", code, exitUnreachable, addr, stderr)
 	}
 }
 
@@ -202,8 +202,8 @@ func TestWhoExitCodes(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	_, stderr, code = heraldRun(t, nil, "who", l, "--nats", "nats://"+addr)
-	if code != exitFailure {
-		t.Errorf("who --nats at a closed port: exit %d (want %d): %s", code, exitFailure, stderr)
+	if code != exitUnreachable {
+		t.Errorf("who --nats at a closed port: exit %d (want %d): %s", code, exitUnreachable, stderr)
 	}
 }
 
@@ -266,17 +266,18 @@ func TestFastHonestFailure(t *testing.T) {
 	ln.Close()
 	for _, tc := range []struct {
 		args []string
+		code int
 		max  time.Duration
 		want string
 	}{
-		{[]string{"--zk", closed, "who", "/x"}, 3*time.Second + 2*time.Second, "gave up after the connect timeout, 3s"},
-		{[]string{"--zk", closed, "--connect-timeout", "1s", "lock", "--lock", "/x", "--", "true"}, 1*time.Second + 2*time.Second, "gave up after the connect timeout, 1s"},
-		{[]string{"--zk", "no-such-host.invalid:2181", "who", "/x"}, 2 * time.Second, "no such host: no-such-host.invalid"},
+		{[]string{"--zk", closed, "who", "/x"}, exitUnreachable, 3*time.Second + 2*time.Second, "gave up after the connect timeout, 3s"},
+		{[]string{"--zk", closed, "--connect-timeout", "1s", "lock", "--lock", "/x", "--", "true"}, exitFailure, 1*time.Second + 2*time.Second, "gave up after the connect timeout, 1s"},
+		{[]string{"--zk", "no-such-host.invalid:2181", "who", "/x"}, exitUnreachable, 2 * time.Second, "no such host: no-such-host.invalid"},
 	} {
 		began := time.Now()
 		_, stderr, code := heraldRun(t, nil, tc.args...)
-		if d := time.Since(began); code != exitFailure || d > tc.max || !strings.Contains(stderr, tc.want) {
-			t.Errorf("herald %v: exit %d after %v (want 1 within %v saying %q): %s", tc.args, code, d.Round(time.Millisecond), tc.max, tc.want, stderr)
+		if d := time.Since(began); code != tc.code || d > tc.max || !strings.Contains(stderr, tc.want) {
+			t.Errorf("herald %v: exit %d after %v (want %d within %v saying %q): %s", tc.args, code, d.Round(time.Millisecond), tc.code, tc.max, tc.want, stderr)
 		}
 	}
 	if _, stderr, code := heraldRun(t, nil, "--connect-timeout", "-1s", "who", "/x"); code != exitUsage || !strings.Contains(stderr, "--connect-timeout") {

@@ -14,9 +14,12 @@ const (
 	// longer be true.
 	exitStale = 4
 	// exitNoOwner: herald who found the group but no owner (no leader,
-	// lock free). A server herald cannot reach, or any other failure to
-	// read, is exitFailure.
+	// lock free). A server herald cannot reach is exitUnreachable; any
+	// other failure to read is exitFailure.
 	exitNoOwner = 5
+	// exitUnreachable (EX_UNAVAILABLE): herald who could not reach the
+	// server it was to ask (ZooKeeper, NATS, Kafka).
+	exitUnreachable = 69
 	// exitTempFail (EX_TEMPFAIL): herald lock gave up waiting for the lock.
 	exitTempFail = 75
 	// exitCannotExec and exitNotFound follow the shell: the child command

@@ -80,8 +80,8 @@ ZooKeeper (--zk) for the truth.
 
 Exit codes: 0 the owner is shown; 5 no owner (the group exists, nobody leads
 or holds it); 4 the value shown is stale (--nats, --kafka), with an owner or
-without; 1 it could not be read (ZooKeeper, NATS or Kafka unreachable, the
-group does not exist, ...); 2 usage errors. With --preset: 0 when anything
+without; 69 ZooKeeper, NATS or Kafka cannot be reached; 1 it could not be
+read otherwise (the group does not exist, ...); 2 usage errors. With --preset: 0 when anything
 the preset names was found.`,
 		Example: `  herald who --zk zk1:2181 /jobs/nightly
   herald who --nats nats://localhost:4222 /jobs/nightly --json
@@ -116,6 +116,9 @@ the preset names was found.`,
 			}
 			if errors.Is(err, errNoOwner) {
 				return &exitError{code: exitNoOwner, err: err}
+			}
+			if unreachable(err) {
+				return &exitError{code: exitUnreachable, err: err}
 			}
 			if err != nil {
 				return err

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 )
 
@@ -68,4 +73,11 @@ func (a *app) withHealth(ctx context.Context, sf *sourceFlags, r *whoReport, err
 			r.OwnerlessSince.UTC().Format(time.RFC3339), time.Since(*r.OwnerlessSince).Round(time.Second), *r.ChangesLastHour)
 	}
 	return fmt.Errorf("%w; %d owner changes in the last hour", err, *r.ChangesLastHour)
+}
+
+// unreachable reports whether err means the server who was to ask did not
+// answer: ZooKeeper, NATS, or a Kafka broker.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return err != nil && (errors.Is(err, elect.ErrUnreachable) || errors.Is(err, nats.ErrNoServers) || errors.As(err, &op))
 }
