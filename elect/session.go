@@ -100,6 +100,8 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	b.MaxElapsedTime = o.connectTimeout
 	var last error
 	attempt := 0
+	deadline, _ := ctx.Deadline()
+	outOfTime := false
 	for {
 		attempt++
 		s, err := dial(ctx, servers, o)
@@ -111,7 +113,8 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 			break
 		}
 		wait := b.NextBackOff()
-		if wait == backoff.Stop {
+		if wait == backoff.Stop || time.Now().Add(wait).After(deadline) {
+			outOfTime = true
 			break
 		}
 		o.log.Info("ZooKeeper not reachable yet, retrying", "servers", strings.Join(servers, ","), "attempt", attempt, "in", wait)
@@ -123,7 +126,7 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	if errors.Is(last, ErrSessionTimeout) {
 		return nil, last
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if outOfTime || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		last = fmt.Errorf("%v; gave up after the connect timeout, %v", last, o.connectTimeout)
 	} else if ctx.Err() != nil && !errors.Is(last, ctx.Err()) {
 		last = fmt.Errorf("%v (%w)", last, ctx.Err())
