@@ -30,6 +30,12 @@ type bridgeFlags struct {
 
 	nats, natsMode, natsStore, natsListen string
 	natsUser, natsPassword, natsToken     string
+	// natsReplicas, natsMaxAge, natsMaxBytes, natsDuplicates shape the
+	// stream and buckets herald creates (an existing one is used as is).
+	natsReplicas   int
+	natsMaxAge     time.Duration
+	natsMaxBytes   int64
+	natsDuplicates time.Duration
 	// secrets are the secret flags' file twins (secrets.go).
 	secrets                   []*secretFlag
 	natsNKey, natsCreds       string
@@ -118,6 +124,10 @@ sinks to acknowledge what was published.`,
 	fl.StringVar(&f.natsUser, "nats-user", "", "NATS user (with --nats-password)")
 	fl.StringVar(&f.natsPassword, "nats-password", "", "NATS password (prefer --nats-password-file or HERALD_NATS_PASSWORD: a flag shows in ps)")
 	fl.StringVar(&f.natsToken, "nats-token", "", "NATS token (prefer --nats-token-file or HERALD_NATS_TOKEN)")
+	fl.IntVar(&f.natsReplicas, "nats-replicas", 0, "replicas of the stream and buckets herald creates (default 1; 3 or 5 on a NATS cluster)")
+	fl.DurationVar(&f.natsMaxAge, "nats-max-age", 0, "drop events older than this from the stream herald creates (default: keep all)")
+	fl.Int64Var(&f.natsMaxBytes, "nats-max-bytes", 0, "bound the stream herald creates to this many bytes, oldest events first (default: unbounded)")
+	fl.DurationVar(&f.natsDuplicates, "nats-duplicates", 0, "the stream's de-duplication window (default 2m; keep --ha-replay within it)")
 	fl.StringVar(&f.natsNKey, "nats-nkey", "", "NATS NKey seed file")
 	fl.StringVar(&f.natsCreds, "nats-creds", "", "NATS .creds file (JWT and seed)")
 	fl.StringVar(&f.natsCA, "nats-ca", "", "PEM file of the CAs that sign the NATS server certificate")

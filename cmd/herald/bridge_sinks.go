@@ -53,7 +53,7 @@ func (f *bridgeFlags) sinks(ctx context.Context, a *app, out io.Writer) (sinks [
 		if f.natsMode == "core" {
 			s, err = natssink.New(opts)
 		} else {
-			s, err = jetstream.New(jetstream.Config{Conn: opts})
+			s, err = jetstream.New(jetstream.Config{Conn: opts, Replicas: f.natsReplicas, MaxAge: f.natsMaxAge, MaxBytes: f.natsMaxBytes, Duplicates: f.natsDuplicates})
 		}
 		if err != nil {
 			return fail(usageErr("NATS: %v", err))

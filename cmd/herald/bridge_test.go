@@ -45,6 +45,8 @@ func TestBridgeBadInput(t *testing.T) {
 		{[]string{"bridge", "--watch", "/a", "--drain-timeout", "0s"}, "--drain-timeout"},
 		{[]string{"bridge", "--watch", "/a", "--ha-replay", "-1s"}, "--ha-replay"},
 		{[]string{"bridge", "--watch", "/a", "--group-metrics-limit", "0"}, "--group-metrics-limit"},
+		{[]string{"bridge", "--watch", "/a", "--nats", "nats://127.0.0.1:1", "--nats-replicas", "9"}, "replicas 9"},
+		{[]string{"bridge", "--watch", "/a", "--nats", "nats://127.0.0.1:1", "--nats-max-age", "1m", "--nats-duplicates", "2m"}, "duplicate window"},
 		{[]string{"bridge", "--watch", "/a", "--heartbeat", "1ms"}, "--heartbeat"},
 		{[]string{"bridge", "--watch", "/a", "--preset", "zookeeper"}, "kafka"},
 		{[]string{"bridge", "--zk", "127.0.0.1:1"}, "nothing to observe"},

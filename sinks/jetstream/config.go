@@ -54,6 +54,11 @@ type Config struct {
 	Replicas int
 	// MaxAge drops events older than this from the stream (0: keep all).
 	MaxAge time.Duration
+	// MaxBytes bounds the stream's size; the oldest events go first (0:
+	// unbounded). Replicas, MaxAge and MaxBytes apply when herald creates
+	// the stream; an existing stream is used as its operator configured
+	// it (see Sink.Connect).
+	MaxBytes int64
 	// History is how many values per group the bucket keeps (default 1).
 	History uint8
 	// AckTimeout bounds the wait for the server's acknowledgment of a
@@ -79,8 +84,8 @@ func (c Config) Validate() error {
 	if d := c.withDefaults(); d.BridgesBucket == d.Bucket {
 		return fmt.Errorf("%w: the owners and the bridges' heartbeats both in bucket %q: give them different buckets", ErrConfig, d.Bucket)
 	}
-	if c.Duplicates < 0 || c.MaxAge < 0 || c.AckTimeout < 0 {
-		return fmt.Errorf("%w: Duplicates, MaxAge and AckTimeout must not be negative", ErrConfig)
+	if c.Duplicates < 0 || c.MaxAge < 0 || c.AckTimeout < 0 || c.MaxBytes < 0 {
+		return fmt.Errorf("%w: Duplicates, MaxAge, MaxBytes and AckTimeout must not be negative", ErrConfig)
 	}
 	if c.MaxAge > 0 && c.Duplicates > c.MaxAge {
 		return fmt.Errorf("%w: duplicate window %s is longer than MaxAge %s; shorten it or keep events longer", ErrConfig, c.Duplicates, c.MaxAge)
@@ -143,6 +148,7 @@ func (c Config) streamConfig() jetstream.StreamConfig {
 		Storage:     jetstream.FileStorage,
 		Replicas:    c.Replicas,
 		MaxAge:      c.MaxAge,
+		MaxBytes:    maxBytes(c.MaxBytes),
 		Duplicates:  c.Duplicates,
 		AllowDirect: true,
 	}
@@ -166,4 +172,12 @@ func (c Config) bridgesBucketConfig() jetstream.KeyValueConfig {
 		Storage:     jetstream.FileStorage,
 		Replicas:    c.Replicas,
 	}
+}
+
+// maxBytes is a stream's byte limit: -1, JetStream's "unlimited", for 0.
+func maxBytes(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

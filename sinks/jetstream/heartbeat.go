@@ -35,8 +35,8 @@ func (s *Sink) WriteHeartbeat(ctx context.Context, h publish.Heartbeat) error {
 		defer cancel()
 	}
 	if kv == nil {
-		if kv, err = js.CreateOrUpdateKeyValue(ctx, s.cfg.bridgesBucketConfig()); err != nil {
-			return s.cfg.Conn.Scrub(fmt.Errorf("jetstream: create or update KV bucket %s: %w", s.cfg.BridgesBucket, err))
+		if kv, err = ensureBucket(ctx, js, s.cfg.bridgesBucketConfig()); err != nil {
+			return s.cfg.Conn.Scrub(err)
 		}
 		s.mu.Lock()
 		if s.js == js {

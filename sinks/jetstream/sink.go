@@ -42,8 +42,10 @@ func New(cfg Config) (*Sink, error) {
 // Name implements publish.Sink.
 func (s *Sink) Name() string { return "jetstream" }
 
-// Connect dials NATS (unless a live connection exists) and creates or
-// updates the stream and the owners bucket.
+// Connect dials NATS (unless a live connection exists) and creates the
+// stream and the owners bucket when they are missing. An existing stream or
+// bucket is used as its operator configured it: herald only checks that it
+// can work with it (see ensureStream).
 func (s *Sink) Connect(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -65,13 +67,12 @@ func (s *Sink) Connect(ctx context.Context) error {
 	if s.owners != nil {
 		return nil
 	}
-	if _, err := s.js.CreateOrUpdateStream(ctx, s.cfg.streamConfig()); err != nil {
-		return s.cfg.Conn.Scrub(fmt.Errorf("jetstream: create or update stream %s on %s.>: %w; check that JetStream is enabled and no other stream takes these subjects",
-			s.cfg.Stream, publish.SubjectPrefix, err))
+	if err := s.ensureStream(ctx); err != nil {
+		return s.cfg.Conn.Scrub(err)
 	}
-	kv, err := s.js.CreateOrUpdateKeyValue(ctx, s.cfg.bucketConfig())
+	kv, err := ensureBucket(ctx, s.js, s.cfg.bucketConfig())
 	if err != nil {
-		return s.cfg.Conn.Scrub(fmt.Errorf("jetstream: create or update KV bucket %s: %w", s.cfg.Bucket, err))
+		return s.cfg.Conn.Scrub(err)
 	}
 	st, err := s.js.Stream(ctx, "KV_"+kv.Bucket())
 	if err != nil {
