@@ -31,12 +31,12 @@ const announceTimeout = 5 * time.Second
 
 // newAnnouncer connects to NATS at urls; nil (and no error) when urls is
 // empty. A NATS that cannot be reached is logged, and nothing announced.
-func newAnnouncer(ctx context.Context, log *slog.Logger, urls []string, source string) *announcer {
+func newAnnouncer(ctx context.Context, log *slog.Logger, urls []string, auth natsAuth, source string) *announcer {
 	if len(urls) == 0 {
 		return nil
 	}
 	source = runnerSource(source)
-	s, err := natssink.New(natssink.Options{URL: strings.Join(urls, ","), Name: source, Logger: log})
+	s, err := natssink.New(auth.options(strings.Join(urls, ","), source, log))
 	if err != nil {
 		log.Warn("not announcing transitions on NATS", "err", err)
 		return nil

@@ -29,7 +29,6 @@ type bridgeFlags struct {
 	groupMetrics             int
 
 	nats, natsMode, natsStore, natsListen string
-	natsUser, natsPassword, natsToken     string
 	// natsReplicas, natsMaxAge, natsMaxBytes, natsDuplicates shape the
 	// stream and buckets herald creates (an existing one is used as is).
 	natsReplicas   int
@@ -37,16 +36,15 @@ type bridgeFlags struct {
 	natsMaxBytes   int64
 	natsDuplicates time.Duration
 	// secrets are the secret flags' file twins (secrets.go).
-	secrets                   []*secretFlag
-	natsNKey, natsCreds       string
-	natsCA, natsCert, natsKey string
+	secrets []*secretFlag
 
-	kafka, kafkaSASL, kafkaUser, kafkaPassword string
-	kafkaCA, kafkaCert, kafkaKey               string
-	kafkaTLS                                   bool
-	kafkaEvents, kafkaOwners                   string
-	kafkaPartitions, kafkaReplication          int
-	kafkaPartitioner                           string
+	kafka string
+	// natsAuth and kafkaAuth are the connection flags every command shares
+	// (connflags.go).
+	natsAuth                          natsAuth
+	kafkaAuth                         kafkaAuth
+	kafkaEvents, kafkaOwners          string
+	kafkaPartitions, kafkaReplication int
 
 	audit string
 
@@ -121,34 +119,18 @@ sinks to acknowledge what was published.`,
 	fl.StringVar(&f.natsMode, "nats-mode", "jetstream", "jetstream (stream HERALD and owners bucket; core subscribers see the events too) or core (plain subjects only)")
 	fl.StringVar(&f.natsStore, "nats-store", "", "embedded NATS: JetStream directory (default $XDG_STATE_HOME/herald/nats or ~/.local/state/herald/nats)")
 	fl.StringVar(&f.natsListen, "nats-listen", "127.0.0.1:4222", "embedded NATS: address to listen on (port 0 picks a free one)")
-	fl.StringVar(&f.natsUser, "nats-user", "", "NATS user (with --nats-password)")
-	fl.StringVar(&f.natsPassword, "nats-password", "", "NATS password (prefer --nats-password-file or HERALD_NATS_PASSWORD: a flag shows in ps)")
-	fl.StringVar(&f.natsToken, "nats-token", "", "NATS token (prefer --nats-token-file or HERALD_NATS_TOKEN)")
 	fl.IntVar(&f.natsReplicas, "nats-replicas", 0, "replicas of the stream and buckets herald creates (default 1; 3 or 5 on a NATS cluster)")
 	fl.DurationVar(&f.natsMaxAge, "nats-max-age", 0, "drop events older than this from the stream herald creates (default: keep all)")
 	fl.Int64Var(&f.natsMaxBytes, "nats-max-bytes", 0, "bound the stream herald creates to this many bytes, oldest events first (default: unbounded)")
 	fl.DurationVar(&f.natsDuplicates, "nats-duplicates", 0, "the stream's de-duplication window (default 2m; keep --ha-replay within it)")
-	fl.StringVar(&f.natsNKey, "nats-nkey", "", "NATS NKey seed file")
-	fl.StringVar(&f.natsCreds, "nats-creds", "", "NATS .creds file (JWT and seed)")
-	fl.StringVar(&f.natsCA, "nats-ca", "", "PEM file of the CAs that sign the NATS server certificate")
-	fl.StringVar(&f.natsCert, "nats-cert", "", "client certificate (PEM) for NATS")
-	fl.StringVar(&f.natsKey, "nats-key", "", "client key (PEM) for NATS")
 
 	fl.StringVar(&f.kafka, "kafka", "", "Kafka bootstrap brokers, host:port[,host:port...]")
-	fl.StringVar(&f.kafkaSASL, "kafka-sasl", "", "Kafka SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
-	fl.StringVar(&f.kafkaUser, "kafka-user", "", "Kafka SASL user")
-	fl.StringVar(&f.kafkaPassword, "kafka-password", "", "Kafka SASL password (prefer --kafka-password-file or HERALD_KAFKA_PASSWORD)")
-	f.secrets = []*secretFlag{{name: "nats-password", value: &f.natsPassword}, {name: "nats-token", value: &f.natsToken}, {name: "kafka-password", value: &f.kafkaPassword}}
+	f.secrets = append(f.natsAuth.addFlags(fl), f.kafkaAuth.addFlags(fl)...)
 	addSecretFiles(fl, f.secrets)
-	fl.BoolVar(&f.kafkaTLS, "kafka-tls", false, "connect to Kafka with TLS (implied by --kafka-ca/--kafka-cert)")
-	fl.StringVar(&f.kafkaCA, "kafka-ca", "", "PEM file of the CAs that sign the Kafka brokers' certificates")
-	fl.StringVar(&f.kafkaCert, "kafka-cert", "", "client certificate (PEM) for Kafka")
-	fl.StringVar(&f.kafkaKey, "kafka-key", "", "client key (PEM) for Kafka")
 	fl.StringVar(&f.kafkaEvents, "kafka-events-topic", "", "Kafka topic for every event (default herald.events)")
 	fl.StringVar(&f.kafkaOwners, "kafka-owners-topic", "", "compacted Kafka topic for current owners (default herald.owners)")
 	fl.IntVar(&f.kafkaPartitions, "kafka-partitions", 0, "partitions of topics herald creates (default 3)")
 	fl.IntVar(&f.kafkaReplication, "kafka-replication", 0, "replication factor of topics herald creates (default: the brokers')")
-	fl.StringVar(&f.kafkaPartitioner, "kafka-partitioner", "murmur2", "how keys pick Kafka partitions: murmur2 (as the Java client and kcat) or fnv1a (herald's placement before, for multi-partition topics an older herald wrote; see the README)")
 
 	fl.StringVar(&f.audit, "audit", "", "append every event to this audit log file (JSON lines)")
 	addPresetFlag(fl, &f.presets)

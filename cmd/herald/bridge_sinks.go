@@ -40,12 +40,7 @@ func (f *bridgeFlags) sinks(ctx context.Context, a *app, out io.Writer) (sinks [
 		return nil, nil, func() {}, err
 	}
 	if url != "" {
-		opts := natssink.Options{
-			URL: url, Name: "herald-bridge", Logger: a.log,
-			User: f.natsUser, Password: f.natsPassword, Token: f.natsToken,
-			NKeySeedFile: f.natsNKey, CredsFile: f.natsCreds,
-			TLS: natssink.TLSOptions{CAFile: f.natsCA, CertFile: f.natsCert, KeyFile: f.natsKey},
-		}
+		opts := f.natsAuth.options(url, "herald-bridge", a.log)
 		if err := opts.Validate(); err != nil {
 			return fail(usageErr("NATS options: %v", err))
 		}
@@ -61,23 +56,13 @@ func (f *bridgeFlags) sinks(ctx context.Context, a *app, out io.Writer) (sinks [
 		sinks = append(sinks, s)
 	}
 	if f.kafka != "" {
-		part, err := kafkasink.ParsePartitioner(f.kafkaPartitioner)
-		if err != nil {
-			return fail(usageErr("--kafka-partitioner: %v", err))
-		}
 		cfg := kafkasink.Config{
 			Brokers: splitList(f.kafka), EventsTopic: f.kafkaEvents, OwnersTopic: f.kafkaOwners,
-			Partitions: f.kafkaPartitions, ReplicationFactor: f.kafkaReplication, Partitioner: part,
+			Partitions: f.kafkaPartitions, ReplicationFactor: f.kafkaReplication,
 			ClientID: "herald-bridge", Logger: a.log,
 		}
-		if f.kafkaSASL != "" || f.kafkaUser != "" {
-			cfg.SASL = &kafkasink.SASL{Mechanism: strings.ToUpper(f.kafkaSASL), User: f.kafkaUser, Password: f.kafkaPassword}
-			if cfg.SASL.Mechanism == "" {
-				cfg.SASL.Mechanism = kafkasink.Plain
-			}
-		}
-		if f.kafkaTLS || f.kafkaCA != "" || f.kafkaCert != "" || f.kafkaKey != "" {
-			cfg.TLS = &kafkasink.TLS{CAFile: f.kafkaCA, CertFile: f.kafkaCert, KeyFile: f.kafkaKey}
+		if err := f.kafkaAuth.apply(&cfg); err != nil {
+			return fail(err)
 		}
 		if err := cfg.Validate(); err != nil {
 			return fail(usageErr("Kafka options: %v", err))

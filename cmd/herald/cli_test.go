@@ -284,3 +284,44 @@ func TestFastHonestFailure(t *testing.T) {
 		t.Errorf("a negative --connect-timeout: exit %d: %s", code, stderr)
 	}
 }
+
+// Every command that talks to NATS or Kafka takes the same connection
+// flags, with the same names.
+func TestOneSetOfConnectionFlags(t *testing.T) {
+	nats := []string{"--nats-user", "--nats-password", "--nats-password-file", "--nats-token", "--nats-token-file", "--nats-nkey", "--nats-creds", "--nats-ca", "--nats-cert", "--nats-key"}
+	kafka := []string{"--kafka-sasl", "--kafka-user", "--kafka-password", "--kafka-password-file", "--kafka-tls", "--kafka-ca", "--kafka-cert", "--kafka-key", "--kafka-partitioner"}
+	for _, c := range []struct {
+		cmd   []string
+		kafka bool
+	}{{[]string{"bridge"}, true}, {[]string{"who"}, true}, {[]string{"tail"}, true}, {[]string{"history"}, true}, {[]string{"run"}, false}, {[]string{"lock"}, false}} {
+		out, _, _ := heraldRun(t, nil, append(c.cmd, "--help")...)
+		want := nats
+		if c.kafka {
+			want = append(append([]string(nil), nats...), kafka...)
+		}
+		for _, f := range want {
+			if !strings.Contains(out, f+" ") {
+				t.Errorf("herald %v --help lacks %s", c.cmd, f)
+			}
+		}
+	}
+}
+
+// who logs in to a NATS server that wants a user and password, the
+// password from a file, as the bridge does.
+func TestWhoLogsInToNATS(t *testing.T) {
+	srv := natsserver.Start(t, natsserver.WithUser("reader", "pw"))
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := heraldRun(t, nil, "who", "/x", "--nats", srv.URL(), "--nats-user", "reader", "--nats-password-file", pw)
+	// Logged in: the server has no owners bucket yet, which who says.
+	if code == exitUnreachable || strings.Contains(stderr, "Authorization") || !strings.Contains(stderr, "bucket") {
+		t.Errorf("who with credentials: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = heraldRun(t, nil, "who", "/x", "--nats", srv.URL(), "--nats-user", "reader", "--nats-password", "wrong")
+	if code == 0 || !strings.Contains(strings.ToLower(stderr), "authorization") {
+		t.Errorf("who with a wrong password: exit %d: %s", code, stderr)
+	}
+}

@@ -16,12 +16,14 @@ import (
 func init() { register(newLockCmd) }
 
 type lockOpts struct {
-	path    string
-	id      string
-	timeout time.Duration
-	grace   time.Duration
-	nats    []string
-	dialect string
+	path     string
+	id       string
+	timeout  time.Duration
+	grace    time.Duration
+	nats     []string
+	natsAuth natsAuth
+	secrets  []*secretFlag
+	dialect  string
 }
 
 func newLockCmd(a *app) *cobra.Command {
@@ -55,6 +57,8 @@ names is refused.`,
 	f.DurationVar(&o.timeout, "timeout", 0, "how long to wait for the lock (0: as long as it takes)")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
 	f.StringSliceVar(&o.nats, "nats", nil, "NATS URL(s) to announce acquire and release on (optional)")
+	o.secrets = o.natsAuth.addFlags(f)
+	addSecretFiles(f, o.secrets)
 	dialectFlag(f, &o.dialect)
 	return cmd
 }
@@ -110,7 +114,10 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 		"HERALD_ID=" + o.id,
 		"HERALD_ZK=" + strings.Join(s.Servers(), ","),
 	}
-	ann := newAnnouncer(ctx, a.log, o.nats, "herald-lock/"+o.id)
+	if err := readSecretFiles(o.secrets); err != nil {
+		return err
+	}
+	ann := newAnnouncer(ctx, a.log, o.nats, o.natsAuth, "herald-lock/"+o.id)
 	defer ann.close()
 	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeLock, args: args, env: env, grace: o.grace, ann: ann})
 }

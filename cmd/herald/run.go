@@ -21,6 +21,8 @@ type runOpts struct {
 	id       string
 	grace    time.Duration
 	nats     []string
+	natsAuth natsAuth
+	secrets  []*secretFlag
 	rejoin   bool
 	dialect  string
 	// dialectOpt is dialect, checked.
@@ -61,6 +63,8 @@ which ZooKeeper rejects once its leader is gone.`,
 	f.StringVar(&o.id, "id", "", "participant id stored in the candidate's node (default host-pid)")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
 	f.StringSliceVar(&o.nats, "nats", nil, "NATS URL(s) to announce this runner's own transitions on (optional)")
+	o.secrets = o.natsAuth.addFlags(f)
+	addSecretFiles(f, o.secrets)
 	f.BoolVar(&o.rejoin, "rejoin", false, "after losing leadership, stop the command and campaign again instead of exiting 3")
 	dialectFlag(f, &o.dialect)
 	return cmd
@@ -94,7 +98,10 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 	if o.id == "" {
 		o.id = defaultID()
 	}
-	ann := newAnnouncer(ctx, a.log, o.nats, "herald-run/"+o.id)
+	if err := readSecretFiles(o.secrets); err != nil {
+		return err
+	}
+	ann := newAnnouncer(ctx, a.log, o.nats, o.natsAuth, "herald-run/"+o.id)
 	defer ann.close()
 	for {
 		err := a.leadOnce(ctx, o, args, ann)

@@ -41,7 +41,7 @@ func readSecretFiles(secrets []*secretFlag) error {
 		if v == "" {
 			return usageErr("--%s-file %s is empty", s.name, s.file)
 		}
-		*s.value = v
+		*s.value, s.file = v, "" // read once: a second call finds the value set
 	}
 	return nil
 }

@@ -16,19 +16,20 @@ import (
 // sourceFlags says where who, tail and history read events and owners
 // when they do not ask ZooKeeper: NATS (JetStream) or Kafka.
 type sourceFlags struct {
-	nats      []string
-	natsCreds string
-	kafka     []string
-	// kafkaPartitioner finds a group's partition; it must be the
-	// bridge's (--kafka-partitioner).
-	kafkaPartitioner string
+	nats  []string
+	kafka []string
+	// natsAuth and kafkaAuth are the connection flags every command shares
+	// (connflags.go): the same as the bridge's.
+	natsAuth  natsAuth
+	kafkaAuth kafkaAuth
+	secrets   []*secretFlag
 }
 
 func (sf *sourceFlags) addFlags(f *pflag.FlagSet) {
 	f.StringSliceVar(&sf.nats, "nats", nil, "read from NATS JetStream at URL(s) (the bridge's stream and owners bucket)")
-	f.StringVar(&sf.natsCreds, "nats-creds", "", "NATS .creds file (JWT and seed) to log in with")
 	f.StringSliceVar(&sf.kafka, "kafka", nil, "read from Kafka brokers host:port[,host:port...] (herald.events, herald.owners)")
-	f.StringVar(&sf.kafkaPartitioner, "kafka-partitioner", string(kafkasink.DefaultPartitioner), "with --kafka, the bridge's --kafka-partitioner (murmur2 or fnv1a), to find a group's partition")
+	sf.secrets = append(sf.natsAuth.addFlags(f), sf.kafkaAuth.addFlags(f)...)
+	addSecretFiles(f, sf.secrets)
 }
 
 // which names the one source given; usage error for both.
@@ -45,12 +46,15 @@ func (sf *sourceFlags) which() (string, error) {
 }
 
 func (sf *sourceFlags) natsOptions(log *slog.Logger) natssink.Options {
-	return natssink.Options{URL: strings.Join(sf.nats, ","), Name: "herald-cli", CredsFile: sf.natsCreds, Logger: log}
+	return sf.natsAuth.options(strings.Join(sf.nats, ","), "herald-cli", log)
 }
 
 // jetStream connects to NATS and returns its JetStream handle and a func
 // that closes the connection.
 func (sf *sourceFlags) jetStream(ctx context.Context, log *slog.Logger) (jetstream.JetStream, func(), error) {
+	if err := readSecretFiles(sf.secrets); err != nil {
+		return nil, nil, err
+	}
 	opts := sf.natsOptions(log)
 	if err := opts.Validate(); err != nil {
 		return nil, nil, usageErr("--nats: %v", err)
@@ -68,11 +72,13 @@ func (sf *sourceFlags) jetStream(ctx context.Context, log *slog.Logger) (jetstre
 }
 
 func (sf *sourceFlags) kafkaConfig(log *slog.Logger) (kafkasink.Config, error) {
-	part, err := kafkasink.ParsePartitioner(sf.kafkaPartitioner)
-	if err != nil {
-		return kafkasink.Config{}, usageErr("--kafka-partitioner: %v", err)
+	if err := readSecretFiles(sf.secrets); err != nil {
+		return kafkasink.Config{}, err
 	}
-	cfg := kafkasink.Config{Brokers: sf.kafka, ClientID: "herald-cli", Logger: log, Partitioner: part}
+	cfg := kafkasink.Config{Brokers: sf.kafka, ClientID: "herald-cli", Logger: log}
+	if err := sf.kafkaAuth.apply(&cfg); err != nil {
+		return cfg, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageErr("--kafka: %v", err)
 	}

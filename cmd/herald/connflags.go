@@ -1,0 +1,81 @@
+package main
+
+import (
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/zkherald/herald/sinks/kafkasink"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+// natsAuth is how every command that talks to NATS logs in: the same flag
+// names, auth and TLS options for bridge, run, lock, who, tail and history.
+type natsAuth struct {
+	user, password, token string
+	nkey, creds           string
+	ca, cert, key         string
+}
+
+func (n *natsAuth) addFlags(fl *pflag.FlagSet) []*secretFlag {
+	fl.StringVar(&n.user, "nats-user", "", "NATS user (with --nats-password)")
+	fl.StringVar(&n.password, "nats-password", "", "NATS password (prefer --nats-password-file or HERALD_NATS_PASSWORD: a flag shows in ps)")
+	fl.StringVar(&n.token, "nats-token", "", "NATS token (prefer --nats-token-file or HERALD_NATS_TOKEN)")
+	fl.StringVar(&n.nkey, "nats-nkey", "", "NATS NKey seed file")
+	fl.StringVar(&n.creds, "nats-creds", "", "NATS .creds file (JWT and seed)")
+	fl.StringVar(&n.ca, "nats-ca", "", "PEM file of the CAs that sign the NATS server certificate")
+	fl.StringVar(&n.cert, "nats-cert", "", "client certificate (PEM) for NATS")
+	fl.StringVar(&n.key, "nats-key", "", "client key (PEM) for NATS")
+	return []*secretFlag{{name: "nats-password", value: &n.password}, {name: "nats-token", value: &n.token}}
+}
+
+// options are the NATS connection options for url.
+func (n *natsAuth) options(url, name string, log *slog.Logger) natssink.Options {
+	return natssink.Options{
+		URL: url, Name: name, Logger: log,
+		User: n.user, Password: n.password, Token: n.token,
+		NKeySeedFile: n.nkey, CredsFile: n.creds,
+		TLS: natssink.TLSOptions{CAFile: n.ca, CertFile: n.cert, KeyFile: n.key},
+	}
+}
+
+// kafkaAuth is how every command that talks to Kafka logs in, and how it
+// finds a group's partition.
+type kafkaAuth struct {
+	sasl, user, password string
+	tls                  bool
+	ca, cert, key        string
+	partitioner          string
+}
+
+func (k *kafkaAuth) addFlags(fl *pflag.FlagSet) []*secretFlag {
+	fl.StringVar(&k.sasl, "kafka-sasl", "", "Kafka SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fl.StringVar(&k.user, "kafka-user", "", "Kafka SASL user")
+	fl.StringVar(&k.password, "kafka-password", "", "Kafka SASL password (prefer --kafka-password-file or HERALD_KAFKA_PASSWORD)")
+	fl.BoolVar(&k.tls, "kafka-tls", false, "connect to Kafka with TLS (implied by --kafka-ca/--kafka-cert)")
+	fl.StringVar(&k.ca, "kafka-ca", "", "PEM file of the CAs that sign the Kafka brokers' certificates")
+	fl.StringVar(&k.cert, "kafka-cert", "", "client certificate (PEM) for Kafka")
+	fl.StringVar(&k.key, "kafka-key", "", "client key (PEM) for Kafka")
+	fl.StringVar(&k.partitioner, "kafka-partitioner", string(kafkasink.DefaultPartitioner), "how keys pick Kafka partitions: murmur2 (as the Java client and kcat) or fnv1a (herald's placement before, for multi-partition topics an older herald wrote; see the README); readers must use the bridge's")
+	return []*secretFlag{{name: "kafka-password", value: &k.password}}
+}
+
+// apply sets cfg's SASL, TLS and partitioner from the flags.
+func (k *kafkaAuth) apply(cfg *kafkasink.Config) error {
+	part, err := kafkasink.ParsePartitioner(k.partitioner)
+	if err != nil {
+		return usageErr("--kafka-partitioner: %v", err)
+	}
+	cfg.Partitioner = part
+	if k.sasl != "" || k.user != "" {
+		cfg.SASL = &kafkasink.SASL{Mechanism: strings.ToUpper(k.sasl), User: k.user, Password: k.password}
+		if cfg.SASL.Mechanism == "" {
+			cfg.SASL.Mechanism = kafkasink.Plain
+		}
+	}
+	if k.tls || k.ca != "" || k.cert != "" || k.key != "" {
+		cfg.TLS = &kafkasink.TLS{CAFile: k.ca, CertFile: k.cert, KeyFile: k.key}
+	}
+	return nil
+}
