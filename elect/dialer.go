@@ -2,8 +2,11 @@ package elect
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -15,17 +18,62 @@ import (
 // the server granted from the handshake (the client does not expose it), and
 // it refuses to dial once the session is lost, so the client cannot quietly
 // open a new session in its place.
-func (s *Session) dialer(timeout time.Duration) zk.Dialer {
+func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 	return func(network, address string, _ time.Duration) (net.Conn, error) {
 		if s.lostFlag.Load() {
 			return nil, errors.New("elect: session lost; not reconnecting")
 		}
 		c, err := net.DialTimeout(network, address, timeout)
+		if err == nil && tlsCfg != nil {
+			c, err = handshake(c, address, timeout, tlsCfg)
+		}
 		if err != nil {
+			s.dialErr.Store(&err)
+			if errors.Is(err, ErrTLS) {
+				select {
+				case s.tlsFailed <- err:
+				default:
+				}
+			}
 			return nil, err
 		}
 		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10)}, nil
 	}
+}
+
+// handshake runs the TLS handshake within timeout. A server that answers
+// in plain text, or a certificate the config does not trust, fails here
+// with an error that says which.
+func handshake(c net.Conn, address string, timeout time.Duration, cfg *tls.Config) (net.Conn, error) {
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			host = address
+		}
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	tc := tls.Client(c, cfg)
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if err := tc.Handshake(); err != nil {
+		c.Close()
+		var rh tls.RecordHeaderError
+		var cv *tls.CertificateVerificationError
+		switch {
+		case errors.As(err, &rh):
+			return nil, fmt.Errorf("%w: %s did not answer in TLS; is this its secureClientPort? (%v)", ErrTLS, address, err)
+		case errors.As(err, &cv):
+			return nil, fmt.Errorf("%w: %s: %v; give the CA that signed the server's certificate (--zk-ca)", ErrTLS, address, err)
+		}
+		if errors.Is(err, io.EOF) {
+			// A plain port closes on a ClientHello; so does a server going
+			// down, so this one is retried.
+			return nil, fmt.Errorf("TLS handshake with %s: the server closed the connection; is this its secureClientPort? (%w)", address, err)
+		}
+		return nil, fmt.Errorf("TLS handshake with %s: %w", address, err)
+	}
+	_ = c.SetDeadline(time.Time{})
+	return tc, nil
 }
 
 // sniffConn reads the first 12 bytes the server sends: the frame length,

@@ -33,6 +33,10 @@ var (
 	ErrBadPath = errors.New("elect: invalid ZooKeeper path")
 	// ErrUnreachable: no server of the ensemble granted a session in time.
 	ErrUnreachable = errors.New("elect: ZooKeeper unreachable")
+	// ErrTLS: the TLS handshake failed in a way retrying cannot mend (a
+	// certificate the config does not trust, a server that speaks plain
+	// text). NewSession returns it at once.
+	ErrTLS = errors.New("elect: TLS to ZooKeeper failed")
 	// ErrSessionTimeout: the server would not grant the session timeout asked.
 	ErrSessionTimeout = errors.New("elect: session timeout not granted")
 	// ErrNoCheckpoint: the group has no checkpoint yet.

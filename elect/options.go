@@ -2,6 +2,7 @@ package elect
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,8 @@ type sessionOptions struct {
 	log              *slog.Logger
 	// digest is "user:password" for ZooKeeper's digest scheme, "" for none.
 	digest string
+	// tls, when set, wraps every connection (ZooKeeper's secureClientPort).
+	tls *tls.Config
 }
 
 func defaultSessionOptions() sessionOptions {
@@ -101,6 +104,20 @@ func WithDigestAuth(userPassword string) SessionOption {
 			return errors.New("elect: digest credentials must be user:password, both non-empty")
 		}
 		o.digest = userPassword
+		return nil
+	}
+}
+
+// WithTLS speaks TLS to the servers, as their secureClientPort expects.
+// An empty ServerName is taken from each address dialled, so one config
+// serves a whole ensemble; set RootCAs to trust a private CA and
+// Certificates when the servers ask for a client certificate.
+func WithTLS(cfg *tls.Config) SessionOption {
+	return func(o *sessionOptions) error {
+		if cfg == nil {
+			return errors.New("elect: nil TLS config")
+		}
+		o.tls = cfg
 		return nil
 	}
 }

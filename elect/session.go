@@ -63,6 +63,8 @@ type Session struct {
 	nonces    atomic.Uint32 // counts our queue nodes; see heraldID
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
 	lostFlag  atomic.Bool
+	dialErr   atomic.Pointer[error] // the last failed dial, named when no server answers
+	tlsFailed chan error            // a handshake retrying cannot mend (buffered 1)
 	mu        sync.Mutex
 	state     State
 	gen       uint64 // bumped on every state change
@@ -109,7 +111,7 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 			return s, nil
 		}
 		last = err
-		if errors.Is(err, ErrSessionTimeout) || ctx.Err() != nil {
+		if errors.Is(err, ErrSessionTimeout) || errors.Is(err, ErrTLS) || ctx.Err() != nil {
 			break
 		}
 		wait := b.NextBackOff()
@@ -123,7 +125,7 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 		case <-time.After(wait):
 		}
 	}
-	if errors.Is(last, ErrSessionTimeout) {
+	if errors.Is(last, ErrSessionTimeout) || errors.Is(last, ErrTLS) {
 		return nil, last
 	}
 	if outOfTime || errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -136,7 +138,7 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 }
 
 func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, error) {
-	s := &Session{servers: servers, log: o.log, changed: make(chan struct{}), done: make(chan struct{})}
+	s := &Session{servers: servers, log: o.log, changed: make(chan struct{}), done: make(chan struct{}), tlsFailed: make(chan error, 1)}
 	first := make(chan struct{})
 	var firstOnce sync.Once
 	cb := func(ev zk.Event) {
@@ -152,7 +154,7 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 		zk.WithEventCallback(cb),
 		zk.WithLogger(zkLogger{o.log}),
 		zk.WithLogInfo(false),
-		zk.WithDialer(s.dialer(o.dialTimeout)),
+		zk.WithDialer(s.dialer(o.dialTimeout, o.tls)),
 		zk.WithMaxBufferSize(o.maxBuffer),
 	)
 	if err != nil {
@@ -163,8 +165,14 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 	defer t.Stop()
 	select {
 	case <-first:
+	case err := <-s.tlsFailed:
+		conn.Close()
+		return nil, err
 	case <-t.C:
 		conn.Close()
+		if e := s.dialErr.Load(); e != nil {
+			return nil, fmt.Errorf("no server answered within %v: %w", o.attemptTimeout, *e)
+		}
 		return nil, errors.New("no server answered within " + o.attemptTimeout.String())
 	case <-ctx.Done():
 		conn.Close()

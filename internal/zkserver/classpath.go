@@ -88,6 +88,13 @@ func debianClassPath(dir string) (string, error) {
 		return "", ErrZooKeeperNotFound
 	}
 	cp := []string{zk}
+	// The manifest leaves out two netty jars the TLS client port needs
+	// (Config.TLSKeyStore); both come with the same libnetty-java package.
+	for _, jar := range []string{"netty-codec.jar", "netty-resolver.jar"} {
+		if p := filepath.Join(dir, jar); isFile(p) {
+			cp = append(cp, p)
+		}
+	}
 	for _, binding := range []string{"slf4j-simple.jar", "slf4j-nop.jar"} {
 		if p := filepath.Join(dir, binding); isFile(p) {
 			cp = append(cp, p)

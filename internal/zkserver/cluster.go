@@ -66,7 +66,7 @@ func (c *Cluster) prepare(rt Runtime) error {
 	if n == 1 {
 		perNode = 1 // a standalone server has no quorum or election port
 	}
-	free, err := freePorts(n * perNode)
+	free, err := freePorts(n*perNode + n)
 	if err != nil {
 		return err
 	}
@@ -76,6 +76,7 @@ func (c *Cluster) prepare(rt Runtime) error {
 		if perNode == 3 {
 			members[i].quorum, members[i].election = free[i*3+1], free[i*3+2]
 		}
+		members[i].secure = free[n*perNode+i] // used only with TLSKeyStore
 	}
 	var sink *syncWriter
 	if c.cfg.LogWriter != nil {
@@ -182,6 +183,19 @@ func (c *Cluster) Addrs() []string {
 	out := make([]string, len(c.servers))
 	for i, s := range c.servers {
 		out[i] = s.Addr()
+	}
+	return out
+}
+
+// SecureAddrs lists every member's TLS client address (Config.TLSKeyStore),
+// ordered by id; nil without TLS.
+func (c *Cluster) SecureAddrs() []string {
+	if c.cfg.TLSKeyStore == "" {
+		return nil
+	}
+	out := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		out[i] = s.SecureAddr()
 	}
 	return out
 }

@@ -45,6 +45,13 @@ type Config struct {
 	// prefixed with "zkN| ". The output always goes to DIR/zkN/zookeeper.log.
 	LogWriter io.Writer
 
+	// TLSKeyStore, when set, is a PEM file holding the server's private key
+	// (PKCS#8) and certificate chain. Each member then also listens on a
+	// secureClientPort (Server.SecureAddr) through Netty; clients are not
+	// asked for a certificate. The plain client port stays open for the
+	// four-letter commands Start and the helpers use.
+	TLSKeyStore string
+
 	// StartTimeout bounds Start and Server.Start when ctx has no deadline
 	// (default 60s).
 	StartTimeout time.Duration
@@ -106,7 +113,7 @@ func (c Config) withDefaults() Config {
 }
 
 // ports are the three loopback ports of one member.
-type ports struct{ client, quorum, election int }
+type ports struct{ client, quorum, election, secure int }
 
 // zooCfg renders member id's zoo.cfg. members holds every member's ports,
 // indexed by id-1.
@@ -123,6 +130,14 @@ func (c Config) zooCfg(id int, dataDir string, members []ports) string {
 	line("maxClientCnxns=%d", c.MaxClientCnxns)
 	line("4lw.commands.whitelist=*")
 	line("admin.enableServer=false")
+	if c.TLSKeyStore != "" {
+		line("secureClientPortAddress=127.0.0.1")
+		line("secureClientPort=%d", members[id-1].secure)
+		line("serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory")
+		line("ssl.keyStore.location=%s", c.TLSKeyStore)
+		line("ssl.keyStore.type=PEM")
+		line("ssl.clientAuth=none")
+	}
 	if len(members) == 1 {
 		line("standaloneEnabled=true")
 		return b.String()

@@ -77,7 +77,7 @@ func TestFindJava(t *testing.T) {
 
 func TestZooCfg(t *testing.T) {
 	c := Config{Nodes: 3}.withDefaults()
-	members := []ports{{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}
+	members := []ports{{1, 2, 3, 10}, {4, 5, 6, 11}, {7, 8, 9, 12}}
 	cfg := c.zooCfg(2, "/d", members)
 	for _, want := range []string{"tickTime=200\n", "minSessionTimeout=400\n", "clientPort=4\n", "server.3=127.0.0.1:8:9\n", "4lw.commands.whitelist=*\n", "standaloneEnabled=false\n", "maxClientCnxns=0\n"} {
 		if !strings.Contains(cfg, want) {

@@ -36,6 +36,15 @@ func (s *Server) ID() int { return s.id }
 // Addr is the client address, "127.0.0.1:port".
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.ports.client) }
 
+// SecureAddr is the TLS client address, "127.0.0.1:port", when the
+// cluster was started with Config.TLSKeyStore; "" otherwise.
+func (s *Server) SecureAddr() string {
+	if s.cfg.TLSKeyStore == "" {
+		return ""
+	}
+	return "127.0.0.1:" + strconv.Itoa(s.ports.secure)
+}
+
 // Dir is the server's directory: zoo.cfg, data/ and zookeeper.log.
 func (s *Server) Dir() string { return s.dir }
 
