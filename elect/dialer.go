@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +61,8 @@ func handshake(c net.Conn, address string, timeout time.Duration, cfg *tls.Confi
 		var rh tls.RecordHeaderError
 		var cv *tls.CertificateVerificationError
 		switch {
+		case refusedCert(err):
+			return nil, fmt.Errorf("%w: %s refused the client certificate (%v); give one a CA it trusts signed (--zk-cert, --zk-key)", ErrTLS, address, err)
 		case errors.As(err, &rh):
 			return nil, fmt.Errorf("%w: %s did not answer in TLS; is this its secureClientPort? (%v)", ErrTLS, address, err)
 		case errors.As(err, &cv):
@@ -74,6 +77,15 @@ func handshake(c net.Conn, address string, timeout time.Duration, cfg *tls.Confi
 	}
 	_ = c.SetDeadline(time.Time{})
 	return tc, nil
+}
+
+// refusedCert tells whether the server ended the handshake with a
+// bad_certificate or certificate_required alert. crypto/tls keeps the
+// type of received alerts private, so their text is what it offers.
+func refusedCert(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "remote error: tls: bad certificate") ||
+		strings.Contains(m, "remote error: tls: certificate required")
 }
 
 // sniffConn reads the first 12 bytes the server sends: the frame length,

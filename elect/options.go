@@ -26,6 +26,8 @@ type sessionOptions struct {
 	log              *slog.Logger
 	// digest is "user:password" for ZooKeeper's digest scheme, "" for none.
 	digest string
+	// acl is WithDefaultACL's, nil for the built-in default.
+	acl []zk.ACL
 	// tls, when set, wraps every connection (ZooKeeper's secureClientPort).
 	tls *tls.Config
 }
@@ -106,6 +108,30 @@ func WithDigestAuth(userPassword string) SessionOption {
 		o.digest = userPassword
 		return nil
 	}
+}
+
+// WithDefaultACL sets the ACL of every node herald creates on the session
+// (queue nodes, group parents, office and checkpoint nodes) where a recipe
+// is given none by WithACL; see ParseACL for a textual form.
+func WithDefaultACL(acl []zk.ACL) SessionOption {
+	return func(o *sessionOptions) error {
+		if len(acl) == 0 {
+			return errors.New("elect: empty default ACL")
+		}
+		o.acl = acl
+		return nil
+	}
+}
+
+// checkACL refuses an auth-scheme ACL on a session that will have no
+// identity: ZooKeeper would refuse every create with InvalidACL.
+func (o *sessionOptions) checkACL() error {
+	for _, a := range o.acl {
+		if a.Scheme == "auth" && o.digest == "" && (o.tls == nil || (len(o.tls.Certificates) == 0 && o.tls.GetClientCertificate == nil)) {
+			return errors.New("elect: the ACL names auth:: but the session has no identity; give digest credentials or a TLS client certificate, or use world:anyone")
+		}
+	}
+	return nil
 }
 
 // WithTLS speaks TLS to the servers, as their secureClientPort expects.

@@ -58,7 +58,8 @@ type Session struct {
 	log     *slog.Logger
 	timeout time.Duration // negotiated
 
-	authed    bool // digest credentials were given (DefaultACL)
+	authed    bool     // digest credentials were given (DefaultACL)
+	acl       []zk.ACL // WithDefaultACL, else nil
 	id        atomic.Int64
 	nonces    atomic.Uint32 // counts our queue nodes; see heraldID
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
@@ -95,6 +96,9 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	// caller must hear about an unreachable ensemble when it said.
 	ctx, cancel := context.WithTimeout(ctx, o.connectTimeout)
 	defer cancel()
+	if err := o.checkACL(); err != nil {
+		return nil, err
+	}
 	o.attemptTimeout = min(o.attemptTimeout, o.connectTimeout)
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval = 100 * time.Millisecond
@@ -125,8 +129,11 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 		case <-time.After(wait):
 		}
 	}
-	if errors.Is(last, ErrSessionTimeout) || errors.Is(last, ErrTLS) {
+	if errors.Is(last, ErrSessionTimeout) {
 		return nil, last
+	}
+	if errors.Is(last, ErrTLS) {
+		return nil, fmt.Errorf("%w: %w", ErrUnreachable, last)
 	}
 	if outOfTime || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		last = fmt.Errorf("%v; gave up after the connect timeout, %v", last, o.connectTimeout)
@@ -192,15 +199,19 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 		}
 		s.authed = true
 	}
+	s.acl = o.acl
 	s.id.Store(conn.SessionID())
 	return s, nil
 }
 
 // DefaultACL is the ACL of the nodes herald creates on this session when a
-// recipe is given none: with digest credentials (WithDigestAuth), this
+// recipe is given none: the session's WithDefaultACL if given; else with digest credentials (WithDigestAuth), this
 // identity may do anything and everyone may read; without, everyone may do
 // anything, as ZooKeeper cannot tell clients apart then.
 func (s *Session) DefaultACL() []zk.ACL {
+	if s.acl != nil {
+		return s.acl
+	}
 	if s.authed {
 		return append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
 	}

@@ -17,7 +17,7 @@ import (
 // and checks that an untrusted certificate and a plain-text port fail with
 // errors that say so.
 func TestSessionOverTLS(t *testing.T) {
-	zk, files := zktest.ForTestTLS(t)
+	zk, files := zktest.ForTestTLS(t, false)
 	pemCA, err := os.ReadFile(files.CA)
 	if err != nil {
 		t.Fatal(err)

@@ -238,12 +238,17 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	if err != nil {
 		return err
 	}
+	zkSec, err := a.zkSecurity()
+	if err != nil {
+		return err
+	}
 	resume, err := resumeFromAudit(ctx, f.audit)
 	if err != nil {
 		a.log.Warn("could not read the audit log to resume from it; the first snapshots cannot tell what they missed", "audit", f.audit, "err", err)
 	}
 	cfg := bridge.Config{
 		DigestAuth:        zkAuth,
+		SessionOptions:    zkSec,
 		Leaders:           f.leaders,
 		Patterns:          f.patterns,
 		Resume:            resume,

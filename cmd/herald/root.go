@@ -25,6 +25,11 @@ type app struct {
 
 	zk             string
 	zkAuthFile     string
+	zkTLS          bool
+	zkCA           string
+	zkCert         string
+	zkKey          string
+	zkACL          string
 	sessionTimeout time.Duration
 	connectTimeout time.Duration
 	logFormat      string
@@ -99,6 +104,11 @@ the flag name in upper case with '-' as '_' (--zk is HERALD_ZK).`,
 	pf.StringVar(&a.zk, "zk", "127.0.0.1:2181", "ZooKeeper servers, host:port[,host:port...]")
 	pf.DurationVar(&a.sessionTimeout, "session-timeout", 10*time.Second, "ZooKeeper session timeout to ask for")
 	pf.StringVar(&a.zkAuthFile, "zk-auth-file", "", "file holding ZooKeeper digest credentials, user:password (or HERALD_ZK_AUTH); herald's nodes then let this identity do anything and everyone read")
+	pf.BoolVar(&a.zkTLS, "zk-tls", false, "speak TLS to ZooKeeper's secureClientPort (implied by --zk-ca and --zk-cert); --zk then names the secure ports")
+	pf.StringVar(&a.zkCA, "zk-ca", "", "PEM file of the CAs that sign the ZooKeeper servers' certificates (default: the system's)")
+	pf.StringVar(&a.zkCert, "zk-cert", "", "PEM client certificate for ZooKeeper servers that ask for one (with --zk-key)")
+	pf.StringVar(&a.zkKey, "zk-key", "", "PEM private key of --zk-cert")
+	pf.StringVar(&a.zkACL, "zk-acl", "", "ACL of every node herald creates, as ZooKeeper's shell writes it: scheme:id:perms,... (default auth::cdrwa,world:anyone:r with --zk-auth-file, else world:anyone:cdrwa)")
 	pf.DurationVar(&a.connectTimeout, "connect-timeout", 0, "how long to wait for ZooKeeper before giving up, retries included (default 15s; 3s for who, history, tail, checkpoint and bridge check)")
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (default info; warn for who, history, tail, checkpoint and bridge check)")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"strings"
@@ -34,6 +36,11 @@ func (a *app) openSession(ctx context.Context, strict bool) (*elect.Session, err
 	if auth != "" {
 		opts = append(opts, elect.WithDigestAuth(auth))
 	}
+	more, err := a.zkSecurity()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, more...)
 	s, err := elect.NewSession(ctx, servers, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to ZooKeeper: %w", err)
@@ -70,4 +77,55 @@ func (a *app) zkAuth() (string, error) {
 		return "", usageErr("--zk-auth-file / HERALD_ZK_AUTH: want user:password, both non-empty")
 	}
 	return v, nil
+}
+
+// zkTLSConfig builds the TLS config --zk-tls, --zk-ca, --zk-cert and
+// --zk-key ask for; nil when none is given.
+func (a *app) zkTLSConfig() (*tls.Config, error) {
+	if !a.zkTLS && a.zkCA == "" && a.zkCert == "" && a.zkKey == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if a.zkCA != "" {
+		b, err := os.ReadFile(a.zkCA)
+		if err != nil {
+			return nil, usageErr("--zk-ca: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, usageErr("--zk-ca %s holds no PEM certificate", a.zkCA)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case a.zkCert != "" && a.zkKey != "":
+		c, err := tls.LoadX509KeyPair(a.zkCert, a.zkKey)
+		if err != nil {
+			return nil, usageErr("--zk-cert/--zk-key: %v", err)
+		}
+		cfg.Certificates = []tls.Certificate{c}
+	case a.zkCert != "" || a.zkKey != "":
+		return nil, usageErr("--zk-cert and --zk-key go together: give both or neither")
+	}
+	return cfg, nil
+}
+
+// zkSecurity is the session options of the TLS and ACL flags.
+func (a *app) zkSecurity() ([]elect.SessionOption, error) {
+	var opts []elect.SessionOption
+	cfg, err := a.zkTLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
+		opts = append(opts, elect.WithTLS(cfg))
+	}
+	if a.zkACL != "" {
+		acl, err := elect.ParseACL(a.zkACL)
+		if err != nil {
+			return nil, usageErr("--zk-acl: %v", err)
+		}
+		opts = append(opts, elect.WithDefaultACL(acl))
+	}
+	return opts, nil
 }

@@ -52,6 +52,11 @@ type Config struct {
 	// four-letter commands Start and the helpers use.
 	TLSKeyStore string
 
+	// TLSTrustStore, with TLSKeyStore, is a PEM file of the CAs whose
+	// client certificates the secure port accepts; clients must then
+	// present one.
+	TLSTrustStore string
+
 	// StartTimeout bounds Start and Server.Start when ctx has no deadline
 	// (default 60s).
 	StartTimeout time.Duration
@@ -72,6 +77,8 @@ func (c Config) Validate() error {
 		return bad("session timeouts must not be negative (min %v, max %v)", c.MinSessionTimeout, c.MaxSessionTimeout)
 	case c.MaxClientCnxns < 0:
 		return bad("MaxClientCnxns is %d; use 0 for unlimited", c.MaxClientCnxns)
+	case c.TLSTrustStore != "" && c.TLSKeyStore == "":
+		return bad("TLSTrustStore needs TLSKeyStore: the trust store only checks clients of the TLS port")
 	case c.StartTimeout < 0:
 		return bad("StartTimeout is %v; use 0 for the default 60s", c.StartTimeout)
 	case strings.ContainsAny(c.JVMHeap, " \t\n"):
@@ -136,7 +143,13 @@ func (c Config) zooCfg(id int, dataDir string, members []ports) string {
 		line("serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory")
 		line("ssl.keyStore.location=%s", c.TLSKeyStore)
 		line("ssl.keyStore.type=PEM")
-		line("ssl.clientAuth=none")
+		if c.TLSTrustStore != "" {
+			line("ssl.trustStore.location=%s", c.TLSTrustStore)
+			line("ssl.trustStore.type=PEM")
+			line("ssl.clientAuth=need")
+		} else {
+			line("ssl.clientAuth=none")
+		}
 	}
 	if len(members) == 1 {
 		line("standaloneEnabled=true")

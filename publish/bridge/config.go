@@ -52,6 +52,9 @@ type Config struct {
 	// none): the bridge's HA nodes then let this identity do anything and
 	// everyone read.
 	DigestAuth string
+	// SessionOptions are added to every ZooKeeper session the bridge opens
+	// (elect.WithTLS for a secureClientPort, elect.WithDefaultACL).
+	SessionOptions []elect.SessionOption
 	// SessionTimeout is the ZooKeeper session timeout asked for (default
 	// 10s); the bridge accepts what the servers grant.
 	SessionTimeout time.Duration

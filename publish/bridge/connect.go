@@ -62,6 +62,7 @@ func (b *Bridge) openSession(ctx context.Context, first bool) (*elect.Session, e
 	if b.cfg.DigestAuth != "" {
 		opts = append(opts, elect.WithDigestAuth(b.cfg.DigestAuth))
 	}
+	opts = append(opts, b.cfg.SessionOptions...)
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
 	for attempt := 1; ; attempt++ {
 		s, err := elect.NewSession(ctx, b.cfg.Servers, opts...)
