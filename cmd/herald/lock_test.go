@@ -141,6 +141,11 @@ func TestZKDigestAuth(t *testing.T) {
 	if code := waiter.wait(t, 20*time.Second); code != 0 || !strings.Contains(waiter.out.String(), "waiter-ran") {
 		t.Fatalf("waiter with HERALD_ZK_AUTH: exit %d:\n%s", code, waiter.out)
 	}
+	// A wrong password is another identity, refused by the group's ACL;
+	// the error says which flag to look at.
+	if _, stderr, code := heraldRun(t, []string{"HERALD_ZK_AUTH=herald:wrong"}, append(zkFl, "lock", "--lock", l, "--", "true")...); code == 0 || !strings.Contains(stderr, "--zk-auth-file") || !strings.Contains(stderr, "not allowed") {
+		t.Errorf("lock with a wrong password: exit %d, want an error naming --zk-auth-file: %s", code, stderr)
+	}
 	for _, bad := range [][]string{{"--zk-auth-file", filepath.Join(t.TempDir(), "missing")}, {"--zk-auth-file", os.DevNull}} {
 		if _, stderr, code := heraldRun(t, []string{"HERALD_ZK_AUTH=nocolon"}, append(append(zkFl, bad...), "who", l)...); code != exitUsage || !strings.Contains(stderr, "zk-auth-file") {
 			t.Errorf("who %v: exit %d: %s", bad, code, stderr)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -221,6 +222,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		if ee.err != nil {
 			fmt.Fprintln(stderr, "herald:", ee.err)
+			authHint(stderr, ee.err)
 		}
 		return ee.code
 	}
@@ -234,7 +236,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintln(stderr, "herald:", err)
+	authHint(stderr, err)
 	return 1
+}
+
+// authHint says which flag to look at when ZooKeeper refused an operation
+// for the session's identity. ZooKeeper takes any digest credentials at
+// login, so a wrong password shows up only here.
+func authHint(w io.Writer, err error) {
+	if errors.Is(err, zk.ErrNoAuth) {
+		fmt.Fprintln(w, "herald: ZooKeeper refused this identity. Log in as the one these nodes belong to (--zk-auth-file or HERALD_ZK_AUTH; a wrong password is another identity), or give the nodes an ACL that admits yours (--zk-acl where herald creates them).")
+	}
 }
 
 // unknownGlobalFlag returns the first flag before the command name that
