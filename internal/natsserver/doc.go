@@ -6,7 +6,7 @@
 // restart the server on the same port and store (Restart) so that tests can
 // check what survives a NATS outage. Options add user/password, token or
 // NKey authentication and TLS with a certificate authority generated on the
-// spot (GenerateTLS).
+// spot (testtls.Generate).
 //
 // The herald binary calls Run when no external NATS is configured
 // (`herald bridge` and `herald demo` without --nats): it starts the same

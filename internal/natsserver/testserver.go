@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/zkherald/herald/internal/testtls"
 )
 
 // Option changes the configuration of a server started by Start.
@@ -63,7 +65,7 @@ func WithNKeyUsers(publicKeys ...string) Option {
 
 // WithTLS serves TLS with the server certificate in f. When verifyClients
 // is true, clients must present a certificate signed by f's CA.
-func WithTLS(f TLSFiles, verifyClients bool) Option {
+func WithTLS(f testtls.Files, verifyClients bool) Option {
 	return func(o *server.Options) error {
 		cfg, err := server.GenTLSConfig(&server.TLSConfigOpts{
 			CertFile: f.ServerCert, KeyFile: f.ServerKey, CaFile: f.CA, Verify: verifyClients,

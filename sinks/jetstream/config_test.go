@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/internal/testtls"
 	hjs "github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/natssink"
 	"github.com/zkherald/herald/sinks/sinktest"
@@ -64,7 +65,7 @@ func TestCredentials(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
-	files, err := natsserver.GenerateTLS(t.TempDir())
+	files, err := testtls.Generate(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

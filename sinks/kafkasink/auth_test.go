@@ -12,7 +12,7 @@ import (
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/kafkatest"
-	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/internal/testtls"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/sinktest"
 )
@@ -152,11 +152,11 @@ func TestOwnerChangesSkipsStaleAndSuccessorLosses(t *testing.T) {
 // without TLS, or without a client certificate, or trusting another CA,
 // gets an error that names the brokers.
 func TestTLS(t *testing.T) {
-	files, err := natsserver.GenerateTLS(t.TempDir())
+	files, err := testtls.Generate(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := natsserver.GenerateTLS(t.TempDir())
+	other, err := testtls.Generate(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

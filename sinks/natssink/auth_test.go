@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/internal/testtls"
 	"github.com/zkherald/herald/sinks/natssink"
 	"github.com/zkherald/herald/sinks/sinktest"
 )
@@ -93,7 +94,7 @@ func TestNKey(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
-	files, err := natsserver.GenerateTLS(t.TempDir())
+	files, err := testtls.Generate(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestTLS(t *testing.T) {
 }
 
 func TestTLSClientCertificate(t *testing.T) {
-	files, err := natsserver.GenerateTLS(t.TempDir())
+	files, err := testtls.Generate(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,6 @@
-package natsserver
+// Package testtls makes throwaway PEM certificates for tests that run real
+// servers over TLS (NATS, Kafka, ZooKeeper).
+package testtls
 
 import (
 	"crypto/ecdsa"
@@ -15,17 +17,17 @@ import (
 	"time"
 )
 
-// TLSFiles names PEM files made by GenerateTLS: a certificate authority, a
+// Files names PEM files made by Generate: a certificate authority, a
 // server certificate for 127.0.0.1 and localhost, and a client certificate,
 // both signed by the CA.
-type TLSFiles struct {
+type Files struct {
 	CA, ServerCert, ServerKey, ClientCert, ClientKey string
 }
 
-// GenerateTLS writes a fresh self-signed CA and certificates into dir. They
+// Generate writes a fresh self-signed CA and certificates into dir. They
 // are valid for one day.
-func GenerateTLS(dir string) (TLSFiles, error) {
-	f := TLSFiles{
+func Generate(dir string) (Files, error) {
+	f := Files{
 		CA:         filepath.Join(dir, "ca.pem"),
 		ServerCert: filepath.Join(dir, "server-cert.pem"),
 		ServerKey:  filepath.Join(dir, "server-key.pem"),
@@ -35,7 +37,7 @@ func GenerateTLS(dir string) (TLSFiles, error) {
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return f, fmt.Errorf("natsserver: generate CA key: %w", err)
+		return f, fmt.Errorf("testtls: generate CA key: %w", err)
 	}
 	caTmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
@@ -48,11 +50,11 @@ func GenerateTLS(dir string) (TLSFiles, error) {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		return f, fmt.Errorf("natsserver: self-sign CA: %w", err)
+		return f, fmt.Errorf("testtls: self-sign CA: %w", err)
 	}
 	ca, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		return f, fmt.Errorf("natsserver: parse CA: %w", err)
+		return f, fmt.Errorf("testtls: parse CA: %w", err)
 	}
 	if err := writePEM(f.CA, "CERTIFICATE", caDER); err != nil {
 		return f, err
@@ -60,7 +62,7 @@ func GenerateTLS(dir string) (TLSFiles, error) {
 	leaf := func(serial int64, name string, usage x509.ExtKeyUsage, certFile, keyFile string) error {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
-			return fmt.Errorf("natsserver: generate %s key: %w", name, err)
+			return fmt.Errorf("testtls: generate %s key: %w", name, err)
 		}
 		tmpl := &x509.Certificate{
 			SerialNumber: big.NewInt(serial),
@@ -74,11 +76,11 @@ func GenerateTLS(dir string) (TLSFiles, error) {
 		}
 		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 		if err != nil {
-			return fmt.Errorf("natsserver: sign %s certificate: %w", name, err)
+			return fmt.Errorf("testtls: sign %s certificate: %w", name, err)
 		}
 		kder, err := x509.MarshalPKCS8PrivateKey(key)
 		if err != nil {
-			return fmt.Errorf("natsserver: encode %s key: %w", name, err)
+			return fmt.Errorf("testtls: encode %s key: %w", name, err)
 		}
 		if err := writePEM(certFile, "CERTIFICATE", der); err != nil {
 			return err
@@ -97,7 +99,7 @@ func GenerateTLS(dir string) (TLSFiles, error) {
 func writePEM(path, typ string, der []byte) error {
 	b := pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
 	if err := os.WriteFile(path, b, 0o600); err != nil {
-		return fmt.Errorf("natsserver: write %s: %w", path, err)
+		return fmt.Errorf("testtls: write %s: %w", path, err)
 	}
 	return nil
 }
