@@ -10,10 +10,10 @@ import (
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/nats-io/nats.go"
 
-	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	hjs "github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/natssink"
+	"github.com/zkherald/herald/sinks/sinktest"
 )
 
 // TestCloudEventsSDKReadsStream: every event the JetStream sink stores in
@@ -22,17 +22,11 @@ import (
 // its source exactly as herald wrote it, for runner-style ids with spaces
 // and a bridge on an unusual hostname.
 func TestCloudEventsSDKReadsStream(t *testing.T) {
-	sources := []string{
-		publish.Source("herald-run/", "host with space"),
-		publish.Source("herald-lock/", "job/7:ü%"),
-		publish.Source("herald-bridge@", "odd host[1]:9"),
-		"https://bridges.example.com/a?zone=1#x",
-	}
 	base := uniq(t)
 	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
 	var want []publish.Event
-	for i, src := range sources {
-		want = append(want, allKinds(fmt.Sprintf("%s/s%d", base, i), src)...)
+	for i, src := range sinktest.CloudEventSources {
+		want = append(want, sinktest.EveryKind(fmt.Sprintf("%s/s%d", base, i), src)...)
 	}
 	write(t, s, want...)
 
@@ -76,27 +70,4 @@ func TestCloudEventsSDKReadsStream(t *testing.T) {
 				ev.Source(), ev.ID(), ev.Type(), ev.Subject(), e.Source, e.ID, e.Type, e.Group)
 		}
 	}
-}
-
-// allKinds is one event of every type herald emits, for group g.
-func allKinds(g, source string) []publish.Event {
-	p := &publish.Participant{ID: "cand", Node: "n_0000000001", Session: "0x1", Sequence: 1}
-	now := time.Now().UTC()
-	var out []publish.Event
-	for _, t := range publish.Types {
-		e := publish.Event{Type: t, Group: g, Recipe: elect.RecipeElection, Term: 7, Zxid: 9, Time: now, Source: source}
-		if t == publish.LockAcquired || t == publish.LockReleased {
-			e.Recipe = elect.RecipeLock
-		}
-		switch t {
-		case publish.LeaderElected, publish.LeaderReady, publish.LockAcquired:
-			e.Owner = p
-		case publish.LeaderLost, publish.LockReleased:
-			e.Previous, e.Reason = p, elect.ReasonResigned
-		default:
-			e.Candidate = p
-		}
-		out = append(out, e.WithID())
-	}
-	return out
 }

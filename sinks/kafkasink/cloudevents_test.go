@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/binding/spec"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/sinktest"
 )
 
 // TestCloudEventsSDKReadsKafkaRecords: every record the Kafka sink writes
@@ -27,15 +26,9 @@ func TestCloudEventsSDKReadsKafkaRecords(t *testing.T) {
 	c := kafkatest.Start(t)
 	cfg := testConfig(t, c)
 	s := connected(t, cfg)
-	sources := []string{
-		publish.Source("herald-run/", "host with space"),
-		publish.Source("herald-lock/", "job/7:ü%"),
-		publish.Source("herald-bridge@", "odd host[1]:9"),
-		"https://bridges.example.com/a?zone=1#x",
-	}
 	var evs []publish.Event
-	for i, src := range sources {
-		evs = append(evs, ceAllKinds(fmt.Sprintf("/ce/s%d", i), src)...)
+	for i, src := range sinktest.CloudEventSources {
+		evs = append(evs, sinktest.EveryKind(fmt.Sprintf("/ce/s%d", i), src)...)
 	}
 	byID := map[string]publish.Event{}
 	for _, e := range evs {
@@ -69,7 +62,7 @@ func TestCloudEventsSDKReadsKafkaRecords(t *testing.T) {
 	for _, r := range kcat(t, c.Addrs(), cfg.EventsTopic, len(evs)) {
 		check(r)
 	}
-	for _, r := range kcat(t, c.Addrs(), cfg.OwnersTopic, len(sources)) {
+	for _, r := range kcat(t, c.Addrs(), cfg.OwnersTopic, len(sinktest.CloudEventSources)) {
 		check(r)
 	}
 }
@@ -144,26 +137,3 @@ func (m *kafkaMsg) GetExtension(name string) interface{} {
 func (m *kafkaMsg) Finish(error) error { return nil }
 
 var _ binding.MessageMetadataReader = (*kafkaMsg)(nil)
-
-// ceAllKinds is one event of every type herald emits, for group g.
-func ceAllKinds(g, source string) []publish.Event {
-	p := &publish.Participant{ID: "cand", Node: "n_0000000001", Session: "0x1", Sequence: 1}
-	now := time.Now().UTC()
-	var out []publish.Event
-	for _, t := range publish.Types {
-		e := publish.Event{Type: t, Group: g, Recipe: elect.RecipeElection, Term: 7, Zxid: 9, Time: now, Source: source}
-		if t == publish.LockAcquired || t == publish.LockReleased {
-			e.Recipe = elect.RecipeLock
-		}
-		switch t {
-		case publish.LeaderElected, publish.LeaderReady, publish.LockAcquired:
-			e.Owner = p
-		case publish.LeaderLost, publish.LockReleased:
-			e.Previous, e.Reason = p, elect.ReasonResigned
-		default:
-			e.Candidate = p
-		}
-		out = append(out, e.WithID())
-	}
-	return out
-}

@@ -11,43 +11,10 @@ import (
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/nats-io/nats.go"
 
-	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/natssink"
+	"github.com/zkherald/herald/sinks/sinktest"
 )
-
-// ceSources are the sources herald builds: runners and locks with odd ids,
-// a bridge on an unusual hostname, and a --source given as a full URI.
-var ceSources = []string{
-	publish.Source("herald-run/", "host with space"),
-	publish.Source("herald-lock/", "job/7:ü%"),
-	publish.Source("herald-bridge@", "odd host[1]:9"),
-	publish.Source("herald-bridge@", "host-1"),
-	"https://bridges.example.com/a?zone=1#x",
-}
-
-// ceEvents is one event of every type herald emits, for group g.
-func ceEvents(g, source string) []publish.Event {
-	p := &publish.Participant{ID: "cand", Node: "n_0000000001", Session: "0x1", Sequence: 1}
-	now := time.Now().UTC()
-	var out []publish.Event
-	for _, t := range publish.Types {
-		e := publish.Event{Type: t, Group: g, Recipe: elect.RecipeElection, Term: 7, Zxid: 9, Time: now, Source: source}
-		if t == publish.LockAcquired || t == publish.LockReleased {
-			e.Recipe = elect.RecipeLock
-		}
-		switch t {
-		case publish.LeaderElected, publish.LeaderReady, publish.LockAcquired:
-			e.Owner = p
-		case publish.LeaderLost, publish.LockReleased:
-			e.Previous, e.Reason = p, elect.ReasonResigned
-		default:
-			e.Candidate = p
-		}
-		out = append(out, e.WithID())
-	}
-	return out
-}
 
 // TestCloudEventsSDKReadsNATSMessages: every event the NATS sink publishes
 // decodes with the CloudEvents Go SDK's JetStream binding (binary mode, "ce-"
@@ -67,9 +34,9 @@ func TestCloudEventsSDKReadsNATSMessages(t *testing.T) {
 	}
 	defer s.Close()
 	sub := subscribe(t, url, "/"+t.Name())
-	for i, src := range ceSources {
+	for i, src := range sinktest.CloudEventSources {
 		g := fmt.Sprintf("/%s/s%d", t.Name(), i)
-		evs := ceEvents(g, src)
+		evs := sinktest.EveryKind(g, src)
 		if err := s.Write(ctx, evs); err != nil {
 			t.Fatal(err)
 		}
