@@ -183,6 +183,9 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 		return nil, errors.New("no server answered within " + o.attemptTimeout.String())
 	case <-ctx.Done():
 		conn.Close()
+		if e := s.dialErr.Load(); e != nil {
+			return nil, fmt.Errorf("%w; the last dial: %v", ctx.Err(), *e)
+		}
 		return nil, ctx.Err()
 	}
 	granted := time.Duration(s.granted.Load()) * time.Millisecond
