@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/pemtls"
 )
 
 // openSession connects to ZooKeeper with the global flags. strict asks the
@@ -87,13 +87,9 @@ func (a *app) zkTLSConfig() (*tls.Config, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if a.zkCA != "" {
-		b, err := os.ReadFile(a.zkCA)
+		pool, err := pemtls.RootCAs(a.zkCA)
 		if err != nil {
 			return nil, usageErr("--zk-ca: %v", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(b) {
-			return nil, usageErr("--zk-ca %s holds no PEM certificate", a.zkCA)
 		}
 		cfg.RootCAs = pool
 	}

@@ -2,16 +2,16 @@ package kafkasink
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
+
+	"github.com/zkherald/herald/internal/pemtls"
 )
 
 // Default topic names and writer timings.
@@ -205,24 +205,10 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	if t.Config != nil {
 		return t.Config, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
-	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: read TLS CA file: %w", ErrBadConfig, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: TLS CA file %s holds no PEM certificate", ErrBadConfig, t.CAFile)
-		}
-		cfg.RootCAs = pool
+	cfg, err := pemtls.ClientConfig(t.CAFile, t.CertFile, t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
-	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: load TLS client certificate %s / %s: %w", ErrBadConfig, t.CertFile, t.KeyFile, err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
+	cfg.ServerName = t.ServerName
 	return cfg, nil
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/zkherald/herald/internal/pemtls"
 )
 
 // Dial connects to NATS with o. It fails fast when no server answers (the
@@ -108,25 +110,12 @@ func (o Options) natsOptions(ctx context.Context) ([]nats.Option, error) {
 }
 
 func (t TLSOptions) config() (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // off unless asked for
-	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: TLS CA file: %w", ErrConfig, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: TLS CA file %s holds no PEM certificate", ErrConfig, t.CAFile)
-		}
-		cfg.RootCAs = pool
+	cfg, err := pemtls.ClientConfig(t.CAFile, t.CertFile, t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: TLS client certificate %s / key %s: %v", ErrConfig, t.CertFile, t.KeyFile, err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
+	cfg.ServerName = t.ServerName
+	cfg.InsecureSkipVerify = t.InsecureSkipVerify //nolint:gosec // off unless asked for
 	return cfg, nil
 }
 
