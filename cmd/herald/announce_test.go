@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/natsserver"
@@ -182,15 +181,7 @@ func TestRunnerAnnouncementsStoredOnce(t *testing.T) {
 // the stream exists.
 func streamOf(t *testing.T, url, group string) *events {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := njs.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natsserver.JetStream(t, url)
 	if err := waitFor(20*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

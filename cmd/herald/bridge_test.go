@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/natsserver"
@@ -357,15 +356,7 @@ func subscribe(t *testing.T, url, subject string) *events {
 // streamIDs reads every event of group stored in the HERALD stream.
 func streamIDs(t *testing.T, url, group string) *events {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := njs.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natsserver.JetStream(t, url)
 	ctx, cancel := context.WithCancel(context.Background())
 	es, err := jetstream.Events(ctx, js, group, jetstream.Raw())
 	if err != nil {

@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	njs "github.com/nats-io/nats.go/jetstream"
-
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/internal/natsserver"
@@ -65,15 +62,7 @@ func (st *staleSetup) follow(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	nc, err := nats.Connect(st.natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := njs.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natsserver.JetStream(t, st.natsURL)
 	w, err := jetstream.Follow(ctx, js, st.group)
 	if err != nil {
 		t.Fatal(err)

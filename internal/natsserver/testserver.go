@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkherald/herald/internal/testtls"
 )
@@ -167,4 +169,20 @@ func (s *Server) Restart(t testing.TB) {
 		time.Sleep(50 * time.Millisecond) // retry cadence, not ordering
 	}
 	t.Fatalf("natsserver: restart on %s: %v", s.url, err)
+}
+
+// JetStream connects a plain client to url for t and returns its JetStream
+// API; the connection closes when t ends.
+func JetStream(t testing.TB, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
 }

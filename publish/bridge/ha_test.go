@@ -8,10 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/nats-io/nats.go"
-	njs "github.com/nats-io/nats.go/jetstream"
-
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 	"github.com/zkherald/herald/sinks/jetstream"
@@ -123,15 +121,7 @@ type streamReader struct{ c *collector }
 
 func streamEvents(t testing.TB, url, group string) *streamReader {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := njs.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natsserver.JetStream(t, url)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	es, err := jetstream.Events(ctx, js, group, jetstream.Raw())

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	njs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 	"github.com/zkherald/herald/sinks/jetstream"
@@ -20,19 +20,12 @@ const hb = 100 * time.Millisecond
 
 func ownerWatch(t *testing.T, url, group string) (*jetstream.OwnerWatch, njs.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := njs.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natsserver.JetStream(t, url)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	var w *jetstream.OwnerWatch
 	waitFor(t, 15*time.Second, "the owners bucket", func() bool {
+		var err error
 		w, err = jetstream.Follow(ctx, js, group)
 		return err == nil
 	})
