@@ -3,6 +3,7 @@ package elect_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,9 +12,27 @@ import (
 	"github.com/zkherald/herald/elect"
 )
 
-func observe(t *testing.T, s *elect.Session, path string, opts ...elect.ObserveOption) *elect.Observer {
+// source is what the tests read changes from: an Observer, or one group
+// of a Many (under TestMany, which runs the observer tests through it).
+type source interface {
+	Changes() <-chan elect.Change
+	Err() error
+}
+
+func observe(t *testing.T, s *elect.Session, path string, opts ...elect.ObserveOption) source {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	if strings.HasPrefix(t.Name(), "TestMany/") {
+		m, err := elect.ObserveMany(ctx, s, elect.Workers(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Add(path, opts...); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cancel(); <-m.Done() })
+		return m
+	}
 	o, err := elect.Observe(ctx, s, path, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +41,7 @@ func observe(t *testing.T, s *elect.Session, path string, opts ...elect.ObserveO
 	return o
 }
 
-func next(t *testing.T, o *elect.Observer) elect.Change {
+func next(t *testing.T, o source) elect.Change {
 	t.Helper()
 	select {
 	case c, ok := <-o.Changes():
@@ -36,7 +55,7 @@ func next(t *testing.T, o *elect.Observer) elect.Change {
 	panic("unreachable")
 }
 
-func expect(t *testing.T, o *elect.Observer, kind elect.ChangeKind, check func(elect.Change) error) elect.Change {
+func expect(t *testing.T, o source, kind elect.ChangeKind, check func(elect.Change) error) elect.Change {
 	t.Helper()
 	c := next(t, o)
 	if c.Kind != kind {
@@ -336,7 +355,7 @@ func TestObserveForeignWriteToOwnerIsNotARelease(t *testing.T) {
 // alphaLeadsBetaWaits makes "alpha" (on session a) lead the election at
 // path with "beta" (on b) waiting behind it, then observes it from obs
 // and checks the first snapshot shows both.
-func alphaLeadsBetaWaits(t *testing.T, ctx context.Context, a, b, obs *elect.Session, path string) (*elect.Handle, *elect.Observer) {
+func alphaLeadsBetaWaits(t *testing.T, ctx context.Context, a, b, obs *elect.Session, path string) (*elect.Handle, source) {
 	t.Helper()
 	ea, _ := elect.NewElection(a, path, elect.CreateParents())
 	la, err := ea.Campaign(ctx, "alpha")

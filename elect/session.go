@@ -74,6 +74,10 @@ type Session struct {
 	err       error
 	closeOnce sync.Once
 	bg        sync.WaitGroup
+	// watchFns are given every watch event the connection receives (see
+	// ObserveMany); they run on the client's receive loop. Copy on write,
+	// under mu.
+	watchFns atomic.Pointer[[]*func(zk.Event)]
 }
 
 // NewSession connects to the ensemble and waits until the servers grant a
@@ -150,6 +154,11 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 	var firstOnce sync.Once
 	cb := func(ev zk.Event) {
 		if ev.Type != zk.EventSession {
+			if fns := s.watchFns.Load(); fns != nil && ev.Type != zk.EventNotWatching {
+				for _, fn := range *fns {
+					(*fn)(ev)
+				}
+			}
 			return
 		}
 		s.onState(ev)
@@ -397,4 +406,33 @@ func resolvable(ctx context.Context, servers []string) error {
 		missing = append(missing, host)
 	}
 	return fmt.Errorf("%w: no such host: %s; check the ZooKeeper addresses (--zk)", ErrUnreachable, strings.Join(missing, ", "))
+}
+
+// onWatch gives fn every watch event from now on, until remove is called.
+// fn runs on the client's receive loop: it must not block.
+func (s *Session) onWatch(fn func(zk.Event)) (remove func()) {
+	p := &fn
+	s.mu.Lock()
+	var fns []*func(zk.Event)
+	if old := s.watchFns.Load(); old != nil {
+		fns = append(fns, *old...)
+	}
+	fns = append(fns, p)
+	s.watchFns.Store(&fns)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		old := s.watchFns.Load()
+		if old == nil {
+			return
+		}
+		var fns []*func(zk.Event)
+		for _, f := range *old {
+			if f != p {
+				fns = append(fns, f)
+			}
+		}
+		s.watchFns.Store(&fns)
+	}
 }

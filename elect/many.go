@@ -1,0 +1,533 @@
+package elect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ObserveMany observes many groups at once, as Observe observes one, but
+// with no goroutine of its own per group: watch events reach one shared
+// dispatcher straight from the session (by path), and a bounded pool of
+// workers reads the groups whose watches fired. A group costs its last
+// view and a few hundred bytes of state, so one session can observe
+// 100,000 groups; reads of many groups at once (the snapshots after a
+// start or a reconnect) are pipelined on the connection, at most Workers
+// at a time.
+//
+// Changes of every group arrive on one channel, each group's in order; the
+// first change of each group is its Snapshot. Like Observe it says Unknown
+// for every group while the connection is lost and a fresh Snapshot once
+// it is back; a failed read of one group says Unknown for that group and is
+// retried with backoff (OnGroupError hears of it). ObserveMany stops when
+// ctx ends or the session is lost (Err says which).
+func ObserveMany(ctx context.Context, s *Session, opts ...ManyOption) (*Many, error) {
+	if s == nil {
+		return nil, errors.New("elect: nil session")
+	}
+	mo := manyOptions{workers: 32, buffer: 1024, maxRetry: 30 * time.Second}
+	for _, opt := range opts {
+		if err := opt(&mo); err != nil {
+			return nil, err
+		}
+	}
+	m := &Many{s: s, opts: mo, ch: make(chan Change, mo.buffer), done: make(chan struct{}), groups: map[string]*member{}}
+	m.ctx, m.cancel = context.WithCancel(ctx)
+	m.wake = sync.NewCond(&m.mu)
+	m.unwatch = s.onWatch(m.onEvent)
+	var wg sync.WaitGroup
+	for range mo.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.work()
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		m.follow()
+	}()
+	go func() {
+		wg.Wait()
+		close(m.ch)
+		close(m.done)
+	}()
+	return m, nil
+}
+
+// ManyOption configures ObserveMany.
+type ManyOption func(*manyOptions) error
+
+type manyOptions struct {
+	workers  int
+	buffer   int
+	maxRetry time.Duration
+	onError  func(group string, err error, retryIn time.Duration)
+}
+
+// Workers bounds how many groups are read at once (default 32).
+func Workers(n int) ManyOption {
+	return func(o *manyOptions) error {
+		if n < 1 {
+			return fmt.Errorf("elect: %d workers: want at least 1", n)
+		}
+		o.workers = n
+		return nil
+	}
+}
+
+// ManyBuffer sets the changes channel's buffer (default 1024). Nothing is
+// ever dropped: a full buffer makes the workers wait.
+func ManyBuffer(n int) ManyOption {
+	return func(o *manyOptions) error {
+		if n < 0 {
+			return fmt.Errorf("elect: negative buffer %d", n)
+		}
+		o.buffer = n
+		return nil
+	}
+}
+
+// OnGroupError is called when a group's read fails for a reason other than
+// the connection (the group then reads Unknown and is retried in retryIn,
+// backing off up to maxRetry).
+func OnGroupError(maxRetry time.Duration, fn func(group string, err error, retryIn time.Duration)) ManyOption {
+	return func(o *manyOptions) error {
+		if maxRetry > 0 {
+			o.maxRetry = maxRetry
+		}
+		o.onError = fn
+		return nil
+	}
+}
+
+// Many observes a set of groups; see ObserveMany.
+type Many struct {
+	s       *Session
+	opts    manyOptions
+	ctx     context.Context
+	cancel  context.CancelFunc
+	ch      chan Change
+	unwatch func()
+	done    chan struct{}
+
+	mu     sync.Mutex
+	wake   *sync.Cond
+	groups map[string]*member
+	queue  []*member // groups to read, oldest first, from head
+	head   int
+	err    error
+	ended  bool
+}
+
+// member is one group of a Many. ob is the worker's alone while busy; the
+// rest is guarded by Many.mu.
+type member struct {
+	ob observation
+
+	queued, busy, again, removed bool
+	fired                        fired
+	// childArmed: the last read armed the children watch and it has not
+	// fired since; owner is the owner node whose data watch is armed.
+	childArmed bool
+	owner      string
+	last       *View
+	fails      int
+	retry      *time.Timer
+}
+
+// fired is what the group's watches said since a worker last took it.
+type fired struct {
+	children, office, ownerGone, ownerWritten, stray bool
+}
+
+// Add starts observing group; its first change is a Snapshot (measured
+// against Since or AfterOwner when given). Observing a group twice is an
+// error.
+func (m *Many) Add(group string, opts ...ObserveOption) error {
+	if err := ValidatePath(group); err != nil {
+		return err
+	}
+	oo := observeOptions{}
+	for _, opt := range opts {
+		if err := opt(&oo); err != nil {
+			return err
+		}
+	}
+	if r, ok := oo.rules.For(group); ok && oo.recipe == "" {
+		oo.recipe = r
+	}
+	if oo.since == nil && oo.after != nil {
+		oo.since = oo.after
+		oo.since.Group = group
+	}
+	g := &member{ob: observation{s: m.s, group: group, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe}, before: oo.since}}
+	g.ob.childrenFired = true
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		return fmt.Errorf("elect: observe %s: %w", group, m.endErr())
+	}
+	if _, ok := m.groups[group]; ok {
+		return fmt.Errorf("elect: %s is observed already", group)
+	}
+	m.groups[group] = g
+	m.enqueue(g)
+	return nil
+}
+
+// Remove stops observing group (nothing more is sent for it once Remove
+// returns, apart from a change a worker is sending at that moment).
+func (m *Many) Remove(group string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, ok := m.groups[group]
+	if !ok {
+		return
+	}
+	delete(m.groups, group)
+	g.removed = true
+	if g.retry != nil {
+		g.retry.Stop()
+	}
+}
+
+// Len is the number of groups observed.
+func (m *Many) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.groups)
+}
+
+// Last is the latest view a group's changes were sent for (false before
+// its first). Give it to Since when observing the group again.
+func (m *Many) Last(group string) (View, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, ok := m.groups[group]
+	if !ok || g.last == nil {
+		return View{}, false
+	}
+	return *g.last, true
+}
+
+// Lasts is Last for every group that has a view.
+func (m *Many) Lasts() map[string]View {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]View, len(m.groups))
+	for name, g := range m.groups {
+		if g.last != nil {
+			out[name] = *g.last
+		}
+	}
+	return out
+}
+
+// Changes is closed when Many stops; Err says why.
+func (m *Many) Changes() <-chan Change { return m.ch }
+
+// Done is closed once Many has stopped.
+func (m *Many) Done() <-chan struct{} { return m.done }
+
+// Err is nil while running, ctx.Err() after cancel, ErrSessionLost when the
+// session expired (observe again on a new session).
+func (m *Many) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+func (m *Many) endErr() error {
+	if m.err != nil {
+		return m.err
+	}
+	return ErrSessionClosed
+}
+
+// finish stops every worker; the first reason given is kept.
+func (m *Many) finish(err error) {
+	m.mu.Lock()
+	if !m.ended {
+		m.ended, m.err = true, err
+		m.wake.Broadcast()
+	}
+	m.mu.Unlock()
+	m.cancel()
+	m.unwatch()
+}
+
+// follow reads every group again on each change of the connection's state
+// (each says Unknown while it is lost, and reads a fresh Snapshot once it
+// is back), and stops Many when the session or ctx ends.
+func (m *Many) follow() {
+	for {
+		st, changed := m.s.State()
+		if st == StateLost || st == StateClosed {
+			m.finish(m.s.Err())
+			return
+		}
+		m.mu.Lock()
+		for _, g := range m.groups {
+			m.enqueue(g)
+		}
+		m.mu.Unlock()
+		select {
+		case <-changed:
+		case <-m.ctx.Done():
+			m.finish(m.ctx.Err())
+			return
+		}
+	}
+}
+
+// onEvent takes a watch event from the session's receive loop and queues
+// the group it concerns: an event on a group's path is about its children
+// (or its creation or deletion), one on a child is about the office or the
+// owner. It never blocks.
+func (m *Many) onEvent(ev zk.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g := m.groups[ev.Path]; g != nil && ev.Type != zk.EventNodeDataChanged {
+		g.fired.children, g.childArmed = true, false
+		m.enqueue(g)
+	}
+	i := strings.LastIndexByte(ev.Path, '/')
+	if i < 0 {
+		return
+	}
+	parent, name := ev.Path[:i], ev.Path[i+1:]
+	if parent == "" {
+		parent = "/"
+	}
+	g := m.groups[parent]
+	if g == nil {
+		return
+	}
+	switch {
+	case name == OfficeNode:
+		g.fired.office = true
+	case name == g.owner && ev.Type == zk.EventNodeDeleted:
+		g.fired.ownerGone, g.owner = true, ""
+		if g.childArmed {
+			// The deletion fires the children watch right behind this
+			// event: wait for it, so one read answers both.
+			return
+		}
+		g.fired.children = true
+	case name == g.owner:
+		g.fired.ownerWritten, g.owner = true, ""
+	case g.busy:
+		// A watch the read under way may have just armed: read again,
+		// arming everything afresh.
+		g.fired.stray = true
+	default:
+		return // the watch of an earlier owner or guess
+	}
+	m.enqueue(g)
+}
+
+// enqueue queues g to be read, once; a group being read is read again
+// after. m.mu must be held.
+func (m *Many) enqueue(g *member) {
+	switch {
+	case g.removed || m.ended:
+	case g.busy:
+		g.again = true
+	case !g.queued:
+		g.queued = true
+		m.queue = append(m.queue, g)
+		m.wake.Signal()
+	}
+}
+
+// next waits for a group to read and takes it with what fired; nil when
+// Many has stopped.
+func (m *Many) next() (*member, fired) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for {
+		if m.ended {
+			return nil, fired{}
+		}
+		if m.head < len(m.queue) {
+			g := m.queue[m.head]
+			m.queue[m.head] = nil
+			m.head++
+			if m.head == len(m.queue) {
+				m.queue, m.head = m.queue[:0], 0
+			} else if m.head > 1024 && m.head*2 > len(m.queue) {
+				m.queue, m.head = append(m.queue[:0], m.queue[m.head:]...), 0
+			}
+			g.queued = false
+			if g.removed {
+				continue
+			}
+			g.busy = true
+			f := g.fired
+			g.fired = fired{}
+			return g, f
+		}
+		m.wake.Wait()
+	}
+}
+
+// done hands g back after a worker's turn, queueing it again if anything
+// fired meanwhile.
+func (m *Many) release(g *member) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g.busy = false
+	if g.again {
+		g.again = false
+		m.enqueue(g)
+	}
+}
+
+func (m *Many) work() {
+	for {
+		g, f := m.next()
+		if g == nil {
+			return
+		}
+		m.serve(g, f)
+		m.release(g)
+	}
+}
+
+// serve is one turn of a group: what step, suspended and await do for an
+// Observer, taken one at a time.
+func (m *Many) serve(g *member, f fired) {
+	ob := &g.ob
+	if f.children {
+		ob.childrenFired, ob.childW, ob.existsW = true, nil, nil
+	}
+	if f.office {
+		ob.officeW, ob.officeFired = nil, true
+	}
+	if f.ownerGone || f.stray {
+		ob.ownerW, ob.r.ownerW, ob.r.owner = nil, nil, nil
+		ob.childrenFired = true
+	}
+	if f.ownerWritten {
+		// A write is no release: read again, keeping the owner's details.
+		ob.ownerW, ob.r.ownerW = nil, nil
+		ob.childrenFired = true
+	}
+	st, changed := m.s.State()
+	switch st {
+	case StateLost, StateClosed:
+		m.finish(m.s.Err())
+		return
+	case StateConnecting, StateSuspended:
+		if ob.prev != nil {
+			if !m.emit([]Change{{Kind: Unknown, Group: ob.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}}) {
+				return
+			}
+			ob.before, ob.prev, ob.officeW, ob.ownerW = ob.prev, nil, nil, nil
+			ob.r.owner, ob.r.ownerW = nil, nil
+		}
+		ob.childrenFired = true
+		return // read again once connected (follow queues every group)
+	}
+	if !ob.childrenFired && !ob.officeFired {
+		return
+	}
+	v, err := ob.read(m.ctx, changed)
+	if err != nil {
+		m.readFailed(g, err)
+		return
+	}
+	ob.childrenFired, ob.officeFired = false, false
+	changes := diff(ob.prev, v)
+	if ob.prev == nil && ob.before != nil {
+		changes, ob.before = []Change{snapshotAfter(ob.before, v)}, nil
+	}
+	if !m.emit(changes) {
+		return
+	}
+	ob.prev = &v
+	owner := ""
+	if ob.ownerW != nil && v.Owner != nil {
+		owner = v.Owner.Node
+	}
+	m.mu.Lock()
+	g.last, g.fails = &v, 0
+	g.childArmed = ob.childW != nil && !g.fired.children
+	g.owner = owner
+	m.mu.Unlock()
+}
+
+// readFailed: a lost connection is followed by follow; an expired session
+// stops Many; any other error makes the group Unknown until a retry.
+func (m *Many) readFailed(g *member, err error) {
+	ob := &g.ob
+	ob.childrenFired = true
+	switch {
+	case m.ctx.Err() != nil:
+		return
+	case expired(err):
+		m.finish(ErrSessionLost)
+		return
+	case connLoss(err) || errors.Is(err, context.Canceled):
+		m.retryIn(g, 200*time.Millisecond, nil)
+		return
+	}
+	if ob.prev != nil {
+		if !m.emit([]Change{{Kind: Unknown, Group: ob.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}}) {
+			return
+		}
+		ob.before, ob.prev, ob.officeW, ob.ownerW = ob.prev, nil, nil, nil
+		ob.r.owner, ob.r.ownerW = nil, nil
+	}
+	m.mu.Lock()
+	g.fails++
+	n := g.fails
+	m.mu.Unlock()
+	wait := 200 * time.Millisecond
+	for i := 1; i < n && wait < m.opts.maxRetry; i++ {
+		wait *= 2
+	}
+	wait = min(wait, m.opts.maxRetry)
+	m.retryIn(g, wait, fmt.Errorf("elect: observe %s: %w", ob.group, err))
+}
+
+// retryIn queues g again after wait, telling OnGroupError about err.
+func (m *Many) retryIn(g *member, wait time.Duration, err error) {
+	if err != nil && m.opts.onError != nil {
+		m.opts.onError(g.ob.group, err, wait)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g.removed || m.ended {
+		return
+	}
+	if g.retry != nil {
+		g.retry.Stop()
+	}
+	g.retry = time.AfterFunc(wait, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		g.fired.children = true
+		m.enqueue(g)
+	})
+}
+
+// emit sends changes in order, waiting for the reader; false once Many
+// stops.
+func (m *Many) emit(cs []Change) bool {
+	for _, c := range cs {
+		select {
+		case m.ch <- c:
+		case <-m.ctx.Done():
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,189 @@
+package elect_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestMany runs the observer's tests through ObserveMany: one shared
+// dispatcher and a pool of workers must tell every group's story exactly as
+// an Observer of its own does.
+func TestMany(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func(*testing.T)
+	}{
+		{"HeraldElection", TestObserveHeraldElection},
+		{"ReportsGap", TestObserveReportsGap},
+		{"UnknownThenSnapshot", TestObserveUnknownThenSnapshot},
+		{"MissingGroupThenCreated", TestObserveMissingGroupThenCreated},
+		{"SuspendedOwnerReason", TestObserveSuspendedOwnerReason},
+		{"ForeignWriteToOwnerIsNotARelease", TestObserveForeignWriteToOwnerIsNotARelease},
+		{"ObservedRecipe", TestObservedRecipe},
+		{"IgnoresWritesToTheOwner", TestObserverIgnoresWritesToTheOwner},
+		{"SuspectNodesNeverOwn", TestSuspectNodesNeverOwn},
+		{"SinceMeasuresTheStretch", TestSinceMeasuresTheStretchBetweenObservers},
+		{"UnreadableOwner", TestObserveUnreadableOwner},
+		{"SolrAndMesosQueues", TestSolrAndMesosQueues},
+		{"GroupDeletedWithItsOwner", TestGroupDeletedWithItsOwner},
+		{"TellsARequeuedResignation", TestObserverTellsARequeuedResignation},
+	} {
+		t.Run(tc.name, tc.f)
+	}
+}
+
+// Many groups on one Many: every snapshot right, then every handover
+// reported once, for its own group, in order, while groups come and go.
+func TestManyGroupsHandOver(t *testing.T) {
+	const n = 30
+	addrs := sharedAddrs(t)
+	base := groupPath(t)
+	obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 60*time.Second)
+	first := make([]*elect.Handle, n)
+	second := make([]chan *elect.Handle, n)
+	groups := make([]string, n)
+	for i := range n {
+		groups[i] = fmt.Sprintf("%s/g%02d", base, i)
+		ea, _ := elect.NewElection(a, groups[i], elect.CreateParents())
+		h, err := ea.Campaign(ctx, fmt.Sprintf("a%02d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[i] = h
+		eb, _ := elect.NewElection(b, groups[i])
+		second[i] = make(chan *elect.Handle, 1)
+		go func() {
+			h, err := eb.Campaign(ctx, fmt.Sprintf("b%02d", i))
+			if err != nil {
+				t.Errorf("campaign b%02d: %v", i, err)
+			}
+			second[i] <- h
+		}()
+		waitQueue(t, ea, 2)
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	m, err := elect.ObserveMany(mctx, obs, elect.Workers(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); <-m.Done() })
+	for _, g := range groups {
+		if err := m.Add(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Add(groups[0]); err == nil {
+		t.Fatal("adding a group twice was accepted")
+	}
+	owners := map[string]string{}
+	take := func(want int) {
+		t.Helper()
+		for got := 0; got < want; {
+			c := next(t, m)
+			if c.Kind == elect.Joined || c.Kind == elect.Left {
+				continue
+			}
+			if c.Owner == nil {
+				t.Fatalf("%s: %s with no owner", c.Group, c.Kind)
+			}
+			if c.Gap {
+				t.Fatalf("%s: %s reported a gap: %+v", c.Group, c.Kind, c)
+			}
+			owners[c.Group] = c.Owner.ID
+			got++
+		}
+	}
+	take(n)
+	for i, g := range groups {
+		if owners[g] != fmt.Sprintf("a%02d", i) {
+			t.Fatalf("snapshot of %s: owner %q, want a%02d", g, owners[g], i)
+		}
+	}
+	if m.Len() != n {
+		t.Fatalf("Len %d, want %d", m.Len(), n)
+	}
+	// Drop the last group: nothing more is said about it.
+	m.Remove(groups[n-1])
+	for i := range n {
+		if err := first[i].Resign(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take(n - 1)
+	for i, g := range groups[:n-1] {
+		if owners[g] != fmt.Sprintf("b%02d", i) {
+			t.Fatalf("after the resignations %s is owned by %q, want b%02d", g, owners[g], i)
+		}
+		if v, ok := m.Last(g); !ok || v.Owner == nil || v.Owner.ID != owners[g] {
+			t.Fatalf("Last(%s) = %+v, %v; want owner %s", g, v.Owner, ok, owners[g])
+		}
+	}
+	if owners[groups[n-1]] != fmt.Sprintf("a%02d", n-1) {
+		t.Fatalf("removed group %s still reported: owner %q", groups[n-1], owners[groups[n-1]])
+	}
+	select {
+	case c := <-m.Changes():
+		if c.Kind != elect.Joined && c.Kind != elect.Left {
+			t.Fatalf("unexpected change after the handovers: %+v", c)
+		}
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// A group whose read fails for a reason of its own reads Unknown, is
+// retried, and its next snapshot is measured against what was seen before.
+func TestManyRetriesAFailedGroup(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	obs := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	a, admin := session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	if _, err := ea.Campaign(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan string, 16)
+	mctx, cancel := context.WithCancel(ctx)
+	m, err := elect.ObserveMany(mctx, obs, elect.OnGroupError(time.Second, func(group string, err error, in time.Duration) {
+		errs <- fmt.Sprintf("%s: %v (retry in %v)", group, err, in)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); <-m.Done() })
+	if err := m.Add(path); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, elect.Snapshot, ownerIs("alpha"))
+	// Nobody may list the group any more (ZooKeeper then also stops
+	// telling its watchers): the read after a connection blip fails.
+	if _, err := admin.Conn().SetACL(path, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermWrite|zk.PermAdmin), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Conn().Create(path+"/n_0000000099", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	p.Cut()
+	expect(t, m, elect.Unknown, nil)
+	select {
+	case e := <-errs:
+		t.Logf("reported: %s", e)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the failed read was not reported")
+	}
+	if _, err := admin.Conn().SetACL(path, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, m, elect.Snapshot, ownerIs("alpha"))
+	if len(c.Queue) != 2 || c.Queue[1].Node != "n_0000000099" || c.Gap {
+		t.Fatalf("snapshot after the retry: %+v; want alpha owning, the new node behind it, no gap", c)
+	}
+}
