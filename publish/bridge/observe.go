@@ -30,6 +30,21 @@ func (b *Bridge) observe(ctx context.Context, s *elect.Session, role Role) {
 func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait func()) {
 	b.markAll("") // groups of an earlier session come back as they are found
 	gs := &groupSet{b: b, s: s, ctx: ctx, running: map[string]*follower{}}
+	many, err := elect.ObserveMany(ctx, s, elect.OnGroupError(b.cfg.MaxRetryWait, func(group string, err error, in time.Duration) {
+		b.log.Warn("cannot read group, retrying", "group", group, "in", in.Round(time.Millisecond), "err", err)
+	}))
+	if err != nil { // only a nil session: a bug, say so loudly
+		b.log.Error("cannot observe groups", "err", err)
+	}
+	gs.many = many
+	var wg sync.WaitGroup
+	if many != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gs.publish(ctx)
+		}()
+	}
 	for _, g := range b.cfg.Watch {
 		gs.add(g, "")
 	}
@@ -40,7 +55,6 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	for _, r := range roots {
 		b.setDiscovering(r.Root, true)
 	}
-	var wg sync.WaitGroup
 	for _, r := range roots {
 		wg.Add(1)
 		go func() {
@@ -65,6 +79,10 @@ type groupSet struct {
 	s   *elect.Session
 	ctx context.Context
 
+	// many observes every queue group; single-node leaders have observers
+	// of their own.
+	many *elect.Many
+
 	mu      sync.Mutex
 	running map[string]*follower
 	wg      sync.WaitGroup
@@ -86,6 +104,16 @@ func (gs *groupSet) add(group, owner string) {
 		f.owners[owner] = true
 		return
 	}
+	if _, single := gs.b.leaderNode(group); !single && gs.many != nil {
+		gs.running[group] = &follower{cancel: func() { gs.many.Remove(group) }, owners: map[string]bool{owner: true}}
+		gs.b.setGroup(gs.ctx, group, GroupPending)
+		gs.b.log.Debug("observing group", "group", group, "root", owner)
+		if err := gs.many.Add(group, gs.b.since(group, gs.b.cfg.recipeFor(group))...); err != nil {
+			gs.b.log.Error("cannot observe group", "group", group, "err", err)
+			gs.b.setGroup(gs.ctx, group, GroupUnknown)
+		}
+		return
+	}
 	ctx, cancel := context.WithCancel(gs.ctx)
 	gs.running[group] = &follower{cancel: cancel, owners: map[string]bool{owner: true}}
 	gs.b.setGroup(ctx, group, GroupPending)
@@ -103,7 +131,9 @@ func (gs *groupSet) remove(group, owner string) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	f, ok := gs.running[group]
-	if !ok {
+	if !ok || gs.ctx.Err() != nil {
+		// The term is ending (and with it every observation): the group's
+		// state and last view stay for the next term to measure against.
 		return
 	}
 	delete(f.owners, owner)
@@ -127,6 +157,34 @@ func (gs *groupSet) owned(owner string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// publish applies the changes of every group observed through many,
+// until it stops, then keeps each group's last view for the next session.
+func (gs *groupSet) publish(ctx context.Context) {
+	for c := range gs.many.Changes() {
+		if gs.observing(c.Group) {
+			gs.b.apply(ctx, c)
+		}
+	}
+	views := gs.many.Lasts()
+	gs.b.viewMu.Lock()
+	defer gs.b.viewMu.Unlock()
+	if gs.b.lastViews == nil {
+		gs.b.lastViews = make(map[string]elect.View, len(views))
+	}
+	for g, v := range views {
+		gs.b.lastViews[g] = v
+	}
+}
+
+// observing reports whether group is still wanted: a change read just
+// before its group was dropped is not published.
+func (gs *groupSet) observing(group string) bool {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	_, ok := gs.running[group]
+	return ok
 }
 
 func (gs *groupSet) wait() {
