@@ -133,18 +133,14 @@ type member struct {
 
 	queued, busy, again, removed bool
 	fired                        fired
-	// childArmed: the last read armed the children watch and it has not
-	// fired since; owner is the owner node whose data watch is armed.
-	childArmed bool
-	owner      string
-	last       *View
-	fails      int
-	retry      *time.Timer
+	last                         *View
+	fails                        int
+	retry                        *time.Timer
 }
 
 // fired is what the group's watches said since a worker last took it.
 type fired struct {
-	children, office, ownerGone, ownerWritten, stray bool
+	children, office bool
 }
 
 // Add starts observing group; its first change is a Snapshot (measured
@@ -167,7 +163,7 @@ func (m *Many) Add(group string, opts ...ObserveOption) error {
 		oo.since = oo.after
 		oo.since.Group = group
 	}
-	g := &member{ob: observation{s: m.s, group: group, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe}, before: oo.since}}
+	g := &member{ob: observation{s: m.s, group: group, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe, noOwnerWatch: true}, before: oo.since}}
 	g.ob.childrenFired = true
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -289,48 +285,22 @@ func (m *Many) follow() {
 
 // onEvent takes a watch event from the session's receive loop and queues
 // the group it concerns: an event on a group's path is about its children
-// (or its creation or deletion), one on a child is about the office or the
-// owner. It never blocks.
+// (or its creation or deletion), one on its office node about the office.
+// The owner is read without a watch of its own: its going fires the
+// children watch. It never blocks.
 func (m *Many) onEvent(ev zk.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if g := m.groups[ev.Path]; g != nil && ev.Type != zk.EventNodeDataChanged {
-		g.fired.children, g.childArmed = true, false
+		g.fired.children = true
 		m.enqueue(g)
 	}
-	i := strings.LastIndexByte(ev.Path, '/')
-	if i < 0 {
-		return
-	}
-	parent, name := ev.Path[:i], ev.Path[i+1:]
-	if parent == "" {
-		parent = "/"
-	}
-	g := m.groups[parent]
-	if g == nil {
-		return
-	}
-	switch {
-	case name == OfficeNode:
-		g.fired.office = true
-	case name == g.owner && ev.Type == zk.EventNodeDeleted:
-		g.fired.ownerGone, g.owner = true, ""
-		if g.childArmed {
-			// The deletion fires the children watch right behind this
-			// event: wait for it, so one read answers both.
-			return
+	if parent, ok := strings.CutSuffix(ev.Path, "/"+OfficeNode); ok {
+		if g := m.groups[parent]; g != nil {
+			g.fired.office = true
+			m.enqueue(g)
 		}
-		g.fired.children = true
-	case name == g.owner:
-		g.fired.ownerWritten, g.owner = true, ""
-	case g.busy:
-		// A watch the read under way may have just armed: read again,
-		// arming everything afresh.
-		g.fired.stray = true
-	default:
-		return // the watch of an earlier owner or guess
 	}
-	m.enqueue(g)
 }
 
 // enqueue queues g to be read, once; a group being read is read again
@@ -411,15 +381,6 @@ func (m *Many) serve(g *member, f fired) {
 	if f.office {
 		ob.officeW, ob.officeFired = nil, true
 	}
-	if f.ownerGone || f.stray {
-		ob.ownerW, ob.r.ownerW, ob.r.owner = nil, nil, nil
-		ob.childrenFired = true
-	}
-	if f.ownerWritten {
-		// A write is no release: read again, keeping the owner's details.
-		ob.ownerW, ob.r.ownerW = nil, nil
-		ob.childrenFired = true
-	}
 	st, changed := m.s.State()
 	switch st {
 	case StateLost, StateClosed:
@@ -453,14 +414,8 @@ func (m *Many) serve(g *member, f fired) {
 		return
 	}
 	ob.prev = &v
-	owner := ""
-	if ob.ownerW != nil && v.Owner != nil {
-		owner = v.Owner.Node
-	}
 	m.mu.Lock()
 	g.last, g.fails = &v, 0
-	g.childArmed = ob.childW != nil && !g.fired.children
-	g.owner = owner
 	m.mu.Unlock()
 }
 

@@ -105,6 +105,10 @@ type reader struct {
 	// everyID reads every node's data and stat, not only the owner's (a
 	// one-shot read for people; the observer reads only the owner's).
 	everyID bool
+	// noOwnerWatch reads the owner without a data watch: the children
+	// watch alone tells when it goes (ObserveMany, where a watch per group
+	// less is memory saved on both sides).
+	noOwnerWatch bool
 	// askedGroup: the group node's data was read for herald's recipe mark.
 	askedGroup bool
 	// suspects are the queue nodes found suspect, and why (see
@@ -148,7 +152,7 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 		early = r.startOffice(ctx, watch && armOffice)
 		armOffice = false
 	}
-	g := r.startGuess(ctx, guess, watch)
+	g := r.startGuess(ctx, guess, watch && !r.noOwnerWatch)
 	defer g.wait() // never outlive the read
 	for {
 		got, err := r.listW(ctx, watch)
@@ -422,6 +426,7 @@ func (r *reader) startOffice(ctx context.Context, watch bool) *officeRead {
 // creator and id do not change while it exists, whoever writes its data
 // later. A watch that fired on such a write is set again.
 func (r *reader) ownerDetails(ctx context.Context, e entry, watch bool) (Participant, error) {
+	watch = watch && !r.noOwnerWatch
 	if r.owner != nil && r.owner.Node == e.name {
 		if watch && r.ownerW == nil {
 			_, ch, err := r.details(ctx, e, true)

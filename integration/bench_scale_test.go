@@ -66,9 +66,12 @@ func BenchmarkBridgeScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	ns := natsserver.Start(b)
-	var rows [][]string
+	// What a bridge over no group holds (its code, runtime and buffers):
+	// the cost per group is what each group adds to that.
+	idle := idleRSS(b, bin, zs, ns.URL())
+	rows := [][]string{{"0", "RSS of an idle bridge", fmt.Sprintf("%.0f MB", float64(idle)/(1<<20)), "", ""}}
 	for _, n := range sizes {
-		r := runScale(b, bin, zs, ns.URL(), n, rates)
+		r := runScale(b, bin, zs, ns.URL(), n, rates, idle)
 		rows = append(rows, r...)
 	}
 	for range b.N {
@@ -79,7 +82,7 @@ func BenchmarkBridgeScale(b *testing.B) {
 
 // runScale measures one bridge over n groups; rates are the owner changes
 // per second it is driven at (over at most 10,000 of the groups).
-func runScale(b *testing.B, bin string, zs *zkserver.Cluster, natsURL string, n int, rates []int) [][]string {
+func runScale(b *testing.B, bin string, zs *zkserver.Cluster, natsURL string, n int, rates []int, idle int64) [][]string {
 	root := fmt.Sprintf("/scale-%d-%d", n, time.Now().UnixNano()%1e6)
 	holder, owners := createGroups(b, zs.Addrs(), root, n)
 	defer holder.Close()
@@ -115,23 +118,9 @@ func runScale(b *testing.B, bin string, zs *zkserver.Cluster, natsURL string, n 
 	defer func() { _ = sub.Unsubscribe() }()
 	_ = sub.SetPendingLimits(-1, -1)
 
-	httpAddr := freeAddr(b)
-	logf, err := os.Create(filepath.Join(b.TempDir(), "bridge.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer logf.Close()
-	cmd := exec.Command(bin, "bridge", "--zk", strings.Join(zs.Addrs(), ","), "--discover", root,
-		"--nats", natsURL, "--nats-mode", "core", "--http", httpAddr, "--source", "scale-bench", "--group-metrics-limit", "100")
-	cmd.Stdout, cmd.Stderr = logf, logf
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	cmd, httpAddr := startScaleBridge(b, bin, zs, natsURL, root)
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	if !waitReady(httpAddr, 10*time.Minute) {
-		b.Fatalf("bridge over %d groups not ready in 10 minutes; its log is %s", n, logf.Name())
-	}
 	snapshot := time.Since(start)
 	deadline := time.Now().Add(time.Minute)
 	for snaps.Load() < int64(n) && time.Now().Before(deadline) {
@@ -144,12 +133,12 @@ func runScale(b *testing.B, bin string, zs *zkserver.Cluster, natsURL string, n 
 	rss := procRSS(b, cmd.Process.Pid)
 	heap := metric(b, httpAddr, "go_memstats_heap_inuse_bytes")
 	goroutines := metric(b, httpAddr, "go_goroutines")
-	perGroup := float64(rss) / 1024 / float64(n)
+	perGroup := float64(rss-idle) / 1024 / float64(n)
 	ng := strconv.Itoa(n)
 	rows := [][]string{
 		{ng, "snapshot of every group", fmt.Sprintf("%.1f s", snapshot.Seconds()), dash(map[bool]string{true: scaleBeforeSnapshot}[n == 10_000]),
 			dash(map[bool]string{true: "≤ 30 s " + met(snapshot <= scaleTarget100kSnap)}[n == 100_000])},
-		{ng, "RSS per group", fmt.Sprintf("%.2f KB (%.0f MB in all)", perGroup, float64(rss)/(1<<20)), dash(map[bool]string{true: fmt.Sprintf("%.0f KB", scaleBeforeKBPerGroup)}[n == 10_000]),
+		{ng, "RSS per group, above an idle bridge", fmt.Sprintf("%.2f KB (%.0f MB in all)", perGroup, float64(rss)/(1<<20)), dash(map[bool]string{true: fmt.Sprintf("%.0f KB", scaleBeforeKBPerGroup)}[n == 10_000]),
 			fmt.Sprintf("≤ %.0f KB %s", scaleTargetKBPerGroup, met(perGroup <= scaleTargetKBPerGroup))},
 		{ng, "heap in use per group", fmt.Sprintf("%.2f KB", heap/1024/float64(n)), "≈ 14 KB", ""},
 		{ng, "goroutines", fmt.Sprintf("%.0f", goroutines), fmt.Sprintf("≈ %d", 2*n), ""},
@@ -181,6 +170,44 @@ func runScale(b *testing.B, bin string, zs *zkserver.Cluster, natsURL string, n 
 				"285-328 µs / ≈ 790 µs", "bridge < ZooKeeper " + met(brPer < zkPer)})
 	}
 	return rows
+}
+
+// startScaleBridge starts `herald bridge --discover root` and waits until
+// it is ready: every group's snapshot published.
+func startScaleBridge(b *testing.B, bin string, zs *zkserver.Cluster, natsURL, root string) (*exec.Cmd, string) {
+	b.Helper()
+	httpAddr := freeAddr(b)
+	logf, err := os.Create(filepath.Join(b.TempDir(), "bridge.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = logf.Close() })
+	cmd := exec.Command(bin, "bridge", "--zk", strings.Join(zs.Addrs(), ","), "--discover", root,
+		"--nats", natsURL, "--nats-mode", "core", "--http", httpAddr, "--source", "scale-bench", "--group-metrics-limit", "100")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	if !waitReady(httpAddr, 10*time.Minute) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		b.Fatalf("bridge over %s not ready in 10 minutes; its log is %s", root, logf.Name())
+	}
+	return cmd, httpAddr
+}
+
+// idleRSS is the resident set of a bridge over an empty discover root.
+func idleRSS(b *testing.B, bin string, zs *zkserver.Cluster, natsURL string) int64 {
+	b.Helper()
+	c := rawConn(b, zs.Addrs(), 10*time.Second)
+	root := fmt.Sprintf("/scale-idle-%d", time.Now().UnixNano()%1e6)
+	if _, err := c.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		b.Fatal(err)
+	}
+	cmd, _ := startScaleBridge(b, bin, zs, natsURL, root)
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	time.Sleep(3 * time.Second)
+	return procRSS(b, cmd.Process.Pid)
 }
 
 // createGroups makes n groups under root, each with one ephemeral

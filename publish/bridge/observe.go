@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path"
+	"slices"
 	"sync"
 	"time"
 
@@ -90,7 +91,9 @@ type groupSet struct {
 
 type follower struct {
 	cancel context.CancelFunc
-	owners map[string]bool // "" for --watch, else the discover root
+	// owners want the group: "" for --watch, else a discover root
+	// (usually one; a slice costs less than a map for each of 100,000).
+	owners []string
 }
 
 // add observes group on behalf of owner ("" for Watch, else a root).
@@ -101,11 +104,13 @@ func (gs *groupSet) add(group, owner string) {
 		return
 	}
 	if f, ok := gs.running[group]; ok {
-		f.owners[owner] = true
+		if !slices.Contains(f.owners, owner) {
+			f.owners = append(f.owners, owner)
+		}
 		return
 	}
 	if _, single := gs.b.leaderNode(group); !single && gs.many != nil {
-		gs.running[group] = &follower{cancel: func() { gs.many.Remove(group) }, owners: map[string]bool{owner: true}}
+		gs.running[group] = &follower{owners: []string{owner}}
 		gs.b.setGroup(gs.ctx, group, GroupPending)
 		gs.b.log.Debug("observing group", "group", group, "root", owner)
 		if err := gs.many.Add(group, gs.b.since(group, gs.b.cfg.recipeFor(group))...); err != nil {
@@ -115,7 +120,7 @@ func (gs *groupSet) add(group, owner string) {
 		return
 	}
 	ctx, cancel := context.WithCancel(gs.ctx)
-	gs.running[group] = &follower{cancel: cancel, owners: map[string]bool{owner: true}}
+	gs.running[group] = &follower{cancel: cancel, owners: []string{owner}}
 	gs.b.setGroup(ctx, group, GroupPending)
 	gs.b.log.Info("observing group", "group", group, "root", owner)
 	gs.wg.Add(1)
@@ -136,11 +141,15 @@ func (gs *groupSet) remove(group, owner string) {
 		// state and last view stay for the next term to measure against.
 		return
 	}
-	delete(f.owners, owner)
+	f.owners = slices.DeleteFunc(f.owners, func(o string) bool { return o == owner })
 	if len(f.owners) > 0 {
 		return
 	}
-	f.cancel()
+	if f.cancel != nil {
+		f.cancel()
+	} else {
+		gs.many.Remove(group)
+	}
 	delete(gs.running, group)
 	gs.b.dropGroup(group)
 	gs.b.log.Info("stopped observing group", "group", group, "root", owner)
@@ -152,7 +161,7 @@ func (gs *groupSet) owned(owner string) map[string]bool {
 	defer gs.mu.Unlock()
 	out := map[string]bool{}
 	for g, f := range gs.running {
-		if f.owners[owner] {
+		if slices.Contains(f.owners, owner) {
 			out[g] = true
 		}
 	}
@@ -190,7 +199,9 @@ func (gs *groupSet) observing(group string) bool {
 func (gs *groupSet) wait() {
 	gs.mu.Lock()
 	for _, f := range gs.running {
-		f.cancel()
+		if f.cancel != nil { // groups of many ended with it
+			f.cancel()
+		}
 	}
 	gs.mu.Unlock()
 	gs.wg.Wait()

@@ -102,9 +102,12 @@ func (tr *truth) see(c elect.Change) {
 func (g *groupTruth) countSuspects(c elect.Change) {
 	switch c.Kind {
 	case elect.Snapshot, elect.OwnerChanged:
-		g.suspects = map[string]bool{}
+		g.suspects = nil // most groups never have one: no map for them
 		for _, p := range c.Queue {
 			if p.Suspect != "" {
+				if g.suspects == nil {
+					g.suspects = map[string]bool{}
+				}
 				g.suspects[p.Node] = true
 			}
 		}
