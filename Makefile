@@ -5,7 +5,7 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PKGS  := zookeeper libcurator-recipes-java python3-kazoo prometheus
 TEST_TIMEOUT ?= 9m
 
-.PHONY: all build test test-race bench chaos demo deps zk lint fuzz clean
+.PHONY: all build test test-race bench bench-scale chaos demo deps zk lint fuzz clean
 
 all: build
 
@@ -32,6 +32,10 @@ test-race: deps
 ## bench: figures against peers (go-zookeeper Lock, raw ZooKeeper, direct watches) in one run.
 bench: deps
 	HERALD_REQUIRE_SERVERS=1 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 45m ./integration/
+
+## bench-scale: the bridge process over 10,000 and 100,000 groups: memory per group, snapshot time, lag and CPU at 500-2,000 changes/s.
+bench-scale: deps
+	HERALD_REQUIRE_SERVERS=1 HERALD_SCALE=full $(GO) test -run '^$$' -bench BridgeScale -benchtime 1x -timeout 45m ./integration/
 
 ## chaos: long fault-injection run (HERALD_CHAOS_DURATION, default 2m).
 chaos: deps

@@ -11,8 +11,9 @@ import (
 	"github.com/zkherald/herald/publish"
 )
 
-// bridge is herald's bridge wired by hand for the benchmarks: observers of
-// groups feeding one pipeline that fans out to sinks.
+// bridge is herald's bridge wired by hand for the benchmarks: the groups
+// observed through one ObserveMany, as the bridge does, feeding one
+// pipeline that fans out to sinks.
 type bridge struct {
 	p      *publish.Pipeline
 	cancel context.CancelFunc
@@ -29,14 +30,17 @@ func startBridge(b testing.TB, s *elect.Session, groups []string, sinks ...publi
 	br := &bridge{p: p, cancel: cancel}
 	br.wg.Add(1)
 	go func() { defer br.wg.Done(); _ = p.Run(ctx) }()
+	m, err := elect.ObserveMany(ctx, s)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, g := range groups {
-		o, err := elect.Observe(ctx, s, g, elect.Buffer(16))
-		if err != nil {
+		if err := m.Add(g); err != nil {
 			b.Fatal(err)
 		}
-		br.wg.Add(1)
-		go func() { defer br.wg.Done(); _ = p.Consume(ctx, o.Changes()); o.Wait() }()
 	}
+	br.wg.Add(1)
+	go func() { defer br.wg.Done(); _ = p.Consume(ctx, m.Changes()); <-m.Done() }()
 	b.Cleanup(br.stop)
 	return br
 }

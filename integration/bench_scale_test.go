@@ -164,7 +164,7 @@ func runScale(b *testing.B, bin string, zs *zkserver.Cluster, natsURL string, n 
 		brPer := (br1 - br0) / time.Duration(changes)
 		rows = append(rows,
 			[]string{ng, fmt.Sprintf("lag p50 / p99 at %d changes/s", rate),
-				fmt.Sprintf("%s / %s (%d changes, %d not seen as themselves)", ms(percentile(got, 0.5)), ms(percentile(got, 0.99)), changes, missing), "", ""},
+				fmt.Sprintf("%s / %s (%d changes, %d not seen as themselves)", ms(percentile(got, 50)), ms(percentile(got, 99)), changes, missing), "", ""},
 			[]string{ng, fmt.Sprintf("CPU per change at %d/s: bridge / ZooKeeper", rate),
 				fmt.Sprintf("%d µs / %d µs (%.2fx)", brPer.Microseconds(), zkPer.Microseconds(), float64(brPer)/float64(zkPer)),
 				"285-328 µs / ≈ 790 µs", "bridge < ZooKeeper " + met(brPer < zkPer)})
