@@ -388,11 +388,10 @@ func (m *Many) serve(g *member, f fired) {
 		return
 	case StateConnecting, StateSuspended:
 		if ob.prev != nil {
-			if !m.emit([]Change{{Kind: Unknown, Group: ob.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}}) {
+			if !m.emit([]Change{ob.unknown()}) {
 				return
 			}
-			ob.before, ob.prev, ob.officeW, ob.ownerW = ob.prev, nil, nil, nil
-			ob.r.owner, ob.r.ownerW = nil, nil
+			ob.unseen()
 		}
 		ob.childrenFired = true
 		return // read again once connected (follow queues every group)
@@ -435,11 +434,10 @@ func (m *Many) readFailed(g *member, err error) {
 		return
 	}
 	if ob.prev != nil {
-		if !m.emit([]Change{{Kind: Unknown, Group: ob.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}}) {
+		if !m.emit([]Change{ob.unknown()}) {
 			return
 		}
-		ob.before, ob.prev, ob.officeW, ob.ownerW = ob.prev, nil, nil, nil
-		ob.r.owner, ob.r.ownerW = nil, nil
+		ob.unseen()
 	}
 	m.mu.Lock()
 	g.fails++

@@ -126,12 +126,10 @@ func (ob *observation) step(ctx context.Context, changed <-chan struct{}) error 
 // suspended says Unknown once and waits for the session to change state.
 func (ob *observation) suspended(ctx context.Context, changed <-chan struct{}) error {
 	if ob.prev != nil {
-		if !ob.emit(ctx, []Change{{Kind: Unknown, Group: ob.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}}) {
+		if !ob.emit(ctx, []Change{ob.unknown()}) {
 			return errStop
 		}
-		ob.before, ob.prev, ob.officeW, ob.ownerW = ob.prev, nil, nil, nil
-		ob.r.owner, ob.r.ownerW = nil, nil
-		ob.childrenFired = true
+		ob.unseen()
 	}
 	select {
 	case <-changed:
@@ -140,6 +138,19 @@ func (ob *observation) suspended(ctx context.Context, changed <-chan struct{}) e
 		ob.o.finish(ctx.Err())
 		return errStop
 	}
+}
+
+// unknown is the change that says the group can no longer be seen.
+func (ob *observation) unknown() Change {
+	return Change{Kind: Unknown, Group: ob.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}
+}
+
+// unseen starts a stretch the observation does not see: the next snapshot
+// is measured against the last view, and everything is read afresh.
+func (ob *observation) unseen() {
+	ob.before, ob.prev, ob.officeW, ob.ownerW = ob.prev, nil, nil, nil
+	ob.r.owner, ob.r.ownerW = nil, nil
+	ob.childrenFired = true
 }
 
 // read reads what the fired watches say may have changed: the office
