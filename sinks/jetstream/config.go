@@ -19,6 +19,10 @@ var (
 	ErrClosed = errors.New("jetstream: sink is closed")
 	// ErrNotStored wraps a publish the server did not acknowledge.
 	ErrNotStored = errors.New("jetstream: event not stored")
+	// ErrReplicas wraps a refusal to create the stream or a bucket with
+	// the configured Replicas: the server is not clustered, or the cluster
+	// has fewer JetStream servers than copies asked for.
+	ErrReplicas = errors.New("jetstream: too few servers for the replicas asked for")
 	// ErrConflict is returned when the owners bucket kept changing under a
 	// write (another bridge writing the same group) longer than the retries.
 	ErrConflict = errors.New("jetstream: owners bucket kept changing")
@@ -50,7 +54,11 @@ type Config struct {
 	// Duplicates is the stream's de-duplication window: an event re-published
 	// with the same id within it is stored once (default 2 minutes).
 	Duplicates time.Duration
-	// Replicas of the stream and bucket (default 1; 3 or 5 in a cluster).
+	// Replicas of the stream and buckets herald creates (default 1): how
+	// many servers of a NATS cluster keep a copy. With 3, the stream and
+	// the owners go on, and lose nothing, while one server is down; with 5,
+	// while two are. More than 1 needs a clustered JetStream with at least
+	// that many servers (Connect says so otherwise).
 	Replicas int
 	// MaxAge drops events older than this from the stream (0: keep all).
 	MaxAge time.Duration
@@ -61,9 +69,10 @@ type Config struct {
 	MaxBytes int64
 	// History is how many values per group the bucket keeps (default 1).
 	History uint8
-	// AckTimeout bounds the wait for the server's acknowledgment of a
-	// publish when the Write context has no deadline (default: Conn.Timeout
-	// or 10s).
+	// AckTimeout bounds a Write whose context has no deadline (default:
+	// Conn.Timeout or 10s). Within it, what the server did not acknowledge
+	// (a stream changing leader on a cluster, a client moving to another
+	// server) is sent again, each attempt waiting up to a second.
 	AckTimeout time.Duration
 }
 

@@ -21,6 +21,9 @@ func (s *Sink) ensureStream(ctx context.Context) error {
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		if _, err := s.js.CreateStream(ctx, want); err != nil {
+			if perr := replicasError(err, want.Replicas, s.nc.ConnectedUrlRedacted()); perr != nil {
+				return fmt.Errorf("jetstream: create stream %s: %w", want.Name, perr)
+			}
 			return fmt.Errorf("jetstream: create stream %s on %s.>: %w; check that JetStream is enabled and no other stream takes these subjects",
 				want.Name, publish.SubjectPrefix, err)
 		}
@@ -50,9 +53,41 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = js.CreateKeyValue(ctx, cfg)
+		if perr := replicasError(err, cfg.Replicas, js.Conn().ConnectedUrlRedacted()); perr != nil {
+			return nil, fmt.Errorf("jetstream: create KV bucket %s: %w", cfg.Bucket, perr)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: open or create KV bucket %s: %w", cfg.Bucket, err)
 	}
 	return kv, nil
 }
+
+// replicasError says what to do when the server cannot place replicas
+// copies of a stream (nil when err is about something else): a single
+// server keeps one copy only, and a cluster needs a server per copy.
+func replicasError(err error, replicas int, server string) error {
+	var api *jetstream.APIError
+	if err == nil || replicas <= 1 || !errors.As(err, &api) {
+		return nil
+	}
+	switch api.ErrorCode {
+	case jsErrReplicasNotSupported:
+		return &tooFewServers{err: err, why: fmt.Sprintf(
+			"replicas %d needs a NATS cluster of at least %d JetStream servers; %s is not clustered: use --nats-replicas 1", replicas, replicas, server)}
+	case jsErrClusterNoPeers, jsErrInsufficientResources:
+		return &tooFewServers{err: err, why: fmt.Sprintf(
+			"replicas %d needs %d JetStream servers of the NATS cluster up and with room, and fewer are: start the missing servers, or lower --nats-replicas", replicas, replicas)}
+	}
+	return nil
+}
+
+// tooFewServers is ErrReplicas with what to do, and the server's words.
+type tooFewServers struct {
+	why string
+	err error
+}
+
+func (e *tooFewServers) Error() string        { return e.why + " (server: " + e.err.Error() + ")" }
+func (e *tooFewServers) Unwrap() error        { return e.err }
+func (e *tooFewServers) Is(target error) bool { return target == ErrReplicas }

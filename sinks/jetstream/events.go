@@ -75,6 +75,12 @@ func Events(ctx context.Context, js jetstream.JetStream, group string, opts ...F
 	return r.s, nil
 }
 
+// eventsHeartbeat is how often the server says a quiet consumer is alive.
+// Two missed ones make the client re-create the consumer: on a cluster the
+// ordered consumer lives on one server, and when that server stops, the
+// reader goes on from another within about two heartbeats.
+const eventsHeartbeat = time.Second
+
 type eventReader struct {
 	cfg    followConfig
 	js     jetstream.JetStream
@@ -143,7 +149,7 @@ func (r *eventReader) loop(ctx context.Context, c jetstream.Consumer) error {
 
 // read delivers one consumer's messages until it fails or ctx ends.
 func (r *eventReader) read(ctx context.Context, c jetstream.Consumer) error {
-	it, err := c.Messages()
+	it, err := c.Messages(jetstream.PullHeartbeat(eventsHeartbeat))
 	if err != nil {
 		return err
 	}

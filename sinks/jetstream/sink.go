@@ -96,8 +96,10 @@ func (s *Sink) Config() Config { return s.cfg }
 // Write stores the batch: first every event in the stream, in order per
 // group (each acknowledged before the group's next is sent), then the
 // owners bucket, one compare-and-set per group. nil means all of it is
-// stored. On error the pipeline retries the whole batch; events already
-// stored are recognised by id and stored once.
+// stored. What a cluster fails to acknowledge while a stream changes leader
+// is sent again within the Write (see again); on error the pipeline retries
+// the whole batch, and events already stored are recognised by id and
+// stored once.
 func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 	s.mu.Lock()
 	js, ow, nc, closed := s.js, s.owners, s.nc, s.closed
@@ -129,7 +131,7 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 		return s.writeError(nc, err)
 	}
 	for _, g := range order {
-		if err := ow.apply(ctx, g, groups[g]); err != nil {
+		if err := again(ctx, func(ctx context.Context) error { return ow.apply(ctx, g, groups[g]) }); err != nil {
 			return s.writeError(nc, err)
 		}
 	}
