@@ -36,7 +36,8 @@ func TestClusterR3LosesNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 
-	s := connectSink(t, hjs.Config{Conn: fast(c.URL()), Replicas: 3})
+	// AckTimeout as a bridge has it by default: the budget of one Write.
+	s := connectSink(t, hjs.Config{Conn: fast(c.URL()), Replicas: 3, AckTimeout: 10 * time.Second})
 	js := client(t, c.URL())
 	checkReplicas(t, ctx, js, 3, hjs.DefaultStream, "KV_"+hjs.DefaultBucket)
 
