@@ -3,10 +3,13 @@
 package deploy
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +89,7 @@ func flags(args []string) map[string]string {
 // cliFlags reads the flag names herald's commands define from their source.
 func cliFlags(t *testing.T, files ...string) map[string]bool {
 	t.Helper()
-	re := regexp.MustCompile(`(?:String|StringSlice|Duration|Int|Bool)Var\(&[^,]+, "([a-z0-9-]+)"`)
+	re := regexp.MustCompile(`Var\(&?[^,()]+, "([a-z0-9-]+)"`)
 	out := map[string]bool{}
 	for _, f := range files {
 		src, err := os.ReadFile(filepath.Join("..", "cmd", "herald", f))
@@ -195,21 +198,116 @@ func TestKafkaKRaft(t *testing.T) {
 	}
 }
 
-func TestNATSJetStream(t *testing.T) {
+// natsNodes are the NATS servers of the cluster, by service name.
+var natsNodes = []string{"nats1", "nats2", "nats3"}
+
+// TestNATSCluster: three NATS servers with JetStream form one cluster:
+// each names itself, shares the cluster name, listens for routes on the
+// port the others dial, routes to every other node (real services, never
+// itself) and keeps its JetStream store on a volume of its own.
+func TestNATSCluster(t *testing.T) {
 	c, _ := load(t)
-	n, ok := c.Services["nats"]
-	if !ok {
-		t.Fatal("service nats missing")
+	if _, ok := c.Services["nats"]; ok {
+		t.Error("a single service nats is left beside the cluster")
 	}
-	if !strings.HasPrefix(n.Image, "nats:2.10") {
-		t.Errorf("nats image %q, want nats:2.10", n.Image)
+	clusterName, routePort := "", ""
+	stores := map[string]string{}
+	for _, name := range natsNodes {
+		n, ok := c.Services[name]
+		if !ok {
+			t.Fatalf("service %s missing", name)
+		}
+		if !strings.HasPrefix(n.Image, "nats:2.10") {
+			t.Errorf("%s: image %q, want the official nats:2.10", name, n.Image)
+		}
+		f := natsFlags(n.Command)
+		if _, js := f["js"]; !js {
+			if _, js := f["jetstream"]; !js {
+				t.Errorf("%s: command %v does not enable JetStream", name, n.Command)
+			}
+		}
+		if f["server_name"] != name {
+			t.Errorf("%s: --server_name %q, want the service's name (JetStream needs a stable, unique one)", name, f["server_name"])
+		}
+		if clusterName == "" {
+			clusterName = f["cluster_name"]
+		}
+		if f["cluster_name"] == "" || f["cluster_name"] != clusterName {
+			t.Errorf("%s: --cluster_name %q, want one name for all (%q)", name, f["cluster_name"], clusterName)
+		}
+		_, port, err := net.SplitHostPort(strings.TrimPrefix(f["cluster"], "nats://"))
+		if err != nil {
+			t.Errorf("%s: --cluster %q is not nats://HOST:PORT", name, f["cluster"])
+		}
+		if routePort == "" {
+			routePort = port
+		}
+		if port != routePort {
+			t.Errorf("%s: routes on port %s, the others on %s", name, port, routePort)
+		}
+		var routed []string
+		for _, r := range strings.Split(f["routes"], ",") {
+			host, p, err := net.SplitHostPort(strings.TrimPrefix(r, "nats://"))
+			switch {
+			case err != nil:
+				t.Errorf("%s: route %q is not nats://HOST:PORT", name, r)
+			case host == name:
+				t.Errorf("%s routes to itself", name)
+			case !contains(natsNodes, host):
+				t.Errorf("%s: route %q names no NATS service", name, r)
+			case p != routePort:
+				t.Errorf("%s: route %q dials port %s; the nodes listen for routes on %s", name, r, p, routePort)
+			}
+			routed = append(routed, host)
+		}
+		sort.Strings(routed)
+		var others []string
+		for _, o := range natsNodes {
+			if o != name {
+				others = append(others, o)
+			}
+		}
+		if strings.Join(routed, ",") != strings.Join(others, ",") {
+			t.Errorf("%s routes to %v, want every other node %v", name, routed, others)
+		}
+		sd := f["sd"]
+		if sd == "" {
+			sd = f["store_dir"]
+		}
+		vol := ""
+		for _, v := range n.Volumes {
+			if src, dst, _ := strings.Cut(v, ":"); dst == sd {
+				vol = src
+			}
+		}
+		if vol == "" {
+			t.Errorf("%s: JetStream store %q is not on a volume", name, sd)
+		} else if other, dup := stores[vol]; dup {
+			t.Errorf("%s and %s share the store volume %s", name, other, vol)
+		}
+		stores[vol] = name
+		if n.Healthcheck == nil {
+			t.Errorf("%s: no healthcheck", name)
+		}
 	}
-	if !contains(n.Command, "-js") && !contains(n.Command, "--jetstream") {
-		t.Errorf("nats command %v does not enable JetStream", n.Command)
+}
+
+// natsFlags parses nats-server's arguments: "-js", "--name value".
+func natsFlags(args []string) map[string]string {
+	out := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		k := strings.TrimLeft(args[i], "-")
+		if k == args[i] {
+			continue
+		}
+		if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			out[k] = args[i+1]
+			i++
+		} else {
+			out[k] = ""
+		}
 	}
-	if n.Healthcheck == nil {
-		t.Error("nats: no healthcheck")
-	}
+	return out
 }
 
 func TestBridges(t *testing.T) {
@@ -227,6 +325,8 @@ func TestBridges(t *testing.T) {
 		t.Fatalf("want at least 2 bridges, found %v", bridges)
 	}
 	ha, sources := map[string]bool{}, map[string]bool{}
+	shards, byShard := 0, map[int][]string{}
+	hostPorts := map[string]string{}
 	for _, name := range bridges {
 		s := c.Services[name]
 		f := flags(s.Command[1:])
@@ -240,8 +340,26 @@ func TestBridges(t *testing.T) {
 		if strings.Join(zks, ",") != "zk1:2181,zk2:2181,zk3:2181" {
 			t.Errorf("%s: --zk %q, want all three ZooKeepers", name, f["zk"])
 		}
-		if f["nats"] != "nats://nats:4222" {
-			t.Errorf("%s: --nats %q, want nats://nats:4222", name, f["nats"])
+		var urls []string
+		for _, u := range strings.Split(f["nats"], ",") {
+			urls = append(urls, strings.TrimPrefix(strings.TrimSuffix(u, ":4222"), "nats://"))
+		}
+		sort.Strings(urls)
+		if strings.Join(urls, ",") != strings.Join(natsNodes, ",") {
+			t.Errorf("%s: --nats %q, want nats://N:4222 for every NATS node %v", name, f["nats"], natsNodes)
+		}
+		if f["nats-replicas"] != strconv.Itoa(len(natsNodes)) {
+			t.Errorf("%s: --nats-replicas %q, want %d: a copy on every NATS node", name, f["nats-replicas"], len(natsNodes))
+		}
+		k, n, err := shard(f["shard"])
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", name, err)
+		case shards != 0 && n != shards:
+			t.Errorf("%s: --shard %q splits the groups %d ways, another bridge %d ways", name, f["shard"], n, shards)
+		default:
+			shards = n
+			byShard[k] = append(byShard[k], name)
 		}
 		if f["kafka"] == "" || !strings.Contains(nats, "://"+f["kafka"]) {
 			t.Errorf("%s: --kafka %q is not an advertised listener (%s)", name, f["kafka"], nats)
@@ -263,7 +381,20 @@ func TestBridges(t *testing.T) {
 		if !strings.HasSuffix(f["http"], ":9090") || !strings.Contains(strings.Join(s.Healthcheck.Test, " "), "127.0.0.1:9090/readyz") {
 			t.Errorf("%s: health check and --http %q disagree", name, f["http"])
 		}
-		for _, dep := range []string{"zk1", "zk2", "zk3", "nats", "kafka"} {
+		for _, p := range s.Ports {
+			host, container, _ := strings.Cut(p, ":")
+			if container != "9090" {
+				t.Errorf("%s: port %q does not publish --http (9090)", name, p)
+			}
+			if other, dup := hostPorts[host]; dup {
+				t.Errorf("%s and %s both publish on host port %s", name, other, host)
+			}
+			hostPorts[host] = name
+		}
+		if len(s.Ports) != 1 {
+			t.Errorf("%s: ports %v, want one host port for its /metrics and /readyz", name, s.Ports)
+		}
+		for _, dep := range append([]string{"zk1", "zk2", "zk3", "kafka"}, natsNodes...) {
 			if d, ok := s.DependsOn[dep]; !ok || d.Condition != "service_healthy" {
 				t.Errorf("%s: must depend on %s being healthy", name, dep)
 			}
@@ -275,9 +406,30 @@ func TestBridges(t *testing.T) {
 			t.Errorf("%s: audit log %s is not on a volume", name, f["audit"])
 		}
 	}
+	// --ha is shared: each shard's election path is derived from it.
 	if len(ha) != 1 {
-		t.Errorf("bridges campaign on different HA paths: %v", ha)
+		t.Errorf("bridges give different --ha paths: %v", ha)
 	}
+	// Every shard has an active bridge and a standby.
+	for k := 0; k < shards; k++ {
+		if len(byShard[k]) != 2 {
+			t.Errorf("shard %d/%d has bridges %v, want two (an active one and a standby)", k, shards, byShard[k])
+		}
+	}
+	if shards < 2 {
+		t.Errorf("the bridges split the groups %d ways, want at least 2 shards", shards)
+	}
+}
+
+// shard parses --shard K/N (K in 0..N-1).
+func shard(v string) (k, n int, err error) {
+	ks, ns, ok := strings.Cut(v, "/")
+	k, kerr := strconv.Atoi(ks)
+	n, nerr := strconv.Atoi(ns)
+	if !ok || kerr != nil || nerr != nil || n < 1 || k < 0 || k >= n {
+		return 0, 0, fmt.Errorf("--shard %q is not K/N with 0 <= K < N", v)
+	}
+	return k, n, nil
 }
 
 func TestCandidates(t *testing.T) {
@@ -300,7 +452,7 @@ func TestCandidates(t *testing.T) {
 		if !contains(s.Command, "--") {
 			t.Errorf("%s: no command after --", name)
 		}
-		if s.Image != c.Services["bridge-1"].Image {
+		if s.Image != c.Services["bridge-0a"].Image {
 			t.Errorf("%s: image %q, want the herald image", name, s.Image)
 		}
 	}
