@@ -19,6 +19,10 @@ var (
 	// ErrUndelivered is wrapped by the error Close returns when its context
 	// ended before every sink acknowledged every event.
 	ErrUndelivered = errors.New("publish: events left undelivered")
+	// ErrSinkConfig is wrapped by a sink's error that no retry can mend:
+	// the sink is set up in a way its server refuses (a bridge stops
+	// trying at once and says so).
+	ErrSinkConfig = errors.New("publish: the sink's settings cannot work with its server")
 )
 
 // UndeliveredError says how many events each sink had not acknowledged when

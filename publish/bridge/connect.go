@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
 )
 
 // connectSinks connects every sink once, retrying each with backoff until
@@ -32,6 +34,9 @@ func (b *Bridge) connectSinks(ctx context.Context) error {
 				b.mu.Unlock()
 				b.log.Info("sink connected", "sink", name, "attempts", attempt)
 				break
+			}
+			if errors.Is(err, publish.ErrSinkConfig) {
+				return fmt.Errorf("%w: %s: %w", ErrSinkUnreachable, name, err)
 			}
 			wait := bo.NextBackOff()
 			if ctx.Err() != nil || wait == backoff.Stop {

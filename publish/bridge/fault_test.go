@@ -8,6 +8,8 @@ import (
 	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
 )
 
 func proxy(t testing.TB, target string) *faultproxy.Proxy {
@@ -140,6 +142,25 @@ func TestUnreachable(t *testing.T) {
 		r.wait(t, 20*time.Second)
 		if !isErr(r.err, bridge.ErrSinkUnreachable) || !strings.Contains(r.err.Error(), "127.0.0.1:1") || !strings.Contains(r.err.Error(), "attempts") {
 			t.Errorf("Run: %v; want ErrSinkUnreachable naming the URL and the attempts", r.err)
+		}
+	})
+	// Replicas a single server cannot keep: no retry mends that, so the
+	// bridge says what to do at once instead of retrying for the whole
+	// connect timeout.
+	t.Run("replicas", func(t *testing.T) {
+		url := natsURL(t)
+		sink, err := jetstream.New(jetstream.Config{Replicas: 3, Conn: natssink.Options{URL: url, Name: t.Name()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		r := start(t, bridge.Config{Servers: zkAddrs(t), Watch: []string{"/x"}, ConnectTimeout: 30 * time.Second, Sinks: []publish.Sink{sink}})
+		r.wait(t, 20*time.Second)
+		if !isErr(r.err, bridge.ErrSinkUnreachable) || !isErr(r.err, publish.ErrSinkConfig) || !strings.Contains(r.err.Error(), "--nats-replicas 1") {
+			t.Errorf("Run: %v; want ErrSinkConfig saying to use --nats-replicas 1", r.err)
+		}
+		if d := time.Since(began); d > 10*time.Second {
+			t.Errorf("the refusal took %v: it was retried, though no retry can mend it", d)
 		}
 	})
 	t.Run("zookeeper", func(t *testing.T) {

@@ -40,6 +40,10 @@ func checkStream(have, want jetstream.StreamConfig) error {
 		return fmt.Errorf("jetstream: stream %s exists but does not capture %s.> (its subjects: %v); add %s.> to its subjects, or give herald another stream",
 			have.Name, publish.SubjectPrefix, have.Subjects, publish.SubjectPrefix)
 	}
+	if want.Replicas > 1 && have.Replicas < want.Replicas {
+		return fmt.Errorf("jetstream: stream %s has replicas %d, fewer than the %d asked for (herald does not change an existing stream); raise them (nats stream edit %s --replicas %d), or ask for %d (--nats-replicas)",
+			have.Name, max(have.Replicas, 1), want.Replicas, have.Name, want.Replicas, max(have.Replicas, 1))
+	}
 	if have.Duplicates < want.Duplicates {
 		return fmt.Errorf("jetstream: stream %s deduplicates over %v, less than the %v herald needs (a takeover re-publishes that far back); raise its duplicate window, or give herald a shorter one (--nats-duplicates)",
 			have.Name, have.Duplicates, want.Duplicates)
@@ -73,7 +77,7 @@ func replicasError(err error, replicas int, server string) error {
 	}
 	switch api.ErrorCode {
 	case jsErrReplicasNotSupported:
-		return &tooFewServers{err: err, why: fmt.Sprintf(
+		return &tooFewServers{err: err, permanent: true, why: fmt.Sprintf(
 			"replicas %d needs a NATS cluster of at least %d JetStream servers; %s is not clustered: use --nats-replicas 1", replicas, replicas, server)}
 	case jsErrClusterNoPeers, jsErrInsufficientResources:
 		return &tooFewServers{err: err, why: fmt.Sprintf(
@@ -83,11 +87,16 @@ func replicasError(err error, replicas int, server string) error {
 }
 
 // tooFewServers is ErrReplicas with what to do, and the server's words.
+// permanent: the server is not clustered, so no retry helps
+// (publish.ErrSinkConfig); a cluster short of servers may yet gain them.
 type tooFewServers struct {
-	why string
-	err error
+	why       string
+	err       error
+	permanent bool
 }
 
-func (e *tooFewServers) Error() string        { return e.why + " (server: " + e.err.Error() + ")" }
-func (e *tooFewServers) Unwrap() error        { return e.err }
-func (e *tooFewServers) Is(target error) bool { return target == ErrReplicas }
+func (e *tooFewServers) Error() string { return e.why + " (server: " + e.err.Error() + ")" }
+func (e *tooFewServers) Unwrap() error { return e.err }
+func (e *tooFewServers) Is(target error) bool {
+	return target == ErrReplicas || e.permanent && target == publish.ErrSinkConfig
+}

@@ -56,18 +56,21 @@ func TestExistingStreamIsRespected(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		stream jetstream.StreamConfig
-		want   string
+		stream   jetstream.StreamConfig
+		replicas int
+		want     string
 	}{
-		{jetstream.StreamConfig{Name: hjs.DefaultStream, Subjects: []string{"other.>"}}, "does not capture herald.>"},
-		{jetstream.StreamConfig{Name: hjs.DefaultStream, Subjects: []string{"herald.>"}, Duplicates: time.Minute}, "deduplicates over 1m0s"},
+		{jetstream.StreamConfig{Name: hjs.DefaultStream, Subjects: []string{"other.>"}}, 0, "does not capture herald.>"},
+		{jetstream.StreamConfig{Name: hjs.DefaultStream, Subjects: []string{"herald.>"}, Duplicates: time.Minute}, 0, "deduplicates over 1m0s"},
+		// Copies asked for and not kept: said, not silently accepted.
+		{jetstream.StreamConfig{Name: hjs.DefaultStream, Subjects: []string{"herald.>"}}, 3, "has replicas 1, fewer than the 3 asked for"},
 	} {
 		srv := natsserver.Start(t)
 		js := client(t, srv.URL())
 		if _, err := js.CreateStream(ctx, tc.stream); err != nil {
 			t.Fatal(err)
 		}
-		s, _ := hjs.New(hjs.Config{Conn: natssink.Options{URL: srv.URL()}})
+		s, _ := hjs.New(hjs.Config{Conn: natssink.Options{URL: srv.URL()}, Replicas: tc.replicas})
 		err := s.Connect(ctx)
 		_ = s.Close()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
