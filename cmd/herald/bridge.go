@@ -23,6 +23,7 @@ type bridgeFlags struct {
 	watch, discover, recipes []string
 	source, ha, httpAddr     string
 	config                   string
+	shard                    string
 	drainTimeout             time.Duration
 	haReplay                 time.Duration
 	heartbeat                time.Duration
@@ -108,6 +109,7 @@ sinks to acknowledge what was published.`,
 	fl.StringSliceVar(&f.recipes, "recipe", nil, "PATH=election|lock: say what a watched group, a discover root's children or the groups a glob matches (/svc/*/leader) hold (default: read from node names; Kazoo Election and Curator LeaderSelector need it)")
 	fl.StringVar(&f.source, "source", "", "name of this bridge in events and in the HA election (default herald-bridge@HOSTNAME)")
 	fl.StringVar(&f.ha, "ha", "", "election path for running several bridges: only the leader publishes")
+	fl.StringVar(&f.shard, "shard", "", "K/N: observe only shard K (0..N-1) of N, the groups whose path hashes to K (Prometheus' hashmod); with --ha, each shard elects its own active bridge below it")
 	fl.IntVar(&f.groupMetrics, "group-metrics-limit", bridge.DefaultGroupMetricsLimit, "label truth metrics by group (seconds without an owner, owner changes, gaps, suspects) while at most this many groups are observed; aggregates only beyond it")
 	fl.DurationVar(&f.haReplay, "ha-replay", bridge.DefaultHAReplay, "with --ha, how long a standby holds what it observes, to publish it when it takes over (keep it within the stream's duplicate window)")
 	fl.StringVar(&f.httpAddr, "http", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090")
@@ -157,6 +159,9 @@ func (f *bridgeFlags) check() error {
 		if err := elect.ValidatePath(f.ha); err != nil {
 			return usageErr("--ha %q: %v", f.ha, err)
 		}
+	}
+	if _, err := bridge.ParseShard(f.shard); err != nil {
+		return usageErr("--%v", err)
 	}
 	if f.httpAddr != "" {
 		if _, _, err := net.SplitHostPort(f.httpAddr); err != nil {
@@ -246,6 +251,7 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	if err != nil {
 		a.log.Warn("could not read the audit log to resume from it; the first snapshots cannot tell what they missed", "audit", f.audit, "err", err)
 	}
+	shard, _ := bridge.ParseShard(f.shard) // checked with the other flags
 	cfg := bridge.Config{
 		DigestAuth:        zkAuth,
 		SessionOptions:    zkSec,
@@ -262,6 +268,7 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		Lossless:          lossless,
 		Source:            f.source,
 		HAPath:            f.ha,
+		Shard:             shard,
 		HTTPAddr:          f.httpAddr,
 		DrainTimeout:      f.drainTimeout,
 		HAReplay:          f.haReplay,
@@ -280,7 +287,7 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		return err
 	}
 	a.log.Info("bridge starting", "source", b.Source(), "zk", strings.Join(servers, ","),
-		"watch", f.watch, "discover", f.discover, "ha", f.ha, "sinks", sinkNames(sinks))
+		"watch", f.watch, "discover", f.discover, "ha", f.ha, "shard", f.shard, "sinks", sinkNames(sinks))
 	if err := b.Run(ctx); err != nil {
 		return err
 	}

@@ -47,6 +47,8 @@ func TestBridgeBadInput(t *testing.T) {
 		{[]string{"bridge", "--watch", "/a", "--nats", "nats://127.0.0.1:1", "--nats-replicas", "9"}, "replicas 9"},
 		{[]string{"bridge", "--watch", "/a", "--nats", "nats://127.0.0.1:1", "--nats-max-age", "1m", "--nats-duplicates", "2m"}, "duplicate window"},
 		{[]string{"bridge", "--watch", "/a", "--heartbeat", "1ms"}, "--heartbeat"},
+		{[]string{"bridge", "--watch", "/a", "--shard", "2/2"}, "K must be in 0..1"},
+		{[]string{"bridge", "--watch", "/a", "--shard", "half"}, "want K/N"},
 		{[]string{"bridge", "--watch", "/a", "--preset", "zookeeper"}, "kafka"},
 		{[]string{"bridge", "--zk", "127.0.0.1:1"}, "nothing to observe"},
 		{[]string{"bridge", "--watch", "/a", "--recipe", "/a/[=lock"}, "path.Match"},
@@ -92,7 +94,7 @@ func TestBridgeEmbeddedNATS(t *testing.T) {
 	if code := getJSON(t, "http://"+addr+"/readyz", &ready); code != 200 || !ready.Ready || ready.Role != "active" {
 		t.Errorf("/readyz: %d %+v", code, ready)
 	}
-	if out, stderr, code := heraldRun(t, nil, "bridge", "check", "--url", "http://"+addr+"/readyz"); code != 0 || !strings.Contains(out, "ready") {
+	if out, stderr, code := heraldRun(t, nil, "bridge", "check", "--url", "http://"+addr+"/readyz"); code != 0 || !strings.Contains(out, "ready: active, all groups, 1 group") {
 		t.Errorf("bridge check on a ready bridge: exit %d: %s%s", code, out, stderr)
 	}
 

@@ -28,6 +28,8 @@ type Bridge struct {
 
 	running atomic.Bool
 	aborted atomic.Bool
+	// failed is why the bridge stopped by itself (see fail).
+	failed  atomic.Pointer[error]
 	abortMu sync.Mutex
 	abort   context.CancelFunc // cancels Run's context; nil until Run
 
@@ -183,6 +185,7 @@ func (b *Bridge) Status() Status {
 		Session:   st.String(),
 		Sessions:  b.sessions,
 		Role:      b.role,
+		Shard:     b.cfg.Shard.String(),
 		Groups:    make(map[string]GroupState, len(b.groups)),
 		Sinks:     make(map[string]SinkStatus, len(stats.Sinks)),
 		Published: stats.Published,
@@ -313,6 +316,20 @@ func (b *Bridge) Abort() {
 	}
 }
 
+// fail stops Run, draining as on a signal, for a reason Run then returns:
+// something no retry mends, such as bridges that shard differently.
+func (b *Bridge) fail(err error) {
+	if !b.failed.CompareAndSwap(nil, &err) {
+		return
+	}
+	b.log.Error("stopping", "err", err)
+	b.abortMu.Lock()
+	defer b.abortMu.Unlock()
+	if b.abort != nil {
+		b.abort()
+	}
+}
+
 // shutdown drains (unless aborted), resigns and closes the session.
 func (b *Bridge) shutdown(handle *elect.Handle, loopErr error) error {
 	b.setRole(RoleStopped)
@@ -335,6 +352,9 @@ func (b *Bridge) shutdown(handle *elect.Handle, loopErr error) error {
 	}
 	if s != nil {
 		_ = s.Close()
+	}
+	if f := b.failed.Load(); f != nil {
+		loopErr = errors.Join(*f, loopErr)
 	}
 	switch {
 	case b.aborted.Load():

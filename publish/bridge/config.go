@@ -97,6 +97,11 @@ type Config struct {
 	// path: only the leader publishes; the others observe too and hold
 	// what they see for HAReplay, to publish it when they take over.
 	HAPath string
+	// Shard, when set, makes the bridge observe only the groups of its
+	// shard (see ShardOf); with HAPath its copies campaign in the shard's
+	// own election below HAPath, so N shards with M copies each share the
+	// work with one active bridge per shard.
+	Shard Shard
 	// GroupMetricsLimit is how many groups get metrics labelled by group
 	// (seconds without an owner, owner changes, gaps, suspect nodes);
 	// beyond it only the aggregates are kept (default 1000).
@@ -232,6 +237,11 @@ func (c Config) Validate() error {
 		}
 		if seen[c.HAPath] == "watch" {
 			return bad("HA path %q is also watched: give the bridges' own election a path of its own", c.HAPath)
+		}
+	}
+	if sh := c.Shard; sh != (Shard{}) {
+		if _, err := ParseShard(fmt.Sprintf("%d/%d", sh.K, sh.N)); err != nil {
+			return bad("%v", err)
 		}
 	}
 	if len(c.Sinks) == 0 {

@@ -206,7 +206,7 @@ func (h *heartbeater) record(state publish.BridgeState, at time.Time) publish.He
 	if state == publish.BridgeActive {
 		confirmed = at
 	}
-	return publish.Heartbeat{Source: h.b.cfg.Source, State: state, Time: at, Interval: h.interval, HA: h.b.cfg.HAPath, Confirmed: confirmed}
+	return publish.Heartbeat{Source: h.b.cfg.Source, State: state, Time: at, Interval: h.interval, HA: h.b.cfg.haPath(), Confirmed: confirmed}
 }
 
 // write writes one heartbeat, logging the first failure in a row and the

@@ -62,9 +62,13 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 	}
 	// Leadership ends the moment the connection is suspended: a bridge that
 	// may be cut off must stop publishing before a standby takes over.
-	el, err := elect.NewElection(s, b.cfg.HAPath, elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnSuspend))
+	if err := b.checkShards(sctx, s); err != nil {
+		b.fail(err)
+		return nil
+	}
+	el, err := elect.NewElection(s, b.cfg.haPath(), elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnSuspend))
 	if err != nil { // the path was validated: this is a bug, say so loudly
-		b.log.Error("cannot set up the HA election", "path", b.cfg.HAPath, "err", err)
+		b.log.Error("cannot set up the HA election", "path", b.cfg.haPath(), "err", err)
 		<-sctx.Done()
 		return nil
 	}
@@ -92,14 +96,20 @@ func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *e
 				break
 			}
 			wait := bo.NextBackOff()
-			b.log.Warn("HA campaign failed, retrying", "path", b.cfg.HAPath, "in", wait.Round(time.Millisecond), "err", err)
+			b.log.Warn("HA campaign failed, retrying", "path", b.cfg.haPath(), "in", wait.Round(time.Millisecond), "err", err)
 			sleep(sctx, wait)
 			awaitConnected(sctx, s)
 			continue
 		}
 		bo.Reset()
+		// Bridges started beside this one with another shard count are
+		// seen now at the latest: their elections exist before they lead.
+		if err := b.checkShards(sctx, s); err != nil {
+			b.fail(err)
+			return h // resigned as Run stops
+		}
 		b.log.Info("won the HA election: publishing what was held while standing by, then changes",
-			"path", b.cfg.HAPath, "node", h.Node(), "term", h.Term())
+			"path", b.cfg.haPath(), "node", h.Node(), "term", h.Term())
 		b.startPublishing(sctx)
 		b.setRole(RoleActive)
 		select {
@@ -110,7 +120,7 @@ func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *e
 		if ctx.Err() != nil && h.Held() {
 			return h // resigned after draining
 		}
-		b.log.Warn("HA leadership lost: stopped publishing", "path", b.cfg.HAPath, "reason", h.Reason(), "err", h.Err())
+		b.log.Warn("HA leadership lost: stopped publishing", "path", b.cfg.haPath(), "reason", h.Reason(), "err", h.Err())
 		if ctx.Err() != nil {
 			break
 		}

@@ -98,6 +98,9 @@ type follower struct {
 
 // add observes group on behalf of owner ("" for Watch, else a root).
 func (gs *groupSet) add(group, owner string) {
+	if !gs.b.cfg.Shard.Owns(group) {
+		return // another shard's
+	}
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	if gs.ctx.Err() != nil {

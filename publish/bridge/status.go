@@ -37,11 +37,13 @@ const (
 
 // Status is a snapshot of the bridge's state, what /readyz reports.
 type Status struct {
-	Session   string                `json:"session"`
-	SessionID string                `json:"session_id,omitempty"`
-	Sessions  int                   `json:"sessions"`
-	Role      Role                  `json:"role"`
-	Groups    map[string]GroupState `json:"groups"`
+	Session   string `json:"session"`
+	SessionID string `json:"session_id,omitempty"`
+	Sessions  int    `json:"sessions"`
+	Role      Role   `json:"role"`
+	// Shard is the bridge's part of the groups, "K/N" ("" for all).
+	Shard  string                `json:"shard,omitempty"`
+	Groups map[string]GroupState `json:"groups"`
 	// Discovering lists the discover roots not listed yet.
 	Discovering []string              `json:"discovering,omitempty"`
 	Sinks       map[string]SinkStatus `json:"sinks"`
