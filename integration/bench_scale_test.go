@@ -26,6 +26,7 @@ import (
 	"github.com/zkherald/herald/internal/zkserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"github.com/zkherald/herald/publish"
+	heraldbridge "github.com/zkherald/herald/publish/bridge"
 )
 
 // Before ObserveMany, a bridge spent two goroutines and a 64-change buffer
@@ -146,6 +147,7 @@ func runScale(b *testing.B, bin string, zs *zkserver.Cluster, natsURL string, n 
 	if n > 10_000 {
 		return rows
 	}
+	rows = append(rows, runShards(b, bin, zs, natsURL, root, n))
 	for _, rate := range rates {
 		lagMu.Lock()
 		lags, changedAt = nil, map[string]time.Time{}
@@ -174,7 +176,7 @@ func runScale(b *testing.B, bin string, zs *zkserver.Cluster, natsURL string, n 
 
 // startScaleBridge starts `herald bridge --discover root` and waits until
 // it is ready: every group's snapshot published.
-func startScaleBridge(b *testing.B, bin string, zs *zkserver.Cluster, natsURL, root string) (*exec.Cmd, string) {
+func startScaleBridge(b *testing.B, bin string, zs *zkserver.Cluster, natsURL, root string, extra ...string) (*exec.Cmd, string) {
 	b.Helper()
 	httpAddr := freeAddr(b)
 	logf, err := os.Create(filepath.Join(b.TempDir(), "bridge.log"))
@@ -182,8 +184,9 @@ func startScaleBridge(b *testing.B, bin string, zs *zkserver.Cluster, natsURL, r
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = logf.Close() })
-	cmd := exec.Command(bin, "bridge", "--zk", strings.Join(zs.Addrs(), ","), "--discover", root,
-		"--nats", natsURL, "--nats-mode", "core", "--http", httpAddr, "--source", "scale-bench", "--group-metrics-limit", "100")
+	args := append([]string{"bridge", "--zk", strings.Join(zs.Addrs(), ","), "--discover", root,
+		"--nats", natsURL, "--nats-mode", "core", "--http", httpAddr, "--source", "scale-bench", "--group-metrics-limit", "100"}, extra...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -208,6 +211,68 @@ func idleRSS(b *testing.B, bin string, zs *zkserver.Cluster, natsURL string) int
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	time.Sleep(3 * time.Second)
 	return procRSS(b, cmd.Process.Pid)
+}
+
+// runShards starts two more bridges over root, as shards 0/2 and 1/2, and
+// checks from their snapshots that each group is published by exactly one
+// of them, its own shard's, and none is missing.
+func runShards(b *testing.B, bin string, zs *zkserver.Cluster, natsURL, root string, n int) []string {
+	b.Helper()
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	var mu sync.Mutex
+	by := map[string][]string{} // group -> sources of its snapshot
+	sub, err := nc.Subscribe("herald.>", func(m *nats.Msg) {
+		var e publish.Event
+		if json.Unmarshal(m.Data, &e) != nil || !e.Snapshot || !strings.HasPrefix(e.Source, "scale-shard-") || !strings.HasPrefix(e.Group, root+"/") {
+			return
+		}
+		mu.Lock()
+		by[e.Group] = append(by[e.Group], e.Source)
+		mu.Unlock()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	_ = sub.SetPendingLimits(-1, -1)
+	for k := range 2 {
+		cmd, _ := startScaleBridge(b, bin, zs, natsURL, root, "--shard", fmt.Sprintf("%d/2", k), "--source", fmt.Sprintf("scale-shard-%d", k))
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		mu.Lock()
+		got := len(by)
+		mu.Unlock()
+		if got >= n || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // duplicates, were there any, arrive meanwhile
+	mu.Lock()
+	defer mu.Unlock()
+	once, twice, wrong := 0, 0, 0
+	for g, srcs := range by {
+		switch {
+		case len(srcs) > 1:
+			twice++
+		case srcs[0] != fmt.Sprintf("scale-shard-%d", heraldbridge.ShardOf(g, 2)):
+			wrong++
+		default:
+			once++
+		}
+	}
+	missing := n - len(by)
+	if once != n {
+		b.Errorf("two shards over %d groups: %d published once by their shard, %d twice, %d by the wrong shard, %d missing", n, once, twice, wrong, missing)
+	}
+	return []string{strconv.Itoa(n), "two shards (--shard 0/2, 1/2): groups published by exactly their shard",
+		fmt.Sprintf("%d of %d (%d twice, %d by the other shard, %d missing)", once, n, twice, wrong, missing), "", "all " + met(once == n)}
 }
 
 // createGroups makes n groups under root, each with one ephemeral
