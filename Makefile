@@ -2,7 +2,7 @@
 
 GO        ?= go
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PKGS  := zookeeper libcurator-recipes-java python3-kazoo prometheus
+APT_PKGS  := zookeeper libcurator-recipes-java python3-kazoo prometheus chromium
 TEST_TIMEOUT ?= 9m
 
 .PHONY: all build test test-race bench bench-scale chaos demo deps zk lint fuzz clean

@@ -23,6 +23,7 @@ func newHistoryCmd(a *app) *cobra.Command {
 	var sf sourceFlags
 	var files []string
 	var asJSON bool
+	var htmlOut, svgOut string
 	cmd := &cobra.Command{
 		Use:   "history [PATH] --audit FILE [--audit FILE...] | --nats URL | --kafka BROKERS",
 		Short: "Show who led when: one row per owner and term",
@@ -36,10 +37,16 @@ or standing by, and its next event is a snapshot showing another owner or
 none) is given as the last time the owner was seen holding, marked
 "until ≥" with END "not seen"; a start first seen in a snapshot is marked
 "from ≤"; HELD FOR is then "≥", a lower bound. Several --audit logs (one per
-bridge) are merged into one history, each event id counted once.`,
+bridge) are merged into one history, each event id counted once.
+
+--html FILE and --svg FILE draw the same history as a timeline, one bar per
+tenure labelled with its owner and term, gaps and stretches nobody observed
+drawn as such, candidates joining and leaving as marks: a file that opens in
+any browser, with no server and nothing fetched.`,
 		Example: `  herald history --audit /var/lib/herald/audit.log
   herald history --audit bridge-a/audit.log --audit bridge-b/audit.log
-  herald history /jobs/nightly --nats nats://localhost:4222 --json`,
+  herald history /jobs/nightly --nats nats://localhost:4222 --json
+  herald history --audit /var/lib/herald/audit.log --html timeline.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageErr("history takes at most one group path, got %d", len(args))
@@ -58,6 +65,9 @@ bridge) are merged into one history, each event id counted once.`,
 			if err != nil {
 				return err
 			}
+			if htmlOut != "" || svgOut != "" {
+				return a.writeTimeline(events, htmlOut, svgOut, sf.describe(files))
+			}
 			ts := audit.History(events)
 			if asJSON {
 				if ts == nil {
@@ -75,6 +85,8 @@ bridge) are merged into one history, each event id counted once.`,
 	sf.addFlags(cmd.Flags())
 	cmd.Flags().StringArrayVar(&files, "audit", nil, "read the audit log FILE (and its rotated files); repeat to merge several bridges' logs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tenures as a JSON array (snake_case keys, held_for in seconds)")
+	cmd.Flags().StringVar(&htmlOut, "html", "", "write the timeline to FILE as a self-contained HTML page (chart and table)")
+	cmd.Flags().StringVar(&svgOut, "svg", "", "write the timeline chart to FILE as SVG")
 	return cmd
 }
 

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/browsertest"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+)
+
+// timelineLog writes an audit log with two groups: an election with a
+// resignation, a candidate joining, a tenure whose end nobody saw and a
+// snapshot after a stretch not observed (gap); and a lock held and
+// released.
+func timelineLog(t *testing.T) string {
+	t.Helper()
+	t0 := time.Date(2026, 11, 24, 3, 12, 0, 0, time.UTC)
+	p := func(id, node string) *publish.Participant { return &publish.Participant{ID: id, Node: node} }
+	ev := func(at time.Duration, g string, typ publish.Type, owner, prev, cand *publish.Participant, term int64, e publish.Event) publish.Event {
+		e.Type, e.Group, e.Time, e.Term, e.Zxid, e.Source = typ, g, t0.Add(at), term, int64(at/time.Millisecond), "bridge-a"
+		e.Owner, e.Previous, e.Candidate = owner, prev, cand
+		e.Recipe = elect.RecipeElection
+		if strings.HasPrefix(string(typ), "lock.") {
+			e.Recipe = elect.RecipeLock
+		}
+		node := ""
+		switch {
+		case cand != nil:
+			node = cand.Node
+		case typ == publish.LeaderLost || typ == publish.LockReleased:
+			node = prev.Node
+		default:
+			node = owner.Node
+		}
+		e.ID = publish.MakeID(g, node, typ)
+		return e
+	}
+	const g, l = "/demo/jobs/nightly", "/demo/locks/<orders>"
+	alpha, beta, delta, eps := p("alpha", "n_0000000001"), p("beta", "n_0000000002"), p("delta", "n_0000000004"), p("epsilon", "n_0000000005")
+	x := p("x", "lock-0000000001")
+	events := []publish.Event{
+		ev(0, g, publish.LeaderElected, alpha, nil, nil, 10, publish.Event{}),
+		ev(0, l, publish.LockAcquired, x, nil, nil, 5, publish.Event{}),
+		ev(5*time.Second, g, publish.CandidateJoined, alpha, nil, beta, 10, publish.Event{}),
+		ev(10*time.Second, g, publish.LeaderLost, nil, alpha, nil, 10, publish.Event{Reason: elect.ReasonResigned}),
+		ev(10*time.Second, g, publish.LeaderElected, beta, alpha, nil, 20, publish.Event{}),
+		ev(15*time.Second, l, publish.LockReleased, nil, x, nil, 5, publish.Event{Reason: elect.ReasonReleased}),
+		// The bridge was away; when back, delta owns and an owner may have
+		// come and gone in between.
+		ev(40*time.Second, g, publish.LeaderElected, delta, nil, nil, 40, publish.Event{Snapshot: true, Gap: true}),
+		ev(50*time.Second, g, publish.LeaderLost, nil, delta, nil, 40, publish.Event{Reason: elect.ReasonSessionExpired}),
+		ev(50*time.Second, g, publish.LeaderElected, eps, delta, nil, 50, publish.Event{}),
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	s, err := audit.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestHistoryTimelineInABrowser: `herald history --html` and `--svg` write
+// files that Chromium opens with no server: one bar per tenure of the log,
+// the gap drawn as a gap, the candidate mark, and the table.
+func TestHistoryTimelineInABrowser(t *testing.T) {
+	log := timelineLog(t)
+	tenures := historyJSON(t, "--audit", log)
+	gaps := 0
+	for _, tn := range tenures {
+		if tn.Gap {
+			gaps++
+		}
+	}
+	if len(tenures) != 5 || gaps != 1 {
+		t.Fatalf("history of the log: %d tenures, %d with a gap before; want 5 and 1: %+v", len(tenures), gaps, tenures)
+	}
+	dir := t.TempDir()
+	page, svg := filepath.Join(dir, "timeline.html"), filepath.Join(dir, "timeline.svg")
+	out, stderr, code := heraldRun(t, nil, "history", "--audit", log, "--html", page, "--svg", svg)
+	if code != 0 || !strings.Contains(out, "wrote "+page+": 5 tenures of 2 groups") {
+		t.Fatalf("history --html --svg: exit %d: %s%s", code, out, stderr)
+	}
+	ctx := browsertest.New(t, 60*time.Second)
+	for _, f := range []string{page, svg} {
+		var bars, gapBars, joined, unseen int
+		var title string
+		if err := chromedp.Run(ctx,
+			chromedp.Navigate("file://"+f),
+			chromedp.WaitReady("svg.herald-timeline"),
+			chromedp.Evaluate(`document.querySelectorAll("g.tenure").length`, &bars),
+			chromedp.Evaluate(`document.querySelectorAll("g.gap").length`, &gapBars),
+			chromedp.Evaluate(`document.querySelectorAll("path.mark.joined").length`, &joined),
+			chromedp.Evaluate(`document.querySelectorAll("g.unseen").length`, &unseen),
+			chromedp.Evaluate(`document.querySelector("svg title").textContent`, &title),
+		); err != nil {
+			t.Fatalf("open %s: %v", f, err)
+		}
+		if bars != len(tenures) || gapBars != gaps || joined != 1 || !strings.Contains(title, "Who led when") {
+			t.Errorf("%s: %d bars, %d gaps, %d joined marks, title %q; want %d bars, %d gap, 1 mark", filepath.Base(f), bars, gapBars, joined, title, len(tenures), gaps)
+		}
+		var terms []string
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll("g.tenure")].map(g => g.dataset.term)`, &terms)); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(terms, ",") != "10,20,40,50,5" {
+			t.Errorf("%s: bars for terms %v, want 10,20,40,50 then the lock's 5", filepath.Base(f), terms)
+		}
+	}
+	// The page also lists the tenures as a table, the group name escaped.
+	var rows int
+	var firstGroup string
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate("file://"+page),
+		chromedp.WaitReady("table.tenures"),
+		chromedp.Evaluate(`document.querySelectorAll("table.tenures tbody tr").length`, &rows),
+		chromedp.Evaluate(`document.querySelector("table.tenures tbody tr:last-child td").textContent`, &firstGroup),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if rows != len(tenures) || firstGroup != "/demo/locks/<orders>" {
+		t.Errorf("table: %d rows, last group %q; want %d rows and the lock group as written", rows, firstGroup, len(tenures))
+	}
+	var shot []byte
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&shot, 100)); err != nil || len(shot) == 0 {
+		t.Errorf("screenshot: %v", err)
+	}
+	if dst := os.Getenv("HERALD_SCREENSHOTS"); dst != "" {
+		_ = os.WriteFile(filepath.Join(dst, "timeline.png"), shot, 0o644)
+	}
+
+	// A file that cannot be written says so, and what to do.
+	_, stderr, code = heraldRun(t, nil, "history", "--audit", log, "--html", filepath.Join(dir, "missing", "x.html"))
+	if code == 0 || !strings.Contains(stderr, "--html") || !strings.Contains(stderr, "directory you can write") {
+		t.Errorf("--html into a missing directory: exit %d: %s", code, stderr)
+	}
+}
