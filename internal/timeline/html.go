@@ -79,3 +79,14 @@ func (c Chart) table(w *bufio.Writer) {
 	}
 	fmt.Fprintln(w, `</tbody></table>`)
 }
+
+// WriteHTMLFragment writes the chart and its table, to stand in a page of
+// the caller's (the bridge's live timeline).
+func (c Chart) WriteHTMLFragment(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, `<figure id="chart">`)
+	c.svg(bw)
+	fmt.Fprintln(bw, `</figure>`)
+	c.table(bw)
+	return bw.Flush()
+}

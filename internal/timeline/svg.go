@@ -29,6 +29,7 @@ const (
 // bars by hatching and outline as well as by colour.
 const (
 	colHeld   = "#1f4e8c"
+	colHeld2  = "#0e5a5a" // white on it: 7.6:1
 	colGap    = "#b45309"
 	colUnseen = "#6b7280"
 	colJoin   = "#047857"
@@ -111,15 +112,21 @@ func (c Chart) line(w *bufio.Writer, l Line, y int) {
 	fmt.Fprintf(w, `<text x="6" y="%d" fill="%s"><title>%s</title>%s</text>`, y+rowH/2+4, colText, esc(l.Group), esc(name))
 	fmt.Fprintf(w, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#e5e7eb"/>`, plotX0, y+rowH-2, plotX1, y+rowH-2)
 	by := y + (rowH-barH)/2
+	held := 0
 	for _, s := range l.Spans(c.To) {
 		x0, x1 := c.x(s.From), c.x(s.To)
 		wd := max(x1-x0, 2)
 		switch s.Kind {
 		case Held:
 			t := s.Tenure
+			fill := colHeld
+			if held%2 == 1 {
+				fill = colHeld2 // tenures side by side stay apart
+			}
+			held++
 			label := owner(*t) + " · term " + fmt.Sprint(t.Term)
 			fmt.Fprintf(w, `<g class="tenure" data-group="%s" data-owner="%s" data-term="%d"><rect x="%.1f" y="%d" width="%.1f" height="%d" rx="3" fill="%s"><title>%s</title></rect>`,
-				esc(l.Group), esc(t.Owner.Node), t.Term, x0, by, wd, barH, colHeld, esc(describe(*t, l.heldNowTenure(t))))
+				esc(l.Group), esc(t.Owner.Node), t.Term, x0, by, wd, barH, fill, esc(describe(*t, l.heldNowTenure(t))))
 			if fit := int(wd-8) / charW; fit >= minLabel {
 				fmt.Fprintf(w, `<text x="%.1f" y="%d" fill="#ffffff" aria-hidden="true">%s</text>`, x0+4, by+barH/2+4, esc(clip(label, fit)))
 			}

@@ -49,6 +49,7 @@ type Bridge struct {
 	replayed    prometheus.Counter
 	fallbacks   *prometheus.CounterVec
 	truth       *truth
+	live        *live // what the live page follows (page.go)
 
 	// pubMu orders publishing against taking over: a standby holds the
 	// events it observes (see replay.go).
@@ -107,6 +108,7 @@ func (b *Bridge) registerMetrics() error {
 		Help: "ZooKeeper sessions this bridge opened (more than one means sessions expired).",
 	})
 	b.truth = newTruth(b.cfg.GroupMetricsLimit)
+	b.live = newLive()
 	b.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_leader_decode_fallbacks_total",
 		Help: "Single-node leaders whose data did not decode as their system writes it (the owner's id is then the raw form), by format.",
@@ -233,6 +235,7 @@ func (b *Bridge) dropGroup(group string) {
 	b.mu.Lock()
 	delete(b.groups, group)
 	b.mu.Unlock()
+	b.live.changed(group)
 	b.truth.drop(group)
 	b.viewMu.Lock()
 	delete(b.lastViews, group)
@@ -256,6 +259,7 @@ func (b *Bridge) setDiscovering(root string, waiting bool) {
 // markAll sets every group's state (unknown after a lost session), or
 // forgets them all when st is "".
 func (b *Bridge) markAll(st GroupState) {
+	defer b.live.changed("")
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for g := range b.groups {

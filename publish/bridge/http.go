@@ -11,12 +11,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Handler serves /metrics (Prometheus), /healthz (200 while the process
-// runs) and /readyz (200 when ready, else 503; both with the Status as
-// JSON and, when not ready, the reasons).
+// Handler serves the live page (/: every observed group, kept current
+// through /events; /timeline?group= its recent tenures), /metrics
+// (Prometheus), /healthz (200 while the process runs) and /readyz (200
+// when ready, else 503; both with the Status as JSON and, when not ready,
+// the reasons).
 func (b *Bridge) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(b.reg, promhttp.HandlerOpts{Registry: b.reg}))
+	mux.HandleFunc("/", b.servePage)
+	mux.HandleFunc("/page.js", b.serveJS)
+	mux.HandleFunc("/events", b.serveEvents)
+	mux.HandleFunc("/timeline", b.serveTimeline)
+	mux.HandleFunc("/timeline.svg", b.serveTimeline)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
@@ -53,14 +60,19 @@ func (b *Bridge) serveHTTP() (func(), error) {
 	b.mu.Lock()
 	b.httpAddr = ln.Addr().String()
 	b.mu.Unlock()
-	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	// The live page's event streams last as long as their browsers: they
+	// end with the server.
+	base, endStreams := context.WithCancel(context.Background())
+	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base }}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = srv.Serve(ln)
 	}()
-	b.log.Info("serving HTTP", "addr", ln.Addr().String(), "paths", "/metrics /healthz /readyz")
+	b.log.Info("serving HTTP", "addr", ln.Addr().String(), "paths", "/ (live page) /metrics /healthz /readyz")
 	return func() {
+		endStreams()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)

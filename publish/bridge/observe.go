@@ -248,6 +248,7 @@ func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
 	if ctx.Err() != nil {
 		return false
 	}
+	defer b.live.changed(c.Group)
 	switch c.Kind {
 	case elect.Unknown:
 		b.setGroup(ctx, c.Group, GroupUnknown)
@@ -259,6 +260,7 @@ func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
 	b.countSuspects(c)
 	b.truth.see(c)
 	events := publish.Translate(c, b.cfg.Source, time.Now())
+	b.live.record(events)
 	published, err := b.deliver(ctx, events)
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, publish.ErrClosed) {

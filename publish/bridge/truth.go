@@ -35,6 +35,14 @@ type groupTruth struct {
 	recent    []time.Time // owner changes in the last hour
 	gaps      float64
 	suspects  map[string]bool
+	// For the live page: the owner as last seen, since when (seen happen,
+	// or first seen in a snapshot), and whether it acknowledged.
+	recipe    elect.Recipe
+	ownerID   string
+	term      int64
+	since     time.Time
+	sinceSeen bool
+	ready     bool
 }
 
 var (
@@ -86,6 +94,13 @@ func (tr *truth) see(c elect.Change) {
 		g.changes++
 		tr.changes++
 		g.recent = append(g.recent, now)
+	}
+	if owner != g.owner || g.since.IsZero() {
+		g.since, g.sinceSeen = now, c.Kind != elect.Snapshot
+	}
+	g.recipe, g.ready, g.ownerID, g.term = c.Recipe, c.Ready, "", 0
+	if c.Owner != nil {
+		g.ownerID, g.term = c.Owner.ID, c.Owner.Czxid
 	}
 	if owner == "" && (g.owner != "" || g.ownerless.IsZero()) {
 		g.ownerless = now

@@ -1,0 +1,343 @@
+package bridge
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/timeline"
+	"github.com/zkherald/herald/publish"
+)
+
+// The live page's files, embedded: a fresh machine needs nothing beyond
+// the binary, and the page works with no script at all (the script only
+// keeps it current).
+var (
+	//go:embed page.html
+	pageHTML string
+	//go:embed page.js
+	pageJS []byte
+
+	pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+		"since": func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format("2006-01-02 15:04:05")
+		},
+		"dur": shortDuration,
+	}).Parse(pageHTML))
+)
+
+// pageLimit is how many groups the page lists at once; a filter narrows a
+// bigger set.
+const pageLimit = 500
+
+// headline is the top of the page: the bridge itself.
+type headline struct {
+	Source    string                `json:"source"`
+	Role      Role                  `json:"role"`
+	Shard     string                `json:"shard,omitempty"`
+	Session   string                `json:"session"`
+	SessionID string                `json:"session_id,omitempty"`
+	Sessions  int                   `json:"sessions"`
+	Groups    int                   `json:"groups"`
+	Published int64                 `json:"published"`
+	Sinks     map[string]SinkStatus `json:"sinks"`
+	SinkNames []string              `json:"-"`
+}
+
+func (b *Bridge) headline() headline {
+	st, s := b.sessionState()
+	stats := b.pipe.Stats()
+	b.mu.Lock()
+	h := headline{Source: b.cfg.Source, Role: b.role, Shard: b.cfg.Shard.String(), Session: st.String(), Sessions: b.sessions,
+		Groups: len(b.groups), Published: stats.Published, Sinks: map[string]SinkStatus{}}
+	for n, ss := range stats.Sinks {
+		h.Sinks[n] = sinkStatus(ss, b.sinkUp[n])
+		h.SinkNames = append(h.SinkNames, n)
+	}
+	b.mu.Unlock()
+	sort.Strings(h.SinkNames)
+	if s != nil {
+		h.SessionID = fmt.Sprintf("0x%x", uint64(s.ID()))
+	}
+	return h
+}
+
+// rowOf is one group's row; ok is false when the group is not observed.
+func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
+	b.mu.Lock()
+	st, ok := b.groups[group]
+	b.mu.Unlock()
+	if !ok {
+		return row{Group: group, Gone: true}, false
+	}
+	r := row{Group: group}
+	b.truth.mu.Lock()
+	g := b.truth.groups[group]
+	if g != nil {
+		r.Recipe, r.Owner, r.Node, r.Term = string(g.recipe), g.ownerID, g.owner, g.term
+		r.Since, r.SinceSeen = g.since, g.sinceSeen
+		for _, t := range g.recent {
+			if now.Sub(t) <= time.Hour {
+				r.Changes++
+			}
+		}
+		if g.owner == "" && !g.ownerless.IsZero() {
+			r.Ownerless = now.Sub(g.ownerless)
+		}
+	}
+	b.truth.mu.Unlock()
+	switch {
+	case st == GroupPending:
+		r.State, r.Why = "pending", "not read yet"
+	case st == GroupUnknown && r.Node != "":
+		r.State, r.Why = "stale", "ZooKeeper not reachable: the owner shown is the last one seen, not the current one"
+	case st == GroupUnknown:
+		r.State, r.Why = "unknown", "ZooKeeper not reachable"
+	case g != nil && len(g.suspects) > 0:
+		r.State, r.Why = "suspect", fmt.Sprintf("%d queue node(s) that cannot be what the queue says", len(g.suspects))
+	case r.Node == "":
+		r.State = "no owner"
+	case g != nil && g.ready:
+		r.State = "ready"
+	default:
+		r.State = "held"
+	}
+	if r.Node == "" {
+		r.Since = time.Time{}
+	}
+	return r, true
+}
+
+// rows lists the observed groups whose path contains q, sorted, at most
+// pageLimit of them, and how many matched.
+func (b *Bridge) rows(q string, now time.Time) ([]row, int) {
+	b.mu.Lock()
+	names := make([]string, 0, len(b.groups))
+	for g := range b.groups {
+		if strings.Contains(g, q) {
+			names = append(names, g)
+		}
+	}
+	b.mu.Unlock()
+	sort.Strings(names)
+	matched := len(names)
+	if len(names) > pageLimit {
+		names = names[:pageLimit]
+	}
+	out := make([]row, 0, len(names))
+	for _, g := range names {
+		if r, ok := b.rowOf(g, now); ok {
+			out = append(out, r)
+		}
+	}
+	return out, matched
+}
+
+// servePage is "/": the bridge, then every observed group.
+func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		http.NotFound(w, r)
+		return
+	}
+	q := r.URL.Query().Get("q")
+	now := time.Now()
+	rows, matched := b.rows(q, now)
+	data := struct {
+		H       headline
+		Rows    []row
+		Matched int
+		Limit   int
+		Query   string
+		Seq     uint64
+	}{b.headline(), rows, matched, pageLimit, q, b.live.current()}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := pageTmpl.ExecuteTemplate(w, "page", data); err != nil {
+		b.log.Warn("live page", "err", err)
+	}
+}
+
+func (b *Bridge) serveJS(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	_, _ = w.Write(pageJS)
+}
+
+// serveEvents is the page's server-sent event stream: "group" with a
+// group's row whenever it may have changed (coalesced, at most every
+// 100 ms), "status" with the headline when it changed, "reload" when the
+// stream fell behind.
+func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	var seq uint64
+	fmt.Sscan(r.URL.Query().Get("since"), &seq)
+	if seq == 0 {
+		seq = b.live.current()
+	}
+	send := func(event string, v any) bool {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return false
+		}
+		_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
+		return err == nil
+	}
+	var lastHead []byte
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		groups, next, reload, wake := b.live.since(seq)
+		seq = next
+		if reload {
+			if !send("reload", struct{}{}) {
+				return
+			}
+		}
+		now := time.Now()
+		for _, g := range groups {
+			rw, _ := b.rowOf(g, now)
+			if !send("group", rw) {
+				return
+			}
+		}
+		if h, err := json.Marshal(b.headline()); err == nil && string(h) != string(lastHead) {
+			lastHead = h
+			if _, err := fmt.Fprintf(w, "event: status\ndata: %s\n\n", h); err != nil {
+				return
+			}
+		}
+		fl.Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-wake:
+			// Let a burst of changes gather into one write.
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		case <-tick.C:
+		}
+	}
+}
+
+// serveTimeline is a timeline of the recent window, for one group
+// (?group=) or those whose path contains ?q= (at most 50): as a page, or
+// as the SVG alone at /timeline.svg.
+func (b *Bridge) serveTimeline(w http.ResponseWriter, r *http.Request) {
+	group, q := r.URL.Query().Get("group"), r.URL.Query().Get("q")
+	if group == "" && q == "" {
+		http.Error(w, "give ?group=PATH, or ?q= to draw the groups whose path contains it", http.StatusBadRequest)
+		return
+	}
+	now := time.Now()
+	match := func(g string) bool { return g == group }
+	if group == "" {
+		names, _ := b.rows(q, now)
+		if len(names) > 50 {
+			names = names[:50]
+		}
+		want := map[string]bool{}
+		for _, n := range names {
+			want[n.Group] = true
+		}
+		match = func(g string) bool { return want[g] }
+	}
+	events := b.live.eventsOf(match)
+	held := map[string]string{}
+	for _, g := range b.matching(match) {
+		rw, ok := b.rowOf(g, now)
+		if !ok || rw.Node == "" || rw.State == "stale" || rw.State == "unknown" || rw.State == "pending" {
+			continue
+		}
+		held[g] = rw.Node
+		events = withCurrent(events, rw)
+	}
+	chart := timeline.Build(events, now, held)
+	if strings.HasSuffix(r.URL.Path, ".svg") {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = chart.WriteSVG(w)
+		return
+	}
+	title := "herald: " + group
+	if group == "" {
+		title = "herald: groups matching “" + q + "”"
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	data := struct {
+		Title, Group, Q string
+		Chart           template.HTML
+		Style           template.CSS
+	}{Title: title, Group: group, Q: q, Style: template.CSS(timeline.Style)}
+	var sb strings.Builder
+	_ = chart.WriteHTMLFragment(&sb)
+	data.Chart = template.HTML(sb.String()) // herald's own drawing, every text in it escaped
+	if err := pageTmpl.ExecuteTemplate(w, "timeline", data); err != nil {
+		b.log.Warn("timeline page", "err", err)
+	}
+}
+
+// matching lists the observed groups match accepts.
+func (b *Bridge) matching(match func(string) bool) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for g := range b.groups {
+		if match(g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// withCurrent adds, when the recent events do not show the current owner
+// taking the group (they are bounded, and a bridge sees an old owner first
+// in a snapshot), the moment it was first seen holding.
+func withCurrent(events []publish.Event, rw row) []publish.Event {
+	for _, e := range events {
+		if e.Group == rw.Group && e.Owner != nil && e.Owner.Node == rw.Node && e.Type.Gains() {
+			return events
+		}
+	}
+	typ := publish.LeaderElected
+	if rw.Recipe == string(elect.RecipeLock) {
+		typ = publish.LockAcquired
+	}
+	e := publish.Event{ID: publish.MakeID(rw.Group, rw.Node, typ), Type: typ, Group: rw.Group, Recipe: elect.Recipe(rw.Recipe),
+		Owner: &publish.Participant{ID: rw.Owner, Node: rw.Node}, Term: rw.Term, Time: rw.Since, Snapshot: !rw.SinceSeen}
+	out := append([]publish.Event{e}, events...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out
+}
+
+// shortDuration writes d for people: 3s, 4m12s, 2h05m, 3d04h.
+func shortDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return ""
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
+}

@@ -1,0 +1,147 @@
+// herald's live page: keeps the server-rendered table current from the
+// bridge's event stream (/events), without reloading. The page works
+// without this script; it only adds the live updates, the filter as you
+// type, and Enter on a row to open its timeline.
+"use strict";
+(function () {
+  const me = document.currentScript;
+  const liveState = document.getElementById("live-state");
+  const say = (text) => { if (liveState) liveState.textContent = text; };
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v);
+    }
+    for (const k of kids) e.append(k);
+    return e;
+  }
+
+  function stamp(t) {
+    const d = new Date(t);
+    if (isNaN(d) || d.getUTCFullYear() < 2) return "";
+    return d.toISOString().replace("T", " ").slice(0, 19);
+  }
+
+  function dur(ns) {
+    const s = Math.floor(ns / 1e9);
+    if (s <= 0) return "";
+    const p2 = (n) => String(n).padStart(2, "0");
+    if (s < 60) return s + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m" + p2(s % 60) + "s";
+    if (s < 48 * 3600) return Math.floor(s / 3600) + "h" + p2(Math.floor(s / 60) % 60) + "m";
+    return Math.floor(s / 86400) + "d" + p2(Math.floor(s / 3600) % 24) + "h";
+  }
+
+  // row builds a group's row as the server's template does.
+  function row(r) {
+    const tr = el("tr", { class: "group" + (r.state === "stale" ? " stale" : ""), tabindex: "0", "data-group": r.group });
+    const link = el("a", { href: "timeline?group=" + encodeURIComponent(r.group) }, r.group);
+    tr.append(el("th", { scope: "row" }, link));
+    tr.append(el("td", { "data-k": "recipe" }, r.recipe || ""));
+    const owner = el("td", { "data-k": "owner" });
+    if (r.node) {
+      if (r.owner) owner.append(r.owner + " ");
+      owner.append(el("small", {}, r.node));
+    } else owner.append("—");
+    tr.append(owner);
+    tr.append(el("td", { "data-k": "term", class: "num" }, r.term ? String(r.term) : ""));
+    const since = stamp(r.since);
+    tr.append(el("td", { "data-k": "since" }, since ? (r.since_seen ? "" : "≤ ") + since : ""));
+    const st = el("td", { "data-k": "state" }, el("span", { class: "state state-" + r.state.replace(" ", "-"), title: r.why || null }, r.state));
+    if (r.why) st.append(" ", el("small", {}, r.why));
+    tr.append(st);
+    tr.append(el("td", { "data-k": "ownerless", class: "num" }, dur(r.ownerless)));
+    tr.append(el("td", { "data-k": "changes", class: "num" }, String(r.changes_last_hour || 0)));
+    return tr;
+  }
+
+  const table = document.getElementById("groups");
+  if (table) {
+    const body = table.tBodies[0];
+    const q = document.getElementById("q");
+    const limit = Number(me.dataset.limit || 500);
+    const shown = (g) => !q || g.includes(q.value);
+    const find = (g) => [...body.rows].find((tr) => tr.dataset.group === g);
+
+    function put(r) {
+      const old = find(r.group);
+      if (r.gone) { if (old) old.remove(); return; }
+      const tr = row(r);
+      tr.hidden = !shown(r.group);
+      if (old) {
+        old.replaceWith(tr);
+      } else {
+        if (body.rows.length >= limit) return;
+        const after = [...body.rows].find((x) => x.dataset.group > r.group);
+        body.insertBefore(tr, after || null);
+      }
+      tr.classList.add("flash");
+      setTimeout(() => tr.classList.remove("flash"), 1200);
+    }
+
+    function status(h) {
+      const set = (id, v) => { const e = document.getElementById(id); if (e) e.textContent = v; };
+      set("h-role", h.role);
+      set("h-shard", h.shard || "all groups");
+      set("h-session", h.session + (h.session_id ? " (" + h.session_id + ")" : ""));
+      set("h-groups", String(h.groups));
+      set("h-published", String(h.published));
+      const sinks = document.getElementById("h-sinks");
+      if (sinks) {
+        sinks.textContent = "";
+        Object.keys(h.sinks || {}).sort().forEach((n, i) => {
+          const s = h.sinks[n];
+          if (i) sinks.append(", ");
+          sinks.append(n + " ", el("span", { class: s.healthy ? "ok" : "bad" }, s.healthy ? "healthy" : "unhealthy"));
+          if (s.backlog) sinks.append(" (backlog " + s.backlog + ")");
+        });
+      }
+    }
+
+    if (q) {
+      q.addEventListener("input", () => {
+        for (const tr of body.rows) tr.hidden = !shown(tr.dataset.group);
+        const u = new URL(location.href);
+        if (q.value) u.searchParams.set("q", q.value); else u.searchParams.delete("q");
+        history.replaceState(null, "", u);
+      });
+    }
+    body.addEventListener("keydown", (ev) => {
+      const tr = ev.target.closest && ev.target.closest("tr.group");
+      if (ev.key === "Enter" && tr && ev.target === tr) location.href = tr.querySelector("a").href;
+    });
+
+    const es = new EventSource("events?since=" + encodeURIComponent(me.dataset.seq || "0"));
+    es.addEventListener("group", (ev) => put(JSON.parse(ev.data)));
+    es.addEventListener("status", (ev) => status(JSON.parse(ev.data)));
+    es.addEventListener("reload", () => location.reload());
+    es.onopen = () => say("Updated live.");
+    es.onerror = () => say("Live updates interrupted; reconnecting…");
+  }
+
+  const tl = document.getElementById("timeline");
+  if (tl) {
+    const g = tl.dataset.group, q = tl.dataset.q;
+    let pending = null;
+    const refresh = () => {
+      pending = null;
+      fetch(location.href, { cache: "no-store" })
+        .then((r) => r.text())
+        .then((html) => {
+          const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("timeline");
+          if (fresh) tl.replaceChildren(...fresh.childNodes);
+        })
+        .catch(() => say("Live updates interrupted; reconnecting…"));
+    };
+    const es = new EventSource("events");
+    es.addEventListener("group", (ev) => {
+      const r = JSON.parse(ev.data);
+      if ((g && r.group === g) || (!g && r.group.includes(q))) {
+        if (!pending) pending = setTimeout(refresh, 200);
+      }
+    });
+    es.onopen = () => say("Updated live.");
+    es.onerror = () => say("Live updates interrupted; reconnecting…");
+  }
+})();
