@@ -1,0 +1,71 @@
+package timeline
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+)
+
+var t0 = time.Date(2026, 11, 24, 3, 12, 0, 0, time.UTC)
+
+func ev(at time.Duration, typ publish.Type, owner, prev string, term int64, snap, gap bool) publish.Event {
+	e := publish.Event{Type: typ, Group: "/g/<x>", Recipe: elect.RecipeElection, Time: t0.Add(at), Term: term, Snapshot: snap, Gap: gap}
+	node := owner
+	if owner != "" {
+		e.Owner = &publish.Participant{ID: owner, Node: owner}
+	}
+	if prev != "" {
+		e.Previous = &publish.Participant{ID: prev, Node: prev}
+		if owner == "" {
+			node = prev
+		}
+	}
+	e.ID = publish.MakeID(e.Group, node, typ)
+	return e
+}
+
+// What each stretch is drawn as: held only where an owner was seen
+// holding; the rest a gap or unseen, never held.
+func TestSpans(t *testing.T) {
+	events := []publish.Event{
+		ev(0, publish.LeaderElected, "a", "", 1, false, false),
+		ev(10*time.Second, publish.LeaderLost, "", "a", 1, false, false),
+		ev(10*time.Second, publish.LeaderElected, "b", "a", 2, false, false),
+		// Away; back, c holds and an owner may be missing.
+		ev(40*time.Second, publish.LeaderElected, "c", "", 4, true, true),
+	}
+	c := Build(events, t0.Add(time.Minute), nil)
+	if len(c.Lines) != 1 {
+		t.Fatalf("%d lines, want 1", len(c.Lines))
+	}
+	var kinds []string
+	for _, s := range c.Lines[0].Spans(c.To) {
+		kinds = append(kinds, string(s.Kind))
+	}
+	if got := strings.Join(kinds, " "); got != "held held gap held unseen" {
+		t.Errorf("spans %q, want a and b held, a gap, c held, then not seen since", got)
+	}
+	// Seen holding now (the live page): c's bar runs to the end.
+	live := Build(events, t0.Add(time.Minute), map[string]string{"/g/<x>": "c"})
+	sp := live.Lines[0].Spans(live.To)
+	if last := sp[len(sp)-1]; last.Kind != Held || !last.To.Equal(live.To) {
+		t.Errorf("held now: last span %+v, want held to the end", last)
+	}
+	var svg bytes.Buffer
+	if err := c.WriteSVG(&svg); err != nil {
+		t.Fatal(err)
+	}
+	out := svg.String()
+	for want, n := range map[string]int{`class="tenure"`: 3, `<g class="gap">`: 1, `<g class="unseen">`: 1, "/g/&lt;x&gt;": 6} {
+		if got := strings.Count(out, want); got != n {
+			t.Errorf("SVG holds %d of %s, want %d", got, want, n)
+		}
+	}
+	if strings.Contains(out, "/g/<x>") {
+		t.Error("the group's name reached the SVG unescaped")
+	}
+}
