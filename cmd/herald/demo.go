@@ -117,6 +117,13 @@ func (a *app) demo(ctx context.Context, o demoOpts) (err error) {
 	}
 	defer stopBr()
 	out.line("demo: bridge watching " + group + " → NATS, JetStream, audit log")
+	for range 50 { // the address is known once Run listens
+		if addr := br.HTTPAddr(); addr != "" {
+			out.line("demo: the live page is at http://" + addr + "/ while the demo runs")
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	runners, err := a.startRunners(servers, sessionTimeout, group, o, out)
 	defer stopRunners(runners)

@@ -102,6 +102,7 @@ func demoBridge(servers []string, group, natsURL, auditPath string) (*bridge.Bri
 		Lossless:       []string{as.Name()},
 		Source:         "herald-demo-bridge",
 		DrainTimeout:   5 * time.Second,
+		HTTPAddr:       "127.0.0.1:0", // the live page
 	})
 }
 
