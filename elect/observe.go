@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -69,6 +70,23 @@ func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
 		v.LastRelease = readMarkRelease(ctx, s.Conn(), group)
 	}
 	return v, err
+}
+
+// ListChildren lists p's children, sorted; a p that does not exist has
+// none. It gives up when ctx ends.
+func ListChildren(ctx context.Context, c *zk.Conn, p string) ([]string, error) {
+	children, err := call(ctx, func() ([]string, error) {
+		cs, _, err := c.Children(p)
+		return cs, err
+	})
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("list %s: %w", p, err)
+	}
+	sort.Strings(children)
+	return children, nil
 }
 
 // readMarkRelease is the last release herald's mark on the group node

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"path"
 	"sort"
@@ -303,7 +301,7 @@ func walk(ctx context.Context, c *zk.Conn, root string, segs []string) ([]string
 				next = append(next, path.Join(p, seg))
 				continue
 			}
-			children, err := childrenOf(ctx, c, p)
+			children, err := elect.ListChildren(ctx, c, p)
 			if err != nil {
 				return nil, err
 			}
@@ -318,30 +316,4 @@ func walk(ctx context.Context, c *zk.Conn, root string, segs []string) ([]string
 	}
 	sort.Strings(cur)
 	return cur, nil
-}
-
-// childrenOf lists p's children, none when p does not exist.
-func childrenOf(ctx context.Context, c *zk.Conn, p string) ([]string, error) {
-	type res struct {
-		children []string
-		err      error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		cs, _, err := c.Children(p)
-		ch <- res{cs, err}
-	}()
-	select {
-	case r := <-ch:
-		if errors.Is(r.err, zk.ErrNoNode) {
-			return nil, nil
-		}
-		if r.err != nil {
-			return nil, fmt.Errorf("list %s: %w", p, r.err)
-		}
-		sort.Strings(r.children)
-		return r.children, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkherald/herald/elect"
 )
 
@@ -96,7 +94,7 @@ func (b *Bridge) checkShards(ctx context.Context, s *elect.Session) error {
 	if b.cfg.HAPath == "" {
 		return nil
 	}
-	children, err := listChildren(ctx, s.Conn(), b.cfg.HAPath)
+	children, err := elect.ListChildren(ctx, s.Conn(), b.cfg.HAPath)
 	if err != nil {
 		return nil // cannot tell now; the election itself says what is wrong
 	}
@@ -110,7 +108,7 @@ func (b *Bridge) checkShards(ctx context.Context, s *elect.Session) error {
 		if !ok || other.N == mine.N {
 			continue
 		}
-		live, err := listChildren(ctx, s.Conn(), b.cfg.HAPath+"/"+c)
+		live, err := elect.ListChildren(ctx, s.Conn(), b.cfg.HAPath+"/"+c)
 		if err != nil || len(live) == 0 {
 			continue
 		}
@@ -122,26 +120,4 @@ func (b *Bridge) checkShards(ctx context.Context, s *elect.Session) error {
 			ErrShardMismatch, b.cfg.HAPath, other.N, c, mine)
 	}
 	return nil
-}
-
-// listChildren lists p's children; a missing p has none.
-func listChildren(ctx context.Context, c *zk.Conn, p string) ([]string, error) {
-	type res struct {
-		children []string
-		err      error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		cs, _, err := c.Children(p)
-		ch <- res{cs, err}
-	}()
-	select {
-	case r := <-ch:
-		if errors.Is(r.err, zk.ErrNoNode) {
-			return nil, nil
-		}
-		return r.children, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
