@@ -179,22 +179,12 @@ func (b *Bridge) sessionState() (elect.State, *elect.Session) {
 
 // Status reports the bridge's current state.
 func (b *Bridge) Status() Status {
-	st, s := b.sessionState()
-	stats := b.pipe.Stats()
+	h := b.headline()
+	out := Status{Session: h.Session, SessionID: h.SessionID, Sessions: h.Sessions, Role: h.Role, Shard: h.Shard,
+		Sinks: h.Sinks, Published: h.Published}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := Status{
-		Session:   st.String(),
-		Sessions:  b.sessions,
-		Role:      b.role,
-		Shard:     b.cfg.Shard.String(),
-		Groups:    make(map[string]GroupState, len(b.groups)),
-		Sinks:     make(map[string]SinkStatus, len(stats.Sinks)),
-		Published: stats.Published,
-	}
-	if s != nil {
-		out.SessionID = fmt.Sprintf("0x%x", uint64(s.ID()))
-	}
+	out.Groups = make(map[string]GroupState, len(b.groups))
 	for g, gs := range b.groups {
 		out.Groups[g] = gs
 	}
@@ -202,9 +192,6 @@ func (b *Bridge) Status() Status {
 		out.Discovering = append(out.Discovering, r)
 	}
 	sort.Strings(out.Discovering)
-	for n, ss := range stats.Sinks {
-		out.Sinks[n] = sinkStatus(ss, b.sinkUp[n])
-	}
 	return out
 }
 

@@ -39,7 +39,9 @@ var (
 // bigger set.
 const pageLimit = 500
 
-// headline is the top of the page: the bridge itself.
+// headline is the top of the page: the bridge itself, all of Status but
+// the groups (copying 100,000 of them every second for a page's header
+// would be waste).
 type headline struct {
 	Source    string                `json:"source"`
 	Role      Role                  `json:"role"`
