@@ -151,6 +151,9 @@ func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query().Get("q")
+	// The page's stream starts from before the rows are read: a change
+	// meanwhile is sent again rather than missed.
+	seq := b.live.current()
 	now := time.Now()
 	rows, matched := b.rows(q, now)
 	data := struct {
@@ -160,7 +163,7 @@ func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
 		Limit   int
 		Query   string
 		Seq     uint64
-	}{b.headline(), rows, matched, pageLimit, q, b.live.current()}
+	}{b.headline(), rows, matched, pageLimit, q, seq}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := pageTmpl.ExecuteTemplate(w, "page", data); err != nil {
