@@ -50,7 +50,8 @@ func (l *live) since(seq uint64) (groups []string, next uint64, reload bool, wak
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	first := l.seq - uint64(len(l.log)) + 1
-	if seq+1 < first {
+	if seq+1 < first || seq > l.seq {
+		// Fallen behind the log, or a number from before a restart.
 		return nil, l.seq, true, l.wake
 	}
 	seen := map[string]bool{}
