@@ -41,7 +41,7 @@ groups it observes, e.g. "ready: active, shard 0/2, 5012 groups".`,
 				return fmt.Errorf("bridge not reachable at %s: %w", url, err)
 			}
 			defer resp.Body.Close()
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 			if resp.StatusCode != http.StatusOK {
 				return fmt.Errorf("bridge not ready (%s): %s", resp.Status, strings.TrimSpace(string(body)))
 			}
@@ -58,9 +58,9 @@ groups it observes, e.g. "ready: active, shard 0/2, 5012 groups".`,
 // shard and how many groups it observes.
 func readyLine(body []byte) string {
 	var st struct {
-		Role   string            `json:"role"`
-		Shard  string            `json:"shard"`
-		Groups map[string]string `json:"groups"`
+		Role       string `json:"role"`
+		Shard      string `json:"shard"`
+		GroupCount int    `json:"group_count"`
 	}
 	if json.Unmarshal(body, &st) != nil || st.Role == "" {
 		return "ready"
@@ -69,8 +69,8 @@ func readyLine(body []byte) string {
 	if st.Shard != "" {
 		shard = "shard " + st.Shard
 	}
-	groups := fmt.Sprintf("%d groups", len(st.Groups))
-	if len(st.Groups) == 1 {
+	groups := fmt.Sprintf("%d groups", st.GroupCount)
+	if st.GroupCount == 1 {
 		groups = "1 group"
 	}
 	return fmt.Sprintf("ready: %s, %s, %s", st.Role, shard, groups)

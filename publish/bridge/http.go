@@ -11,6 +11,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// ReadyzGroupsLimit is how many groups /readyz lists by path; beyond it,
+// only their counts by state.
+const ReadyzGroupsLimit = 1000
+
 // Handler serves the live page (/: every observed group, kept current
 // through /events; /timeline?group= its recent tenures), /metrics
 // (Prometheus), /healthz (200 while the process runs) and /readyz (200
@@ -35,7 +39,18 @@ func (b *Bridge) Handler() http.Handler {
 			Ready    bool     `json:"ready"`
 			NotReady []string `json:"not_ready,omitempty"`
 			Status
-		}{len(why) == 0, why, st}
+			// GroupCount and GroupStates count the groups; beyond
+			// ReadyzGroupsLimit they stand in for the list (a probe every
+			// few seconds should not carry 100,000 paths).
+			GroupCount  int                `json:"group_count"`
+			GroupStates map[GroupState]int `json:"group_states"`
+		}{Ready: len(why) == 0, NotReady: why, Status: st, GroupCount: len(st.Groups), GroupStates: map[GroupState]int{}}
+		for _, gs := range st.Groups {
+			body.GroupStates[gs]++
+		}
+		if len(st.Groups) > ReadyzGroupsLimit {
+			body.Groups = nil
+		}
 		w.Header().Set("Content-Type", "application/json")
 		if len(why) > 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)

@@ -1,10 +1,15 @@
 package bridge_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
@@ -205,4 +210,42 @@ func TestShardCountMismatchRefused(t *testing.T) {
 	}
 	c := start(t, cfg("three-0", "0/3"))
 	waitStatus(t, c.Bridge, 15*time.Second, "three-0 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+}
+
+// TestReadyzCountsManyGroups: beyond ReadyzGroupsLimit groups, /readyz
+// counts them by state instead of listing every path.
+func TestReadyzCountsManyGroups(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	s := session(t, addrs)
+	n := bridge.ReadyzGroupsLimit + 1
+	for _, p := range []string{path.Dir(root), root} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	var ops []any
+	for i := range n {
+		ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("%s/g%04d", root, i), Acl: zk.WorldACL(zk.PermAll)})
+		if len(ops) == 500 || i == n-1 {
+			if _, err := s.Conn().Multi(ops...); err != nil {
+				t.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Sinks: []publish.Sink{jsSink(t, url)}})
+	waitStatus(t, r.Bridge, 20*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == n })
+	code, body := get(t, r.Handler(), "/readyz")
+	var got struct {
+		Groups      map[string]string `json:"groups"`
+		GroupCount  int               `json:"group_count"`
+		GroupStates map[string]int    `json:"group_states"`
+	}
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	if code != 200 || got.Groups != nil || got.GroupCount != n || got.GroupStates["live"] != n {
+		t.Errorf("/readyz over %d groups: %d, %d paths listed, count %d, states %v; want 200, none listed, %d live", n, code, len(got.Groups), got.GroupCount, got.GroupStates, n)
+	}
 }

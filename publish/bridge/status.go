@@ -87,7 +87,11 @@ func (s Status) NotReady() []string {
 		why = append(why, fmt.Sprintf("discover roots not listed yet: %v", s.Discovering))
 	}
 	if u := s.Unknown(); len(u) > 0 {
-		why = append(why, fmt.Sprintf("%d groups not live: %v", len(u), u))
+		if len(u) > 20 {
+			why = append(why, fmt.Sprintf("%d groups not live: %v and %d more", len(u), u[:20], len(u)-20))
+		} else {
+			why = append(why, fmt.Sprintf("%d groups not live: %v", len(u), u))
+		}
 	}
 	names := make([]string, 0, len(s.Sinks))
 	for n := range s.Sinks {
