@@ -50,10 +50,17 @@ func TestConnectionLost(t *testing.T) {
 	if st.Session != "suspended" {
 		t.Errorf("session while partitioned: %s, want suspended", st.Session)
 	}
+	// The live page shows the last owner as such: stale, not current.
+	if code, page := get(t, r.Handler(), "/"); code != 200 || !strings.Contains(page, `class="state state-stale"`) || !strings.Contains(page, "the last one seen, not the current one") {
+		t.Errorf("live page while partitioned = %d; want the group marked stale:\n%s", code, page)
+	}
 	p.Blackhole(false)
 
 	sub.waitCount(t, 15*time.Second, "the snapshot again after the partition", 2, elected)
 	waitStatus(t, r.Bridge, 5*time.Second, "ready again", func(st bridge.Status) bool { return len(st.NotReady()) == 0 })
+	if _, page := get(t, r.Handler(), "/"); strings.Contains(page, `class="state state-stale"`) || !strings.Contains(page, `class="state state-held"`) {
+		t.Errorf("live page after the partition still marks the group stale, or not held")
+	}
 	if st := r.Status(); st.Sessions != 1 {
 		t.Errorf("the session should have survived: %d sessions", st.Sessions)
 	}
