@@ -103,7 +103,41 @@ func StartProcessCluster(t testing.TB, n int) *ProcessCluster {
 			t.Fatalf("natsserver: %v", err)
 		}
 	}
+	if err := c.waitPlacement(n, ClusterReadyTimeout); err != nil {
+		t.Fatalf("natsserver: %v", err)
+	}
 	return c
+}
+
+// waitPlacement waits until the cluster can place a stream on n servers:
+// every node answering is not enough, the meta leader must also have
+// seen each of them as a peer.
+func (c *ProcessCluster) waitPlacement(n int, d time.Duration) error {
+	nc, err := nats.Connect(c.URL(), nats.Timeout(time.Second))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("HERALD_PROBE_%d", time.Now().UnixNano())
+	deadline := time.Now().Add(d)
+	var last error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{"herald-probe." + name}, Replicas: n, Storage: jetstream.MemoryStorage})
+		if err == nil {
+			err = js.DeleteStream(ctx, name)
+			cancel()
+			return err
+		}
+		cancel()
+		last = err
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("cluster %s cannot place a stream on %d servers after %v: %v", c.name, n, d, last)
 }
 
 func (c *ProcessCluster) start(i int) error {
