@@ -1,11 +1,15 @@
 package bridge_test
 
 import (
+	"crypto/md5"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,6 +55,19 @@ func TestShardOfIsHashmod(t *testing.T) {
 			}
 		}
 	}
+	// The definition, computed here another way (a big.Int of the digest's
+	// last 8 bytes), agrees for paths of many shapes and any N.
+	for i := range 300 {
+		p := fmt.Sprintf("/g%d/%s", i, strings.Repeat("é", i%9))
+		sum := md5.Sum([]byte(p))
+		v := new(big.Int).SetBytes(sum[8:])
+		for _, n := range []int{1, 2, 3, 16, 1000, 1 << 40} {
+			want := int(new(big.Int).Mod(v, big.NewInt(int64(n))).Int64())
+			if got := bridge.ShardOf(p, n); got != want {
+				t.Fatalf("ShardOf(%q, %d) = %d, want %d", p, n, got, want)
+			}
+		}
+	}
 	// Spread: 10,000 groups over 4 shards, each within 10 % of a quarter;
 	// every group in exactly one shard.
 	counts := make([]int, 4)
@@ -77,24 +94,59 @@ func TestShardOfIsHashmod(t *testing.T) {
 	}
 }
 
-// TestShardsSplitTheGroups: two shards, the first with a standby, over one
-// discover root. Every group's events come from exactly one bridge, its
-// shard's; groups that appear later are taken by one shard too; when the
-// first shard's active bridge dies, its standby takes over that shard alone
-// and loses nothing, and the other shard goes on untouched.
+// TestShardsSplitTheGroups: two shards over one discover root of 40
+// groups, shard 0 with a standby. Every group's events come from exactly
+// one bridge, its shard's, through leader changes and for groups that
+// appear later, and none is missing. When shard 0's active bridge dies amid
+// a round of leader changes, its standby takes over that shard alone and
+// the stream misses none of the shard's events (nor holds any twice), while
+// shard 1's bridge goes on publishing, untouched.
 func TestShardsSplitTheGroups(t *testing.T) {
 	addrs, url := zkAddrs(t), natsURL(t)
 	root, ha := groupPath(t), groupPath(t)
 	s := session(t, addrs)
-	const n = 24
-	groups := make([]string, 0, n+4)
+	const n, later = 40, 6
+	var groups []string
 	for i := range n {
 		groups = append(groups, fmt.Sprintf("%s/g%02d", root, i))
 	}
-	leaders := map[string]*elect.Handle{}
+	// rounds[r][g] leads g in round r: "first" before the bridges start,
+	// "second" with both shards active, "third" as shard 0's active dies.
+	var rounds []map[string]*elect.Handle
+	first := map[string]*elect.Handle{}
 	for _, g := range groups {
-		leaders[g] = leads(t, candidate(t, s, g, "first"))
+		first[g] = leads(t, candidate(t, s, g, "first"))
 	}
+	rounds = append(rounds, first)
+	// handOver queues a candidate name behind every group's leader; the
+	// function it returns makes the leaders resign, all at once, and waits
+	// for the new ones.
+	handOver := func(name string) func() {
+		t.Helper()
+		prev, chs := rounds[len(rounds)-1], map[string]<-chan *elect.Handle{}
+		for _, g := range groups {
+			chs[g] = candidate(t, s, g, name)
+			queued(t, s, g, 2)
+		}
+		return func() {
+			t.Helper()
+			var wg sync.WaitGroup
+			for _, g := range groups {
+				wg.Go(func() {
+					if err := prev[g].Resign(ctxT(t, 5*time.Second)); err != nil {
+						t.Errorf("%s: resign: %v", g, err)
+					}
+				})
+			}
+			wg.Wait()
+			next := map[string]*elect.Handle{}
+			for _, g := range groups {
+				next[g] = leads(t, chs[g])
+			}
+			rounds = append(rounds, next)
+		}
+	}
+
 	events := collect(t, url, "herald.>")
 	cfg := func(name, shard string) bridge.Config {
 		sh, err := bridge.ParseShard(shard)
@@ -106,67 +158,119 @@ func TestShardsSplitTheGroups(t *testing.T) {
 	}
 	a0 := start(t, cfg("shard0-a", "0/2"))
 	waitStatus(t, a0.Bridge, 15*time.Second, "shard0-a active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	stream := streamEvents(t, url, "") // the raw stream, as stored: every event the shards published
 	b0 := start(t, cfg("shard0-b", "0/2"))
 	a1 := start(t, cfg("shard1-a", "1/2"))
-	for _, r := range []*running{b0, a1} {
-		waitStatus(t, r.Bridge, 15*time.Second, "bridges ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 })
+	// Shard 1's only bridge wins its own election though shard 0's is
+	// held: the shards do not compete.
+	waitStatus(t, a1.Bridge, 15*time.Second, "shard1-a active and ready", func(st bridge.Status) bool {
+		return st.Role == bridge.RoleActive && len(st.NotReady()) == 0
+	})
+	waitStatus(t, b0.Bridge, 15*time.Second, "shard0-b ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 })
+	if st := a1.Status(); st.Shard != "1/2" {
+		t.Errorf("shard 1's bridge reports shard %q, want 1/2", st.Shard)
 	}
-	if st := a1.Status(); st.Role != bridge.RoleActive || st.Shard != "1/2" {
-		t.Fatalf("shard 1's only bridge: role %s, shard %q; want active, 1/2", st.Role, st.Shard)
+	if st := b0.Status(); st.Role != bridge.RoleStandby || st.Shard != "0/2" {
+		t.Fatalf("shard 0's second bridge: role %s, shard %q; want standby, 0/2", st.Role, st.Shard)
 	}
-	if st := b0.Status(); st.Role != bridge.RoleStandby {
-		t.Fatalf("shard 0's second bridge is %s, want standby", st.Role)
-	}
-	// Groups appearing later are split the same way.
-	for i := n; i < n+4; i++ {
-		g := fmt.Sprintf("%s/g%02d", root, i)
-		groups = append(groups, g)
-		leaders[g] = leads(t, candidate(t, s, g, "first"))
-	}
-	source := func(shard int) string { return map[int]string{0: "shard0-a", 1: "shard1-a"}[shard] }
-	checkElected := func(who func(g string) string, node func(g string) string) {
+
+	sources := map[int]string{0: "shard0-a", 1: "shard1-a"}
+	// elected waits until every group's leader of round r is published,
+	// and checks that only its shard's active bridge published it.
+	elected := func(r int) {
 		t.Helper()
 		for _, g := range groups {
-			waitFor(t, 15*time.Second, g+" elected", func() bool {
-				return events.count(func(e publish.Event) bool { return isType(publish.LeaderElected, node(g))(e) && e.Group == g }) > 0
+			id := idOf(g, rounds[r][g].Node(), publish.LeaderElected)
+			waitFor(t, 15*time.Second, fmt.Sprintf("%s elected in round %d", g, r), func() bool {
+				return events.count(func(e publish.Event) bool { return e.ID == id }) > 0
 			})
+			want := sources[bridge.ShardOf(g, 2)]
 			for _, e := range events.all() {
-				if e.Group == g && e.Type == publish.LeaderElected && e.Owner != nil && e.Owner.Node == node(g) && e.Source != who(g) {
-					t.Errorf("%s (shard %d) published by %s, want %s only", g, bridge.ShardOf(g, 2), e.Source, who(g))
+				if e.ID == id && e.Source != want {
+					t.Errorf("%s (shard %d/2): round %d's leader published by %s, want %s only", g, bridge.ShardOf(g, 2), r, e.Source, want)
 				}
 			}
 		}
 	}
-	checkElected(func(g string) string { return source(bridge.ShardOf(g, 2)) }, func(g string) string { return leaders[g].Node() })
+	elected(0)
+	// Groups appearing later are split the same way.
+	for i := n; i < n+later; i++ {
+		g := fmt.Sprintf("%s/g%02d", root, i)
+		groups = append(groups, g)
+		first[g] = leads(t, candidate(t, s, g, "first"))
+	}
+	elected(0)
+	handOver("second")()
+	elected(1)
+	owned := map[string]string{} // group -> the shard observing it
 	for _, r := range []*running{a0, a1} {
 		st := r.Status()
 		for g := range st.Groups {
-			if fmt.Sprintf("%d/2", bridge.ShardOf(g, 2)) != st.Shard {
-				t.Errorf("shard %s observes %s, of shard %d/2", st.Shard, g, bridge.ShardOf(g, 2))
+			if want := fmt.Sprintf("%d/2", bridge.ShardOf(g, 2)); want != st.Shard {
+				t.Errorf("shard %s observes %s, of shard %s", st.Shard, g, want)
+			}
+			if other, dup := owned[g]; dup {
+				t.Errorf("%s observed by shards %s and %s", g, other, st.Shard)
+			}
+			owned[g] = st.Shard
+		}
+	}
+	if len(owned) != len(groups) || len(a0.Status().Groups) == 0 || len(a1.Status().Groups) == 0 {
+		t.Errorf("the shards observe %d and %d of %d groups; want all between them, some in each",
+			len(a0.Status().Groups), len(a1.Status().Groups), len(groups))
+	}
+	if got := events.count(func(e publish.Event) bool { return e.Source == "shard0-b" }); got != 0 {
+		t.Errorf("shard 0's standby published %d events while shard0-a was active", got)
+	}
+
+	// Shard 0's active bridge dies without draining, and every group
+	// changes leader meanwhile: shard 0's while it may have no active
+	// bridge at all.
+	resign := handOver("third")
+	a0.Abort()
+	resign()
+	if err := a0.wait(t, 20*time.Second); !isErr(err, bridge.ErrAborted) {
+		t.Errorf("aborted bridge returned %v", err)
+	}
+	waitStatus(t, b0.Bridge, 15*time.Second, "shard0-b active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	sources[0] = "shard0-b"
+	elected(2)
+	if st := a1.Status(); st.Role != bridge.RoleActive || st.Sessions != 1 {
+		t.Errorf("shard 1's bridge after shard 0's takeover: role %s, %d sessions; want active on its first", st.Role, st.Sessions)
+	}
+
+	// The stream holds every change of every group once, each from a
+	// bridge of the group's shard.
+	required := map[string]string{}
+	for _, g := range groups {
+		for r, leaders := range rounds {
+			required[idOf(g, leaders[g].Node(), publish.LeaderElected)] = fmt.Sprintf("%s: round %d elected", g, r)
+			if r < len(rounds)-1 {
+				required[idOf(g, leaders[g].Node(), publish.LeaderLost)] = fmt.Sprintf("%s: round %d lost", g, r)
 			}
 		}
 	}
-	if got := len(a0.Status().Groups) + len(a1.Status().Groups); got != len(groups) {
-		t.Errorf("the shards observe %d groups between them, want %d", got, len(groups))
-	}
-
-	// Shard 0's active bridge dies; every group changes owner at once.
-	a0.Abort()
-	a0.wait(t, 20*time.Second)
-	second := map[string]*elect.Handle{}
-	for _, g := range groups {
-		ch := candidate(t, s, g, "second")
-		queued(t, s, g, 2)
-		if err := leaders[g].Resign(ctxT(t, 5*time.Second)); err != nil {
-			t.Fatal(err)
+	allowed := map[int][]string{0: {"shard0-a", "shard0-b"}, 1: {"shard1-a"}}
+	waitFor(t, 15*time.Second, "every change in the stream", func() bool {
+		seen := 0
+		for _, e := range stream.all() {
+			if _, ok := required[e.ID]; ok {
+				seen++
+			}
 		}
-		second[g] = leads(t, ch)
+		return seen >= len(required)
+	})
+	stored := map[string]int{}
+	for _, e := range stream.all() {
+		stored[e.ID]++
+		if k := bridge.ShardOf(e.Group, 2); !slices.Contains(allowed[k], e.Source) {
+			t.Errorf("%s %s of shard %d/2 stored from %s, want one of %v", e.Type, e.Group, k, e.Source, allowed[k])
+		}
 	}
-	waitStatus(t, b0.Bridge, 15*time.Second, "shard0-b active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
-	source = func(shard int) string { return map[int]string{0: "shard0-b", 1: "shard1-a"}[shard] }
-	checkElected(func(g string) string { return source(bridge.ShardOf(g, 2)) }, func(g string) string { return second[g].Node() })
-	if st := a1.Status(); st.Role != bridge.RoleActive || st.Sessions != 1 {
-		t.Errorf("shard 1's bridge after shard 0's takeover: %+v", st)
+	for id, what := range required {
+		if stored[id] != 1 {
+			t.Errorf("%s stored %d times, want once", what, stored[id])
+		}
 	}
 }
 
