@@ -30,6 +30,10 @@ func TestBridgeBadInput(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("watch: [/a]\nwatchh: /b\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	shardCfg := filepath.Join(t.TempDir(), "shard.yaml")
+	if err := os.WriteFile(shardCfg, []byte("watch: [/a]\nshard: 3/2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -49,6 +53,9 @@ func TestBridgeBadInput(t *testing.T) {
 		{[]string{"bridge", "--watch", "/a", "--heartbeat", "1ms"}, "--heartbeat"},
 		{[]string{"bridge", "--watch", "/a", "--shard", "2/2"}, "K must be in 0..1"},
 		{[]string{"bridge", "--watch", "/a", "--shard", "half"}, "want K/N"},
+		{[]string{"bridge", "--watch", "/a", "--shard", "3/2"}, `--shard "3/2": K must be in 0..1 (shards are numbered from 0)`},
+		{[]string{"bridge", "--watch", "/a", "--shard", "0/0"}, "N is the number of shards, at least 1"},
+		{[]string{"bridge", "--config", shardCfg}, "K must be in 0..1"},
 		{[]string{"bridge", "--watch", "/a", "--preset", "zookeeper"}, "kafka"},
 		{[]string{"bridge", "--zk", "127.0.0.1:1"}, "nothing to observe"},
 		{[]string{"bridge", "--watch", "/a", "--recipe", "/a/[=lock"}, "path.Match"},
