@@ -102,7 +102,7 @@ sinks to acknowledge what was published.`,
 			return runBridge(cmd, a, &f)
 		},
 	}
-	cmd.AddCommand(newBridgeCheckCmd(a))
+	cmd.AddCommand(newBridgeCheckCmd(a), newBridgeShardOfCmd(a))
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.watch, "watch", nil, "group path to observe (repeat, or separate with commas)")
 	fl.StringSliceVar(&f.discover, "discover", nil, "root whose every child is a group to observe (repeat)")

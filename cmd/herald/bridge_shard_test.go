@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/zkherald/herald/publish/bridge"
+)
+
+// TestBridgeShardOf: shard-of says which --shard K/N observes each path,
+// as the bridges compute it; the values for two paths were computed apart
+// from herald (Python's hashlib: the MD5's last 8 bytes, big-endian, mod N).
+func TestBridgeShardOf(t *testing.T) {
+	paths := []string{"/locks/orders", "/hbase/master"}
+	for i := range 20 {
+		paths = append(paths, fmt.Sprintf("/services/svc-%d/leader", i))
+	}
+	out, stderr, code := heraldRun(t, nil, append([]string{"bridge", "shard-of", "--shards", "3"}, paths...)...)
+	if code != 0 {
+		t.Fatalf("shard-of: exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(paths) {
+		t.Fatalf("shard-of printed %d lines for %d paths:\n%s", len(lines), len(paths), out)
+	}
+	for i, p := range paths {
+		if want := fmt.Sprintf("%d/3\t%s", bridge.ShardOf(p, 3), p); lines[i] != want {
+			t.Errorf("line %d: %q, want %q", i, lines[i], want)
+		}
+	}
+	if lines[0] != "0/3\t/locks/orders" || lines[1] != "2/3\t/hbase/master" {
+		t.Errorf("shard-of --shards 3 /locks/orders /hbase/master: %q, %q; want 0/3 and 2/3", lines[0], lines[1])
+	}
+}
+
+// TestReadyLine: herald bridge check prints the role, the shard and how
+// many groups the bridge observes from /readyz's body.
+func TestReadyLine(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"ready":true,"role":"active","shard":"1/4","group_count":5012,"groups":{}}`: "ready: active, shard 1/4, 5012 groups",
+		`{"ready":true,"role":"standby","shard":"0/2","group_count":1}`:               "ready: standby, shard 0/2, 1 group",
+		`{"ready":true,"role":"active","group_count":0}`:                              "ready: active, all groups, 0 groups",
+		`not json`: "ready",
+	} {
+		if got := readyLine([]byte(body)); got != want {
+			t.Errorf("readyLine(%s) = %q, want %q", body, got, want)
+		}
+	}
+}
