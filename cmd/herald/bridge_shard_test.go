@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish/bridge"
 )
 
@@ -46,5 +50,45 @@ func TestReadyLine(t *testing.T) {
 		if got := readyLine([]byte(body)); got != want {
 			t.Errorf("readyLine(%s) = %q, want %q", body, got, want)
 		}
+	}
+}
+
+// TestBridgeShardCLI: a bridge run with --shard reports its shard to
+// bridge check, and a bridge started beside it at the same --ha with
+// another shard count exits 1 naming the count in use and what to do.
+func TestBridgeShardCLI(t *testing.T) {
+	zk := zkFlags(t)
+	url := natsserver.Start(t).URL()
+	base, ha := uniq(t), uniq(t)+"-ha"
+	var watch []string
+	mine := 0
+	for i := range 8 {
+		g := fmt.Sprintf("%s/g%d", base, i)
+		watch = append(watch, "--watch", g)
+		if bridge.ShardOf(g, 2) == 0 {
+			mine++
+		}
+	}
+	args := append(append([]string{"bridge", "--ha", ha, "--nats", url, "--http", "127.0.0.1:0", "--shard", "0/2"}, watch...), zk...)
+	b := start(t, nil, args...)
+	addr := waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
+	waitRole(t, addr, "active")
+	want := fmt.Sprintf("ready: active, shard 0/2, %d groups", mine)
+	if mine == 1 {
+		want = "ready: active, shard 0/2, 1 group"
+	}
+	if out, stderr, code := heraldRun(t, nil, "bridge", "check", "--url", "http://"+addr+"/readyz"); code != 0 || strings.TrimSpace(out) != want {
+		t.Errorf("bridge check on shard 0/2: exit %d, %q; want 0, %q (%s)", code, out, want, stderr)
+	}
+
+	other := append(append([]string{"bridge", "--ha", ha, "--nats", url, "--shard", "0/3"}, watch...), zk...)
+	_, stderr, code := heraldRun(t, nil, other...)
+	if code != exitFailure || !strings.Contains(stderr, "run as shards of 2") || !strings.Contains(stderr, "every bridge of one --ha needs the same N") {
+		t.Errorf("bridge --shard 0/3 beside shards of 2: exit %d, want %d naming the count in use and the fix; stderr:\n%s", code, exitFailure, stderr)
+	}
+	waitRole(t, addr, "active")
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	if code := b.wait(t, 15*time.Second); code != 0 {
+		t.Errorf("shard 0/2 bridge: exit %d after SIGTERM", code)
 	}
 }
