@@ -50,3 +50,19 @@ func (e *RejectedError) Error() string {
 }
 
 func (e *RejectedError) Unwrap() error { return e.Err }
+
+// LastReport is the last thing a sink holds about one group: its owner
+// node ("" for none) as of Zxid.
+type LastReport struct {
+	Owner string
+	Zxid  int64
+}
+
+// Reporter is a sink that can say, once connected, what it last stored for
+// each group. A bridge that starts reads it from every such sink, so that
+// the first snapshot of a group says gap when an owner may have come and
+// gone since that report, whichever bridge stored it: after a full
+// outage, on a new host, or when a group moves to another shard.
+type Reporter interface {
+	LastReports(ctx context.Context) (map[string]LastReport, error)
+}

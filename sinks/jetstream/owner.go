@@ -37,16 +37,21 @@ type Owner struct {
 type vacancy struct {
 	Source string `json:"source,omitempty"`
 	Term   int64  `json:"term"`
+	// Zxid is the zxid of the change that left the group without an
+	// owner (0 in markers written before herald recorded it).
+	Zxid int64 `json:"zxid,omitempty"`
 }
 
 // view is what the bucket says about one group: an owner, or none; when
 // none, guard is the highest term known to be gone (from the delete marker)
 // so that a late event for that owner cannot bring it back, and source the
-// bridge that wrote the marker. written says the key has an entry.
+// bridge that wrote the marker, and zxid the change that emptied it.
+// written says the key has an entry.
 type view struct {
 	owner   *Owner
 	guard   int64
 	source  string
+	zxid    int64
 	written bool
 }
 
@@ -93,12 +98,12 @@ func step(v view, e publish.Event) view {
 			guard = max(e.Term, e.Zxid)
 		}
 		if v.owner != nil && v.owner.Term <= guard {
-			return view{guard: guard, source: e.Source, written: true}
+			return view{guard: guard, source: e.Source, zxid: e.Zxid, written: true}
 		}
 		if v.owner == nil && v.written && e.Source != "" && e.Source != v.source {
 			// Still no owner, now reported by another bridge (a
 			// takeover): it confirms the marker from now on.
-			return view{guard: max(v.guard, guard), source: e.Source, written: true}
+			return view{guard: max(v.guard, guard), source: e.Source, zxid: max(v.zxid, e.Zxid), written: true}
 		}
 		return v
 	}

@@ -80,7 +80,9 @@ func (o *owners) read(ctx context.Context, key string) (view, uint64, error) {
 func decodeView(h nats.Header, data []byte) view {
 	if op := h.Get(kvOpHeader); op == kvOpDelete || op == kvOpPurge {
 		g, _ := strconv.ParseInt(h.Get(HeaderTerm), 10, 64)
-		return view{guard: g, source: h.Get(HeaderSource), written: true}
+		var vc vacancy
+		_ = json.Unmarshal(data, &vc) // a marker without a body has no zxid
+		return view{guard: g, source: h.Get(HeaderSource), zxid: vc.Zxid, written: true}
 	}
 	var w Owner
 	if err := json.Unmarshal(data, &w); err != nil {
@@ -103,9 +105,9 @@ func (o *owners) write(ctx context.Context, key string, rev uint64, v view) erro
 		m.Header.Set(HeaderTerm, strconv.FormatInt(v.guard, 10))
 		if v.source != "" {
 			m.Header.Set(HeaderSource, v.source)
-			// Watchers see a marker's body, not its headers.
-			m.Data, _ = json.Marshal(vacancy{Source: v.source, Term: v.guard})
 		}
+		// Watchers see a marker's body, not its headers.
+		m.Data, _ = json.Marshal(vacancy{Source: v.source, Term: v.guard, Zxid: v.zxid})
 	}
 	if _, err := o.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev)); err != nil {
 		return fmt.Errorf("jetstream: write owner of %s at revision %d: %w", key, rev, err)
