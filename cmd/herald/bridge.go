@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
-	"github.com/zkherald/herald/sinks/audit"
 )
 
 func init() { register(newBridgeCmd) }
@@ -247,17 +244,12 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	if err != nil {
 		return err
 	}
-	resume, err := resumeFromAudit(ctx, f.audit)
-	if err != nil {
-		a.log.Warn("could not read the audit log to resume from it; the first snapshots cannot tell what they missed", "audit", f.audit, "err", err)
-	}
 	shard, _ := bridge.ParseShard(f.shard) // checked with the other flags
 	cfg := bridge.Config{
 		DigestAuth:        zkAuth,
 		SessionOptions:    zkSec,
 		Leaders:           f.leaders,
 		Patterns:          f.patterns,
-		Resume:            resume,
 		Servers:           servers,
 		SessionTimeout:    a.sessionTimeout,
 		ConnectTimeout:    a.connectTimeout,
@@ -293,32 +285,4 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	}
 	a.log.Info("bridge stopped")
 	return nil
-}
-
-// resumeFromAudit reads what an earlier run of this bridge last published
-// for each group from its audit log, so that the first snapshots after a
-// restart can say whether a tenure passed unseen. No log yet is no error.
-func resumeFromAudit(ctx context.Context, path string) (map[string]bridge.Resume, error) {
-	if path == "" {
-		return nil, nil
-	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	events, err := audit.ReadAll(ctx, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]bridge.Resume{}
-	for _, e := range events {
-		if last, ok := out[e.Group]; ok && e.Zxid < last.Zxid {
-			continue
-		}
-		r := bridge.Resume{Zxid: e.Zxid}
-		if e.Owner != nil {
-			r.Owner = e.Owner.Node
-		}
-		out[e.Group] = r
-	}
-	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -214,5 +215,77 @@ func TestRestartedBridgeMarksWhatItMissed(t *testing.T) {
 	}
 	if quietSnapshots < 2 {
 		t.Errorf("the quiet group has %d snapshots; want one per run", quietSnapshots)
+	}
+}
+
+// TestFreshBridgeMarksWhatItMissedFromJetStream: a bridge on a new host
+// (no audit log of its own) after every bridge was down reads what was
+// published last from JetStream's owners bucket, and says gap=true on a
+// group whose owner changed while no bridge was looking, and not on one
+// where nothing changed.
+func TestFreshBridgeMarksWhatItMissedFromJetStream(t *testing.T) {
+	zkFl := zkFlags(t)
+	g, quiet := uniq(t), uniq(t)+"-quiet"
+	natsURL := natsserver.Start(t).URL()
+	run := func(log string) *proc {
+		p := start(t, nil, append([]string{"bridge", "--watch", g, "--watch", quiet, "--audit", log,
+			"--nats", natsURL, "--http", "127.0.0.1:0"}, zkFl...)...)
+		waitRole(t, waitMatch(t, p, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
+		return p
+	}
+	s := zkSession(t)
+	lock := func(group, id string) *elect.Handle {
+		l, _ := elect.NewLock(s, group, elect.CreateParents(), elect.WithID(id))
+		h, err := l.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	owned := func(log, node string) bool {
+		events, _ := audit.ReadAll(context.Background(), log, nil)
+		for _, e := range events {
+			if e.Type == publish.LockAcquired && e.Owner != nil && e.Owner.Node == node {
+				return true
+			}
+		}
+		return false
+	}
+	a, q := lock(g, "a"), lock(quiet, "q")
+	first := filepath.Join(t.TempDir(), "first.log")
+	p := run(first)
+	if err := waitFor(15*time.Second, func() bool { return owned(first, a.Node()) && owned(first, q.Node()) }); err != nil {
+		t.Fatal("the first bridge never logged the holders")
+	}
+	// Drained, so the owners bucket holds what it published.
+	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
+	p.wait(t, 15*time.Second)
+	_ = a.Release(context.Background())
+	b := lock(g, "b")
+	_ = b.Release(context.Background())
+	c := lock(g, "c")
+	second := filepath.Join(t.TempDir(), "second.log")
+	p2 := run(second)
+	if err := waitFor(15*time.Second, func() bool { return owned(second, c.Node()) && owned(second, q.Node()) }); err != nil {
+		t.Fatal("the fresh bridge never logged c and q")
+	}
+	if !strings.Contains(p2.out.String(), `msg="read what the sink published last" sink=jetstream`) {
+		t.Errorf("the fresh bridge does not say it read the owners bucket:\n%s", p2.out.String())
+	}
+	got, _ := audit.ReadAll(context.Background(), second, nil)
+	var cGap, qFirst *publish.Event
+	for i, e := range got {
+		switch {
+		case e.Group == g && e.Owner != nil && e.Owner.Node == c.Node() && e.Type == publish.LockAcquired && cGap == nil:
+			cGap = &got[i]
+		case e.Group == quiet && qFirst == nil:
+			qFirst = &got[i]
+		}
+	}
+	switch {
+	case cGap == nil || !cGap.Gap:
+		t.Errorf("c's acquisition after tenures no bridge saw carries no gap: %+v", cGap)
+	case qFirst == nil || qFirst.Gap || qFirst.Owner == nil || qFirst.Owner.Node != q.Node():
+		t.Errorf("the quiet group's first event on the fresh bridge: %+v; want q, no gap", qFirst)
 	}
 }

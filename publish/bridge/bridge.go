@@ -60,6 +60,9 @@ type Bridge struct {
 	// new session), so the next snapshot can tell what it missed.
 	viewMu    sync.Mutex
 	lastViews map[string]elect.View
+	// resume is what was published last for each group not observed yet
+	// in this run (Config.Resume and the sinks' reports, resume.go).
+	resume map[string]Resume
 }
 
 // New checks cfg and builds a bridge and its pipeline. It touches no
@@ -287,6 +290,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 		b.setRole(RoleStopped)
 		return errors.Join(err, b.closePipe(ctx))
 	}
+	b.readReports(ctx)
 	go func() { _ = b.pipe.Run(context.Background()) }() // ends with Close
 
 	stopHeartbeat := b.startHeartbeat() // staleness (heartbeat.go): confirm while active; "stopped" before the drain

@@ -28,12 +28,9 @@ type Pattern struct {
 // String is the pattern as a path glob.
 func (p Pattern) String() string { return path.Join(append([]string{p.Root}, p.Segs...)...) }
 
-// Resume is the last report an earlier run of the bridge published for a
-// group: the owner node ("" for none) as of Zxid.
-type Resume struct {
-	Owner string
-	Zxid  int64
-}
+// Resume is the last report published for a group: the owner node ("" for
+// none) as of Zxid.
+type Resume = publish.LastReport
 
 // Defaults of Config.
 const (
@@ -106,9 +103,11 @@ type Config struct {
 	// (seconds without an owner, owner changes, gaps, suspect nodes);
 	// beyond it only the aggregates are kept (default 1000).
 	GroupMetricsLimit int
-	// Resume is what an earlier run published last for each group (read
-	// from its audit log): the first snapshot of such a group says gap
-	// when a tenure may have passed while no bridge was looking.
+	// Resume is what was published last for each group, for reports no
+	// sink holds: the first snapshot of such a group says gap when a
+	// tenure may have passed while no bridge was looking. Run adds what
+	// its sinks report (publish.Reporter: the audit log, JetStream's
+	// owners bucket); the newest report of a group counts.
 	Resume map[string]Resume
 	// HAReplay is how long a standby holds the events it observes
 	// (default 2m, the JetStream stream's duplicate window, so replayed

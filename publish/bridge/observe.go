@@ -293,7 +293,7 @@ func (b *Bridge) countSuspects(c elect.Change) {
 
 // since continues the group's last observation, if there was one (an
 // observer on an earlier session, or one that failed, or what an earlier
-// run published, from Config.Resume): its first snapshot then says
+// run or another bridge published, see resume.go): its first snapshot then says
 // whether an owner may have come and gone in between.
 func (b *Bridge) since(group string, opts []elect.ObserveOption) []elect.ObserveOption {
 	b.viewMu.Lock()
@@ -301,7 +301,7 @@ func (b *Bridge) since(group string, opts []elect.ObserveOption) []elect.Observe
 	if v, ok := b.lastViews[group]; ok {
 		return append(append([]elect.ObserveOption(nil), opts...), elect.Since(v))
 	}
-	if r, ok := b.cfg.Resume[group]; ok {
+	if r, ok := b.resume[group]; ok {
 		return append(append([]elect.ObserveOption(nil), opts...), elect.AfterOwner(r.Owner, r.Zxid))
 	}
 	return opts
@@ -319,6 +319,7 @@ func (b *Bridge) keepView(group string, o *elect.Observer) {
 		b.lastViews = map[string]elect.View{}
 	}
 	b.lastViews[group] = v
+	delete(b.resume, group) // the view is newer
 }
 
 // discoverRoots are the roots whose descendants are found as they

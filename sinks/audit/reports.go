@@ -1,0 +1,54 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/zkherald/herald/publish"
+)
+
+var _ publish.Reporter = (*Sink)(nil)
+
+// LastReports reads the log (and its rotated files) for what it last
+// recorded about each group: the owner of the newest event (or none) and
+// that event's zxid. A bridge restarted on the same log uses it to tell, in
+// each group's first snapshot, whether an owner may have come and gone
+// while it was away. A log that does not exist yet reports nothing;
+// malformed lines are passed over, as the history reader does.
+func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, error) {
+	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
+		return map[string]publish.LastReport{}, nil
+	}
+	r, err := Open(s.path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := map[string]publish.LastReport{}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		e, err := r.Next()
+		var bad *LineError
+		switch {
+		case errors.Is(err, io.EOF):
+			return out, nil
+		case errors.As(err, &bad):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("audit: read %s for the last reports: %w", s.path, err)
+		}
+		if last, ok := out[e.Group]; ok && e.Zxid < last.Zxid {
+			continue
+		}
+		rep := publish.LastReport{Zxid: e.Zxid}
+		if e.Owner != nil {
+			rep.Owner = e.Owner.Node
+		}
+		out[e.Group] = rep
+	}
+}

@@ -1,0 +1,62 @@
+package audit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+)
+
+// TestLastReports: a sink opened on an earlier run's log reports, per
+// group, the owner of its newest event (by zxid) or none, across rotated
+// files and past a malformed line; a log not written yet reports nothing.
+func TestLastReports(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	at := func(typ publish.Type, group, owner string, zxid int64) publish.Event {
+		e := publish.Event{Type: typ, Group: group, Recipe: elect.RecipeLock, Zxid: zxid, Time: time.Unix(1700000000+zxid, 0).UTC()}
+		if owner != "" {
+			e.Owner = &publish.Participant{Node: owner}
+		}
+		return e.WithID()
+	}
+	fresh := open(t, path)
+	if got, err := fresh.LastReports(context.Background()); err != nil || len(got) != 0 {
+		t.Fatalf("a new log reports %v, %v; want nothing", got, err)
+	}
+	write(t, fresh, []publish.Event{
+		at(publish.LockAcquired, "/a", "a1", 10),
+		at(publish.LockAcquired, "/b", "b1", 11),
+		at(publish.LockReleased, "/b", "", 12),
+	})
+	_ = fresh.Close()
+	// A torn write of an earlier crash in the middle of the log, then more.
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString("{\"not\": an event\n")
+	_ = f.Close()
+	// A small limit: the next batches go to a new file each.
+	s := open(t, path, MaxSize(1))
+	write(t, s, []publish.Event{
+		at(publish.LockAcquired, "/a", "a2", 20),
+	})
+	// A late event of an older zxid does not replace the newest.
+	write(t, s, []publish.Event{at(publish.LockAcquired, "/a", "a1", 10)})
+	if files, _ := filepath.Glob(path + "*"); len(files) < 2 {
+		t.Fatalf("files %v; want the log rotated", files)
+	}
+	got, err := s.LastReports(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20}, "/b": {Zxid: 12}}
+	if len(got) != len(want) || got["/a"] != want["/a"] || got["/b"] != want["/b"] {
+		t.Fatalf("reports %+v; want %+v", got, want)
+	}
+}
