@@ -1,0 +1,82 @@
+package bridge_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/publish/bridge"
+)
+
+// TestShardCountChangeKeepsTheGapSignal: groups published by one bridge
+// are split between two shard bridges after a stop. Neither shard bridge
+// has any record of its own; both read what was published last from the
+// JetStream owners bucket they share. A group whose leader changed during
+// the stop says gap=true in its first snapshot, from its own shard only;
+// a group where nothing changed does not.
+func TestShardCountChangeKeepsTheGapSignal(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	s := session(t, addrs)
+	const n = 12
+	var groups []string
+	leaders := map[string]*elect.Handle{}
+	for i := range n {
+		g := fmt.Sprintf("%s/g%02d", root, i)
+		groups = append(groups, g)
+		leaders[g] = leads(t, candidate(t, s, g, "before"))
+	}
+	events := collect(t, url, "herald.>")
+	one := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Source: "unsharded", Sinks: []publish.Sink{jsSink(t, url)}})
+	events.waitCount(t, 15*time.Second, "every group's first leader", n, func(e publish.Event) bool {
+		return e.Source == "unsharded" && e.Type == publish.LeaderElected
+	})
+	if err := one.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	// During the stop the even groups change leader; the odd ones do not.
+	changed := map[string]bool{}
+	for i, g := range groups {
+		if i%2 == 1 {
+			continue
+		}
+		next := candidate(t, s, g, "during")
+		queued(t, s, g, 2)
+		if err := leaders[g].Resign(ctxT(t, 5*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		leaders[g] = leads(t, next)
+		changed[g] = true
+	}
+	for k := range 2 {
+		sh := bridge.Shard{K: k, N: 2}
+		start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Shard: sh, Source: "shard-" + sh.String(), Sinks: []publish.Sink{jsSink(t, url)}})
+	}
+	firsts := map[string]publish.Event{}
+	waitFor(t, 20*time.Second, "every group's snapshot from a shard bridge", func() bool {
+		for _, e := range events.all() {
+			if e.Source == "unsharded" || e.Owner == nil || !e.Snapshot {
+				continue
+			}
+			if _, ok := firsts[e.Group]; !ok {
+				firsts[e.Group] = e
+			}
+		}
+		return len(firsts) == n
+	})
+	for _, g := range groups {
+		e := firsts[g]
+		want := "shard-" + (bridge.Shard{K: bridge.ShardOf(g, 2), N: 2}).String()
+		if e.Source != want {
+			t.Errorf("%s first published by %s; want %s", g, e.Source, want)
+		}
+		if e.Owner.Node != leaders[g].Node() {
+			t.Errorf("%s: first snapshot names %s; want %s", g, e.Owner.Node, leaders[g].Node())
+		}
+		if e.Gap != changed[g] {
+			t.Errorf("%s: gap=%v after a stop in which the leader changed=%v", g, e.Gap, changed[g])
+		}
+	}
+}
