@@ -29,16 +29,22 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 			c, err = handshake(c, address, timeout, tlsCfg)
 		}
 		if err != nil {
-			s.dialErr.Store(&err)
-			if errors.Is(err, ErrTLS) {
-				select {
-				case s.tlsFailed <- err:
-				default:
-				}
-			}
+			s.dialFailed(err)
 			return nil, err
 		}
-		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10)}, nil
+		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: address}, nil
+	}
+}
+
+// dialFailed records why a dial failed, for the error NewSession returns;
+// a TLS failure, which no retry mends, ends NewSession's wait at once.
+func (s *Session) dialFailed(err error) {
+	s.dialErr.Store(&err)
+	if errors.Is(err, ErrTLS) {
+		select {
+		case s.tlsFailed <- err:
+		default:
+		}
 	}
 }
 
@@ -62,7 +68,7 @@ func handshake(c net.Conn, address string, timeout time.Duration, cfg *tls.Confi
 		var cv *tls.CertificateVerificationError
 		switch {
 		case refusedCert(err):
-			return nil, fmt.Errorf("%w: %s refused the client certificate (%v); give one a CA it trusts signed (--zk-cert, --zk-key)", ErrTLS, address, err)
+			return nil, certRefused(address, err)
 		case errors.As(err, &rh):
 			return nil, fmt.Errorf("%w: %s did not answer in TLS; is this its secureClientPort? (%v)", ErrTLS, address, err)
 		case errors.As(err, &cv):
@@ -79,6 +85,10 @@ func handshake(c net.Conn, address string, timeout time.Duration, cfg *tls.Confi
 	return tc, nil
 }
 
+func certRefused(address string, err error) error {
+	return fmt.Errorf("%w: %s refused the client certificate (%v); give one a CA it trusts signed (--zk-cert, --zk-key)", ErrTLS, address, err)
+}
+
 // refusedCert tells whether the server ended the handshake with a
 // bad_certificate or certificate_required alert. crypto/tls keeps the
 // type of received alerts private, so their text is what it offers.
@@ -90,17 +100,26 @@ func refusedCert(err error) bool {
 
 // sniffConn reads the first 12 bytes the server sends: the frame length,
 // the protocol version and the negotiated timeout of the connect response.
+//
+// Under TLS 1.3 the client's side of the handshake ends before the server
+// has checked the client's certificate: a refusal arrives as an alert on
+// this first read instead. It is reported as the handshake's would be,
+// not left to look like a server that never answered.
 type sniffConn struct {
 	net.Conn
-	r    *bufio.Reader
-	s    *Session
-	once sync.Once
-	buf  []byte
-	done bool
+	r       *bufio.Reader
+	s       *Session
+	address string
+	once    sync.Once
+	buf     []byte
+	done    bool
 }
 
 func (c *sniffConn) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	if err != nil && len(c.buf) == 0 && n == 0 && refusedCert(err) {
+		c.s.dialFailed(certRefused(c.address, err))
+	}
 	if !c.done && n > 0 {
 		need := 12 - len(c.buf)
 		c.buf = append(c.buf, p[:min(n, need)]...)

@@ -57,6 +57,11 @@ type Config struct {
 	// present one.
 	TLSTrustStore string
 
+	// TLSProtocol, with TLSKeyStore, is the only TLS version the secure
+	// port speaks, as Java names it ("TLSv1.3"); empty keeps ZooKeeper's
+	// default (TLSv1.2).
+	TLSProtocol string
+
 	// StartTimeout bounds Start and Server.Start when ctx has no deadline
 	// (default 60s).
 	StartTimeout time.Duration
@@ -79,6 +84,10 @@ func (c Config) Validate() error {
 		return bad("MaxClientCnxns is %d; use 0 for unlimited", c.MaxClientCnxns)
 	case c.TLSTrustStore != "" && c.TLSKeyStore == "":
 		return bad("TLSTrustStore needs TLSKeyStore: the trust store only checks clients of the TLS port")
+	case c.TLSProtocol != "" && c.TLSKeyStore == "":
+		return bad("TLSProtocol needs TLSKeyStore: only the TLS port speaks it")
+	case c.TLSProtocol != "" && !strings.HasPrefix(c.TLSProtocol, "TLSv1."):
+		return bad("TLSProtocol %q: name a version as Java does, e.g. TLSv1.3", c.TLSProtocol)
 	case c.StartTimeout < 0:
 		return bad("StartTimeout is %v; use 0 for the default 60s", c.StartTimeout)
 	case strings.ContainsAny(c.JVMHeap, " \t\n"):
@@ -149,6 +158,14 @@ func (c Config) zooCfg(id int, dataDir string, members []ports) string {
 			line("ssl.clientAuth=need")
 		} else {
 			line("ssl.clientAuth=none")
+		}
+		if c.TLSProtocol != "" {
+			line("ssl.protocol=%s", c.TLSProtocol)
+			line("ssl.enabledProtocols=%s", c.TLSProtocol)
+			if c.TLSProtocol == "TLSv1.3" {
+				// ZooKeeper's default cipher list holds TLS 1.2 suites only.
+				line("ssl.ciphersuites=TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256")
+			}
 		}
 	}
 	if len(members) == 1 {

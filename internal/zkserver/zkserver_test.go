@@ -219,6 +219,8 @@ func TestConfigValidate(t *testing.T) {
 		{MinSessionTimeout: 5 * time.Second, MaxSessionTimeout: time.Second},
 		{TickTime: time.Second, MinSessionTimeout: time.Second},
 		{JVMHeap: "256m -Xdebug"},
+		{TLSProtocol: "TLSv1.3"},
+		{TLSKeyStore: "/k.pem", TLSProtocol: "1.3"},
 	}
 	for _, cfg := range bad {
 		if err := cfg.Validate(); !errors.Is(err, zkserver.ErrInvalidConfig) {
@@ -228,7 +230,7 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("Start(%+v) = %v, want ErrInvalidConfig", cfg, err)
 		}
 	}
-	good := []zkserver.Config{{}, {Nodes: 3}, {TickTime: time.Second, MaxSessionTimeout: 10 * time.Second}}
+	good := []zkserver.Config{{}, {Nodes: 3}, {TickTime: time.Second, MaxSessionTimeout: 10 * time.Second}, {TLSKeyStore: "/k.pem", TLSProtocol: "TLSv1.3"}}
 	for _, cfg := range good {
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("Validate(%+v) = %v, want nil", cfg, err)
