@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/faultproxy"
+	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"github.com/zkherald/herald/publish"
@@ -218,18 +219,26 @@ func TestRestartedBridgeMarksWhatItMissed(t *testing.T) {
 	}
 }
 
-// TestFreshBridgeMarksWhatItMissedFromJetStream: a bridge on a new host
-// (no audit log of its own) after every bridge was down reads what was
-// published last from JetStream's owners bucket, and says gap=true on a
-// group whose owner changed while no bridge was looking, and not on one
-// where nothing changed.
-func TestFreshBridgeMarksWhatItMissedFromJetStream(t *testing.T) {
+// TestFreshBridgeMarksWhatItMissed: a bridge on a new host (no audit log
+// of its own) after every bridge was down reads what was published last
+// from the JetStream owners bucket, or from the Kafka owners topic, and
+// says gap=true on a group whose owner changed while no bridge was
+// looking, and not on one where nothing changed.
+func TestFreshBridgeMarksWhatItMissed(t *testing.T) {
+	t.Run("jetstream", func(t *testing.T) {
+		freshBridgeMarksWhatItMissed(t, "jetstream", "--nats", natsserver.Start(t).URL())
+	})
+	t.Run("kafka", func(t *testing.T) {
+		freshBridgeMarksWhatItMissed(t, "kafka", "--kafka", strings.Join(kafkatest.Start(t).Addrs(), ","), "--kafka-partitions", "1")
+	})
+}
+
+func freshBridgeMarksWhatItMissed(t *testing.T, sink string, sinkFlags ...string) {
 	zkFl := zkFlags(t)
 	g, quiet := uniq(t), uniq(t)+"-quiet"
-	natsURL := natsserver.Start(t).URL()
 	run := func(log string) *proc {
-		p := start(t, nil, append([]string{"bridge", "--watch", g, "--watch", quiet, "--audit", log,
-			"--nats", natsURL, "--http", "127.0.0.1:0"}, zkFl...)...)
+		p := start(t, nil, append(append([]string{"bridge", "--watch", g, "--watch", quiet, "--audit", log,
+			"--http", "127.0.0.1:0"}, sinkFlags...), zkFl...)...)
 		waitRole(t, waitMatch(t, p, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
 		return p
 	}
@@ -257,7 +266,7 @@ func TestFreshBridgeMarksWhatItMissedFromJetStream(t *testing.T) {
 	if err := waitFor(15*time.Second, func() bool { return owned(first, a.Node()) && owned(first, q.Node()) }); err != nil {
 		t.Fatal("the first bridge never logged the holders")
 	}
-	// Drained, so the owners bucket holds what it published.
+	// Drained, so the sink holds what the bridge published.
 	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
 	p.wait(t, 15*time.Second)
 	_ = a.Release(context.Background())
@@ -269,8 +278,8 @@ func TestFreshBridgeMarksWhatItMissedFromJetStream(t *testing.T) {
 	if err := waitFor(15*time.Second, func() bool { return owned(second, c.Node()) && owned(second, q.Node()) }); err != nil {
 		t.Fatal("the fresh bridge never logged c and q")
 	}
-	if !strings.Contains(p2.out.String(), `msg="read what the sink published last" sink=jetstream`) {
-		t.Errorf("the fresh bridge does not say it read the owners bucket:\n%s", p2.out.String())
+	if !regexp.MustCompile(`msg="read what the sink published last" sink=` + sink + ` groups=[1-9]`).MatchString(p2.out.String()) {
+		t.Errorf("the fresh bridge does not say it read the %s sink's reports:\n%s", sink, p2.out.String())
 	}
 	got, _ := audit.ReadAll(context.Background(), second, nil)
 	var cGap, qFirst *publish.Event

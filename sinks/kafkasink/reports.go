@@ -1,0 +1,66 @@
+package kafkasink
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/zkherald/herald/publish"
+)
+
+var _ publish.Reporter = (*Sink)(nil)
+
+// LastReports reads the compacted owners topic to its end as it stands:
+// for every group, the owner its last record names (or none, from a
+// tombstone herald wrote) and the zxid of the event behind it. A bridge
+// starting on the sink uses it to tell, in each group's first snapshot,
+// whether an owner may have come and gone since, whichever bridge wrote
+// the record. The terms read also become what the sink knows each group
+// reached, so a late event of an older term never replaces a newer owner
+// there after a restart.
+//
+// A tombstone someone else wrote, or one compaction already removed, leaves
+// the group unreported, as if no bridge had published it.
+func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := follow(ctx, s.cfg, s.cfg.OwnersTopic, "", []FollowOption{Unfiltered()},
+		func(m kafka.Message) (OwnerUpdate, publish.Event, bool, error) {
+			u, err := decodeOwner(m)
+			return u, u.Event, false, err
+		}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("kafkasink: read the owners topic %s: %w", s.cfg.OwnersTopic, err)
+	}
+	defer st.Close()
+	out := map[string]publish.LastReport{}
+	terms := map[string]int64{}
+	for {
+		select {
+		case u, ok := <-st.C():
+			if !ok {
+				return nil, fmt.Errorf("kafkasink: read the owners topic %s: %w", s.cfg.OwnersTopic, st.Err())
+			}
+			if u.Event.Type == "" {
+				delete(out, u.Group)
+				continue
+			}
+			r := publish.LastReport{Zxid: u.Event.Zxid}
+			if o := u.Owner(); o != nil {
+				r.Owner = o.Node
+			}
+			out[u.Group] = r
+			terms[u.Group] = max(terms[u.Group], u.Event.Term)
+		case <-st.Synced():
+			s.mu.Lock()
+			for g, t := range terms {
+				s.reached[g] = max(s.reached[g], t)
+			}
+			s.mu.Unlock()
+			return out, nil
+		case <-ctx.Done():
+			return nil, fmt.Errorf("kafkasink: read the owners topic %s: %w", s.cfg.OwnersTopic, ctx.Err())
+		}
+	}
+}
