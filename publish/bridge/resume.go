@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"maps"
+	"path"
+	"slices"
 
 	"github.com/zkherald/herald/publish"
 )
@@ -38,12 +40,35 @@ func (b *Bridge) readReports(ctx context.Context) {
 		merge(all, reports)
 		b.log.Info("read what the sink published last", "sink", s.Name(), "groups", len(reports))
 	}
-	if b.cfg.Shard.N > 1 {
-		maps.DeleteFunc(all, func(group string, _ Resume) bool { return !b.cfg.Shard.Owns(group) })
-	}
+	// The bucket and topic hold every bridge's groups: keep only those
+	// this one may observe.
+	maps.DeleteFunc(all, func(group string, _ Resume) bool { return !b.mayObserve(group) })
 	b.viewMu.Lock()
 	b.resume = all
 	b.viewMu.Unlock()
+}
+
+// mayObserve reports whether group is one this bridge observes, or would
+// once it appears: watched, a single-node leader, a child of a discover
+// root or matched by a pattern, and in the bridge's shard.
+func (b *Bridge) mayObserve(group string) bool {
+	if !b.cfg.Shard.Owns(group) {
+		return false
+	}
+	if _, ok := b.cfg.Leaders[group]; ok || slices.Contains(b.cfg.Watch, group) {
+		return true
+	}
+	for _, r := range b.cfg.Discover {
+		if path.Dir(group) == r {
+			return true
+		}
+	}
+	for _, pt := range b.cfg.Patterns {
+		if ok, _ := path.Match(pt.String(), group); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // merge adds reports to all, keeping each group's newest.
