@@ -107,7 +107,8 @@ type Config struct {
 	// sink holds: the first snapshot of such a group says gap when a
 	// tenure may have passed while no bridge was looking. Run adds what
 	// its sinks report (publish.Reporter: the audit log, JetStream's
-	// owners bucket); the newest report of a group counts.
+	// owners bucket, Kafka's owners topic); the newest report of a group
+	// counts.
 	Resume map[string]Resume
 	// HAReplay is how long a standby holds the events it observes
 	// (default 2m, the JetStream stream's duplicate window, so replayed

@@ -293,8 +293,8 @@ func (b *Bridge) countSuspects(c elect.Change) {
 
 // since continues the group's last observation, if there was one (an
 // observer on an earlier session, or one that failed, or what an earlier
-// run or another bridge published, see resume.go): its first snapshot then says
-// whether an owner may have come and gone in between.
+// run or another bridge published, see resume.go): its first snapshot
+// then says whether an owner may have come and gone in between.
 func (b *Bridge) since(group string, opts []elect.ObserveOption) []elect.ObserveOption {
 	b.viewMu.Lock()
 	defer b.viewMu.Unlock()
