@@ -34,6 +34,10 @@
 // after a disconnect or a server restart and deliver on a channel that
 // never drops: a slow reader slows them down.
 //
+// A bridge starting on the sink reads LastReports (each group's last owner
+// and zxid in the bucket, whichever bridge wrote it) to tell, in each
+// group's first snapshot, whether an owner came and went unseen.
+//
 // Connection options (URL, credentials, TLS, reconnect backoff) are
 // natssink.Options, shared with the NATS core sink.
 package jetstream

@@ -42,5 +42,7 @@
 // Events and FollowOwners read the topics back from the beginning, then
 // live. A publish.Follower drops duplicates and stale terms, so a change
 // published twice (a bridge restarted and re-sent its snapshot) is seen
-// once.
+// once. A bridge starting on the sink reads LastReports (the owners topic
+// to its end: each group's last owner and zxid) to tell, in each group's
+// first snapshot, whether an owner came and went unseen.
 package kafkasink
