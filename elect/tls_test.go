@@ -20,14 +20,7 @@ import (
 // errors that say so.
 func TestSessionOverTLS(t *testing.T) {
 	zk, files := zktest.ForTestTLS(t, false)
-	pemCA, err := os.ReadFile(files.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pemCA) {
-		t.Fatal("test CA does not parse")
-	}
+	pool := caPool(t, files.CA)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -71,14 +64,7 @@ func TestSessionOverTLS(t *testing.T) {
 func TestRefusedClientCertificateOverTLS13(t *testing.T) {
 	f := zktest.NewTLSFiles(t)
 	zk := zktest.ForTest(t, zkserver.Config{TLSKeyStore: f.KeyStore, TLSTrustStore: f.CA, TLSProtocol: "TLSv1.3"})
-	pemCA, err := os.ReadFile(f.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pemCA) {
-		t.Fatal("test CA does not parse")
-	}
+	pool := caPool(t, f.CA)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// With the certificate: a session, over TLS 1.3.
@@ -100,4 +86,18 @@ func TestRefusedClientCertificateOverTLS13(t *testing.T) {
 	if d := time.Since(began); d > 5*time.Second {
 		t.Errorf("the refusal took %v; a certificate error is not worth retrying", d)
 	}
+}
+
+// caPool is the pool of the test CA in file.
+func caPool(t *testing.T, file string) *x509.CertPool {
+	t.Helper()
+	pemCA, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemCA) {
+		t.Fatal("test CA does not parse")
+	}
+	return pool
 }
