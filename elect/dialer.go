@@ -25,13 +25,15 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 			return nil, errors.New("elect: session lost; not reconnecting")
 		}
 		c, err := net.DialTimeout(network, address, timeout)
+		var sent bool
 		if err == nil && tlsCfg != nil {
-			c, err = handshake(c, address, timeout, tlsCfg)
+			c, err = handshake(c, address, timeout, presenting(tlsCfg, &sent))
 		}
 		if err != nil {
 			s.dialFailed(err)
 			return nil, err
 		}
+		s.certSent.Store(sent)
 		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: address}, nil
 	}
 }
@@ -83,6 +85,34 @@ func handshake(c net.Conn, address string, timeout time.Duration, cfg *tls.Confi
 	}
 	_ = c.SetDeadline(time.Time{})
 	return tc, nil
+}
+
+// presenting is cfg set to record in sent whether the handshake gave the
+// server a client certificate: only a server that asks gets one, and
+// ZooKeeper then makes the certificate's subject an identity of the
+// connection (scheme x509), which auth:: ACL entries name. The choice of
+// certificate stays crypto/tls's: the first that suits the request.
+func presenting(cfg *tls.Config, sent *bool) *tls.Config {
+	if len(cfg.Certificates) == 0 && cfg.GetClientCertificate == nil {
+		return cfg
+	}
+	own, certs := cfg.GetClientCertificate, cfg.Certificates
+	cfg = cfg.Clone()
+	cfg.GetClientCertificate = func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		if own != nil {
+			c, err := own(cri)
+			*sent = err == nil && c != nil && len(c.Certificate) > 0
+			return c, err
+		}
+		for i := range certs {
+			if cri.SupportsCertificate(&certs[i]) == nil {
+				*sent = true
+				return &certs[i], nil
+			}
+		}
+		return new(tls.Certificate), nil
+	}
+	return cfg
 }
 
 func certRefused(address string, err error) error {

@@ -134,6 +134,25 @@ func (o *sessionOptions) checkACL() error {
 	return nil
 }
 
+// errNoIdentity: an auth:: ACL on a session that, once connected, has no
+// identity after all.
+var errNoIdentity = errors.New("elect: the ACL names auth:: but the session has no identity")
+
+// checkIdentity refuses, once connected, an auth-scheme ACL resting on a
+// client certificate the servers never asked for (ssl.clientAuth=none):
+// the session then has no identity and every create would fail.
+func (o *sessionOptions) checkIdentity(certSent bool) error {
+	if o.digest != "" || certSent {
+		return nil
+	}
+	for _, a := range o.acl {
+		if a.Scheme == "auth" {
+			return fmt.Errorf("%w: the servers did not ask for the client certificate (their ssl.clientAuth is none), so it names no one; set ssl.clientAuth=need (or want) on the servers, give digest credentials, or use an ACL without auth::", errNoIdentity)
+		}
+	}
+	return nil
+}
+
 // WithTLS speaks TLS to the servers, as their secureClientPort expects.
 // An empty ServerName is taken from each address dialled, so one config
 // serves a whole ensemble; set RootCAs to trust a private CA and

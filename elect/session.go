@@ -58,8 +58,10 @@ type Session struct {
 	log     *slog.Logger
 	timeout time.Duration // negotiated
 
-	authed    bool     // digest credentials were given (DefaultACL)
-	acl       []zk.ACL // WithDefaultACL, else nil
+	authed    bool        // digest credentials were given (DefaultACL)
+	certID    bool        // the first connection presented a client certificate (DefaultACL)
+	certSent  atomic.Bool // the last handshake presented a client certificate
+	acl       []zk.ACL    // WithDefaultACL, else nil
 	id        atomic.Int64
 	nonces    atomic.Uint32 // counts our queue nodes; see heraldID
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
@@ -119,7 +121,7 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 			return s, nil
 		}
 		last = err
-		if errors.Is(err, ErrSessionTimeout) || errors.Is(err, ErrTLS) || ctx.Err() != nil {
+		if errors.Is(err, ErrSessionTimeout) || errors.Is(err, ErrTLS) || errors.Is(err, errNoIdentity) || ctx.Err() != nil {
 			break
 		}
 		wait := b.NextBackOff()
@@ -133,7 +135,7 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 		case <-time.After(wait):
 		}
 	}
-	if errors.Is(last, ErrSessionTimeout) {
+	if errors.Is(last, ErrSessionTimeout) || errors.Is(last, errNoIdentity) {
 		return nil, last
 	}
 	if errors.Is(last, ErrTLS) {
@@ -211,20 +213,28 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 		}
 		s.authed = true
 	}
+	s.certID = s.certSent.Load()
+	if err := o.checkIdentity(s.certID); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	s.acl = o.acl
 	s.id.Store(conn.SessionID())
 	return s, nil
 }
 
 // DefaultACL is the ACL of the nodes herald creates on this session when a
-// recipe is given none: the session's WithDefaultACL if given; else with digest credentials (WithDigestAuth), this
-// identity may do anything and everyone may read; without, everyone may do
-// anything, as ZooKeeper cannot tell clients apart then.
+// recipe is given none: the session's WithDefaultACL if given; else, when
+// the session has an identity, it may do anything and everyone may read;
+// without one, everyone may do anything, as ZooKeeper cannot tell clients
+// apart then. The identities are digest credentials (WithDigestAuth) and a
+// TLS client certificate the servers asked for, which ZooKeeper's x509
+// provider names by the certificate's subject (x509:CN=…).
 func (s *Session) DefaultACL() []zk.ACL {
 	if s.acl != nil {
 		return s.acl
 	}
-	if s.authed {
+	if s.authed || s.certID {
 		return append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
 	}
 	return zk.WorldACL(zk.PermAll)

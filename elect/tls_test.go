@@ -5,10 +5,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	gozk "github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/zkserver"
@@ -88,6 +92,135 @@ func TestRefusedClientCertificateOverTLS13(t *testing.T) {
 	}
 }
 
+// TestClientCertificateIsTheIdentity: a session that gave the servers a
+// client certificate has an identity, the certificate's subject, and the
+// nodes herald creates default to "this identity may do anything, everyone
+// may read", as with digest credentials. A session under another
+// certificate reads and watches them but cannot delete, write or join; a
+// session under the same certificate can. A server that never asks for the
+// certificate gives no identity: the default stays open, and an ACL that
+// names auth:: is refused when the session connects.
+func TestClientCertificateIsTheIdentity(t *testing.T) {
+	zk, f := zktest.ForTestTLS(t, true)
+	pool := caPool(t, f.CA)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	withCert := func(cert, key string) *tls.Config {
+		c, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{c}}
+	}
+	mine, other := withCert(f.ClientCert, f.ClientKey), withCert(f.OtherClientCert, f.OtherClientKey)
+
+	s, err := elect.NewSession(ctx, zk.SecureAddrs(), elect.WithTLS(mine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := []gozk.ACL{{Perms: gozk.PermAll, Scheme: "x509", ID: "CN=herald test client"}, {Perms: gozk.PermRead, Scheme: "world", ID: "anyone"}}
+	if got := s.DefaultACL(); !slices.Equal(got, append(gozk.AuthACL(gozk.PermAll), gozk.WorldACL(gozk.PermRead)...)) {
+		t.Fatalf("default ACL with a client certificate: %s; want auth::cdrwa,world:anyone:r", elect.FormatACL(got))
+	}
+	l, err := elect.NewLock(s, "/tls/identity", elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	theirs := tlsConn(t, zk.SecureAddrs(), other)
+	for _, p := range []string{"/tls/identity", h.NodePath()} {
+		got, _, err := theirs.GetACL(p)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("ACL of %s: %s, %v; want %s", p, elect.FormatACL(got), err, elect.FormatACL(want))
+		}
+	}
+	if _, _, err := theirs.Get(h.NodePath()); err != nil {
+		t.Errorf("another identity reading the holder's node: %v", err)
+	}
+	if _, err := theirs.Set(h.NodePath(), []byte("x"), -1); !errors.Is(err, gozk.ErrNoAuth) {
+		t.Errorf("another identity writing the holder's node: %v; want ErrNoAuth", err)
+	}
+	if err := theirs.Delete(h.NodePath(), -1); !errors.Is(err, gozk.ErrNoAuth) {
+		t.Errorf("another identity deleting the holder's node: %v; want ErrNoAuth", err)
+	}
+	os2, err := elect.NewSession(ctx, zk.SecureAddrs(), elect.WithTLS(other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os2.Close()
+	ol, err := elect.NewLock(os2, "/tls/identity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ol.Acquire(ctx); err == nil || !strings.Contains(err.Error(), "not allowed to create") {
+		t.Errorf("another identity joining the group: %v; want a refusal naming the ACL", err)
+	}
+	if !h.Held() {
+		t.Fatal("the holder lost the lock to another identity's attempts")
+	}
+	// The same certificate on another connection is the same identity.
+	same := tlsConn(t, zk.SecureAddrs(), withCert(f.ClientCert, f.ClientKey))
+	p, err := same.Create("/tls/identity/same-identity", nil, 0, gozk.WorldACL(gozk.PermAll))
+	if err != nil {
+		t.Errorf("the same certificate creating in the group: %v", err)
+	} else if err := same.Delete(p, -1); err != nil {
+		t.Error(err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A server that never asks for a certificate.
+	open, of := zktest.ForTestTLS(t, false)
+	pool = caPool(t, of.CA)
+	ns, err := elect.NewSession(ctx, open.SecureAddrs(), elect.WithTLS(withCert(of.ClientCert, of.ClientKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	if got := ns.DefaultACL(); !slices.Equal(got, gozk.WorldACL(gozk.PermAll)) {
+		t.Errorf("default ACL when the server never asked for the certificate: %s; want world:anyone:cdrwa", elect.FormatACL(got))
+	}
+	auth := append(gozk.AuthACL(gozk.PermAll), gozk.WorldACL(gozk.PermRead)...)
+	began := time.Now()
+	_, err = elect.NewSession(ctx, open.SecureAddrs(), elect.WithTLS(withCert(of.ClientCert, of.ClientKey)), elect.WithDefaultACL(auth))
+	if err == nil || !strings.Contains(err.Error(), "ssl.clientAuth") {
+		t.Errorf("auth:: ACL with a certificate the server never asked for: %v; want a refusal naming ssl.clientAuth", err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("the refusal took %v; it is not worth retrying", d)
+	}
+}
+
+// tlsConn is a raw go-zookeeper connection over TLS with cfg.
+func tlsConn(t *testing.T, addrs []string, cfg *tls.Config) *gozk.Conn {
+	t.Helper()
+	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, cfg)
+	}
+	c, ev, err := gozk.Connect(addrs, 5*time.Second, gozk.WithDialer(dial), gozk.WithLogInfo(false), gozk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-ev:
+			if e.State == gozk.StateHasSession {
+				return c
+			}
+		case <-deadline:
+			t.Fatal("no session over TLS within 10s")
+		}
+	}
+}
+
 // caPool is the pool of the test CA in file.
 func caPool(t *testing.T, file string) *x509.CertPool {
 	t.Helper()
@@ -101,3 +234,8 @@ func caPool(t *testing.T, file string) *x509.CertPool {
 	}
 	return pool
 }
+
+// quietZK drops go-zookeeper's log lines.
+type quietZK struct{}
+
+func (quietZK) Printf(string, ...any) {}

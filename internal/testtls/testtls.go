@@ -18,10 +18,12 @@ import (
 )
 
 // Files names PEM files made by Generate: a certificate authority, a
-// server certificate for 127.0.0.1 and localhost, and a client certificate,
-// both signed by the CA.
+// server certificate for 127.0.0.1 and localhost, and two client
+// certificates with different subjects (CN "herald test client" and
+// "herald other client"), all signed by the CA.
 type Files struct {
 	CA, ServerCert, ServerKey, ClientCert, ClientKey string
+	OtherClientCert, OtherClientKey                  string
 }
 
 // Generate writes a fresh self-signed CA and certificates into dir. They
@@ -33,6 +35,9 @@ func Generate(dir string) (Files, error) {
 		ServerKey:  filepath.Join(dir, "server-key.pem"),
 		ClientCert: filepath.Join(dir, "client-cert.pem"),
 		ClientKey:  filepath.Join(dir, "client-key.pem"),
+
+		OtherClientCert: filepath.Join(dir, "other-client-cert.pem"),
+		OtherClientKey:  filepath.Join(dir, "other-client-key.pem"),
 	}
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -91,6 +96,9 @@ func Generate(dir string) (Files, error) {
 		return f, err
 	}
 	if err := leaf(3, "herald test client", x509.ExtKeyUsageClientAuth, f.ClientCert, f.ClientKey); err != nil {
+		return f, err
+	}
+	if err := leaf(4, "herald other client", x509.ExtKeyUsageClientAuth, f.OtherClientCert, f.OtherClientKey); err != nil {
 		return f, err
 	}
 	return f, nil
