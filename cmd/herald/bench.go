@@ -1,0 +1,492 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/spf13/cobra"
+
+	"github.com/zkherald/herald/elect"
+)
+
+func init() { register(newBenchCmd) }
+
+type benchOpts struct {
+	path     string
+	clients  int
+	duration time.Duration
+	handoffs int
+	asJSON   bool
+}
+
+func newBenchCmd(a *app) *cobra.Command {
+	var o benchOpts
+	cmd := &cobra.Command{
+		Use:   "bench [flags]",
+		Short: "Measure lock and election handoffs on your ZooKeeper, against its own floor and go-zookeeper's lock",
+		Long: `bench measures what herald's recipes get from the ZooKeeper at --zk, with the
+same credentials, TLS and ACL flags every command takes:
+
+  - the floor: how long the ensemble takes from a delete to the watch on that
+    node firing at another session (--handoffs samples);
+  - election handoffs: --clients candidates, each on its own session; the
+    leader resigns the moment it leads and rejoins the line; the time from a
+    resignation to the next leader, against the floor;
+  - lock handoffs: --clients clients take and release one lock for
+    --duration, then go-zookeeper's zk.Lock does the same for as long on
+    the same sessions; handoffs per second of each, and the time from a
+    release to the next holder.
+
+While the locks change hands, bench checks that no two clients ever believe
+they hold the lock at once, and exits 1 if they did.
+
+Everything happens under a new node below --path, removed at the end; the
+sessions bench opens go away with it. Run it where the load is welcome: each
+lock phase keeps the ensemble as busy as it can.`,
+		Example: `  herald bench --zk zk1:2181,zk2:2181,zk3:2181
+  herald bench --zk zk1:2181 --clients 20 --duration 30s --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runBench(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.path, "path", "/herald-bench", "parent of the groups bench makes (each run makes its own node below it and removes it)")
+	f.IntVar(&o.clients, "clients", 10, "participants, each with its own ZooKeeper session (2 to 200)")
+	f.DurationVar(&o.duration, "duration", 5*time.Second, "how long each lock phase runs (herald's, then zk.Lock's)")
+	f.IntVar(&o.handoffs, "handoffs", 50, "election handoffs to time, and floor samples")
+	f.BoolVar(&o.asJSON, "json", false, "print the figures as JSON")
+	return cmd
+}
+
+// benchReport is what bench prints.
+type benchReport struct {
+	Servers  string  `json:"servers"`
+	Clients  int     `json:"clients"`
+	Floor    latency `json:"floor"`
+	Election struct {
+		latency
+		VsFloor float64 `json:"p50_vs_floor"`
+	} `json:"election"`
+	Locks struct {
+		Herald   lockFigures `json:"herald"`
+		GoZK     lockFigures `json:"gozk"`
+		VsGoZK   float64     `json:"herald_vs_gozk"`
+		NeverTwo bool        `json:"never_two_holders"`
+		Overlaps int64       `json:"overlaps"`
+		Checked  int64       `json:"tenures_checked"`
+		Duration string      `json:"duration_each"`
+	} `json:"locks"`
+}
+
+// latency is the spread of timed samples, in milliseconds.
+type latency struct {
+	Samples int     `json:"samples"`
+	P50     float64 `json:"p50_ms"`
+	P99     float64 `json:"p99_ms"`
+	Max     float64 `json:"max_ms"`
+}
+
+type lockFigures struct {
+	Cycles   int64   `json:"cycles"`
+	PerSec   float64 `json:"handoffs_per_s"`
+	Handoff  latency `json:"release_to_next_holder"`
+	Overlaps int64   `json:"overlaps"`
+}
+
+func (a *app) runBench(ctx context.Context, o benchOpts) error {
+	switch {
+	case o.clients < 2 || o.clients > 200:
+		return usageErr("--clients %d: give 2 to 200 (a handoff needs two; each client is a ZooKeeper session)", o.clients)
+	case o.duration < 100*time.Millisecond:
+		return usageErr("--duration %v: give at least 100ms, e.g. 5s", o.duration)
+	case o.handoffs < 1 || o.handoffs > 100000:
+		return usageErr("--handoffs %d: give 1 to 100000", o.handoffs)
+	}
+	if err := groupArg("--path", o.path); err != nil {
+		return err
+	}
+	ctl, err := a.openSession(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer ctl.Close()
+	sessions := make([]*elect.Session, o.clients)
+	for i := range sessions {
+		if sessions[i], err = a.openSession(ctx, false); err != nil {
+			return err
+		}
+		defer sessions[i].Close()
+	}
+	run := fmt.Sprintf("%s/run-%s-%d-%08x", strings.TrimSuffix(o.path, "/"), hostPart(), os.Getpid(), rand.Uint32())
+	if err := makePath(ctx, ctl, run); err != nil {
+		return fmt.Errorf("bench: create %s: %w", run, err)
+	}
+	defer func() {
+		for _, s := range sessions {
+			s.Close() // their ephemeral nodes go with them
+		}
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := removeTree(cctx, ctl.Conn(), run); err != nil {
+			a.log.Warn("bench: could not remove what it made; delete it by hand", "path", run, "err", err)
+		}
+	}()
+	a.log.Info("bench: running", "under", run, "clients", o.clients)
+
+	r := benchReport{Servers: strings.Join(ctl.Servers(), ","), Clients: o.clients}
+	floor, err := deleteWatchFloor(ctx, ctl, sessions[0], run+"/floor", o.handoffs)
+	if err != nil {
+		return fmt.Errorf("bench: floor: %w", err)
+	}
+	r.Floor = spread(floor)
+	el, err := electionHandoffs(ctx, sessions, run+"/election", o.handoffs)
+	if err != nil {
+		return fmt.Errorf("bench: election: %w", err)
+	}
+	r.Election.latency = spread(el)
+	r.Election.VsFloor = ratio(r.Election.P50, r.Floor.P50)
+
+	h, err := lockLoop(ctx, sessions, o.duration, heraldLocker(sessions, run+"/lock"))
+	if err != nil {
+		return fmt.Errorf("bench: herald lock: %w", err)
+	}
+	p, err := lockLoop(ctx, sessions, o.duration, gozkLocker(sessions, run+"/gozk-lock"))
+	if err != nil {
+		return fmt.Errorf("bench: zk.Lock: %w", err)
+	}
+	r.Locks.Herald, r.Locks.GoZK = h, p
+	r.Locks.VsGoZK = ratio(h.PerSec, p.PerSec)
+	r.Locks.Overlaps = h.Overlaps + p.Overlaps
+	r.Locks.NeverTwo = r.Locks.Overlaps == 0
+	r.Locks.Checked = h.Cycles + p.Cycles
+	r.Locks.Duration = o.duration.String()
+
+	if o.asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else {
+		printBench(a.stdout, r, o)
+	}
+	if !r.Locks.NeverTwo {
+		return fmt.Errorf("bench: two clients believed they held the lock at once %d times; this must never happen: please report it with the ZooKeeper version and this output", r.Locks.Overlaps)
+	}
+	return nil
+}
+
+func printBench(w io.Writer, r benchReport, o benchOpts) {
+	fmt.Fprintf(w, "herald bench on %s: %d clients, each with its own session\n\n", r.Servers, r.Clients)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "measure\tp50\tp99\tmax\t")
+	row := func(what string, l latency, extra string) {
+		fmt.Fprintf(tw, "%s\t%.2f ms\t%.2f ms\t%.2f ms\t%s\n", what, l.P50, l.P99, l.Max, extra)
+	}
+	row(fmt.Sprintf("floor: delete -> watch fired (%d)", r.Floor.Samples), r.Floor, "")
+	row(fmt.Sprintf("election: resign -> next leader (%d)", r.Election.Samples), r.Election.latency, fmt.Sprintf("%.2fx the floor", r.Election.VsFloor))
+	row("herald lock: release -> next holder", r.Locks.Herald.Handoff, "")
+	row("zk.Lock: release -> next holder", r.Locks.GoZK.Handoff, "")
+	tw.Flush()
+	fmt.Fprintf(w, "\nlock handoffs/s over %v each: herald %.0f, go-zookeeper zk.Lock %.0f (herald %.2fx)\n",
+		o.duration, r.Locks.Herald.PerSec, r.Locks.GoZK.PerSec, r.Locks.VsGoZK)
+	if r.Locks.NeverTwo {
+		fmt.Fprintf(w, "never two holders: checked at each of %d tenures\n", r.Locks.Checked)
+	} else {
+		fmt.Fprintf(w, "TWO HOLDERS AT ONCE: %d times in %d tenures\n", r.Locks.Overlaps, r.Locks.Checked)
+	}
+}
+
+// deleteWatchFloor times n times how long the ensemble takes from a delete
+// (by del) to the exists watch on that node firing at another session.
+func deleteWatchFloor(ctx context.Context, del, watch *elect.Session, dir string, n int) ([]time.Duration, error) {
+	if err := makePath(ctx, del, dir); err != nil {
+		return nil, err
+	}
+	acl := del.DefaultACL()
+	out := make([]time.Duration, 0, n)
+	for i := range n {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		p := fmt.Sprintf("%s/n%d", dir, i)
+		if _, err := del.Conn().Create(p, nil, zk.FlagEphemeral, acl); err != nil {
+			return nil, err
+		}
+		ok, _, ch, err := watch.Conn().ExistsW(p)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("exists watch on %s: found %v, %v", p, ok, err)
+		}
+		t0 := time.Now()
+		if err := del.Conn().Delete(p, -1); err != nil {
+			return nil, err
+		}
+		select {
+		case ev := <-ch:
+			if ev.Type != zk.EventNodeDeleted {
+				return nil, fmt.Errorf("the watch on %s fired with %v, not its deletion", p, ev.Type)
+			}
+		case <-time.After(10 * time.Second):
+			return nil, fmt.Errorf("the watch on %s never fired", p)
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
+// electionHandoffs times n handoffs: every session campaigns; the leader
+// resigns the moment it leads and joins the line again; a sample is the
+// time from the resignation to the next leader's Campaign returning.
+func electionHandoffs(ctx context.Context, sessions []*elect.Session, group string, n int) ([]time.Duration, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	leaders := make(chan *elect.Handle)
+	errs := make(chan error, len(sessions))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	var first *elect.Election
+	for i, s := range sessions {
+		e, err := elect.NewElection(s, group, elect.CreateParents())
+		if err != nil {
+			return nil, err
+		}
+		if first == nil {
+			first = e
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				h, err := e.Campaign(ctx, fmt.Sprintf("bench-%d", i))
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- err
+					}
+					return
+				}
+				select {
+				case leaders <- h:
+				case <-ctx.Done():
+					_ = h.Resign(context.Background())
+					return
+				}
+				<-h.Done() // the timer resigns it
+			}
+		}()
+	}
+	// Let every candidate queue before timing: the first leader waits here.
+	var h *elect.Handle
+	select {
+	case h = <-leaders:
+	case err := <-errs:
+		return nil, err
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		ps, err := first.Participants(ctx)
+		if err == nil && len(ps) == len(sessions) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("only %d of %d candidates queued within 10s", len(ps), len(sessions))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	out := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if err := h.Resign(ctx); err != nil {
+			return nil, err
+		}
+		select {
+		case h = <-leaders:
+		case err := <-errs:
+			return nil, err
+		case <-time.After(30 * time.Second):
+			return nil, errors.New("no new leader within 30s of a resignation")
+		}
+		out = append(out, time.Since(t0))
+	}
+	_ = h.Resign(ctx)
+	return out, nil
+}
+
+// locker makes client i's take-and-release: take returns once it holds,
+// with a held func that reports whether this tenure still believes it
+// holds (each tenure its own) and the release.
+type locker func(i int) (take func(context.Context) (held func() bool, release func() error, err error))
+
+func heraldLocker(sessions []*elect.Session, group string) locker {
+	return func(i int) func(context.Context) (func() bool, func() error, error) {
+		l, err := elect.NewLock(sessions[i], group, elect.CreateParents(), elect.WithID(fmt.Sprintf("bench-%d", i)))
+		return func(ctx context.Context) (func() bool, func() error, error) {
+			if err != nil {
+				return nil, nil, err
+			}
+			h, err := l.Acquire(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			return h.Held, func() error {
+				// The phase may end meanwhile: the release still completes.
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				return h.Release(rctx)
+			}, nil
+		}
+	}
+}
+
+func gozkLocker(sessions []*elect.Session, group string) locker {
+	return func(i int) func(context.Context) (func() bool, func() error, error) {
+		l := zk.NewLock(sessions[i].Conn(), group, sessions[i].DefaultACL())
+		return func(ctx context.Context) (func() bool, func() error, error) {
+			if err := l.LockWithData(nil); err != nil {
+				return nil, nil, err
+			}
+			// A flag of this tenure's own: a client that takes the lock
+			// again right after releasing it is not beside itself.
+			holding := new(atomic.Bool)
+			holding.Store(true)
+			return holding.Load, func() error { holding.Store(false); return l.Unlock() }, nil
+		}
+	}
+}
+
+// lockLoop runs every client's take-and-release for d and checks, at every
+// take, that the previous holder no longer believes it holds.
+func lockLoop(ctx context.Context, sessions []*elect.Session, d time.Duration, mk locker) (lockFigures, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		current  func() bool // the holder's belief, nil when free
+		released time.Time   // when the last release began
+		gaps     []time.Duration
+		overlaps int64
+		cycles   atomic.Int64
+		wg       sync.WaitGroup
+	)
+	errs := make(chan error, len(sessions))
+	start := time.Now()
+	for i := range sessions {
+		take := mk(i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				held, release, err := take(ctx)
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- err
+					}
+					return
+				}
+				mu.Lock()
+				if current != nil && current() {
+					overlaps++
+				}
+				if !released.IsZero() {
+					gaps = append(gaps, time.Since(released))
+				}
+				current = held
+				released = time.Now()
+				mu.Unlock()
+				err = release()
+				if err != nil && ctx.Err() == nil {
+					errs <- err
+					return
+				}
+				cycles.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	for err := range errs {
+		return lockFigures{}, err
+	}
+	return lockFigures{Cycles: cycles.Load(), PerSec: float64(cycles.Load()) / elapsed.Seconds(), Handoff: spread(gaps), Overlaps: overlaps}, nil
+}
+
+// spread summarises samples in milliseconds.
+func spread(ds []time.Duration) latency {
+	if len(ds) == 0 {
+		return latency{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(p float64) float64 {
+		i := min(max(int(p*float64(len(s))+0.5)-1, 0), len(s)-1)
+		return float64(s[i]) / float64(time.Millisecond)
+	}
+	return latency{Samples: len(s), P50: at(0.50), P99: at(0.99), Max: float64(s[len(s)-1]) / float64(time.Millisecond)}
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// hostPart is the host name as one path segment.
+func hostPart() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "herald"
+	}
+	return strings.NewReplacer("/", "_", ".", "_").Replace(h)
+}
+
+// makePath creates p and its missing parents with the session's default
+// ACL.
+func makePath(ctx context.Context, s *elect.Session, p string) error {
+	acl := s.DefaultACL()
+	at := ""
+	for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
+		at += "/" + part
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if _, err := s.Conn().Create(at, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("create %s: %w", at, err)
+		}
+	}
+	return nil
+}
+
+// removeTree deletes p and everything below it, deepest first.
+func removeTree(ctx context.Context, c *zk.Conn, p string) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	children, _, err := c.Children(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, ch := range children {
+		if err := removeTree(ctx, c, p+"/"+ch); err != nil {
+			return err
+		}
+	}
+	if err := c.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	return nil
+}
