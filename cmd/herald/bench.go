@@ -282,7 +282,12 @@ func electionHandoffs(ctx context.Context, sessions []*elect.Session, group stri
 					_ = h.Resign(context.Background())
 					return
 				}
-				<-h.Done() // the timer resigns it
+				select {
+				case <-h.Done(): // the timer resigned it
+				case <-ctx.Done():
+					_ = h.Resign(context.Background())
+					return
+				}
 			}
 		}()
 	}
