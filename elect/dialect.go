@@ -3,6 +3,7 @@ package elect
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -284,4 +285,96 @@ func seqLen(seq int32) int {
 		return 11
 	}
 	return 10
+}
+
+// hazard says why two clients of a group may each believe they own at
+// once, "" when none can: a foreign client that cannot read a node below
+// its own as a sequence (Kazoo's Lock does not count it, Curator sorts it
+// after its own, go-zookeeper's Lock fails on it) owns as if that node
+// were not there, while that node's client owns too. es is the queue in
+// sequence order. herald's participants read every name by its sequence:
+// the hazard always comes from the mix of names in the group.
+func hazard(es []entry) string {
+	for i, c := range es {
+		client, reads := foreignReading(c.name)
+		if reads == nil {
+			continue
+		}
+		for _, x := range es[:i] {
+			if reads(x.name) {
+				continue
+			}
+			if info, _ := ParseName(x.name); info.Convention == "herald" {
+				n, _, _ := needOf(c.name)
+				return fmt.Sprintf("%s cannot read herald's node %s below it, so both may believe they own; herald's participants in this group need the %s dialect (--dialect %s, elect.WithDialect)",
+					client, x.name, n.dialect, n.dialect)
+			}
+			return fmt.Sprintf("%s cannot read %s below it, so both may believe they own; give these clients groups of their own", client, x.name)
+		}
+	}
+	return ""
+}
+
+// foreignReading is how the client that wrote name reads the other names
+// of its group: reads reports whether it orders a name by its sequence.
+// reads is nil for clients that order every name by sequence (herald, the
+// classic recipe) and for names herald does not know.
+func foreignReading(name string) (client string, reads func(string) bool) {
+	info, ok := ParseName(name)
+	if !ok {
+		return "", nil
+	}
+	switch info.Convention {
+	case "curator":
+		switch info.ID {
+		case "lock":
+			return "Curator InterProcessMutex or LeaderSelector (" + name + ")", func(o string) bool { return seqAfterLast(o, "lock-") }
+		case "latch":
+			return "Curator LeaderLatch (" + name + ")", func(o string) bool { return seqAfterLast(o, "latch-") }
+		}
+	case "go-zookeeper":
+		if info.ID == "lock" {
+			return "go-zookeeper Lock (" + name + ")", goZKReads
+		}
+	case "kazoo":
+		return "Kazoo Lock or Election (" + name + ")", kazooReads
+	}
+	return "", nil
+}
+
+// seqAfterLast: Curator sorts a child by the text after the last
+// occurrence of its lock name; the order is right when that is the
+// sequence.
+func seqAfterLast(name, lockName string) bool {
+	i := strings.LastIndex(name, lockName)
+	return i >= 0 && isSeqText(name[i+len(lockName):])
+}
+
+// goZKReads: go-zookeeper's Lock parses the number after the last "lock-"
+// or, in a name without one, after the last "__".
+func goZKReads(name string) bool {
+	parts := strings.Split(name, "lock-")
+	if len(parts) == 1 {
+		parts = strings.Split(name, "__")
+	}
+	_, err := strconv.Atoi(parts[len(parts)-1])
+	return err == nil
+}
+
+// kazooReads: Kazoo counts only children whose name holds "__lock__" or
+// "__rlock__", and sorts them by the text after it.
+func kazooReads(name string) bool {
+	for _, mark := range []string{"__lock__", "__rlock__"} {
+		if i := strings.Index(name, mark); i >= 0 {
+			return isSeqText(name[i+len(mark):])
+		}
+	}
+	return false
+}
+
+// isSeqText reports whether s is a sequence as ZooKeeper appends it and
+// nothing else.
+func isSeqText(s string) bool {
+	seq, ok := ParseSequence(s)
+	return ok && len(s) == seqLen(seq)
 }

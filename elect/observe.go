@@ -32,6 +32,13 @@ type View struct {
 	OfficeZxid int64
 	// Exists is false when the group path does not exist.
 	Exists bool
+	// Hazard, when not empty, says why two clients of the group may each
+	// believe they own at once: a foreign client in it cannot read a node
+	// below its own by sequence (Kazoo's Lock beside a name without
+	// "__lock__", Curator beside a name not ending in its lock name and
+	// the sequence). Owner is still the lowest node; the other client may
+	// think otherwise.
+	Hazard string
 	// LastRelease is the last resignation or release herald recorded on
 	// the group node, read by ReadGroup when the group has no owner: when
 	// it became ownerless, if a herald owner was the last.
@@ -263,6 +270,7 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 // owner is the lowest node that is not suspect (see suspicion).
 func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch bool) (bool, error) {
 	es := parseChildren(v.children)
+	v.Hazard = hazard(es)
 	owner := -1
 	for _, e := range es {
 		p := participantFromName(e)

@@ -3,7 +3,7 @@ package elect
 // diff turns two views into changes, in the order they happened as far as
 // one listing can tell: leavers, the owner change, newcomers, readiness.
 func diff(prev *View, v View) []Change {
-	base := Change{Group: v.Group, Recipe: v.Recipe, Owner: v.Owner, Zxid: v.Pzxid, Ready: v.Ready()}
+	base := Change{Group: v.Group, Recipe: v.Recipe, Owner: v.Owner, Zxid: v.Pzxid, Ready: v.Ready(), Hazard: v.Hazard}
 	if prev == nil {
 		c := base
 		c.Kind, c.Queue = Snapshot, v.Queue

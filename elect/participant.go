@@ -110,6 +110,9 @@ type Change struct {
 	// Epoch is the system's own leadership epoch, when it keeps one
 	// (Kafka's /controller_epoch, read with its controller): 0 otherwise.
 	Epoch int64 `json:"epoch,omitempty"`
+	// Hazard is the group's View.Hazard after the change: why two of its
+	// clients may each believe they own, "" when none can.
+	Hazard string `json:"hazard,omitempty"`
 }
 
 // OwnerTerm returns the owner's term (czxid), 0 when there is no owner.

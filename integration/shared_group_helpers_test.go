@@ -454,6 +454,7 @@ type sharedEnv struct {
 	bin     string
 	dir     string
 	probe   *zk.Conn // lists groups and plays the third session
+	obs     *elect.Session // reads groups as herald's observers do
 }
 
 // newSharedEnv starts what the test needs: the Curator JVM, the Kazoo
@@ -463,6 +464,7 @@ func newSharedEnv(t *testing.T, curator, kazoo, bin bool) *sharedEnv {
 	zkc := zktest.Shared(t)
 	env := &sharedEnv{zk: zkc, addrs: zkc.Addrs(), connect: zkc.ConnectString(), dir: t.TempDir()}
 	env.probe = rawConn(t, env.addrs, 10*time.Second)
+	env.obs = session(t, env.addrs)
 	if curator {
 		env.cur = newPeerCtl(startCurator(t, env.connect, sharedPeerSession), "Curator")
 	}
@@ -473,6 +475,19 @@ func newSharedEnv(t *testing.T, curator, kazoo, bin bool) *sharedEnv {
 		env.bin = buildHerald(t)
 	}
 	return env
+}
+
+// hazardOf is what herald's observers say of the group's mix of names:
+// why two of its clients may each believe they own, "" when none can.
+func hazardOf(t testing.TB, env *sharedEnv, group string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := elect.ReadGroup(ctx, env.obs, group)
+	if err != nil {
+		t.Fatalf("read %s as an observer: %v", group, err)
+	}
+	return v.Hazard
 }
 
 // sharedPeerSession is the session timeout of every participant.

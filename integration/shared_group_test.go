@@ -180,6 +180,9 @@ func runPair(t *testing.T, env *sharedEnv, first, second kindSpec, d1, d2 elect.
 	if evs, _ := log.snapshot(); hasEvent(evs, "acq", b) {
 		t.Fatalf("%s owns while %s still holds (the ownership log follows)", log.label(b), log.label(a))
 	}
+	if h := hazardOf(t, env, group); h != "" {
+		t.Errorf("observers call a safe pair a hazard: %s", h)
+	}
 	ma.release(t)
 	log.awaitAcq(t, b, pairHandoff, "after "+log.label(a)+" released (a waiter that never wakes hangs here)")
 	time.Sleep(50 * time.Millisecond)
@@ -229,6 +232,13 @@ func needsDialect(t *testing.T, env *sharedEnv, herald, peer kindSpec, need elec
 	log.awaitAcq(t, a, 20*time.Second, "first, in an empty group")
 	mb.start()
 	awaitQueue(t, env.probe, group, 2, 15*time.Second, log)
+	// Observers see it coming from the names alone.
+	if h := hazardOf(t, env, group); h == "" {
+		q, _ := queueOf(env.probe, group)
+		t.Errorf("observers see no hazard in %v, where %s misreads herald's default names", q, log.label(b))
+	} else if !strings.Contains(h, "--dialect "+string(need)) {
+		t.Errorf("observers' hazard %q does not name the dialect the table forces, %s", h, need)
+	}
 	unsafe := func(d time.Duration) string {
 		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			evs, errs := log.snapshot()
@@ -274,6 +284,9 @@ func twoOwnersSeen(t *testing.T, env *sharedEnv) {
 	log.awaitAcq(t, k, 20*time.Second, "first")
 	mc.start()
 	log.awaitAcq(t, c, 20*time.Second, "beside Kazoo, whose node Curator does not see")
+	if h := hazardOf(t, env, group); !strings.Contains(h, "groups of their own") {
+		t.Errorf("observers' hazard for Curator's mutex beside Kazoo's lock: %q; want one that tells to separate them", h)
+	}
 	time.Sleep(100 * time.Millisecond)
 	mc.release(t)
 	mk.release(t)

@@ -29,6 +29,9 @@ type whoReport struct {
 	Since     *time.Time `json:"since,omitempty"`
 	// Queue is every node in line, owner first; only ZooKeeper knows it.
 	Queue []whoNode `json:"queue,omitempty"`
+	// Hazard (from ZooKeeper) says why two of the group's clients may
+	// each believe they own: one of them cannot order a node below its own.
+	Hazard string `json:"hazard,omitempty"`
 	// Leader: a single-node leader's identity and epoch (who_single.go).
 	Leader *whoLeader `json:"leader,omitempty"`
 	// Stale (--nats, --kafka): no bridge has confirmed the value within
@@ -153,7 +156,7 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 	if err != nil {
 		return whoReport{}, err
 	}
-	r := whoReport{Group: group, Recipe: v.Recipe, Source: "zookeeper", Ready: v.Ready()}
+	r := whoReport{Group: group, Recipe: v.Recipe, Source: "zookeeper", Ready: v.Ready(), Hazard: v.Hazard}
 	if v.Owner == nil && v.LastRelease != nil {
 		t := v.LastRelease.Time
 		r.OwnerlessSince = &t
@@ -299,6 +302,9 @@ func (a *app) printWho(r whoReport, asJSON bool) error {
 	}
 	if err == nil && r.freshness != "" && !asJSON {
 		_, err = fmt.Fprintln(a.stdout, r.freshness)
+	}
+	if err == nil && r.Hazard != "" && !asJSON {
+		_, err = fmt.Fprintln(a.stdout, "two owners possible: "+r.Hazard)
 	}
 	switch {
 	case err != nil:

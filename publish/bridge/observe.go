@@ -258,7 +258,13 @@ func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
 		b.setGroup(ctx, c.Group, GroupLive)
 	}
 	b.countSuspects(c)
-	b.truth.see(c)
+	if b.truth.see(c) {
+		if c.Hazard != "" {
+			b.log.Warn("two owners possible in a group: its clients misorder each other's nodes", "group", c.Group, "why", c.Hazard)
+		} else {
+			b.log.Info("a group's clients order each other's nodes again", "group", c.Group)
+		}
+	}
 	events := publish.Translate(c, b.cfg.Source, time.Now())
 	b.live.record(events)
 	published, err := b.deliver(ctx, events)

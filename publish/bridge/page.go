@@ -104,6 +104,8 @@ func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
 		r.State, r.Why = "stale", "ZooKeeper not reachable: the owner shown is the last one seen, not the current one"
 	case st == GroupUnknown:
 		r.State, r.Why = "unknown", "ZooKeeper not reachable"
+	case g != nil && g.hazard != "":
+		r.State, r.Why = "unsafe", "two owners possible: "+g.hazard
 	case g != nil && len(g.suspects) > 0:
 		r.State, r.Why = "suspect", fmt.Sprintf("%d queue node(s) that cannot be what the queue says", len(g.suspects))
 	case r.Node == "":

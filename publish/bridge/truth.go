@@ -35,6 +35,9 @@ type groupTruth struct {
 	recent    []time.Time // owner changes in the last hour
 	gaps      float64
 	suspects  map[string]bool
+	// hazard is why two of the group's clients may each believe they own
+	// (elect.View.Hazard), "" when none can.
+	hazard string
 	// For the live page: the owner as last seen, since when (seen happen,
 	// or first seen in a snapshot), and whether it acknowledged.
 	recipe    elect.Recipe
@@ -56,6 +59,10 @@ var (
 		"Changes of the group reported with gap=true: an owner may have come and gone unseen.", []string{"group"}, nil)
 	descSuspects = prometheus.NewDesc("herald_group_suspect_nodes",
 		"Queue nodes of the group now that cannot be what the queue says (not ephemeral, or appeared below the owner).", []string{"group"}, nil)
+	descHazard = prometheus.NewDesc("herald_group_two_owners_possible",
+		"1 while the group mixes node names one of its clients cannot order: two clients may each believe they own.", []string{"group"}, nil)
+	descHazards = prometheus.NewDesc("herald_groups_two_owners_possible",
+		"Observed groups whose node names one of their clients cannot order now.", nil, nil)
 	descOwnerlessGroups = prometheus.NewDesc("herald_groups_ownerless",
 		"Observed groups without an owner now.", nil, nil)
 	descLongest = prometheus.NewDesc("herald_groups_ownerless_longest_seconds",
@@ -70,12 +77,13 @@ func newTruth(limit int) *truth {
 	return &truth{limit: limit, now: time.Now, groups: map[string]*groupTruth{}}
 }
 
-// see records what a change says about its group.
-func (tr *truth) see(c elect.Change) {
+// see records what a change says about its group. turned is true when
+// the group's hazard changed with it (see elect.View.Hazard).
+func (tr *truth) see(c elect.Change) (turned bool) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	if c.Kind == elect.Unknown {
-		return
+		return false
 	}
 	g := tr.groups[c.Group]
 	if g == nil {
@@ -110,6 +118,8 @@ func (tr *truth) see(c elect.Change) {
 		g.gaps++
 	}
 	g.countSuspects(c)
+	turned, g.hazard = g.hazard != c.Hazard, c.Hazard
+	return turned
 }
 
 // countSuspects keeps the set of the group's suspect nodes: a snapshot or
@@ -148,7 +158,7 @@ func (tr *truth) drop(group string) {
 }
 
 func (tr *truth) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descOwnerless, descChanges, descRecent, descGaps, descSuspects, descOwnerlessGroups, descLongest, descAllChanges, descAllRecent} {
+	for _, d := range []*prometheus.Desc{descOwnerless, descChanges, descRecent, descGaps, descSuspects, descHazard, descHazards, descOwnerlessGroups, descLongest, descAllChanges, descAllRecent} {
 		ch <- d
 	}
 }
@@ -158,7 +168,7 @@ func (tr *truth) Collect(ch chan<- prometheus.Metric) {
 	defer tr.mu.Unlock()
 	now := tr.now()
 	perGroup := len(tr.groups) <= tr.limit
-	var ownerless, longest, recentAll float64
+	var ownerless, longest, recentAll, hazards float64
 	for name, g := range tr.groups {
 		g.recent = trimHour(g.recent, now)
 		recentAll += float64(len(g.recent))
@@ -168,6 +178,11 @@ func (tr *truth) Collect(ch chan<- prometheus.Metric) {
 			ownerless++
 			longest = max(longest, secs)
 		}
+		hazard := 0.0
+		if g.hazard != "" {
+			hazard = 1
+			hazards++
+		}
 		if !perGroup {
 			continue
 		}
@@ -176,7 +191,9 @@ func (tr *truth) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descRecent, prometheus.GaugeValue, float64(len(g.recent)), name)
 		ch <- prometheus.MustNewConstMetric(descGaps, prometheus.CounterValue, g.gaps, name)
 		ch <- prometheus.MustNewConstMetric(descSuspects, prometheus.GaugeValue, float64(len(g.suspects)), name)
+		ch <- prometheus.MustNewConstMetric(descHazard, prometheus.GaugeValue, hazard, name)
 	}
+	ch <- prometheus.MustNewConstMetric(descHazards, prometheus.GaugeValue, hazards)
 	ch <- prometheus.MustNewConstMetric(descOwnerlessGroups, prometheus.GaugeValue, ownerless)
 	ch <- prometheus.MustNewConstMetric(descLongest, prometheus.GaugeValue, longest)
 	ch <- prometheus.MustNewConstMetric(descAllChanges, prometheus.CounterValue, tr.changes)

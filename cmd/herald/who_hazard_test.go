@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"path"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// herald who says when a group's clients misorder each other's nodes, so
+// that two of them may each believe they own: here a Kazoo node behind a
+// Curator mutex node, which Kazoo does not count.
+func TestWhoSaysTwoOwnersPossible(t *testing.T) {
+	srv := zktest.Shared(t)
+	g := uniq(t)
+	c, _, err := zk.Connect(srv.Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, p := range []string{path.Dir(g), g} {
+		if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	for _, base := range []string{"_c_5b3e1f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-lock-", "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__"} {
+		if _, err := c.Create(g+"/"+base, []byte("x"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zkf := []string{"--zk", srv.ConnectString()}
+	out, stderr, code := heraldRun(t, nil, append(zkf, "who", g)...)
+	if code != 0 || !strings.Contains(out, "two owners possible: Kazoo Lock or Election") || !strings.Contains(out, "groups of their own") {
+		t.Errorf("who: exit %d; want the owner and a line saying two owners are possible:\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = heraldRun(t, nil, append(zkf, "who", "--json", g)...)
+	var r whoReport
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || !strings.Contains(r.Hazard, "Kazoo") {
+		t.Errorf("who --json: exit %d, hazard %q (%v):\n%s%s", code, r.Hazard, err, out, stderr)
+	}
+}

@@ -1,0 +1,53 @@
+package elect
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestHazard: which mixes of names let two clients of a group each believe
+// they own, following how each client reads the others' names.
+func TestHazard(t *testing.T) {
+	herald := func(d Dialect, r Recipe, seq int32) string {
+		return nodeBase(d, heraldID{session: 0x1000_0000_0000_0042, nonce: uint32(seq) + 1, recipe: r}, "lock-") + FormatSequence(seq)
+	}
+	curator := func(lockName string, seq int32) string {
+		return "_c_5b3e1f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-" + lockName + FormatSequence(seq)
+	}
+	gozk := func(seq int32) string { return "_c_0123456789abcdef0123456789abcdef-lock-" + FormatSequence(seq) }
+	kazoo := func(seq int32) string { return "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__" + FormatSequence(seq) }
+	for _, c := range []struct {
+		name  string
+		queue []string // lowest first
+		want  []string // substrings of the hazard; none: no hazard
+	}{
+		{"herald lock, then Kazoo", []string{herald(DialectCuratorLock, RecipeLock, 0), kazoo(1)}, []string{"Kazoo", "herald's node", "--dialect kazoo"}},
+		{"Kazoo, then herald", []string{kazoo(0), herald(DialectCuratorLock, RecipeLock, 1)}, nil},
+		{"herald in Kazoo's dialect, then Kazoo", []string{herald(DialectKazoo, RecipeLock, 0), kazoo(1)}, nil},
+		{"Curator mutex, then Kazoo", []string{curator("lock-", 0), kazoo(1)}, []string{"Kazoo", "groups of their own"}},
+		{"Kazoo, then Curator mutex", []string{kazoo(0), curator("lock-", 1)}, []string{"Curator InterProcessMutex", "groups of their own"}},
+		{"Kazoo, then go-zookeeper (which reads Kazoo's names)", []string{kazoo(0), gozk(1)}, nil},
+		{"go-zookeeper, then Kazoo", []string{gozk(0), kazoo(1)}, []string{"Kazoo"}},
+		{"classic candidate, then Curator latch", []string{"candidate-0x1a2b_" + FormatSequence(0), curator("latch-", 1)}, []string{"LeaderLatch", "candidate-0x1a2b_0000000000"}},
+		{"classic lock, Curator mutex, go-zookeeper", []string{"lock-" + FormatSequence(0), curator("lock-", 1), gozk(2)}, nil},
+		{"herald election, then Curator mutex", []string{herald(DialectCuratorLatch, RecipeElection, 0), curator("lock-", 1)}, []string{"--dialect curator-lock"}},
+		{"herald lock, then Curator latch", []string{herald(DialectCuratorLock, RecipeLock, 0), curator("latch-", 1)}, []string{"--dialect curator-latch"}},
+		{"herald lock, then Curator mutex and go-zookeeper", []string{herald(DialectCuratorLock, RecipeLock, 0), curator("lock-", 1), gozk(2)}, nil},
+		{"herald classic names, then go-zookeeper", []string{herald(DialectClassic, RecipeLock, 0), gozk(1)}, []string{"go-zookeeper"}},
+		{"herald only", []string{herald(DialectCuratorLatch, RecipeElection, 0), herald(DialectClassic, RecipeElection, 1)}, nil},
+		{"empty", nil, nil},
+	} {
+		got := hazard(parseChildren(c.queue))
+		switch {
+		case len(c.want) == 0 && got != "":
+			t.Errorf("%s: hazard %q; want none", c.name, got)
+		case len(c.want) > 0 && got == "":
+			t.Errorf("%s: no hazard; want one naming %q", c.name, c.want)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: hazard %q does not say %q", c.name, got, w)
+			}
+		}
+	}
+}
