@@ -453,7 +453,7 @@ type sharedEnv struct {
 	cur, kz *peerCtl
 	bin     string
 	dir     string
-	probe   *zk.Conn // lists groups and plays the third session
+	probe   *zk.Conn       // lists groups and plays the third session
 	obs     *elect.Session // reads groups as herald's observers do
 }
 
