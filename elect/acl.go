@@ -16,6 +16,10 @@ import (
 //	world:anyone:cdrwa             open to all
 //	digest:ops:7x5rG...=:cdrwa,world:anyone:r
 //	ip:10.0.0.0/8:cdrwa
+//	x509:CN=host-a,O=Example:cdrwa,x509:CN=host-b,O=Example:cdrwa,world:anyone:r
+//
+// An x509 id is a certificate's subject as ZooKeeper's x509 provider names
+// it (RFC 2253), commas and all.
 //
 // A set that no one may read is refused: herald's observers and every
 // other recipe must read and watch the nodes.
@@ -25,17 +29,14 @@ func ParseACL(s string) ([]zk.ACL, error) {
 	}
 	var out []zk.ACL
 	var readable bool
-	for _, entry := range strings.Split(s, ",") {
-		entry = strings.TrimSpace(entry)
+	for _, entry := range aclEntries(s) {
 		scheme, rest, ok := strings.Cut(entry, ":")
 		i := strings.LastIndex(rest, ":")
 		if !ok || i < 0 || scheme == "" {
 			return nil, fmt.Errorf("elect: ACL entry %q: want scheme:id:perms, e.g. world:anyone:r", entry)
 		}
 		id, letters := rest[:i], rest[i+1:]
-		switch scheme {
-		case "world", "auth", "digest", "ip", "x509", "sasl", "super":
-		default:
+		if !aclScheme(scheme) {
 			return nil, fmt.Errorf("elect: ACL entry %q: unknown scheme %q (world, auth, digest, ip, x509 or sasl)", entry, scheme)
 		}
 		if scheme == "world" && id != "anyone" {
@@ -71,6 +72,34 @@ func ParseACL(s string) ([]zk.ACL, error) {
 		return nil, fmt.Errorf("elect: ACL %q lets no one read; add at least world:anyone:r or auth::r, since every participant and observer must read and watch the nodes", s)
 	}
 	return out, nil
+}
+
+// aclEntries splits an ACL list on its commas, except those inside an
+// x509 id: a certificate subject as ZooKeeper names it (RFC 2253) holds
+// commas between its parts, "x509:CN=herald,O=Example:cdrwa". A piece that
+// does not start with a scheme continues the x509 entry before it.
+func aclEntries(s string) []string {
+	var out []string
+	for _, piece := range strings.Split(s, ",") {
+		scheme, _, _ := strings.Cut(strings.TrimSpace(piece), ":")
+		if n := len(out); n > 0 && !aclScheme(scheme) && strings.HasPrefix(strings.TrimSpace(out[n-1]), "x509:") {
+			out[n-1] += "," + piece // as written: `O=Example\, Inc.` keeps its space
+			continue
+		}
+		out = append(out, piece)
+	}
+	for i := range out {
+		out[i] = strings.TrimSpace(out[i])
+	}
+	return out
+}
+
+func aclScheme(s string) bool {
+	switch s {
+	case "world", "auth", "digest", "ip", "x509", "sasl", "super":
+		return true
+	}
+	return false
 }
 
 // FormatACL writes acl in ParseACL's notation.

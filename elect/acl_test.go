@@ -14,6 +14,13 @@ func TestParseACL(t *testing.T) {
 		"auth::cdrwa,world:anyone:r": {{Scheme: "auth", ID: "", Perms: zk.PermAll}, {Scheme: "world", ID: "anyone", Perms: zk.PermRead}},
 		"digest:ops:Ab9+/x=:cdrwa":   {{Scheme: "digest", ID: "ops:Ab9+/x=", Perms: zk.PermAll}},
 		" ip:10.0.0.0/8:rw ":         {{Scheme: "ip", ID: "10.0.0.0/8", Perms: zk.PermRead | zk.PermWrite}},
+		// A certificate subject keeps its commas (RFC 2253, as ZooKeeper's
+		// x509 provider names it).
+		`x509:CN=host-a,O=Example\, Inc.:cdrwa, x509:CN=host-b:cdrwa,world:anyone:r`: {
+			{Scheme: "x509", ID: `CN=host-a,O=Example\, Inc.`, Perms: zk.PermAll},
+			{Scheme: "x509", ID: "CN=host-b", Perms: zk.PermAll},
+			{Scheme: "world", ID: "anyone", Perms: zk.PermRead},
+		},
 	}
 	for in, want := range good {
 		got, err := elect.ParseACL(in)
@@ -44,6 +51,7 @@ func TestParseACL(t *testing.T) {
 		"world:anyone:":       "grants nothing",
 		"ip:127.0.0.1:cdwa":   "no one read",
 		"world:anyone:r,oops": "scheme:id:perms",
+		"x509:CN=a,O=b":       "scheme:id:perms",
 	}
 	for in, want := range bad {
 		if _, err := elect.ParseACL(in); err == nil || !strings.Contains(err.Error(), want) {

@@ -59,7 +59,7 @@ type Session struct {
 	timeout time.Duration // negotiated
 
 	authed    bool        // digest credentials were given (DefaultACL)
-	certID    bool        // the first connection presented a client certificate (DefaultACL)
+	certID    bool        // the first connection presented a client certificate
 	certSent  atomic.Bool // the last handshake presented a client certificate
 	acl       []zk.ACL    // WithDefaultACL, else nil
 	id        atomic.Int64
@@ -224,17 +224,22 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 }
 
 // DefaultACL is the ACL of the nodes herald creates on this session when a
-// recipe is given none: the session's WithDefaultACL if given; else, when
-// the session has an identity, it may do anything and everyone may read;
-// without one, everyone may do anything, as ZooKeeper cannot tell clients
-// apart then. The identities are digest credentials (WithDigestAuth) and a
-// TLS client certificate the servers asked for, which ZooKeeper's x509
-// provider names by the certificate's subject (x509:CN=…).
+// recipe is given none: the session's WithDefaultACL if given; else, with
+// digest credentials (WithDigestAuth), this identity may do anything and
+// everyone may read; without, everyone may do anything, as ZooKeeper's own
+// clients and Curator and Kazoo default to.
+//
+// A TLS client certificate the servers asked for is an identity too
+// (ZooKeeper's x509 provider names it by the certificate's subject, and
+// auth:: entries name it), but it does not change this default: hosts
+// usually hold certificates of their own, and a group that admitted only
+// its creator's would shut the others out. Give WithDefaultACL (--zk-acl)
+// the identities that may change the nodes.
 func (s *Session) DefaultACL() []zk.ACL {
 	if s.acl != nil {
 		return s.acl
 	}
-	if s.authed || s.certID {
+	if s.authed {
 		return append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
 	}
 	return zk.WorldACL(zk.PermAll)

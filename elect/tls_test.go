@@ -93,13 +93,13 @@ func TestRefusedClientCertificateOverTLS13(t *testing.T) {
 }
 
 // TestClientCertificateIsTheIdentity: a session that gave the servers a
-// client certificate has an identity, the certificate's subject, and the
-// nodes herald creates default to "this identity may do anything, everyone
-// may read", as with digest credentials. A session under another
-// certificate reads and watches them but cannot delete, write or join; a
-// session under the same certificate can. A server that never asks for the
-// certificate gives no identity: the default stays open, and an ACL that
-// names auth:: is refused when the session connects.
+// client certificate has an identity, the certificate's subject, which an
+// auth:: ACL names: a session under another certificate then reads and
+// watches herald's nodes but cannot delete, write or join; a session under
+// the same certificate can. The default ACL stays open (hosts usually hold
+// certificates of their own); an ACL naming each host's subject lets them
+// share a group. A server that never asks for the certificate gives no
+// identity: an ACL that names auth:: is refused when the session connects.
 func TestClientCertificateIsTheIdentity(t *testing.T) {
 	zk, f := zktest.ForTestTLS(t, true)
 	pool := caPool(t, f.CA)
@@ -113,16 +113,22 @@ func TestClientCertificateIsTheIdentity(t *testing.T) {
 		return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{c}}
 	}
 	mine, other := withCert(f.ClientCert, f.ClientKey), withCert(f.OtherClientCert, f.OtherClientKey)
+	auth := append(gozk.AuthACL(gozk.PermAll), gozk.WorldACL(gozk.PermRead)...)
 
-	s, err := elect.NewSession(ctx, zk.SecureAddrs(), elect.WithTLS(mine))
+	plain, err := elect.NewSession(ctx, zk.SecureAddrs(), elect.WithTLS(mine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if got := plain.DefaultACL(); !slices.Equal(got, gozk.WorldACL(gozk.PermAll)) {
+		t.Errorf("default ACL with a client certificate alone: %s; want world:anyone:cdrwa", elect.FormatACL(got))
+	}
+
+	s, err := elect.NewSession(ctx, zk.SecureAddrs(), elect.WithTLS(mine), elect.WithDefaultACL(auth))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	want := []gozk.ACL{{Perms: gozk.PermAll, Scheme: "x509", ID: "CN=herald test client"}, {Perms: gozk.PermRead, Scheme: "world", ID: "anyone"}}
-	if got := s.DefaultACL(); !slices.Equal(got, append(gozk.AuthACL(gozk.PermAll), gozk.WorldACL(gozk.PermRead)...)) {
-		t.Fatalf("default ACL with a client certificate: %s; want auth::cdrwa,world:anyone:r", elect.FormatACL(got))
-	}
 	l, err := elect.NewLock(s, "/tls/identity", elect.CreateParents())
 	if err != nil {
 		t.Fatal(err)
@@ -131,8 +137,8 @@ func TestClientCertificateIsTheIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-
 	theirs := tlsConn(t, zk.SecureAddrs(), other)
+	want := []gozk.ACL{{Perms: gozk.PermAll, Scheme: "x509", ID: "CN=herald test client"}, {Perms: gozk.PermRead, Scheme: "world", ID: "anyone"}}
 	for _, p := range []string{"/tls/identity", h.NodePath()} {
 		got, _, err := theirs.GetACL(p)
 		if err != nil || !slices.Equal(got, want) {
@@ -175,18 +181,41 @@ func TestClientCertificateIsTheIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A server that never asks for a certificate.
-	open, of := zktest.ForTestTLS(t, false)
-	pool = caPool(t, of.CA)
-	ns, err := elect.NewSession(ctx, open.SecureAddrs(), elect.WithTLS(withCert(of.ClientCert, of.ClientKey)))
+	// Two hosts with certificates of their own share a group whose ACL
+	// names both subjects.
+	both, err := elect.ParseACL("x509:CN=herald test client:cdrwa,x509:CN=herald other client:cdrwa,world:anyone:r")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ns.Close()
-	if got := ns.DefaultACL(); !slices.Equal(got, gozk.WorldACL(gozk.PermAll)) {
-		t.Errorf("default ACL when the server never asked for the certificate: %s; want world:anyone:cdrwa", elect.FormatACL(got))
+	var hs []*elect.Handle
+	for _, cfg := range []*tls.Config{mine, other} {
+		hs2, err := elect.NewSession(ctx, zk.SecureAddrs(), elect.WithTLS(cfg), elect.WithDefaultACL(both))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer hs2.Close()
+		l, err := elect.NewLock(hs2, "/tls/two-hosts", elect.CreateParents())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hs) > 0 {
+			if err := hs[0].Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatalf("host %d of 2 taking the shared lock: %v", len(hs)+1, err)
+		}
+		hs = append(hs, h)
 	}
-	auth := append(gozk.AuthACL(gozk.PermAll), gozk.WorldACL(gozk.PermRead)...)
+	if err := hs[1].Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A server that never asks for a certificate.
+	open, of := zktest.ForTestTLS(t, false)
+	pool = caPool(t, of.CA)
 	began := time.Now()
 	_, err = elect.NewSession(ctx, open.SecureAddrs(), elect.WithTLS(withCert(of.ClientCert, of.ClientKey)), elect.WithDefaultACL(auth))
 	if err == nil || !strings.Contains(err.Error(), "ssl.clientAuth") {
