@@ -79,7 +79,9 @@ func (w *OwnerWatch) Skipped() uint64 { return w.skipped.Load() }
 // with the heartbeats in the bridges bucket (herald_bridges, see
 // FromBridgesBucket), which Follow reads before the first value and
 // watches after. A value that turns stale, or fresh again, while nothing
-// else changes is delivered again with the new flag.
+// else changes is delivered again with the new flag, and so is one first
+// delivered before its bridge's first heartbeat once that heartbeat
+// confirms it.
 func Follow(ctx context.Context, js jetstream.JetStream, group string, opts ...FollowOption) (*OwnerWatch, error) {
 	cfg, err := newFollowConfig(opts)
 	if err != nil {

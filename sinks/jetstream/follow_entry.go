@@ -102,14 +102,18 @@ func (f *ownerFollow) remember(key, writer string, u OwnerUpdate) {
 }
 
 // refresh judges again every value delivered (a heartbeat arrived, or the
-// first fresh value reached its bound) and delivers again those whose Stale
-// changed. It arms the timer for the next value to turn stale.
+// first fresh value reached its bound) and delivers again those whose
+// judgement changed: stale or fresh, the bridge that confirms it, or that
+// bridge's state (a value delivered before its bridge's first heartbeat is
+// delivered again, confirmed, when that heartbeat comes). A heartbeat that
+// only moves Confirmed on delivers nothing. It arms the timer for the next
+// value to turn stale.
 func (f *ownerFollow) refresh(ctx context.Context) error {
 	now := time.Now()
 	var next time.Time
 	for key, l := range f.last {
 		fr := f.bridges.Judge(now, l.writer)
-		changed := fr.Stale != l.u.Stale
+		changed := fr.Stale != l.u.Stale || fr.ConfirmedBy != l.u.ConfirmedBy || fr.BridgeState != l.u.BridgeState
 		l.u.Freshness = fr
 		if changed {
 			l.u.Initial = false

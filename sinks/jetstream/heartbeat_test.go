@@ -221,3 +221,23 @@ func TestFollowWithoutHeartbeats(t *testing.T) {
 		t.Fatal("a bad bridges bucket name was accepted")
 	}
 }
+
+// A value delivered before its bridge's first heartbeat (not judged yet)
+// is delivered again once the bridge confirms it: a reader learns that it
+// is now confirmed, by whom and when, and not only when it turns stale.
+func TestFollowValueConfirmedAfterDelivery(t *testing.T) {
+	g := uniq(t)
+	b := source(t, "late")
+	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
+	write(t, s, from(gain(g, "a", 100), b))
+	w := follow(t, g)
+	u := nextFor(t, w, g, 10*time.Second)
+	if u.Owner == nil || u.Stale || u.BridgeState != "" || !u.Confirmed.IsZero() {
+		t.Fatalf("before any heartbeat of %s: %+v; want a, not judged", b, u)
+	}
+	h := beat(t, s, b, publish.BridgeActive, "")
+	u = nextFor(t, w, g, 5*time.Second)
+	if u.Owner == nil || u.Stale || u.ConfirmedBy != b || u.BridgeState != publish.BridgeActive || !u.Confirmed.Equal(h.Time) {
+		t.Fatalf("after %s's first heartbeat: %+v; want a, confirmed by it", b, u)
+	}
+}

@@ -72,8 +72,12 @@ func (st *staleness[T]) armBefore(at time.Time) {
 }
 
 // refresh judges again the last value of group only (when not ""), or of
-// every group, and sends those whose Stale changed on c. After a full
-// refresh the timer is armed for the next value to turn stale.
+// every group, and sends on c those whose judgement changed: stale or
+// fresh, the bridge that confirms it, or that bridge's state (a value read
+// before its bridge's first heartbeat is sent again, confirmed, when that
+// heartbeat comes); a heartbeat that only moves Confirmed on sends
+// nothing. After a full refresh the timer is armed for the next value to
+// turn stale.
 func (st *staleness[T]) refresh(ctx context.Context, c chan<- T, only string) error {
 	if !st.again {
 		return nil
@@ -85,7 +89,8 @@ func (st *staleness[T]) refresh(ctx context.Context, c chan<- T, only string) er
 			continue
 		}
 		fr := st.judge(key, v, now)
-		changed := fr.Stale != st.get(v).Stale
+		was := st.get(v)
+		changed := fr.Stale != was.Stale || fr.ConfirmedBy != was.ConfirmedBy || fr.BridgeState != was.BridgeState
 		v = st.set(v, fr)
 		st.last[key] = v
 		if changed {

@@ -211,3 +211,24 @@ func TestFollowOwnersWithoutHeartbeats(t *testing.T) {
 		t.Fatalf("after b1's first heartbeat (stopped): %+v, want stale", u)
 	}
 }
+
+// A value read before its bridge's first heartbeat (not judged yet) is
+// delivered again once the bridge confirms it.
+func TestFollowOwnersConfirmedAfterDelivery(t *testing.T) {
+	c := kafkatest.Start(t)
+	cfg := hbConfig(t, c)
+	s := connected(t, cfg)
+	const g = "/late/g"
+	beat(t, s, "other", publish.BridgeActive, "") // the bridges topic exists
+	writeEvents(t, s, gainFrom(g, "a", 100, "late"))
+	st := followOwners(t, cfg, g)
+	u := nextOwner(t, st, 20*time.Second)
+	if u.Owner() == nil || u.Stale || u.BridgeState != "" || !u.Confirmed.IsZero() {
+		t.Fatalf("before any heartbeat of late: %+v; want a, not judged", u)
+	}
+	h := beat(t, s, "late", publish.BridgeActive, "")
+	u = nextOwner(t, st, 10*time.Second)
+	if u.Owner() == nil || u.Stale || u.ConfirmedBy != "late" || u.BridgeState != publish.BridgeActive || !u.Confirmed.Equal(h.Time) {
+		t.Fatalf("after late's first heartbeat: %+v; want a, confirmed by it", u)
+	}
+}
