@@ -10,16 +10,16 @@ import (
 )
 
 // staleness judges the values a stream delivers with the bridges'
-// heartbeats, and delivers a value again when only its Stale changes (a
-// heartbeat arrived, a bound passed, or another bridge re-stated it). It
-// is used by the stream's run goroutine only.
+// heartbeats, and delivers a value again when only its judgement changes
+// (a heartbeat arrived, a bound passed, or another bridge re-stated it;
+// see refresh). It is used by the stream's run goroutine only.
 type staleness[T any] struct {
 	beat chan struct{} // a heartbeat changed the table
 	// judge says how fresh v, the value of group key, is at now.
 	judge func(key string, v T, now time.Time) publish.Freshness
 	get   func(v T) publish.Freshness
 	set   func(v T, f publish.Freshness) T
-	// again: deliver values again when their Stale changes.
+	// again: deliver values again when their judgement changes.
 	again bool
 	last  map[string]T // by group: the last value delivered
 	timer *time.Timer  // fires when the first fresh value turns stale
