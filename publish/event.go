@@ -92,9 +92,13 @@ type Event struct {
 	// Snapshot marks events a bridge published as part of a snapshot of the
 	// current state (on start, takeover or reconnect) rather than as a change
 	// it saw happen.
-	Snapshot bool      `json:"snapshot,omitempty"`
-	Time     time.Time `json:"time"`
-	Source   string    `json:"source"`
+	Snapshot bool `json:"snapshot,omitempty"`
+	// Hazard, when set, says why two clients of the group may each believe
+	// they own as this event is observed (elect.Change.Hazard): the owner
+	// named is the lowest node, and another client may think otherwise.
+	Hazard string    `json:"hazard,omitempty"`
+	Time   time.Time `json:"time"`
+	Source string    `json:"source"`
 }
 
 // Subject returns the node the event's id is derived from: the candidate for

@@ -34,6 +34,7 @@ func Translate(c elect.Change, source string, now time.Time) []Event {
 		Epoch:  c.Epoch,
 		Zxid:   c.Zxid,
 		Gap:    c.Gap,
+		Hazard: c.Hazard,
 		Time:   now,
 		Source: source,
 	}

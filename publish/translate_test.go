@@ -85,7 +85,7 @@ func TestTranslate(t *testing.T) {
 		{"unknown", elect.Change{Kind: elect.Unknown, Recipe: el, Owner: a}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.in.Group, tc.in.Zxid, tc.in.Gap = "/jobs/nightly", 500, true
+			tc.in.Group, tc.in.Zxid, tc.in.Gap, tc.in.Hazard = "/jobs/nightly", 500, true, "a client cannot read n_a"
 			now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 			got := Translate(tc.in, "bridge-1", now)
 			if g := briefs(got); !reflect.DeepEqual(g, tc.want) && !(len(g) == 0 && len(tc.want) == 0) {
@@ -95,7 +95,7 @@ func TestTranslate(t *testing.T) {
 				if err := e.Validate(); err != nil {
 					t.Errorf("%s: %v", e.Type, err)
 				}
-				if e.ID != e.WithID().ID || e.Group != "/jobs/nightly" || e.Zxid != 500 || !e.Gap ||
+				if e.ID != e.WithID().ID || e.Group != "/jobs/nightly" || e.Zxid != 500 || !e.Gap || e.Hazard != tc.in.Hazard ||
 					e.Source != "bridge-1" || !e.Time.Equal(now) || e.Recipe != tc.in.Recipe {
 					t.Errorf("%s: common fields wrong: %+v", e.Type, e)
 				}

@@ -8,7 +8,8 @@ import (
 )
 
 // eventLine renders one event as one readable line: time, type, group,
-// owner and previous owner, term, reason, and the gap and snapshot marks.
+// owner and previous owner, term, reason, and the gap, snapshot and
+// two-owners marks (the hazard's reason is in --json).
 func eventLine(e publish.Event) string {
 	var b strings.Builder
 	b.WriteString(e.Time.UTC().Format("2006-01-02T15:04:05.000Z"))
@@ -36,6 +37,9 @@ func eventLine(e publish.Event) string {
 	}
 	if e.Snapshot {
 		b.WriteString("  (snapshot)")
+	}
+	if e.Hazard != "" {
+		b.WriteString("  TWO-OWNERS-POSSIBLE")
 	}
 	return b.String()
 }
