@@ -143,35 +143,10 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 		}
 	}()
 	a.log.Info("bench: running", "under", run, "clients", o.clients)
-
-	r := benchReport{Servers: strings.Join(ctl.Servers(), ","), Clients: o.clients}
-	floor, err := deleteWatchFloor(ctx, ctl, sessions[0], run+"/floor", o.handoffs)
+	r, err := measure(ctx, ctl, sessions, run, o)
 	if err != nil {
-		return fmt.Errorf("bench: floor: %w", err)
+		return err
 	}
-	r.Floor = spread(floor)
-	el, err := electionHandoffs(ctx, sessions, run+"/election", o.handoffs)
-	if err != nil {
-		return fmt.Errorf("bench: election: %w", err)
-	}
-	r.Election.latency = spread(el)
-	r.Election.VsFloor = ratio(r.Election.P50, r.Floor.P50)
-
-	h, err := lockLoop(ctx, sessions, o.duration, heraldLocker(sessions, run+"/lock"))
-	if err != nil {
-		return fmt.Errorf("bench: herald lock: %w", err)
-	}
-	p, err := lockLoop(ctx, sessions, o.duration, gozkLocker(sessions, run+"/gozk-lock"))
-	if err != nil {
-		return fmt.Errorf("bench: zk.Lock: %w", err)
-	}
-	r.Locks.Herald, r.Locks.GoZK = h, p
-	r.Locks.VsGoZK = ratio(h.PerSec, p.PerSec)
-	r.Locks.Overlaps = h.Overlaps + p.Overlaps
-	r.Locks.NeverTwo = r.Locks.Overlaps == 0
-	r.Locks.Checked = h.Cycles + p.Cycles
-	r.Locks.Duration = o.duration.String()
-
 	if o.asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -185,6 +160,38 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 		return fmt.Errorf("bench: two clients believed they held the lock at once %d times; this must never happen: please report it with the ZooKeeper version and this output", r.Locks.Overlaps)
 	}
 	return nil
+}
+
+// measure runs the three parts under run: the floor, the election
+// handoffs, and the two lock phases.
+func measure(ctx context.Context, ctl *elect.Session, sessions []*elect.Session, run string, o benchOpts) (benchReport, error) {
+	r := benchReport{Servers: strings.Join(ctl.Servers(), ","), Clients: o.clients}
+	floor, err := deleteWatchFloor(ctx, ctl, sessions[0], run+"/floor", o.handoffs)
+	if err != nil {
+		return r, fmt.Errorf("bench: floor: %w", err)
+	}
+	r.Floor = spread(floor)
+	el, err := electionHandoffs(ctx, sessions, run+"/election", o.handoffs)
+	if err != nil {
+		return r, fmt.Errorf("bench: election: %w", err)
+	}
+	r.Election.latency = spread(el)
+	r.Election.VsFloor = ratio(r.Election.P50, r.Floor.P50)
+	h, err := lockLoop(ctx, sessions, o.duration, heraldLocker(sessions, run+"/lock"))
+	if err != nil {
+		return r, fmt.Errorf("bench: herald lock: %w", err)
+	}
+	p, err := lockLoop(ctx, sessions, o.duration, gozkLocker(sessions, run+"/gozk-lock"))
+	if err != nil {
+		return r, fmt.Errorf("bench: zk.Lock: %w", err)
+	}
+	r.Locks.Herald, r.Locks.GoZK = h, p
+	r.Locks.VsGoZK = ratio(h.PerSec, p.PerSec)
+	r.Locks.Overlaps = h.Overlaps + p.Overlaps
+	r.Locks.NeverTwo = r.Locks.Overlaps == 0
+	r.Locks.Checked = h.Cycles + p.Cycles
+	r.Locks.Duration = o.duration.String()
+	return r, nil
 }
 
 func printBench(w io.Writer, r benchReport, o benchOpts) {
@@ -268,27 +275,7 @@ func electionHandoffs(ctx context.Context, sessions []*elect.Session, group stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
-				h, err := e.Campaign(ctx, fmt.Sprintf("bench-%d", i))
-				if err != nil {
-					if ctx.Err() == nil {
-						errs <- err
-					}
-					return
-				}
-				select {
-				case leaders <- h:
-				case <-ctx.Done():
-					_ = h.Resign(context.Background())
-					return
-				}
-				select {
-				case <-h.Done(): // the timer resigned it
-				case <-ctx.Done():
-					_ = h.Resign(context.Background())
-					return
-				}
-			}
+			candidate(ctx, e, fmt.Sprintf("bench-%d", i), leaders, errs)
 		}()
 	}
 	// Let every candidate queue before timing: the first leader waits here.
@@ -325,6 +312,32 @@ func electionHandoffs(ctx context.Context, sessions []*elect.Session, group stri
 	}
 	_ = h.Resign(ctx)
 	return out, nil
+}
+
+// candidate campaigns again and again, handing each leadership to leaders
+// and waiting for the timer to resign it, until ctx ends.
+func candidate(ctx context.Context, e *elect.Election, id string, leaders chan<- *elect.Handle, errs chan<- error) {
+	for ctx.Err() == nil {
+		h, err := e.Campaign(ctx, id)
+		if err != nil {
+			if ctx.Err() == nil {
+				errs <- err
+			}
+			return
+		}
+		select {
+		case leaders <- h:
+		case <-ctx.Done():
+			_ = h.Resign(context.Background())
+			return
+		}
+		select {
+		case <-h.Done(): // the timer resigned it
+		case <-ctx.Done():
+			_ = h.Resign(context.Background())
+			return
+		}
+	}
 }
 
 // locker makes client i's take-and-release: take returns once it holds,
