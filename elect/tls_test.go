@@ -124,16 +124,7 @@ func TestClientCertificateIsTheIdentity(t *testing.T) {
 		t.Errorf("default ACL with a client certificate alone: %s; want world:anyone:cdrwa", elect.FormatACL(got))
 	}
 
-	s, err := elect.NewSession(ctx, zk.SecureAddrs(), elect.WithTLS(mine), elect.WithDefaultACL(auth))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	l, err := elect.NewLock(s, "/tls/identity", elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := l.Acquire(ctx)
+	h, err := tlsLock(t, zk.SecureAddrs(), mine, auth, "/tls/identity").Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,16 +145,7 @@ func TestClientCertificateIsTheIdentity(t *testing.T) {
 	if err := theirs.Delete(h.NodePath(), -1); !errors.Is(err, gozk.ErrNoAuth) {
 		t.Errorf("another identity deleting the holder's node: %v; want ErrNoAuth", err)
 	}
-	os2, err := elect.NewSession(ctx, zk.SecureAddrs(), elect.WithTLS(other))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os2.Close()
-	ol, err := elect.NewLock(os2, "/tls/identity")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ol.Acquire(ctx); err == nil || !strings.Contains(err.Error(), "not allowed to create") {
+	if _, err := tlsLock(t, zk.SecureAddrs(), other, nil, "/tls/identity").Acquire(ctx); err == nil || !strings.Contains(err.Error(), "not allowed to create") {
 		t.Errorf("another identity joining the group: %v; want a refusal naming the ACL", err)
 	}
 	if !h.Held() {
@@ -189,15 +171,7 @@ func TestClientCertificateIsTheIdentity(t *testing.T) {
 	}
 	var hs []*elect.Handle
 	for _, cfg := range []*tls.Config{mine, other} {
-		hs2, err := elect.NewSession(ctx, zk.SecureAddrs(), elect.WithTLS(cfg), elect.WithDefaultACL(both))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer hs2.Close()
-		l, err := elect.NewLock(hs2, "/tls/two-hosts", elect.CreateParents())
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := tlsLock(t, zk.SecureAddrs(), cfg, both, "/tls/two-hosts")
 		if len(hs) > 0 {
 			if err := hs[0].Release(ctx); err != nil {
 				t.Fatal(err)
@@ -224,6 +198,28 @@ func TestClientCertificateIsTheIdentity(t *testing.T) {
 	if d := time.Since(began); d > 5*time.Second {
 		t.Errorf("the refusal took %v; it is not worth retrying", d)
 	}
+}
+
+// tlsLock is a Lock at path on a session over TLS with cfg whose nodes get
+// acl (nil: the default), closed when the test ends.
+func tlsLock(t *testing.T, addrs []string, cfg *tls.Config, acl []gozk.ACL, path string) *elect.Lock {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	opts := []elect.SessionOption{elect.WithTLS(cfg)}
+	if acl != nil {
+		opts = append(opts, elect.WithDefaultACL(acl))
+	}
+	s, err := elect.NewSession(ctx, addrs, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	l, err := elect.NewLock(s, path, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // tlsConn is a raw go-zookeeper connection over TLS with cfg.
