@@ -126,14 +126,17 @@ type Many struct {
 	ended  bool
 }
 
-// member is one group of a Many. ob is the worker's alone while busy; the
-// rest is guarded by Many.mu.
+// member is one group of a Many, or one single-node leader (single not
+// nil). ob and single are the worker's alone while busy; the rest is
+// guarded by Many.mu.
 type member struct {
-	ob observation
+	ob     observation
+	single *singleState
 
 	queued, busy, again, removed bool
 	fired                        fired
 	last                         *View
+	leader                       *SingleView // a single-node leader's last
 	fails                        int
 	retry                        *time.Timer
 }
@@ -178,6 +181,31 @@ func (m *Many) Add(group string, opts ...ObserveOption) error {
 	return nil
 }
 
+// AddSingle starts observing the single-node leader at p as ObserveSingle
+// does (its first change is a Snapshot; Since and AfterOwner apply), but
+// by turns on Many's workers, with no goroutine of its own: the watch on
+// the node reaches Many's dispatcher by its path. p and the groups share
+// one namespace: observing a path twice is an error.
+func (m *Many) AddSingle(p string, sn SingleNode, opts ...ObserveOption) error {
+	st, _, err := newSingleState(m.s, p, sn, opts)
+	if err != nil {
+		return err
+	}
+	g := &member{single: &st}
+	g.ob.group, g.ob.childrenFired = p, true
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		return fmt.Errorf("elect: observe %s: %w", p, m.endErr())
+	}
+	if _, ok := m.groups[p]; ok {
+		return fmt.Errorf("elect: %s is observed already", p)
+	}
+	m.groups[p] = g
+	m.enqueue(g)
+	return nil
+}
+
 // Remove stops observing group (nothing more is sent for it once Remove
 // returns, apart from a change a worker is sending at that moment).
 func (m *Many) Remove(group string) {
@@ -211,6 +239,20 @@ func (m *Many) Last(group string) (View, bool) {
 		return View{}, false
 	}
 	return *g.last, true
+}
+
+// Leader is what SingleObserver.Leader is for a single-node leader added
+// with AddSingle: the latest view its changes were sent for, with the
+// owner's decoded identity and the epoch (false before its first, and for
+// paths not added with AddSingle).
+func (m *Many) Leader(p string) (SingleView, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, ok := m.groups[p]
+	if !ok || g.leader == nil {
+		return SingleView{}, false
+	}
+	return *g.leader, true
 }
 
 // Lasts is Last for every group that has a view.
@@ -291,7 +333,9 @@ func (m *Many) follow() {
 func (m *Many) onEvent(ev zk.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if g := m.groups[ev.Path]; g != nil && ev.Type != zk.EventNodeDataChanged {
+	// A data change of a group node is herald's release mark, which the
+	// children watch already covers; of a single-node leader, a new term.
+	if g := m.groups[ev.Path]; g != nil && (ev.Type != zk.EventNodeDataChanged || g.single != nil) {
 		g.fired.children = true
 		m.enqueue(g)
 	}
@@ -374,6 +418,10 @@ func (m *Many) work() {
 // serve is one turn of a group: what step, suspended and await do for an
 // Observer, taken one at a time.
 func (m *Many) serve(g *member, f fired) {
+	if g.single != nil {
+		m.serveSingle(g, f)
+		return
+	}
 	ob := &g.ob
 	if f.children {
 		ob.childrenFired, ob.childW, ob.existsW = true, nil, nil
@@ -418,6 +466,47 @@ func (m *Many) serve(g *member, f fired) {
 	m.mu.Unlock()
 }
 
+// serveSingle is one turn of a single-node leader: what
+// singleObservation's step and suspended do, taken one at a time. Its
+// node's watch is set by the read and reaches onEvent.
+func (m *Many) serveSingle(g *member, f fired) {
+	ob, st := &g.ob, g.single
+	if f.children {
+		ob.childrenFired = true
+	}
+	state, changed := m.s.State()
+	switch state {
+	case StateLost, StateClosed:
+		m.finish(m.s.Err())
+		return
+	case StateConnecting, StateSuspended:
+		if c, ok := st.unseen(); ok && !m.emit([]Change{c}) {
+			return
+		}
+		ob.childrenFired = true
+		return // read again once connected (follow queues every group)
+	}
+	if !ob.childrenFired {
+		return
+	}
+	cctx, cancel := stateCtx(changed, m.ctx.Done())
+	sv, _, err := st.r.read(cctx, true)
+	cancel()
+	if err != nil {
+		m.readFailed(g, err)
+		return
+	}
+	ob.childrenFired = false
+	if !m.emit(st.changes(sv)) {
+		return
+	}
+	st.prev = &sv
+	v := sv.view()
+	m.mu.Lock()
+	g.last, g.leader, g.fails = &v, &sv, 0
+	m.mu.Unlock()
+}
+
 // readFailed: a lost connection is followed by follow; an expired session
 // stops Many; any other error makes the group Unknown until a retry.
 func (m *Many) readFailed(g *member, err error) {
@@ -433,7 +522,12 @@ func (m *Many) readFailed(g *member, err error) {
 		m.retryIn(g, 200*time.Millisecond, nil)
 		return
 	}
-	if ob.prev != nil {
+	switch {
+	case g.single != nil:
+		if c, ok := g.single.unseen(); ok && !m.emit([]Change{c}) {
+			return
+		}
+	case ob.prev != nil:
 		if !m.emit([]Change{ob.unknown()}) {
 			return
 		}

@@ -331,26 +331,39 @@ func ObserveSingle(ctx context.Context, s *Session, p string, sn SingleNode, opt
 	if s == nil {
 		return nil, errors.New("elect: nil session")
 	}
-	if err := ValidatePath(p); err != nil {
+	st, oo, err := newSingleState(s, p, sn, opts)
+	if err != nil {
 		return nil, err
 	}
+	so := &SingleObserver{Observer: &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}}
+	ob := &singleObservation{o: so, s: s, singleState: st}
+	go ob.run(ctx)
+	return so, nil
+}
+
+// newSingleState checks a single-node leader's path, SingleNode and
+// options, and makes the state its observation starts from.
+func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (singleState, observeOptions, error) {
+	if err := ValidatePath(p); err != nil {
+		return singleState{}, observeOptions{}, err
+	}
 	if p == "/" {
-		return nil, fmt.Errorf("%w: / cannot be a leader node", ErrBadPath)
+		return singleState{}, observeOptions{}, fmt.Errorf("%w: / cannot be a leader node", ErrBadPath)
 	}
 	if sn.EpochPath != "" {
 		if err := ValidatePath(sn.EpochPath); err != nil {
-			return nil, fmt.Errorf("elect: epoch path: %w", err)
+			return singleState{}, observeOptions{}, fmt.Errorf("elect: epoch path: %w", err)
 		}
 	}
 	if sn.Format != "" {
 		if _, err := ident.ParseFormat(string(sn.Format)); err != nil {
-			return nil, err
+			return singleState{}, observeOptions{}, err
 		}
 	}
 	oo := observeOptions{buffer: 64}
 	for _, opt := range opts {
 		if err := opt(&oo); err != nil {
-			return nil, err
+			return singleState{}, observeOptions{}, err
 		}
 	}
 	if r, ok := oo.rules.For(p); ok && oo.recipe == "" {
@@ -359,19 +372,16 @@ func ObserveSingle(ctx context.Context, s *Session, p string, sn SingleNode, opt
 	if oo.recipe == "" {
 		oo.recipe = RecipeElection
 	}
-	so := &SingleObserver{Observer: &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}}
-	ob := &singleObservation{o: so, s: s, r: singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: oo.recipe}}
+	st := singleState{r: singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: oo.recipe}}
 	switch {
 	case oo.since != nil:
-		v := *oo.since
-		ob.before = &singleBefore{view: v}
+		st.before = &singleBefore{view: *oo.since}
 	case oo.after != nil:
 		v := *oo.after
 		v.Group = p
-		ob.before = &singleBefore{view: v}
+		st.before = &singleBefore{view: v}
 	}
-	go ob.run(ctx)
-	return so, nil
+	return st, oo, nil
 }
 
 // SingleObserver is the Observer of a single-node leader; Leader adds
@@ -401,16 +411,23 @@ type singleBefore struct {
 	epoch *SingleView
 }
 
-type singleObservation struct {
-	o      *SingleObserver
-	s      *Session
+// singleState is what the observation of a single-node leader carries
+// from one read to the next, whether it runs on a goroutine of its own
+// (ObserveSingle) or by turns (Many.AddSingle).
+type singleState struct {
 	r      singleReader
 	prev   *SingleView
 	before *singleBefore
-	watch  <-chan zk.Event
 	// pendingGap: a read showed no new owner, but an election went
 	// unseen; the next change carries Gap.
 	pendingGap bool
+}
+
+type singleObservation struct {
+	singleState
+	o     *SingleObserver
+	s     *Session
+	watch <-chan zk.Event
 }
 
 func (ob *singleObservation) run(ctx context.Context) {
@@ -426,38 +443,59 @@ func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) 
 		return ob.readFailed(ctx, err)
 	}
 	ob.watch = ch
-	var changes []Change
+	changes := ob.changes(sv)
+	if !ob.emit(ctx, changes) {
+		return errStop
+	}
+	ob.setLast(sv)
+	return ob.await(ctx, changed)
+}
+
+// changes are what a read shows since the last one: a Snapshot first
+// (measured against the state before a stretch not seen), then
+// OwnerChanged when the owner differs. The caller records sv as prev
+// once the changes are out.
+func (st *singleState) changes(sv SingleView) []Change {
 	v := sv.view()
 	epoch := int64(0)
 	if sv.EpochKnown {
 		epoch = sv.Epoch
 	}
 	switch {
-	case ob.prev == nil:
+	case st.prev == nil:
 		c := Change{Kind: Snapshot, Epoch: epoch, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.Pzxid}
-		if ob.before != nil {
-			c.Gap = ob.pendingGap || ob.before.missed(sv)
-			ob.before, ob.pendingGap = nil, false
+		if st.before != nil {
+			c.Gap = st.pendingGap || st.before.missed(sv)
+			st.before, st.pendingGap = nil, false
 		}
-		changes = []Change{c}
-	case ownerNode(ob.prev.Owner) != ownerNode(sv.Owner):
-		c := Change{Kind: OwnerChanged, Epoch: epoch, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Previous: ob.prev.Owner,
-			Queue: v.Queue, Zxid: sv.Pzxid, Gap: ob.pendingGap || missedSingle(ob.prev.view(), ob.prev, sv)}
-		if ob.prev.Owner != nil {
+		return []Change{c}
+	case ownerNode(st.prev.Owner) != ownerNode(sv.Owner):
+		c := Change{Kind: OwnerChanged, Epoch: epoch, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Previous: st.prev.Owner,
+			Queue: v.Queue, Zxid: sv.Pzxid, Gap: st.pendingGap || missedSingle(st.prev.view(), st.prev, sv)}
+		if st.prev.Owner != nil {
 			c.Reason = ReasonUnknown // ZooKeeper does not say why a node went
 		}
-		changes, ob.pendingGap = []Change{c}, false
-	default:
-		// No owner change to report, but a node may have come and gone
-		// since the last read (its creation fired the watch): the next
-		// change says so.
-		ob.pendingGap = ob.pendingGap || missedSingle(ob.prev.view(), ob.prev, sv)
+		st.pendingGap = false
+		return []Change{c}
 	}
-	if !ob.emit(ctx, changes) {
-		return errStop
+	// No owner change to report, but a node may have come and gone since
+	// the last read (its creation fired the watch): the next change says
+	// so.
+	st.pendingGap = st.pendingGap || missedSingle(st.prev.view(), st.prev, sv)
+	return nil
+}
+
+// unseen ends what the last read showed when the connection is lost: the
+// Unknown change to send (false when nothing was shown yet), and the next
+// read is measured against it.
+func (st *singleState) unseen() (Change, bool) {
+	if st.prev == nil {
+		return Change{}, false
 	}
-	ob.setLast(sv)
-	return ob.await(ctx, changed)
+	prev := *st.prev
+	st.before = &singleBefore{view: prev.view(), epoch: &prev}
+	st.prev = nil
+	return Change{Kind: Unknown, Group: prev.Path, Recipe: prev.Recipe, Zxid: prev.Pzxid}, true
 }
 
 func ownerNode(p *Participant) string {
@@ -530,13 +568,11 @@ func b2i(b bool) int {
 
 // suspended says Unknown once and waits for the session to change state.
 func (ob *singleObservation) suspended(ctx context.Context, changed <-chan struct{}) error {
-	if ob.prev != nil {
-		if !ob.emit(ctx, []Change{{Kind: Unknown, Group: ob.prev.Path, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}}) {
+	if c, ok := ob.unseen(); ok {
+		ob.watch = nil
+		if !ob.emit(ctx, []Change{c}) {
 			return errStop
 		}
-		prev := *ob.prev
-		ob.before = &singleBefore{view: prev.view(), epoch: &prev}
-		ob.prev, ob.watch = nil, nil
 	}
 	select {
 	case <-changed:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,15 +121,54 @@ func activeNodeInfoData(ns, nn, host string, port, zkfc int32) []byte {
 	return protowire.AppendVarint(b, uint64(zkfc))
 }
 
-func observeSingle(t *testing.T, s *elect.Session, p string, sn elect.SingleNode, opts ...elect.ObserveOption) *elect.SingleObserver {
+// singleSource is a single-node leader's observation as the tests read
+// it: an ObserveSingle observer, or (under TestManySingle) one leader of
+// a Many.
+type singleSource struct {
+	Observer source
+	Leader   func() (elect.SingleView, bool)
+	Last     func() (elect.View, bool)
+}
+
+func observeSingle(t *testing.T, s *elect.Session, p string, sn elect.SingleNode, opts ...elect.ObserveOption) singleSource {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	if strings.HasPrefix(t.Name(), "TestManySingle/") {
+		m, err := elect.ObserveMany(ctx, s, elect.Workers(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.AddSingle(p, sn, opts...); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cancel(); <-m.Done() })
+		return singleSource{Observer: m, Leader: func() (elect.SingleView, bool) { return m.Leader(p) }, Last: func() (elect.View, bool) { return m.Last(p) }}
+	}
 	o, err := elect.ObserveSingle(ctx, s, p, sn, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); o.Wait() })
-	return o
+	return singleSource{Observer: o.Observer, Leader: o.Leader, Last: o.Last}
+}
+
+// TestManySingle runs the single-node leader tests through
+// Many.AddSingle: turns on a shared pool must tell every story exactly as
+// an observer of its own does.
+func TestManySingle(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func(*testing.T)
+	}{
+		{"KafkaController", TestSingleKafkaController},
+		{"HBaseMasterExpiry", TestSingleHBaseMasterExpiry},
+		{"MalformedData", TestSingleMalformedData},
+		{"ConnectionLoss", TestSingleConnectionLoss},
+		{"SinceAndAfterOwner", TestSingleSinceAndAfterOwner},
+		{"RewrittenNodeAndRecipe", TestSingleRewrittenNodeAndRecipe},
+	} {
+		t.Run(tc.name, tc.f)
+	}
 }
 
 func czxidOf(t *testing.T, c *zk.Conn, p string) int64 {
@@ -452,6 +492,10 @@ func TestSingleRewrittenNodeAndRecipe(t *testing.T) {
 func TestSingleRejectsBadInput(t *testing.T) {
 	s := session(t, sharedAddrs(t))
 	ctx := ctxT(t, 5*time.Second)
+	m, err := elect.ObserveMany(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		p  string
 		sn elect.SingleNode
@@ -465,6 +509,16 @@ func TestSingleRejectsBadInput(t *testing.T) {
 			o.Wait()
 			t.Errorf("ObserveSingle(%q, %+v) accepted", c.p, c.sn)
 		}
+		if err := m.AddSingle(c.p, c.sn); err == nil {
+			t.Errorf("Many.AddSingle(%q, %+v) accepted", c.p, c.sn)
+		}
+	}
+	p := groupPath(t) + "/leader"
+	if err := m.AddSingle(p, elect.SingleNode{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(p); err == nil {
+		t.Error("Many observes a path as a group and as a single-node leader at once")
 	}
 	if _, err := elect.ObserveSingle(ctx, nil, "/x", elect.SingleNode{}); err == nil {
 		t.Error("nil session accepted")

@@ -80,8 +80,7 @@ type groupSet struct {
 	s   *elect.Session
 	ctx context.Context
 
-	// many observes every queue group; single-node leaders have observers
-	// of their own.
+	// many observes every group and single-node leader.
 	many *elect.Many
 
 	mu      sync.Mutex
@@ -112,11 +111,18 @@ func (gs *groupSet) add(group, owner string) {
 		}
 		return
 	}
-	if _, single := gs.b.leaderNode(group); !single && gs.many != nil {
+	if gs.many != nil {
 		gs.running[group] = &follower{owners: []string{owner}}
 		gs.b.setGroup(gs.ctx, group, GroupPending)
 		gs.b.log.Debug("observing group", "group", group, "root", owner)
-		if err := gs.many.Add(group, gs.b.since(group, gs.b.cfg.recipeFor(group))...); err != nil {
+		opts := gs.b.since(group, gs.b.cfg.recipeFor(group))
+		var err error
+		if sn, single := gs.b.leaderNode(group); single {
+			err = gs.many.AddSingle(group, gs.b.counted(sn), opts...)
+		} else {
+			err = gs.many.Add(group, opts...)
+		}
+		if err != nil {
 			gs.b.log.Error("cannot observe group", "group", group, "err", err)
 			gs.b.setGroup(gs.ctx, group, GroupUnknown)
 		}
@@ -351,6 +357,16 @@ func (b *Bridge) leaderNode(group string) (elect.SingleNode, bool) {
 	return elect.SingleNode{}, false
 }
 
+// counted is sn with its data that does not decode counted and logged.
+func (b *Bridge) counted(sn elect.SingleNode) elect.SingleNode {
+	format := string(sn.Format)
+	sn.OnFallback = func(p string, err error) {
+		b.fallbacks.WithLabelValues(format).Inc()
+		b.log.Warn("a leader's data does not decode as its system writes it; its id is the raw form", "node", p, "format", format, "err", err)
+	}
+	return sn
+}
+
 // observeOne observes a queue group, or a single-node leader, whose data
 // that does not decode is counted.
 func (b *Bridge) observeOne(ctx context.Context, s *elect.Session, group string, opts []elect.ObserveOption) (*elect.Observer, error) {
@@ -358,12 +374,7 @@ func (b *Bridge) observeOne(ctx context.Context, s *elect.Session, group string,
 	if !ok {
 		return elect.Observe(ctx, s, group, opts...)
 	}
-	format := string(sn.Format)
-	sn.OnFallback = func(p string, err error) {
-		b.fallbacks.WithLabelValues(format).Inc()
-		b.log.Warn("a leader's data does not decode as its system writes it; its id is the raw form", "node", p, "format", format, "err", err)
-	}
-	so, err := elect.ObserveSingle(ctx, s, group, sn, opts...)
+	so, err := elect.ObserveSingle(ctx, s, group, b.counted(sn), opts...)
 	if err != nil {
 		return nil, err
 	}
