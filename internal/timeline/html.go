@@ -73,6 +73,9 @@ func (c Chart) table(w *bufio.Writer) {
 			if t.Gap {
 				before = `<span class="gap">gap: an owner may be missing</span>`
 			}
+			if t.TwoOwners {
+				before += ` <span class="gap">two owners possible: another client may have believed it owned</span>`
+			}
 			fmt.Fprintf(w, "<tr><td>%s</td><td>%s <small>(%s)</small></td><td class=\"num\">%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 				esc(l.Group), esc(owner(t)), esc(t.Owner.Node), t.Term, esc(from), esc(until), esc(string(t.Reason)), before)
 		}

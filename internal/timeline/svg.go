@@ -243,6 +243,9 @@ func describe(t audit.Tenure, heldNow bool) string {
 	if t.Gap {
 		b.WriteString("; an owner may be missing before it")
 	}
+	if t.TwoOwners {
+		b.WriteString("; another client may have believed it owned meanwhile")
+	}
 	return b.String()
 }
 

@@ -60,9 +60,9 @@ func ExampleHistory() {
 	// /jobs/nightly term 260: dave held 0s (exact false), ended "", gap true
 	// /locks/db term 300: carol held 5m0s (exact true), ended "released", gap true
 	//
-	// GROUP          TERM  OWNER                    FROM                    UNTIL                   HELD FOR  END              GAP
-	// /jobs/nightly  100   alice (n_0000000007)     2025-03-01T02:00:00Z    2025-03-01T03:00:00Z    1h0m0s    session expired  -
-	// /jobs/nightly  250   bob (n_0000000008)       2025-03-01T03:00:00Z    ≥ 2025-03-01T03:10:00Z  ≥ 10m0s   not seen         -
-	// /jobs/nightly  260   dave (n_0000000009)      ≤ 2025-03-01T04:00:00Z  holding                 ≥ 0s      -                maybe
-	// /locks/db      300   carol (lock-0000000001)  2025-03-01T02:00:00Z    2025-03-01T02:05:00Z    5m0s      released         maybe
+	// GROUP          TERM  OWNER                    FROM                    UNTIL                   HELD FOR  END              GAP    TWO OWNERS
+	// /jobs/nightly  100   alice (n_0000000007)     2025-03-01T02:00:00Z    2025-03-01T03:00:00Z    1h0m0s    session expired  -      -
+	// /jobs/nightly  250   bob (n_0000000008)       2025-03-01T03:00:00Z    ≥ 2025-03-01T03:10:00Z  ≥ 10m0s   not seen         -      -
+	// /jobs/nightly  260   dave (n_0000000009)      ≤ 2025-03-01T04:00:00Z  holding                 ≥ 0s      -                maybe  -
+	// /locks/db      300   carol (lock-0000000001)  2025-03-01T02:00:00Z    2025-03-01T02:05:00Z    5m0s      released         maybe  -
 }

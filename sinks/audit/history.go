@@ -53,6 +53,11 @@ type Tenure struct {
 	// was never seen, or it was first seen in a snapshot taken after a
 	// stretch the events did not observe.
 	Gap bool
+	// TwoOwners is true when an event showed, during the tenure, that the
+	// group mixed node names one of its clients cannot order
+	// (publish.Event.Hazard): another client may have believed it owned at
+	// the same time.
+	TwoOwners bool
 }
 
 // Open reports whether the tenure has not ended as far as the events tell.
@@ -79,6 +84,7 @@ type tenureJSON struct {
 	Exact     bool                `json:"exact"`
 	Reason    elect.Reason        `json:"reason,omitempty"`
 	Gap       bool                `json:"gap"`
+	TwoOwners bool                `json:"two_owners_possible,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -94,7 +100,7 @@ func (t Tenure) MarshalJSON() ([]byte, error) {
 	j := tenureJSON{Group: t.Group, Recipe: t.Recipe, Term: t.Term, Owner: t.Owner,
 		From: timePtr(t.From), FromSeen: t.FromSeen, Ready: timePtr(t.Ready),
 		Until: timePtr(t.Until), UntilSeen: t.UntilSeen, LastSeen: timePtr(t.LastSeen),
-		Exact: t.Exact(), Reason: t.Reason, Gap: t.Gap}
+		Exact: t.Exact(), Reason: t.Reason, Gap: t.Gap, TwoOwners: t.TwoOwners}
 	if !t.From.IsZero() {
 		s := t.HeldFor.Seconds()
 		j.HeldFor = &s
@@ -117,7 +123,7 @@ func (t *Tenure) UnmarshalJSON(b []byte) error {
 	*t = Tenure{Group: j.Group, Recipe: j.Recipe, Term: j.Term, Owner: j.Owner,
 		From: get(j.From), FromSeen: j.FromSeen, Ready: get(j.Ready),
 		Until: get(j.Until), UntilSeen: j.UntilSeen, LastSeen: get(j.LastSeen),
-		Reason: j.Reason, Gap: j.Gap}
+		Reason: j.Reason, Gap: j.Gap, TwoOwners: j.TwoOwners}
 	if j.HeldFor != nil {
 		t.HeldFor = time.Duration(*j.HeldFor * float64(time.Second))
 	}
@@ -221,7 +227,7 @@ func groupHistory(evs []publish.Event) []Tenure {
 	seenID := map[string]bool{}
 	before := false // an earlier event of the group was read
 	newRow := func(e publish.Event, p *publish.Participant) *row {
-		r := &row{Tenure: Tenure{Group: e.Group, Recipe: e.Recipe, Term: e.Term}}
+		r := &row{Tenure: Tenure{Group: e.Group, Recipe: e.Recipe, Term: e.Term, TwoOwners: e.Hazard != ""}}
 		if p != nil {
 			r.Owner = *p
 		}
@@ -240,6 +246,7 @@ func groupHistory(evs []publish.Event) []Tenure {
 		if e.Owner != nil && !e.Type.Loses() {
 			if r := byTerm[e.Term]; r != nil && (r.Owner.Node == "" || r.Owner.Node == e.Owner.Node) && !(r.ended && r.UntilSeen) {
 				r.see(e.Time)
+				r.TwoOwners = r.TwoOwners || e.Hazard != ""
 			}
 		}
 		if e.ID != "" && seenID[e.ID] {

@@ -82,6 +82,41 @@ func TestHistoryReadyAndCandidates(t *testing.T) {
 	}
 }
 
+// A tenure during which an event carried the group's hazard (a client
+// that cannot order the owner's node joined) may have had a second owner;
+// the tenures before and after it did not, and the flag shows in the
+// table and the JSON.
+func TestHistoryTwoOwnersPossible(t *testing.T) {
+	joined := hev(publish.CandidateJoined, "b", "", 20, 6)
+	joined.Candidate, joined.Hazard = &publish.Participant{ID: "kazoo", Node: "k__lock__0000000003"}, "Kazoo cannot read n_b below it"
+	joined = joined.WithID()
+	ts := History([]publish.Event{
+		hev(publish.LeaderElected, "a", "", 10, 0),
+		hev(publish.LeaderElected, "b", "a", 20, 5),
+		joined,
+		hev(publish.LeaderElected, "c", "b", 30, 9),
+	})
+	if len(ts) != 3 || ts[0].TwoOwners || !ts[1].TwoOwners || ts[2].TwoOwners {
+		t.Fatalf("tenures %+v: want only b's marked two owners possible", ts)
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, ts, h0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if !strings.HasSuffix(lines[0], "TWO OWNERS") || !strings.HasSuffix(lines[2], "possible") || strings.HasSuffix(lines[1], "possible") {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+	b, err := json.Marshal(ts[1])
+	if err != nil || !strings.Contains(string(b), `"two_owners_possible":true`) {
+		t.Fatalf("JSON %s (%v): want two_owners_possible", b, err)
+	}
+	var back Tenure
+	if err := json.Unmarshal(b, &back); err != nil || !back.TwoOwners {
+		t.Fatalf("JSON round trip: %+v (%v)", back, err)
+	}
+}
+
 // A snapshot saying nobody owns the group is no tenure of its own; the
 // tenure it finds gone ended at a moment the log did not observe: it is
 // given as ending when last seen held, marked, never at the snapshot.

@@ -14,12 +14,14 @@ import (
 // for every source. It states only what was observed: a start nobody saw
 // is "≤ <first seen holding>", an end nobody saw "≥ <last seen holding>"
 // (END "not seen"), and HELD FOR is "≥ <what was seen>" unless both ends
-// were seen. An open tenure's HELD FOR counts to the last time it was seen
+// were seen. TWO OWNERS says "possible" where another client of the group
+// may have believed it owned meanwhile (Tenure.TwoOwners). An open
+// tenure's HELD FOR counts to the last time it was seen
 // holding, not to now: now is kept for callers and not used.
 func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
 	_ = now
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GROUP\tTERM\tOWNER\tFROM\tUNTIL\tHELD FOR\tEND\tGAP")
+	fmt.Fprintln(tw, "GROUP\tTERM\tOWNER\tFROM\tUNTIL\tHELD FOR\tEND\tGAP\tTWO OWNERS")
 	for _, t := range ts {
 		from, until, held, end := "?", "holding", "?", "-"
 		if !t.From.IsZero() {
@@ -49,8 +51,12 @@ func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
 		if t.Gap {
 			gap = "maybe"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Group, strconv.FormatInt(t.Term, 10),
-			ownerName(t.Owner), from, until, held, end, gap)
+		two := "-"
+		if t.TwoOwners {
+			two = "possible"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Group, strconv.FormatInt(t.Term, 10),
+			ownerName(t.Owner), from, until, held, end, gap, two)
 	}
 	return tw.Flush()
 }
