@@ -29,8 +29,9 @@ type whoReport struct {
 	Since     *time.Time `json:"since,omitempty"`
 	// Queue is every node in line, owner first; only ZooKeeper knows it.
 	Queue []whoNode `json:"queue,omitempty"`
-	// Hazard (from ZooKeeper) says why two of the group's clients may
-	// each believe they own: one of them cannot order a node below its own.
+	// Hazard says why two of the group's clients may each believe they
+	// own: one of them cannot order a node below its own. From ZooKeeper
+	// as it is now; from NATS or Kafka as the group's latest event said.
 	Hazard string `json:"hazard,omitempty"`
 	// Leader: a single-node leader's identity and epoch (who_single.go).
 	Leader *whoLeader `json:"leader,omitempty"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
@@ -43,5 +44,16 @@ func TestWhoSaysTwoOwnersPossible(t *testing.T) {
 	var r whoReport
 	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || !strings.Contains(r.Hazard, "Kazoo") {
 		t.Errorf("who --json: exit %d, hazard %q (%v):\n%s%s", code, r.Hazard, err, out, stderr)
+	}
+
+	// A bridge publishes it with the group's events; who --nats says it
+	// from there, without ZooKeeper.
+	url := natsserver.Start(t).URL()
+	br := start(t, nil, append(zkf, "bridge", "--watch", g, "--nats", url)...)
+	if err := waitFor(20*time.Second, func() bool {
+		out, _, _ = heraldRun(t, nil, "who", "--nats", url, g)
+		return strings.Contains(out, "two owners possible: Kazoo Lock or Election")
+	}); err != nil {
+		t.Errorf("who --nats never said two owners are possible (%v):\n%s\nbridge:\n%s", err, out, br.out.String())
 	}
 }

@@ -56,6 +56,19 @@ func (a *app) addHealth(ctx context.Context, sf *sourceFlags, r *whoReport) {
 	if r.Owner == nil {
 		r.OwnerlessSince = since
 	}
+	if r.Hazard == "" {
+		r.Hazard = lastHazard(events)
+	}
+}
+
+// lastHazard is the hazard the group's latest event carried: whether, as
+// the bridge last saw it, two of its clients may each believe they own
+// (every event says it while it lasts, and the first after says "").
+func lastHazard(events []publish.Event) string {
+	if len(events) == 0 {
+		return ""
+	}
+	return events[len(events)-1].Hazard
 }
 
 // withHealth adds the group's health to what who read from NATS or Kafka:

@@ -35,6 +35,22 @@ func TestHealthFromEvents(t *testing.T) {
 	}
 }
 
+// who --nats and --kafka say two owners are possible while the group's
+// latest event says so, and not after an event without it.
+func TestLastHazard(t *testing.T) {
+	const why = "Kazoo Lock or Election (k__lock__0000000002) cannot read herald's node"
+	events := []publish.Event{{ID: "1", Type: publish.LockAcquired}, {ID: "2", Type: publish.CandidateJoined, Hazard: why}}
+	if got := lastHazard(events); got != why {
+		t.Fatalf("lastHazard = %q; want the latest event's", got)
+	}
+	if got := lastHazard(append(events, publish.Event{ID: "3", Type: publish.CandidateLeft})); got != "" {
+		t.Fatalf("lastHazard after the mix ended = %q; want none", got)
+	}
+	if got := lastHazard(nil); got != "" {
+		t.Fatalf("lastHazard of no events = %q", got)
+	}
+}
+
 // From ZooKeeper, a group a herald owner let go says since when it has
 // had no owner.
 func TestWhoSaysSinceWhenNoOwner(t *testing.T) {
