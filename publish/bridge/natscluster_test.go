@@ -20,19 +20,40 @@ import (
 )
 
 // TestNATSClusterNodeLost: a bridge publishes real leader changes to an R3
-// stream on a 3-node NATS cluster while the node leading the stream is
-// stopped and started again. Every event the bridge published is in the
-// stream exactly once, and the JetStream sink never fell behind for good:
-// its backlog empties and nothing was collapsed. The stream and the
-// buckets herald creates keep three copies.
+// stream on a 3-node NATS cluster while the node leading the stream goes
+// down and comes back: stopped cleanly (it hands its leaderships over
+// first), and, on a cluster of nats-server processes, killed with SIGKILL
+// (nothing handed over) and restarted on its store. Every event the bridge
+// published is in the stream exactly once, and the JetStream sink never
+// fell behind for good: its backlog empties and nothing was collapsed. The
+// stream and the buckets herald creates keep three copies.
 func TestNATSClusterNodeLost(t *testing.T) {
+	t.Run("stopped", func(t *testing.T) {
+		c := natsserver.StartCluster(t, 3)
+		nodeLost(t, c.URL(), func() int { return c.StreamLeader(jetstream.DefaultStream) }, c.Stop, func(i int) { c.Restart(t, i) })
+	})
+	t.Run("killed", func(t *testing.T) {
+		c := natsserver.StartProcessCluster(t, 3)
+		must := func(err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		nodeLost(t, c.URL(), func() int { return processStreamLeader(t, c) },
+			func(i int) { must(c.Kill(i)) }, func(i int) { must(c.Restart(i)) })
+	})
+}
+
+// nodeLost runs TestNATSClusterNodeLost on the cluster at url: leaderOf
+// names the node leading the stream (-1 while none does), down and up
+// take it down and bring it back.
+func nodeLost(t *testing.T, url string, leaderOf func() int, down, up func(node int)) {
 	addrs := zkAddrs(t)
-	c := natsserver.StartCluster(t, 3)
 	root := groupPath(t)
 	groups := []string{root + "/a", root + "/b", root + "/c"}
 
 	sink, err := jetstream.New(jetstream.Config{Replicas: 3, Conn: natssink.Options{
-		URL: c.URL(), Name: t.Name(), ReconnectWait: 20 * time.Millisecond, MaxReconnectWait: 200 * time.Millisecond}})
+		URL: url, Name: t.Name(), ReconnectWait: 20 * time.Millisecond, MaxReconnectWait: 200 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,13 +82,14 @@ func TestNATSClusterNodeLost(t *testing.T) {
 		waitFor(t, 20*time.Second, fmt.Sprintf("%d more events %s", n, what), func() bool { return rec.count() >= at })
 	}
 	progress("before the outage", 30)
+	js := natsserver.JetStream(t, url)
 	var leader int
-	waitFor(t, 10*time.Second, "a leader of the stream", func() bool { leader = c.StreamLeader(jetstream.DefaultStream); return leader >= 0 })
-	c.Stop(leader)
+	waitFor(t, 10*time.Second, "a leader of the stream", func() bool { leader = leaderOf(); return leader >= 0 })
+	down(leader)
 	from := rec.count()
 	progress("with the stream's leader down", 30)
-	down := rec.count() - from
-	c.Restart(t, leader)
+	whileDown := rec.count() - from
+	up(leader)
 	progress("after the restart", 30)
 	stop.Store(true)
 	wg.Wait()
@@ -90,7 +112,6 @@ func TestNATSClusterNodeLost(t *testing.T) {
 	}
 	want := rec.count()
 
-	js := natsserver.JetStream(t, c.URL())
 	stored := storedEvents(t, js, root, want)
 	published := rec.ids()
 	var missing, dups int
@@ -107,7 +128,7 @@ func TestNATSClusterNodeLost(t *testing.T) {
 		}
 	}
 	t.Logf("%d leader terms; the bridge published %d events (%d distinct); node %d (the stream's leader) was down for %d of them; stream: %d stored, %d missing, %d duplicated; sink errors retried: %d",
-		terms.Load(), want, len(published), leader, down, len(stored), missing, dups, js0.Errors)
+		terms.Load(), want, len(published), leader, whileDown, len(stored), missing, dups, js0.Errors)
 	if missing != 0 || dups != 0 || len(seen) != len(published) {
 		t.Errorf("stream holds %d distinct events for %d published: %d missing, %d duplicated", len(seen), len(published), missing, dups)
 	}
@@ -124,6 +145,18 @@ func TestNATSClusterNodeLost(t *testing.T) {
 			t.Errorf("stream %s has %d replicas, want 3", name, n)
 		}
 	}
+}
+
+// processStreamLeader is the node of c leading herald's stream, -1 while
+// none does.
+func processStreamLeader(t *testing.T, c *natsserver.ProcessCluster) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	str, err := natsserver.JetStream(t, c.URL()).Stream(ctx, jetstream.DefaultStream)
+	if err != nil || str.CachedInfo().Cluster == nil {
+		return -1
+	}
+	return c.Index(str.CachedInfo().Cluster.Leader)
 }
 
 // churn makes leaders in group one after another: each campaigns, leads
