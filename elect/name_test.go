@@ -78,6 +78,12 @@ func FuzzParseName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
+		// Reading the name as every foreign client would, beside others,
+		// never fails; a name beside itself is never a hazard.
+		_ = hazard(parseChildren([]string{"_c_5b3e1f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-lock-0000000001", name, "9f8e__lock__0000000002"}))
+		if h := hazard(parseChildren([]string{name})); h != "" {
+			t.Fatalf("%q alone is a hazard: %s", name, h)
+		}
 		seq, ok := ParseSequence(name)
 		info, ok2 := ParseName(name)
 		if ok != ok2 {
