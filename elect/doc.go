@@ -88,5 +88,13 @@
 // prove it saw every intermediate owner (the parent's cversion moved more
 // than the listings explain, or a node that left was ahead of the new
 // owner), also across a lost connection or, with Since, between
-// observers.
+// observers. It reports Hazard when the group mixes node names one of its
+// foreign clients cannot order, so that two of them may each believe they
+// own (herald cannot stop a client that misreads its node from joining
+// after it; it can say so).
+//
+// ObserveMany observes many groups, and with AddSingle many single-node
+// leaders, on one dispatcher: every watch event is routed by path from the
+// session's receive loop, and a bounded pool of workers reads what fired,
+// with no goroutine per group.
 package elect
