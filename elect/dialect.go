@@ -295,6 +295,13 @@ func seqLen(seq int32) int {
 // sequence order. herald's participants read every name by its sequence:
 // the hazard always comes from the mix of names in the group.
 func hazard(es []entry) string {
+	why, _ := hazardBy(es)
+	return why
+}
+
+// hazardBy is hazard with the node of the client that misreads: the one
+// that may believe it owns ("" when none may).
+func hazardBy(es []entry) (why, node string) {
 	for i, c := range es {
 		client, reads := foreignReading(c.name)
 		if reads == nil {
@@ -307,12 +314,12 @@ func hazard(es []entry) string {
 			if info, _ := ParseName(x.name); info.Convention == "herald" {
 				n, _, _ := needOf(c.name)
 				return fmt.Sprintf("%s cannot read herald's node %s below it, so both may believe they own; herald's participants in this group need the %s dialect (--dialect %s, elect.WithDialect)",
-					client, x.name, n.dialect, n.dialect)
+					client, x.name, n.dialect, n.dialect), c.name
 			}
-			return fmt.Sprintf("%s cannot read %s below it, so both may believe they own; give these clients groups of their own", client, x.name)
+			return fmt.Sprintf("%s cannot read %s below it, so both may believe they own; give these clients groups of their own", client, x.name), c.name
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // foreignReading is how the client that wrote name reads the other names

@@ -37,7 +37,10 @@ func TestHazard(t *testing.T) {
 		{"herald only", []string{herald(DialectCuratorLatch, RecipeElection, 0), herald(DialectClassic, RecipeElection, 1)}, nil},
 		{"empty", nil, nil},
 	} {
-		got := hazard(parseChildren(c.queue))
+		got, node := hazardBy(parseChildren(c.queue))
+		if (got == "") != (node == "") || node != "" && !strings.Contains(got, node) {
+			t.Errorf("%s: hazard %q names node %q", c.name, got, node)
+		}
 		switch {
 		case len(c.want) == 0 && got != "":
 			t.Errorf("%s: hazard %q; want none", c.name, got)

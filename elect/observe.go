@@ -39,6 +39,9 @@ type View struct {
 	// the sequence). Owner is still the lowest node; the other client may
 	// think otherwise.
 	Hazard string
+	// HazardNode is the node of the client Hazard names: the one that may
+	// believe it owns although it is not the lowest.
+	HazardNode string
 	// LastRelease is the last resignation or release herald recorded on
 	// the group node, read by ReadGroup when the group has no owner: when
 	// it became ownerless, if a herald owner was the last.
@@ -270,7 +273,7 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 // owner is the lowest node that is not suspect (see suspicion).
 func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch bool) (bool, error) {
 	es := parseChildren(v.children)
-	v.Hazard = hazard(es)
+	v.Hazard, v.HazardNode = hazardBy(es)
 	owner := -1
 	for _, e := range es {
 		p := participantFromName(e)

@@ -61,6 +61,9 @@ type whoNode struct {
 	// Suspect says why the node cannot be what the queue says (not
 	// ephemeral, or appeared below the owner); it is never the owner.
 	Suspect string `json:"suspect,omitempty"`
+	// MayOwn: the node's client cannot order a node below it (see
+	// whoReport.Hazard), so it may believe it owns.
+	MayOwn bool `json:"may_believe_it_owns,omitempty"`
 }
 
 func newWhoCmd(a *app) *cobra.Command {
@@ -163,7 +166,8 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 		r.OwnerlessSince = &t
 	}
 	for _, p := range v.Queue {
-		r.Queue = append(r.Queue, whoNode{ID: p.ID, Node: p.Node, Session: p.SessionHex(), Sequence: p.Sequence, Term: p.Czxid, Suspect: p.Suspect})
+		r.Queue = append(r.Queue, whoNode{ID: p.ID, Node: p.Node, Session: p.SessionHex(), Sequence: p.Sequence, Term: p.Czxid, Suspect: p.Suspect,
+			MayOwn: v.HazardNode != "" && p.Node == v.HazardNode})
 		if v.Owner != nil && p.Node == v.Owner.Node {
 			o := r.Queue[len(r.Queue)-1]
 			r.Owner = &o

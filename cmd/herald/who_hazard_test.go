@@ -40,10 +40,19 @@ func TestWhoSaysTwoOwnersPossible(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "two owners possible: Kazoo Lock or Election") || !strings.Contains(out, "groups of their own") {
 		t.Errorf("who: exit %d; want the owner and a line saying two owners are possible:\n%s%s", code, out, stderr)
 	}
+	var kazooRow string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "__lock__") && !strings.HasPrefix(l, "two owners possible") {
+			kazooRow = l
+		}
+	}
+	if !strings.Contains(kazooRow, "may believe it owns") {
+		t.Errorf("who: the Kazoo node's row %q does not say it may believe it owns", kazooRow)
+	}
 	out, stderr, code = heraldRun(t, nil, append(zkf, "who", "--json", g)...)
 	var r whoReport
-	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || !strings.Contains(r.Hazard, "Kazoo") {
-		t.Errorf("who --json: exit %d, hazard %q (%v):\n%s%s", code, r.Hazard, err, out, stderr)
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || !strings.Contains(r.Hazard, "Kazoo") || len(r.Queue) != 2 || r.Queue[0].MayOwn || !r.Queue[1].MayOwn {
+		t.Errorf("who --json: exit %d, hazard %q, queue %+v (%v); want the Kazoo node marked:\n%s%s", code, r.Hazard, r.Queue, err, out, stderr)
 	}
 
 	// A bridge publishes it with the group's events; who --nats says it

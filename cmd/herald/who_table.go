@@ -53,6 +53,8 @@ func writeWho(w io.Writer, r whoReport) error {
 			role = "suspect: " + n.Suspect
 		case n.Node == r.Owner.Node:
 			role = "owner"
+		case n.MayOwn:
+			role = "waiting, but may believe it owns (see below)"
 		}
 		term := "-"
 		if n.Term != 0 {
