@@ -166,17 +166,23 @@ func (m *Many) Add(group string, opts ...ObserveOption) error {
 		oo.since = oo.after
 		oo.since.Group = group
 	}
-	g := &member{ob: observation{s: m.s, group: group, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe, noOwnerWatch: true}, before: oo.since}}
+	return m.join(&member{ob: observation{s: m.s, group: group, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe, noOwnerWatch: true}, before: oo.since}})
+}
+
+// join registers g under its path and queues its first read; a path
+// observed already is refused.
+func (m *Many) join(g *member) error {
+	path := g.ob.group
 	g.ob.childrenFired = true
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ended {
-		return fmt.Errorf("elect: observe %s: %w", group, m.endErr())
+		return fmt.Errorf("elect: observe %s: %w", path, m.endErr())
 	}
-	if _, ok := m.groups[group]; ok {
-		return fmt.Errorf("elect: %s is observed already", group)
+	if _, ok := m.groups[path]; ok {
+		return fmt.Errorf("elect: %s is observed already", path)
 	}
-	m.groups[group] = g
+	m.groups[path] = g
 	m.enqueue(g)
 	return nil
 }
@@ -192,18 +198,8 @@ func (m *Many) AddSingle(p string, sn SingleNode, opts ...ObserveOption) error {
 		return err
 	}
 	g := &member{single: &st}
-	g.ob.group, g.ob.childrenFired = p, true
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.ended {
-		return fmt.Errorf("elect: observe %s: %w", p, m.endErr())
-	}
-	if _, ok := m.groups[p]; ok {
-		return fmt.Errorf("elect: %s is observed already", p)
-	}
-	m.groups[p] = g
-	m.enqueue(g)
-	return nil
+	g.ob.group = p
+	return m.join(g)
 }
 
 // Remove stops observing group (nothing more is sent for it once Remove
