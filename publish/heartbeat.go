@@ -180,6 +180,15 @@ type Freshness struct {
 	StaleAt time.Time `json:"stale_at,omitzero"`
 }
 
+// Differs reports whether a reader told f should be told g: the value
+// turned stale or fresh, another bridge confirms it, or that bridge's
+// state changed (a value delivered before its bridge's first heartbeat
+// becomes confirmed). A later Confirmed or StaleAt alone does not count:
+// every heartbeat moves them.
+func (f Freshness) Differs(g Freshness) bool {
+	return f.Stale != g.Stale || f.ConfirmedBy != g.ConfirmedBy || f.BridgeState != g.BridgeState
+}
+
 // Describe says in one line what Freshness means at now: "last confirmed
 // by X at T, 12s ago" and, when stale, why; "" when the value names no
 // writer.

@@ -164,3 +164,26 @@ func TestFollowerFreshness(t *testing.T) {
 		t.Fatalf("an old term's duplicate changed who confirms the group: %+v, want stale by b5", fr)
 	}
 }
+
+// Differs says when a reader must hear of a value again: not for every
+// heartbeat (Confirmed and StaleAt move on), but when the value turns
+// stale or fresh, or when who confirms it or that bridge's state changes.
+func TestFreshnessDiffers(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fresh := Freshness{ConfirmedBy: "b1", Confirmed: at, BridgeState: BridgeActive, StaleAt: at.Add(time.Second)}
+	later := fresh
+	later.Confirmed, later.StaleAt = at.Add(time.Second), at.Add(2*time.Second)
+	if fresh.Differs(later) {
+		t.Error("a later heartbeat alone differs")
+	}
+	for name, g := range map[string]Freshness{
+		"stale":          {Stale: true, ConfirmedBy: "b1", Confirmed: at, BridgeState: BridgeActive, StaleReason: "no heartbeat"},
+		"not judged yet": {},
+		"another bridge": {ConfirmedBy: "b2", Confirmed: at, BridgeState: BridgeActive},
+		"standing by":    {ConfirmedBy: "b1", Confirmed: at, BridgeState: BridgeStandby},
+	} {
+		if !fresh.Differs(g) || !g.Differs(fresh) {
+			t.Errorf("%s: does not differ from a fresh, confirmed value", name)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func (f *ownerFollow) refresh(ctx context.Context) error {
 	var next time.Time
 	for key, l := range f.last {
 		fr := f.bridges.Judge(now, l.writer)
-		changed := fr.Stale != l.u.Stale || fr.ConfirmedBy != l.u.ConfirmedBy || fr.BridgeState != l.u.BridgeState
+		changed := fr.Differs(l.u.Freshness)
 		l.u.Freshness = fr
 		if changed {
 			l.u.Initial = false

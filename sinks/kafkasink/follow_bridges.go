@@ -89,8 +89,7 @@ func (st *staleness[T]) refresh(ctx context.Context, c chan<- T, only string) er
 			continue
 		}
 		fr := st.judge(key, v, now)
-		was := st.get(v)
-		changed := fr.Stale != was.Stale || fr.ConfirmedBy != was.ConfirmedBy || fr.BridgeState != was.BridgeState
+		changed := fr.Differs(st.get(v))
 		v = st.set(v, fr)
 		st.last[key] = v
 		if changed {
