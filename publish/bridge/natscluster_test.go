@@ -134,13 +134,17 @@ func nodeLost(t *testing.T, url string, leaderOf func() int, down, up func(node 
 	}
 
 	// The stream and both buckets (owners, bridges' heartbeats) keep three
-	// copies.
-	ctx := ctxT(t, 10*time.Second)
+	// copies. A cluster that lost a node may take a while to answer its
+	// API again: ask until it does.
 	for _, name := range []string{jetstream.DefaultStream, "KV_" + jetstream.DefaultBucket, "KV_" + jetstream.DefaultBridgesBucket} {
-		str, err := js.Stream(ctx, name)
-		if err != nil {
-			t.Fatalf("stream %s: %v", name, err)
-		}
+		var str njs.Stream
+		var err error
+		waitFor(t, 30*time.Second, "the info of stream "+name, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			str, err = js.Stream(ctx, name)
+			return err == nil
+		})
 		if n := str.CachedInfo().Config.Replicas; n != 3 {
 			t.Errorf("stream %s has %d replicas, want 3", name, n)
 		}
