@@ -83,6 +83,9 @@ func defaultDialect(r Recipe) Dialect {
 type need struct {
 	dialect Dialect
 	client  string // who imposes it, for error messages
+	// reads reports whether that client orders another name by its
+	// sequence (see hazard).
+	reads func(string) bool
 }
 
 // needOf reads which dialect the client that wrote name requires of the
@@ -98,18 +101,18 @@ func needOf(name string) (need, bool, error) {
 	case "curator":
 		switch info.ID {
 		case "lock":
-			return need{DialectCuratorLock, "Curator InterProcessMutex or LeaderSelector (" + name + ")"}, true, nil
+			return need{DialectCuratorLock, "Curator InterProcessMutex or LeaderSelector (" + name + ")", func(o string) bool { return seqAfterLast(o, "lock-") }}, true, nil
 		case "latch":
-			return need{DialectCuratorLatch, "Curator LeaderLatch (" + name + ")"}, true, nil
+			return need{DialectCuratorLatch, "Curator LeaderLatch (" + name + ")", func(o string) bool { return seqAfterLast(o, "latch-") }}, true, nil
 		}
 		return need{}, false, fmt.Errorf("%w: %s is a Curator %q node (a read-write lock, semaphore or another recipe); herald's election and lock cannot queue beside it", ErrUnsafeGroup, name, info.ID)
 	case "go-zookeeper":
 		if info.ID == "lock" {
-			return need{DialectCuratorLock, "go-zookeeper Lock (" + name + ")"}, true, nil
+			return need{DialectCuratorLock, "go-zookeeper Lock (" + name + ")", goZKReads}, true, nil
 		}
 		return need{}, false, fmt.Errorf("%w: %s is a protected node of a recipe herald does not know", ErrUnsafeGroup, name)
 	case "kazoo":
-		return need{DialectKazoo, "Kazoo Lock or Election (" + name + ")"}, true, nil
+		return need{DialectKazoo, "Kazoo Lock or Election (" + name + ")", kazooReads}, true, nil
 	}
 	return need{}, false, nil
 }
@@ -303,50 +306,22 @@ func hazard(es []entry) string {
 // that may believe it owns ("" when none may).
 func hazardBy(es []entry) (why, node string) {
 	for i, c := range es {
-		client, reads := foreignReading(c.name)
-		if reads == nil {
-			continue
+		n, ok, _ := needOf(c.name)
+		if !ok {
+			continue // herald, the classic recipe: every name by its sequence
 		}
 		for _, x := range es[:i] {
-			if reads(x.name) {
+			if n.reads(x.name) {
 				continue
 			}
 			if info, _ := ParseName(x.name); info.Convention == "herald" {
-				n, _, _ := needOf(c.name)
 				return fmt.Sprintf("%s cannot read herald's node %s below it, so both may believe they own; herald's participants in this group need the %s dialect (--dialect %s, elect.WithDialect)",
-					client, x.name, n.dialect, n.dialect), c.name
+					n.client, x.name, n.dialect, n.dialect), c.name
 			}
-			return fmt.Sprintf("%s cannot read %s below it, so both may believe they own; give these clients groups of their own", client, x.name), c.name
+			return fmt.Sprintf("%s cannot read %s below it, so both may believe they own; give these clients groups of their own", n.client, x.name), c.name
 		}
 	}
 	return "", ""
-}
-
-// foreignReading is how the client that wrote name reads the other names
-// of its group: reads reports whether it orders a name by its sequence.
-// reads is nil for clients that order every name by sequence (herald, the
-// classic recipe) and for names herald does not know.
-func foreignReading(name string) (client string, reads func(string) bool) {
-	info, ok := ParseName(name)
-	if !ok {
-		return "", nil
-	}
-	switch info.Convention {
-	case "curator":
-		switch info.ID {
-		case "lock":
-			return "Curator InterProcessMutex or LeaderSelector (" + name + ")", func(o string) bool { return seqAfterLast(o, "lock-") }
-		case "latch":
-			return "Curator LeaderLatch (" + name + ")", func(o string) bool { return seqAfterLast(o, "latch-") }
-		}
-	case "go-zookeeper":
-		if info.ID == "lock" {
-			return "go-zookeeper Lock (" + name + ")", goZKReads
-		}
-	case "kazoo":
-		return "Kazoo Lock or Election (" + name + ")", kazooReads
-	}
-	return "", nil
 }
 
 // seqAfterLast: Curator sorts a child by the text after the last
