@@ -86,6 +86,9 @@ type need struct {
 	// reads reports whether that client orders another name by its
 	// sequence (see hazard).
 	reads func(string) bool
+	// failsOnUnread: a name the client cannot read makes its call fail
+	// (go-zookeeper's Lock) rather than leaving it to own beside that node.
+	failsOnUnread bool
 }
 
 // needOf reads which dialect the client that wrote name requires of the
@@ -101,18 +104,18 @@ func needOf(name string) (need, bool, error) {
 	case "curator":
 		switch info.ID {
 		case "lock":
-			return need{DialectCuratorLock, "Curator InterProcessMutex or LeaderSelector (" + name + ")", func(o string) bool { return seqAfterLast(o, "lock-") }}, true, nil
+			return need{dialect: DialectCuratorLock, client: "Curator InterProcessMutex or LeaderSelector (" + name + ")", reads: func(o string) bool { return seqAfterLast(o, "lock-") }}, true, nil
 		case "latch":
-			return need{DialectCuratorLatch, "Curator LeaderLatch (" + name + ")", func(o string) bool { return seqAfterLast(o, "latch-") }}, true, nil
+			return need{dialect: DialectCuratorLatch, client: "Curator LeaderLatch (" + name + ")", reads: func(o string) bool { return seqAfterLast(o, "latch-") }}, true, nil
 		}
 		return need{}, false, fmt.Errorf("%w: %s is a Curator %q node (a read-write lock, semaphore or another recipe); herald's election and lock cannot queue beside it", ErrUnsafeGroup, name, info.ID)
 	case "go-zookeeper":
 		if info.ID == "lock" {
-			return need{DialectCuratorLock, "go-zookeeper Lock (" + name + ")", goZKReads}, true, nil
+			return need{dialect: DialectCuratorLock, client: "go-zookeeper Lock (" + name + ")", reads: goZKReads, failsOnUnread: true}, true, nil
 		}
 		return need{}, false, fmt.Errorf("%w: %s is a protected node of a recipe herald does not know", ErrUnsafeGroup, name)
 	case "kazoo":
-		return need{DialectKazoo, "Kazoo Lock or Election (" + name + ")", kazooReads}, true, nil
+		return need{dialect: DialectKazoo, client: "Kazoo Lock or Election (" + name + ")", reads: kazooReads}, true, nil
 	}
 	return need{}, false, nil
 }
@@ -322,6 +325,24 @@ func hazardBy(es []entry) (why, node string) {
 		}
 	}
 	return "", ""
+}
+
+// blindTo names the foreign client in children that cannot read our node
+// ours and so may believe it owns while we do ("" when none is there).
+// Curator misorders a name it cannot read behind its own, Kazoo does not
+// see it: either owns as if we were not there, at once or once the nodes
+// it does read below its own are gone. go-zookeeper's Lock fails on such a
+// name instead of owning, and is not named.
+func blindTo(children []string, ours string) string {
+	for _, c := range children {
+		if c == ours {
+			continue
+		}
+		if n, ok, _ := needOf(c); ok && !n.failsOnUnread && !n.reads(ours) {
+			return n.client
+		}
+	}
+	return ""
 }
 
 // seqAfterLast: Curator sorts a child by the text after the last

@@ -3,6 +3,8 @@ package elect
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,11 +147,12 @@ func (h *Handle) stopMonitor() {
 }
 
 // monitor watches our own node and the session, and ends ownership when
-// either says it is no longer safe.
+// either says it is no longer safe; under StepDownOnHazard it also guards
+// the group (see guard).
 func (h *Handle) monitor() {
 	defer close(h.monDone)
 	s := h.q.s
-	var watch <-chan zk.Event
+	var own, group <-chan zk.Event
 	for {
 		select {
 		case <-h.stop:
@@ -167,34 +170,30 @@ func (h *Handle) monitor() {
 		case StateSuspended:
 			if h.q.o.policy == LoseOnSuspend {
 				h.lose(ReasonSuspended, errors.New("elect: connection to ZooKeeper suspended; ownership given up as the loss policy says"))
-				h.giveBack()
+				h.giveBack(ReasonSuspended)
 				return
 			}
 		case StateConnected:
-			if watch == nil {
-				ctx, cancel := stateCtx(changed, h.stop)
-				ok, st, ch, err := getW(ctx, s.Conn(), h.NodePath())
-				cancel()
-				switch {
-				case err == nil && !ok:
-					h.lose(ReasonDeleted, ErrNodeDeleted)
-					return
-				case err == nil:
-					h.learnTerm(st.Czxid)
-					watch = ch
-				case expired(err):
-					h.lose(ReasonSessionExpired, ErrSessionLost)
-					return
-				}
+			var over bool
+			if own == nil {
+				own, over = h.watchOwn(changed)
+			}
+			if !over && group == nil && h.q.o.stepDown {
+				group, over = h.guard(changed)
+			}
+			if over {
+				return
 			}
 		}
 		select {
-		case ev, ok := <-watch:
-			watch = nil
+		case ev, ok := <-own:
+			own = nil
 			if ok && ev.Type == zk.EventNodeDeleted {
 				h.lose(ReasonDeleted, ErrNodeDeleted)
 				return
 			}
+		case <-group: // a child joined or left: list again
+			group = nil
 		case <-changed:
 		case <-h.stop:
 			return
@@ -202,17 +201,73 @@ func (h *Handle) monitor() {
 	}
 }
 
-// giveBack deletes our node once the connection is back, after ownership
-// was given up on suspension; otherwise the queue would wait for a session
-// expiry that may never come.
-func (h *Handle) giveBack() {
+// watchOwn sets the watch on our node, learning the term from its stat;
+// over is true when ownership ended.
+func (h *Handle) watchOwn(changed <-chan struct{}) (ch <-chan zk.Event, over bool) {
+	ctx, cancel := stateCtx(changed, h.stop)
+	ok, st, ch, err := getW(ctx, h.q.s.Conn(), h.NodePath())
+	cancel()
+	switch {
+	case err == nil && !ok:
+		h.lose(ReasonDeleted, ErrNodeDeleted)
+		return nil, true
+	case err == nil:
+		h.learnTerm(st.Czxid)
+		return ch, false
+	case expired(err):
+		h.lose(ReasonSessionExpired, ErrSessionLost)
+		return nil, true
+	}
+	return nil, false // the state changed meanwhile: the loop looks again
+}
+
+// guard lists the group with a children watch and steps down when a
+// client in it cannot read our node (blindTo): that client may believe it
+// owns beside us, and of two owners herald can end only its own tenure.
+func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) {
+	ctx, cancel := stateCtx(changed, h.stop)
+	defer cancel()
+	type listing struct {
+		c  []string
+		ch <-chan zk.Event
+	}
+	got, err := call(ctx, func() (listing, error) {
+		c, _, ch, err := h.q.s.Conn().ChildrenW(h.q.parent)
+		return listing{c, ch}, err
+	})
+	switch {
+	case expired(err):
+		h.lose(ReasonSessionExpired, ErrSessionLost)
+		return nil, true
+	case err != nil:
+		return nil, false // connection trouble: the loop looks again
+	}
+	who := blindTo(got.c, h.t.name)
+	if who == "" {
+		return got.ch, false
+	}
+	if others := slices.DeleteFunc(got.c, func(c string) bool { return c == h.t.name }); !h.q.forced() {
+		if d, err := groupDialect(h.q.recipe, others); err == nil {
+			h.q.learnDialect(d) // our next node is one the newcomer reads
+		}
+	}
+	h.q.s.log.Warn("stepping down: a client joined that cannot read our node and may believe it owns", "group", h.q.parent, "node", h.t.name, "client", who)
+	h.lose(ReasonTwoOwners, fmt.Errorf("%w: %s joined %s and cannot read our node %s, so it may believe it owns as well; gave up ownership so that one owner is left", ErrUnsafeGroup, who, h.q.parent, h.t.name))
+	h.giveBack(ReasonTwoOwners)
+	return nil, true
+}
+
+// giveBack deletes our node after ownership was given up for reason, in
+// the background and once the connection is back (after a suspension);
+// otherwise the queue would wait for a session expiry that may never come.
+func (h *Handle) giveBack(reason Reason) {
 	if h.released.Swap(true) {
 		return
 	}
 	h.q.s.background(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), h.q.s.Timeout()*3+h.q.o.releaseWait)
 		defer cancel()
-		_ = h.deleteOwn(ctx, ReasonSuspended)
+		_ = h.deleteOwn(ctx, reason)
 	})
 }
 

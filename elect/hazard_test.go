@@ -54,3 +54,42 @@ func TestHazard(t *testing.T) {
 		}
 	}
 }
+
+// TestBlindTo: which newcomers make an owner under StepDownOnHazard step
+// down: those that cannot read its node and would own beside it, not those
+// that read it, nor go-zookeeper's Lock, which fails on a name it cannot
+// parse instead of owning.
+func TestBlindTo(t *testing.T) {
+	herald := func(d Dialect, r Recipe) string {
+		return nodeBase(d, heraldID{session: 0x1000_0000_0000_0042, nonce: 7, recipe: r}, "lock-") + FormatSequence(3)
+	}
+	curator := func(lockName string) string {
+		return "_c_5b3e1f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-" + lockName + FormatSequence(9)
+	}
+	gozk := "_c_0123456789abcdef0123456789abcdef-lock-" + FormatSequence(10)
+	kazoo := "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__" + FormatSequence(11)
+	for _, c := range []struct {
+		name   string
+		ours   string
+		others []string
+		want   string // substring of the client named; "" for none
+	}{
+		{"Kazoo beside the lock default", herald(DialectCuratorLock, RecipeLock), []string{kazoo}, "Kazoo"},
+		{"Kazoo beside Kazoo's dialect", herald(DialectKazoo, RecipeLock), []string{kazoo}, ""},
+		{"Curator latch beside the lock default", herald(DialectCuratorLock, RecipeLock), []string{curator("latch-")}, "LeaderLatch"},
+		{"Curator mutex beside the election default", herald(DialectCuratorLatch, RecipeElection), []string{curator("lock-")}, "InterProcessMutex"},
+		{"Curator mutex and go-zookeeper beside the lock default", herald(DialectCuratorLock, RecipeLock), []string{curator("lock-"), gozk}, ""},
+		{"go-zookeeper beside the election default (it fails, it does not own)", herald(DialectCuratorLatch, RecipeElection), []string{gozk}, ""},
+		{"classic and herald nodes", herald(DialectClassic, RecipeLock), []string{"lock-" + FormatSequence(12), herald(DialectKazoo, RecipeLock)}, ""},
+		{"a foreign reader behind an unreadable name", herald(DialectCuratorLock, RecipeLock), []string{gozk, kazoo}, "Kazoo"},
+		{"alone", herald(DialectCuratorLock, RecipeLock), nil, ""},
+	} {
+		got := blindTo(append([]string{c.ours}, c.others...), c.ours)
+		switch {
+		case c.want == "" && got != "":
+			t.Errorf("%s: blindTo names %q; want none", c.name, got)
+		case c.want != "" && !strings.Contains(got, c.want):
+			t.Errorf("%s: blindTo names %q; want a client named %q", c.name, got, c.want)
+		}
+	}
+}

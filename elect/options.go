@@ -204,6 +204,7 @@ type recipeOptions struct {
 	dialect       Dialect
 	id            string
 	releaseWait   time.Duration
+	stepDown      bool
 }
 
 func defaultRecipeOptions(prefix string) recipeOptions {
@@ -278,6 +279,23 @@ func WithPrefix(p string) Option {
 		o.prefix, o.dialect = p, DialectClassic
 		return nil
 	}
+}
+
+// StepDownOnHazard makes an owner give up ownership when a client joins
+// the group that cannot read its node and so may believe it owns too: a
+// Kazoo client beside herald's default names, a Curator LeaderLatch
+// beside a lock's. Two owners would otherwise run until one releases;
+// with this option herald's owner steps aside within one listing of the
+// join: Done closes with ReasonTwoOwners and an error wrapping
+// ErrUnsafeGroup that names the client, and our node is deleted. A
+// Campaign or Acquire after that queues in the dialect the newcomer reads
+// (or is refused, when the group's clients cannot all read one).
+//
+// It costs a children watch while owning: one listing for every node that
+// joins or leaves the group during a tenure, nothing while waiting. herald
+// run and herald lock always use it.
+func StepDownOnHazard() Option {
+	return func(o *recipeOptions) error { o.stepDown = true; return nil }
 }
 
 // WithID sets the participant id stored as the node's data (a Lock's holder

@@ -62,6 +62,9 @@ const (
 	ReasonDeleted        Reason = "deleted"
 	ReasonCancelled      Reason = "cancelled"
 	ReasonUnknown        Reason = "unknown"
+	// ReasonTwoOwners: an owner stepped down because a client joined that
+	// cannot read its node (see StepDownOnHazard).
+	ReasonTwoOwners Reason = "two owners possible"
 )
 
 // ChangeKind is what an observed change is.

@@ -230,6 +230,10 @@ func needsDialect(t *testing.T, env *sharedEnv, herald, peer kindSpec, need elec
 	mb := peer.make(t, env, group, b, log, auto)
 	ma.start()
 	log.awaitAcq(t, a, 20*time.Second, "first, in an empty group")
+	if cm, ok := ma.(*cliMember); ok {
+		stepsDown(t, cm, mb, log, a, b, need)
+		return
+	}
 	mb.start()
 	awaitQueue(t, env.probe, group, 2, 15*time.Second, log)
 	// Observers see it coming from the names alone.
@@ -268,6 +272,32 @@ func needsDialect(t *testing.T, env *sharedEnv, herald, peer kindSpec, need elec
 	default:
 		t.Logf("without --dialect %s, after %s released: %s", need, log.label(a), why)
 	}
+}
+
+// stepsDown is needsDialect for herald lock and herald run, which step
+// down rather than own beside a client that cannot read their node
+// (elect.StepDownOnHazard): in the default dialect the peer joining
+// behind them makes them exit 3 with "two owners possible", unless it
+// fails on herald's name first (go-zookeeper's Lock), which is as wrong.
+func stepsDown(t *testing.T, cm *cliMember, peer member, log *ownLog, a, b string, need elect.Dialect) {
+	cm.stopping.Store(true) // its exit is one of the outcomes expected
+	peer.start()
+	for deadline := time.Now().Add(pairHandoff); time.Now().Before(deadline); {
+		if code, ok := cm.waitExit(10 * time.Millisecond); ok {
+			if out := cm.out.String(); code != 3 || !strings.Contains(out, "two owners possible") {
+				t.Fatalf("%s exited %d as %s joined; want 3, stepping down for two owners possible:\n%s", log.label(a), code, log.label(b), lastBytes(out))
+			}
+			t.Logf("without --dialect %s: %s stepped down as %s joined", need, log.label(a), log.label(b))
+			return
+		}
+		if _, errs := log.snapshot(); len(errs) > 0 {
+			t.Logf("without --dialect %s: the peer failed: %s", need, errs[0])
+			return
+		}
+	}
+	evs, _ := log.snapshot()
+	t.Errorf("%s joined behind %s in the default dialect: herald did not step down and the peer did not fail; the table forces dialect %s for nothing? update sharingTable and the README\n%s",
+		log.label(b), log.label(a), need, log.timeline(evs))
 }
 
 // twoOwnersSeen checks the checker: Curator's mutex and Kazoo's lock do

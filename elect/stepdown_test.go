@@ -1,0 +1,121 @@
+package elect_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// An owner under StepDownOnHazard steps down when a client joins that
+// cannot read its node (Kazoo beside herald's default lock names, which
+// then owns as if herald were not there), and its next Acquire queues in
+// the newcomer's dialect, behind it. Without the option the owner keeps
+// holding: that is the difference the option makes.
+func TestStepDownOnHazard(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	look := session(t, sharedAddrs(t))
+	group := groupPath(t)
+	s := session(t, sharedAddrs(t))
+	l, err := elect.NewLock(s, group, elect.CreateParents(), elect.StepDownOnHazard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := elect.NewLock(session(t, sharedAddrs(t)), groupPath(t), elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := plain.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Kazoo Lock joins each group: it sees only "__lock__" names.
+	kazooBase := "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__"
+	kz, kc := foreign(t, group, kazooBase)
+	foreign(t, plain.Path(), kazooBase)
+	select {
+	case <-h.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the owner still holds 5s after %s joined, which cannot read its node %s", kz, h.Node())
+	}
+	if h.Reason() != elect.ReasonTwoOwners || !errors.Is(h.Err(), elect.ErrUnsafeGroup) || !strings.Contains(h.Err().Error(), "Kazoo") {
+		t.Fatalf("stepped down with reason %q, err %v; want %q and ErrUnsafeGroup naming Kazoo", h.Reason(), h.Err(), elect.ReasonTwoOwners)
+	}
+	eventually(t, 5*time.Second, "the stepped-down owner's node gone", func() bool {
+		ok, _, err := look.Conn().Exists(h.NodePath())
+		return err == nil && !ok
+	})
+	if !kept.Held() {
+		t.Fatalf("an owner without StepDownOnHazard lost the lock: %s, %v", kept.Reason(), kept.Err())
+	}
+	// The next Acquire writes a name Kazoo reads and waits behind its node.
+	got := make(chan *elect.Handle, 1)
+	go func() {
+		h2, err := l.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- h2
+	}()
+	node := queued(t, look, group, s)
+	if !strings.Contains(node, "__lock__") {
+		t.Fatalf("after stepping down, our node is %s; want Kazoo's dialect, which the newcomer reads", node)
+	}
+	select {
+	case h2 := <-got:
+		t.Fatalf("owned %s while the Kazoo node %s is below it", h2.Node(), kz)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := kc.Delete(group+"/"+kz, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		t.Fatal(err)
+	}
+	select {
+	case h2 := <-got:
+		if h2 == nil || !h2.Held() {
+			t.Fatal("no ownership after the Kazoo node left")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("not owner 5s after the Kazoo node left")
+	}
+}
+
+// An election's owner that steps down records why in the office, so
+// observers report the handover to the newcomer with ReasonTwoOwners (a
+// Curator mutex node beside herald's default election names, which
+// Curator sorts behind its own).
+func TestStepDownReasonObserved(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	group := groupPath(t)
+	e, err := elect.NewElection(session(t, sharedAddrs(t)), group, elect.CreateParents(), elect.StepDownOnHazard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := observe(t, session(t, sharedAddrs(t)), group)
+	expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	curator, _ := foreign(t, group, "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-")
+	for {
+		c := next(t, o)
+		if c.Kind != elect.OwnerChanged {
+			continue
+		}
+		if c.Owner == nil || c.Owner.Node != curator || c.Previous == nil || c.Previous.ID != "alpha" || c.Reason != elect.ReasonTwoOwners {
+			t.Fatalf("handover %+v: want alpha -> %s, reason %q", c, curator, elect.ReasonTwoOwners)
+		}
+		break
+	}
+	if h.Held() || h.Reason() != elect.ReasonTwoOwners {
+		t.Fatalf("alpha: held %v, reason %q; want stepped down", h.Held(), h.Reason())
+	}
+}

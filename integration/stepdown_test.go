@@ -1,0 +1,98 @@
+package integration_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// stepDownBound bounds how long a herald CLI holder keeps its command
+// running after a client joined that cannot see its node: the children
+// event, one listing, and the command's reaction to SIGTERM.
+const stepDownBound = 3 * time.Second
+
+// trapScript is holdScript for a command herald stops: it logs rel on
+// SIGTERM too, so the log shows when its tenure really ended.
+const trapScript = `trap 'printf "rel %s %s\n" "$OWN_ID" "$(date +%s%N)" >> "$OWN_LOG"; exit 143' TERM
+` + holdScript
+
+// TestHolderStepsDownForBlindJoiner (issue 18, a mix herald cannot make
+// safe): herald lock and herald run hold in their default dialect when a
+// Kazoo client joins, which sees only "__lock__" names and so owns as if
+// herald were not there. herald cannot stop Kazoo, but it ends its own
+// tenure: the command is stopped within stepDownBound of Kazoo's
+// acquisition (often before Kazoo has finished acquiring: herald sees its
+// node as it is created), herald lock exits 3 (lost), and herald run --rejoin queues
+// again in Kazoo's dialect, behind Kazoo, owning once Kazoo releases.
+func TestHolderStepsDownForBlindJoiner(t *testing.T) {
+	env := newSharedEnv(t, false, true, true)
+	for _, c := range []struct {
+		short, name, kazoo string
+		run                bool
+	}{
+		{"cli-lock", "herald lock", "lock", false},
+		{"cli-run", "herald run --rejoin", "election", true},
+	} {
+		t.Run(c.short, func(t *testing.T) {
+			group := groupPath(t, "group")
+			log := newOwnLog() // two owners for a moment is what this case starts from
+			h, k := newID(c.short), newID("kazoo-"+c.kazoo)
+			log.name(h, c.name)
+			log.name(k, "Kazoo "+c.kazoo)
+			o := cliOpts{run: c.run, script: trapScript}
+			if c.run {
+				o.env = []string{"HERALD_REJOIN=true"}
+			}
+			mh := newCLIMember(t, env, group, h, log, o)
+			mh.start()
+			log.awaitAcq(t, h, 20*time.Second, "first, in an empty group")
+			if !c.run {
+				mh.stopping.Store(true) // its exit is what this case expects
+			}
+			mk := kazooKind(c.kazoo)(t, env, group, k, log, "")
+			mk.start()
+			kAcq := log.awaitAcq(t, k, 20*time.Second, "at once: Kazoo does not see herald's node")
+			evs := log.await(t, stepDownBound+5*time.Second, "herald's command stopped", func(evs []ownEvent) bool {
+				_, ok := firstEvent(evs, "rel", h)
+				return ok
+			})
+			rel, _ := firstEvent(evs, "rel", h)
+			if d := time.Duration(rel.v - kAcq); d > stepDownBound {
+				t.Errorf("herald's command ran %v beside Kazoo's tenure; want at most %v\n%s", d, stepDownBound, log.timeline(evs))
+			}
+			if !c.run {
+				code, ok := mh.waitExit(10 * time.Second)
+				if !ok || code != 3 {
+					t.Fatalf("herald lock: exited %v (code %d) after stepping down; want exit 3 (lost)\n%s", ok, code, lastBytes(mh.out.String()))
+				}
+				if out := mh.out.String(); !strings.Contains(out, "two owners possible") || !strings.Contains(out, "Kazoo") {
+					t.Errorf("herald lock does not say why it stepped down (two owners possible, naming Kazoo):\n%s", lastBytes(out))
+				}
+				return
+			}
+			var q []string
+			eventually(t, 15*time.Second, "herald run queued again in Kazoo's dialect, behind Kazoo", func() bool {
+				q, _ = queueOf(env.probe, group)
+				info, _ := elect.ParseName(q[len(q)-1])
+				return len(q) == 2 && info.Convention == "herald" && strings.HasSuffix(strings.TrimRight(q[1], "0123456789"), "__lock__")
+			})
+			mk.release(t)
+			log.await(t, 20*time.Second, "herald run owning again after Kazoo released", func(evs []ownEvent) bool {
+				return countEvents(evs, "acq", h) == 2
+			})
+			mh.release(t)
+			evs, errs := log.snapshot()
+			ts, problems := tenuresOf(evs, wallNow())
+			if len(errs)+len(problems) > 0 {
+				t.Fatalf("errors %v %v\n%s", errs, problems, log.timeline(evs))
+			}
+			for _, o := range overlapsOf(ts) {
+				if o.b.who != k || o.d > stepDownBound {
+					t.Errorf("%s acquired while %s held, for %v; want only Kazoo's join, for at most %v\n%s", o.b.who, o.a.who, o.d, stepDownBound, log.timeline(evs))
+				}
+			}
+		})
+	}
+}
