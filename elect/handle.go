@@ -242,8 +242,8 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	case err != nil:
 		return nil, false // connection trouble: the loop looks again
 	}
-	who := blindTo(got.c, h.t.name)
-	if who == "" {
+	n, blind := blindTo(got.c, h.t.name)
+	if !blind {
 		return got.ch, false
 	}
 	if others := slices.DeleteFunc(got.c, func(c string) bool { return c == h.t.name }); !h.q.forced() {
@@ -251,8 +251,9 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 			h.q.learnDialect(d) // our next node is one the newcomer reads
 		}
 	}
-	h.q.s.log.Warn("stepping down: a client joined that cannot read our node and may believe it owns", "group", h.q.parent, "node", h.t.name, "client", who)
-	h.lose(ReasonTwoOwners, fmt.Errorf("%w: %s joined %s and cannot read our node %s, so it may believe it owns as well; gave up ownership so that one owner is left", ErrUnsafeGroup, who, h.q.parent, h.t.name))
+	h.q.s.log.Warn("stepping down: a client joined that cannot read our node and may believe it owns", "group", h.q.parent, "node", h.t.name, "client", n.client)
+	h.lose(ReasonTwoOwners, fmt.Errorf("%w: %s joined %s and cannot read our node %s, so it may believe it owns as well; gave up ownership so that one owner is left. To share the group with it, give herald the %s dialect (--dialect %s, elect.WithDialect) before it joins",
+		ErrUnsafeGroup, n.client, h.q.parent, h.t.name, n.dialect, n.dialect))
 	h.giveBack(ReasonTwoOwners)
 	return nil, true
 }

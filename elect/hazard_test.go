@@ -84,7 +84,8 @@ func TestBlindTo(t *testing.T) {
 		{"a foreign reader behind an unreadable name", herald(DialectCuratorLock, RecipeLock), []string{gozk, kazoo}, "Kazoo"},
 		{"alone", herald(DialectCuratorLock, RecipeLock), nil, ""},
 	} {
-		got := blindTo(append([]string{c.ours}, c.others...), c.ours)
+		n, _ := blindTo(append([]string{c.ours}, c.others...), c.ours)
+		got := n.client
 		switch {
 		case c.want == "" && got != "":
 			t.Errorf("%s: blindTo names %q; want none", c.name, got)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -79,8 +80,12 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", o.grace)
 		code := c.stop(o.grace)
 		o.release()
+		why := string(o.h.Reason())
+		if errors.Is(o.h.Err(), elect.ErrUnsafeGroup) {
+			why = o.h.Err().Error() // who joined, and the dialect that would share the group with it
+		}
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) while the child ran; stopped it (its exit status %d)",
-			o.what(), o.h.Reason(), code)}
+			o.what(), why, code)}
 	case <-ctx.Done():
 		a.log.Info("signal received; stopping the child", "pid", c.Pid(), "grace", o.grace)
 		code := c.stop(o.grace)
