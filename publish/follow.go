@@ -60,6 +60,10 @@ type OwnerState struct {
 	// Gap is true when the last owner event applied had Gap set: some
 	// intermediate owners may never have been seen.
 	Gap bool
+	// Hazard is what the group's latest event said about the current
+	// owner's tenure: why another client may believe it owns beside it
+	// (Event.Hazard), "" when none may.
+	Hazard string
 	// Freshness says whether a bridge that reported the current state
 	// (its owner, or that it has none) still confirms it, from the
 	// heartbeats given to Heartbeat; filled in by Current and Freshness.
@@ -211,7 +215,7 @@ func (g *OwnerState) apply(e Event) Verdict {
 			if g.Owner == nil {
 				return Stale // this term already ended
 			}
-			return Unchanged
+			return g.restate(e)
 		case e.Term == 0 && g.Owner != nil && e.Zxid < g.Zxid:
 			return Stale // terms unknown: fall back to zxid order
 		}
@@ -226,9 +230,10 @@ func (g *OwnerState) apply(e Event) Verdict {
 			return Stale
 		case e.Term == g.Term && g.Owner != nil:
 			if g.Ready {
-				return Unchanged
+				return g.restate(e)
 			}
 			g.Ready = true
+			g.restate(e)
 			return Applied
 		case e.Owner == nil:
 			return Stale // a newer term we cannot name the owner of
@@ -258,16 +263,32 @@ func (g *OwnerState) apply(e Event) Verdict {
 		g.clear(e, e.Term) // this term, or a newer one whose gain we missed
 		return Applied
 	}
-	return Applied // candidate events: new by id is all there is to know
+	// Candidate events: new by id is all there is to know, and what they
+	// say of the owner's tenure.
+	if g.Owner != nil && e.Term == g.Term {
+		g.restate(e)
+	}
+	return Applied
+}
+
+// restate takes the hazard an event about the current owner's term
+// reports, when it is no older than what the state holds: Applied when
+// that changed the hazard, else Unchanged.
+func (g *OwnerState) restate(e Event) Verdict {
+	if e.Zxid < g.Zxid || e.Hazard == g.Hazard {
+		return Unchanged
+	}
+	g.Hazard, g.Zxid = e.Hazard, e.Zxid
+	return Applied
 }
 
 func (g *OwnerState) setOwner(e Event) {
 	o := *e.Owner
-	g.Owner, g.Term, g.Zxid, g.Ready, g.Gap, g.Recipe = &o, e.Term, e.Zxid, false, e.Gap, e.Recipe
+	g.Owner, g.Term, g.Zxid, g.Ready, g.Gap, g.Recipe, g.Hazard = &o, e.Term, e.Zxid, false, e.Gap, e.Recipe, e.Hazard
 }
 
 func (g *OwnerState) clear(e Event, term int64) {
-	g.Owner, g.Term, g.Zxid, g.Ready, g.Gap = nil, term, e.Zxid, false, e.Gap
+	g.Owner, g.Term, g.Zxid, g.Ready, g.Gap, g.Hazard = nil, term, e.Zxid, false, e.Gap, ""
 }
 
 // Owner returns the current owner of group and its term; ok is false when

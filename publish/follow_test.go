@@ -105,3 +105,40 @@ func TestFollowerSameOwnerAfterEviction(t *testing.T) {
 		t.Fatalf("same owner again after eviction: %v, want unchanged", v)
 	}
 }
+
+// TestFollowerHazard: the state carries the hazard the group's latest
+// event reports about the owner's tenure; a re-statement of the same owner
+// that only changes it is applied, an older one is not.
+func TestFollowerHazard(t *testing.T) {
+	f, err := NewFollower()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const g = "/f/h"
+	with := func(e Event, h string, id string) Event { e.Hazard, e.ID = h, id; return e }
+	joined := candidate(g, "k", CandidateJoined)
+	joined.Owner, joined.Term, joined.Zxid, joined.Hazard = &Participant{ID: "a", Node: "a"}, 10, 12, "k cannot read a"
+	steps := []struct {
+		name   string
+		e      Event
+		want   Verdict
+		hazard string
+	}{
+		{"owner", ev(LeaderElected, g, "a", "", 10, 10), Applied, ""},
+		{"a candidate brings it", joined.WithID(), Applied, "k cannot read a"},
+		{"the owner restated with it", with(ev(LeaderElected, g, "a", "", 10, 12), "k cannot read a", "r1"), Unchanged, "k cannot read a"},
+		{"restated without it", with(ev(LeaderElected, g, "a", "", 10, 13), "", "r2"), Applied, ""},
+		{"an older restatement", with(ev(LeaderElected, g, "a", "", 10, 11), "old", "r3"), Unchanged, ""},
+		{"ready with it", with(ev(LeaderReady, g, "a", "", 10, 14), "h2", "r4"), Applied, "h2"},
+		{"ready again without it", with(ev(LeaderReady, g, "a", "", 10, 15), "", "r5"), Applied, ""},
+		{"a new owner with none", ev(LeaderElected, g, "b", "a", 20, 20), Applied, ""},
+	}
+	for _, s := range steps {
+		if got := f.Judge(s.e); got != s.want {
+			t.Fatalf("%s: verdict %v, want %v", s.name, got, s.want)
+		}
+		if st := f.Current()[g]; st.Hazard != s.hazard {
+			t.Fatalf("%s: hazard %q, want %q", s.name, st.Hazard, s.hazard)
+		}
+	}
+}

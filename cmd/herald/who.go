@@ -226,7 +226,7 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 	r := whoReport{Group: group, Source: "nats"}
 	if o := last.Owner; o != nil {
 		since := o.Since
-		r.Recipe, r.Ready, r.Since = o.Recipe, o.Ready, &since
+		r.Recipe, r.Ready, r.Since, r.Hazard = o.Recipe, o.Ready, &since, o.Hazard
 		r.Owner = &whoNode{ID: o.Owner.ID, Node: o.Owner.Node, Session: o.Owner.Session, Sequence: o.Owner.Sequence, Term: o.Term}
 	}
 	r.setFreshness(last.Freshness)
@@ -267,7 +267,7 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 	r := whoReport{Group: group, Recipe: last.Event.Recipe, Source: "kafka"}
 	if owner != nil {
 		since := last.Event.Time
-		r.Ready, r.Since = last.Ready(), &since
+		r.Ready, r.Since, r.Hazard = last.Ready(), &since, last.Event.Hazard
 		r.Owner = &whoNode{ID: owner.ID, Node: owner.Node, Session: owner.Session, Sequence: owner.Sequence, Term: last.Event.Term}
 	}
 	r.setFreshness(last.Freshness)

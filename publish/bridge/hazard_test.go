@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/jetstream"
 )
 
 // TestTwoOwnersPossibleIsReported: a lock group where a Kazoo node queues
@@ -48,6 +49,10 @@ func TestTwoOwnersPossibleIsReported(t *testing.T) {
 		})
 	}
 	waitMetric(series, 0)
+	w, _ := ownerWatch(t, url, g)
+	until(t, w, 10*time.Second, "the Curator owner in the owners bucket, no hazard", func(u jetstream.OwnerUpdate) bool {
+		return u.Owner != nil && u.Owner.Hazard == ""
+	})
 	kz := mk("9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__")
 	waitMetric(series, 1)
 	waitMetric("herald_groups_two_owners_possible", 1)
@@ -60,6 +65,10 @@ func TestTwoOwnersPossibleIsReported(t *testing.T) {
 			t.Errorf("the snapshot, before the Kazoo node, carries a hazard: %+v", e)
 		}
 	}
+	// The owners bucket says it beside the owner, who has not changed.
+	until(t, w, 10*time.Second, "the owners bucket's value with the hazard", func(u jetstream.OwnerUpdate) bool {
+		return u.Owner != nil && strings.Contains(u.Owner.Hazard, "Kazoo") && strings.Contains(u.Owner.Owner.Node, "-lock-")
+	})
 	_, page := get(t, r.Handler(), "/?q="+g)
 	if !strings.Contains(page, "state-unsafe") || !strings.Contains(page, "two owners possible: Kazoo Lock or Election") {
 		t.Errorf("the live page does not show the group unsafe, with the reason:\n%s", page)
@@ -71,5 +80,8 @@ func TestTwoOwnersPossibleIsReported(t *testing.T) {
 	waitMetric("herald_groups_two_owners_possible", 0)
 	sub.waitCount(t, 10*time.Second, "the Kazoo node's candidate.left, without a hazard", 1, func(e publish.Event) bool {
 		return e.Type == publish.CandidateLeft && e.Candidate != nil && g+"/"+e.Candidate.Node == kz && e.Hazard == ""
+	})
+	until(t, w, 10*time.Second, "the owners bucket's value without the hazard", func(u jetstream.OwnerUpdate) bool {
+		return u.Owner != nil && u.Owner.Hazard == ""
 	})
 }

@@ -28,6 +28,11 @@ type Owner struct {
 	// heartbeats (bucket herald_bridges) say whether it is still
 	// confirmed. A bridge taking over re-states the value under its name.
 	Source string `json:"source,omitempty"`
+	// Hazard, when set, says why another client of the group may believe
+	// it owns beside Owner (publish.Event.Hazard): the value is written
+	// again when a client that cannot read the others' nodes joins or
+	// leaves, though the owner stays.
+	Hazard string `json:"hazard,omitempty"`
 }
 
 // vacancy is the body herald gives a delete marker (a group with no owner),
@@ -66,7 +71,7 @@ func step(v view, e publish.Event) view {
 		}
 		next := &Owner{
 			Group: e.Group, Recipe: e.Recipe, Owner: *e.Owner, Term: e.Term, Zxid: e.Zxid,
-			Since: e.Time, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source,
+			Since: e.Time, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source, Hazard: e.Hazard,
 		}
 		switch {
 		case v.owner == nil && e.Term <= v.guard:
@@ -77,16 +82,19 @@ func step(v view, e publish.Event) view {
 			return v // stale
 		}
 		if !next.Ready || v.owner.Ready {
-			// Same term, nothing new: a snapshot re-reporting it. From
-			// another bridge (a takeover), it now confirms the value.
+			// Same term, nothing new but perhaps the hazard: a snapshot
+			// re-reporting it. From another bridge (a takeover), it now
+			// confirms the value.
+			cur, changed := restated(*v.owner, e)
 			if e.Source != "" && e.Source != v.owner.Source {
-				cur := *v.owner
-				cur.Source = e.Source
+				cur.Source, changed = e.Source, true
+			}
+			if changed {
 				return view{owner: &cur, written: true}
 			}
 			return v
 		}
-		cur := *v.owner // same term, now ready
+		cur, _ := restated(*v.owner, e) // same term, now ready
 		cur.Ready, cur.EventID, cur.Source, cur.Zxid = true, e.ID, e.Source, max(cur.Zxid, e.Zxid)
 		return view{owner: &cur}
 	case e.Type.Loses() && e.Owner == nil:
@@ -108,8 +116,23 @@ func step(v view, e publish.Event) view {
 		return v
 	}
 	// A loss with a successor: the gain that follows records it. Candidate
-	// events do not change the owner.
+	// events do not change the owner, but may say the hazard changed.
+	if v.owner != nil && e.Owner != nil && e.Owner.Node == v.owner.Owner.Node && e.Term == v.owner.Term {
+		if cur, changed := restated(*v.owner, e); changed {
+			return view{owner: &cur, written: true}
+		}
+	}
 	return v
+}
+
+// restated is o with the hazard e reports about o's tenure, when e is no
+// older than what o records; changed says the hazard differs.
+func restated(o Owner, e publish.Event) (Owner, bool) {
+	if e.Zxid < o.Zxid || e.Hazard == o.Hazard {
+		return o, false
+	}
+	o.Hazard, o.Zxid, o.EventID = e.Hazard, e.Zxid, e.ID
+	return o, true
 }
 
 // same reports whether two views would be written identically.

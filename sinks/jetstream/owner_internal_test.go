@@ -87,3 +87,45 @@ func TestStepSameTermKeepsSince(t *testing.T) {
 		t.Fatal("re-reporting the same owner must not count as a change")
 	}
 }
+
+// TestStepHazard: the value carries the hazard the group's latest event
+// reports about the owner's tenure, written again when only that changes;
+// an older event, or one about another term, leaves it.
+func TestStepHazard(t *testing.T) {
+	cand := func(zxid int64, hazard string) publish.Event {
+		return publish.Event{Type: publish.CandidateJoined, Group: "/g", Recipe: elect.RecipeElection,
+			Owner: &publish.Participant{ID: "a", Node: "a"}, Candidate: &publish.Participant{ID: "k", Node: "k"},
+			Term: 10, Zxid: zxid, Hazard: hazard}.WithID()
+	}
+	withHazard := func(e publish.Event, h string) publish.Event { e.Hazard = h; return e }
+	other := cand(30, "h")
+	other.Owner, other.Term = &publish.Participant{ID: "b", Node: "b"}, 20
+	for _, c := range []struct {
+		name  string
+		evs   []publish.Event
+		want  string
+		wrote bool // the last event changed the value
+	}{
+		{"a gain carries it", []publish.Event{withHazard(gain("a", 10), "h")}, "h", true},
+		{"a client joins that cannot read the owner's node", []publish.Event{gain("a", 10), cand(20, "h")}, "h", true},
+		{"it leaves", []publish.Event{gain("a", 10), cand(20, "h"), cand(21, "")}, "", true},
+		{"an older event", []publish.Event{gain("a", 10), cand(20, "h"), cand(15, "")}, "h", false},
+		{"the same hazard again", []publish.Event{gain("a", 10), cand(20, "h"), cand(22, "h")}, "h", false},
+		{"ready keeps it", []publish.Event{gain("a", 10), cand(20, "h"), ready("a", 10)}, "h", true},
+		{"a snapshot clears it", []publish.Event{gain("a", 10), cand(20, "h"), withHazard(func() publish.Event { e := gain("a", 10); e.Zxid = 25; return e }(), "")}, "", true},
+		{"an event of another term", []publish.Event{gain("a", 10), other}, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var before, v view
+			for _, e := range c.evs {
+				before, v = v, step(v, e)
+			}
+			if v.owner == nil || v.owner.Hazard != c.want {
+				t.Fatalf("owner %+v; want a with hazard %q", v.owner, c.want)
+			}
+			if wrote := !same(before, v); wrote != c.wrote {
+				t.Fatalf("the last event changed the value: %v, want %v", wrote, c.wrote)
+			}
+		})
+	}
+}

@@ -126,7 +126,7 @@ func TestOwnerChangesSkipsStaleAndSuccessorLosses(t *testing.T) {
 			Term: term, Zxid: zxid, Source: "t"}.WithID()
 	}
 	// Known from an earlier batch: /g reached term 20.
-	reached := map[string]int64{"/g": 20}
+	reached := map[string]ownerState{"/g": {term: 20}}
 	got, _ := ownerChanges([]publish.Event{ev(publish.LeaderLost, nil, a, 10, 15)}, reached)
 	if len(got) != 0 {
 		t.Fatalf("a loss of term 10 after term 20 wrote %v", got)
@@ -138,7 +138,7 @@ func TestOwnerChangesSkipsStaleAndSuccessorLosses(t *testing.T) {
 	got, terms := ownerChanges([]publish.Event{
 		ev(publish.LeaderElected, b, nil, 30, 30), ev(publish.LeaderReady, b, nil, 30, 31),
 	}, reached)
-	if len(got) != 1 || got[0].Type != publish.LeaderReady || terms["/g"] != 30 || reached["/g"] != 20 {
+	if len(got) != 1 || got[0].Type != publish.LeaderReady || terms["/g"].term != 30 || !terms["/g"].ready || reached["/g"].term != 20 {
 		t.Fatalf("elected+ready coalesced to %v (terms %v, reached %v), want the ready alone, term 30, reached unchanged", got, terms, reached)
 	}
 	got, _ = ownerChanges([]publish.Event{ev(publish.LeaderLost, nil, nil, 0, 40)}, reached)

@@ -2,9 +2,12 @@ package kafkasink
 
 import (
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 )
 
@@ -47,24 +50,48 @@ func ownerMessage(topic string, e publish.Event) (kafka.Message, error) {
 	return m, nil
 }
 
+// ownerState is what the owners topic last got for a group: the term it
+// reached and, while the record names that term's owner, whether it said
+// ready, the hazard it carried and the time of the tenure's first record,
+// so that a record restating only the hazard keeps the rest.
+type ownerState struct {
+	term   int64
+	since  int64 // unix nanoseconds
+	ready  bool
+	owning bool
+	hazard string
+}
+
 // ownerChanges coalesces a batch into one owner change per group, in the
-// order groups first appear, given the term each group last reached in the
-// owners topic. It returns the changes and the terms the groups reach once
-// they are written; reached itself is not modified. A loss that names a successor (Owner
-// set) writes nothing: the successor's own event will. Stale events (a term
-// below what the group reached) write nothing, so a late loss never erases
-// a newer owner.
-func ownerChanges(batch []publish.Event, reached map[string]int64) ([]publish.Event, map[string]int64) {
+// order groups first appear, given what each group last reached in the
+// owners topic. It returns the changes and the states the groups reach
+// once they are written; reached itself is not modified. A loss that names
+// a successor (Owner set) writes nothing: the successor's own event will.
+// Stale events (a term below what the group reached) write nothing, so a
+// late loss never erases a newer owner. An event that changes only the
+// group's hazard (a candidate event) restates the owner's record with it.
+func ownerChanges(batch []publish.Event, reached map[string]ownerState) ([]publish.Event, map[string]ownerState) {
 	final := map[string]*publish.Event{}
-	term := map[string]int64{}
+	state := map[string]ownerState{}
 	var order []string
-	for _, e := range batch {
-		if !e.Type.Gains() && !e.Type.Loses() && e.Type != publish.LeaderReady {
-			continue
+	put := func(e publish.Event, st ownerState) {
+		if _, ok := final[e.Group]; !ok {
+			order = append(order, e.Group)
 		}
-		t, known := term[e.Group]
+		final[e.Group] = &e
+		state[e.Group] = st
+	}
+	for _, e := range batch {
+		st, known := state[e.Group]
 		if !known {
-			t, known = reached[e.Group]
+			st, known = reached[e.Group]
+		}
+		if !e.Type.Gains() && !e.Type.Loses() && e.Type != publish.LeaderReady {
+			if r, ok := restate(st, e); ok {
+				st.hazard = e.Hazard
+				put(r, st)
+			}
+			continue
 		}
 		switch {
 		case e.Type.Loses() && e.Owner != nil:
@@ -72,23 +99,51 @@ func ownerChanges(batch []publish.Event, reached map[string]int64) ([]publish.Ev
 		case e.Type.Loses() && e.Previous == nil:
 			// A snapshot saying "no owner at zxid Z": it supersedes
 			// owners whose node (czxid = term) is no newer than Z.
-			if known && t > e.Zxid {
+			if known && st.term > e.Zxid {
 				continue
 			}
-		case known && e.Term < t:
+		case known && e.Term < st.term:
 			continue
 		}
-		if _, ok := final[e.Group]; !ok {
-			order = append(order, e.Group)
+		next := ownerState{term: max(e.Term, st.term)}
+		if !e.Type.Loses() {
+			next.owning, next.ready, next.hazard, next.since = true, e.Type == publish.LeaderReady, e.Hazard, e.Time.UnixNano()
+			if st.owning && st.term == e.Term {
+				next.since = st.since
+			}
 		}
-		final[e.Group] = &e
-		term[e.Group] = max(e.Term, t)
+		put(e, next)
 	}
 	out := make([]publish.Event, len(order))
 	for i, g := range order {
 		out[i] = *final[g]
 	}
-	return out, term
+	return out, state
+}
+
+// restate is the owners record for the owner st describes, carrying the
+// hazard e reports about its tenure: the record as it was written (the
+// same type and time), with the new hazard and e's zxid. Its id is its
+// own, derived from the owner's node and that zxid, so that a follower
+// that remembers the first record's id still takes it (two bridges
+// restating the same change give it the same id). ok is false when e is
+// about another tenure or the hazard is unchanged.
+func restate(st ownerState, e publish.Event) (publish.Event, bool) {
+	if !st.owning || e.Owner == nil || e.Term != st.term || e.Hazard == st.hazard {
+		return e, false
+	}
+	r := e
+	r.Type = publish.LeaderElected
+	if e.Recipe == elect.RecipeLock {
+		r.Type = publish.LockAcquired
+	}
+	if st.ready {
+		r.Type = publish.LeaderReady
+	}
+	r.Candidate, r.Previous, r.Reason, r.Snapshot = nil, nil, "", false
+	r.Time = time.Unix(0, st.since).UTC()
+	r.ID = publish.MakeID(r.Group, r.Owner.Node+"\x00hazard@"+strconv.FormatInt(e.Zxid, 10), r.Type)
+	return r, true
 }
 
 // Chunk limits: every chunk goes to each partition as a single produce

@@ -35,7 +35,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 	}
 	defer st.Close()
 	out := map[string]publish.LastReport{}
-	terms := map[string]int64{}
+	states := map[string]ownerState{}
 	for {
 		select {
 		case u, ok := <-st.C():
@@ -51,11 +51,15 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 				r.Owner = o.Node
 			}
 			out[u.Group] = r
-			terms[u.Group] = max(terms[u.Group], u.Event.Term)
+			if st := states[u.Group]; u.Event.Term >= st.term {
+				states[u.Group] = stateOf(u)
+			}
 		case <-st.Synced():
 			s.mu.Lock()
-			for g, t := range terms {
-				s.reached[g] = max(s.reached[g], t)
+			for g, st := range states {
+				if st.term >= s.reached[g].term {
+					s.reached[g] = st
+				}
 			}
 			s.mu.Unlock()
 			return out, nil
@@ -63,4 +67,13 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 			return nil, fmt.Errorf("kafkasink: read the owners topic %s: %w", s.cfg.OwnersTopic, ctx.Err())
 		}
 	}
+}
+
+// stateOf is what a record of the owners topic says the group reached.
+func stateOf(u OwnerUpdate) ownerState {
+	st := ownerState{term: u.Event.Term}
+	if u.Owner() != nil {
+		st.owning, st.ready, st.hazard, st.since = true, u.Ready(), u.Event.Hazard, u.Event.Time.UnixNano()
+	}
+	return st
 }

@@ -20,9 +20,10 @@ type Sink struct {
 	w       *kafka.Writer
 	closing chan struct{} // closed when the previous writer has drained
 	closed  bool
-	// reached is the term each group last reached in the owners topic,
-	// so a late loss never tombstones a newer owner. It starts empty.
-	reached map[string]int64
+	// reached is what each group last reached in the owners topic (see
+	// ownerState), so a late loss never tombstones a newer owner. It
+	// starts empty; LastReports fills it from the topic.
+	reached map[string]ownerState
 
 	// hb is what WriteHeartbeat uses, beside Write (which holds mu for a
 	// whole batch): a writer of its own, made once the bridges topic
@@ -45,7 +46,7 @@ func New(cfg Config) (*Sink, error) {
 	if _, err := cfg.tlsConfig(); err != nil {
 		return nil, err
 	}
-	return &Sink{cfg: cfg, reached: map[string]int64{}}, nil
+	return &Sink{cfg: cfg, reached: map[string]ownerState{}}, nil
 }
 
 // Name implements publish.Sink.
@@ -163,7 +164,7 @@ func (s *Sink) write(ctx context.Context, batch []publish.Event, msgs []kafka.Me
 	if len(batch) == 0 {
 		return nil
 	}
-	changes, terms := ownerChanges(batch, s.reached)
+	changes, states := ownerChanges(batch, s.reached)
 	for _, e := range changes {
 		m, err := ownerMessage(s.cfg.OwnersTopic, e)
 		if err != nil {
@@ -177,8 +178,8 @@ func (s *Sink) write(ctx context.Context, batch []publish.Event, msgs []kafka.Me
 				publish.ErrReconnect, len(c), s.cfg.EventsTopic, s.cfg.OwnersTopic, s.cfg.Brokers, firstError(err))
 		}
 	}
-	for g, t := range terms {
-		s.reached[g] = max(s.reached[g], t)
+	for g, st := range states {
+		s.reached[g] = st
 	}
 	return nil
 }
