@@ -89,8 +89,9 @@ func TestConnectCreatesTopicsWithTheirConfigs(t *testing.T) {
 	connected(t, cfg)
 	ev := topicConfig(t, c.Addrs(), cfg.EventsTopic)
 	ow := topicConfig(t, c.Addrs(), cfg.OwnersTopic)
-	if ow["cleanup.policy"] != "compact" || ow["partitions"] != "3" {
-		t.Fatalf("owners topic: cleanup.policy=%q partitions=%s, want compact and 3", ow["cleanup.policy"], ow["partitions"])
+	if ow["cleanup.policy"] != "compact" || ow["partitions"] != "3" || ow["delete.retention.ms"] != "604800000" {
+		t.Fatalf("owners topic: cleanup.policy=%q partitions=%s delete.retention.ms=%s, want compact, 3 and a week (604800000)",
+			ow["cleanup.policy"], ow["partitions"], ow["delete.retention.ms"])
 	}
 	if ev["cleanup.policy"] != "delete" || ev["partitions"] != "3" {
 		t.Fatalf("events topic: cleanup.policy=%q partitions=%s, want delete and 3", ev["cleanup.policy"], ev["partitions"])

@@ -11,13 +11,26 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// topicConfigs are the settings Connect gives the topics it creates.
+// tombstoneRetention is how long a compacted topic herald creates keeps a
+// tombstone after compaction reaches it (Kafka's delete.retention.ms; its
+// default is a day). A bridge starting reads each group's last record in
+// the owners topic to tell whether an owner may have come and gone while
+// none published (LastReports); a tombstone compaction removed tells it
+// nothing, so herald keeps them a week. A tombstone is a key and a header:
+// a week of them costs little beside what it buys after a long outage.
+const tombstoneRetention = 7 * 24 * time.Hour
+
+// topicConfigs are the settings Connect gives the topics it creates:
+// compacted (the owners and bridges topics) keeping tombstones a week, or
+// deleted by age (the events topic).
 func (c Config) topicConfigs(compact bool) []kafka.ConfigEntry {
-	policy := "delete"
+	out := []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "delete"}}
 	if compact {
-		policy = "compact"
+		out = []kafka.ConfigEntry{
+			{ConfigName: "cleanup.policy", ConfigValue: "compact"},
+			{ConfigName: "delete.retention.ms", ConfigValue: strconv.FormatInt(tombstoneRetention.Milliseconds(), 10)},
+		}
 	}
-	out := []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: policy}}
 	if c.MinInSyncReplicas > 0 {
 		out = append(out, kafka.ConfigEntry{ConfigName: "min.insync.replicas", ConfigValue: strconv.Itoa(c.MinInSyncReplicas)})
 	}
