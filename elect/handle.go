@@ -147,12 +147,19 @@ func (h *Handle) stopMonitor() {
 }
 
 // monitor watches our own node and the session, and ends ownership when
-// either says it is no longer safe; under StepDownOnHazard it also guards
-// the group (see guard).
+// either says it is no longer safe; it also guards the group against a
+// client that cannot read our node (see guard, WatchForHazards).
 func (h *Handle) monitor() {
 	defer close(h.monDone)
 	s := h.q.s
 	var own, group <-chan zk.Event
+	hc := h.q.o.hazard
+	var poll <-chan time.Time
+	if !hc.off && !hc.watch {
+		t := time.NewTicker(hc.every)
+		defer t.Stop()
+		poll = t.C
+	}
 	for {
 		select {
 		case <-h.stop:
@@ -178,8 +185,8 @@ func (h *Handle) monitor() {
 			if own == nil {
 				own, over = h.watchOwn(changed)
 			}
-			if !over && group == nil && h.q.o.stepDown {
-				group, over = h.guard(changed)
+			if !over && group == nil && hc.watch {
+				group, over = h.guard(changed, true)
 			}
 			if over {
 				return
@@ -194,6 +201,12 @@ func (h *Handle) monitor() {
 			}
 		case <-group: // a child joined or left: list again
 			group = nil
+		case <-poll:
+			if st == StateConnected {
+				if _, over := h.guard(changed, false); over {
+					return
+				}
+			}
 		case <-changed:
 		case <-h.stop:
 			return
@@ -221,10 +234,11 @@ func (h *Handle) watchOwn(changed <-chan struct{}) (ch <-chan zk.Event, over boo
 	return nil, false // the state changed meanwhile: the loop looks again
 }
 
-// guard lists the group with a children watch and steps down when a
-// client in it cannot read our node (blindTo): that client may believe it
-// owns beside us, and of two owners herald can end only its own tenure.
-func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) {
+// guard lists the group (with a children watch when watch is set) and
+// steps down when a client in it cannot read our node (blindTo): that
+// client may believe it owns beside us, and of two owners herald can end
+// only its own tenure.
+func (h *Handle) guard(changed <-chan struct{}, watch bool) (ch <-chan zk.Event, over bool) {
 	ctx, cancel := stateCtx(changed, h.stop)
 	defer cancel()
 	type listing struct {
@@ -232,6 +246,10 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 		ch <-chan zk.Event
 	}
 	got, err := call(ctx, func() (listing, error) {
+		if !watch {
+			c, _, err := h.q.s.Conn().Children(h.q.parent)
+			return listing{c: c}, err
+		}
 		c, _, ch, err := h.q.s.Conn().ChildrenW(h.q.parent)
 		return listing{c, ch}, err
 	})

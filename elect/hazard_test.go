@@ -55,7 +55,7 @@ func TestHazard(t *testing.T) {
 	}
 }
 
-// TestBlindTo: which newcomers make an owner under StepDownOnHazard step
+// TestBlindTo: which newcomers make an owner step
 // down: those that cannot read its node and would own beside it, not those
 // that read it, nor go-zookeeper's Lock, which fails on a name it cannot
 // parse instead of owning.

@@ -204,11 +204,20 @@ type recipeOptions struct {
 	dialect       Dialect
 	id            string
 	releaseWait   time.Duration
-	stepDown      bool
+	hazard        hazardCheck
+}
+
+// hazardCheck is how an owner looks for a client that cannot read its node
+// (see WatchForHazards): every so often, on every change, or never.
+type hazardCheck struct {
+	every time.Duration // a listing this often while owning (poll)
+	watch bool          // a children watch instead: at every change
+	off   bool
 }
 
 func defaultRecipeOptions(prefix string) recipeOptions {
-	return recipeOptions{acl: zk.WorldACL(zk.PermAll), prefix: prefix, dialect: DialectAuto, releaseWait: 10 * time.Second}
+	return recipeOptions{acl: zk.WorldACL(zk.PermAll), prefix: prefix, dialect: DialectAuto, releaseWait: 10 * time.Second,
+		hazard: hazardCheck{every: DefaultHazardCheck}}
 }
 
 // CreateParents creates the group's path (persistent nodes) when missing.
@@ -281,21 +290,49 @@ func WithPrefix(p string) Option {
 	}
 }
 
-// StepDownOnHazard makes an owner give up ownership when a client joins
-// the group that cannot read its node and so may believe it owns too: a
-// Kazoo client beside herald's default names, a Curator LeaderLatch
-// beside a lock's. Two owners would otherwise run until one releases;
-// with this option herald's owner steps aside within one listing of the
-// join: Done closes with ReasonTwoOwners and an error wrapping
-// ErrUnsafeGroup that names the client, and our node is deleted. A
-// Campaign or Acquire after that queues in the dialect the newcomer reads
-// (or is refused, when the group's clients cannot all read one).
+// DefaultHazardCheck is how often an owner lists its group to look for a
+// client that cannot read its node, unless told otherwise.
+const DefaultHazardCheck = time.Second
+
+// An owner steps down when a client joins its group that cannot read its
+// node and so may believe it owns too: a Kazoo client beside herald's
+// default names, a Curator LeaderLatch beside a lock's. The two would
+// otherwise own together until one releases; herald cannot stop the other
+// client, so it ends its own tenure: Done closes with ReasonTwoOwners and
+// an error wrapping ErrUnsafeGroup that names the client, and our node is
+// deleted. A Campaign or Acquire after that queues in the dialect the
+// newcomer reads (or is refused, when the group's clients cannot all read
+// one). go-zookeeper's Lock, which fails on such a name rather than owning,
+// does not count.
 //
-// It costs a children watch while owning: one listing for every node that
-// joins or leaves the group during a tenure, nothing while waiting. herald
-// run and herald lock always use it.
-func StepDownOnHazard() Option {
-	return func(o *recipeOptions) error { o.stepDown = true; return nil }
+// By default an owner lists its group every DefaultHazardCheck while it
+// owns: nothing for a shorter tenure, and a newcomer is found within about
+// that long. WatchForHazards finds it at once, HazardCheckEvery changes the
+// period, NoHazardCheck turns the check off.
+
+// WatchForHazards makes an owner keep a children watch on its group and
+// step down within one listing of such a newcomer's join. It costs a
+// listing for every node that joins or leaves during a tenure; herald run
+// and herald lock use it.
+func WatchForHazards() Option {
+	return func(o *recipeOptions) error { o.hazard = hazardCheck{watch: true}; return nil }
+}
+
+// HazardCheckEvery makes an owner list its group every d while it owns
+// (d from 10ms to 1h).
+func HazardCheckEvery(d time.Duration) Option {
+	return func(o *recipeOptions) error {
+		if d < 10*time.Millisecond || d > time.Hour {
+			return fmt.Errorf("elect: hazard check period %v out of range (10ms to 1h)", d)
+		}
+		o.hazard = hazardCheck{every: d}
+		return nil
+	}
+}
+
+// NoHazardCheck makes an owner keep owning whoever joins its group.
+func NoHazardCheck() Option {
+	return func(o *recipeOptions) error { o.hazard = hazardCheck{off: true}; return nil }
 }
 
 // WithID sets the participant id stored as the node's data (a Lock's holder

@@ -63,7 +63,7 @@ const (
 	ReasonCancelled      Reason = "cancelled"
 	ReasonUnknown        Reason = "unknown"
 	// ReasonTwoOwners: an owner stepped down because a client joined that
-	// cannot read its node (see StepDownOnHazard).
+	// cannot read its node (see WatchForHazards).
 	ReasonTwoOwners Reason = "two owners possible"
 )
 

@@ -11,50 +11,59 @@ import (
 	"github.com/zkherald/herald/elect"
 )
 
-// An owner under StepDownOnHazard steps down when a client joins that
-// cannot read its node (Kazoo beside herald's default lock names, which
-// then owns as if herald were not there), and its next Acquire queues in
-// the newcomer's dialect, behind it. Without the option the owner keeps
-// holding: that is the difference the option makes.
-func TestStepDownOnHazard(t *testing.T) {
+// An owner steps down when a client joins that cannot read its node (Kazoo
+// beside herald's default lock names, which then owns as if herald were
+// not there): at once under WatchForHazards, within about
+// DefaultHazardCheck by default. Its next Acquire queues in the
+// newcomer's dialect, behind it. Under NoHazardCheck the owner keeps
+// holding: that is the difference the check makes.
+func TestStepDownForBlindJoiner(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	look := session(t, sharedAddrs(t))
-	group := groupPath(t)
-	s := session(t, sharedAddrs(t))
-	l, err := elect.NewLock(s, group, elect.CreateParents(), elect.StepDownOnHazard())
-	if err != nil {
-		t.Fatal(err)
+	lock := func(opts ...elect.Option) (*elect.Lock, *elect.Session, *elect.Handle) {
+		s := session(t, sharedAddrs(t))
+		l, err := elect.NewLock(s, groupPath(t), append([]elect.Option{elect.CreateParents()}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, s, h
 	}
-	plain, err := elect.NewLock(session(t, sharedAddrs(t)), groupPath(t), elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept, err := plain.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, s, h := lock(elect.WatchForHazards())
+	_, _, polled := lock()
+	_, _, kept := lock(elect.NoHazardCheck())
+	group := l.Path()
 	// A Kazoo Lock joins each group: it sees only "__lock__" names.
 	kazooBase := "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__"
+	joined := time.Now()
 	kz, kc := foreign(t, group, kazooBase)
-	foreign(t, plain.Path(), kazooBase)
+	foreign(t, polled.Group(), kazooBase)
+	foreign(t, kept.Group(), kazooBase)
 	select {
 	case <-h.Done():
 	case <-time.After(5 * time.Second):
 		t.Fatalf("the owner still holds 5s after %s joined, which cannot read its node %s", kz, h.Node())
 	}
-	if h.Reason() != elect.ReasonTwoOwners || !errors.Is(h.Err(), elect.ErrUnsafeGroup) || !strings.Contains(h.Err().Error(), "Kazoo") {
-		t.Fatalf("stepped down with reason %q, err %v; want %q and ErrUnsafeGroup naming Kazoo", h.Reason(), h.Err(), elect.ReasonTwoOwners)
+	if h.Reason() != elect.ReasonTwoOwners || !errors.Is(h.Err(), elect.ErrUnsafeGroup) || !strings.Contains(h.Err().Error(), "Kazoo") || !strings.Contains(h.Err().Error(), "--dialect kazoo") {
+		t.Fatalf("stepped down with reason %q, err %v; want %q and ErrUnsafeGroup naming Kazoo and the dialect", h.Reason(), h.Err(), elect.ReasonTwoOwners)
 	}
 	eventually(t, 5*time.Second, "the stepped-down owner's node gone", func() bool {
 		ok, _, err := look.Conn().Exists(h.NodePath())
 		return err == nil && !ok
 	})
+	select {
+	case <-polled.Done():
+		if polled.Reason() != elect.ReasonTwoOwners {
+			t.Fatalf("the owner with the default check ended with %q (%v) after %v; want %q", polled.Reason(), polled.Err(), time.Since(joined), elect.ReasonTwoOwners)
+		}
+	case <-time.After(elect.DefaultHazardCheck + 3*time.Second):
+		t.Fatalf("the owner with the default check still holds %v after a Kazoo node joined", time.Since(joined))
+	}
 	if !kept.Held() {
-		t.Fatalf("an owner without StepDownOnHazard lost the lock: %s, %v", kept.Reason(), kept.Err())
+		t.Fatalf("an owner under NoHazardCheck lost the lock: %s, %v", kept.Reason(), kept.Err())
 	}
 	// The next Acquire writes a name Kazoo reads and waits behind its node.
 	got := make(chan *elect.Handle, 1)
@@ -94,7 +103,7 @@ func TestStepDownOnHazard(t *testing.T) {
 func TestStepDownReasonObserved(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	group := groupPath(t)
-	e, err := elect.NewElection(session(t, sharedAddrs(t)), group, elect.CreateParents(), elect.StepDownOnHazard())
+	e, err := elect.NewElection(session(t, sharedAddrs(t)), group, elect.CreateParents(), elect.WatchForHazards())
 	if err != nil {
 		t.Fatal(err)
 	}

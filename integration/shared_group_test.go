@@ -276,7 +276,7 @@ func needsDialect(t *testing.T, env *sharedEnv, herald, peer kindSpec, need elec
 
 // stepsDown is needsDialect for herald lock and herald run, which step
 // down rather than own beside a client that cannot read their node
-// (elect.StepDownOnHazard): in the default dialect the peer joining
+// (elect.WatchForHazards): in the default dialect the peer joining
 // behind them makes them exit 3 with "two owners possible", unless it
 // fails on herald's name first (go-zookeeper's Lock), which is as wrong.
 func stepsDown(t *testing.T, cm *cliMember, peer member, log *ownLog, a, b string, need elect.Dialect) {

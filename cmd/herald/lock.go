@@ -93,7 +93,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 		return err
 	}
 	defer s.Close()
-	l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id), dialect, elect.StepDownOnHazard())
+	l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id), dialect, elect.WatchForHazards())
 	if err != nil {
 		return usageErr("--lock: %v", err)
 	}

@@ -141,7 +141,7 @@ func (a *app) campaign(ctx context.Context, o runOpts) (*elect.Handle, *elect.Se
 		if err != nil {
 			return nil, nil, err
 		}
-		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id), o.dialectOpt, elect.StepDownOnHazard())
+		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id), o.dialectOpt, elect.WatchForHazards())
 		if err != nil {
 			s.Close()
 			return nil, nil, usageErr("--election: %v", err)
