@@ -154,11 +154,12 @@ func (h *Handle) monitor() {
 	s := h.q.s
 	var own, group <-chan zk.Event
 	hc := h.q.o.hazard
-	var poll <-chan time.Time
-	if !hc.off && !hc.watch {
-		t := time.NewTicker(hc.every)
+	guarding := !hc.off && hc.after == 0
+	var start <-chan time.Time
+	if !hc.off && hc.after > 0 {
+		t := time.NewTimer(hc.after)
 		defer t.Stop()
-		poll = t.C
+		start = t.C
 	}
 	for {
 		select {
@@ -185,8 +186,8 @@ func (h *Handle) monitor() {
 			if own == nil {
 				own, over = h.watchOwn(changed)
 			}
-			if !over && group == nil && hc.watch {
-				group, over = h.guard(changed, true)
+			if !over && group == nil && guarding {
+				group, over = h.guard(changed)
 			}
 			if over {
 				return
@@ -201,12 +202,8 @@ func (h *Handle) monitor() {
 			}
 		case <-group: // a child joined or left: list again
 			group = nil
-		case <-poll:
-			if st == StateConnected {
-				if _, over := h.guard(changed, false); over {
-					return
-				}
-			}
+		case <-start:
+			guarding = true
 		case <-changed:
 		case <-h.stop:
 			return
@@ -234,11 +231,10 @@ func (h *Handle) watchOwn(changed <-chan struct{}) (ch <-chan zk.Event, over boo
 	return nil, false // the state changed meanwhile: the loop looks again
 }
 
-// guard lists the group (with a children watch when watch is set) and
-// steps down when a client in it cannot read our node (blindTo): that
-// client may believe it owns beside us, and of two owners herald can end
-// only its own tenure.
-func (h *Handle) guard(changed <-chan struct{}, watch bool) (ch <-chan zk.Event, over bool) {
+// guard lists the group with a children watch and steps down when a
+// client in it cannot read our node (blindTo): that client may believe it
+// owns beside us, and of two owners herald can end only its own tenure.
+func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) {
 	ctx, cancel := stateCtx(changed, h.stop)
 	defer cancel()
 	type listing struct {
@@ -246,10 +242,6 @@ func (h *Handle) guard(changed <-chan struct{}, watch bool) (ch <-chan zk.Event,
 		ch <-chan zk.Event
 	}
 	got, err := call(ctx, func() (listing, error) {
-		if !watch {
-			c, _, err := h.q.s.Conn().Children(h.q.parent)
-			return listing{c: c}, err
-		}
 		c, _, ch, err := h.q.s.Conn().ChildrenW(h.q.parent)
 		return listing{c, ch}, err
 	})

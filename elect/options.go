@@ -207,17 +207,16 @@ type recipeOptions struct {
 	hazard        hazardCheck
 }
 
-// hazardCheck is how an owner looks for a client that cannot read its node
-// (see WatchForHazards): every so often, on every change, or never.
+// hazardCheck is when an owner starts guarding its group against a client
+// that cannot read its node (see WatchForHazards), or never.
 type hazardCheck struct {
-	every time.Duration // a listing this often while owning (poll)
-	watch bool          // a children watch instead: at every change
+	after time.Duration // this far into a tenure; 0: at once
 	off   bool
 }
 
 func defaultRecipeOptions(prefix string) recipeOptions {
 	return recipeOptions{acl: zk.WorldACL(zk.PermAll), prefix: prefix, dialect: DialectAuto, releaseWait: 10 * time.Second,
-		hazard: hazardCheck{every: DefaultHazardCheck}}
+		hazard: hazardCheck{after: DefaultHazardCheck}}
 }
 
 // CreateParents creates the group's path (persistent nodes) when missing.
@@ -290,8 +289,8 @@ func WithPrefix(p string) Option {
 	}
 }
 
-// DefaultHazardCheck is how often an owner lists its group to look for a
-// client that cannot read its node, unless told otherwise.
+// DefaultHazardCheck is how far into a tenure an owner starts guarding its
+// group, unless told otherwise.
 const DefaultHazardCheck = time.Second
 
 // An owner steps down when a client joins its group that cannot read its
@@ -305,27 +304,30 @@ const DefaultHazardCheck = time.Second
 // one). go-zookeeper's Lock, which fails on such a name rather than owning,
 // does not count.
 //
-// By default an owner lists its group every DefaultHazardCheck while it
-// owns: nothing for a shorter tenure, and a newcomer is found within about
-// that long. WatchForHazards finds it at once, HazardCheckEvery changes the
-// period, NoHazardCheck turns the check off.
+// To see such a client the owner guards its group: it lists it and keeps a
+// children watch on it, listing again at every change, for the rest of its
+// tenure. By default it starts DefaultHazardCheck into the tenure, so a
+// shorter tenure (a busy lock's) costs nothing, a longer one a listing for
+// every node that joins or leaves, and a newcomer is found within that
+// second or at once after it. WatchForHazards guards from the first
+// moment, HazardCheckAfter chooses when to start, NoHazardCheck never
+// guards.
 
-// WatchForHazards makes an owner keep a children watch on its group and
-// step down within one listing of such a newcomer's join. It costs a
-// listing for every node that joins or leaves during a tenure; herald run
-// and herald lock use it.
+// WatchForHazards makes an owner guard its group from the moment it owns,
+// so that it steps down within one listing of such a newcomer's join.
+// herald run and herald lock use it.
 func WatchForHazards() Option {
-	return func(o *recipeOptions) error { o.hazard = hazardCheck{watch: true}; return nil }
+	return func(o *recipeOptions) error { o.hazard = hazardCheck{}; return nil }
 }
 
-// HazardCheckEvery makes an owner list its group every d while it owns
-// (d from 10ms to 1h).
-func HazardCheckEvery(d time.Duration) Option {
+// HazardCheckAfter makes an owner start guarding its group d into its
+// tenure (d from 0 to 1h).
+func HazardCheckAfter(d time.Duration) Option {
 	return func(o *recipeOptions) error {
-		if d < 10*time.Millisecond || d > time.Hour {
-			return fmt.Errorf("elect: hazard check period %v out of range (10ms to 1h)", d)
+		if d < 0 || d > time.Hour {
+			return fmt.Errorf("elect: hazard check delay %v out of range (0 to 1h)", d)
 		}
-		o.hazard = hazardCheck{every: d}
+		o.hazard = hazardCheck{after: d}
 		return nil
 	}
 }
