@@ -94,7 +94,9 @@ type need struct {
 // needOf reads which dialect the client that wrote name requires of the
 // others. ok is false for names that impose nothing (herald's own, the
 // classic recipe's, anything ordered by sequence alone). A non-nil error
-// names a recipe herald cannot share a group with.
+// names a recipe herald cannot share a group with; the need returned with
+// it still says how that client reads names (no dialect of herald's is
+// among them), for hazard and blindTo.
 func needOf(name string) (need, bool, error) {
 	info, ok := ParseName(name)
 	if !ok {
@@ -108,16 +110,50 @@ func needOf(name string) (need, bool, error) {
 		case "latch":
 			return need{dialect: DialectCuratorLatch, client: "Curator LeaderLatch (" + name + ")", reads: func(o string) bool { return seqAfterLast(o, "latch-") }}, true, nil
 		}
-		return need{}, false, fmt.Errorf("%w: %s is a Curator %q node (a read-write lock, semaphore or another recipe); herald's election and lock cannot queue beside it", ErrUnsafeGroup, name, info.ID)
+		return unknownNeed(name, "Curator "+info.ID+" node"), false, fmt.Errorf("%w: %s is a Curator %q node (a read-write lock, semaphore or another recipe); herald's election and lock cannot queue beside it", ErrUnsafeGroup, name, info.ID)
 	case "go-zookeeper":
 		if info.ID == "lock" {
 			return need{dialect: DialectCuratorLock, client: "go-zookeeper Lock (" + name + ")", reads: goZKReads, failsOnUnread: true}, true, nil
 		}
-		return need{}, false, fmt.Errorf("%w: %s is a protected node of a recipe herald does not know", ErrUnsafeGroup, name)
+		return unknownNeed(name, "protected node of an unknown recipe"), false, fmt.Errorf("%w: %s is a protected node of a recipe herald does not know", ErrUnsafeGroup, name)
 	case "kazoo":
 		return need{dialect: DialectKazoo, client: "Kazoo Lock or Election (" + name + ")", reads: kazooReads}, true, nil
 	}
 	return need{}, false, nil
+}
+
+// unknownNeed is how a protected name of a recipe herald does not share
+// groups with reads the others: by the text after its own lock name (the
+// part between the protection id and the sequence), Curator's read-write
+// lock by the text after either of its two. herald writes none of those
+// names, so the need has no dialect.
+func unknownNeed(name, what string) need {
+	rest := name[:len(name)-len(seqSuffix(name))]
+	lockName := rest[strings.LastIndexByte(rest[:len(rest)-1], '-')+1:]
+	if i := strings.Index(rest, "-__"); i >= 0 {
+		lockName = rest[i+1:] // "__READ__", "__WRIT__": dashes may not end them
+	}
+	names := []string{lockName}
+	if lockName == "__READ__" || lockName == "__WRIT__" {
+		names = []string{"__READ__", "__WRIT__"}
+	}
+	return need{client: what + " (" + name + ")", reads: func(o string) bool {
+		for _, n := range names {
+			if seqAfterLast(o, n) {
+				return true
+			}
+		}
+		return false
+	}}
+}
+
+// seqSuffix is the sequence at the end of name ("" when there is none).
+func seqSuffix(name string) string {
+	seq, ok := ParseSequence(name)
+	if !ok {
+		return ""
+	}
+	return name[len(name)-seqLen(seq):]
 }
 
 // groupDialect chooses the dialect for a node joining a group whose
@@ -309,17 +345,22 @@ func hazard(es []entry) string {
 // that may believe it owns ("" when none may).
 func hazardBy(es []entry) (why, node string) {
 	for i, c := range es {
-		n, ok, _ := needOf(c.name)
-		if !ok {
+		n, ok, err := needOf(c.name)
+		if !ok && err == nil {
 			continue // herald, the classic recipe: every name by its sequence
 		}
 		for _, x := range es[:i] {
 			if n.reads(x.name) {
 				continue
 			}
-			if info, _ := ParseName(x.name); info.Convention == "herald" {
+			info, _ := ParseName(x.name)
+			switch {
+			case info.Convention == "herald" && n.dialect != "":
 				return fmt.Sprintf("%s cannot read herald's node %s below it, so both may believe they own; herald's participants in this group need the %s dialect (--dialect %s, elect.WithDialect)",
 					n.client, x.name, n.dialect, n.dialect), c.name
+			case info.Convention == "herald":
+				return fmt.Sprintf("%s cannot read herald's node %s below it, so both may believe they own; no name of herald's can be read by it: give these clients groups of their own",
+					n.client, x.name), c.name
 			}
 			return fmt.Sprintf("%s cannot read %s below it, so both may believe they own; give these clients groups of their own", n.client, x.name), c.name
 		}
@@ -338,7 +379,7 @@ func blindTo(children []string, ours string) (n need, ok bool) {
 		if c == ours {
 			continue
 		}
-		if n, ok, _ := needOf(c); ok && !n.failsOnUnread && !n.reads(ours) {
+		if n, ok, err := needOf(c); (ok || err != nil) && !n.failsOnUnread && !n.reads(ours) {
 			return n, true
 		}
 	}

@@ -262,8 +262,12 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 		}
 	}
 	h.q.s.log.Warn("stepping down: a client joined that cannot read our node and may believe it owns", "group", h.q.parent, "node", h.t.name, "client", n.client)
-	h.lose(ReasonTwoOwners, fmt.Errorf("%w: %s joined %s and cannot read our node %s, so it may believe it owns as well; gave up ownership so that one owner is left. To share the group with it, give herald the %s dialect (--dialect %s, elect.WithDialect) before it joins",
-		ErrUnsafeGroup, n.client, h.q.parent, h.t.name, n.dialect, n.dialect))
+	fix := "no name of herald's can be read by it: give it a group of its own"
+	if n.dialect != "" {
+		fix = fmt.Sprintf("to share the group with it, give herald the %s dialect (--dialect %s, elect.WithDialect) before it joins", n.dialect, n.dialect)
+	}
+	h.lose(ReasonTwoOwners, fmt.Errorf("%w: %s joined %s and cannot read our node %s, so it may believe it owns as well; gave up ownership so that one owner is left; %s",
+		ErrUnsafeGroup, n.client, h.q.parent, h.t.name, fix))
 	h.giveBack(ReasonTwoOwners)
 	return nil, true
 }

@@ -35,6 +35,10 @@ func TestHazard(t *testing.T) {
 		{"herald lock, then Curator mutex and go-zookeeper", []string{herald(DialectCuratorLock, RecipeLock, 0), curator("lock-", 1), gozk(2)}, nil},
 		{"herald classic names, then go-zookeeper", []string{herald(DialectClassic, RecipeLock, 0), gozk(1)}, []string{"go-zookeeper"}},
 		{"herald only", []string{herald(DialectCuratorLatch, RecipeElection, 0), herald(DialectClassic, RecipeElection, 1)}, nil},
+		{"herald lock, then a Curator read lock", []string{herald(DialectCuratorLock, RecipeLock, 0), curator("__READ__", 1)}, []string{"Curator __READ", "herald's node", "groups of their own"}},
+		{"Curator read and write locks", []string{curator("__READ__", 0), curator("__WRIT__", 1), curator("__READ__", 2)}, nil},
+		{"Curator semaphore leases", []string{curator("lease-", 0), curator("lease-", 1)}, nil},
+		{"herald election, then a Curator semaphore lease", []string{herald(DialectCuratorLatch, RecipeElection, 0), curator("lease-", 1)}, []string{"Curator lease", "groups of their own"}},
 		{"empty", nil, nil},
 	} {
 		got, node := hazardBy(parseChildren(c.queue))
@@ -83,6 +87,8 @@ func TestBlindTo(t *testing.T) {
 		{"classic and herald nodes", herald(DialectClassic, RecipeLock), []string{"lock-" + FormatSequence(12), herald(DialectKazoo, RecipeLock)}, ""},
 		{"a foreign reader behind an unreadable name", herald(DialectCuratorLock, RecipeLock), []string{gozk, kazoo}, "Kazoo"},
 		{"alone", herald(DialectCuratorLock, RecipeLock), nil, ""},
+		{"a Curator write lock, which reads no name of herald's", herald(DialectKazoo, RecipeLock), []string{curator("__WRIT__")}, "Curator __WRIT"},
+		{"an unknown protected recipe", herald(DialectCuratorLock, RecipeLock), []string{"_c_0123456789abcdef0123456789abcdef-job-" + FormatSequence(13)}, "unknown recipe"},
 	} {
 		n, _ := blindTo(append([]string{c.ours}, c.others...), c.ours)
 		got := n.client

@@ -128,3 +128,31 @@ func TestStepDownReasonObserved(t *testing.T) {
 		t.Fatalf("alpha: held %v, reason %q; want stepped down", h.Held(), h.Reason())
 	}
 }
+
+// A client of a recipe herald never shares a group with (here Curator's
+// read-write lock, which sorts by the text after "__READ__" or "__WRIT__")
+// cannot read any name of herald's: the owner steps down and says to give
+// it a group of its own, and a new Acquire is refused.
+func TestStepDownForAnUnsharableRecipe(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	l, err := elect.NewLock(session(t, sharedAddrs(t)), groupPath(t), elect.CreateParents(), elect.WatchForHazards())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign(t, l.Path(), "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-__READ__")
+	select {
+	case <-h.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the owner still holds 5s after a Curator read lock joined")
+	}
+	if h.Reason() != elect.ReasonTwoOwners || !strings.Contains(h.Err().Error(), "group of its own") {
+		t.Fatalf("stepped down with %q, %v; want %q saying to give the reader a group of its own", h.Reason(), h.Err(), elect.ReasonTwoOwners)
+	}
+	if _, err := l.Acquire(ctx); !errors.Is(err, elect.ErrUnsafeGroup) {
+		t.Fatalf("Acquire beside the read lock: %v; want ErrUnsafeGroup", err)
+	}
+}
