@@ -371,9 +371,10 @@ func hazardBy(es []entry) (why, node string) {
 // blindTo finds the foreign client in children that cannot read our node
 // ours and so may believe it owns while we do (ok false when none is
 // there). Curator misorders a name it cannot read behind its own, Kazoo
-// does not see it: either owns as if we were not there, at once or once
-// the nodes it does read below its own are gone. go-zookeeper's Lock
-// fails on such a name instead of owning, and is not named.
+// does not see it, and a recipe herald never shares a group with reads no
+// name of herald's: each owns as if we were not there, at once or once the
+// nodes it does read below its own are gone. go-zookeeper's Lock fails on
+// such a name instead of owning, and is not named.
 func blindTo(children []string, ours string) (n need, ok bool) {
 	for _, c := range children {
 		if c == ours {

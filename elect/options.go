@@ -291,18 +291,18 @@ func WithPrefix(p string) Option {
 
 // DefaultHazardCheck is how far into a tenure an owner starts guarding its
 // group, unless told otherwise.
-const DefaultHazardCheck = time.Second
-
+//
 // An owner steps down when a client joins its group that cannot read its
 // node and so may believe it owns too: a Kazoo client beside herald's
-// default names, a Curator LeaderLatch beside a lock's. The two would
-// otherwise own together until one releases; herald cannot stop the other
-// client, so it ends its own tenure: Done closes with ReasonTwoOwners and
-// an error wrapping ErrUnsafeGroup that names the client, and our node is
-// deleted. A Campaign or Acquire after that queues in the dialect the
-// newcomer reads (or is refused, when the group's clients cannot all read
-// one). go-zookeeper's Lock, which fails on such a name rather than owning,
-// does not count.
+// default names, a Curator LeaderLatch beside a lock's, a client of a
+// recipe herald never shares a group with. The two would otherwise own
+// together until one releases; herald cannot stop the other client, so it
+// ends its own tenure: Done closes with ReasonTwoOwners and an error
+// wrapping ErrUnsafeGroup that names the client, and our node is deleted.
+// A Campaign or Acquire after that queues in the dialect the newcomer reads
+// (or is refused, when the group's clients cannot all read one).
+// go-zookeeper's Lock, which fails on such a name rather than owning, does
+// not count.
 //
 // To see such a client the owner guards its group: it lists it and keeps a
 // children watch on it, listing again at every change, for the rest of its
@@ -312,6 +312,7 @@ const DefaultHazardCheck = time.Second
 // second or at once after it. WatchForHazards guards from the first
 // moment, HazardCheckAfter chooses when to start, NoHazardCheck never
 // guards.
+const DefaultHazardCheck = time.Second
 
 // WatchForHazards makes an owner guard its group from the moment it owns,
 // so that it steps down within one listing of such a newcomer's join.
