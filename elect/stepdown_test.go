@@ -156,3 +156,16 @@ func TestStepDownForAnUnsharableRecipe(t *testing.T) {
 		t.Fatalf("Acquire beside the read lock: %v; want ErrUnsafeGroup", err)
 	}
 }
+
+// HazardCheckAfter refuses a delay it cannot honour, saying the range.
+func TestHazardCheckAfterRange(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	for _, d := range []time.Duration{-time.Second, 2 * time.Hour} {
+		if _, err := elect.NewLock(s, groupPath(t), elect.HazardCheckAfter(d)); err == nil || !strings.Contains(err.Error(), "0 to 1h") {
+			t.Errorf("HazardCheckAfter(%v): %v; want an error giving the range", d, err)
+		}
+	}
+	if _, err := elect.NewLock(s, groupPath(t), elect.HazardCheckAfter(0)); err != nil {
+		t.Errorf("HazardCheckAfter(0): %v", err)
+	}
+}
