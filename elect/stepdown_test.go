@@ -169,3 +169,34 @@ func TestHazardCheckAfterRange(t *testing.T) {
 		t.Errorf("HazardCheckAfter(0): %v", err)
 	}
 }
+
+// Once an owner guards its group (here 100ms into its tenure), a client
+// that cannot read its node is seen as it joins: the children watch fires
+// and one listing follows (about 10ms here; the bound is for slow
+// machines).
+func TestGuardSeesALaterJoinerAtOnce(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	l, err := elect.NewLock(session(t, sharedAddrs(t)), groupPath(t), elect.CreateParents(), elect.HazardCheckAfter(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // guarding by now, and nobody else there
+	if !h.Held() {
+		t.Fatalf("lost the lock alone in its group: %s, %v", h.Reason(), h.Err())
+	}
+	joined := time.Now()
+	foreign(t, l.Path(), "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__")
+	select {
+	case <-h.Done():
+		if h.Reason() != elect.ReasonTwoOwners {
+			t.Fatalf("ended with %q, %v; want %q", h.Reason(), h.Err(), elect.ReasonTwoOwners)
+		}
+		t.Logf("stepped down %v after the Kazoo node joined", time.Since(joined))
+	case <-time.After(time.Second):
+		t.Fatal("a guarding owner still holds 1s after a Kazoo node joined")
+	}
+}
