@@ -35,10 +35,14 @@ type Handle struct {
 	term      atomic.Int64
 	termKnown chan struct{}
 	termOnce  sync.Once
+	// guarded is closed once a listing of the group since ownership began
+	// found no client that cannot read our node (see Guarded).
+	guarded   chan struct{}
+	guardOnce sync.Once
 }
 
 func newHandle(q *queue, t ticket, id string) *Handle {
-	h := &Handle{q: q, t: t, id: id, since: time.Now(), done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{}), termKnown: make(chan struct{})}
+	h := &Handle{q: q, t: t, id: id, since: time.Now(), done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{}), termKnown: make(chan struct{}), guarded: make(chan struct{})}
 	if t.czxid != 0 {
 		h.learnTerm(t.czxid)
 	}
@@ -106,6 +110,16 @@ func (h *Handle) learnTerm(czxid int64) {
 		close(h.termKnown)
 	})
 }
+
+// Guarded is closed once the owner has listed its group and found no
+// client there that cannot read its node (see WatchForHazards): from then
+// on such a client is one that joined later, and the guard sees it join.
+// It is never closed while the guard has not started (by default, for
+// the first DefaultHazardCheck of a tenure) or is off (NoHazardCheck).
+// herald run and herald lock wait for it before they start the command,
+// so that a client that came to own while we waited never sees our
+// command run beside it.
+func (h *Handle) Guarded() <-chan struct{} { return h.guarded }
 
 // Node is our node's name; NodePath its full path; Group the parent.
 func (h *Handle) Node() string     { return h.t.name }
@@ -254,6 +268,7 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	}
 	n, blind := blindTo(got.c, h.t.name)
 	if !blind {
+		h.guardOnce.Do(func() { close(h.guarded) })
 		return got.ch, false
 	}
 	if others := slices.DeleteFunc(got.c, func(c string) bool { return c == h.t.name }); !h.q.forced() {

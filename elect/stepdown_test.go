@@ -200,3 +200,31 @@ func TestGuardSeesALaterJoinerAtOnce(t *testing.T) {
 		t.Fatal("a guarding owner still holds 1s after a Kazoo node joined")
 	}
 }
+
+// Guarded closes once a guarding owner has listed its group and found it
+// safe; under NoHazardCheck it never does.
+func TestGuarded(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	take := func(opts ...elect.Option) *elect.Handle {
+		l, err := elect.NewLock(session(t, sharedAddrs(t)), groupPath(t), append([]elect.Option{elect.CreateParents()}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	watching, off := take(elect.WatchForHazards()), take(elect.NoHazardCheck())
+	select {
+	case <-watching.Guarded():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a WatchForHazards owner alone in its group is not Guarded after 5s")
+	}
+	select {
+	case <-off.Guarded():
+		t.Fatal("a NoHazardCheck owner says it is Guarded")
+	case <-time.After(300 * time.Millisecond):
+	}
+}

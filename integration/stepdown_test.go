@@ -96,3 +96,44 @@ func TestHolderStepsDownForBlindJoiner(t *testing.T) {
 		})
 	}
 }
+
+// TestNoCommandBesideAnOwnerThatCameWhileWeWaited: herald lock waits
+// behind a herald Lock; a Kazoo Lock joins and owns at once (it does not
+// see herald's nodes). When the first lock is released, herald lock wins,
+// but Kazoo owns: herald lock must look at the group before it starts its
+// command, find Kazoo, and step down without ever running it (exit 3).
+func TestNoCommandBesideAnOwnerThatCameWhileWeWaited(t *testing.T) {
+	env := newSharedEnv(t, false, true, true)
+	ctx := ctxFor(t, 60*time.Second)
+	group := groupPath(t, "group")
+	log := newOwnLog() // Kazoo owning beside the first lock is how this case starts
+	b, k := newID("cli-lock"), newID("kazoo-lock")
+	log.name(b, "herald lock")
+	log.name(k, "Kazoo Lock")
+	first, err := elect.NewLock(session(t, env.addrs), group, elect.CreateParents(), elect.NoHazardCheck())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := first.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb := newCLIMember(t, env, group, b, log, cliOpts{script: trapScript})
+	mb.stopping.Store(true) // its exit 3 is what this case expects
+	mb.start()
+	awaitQueue(t, env.probe, group, 2, 15*time.Second, log)
+	mk := kazooKind("lock")(t, env, group, k, log, "")
+	mk.start()
+	log.awaitAcq(t, k, 20*time.Second, "at once: Kazoo does not see herald's nodes")
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	code, ok := mb.waitExit(15 * time.Second)
+	out := mb.out.String()
+	if !ok || code != 3 || !strings.Contains(out, "before the command started") {
+		t.Fatalf("herald lock: exited %v (code %d); want exit 3, lost before the command started:\n%s", ok, code, lastBytes(out))
+	}
+	if evs, _ := log.snapshot(); countEvents(evs, "acq", b) != 0 {
+		t.Fatalf("herald lock ran its command beside Kazoo's tenure:\n%s", log.timeline(evs))
+	}
+}

@@ -49,6 +49,11 @@ func (o holding) release() {
 // child's exit code (as an *exitError when not 0), or exitNotLeader when
 // ownership was lost and the child had to be stopped.
 func (a *app) holdAndRun(ctx context.Context, o holding) error {
+	if !a.awaitGuard(ctx, o) {
+		o.ann = nil
+		o.release()
+		return fmt.Errorf("interrupted before the command started; gave up %s", o.what())
+	}
 	if !o.h.Held() {
 		// Lost between winning and here (the environment holds the term,
 		// which is 0 if ownership ended before it was known): never start
@@ -92,6 +97,31 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		o.release()
 		return codeErr(code)
 	}
+}
+
+// guardWait bounds how long run and lock wait for the owner's first look
+// at its group before they start the command anyway.
+const guardWait = 5 * time.Second
+
+// awaitGuard waits until the owner has listed its group and found no
+// client that cannot read its node (elect.Handle.Guarded), or ownership
+// ended, before the command starts: a client that came to own while we
+// waited (one that cannot see our node owns at once) then never has our
+// command run beside it. It is one round trip; should the listing not come
+// within guardWait, the command starts and the guard goes on watching.
+// It returns false when a signal came first.
+func (a *app) awaitGuard(ctx context.Context, o holding) bool {
+	t := time.NewTimer(guardWait)
+	defer t.Stop()
+	select {
+	case <-o.h.Guarded():
+	case <-o.h.Done():
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		a.log.Warn("no listing of the group yet; starting the command, the guard goes on watching", "group", o.h.Group(), "waited", guardWait)
+	}
+	return true
 }
 
 // codeErr turns a child's exit code into run's result.
