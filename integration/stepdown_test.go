@@ -130,8 +130,8 @@ func TestNoCommandBesideAnOwnerThatCameWhileWeWaited(t *testing.T) {
 	}
 	code, ok := mb.waitExit(15 * time.Second)
 	out := mb.out.String()
-	if !ok || code != 3 || !strings.Contains(out, "before the command started") {
-		t.Fatalf("herald lock: exited %v (code %d); want exit 3, lost before the command started:\n%s", ok, code, lastBytes(out))
+	if !ok || code != 3 || !strings.Contains(out, "before the command started") || !strings.Contains(out, "Kazoo") {
+		t.Fatalf("herald lock: exited %v (code %d); want exit 3, lost before the command started, naming Kazoo:\n%s", ok, code, lastBytes(out))
 	}
 	if evs, _ := log.snapshot(); countEvents(evs, "acq", b) != 0 {
 		t.Fatalf("herald lock ran its command beside Kazoo's tenure:\n%s", log.timeline(evs))

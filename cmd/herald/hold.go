@@ -60,7 +60,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		// the child for an owner that is already deposed, nor announce it.
 		o.ann = nil
 		o.release()
-		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), o.h.Reason())}
+		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), lostWhy(o.h))}
 	}
 	o.ann.gained(o.h, o.recipe)
 	c, err := startChild(o.args, o.env, a.stdin, a.stdout, a.stderr)
@@ -85,18 +85,23 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", o.grace)
 		code := c.stop(o.grace)
 		o.release()
-		why := string(o.h.Reason())
-		if errors.Is(o.h.Err(), elect.ErrUnsafeGroup) {
-			why = o.h.Err().Error() // who joined, and the dialect that would share the group with it
-		}
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) while the child ran; stopped it (its exit status %d)",
-			o.what(), why, code)}
+			o.what(), lostWhy(o.h), code)}
 	case <-ctx.Done():
 		a.log.Info("signal received; stopping the child", "pid", c.Pid(), "grace", o.grace)
 		code := c.stop(o.grace)
 		o.release()
 		return codeErr(code)
 	}
+}
+
+// lostWhy says why ownership ended: the reason, or for a step-down the
+// whole story (who joined, and the dialect that would share the group).
+func lostWhy(h *elect.Handle) string {
+	if errors.Is(h.Err(), elect.ErrUnsafeGroup) {
+		return h.Err().Error()
+	}
+	return string(h.Reason())
 }
 
 // guardWait bounds how long run and lock wait for the owner's first look
