@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -271,10 +270,8 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 		h.guardOnce.Do(func() { close(h.guarded) })
 		return got.ch, false
 	}
-	if others := slices.DeleteFunc(got.c, func(c string) bool { return c == h.t.name }); !h.q.forced() {
-		if d, err := groupDialect(h.q.recipe, others); err == nil {
-			h.q.learnDialect(d) // our next node is one the newcomer reads
-		}
+	if !h.q.forced() {
+		_, _, _ = h.q.learnFrom(got.c, h.t.name) // our next node is one the newcomer reads
 	}
 	h.q.s.log.Warn("stepping down: a client joined that cannot read our node and may believe it owns", "group", h.q.parent, "node", h.t.name, "client", n.client)
 	fix := "no name of herald's can be read by it: give it a group of its own"

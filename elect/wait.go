@@ -243,12 +243,10 @@ func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error
 	if w.q.forced() {
 		return false, nil
 	}
-	others := slices.DeleteFunc(slices.Clone(children), func(c string) bool { return c == w.t.name })
-	d, err := groupDialect(w.q.recipe, others)
+	d, others, err := w.q.learnFrom(children, w.t.name)
 	if err != nil {
 		return false, fmt.Errorf("elect: %s: %w", w.q.parent, err)
 	}
-	w.q.learnDialect(d)
 	if d == w.t.dialect || !hasNeeds(others) {
 		return false, nil
 	}
@@ -267,6 +265,20 @@ func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error
 	w.q.s.log.Debug("replaced our queue node to fit the group's dialect", "group", w.q.parent, "old", old, "new", t.name, "dialect", d)
 	w.t = t
 	return true, nil
+}
+
+// learnFrom reads the dialect the group's other clients need from its
+// children (ours, named so, left out) and makes it the one our next node
+// is written in; it returns the dialect and the others. A group whose
+// clients need different dialects is an error, and teaches nothing.
+func (q *queue) learnFrom(children []string, ours string) (Dialect, []string, error) {
+	others := slices.DeleteFunc(slices.Clone(children), func(c string) bool { return c == ours })
+	d, err := groupDialect(q.recipe, others)
+	if err != nil {
+		return "", others, err
+	}
+	q.learnDialect(d)
+	return d, others, nil
 }
 
 // hasNeeds reports whether any child imposes a dialect.
