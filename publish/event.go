@@ -44,6 +44,24 @@ func (t Type) Gains() bool { return t == LeaderElected || t == LockAcquired }
 // Loses reports whether the event says an owner stopped owning.
 func (t Type) Loses() bool { return t == LeaderLost || t == LockReleased }
 
+// GainOf is the type of the event that names a new owner of a group of
+// recipe r: lock.acquired for a lock, leader.elected otherwise.
+func GainOf(r elect.Recipe) Type {
+	if r == elect.RecipeLock {
+		return LockAcquired
+	}
+	return LeaderElected
+}
+
+// LossOf is the type of the event that says an owner of a group of recipe
+// r stopped owning: lock.released for a lock, leader.lost otherwise.
+func LossOf(r elect.Recipe) Type {
+	if r == elect.RecipeLock {
+		return LockReleased
+	}
+	return LeaderLost
+}
+
 // Participant is an owner or candidate as carried in an event.
 type Participant struct {
 	ID       string `json:"id"`

@@ -38,10 +38,7 @@ func Translate(c elect.Change, source string, now time.Time) []Event {
 		Time:   now,
 		Source: source,
 	}
-	gain, loss := LeaderElected, LeaderLost
-	if c.Recipe == elect.RecipeLock {
-		gain, loss = LockAcquired, LockReleased
-	}
+	gain, loss := GainOf(c.Recipe), LossOf(c.Recipe)
 	owner := FromElect(c.Owner)
 	var out []Event
 	add := func(e Event) { out = append(out, e.WithID()) }

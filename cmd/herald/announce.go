@@ -71,11 +71,7 @@ func (n *announcer) gained(h *elect.Handle, recipe elect.Recipe) {
 	if p.Czxid == 0 {
 		return // lost before its term was known: there is nothing to announce
 	}
-	t := publish.LeaderElected
-	if recipe == elect.RecipeLock {
-		t = publish.LockAcquired
-	}
-	n.send(publish.Event{Type: t, Group: h.Group(), Recipe: recipe, Owner: publish.FromElect(&p),
+	n.send(publish.Event{Type: publish.GainOf(recipe), Group: h.Group(), Recipe: recipe, Owner: publish.FromElect(&p),
 		Term: p.Czxid, Zxid: p.Czxid})
 }
 
@@ -89,15 +85,11 @@ func (n *announcer) lost(h *elect.Handle, recipe elect.Recipe) {
 	if p.Czxid == 0 {
 		return // never announced as owner
 	}
-	t := publish.LeaderLost
-	if recipe == elect.RecipeLock {
-		t = publish.LockReleased
-	}
 	reason := h.Reason()
 	if reason == elect.ReasonNone {
 		reason = elect.ReasonUnknown
 	}
-	n.send(publish.Event{Type: t, Group: h.Group(), Recipe: recipe, Previous: publish.FromElect(&p),
+	n.send(publish.Event{Type: publish.LossOf(recipe), Group: h.Group(), Recipe: recipe, Previous: publish.FromElect(&p),
 		Term: p.Czxid, Zxid: p.Czxid, Reason: reason})
 }
 

@@ -323,10 +323,7 @@ func withCurrent(events []publish.Event, rw row) []publish.Event {
 			return events
 		}
 	}
-	typ := publish.LeaderElected
-	if rw.Recipe == string(elect.RecipeLock) {
-		typ = publish.LockAcquired
-	}
+	typ := publish.GainOf(elect.Recipe(rw.Recipe))
 	e := publish.Event{ID: publish.MakeID(rw.Group, rw.Node, typ), Type: typ, Group: rw.Group, Recipe: elect.Recipe(rw.Recipe),
 		Owner: &publish.Participant{ID: rw.Owner, Node: rw.Node}, Term: rw.Term, Time: rw.Since, Snapshot: !rw.SinceSeen}
 	out := append([]publish.Event{e}, events...)

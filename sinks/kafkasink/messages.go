@@ -7,7 +7,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 )
 
@@ -133,10 +132,7 @@ func restate(st ownerState, e publish.Event) (publish.Event, bool) {
 		return e, false
 	}
 	r := e
-	r.Type = publish.LeaderElected
-	if e.Recipe == elect.RecipeLock {
-		r.Type = publish.LockAcquired
-	}
+	r.Type = publish.GainOf(e.Recipe)
 	if st.ready {
 		r.Type = publish.LeaderReady
 	}
