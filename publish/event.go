@@ -44,6 +44,15 @@ func (t Type) Gains() bool { return t == LeaderElected || t == LockAcquired }
 // Loses reports whether the event says an owner stopped owning.
 func (t Type) Loses() bool { return t == LeaderLost || t == LockReleased }
 
+// HazardNews reports whether e changes what is known of the hazard of a
+// tenure last recorded as hazard, at zxid: e is no older and says
+// otherwise. Every owners view (Follower, the KV bucket, the owners topic)
+// takes a hazard by this rule, so a late event never brings an old one
+// back.
+func (e Event) HazardNews(zxid int64, hazard string) bool {
+	return e.Zxid >= zxid && e.Hazard != hazard
+}
+
 // GainOf is the type of the event that names a new owner of a group of
 // recipe r: lock.acquired for a lock, leader.elected otherwise.
 func GainOf(r elect.Recipe) Type {

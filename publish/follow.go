@@ -275,7 +275,7 @@ func (g *OwnerState) apply(e Event) Verdict {
 // reports, when it is no older than what the state holds: Applied when
 // that changed the hazard, else Unchanged.
 func (g *OwnerState) restate(e Event) Verdict {
-	if e.Zxid < g.Zxid || e.Hazard == g.Hazard {
+	if !e.HazardNews(g.Zxid, g.Hazard) {
 		return Unchanged
 	}
 	g.Hazard, g.Zxid = e.Hazard, e.Zxid

@@ -128,7 +128,7 @@ func step(v view, e publish.Event) view {
 // restated is o with the hazard e reports about o's tenure, when e is no
 // older than what o records; changed says the hazard differs.
 func restated(o Owner, e publish.Event) (Owner, bool) {
-	if e.Zxid < o.Zxid || e.Hazard == o.Hazard {
+	if !e.HazardNews(o.Zxid, o.Hazard) {
 		return o, false
 	}
 	o.Hazard, o.Zxid, o.EventID = e.Hazard, e.Zxid, e.ID

@@ -48,6 +48,9 @@ func TestOwnerChangesRestateTheHazard(t *testing.T) {
 	if again, _ := ownerChanges([]publish.Event{ev(publish.CandidateJoined, 10, 13, joined.Hazard, t0)}, st); len(again) != 0 {
 		t.Fatalf("the same hazard again wrote %v", again)
 	}
+	if late, _ := ownerChanges([]publish.Event{ev(publish.CandidateLeft, 10, 11, "", t0)}, st); len(late) != 0 {
+		t.Fatalf("an event older than the hazard recorded (zxid 11 < 12) wrote %v", late)
+	}
 	if other, _ := ownerChanges([]publish.Event{ev(publish.CandidateJoined, 9, 14, "", t0)}, st); len(other) != 0 {
 		t.Fatalf("an event about another term wrote %v", other)
 	}

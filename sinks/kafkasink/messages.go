@@ -51,10 +51,11 @@ func ownerMessage(topic string, e publish.Event) (kafka.Message, error) {
 
 // ownerState is what the owners topic last got for a group: the term it
 // reached and, while the record names that term's owner, whether it said
-// ready, the hazard it carried and the time of the tenure's first record,
-// so that a record restating only the hazard keeps the rest.
+// ready, the hazard it carried (as of zxid) and the time of the tenure's
+// first record, so that a record restating only the hazard keeps the rest.
 type ownerState struct {
 	term   int64
+	zxid   int64
 	since  int64 // unix nanoseconds
 	ready  bool
 	owning bool
@@ -87,7 +88,7 @@ func ownerChanges(batch []publish.Event, reached map[string]ownerState) ([]publi
 		}
 		if !e.Type.Gains() && !e.Type.Loses() && e.Type != publish.LeaderReady {
 			if r, ok := restate(st, e); ok {
-				st.hazard = e.Hazard
+				st.hazard, st.zxid = e.Hazard, e.Zxid
 				put(r, st)
 			}
 			continue
@@ -106,7 +107,7 @@ func ownerChanges(batch []publish.Event, reached map[string]ownerState) ([]publi
 		}
 		next := ownerState{term: max(e.Term, st.term)}
 		if !e.Type.Loses() {
-			next.owning, next.ready, next.hazard, next.since = true, e.Type == publish.LeaderReady, e.Hazard, e.Time.UnixNano()
+			next.owning, next.ready, next.hazard, next.zxid, next.since = true, e.Type == publish.LeaderReady, e.Hazard, e.Zxid, e.Time.UnixNano()
 			if st.owning && st.term == e.Term {
 				next.since = st.since
 			}
@@ -126,9 +127,10 @@ func ownerChanges(batch []publish.Event, reached map[string]ownerState) ([]publi
 // own, derived from the owner's node and that zxid, so that a follower
 // that remembers the first record's id still takes it (two bridges
 // restating the same change give it the same id). ok is false when e is
-// about another tenure or the hazard is unchanged.
+// about another tenure, or tells nothing new of the hazard
+// (publish.Event.HazardNews).
 func restate(st ownerState, e publish.Event) (publish.Event, bool) {
-	if !st.owning || e.Owner == nil || e.Term != st.term || e.Hazard == st.hazard {
+	if !st.owning || e.Owner == nil || e.Term != st.term || !e.HazardNews(st.zxid, st.hazard) {
 		return e, false
 	}
 	r := e
