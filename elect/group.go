@@ -20,6 +20,13 @@ import (
 // went: the listing's parent stat shows the data written (mzxid) in the
 // very transaction of the last child change (pzxid), and that only herald's
 // release does.
+//
+// An owner that gives up for another reason (its connection was suspended,
+// a client joined that cannot read its node) in a group that may hold no
+// office records the reason in the mark as well, but writes it twice in
+// its transaction: the group node's data version then moves by two, not
+// one, and an observer that sees that reads the mark instead of taking
+// the change for a release.
 type groupMark struct {
 	Herald   int      `json:"herald"`
 	Recipe   Recipe   `json:"recipe"`

@@ -54,6 +54,11 @@ type View struct {
 	// mark records, when it had to be read (see readRelease).
 	mzxid    int64
 	released *Release
+	// version is the group node's data version; markedOnce says the mark
+	// was written once since the last read, in the very transaction of the
+	// last child change: a resignation or release (see readRelease).
+	version    int32
+	markedOnce bool
 	// markedBy is the owner the mark's release must be, when the listings
 	// alone tell (see releaseBase.onlyRelease).
 	markedBy string
@@ -145,10 +150,12 @@ type reader struct {
 	suspects     map[string]string
 	lastOwner    *entry
 	lastChildren []string
-	// lastMzxid is the group node's data zxid at the last read; rel is
-	// what that read showed, for readRelease.
-	lastMzxid int64
-	rel       releaseBase
+	// lastMzxid and lastVersion are the group node's data zxid and
+	// version at the last read; rel is what that read showed, for
+	// readRelease.
+	lastMzxid   int64
+	lastVersion int32
+	rel         releaseBase
 }
 
 type watches struct {
@@ -192,7 +199,7 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			return View{Group: r.group, Recipe: r.recipe}, w, err
 		}
 		w.children = got.ch
-		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid}
+		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version}
 		v.Recipe = r.recipeOf(ctx, got.children)
 		office := early
 		if office == nil && contains(got.children, OfficeNode) {
@@ -679,24 +686,32 @@ func (o *Observer) Err() error {
 func (o *Observer) Wait() { <-o.done }
 
 // readRelease reads the release herald's mark on the group node records,
-// when the mark changed since the last read in another transaction than
-// the last child change. When it changed in that very transaction, the
-// listing itself says enough: that transaction was the owner's release
-// (see groupMark), and no read is needed.
+// when the mark changed since the last read and the listings alone cannot
+// tell what it says. When it was written once, in the very transaction of
+// the last child change, that transaction was an owner's resignation or
+// release (see groupMark), and no read is needed; so too when the last
+// owner is the only node that went. A mark written twice records another
+// reason, and is read.
 func (r *reader) readRelease(ctx context.Context, v *View) error {
 	changed := r.lastMzxid != 0 && v.mzxid > r.lastMzxid
+	once := v.version == r.lastVersion+1
 	before := r.rel
-	r.lastMzxid = v.mzxid
+	r.lastMzxid, r.lastVersion = v.mzxid, v.version
 	r.rel = releaseBase{children: v.children, cversion: v.Cversion}
 	if v.Owner != nil {
 		r.rel.owner = v.Owner.Node
 	}
-	if !changed || v.mzxid == v.Pzxid {
+	switch {
+	case !changed:
 		return nil
-	}
-	if by := before.onlyRelease(*v); by != "" {
-		v.markedBy = by
+	case once && v.mzxid == v.Pzxid:
+		v.markedOnce = true
 		return nil
+	case once:
+		if by := before.onlyRelease(*v); by != "" {
+			v.markedBy = by
+			return nil
+		}
 	}
 	b, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return r.conn.Get(r.group) })
 	switch {

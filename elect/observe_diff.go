@@ -107,14 +107,15 @@ func snapshotAfter(before *View, v View) Change {
 }
 
 // reasonFor is why node left between prev and v. An owner that resigns or
-// releases writes herald's mark on the group node in the transaction that
-// deletes its node: when the mark changed in the very transaction of the
-// last child change and node is the only queue node that left, that was
-// its release (no read needed); otherwise the mark, read when it changed
-// (View.released), names the node. An election's owner that gave up for
-// another reason records it in the office. Anything else — a session that
-// expired, a node someone deleted, a waiter that gave up — is
-// ReasonUnknown.
+// releases writes herald's mark on the group node once in the transaction
+// that deletes its node: when the mark was written once, in the very
+// transaction of the last child change, and node is the only queue node
+// that left, that was its release (no read needed); otherwise the mark,
+// read when it changed (View.released), names the node and the reason. An
+// election's owner that gave up for another reason records it in the
+// office, a lock's owner in the mark, written twice. Anything else — a
+// session that expired, a node someone deleted, a waiter that gave up —
+// is ReasonUnknown.
 func reasonFor(prev *View, v View, node string) Reason {
 	switch {
 	case v.Office != nil && v.Office.Released != nil && v.Office.Released.Node == node:
@@ -126,7 +127,7 @@ func reasonFor(prev *View, v View, node string) Reason {
 			return ReasonReleased
 		}
 		return ReasonResigned
-	case v.mzxid == v.Pzxid && v.mzxid > prev.mzxid && onlyLeaver(prev, v) == node:
+	case v.markedOnce && v.mzxid > prev.mzxid && onlyLeaver(prev, v) == node:
 		if v.Recipe == RecipeLock {
 			return ReasonReleased
 		}

@@ -326,6 +326,56 @@ func TestObserveSuspendedOwnerReason(t *testing.T) {
 	}
 }
 
+// A lock's owner that gives the group back because its connection was
+// suspended cannot keep an office beside a lock's nodes (go-zookeeper's
+// Lock fails on them): it writes the reason in the group's mark, twice in
+// its transaction, and the observer reads it there instead of taking the
+// change for a release.
+func TestObserveSuspendedLockOwnerReason(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	holder := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	obs, b := session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	la, err := elect.NewLock(holder, path, elect.CreateParents(), elect.WithID("alpha"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := la.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, _ := elect.NewLock(b, path, elect.WithID("beta"))
+	go func() { _, _ = lb.Acquire(ctx) }()
+	eventually(t, 10*time.Second, "beta queued", func() bool {
+		c, _, err := obs.Conn().Children(path)
+		return err == nil && len(c) == 2
+	})
+	o := observe(t, obs, path)
+	expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	p.Cut()
+	select {
+	case <-h.Done():
+	case <-ctx.Done():
+		t.Fatal("alpha kept the lock through a suspended connection")
+	}
+	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+	if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonSuspended || ch.Recipe != elect.RecipeLock {
+		t.Fatalf("handover %+v: want lock from alpha, reason %q", ch, elect.ReasonSuspended)
+	}
+	// Only herald's own nodes were ever children: the lock kept no office.
+	children, _, err := obs.Conn().Children(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range children {
+		if c == elect.OfficeNode {
+			t.Fatalf("the lock group holds an office node: %v", children)
+		}
+	}
+}
+
 // Someone else writing the owner's node is not a release: the observer
 // reads the owner again (with a fresh data watch) and reports nothing, and
 // the owner's later resign is still reported as such.

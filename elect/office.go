@@ -113,30 +113,34 @@ func decodeOffice(b []byte) (Office, bool) {
 // a resignation or release writes herald's mark on the group node in the
 // same transaction (see groupMark; observers read it from the parent stat
 // of their listing, at no cost); an election's owner that gives up for
-// another reason records it in the office node. Where herald may write
-// neither, it just deletes.
+// another reason records it in the office node, and where the group may
+// hold no office (a lock, see sideNodesRefused) in the mark, written
+// twice. Where herald may write neither, it just deletes.
 func (q *queue) deleteOwn(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
 	switch {
 	case rec == nil:
 		return q.remove(ctx, name)
 	case voluntary(rec.Reason):
-		return q.deleteMarked(ctx, name, rec)
+		return q.deleteMarked(ctx, name, rec, 1)
 	case sideNodesRefused(q.parent, name) != nil:
-		return q.remove(ctx, name)
+		return q.deleteMarked(ctx, name, rec, 2)
 	}
 	return q.deleteRecorded(ctx, name, rec, office)
 }
 
 // deleteMarked deletes name and writes the release on the group node, when
-// herald may write it.
-func (q *queue) deleteMarked(ctx context.Context, name string, rec *Release) error {
+// herald may write it: writes times in the one transaction, once for a
+// resignation or release, twice for any other reason (see groupMark).
+func (q *queue) deleteMarked(ctx context.Context, name string, rec *Release, writes int) error {
 	if !q.markWritable(ctx) {
 		return q.remove(ctx, name)
 	}
 	data, _ := json.Marshal(groupMark{Herald: 1, Recipe: q.recipe, Released: rec})
-	res, err := multi(ctx, q.s.Conn(),
-		&zk.DeleteRequest{Path: q.full(name), Version: -1},
-		&zk.SetDataRequest{Path: q.parent, Data: data, Version: -1})
+	ops := []any{&zk.DeleteRequest{Path: q.full(name), Version: -1}}
+	for range writes {
+		ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: data, Version: -1})
+	}
+	res, err := multi(ctx, q.s.Conn(), ops...)
 	switch {
 	case err == nil:
 		return nil

@@ -129,6 +129,37 @@ func TestStepDownReasonObserved(t *testing.T) {
 	}
 }
 
+// A lock's owner that steps down writes why in the group's mark (a lock
+// keeps no office), so observers report the handover to the newcomer with
+// ReasonTwoOwners, not as a release.
+func TestLockStepDownReasonObserved(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	l, err := elect.NewLock(session(t, sharedAddrs(t)), groupPath(t), elect.CreateParents(), elect.WatchForHazards(), elect.WithID("alpha"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := observe(t, session(t, sharedAddrs(t)), l.Path())
+	expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	kz, _ := foreign(t, l.Path(), "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__")
+	for {
+		c := next(t, o)
+		if c.Kind != elect.OwnerChanged {
+			continue
+		}
+		if c.Owner == nil || c.Owner.Node != kz || c.Previous == nil || c.Previous.ID != "alpha" || c.Reason != elect.ReasonTwoOwners {
+			t.Fatalf("handover %+v: want alpha -> %s, reason %q", c, kz, elect.ReasonTwoOwners)
+		}
+		break
+	}
+	if h.Held() || h.Reason() != elect.ReasonTwoOwners {
+		t.Fatalf("alpha: held %v, reason %q; want stepped down", h.Held(), h.Reason())
+	}
+}
+
 // A client of a recipe herald never shares a group with (here Curator's
 // read-write lock, which sorts by the text after "__READ__" or "__WRIT__")
 // cannot read any name of herald's: the owner steps down and says to give
