@@ -42,9 +42,10 @@ type View struct {
 	// HazardNode is the node of the client Hazard names: the one that may
 	// believe it owns although it is not the lowest.
 	HazardNode string
-	// LastRelease is the last resignation or release herald recorded on
-	// the group node, read by ReadGroup when the group has no owner: when
-	// it became ownerless, if a herald owner was the last.
+	// LastRelease is the last release herald recorded on the group node
+	// (a resignation or release, or a lock owner's other reason; see
+	// groupMark), read by ReadGroup when the group has no owner: when it
+	// became ownerless, if a herald owner was the last.
 	LastRelease *Release
 	// children are all child names, queue or not (to account for cversion).
 	children []string
