@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,9 @@ func TestHolderStepsDownForBlindJoiner(t *testing.T) {
 			if !c.run {
 				mh.stopping.Store(true) // its exit is what this case expects
 			}
+			// An observer from before Kazoo joined: herald's end is
+			// reported with its reason, not as a release.
+			obs := observeFrom(t, env.addrs, group)
 			mk := kazooKind(c.kazoo)(t, env, group, k, log, "")
 			mk.start()
 			kAcq := log.awaitAcq(t, k, 20*time.Second, "at once: Kazoo does not see herald's node")
@@ -61,6 +65,9 @@ func TestHolderStepsDownForBlindJoiner(t *testing.T) {
 			rel, _ := firstEvent(evs, "rel", h)
 			if d := time.Duration(rel.v - kAcq); d > stepDownBound {
 				t.Errorf("herald's command ran %v beside Kazoo's tenure; want at most %v\n%s", d, stepDownBound, log.timeline(evs))
+			}
+			if end := heraldEnd(t, obs, 10*time.Second); end.Reason != elect.ReasonTwoOwners {
+				t.Errorf("observers report herald's end as %+v; want reason %q", end, elect.ReasonTwoOwners)
 			}
 			if !c.run {
 				code, ok := mh.waitExit(10 * time.Second)
@@ -141,5 +148,51 @@ func TestNoCommandBesideAnOwnerThatCameWhileWeWaited(t *testing.T) {
 	}
 	if evs, _ := log.snapshot(); countEvents(evs, "acq", b) != 0 {
 		t.Fatalf("herald lock ran its command beside Kazoo's tenure:\n%s", log.timeline(evs))
+	}
+}
+
+// observeFrom observes group from a session of its own, for the test's
+// life, once its first snapshot shows an owner.
+func observeFrom(t *testing.T, addrs []string, group string) *elect.Observer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s, err := elect.NewSession(ctx, addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	o, err := elect.Observe(ctx, s, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-o.Changes():
+		if c.Kind != elect.Snapshot || c.Owner == nil {
+			t.Fatalf("first change %+v; want a snapshot with herald owning", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no snapshot from the observer within 10s")
+	}
+	return o
+}
+
+// heraldEnd is the first owner change o reports whose previous owner is
+// a herald node: how observers saw herald's tenure end.
+func heraldEnd(t *testing.T, o *elect.Observer, within time.Duration) elect.Change {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case c := <-o.Changes():
+			if c.Kind != elect.OwnerChanged || c.Previous == nil {
+				continue
+			}
+			if info, _ := elect.ParseName(c.Previous.Node); info.Convention == "herald" {
+				return c
+			}
+		case <-deadline:
+			t.Fatalf("no owner change from a herald owner within %v", within)
+		}
 	}
 }
