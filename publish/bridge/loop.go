@@ -62,7 +62,7 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 	}
 	// Leadership ends the moment the connection is suspended: a bridge that
 	// may be cut off must stop publishing before a standby takes over.
-	if err := b.checkShards(sctx, s); err != nil {
+	if err := b.checkShards(sctx, s, 0); err != nil {
 		b.fail(err)
 		return nil
 	}
@@ -104,7 +104,8 @@ func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *e
 		bo.Reset()
 		// Bridges started beside this one with another shard count are
 		// seen now at the latest: their elections exist before they lead.
-		if err := b.checkShards(sctx, s); err != nil {
+		// Of two that started at the same moment, the later refuses.
+		if err := b.checkShards(sctx, s, h.Term()); err != nil {
 			b.fail(err)
 			return h // resigned as Run stops
 		}

@@ -90,26 +90,32 @@ func parseShardNode(name string) (Shard, bool) {
 // shard count's elections, or unsharded ones campaigning at the path
 // itself. An election nobody campaigns in any more (left by bridges since
 // restarted with another count) is no obstacle.
-func (b *Bridge) checkShards(ctx context.Context, s *elect.Session) error {
+//
+// term is the czxid of this bridge's own candidate once it leads its
+// election, 0 before it campaigns. Two bridges with different counts that
+// start at the same moment both pass the first check; as leaders they
+// check again, and only the one whose candidate came later refuses, so
+// the one that came first keeps publishing (candidates of another count
+// that came first, or whose age cannot be read, are an obstacle). The
+// listing is preceded by a sync, so that a server behind the leader
+// cannot hide the other bridge's candidate from both of them.
+func (b *Bridge) checkShards(ctx context.Context, s *elect.Session, term int64) error {
 	if b.cfg.HAPath == "" {
 		return nil
 	}
+	_, _ = s.Conn().Sync(b.cfg.HAPath) // a failure shows in the listing
 	children, err := elect.ListChildren(ctx, s.Conn(), b.cfg.HAPath)
 	if err != nil {
 		return nil // cannot tell now; the election itself says what is wrong
 	}
 	mine := b.cfg.Shard
 	for _, c := range children {
-		if _, seq := elect.ParseSequence(c); seq && mine.N > 0 {
+		if _, seq := elect.ParseSequence(c); seq && mine.N > 0 && earlier(s, b.cfg.HAPath+"/"+c, term) {
 			return fmt.Errorf("%w: unsharded bridges campaign at --ha %s, and this one is shard %s; give every bridge of this --ha a --shard K/%d, or this one another --ha",
 				ErrShardMismatch, b.cfg.HAPath, mine, mine.N)
 		}
 		other, ok := parseShardNode(c)
-		if !ok || other.N == mine.N {
-			continue
-		}
-		live, err := elect.ListChildren(ctx, s.Conn(), b.cfg.HAPath+"/"+c)
-		if err != nil || len(live) == 0 {
+		if !ok || other.N == mine.N || !liveBefore(ctx, s, b.cfg.HAPath+"/"+c, term) {
 			continue
 		}
 		if mine.N == 0 {
@@ -120,4 +126,35 @@ func (b *Bridge) checkShards(ctx context.Context, s *elect.Session) error {
 			ErrShardMismatch, b.cfg.HAPath, other.N, c, mine)
 	}
 	return nil
+}
+
+// liveBefore reports whether the election at p has a candidate that came
+// before term (any candidate, when term is 0).
+func liveBefore(ctx context.Context, s *elect.Session, p string, term int64) bool {
+	live, err := elect.ListChildren(ctx, s.Conn(), p)
+	if err != nil {
+		return false
+	}
+	for _, c := range live {
+		if earlier(s, p+"/"+c, term) {
+			return true
+		}
+	}
+	return false
+}
+
+// earlier reports whether node p was created before term, or its age
+// cannot be read (a node gone since the listing is not).
+func earlier(s *elect.Session, p string, term int64) bool {
+	if term == 0 {
+		return true
+	}
+	ok, st, err := s.Conn().Exists(p)
+	switch {
+	case err != nil:
+		return true
+	case !ok:
+		return false
+	}
+	return st.Czxid < term
 }

@@ -316,6 +316,63 @@ func TestShardCountMismatchRefused(t *testing.T) {
 	waitStatus(t, c.Bridge, 15*time.Second, "three-0 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
 }
 
+// TestShardCountMismatchAtTheSameMoment: two bridges with different shard
+// counts started together both pass the check before campaigning; as
+// leaders they check again, and the one whose candidate came later
+// refuses. Never are both active, and one always is (neither refusing
+// for the other would leave the groups unpublished).
+func TestShardCountMismatchAtTheSameMoment(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	for round := range 5 {
+		ha := groupPath(t)
+		cfg := func(name, shard string) bridge.Config {
+			sh, _ := bridge.ParseShard(shard)
+			return bridge.Config{Servers: addrs, Discover: []string{root}, HAPath: ha, Shard: sh, Source: name, Sinks: []publish.Sink{jsSink(t, url)}}
+		}
+		two, three := cfg("two-0", "0/2"), cfg("three-0", "0/3")
+		var a, b *running
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); a = start(t, two) }()
+		go func() { defer wg.Done(); b = start(t, three) }()
+		wg.Wait()
+		deadline := time.Now().Add(20 * time.Second)
+		var stopped, active *running
+		for stopped == nil || active == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: after 20s, %s is %s and %s is %s; want one refused and one active",
+					round, two.Source, a.Status().Role, three.Source, b.Status().Role)
+			}
+			ra, rb := a.Status().Role, b.Status().Role
+			if ra == bridge.RoleActive && rb == bridge.RoleActive {
+				t.Fatalf("round %d: bridges of 2 and of 3 shards both active at %s", round, ha)
+			}
+			stopped, active = nil, nil
+			for _, r := range []*running{a, b} {
+				select {
+				case <-r.done:
+					if stopped != nil {
+						t.Fatalf("round %d: both bridges refused, leaving the groups unpublished: %v; %v", round, a.err, b.err)
+					}
+					stopped = r
+				default:
+					if r.Status().Role == bridge.RoleActive {
+						active = r
+					}
+				}
+			}
+			time.Sleep(2 * time.Millisecond) // polling interval, not ordering
+		}
+		if !isErr(stopped.err, bridge.ErrShardMismatch) {
+			t.Fatalf("round %d: the bridge that stopped says %v; want ErrShardMismatch", round, stopped.err)
+		}
+		if err := active.stop(t); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestReadyzCountsManyGroups: beyond ReadyzGroupsLimit groups, /readyz
 // counts them by state instead of listing every path.
 func TestReadyzCountsManyGroups(t *testing.T) {
