@@ -21,6 +21,9 @@ type holding struct {
 	env    []string
 	grace  time.Duration
 	ann    *announcer
+	// timeout is the session's: the watchdog stops the command after half
+	// of it without a sign of life from herald (see watchdog_unix.go).
+	timeout time.Duration
 }
 
 // what names the ownership in messages.
@@ -69,6 +72,10 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		return err
 	}
 	a.log.Info("child started", "pid", c.Pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
+	wd, err := startWatchdog(c, o.timeout/2, o.grace, a.stderr)
+	if err != nil {
+		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)
+	}
 	if o.recipe == elect.RecipeElection {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		if err := o.h.Acknowledge(actx, fmt.Sprintf("pid %d", c.Pid())); err != nil {
@@ -78,16 +85,27 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	}
 	select {
 	case <-c.done:
+		fired := wd.stop()
+		if fired || wd.firedNow() {
+			// The watchdog stopped the command while herald was frozen:
+			// ownership went unvouched for, and is likely gone.
+			c.stop(o.grace)
+			o.release()
+			return &exitError{code: exitNotLeader, err: fmt.Errorf("the watchdog stopped the command: herald gave no sign of life for half the session timeout (%v), so it could not vouch for %s; gave it up",
+				o.timeout/2, o.what())}
+		}
 		o.release()
 		a.log.Info("child exited; gave up ownership", "code", c.code, "group", o.h.Group())
 		return codeErr(c.code)
 	case <-o.h.Done():
+		wd.stop()
 		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", o.grace)
 		code := c.stop(o.grace)
 		o.release()
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) while the child ran; stopped it (its exit status %d)",
 			o.what(), lostWhy(o.h), code)}
 	case <-ctx.Done():
+		wd.stop()
 		a.log.Info("signal received; stopping the child", "pid", c.Pid(), "grace", o.grace)
 		code := c.stop(o.grace)
 		o.release()

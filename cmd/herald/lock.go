@@ -119,7 +119,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	}
 	ann := newAnnouncer(ctx, a.log, o.nats, o.natsAuth, "herald-lock/"+o.id)
 	defer ann.close()
-	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeLock, args: args, env: env, grace: o.grace, ann: ann})
+	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeLock, args: args, env: env, grace: o.grace, ann: ann, timeout: s.Timeout()})
 }
 
 // lockFailed explains why the lock was not taken; a timeout names the

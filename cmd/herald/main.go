@@ -8,5 +8,8 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == watchdogArg {
+		os.Exit(runWatchdog(os.Args[2:], os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -79,6 +79,9 @@ func start(t *testing.T, env []string, args ...string) *proc {
 	p.cmd.Env = append(append(os.Environ(), "HERALD_BIN="+heraldBin), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A process herald leaves behind may hold the output open; herald's
+	// own exit is what the tests wait for.
+	p.cmd.WaitDelay = 2 * time.Second
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start herald %v: %v", args, err)
 	}

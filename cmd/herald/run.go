@@ -130,7 +130,7 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 		"HERALD_ZK=" + strings.Join(s.Servers(), ","),
 	}
 	env = append(env, a.checkpointEnv(ctx, s, o.election)...)
-	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeElection, args: args, env: env, grace: o.grace, ann: ann})
+	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeElection, args: args, env: env, grace: o.grace, ann: ann, timeout: s.Timeout()})
 }
 
 // campaign joins the election and waits to be elected. A session that

@@ -128,19 +128,25 @@ func TestRunFailover(t *testing.T) {
 }
 
 // TestRunPausedRunnerIsFenced: a runner frozen past its session timeout is
-// deposed; its child's checkpoints are refused meanwhile, and the runner
-// stops the child as soon as it runs again.
+// deposed. Its watchdog sends the command SIGTERM before the next leader
+// is elected (half the session timeout after the freeze); a command that
+// ignores it runs on until --grace, and its checkpoints are refused once
+// the next leader wrote. When the runner runs again it exits 3, saying the
+// watchdog stopped the command.
 func TestRunPausedRunnerIsFenced(t *testing.T) {
 	zk := zkFlags(t)
 	g := uniq(t)
-	child := `trap 'echo "$HERALD_ID got TERM"; exit 143' TERM
+	// The command notes SIGTERM and carries on: only SIGKILL, after a
+	// grace longer than the next leader takes to write, ends it, so the
+	// fence is what stops its writes meanwhile.
+	child := `trap 'echo "$HERALD_ID got TERM"' TERM
 		echo "$HERALD_ID running"
 		while :; do
 			"$HERALD_BIN" checkpoint put "by-$HERALD_ID" 2>/dev/null; rc=$?
 			if [ $rc -eq 0 ]; then echo "$HERALD_ID put ok"; else echo "$HERALD_ID put rejected $rc"; fi
 			sleep 0.1
 		done`
-	a := start(t, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "2s", "--", "sh", "-c", child)...)
+	a := start(t, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "8s", "--", "sh", "-c", child)...)
 	a.waitOutput(t, "a put ok", 20*time.Second)
 	b := start(t, nil, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
 	waitQueued(t, zk, g, 2, "b never joined the queue")
@@ -148,22 +154,55 @@ func TestRunPausedRunnerIsFenced(t *testing.T) {
 	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	frozen := time.Now()
+	a.waitOutput(t, "a got TERM", 10*time.Second)
+	if strings.Contains(b.out.String(), "b running") {
+		t.Fatalf("b leads before the watchdog told a's command to stop (%v after the freeze):\n%s", time.Since(frozen), a.out)
+	}
+	if !strings.Contains(a.out.String(), "herald watchdog: herald gave no sign of life") {
+		t.Fatalf("the watchdog does not say why it stopped the command:\n%s", a.out)
+	}
 	b.waitOutput(t, "b put ok", 20*time.Second)
 	a.waitOutput(t, "a put rejected 3", 10*time.Second)
-	if strings.Contains(a.out.String(), "got TERM") {
-		t.Fatal("a's child was stopped while its runner was frozen")
-	}
 	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	if code := a.wait(t, 10*time.Second); code != exitNotLeader {
-		t.Fatalf("deposed runner exited %d, want %d", code, exitNotLeader)
+	if code := a.wait(t, 20*time.Second); code != exitNotLeader {
+		t.Fatalf("deposed runner exited %d, want %d:\n%s", code, exitNotLeader, a.out)
 	}
-	if !strings.Contains(a.out.String(), "a got TERM") || !strings.Contains(a.out.String(), "lost leadership") {
-		t.Fatalf("deposed runner did not stop its child with SIGTERM and say why:\n%s", a.out)
+	if out := a.out.String(); !strings.Contains(out, "watchdog stopped the command") && !strings.Contains(out, "lost leadership") {
+		t.Fatalf("deposed runner did not say why it stopped:\n%s", out)
 	}
 	if b.exited() {
 		t.Fatalf("the new leader exited:\n%s", b.out)
+	}
+}
+
+// TestRunKilledRunnerLeavesNothingRunning: kill -9 of the runner takes its
+// command's whole process group with it, not only the direct child (which
+// the kernel kills): here a grandchild that ignores SIGTERM, gone after
+// --grace.
+func TestRunKilledRunnerLeavesNothingRunning(t *testing.T) {
+	zk := zkFlags(t)
+	g := uniq(t)
+	child := `(trap '' TERM; while :; do sleep 0.05; done) & echo "grandchild $!"; wait`
+	a := start(t, nil, append(zk, "run", "--election", g, "--grace", "1s", "--", "sh", "-c", child)...)
+	a.waitOutput(t, "grandchild ", 20*time.Second)
+	m := regexp.MustCompile(`grandchild (\d+)`).FindStringSubmatch(a.out.String())
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // should this test fail
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("grandchild %d not running before the kill: %v", pid, err)
+	}
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	a.wait(t, 5*time.Second)
+	if err := waitFor(10*time.Second, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH }); err != nil {
+		t.Fatalf("the command's grandchild %d still runs 10s after its runner was killed:\n%s", pid, a.out)
+	}
+	if !strings.Contains(a.out.String(), "herald exited without stopping its command") {
+		t.Fatalf("the watchdog does not say why it stopped the command:\n%s", a.out)
 	}
 }
 

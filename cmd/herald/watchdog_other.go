@@ -1,0 +1,28 @@
+//go:build !unix
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// watchdogArg: see watchdog_unix.go. Without process groups there is no
+// group to stop, and no watchdog.
+const watchdogArg = "__herald-watchdog"
+
+type watchdog struct{}
+
+func startWatchdog(*child, time.Duration, time.Duration, io.Writer) (*watchdog, error) {
+	return nil, errors.New("no watchdog on this platform: a frozen runner's command runs until the runner thaws")
+}
+
+func (*watchdog) stop() bool     { return false }
+func (*watchdog) firedNow() bool { return false }
+
+func runWatchdog(_ []string, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "herald watchdog: not supported on this platform")
+	return exitUsage
+}

@@ -1,0 +1,206 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The watchdog: a small process, herald's own binary started with
+// watchdogArg, that keeps run's and lock's command from outliving the
+// runner's say-so. The runner writes a heartbeat byte down a pipe; the
+// watchdog stops the command's process group when the beats stop (the
+// runner is frozen: SIGSTOP, a debugger, a machine too starved to run it)
+// or the pipe closes without a goodbye (the runner died, kill -9
+// included: the kernel kills the direct child then, but not what the
+// child started).
+//
+// A frozen runner cannot hear that its session expired, so without the
+// watchdog its command runs on beside the next owner's until it thaws.
+// The beats stop when it freezes; the watchdog sends SIGTERM once half the
+// session timeout passed without one, which is before the servers can
+// expire the session (at the soonest two thirds of the timeout after the
+// freeze: the client's last ping may be a third of the timeout older), and
+// SIGKILL after --grace, as a runner that lost its session would. The
+// command's fenced writes are refused from the next owner's first write
+// either way.
+//
+// The watchdog joins the command's process group, so that the group, and
+// with it the group id the watchdog signals, exists as long as the
+// watchdog does: it cannot name some later process's group.
+const watchdogArg = "__herald-watchdog"
+
+// watchdogFired is the watchdog's exit status when it stopped the command.
+const watchdogFired = 3
+
+// watchdog is the runner's side: the process and the heartbeat pipe.
+type watchdog struct {
+	cmd   *exec.Cmd
+	beat  *os.File
+	quit  chan struct{}
+	done  chan struct{}
+	fired atomic.Bool
+}
+
+// startWatchdog starts the watchdog over c's process group, which stops it
+// after "after" without a beat. It fails when it cannot (the command
+// already exited, or herald's binary cannot be found); the caller logs
+// that and goes on without it.
+func startWatchdog(c *child, after, grace time.Duration, stderr io.Writer) (*watchdog, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot find herald's own binary to start the watchdog: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	cmd := exec.Command(self, watchdogArg, strconv.Itoa(c.Pid()), after.String(), grace.String())
+	cmd.ExtraFiles = []*os.File{r}
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: c.Pid()}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("cannot start the watchdog: %w", err)
+	}
+	d := &watchdog{cmd: cmd, beat: w, quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		d.fired.Store(cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == watchdogFired)
+		close(d.done)
+	}()
+	go d.beating(after / 6)
+	return d, nil
+}
+
+// beating writes a beat every period until stop.
+func (d *watchdog) beating(period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.quit:
+			return
+		case <-t.C:
+			if _, err := d.beat.Write([]byte{'.'}); err != nil {
+				return // the watchdog is gone; Fired tells whether it acted
+			}
+		}
+	}
+}
+
+// stop says goodbye (the runner stops the command itself from here) and
+// waits briefly for the watchdog to exit. It reports whether the watchdog
+// had stopped the command first.
+func (d *watchdog) stop() bool {
+	if d == nil {
+		return false
+	}
+	select {
+	case <-d.quit:
+	default:
+		close(d.quit)
+		_, _ = d.beat.Write([]byte{'q'})
+		d.beat.Close()
+	}
+	select {
+	case <-d.done:
+	case <-time.After(2 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.done
+	}
+	return d.fired.Load()
+}
+
+// firedNow reports whether the watchdog has already exited after stopping
+// the command.
+func (d *watchdog) firedNow() bool {
+	if d == nil {
+		return false
+	}
+	select {
+	case <-d.done:
+		return d.fired.Load()
+	default:
+		return false
+	}
+}
+
+// runWatchdog is the watchdog process: args are the command's process
+// group, the silence after which it stops it, and the grace between
+// SIGTERM and SIGKILL. The beats come on file descriptor 3.
+func runWatchdog(args []string, stderr io.Writer) int {
+	if len(args) != 3 {
+		fmt.Fprintln(stderr, "herald watchdog: internal use only (started by herald run and herald lock)")
+		return exitUsage
+	}
+	pgid, err1 := strconv.Atoi(args[0])
+	after, err2 := time.ParseDuration(args[1])
+	grace, err3 := time.ParseDuration(args[2])
+	if err1 != nil || err2 != nil || err3 != nil || pgid <= 1 || after <= 0 || grace <= 0 {
+		fmt.Fprintf(stderr, "herald watchdog: bad arguments %q\n", args)
+		return exitUsage
+	}
+	// The watchdog shares the command's group and so its signals; it
+	// answers to the runner's pipe only.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	const fd = 3
+	beats := os.NewFile(fd, "heartbeat")
+	var last atomic.Int64
+	last.Store(time.Now().UnixNano())
+	bye, gone := make(chan struct{}), make(chan struct{})
+	go func() {
+		buf := make([]byte, 256)
+		for {
+			n, err := beats.Read(buf)
+			if n > 0 {
+				last.Store(time.Now().UnixNano())
+				for _, b := range buf[:n] {
+					if b == 'q' {
+						close(bye)
+						return
+					}
+				}
+			}
+			if err != nil {
+				close(gone)
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(max(after/10, 10*time.Millisecond))
+	defer tick.Stop()
+	var why string
+	for why == "" {
+		select {
+		case <-bye:
+			return 0
+		case <-gone:
+			why = "herald exited without stopping its command"
+		case <-tick.C:
+			// Bytes waiting in the pipe are beats not read yet (this
+			// process was not scheduled either), not silence.
+			if quiet := time.Since(time.Unix(0, last.Load())); quiet > after && waiting(fd) == 0 {
+				why = fmt.Sprintf("herald gave no sign of life for %v (frozen?) and cannot know whether it still owns", quiet.Round(time.Millisecond))
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "herald watchdog: %s; stopping the command's process group %d (SIGTERM, SIGKILL after %v)\n", why, pgid, grace)
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-bye: // the runner is back and stops the command itself
+	case <-time.After(grace):
+		// The watchdog is in the group: this ends it too.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	return watchdogFired
+}
