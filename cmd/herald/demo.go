@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -161,7 +160,7 @@ func (a *app) startRunners(servers []string, st time.Duration, group string, o d
 			exe, "demo-job", "--steps", strconv.Itoa(o.steps), "--step-time", o.stepTime.String())
 		w, wait := out.pipe(fmt.Sprintf("  %-12s ", id))
 		cmd.Stdout, cmd.Stderr = w, w
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = childProcAttr()
 		if err := cmd.Start(); err != nil {
 			return rs, fmt.Errorf("start %s: %w", id, err)
 		}
@@ -187,11 +186,11 @@ func stopRunners(rs []*demoRunner) {
 			continue
 		default:
 		}
-		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGTERM)
+		_ = terminateGroup(r.cmd.Process)
 		select {
 		case <-r.done:
 		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+			_ = killGroup(r.cmd.Process)
 			<-r.done
 		}
 	}
@@ -218,7 +217,7 @@ func (a *app) demoScenario(ctx context.Context, servers []string, group string, 
 	}
 	out.line(fmt.Sprintf("demo: *** SIGKILL %s's runner (pid %d): its job dies with it; its session expires within %v and the next candidate resumes from the checkpoint",
 		victim.id, victim.cmd.Process.Pid, st))
-	_ = victim.cmd.Process.Signal(syscall.SIGKILL)
+	_ = victim.cmd.Process.Kill()
 	<-victim.done
 	next, err := waitElected(ctx, ev, first.Node)
 	if err != nil {
