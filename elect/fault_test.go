@@ -344,3 +344,48 @@ func TestRecipeOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// One-shot reads (ReadGroup, ReadSingle, ReadCheckpoint) have their server
+// catch up with the leader first, and answer nothing when it cannot: with
+// the sync's reply lost, the read fails instead of answering from the
+// server's own copy, which on a follower cut off from the leader may be
+// seconds old.
+func TestOneShotReadsCatchUpFirst(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	ctx := ctxT(t, 30*time.Second)
+	l, _ := elect.NewLock(session(t, addrs), path, elect.CreateParents(), elect.WithID("holder"))
+	if _, err := l.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := proxyTo(t, addrs[0])
+	s := session(t, []string{p.Addr()})
+	for name, read := range map[string]func() error{
+		"ReadGroup": func() error { _, err := elect.ReadGroup(ctx, s, path); return err },
+		"ReadSingle": func() error {
+			_, err := elect.ReadSingle(ctx, s, path, elect.SingleNode{})
+			return err
+		},
+		"ReadCheckpoint": func() error {
+			_, err := elect.ReadCheckpoint(ctx, s, path)
+			if errors.Is(err, elect.ErrNoCheckpoint) {
+				return nil
+			}
+			return err
+		},
+	} {
+		if err := read(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		before := p.Dropped()
+		p.DropReplyTo(faultproxy.OpSync)
+		err := read()
+		if p.Dropped() != before+1 {
+			t.Fatalf("%s asked no sync first (dropped %d replies, want %d)", name, p.Dropped(), before+1)
+		}
+		if err == nil || !strings.Contains(err.Error(), "catching up with the ZooKeeper leader") {
+			t.Fatalf("%s with the sync's reply lost: %v; want an error saying it could not catch up", name, err)
+		}
+		eventually(t, 10*time.Second, "the session back", func() bool { return read() == nil })
+	}
+}

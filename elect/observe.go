@@ -73,8 +73,14 @@ func (v View) Ready() bool {
 // ReadGroup reads a group once, without watches: the queue, the owner (its
 // id from the node's data, its term and session from its stat) and herald's
 // office record.
+//
+// The session's server first catches up with the ZooKeeper leader (see
+// catchUp), so the answer is no older than the call.
 func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
 	if err := ValidatePath(group); err != nil {
+		return View{}, err
+	}
+	if err := catchUp(ctx, s, group); err != nil {
 		return View{}, err
 	}
 	r := reader{conn: s.Conn(), group: group, everyID: true}
@@ -86,6 +92,20 @@ func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
 		v.LastRelease = readMarkRelease(ctx, s.Conn(), group)
 	}
 	return v, err
+}
+
+// catchUp has the session's server catch up with the ZooKeeper leader
+// (a sync) before a one-shot read of p. A server answers reads from its own
+// copy, and a follower cut off from the leader goes on answering from it
+// until it notices (ZooKeeper's syncLimit, seconds): a read asked "who
+// owns now" must not present that copy as current. A server that cannot
+// reach the leader then fails the read instead. Watching readers need no
+// sync: their watches bring every later change.
+func catchUp(ctx context.Context, s *Session, p string) error {
+	if _, err := call(ctx, func() (string, error) { return s.Conn().Sync(p) }); err != nil {
+		return fmt.Errorf("elect: catching up with the ZooKeeper leader before reading %s: %w", p, err)
+	}
+	return nil
 }
 
 // ListChildren lists p's children, sorted; a p that does not exist has

@@ -400,9 +400,14 @@ func (h *Handle) fenceErr(err error) error {
 }
 
 // ReadCheckpoint returns a group's last checkpoint (ErrNoCheckpoint when
-// none was written yet).
+// none was written yet), after the session's server caught up with the
+// leader (see catchUp), so that it is the last checkpoint written, not a
+// lagging server's copy.
 func ReadCheckpoint(ctx context.Context, s *Session, group string) (Checkpoint, error) {
 	if err := ValidatePath(group); err != nil {
+		return Checkpoint{}, err
+	}
+	if err := catchUp(ctx, s, group); err != nil {
 		return Checkpoint{}, err
 	}
 	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(group + "/" + CheckpointNode) })

@@ -110,12 +110,16 @@ func (sv SingleView) view() View {
 	return v
 }
 
-// ReadSingle reads a single-node leader once, without watches.
+// ReadSingle reads a single-node leader once, without watches, after the
+// session's server caught up with the leader (see catchUp).
 func ReadSingle(ctx context.Context, s *Session, p string, sn SingleNode) (SingleView, error) {
 	if s == nil {
 		return SingleView{}, errors.New("elect: nil session")
 	}
 	if err := ValidatePath(p); err != nil {
+		return SingleView{}, err
+	}
+	if err := catchUp(ctx, s, p); err != nil {
 		return SingleView{}, err
 	}
 	if sn.EpochPath != "" {

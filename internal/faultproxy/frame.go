@@ -12,6 +12,7 @@ const (
 	OpExists       int32 = 3
 	OpGetData      int32 = 4
 	OpSetData      int32 = 5
+	OpSync         int32 = 9
 	OpGetChildren2 int32 = 12
 	OpCheck        int32 = 13
 	OpMulti        int32 = 14
