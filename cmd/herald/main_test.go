@@ -75,7 +75,13 @@ type proc struct {
 // It is killed, with its process group, when the test ends.
 func start(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(heraldBin, args...), out: &syncBuf{}, done: make(chan struct{})}
+	return startBin(t, heraldBin, env, args...)
+}
+
+// startBin is start with another herald binary.
+func startBin(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(bin, args...), out: &syncBuf{}, done: make(chan struct{})}
 	p.cmd.Env = append(append(os.Environ(), "HERALD_BIN="+heraldBin), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

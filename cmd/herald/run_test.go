@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -182,12 +184,30 @@ func TestRunPausedRunnerIsFenced(t *testing.T) {
 // command's whole process group with it, not only the direct child (which
 // the kernel kills): here a grandchild that ignores SIGTERM, gone after
 // --grace.
+//
+// The runner is a copy of herald's binary, removed while the runner waits
+// to lead (as an upgrade may replace it): the watchdog it starts once it
+// leads is the running binary all the same.
 func TestRunKilledRunnerLeavesNothingRunning(t *testing.T) {
 	zk := zkFlags(t)
 	g := uniq(t)
+	bin := filepath.Join(t.TempDir(), "herald-old")
+	if b, err := os.ReadFile(heraldBin); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+		t.Fatalf("copy herald's binary: %v", err)
+	}
+	first := start(t, nil, append(zk, "run", "--election", g, "--id", "first", "--", "sh", "-c", "echo first leads; sleep 600")...)
+	first.waitOutput(t, "first leads", 20*time.Second)
 	child := `(trap '' TERM; while :; do sleep 0.05; done) & echo "grandchild $!"; wait`
-	a := start(t, nil, append(zk, "run", "--election", g, "--grace", "1s", "--", "sh", "-c", child)...)
+	a := startBin(t, bin, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "1s", "--", "sh", "-c", child)...)
+	waitQueued(t, zk, g, 2, "a never joined the queue")
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.cmd.Process.Signal(syscall.SIGTERM)
 	a.waitOutput(t, "grandchild ", 20*time.Second)
+	if strings.Contains(a.out.String(), "no watchdog") {
+		t.Fatalf("the runner started no watchdog once its binary was gone:\n%s", a.out)
+	}
 	m := regexp.MustCompile(`grandchild (\d+)`).FindStringSubmatch(a.out.String())
 	pid, _ := strconv.Atoi(m[1])
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // should this test fail

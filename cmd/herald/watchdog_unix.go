@@ -55,9 +55,13 @@ type watchdog struct {
 // already exited, or herald's binary cannot be found); the caller logs
 // that and goes on without it.
 func startWatchdog(c *child, after, grace time.Duration, stderr io.Writer) (*watchdog, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("cannot find herald's own binary to start the watchdog: %w", err)
+	// The running binary itself, even when an upgrade has replaced or
+	// removed the file since herald started (Linux); elsewhere its path.
+	self := "/proc/self/exe"
+	if _, err := os.Stat(self); err != nil {
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("cannot find herald's own binary to start the watchdog: %w", err)
+		}
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
