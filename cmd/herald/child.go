@@ -63,6 +63,16 @@ func checkCommand(args []string) error {
 	return nil
 }
 
+// exited reports whether the child has exited (and been reaped).
+func (c *child) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // Pid is the child's process id.
 func (c *child) Pid() int { return c.cmd.Process.Pid }
 

@@ -73,7 +73,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	}
 	a.log.Info("child started", "pid", c.Pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
 	wd, err := startWatchdog(c, o.timeout/2, o.grace, a.stderr)
-	if err != nil {
+	if err != nil && !c.exited() {
 		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)
 	}
 	if o.recipe == elect.RecipeElection {
