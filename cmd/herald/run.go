@@ -41,7 +41,9 @@ exits with status 3. When the command exits, run resigns and exits with the
 command's status (128+N when signal N killed it), and the next candidate
 takes over. With --rejoin, a runner that lost leadership stops the command
 the same way and then campaigns again (on a new session if its session
-expired), so it stays a hot standby instead of exiting.
+expired), so it stays a hot standby instead of exiting. A watchdog process
+stops the command the same way should run itself freeze (no sign of life
+for half the session timeout) or be killed.
 
 The command finds its leadership in its environment: HERALD_ELECTION,
 HERALD_NODE, HERALD_TERM (the fencing token), HERALD_ID, HERALD_ZK, and the
