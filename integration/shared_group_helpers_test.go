@@ -1153,6 +1153,10 @@ func newCLIMember(t *testing.T, env *sharedEnv, group, id string, log *ownLog, o
 	m.cmd = exec.Command(env.bin, append(heraldArgs(env, group, id, o.dialect, o.run, o.grace), "--", "sh", "-c", o.script)...)
 	m.cmd.Env = cliEnv(append([]string{"OWN_ID=" + id, "OWN_LOG=" + logFile, "OWN_REL=" + m.relFile, "HERALD_BIN=" + env.bin}, o.env...)...)
 	m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
+	// What herald leaves running (its command's children, its watchdog
+	// within --grace) may hold the output open; herald's exit is what
+	// counts.
+	m.cmd.WaitDelay = 5 * time.Second
 	t.Cleanup(m.stop)
 	return m
 }
@@ -1389,6 +1393,7 @@ printf 'rel %s %s\n' "$OWN_ID" "$(date +%s%N)" >> "$OWN_LOG"`
 			cmd := exec.CommandContext(ctx, env.bin, append(heraldArgs(env, group, id, "", run, 0), "--", "sh", "-c", script)...)
 			cmd.Env = cliEnv("OWN_ID="+id, "OWN_LOG="+logFile, fmt.Sprintf("OWN_HOLD=%.3f", holdRandom().Seconds()))
 			cmd.Stdout, cmd.Stderr = &out, &out
+			cmd.WaitDelay = 5 * time.Second // as for cliMember
 			log.mark("queued", id)
 			if err := cmd.Run(); err != nil {
 				if ctx.Err() == nil {
