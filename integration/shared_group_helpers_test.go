@@ -1395,7 +1395,7 @@ printf 'rel %s %s\n' "$OWN_ID" "$(date +%s%N)" >> "$OWN_LOG"`
 			cmd.Stdout, cmd.Stderr = &out, &out
 			cmd.WaitDelay = 5 * time.Second // as for cliMember
 			log.mark("queued", id)
-			if err := cmd.Run(); err != nil {
+			if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 				if ctx.Err() == nil {
 					log.fail(id, "%s: %v\n%s", name, err, lastBytes(out.String()))
 				}
