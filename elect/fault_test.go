@@ -383,8 +383,8 @@ func TestOneShotReadsCatchUpFirst(t *testing.T) {
 		if p.Dropped() != before+1 {
 			t.Fatalf("%s asked no sync first (dropped %d replies, want %d)", name, p.Dropped(), before+1)
 		}
-		if err == nil || !strings.Contains(err.Error(), "catching up with the ZooKeeper leader") {
-			t.Fatalf("%s with the sync's reply lost: %v; want an error saying it could not catch up", name, err)
+		if !errors.Is(err, elect.ErrUnreachable) || !strings.Contains(err.Error(), "catching up with the ZooKeeper leader") {
+			t.Fatalf("%s with the sync's reply lost: %v; want ErrUnreachable saying it could not catch up", name, err)
 		}
 		eventually(t, 10*time.Second, "the session back", func() bool { return read() == nil })
 	}

@@ -102,10 +102,15 @@ func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
 // reach the leader then fails the read instead. Watching readers need no
 // sync: their watches bring every later change.
 func catchUp(ctx context.Context, s *Session, p string) error {
-	if _, err := call(ctx, func() (string, error) { return s.Conn().Sync(p) }); err != nil {
-		return fmt.Errorf("elect: catching up with the ZooKeeper leader before reading %s: %w", p, err)
+	_, err := call(ctx, func() (string, error) { return s.Conn().Sync(p) })
+	switch {
+	case err == nil:
+		return nil
+	case connLoss(err):
+		return fmt.Errorf("%w: catching up with the ZooKeeper leader before reading %s, the connection was lost (%v); a server cut off from the leader drops its clients: try again, or another server",
+			ErrUnreachable, p, err)
 	}
-	return nil
+	return fmt.Errorf("elect: catching up with the ZooKeeper leader before reading %s: %w", p, err)
 }
 
 // ListChildren lists p's children, sorted; a p that does not exist has
