@@ -77,3 +77,86 @@ func waitOwner(t *testing.T, o source, node string, round int) {
 		return
 	}
 }
+
+// A group deleted and made again (an operator's deleteall, a container the
+// server removed) can show its new owner under the very name of the old
+// one: the classic recipe's names carry nothing but the sequence, which
+// starts again at 0. The observer reports the new owner's own session and
+// term, whether or not it saw the group missing in between.
+func TestObserverGroupMadeAgainUnderTheSameNames(t *testing.T) {
+	for _, quick := range []bool{false, true} {
+		name := "after-seeing-it-missing"
+		if quick {
+			name = "without-seeing-it-missing"
+		}
+		t.Run(name, func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			group := groupPath(t)
+			obs := session(t, addrs)
+			makeGroup := func() (*zk.Conn, string) {
+				s := session(t, addrs)
+				for _, p := range []string{path.Dir(group), group} {
+					if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+						t.Fatal(err)
+					}
+				}
+				p, err := s.Conn().Create(group+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s.Conn(), path.Base(p)
+			}
+			first, node := makeGroup()
+			o := observe(t, obs, group, elect.AsRecipe(elect.RecipeLock))
+			snap := expect(t, o, elect.Snapshot, nil)
+			if snap.Owner == nil || snap.Owner.Node != node || snap.Owner.Session != first.SessionID() {
+				t.Fatalf("snapshot owner %+v; want %s of session 0x%x", snap.Owner, node, first.SessionID())
+			}
+			if quick {
+				// Delete and make again in one transaction: no listing can
+				// fall in between.
+				again := session(t, addrs)
+				res, err := again.Conn().Multi(
+					&zk.DeleteRequest{Path: group + "/" + node, Version: -1},
+					&zk.DeleteRequest{Path: group, Version: -1},
+					&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
+					&zk.CreateRequest{Path: group + "/lock-", Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)},
+				)
+				if err != nil || path.Base(res[3].String) != node {
+					t.Fatalf("made again as %v (%v); the test needs the old name %s", res, err, node)
+				}
+				checkNewOwner(t, o, node, again.Conn().SessionID())
+				return
+			}
+			if err := first.Delete(group+"/"+node, -1); err != nil {
+				t.Fatal(err)
+			}
+			if err := first.Delete(group, -1); err != nil {
+				t.Fatal(err)
+			}
+			for c := next(t, o); c.Owner != nil; c = next(t, o) {
+			}
+			second, node2 := makeGroup()
+			if node2 != node {
+				t.Fatalf("made again as %s; the test needs the old name %s", node2, node)
+			}
+			checkNewOwner(t, o, node, second.SessionID())
+		})
+	}
+}
+
+// checkNewOwner reads o until an owner is reported, which must be node of
+// session, with a term of its own.
+func checkNewOwner(t *testing.T, o source, node string, session int64) {
+	t.Helper()
+	for {
+		c := next(t, o)
+		if c.Owner == nil {
+			continue
+		}
+		if c.Kind != elect.OwnerChanged || c.Owner.Node != node || c.Owner.Session != session {
+			t.Fatalf("%s: owner %s of session 0x%x (term %d); want %s of the new session 0x%x", c.Kind, c.Owner.Node, c.Owner.Session, c.Owner.Czxid, node, session)
+		}
+		return
+	}
+}

@@ -33,6 +33,7 @@ func TestMany(t *testing.T) {
 		{"SolrAndMesosQueues", TestSolrAndMesosQueues},
 		{"GroupDeletedWithItsOwner", TestGroupDeletedWithItsOwner},
 		{"TellsARequeuedResignation", TestObserverTellsARequeuedResignation},
+		{"GroupMadeAgainUnderTheSameNames", TestObserverGroupMadeAgainUnderTheSameNames},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -60,6 +60,10 @@ type View struct {
 	// last child change: a resignation or release (see readRelease).
 	version    int32
 	markedOnce bool
+	// groupCzxid is the zxid that created the group node: a group deleted
+	// and made again may reuse its old children's names (sequences start
+	// again at 0), so names are compared only within one group node.
+	groupCzxid int64
 	// markedBy is the owner the mark's release must be, when the listings
 	// alone tell (see releaseBase.onlyRelease).
 	markedBy string
@@ -182,6 +186,9 @@ type reader struct {
 	lastMzxid   int64
 	lastVersion int32
 	rel         releaseBase
+	// groupCzxid is the group node's czxid at the last read (0 when it
+	// was missing): what the reader keeps by name belongs to that node.
+	groupCzxid int64
 }
 
 type watches struct {
@@ -217,6 +224,9 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 	defer g.wait() // never outlive the read
 	for {
 		got, err := r.listW(ctx, watch)
+		if err == nil {
+			r.sameGroup(got)
+		}
 		if err != nil || got.missing {
 			early.wait()
 			if err == nil {
@@ -225,7 +235,7 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			return View{Group: r.group, Recipe: r.recipe}, w, err
 		}
 		w.children = got.ch
-		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version}
+		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version, groupCzxid: got.stat.Czxid}
 		v.Recipe = r.recipeOf(ctx, got.children)
 		office := early
 		if office == nil && contains(got.children, OfficeNode) {
@@ -383,6 +393,25 @@ func (r *reader) suspicion(p Participant, children []string) string {
 
 // forget drops the verdicts on nodes that are gone, and remembers the
 // listing for the next read's "was it there before".
+// sameGroup forgets what the reader keeps by node name (the owner's
+// details and watch, the last owner and children, suspicions, the mark's
+// last state) when the group node is not the one it was kept for: the
+// group was deleted, and perhaps made again with the same names.
+func (r *reader) sameGroup(got listing) {
+	var czxid int64
+	if !got.missing && got.stat != nil {
+		czxid = got.stat.Czxid
+	}
+	if czxid == r.groupCzxid {
+		return
+	}
+	if r.groupCzxid != 0 {
+		r.owner, r.ownerW, r.lastOwner, r.lastChildren, r.suspects = nil, nil, nil, nil, nil
+		r.lastMzxid, r.lastVersion, r.rel = 0, 0, releaseBase{}
+	}
+	r.groupCzxid = czxid
+}
+
 func (r *reader) forget(es []entry) {
 	r.lastChildren = r.lastChildren[:0]
 	for _, e := range es {

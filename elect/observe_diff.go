@@ -9,6 +9,13 @@ func diff(prev *View, v View) []Change {
 		c.Kind, c.Queue = Snapshot, v.Queue
 		return []Change{c}
 	}
+	if replaced(prev, v) {
+		// The group node was deleted and made again between the views:
+		// its old nodes went with it, whatever the new ones are named.
+		// Report that as if the missing group had been seen.
+		gone := View{Group: v.Group, Recipe: prev.Recipe, Pzxid: v.groupCzxid}
+		return append(diff(prev, gone), diff(&gone, v)...)
+	}
 	owner := func(w *View) string {
 		if w.Owner == nil {
 			return ""
@@ -65,6 +72,12 @@ func diff(prev *View, v View) []Change {
 	return out
 }
 
+// replaced reports whether prev and v are listings of two different group
+// nodes at the same path (it was deleted and made again in between).
+func replaced(prev *View, v View) bool {
+	return prev.Exists && v.Exists && prev.groupCzxid != 0 && v.groupCzxid != 0 && prev.groupCzxid != v.groupCzxid
+}
+
 // missed reports whether an owner may have come and gone unseen between
 // two views: in nodes that came and went unseen (the parent's cversion
 // moved more than the listings explain), or in a node that left while it
@@ -88,7 +101,7 @@ func missed(prev *View, v View, unexplained int64, is map[string]bool) bool {
 // missed: its node existed throughout.
 func snapshotAfter(before *View, v View) Change {
 	c := diff(nil, v)[0]
-	if before.Owner != nil && v.Owner != nil && before.Owner.Node == v.Owner.Node || before.Group != v.Group {
+	if before.Owner != nil && v.Owner != nil && before.Owner.Node == v.Owner.Node && !replaced(before, v) || before.Group != v.Group {
 		return c
 	}
 	if before.ownerOnly {
