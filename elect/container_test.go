@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"errors"
+	"fmt"
 	"path"
 	"testing"
 	"time"
@@ -158,5 +159,59 @@ func checkNewOwner(t *testing.T, o source, node string, session int64) {
 			t.Fatalf("%s: owner %s of session 0x%x (term %d); want %s of the new session 0x%x", c.Kind, c.Owner.Node, c.Owner.Session, c.Owner.Czxid, node, session)
 		}
 		return
+	}
+}
+
+// A bridge resuming from its last report (the owner's name and the
+// report's zxid, elect.AfterOwner) does not take a new owner under the old
+// name, in a group made again since, for the tenure it reported: the
+// first snapshot says an owner may have come and gone.
+func TestResumeAfterTheGroupWasMadeAgain(t *testing.T) {
+	addrs := sharedAddrs(t)
+	group := groupPath(t)
+	first := session(t, addrs)
+	for _, p := range []string{path.Dir(group), group} {
+		if _, err := first.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	p, err := first.Conn().Create(group+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := path.Base(p)
+	_, st, err := first.Conn().Exists(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reported := st.Pzxid // the last report: node owned as of this zxid
+	// Unchanged since the report: the same tenure, no gap.
+	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock), elect.AfterOwner(node, reported))
+	if c := expect(t, o, elect.Snapshot, ownerNode(node)); c.Gap {
+		t.Fatalf("snapshot %+v: gap, though nothing changed since the report", c)
+	}
+	again := session(t, addrs)
+	res, err := again.Conn().Multi(
+		&zk.DeleteRequest{Path: p, Version: -1},
+		&zk.DeleteRequest{Path: group, Version: -1},
+		&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
+		&zk.CreateRequest{Path: group + "/lock-", Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)},
+	)
+	if err != nil || path.Base(res[3].String) != node {
+		t.Fatalf("made again as %v (%v); the test needs the old name %s", res, err, node)
+	}
+	o2 := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock), elect.AfterOwner(node, reported))
+	c := expect(t, o2, elect.Snapshot, ownerNode(node))
+	if !c.Gap || c.Owner.Session != again.Conn().SessionID() {
+		t.Fatalf("snapshot %+v after the group was made again: want a gap and the new session 0x%x", c, again.Conn().SessionID())
+	}
+}
+
+func ownerNode(node string) func(elect.Change) error {
+	return func(c elect.Change) error {
+		if c.Owner == nil || c.Owner.Node != node {
+			return fmt.Errorf("owner %v, want %s", c.Owner, node)
+		}
+		return nil
 	}
 }

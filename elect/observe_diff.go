@@ -72,6 +72,24 @@ func diff(prev *View, v View) []Change {
 	return out
 }
 
+// sameOwner reports whether v's owner is the very node before's was: the
+// same name, in the same group node, created no later than before was
+// taken (a group made again may give a new owner the old one's name).
+func sameOwner(before *View, v View) bool {
+	if before.Owner == nil || v.Owner == nil || before.Owner.Node != v.Owner.Node || replaced(before, v) {
+		return false
+	}
+	switch t := v.Owner.Czxid; {
+	case t == 0:
+		return true // unreadable: the name is all there is
+	case before.Owner.Czxid != 0:
+		return before.Owner.Czxid == t
+	case before.ownerOnly && before.Pzxid != 0:
+		return t <= before.Pzxid
+	}
+	return true
+}
+
 // replaced reports whether prev and v are listings of two different group
 // nodes at the same path (it was deleted and made again in between).
 func replaced(prev *View, v View) bool {
@@ -101,7 +119,7 @@ func missed(prev *View, v View, unexplained int64, is map[string]bool) bool {
 // missed: its node existed throughout.
 func snapshotAfter(before *View, v View) Change {
 	c := diff(nil, v)[0]
-	if before.Owner != nil && v.Owner != nil && before.Owner.Node == v.Owner.Node && !replaced(before, v) || before.Group != v.Group {
+	if sameOwner(before, v) || before.Group != v.Group {
 		return c
 	}
 	if before.ownerOnly {
