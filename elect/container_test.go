@@ -114,19 +114,8 @@ func TestObserverGroupMadeAgainUnderTheSameNames(t *testing.T) {
 				t.Fatalf("snapshot owner %+v; want %s of session 0x%x", snap.Owner, node, first.SessionID())
 			}
 			if quick {
-				// Delete and make again in one transaction: no listing can
-				// fall in between.
-				again := session(t, addrs)
-				res, err := again.Conn().Multi(
-					&zk.DeleteRequest{Path: group + "/" + node, Version: -1},
-					&zk.DeleteRequest{Path: group, Version: -1},
-					&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
-					&zk.CreateRequest{Path: group + "/lock-", Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)},
-				)
-				if err != nil || path.Base(res[3].String) != node {
-					t.Fatalf("made again as %v (%v); the test needs the old name %s", res, err, node)
-				}
-				checkNewOwner(t, o, node, again.Conn().SessionID())
+				again := makeAgain(t, addrs, group, node)
+				checkNewOwner(t, o, node, again.SessionID())
 				return
 			}
 			if err := first.Delete(group+"/"+node, -1); err != nil {
@@ -190,20 +179,11 @@ func TestResumeAfterTheGroupWasMadeAgain(t *testing.T) {
 	if c := expect(t, o, elect.Snapshot, ownerNode(node)); c.Gap {
 		t.Fatalf("snapshot %+v: gap, though nothing changed since the report", c)
 	}
-	again := session(t, addrs)
-	res, err := again.Conn().Multi(
-		&zk.DeleteRequest{Path: p, Version: -1},
-		&zk.DeleteRequest{Path: group, Version: -1},
-		&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
-		&zk.CreateRequest{Path: group + "/lock-", Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)},
-	)
-	if err != nil || path.Base(res[3].String) != node {
-		t.Fatalf("made again as %v (%v); the test needs the old name %s", res, err, node)
-	}
+	again := makeAgain(t, addrs, group, node)
 	o2 := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock), elect.AfterOwner(node, reported))
 	c := expect(t, o2, elect.Snapshot, ownerNode(node))
-	if !c.Gap || c.Owner.Session != again.Conn().SessionID() {
-		t.Fatalf("snapshot %+v after the group was made again: want a gap and the new session 0x%x", c, again.Conn().SessionID())
+	if !c.Gap || c.Owner.Session != again.SessionID() {
+		t.Fatalf("snapshot %+v after the group was made again: want a gap and the new session 0x%x", c, again.SessionID())
 	}
 }
 
@@ -214,4 +194,23 @@ func ownerNode(node string) func(elect.Change) error {
 		}
 		return nil
 	}
+}
+
+// makeAgain deletes group with its only node and makes it again, with a
+// new node of the classic recipe on a session of its own, in one
+// transaction (no listing can fall in between): the new node gets the old
+// one's name.
+func makeAgain(t *testing.T, addrs []string, group, node string) *zk.Conn {
+	t.Helper()
+	again := session(t, addrs)
+	res, err := again.Conn().Multi(
+		&zk.DeleteRequest{Path: group + "/" + node, Version: -1},
+		&zk.DeleteRequest{Path: group, Version: -1},
+		&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
+		&zk.CreateRequest{Path: group + "/lock-", Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)},
+	)
+	if err != nil || path.Base(res[3].String) != node {
+		t.Fatalf("made again as %v (%v); the test needs the old name %s", res, err, node)
+	}
+	return again.Conn()
 }

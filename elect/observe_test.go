@@ -3,6 +3,7 @@ package elect_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -304,75 +305,44 @@ func TestObserveMissingGroupThenCreated(t *testing.T) {
 }
 
 // An owner that gives the group back because its connection was suspended
-// records why in the office; the observer reports that reason, not
-// "resigned", even though the release mark fired its data watch too.
+// says why, and the observer reports that reason, not a resignation or
+// release. An election's owner records it in the office; a lock's cannot
+// keep an office beside a lock's nodes (go-zookeeper's Lock fails on them)
+// and writes it in the group's mark, twice in its transaction, which the
+// observer reads instead of taking the change for a release.
 func TestObserveSuspendedOwnerReason(t *testing.T) {
-	addrs := sharedAddrs(t)
-	path := groupPath(t)
-	p := proxyTo(t, addrs[0])
-	holder := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
-	obs, b := session(t, addrs), session(t, addrs)
-	ctx := ctxT(t, 30*time.Second)
-	la, o := alphaLeadsBetaWaits(t, ctx, holder, b, obs, path)
-	p.Cut() // a blip: the session survives, but alpha's ownership does not
-	select {
-	case <-la.Done():
-	case <-ctx.Done():
-		t.Fatal("alpha kept leading through a suspended connection")
-	}
-	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
-	if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonSuspended {
-		t.Fatalf("handover %+v: want previous alpha, reason %q", ch, elect.ReasonSuspended)
-	}
-}
-
-// A lock's owner that gives the group back because its connection was
-// suspended cannot keep an office beside a lock's nodes (go-zookeeper's
-// Lock fails on them): it writes the reason in the group's mark, twice in
-// its transaction, and the observer reads it there instead of taking the
-// change for a release.
-func TestObserveSuspendedLockOwnerReason(t *testing.T) {
-	addrs := sharedAddrs(t)
-	path := groupPath(t)
-	p := proxyTo(t, addrs[0])
-	holder := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
-	obs, b := session(t, addrs), session(t, addrs)
-	ctx := ctxT(t, 30*time.Second)
-	la, err := elect.NewLock(holder, path, elect.CreateParents(), elect.WithID("alpha"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := la.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb, _ := elect.NewLock(b, path, elect.WithID("beta"))
-	go func() { _, _ = lb.Acquire(ctx) }()
-	eventually(t, 10*time.Second, "beta queued", func() bool {
-		c, _, err := obs.Conn().Children(path)
-		return err == nil && len(c) == 2
-	})
-	o := observe(t, obs, path)
-	expect(t, o, elect.Snapshot, ownerIs("alpha"))
-	p.Cut()
-	select {
-	case <-h.Done():
-	case <-ctx.Done():
-		t.Fatal("alpha kept the lock through a suspended connection")
-	}
-	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
-	if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonSuspended || ch.Recipe != elect.RecipeLock {
-		t.Fatalf("handover %+v: want lock from alpha, reason %q", ch, elect.ReasonSuspended)
-	}
-	// Only herald's own nodes were ever children: the lock kept no office.
-	children, _, err := obs.Conn().Children(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range children {
-		if c == elect.OfficeNode {
-			t.Fatalf("the lock group holds an office node: %v", children)
-		}
+	for _, recipe := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
+		t.Run(string(recipe), func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			path := groupPath(t)
+			p := proxyTo(t, addrs[0])
+			holder := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+			obs, b := session(t, addrs), session(t, addrs)
+			ctx := ctxT(t, 30*time.Second)
+			la, o := alphaHoldsBetaWaits(t, ctx, holder, b, obs, path, recipe)
+			p.Cut() // a blip: the session survives, but alpha's ownership does not
+			select {
+			case <-la.Done():
+			case <-ctx.Done():
+				t.Fatal("alpha kept owning through a suspended connection")
+			}
+			ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+			if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonSuspended || ch.Recipe != recipe {
+				t.Fatalf("handover %+v: want %s from alpha, reason %q", ch, recipe, elect.ReasonSuspended)
+			}
+			if recipe != elect.RecipeLock {
+				return
+			}
+			// Only the queue's nodes were ever children: the lock kept no
+			// office.
+			children, _, err := obs.Conn().Children(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(children, elect.OfficeNode) {
+				t.Fatalf("the lock group holds an office node: %v", children)
+			}
+		})
 	}
 }
 
@@ -407,14 +377,43 @@ func TestObserveForeignWriteToOwnerIsNotARelease(t *testing.T) {
 // and checks the first snapshot shows both.
 func alphaLeadsBetaWaits(t *testing.T, ctx context.Context, a, b, obs *elect.Session, path string) (*elect.Handle, source) {
 	t.Helper()
-	ea, _ := elect.NewElection(a, path, elect.CreateParents())
-	la, err := ea.Campaign(ctx, "alpha")
+	return alphaHoldsBetaWaits(t, ctx, a, b, obs, path, elect.RecipeElection)
+}
+
+// alphaHoldsBetaWaits has a (as "alpha") own path as recipe and b ("beta")
+// wait behind it, and returns alpha's handle and an observer from obs that
+// has seen both.
+func alphaHoldsBetaWaits(t *testing.T, ctx context.Context, a, b, obs *elect.Session, path string, recipe elect.Recipe) (*elect.Handle, source) {
+	t.Helper()
+	own := func(s *elect.Session, id string, opts ...elect.Option) (*elect.Handle, error) {
+		if recipe == elect.RecipeLock {
+			l, err := elect.NewLock(s, path, append(opts, elect.WithID(id))...)
+			if err != nil {
+				return nil, err
+			}
+			return l.Acquire(ctx)
+		}
+		e, err := elect.NewElection(s, path, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return e.Campaign(ctx, id)
+	}
+	la, err := own(a, "alpha", elect.CreateParents())
 	if err != nil {
 		t.Fatal(err)
 	}
-	eb, _ := elect.NewElection(b, path)
-	go func() { _, _ = eb.Campaign(ctx, "beta") }()
-	waitQueue(t, ea, 2)
+	go func() { _, _ = own(b, "beta") }()
+	eventually(t, 10*time.Second, "beta queued", func() bool {
+		children, _, err := obs.Conn().Children(path)
+		queued := 0
+		for _, c := range children {
+			if _, ok := elect.ParseSequence(c); ok {
+				queued++
+			}
+		}
+		return err == nil && queued == 2
+	})
 	o := observe(t, obs, path)
 	expect(t, o, elect.Snapshot, func(c elect.Change) error {
 		if c.Owner == nil || c.Owner.ID != "alpha" || len(c.Queue) != 2 {
