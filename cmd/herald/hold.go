@@ -85,8 +85,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	}
 	select {
 	case <-c.done:
-		fired := wd.stop()
-		if fired || wd.firedNow() {
+		if wd.stop() {
 			// The watchdog stopped the command while herald was frozen:
 			// ownership went unvouched for, and is likely gone.
 			c.stop(o.grace)

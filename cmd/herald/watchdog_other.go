@@ -19,8 +19,7 @@ func startWatchdog(*child, time.Duration, time.Duration, io.Writer) (*watchdog, 
 	return nil, errors.New("no watchdog on this platform: a frozen runner's command runs until the runner thaws")
 }
 
-func (*watchdog) stop() bool     { return false }
-func (*watchdog) firedNow() bool { return false }
+func (*watchdog) stop() bool { return false }
 
 func runWatchdog(_ []string, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "herald watchdog: not supported on this platform")

@@ -96,7 +96,7 @@ func (d *watchdog) beating(period time.Duration) {
 			return
 		case <-t.C:
 			if _, err := d.beat.Write([]byte{'.'}); err != nil {
-				return // the watchdog is gone; Fired tells whether it acted
+				return // the watchdog is gone; stop tells whether it acted
 			}
 		}
 	}
@@ -123,20 +123,6 @@ func (d *watchdog) stop() bool {
 		<-d.done
 	}
 	return d.fired.Load()
-}
-
-// firedNow reports whether the watchdog has already exited after stopping
-// the command.
-func (d *watchdog) firedNow() bool {
-	if d == nil {
-		return false
-	}
-	select {
-	case <-d.done:
-		return d.fired.Load()
-	default:
-		return false
-	}
 }
 
 // runWatchdog is the watchdog process: args are the command's process
