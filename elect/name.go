@@ -109,6 +109,20 @@ type NameInfo struct {
 	Recipe Recipe
 }
 
+// MayRecur reports whether a node of this name could be created again at
+// the same path. herald's names (a session and a create counter) and the
+// protected names of Curator and go-zookeeper (a random id per create)
+// cannot; the others carry a prefix their client keeps (Kazoo's), its
+// session, or nothing, and a group deleted and made again counts its
+// sequence from 0 again.
+func (n NameInfo) MayRecur() bool {
+	switch n.Convention {
+	case "herald", "curator", "go-zookeeper":
+		return false
+	}
+	return true
+}
+
 // ParseName reads a queue node's name. ok is false when the name has no
 // sequence (it is then not part of the queue).
 func ParseName(name string) (NameInfo, bool) {

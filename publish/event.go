@@ -138,7 +138,7 @@ func (e Event) subjectNode() string {
 		}
 	case e.Type.Loses():
 		if e.Previous != nil {
-			return e.Previous.Node
+			return ownerSubject(e.Previous.Node, e.Term)
 		}
 		// A loss with no previous owner is a snapshot saying "nobody owns
 		// this group at zxid Z". Without the zxid every such snapshot of a
@@ -149,10 +149,23 @@ func (e Event) subjectNode() string {
 		return "@" + strconv.FormatInt(e.Zxid, 10)
 	default:
 		if e.Owner != nil {
-			return e.Owner.Node
+			return ownerSubject(e.Owner.Node, e.Term)
 		}
 	}
 	return ""
+}
+
+// ownerSubject is an owner's node for its events' id, followed by the term
+// (the node's czxid, the same for every bridge) when the node's name could
+// come back (elect.NameInfo.MayRecur): a group made again may give a new
+// tenure an old one's node name, and the two must not share an id, or the
+// new tenure would be dropped as a duplicate. Names that cannot come back
+// keep the id of group, node and type alone.
+func ownerSubject(node string, term int64) string {
+	if info, ok := elect.ParseName(node); ok && term != 0 && info.MayRecur() {
+		return node + "@" + strconv.FormatInt(term, 10)
+	}
+	return node
 }
 
 // MakeID returns the deterministic id of a change: a hash of group, node and

@@ -324,8 +324,8 @@ func withCurrent(events []publish.Event, rw row) []publish.Event {
 		}
 	}
 	typ := publish.GainOf(elect.Recipe(rw.Recipe))
-	e := publish.Event{ID: publish.MakeID(rw.Group, rw.Node, typ), Type: typ, Group: rw.Group, Recipe: elect.Recipe(rw.Recipe),
-		Owner: &publish.Participant{ID: rw.Owner, Node: rw.Node}, Term: rw.Term, Time: rw.Since, Snapshot: !rw.SinceSeen}
+	e := publish.Event{Type: typ, Group: rw.Group, Recipe: elect.Recipe(rw.Recipe),
+		Owner: &publish.Participant{ID: rw.Owner, Node: rw.Node}, Term: rw.Term, Time: rw.Since, Snapshot: !rw.SinceSeen}.WithID()
 	out := append([]publish.Event{e}, events...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out
