@@ -71,8 +71,8 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		o.release()
 		return err
 	}
-	a.log.Info("child started", "pid", c.Pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
 	wd, err := startWatchdog(c, o.timeout/2, o.grace, a.stderr)
+	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
 	if err != nil && !c.exited() {
 		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)
 	}

@@ -20,6 +20,7 @@ func startWatchdog(*child, time.Duration, time.Duration, io.Writer) (*watchdog, 
 }
 
 func (*watchdog) stop() bool { return false }
+func (*watchdog) pid() int   { return 0 }
 
 func runWatchdog(_ []string, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "herald watchdog: not supported on this platform")

@@ -86,6 +86,14 @@ func startWatchdog(c *child, after, grace time.Duration, stderr io.Writer) (*wat
 	return d, nil
 }
 
+// pid is the watchdog's process id, 0 when there is none.
+func (d *watchdog) pid() int {
+	if d == nil {
+		return 0
+	}
+	return d.cmd.Process.Pid
+}
+
 // beating writes a beat every period until stop.
 func (d *watchdog) beating(period time.Duration) {
 	t := time.NewTicker(period)
