@@ -94,20 +94,7 @@ func TestObserverGroupMadeAgainUnderTheSameNames(t *testing.T) {
 			addrs := sharedAddrs(t)
 			group := groupPath(t)
 			obs := session(t, addrs)
-			makeGroup := func() (*zk.Conn, string) {
-				s := session(t, addrs)
-				for _, p := range []string{path.Dir(group), group} {
-					if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-						t.Fatal(err)
-					}
-				}
-				p, err := s.Conn().Create(group+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return s.Conn(), path.Base(p)
-			}
-			first, node := makeGroup()
+			node, first := foreign(t, group, "lock-") // the classic recipe's names
 			o := observe(t, obs, group, elect.AsRecipe(elect.RecipeLock))
 			snap := expect(t, o, elect.Snapshot, nil)
 			if snap.Owner == nil || snap.Owner.Node != node || snap.Owner.Session != first.SessionID() {
@@ -126,7 +113,7 @@ func TestObserverGroupMadeAgainUnderTheSameNames(t *testing.T) {
 			}
 			for c := next(t, o); c.Owner != nil; c = next(t, o) {
 			}
-			second, node2 := makeGroup()
+			node2, second := foreign(t, group, "lock-")
 			if node2 != node {
 				t.Fatalf("made again as %s; the test needs the old name %s", node2, node)
 			}
@@ -158,18 +145,8 @@ func checkNewOwner(t *testing.T, o source, node string, session int64) {
 func TestResumeAfterTheGroupWasMadeAgain(t *testing.T) {
 	addrs := sharedAddrs(t)
 	group := groupPath(t)
-	first := session(t, addrs)
-	for _, p := range []string{path.Dir(group), group} {
-		if _, err := first.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			t.Fatal(err)
-		}
-	}
-	p, err := first.Conn().Create(group+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := path.Base(p)
-	_, st, err := first.Conn().Exists(group)
+	node, first := foreign(t, group, "lock-") // the classic recipe's names
+	_, st, err := first.Exists(group)
 	if err != nil {
 		t.Fatal(err)
 	}

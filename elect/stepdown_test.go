@@ -1,6 +1,7 @@
 package elect_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -96,67 +97,58 @@ func TestStepDownForBlindJoiner(t *testing.T) {
 	}
 }
 
-// An election's owner that steps down records why in the office, so
-// observers report the handover to the newcomer with ReasonTwoOwners (a
-// Curator mutex node beside herald's default election names, which
-// Curator sorts behind its own).
+// An owner that steps down says why where observers read it: an
+// election's in the office, a lock's (which keeps no office) in the
+// group's mark, written so that it is not taken for a release. Observers
+// report the handover to the newcomer with ReasonTwoOwners: a Curator
+// mutex node beside herald's default election names (Curator sorts them
+// behind its own), a Kazoo node beside its default lock names (Kazoo does
+// not see them).
 func TestStepDownReasonObserved(t *testing.T) {
-	ctx := ctxT(t, 60*time.Second)
-	group := groupPath(t)
-	e, err := elect.NewElection(session(t, sharedAddrs(t)), group, elect.CreateParents(), elect.WatchForHazards())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := e.Campaign(ctx, "alpha")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := observe(t, session(t, sharedAddrs(t)), group)
-	expect(t, o, elect.Snapshot, ownerIs("alpha"))
-	curator, _ := foreign(t, group, "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-")
-	for {
-		c := next(t, o)
-		if c.Kind != elect.OwnerChanged {
-			continue
-		}
-		if c.Owner == nil || c.Owner.Node != curator || c.Previous == nil || c.Previous.ID != "alpha" || c.Reason != elect.ReasonTwoOwners {
-			t.Fatalf("handover %+v: want alpha -> %s, reason %q", c, curator, elect.ReasonTwoOwners)
-		}
-		break
-	}
-	if h.Held() || h.Reason() != elect.ReasonTwoOwners {
-		t.Fatalf("alpha: held %v, reason %q; want stepped down", h.Held(), h.Reason())
-	}
-}
-
-// A lock's owner that steps down writes why in the group's mark (a lock
-// keeps no office), so observers report the handover to the newcomer with
-// ReasonTwoOwners, not as a release.
-func TestLockStepDownReasonObserved(t *testing.T) {
-	ctx := ctxT(t, 60*time.Second)
-	l, err := elect.NewLock(session(t, sharedAddrs(t)), groupPath(t), elect.CreateParents(), elect.WatchForHazards(), elect.WithID("alpha"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := observe(t, session(t, sharedAddrs(t)), l.Path())
-	expect(t, o, elect.Snapshot, ownerIs("alpha"))
-	kz, _ := foreign(t, l.Path(), "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__")
-	for {
-		c := next(t, o)
-		if c.Kind != elect.OwnerChanged {
-			continue
-		}
-		if c.Owner == nil || c.Owner.Node != kz || c.Previous == nil || c.Previous.ID != "alpha" || c.Reason != elect.ReasonTwoOwners {
-			t.Fatalf("handover %+v: want alpha -> %s, reason %q", c, kz, elect.ReasonTwoOwners)
-		}
-		break
-	}
-	if h.Held() || h.Reason() != elect.ReasonTwoOwners {
-		t.Fatalf("alpha: held %v, reason %q; want stepped down", h.Held(), h.Reason())
+	for _, c := range []struct {
+		recipe  elect.Recipe
+		joiner  string
+		acquire func(ctx context.Context, s *elect.Session, group string) (*elect.Handle, error)
+	}{
+		{elect.RecipeElection, "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-", func(ctx context.Context, s *elect.Session, group string) (*elect.Handle, error) {
+			e, err := elect.NewElection(s, group, elect.CreateParents(), elect.WatchForHazards())
+			if err != nil {
+				return nil, err
+			}
+			return e.Campaign(ctx, "alpha")
+		}},
+		{elect.RecipeLock, "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__", func(ctx context.Context, s *elect.Session, group string) (*elect.Handle, error) {
+			l, err := elect.NewLock(s, group, elect.CreateParents(), elect.WatchForHazards(), elect.WithID("alpha"))
+			if err != nil {
+				return nil, err
+			}
+			return l.Acquire(ctx)
+		}},
+	} {
+		t.Run(string(c.recipe), func(t *testing.T) {
+			ctx := ctxT(t, 60*time.Second)
+			group := groupPath(t)
+			h, err := c.acquire(ctx, session(t, sharedAddrs(t)), group)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := observe(t, session(t, sharedAddrs(t)), group)
+			expect(t, o, elect.Snapshot, ownerIs("alpha"))
+			joiner, _ := foreign(t, group, c.joiner)
+			for {
+				ch := next(t, o)
+				if ch.Kind != elect.OwnerChanged {
+					continue
+				}
+				if ch.Owner == nil || ch.Owner.Node != joiner || ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonTwoOwners {
+					t.Fatalf("handover %+v: want alpha -> %s, reason %q", ch, joiner, elect.ReasonTwoOwners)
+				}
+				break
+			}
+			if h.Held() || h.Reason() != elect.ReasonTwoOwners {
+				t.Fatalf("alpha: held %v, reason %q; want stepped down", h.Held(), h.Reason())
+			}
+		})
 	}
 }
 
