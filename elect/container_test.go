@@ -102,7 +102,9 @@ func TestObserverGroupMadeAgainUnderTheSameNames(t *testing.T) {
 			}
 			if quick {
 				again := makeAgain(t, addrs, group, node)
-				checkNewOwner(t, o, node, again.SessionID())
+				if c := checkNewOwner(t, o, node, again.SessionID()); c.GroupCzxid == 0 || c.GroupCzxid == snap.GroupCzxid {
+					t.Fatalf("new owner seen in group node %d, the old owner in %d; want two group nodes", c.GroupCzxid, snap.GroupCzxid)
+				}
 				return
 			}
 			if err := first.Delete(group+"/"+node, -1); err != nil {
@@ -123,8 +125,8 @@ func TestObserverGroupMadeAgainUnderTheSameNames(t *testing.T) {
 }
 
 // checkNewOwner reads o until an owner is reported, which must be node of
-// session, with a term of its own.
-func checkNewOwner(t *testing.T, o source, node string, session int64) {
+// session, with a term of its own, and returns that change.
+func checkNewOwner(t *testing.T, o source, node string, session int64) elect.Change {
 	t.Helper()
 	for {
 		c := next(t, o)
@@ -134,7 +136,7 @@ func checkNewOwner(t *testing.T, o source, node string, session int64) {
 		if c.Kind != elect.OwnerChanged || c.Owner.Node != node || c.Owner.Session != session {
 			t.Fatalf("%s: owner %s of session 0x%x (term %d); want %s of the new session 0x%x", c.Kind, c.Owner.Node, c.Owner.Session, c.Owner.Czxid, node, session)
 		}
-		return
+		return c
 	}
 }
 

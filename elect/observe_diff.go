@@ -3,7 +3,7 @@ package elect
 // diff turns two views into changes, in the order they happened as far as
 // one listing can tell: leavers, the owner change, newcomers, readiness.
 func diff(prev *View, v View) []Change {
-	base := Change{Group: v.Group, Recipe: v.Recipe, Owner: v.Owner, Zxid: v.Pzxid, Ready: v.Ready(), Hazard: v.Hazard}
+	base := Change{Group: v.Group, Recipe: v.Recipe, Owner: v.Owner, Zxid: v.Pzxid, Ready: v.Ready(), Hazard: v.Hazard, GroupCzxid: v.groupCzxid}
 	if prev == nil {
 		c := base
 		c.Kind, c.Queue = Snapshot, v.Queue
@@ -12,8 +12,9 @@ func diff(prev *View, v View) []Change {
 	if replaced(prev, v) {
 		// The group node was deleted and made again between the views:
 		// its old nodes went with it, whatever the new ones are named.
-		// Report that as if the missing group had been seen.
-		gone := View{Group: v.Group, Recipe: prev.Recipe, Pzxid: v.groupCzxid}
+		// Report that as if the missing group had been seen; what left,
+		// left the old group node.
+		gone := View{Group: v.Group, Recipe: prev.Recipe, Pzxid: v.groupCzxid, groupCzxid: prev.groupCzxid}
 		return append(diff(prev, gone), diff(&gone, v)...)
 	}
 	owner := func(w *View) string {

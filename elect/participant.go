@@ -116,6 +116,10 @@ type Change struct {
 	// Hazard is the group's View.Hazard after the change: why two of its
 	// clients may each believe they own, "" when none can.
 	Hazard string `json:"hazard,omitempty"`
+	// GroupCzxid is the zxid that created the group node the change was
+	// seen in, 0 when not read. A group deleted and made again gets a new
+	// one, and may give its nodes the old nodes' names.
+	GroupCzxid int64 `json:"group_czxid,omitempty"`
 }
 
 // OwnerTerm returns the owner's term (czxid), 0 when there is no owner.

@@ -25,7 +25,9 @@
 // same change observed twice, by two bridges or after a restart, has the
 // same id, and so does a snapshot of a state already published. Ids are the
 // JetStream Nats-Msg-Id and every consumer's dedup key. A no-owner snapshot
-// has no node; its id uses the zxid of the empty state instead.
+// has no node; its id uses the zxid of the empty state instead. Where a
+// node's name could come back in a group made again (elect.NameInfo.MayRecur),
+// an owner's id adds its term and a candidate's the group node's czxid.
 //
 // # Pipeline: ordering and delivery
 //

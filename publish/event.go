@@ -126,6 +126,10 @@ type Event struct {
 	Hazard string    `json:"hazard,omitempty"`
 	Time   time.Time `json:"time"`
 	Source string    `json:"source"`
+
+	// groupCzxid is elect.Change.GroupCzxid, kept for the id of candidate
+	// events (see candidateSubject); it is not published.
+	groupCzxid int64
 }
 
 // Subject returns the node the event's id is derived from: the candidate for
@@ -134,7 +138,7 @@ func (e Event) subjectNode() string {
 	switch {
 	case e.Type == CandidateJoined || e.Type == CandidateLeft:
 		if e.Candidate != nil {
-			return e.Candidate.Node
+			return candidateSubject(e.Candidate.Node, e.groupCzxid)
 		}
 	case e.Type.Loses():
 		if e.Previous != nil {
@@ -164,6 +168,17 @@ func (e Event) subjectNode() string {
 func ownerSubject(node string, term int64) string {
 	if info, ok := elect.ParseName(node); ok && term != 0 && info.MayRecur() {
 		return node + "@" + strconv.FormatInt(term, 10)
+	}
+	return node
+}
+
+// candidateSubject is a candidate's node for its events' id, followed by
+// the group node's czxid when the name could come back: a group made again
+// may give a new candidate an old one's name (a candidate's own czxid is
+// not read), and the group node's czxid is the same for every bridge.
+func candidateSubject(node string, groupCzxid int64) string {
+	if info, ok := elect.ParseName(node); ok && groupCzxid != 0 && info.MayRecur() {
+		return node + "@g" + strconv.FormatInt(groupCzxid, 10)
 	}
 	return node
 }

@@ -37,6 +37,8 @@ func Translate(c elect.Change, source string, now time.Time) []Event {
 		Hazard: c.Hazard,
 		Time:   now,
 		Source: source,
+
+		groupCzxid: c.GroupCzxid,
 	}
 	gain, loss := GainOf(c.Recipe), LossOf(c.Recipe)
 	owner := FromElect(c.Owner)

@@ -19,9 +19,10 @@ import (
 
 // TestGroupMadeAgainKeepsBothTenures: a classic-recipe lock group is
 // deleted and made again, and its new owner gets the old one's node name
-// (lock-0000000000: the sequence starts again at 0). Both tenures are in the
-// stream: their events' ids differ by the owner's term, so JetStream does
-// not drop the new tenure as a duplicate of the old one.
+// (lock-0000000000: the sequence starts again at 0), its new waiter the old
+// waiter's. Both tenures and both waiters are in the stream: their events'
+// ids differ by the owner's term and the group node's czxid, so JetStream
+// drops neither as a duplicate of the old one.
 func TestGroupMadeAgainKeepsBothTenures(t *testing.T) {
 	addrs, url := zkAddrs(t), natsURL(t)
 	root := groupPath(t)
@@ -38,6 +39,11 @@ func TestGroupMadeAgainKeepsBothTenures(t *testing.T) {
 		t.Fatal(err)
 	}
 	node := path.Base(p)
+	w, err := first.Conn().Create(group+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiter := path.Base(w)
 	start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Source: "recur", Sinks: []publish.Sink{jsSink(t, url)}})
 	nc, err := nats.Connect(url)
 	if err != nil {
@@ -52,29 +58,42 @@ func TestGroupMadeAgainKeepsBothTenures(t *testing.T) {
 		_, err := js.Stream(context.Background(), jetstream.DefaultStream)
 		return err == nil
 	})
-	acquired := func(min int) []publish.Event {
-		var out []publish.Event
+	stored := func(min int) (acquired, joined []publish.Event) {
 		for _, e := range storedEvents(t, js, root, min) {
-			if e.Type == publish.LockAcquired && e.Owner != nil && e.Owner.Node == node {
-				out = append(out, e)
+			switch {
+			case e.Type == publish.LockAcquired && e.Owner != nil && e.Owner.Node == node:
+				acquired = append(acquired, e)
+			case e.Type == publish.CandidateJoined && e.Candidate != nil && e.Candidate.Node == waiter:
+				joined = append(joined, e)
 			}
 		}
-		return out
+		return acquired, joined
 	}
-	waitFor(t, 15*time.Second, "the first tenure stored", func() bool { return len(acquired(1)) >= 1 })
+	waitFor(t, 15*time.Second, "the first tenure and its waiter stored", func() bool {
+		a, j := stored(2)
+		return len(a) >= 1 && len(j) >= 1
+	})
 	again := session(t, addrs)
 	res, err := again.Conn().Multi(
 		&zk.DeleteRequest{Path: p, Version: -1},
+		&zk.DeleteRequest{Path: w, Version: -1},
 		&zk.DeleteRequest{Path: group, Version: -1},
 		&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
 		&zk.CreateRequest{Path: group + "/lock-", Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)},
+		&zk.CreateRequest{Path: group + "/lock-", Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)},
 	)
-	if err != nil || path.Base(res[3].String) != node {
-		t.Fatalf("made again as %v (%v); the test needs the old name %s", res, err, node)
+	if err != nil || path.Base(res[4].String) != node || path.Base(res[5].String) != waiter {
+		t.Fatalf("made again as %v (%v); the test needs the old names %s and %s", res, err, node, waiter)
 	}
-	var got []publish.Event
-	waitFor(t, 15*time.Second, "the second tenure stored", func() bool { got = acquired(2); return len(got) >= 2 })
+	var got, joined []publish.Event
+	waitFor(t, 15*time.Second, "the second tenure and its waiter stored", func() bool {
+		got, joined = stored(4)
+		return len(got) >= 2 && len(joined) >= 2
+	})
 	if got[0].Term == got[1].Term || got[0].ID == got[1].ID || got[1].Owner.Session != fmt.Sprintf("0x%x", uint64(again.Conn().SessionID())) {
 		t.Fatalf("stored acquisitions %+v and %+v; want two tenures, the second of session 0x%x", got[0], got[1], again.Conn().SessionID())
+	}
+	if joined[0].ID == joined[1].ID {
+		t.Fatalf("stored joins %+v and %+v share an id", joined[0], joined[1])
 	}
 }
