@@ -412,6 +412,11 @@ func ReadCheckpoint(ctx context.Context, s *Session, group string) (Checkpoint, 
 	}
 	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(group + "/" + CheckpointNode) })
 	if errors.Is(err, zk.ErrNoNode) {
+		// A mistyped path and an election that never saved look alike;
+		// tell them apart for whoever reads the error.
+		if ok, _, xerr := call2(ctx, func() (bool, *zk.Stat, error) { return s.Conn().Exists(group) }); xerr == nil && !ok {
+			return Checkpoint{}, fmt.Errorf("%w: %s does not exist in ZooKeeper; check the path", ErrNoCheckpoint, group)
+		}
 		return Checkpoint{}, fmt.Errorf("%w in %s", ErrNoCheckpoint, group)
 	}
 	if err != nil {

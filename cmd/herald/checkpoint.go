@@ -112,17 +112,28 @@ func newCheckpointGetCmd(a *app) *cobra.Command {
 	var group string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "get [--election PATH]",
+		Use:   "get [PATH | --election PATH]",
 		Short: "Print the last checkpoint of an election",
 		Long: `get prints the data of the election's last checkpoint (exit 1 when there is
 none), or with --json the whole record: data, term, node and id of the
 leader that saved it, and when.`,
 		Example: `  herald checkpoint get --election /jobs/nightly
-  herald checkpoint get --election /jobs/nightly --json`,
-		Args: cobra.NoArgs,
+  herald checkpoint get /jobs/nightly --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr("checkpoint get takes one election path, got %d: %q", len(args), args)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if group != "" && group != args[0] && cmd.Flags().Changed("election") {
+					return usageErr("two elections given, %s and --election %s: give one", args[0], group)
+				}
+				group = args[0]
+			}
 			if group == "" {
-				return usageErr("--election is required (or $HERALD_ELECTION)")
+				return usageErr("the election is required: herald checkpoint get PATH, or --election PATH (or $HERALD_ELECTION)")
 			}
 			if err := groupArg("--election", group); err != nil {
 				return err

@@ -51,6 +51,7 @@ func TestMalformedPathsAreUsageErrors(t *testing.T) {
 		{"history", "/a/../b", "--audit", "x"},
 		{"tail", "no-slash", "--nats", "nats://127.0.0.1:1"},
 		{"checkpoint", "get", "--election", "x"},
+		{"checkpoint", "get", "x"},
 	} {
 		_, stderr, code := heraldRun(t, nil, args...)
 		if code != exitUsage || !strings.Contains(stderr, "ZooKeeper path") {
@@ -67,6 +68,12 @@ func TestMissingRequiredInput(t *testing.T) {
 		{[]string{"run", "--", "true"}, "--election is required"},
 		{[]string{"run", "--election", "/x"}, "no command given"},
 		{[]string{"lock", "--", "true"}, "--lock is required"},
+		// a path where the command goes: the likely line is named
+		{[]string{"lock", "/locks/backup", "--", "./backup.sh"}, "herald lock --lock /locks/backup -- ./backup.sh"},
+		{[]string{"run", "/jobs/nightly"}, "herald run --election /jobs/nightly -- ./job.sh"},
+		{[]string{"checkpoint", "get"}, "herald checkpoint get PATH"},
+		{[]string{"checkpoint", "get", "/a", "/b"}, "one election path"},
+		{[]string{"checkpoint", "get", "/a", "--election", "/b"}, "give one"},
 		{[]string{"checkpoint", "put", "x"}, "herald run"},
 		{[]string{"tail"}, "--nats"},
 		{[]string{"history"}, "--audit"},

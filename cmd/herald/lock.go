@@ -68,7 +68,7 @@ names is refused.`,
 func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	switch {
 	case o.path == "":
-		return usageErr("--lock is required: the lock path in ZooKeeper, e.g. --lock /locks/backup")
+		return missingPathFlag("lock", "--lock", "/locks/backup", "./backup.sh", args)
 	case o.timeout < 0:
 		return usageErr("--timeout %v: must not be negative (0 waits forever)", o.timeout)
 	case o.grace <= 0:

@@ -67,9 +67,9 @@ func TestWhoMissingGroup(t *testing.T) {
 	if code != exitFailure || !strings.Contains(stderr, "does not exist") || !strings.Contains(stderr, g) {
 		t.Fatalf("who on a missing group: exit %d, stderr: %s", code, stderr)
 	}
-	_, stderr, code = heraldRun(t, nil, append(zk, "checkpoint", "get", "--election", g)...)
-	if code != exitFailure || !strings.Contains(stderr, "no checkpoint") {
-		t.Fatalf("checkpoint get on a missing group: exit %d, stderr: %s", code, stderr)
+	_, stderr, code = heraldRun(t, nil, append(zk, "checkpoint", "get", g)...)
+	if code != exitFailure || !strings.Contains(stderr, "no checkpoint") || !strings.Contains(stderr, g+" does not exist") {
+		t.Fatalf("checkpoint get on a missing group: exit %d, want 1 saying it does not exist; stderr: %s", code, stderr)
 	}
 }
 

@@ -55,6 +55,24 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
 }
 
+// missingPathFlag is the usage error of run or lock started without the
+// group's flag. A path given where the command should be (herald lock
+// /locks/x -- cmd) is named, with the line that was most likely meant.
+func missingPathFlag(command, flag, example, exampleCmd string, args []string) error {
+	if len(args) > 0 && strings.HasPrefix(args[0], "/") && !strings.Contains(args[0], " ") {
+		rest := args[1:]
+		if len(rest) > 0 && rest[0] == "--" {
+			rest = rest[1:]
+		}
+		cmd := exampleCmd
+		if len(rest) > 0 {
+			cmd = strings.Join(rest, " ")
+		}
+		return usageErr("%s is required: %q was taken for the command to run; if it is the path in ZooKeeper, write herald %s %s %s -- %s", flag, args[0], command, flag, args[0], cmd)
+	}
+	return usageErr("%s is required: the path in ZooKeeper, e.g. herald %s %s %s -- %s", flag, command, flag, example, exampleCmd)
+}
+
 // subcommands register themselves from their own files.
 var subcommands []func(*app) *cobra.Command
 

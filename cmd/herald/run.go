@@ -82,7 +82,7 @@ func defaultID() string {
 
 func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 	if o.election == "" {
-		return usageErr("--election is required: the election path in ZooKeeper, e.g. --election /jobs/nightly")
+		return missingPathFlag("run", "--election", "/jobs/nightly", "./job.sh", args)
 	}
 	if err := groupArg("--election", o.election); err != nil {
 		return err
