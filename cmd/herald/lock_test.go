@@ -73,6 +73,32 @@ func TestWhoMissingGroup(t *testing.T) {
 	}
 }
 
+// who asked about a parent of groups (no queue nodes of its own) names the
+// groups below it, herald's side nodes left out.
+func TestWhoOnAParentNamesTheGroupsBelow(t *testing.T) {
+	zkFl := zkFlags(t)
+	parent := uniq(t)
+	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, p := range []string{parent, parent + "/backup", parent + "/reindex", parent + "/herald-office"} {
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, stderr, code := heraldRun(t, nil, append(zkFl, "who", parent)...)
+	if code != exitNoOwner || !strings.Contains(out, "below it: backup, reindex —") || !strings.Contains(out, "herald who "+parent+"/backup") {
+		t.Fatalf("who on a parent of groups: exit %d, want %d naming backup and reindex:\n%s%s", code, exitNoOwner, out, stderr)
+	}
+	out, _, _ = heraldRun(t, nil, append(zkFl, "who", parent, "--json")...)
+	var r whoReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil || strings.Join(r.Below, ",") != "backup,reindex" {
+		t.Fatalf("who --json = %s (%v); want below [backup reindex]", out, err)
+	}
+}
+
 // A node someone created by hand below the holder is shown as suspect,
 // never as the owner.
 func TestWhoFlagsSuspectNodes(t *testing.T) {

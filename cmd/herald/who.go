@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,7 +51,13 @@ type whoReport struct {
 	// time of a release herald recorded).
 	ChangesLastHour *int       `json:"changes_last_hour,omitempty"`
 	OwnerlessSince  *time.Time `json:"ownerless_since,omitempty"`
+	// Below lists (sorted, at most whoBelowMax) the children of a node
+	// with no queue nodes: asked about a parent of groups, who names them.
+	Below []string `json:"below,omitempty"`
 }
+
+// whoBelowMax is how many children of a node with no queue who names.
+const whoBelowMax = 5
 
 type whoNode struct {
 	ID       string `json:"id"`
@@ -172,6 +179,9 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 			o := r.Queue[len(r.Queue)-1]
 			r.Owner = &o
 		}
+	}
+	if len(v.Queue) == 0 {
+		r.Below = childrenBelow(ctx, s, group)
 	}
 	if r.Ready && v.Office.Ack != nil {
 		r.ReadyInfo = v.Office.Ack.Info
@@ -322,4 +332,25 @@ func (a *app) printWho(r whoReport, asJSON bool) error {
 		return &exitError{code: exitStale, err: fmt.Errorf("the %s value of %s is %s (ask ZooKeeper: herald who --zk HOSTS %s)", r.Source, r.Group, r.freshness, r.Group)}
 	}
 	return &exitError{code: exitStale}
+}
+
+// childrenBelow names the children of a node that holds no queue nodes,
+// herald's own side nodes left out: the groups a person most likely meant.
+// It is a hint; a failed read gives none.
+func childrenBelow(ctx context.Context, s *elect.Session, group string) []string {
+	ch, _, err := s.Conn().Children(group)
+	if err != nil || ctx.Err() != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range ch {
+		if c != elect.OfficeNode && c != elect.CheckpointNode {
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > whoBelowMax {
+		out = out[:whoBelowMax]
+	}
+	return out
 }

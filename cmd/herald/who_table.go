@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"path"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -21,6 +23,9 @@ func writeWho(w io.Writer, r whoReport) error {
 	}
 	if r.Owner == nil {
 		_, err := fmt.Fprintf(w, "%s (%s, from %s): no owner%s, %d waiting\n", r.Group, recipe, r.Source, r.ownerlessFor(), len(r.Queue))
+		if err == nil && len(r.Below) > 0 {
+			_, err = fmt.Fprintf(w, "(no queue nodes here; below it: %s — e.g. herald who %s)\n", strings.Join(r.Below, ", "), path.Join(r.Group, r.Below[0]))
+		}
 		return err
 	}
 	state := ""
