@@ -23,6 +23,7 @@ func (b *Bridge) connectSinks(ctx context.Context) error {
 		bo.MaxElapsedTime = b.cfg.ConnectTimeout
 		start := time.Now()
 		attempt := 0
+		var last error // the last answer that was not ctx's end
 		for {
 			attempt++
 			actx, cancel := context.WithTimeout(ctx, b.cfg.ConnectTimeout)
@@ -38,12 +39,18 @@ func (b *Bridge) connectSinks(ctx context.Context) error {
 			if errors.Is(err, publish.ErrSinkConfig) {
 				return fmt.Errorf("%w: %s: %w", ErrSinkUnreachable, name, err)
 			}
+			if ctx.Err() == nil || last == nil {
+				last = err
+			}
 			wait := bo.NextBackOff()
 			if ctx.Err() != nil || wait == backoff.Stop {
+				err = last
 				if ctx.Err() != nil {
-					err = fmt.Errorf("%v (%w)", err, ctx.Err())
+					// Stopped while waiting: the attempt cut short by the
+					// stop says nothing; the one before it does.
+					err = fmt.Errorf("stopped while waiting (%w); the last answer: %v", ctx.Err(), last)
 				}
-				return fmt.Errorf("%w: %s: %d attempts in %v: %v; check that it runs and the address and credentials are right",
+				return fmt.Errorf("%w: %s: %d attempts in %v: %w; check that it runs and the address and credentials are right",
 					ErrSinkUnreachable, name, attempt, time.Since(start).Round(time.Millisecond), err)
 			}
 			b.log.Warn("sink not reachable yet, retrying", "sink", name, "attempt", attempt, "in", wait.Round(time.Millisecond), "err", err)

@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,18 @@ func TestUnreachable(t *testing.T) {
 		r.wait(t, 20*time.Second)
 		if !isErr(r.err, bridge.ErrSinkUnreachable) || !strings.Contains(r.err.Error(), "127.0.0.1:1") || !strings.Contains(r.err.Error(), "attempts") {
 			t.Errorf("Run: %v; want ErrSinkUnreachable naming the URL and the attempts", r.err)
+		}
+	})
+	// Stopped while still trying: the error carries the sink's last real
+	// answer, not only the attempt the stop cut short.
+	t.Run("sink, stopped while trying", func(t *testing.T) {
+		addrs := zkAddrs(t)
+		r := start(t, bridge.Config{Servers: addrs, Watch: []string{"/x"}, ConnectTimeout: time.Minute,
+			Sinks: []publish.Sink{jsSink(t, "nats://127.0.0.1:1")}})
+		time.Sleep(time.Second) // a few refused attempts
+		err := r.stop(t)
+		if !isErr(err, bridge.ErrSinkUnreachable) || !isErr(err, context.Canceled) || !strings.Contains(err.Error(), "no servers available") {
+			t.Errorf("Run: %v; want ErrSinkUnreachable saying it was stopped, with NATS's last answer", err)
 		}
 	})
 	// Replicas a single server cannot keep: no retry mends that, so the
