@@ -41,6 +41,9 @@ var (
 	ErrSessionTimeout = errors.New("elect: session timeout not granted")
 	// ErrNoCheckpoint: the group has no checkpoint yet.
 	ErrNoCheckpoint = errors.New("elect: no checkpoint")
+	// ErrBadCheckpoint: the group's checkpoint node holds data that is not
+	// a herald checkpoint (someone else wrote it).
+	ErrBadCheckpoint = errors.New("elect: not a herald checkpoint")
 	// ErrUnsafeGroup: the group holds nodes of clients that cannot order
 	// each other's names (Kazoo beside Curator or go-zookeeper, Curator's
 	// LeaderLatch beside its mutex), or of a recipe herald cannot queue

@@ -400,7 +400,8 @@ func (h *Handle) fenceErr(err error) error {
 }
 
 // ReadCheckpoint returns a group's last checkpoint (ErrNoCheckpoint when
-// none was written yet), after the session's server caught up with the
+// none was written yet, ErrBadCheckpoint when its node holds something
+// else), after the session's server caught up with the
 // leader (see catchUp), so that it is the last checkpoint written, not a
 // lagging server's copy.
 func ReadCheckpoint(ctx context.Context, s *Session, group string) (Checkpoint, error) {
@@ -424,7 +425,7 @@ func ReadCheckpoint(ctx context.Context, s *Session, group string) (Checkpoint, 
 	}
 	var c Checkpoint
 	if err := json.Unmarshal(b, &c); err != nil {
-		return Checkpoint{}, fmt.Errorf("elect: %s/%s is not a herald checkpoint: %w", group, CheckpointNode, err)
+		return Checkpoint{}, fmt.Errorf("%w: %s/%s holds %d bytes someone else wrote (%v); the leader's next checkpoint replaces them, or delete the node to start afresh", ErrBadCheckpoint, group, CheckpointNode, len(b), err)
 	}
 	c.Version = st.Version
 	return c, nil

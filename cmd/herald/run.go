@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
 
 	"github.com/zkherald/herald/elect"
@@ -131,7 +133,14 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 		"HERALD_ID=" + o.id,
 		"HERALD_ZK=" + strings.Join(s.Servers(), ","),
 	}
-	env = append(env, a.checkpointEnv(ctx, s, o.election)...)
+	cp, err := a.checkpointEnv(ctx, h, s, o.election)
+	if err != nil {
+		if rerr := h.Resign(ctx); rerr != nil {
+			a.log.Warn("could not resign", "election", o.election, "err", rerr)
+		}
+		return err
+	}
+	env = append(env, cp...)
 	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeElection, args: args, env: env, grace: o.grace, ann: ann, timeout: s.Timeout()})
 }
 
@@ -168,17 +177,61 @@ func (a *app) campaign(ctx context.Context, o runOpts) (*elect.Handle, *elect.Se
 }
 
 // checkpointEnv hands the last checkpoint to the child: its data and the
-// term of the leader that saved it. Both are empty when there is none.
-func (a *app) checkpointEnv(ctx context.Context, s *elect.Session, group string) []string {
-	cp, err := elect.ReadCheckpoint(ctx, s, group)
-	if err != nil {
-		if !errors.Is(err, elect.ErrNoCheckpoint) {
-			a.log.Warn("could not read the last checkpoint; the child starts without it", "err", err)
+// term of the leader that saved it. Both are empty when there is none. A
+// read that fails for want of a server is tried again while h leads: a
+// child started without a checkpoint that exists would redo finished work.
+// When h stops leading, or ctx ends, holdAndRun says so and starts
+// nothing. A checkpoint node holding something else is named in
+// HERALD_CHECKPOINT_ERROR, and the child starts without it; one that
+// cannot be read at all (its ACL) is an error, and nothing starts.
+func (a *app) checkpointEnv(ctx context.Context, h *elect.Handle, s *elect.Session, group string) ([]string, error) {
+	none := []string{"HERALD_CHECKPOINT=", "HERALD_CHECKPOINT_TERM=", "HERALD_CHECKPOINT_ERROR="}
+	bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(100*time.Millisecond), backoff.WithMaxInterval(2*time.Second), backoff.WithMaxElapsedTime(0))
+	for attempt := 1; ; attempt++ {
+		cp, err := readWhileHeld(ctx, h, s, group)
+		switch {
+		case err == nil:
+			a.log.Info("resuming from checkpoint", "term", cp.Term, "by", cp.ID, "bytes", len(cp.Data))
+			return []string{"HERALD_CHECKPOINT=" + envSafe(cp.Data), "HERALD_CHECKPOINT_TERM=" + strconv.FormatInt(cp.Term, 10), "HERALD_CHECKPOINT_ERROR="}, nil
+		case errors.Is(err, elect.ErrNoCheckpoint):
+			return none, nil
+		case errors.Is(err, elect.ErrBadCheckpoint):
+			a.log.Warn("the last checkpoint is unreadable; the child starts without it (HERALD_CHECKPOINT_ERROR)", "err", err)
+			return append(none[:2:2], "HERALD_CHECKPOINT_ERROR="+envSafe([]byte(err.Error()))), nil
+		case !transient(err):
+			return nil, fmt.Errorf("cannot read the last checkpoint of %s, so the command was not started: %w", group, err)
 		}
-		return []string{"HERALD_CHECKPOINT=", "HERALD_CHECKPOINT_TERM="}
+		a.log.Warn("could not read the last checkpoint; trying again before the child starts", "attempt", attempt, "err", err)
+		select {
+		case <-h.Done():
+			return none, nil
+		case <-ctx.Done():
+			return none, nil
+		case <-time.After(bo.NextBackOff()):
+		}
 	}
-	a.log.Info("resuming from checkpoint", "term", cp.Term, "by", cp.ID, "bytes", len(cp.Data))
-	return []string{"HERALD_CHECKPOINT=" + envSafe(cp.Data), "HERALD_CHECKPOINT_TERM=" + strconv.FormatInt(cp.Term, 10)}
+}
+
+// transient reports whether a read failed for want of a server's answer
+// in time, which trying again may mend.
+func transient(err error) bool {
+	return errors.Is(err, elect.ErrUnreachable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrClosing)
+}
+
+// readWhileHeld reads the group's checkpoint, giving up after a session
+// timeout or as soon as h stops leading.
+func readWhileHeld(ctx context.Context, h *elect.Handle, s *elect.Session, group string) (elect.Checkpoint, error) {
+	rctx, cancel := context.WithTimeout(ctx, s.Timeout())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.Done():
+			cancel()
+		case <-rctx.Done():
+		}
+	}()
+	return elect.ReadCheckpoint(rctx, s, group)
 }
 
 // envSafe drops NUL bytes, which an environment variable cannot hold.

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"github.com/zkherald/herald/publish"
 )
@@ -308,5 +316,121 @@ func waitQueued(t *testing.T, zk []string, g string, n int, failure string) {
 		return json.Unmarshal([]byte(out), &r) == nil && len(r.Queue) == n
 	}); err != nil {
 		t.Fatalf("%s: %s", failure, out)
+	}
+}
+
+// A checkpoint node someone else wrote is not handed to the child as if it
+// were a checkpoint: the child starts without it and learns why from
+// HERALD_CHECKPOINT_ERROR, and its own checkpoint replaces it. checkpoint
+// get says what is there and what to do.
+func TestRunCheckpointSomeoneElseWrote(t *testing.T) {
+	zkFl := zkFlags(t)
+	g := uniq(t)
+	conn := rawConn(t, g)
+	if _, err := conn.Create(g+"/herald-checkpoint", []byte("step=9 (typed by hand)"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := heraldRun(t, nil, append(zkFl, "checkpoint", "get", g)...)
+	if code != exitFailure || !strings.Contains(stderr, "not a herald checkpoint") || !strings.Contains(stderr, "delete the node") {
+		t.Fatalf("checkpoint get of data someone else wrote: exit %d, stderr: %s", code, stderr)
+	}
+	child := `echo "cp=[$HERALD_CHECKPOINT] err=[$HERALD_CHECKPOINT_ERROR]"; "$HERALD_BIN" checkpoint put step=10`
+	out, stderr, code := heraldRun(t, nil, append(zkFl, "run", "--election", g, "--", "sh", "-c", child)...)
+	if code != 0 || !strings.Contains(out, "cp=[]") || !strings.Contains(out, "someone else wrote") {
+		t.Fatalf("run over a checkpoint someone else wrote: exit %d, want 0 with an empty checkpoint and the error named:\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := heraldRun(t, nil, append(zkFl, "checkpoint", "get", g)...); code != 0 || out != "step=10\n" {
+		t.Fatalf("checkpoint get after the child saved: exit %d, %q %s", code, out, stderr)
+	}
+}
+
+// A checkpoint the runner may not read (its ACL) is not skipped: the
+// command does not start, and the runner says why and resigns.
+func TestRunCheckpointUnreadable(t *testing.T) {
+	zkFl := zkFlags(t)
+	g := uniq(t)
+	conn := rawConn(t, g)
+	if _, err := conn.Create(g+"/herald-checkpoint", []byte(`{"data":"c3RlcD05","term":1}`), 0, zk.DigestACL(zk.PermAll, "someone", "else")); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, append(zkFl, "run", "--election", g, "--", "echo", "child-started")...)
+	if code == 0 || strings.Contains(out, "child-started") || !strings.Contains(stderr, "cannot read the last checkpoint") {
+		t.Fatalf("run over an unreadable checkpoint: exit %d, want a failure before the command starts:\n%s%s", code, out, stderr)
+	}
+	if out, _, code := heraldRun(t, nil, append(zkFl, "who", g)...); code != exitNoOwner {
+		t.Fatalf("who after the refused run: exit %d, want %d (the runner resigned):\n%s", code, exitNoOwner, out)
+	}
+}
+
+// rawConn is a plain ZooKeeper connection to the shared server, closed at
+// the end of the test, with the nodes of each path in mkdirs made.
+func rawConn(t *testing.T, mkdirs ...string) *zk.Conn {
+	t.Helper()
+	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	for _, p := range mkdirs {
+		for i := 1; i <= len(p); i++ {
+			if i < len(p) && p[i] != '/' {
+				continue
+			}
+			if _, err := conn.Create(p[:i], nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				t.Fatal(err)
+			}
+		}
+	}
+	return conn
+}
+
+// A new leader whose first read of the checkpoint goes unanswered (the
+// server's reply lost, the connection cut) reads it again instead of
+// starting the child without it. The leader rides out the cut here
+// (LoseOnExpiry); under herald run's default it would have stopped
+// leading, and nothing would start at all.
+func TestCheckpointEnvReadsAgainAfterALostReply(t *testing.T) {
+	addrs := zktest.Shared(t).Addrs()
+	g := uniq(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	open := func(servers []string) *elect.Session {
+		s, err := elect.NewSession(ctx, servers, elect.WithSessionTimeout(4*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	campaign := func(s *elect.Session, opts ...elect.Option) *elect.Handle {
+		e, err := elect.NewElection(s, g, append(opts, elect.CreateParents())...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := e.Campaign(ctx, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	old := campaign(open(addrs))
+	if err := old.Checkpoint(ctx, []byte("step=5")); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.New(addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	s := open([]string{p.Addr()})
+	h := campaign(s, elect.WithLossPolicy(elect.LoseOnExpiry))
+	p.DropReplyTo(faultproxy.OpSync)
+	a := &app{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	env, err := a.checkpointEnv(ctx, h, s, g)
+	if err != nil || p.Dropped() != 1 || !slices.Contains(env, "HERALD_CHECKPOINT=step=5") || !h.Held() {
+		t.Fatalf("checkpointEnv after a lost reply: %q, %v (replies dropped %d, still leading %v); want step=5 read again", env, err, p.Dropped(), h.Held())
 	}
 }
