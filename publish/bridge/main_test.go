@@ -199,7 +199,18 @@ func (c *collector) waitCount(t testing.TB, d time.Duration, what string, n int,
 }
 
 func isType(typ publish.Type, node string) func(publish.Event) bool {
-	return func(e publish.Event) bool { return e.ID == idOf(e.Group, node, typ) && e.Type == typ }
+	return func(e publish.Event) bool {
+		var p *publish.Participant
+		switch {
+		case typ == publish.CandidateJoined || typ == publish.CandidateLeft:
+			p = e.Candidate
+		case typ.Loses():
+			p = e.Previous
+		default:
+			p = e.Owner
+		}
+		return e.Type == typ && p != nil && p.Node == node
+	}
 }
 
 func idOf(group, node string, typ publish.Type) string { return publish.MakeID(group, node, typ) }
