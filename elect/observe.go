@@ -790,8 +790,12 @@ type releaseBase struct {
 // onlyRelease names the owner whose release the group's mark must record,
 // "" when the reads cannot tell: the mark is written only in the
 // transaction that deletes a releasing owner's node, so when every child
-// change since is explained by the two listings and the last owner is the
-// only queue node gone, the mark is its release.
+// change since is explained by the two listings, the last owner is the
+// only queue node gone, and its session queued again (the owner that
+// resigns and campaigns again at once), the mark is its release. Without
+// the last condition, someone else's write to the group node followed by
+// the owner's session ending would pass for a release; a session that
+// ended cannot queue again.
 func (b releaseBase) onlyRelease(v View) string {
 	if b.owner == "" || b.children == nil {
 		return ""
@@ -812,5 +816,17 @@ func (b releaseBase) onlyRelease(v View) string {
 	if gone != b.owner {
 		return ""
 	}
-	return gone
+	was, ok := ParseName(gone)
+	if !ok || was.Session == 0 {
+		return ""
+	}
+	for _, c := range v.children {
+		if contains(b.children, c) {
+			continue
+		}
+		if info, ok := ParseName(c); ok && info.Session == was.Session {
+			return gone
+		}
+	}
+	return ""
 }

@@ -346,6 +346,30 @@ func TestObserveSuspendedOwnerReason(t *testing.T) {
 	}
 }
 
+// Someone else writing the group node (an operator's set) and then the
+// owner's session ending, between two listings, is not a release: only a
+// release writes the group node in the very transaction that deletes the
+// owner's node, and here the write came before the only child change.
+func TestObserveForeignWriteToGroupThenOwnerGoneIsNotARelease(t *testing.T) {
+	for _, recipe := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
+		t.Run(string(recipe), func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			path := groupPath(t)
+			obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+			ctx := ctxT(t, 30*time.Second)
+			_, o := alphaHoldsBetaWaits(t, ctx, a, b, obs, path, recipe)
+			if _, err := session(t, addrs).Conn().Set(path, []byte("owner: team-storage"), -1); err != nil {
+				t.Fatal(err)
+			}
+			_ = a.Close() // alpha's session ends: no release
+			ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+			if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonUnknown {
+				t.Fatalf("handover %+v: want previous alpha, reason unknown (not a release)", ch)
+			}
+		})
+	}
+}
+
 // Someone else writing the owner's node is not a release: the observer
 // reads the owner again (with a fresh data watch) and reports nothing, and
 // the owner's later resign is still reported as such.
