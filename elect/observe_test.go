@@ -1,6 +1,7 @@
 package elect_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -455,4 +456,59 @@ func waitQueue(t *testing.T, e *elect.Election, n int) {
 		ps, err := e.Participants(context.Background())
 		return err == nil && len(ps) == n
 	})
+}
+
+// An owner that held for a while reads the group node before it writes its
+// mark there: data someone else wrote there during the tenure (an
+// operator's set) is kept, and the release is then reported without a
+// reason rather than over it. Without such a write, the mark is written
+// as after a short tenure.
+func TestLongTenureReleaseKeepsSomeoneElsesGroupData(t *testing.T) {
+	for _, recipe := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
+		for _, foreign := range []bool{true, false} {
+			name := string(recipe) + "/nobody-else-wrote"
+			if foreign {
+				name = string(recipe) + "/an-operator-wrote"
+			}
+			t.Run(name, func(t *testing.T) {
+				addrs := sharedAddrs(t)
+				path := groupPath(t)
+				obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+				ctx := ctxT(t, 30*time.Second)
+				la, o := alphaHoldsBetaWaits(t, ctx, a, b, obs, path, recipe)
+				op := session(t, addrs).Conn()
+				note := []byte("owner: team-storage")
+				if foreign {
+					if _, err := op.Set(path, note, -1); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(time.Until(la.Since().Add(1100 * time.Millisecond)))
+				if err := la.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				want := elect.ReasonUnknown
+				switch {
+				case foreign:
+				case recipe == elect.RecipeLock:
+					want = elect.ReasonReleased
+				default:
+					want = elect.ReasonResigned
+				}
+				ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+				if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != want {
+					t.Fatalf("handover %+v: want previous alpha, reason %q", ch, want)
+				}
+				got, _, err := op.Get(path)
+				switch {
+				case err != nil:
+					t.Fatal(err)
+				case foreign && !bytes.Equal(got, note):
+					t.Fatalf("group data after alpha's release: %q; want the operator's %q kept", got, note)
+				case !foreign && !bytes.Contains(got, []byte(la.Node())):
+					t.Fatalf("group data after alpha's release: %q; want herald's mark naming %s", got, la.Node())
+				}
+			})
+		}
+	}
 }

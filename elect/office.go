@@ -116,43 +116,101 @@ func decodeOffice(b []byte) (Office, bool) {
 // another reason records it in the office node, and where the group may
 // hold no office (a lock, see sideNodesRefused) in the mark, written
 // twice. Where herald may write neither, it just deletes.
-func (q *queue) deleteOwn(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
+//
+// tenure is how long the owner held: see deleteMarked.
+func (q *queue) deleteOwn(ctx context.Context, name string, rec *Release, office *atomic.Bool, tenure time.Duration) error {
 	switch {
 	case rec == nil:
 		return q.remove(ctx, name)
 	case voluntary(rec.Reason):
-		return q.deleteMarked(ctx, name, rec, 1)
+		return q.deleteMarked(ctx, name, rec, 1, tenure)
 	case sideNodesRefused(q.parent, name) != nil:
-		return q.deleteMarked(ctx, name, rec, 2)
+		return q.deleteMarked(ctx, name, rec, 2, tenure)
 	}
 	return q.deleteRecorded(ctx, name, rec, office)
 }
 
+// markRecheckAfter is the tenure after which an owner reads the group
+// node again before it writes its mark there, so that data someone else
+// wrote there meanwhile (an operator's set) is kept, not overwritten.
+// Shorter tenures write what they last saw to be herald's: a read on every
+// handoff would cost a lock passed on thousands of times a second a round
+// trip each time, for a write that would have had to land in that tenure.
+const markRecheckAfter = time.Second
+
 // deleteMarked deletes name and writes the release on the group node, when
 // herald may write it: writes times in the one transaction, once for a
 // resignation or release, twice for any other reason (see groupMark).
-func (q *queue) deleteMarked(ctx context.Context, name string, rec *Release, writes int) error {
-	if !q.markWritable(ctx) {
-		return q.remove(ctx, name)
-	}
+// After a tenure of markRecheckAfter or more it reads the group node first
+// and writes only over herald's mark, version-checked, so a write someone
+// else makes even between the read and the release is never lost.
+func (q *queue) deleteMarked(ctx context.Context, name string, rec *Release, writes int, tenure time.Duration) error {
 	data, _ := json.Marshal(groupMark{Herald: 1, Recipe: q.recipe, Released: rec})
-	ops := []any{&zk.DeleteRequest{Path: q.full(name), Version: -1}}
-	for range writes {
-		ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: data, Version: -1})
+	for tries := 0; tries < 4; tries++ {
+		version := int32(-1)
+		if tenure >= markRecheckAfter {
+			v, ok, err := q.readMarkVersion(ctx)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return q.remove(ctx, name)
+			}
+			version = v
+		} else if !q.markWritable(ctx) {
+			return q.remove(ctx, name)
+		}
+		ops := []any{&zk.DeleteRequest{Path: q.full(name), Version: -1}}
+		for i := range writes {
+			v := version
+			if v >= 0 {
+				v += int32(i)
+			}
+			ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: data, Version: v})
+		}
+		res, err := multi(ctx, q.s.Conn(), ops...)
+		switch {
+		case err == nil:
+			return nil
+		case failedAt(res, 0, zk.ErrNoNode):
+			return zk.ErrNoNode
+		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
+			// The group's ACL does not let this identity write the group
+			// node (the delete alone would have passed): delete without
+			// the mark.
+			q.setMark(markForeign)
+			return q.remove(ctx, name)
+		case failedAt(res, 1, zk.ErrBadVersion):
+			// Someone wrote the group node since our read: read again.
+			continue
+		}
+		return err
 	}
-	res, err := multi(ctx, q.s.Conn(), ops...)
+	// The group node keeps changing under us: delete without the mark.
+	return q.remove(ctx, name)
+}
+
+// readMarkVersion reads the group node: its data version and whether
+// herald may write there (empty, or herald's mark), remembered for later
+// releases.
+func (q *queue) readMarkVersion(ctx context.Context) (int32, bool, error) {
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return q.s.Conn().Get(q.parent) })
 	switch {
-	case err == nil:
-		return nil
-	case failedAt(res, 0, zk.ErrNoNode):
-		return zk.ErrNoNode
-	case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
-		// The group's ACL does not let this identity write the group node
-		// (the delete alone would have passed): delete without the mark.
+	case errors.Is(err, zk.ErrNoAuth):
 		q.setMark(markForeign)
-		return q.remove(ctx, name)
+		return 0, false, nil
+	case errors.Is(err, zk.ErrNoNode):
+		return 0, false, nil // our node went with the group
+	case err != nil:
+		return 0, false, err
 	}
-	return err
+	var g groupMark
+	if len(b) == 0 || json.Unmarshal(b, &g) == nil && g.Herald != 0 {
+		q.setMark(markHerald)
+		return st.Version, true, nil
+	}
+	q.setMark(markForeign)
+	return 0, false, nil
 }
 
 // deleteRecorded deletes name and records rec in the office node, creating
