@@ -1,7 +1,9 @@
 package main
 
 // Exit codes of herald itself. A child's exit code (run, lock) is passed
-// through unchanged, and 128+N when the child died of signal N.
+// through unchanged, and 128+N when the child died of signal N; run and
+// lock stopped by signal N before the child started exit 128+N too
+// (interrupted).
 const (
 	exitFailure = 1
 	exitUsage   = 2

@@ -55,7 +55,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	if !a.awaitGuard(ctx, o) {
 		o.ann = nil
 		o.release()
-		return fmt.Errorf("interrupted before the command started; gave up %s", o.what())
+		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
 	}
 	if !o.h.Held() {
 		// Lost between winning and here (the environment holds the term,

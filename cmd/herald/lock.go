@@ -128,7 +128,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 // holder and exits 75.
 func (a *app) lockFailed(ctx context.Context, l *elect.Lock, o lockOpts, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted while waiting for the lock %s", o.path)
+		return interrupted(ctx, "interrupted while waiting for the lock %s", o.path)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("lock %s: %w", o.path, err)

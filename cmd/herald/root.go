@@ -230,7 +230,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.NewTextHandler(stderr, nil))}
 	root := newRoot(a)
 	root.SetArgs(args)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -256,6 +256,50 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "herald:", err)
 	authHint(stderr, err)
 	return 1
+}
+
+// signalCause is why the command's context ended when SIGINT or SIGTERM
+// arrived: it names the signal, so that a command stopped before it did
+// its work exits 128+N, as a shell reports a process the signal killed.
+type signalCause struct{ sig os.Signal }
+
+func (c signalCause) Error() string { return c.sig.String() + " signal received" }
+
+func (c signalCause) Is(target error) bool { return target == context.Canceled }
+
+// signalContext is a context cancelled, with a signalCause, by the first
+// SIGINT or SIGTERM; stop restores the signals' default behaviour.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(signalCause{s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// interrupted is the error of a command a signal stopped before it could
+// do its work: exit 128+N for signal N (130 for Ctrl-C, 143 for SIGTERM),
+// 1 when ctx ended otherwise.
+func interrupted(ctx context.Context, format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	var c signalCause
+	if errors.As(context.Cause(ctx), &c) {
+		if n, ok := c.sig.(syscall.Signal); ok {
+			return &exitError{code: 128 + int(n), err: fmt.Errorf("%w (%v)", err, c.sig)}
+		}
+	}
+	return err
 }
 
 // authHint says which flag to look at when ZooKeeper refused an operation

@@ -167,7 +167,7 @@ func (a *app) campaign(ctx context.Context, o runOpts) (*elect.Handle, *elect.Se
 		s.Close()
 		switch {
 		case ctx.Err() != nil:
-			return nil, nil, fmt.Errorf("interrupted while waiting for leadership of %s", o.election)
+			return nil, nil, interrupted(ctx, "interrupted while waiting for leadership of %s", o.election)
 		case errors.Is(err, elect.ErrSessionLost):
 			a.log.Warn("session expired while waiting; joining again", "election", o.election)
 			continue

@@ -246,6 +246,37 @@ func TestRunSignalStopsChild(t *testing.T) {
 	}
 }
 
+// A runner or a lock waiting in line that is told to stop exits 128+N, as
+// a shell reports a process signal N killed: 130 for Ctrl-C, 143 for
+// SIGTERM; nothing was started.
+func TestWaitingRunnerStoppedBySignal(t *testing.T) {
+	zk := zkFlags(t)
+	for _, c := range []struct {
+		sig  syscall.Signal
+		verb string
+	}{{syscall.SIGINT, "run"}, {syscall.SIGTERM, "lock"}} {
+		g := uniq(t)
+		flag := "--election"
+		if c.verb == "lock" {
+			flag = "--lock"
+		}
+		holder := start(t, nil, append(zk, c.verb, flag, g, "--", "sh", "-c", "echo holding; exec sleep 30")...)
+		holder.waitOutput(t, "holding", 20*time.Second)
+		waiter := start(t, nil, append(zk, c.verb, flag, g, "--", "echo", "waiter-ran")...)
+		if err := waitFor(20*time.Second, func() bool {
+			out, _, _ := heraldRun(t, nil, append(zk, "who", g, "--json")...)
+			var r whoReport
+			return json.Unmarshal([]byte(out), &r) == nil && len(r.Queue) == 2
+		}); err != nil {
+			t.Fatalf("the %s waiter never queued", c.verb)
+		}
+		_ = waiter.cmd.Process.Signal(c.sig)
+		if code := waiter.wait(t, 10*time.Second); code != 128+int(c.sig) || strings.Contains(waiter.out.String(), "waiter-ran") || !strings.Contains(waiter.out.String(), "interrupted") {
+			t.Fatalf("%s waiting, sent %v: exit %d, want %d and nothing run:\n%s", c.verb, c.sig, code, 128+int(c.sig), waiter.out)
+		}
+	}
+}
+
 // TestRunRejoin: with --rejoin a deposed runner (frozen past its session
 // timeout) stops its child, stays up, campaigns again on a new session,
 // and runs the command again, under a higher term, once the other runner
