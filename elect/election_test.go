@@ -453,3 +453,31 @@ func TestFenceIsCheckedByServer(t *testing.T) {
 		t.Fatalf("a checkpoint was stored by a deposed leader: %v", err)
 	}
 }
+
+// A path that names an ephemeral node (a single-node leader such as
+// Kafka's /controller) cannot hold a queue: joining says so, and what to
+// give instead.
+func TestQueueUnderAnEphemeralNode(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	s := session(t, addrs)
+	for i := 1; i <= len(path); i++ {
+		if i == len(path) || path[i] == '/' {
+			if _, err := s.Conn().Create(path[:i], nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				t.Fatal(err)
+			}
+		}
+	}
+	leader := path + "/controller"
+	if _, err := s.Conn().Create(leader, []byte(`{"brokerid":1}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := elect.NewLock(session(t, addrs), leader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Acquire(ctxT(t, 10*time.Second))
+	if !errors.Is(err, zk.ErrNoChildrenForEphemerals) || !strings.Contains(err.Error(), "is an ephemeral node") || !strings.Contains(err.Error(), "persistent node") {
+		t.Fatalf("Acquire under an ephemeral node: %v; want a clear error", err)
+	}
+}

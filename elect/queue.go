@@ -136,6 +136,8 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 			}
 		case expired(err):
 			return ticket{}, ErrSessionLost
+		case errors.Is(err, zk.ErrNoChildrenForEphemerals):
+			return ticket{}, fmt.Errorf("elect: %s is an ephemeral node (a single-node leader such as Kafka's /controller, or a queue node), which cannot hold a queue; give the path of a group, a persistent node: %w", q.parent, err)
 		default:
 			return ticket{}, fmt.Errorf("elect: create node under %s: %w", q.parent, err)
 		}
