@@ -69,6 +69,11 @@ type View struct {
 	markedBy string
 }
 
+// OfficeUnreadable reports whether the group has an office node holding
+// data herald did not write (someone else's set): whether the owner took
+// office, and why the last one went, are then not known from it.
+func (v View) OfficeUnreadable() bool { return v.Office == nil && v.OfficeZxid != 0 }
+
 // Ready reports whether the owner acknowledged taking office.
 func (v View) Ready() bool {
 	return v.Owner != nil && v.Office != nil && v.Office.Ack != nil && v.Office.Ack.Node == v.Owner.Node

@@ -465,3 +465,26 @@ func TestCheckpointEnvReadsAgainAfterALostReply(t *testing.T) {
 		t.Fatalf("checkpointEnv after a lost reply: %q, %v (replies dropped %d, still leading %v); want step=5 read again", env, err, p.Dropped(), h.Held())
 	}
 }
+
+// Data someone else wrote to a group's office node is not shown as the
+// owner's acknowledgment: who says the owner's readiness is not known, and
+// why.
+func TestWhoNotesAnOfficeSomeoneElseWrote(t *testing.T) {
+	zkFl := zkFlags(t)
+	g := uniq(t)
+	holder := start(t, nil, append(zkFl, "run", "--election", g, "--id", "leader-1", "--", "sh", "-c", "echo running; exec sleep 30")...)
+	holder.waitOutput(t, "running", 20*time.Second)
+	if err := waitFor(10*time.Second, func() bool {
+		out, _, _ := heraldRun(t, nil, append(zkFl, "who", g)...)
+		return strings.Contains(out, "owner leader-1, ready")
+	}); err != nil {
+		t.Fatal("the runner never acknowledged")
+	}
+	if _, err := rawConn(t).Set(g+"/herald-office", []byte("maintenance until 5pm"), -1); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, append(zkFl, "who", g)...)
+	if code != 0 || strings.Contains(out, "ready") || !strings.Contains(out, "note: "+g+"/herald-office holds data herald did not write") {
+		t.Fatalf("who with an office someone else wrote: exit %d, want the owner not ready and a note:\n%s%s", code, out, stderr)
+	}
+}

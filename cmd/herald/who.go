@@ -51,6 +51,8 @@ type whoReport struct {
 	// time of a release herald recorded).
 	ChangesLastHour *int       `json:"changes_last_hour,omitempty"`
 	OwnerlessSince  *time.Time `json:"ownerless_since,omitempty"`
+	// Notes says what in the group herald could not read, and what to do.
+	Notes []string `json:"notes,omitempty"`
 	// Below lists (sorted, at most whoBelowMax) the children of a node
 	// with no queue nodes: asked about a parent of groups, who names them.
 	Below []string `json:"below,omitempty"`
@@ -182,6 +184,9 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 	}
 	if len(v.Queue) == 0 {
 		r.Below = childrenBelow(ctx, s, group)
+	}
+	if v.OfficeUnreadable() {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s/%s holds data herald did not write, so whether the owner took office is not known; the owner's next acknowledgment replaces it (herald run writes one when it starts its command)", group, elect.OfficeNode))
 	}
 	if r.Ready && v.Office.Ack != nil {
 		r.ReadyInfo = v.Office.Ack.Info
@@ -320,6 +325,11 @@ func (a *app) printWho(r whoReport, asJSON bool) error {
 	}
 	if err == nil && r.Hazard != "" && !asJSON {
 		_, err = fmt.Fprintln(a.stdout, "two owners possible: "+r.Hazard)
+	}
+	for _, n := range r.Notes {
+		if err == nil && !asJSON {
+			_, err = fmt.Fprintln(a.stdout, "note: "+n)
+		}
 	}
 	switch {
 	case err != nil:
