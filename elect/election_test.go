@@ -481,3 +481,25 @@ func TestQueueUnderAnEphemeralNode(t *testing.T) {
 		t.Fatalf("Acquire under an ephemeral node: %v; want a clear error", err)
 	}
 }
+
+// Server lists herald's client cannot use are refused before dialling,
+// saying what to give instead: none, an empty entry, a chroot suffix (as
+// in Kafka's zookeeper.connect, which would make every path miss).
+func TestNewSessionRefusesBadServerLists(t *testing.T) {
+	for _, c := range []struct {
+		servers []string
+		want    string
+	}{
+		{nil, "no ZooKeeper servers given"},
+		{[]string{"127.0.0.1:2181", ""}, "empty ZooKeeper server address"},
+		{[]string{"zk1:2181", "zk2:2181/kafka"}, `ends in a chroot (/kafka), which herald's client does not take: give "zk2:2181"`},
+	} {
+		s, err := elect.NewSession(ctxT(t, 5*time.Second), c.servers)
+		if err == nil {
+			s.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewSession(%q): %v; want an error saying %q", c.servers, err, c.want)
+		}
+	}
+}

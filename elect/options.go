@@ -51,6 +51,9 @@ func (o sessionOptions) validate(servers []string) error {
 		if s == "" {
 			return errors.New("elect: empty ZooKeeper server address in the list")
 		}
+		if i := strings.Index(s, "/"); i >= 0 {
+			return fmt.Errorf("elect: ZooKeeper server %q ends in a chroot (%s), which herald's client does not take: give %q and the full paths below the chroot", s, s[i:], s[:i])
+		}
 	}
 	return nil
 }

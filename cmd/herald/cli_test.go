@@ -72,6 +72,8 @@ func TestMissingRequiredInput(t *testing.T) {
 		{[]string{"lock", "/locks/backup", "--", "./backup.sh"}, "herald lock --lock /locks/backup -- ./backup.sh"},
 		{[]string{"run", "/jobs/nightly"}, "herald run --election /jobs/nightly -- ./job.sh"},
 		{[]string{"checkpoint", "get"}, "herald checkpoint get PATH"},
+		// Kafka's zookeeper.connect, chroot and all
+		{[]string{"--zk", "zk1:2181,zk2:2181/kafka", "who", "/controller"}, "give the servers alone (--zk zk1:2181,zk2:2181) and the full paths below the chroot (/kafka/controller"},
 		{[]string{"checkpoint", "get", "/a", "/b"}, "one election path"},
 		{[]string{"checkpoint", "get", "/a", "--election", "/b"}, "give one"},
 		{[]string{"checkpoint", "put", "x"}, "herald run"},

@@ -222,6 +222,12 @@ func (a *app) servers() ([]string, error) {
 	if len(s) == 0 {
 		return nil, usageErr("--zk is empty: give host:port[,host:port...] (or set HERALD_ZK)")
 	}
+	if i := strings.Index(a.zk, "/"); i >= 0 {
+		// A chroot suffix, as in Kafka's zookeeper.connect: herald's
+		// client has no chroot, and paths below it would silently miss.
+		hosts, chroot := strings.TrimRight(a.zk[:i], ","), strings.TrimRight(a.zk[i:], "/")
+		return nil, usageErr("--zk %q ends in a chroot (%s), which herald does not take: give the servers alone (--zk %s) and the full paths below the chroot (%s/controller, --preset kafka=%s, --watch %s/...)", a.zk, chroot, hosts, chroot, chroot, chroot)
+	}
 	return s, nil
 }
 
