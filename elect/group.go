@@ -39,7 +39,8 @@ type markState int8
 const (
 	markUnknown markState = iota
 	markHerald            // empty, or herald's mark: writable
-	markForeign           // someone else's data, or not ours to write
+	markForeign           // someone else's data
+	markDenied            // not ours to write (the group node's ACL)
 )
 
 func (q *queue) setMark(m markState) {
@@ -48,15 +49,26 @@ func (q *queue) setMark(m markState) {
 	q.mu.Unlock()
 }
 
+// markState is what is known of the group node's data.
+func (q *queue) markState() markState {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.mark
+}
+
+// markKnownHerald reports whether the group node is known to be empty or
+// to carry herald's mark.
+func (q *queue) markKnownHerald() bool { return q.markState() == markHerald }
+
 // noteGroup learns from a listing's parent stat: an empty group node may
-// carry herald's mark.
+// carry herald's mark (also once someone cleared their data from it).
 func (q *queue) noteGroup(st *zk.Stat) {
 	if st == nil {
 		return
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if st.DataLength == 0 && q.mark == markUnknown {
+	if st.DataLength == 0 && q.mark != markDenied {
 		q.mark = markHerald
 	}
 }

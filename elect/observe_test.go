@@ -410,6 +410,14 @@ func alphaLeadsBetaWaits(t *testing.T, ctx context.Context, a, b, obs *elect.Ses
 // has seen both.
 func alphaHoldsBetaWaits(t *testing.T, ctx context.Context, a, b, obs *elect.Session, path string, recipe elect.Recipe) (*elect.Handle, source) {
 	t.Helper()
+	la, _, o := alphaHoldsBetaWaitsFor(t, ctx, a, b, obs, path, recipe)
+	return la, o
+}
+
+// alphaHoldsBetaWaitsFor is alphaHoldsBetaWaits that also gives beta's
+// handle, on the channel, once beta owns.
+func alphaHoldsBetaWaitsFor(t *testing.T, ctx context.Context, a, b, obs *elect.Session, path string, recipe elect.Recipe) (*elect.Handle, <-chan *elect.Handle, source) {
+	t.Helper()
 	own := func(s *elect.Session, id string, opts ...elect.Option) (*elect.Handle, error) {
 		if recipe == elect.RecipeLock {
 			l, err := elect.NewLock(s, path, append(opts, elect.WithID(id))...)
@@ -428,7 +436,11 @@ func alphaHoldsBetaWaits(t *testing.T, ctx context.Context, a, b, obs *elect.Ses
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _, _ = own(b, "beta") }()
+	beta := make(chan *elect.Handle, 1)
+	go func() {
+		h, _ := own(b, "beta")
+		beta <- h
+	}()
 	eventually(t, 10*time.Second, "beta queued", func() bool {
 		children, _, err := obs.Conn().Children(path)
 		queued := 0
@@ -446,7 +458,7 @@ func alphaHoldsBetaWaits(t *testing.T, ctx context.Context, a, b, obs *elect.Ses
 		}
 		return nil
 	})
-	return la, o
+	return la, beta, o
 }
 
 // waitQueue waits until n candidates are in e's queue.
@@ -458,12 +470,12 @@ func waitQueue(t *testing.T, e *elect.Election, n int) {
 	})
 }
 
-// An owner that held for a while reads the group node before it writes its
-// mark there: data someone else wrote there during the tenure (an
-// operator's set) is kept, and the release is then reported without a
-// reason rather than over it. Without such a write, the mark is written
-// as after a short tenure.
-func TestLongTenureReleaseKeepsSomeoneElsesGroupData(t *testing.T) {
+// An owner writes its mark on the group node only over the version it
+// expects there: data someone else wrote there during the tenure (an
+// operator's set), however short the tenure, is kept, and the release is
+// then reported without a reason rather than over it. Without such a
+// write, the mark is written.
+func TestReleaseKeepsSomeoneElsesGroupData(t *testing.T) {
 	for _, recipe := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
 		for _, foreign := range []bool{true, false} {
 			name := string(recipe) + "/nobody-else-wrote"
@@ -483,7 +495,6 @@ func TestLongTenureReleaseKeepsSomeoneElsesGroupData(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				time.Sleep(time.Until(la.Since().Add(1100 * time.Millisecond)))
 				if err := la.Release(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -510,5 +521,50 @@ func TestLongTenureReleaseKeepsSomeoneElsesGroupData(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// An owner whose predecessor's session ended (no release, no mark) expects
+// a mark that was never written: its own release finds the group node at
+// another version than it guessed, reads it, and still writes its mark.
+func TestReleaseAfterAPredecessorThatNeverMarked(t *testing.T) {
+	for _, recipe := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
+		t.Run(string(recipe), func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			path := groupPath(t)
+			obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+			ctx := ctxT(t, 30*time.Second)
+			_, beta, o := alphaHoldsBetaWaitsFor(t, ctx, a, b, obs, path, recipe)
+			_ = a.Close() // alpha's session ends: its node goes, no mark
+			ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+			if ch.Reason != elect.ReasonUnknown {
+				t.Fatalf("alpha's end %+v: want reason unknown", ch)
+			}
+			h := <-beta
+			if h == nil {
+				t.Fatal("beta never owned")
+			}
+			if err := h.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			want := elect.ReasonReleased
+			if recipe == elect.RecipeElection {
+				want = elect.ReasonResigned
+			}
+			for {
+				c := next(t, o)
+				if c.Kind != elect.OwnerChanged || c.Previous == nil || c.Previous.Node != h.Node() {
+					continue
+				}
+				if c.Reason != want {
+					t.Fatalf("%s's release reported %+v; want reason %q (the mark written after the missed guess)", h.Node(), c, want)
+				}
+				break
+			}
+			got, _, err := obs.Conn().Get(path)
+			if err != nil || !bytes.Contains(got, []byte(h.Node())) {
+				t.Fatalf("group data after the release: %q (%v); want herald's mark naming %s", got, err, h.Node())
+			}
+		})
 	}
 }

@@ -116,57 +116,47 @@ func decodeOffice(b []byte) (Office, bool) {
 // another reason records it in the office node, and where the group may
 // hold no office (a lock, see sideNodesRefused) in the mark, written
 // twice. Where herald may write neither, it just deletes.
-//
-// tenure is how long the owner held: see deleteMarked.
-func (q *queue) deleteOwn(ctx context.Context, name string, rec *Release, office *atomic.Bool, tenure time.Duration) error {
+func (q *queue) deleteOwn(ctx context.Context, t ticket, rec *Release, office *atomic.Bool) error {
 	switch {
 	case rec == nil:
-		return q.remove(ctx, name)
+		return q.remove(ctx, t.name)
 	case voluntary(rec.Reason):
-		return q.deleteMarked(ctx, name, rec, 1, tenure)
-	case sideNodesRefused(q.parent, name) != nil:
-		return q.deleteMarked(ctx, name, rec, 2, tenure)
+		return q.deleteMarked(ctx, t, rec, 1)
+	case sideNodesRefused(q.parent, t.name) != nil:
+		return q.deleteMarked(ctx, t, rec, 2)
 	}
-	return q.deleteRecorded(ctx, name, rec, office)
+	return q.deleteRecorded(ctx, t.name, rec, office)
 }
 
-// markRecheckAfter is the tenure after which an owner reads the group
-// node again before it writes its mark there, so that data someone else
-// wrote there meanwhile (an operator's set) is kept, not overwritten.
-// Shorter tenures write what they last saw to be herald's: a read on every
-// handoff would cost a lock passed on thousands of times a second a round
-// trip each time, for a write that would have had to land in that tenure.
-const markRecheckAfter = time.Second
-
-// deleteMarked deletes name and writes the release on the group node, when
-// herald may write it: writes times in the one transaction, once for a
-// resignation or release, twice for any other reason (see groupMark).
-// After a tenure of markRecheckAfter or more it reads the group node first
-// and writes only over herald's mark, version-checked, so a write someone
-// else makes even between the read and the release is never lost.
-func (q *queue) deleteMarked(ctx context.Context, name string, rec *Release, writes int, tenure time.Duration) error {
+// deleteMarked deletes t's node and writes the release on the group node,
+// when herald may write it: writes times in the one transaction, once for
+// a resignation or release, twice for any other reason (see groupMark).
+// The writes are version-checked against the version t expects the group
+// node to have (see ticket.markVersion): when someone else wrote the group
+// node since (an operator's set), or the expectation was a guess that
+// missed, the transaction fails whole, and the owner reads the group node
+// and writes only over herald's mark. So herald never overwrites data
+// someone else keeps there, and a busy lock pays no read for it.
+func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes int) error {
+	if m := q.markState(); m == markForeign || m == markDenied {
+		return q.remove(ctx, t.name)
+	}
 	data, _ := json.Marshal(groupMark{Herald: 1, Recipe: q.recipe, Released: rec})
+	version, known := t.markVersion, t.markKnown && q.markKnownHerald()
 	for tries := 0; tries < 4; tries++ {
-		version := int32(-1)
-		if tenure >= markRecheckAfter {
+		if !known {
 			v, ok, err := q.readMarkVersion(ctx)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				return q.remove(ctx, name)
+				return q.remove(ctx, t.name)
 			}
-			version = v
-		} else if !q.markWritable(ctx) {
-			return q.remove(ctx, name)
+			version, known = v, true
 		}
-		ops := []any{&zk.DeleteRequest{Path: q.full(name), Version: -1}}
+		ops := []any{&zk.DeleteRequest{Path: q.full(t.name), Version: -1}}
 		for i := range writes {
-			v := version
-			if v >= 0 {
-				v += int32(i)
-			}
-			ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: data, Version: v})
+			ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: data, Version: version + int32(i)})
 		}
 		res, err := multi(ctx, q.s.Conn(), ops...)
 		switch {
@@ -178,16 +168,16 @@ func (q *queue) deleteMarked(ctx context.Context, name string, rec *Release, wri
 			// The group's ACL does not let this identity write the group
 			// node (the delete alone would have passed): delete without
 			// the mark.
-			q.setMark(markForeign)
-			return q.remove(ctx, name)
+			q.setMark(markDenied)
+			return q.remove(ctx, t.name)
 		case failedAt(res, 1, zk.ErrBadVersion):
-			// Someone wrote the group node since our read: read again.
+			known = false // someone wrote, or the guess missed: read
 			continue
 		}
 		return err
 	}
 	// The group node keeps changing under us: delete without the mark.
-	return q.remove(ctx, name)
+	return q.remove(ctx, t.name)
 }
 
 // readMarkVersion reads the group node: its data version and whether
@@ -197,7 +187,7 @@ func (q *queue) readMarkVersion(ctx context.Context) (int32, bool, error) {
 	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return q.s.Conn().Get(q.parent) })
 	switch {
 	case errors.Is(err, zk.ErrNoAuth):
-		q.setMark(markForeign)
+		q.setMark(markDenied)
 		return 0, false, nil
 	case errors.Is(err, zk.ErrNoNode):
 		return 0, false, nil // our node went with the group

@@ -83,6 +83,11 @@ type ticket struct {
 	seq     int32
 	czxid   int64
 	dialect Dialect
+	// markVersion is the group node's data version as this ticket came to
+	// own, when the waiter could tell (markKnown): an owner writes its
+	// release mark only over that version (see deleteMarked).
+	markVersion int32
+	markKnown   bool
 }
 
 func (q *queue) full(name string) string { return q.parent + "/" + name }
@@ -289,8 +294,9 @@ func (q *queue) createParents(ctx context.Context) error {
 	return nil
 }
 
-// list returns the parsed queue, lowest first, and every child's name.
-func (q *queue) list(ctx context.Context) ([]entry, []string, error) {
+// list returns the parsed queue, lowest first, every child's name and the
+// group node's data version.
+func (q *queue) list(ctx context.Context) ([]entry, []string, int32, error) {
 	type listing struct {
 		c  []string
 		st *zk.Stat
@@ -301,12 +307,12 @@ func (q *queue) list(ctx context.Context) ([]entry, []string, error) {
 	})
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
-			return nil, nil, fmt.Errorf("%w: %s", ErrNoParent, q.parent)
+			return nil, nil, 0, fmt.Errorf("%w: %s", ErrNoParent, q.parent)
 		}
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	q.noteGroup(got.st)
-	return parseChildren(got.c), got.c, nil
+	return parseChildren(got.c), got.c, got.st.Version, nil
 }
 
 // watchNode sets a one-shot watch on a node if it exists, and none if it

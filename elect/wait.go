@@ -51,6 +51,9 @@ type waiter struct {
 	seenTwo entry
 	// moves counts the nodes replaced for a dialect in this wait.
 	moves int
+	// listed is the group node's data version at the last listing.
+	listed   int32
+	listedOK bool
 }
 
 // watched is a node we wait on and our watch on it: nil while none is
@@ -103,10 +106,11 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool) (
 // listing reads the queue and decides: own, replace our node, or watch the
 // nodes below ours.
 func (w *waiter) listing(ctx context.Context) (waitState, error) {
-	es, children, err := w.q.list(ctx)
+	es, children, version, err := w.q.list(ctx)
 	if err != nil {
 		return stateListing, w.q.retryable(ctx, err)
 	}
+	w.listed, w.listedOK = version, true
 	idx := slices.IndexFunc(es, func(e entry) bool { return e.name == w.t.name })
 	if idx < 0 {
 		if err := w.q.s.gone(); err != nil {
@@ -118,6 +122,9 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 		return stateListing, err
 	}
 	if idx == 0 {
+		// Every earlier owner's release, and its mark, came before this
+		// listing, and nobody else writes the mark.
+		w.t.markVersion, w.t.markKnown = version, true
 		return stateOwning, nil
 	}
 	if w.tryOnly {
@@ -223,9 +230,27 @@ func (w *waiter) fired(ev zk.Event, gone func() waitState) (waitState, error) {
 // owning when that node was the only lower one, else listing again.
 func (w *waiter) belowGone() waitState {
 	if w.onlyLower {
+		w.expectMark()
 		return stateOwning
 	}
 	return stateListing
+}
+
+// expectMark predicts the group node's data version as we come to own
+// after the node below ours, the owner at our last listing, went: what
+// that listing showed, plus the one write of a herald owner's release
+// where herald marks this group. A prediction that misses (the owner's
+// session expired, or it gave up for another reason and wrote twice, or
+// someone else wrote) costs the release a read, never a wrong write.
+func (w *waiter) expectMark() {
+	if !w.listedOK || !w.q.markKnownHerald() {
+		w.t.markKnown = false
+		return
+	}
+	w.t.markVersion, w.t.markKnown = w.listed, true
+	if info, ok := ParseName(w.below.name); ok && info.Convention == "herald" {
+		w.t.markVersion++
+	}
 }
 
 // twoBelowGone is where a waiter goes once the node two below it is gone:
