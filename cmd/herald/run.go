@@ -50,8 +50,9 @@ for half the session timeout) or be killed.
 The command finds its leadership in its environment: HERALD_ELECTION,
 HERALD_NODE, HERALD_TERM (the fencing token), HERALD_ID, HERALD_ZK, and the
 last checkpoint any leader saved (HERALD_CHECKPOINT, HERALD_CHECKPOINT_TERM;
-empty when there is none). It saves progress with 'herald checkpoint put',
-which ZooKeeper rejects once its leader is gone.`,
+empty when there is none; HERALD_CHECKPOINT_ERROR says why when the node
+holds something that is not a checkpoint). It saves progress with 'herald
+checkpoint put', which ZooKeeper rejects once its leader is gone.`,
 		Example: `  # three hosts run the same line; one at a time runs the job
   herald run --zk zk1:2181,zk2:2181 --election /jobs/nightly --id "$(hostname)" -- ./nightly.sh
 
