@@ -12,8 +12,9 @@ import (
 // from an election, and the last voluntary release. Nobody watches a group
 // node's data and writing it creates no child, so it fires no waiter's
 // watch and no client's listing sees it. herald writes it only when the
-// group node is empty or already carries herald's mark: never over data
-// someone else keeps there.
+// group node is empty or already carries herald's mark, and only over the
+// data version the owner expects (see deleteMarked): never over data
+// someone else keeps there, even when they wrote it a moment ago.
 //
 // An owner that resigns or releases deletes its node and writes the mark
 // in one transaction. An observer then needs no read to tell why the owner
