@@ -117,6 +117,10 @@ func TestRecipeByRule(t *testing.T) {
 		kazooLock: RecipeLock, classicN: RecipeElection, classicCand: RecipeElection,
 		"lock-0000000001": RecipeLock, "x-72057738101588070-0000000013": RecipeElection,
 		"le_0000000001": "",
+		// Curator's read-write lock and semaphore: locks, as its mutex
+		"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-__WRIT__0000000001":                                  RecipeLock,
+		"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-__READ__0000000002":                                  RecipeLock,
+		"_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lease-0000000003":                                    RecipeLock,
 		nodeBase(DialectCuratorLock, heraldID{session: 1, recipe: RecipeElection}, "") + "0000000001": RecipeElection,
 		nodeBase(DialectCuratorLatch, heraldID{session: 1, recipe: RecipeLock}, "") + "0000000001":    RecipeLock,
 	} {

@@ -200,7 +200,9 @@ func recipeByRule(convention, rest string) Recipe {
 	switch {
 	case strings.HasSuffix(rest, "latch-"), strings.HasPrefix(rest, "candidate"), strings.HasPrefix(rest, "n_"), convention == "zookeeper-recipes":
 		return RecipeElection
-	case convention == "kazoo", strings.Contains(rest, "lock"):
+	case convention == "kazoo", strings.Contains(rest, "lock"),
+		// Curator's read-write lock and semaphore: mutual exclusion too.
+		strings.HasSuffix(rest, "__READ__"), strings.HasSuffix(rest, "__WRIT__"), strings.HasSuffix(rest, "lease-"):
 		return RecipeLock
 	}
 	return ""
