@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -566,5 +568,77 @@ func TestReleaseAfterAPredecessorThatNeverMarked(t *testing.T) {
 				t.Fatalf("group data after the release: %q (%v); want herald's mark naming %s", got, err, h.Node())
 			}
 		})
+	}
+}
+
+// A busy lock while someone keeps writing the group node: every write of
+// theirs survives herald's releases (the group node holds their last write
+// at the end, whatever the clients did in between), and the lock keeps
+// changing hands with one holder at a time.
+func TestBusyLockNeverOverwritesSomeoneElsesGroupData(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	ctx := ctxT(t, 60*time.Second)
+	var holders, cycles atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 4 {
+		l, err := elect.NewLock(session(t, addrs), path, elect.CreateParents(), elect.WithID(fmt.Sprintf("c%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				h, err := l.Acquire(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if holders.Add(1) != 1 {
+					errs <- fmt.Errorf("two holders at once")
+				}
+				cycles.Add(1)
+				holders.Add(-1)
+				if err := h.Release(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	op := session(t, addrs).Conn()
+	eventually(t, 10*time.Second, "the group made", func() bool { ok, _, _ := op.Exists(path); return ok })
+	last := ""
+	for i := range 40 {
+		last = fmt.Sprintf("operator note %d", i)
+		if _, err := op.Set(path, []byte(last), -1); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	before := cycles.Load()
+	time.Sleep(200 * time.Millisecond) // more releases after the last write
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got, _, err := op.Get(path)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case string(got) != last:
+		t.Fatalf("group data %q after %d handoffs; want the operator's last write %q kept", got, cycles.Load(), last)
+	case cycles.Load() < 100 || cycles.Load() == before:
+		t.Fatalf("%d handoffs, %d of them after the last write; want a busy lock throughout", cycles.Load(), cycles.Load()-before)
 	}
 }
