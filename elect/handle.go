@@ -334,7 +334,7 @@ func (h *Handle) deleteOwn(ctx context.Context, reason Reason) error {
 		if h.q.s.gone() != nil {
 			return nil // the servers delete our ephemeral node themselves
 		}
-		err := h.q.deleteOwn(ctx, h.t, rec, &h.office)
+		err := h.q.deleteOwn(ctx, h.t, rec, &h.office, time.Since(h.since))
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
 			return nil

@@ -349,30 +349,6 @@ func TestObserveSuspendedOwnerReason(t *testing.T) {
 	}
 }
 
-// Someone else writing the group node (an operator's set) and then the
-// owner's session ending, between two listings, is not a release: only a
-// release writes the group node in the very transaction that deletes the
-// owner's node, and here the write came before the only child change.
-func TestObserveForeignWriteToGroupThenOwnerGoneIsNotARelease(t *testing.T) {
-	for _, recipe := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
-		t.Run(string(recipe), func(t *testing.T) {
-			addrs := sharedAddrs(t)
-			path := groupPath(t)
-			obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
-			ctx := ctxT(t, 30*time.Second)
-			_, o := alphaHoldsBetaWaits(t, ctx, a, b, obs, path, recipe)
-			if _, err := session(t, addrs).Conn().Set(path, []byte("owner: team-storage"), -1); err != nil {
-				t.Fatal(err)
-			}
-			_ = a.Close() // alpha's session ends: no release
-			ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
-			if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonUnknown {
-				t.Fatalf("handover %+v: want previous alpha, reason unknown (not a release)", ch)
-			}
-		})
-	}
-}
-
 // Someone else writing the owner's node is not a release: the observer
 // reads the owner again (with a fresh data watch) and reports nothing, and
 // the owner's later resign is still reported as such.
@@ -526,48 +502,77 @@ func TestReleaseKeepsSomeoneElsesGroupData(t *testing.T) {
 	}
 }
 
-// An owner whose predecessor's session ended (no release, no mark) expects
-// a mark that was never written: its own release finds the group node at
-// another version than it guessed, reads it, and still writes its mark.
-func TestReleaseAfterAPredecessorThatNeverMarked(t *testing.T) {
+// The owner's session ends, so its node goes without a release or a mark,
+// once with an operator's write to the group node before (between two of
+// the observer's listings), once without. The observer reports the end
+// with no reason either way: a single write to the group node is a release
+// only in the transaction of the owner's deletion, or followed by the
+// owner's own session queuing again. The next owner expected the mark that
+// never came: without the operator's write its own release misses that
+// guess, reads the group node and still writes its mark; with it, the
+// guess matches the operator's write, and the next owner, holding for more
+// than a second, reads the group node before its release and keeps the
+// operator's data.
+func TestOwnerGoneWithoutARelease(t *testing.T) {
 	for _, recipe := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
-		t.Run(string(recipe), func(t *testing.T) {
-			addrs := sharedAddrs(t)
-			path := groupPath(t)
-			obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
-			ctx := ctxT(t, 30*time.Second)
-			_, beta, o := alphaHoldsBetaWaitsFor(t, ctx, a, b, obs, path, recipe)
-			_ = a.Close() // alpha's session ends: its node goes, no mark
-			ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
-			if ch.Reason != elect.ReasonUnknown {
-				t.Fatalf("alpha's end %+v: want reason unknown", ch)
+		for _, foreign := range []bool{false, true} {
+			name := string(recipe) + "/nobody-else-wrote"
+			if foreign {
+				name = string(recipe) + "/an-operator-wrote"
 			}
-			h := <-beta
-			if h == nil {
-				t.Fatal("beta never owned")
-			}
-			if err := h.Release(ctx); err != nil {
-				t.Fatal(err)
-			}
-			want := elect.ReasonReleased
-			if recipe == elect.RecipeElection {
-				want = elect.ReasonResigned
-			}
-			for {
-				c := next(t, o)
-				if c.Kind != elect.OwnerChanged || c.Previous == nil || c.Previous.Node != h.Node() {
-					continue
+			t.Run(name, func(t *testing.T) {
+				addrs := sharedAddrs(t)
+				path := groupPath(t)
+				obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+				ctx := ctxT(t, 30*time.Second)
+				_, beta, o := alphaHoldsBetaWaitsFor(t, ctx, a, b, obs, path, recipe)
+				note := []byte("owner: team-storage")
+				if foreign {
+					if _, err := session(t, addrs).Conn().Set(path, note, -1); err != nil {
+						t.Fatal(err)
+					}
 				}
-				if c.Reason != want {
-					t.Fatalf("%s's release reported %+v; want reason %q (the mark written after the missed guess)", h.Node(), c, want)
+				_ = a.Close() // alpha's session ends: its node goes, no mark
+				if ch := expect(t, o, elect.OwnerChanged, ownerIs("beta")); ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonUnknown {
+					t.Fatalf("alpha's end %+v: want reason unknown (not a release)", ch)
 				}
-				break
-			}
-			got, _, err := obs.Conn().Get(path)
-			if err != nil || !bytes.Contains(got, []byte(h.Node())) {
-				t.Fatalf("group data after the release: %q (%v); want herald's mark naming %s", got, err, h.Node())
-			}
-		})
+				h := <-beta
+				if h == nil {
+					t.Fatal("beta never owned")
+				}
+				want := elect.ReasonUnknown
+				switch {
+				case foreign:
+					time.Sleep(time.Until(h.Since().Add(1100 * time.Millisecond)))
+				case recipe == elect.RecipeLock:
+					want = elect.ReasonReleased
+				default:
+					want = elect.ReasonResigned
+				}
+				if err := h.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				for {
+					c := next(t, o)
+					if c.Kind != elect.OwnerChanged || c.Previous == nil || c.Previous.Node != h.Node() {
+						continue
+					}
+					if c.Reason != want {
+						t.Fatalf("%s's release reported %+v; want reason %q", h.Node(), c, want)
+					}
+					break
+				}
+				got, _, err := obs.Conn().Get(path)
+				switch {
+				case err != nil:
+					t.Fatal(err)
+				case foreign && !bytes.Equal(got, note):
+					t.Fatalf("group data after beta's release: %q; want the operator's %q kept", got, note)
+				case !foreign && !bytes.Contains(got, []byte(h.Node())):
+					t.Fatalf("group data after beta's release: %q; want herald's mark naming %s", got, h.Node())
+				}
+			})
+		}
 	}
 }
 

@@ -116,17 +116,24 @@ func decodeOffice(b []byte) (Office, bool) {
 // another reason records it in the office node, and where the group may
 // hold no office (a lock, see sideNodesRefused) in the mark, written
 // twice. Where herald may write neither, it just deletes.
-func (q *queue) deleteOwn(ctx context.Context, t ticket, rec *Release, office *atomic.Bool) error {
+//
+// tenure is how long the owner held (see deleteMarked).
+func (q *queue) deleteOwn(ctx context.Context, t ticket, rec *Release, office *atomic.Bool, tenure time.Duration) error {
 	switch {
 	case rec == nil:
 		return q.remove(ctx, t.name)
 	case voluntary(rec.Reason):
-		return q.deleteMarked(ctx, t, rec, 1)
+		return q.deleteMarked(ctx, t, rec, 1, tenure)
 	case sideNodesRefused(q.parent, t.name) != nil:
-		return q.deleteMarked(ctx, t, rec, 2)
+		return q.deleteMarked(ctx, t, rec, 2, tenure)
 	}
 	return q.deleteRecorded(ctx, t.name, rec, office)
 }
+
+// markRecheckAfter is the tenure after which an owner reads the group
+// node before it writes its mark, rather than trust the version it expects
+// there (see deleteMarked).
+const markRecheckAfter = time.Second
 
 // deleteMarked deletes t's node and writes the release on the group node,
 // when herald may write it: writes times in the one transaction, once for
@@ -135,14 +142,19 @@ func (q *queue) deleteOwn(ctx context.Context, t ticket, rec *Release, office *a
 // node to have (see ticket.markVersion): when someone else wrote the group
 // node since (an operator's set), or the expectation was a guess that
 // missed, the transaction fails whole, and the owner reads the group node
-// and writes only over herald's mark. So herald never overwrites data
-// someone else keeps there, and a busy lock pays no read for it.
-func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes int) error {
+// and writes only over herald's mark. A busy lock pays no read for it.
+//
+// The expectation after a predecessor's release counts that release's one
+// write; someone's single write while a predecessor left without writing
+// (its session expired) matches it as well. An owner that held for
+// markRecheckAfter or more therefore reads the group node first: only a
+// tenure shorter than that, following such a coincidence, can overwrite.
+func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes int, tenure time.Duration) error {
 	if m := q.markState(); m == markForeign || m == markDenied {
 		return q.remove(ctx, t.name)
 	}
 	data, _ := json.Marshal(groupMark{Herald: 1, Recipe: q.recipe, Released: rec})
-	version, known := t.markVersion, t.markKnown && q.markKnownHerald()
+	version, known := t.markVersion, t.markKnown && q.markKnownHerald() && tenure < markRecheckAfter
 	for tries := 0; tries < 4; tries++ {
 		if !known {
 			v, ok, err := q.readMarkVersion(ctx)
