@@ -454,52 +454,25 @@ func waitQueue(t *testing.T, e *elect.Election, n int) {
 // then reported without a reason rather than over it. Without such a
 // write, the mark is written.
 func TestReleaseKeepsSomeoneElsesGroupData(t *testing.T) {
-	for _, recipe := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
-		for _, foreign := range []bool{true, false} {
-			name := string(recipe) + "/nobody-else-wrote"
-			if foreign {
-				name = string(recipe) + "/an-operator-wrote"
-			}
-			t.Run(name, func(t *testing.T) {
-				addrs := sharedAddrs(t)
-				path := groupPath(t)
-				obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
-				ctx := ctxT(t, 30*time.Second)
-				la, o := alphaHoldsBetaWaits(t, ctx, a, b, obs, path, recipe)
-				op := session(t, addrs).Conn()
-				note := []byte("owner: team-storage")
-				if foreign {
-					if _, err := op.Set(path, note, -1); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := la.Release(ctx); err != nil {
-					t.Fatal(err)
-				}
-				want := elect.ReasonUnknown
-				switch {
-				case foreign:
-				case recipe == elect.RecipeLock:
-					want = elect.ReasonReleased
-				default:
-					want = elect.ReasonResigned
-				}
-				ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
-				if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != want {
-					t.Fatalf("handover %+v: want previous alpha, reason %q", ch, want)
-				}
-				got, _, err := op.Get(path)
-				switch {
-				case err != nil:
-					t.Fatal(err)
-				case foreign && !bytes.Equal(got, note):
-					t.Fatalf("group data after alpha's release: %q; want the operator's %q kept", got, note)
-				case !foreign && !bytes.Contains(got, []byte(la.Node())):
-					t.Fatalf("group data after alpha's release: %q; want herald's mark naming %s", got, la.Node())
-				}
-			})
+	withAndWithoutAWriter(t, func(t *testing.T, recipe elect.Recipe, foreign bool) {
+		addrs := sharedAddrs(t)
+		path := groupPath(t)
+		obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+		ctx := ctxT(t, 30*time.Second)
+		la, o := alphaHoldsBetaWaits(t, ctx, a, b, obs, path, recipe)
+		if foreign {
+			operatorWrites(t, addrs, path)
 		}
-	}
+		if err := la.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := releaseReason(recipe, !foreign)
+		ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+		if ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != want {
+			t.Fatalf("handover %+v: want previous alpha, reason %q", ch, want)
+		}
+		checkGroupData(t, obs, path, foreign, la.Node())
+	})
 }
 
 // The owner's session ends, so its node goes without a release or a mark,
@@ -514,65 +487,94 @@ func TestReleaseKeepsSomeoneElsesGroupData(t *testing.T) {
 // than a second, reads the group node before its release and keeps the
 // operator's data.
 func TestOwnerGoneWithoutARelease(t *testing.T) {
+	withAndWithoutAWriter(t, func(t *testing.T, recipe elect.Recipe, foreign bool) {
+		addrs := sharedAddrs(t)
+		path := groupPath(t)
+		obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+		ctx := ctxT(t, 30*time.Second)
+		_, beta, o := alphaHoldsBetaWaitsFor(t, ctx, a, b, obs, path, recipe)
+		if foreign {
+			operatorWrites(t, addrs, path)
+		}
+		_ = a.Close() // alpha's session ends: its node goes, no mark
+		if ch := expect(t, o, elect.OwnerChanged, ownerIs("beta")); ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonUnknown {
+			t.Fatalf("alpha's end %+v: want reason unknown (not a release)", ch)
+		}
+		h := <-beta
+		if h == nil {
+			t.Fatal("beta never owned")
+		}
+		if foreign {
+			time.Sleep(time.Until(h.Since().Add(1100 * time.Millisecond)))
+		}
+		if err := h.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := releaseReason(recipe, !foreign)
+		for {
+			c := next(t, o)
+			if c.Kind != elect.OwnerChanged || c.Previous == nil || c.Previous.Node != h.Node() {
+				continue
+			}
+			if c.Reason != want {
+				t.Fatalf("%s's release reported %+v; want reason %q", h.Node(), c, want)
+			}
+			break
+		}
+		checkGroupData(t, obs, path, foreign, h.Node())
+	})
+}
+
+// withAndWithoutAWriter runs f for each recipe, once with an operator
+// writing the group node (foreign) and once without.
+func withAndWithoutAWriter(t *testing.T, f func(t *testing.T, recipe elect.Recipe, foreign bool)) {
 	for _, recipe := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
 		for _, foreign := range []bool{false, true} {
 			name := string(recipe) + "/nobody-else-wrote"
 			if foreign {
 				name = string(recipe) + "/an-operator-wrote"
 			}
-			t.Run(name, func(t *testing.T) {
-				addrs := sharedAddrs(t)
-				path := groupPath(t)
-				obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
-				ctx := ctxT(t, 30*time.Second)
-				_, beta, o := alphaHoldsBetaWaitsFor(t, ctx, a, b, obs, path, recipe)
-				note := []byte("owner: team-storage")
-				if foreign {
-					if _, err := session(t, addrs).Conn().Set(path, note, -1); err != nil {
-						t.Fatal(err)
-					}
-				}
-				_ = a.Close() // alpha's session ends: its node goes, no mark
-				if ch := expect(t, o, elect.OwnerChanged, ownerIs("beta")); ch.Previous == nil || ch.Previous.ID != "alpha" || ch.Reason != elect.ReasonUnknown {
-					t.Fatalf("alpha's end %+v: want reason unknown (not a release)", ch)
-				}
-				h := <-beta
-				if h == nil {
-					t.Fatal("beta never owned")
-				}
-				want := elect.ReasonUnknown
-				switch {
-				case foreign:
-					time.Sleep(time.Until(h.Since().Add(1100 * time.Millisecond)))
-				case recipe == elect.RecipeLock:
-					want = elect.ReasonReleased
-				default:
-					want = elect.ReasonResigned
-				}
-				if err := h.Release(ctx); err != nil {
-					t.Fatal(err)
-				}
-				for {
-					c := next(t, o)
-					if c.Kind != elect.OwnerChanged || c.Previous == nil || c.Previous.Node != h.Node() {
-						continue
-					}
-					if c.Reason != want {
-						t.Fatalf("%s's release reported %+v; want reason %q", h.Node(), c, want)
-					}
-					break
-				}
-				got, _, err := obs.Conn().Get(path)
-				switch {
-				case err != nil:
-					t.Fatal(err)
-				case foreign && !bytes.Equal(got, note):
-					t.Fatalf("group data after beta's release: %q; want the operator's %q kept", got, note)
-				case !foreign && !bytes.Contains(got, []byte(h.Node())):
-					t.Fatalf("group data after beta's release: %q; want herald's mark naming %s", got, h.Node())
-				}
-			})
+			t.Run(name, func(t *testing.T) { f(t, recipe, foreign) })
 		}
+	}
+}
+
+// operatorNote is what operatorWrites writes on a group node.
+var operatorNote = []byte("owner: team-storage")
+
+// operatorWrites writes operatorNote on the group node from a session of
+// its own, as an operator's set would.
+func operatorWrites(t *testing.T, addrs []string, path string) {
+	t.Helper()
+	if _, err := session(t, addrs).Conn().Set(path, operatorNote, -1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// releaseReason is how an observer reports a release of recipe: with the
+// reason herald's mark records, or unknown when no mark was written.
+func releaseReason(recipe elect.Recipe, marked bool) elect.Reason {
+	switch {
+	case !marked:
+		return elect.ReasonUnknown
+	case recipe == elect.RecipeLock:
+		return elect.ReasonReleased
+	}
+	return elect.ReasonResigned
+}
+
+// checkGroupData checks the group node after node's release: the
+// operator's note kept (foreign), else herald's mark naming node.
+func checkGroupData(t *testing.T, s *elect.Session, path string, foreign bool, node string) {
+	t.Helper()
+	got, _, err := s.Conn().Get(path)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case foreign && !bytes.Equal(got, operatorNote):
+		t.Fatalf("group data after %s's release: %q; want the operator's %q kept", node, got, operatorNote)
+	case !foreign && !bytes.Contains(got, []byte(node)):
+		t.Fatalf("group data after %s's release: %q; want herald's mark naming it", node, got)
 	}
 }
 
