@@ -78,16 +78,7 @@ func TestWhoMissingGroup(t *testing.T) {
 func TestWhoOnAParentNamesTheGroupsBelow(t *testing.T) {
 	zkFl := zkFlags(t)
 	parent := uniq(t)
-	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, p := range []string{parent, parent + "/backup", parent + "/reindex", parent + "/herald-office"} {
-		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rawConn(t, parent+"/backup", parent+"/reindex", parent+"/herald-office")
 	out, stderr, code := heraldRun(t, nil, append(zkFl, "who", parent)...)
 	if code != exitNoOwner || !strings.Contains(out, "below it: backup, reindex —") || !strings.Contains(out, "herald who "+parent+"/backup") {
 		t.Fatalf("who on a parent of groups: exit %d, want %d naming backup and reindex:\n%s%s", code, exitNoOwner, out, stderr)
