@@ -78,7 +78,10 @@ func TestWhoMissingGroup(t *testing.T) {
 func TestWhoOnAParentNamesTheGroupsBelow(t *testing.T) {
 	zkFl := zkFlags(t)
 	parent := uniq(t)
-	rawConn(t, parent+"/backup", parent+"/reindex", parent+"/herald-office")
+	c := rawZK(t)
+	for _, g := range []string{"backup", "reindex", "herald-office"} {
+		mkpath(t, c, parent+"/"+g)
+	}
 	out, stderr, code := heraldRun(t, nil, append(zkFl, "who", parent)...)
 	if code != exitNoOwner || !strings.Contains(out, "below it: backup, reindex —") || !strings.Contains(out, "herald who "+parent+"/backup") {
 		t.Fatalf("who on a parent of groups: exit %d, want %d naming backup and reindex:\n%s%s", code, exitNoOwner, out, stderr)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -357,7 +356,8 @@ func waitQueued(t *testing.T, zk []string, g string, n int, failure string) {
 func TestRunCheckpointSomeoneElseWrote(t *testing.T) {
 	zkFl := zkFlags(t)
 	g := uniq(t)
-	conn := rawConn(t, g)
+	conn := rawZK(t)
+	mkpath(t, conn, g)
 	if _, err := conn.Create(g+"/herald-checkpoint", []byte("step=9 (typed by hand)"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,8 @@ func TestRunCheckpointSomeoneElseWrote(t *testing.T) {
 func TestRunCheckpointUnreadable(t *testing.T) {
 	zkFl := zkFlags(t)
 	g := uniq(t)
-	conn := rawConn(t, g)
+	conn := rawZK(t)
+	mkpath(t, conn, g)
 	if _, err := conn.Create(g+"/herald-checkpoint", []byte(`{"data":"c3RlcD05","term":1}`), 0, zk.DigestACL(zk.PermAll, "someone", "else")); err != nil {
 		t.Fatal(err)
 	}
@@ -391,28 +392,6 @@ func TestRunCheckpointUnreadable(t *testing.T) {
 	if out, _, code := heraldRun(t, nil, append(zkFl, "who", g)...); code != exitNoOwner {
 		t.Fatalf("who after the refused run: exit %d, want %d (the runner resigned):\n%s", code, exitNoOwner, out)
 	}
-}
-
-// rawConn is a plain ZooKeeper connection to the shared server, closed at
-// the end of the test, with the nodes of each path in mkdirs made.
-func rawConn(t *testing.T, mkdirs ...string) *zk.Conn {
-	t.Helper()
-	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	for _, p := range mkdirs {
-		for i := 1; i <= len(p); i++ {
-			if i < len(p) && p[i] != '/' {
-				continue
-			}
-			if _, err := conn.Create(p[:i], nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-				t.Fatal(err)
-			}
-		}
-	}
-	return conn
 }
 
 // A new leader whose first read of the checkpoint goes unanswered (the
@@ -480,7 +459,7 @@ func TestWhoNotesAnOfficeSomeoneElseWrote(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the runner never acknowledged")
 	}
-	if _, err := rawConn(t).Set(g+"/herald-office", []byte("maintenance until 5pm"), -1); err != nil {
+	if _, err := rawZK(t).Set(g+"/herald-office", []byte("maintenance until 5pm"), -1); err != nil {
 		t.Fatal(err)
 	}
 	out, stderr, code := heraldRun(t, nil, append(zkFl, "who", g)...)
