@@ -461,13 +461,7 @@ func TestQueueUnderAnEphemeralNode(t *testing.T) {
 	addrs := sharedAddrs(t)
 	path := groupPath(t)
 	s := session(t, addrs)
-	for i := 1; i <= len(path); i++ {
-		if i == len(path) || path[i] == '/' {
-			if _, err := s.Conn().Create(path[:i], nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-				t.Fatal(err)
-			}
-		}
-	}
+	makeGroup(t, s.Conn(), path)
 	leader := path + "/controller"
 	if _, err := s.Conn().Create(leader, []byte(`{"brokerid":1}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)

@@ -20,16 +20,23 @@ import (
 func foreign(t *testing.T, group, base string) (string, *zk.Conn) {
 	t.Helper()
 	s := session(t, sharedAddrs(t))
-	for _, p := range []string{path.Dir(group), group} {
-		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			t.Fatal(err)
-		}
-	}
+	makeGroup(t, s.Conn(), group)
 	p, err := s.Conn().Create(group+"/"+base, []byte("foreign"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return path.Base(p), s.Conn()
+}
+
+// makeGroup creates group (a groupPath) and its parent as plain persistent
+// nodes, as a client other than herald would; either may exist already.
+func makeGroup(t *testing.T, c *zk.Conn, group string) {
+	t.Helper()
+	for _, p := range []string{path.Dir(group), group} {
+		if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
 }
 
 // queued returns the herald node of session s in group, once it is there.
@@ -544,11 +551,7 @@ func TestObserveUnreadableOwner(t *testing.T) {
 	if err := a.Conn().AddAuth("digest", []byte("owner:pw")); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{path.Dir(group), group} { // the group itself is readable
-		if _, err := a.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			t.Fatal(err)
-		}
-	}
+	makeGroup(t, a.Conn(), group) // the group itself is readable
 	l, _ := elect.NewLock(a, group, elect.WithID("hidden"),
 		elect.WithACL(append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.ACL{Perms: zk.PermRead, Scheme: "digest", ID: "nobody:x"})))
 	h, err := l.Acquire(ctx)
