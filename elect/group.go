@@ -108,13 +108,19 @@ func (q *queue) markWritable(ctx context.Context) bool {
 	if err != nil {
 		return false // ask again next time
 	}
-	var g groupMark
 	m = markForeign
-	if len(b) == 0 || json.Unmarshal(b, &g) == nil && g.Herald != 0 {
+	if markable(b) {
 		m = markHerald
 	}
 	q.setMark(m)
 	return m == markHerald
+}
+
+// markable reports whether group data b is herald's to write over: empty,
+// or herald's mark.
+func markable(b []byte) bool {
+	var g groupMark
+	return len(b) == 0 || json.Unmarshal(b, &g) == nil && g.Herald != 0
 }
 
 func markData(r Recipe) []byte {

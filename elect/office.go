@@ -206,8 +206,7 @@ func (q *queue) readMarkVersion(ctx context.Context) (int32, bool, error) {
 	case err != nil:
 		return 0, false, err
 	}
-	var g groupMark
-	if len(b) == 0 || json.Unmarshal(b, &g) == nil && g.Herald != 0 {
+	if markable(b) {
 		q.setMark(markHerald)
 		return st.Version, true, nil
 	}
