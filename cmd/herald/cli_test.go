@@ -71,6 +71,9 @@ func TestMissingRequiredInput(t *testing.T) {
 		// a path where the command goes: the likely line is named
 		{[]string{"lock", "/locks/backup", "--", "./backup.sh"}, "herald lock --lock /locks/backup -- ./backup.sh"},
 		{[]string{"run", "/jobs/nightly"}, "herald run --election /jobs/nightly -- ./job.sh"},
+		// flags after the path belong before the --, not in the command
+		{[]string{"lock", "/locks/a", "--timeout", "1s", "--", "echo", "hi"}, "write herald lock --lock /locks/a --timeout 1s -- echo hi"},
+		{[]string{"run", "/jobs/nightly", "--rejoin", "./job.sh"}, "herald run --election /jobs/nightly, then herald's flags, then -- and the command"},
 		{[]string{"checkpoint", "get"}, "herald checkpoint get PATH"},
 		// Kafka's zookeeper.connect, chroot and all
 		{[]string{"--zk", "zk1:2181,zk2:2181/kafka", "who", "/controller"}, "give the servers alone (--zk zk1:2181,zk2:2181) and the full paths below the chroot (/kafka/controller"},

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -60,15 +61,20 @@ func usageErr(format string, args ...any) error {
 // /locks/x -- cmd) is named, with the line that was most likely meant.
 func missingPathFlag(command, flag, example, exampleCmd string, args []string) error {
 	if len(args) > 0 && strings.HasPrefix(args[0], "/") && !strings.Contains(args[0], " ") {
-		rest := args[1:]
-		if len(rest) > 0 && rest[0] == "--" {
-			rest = rest[1:]
+		// Flags stop being read at the first argument, so any given
+		// after the path are still in args, before the "--".
+		flags, rest := []string(nil), args[1:]
+		if i := slices.Index(rest, "--"); i >= 0 {
+			flags, rest = rest[:i], rest[i+1:]
+		} else if len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+			return usageErr("%s is required: %q was taken for the command to run; if it is the path in ZooKeeper, write herald %s %s %s, then herald's flags, then -- and the command", flag, args[0], command, flag, args[0])
 		}
-		cmd := exampleCmd
-		if len(rest) > 0 {
-			cmd = strings.Join(rest, " ")
+		line := append([]string{"herald", command, flag, args[0]}, flags...)
+		if len(rest) == 0 {
+			rest = []string{exampleCmd}
 		}
-		return usageErr("%s is required: %q was taken for the command to run; if it is the path in ZooKeeper, write herald %s %s %s -- %s", flag, args[0], command, flag, args[0], cmd)
+		line = append(append(line, "--"), rest...)
+		return usageErr("%s is required: %q was taken for the command to run; if it is the path in ZooKeeper, write %s", flag, args[0], strings.Join(line, " "))
 	}
 	return usageErr("%s is required: the path in ZooKeeper, e.g. herald %s %s %s -- %s", flag, command, flag, example, exampleCmd)
 }
