@@ -28,6 +28,7 @@ func TestMany(t *testing.T) {
 		{"ObservedRecipe", TestObservedRecipe},
 		{"IgnoresWritesToTheOwner", TestObserverIgnoresWritesToTheOwner},
 		{"SuspectNodesNeverOwn", TestSuspectNodesNeverOwn},
+		{"OlderSuspectNodeBlocksTheQueue", TestOlderSuspectNodeBlocksTheQueue},
 		{"SinceMeasuresTheStretch", TestSinceMeasuresTheStretchBetweenObservers},
 		{"UnreadableOwner", TestObserveUnreadableOwner},
 		{"SolrAndMesosQueues", TestSolrAndMesosQueues},

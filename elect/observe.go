@@ -18,7 +18,8 @@ import (
 type View struct {
 	Group  string
 	Recipe Recipe
-	// Owner is the lowest node (nil when the queue is empty).
+	// Owner is the lowest node that is not suspect (nil when the queue is
+	// empty, or when Blocked holds it up).
 	Owner *Participant
 	// Queue holds every queue node in order, owner first.
 	Queue []Participant
@@ -42,6 +43,13 @@ type View struct {
 	// HazardNode is the node of the client Hazard names: the one that may
 	// believe it owns although it is not the lowest.
 	HazardNode string
+	// Blocked is the suspect node the queue waits behind, when there is
+	// one: it sorts below every node that would own and is older, so
+	// that node's listing showed it and it waits for its deletion (also
+	// the lowest of a queue of suspects only: whoever joins next waits
+	// behind it). Nobody owns until it goes, and a node no session holds
+	// never goes by itself: someone must delete it.
+	Blocked *Participant
 	// LastRelease is the last release herald recorded on the group node
 	// (a resignation or release, or a lock owner's other reason; see
 	// groupMark), read by ReadGroup when the group has no owner: when it
@@ -182,7 +190,7 @@ type reader struct {
 	// suspects are the queue nodes found suspect, and why (see
 	// suspicion); lastOwner and lastChildren are the last read's owner and
 	// queue nodes, to tell a node that appeared below the owner.
-	suspects     map[string]string
+	suspects     map[string]suspectNode
 	lastOwner    *entry
 	lastChildren []string
 	// lastMzxid and lastVersion are the group node's data zxid and
@@ -322,12 +330,14 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch bool) (bool, error) {
 	es := parseChildren(v.children)
 	v.Hazard, v.HazardNode = hazardBy(es)
-	owner := -1
+	owner, blocker := -1, -1
 	for _, e := range es {
 		p := participantFromName(e)
-		p.Suspect = r.suspects[e.name]
+		if s, ok := r.suspects[e.name]; ok {
+			p.Suspect, p.Czxid = s.why, s.czxid
+		}
 		switch {
-		case owner < 0 && p.Suspect == "":
+		case owner < 0 && blocker < 0 && p.Suspect == "":
 			g.adopt(r, e.name)
 			d, err := r.ownerDetails(ctx, e, watch)
 			switch {
@@ -345,6 +355,8 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 			p = d
 			if p.Suspect = r.suspicion(p, v.children); p.Suspect != "" {
 				r.owner, r.ownerW = nil, nil
+			} else if blocker = olderSuspect(v.Queue, p); blocker >= 0 {
+				r.owner, r.ownerW = nil, nil
 			} else {
 				owner = len(v.Queue)
 			}
@@ -361,6 +373,12 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 		v.Queue = append(v.Queue, p)
 	}
 	r.forget(es)
+	if owner < 0 && blocker < 0 && len(v.Queue) > 0 {
+		blocker = 0 // only suspects: whoever joins next waits behind the lowest
+	}
+	if blocker >= 0 {
+		v.Blocked = &v.Queue[blocker]
+	}
 	if owner >= 0 {
 		v.Owner = &v.Queue[owner]
 		r.lastOwner = &entry{name: v.Owner.Node, seq: v.Owner.Sequence}
@@ -377,8 +395,8 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 // was not made by a sequential create (those only grow): someone created
 // it under a chosen name.
 func (r *reader) suspicion(p Participant, children []string) string {
-	if why, ok := r.suspects[p.Node]; ok {
-		return why
+	if s, ok := r.suspects[p.Node]; ok {
+		return s.why
 	}
 	why := ""
 	switch {
@@ -389,11 +407,33 @@ func (r *reader) suspicion(p Participant, children []string) string {
 	}
 	if why != "" {
 		if r.suspects == nil {
-			r.suspects = map[string]string{}
+			r.suspects = map[string]suspectNode{}
 		}
-		r.suspects[p.Node] = why
+		r.suspects[p.Node] = suspectNode{why: why, czxid: p.Czxid}
 	}
 	return why
+}
+
+// suspectNode is the verdict on a suspect node and its czxid, kept while
+// the node exists.
+type suspectNode struct {
+	why   string
+	czxid int64
+}
+
+// olderSuspect returns the index in below (the nodes that sort below p) of
+// the first suspect node created before p, or -1. Every recipe lists its
+// group after creating its node, so p's listing showed that node below it:
+// p waits for its deletion, whatever the node's name claims. A suspect
+// created after p (a name chosen to sort below it) may have come after p
+// already owned, and is not taken to hold p up.
+func olderSuspect(below []Participant, p Participant) int {
+	for i, s := range below {
+		if s.Suspect != "" && s.Czxid != 0 && p.Czxid != 0 && s.Czxid < p.Czxid {
+			return i
+		}
+	}
+	return -1
 }
 
 // forget drops the verdicts on nodes that are gone, and remembers the

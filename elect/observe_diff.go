@@ -100,13 +100,14 @@ func replaced(prev *View, v View) bool {
 // missed reports whether an owner may have come and gone unseen between
 // two views: in nodes that came and went unseen (the parent's cversion
 // moved more than the listings explain), or in a node that left while it
-// was ahead of the new owner (it may have owned in between).
+// was ahead of the new owner (it may have owned in between). A suspect
+// node never owns (see reader.suspicion), so its leaving is no gap.
 func missed(prev *View, v View, unexplained int64, is map[string]bool) bool {
 	if unexplained > 0 || !prev.Exists && v.Exists && v.Cversion > int32(len(v.children)) {
 		return true
 	}
 	for _, p := range prev.Queue {
-		if !is[p.Node] && (prev.Owner == nil || p.Node != prev.Owner.Node) && (v.Owner == nil || SeqLess(p.Sequence, v.Owner.Sequence)) {
+		if !is[p.Node] && p.Suspect == "" && (prev.Owner == nil || p.Node != prev.Owner.Node) && (v.Owner == nil || SeqLess(p.Sequence, v.Owner.Sequence)) {
 			return true
 		}
 	}

@@ -319,7 +319,11 @@ func (q *queue) list(ctx context.Context) ([]entry, []string, int32, error) {
 // does not. getData does exactly that; exists would leave a watch behind
 // on a missing name, and a sequential name never comes back to fire it.
 func (q *queue) watchNode(ctx context.Context, name string) (bool, <-chan zk.Event, error) {
-	ok, _, ch, err := getW(ctx, q.s.Conn(), q.full(name))
+	ok, st, ch, err := getW(ctx, q.s.Conn(), q.full(name))
+	if ok && st.EphemeralOwner == 0 {
+		// Every recipe waits for it too; only a person can end the wait.
+		q.s.log.Warn("waiting behind a node no session holds: it is not ephemeral, so it never goes away by itself; if it is a leftover, delete it", "group", q.parent, "node", name)
+	}
 	if errors.Is(err, zk.ErrNoAuth) {
 		// exists would set the watch, but ZooKeeper sends its event only
 		// to a session that may read the node: we would wait forever.

@@ -481,6 +481,82 @@ func TestSuspectNodesNeverOwn(t *testing.T) {
 	}
 }
 
+// A node nobody's session holds that was in the queue before a waiter
+// joined holds that waiter up: its listing showed the node below it, and it
+// waits for its deletion like every recipe. The observer reports no owner
+// (the node that would own is waiting, not owning) and names the node that
+// blocks the queue; once someone deletes it, the waiter owns.
+func TestOlderSuspectNodeBlocksTheQueue(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, third, obs := session(t, addrs), session(t, addrs), session(t, addrs)
+	makeGroup(t, third.Conn(), group)
+	left, err := third.Conn().Create(group+"/lock-", []byte("left over"), zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := elect.NewLock(a, group, elect.WithID("alpha"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *elect.Handle, 1)
+	go func() {
+		h, err := l.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- h
+	}()
+	waitQueueLen(t, obs, group, 2)
+	o := observe(t, obs, group)
+	blocked := func(v elect.View, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case v.Owner != nil:
+			return fmt.Errorf("owner %v, want none: alpha waits behind %s", v.Owner, path.Base(left))
+		case v.Blocked == nil || v.Blocked.Node != path.Base(left) || !strings.Contains(v.Blocked.Suspect, "not ephemeral"):
+			return fmt.Errorf("blocked by %+v, want %s flagged not ephemeral", v.Blocked, path.Base(left))
+		case len(v.Queue) != 2 || v.Queue[1].ID != "alpha":
+			return fmt.Errorf("queue %+v, want the left-over node, then alpha", v.Queue)
+		}
+		return nil
+	}
+	if err := blocked(elect.ReadGroup(ctx, obs, group)); err != nil {
+		t.Fatalf("ReadGroup: %v", err)
+	}
+	expect(t, o, elect.Snapshot, func(c elect.Change) error {
+		if c.Owner != nil {
+			return fmt.Errorf("owner %v, want none", c.Owner)
+		}
+		return nil
+	})
+	select {
+	case h := <-got:
+		t.Fatalf("alpha acquired (%v) with a node below its own", h)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := third.Conn().Delete(left, -1); err != nil {
+		t.Fatal(err)
+	}
+	h := <-got
+	if h == nil {
+		t.FailNow()
+	}
+	expect(t, o, elect.Left, func(c elect.Change) error {
+		if c.Candidate == nil || c.Candidate.Node != path.Base(left) {
+			return fmt.Errorf("left: %v, want %s", c.Candidate, path.Base(left))
+		}
+		return nil
+	})
+	// The node that left never owned: nobody came and went unseen.
+	c := expect(t, o, elect.OwnerChanged, ownerIs("alpha"))
+	if c.Owner.Node != h.Node() || c.Gap || c.Previous != nil {
+		t.Fatalf("owner %s (gap %v, previous %v), want alpha's node %s after no owner, no gap", c.Owner.Node, c.Gap, c.Previous, h.Node())
+	}
+}
+
 // An observation continued with Since measures its first snapshot against
 // the last view of the one before: a tenure that passed between them is a
 // gap, an owner that held throughout is not.

@@ -106,7 +106,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 		h, err = l.Acquire(ctx)
 	}
 	if err != nil {
-		return a.lockFailed(ctx, l, o, err)
+		return a.lockFailed(ctx, s, o, err)
 	}
 	a.log.Info("lock acquired", "lock", o.path, "id", o.id, "node", h.Node(), "term", h.Term())
 	env := []string{
@@ -125,8 +125,8 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 }
 
 // lockFailed explains why the lock was not taken; a timeout names the
-// holder and exits 75.
-func (a *app) lockFailed(ctx context.Context, l *elect.Lock, o lockOpts, err error) error {
+// holder, or the node that holds the queue up, and exits 75.
+func (a *app) lockFailed(ctx context.Context, s *elect.Session, o lockOpts, err error) error {
 	if ctx.Err() != nil {
 		return interrupted(ctx, "interrupted while waiting for the lock %s", o.path)
 	}
@@ -135,9 +135,11 @@ func (a *app) lockFailed(ctx context.Context, l *elect.Lock, o lockOpts, err err
 	}
 	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	holder := "someone else"
-	if p, herr := l.Holder(hctx); herr == nil {
-		holder = fmt.Sprintf("%s (node %s, session %s)", p.ID, p.Node, p.SessionHex())
+	held := "is held by someone else"
+	if v, herr := elect.ReadGroup(hctx, s, o.path); herr == nil && v.Owner != nil {
+		held = fmt.Sprintf("is held by %s (node %s, session %s)", v.Owner.ID, v.Owner.Node, v.Owner.SessionHex())
+	} else if herr == nil && v.Blocked != nil {
+		held = fmt.Sprintf("is held by nobody: its queue waits behind %s, which is %s; if it is a leftover, delete it (zkCli.sh: delete %s/%s)", v.Blocked.Node, v.Blocked.Suspect, o.path, v.Blocked.Node)
 	}
-	return &exitError{code: exitTempFail, err: fmt.Errorf("lock %s is held by %s; gave up after --timeout %v", o.path, holder, o.timeout)}
+	return &exitError{code: exitTempFail, err: fmt.Errorf("lock %s %s; gave up after --timeout %v", o.path, held, o.timeout)}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,6 +118,38 @@ func TestWhoFlagsSuspectNodes(t *testing.T) {
 	var r whoReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Owner == nil || r.Owner.ID != "holder-1" || len(r.Queue) != 2 || r.Queue[0].Suspect == "" || r.Queue[0].Session != "" {
 		t.Fatalf("who --json = %s (%v); want holder-1 owning, the forged node first, suspect, with no session", out, err)
+	}
+}
+
+// A node nobody's session holds, older than every waiter, holds the lock's
+// queue up: nobody owns, and every client waits for someone to delete it.
+// herald lock warns as it starts waiting, and when it gives up names that
+// node and how to remove it; who shows the queue and the same advice.
+func TestLockBehindALeftoverNode(t *testing.T) {
+	zkFl := zkFlags(t)
+	l := uniq(t)
+	c := rawZK(t)
+	mkpath(t, c, l)
+	left, err := c.Create(l+"/lock-", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := heraldRun(t, nil, append(zkFl, "lock", "--lock", l, "--timeout", "1s", "--", "true")...)
+	if code != exitTempFail || !strings.Contains(stderr, "waiting behind a node no session holds") ||
+		!strings.Contains(stderr, "is held by nobody: its queue waits behind "+path.Base(left)+", which is not ephemeral") ||
+		!strings.Contains(stderr, "delete "+left) {
+		t.Fatalf("lock behind a left-over node: exit %d, want %d naming it and how to delete it; stderr:\n%s", code, exitTempFail, stderr)
+	}
+	out, stderr, code := heraldRun(t, nil, append(zkFl, "who", l)...)
+	if code != exitNoOwner || !strings.Contains(out, "no owner, 0 waiting, 1 suspect") || !strings.Contains(out, "suspect: not ephemeral") ||
+		!strings.Contains(out, "note: nobody owns: the queue waits behind "+path.Base(left)) {
+		t.Fatalf("who behind a left-over node: exit %d, want %d showing the node and the note:\n%s%s", code, exitNoOwner, out, stderr)
+	}
+	if err := c.Delete(left, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := heraldRun(t, nil, append(zkFl, "lock", "--lock", l, "--timeout", "5s", "--", "true")...); code != 0 {
+		t.Fatalf("lock once the node is deleted: exit %d; stderr:\n%s", code, stderr)
 	}
 }
 

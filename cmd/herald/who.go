@@ -185,6 +185,9 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 	if len(v.Queue) == 0 {
 		r.Below = childrenBelow(ctx, s, group)
 	}
+	if b := v.Blocked; b != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("nobody owns: the queue waits behind %s, which is %s; if it is a leftover, delete it (zkCli.sh: delete %s/%s) and the next in line owns", b.Node, b.Suspect, group, b.Node))
+	}
 	if v.OfficeUnreadable() {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s/%s holds data herald did not write, so whether the owner took office is not known; the owner's next acknowledgment replaces it (herald run writes one when it starts its command)", group, elect.OfficeNode))
 	}

@@ -22,11 +22,23 @@ func writeWho(w io.Writer, r whoReport) error {
 		return err
 	}
 	if r.Owner == nil {
-		_, err := fmt.Fprintf(w, "%s (%s, from %s): no owner%s, %d waiting\n", r.Group, recipe, r.Source, r.ownerlessFor(), len(r.Queue))
+		waiting, suspect := 0, ""
+		for _, n := range r.Queue {
+			if n.Suspect == "" {
+				waiting++
+			}
+		}
+		if k := len(r.Queue) - waiting; k > 0 {
+			suspect = fmt.Sprintf(", %d suspect", k)
+		}
+		_, err := fmt.Fprintf(w, "%s (%s, from %s): no owner%s, %d waiting%s\n", r.Group, recipe, r.Source, r.ownerlessFor(), waiting, suspect)
 		if err == nil && len(r.Below) > 0 {
 			_, err = fmt.Fprintf(w, "(no queue nodes here; below it: %s — e.g. herald who %s)\n", strings.Join(r.Below, ", "), path.Join(r.Group, r.Below[0]))
 		}
-		return err
+		if err != nil || len(r.Queue) == 0 {
+			return err
+		}
+		return writeQueue(w, r, r.Queue) // who waits, and behind what
 	}
 	state := ""
 	if r.Ready {
@@ -49,6 +61,19 @@ func writeWho(w io.Writer, r whoReport) error {
 	if len(rows) == 0 {
 		rows = []whoNode{*r.Owner}
 	}
+	if err := writeQueue(w, r, rows); err != nil {
+		return err
+	}
+	if len(r.Queue) == 0 && r.Source != "zookeeper" {
+		_, err := fmt.Fprintf(w, "(the queue of waiting candidates is only known to ZooKeeper: herald who --zk HOSTS %s)\n", r.Group)
+		return err
+	}
+	return nil
+}
+
+// writeQueue is the table of rows, one per node in line, with each node's
+// role.
+func writeQueue(w io.Writer, r whoReport, rows []whoNode) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "POS\tID\tNODE\tSESSION\tTERM\tROLE")
 	for i, n := range rows {
@@ -56,7 +81,7 @@ func writeWho(w io.Writer, r whoReport) error {
 		switch {
 		case n.Suspect != "":
 			role = "suspect: " + n.Suspect
-		case n.Node == r.Owner.Node:
+		case r.Owner != nil && n.Node == r.Owner.Node:
 			role = "owner"
 		case n.MayOwn:
 			role = "waiting, but may believe it owns (see below)"
@@ -71,14 +96,7 @@ func writeWho(w io.Writer, r whoReport) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, n.ID, n.Node, session, term, role)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(r.Queue) == 0 && r.Source != "zookeeper" {
-		_, err := fmt.Fprintf(w, "(the queue of waiting candidates is only known to ZooKeeper: herald who --zk HOSTS %s)\n", r.Group)
-		return err
-	}
-	return nil
+	return tw.Flush()
 }
 
 // ownerlessFor says since when the group has had no owner, when known.
