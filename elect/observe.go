@@ -311,7 +311,7 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 			return listing{children: c, stat: st}, err
 		})
 		if !errors.Is(err, zk.ErrNoNode) {
-			return got, err
+			return got, unlistable(r.group, err)
 		}
 		if !watch {
 			return listing{missing: true}, nil

@@ -309,10 +309,19 @@ func (q *queue) list(ctx context.Context) ([]entry, []string, int32, error) {
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil, nil, 0, fmt.Errorf("%w: %s", ErrNoParent, q.parent)
 		}
-		return nil, nil, 0, err
+		return nil, nil, 0, unlistable(q.parent, err)
 	}
 	q.noteGroup(got.st)
 	return parseChildren(got.c), got.c, got.st.Version, nil
+}
+
+// unlistable says what a refused listing of group means: a participant
+// that may not list the group cannot tell where its node stands.
+func unlistable(group string, err error) error {
+	if !errors.Is(err, zk.ErrNoAuth) {
+		return err
+	}
+	return fmt.Errorf("elect: may not list %s: %w (its ACL does not let this identity READ it); every participant and observer must read the group: check its ACL and your credentials", group, err)
 }
 
 // watchNode sets a one-shot watch on a node if it exists, and none if it

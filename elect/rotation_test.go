@@ -3,6 +3,7 @@ package elect_test
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -657,6 +658,42 @@ func TestUnreadablePredecessorIsAnError(t *testing.T) {
 	eventually(t, 5*time.Second, "the refused waiter's node removed", func() bool { return r.nodes() == 1 })
 	r.release(a)
 	r.noneMissing()
+}
+
+// A group whose ACL lets a participant create and delete its node but not
+// list the group: the waiter, the one-shot read and the single-node read
+// say which node refused what, and the waiter's node is removed.
+func TestUnlistableGroupIsAnError(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	addrs := sharedAddrs(t)
+	group := groupPath(t)
+	admin, s := session(t, addrs), session(t, addrs)
+	if err := admin.Conn().AddAuth("digest", []byte("admin:pw")); err != nil {
+		t.Fatal(err)
+	}
+	makeGroup(t, admin.Conn(), path.Dir(group))
+	acl := append(zk.DigestACL(zk.PermAll, "admin", "pw"), zk.ACL{Perms: zk.PermCreate | zk.PermDelete, Scheme: "world", ID: "anyone"})
+	if _, err := admin.Conn().Create(group, nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	l, err := elect.NewLock(s, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "may not list " + group
+	if _, err := l.Acquire(ctx); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "READ") {
+		t.Fatalf("acquire in a group it may not list: %v; want %q and READ", err, want)
+	}
+	eventually(t, 5*time.Second, "the refused waiter's node removed", func() bool {
+		c, _, err := admin.Conn().Children(group)
+		return err == nil && len(c) == 0
+	})
+	if _, err := elect.ReadGroup(ctx, s, group); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("ReadGroup of a group it may not list: %v; want %q", err, want)
+	}
+	if _, err := elect.ReadSingle(ctx, s, group, elect.SingleNodeFor(group)); err == nil || !strings.Contains(err.Error(), "may not read "+group) {
+		t.Fatalf("ReadSingle of a node it may not read: %v; want it named", err)
+	}
 }
 
 func TestACLWithoutReadIsRefused(t *testing.T) {

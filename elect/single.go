@@ -269,6 +269,9 @@ func (r *singleReader) node(ctx context.Context, watch bool) ([]byte, *zk.Stat, 
 		if err == nil {
 			return got.data, got.st, got.ch, nil
 		}
+		if errors.Is(err, zk.ErrNoAuth) {
+			return nil, nil, nil, fmt.Errorf("elect: may not read %s: %w (its ACL does not let this identity READ it); check its ACL and your credentials", r.path, err)
+		}
 		if !errors.Is(err, zk.ErrNoNode) {
 			return nil, nil, nil, err
 		}
