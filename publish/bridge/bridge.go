@@ -38,6 +38,9 @@ type Bridge struct {
 	sessions int
 	role     Role
 	groups   map[string]GroupState
+	// readErrs holds, for groups not live, the last error reading them
+	// (an ACL that refuses READ, ...): what keeps them pending.
+	readErrs map[string]string
 	// discovering holds the discover roots not listed yet in this term of
 	// activity: their groups are not known, so the bridge is not ready.
 	discovering map[string]bool
@@ -191,6 +194,12 @@ func (b *Bridge) Status() Status {
 	for g, gs := range b.groups {
 		out.Groups[g] = gs
 	}
+	for g, e := range b.readErrs {
+		if out.ReadErrors == nil {
+			out.ReadErrors = map[string]string{}
+		}
+		out.ReadErrors[g] = e
+	}
 	for r := range b.discovering {
 		out.Discovering = append(out.Discovering, r)
 	}
@@ -218,12 +227,37 @@ func (b *Bridge) setGroup(ctx context.Context, group string, st GroupState) {
 	defer b.mu.Unlock()
 	if ctx.Err() == nil {
 		b.groups[group] = st
+		if st == GroupLive {
+			delete(b.readErrs, group)
+		}
 	}
+}
+
+// groupReadFailed records why group could not be read, until it is live.
+func (b *Bridge) groupReadFailed(group string, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.groups[group]; !ok || b.groups[group] == GroupLive {
+		return // dropped, or read since
+	}
+	if b.readErrs == nil {
+		b.readErrs = map[string]string{}
+	}
+	b.readErrs[group] = err.Error()
+}
+
+// readErr is the last error reading group while it is not live, "" when
+// none.
+func (b *Bridge) readErr(group string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.readErrs[group]
 }
 
 func (b *Bridge) dropGroup(group string) {
 	b.mu.Lock()
 	delete(b.groups, group)
+	delete(b.readErrs, group)
 	b.mu.Unlock()
 	b.live.changed(group)
 	b.truth.drop(group)
@@ -255,6 +289,7 @@ func (b *Bridge) markAll(st GroupState) {
 	for g := range b.groups {
 		if st == "" {
 			delete(b.groups, g)
+			delete(b.readErrs, g)
 		} else {
 			b.groups[g] = st
 		}

@@ -159,6 +159,45 @@ func TestReadyzBody(t *testing.T) {
 	}
 }
 
+// TestUnreadableGroupSaysWhy: a group whose ACL refuses the bridge READ
+// stays not live, and /readyz, Status and the live page say why instead of
+// "not read yet"; once the ACL admits the bridge, the group goes live and
+// the error is gone.
+func TestUnreadableGroupSaysWhy(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	admin := session(t, addrs)
+	if err := admin.Conn().AddAuth("digest", []byte("admin:pw")); err != nil {
+		t.Fatal(err)
+	}
+	g := groupPath(t)
+	if _, err := admin.Conn().Create(path.Dir(g), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	acl := append(zk.DigestACL(zk.PermAll, "admin", "pw"), zk.ACL{Perms: zk.PermCreate | zk.PermDelete, Scheme: "world", ID: "anyone"})
+	if _, err := admin.Conn().Create(g, nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, url)}, MaxRetryWait: 200 * time.Millisecond})
+	want := "may not list " + g
+	st := waitStatus(t, r.Bridge, 10*time.Second, "the read error", func(st bridge.Status) bool { return strings.Contains(st.ReadErrors[g], want) })
+	if st.Groups[g] == bridge.GroupLive || !strings.Contains(strings.Join(st.NotReady(), "; "), g+" cannot be read: ") {
+		t.Fatalf("status of an unreadable group: %v, not ready: %q", st.Groups[g], st.NotReady())
+	}
+	if code, body := get(t, r.Handler(), "/readyz"); code != 503 || !strings.Contains(body, want) {
+		t.Errorf("/readyz = %d, want 503 saying %q:\n%s", code, want, body)
+	}
+	if _, body := get(t, r.Handler(), "/"); !strings.Contains(body, ">unreadable<") || !strings.Contains(body, want) {
+		t.Errorf("the live page does not say the group is unreadable and why:\n%s", body)
+	}
+	if _, err := admin.Conn().SetACL(g, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatal(err)
+	}
+	st = waitStatus(t, r.Bridge, 10*time.Second, "the group live", func(st bridge.Status) bool { return st.Groups[g] == bridge.GroupLive })
+	if e := st.ReadErrors[g]; e != "" {
+		t.Errorf("the read error outlived the read: %q", e)
+	}
+}
+
 // TestSuspectNodeIsNotALeader: a persistent node that someone creates with
 // a name sorting below the live leader is published as a suspect
 // candidate, never as a leader, and counted; the leader keeps its office.

@@ -33,6 +33,8 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	gs := &groupSet{b: b, s: s, ctx: ctx, running: map[string]*follower{}}
 	many, err := elect.ObserveMany(ctx, s, elect.OnGroupError(b.cfg.MaxRetryWait, func(group string, err error, in time.Duration) {
 		b.log.Warn("cannot read group, retrying", "group", group, "in", in.Round(time.Millisecond), "err", err)
+		b.groupReadFailed(group, err)
+		b.live.changed(group)
 	}))
 	if err != nil { // only a nil session: a bug, say so loudly
 		b.log.Error("cannot observe groups", "err", err)

@@ -44,6 +44,9 @@ type Status struct {
 	// Shard is the bridge's part of the groups, "K/N" ("" for all).
 	Shard  string                `json:"shard,omitempty"`
 	Groups map[string]GroupState `json:"groups"`
+	// ReadErrors says, for groups not live, why the last read of each
+	// failed (an ACL that refuses READ, ...), when one did.
+	ReadErrors map[string]string `json:"read_errors,omitempty"`
 	// Discovering lists the discover roots not listed yet.
 	Discovering []string              `json:"discovering,omitempty"`
 	Sinks       map[string]SinkStatus `json:"sinks"`
@@ -72,6 +75,9 @@ func (s Status) Unknown() []string {
 	return out
 }
 
+// readErrorsShown bounds how many groups' read errors NotReady spells out.
+const readErrorsShown = 5
+
 // NotReady says what keeps the bridge from being ready; empty means ready:
 // the session is connected, the bridge is active or standby, every observed
 // group is live and every sink healthy.
@@ -91,6 +97,13 @@ func (s Status) NotReady() []string {
 			why = append(why, fmt.Sprintf("%d groups not live: %v and %d more", len(u), u[:20], len(u)-20))
 		} else {
 			why = append(why, fmt.Sprintf("%d groups not live: %v", len(u), u))
+		}
+		shown := 0
+		for _, g := range u {
+			if e := s.ReadErrors[g]; e != "" && shown < readErrorsShown {
+				why = append(why, fmt.Sprintf("%s cannot be read: %s", g, e))
+				shown++
+			}
 		}
 	}
 	names := make([]string, 0, len(s.Sinks))
