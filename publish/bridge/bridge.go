@@ -44,6 +44,9 @@ type Bridge struct {
 	// discovering holds the discover roots not listed yet in this term of
 	// activity: their groups are not known, so the bridge is not ready.
 	discovering map[string]bool
+	// rootErrs holds, for discover roots not listed yet, the last error
+	// listing them.
+	rootErrs map[string]string
 	sinkUp      map[string]bool // connected by Run at start
 	httpAddr    string
 	takeovers   prometheus.Counter
@@ -203,6 +206,12 @@ func (b *Bridge) Status() Status {
 	for r := range b.discovering {
 		out.Discovering = append(out.Discovering, r)
 	}
+	for r, e := range b.rootErrs {
+		if out.ListErrors == nil {
+			out.ListErrors = map[string]string{}
+		}
+		out.ListErrors[r] = e
+	}
 	sort.Strings(out.Discovering)
 	return out
 }
@@ -277,7 +286,21 @@ func (b *Bridge) setDiscovering(root string, waiting bool) {
 		b.discovering[root] = true
 	} else {
 		delete(b.discovering, root)
+		delete(b.rootErrs, root)
 	}
+}
+
+// discoverFailed records why root could not be listed, until it is.
+func (b *Bridge) discoverFailed(root string, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.discovering[root] {
+		return
+	}
+	if b.rootErrs == nil {
+		b.rootErrs = map[string]string{}
+	}
+	b.rootErrs[root] = err.Error()
 }
 
 // markAll sets every group's state (unknown after a lost session), or

@@ -161,8 +161,8 @@ func TestReadyzBody(t *testing.T) {
 
 // TestUnreadableGroupSaysWhy: a group whose ACL refuses the bridge READ
 // stays not live, and /readyz, Status and the live page say why instead of
-// "not read yet"; once the ACL admits the bridge, the group goes live and
-// the error is gone.
+// "not read yet"; so does a discover root. Once the ACLs admit the bridge,
+// the bridge is ready and the errors are gone.
 func TestUnreadableGroupSaysWhy(t *testing.T) {
 	addrs, url := zkAddrs(t), natsURL(t)
 	admin := session(t, addrs)
@@ -174,14 +174,23 @@ func TestUnreadableGroupSaysWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	acl := append(zk.DigestACL(zk.PermAll, "admin", "pw"), zk.ACL{Perms: zk.PermCreate | zk.PermDelete, Scheme: "world", ID: "anyone"})
-	if _, err := admin.Conn().Create(g, nil, 0, acl); err != nil {
-		t.Fatal(err)
+	root := g + "-root"
+	for _, p := range []string{g, root} {
+		if _, err := admin.Conn().Create(p, nil, 0, acl); err != nil {
+			t.Fatal(err)
+		}
 	}
-	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, url)}, MaxRetryWait: 200 * time.Millisecond})
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, Discover: []string{root}, Sinks: []publish.Sink{jsSink(t, url)}, MaxRetryWait: 200 * time.Millisecond})
 	want := "may not list " + g
 	st := waitStatus(t, r.Bridge, 10*time.Second, "the read error", func(st bridge.Status) bool { return strings.Contains(st.ReadErrors[g], want) })
 	if st.Groups[g] == bridge.GroupLive || !strings.Contains(strings.Join(st.NotReady(), "; "), g+" cannot be read: ") {
 		t.Fatalf("status of an unreadable group: %v, not ready: %q", st.Groups[g], st.NotReady())
+	}
+	st = waitStatus(t, r.Bridge, 10*time.Second, "the root's listing error", func(st bridge.Status) bool {
+		return strings.Contains(st.ListErrors[root], "may not list "+root)
+	})
+	if !strings.Contains(strings.Join(st.NotReady(), "; "), "discover root "+root+" cannot be listed: may not list") {
+		t.Fatalf("not ready: %q; want the root's listing error", st.NotReady())
 	}
 	if code, body := get(t, r.Handler(), "/readyz"); code != 503 || !strings.Contains(body, want) {
 		t.Errorf("/readyz = %d, want 503 saying %q:\n%s", code, want, body)
@@ -189,12 +198,14 @@ func TestUnreadableGroupSaysWhy(t *testing.T) {
 	if _, body := get(t, r.Handler(), "/"); !strings.Contains(body, ">unreadable<") || !strings.Contains(body, want) {
 		t.Errorf("the live page does not say the group is unreadable and why:\n%s", body)
 	}
-	if _, err := admin.Conn().SetACL(g, zk.WorldACL(zk.PermAll), -1); err != nil {
-		t.Fatal(err)
+	for _, p := range []string{g, root} {
+		if _, err := admin.Conn().SetACL(p, zk.WorldACL(zk.PermAll), -1); err != nil {
+			t.Fatal(err)
+		}
 	}
-	st = waitStatus(t, r.Bridge, 10*time.Second, "the group live", func(st bridge.Status) bool { return st.Groups[g] == bridge.GroupLive })
-	if e := st.ReadErrors[g]; e != "" {
-		t.Errorf("the read error outlived the read: %q", e)
+	st = waitStatus(t, r.Bridge, 10*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 })
+	if len(st.ReadErrors)+len(st.ListErrors) != 0 {
+		t.Errorf("errors outlived the reads: %v %v", st.ReadErrors, st.ListErrors)
 	}
 }
 

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -72,8 +73,12 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			if ctx.Err() != nil || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) {
 				return
 			}
+			if errors.Is(err, zk.ErrNoAuth) {
+				err = fmt.Errorf("may not list %s: %w (its ACL does not let this identity READ it); check its ACL and the bridge's credentials", root, err)
+			}
 			wait := bo.NextBackOff()
 			b.log.Warn("cannot list discover root, retrying", "root", root, "in", wait.Round(time.Millisecond), "err", err)
+			b.discoverFailed(root, err)
 			sleep(ctx, wait)
 			continue
 		}

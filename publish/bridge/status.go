@@ -47,8 +47,10 @@ type Status struct {
 	// ReadErrors says, for groups not live, why the last read of each
 	// failed (an ACL that refuses READ, ...), when one did.
 	ReadErrors map[string]string `json:"read_errors,omitempty"`
-	// Discovering lists the discover roots not listed yet.
+	// Discovering lists the discover roots not listed yet, and
+	// ListErrors why the last listing of each failed, when one did.
 	Discovering []string              `json:"discovering,omitempty"`
+	ListErrors  map[string]string     `json:"list_errors,omitempty"`
 	Sinks       map[string]SinkStatus `json:"sinks"`
 	// Published counts the events handed to the pipeline.
 	Published int64 `json:"published"`
@@ -91,6 +93,11 @@ func (s Status) NotReady() []string {
 	}
 	if len(s.Discovering) > 0 {
 		why = append(why, fmt.Sprintf("discover roots not listed yet: %v", s.Discovering))
+		for _, r := range s.Discovering {
+			if e := s.ListErrors[r]; e != "" {
+				why = append(why, fmt.Sprintf("discover root %s cannot be listed: %s", r, e))
+			}
+		}
 	}
 	if u := s.Unknown(); len(u) > 0 {
 		if len(u) > 20 {
