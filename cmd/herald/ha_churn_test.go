@@ -223,16 +223,27 @@ func bridgeMarksWhatItMissed(t *testing.T, sink string, sameLog bool, sinkFlags 
 	if !sameLog {
 		second = filepath.Join(t.TempDir(), "second.log")
 	}
-	p2 := run(second)
-	if err := waitFor(15*time.Second, func() bool { return owned(second, c.Node()) }); err != nil {
-		t.Fatal("the second bridge never logged c")
-	}
-	if !regexp.MustCompile(`msg="read what the sink published last" sink=` + sink + ` groups=[1-9]`).MatchString(p2.out.String()) {
-		t.Errorf("the second bridge does not say it read the %s sink's reports:\n%s", sink, p2.out.String())
+	quietSnaps := func(log string) int {
+		n := 0
+		events, _ := audit.ReadAll(context.Background(), log, nil)
+		for _, e := range events {
+			if e.Group == quiet && e.Snapshot && e.Owner != nil && e.Owner.Node == q.Node() {
+				n++
+			}
+		}
+		return n
 	}
 	quietSnapshots, want := 0, 1
 	if sameLog {
 		want = 2 // one per run
+	}
+	p2 := run(second)
+	// The two groups' snapshots are written independently: wait for both.
+	if err := waitFor(15*time.Second, func() bool { return owned(second, c.Node()) && quietSnaps(second) >= want }); err != nil {
+		t.Fatalf("the second bridge never logged c and the quiet group's snapshot (%d of %d)", quietSnaps(second), want)
+	}
+	if !regexp.MustCompile(`msg="read what the sink published last" sink=` + sink + ` groups=[1-9]`).MatchString(p2.out.String()) {
+		t.Errorf("the second bridge does not say it read the %s sink's reports:\n%s", sink, p2.out.String())
 	}
 	got, _ := audit.ReadAll(context.Background(), second, nil)
 	for _, e := range got {
