@@ -153,6 +153,38 @@ func TestLockBehindALeftoverNode(t *testing.T) {
 	}
 }
 
+// Kazoo's Election writes the same names as its Lock, so who reads such a
+// group as a lock unless --recipe says otherwise.
+func TestWhoRecipe(t *testing.T) {
+	zkFl := zkFlags(t)
+	g := uniq(t)
+	c := rawZK(t)
+	mkpath(t, c, g)
+	if _, err := c.Create(g+"/9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__", []byte("kazoo-cand"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, "(lock, from zookeeper): owner kazoo-cand"},
+		{[]string{"--recipe", "election"}, "(election, from zookeeper): owner kazoo-cand"},
+	} {
+		out, stderr, code := heraldRun(t, nil, append(append(zkFl, "who", g), tc.flags...)...)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("who %v: exit %d, want %q:\n%s%s", tc.flags, code, tc.want, out, stderr)
+		}
+	}
+	out, _, _ := heraldRun(t, nil, append(zkFl, "who", g, "--recipe", "election", "--json")...)
+	var r whoReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Recipe != "election" {
+		t.Errorf("who --recipe election --json = %s (%v)", out, err)
+	}
+	if _, stderr, code := heraldRun(t, nil, append(zkFl, "who", g, "--recipe", "leader")...); code != exitUsage || !strings.Contains(stderr, "want election or lock") {
+		t.Errorf("who --recipe leader: exit %d, stderr %s", code, stderr)
+	}
+}
+
 type quietZK struct{}
 
 func (quietZK) Printf(string, ...any) {}

@@ -79,6 +79,7 @@ func newWhoCmd(a *app) *cobra.Command {
 	var sf sourceFlags
 	var asJSON bool
 	var preset []string // --preset (who_single.go)
+	var recipe string
 	cmd := &cobra.Command{
 		Use:   "who PATH",
 		Short: "Show who owns an election or lock now, and who waits",
@@ -119,6 +120,9 @@ the preset names was found.`,
 			if err != nil {
 				return err
 			}
+			if recipe != "" && recipe != string(elect.RecipeElection) && recipe != string(elect.RecipeLock) {
+				return usageErr("--recipe %q: want election or lock", recipe)
+			}
 			var r whoReport
 			switch src {
 			case "nats":
@@ -129,6 +133,9 @@ the preset names was found.`,
 				err = a.withHealth(cmd.Context(), &sf, &r, err)
 			default:
 				r, err = a.whoZK(cmd.Context(), args[0])
+			}
+			if err == nil && recipe != "" && r.Leader == nil {
+				r.Recipe = elect.Recipe(recipe)
 			}
 			if errors.Is(err, errNoOwner) {
 				return &exitError{code: exitNoOwner, err: err}
@@ -144,6 +151,7 @@ the preset names was found.`,
 	}
 	sf.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().StringVar(&recipe, "recipe", "", "election or lock: what the group holds, where its node names do not tell (Kazoo Election and Curator LeaderSelector write lock names)")
 	addPresetFlag(cmd.Flags(), &preset)
 	return cmd
 }
