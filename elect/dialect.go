@@ -374,17 +374,18 @@ func hazardBy(es []entry) (why, node string) {
 // does not see it, and a recipe herald never shares a group with reads no
 // name of herald's: each owns as if we were not there, at once or once the
 // nodes it does read below its own are gone. go-zookeeper's Lock fails on
-// such a name instead of owning, and is not named.
-func blindTo(children []string, ours string) (n need, ok bool) {
+// such a name instead of owning, and is not named. node is the client's
+// node; names for which skip says true are passed over.
+func blindTo(children []string, ours string, skip func(string) bool) (n need, node string, ok bool) {
 	for _, c := range children {
-		if c == ours {
+		if c == ours || skip != nil && skip(c) {
 			continue
 		}
 		if n, ok, err := needOf(c); (ok || err != nil) && !n.failsOnUnread && !n.reads(ours) {
-			return n, true
+			return n, c, true
 		}
 	}
-	return need{}, false
+	return need{}, "", false
 }
 
 // seqAfterLast: Curator sorts a child by the text after the last

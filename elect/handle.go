@@ -38,6 +38,10 @@ type Handle struct {
 	// found no client that cannot read our node (see Guarded).
 	guarded   chan struct{}
 	guardOnce sync.Once
+	// inert holds the nodes the guard found named like a client that
+	// cannot read ours but held by no session (see guard); only the
+	// monitor uses it.
+	inert map[string]bool
 }
 
 func newHandle(q *queue, t ticket, id string) *Handle {
@@ -265,7 +269,17 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	case err != nil:
 		return nil, false // connection trouble: the loop looks again
 	}
-	n, blind := blindTo(got.c, h.t.name)
+	n, node, blind := blindTo(got.c, h.t.name, func(c string) bool { return h.inert[c] })
+	for blind {
+		client, err := h.isClient(ctx, node)
+		if err != nil {
+			return nil, false // connection trouble: the loop looks again
+		}
+		if client {
+			break
+		}
+		n, node, blind = blindTo(got.c, h.t.name, func(c string) bool { return h.inert[c] })
+	}
 	if !blind {
 		h.guardOnce.Do(func() { close(h.guarded) })
 		return got.ch, false
@@ -282,6 +296,35 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 		ErrUnsafeGroup, n.client, h.q.parent, h.t.name, fix))
 	h.giveBack(ReasonTwoOwners)
 	return nil, true
+}
+
+// isClient reports whether node, named like a client that cannot read our
+// node, is one: an ephemeral node a session holds. A node no session holds
+// (someone created it by hand) is no client that could believe it owns;
+// it is remembered as inert, and so is a node already gone.
+func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
+	type res struct {
+		ok bool
+		st *zk.Stat
+	}
+	got, err := call(ctx, func() (res, error) {
+		ok, st, err := h.q.s.Conn().Exists(h.q.full(node))
+		return res{ok, st}, err
+	})
+	switch {
+	case err != nil:
+		return false, err
+	case got.ok && got.st.EphemeralOwner != 0:
+		return true, nil
+	}
+	if got.ok {
+		h.q.s.log.Warn("a node no session holds is named like a client that cannot read ours; it is no client, so we keep ownership (delete it if it is a leftover)", "group", h.q.parent, "node", node, "ours", h.t.name)
+	}
+	if h.inert == nil {
+		h.inert = map[string]bool{}
+	}
+	h.inert[node] = true
+	return false, nil
 }
 
 // giveBack deletes our node after ownership was given up for reason, in

@@ -1,6 +1,7 @@
 package elect
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -90,8 +91,11 @@ func TestBlindTo(t *testing.T) {
 		{"a Curator write lock, which reads no name of herald's", herald(DialectKazoo, RecipeLock), []string{curator("__WRIT__")}, "Curator __WRIT"},
 		{"an unknown protected recipe", herald(DialectCuratorLock, RecipeLock), []string{"_c_0123456789abcdef0123456789abcdef-job-" + FormatSequence(13)}, "unknown recipe"},
 	} {
-		n, _ := blindTo(append([]string{c.ours}, c.others...), c.ours)
+		n, node, _ := blindTo(append([]string{c.ours}, c.others...), c.ours, nil)
 		got := n.client
+		if got != "" && !slices.Contains(c.others, node) {
+			t.Errorf("%s: blindTo names node %q, not one of %v", c.name, node, c.others)
+		}
 		switch {
 		case c.want == "" && got != "":
 			t.Errorf("%s: blindTo names %q; want none", c.name, got)

@@ -81,7 +81,7 @@ func FuzzParseName(f *testing.F) {
 		// Reading the name as every foreign client would, beside others,
 		// never fails; a name beside itself is never a hazard.
 		_ = hazard(parseChildren([]string{"_c_5b3e1f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-lock-0000000001", name, "9f8e__lock__0000000002"}))
-		_, _ = blindTo([]string{name, "_c_5b3e1f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-__READ__0000000003"}, "_c_0100000a-20d7-0001-0000-000168726c6c-lock-0000000000")
+		_, _, _ = blindTo([]string{name, "_c_5b3e1f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-__READ__0000000003"}, "_c_0100000a-20d7-0001-0000-000168726c6c-lock-0000000000", nil)
 		if h := hazard(parseChildren([]string{name})); h != "" {
 			t.Fatalf("%q alone is a hazard: %s", name, h)
 		}

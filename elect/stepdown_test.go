@@ -97,6 +97,42 @@ func TestStepDownForBlindJoiner(t *testing.T) {
 	}
 }
 
+// A node named like a client that cannot read the owner's node but held by
+// no session (someone created it by hand) is no such client: the owner
+// keeps holding. A real client of that kind joining afterwards still makes
+// it step down.
+func TestNoStepDownForANodeNoSessionHolds(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	s := session(t, sharedAddrs(t))
+	l, err := elect.NewLock(s, groupPath(t), elect.CreateParents(), elect.WatchForHazards())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := l.Path()
+	kazooBase := "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__"
+	if _, err := s.Conn().Create(group+"/"+kazooBase, nil, zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Done():
+		t.Fatalf("stepped down for a persistent node: %s, %v", h.Reason(), h.Err())
+	case <-time.After(time.Second):
+	}
+	foreign(t, group, kazooBase)
+	select {
+	case <-h.Done():
+		if h.Reason() != elect.ReasonTwoOwners {
+			t.Fatalf("ended with %q (%v), want %q", h.Reason(), h.Err(), elect.ReasonTwoOwners)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still holds 5s after a Kazoo client joined that cannot read its node")
+	}
+}
+
 // An owner that steps down says why where observers read it: an
 // election's in the office, a lock's (which keeps no office) in the
 // group's mark, written so that it is not taken for a release. Observers
