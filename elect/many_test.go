@@ -29,6 +29,7 @@ func TestMany(t *testing.T) {
 		{"IgnoresWritesToTheOwner", TestObserverIgnoresWritesToTheOwner},
 		{"SuspectNodesNeverOwn", TestSuspectNodesNeverOwn},
 		{"OlderSuspectNodeBlocksTheQueue", TestOlderSuspectNodeBlocksTheQueue},
+		{"NoHazardFromANodeNoSessionHolds", TestNoHazardFromANodeNoSessionHolds},
 		{"SinceMeasuresTheStretch", TestSinceMeasuresTheStretchBetweenObservers},
 		{"UnreadableOwner", TestObserveUnreadableOwner},
 		{"SolrAndMesosQueues", TestSolrAndMesosQueues},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -190,7 +191,10 @@ type reader struct {
 	// suspects are the queue nodes found suspect, and why (see
 	// suspicion); lastOwner and lastChildren are the last read's owner and
 	// queue nodes, to tell a node that appeared below the owner.
-	suspects     map[string]suspectNode
+	suspects map[string]suspectNode
+	// clients are the nodes a hazard named that a session holds (see
+	// hazardOf).
+	clients      map[string]bool
 	lastOwner    *entry
 	lastChildren []string
 	// lastMzxid and lastVersion are the group node's data zxid and
@@ -329,7 +333,6 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 // owner is the lowest node that is not suspect (see suspicion).
 func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch bool) (bool, error) {
 	es := parseChildren(v.children)
-	v.Hazard, v.HazardNode = hazardBy(es)
 	owner, blocker := -1, -1
 	for _, e := range es {
 		p := participantFromName(e)
@@ -372,6 +375,15 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 		}
 		v.Queue = append(v.Queue, p)
 	}
+	var err error
+	if v.Hazard, v.HazardNode, err = r.hazardOf(ctx, es, v.children); err != nil {
+		return false, err
+	}
+	for i := range v.Queue {
+		if s, ok := r.suspects[v.Queue[i].Node]; ok && v.Queue[i].Suspect == "" {
+			v.Queue[i].Suspect = s.why // read for the hazard
+		}
+	}
 	r.forget(es)
 	if owner < 0 && blocker < 0 && len(v.Queue) > 0 {
 		blocker = 0 // only suspects: whoever joins next waits behind the lowest
@@ -398,9 +410,9 @@ func (r *reader) suspicion(p Participant, children []string) string {
 	if s, ok := r.suspects[p.Node]; ok {
 		return s.why
 	}
-	why := ""
+	why, noSession := "", p.Session == 0
 	switch {
-	case p.Session == 0:
+	case noSession:
 		why = "not ephemeral: no session holds it and it never goes away by itself; someone created it by hand"
 	case r.lastOwner != nil && p.Node != r.lastOwner.name && SeqLess(p.Sequence, r.lastOwner.seq) && contains(children, r.lastOwner.name) && !contains(r.lastChildren, p.Node):
 		why = "appeared below the owner " + r.lastOwner.name + ": a sequential create never sorts below an existing node; someone created it under a chosen name"
@@ -409,7 +421,7 @@ func (r *reader) suspicion(p Participant, children []string) string {
 		if r.suspects == nil {
 			r.suspects = map[string]suspectNode{}
 		}
-		r.suspects[p.Node] = suspectNode{why: why, czxid: p.Czxid}
+		r.suspects[p.Node] = suspectNode{why: why, czxid: p.Czxid, noSession: noSession}
 	}
 	return why
 }
@@ -417,8 +429,41 @@ func (r *reader) suspicion(p Participant, children []string) string {
 // suspectNode is the verdict on a suspect node and its czxid, kept while
 // the node exists.
 type suspectNode struct {
-	why   string
-	czxid int64
+	why       string
+	czxid     int64
+	noSession bool
+}
+
+// hazardOf is hazardBy over the queue's nodes that a session may hold: a
+// node no session holds (made by hand) is no client, whatever its name
+// says. The node a hazard names is read once to tell, and its verdict
+// kept while it exists (clients, suspects).
+func (r *reader) hazardOf(ctx context.Context, es []entry, children []string) (why, node string, err error) {
+	gone := map[string]bool{}
+	for range len(es) + 1 { // each pass rules out one node
+		live := slices.DeleteFunc(slices.Clone(es), func(e entry) bool { return gone[e.name] || r.suspects[e.name].noSession })
+		why, node = hazardBy(live)
+		if why == "" || r.clients[node] {
+			return why, node, nil
+		}
+		i := slices.IndexFunc(es, func(e entry) bool { return e.name == node })
+		p, _, err := r.details(ctx, es[i], false)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			gone[node] = true // left since the listing; the next one shows it
+			continue
+		case err != nil:
+			return "", "", err
+		case p.Session != 0:
+			if r.clients == nil {
+				r.clients = map[string]bool{}
+			}
+			r.clients[node] = true
+			return why, node, nil
+		}
+		r.suspicion(p, children)
+	}
+	return why, node, nil
 }
 
 // olderSuspect returns the index in below (the nodes that sort below p) of
@@ -451,7 +496,7 @@ func (r *reader) sameGroup(got listing) {
 		return
 	}
 	if r.groupCzxid != 0 {
-		r.owner, r.ownerW, r.lastOwner, r.lastChildren, r.suspects = nil, nil, nil, nil, nil
+		r.owner, r.ownerW, r.lastOwner, r.lastChildren, r.suspects, r.clients = nil, nil, nil, nil, nil, nil
 		r.lastMzxid, r.lastVersion, r.rel = 0, 0, releaseBase{}
 	}
 	r.groupCzxid = czxid
@@ -465,6 +510,11 @@ func (r *reader) forget(es []entry) {
 	for n := range r.suspects {
 		if !contains(r.lastChildren, n) {
 			delete(r.suspects, n)
+		}
+	}
+	for n := range r.clients {
+		if !contains(r.lastChildren, n) {
+			delete(r.clients, n)
 		}
 	}
 }

@@ -557,6 +557,43 @@ func TestOlderSuspectNodeBlocksTheQueue(t *testing.T) {
 	}
 }
 
+// A node no session holds, named like a client that cannot read the others
+// (Kazoo's), is no client: observers report no hazard for it. A real Kazoo
+// client joining afterwards is one.
+func TestNoHazardFromANodeNoSessionHolds(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, third, obs := session(t, addrs), session(t, addrs), session(t, addrs)
+	l, err := elect.NewLock(a, group, elect.CreateParents(), elect.WithID("alpha"), elect.NoHazardCheck())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := observe(t, obs, group)
+	expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	kazooBase := "9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__"
+	made, err := third.Conn().Create(group+"/"+kazooBase, nil, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o, elect.Joined, ownerIs("alpha"))
+	if c.Hazard != "" {
+		t.Fatalf("a persistent node with Kazoo's name made a hazard: %s", c.Hazard)
+	}
+	v, err := elect.ReadGroup(ctx, obs, group)
+	if err != nil || v.Hazard != "" || len(v.Queue) != 2 || v.Queue[1].Node != path.Base(made) || !strings.Contains(v.Queue[1].Suspect, "not ephemeral") {
+		t.Fatalf("ReadGroup: %+v, %v; want no hazard and the persistent node flagged", v, err)
+	}
+	kz, _ := foreign(t, group, kazooBase)
+	c = expect(t, o, elect.Joined, ownerIs("alpha"))
+	if c.Candidate == nil || c.Candidate.Node != kz || !strings.Contains(c.Hazard, "Kazoo") {
+		t.Fatalf("after a Kazoo client joined: %+v; want a hazard naming Kazoo", c)
+	}
+}
+
 // An observation continued with Since measures its first snapshot against
 // the last view of the one before: a tenure that passed between them is a
 // gap, an owner that held throughout is not.
