@@ -46,16 +46,16 @@ type Bridge struct {
 	discovering map[string]bool
 	// rootErrs holds, for discover roots not listed yet, the last error
 	// listing them.
-	rootErrs map[string]string
-	sinkUp      map[string]bool // connected by Run at start
-	httpAddr    string
-	takeovers   prometheus.Counter
-	sessionCnt  prometheus.Counter
-	suspects    prometheus.Counter
-	replayed    prometheus.Counter
-	fallbacks   *prometheus.CounterVec
-	truth       *truth
-	live        *live // what the live page follows (page.go)
+	rootErrs   map[string]string
+	sinkUp     map[string]bool // connected by Run at start
+	httpAddr   string
+	takeovers  prometheus.Counter
+	sessionCnt prometheus.Counter
+	suspects   prometheus.Counter
+	replayed   prometheus.Counter
+	fallbacks  *prometheus.CounterVec
+	truth      *truth
+	live       *live // what the live page follows (page.go)
 
 	// pubMu orders publishing against taking over: a standby holds the
 	// events it observes (see replay.go).
