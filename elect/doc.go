@@ -84,7 +84,10 @@
 // Lock, Solr, Mesos and the classic recipes' names, and ObserveSingle
 // reads single-node leaders (Kafka's controller, HBase's master, ...). A
 // node that no session holds, or that appears below the owner, is flagged
-// Suspect and never reported as the owner. It reports Gap when it cannot
+// Suspect and never reported as the owner; one older than the node that
+// would own holds the queue up (every recipe waits for its deletion), so
+// then nobody owns and View.Blocked names it. Nor does a node no session
+// holds make a Hazard, whatever its name. It reports Gap when it cannot
 // prove it saw every intermediate owner (the parent's cversion moved more
 // than the listings explain, or a node that left was ahead of the new
 // owner), also across a lost connection or, with Since, between
