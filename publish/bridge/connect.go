@@ -50,8 +50,12 @@ func (b *Bridge) connectSinks(ctx context.Context) error {
 					// stop says nothing; the one before it does.
 					err = fmt.Errorf("stopped while waiting (%w); the last answer: %v", ctx.Err(), last)
 				}
-				return fmt.Errorf("%w: %s: %d attempts in %v: %w; check that it runs and the address and credentials are right",
-					ErrSinkUnreachable, name, attempt, time.Since(start).Round(time.Millisecond), err)
+				advice := "; check that it runs and the address and credentials are right"
+				if strings.Contains(err.Error(), "; check ") || strings.Contains(err.Error(), ": check ") {
+					advice = "" // the sink said what to check
+				}
+				return fmt.Errorf("%w: %s: %d attempts in %v: %w%s",
+					ErrSinkUnreachable, name, attempt, time.Since(start).Round(time.Millisecond), err, advice)
 			}
 			b.log.Warn("sink not reachable yet, retrying", "sink", name, "attempt", attempt, "in", wait.Round(time.Millisecond), "err", err)
 			if !sleep(ctx, wait) {

@@ -151,6 +151,10 @@ func TestUnreachable(t *testing.T) {
 		if !isErr(r.err, bridge.ErrSinkUnreachable) || !strings.Contains(r.err.Error(), "127.0.0.1:1") || !strings.Contains(r.err.Error(), "attempts") {
 			t.Errorf("Run: %v; want ErrSinkUnreachable naming the URL and the attempts", r.err)
 		}
+		// The sink's own advice, once: no generic one repeated after it.
+		if msg := r.err.Error(); strings.Count(msg, "check") != 1 {
+			t.Errorf("Run: %v; want one piece of advice", r.err)
+		}
 	})
 	// Stopped while still trying: the error carries the sink's last real
 	// answer, not only the attempt the stop cut short.
