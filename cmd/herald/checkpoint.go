@@ -140,12 +140,12 @@ leader that saved it, and when.`,
 			}
 			s, err := a.openSession(cmd.Context(), false)
 			if err != nil {
-				return err
+				return unreachableExit(err)
 			}
 			defer s.Close()
 			cp, err := elect.ReadCheckpoint(cmd.Context(), s, group)
 			if err != nil {
-				return err
+				return unreachableExit(err)
 			}
 			if asJSON {
 				return writeJSON(a.stdout, checkpointJSON(cp))

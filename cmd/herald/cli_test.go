@@ -285,6 +285,10 @@ func TestFastHonestFailure(t *testing.T) {
 		{[]string{"--zk", closed, "who", "/x"}, exitUnreachable, 3*time.Second + 2*time.Second, "gave up after the connect timeout, 3s"},
 		{[]string{"--zk", closed, "--connect-timeout", "1s", "lock", "--lock", "/x", "--", "true"}, exitFailure, 1*time.Second + 2*time.Second, "gave up after the connect timeout, 1s"},
 		{[]string{"--zk", "no-such-host.invalid:2181", "who", "/x"}, exitUnreachable, 2 * time.Second, "no such host: no-such-host.invalid"},
+		// the other reading commands exit as who does
+		{[]string{"--zk", closed, "--connect-timeout", "1s", "checkpoint", "get", "/x"}, exitUnreachable, 1*time.Second + 2*time.Second, "gave up after the connect timeout, 1s"},
+		{[]string{"tail", "--nats", "nats://" + closed}, exitUnreachable, 5 * time.Second, "no servers available"},
+		{[]string{"history", "--kafka", closed}, exitUnreachable, 5 * time.Second, "brokers unreachable"},
 	} {
 		began := time.Now()
 		_, stderr, code := heraldRun(t, nil, tc.args...)

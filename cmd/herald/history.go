@@ -63,7 +63,7 @@ any browser, with no server and nothing fetched.`,
 			}
 			events, err := a.historyEvents(cmd.Context(), &sf, files, group)
 			if err != nil {
-				return err
+				return unreachableExit(err)
 			}
 			if htmlOut != "" || svgOut != "" {
 				return a.writeTimeline(events, htmlOut, svgOut, sf.describe(files))

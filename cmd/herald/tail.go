@@ -46,7 +46,7 @@ stored events of that recent past first; --json prints one JSON event per line.`
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.groups = args
-			return a.tail(cmd.Context(), o)
+			return unreachableExit(a.tail(cmd.Context(), o))
 		},
 	}
 	o.sf.addFlags(cmd.Flags())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/kafkasink"
 )
 
 // health is what an operator asks of a group in an incident, read from
@@ -88,9 +89,18 @@ func (a *app) withHealth(ctx context.Context, sf *sourceFlags, r *whoReport, err
 	return fmt.Errorf("%w; %d owner changes in the last hour", err, *r.ChangesLastHour)
 }
 
-// unreachable reports whether err means the server who was to ask did not
-// answer: ZooKeeper, NATS, or a Kafka broker.
+// unreachable reports whether err means the server a reading command was
+// to ask did not answer: ZooKeeper, NATS, or a Kafka broker.
 func unreachable(err error) bool {
 	var op *net.OpError
-	return err != nil && (errors.Is(err, elect.ErrUnreachable) || errors.Is(err, nats.ErrNoServers) || errors.As(err, &op))
+	return err != nil && (errors.Is(err, elect.ErrUnreachable) || errors.Is(err, nats.ErrNoServers) || errors.Is(err, kafkasink.ErrUnreachable) || errors.As(err, &op))
+}
+
+// unreachableExit gives a reading command's error the exit status who
+// gives it: exitUnreachable when a server did not answer.
+func unreachableExit(err error) error {
+	if unreachable(err) {
+		return &exitError{code: exitUnreachable, err: err}
+	}
+	return err
 }
