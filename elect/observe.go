@@ -439,6 +439,9 @@ type suspectNode struct {
 // says. The node a hazard names is read once to tell, and its verdict
 // kept while it exists (clients, suspects).
 func (r *reader) hazardOf(ctx context.Context, es []entry, children []string) (why, node string, err error) {
+	if why, node = hazardBy(es); why == "" {
+		return "", "", nil // fewer nodes make no hazard either: nothing to read
+	}
 	gone := map[string]bool{}
 	for range len(es) + 1 { // each pass rules out one node
 		live := slices.DeleteFunc(slices.Clone(es), func(e entry) bool { return gone[e.name] || r.suspects[e.name].noSession })
