@@ -209,6 +209,45 @@ func TestUnreadableGroupSaysWhy(t *testing.T) {
 	}
 }
 
+// TestBlockedQueueHasNoLeader: a node no session holds, left in a group
+// before a candidate joined, holds the queue up. The bridge publishes no
+// leader for the waiting candidate and the page says what the queue waits
+// behind; once someone deletes the node, the candidate leads and that is
+// published.
+func TestBlockedQueueHasNoLeader(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	s := session(t, addrs)
+	g := groupPath(t)
+	for _, p := range []string{path.Dir(g), g} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	left, err := s.Conn().Create(g+"/n_", []byte("left over"), zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := collect(t, url, "herald.*."+publish.MustTokens(g))
+	w := candidate(t, s, g, "w")
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, url)}})
+	joined := func(e publish.Event) bool { return e.Candidate != nil && e.Candidate.ID == "w" }
+	sub.waitCount(t, 15*time.Second, "the waiting candidate", 1, joined)
+	if _, body := get(t, r.Handler(), "/"); !strings.Contains(body, "no owner: the queue waits behind 1 node(s)") {
+		t.Errorf("the page does not say the queue waits behind the left-over node:\n%s", body)
+	}
+	elected := func(e publish.Event) bool { return e.Type == publish.LeaderElected && e.Owner != nil && e.Owner.ID == "w" }
+	if n := sub.count(elected); n != 0 {
+		t.Fatalf("published w as the leader while it waits behind %s: %+v", left, sub.all())
+	}
+	if err := s.Conn().Delete(left, -1); err != nil {
+		t.Fatal(err)
+	}
+	sub.waitCount(t, 10*time.Second, "w elected once the node is gone", 1, elected)
+	if h := <-w; h == nil || !h.Held() {
+		t.Fatal("w does not lead after the left-over node went")
+	}
+}
+
 // TestSuspectNodeIsNotALeader: a persistent node that someone creates with
 // a name sorting below the live leader is published as a suspect
 // candidate, never as a leader, and counted; the leader keeps its office.

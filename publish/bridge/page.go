@@ -108,6 +108,10 @@ func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
 		r.State, r.Why = "unknown", "ZooKeeper not reachable"
 	case g != nil && g.hazard != "":
 		r.State, r.Why = "unsafe", "two owners possible: "+g.hazard
+	case g != nil && len(g.suspects) > 0 && r.Node == "":
+		// With no owner, a queue that holds a suspect waits behind it
+		// (elect.View.Blocked): only its deletion lets the next one own.
+		r.State, r.Why = "suspect", fmt.Sprintf("no owner: the queue waits behind %d node(s) that cannot be what the queue says; delete a leftover (herald who names it)", len(g.suspects))
 	case g != nil && len(g.suspects) > 0:
 		r.State, r.Why = "suspect", fmt.Sprintf("%d queue node(s) that cannot be what the queue says", len(g.suspects))
 	case r.Node == "":
