@@ -235,7 +235,9 @@ func TestBlockedQueueHasNoLeader(t *testing.T) {
 	if _, body := get(t, r.Handler(), "/"); !strings.Contains(body, "no owner: the queue waits behind 1 node(s)") {
 		t.Errorf("the page does not say the queue waits behind the left-over node:\n%s", body)
 	}
-	elected := func(e publish.Event) bool { return e.Type == publish.LeaderElected && e.Owner != nil && e.Owner.ID == "w" }
+	elected := func(e publish.Event) bool {
+		return e.Type == publish.LeaderElected && e.Owner != nil && e.Owner.ID == "w"
+	}
 	if n := sub.count(elected); n != 0 {
 		t.Fatalf("published w as the leader while it waits behind %s: %+v", left, sub.all())
 	}
