@@ -129,11 +129,7 @@ func TestLockBehindALeftoverNode(t *testing.T) {
 	zkFl := zkFlags(t)
 	l := uniq(t)
 	c := rawZK(t)
-	mkpath(t, c, l)
-	left, err := c.Create(l+"/lock-", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll))
-	if err != nil {
-		t.Fatal(err)
-	}
+	left := mknode(t, c, l+"/lock-", nil, zk.FlagSequence)
 	_, stderr, code := heraldRun(t, nil, append(zkFl, "lock", "--lock", l, "--timeout", "1s", "--", "true")...)
 	if code != exitTempFail || !strings.Contains(stderr, "waiting behind a node no session holds") ||
 		!strings.Contains(stderr, "is held by nobody: its queue waits behind "+path.Base(left)+", which is not ephemeral") ||
@@ -158,11 +154,7 @@ func TestLockBehindALeftoverNode(t *testing.T) {
 func TestWhoRecipe(t *testing.T) {
 	zkFl := zkFlags(t)
 	g := uniq(t)
-	c := rawZK(t)
-	mkpath(t, c, g)
-	if _, err := c.Create(g+"/9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__", []byte("kazoo-cand"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
+	mknode(t, rawZK(t), g+"/9f8e7d6c5b4a39281706f5e4d3c2b1a0__lock__", []byte("kazoo-cand"), zk.FlagEphemeral|zk.FlagSequence)
 	for _, tc := range []struct {
 		flags []string
 		want  string

@@ -146,10 +146,20 @@ func mkpath(t *testing.T, c *zk.Conn, p string) {
 
 func ephemeral(t *testing.T, c *zk.Conn, p string, data []byte) {
 	t.Helper()
+	mknode(t, c, p, data, zk.FlagEphemeral)
+}
+
+// mknode creates p with data and flags (and its parents), open to all, as
+// a client other than herald would, and returns the path ZooKeeper gave
+// it (a sequential node's has its sequence).
+func mknode(t *testing.T, c *zk.Conn, p string, data []byte, flags int32) string {
+	t.Helper()
 	mkpath(t, c, path.Dir(p))
-	if _, err := c.Create(p, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	made, err := c.Create(p, data, flags, zk.WorldACL(zk.PermAll))
+	if err != nil {
 		t.Fatalf("create %s: %v", p, err)
 	}
+	return made
 }
 
 // kafkaRegister is KafkaZkClient.registerControllerAndIncrementControllerEpoch:

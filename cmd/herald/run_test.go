@@ -356,11 +356,7 @@ func waitQueued(t *testing.T, zk []string, g string, n int, failure string) {
 func TestRunCheckpointSomeoneElseWrote(t *testing.T) {
 	zkFl := zkFlags(t)
 	g := uniq(t)
-	conn := rawZK(t)
-	mkpath(t, conn, g)
-	if _, err := conn.Create(g+"/herald-checkpoint", []byte("step=9 (typed by hand)"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
+	mknode(t, rawZK(t), g+"/herald-checkpoint", []byte("step=9 (typed by hand)"), 0)
 	_, stderr, code := heraldRun(t, nil, append(zkFl, "checkpoint", "get", g)...)
 	if code != exitFailure || !strings.Contains(stderr, "not a herald checkpoint") || !strings.Contains(stderr, "delete the node") {
 		t.Fatalf("checkpoint get of data someone else wrote: exit %d, stderr: %s", code, stderr)
