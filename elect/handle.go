@@ -303,21 +303,14 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 // (someone created it by hand) is no client that could believe it owns;
 // it is remembered as inert, and so is a node already gone.
 func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
-	type res struct {
-		ok bool
-		st *zk.Stat
-	}
-	got, err := call(ctx, func() (res, error) {
-		ok, st, err := h.q.s.Conn().Exists(h.q.full(node))
-		return res{ok, st}, err
-	})
+	exists, session, err := ownerOf(ctx, h.q.s.Conn(), h.q.full(node))
 	switch {
 	case err != nil:
 		return false, err
-	case got.ok && got.st.EphemeralOwner != 0:
+	case session != 0:
 		return true, nil
 	}
-	if got.ok {
+	if exists {
 		h.q.s.log.Warn("a node no session holds is named like a client that cannot read ours; it is no client, so we keep ownership (delete it if it is a leftover)", "group", h.q.parent, "node", node, "ours", h.t.name)
 	}
 	if h.inert == nil {
@@ -429,6 +422,23 @@ func getW(ctx context.Context, c *zk.Conn, p string) (bool, *zk.Stat, <-chan zk.
 		return false, nil, nil, nil
 	}
 	return err == nil, res.st, res.ch, err
+}
+
+// ownerOf reads whether p exists and the session that holds it (its
+// ephemeralOwner: 0 for a node no session holds, or a missing one).
+func ownerOf(ctx context.Context, c *zk.Conn, p string) (exists bool, session int64, err error) {
+	type r struct {
+		ok bool
+		st *zk.Stat
+	}
+	res, err := call(ctx, func() (r, error) {
+		ok, st, err := c.Exists(p)
+		return r{ok, st}, err
+	})
+	if err != nil || !res.ok {
+		return false, 0, err
+	}
+	return true, res.st.EphemeralOwner, nil
 }
 
 // existsW reads p's stat and sets a watch that also fires when p is

@@ -135,6 +135,18 @@ func TestUnsafeMixIsRefused(t *testing.T) {
 	if _, err := f.TryAcquire(ctx); !errors.Is(err, elect.ErrLocked) {
 		t.Fatalf("TryAcquire with a forced dialect: %v; want ErrLocked (it queued, and others hold)", err)
 	}
+
+	// Only clients make a group unsafe: beside a Curator mutex node, a
+	// node with Kazoo's name that no session holds is no Kazoo client.
+	junk := groupPath(t)
+	_, kc := foreign(t, junk, "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-")
+	if _, err := kc.Create(junk+"/4b3c2d1e0f4b3c2d1e0f4b3c2d1e0f11__lock__", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := elect.NewLock(s, junk)
+	if _, err := j.TryAcquire(ctx); !errors.Is(err, elect.ErrLocked) {
+		t.Fatalf("TryAcquire beside a Curator node and a persistent Kazoo-named one: %v; want ErrLocked (it queued behind the Curator node)", err)
+	}
 }
 
 // A foreign client that joins while a herald waiter waits, and needs

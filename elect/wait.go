@@ -2,6 +2,7 @@ package elect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -269,6 +270,15 @@ func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error
 		return false, nil
 	}
 	d, others, err := w.q.learnFrom(children, w.t.name)
+	if errors.Is(err, ErrUnsafeGroup) {
+		// Only clients make a group unsafe: a node no session holds is
+		// none, whatever its name (read on this path only, which is rare).
+		live, rerr := w.q.heldBySessions(ctx, others)
+		if rerr != nil {
+			return false, w.q.retryable(ctx, rerr)
+		}
+		d, others, err = w.q.learnFrom(live, w.t.name)
+	}
 	if err != nil {
 		return false, fmt.Errorf("elect: %s: %w", w.q.parent, err)
 	}
@@ -304,6 +314,26 @@ func (q *queue) learnFrom(children []string, ours string) (Dialect, []string, er
 	}
 	q.learnDialect(d)
 	return d, others, nil
+}
+
+// heldBySessions is children without the nodes named like a foreign client
+// that no session holds (or that are gone): each such name is read.
+func (q *queue) heldBySessions(ctx context.Context, children []string) ([]string, error) {
+	var live []string
+	for _, c := range children {
+		if _, ok, err := needOf(c); !ok && err == nil {
+			live = append(live, c) // imposes nothing: no need to ask
+			continue
+		}
+		_, session, err := ownerOf(ctx, q.s.Conn(), q.full(c))
+		if err != nil {
+			return nil, err
+		}
+		if session != 0 {
+			live = append(live, c)
+		}
+	}
+	return live, nil
 }
 
 // hasNeeds reports whether any child imposes a dialect.
