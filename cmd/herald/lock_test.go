@@ -141,6 +141,11 @@ func TestLockBehindALeftoverNode(t *testing.T) {
 		!strings.Contains(out, "note: nobody owns: the queue waits behind "+path.Base(left)) {
 		t.Fatalf("who behind a left-over node: exit %d, want %d showing the node and the note:\n%s%s", code, exitNoOwner, out, stderr)
 	}
+	out, _, _ = heraldRun(t, nil, append(zkFl, "who", l, "--json")...)
+	var r whoReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.BlockedBy != path.Base(left) || r.Owner != nil {
+		t.Fatalf("who --json = %s (%v); want no owner, blocked by %s", out, err, path.Base(left))
+	}
 	if err := c.Delete(left, -1); err != nil {
 		t.Fatal(err)
 	}

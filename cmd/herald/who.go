@@ -53,6 +53,9 @@ type whoReport struct {
 	OwnerlessSince  *time.Time `json:"ownerless_since,omitempty"`
 	// Notes says what in the group herald could not read, and what to do.
 	Notes []string `json:"notes,omitempty"`
+	// BlockedBy is the suspect node the queue waits behind when nobody
+	// owns (elect.View.Blocked).
+	BlockedBy string `json:"blocked_by,omitempty"`
 	// Below lists (sorted, at most whoBelowMax) the children of a node
 	// with no queue nodes: asked about a parent of groups, who names them.
 	Below []string `json:"below,omitempty"`
@@ -194,6 +197,7 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 		r.Below = childrenBelow(ctx, s, group)
 	}
 	if b := v.Blocked; b != nil {
+		r.BlockedBy = b.Node
 		r.Notes = append(r.Notes, fmt.Sprintf("nobody owns: the queue waits behind %s, which is %s; if it is a leftover, delete it (zkCli.sh: delete %s/%s) and the next in line owns", b.Node, b.Suspect, group, b.Node))
 	}
 	if v.OfficeUnreadable() {
