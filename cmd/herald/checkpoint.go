@@ -116,7 +116,7 @@ func newCheckpointGetCmd(a *app) *cobra.Command {
 		Short: "Print the last checkpoint of an election",
 		Long: `get prints the data of the election's last checkpoint (exit 1 when there is
 none), or with --json the whole record: data, term, node and id of the
-leader that saved it, and when.`,
+leader that saved it, and when. It exits 69 when ZooKeeper cannot be reached.`,
 		Example: `  herald checkpoint get --election /jobs/nightly
   herald checkpoint get /jobs/nightly --json`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -42,7 +42,10 @@ bridge) are merged into one history, each event id counted once.
 --html FILE and --svg FILE draw the same history as a timeline, one bar per
 tenure labelled with its owner and term, gaps and stretches nobody observed
 drawn as such, candidates joining and leaving as marks: a file that opens in
-any browser, with no server and nothing fetched.`,
+any browser, with no server and nothing fetched.
+
+Exit codes: 0; 69 NATS or Kafka cannot be reached; 1 other failures (an
+audit log that does not exist, ...); 2 usage errors.`,
 		Example: `  herald history --audit /var/lib/herald/audit.log
   herald history --audit bridge-a/audit.log --audit bridge-b/audit.log
   herald history /jobs/nightly --nats nats://localhost:4222 --json

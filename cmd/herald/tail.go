@@ -33,7 +33,10 @@ func newTailCmd(a *app) *cobra.Command {
 one line each: time, type, group, owner and previous owner, term, reason, and
 GAP when the bridge could not prove it saw every owner in between. Each change
 is printed once even when bridges publish it twice. --since also prints the
-stored events of that recent past first; --json prints one JSON event per line.`,
+stored events of that recent past first; --json prints one JSON event per line.
+
+Exit codes: 0 (interrupted, or --count reached); 69 NATS or Kafka cannot be
+reached; 1 other failures; 2 usage errors.`,
 		Example: `  herald tail --nats nats://localhost:4222
   herald tail /jobs/nightly /locks/backup --kafka broker1:9092 --since 1h --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
