@@ -538,7 +538,7 @@ func (m *Many) readFailed(g *member, err error) {
 		wait *= 2
 	}
 	wait = min(wait, m.opts.maxRetry)
-	m.retryIn(g, wait, fmt.Errorf("elect: observe %s: %w", ob.group, err))
+	m.retryIn(g, wait, observeErr(ob.group, err))
 }
 
 // retryIn queues g again after wait, telling OnGroupError about err.

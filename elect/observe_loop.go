@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -194,9 +195,18 @@ func (ob *observation) readFailed(ctx context.Context, err error) error {
 		ob.childrenFired = true
 		return nil
 	default:
-		ob.o.finish(fmt.Errorf("elect: observe %s: %w", ob.group, err))
+		ob.o.finish(observeErr(ob.group, err))
 	}
 	return errStop
+}
+
+// observeErr puts an observer's read error in context: the group, unless
+// the error names it already (see unlistable).
+func observeErr(group string, err error) error {
+	if strings.Contains(err.Error(), group) {
+		return err
+	}
+	return fmt.Errorf("elect: observe %s: %w", group, err)
 }
 
 // await waits for a watch to fire, then takes the others that fired with

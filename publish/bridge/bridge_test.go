@@ -183,6 +183,9 @@ func TestUnreadableGroupSaysWhy(t *testing.T) {
 	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, Discover: []string{root}, Sinks: []publish.Sink{jsSink(t, url)}, MaxRetryWait: 200 * time.Millisecond})
 	want := "may not list " + g
 	st := waitStatus(t, r.Bridge, 10*time.Second, "the read error", func(st bridge.Status) bool { return strings.Contains(st.ReadErrors[g], want) })
+	if n := strings.Count(st.ReadErrors[g], g); n != 1 {
+		t.Errorf("the read error names the group %d times: %s", n, st.ReadErrors[g])
+	}
 	if st.Groups[g] == bridge.GroupLive || !strings.Contains(strings.Join(st.NotReady(), "; "), g+" cannot be read: ") {
 		t.Fatalf("status of an unreadable group: %v, not ready: %q", st.Groups[g], st.NotReady())
 	}
