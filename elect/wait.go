@@ -264,7 +264,8 @@ func twoBelowGone() waitState { return stateListing }
 // create that is where our node was anyway; later, a foreign client that
 // could not see our node has queued as if it were not there, and we go
 // behind it. A group whose clients need different dialects is refused. A
-// forced dialect is never changed.
+// forced dialect is never changed. It returns true when the waiter must
+// list again: its node was replaced, or a read it needed failed.
 func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error) {
 	if w.q.forced() {
 		return false, nil
@@ -275,7 +276,9 @@ func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error
 		// none, whatever its name (read on this path only, which is rare).
 		live, rerr := w.q.heldBySessions(ctx, others)
 		if rerr != nil {
-			return false, w.q.retryable(ctx, rerr)
+			// Undecided: never go on as if the group were safe. true
+			// sends the waiter back to listing once the connection is.
+			return true, w.q.retryable(ctx, rerr)
 		}
 		d, others, err = w.q.learnFrom(live, w.t.name)
 	}
