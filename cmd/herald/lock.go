@@ -139,7 +139,7 @@ func (a *app) lockFailed(ctx context.Context, s *elect.Session, o lockOpts, err 
 	if v, herr := elect.ReadGroup(hctx, s, o.path); herr == nil && v.Owner != nil {
 		held = fmt.Sprintf("is held by %s (node %s, session %s)", v.Owner.ID, v.Owner.Node, v.Owner.SessionHex())
 	} else if herr == nil && v.Blocked != nil {
-		held = fmt.Sprintf("is held by nobody: its queue waits behind %s, which is %s; if it is a leftover, delete it (zkCli.sh: delete %s/%s)", v.Blocked.Node, v.Blocked.Suspect, o.path, v.Blocked.Node)
+		held = "is held by nobody: its queue " + waitsBehind(o.path, *v.Blocked)
 	}
 	return &exitError{code: exitTempFail, err: fmt.Errorf("lock %s %s; gave up after --timeout %v", o.path, held, o.timeout)}
 }

@@ -159,6 +159,12 @@ the preset names was found.`,
 	return cmd
 }
 
+// waitsBehind says what a blocked queue waits behind (elect.View.Blocked)
+// and how to end the wait.
+func waitsBehind(group string, b elect.Participant) string {
+	return fmt.Sprintf("waits behind %s, which is %s; if it is a leftover, delete it (zkCli.sh: delete %s/%s)", b.Node, b.Suspect, group, b.Node)
+}
+
 // errNoOwner: NATS or Kafka has no owner for the group (who exits
 // exitNoOwner).
 var errNoOwner = errors.New("no owner")
@@ -198,7 +204,7 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 	}
 	if b := v.Blocked; b != nil {
 		r.BlockedBy = b.Node
-		r.Notes = append(r.Notes, fmt.Sprintf("nobody owns: the queue waits behind %s, which is %s; if it is a leftover, delete it (zkCli.sh: delete %s/%s) and the next in line owns", b.Node, b.Suspect, group, b.Node))
+		r.Notes = append(r.Notes, "nobody owns: the queue "+waitsBehind(group, *b)+" and the next in line owns")
 	}
 	if v.OfficeUnreadable() {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s/%s holds data herald did not write, so whether the owner took office is not known; the owner's next acknowledgment replaces it (herald run writes one when it starts its command)", group, elect.OfficeNode))

@@ -97,9 +97,10 @@ func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
 		}
 	}
 	b.truth.mu.Unlock()
+	readErr := b.readErr(group)
 	switch {
-	case st == GroupPending && b.readErr(group) != "":
-		r.State, r.Why = "unreadable", b.readErr(group)+" (retrying)"
+	case st == GroupPending && readErr != "":
+		r.State, r.Why = "unreadable", readErr+" (retrying)"
 	case st == GroupPending:
 		r.State, r.Why = "pending", "not read yet"
 	case st == GroupUnknown && r.Node != "":
