@@ -139,7 +139,7 @@ func readGroupRecipe(ctx context.Context, conn *zk.Conn, group string) (Recipe, 
 		return "", false
 	}
 	var m groupMark
-	if json.Unmarshal(b, &m) != nil || m.Herald == 0 || m.Recipe != RecipeElection && m.Recipe != RecipeLock {
+	if json.Unmarshal(b, &m) != nil || m.Herald == 0 || !m.Recipe.Known() {
 		return "", false
 	}
 	return m.Recipe, true

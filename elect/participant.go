@@ -13,6 +13,10 @@ const (
 	RecipeLock     Recipe = "lock"
 )
 
+// Known reports whether r is one of the recipes herald knows: election or
+// lock.
+func (r Recipe) Known() bool { return r == RecipeElection || r == RecipeLock }
+
 // Participant is one node in a group's queue: a candidate of an election or a
 // waiter (or holder) of a lock.
 type Participant struct {

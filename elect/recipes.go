@@ -18,7 +18,7 @@ type RecipeRules map[string]Recipe
 // Validate says what is wrong with a rule.
 func (rr RecipeRules) Validate() error {
 	for p, r := range rr {
-		if r != RecipeElection && r != RecipeLock {
+		if !r.Known() {
 			return fmt.Errorf("elect: recipe %q for %q: want %q or %q", r, p, RecipeElection, RecipeLock)
 		}
 		if err := ValidatePath(p); err != nil {

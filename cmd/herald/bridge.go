@@ -201,7 +201,7 @@ func (f *bridgeFlags) recipeMap() (elect.RecipeRules, error) {
 			return nil, usageErr("--recipe %q: want PATH=election or PATH=lock", r)
 		}
 		p, rec := r[:i], elect.Recipe(r[i+1:])
-		if rec != elect.RecipeElection && rec != elect.RecipeLock {
+		if !rec.Known() {
 			return nil, usageErr("--recipe %q: recipe %q is neither election nor lock", r, rec)
 		}
 		out[p] = rec

@@ -123,7 +123,7 @@ the preset names was found.`,
 			if err != nil {
 				return err
 			}
-			if recipe != "" && recipe != string(elect.RecipeElection) && recipe != string(elect.RecipeLock) {
+			if recipe != "" && !elect.Recipe(recipe).Known() {
 				return usageErr("--recipe %q: want election or lock", recipe)
 			}
 			var r whoReport
