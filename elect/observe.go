@@ -376,13 +376,8 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 		v.Queue = append(v.Queue, p)
 	}
 	var err error
-	if v.Hazard, v.HazardNode, err = r.hazardOf(ctx, es, v.children); err != nil {
+	if v.Hazard, v.HazardNode, err = r.hazardOf(ctx, es, v.children, v.Queue); err != nil {
 		return false, err
-	}
-	for i := range v.Queue {
-		if s, ok := r.suspects[v.Queue[i].Node]; ok && v.Queue[i].Suspect == "" {
-			v.Queue[i].Suspect = s.why // read for the hazard
-		}
 	}
 	r.forget(es)
 	if owner < 0 && blocker < 0 && len(v.Queue) > 0 {
@@ -437,8 +432,9 @@ type suspectNode struct {
 // hazardOf is hazardBy over the queue's nodes that a session may hold: a
 // node no session holds (made by hand) is no client, whatever its name
 // says. The node a hazard names is read once to tell, and its verdict
-// kept while it exists (clients, suspects).
-func (r *reader) hazardOf(ctx context.Context, es []entry, children []string) (why, node string, err error) {
+// kept while it exists (clients, suspects); one found suspect is marked so
+// in queue.
+func (r *reader) hazardOf(ctx context.Context, es []entry, children []string, queue []Participant) (why, node string, err error) {
 	if why, node = hazardBy(es); why == "" {
 		return "", "", nil // fewer nodes make no hazard either: nothing to read
 	}
@@ -464,7 +460,10 @@ func (r *reader) hazardOf(ctx context.Context, es []entry, children []string) (w
 			r.clients[node] = true
 			return why, node, nil
 		}
-		r.suspicion(p, children)
+		verdict := r.suspicion(p, children)
+		if i := slices.IndexFunc(queue, func(q Participant) bool { return q.Node == node }); i >= 0 {
+			queue[i].Suspect = verdict
+		}
 	}
 	return why, node, nil
 }
@@ -782,7 +781,7 @@ func Since(v View) ObserveOption {
 // is guessed from the node names: "lock" in them means a lock).
 func AsRecipe(r Recipe) ObserveOption {
 	return func(o *observeOptions) error {
-		if r != RecipeElection && r != RecipeLock {
+		if !r.Known() {
 			return fmt.Errorf("elect: unknown recipe %q (want election or lock)", r)
 		}
 		o.recipe = r
