@@ -53,6 +53,13 @@ func ObserveMany(ctx context.Context, s *Session, opts ...ManyOption) (*Many, er
 		defer wg.Done()
 		m.follow()
 	}()
+	if mo.resync > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.resyncLoop()
+		}()
+	}
 	go func() {
 		wg.Wait()
 		close(m.ch)
@@ -69,6 +76,7 @@ type manyOptions struct {
 	buffer   int
 	maxRetry time.Duration
 	onError  func(group string, err error, retryIn time.Duration)
+	resync   time.Duration
 }
 
 // Workers bounds how many groups are read at once (default 32).
@@ -107,6 +115,25 @@ func OnGroupError(maxRetry time.Duration, fn func(group string, err error, retry
 	}
 }
 
+// Resync checks every group once per d (spread evenly over d) with one
+// read that sets no watch, and reads it in full when that shows a change
+// no watch reported. ZooKeeper sends a watch event only to a session that
+// may read the node: after someone takes READ away from the observer's
+// identity, a group's changes are never reported, and the watch is spent
+// even once READ is given back. The check finds both: a group it may not
+// read says Unknown (and OnGroupError hears why) until it can again, and
+// one that changed unreported reads a fresh state. 0, the default, checks
+// nothing.
+func Resync(d time.Duration) ManyOption {
+	return func(o *manyOptions) error {
+		if d < 0 {
+			return fmt.Errorf("elect: negative resync interval %v", d)
+		}
+		o.resync = d
+		return nil
+	}
+}
+
 // Many observes a set of groups; see ObserveMany.
 type Many struct {
 	s       *Session
@@ -141,9 +168,10 @@ type member struct {
 	retry                        *time.Timer
 }
 
-// fired is what the group's watches said since a worker last took it.
+// fired is what the group's watches said since a worker last took it;
+// resync is Resync's turn.
 type fired struct {
-	children, office bool
+	children, office, resync bool
 }
 
 // Add starts observing group; its first change is a Snapshot (measured
@@ -441,7 +469,10 @@ func (m *Many) serve(g *member, f fired) {
 		return // read again once connected (follow queues every group)
 	}
 	if !ob.childrenFired && !ob.officeFired {
-		return
+		if !f.resync || !m.recheck(g, changed) {
+			return
+		}
+		ob.childrenFired = true
 	}
 	v, err := ob.read(m.ctx, changed)
 	if err != nil {
@@ -482,7 +513,7 @@ func (m *Many) serveSingle(g *member, f fired) {
 		ob.childrenFired = true
 		return // read again once connected (follow queues every group)
 	}
-	if !ob.childrenFired {
+	if !ob.childrenFired && (!f.resync || !m.recheck(g, changed)) {
 		return
 	}
 	cctx, cancel := stateCtx(changed, m.ctx.Done())

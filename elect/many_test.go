@@ -3,6 +3,7 @@ package elect_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,5 +189,84 @@ func TestManyRetriesAFailedGroup(t *testing.T) {
 	c := expect(t, m, elect.Snapshot, ownerIs("alpha"))
 	if len(c.Queue) != 2 || c.Queue[1].Node != "n_0000000099" || c.Gap {
 		t.Fatalf("snapshot after the retry: %+v; want alpha owning, the new node behind it, no gap", c)
+	}
+}
+
+// ZooKeeper tells a watcher nothing about a node it may not read, and the
+// watch is spent: without Resync a group whose ACL is taken away from the
+// observer, and given back, is never read again. With Resync the observer
+// finds both: the group reads Unknown, and why is reported, while READ is
+// refused; a change made meanwhile is read once READ is back; and a change
+// made while READ was briefly away (its watch spent unheard) is read too.
+func TestManyResyncFindsWhatNoWatchSaid(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	obs, a, admin := session(t, addrs), session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 40*time.Second)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	if _, err := ea.Campaign(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan string, 64)
+	mctx, cancel := context.WithCancel(ctx)
+	m, err := elect.ObserveMany(mctx, obs, elect.Resync(time.Second), elect.OnGroupError(200*time.Millisecond, func(group string, err error, _ time.Duration) {
+		select {
+		case errs <- err.Error():
+		default:
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); <-m.Done() })
+	if err := m.Add(path); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, elect.Snapshot, ownerIs("alpha"))
+	noRead := zk.WorldACL(zk.PermCreate | zk.PermDelete | zk.PermWrite | zk.PermAdmin)
+	if _, err := admin.Conn().SetACL(path, noRead, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Conn().Create(path+"/n_0000000098", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, elect.Unknown, nil)
+	select {
+	case e := <-errs:
+		if !strings.Contains(e, "may not list "+path) {
+			t.Errorf("reported %q; want it to say the group may not be listed", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the refused read was not reported")
+	}
+	if _, err := admin.Conn().SetACL(path, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, m, elect.Snapshot, ownerIs("alpha"))
+	if len(c.Queue) != 2 || c.Queue[1].Node != "n_0000000098" {
+		t.Fatalf("snapshot once READ is back: %+v; want alpha owning, the node made meanwhile behind it", c)
+	}
+	// READ away for a moment, long enough for a change's event to be
+	// dropped: the spent watch never fires again, Resync reads the change.
+	if _, err := admin.Conn().SetACL(path, noRead, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Conn().Create(path+"/n_0000000099", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Conn().SetACL(path, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case c := <-m.Changes():
+			if c.Kind == elect.Joined && c.Candidate != nil && c.Candidate.Node == "n_0000000099" ||
+				c.Kind == elect.Snapshot && len(c.Queue) == 3 {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the node made while READ was away was never reported")
+		}
 	}
 }

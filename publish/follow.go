@@ -201,7 +201,7 @@ func (f *Follower) Freshness(group string, now time.Time) Freshness {
 		sources = append(sources, g.sources...)
 	}
 	f.mu.Unlock()
-	return f.bridges.Judge(now, sources...)
+	return f.bridges.JudgeGroup(now, group, sources...)
 }
 
 // apply decides by term, the fencing token that only grows in a group.
@@ -318,7 +318,7 @@ func (f *Follower) Current() map[string]OwnerState {
 			o := *g.Owner
 			c.Owner = &o
 		}
-		c.Freshness = f.bridges.Judge(now, g.sources...)
+		c.Freshness = f.bridges.JudgeGroup(now, k, g.sources...)
 		out[k] = c
 	}
 	return out

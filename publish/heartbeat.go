@@ -73,7 +73,18 @@ type Heartbeat struct {
 	// when it has not confirmed anything since it started): for an active
 	// heartbeat, Time itself.
 	Confirmed time.Time
+	// Unconfirmed lists, in an active heartbeat, the groups whose values it
+	// does not confirm, each with the time since which the bridge has not
+	// read it (an ACL that refuses READ, a read that keeps failing, a
+	// group not read again yet after the connection came back): every
+	// change before that time is stored, later ones may be missing. At
+	// most MaxUnconfirmed; a bridge with more writes no active heartbeat.
+	Unconfirmed map[string]time.Time
 }
+
+// MaxUnconfirmed bounds Heartbeat.Unconfirmed: a bridge that cannot read
+// more groups than this confirms none of its values until it can.
+const MaxUnconfirmed = 1000
 
 type heartbeatJSON struct {
 	Source    string      `json:"source"`
@@ -82,11 +93,13 @@ type heartbeatJSON struct {
 	Interval  string      `json:"interval"`
 	HA        string      `json:"ha,omitempty"`
 	Confirmed time.Time   `json:"confirmed,omitzero"`
+	// Unconfirmed: group path → RFC 3339 time.
+	Unconfirmed map[string]time.Time `json:"unconfirmed,omitempty"`
 }
 
 // MarshalJSON writes the interval as a duration string.
 func (h Heartbeat) MarshalJSON() ([]byte, error) {
-	return json.Marshal(heartbeatJSON{Source: h.Source, State: h.State, Time: h.Time, Interval: h.Interval.String(), HA: h.HA, Confirmed: h.Confirmed})
+	return json.Marshal(heartbeatJSON{Source: h.Source, State: h.State, Time: h.Time, Interval: h.Interval.String(), HA: h.HA, Confirmed: h.Confirmed, Unconfirmed: h.Unconfirmed})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -99,7 +112,7 @@ func (h *Heartbeat) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("publish: heartbeat interval %q: %w", j.Interval, err)
 	}
-	*h = Heartbeat{Source: j.Source, State: j.State, Time: j.Time, Interval: d, HA: j.HA, Confirmed: j.Confirmed}
+	*h = Heartbeat{Source: j.Source, State: j.State, Time: j.Time, Interval: d, HA: j.HA, Confirmed: j.Confirmed, Unconfirmed: j.Unconfirmed}
 	return nil
 }
 
@@ -257,8 +270,16 @@ func (b *Bridges) Get(source string) (Heartbeat, bool) {
 // writers is stale: fresh when one of them, or a bridge of its HA
 // election, confirms it; see the rule at the top of this file. With no
 // writer, or writers that never sent a heartbeat, the value is not judged
-// (Stale false, BridgeState "").
+// (Stale false, BridgeState ""). It judges a value whose group is not
+// known; JudgeGroup also heeds the groups a heartbeat does not confirm.
 func (b *Bridges) Judge(now time.Time, writers ...string) Freshness {
+	return b.JudgeGroup(now, "", writers...)
+}
+
+// JudgeGroup is Judge for a value of group: stale too while the
+// heartbeat that would confirm it lists the group as unconfirmed (its
+// bridge cannot read it).
+func (b *Bridges) JudgeGroup(now time.Time, group string, writers ...string) Freshness {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var best Freshness
@@ -283,7 +304,7 @@ func (b *Bridges) Judge(now time.Time, writers ...string) Freshness {
 			}
 		}
 		for _, h := range cands {
-			f := judge(h, now)
+			f := judge(h, now, group)
 			if !judged || better(f, best) {
 				best = f
 			}
@@ -305,8 +326,17 @@ func better(a, b Freshness) bool {
 	return a.Confirmed.After(b.Confirmed)
 }
 
-func judge(h Heartbeat, now time.Time) Freshness {
+func judge(h Heartbeat, now time.Time, group string) Freshness {
 	f := Freshness{ConfirmedBy: h.Source, BridgeState: h.State, Confirmed: h.Confirmed}
+	if since, unread := h.Unconfirmed[group]; unread && group != "" && h.State == BridgeActive {
+		f.Stale = true
+		f.Confirmed = since
+		f.StaleReason = fmt.Sprintf("%s cannot read the group since %s (its live page and log say why)", h.Source, since.UTC().Format(time.RFC3339))
+		if since.IsZero() {
+			f.StaleReason = fmt.Sprintf("%s has not been able to read the group since it started (its live page and log say why)", h.Source)
+		}
+		return f
+	}
 	switch h.State {
 	case BridgeStopped:
 		f.Stale = true

@@ -113,6 +113,52 @@ func TestBridgesJudge(t *testing.T) {
 	}
 }
 
+// An active heartbeat confirms every group of its bridge but those it
+// lists as unconfirmed: their values are stale, confirmed up to the time
+// the bridge stopped reading them; Judge, which knows no group, cannot
+// tell.
+func TestUnconfirmedGroupIsStale(t *testing.T) {
+	now := time.Now()
+	since := now.Add(-7 * time.Second)
+	h := Heartbeat{Source: "b1", State: BridgeActive, Time: now.Add(-time.Second), Interval: time.Second,
+		Unconfirmed: map[string]time.Time{"/locked-out": since, "/never-read": {}}}
+	data, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"unconfirmed":{"/locked-out":"`) {
+		t.Fatalf("heartbeat JSON %s: want the unconfirmed groups", data)
+	}
+	got, err := DecodeHeartbeat(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Unconfirmed) != 2 || !got.Unconfirmed["/locked-out"].Equal(since) {
+		t.Fatalf("round trip lost the unconfirmed groups: %+v", got.Unconfirmed)
+	}
+	b := NewBridges()
+	b.Put(got)
+	if f := b.JudgeGroup(now, "/readable", "b1"); f.Stale {
+		t.Errorf("a group the heartbeat confirms: %+v", f)
+	}
+	f := b.JudgeGroup(now, "/locked-out", "b1")
+	if !f.Stale || !f.Confirmed.Equal(since) || !strings.Contains(f.StaleReason, "b1 cannot read the group since ") || !f.StaleAt.IsZero() {
+		t.Errorf("an unconfirmed group: %+v, want stale, confirmed at %v", f, since)
+	}
+	if f := b.JudgeGroup(now, "/never-read", "b1"); !f.Stale || !strings.Contains(f.StaleReason, "since it started") {
+		t.Errorf("a group never read: %+v", f)
+	}
+	if f := b.Judge(now, "b1"); f.Stale {
+		t.Errorf("Judge without a group: %+v", f)
+	}
+	// A standby or stopped bridge's list says nothing more than its state.
+	got.State, got.Time = BridgeStopped, now
+	b.Put(got)
+	if f := b.JudgeGroup(now, "/locked-out", "b1"); !f.Stale || !strings.Contains(f.StaleReason, "stopped") {
+		t.Errorf("a stopped bridge's unconfirmed group: %+v", f)
+	}
+}
+
 // The follower judges a group by the bridges that reported its current
 // state: a takeover's re-statement (a duplicate by id) from another bridge
 // makes it fresh again.

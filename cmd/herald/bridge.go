@@ -24,6 +24,7 @@ type bridgeFlags struct {
 	drainTimeout             time.Duration
 	haReplay                 time.Duration
 	heartbeat                time.Duration
+	resync                   time.Duration
 	groupMetrics             int
 
 	nats, natsMode, natsStore, natsListen string
@@ -114,6 +115,7 @@ sinks to acknowledge what was published.`,
 	fl.DurationVar(&f.drainTimeout, "drain-timeout", bridge.DefaultDrainTimeout, "on stop, how long to wait for the sinks to acknowledge what was published")
 	fl.DurationVar(&f.heartbeat, "heartbeat", publish.DefaultHeartbeat, "how often the active bridge confirms the owners it wrote to JetStream and Kafka (one record per bridge); readers call them stale after 3 heartbeats without one")
 
+	fl.DurationVar(&f.resync, "resync", bridge.DefaultResync, "check every group once per this interval with one read that sets no watch (ZooKeeper tells a watcher nothing once it may not READ a node); 0 checks none")
 	fl.StringVar(&f.nats, "nats", "", "NATS URL(s), comma separated; empty with no --kafka: serve an embedded NATS server")
 	fl.StringVar(&f.natsMode, "nats-mode", "jetstream", "jetstream (stream HERALD and owners bucket; core subscribers see the events too) or core (plain subjects only)")
 	fl.StringVar(&f.natsStore, "nats-store", "", "embedded NATS: JetStream directory (default $XDG_STATE_HOME/herald/nats or ~/.local/state/herald/nats)")
@@ -170,6 +172,9 @@ func (f *bridgeFlags) check() error {
 	}
 	if f.groupMetrics <= 0 {
 		return usageErr("--group-metrics-limit %d: give a positive number of groups", f.groupMetrics)
+	}
+	if f.resync < 0 || f.resync > 0 && f.resync < 100*time.Millisecond {
+		return usageErr("--resync %v: give 0 (no checks) or at least 100ms, e.g. 5m", f.resync)
 	}
 	if f.heartbeat < 10*time.Millisecond {
 		return usageErr("--heartbeat %v: give a duration of at least 10ms, e.g. 5s", f.heartbeat)
@@ -265,6 +270,7 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		DrainTimeout:      f.drainTimeout,
 		HAReplay:          f.haReplay,
 		Heartbeat:         f.heartbeat,
+		Resync:            resyncOf(f.resync),
 		GroupMetricsLimit: f.groupMetrics,
 		Logger:            a.log,
 	}
@@ -285,4 +291,13 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	}
 	a.log.Info("bridge stopped")
 	return nil
+}
+
+// resyncOf is --resync as bridge.Config.Resync: 0 there is the default, so
+// the flag's 0 (no checks) is bridge.NoResync.
+func resyncOf(d time.Duration) time.Duration {
+	if d == 0 {
+		return bridge.NoResync
+	}
+	return d
 }

@@ -41,6 +41,10 @@ type Bridge struct {
 	// readErrs holds, for groups not live, the last error reading them
 	// (an ACL that refuses READ, ...): what keeps them pending.
 	readErrs map[string]string
+	// unknownSince holds, for groups read before and unknown now, when
+	// they turned unknown: the heartbeats do not confirm them (see
+	// confirming).
+	unknownSince map[string]time.Time
 	// discovering holds the discover roots not listed yet in this term of
 	// activity: their groups are not known, so the bridge is not ready.
 	discovering map[string]bool
@@ -236,19 +240,37 @@ func (b *Bridge) setGroup(ctx context.Context, group string, st GroupState) {
 	defer b.mu.Unlock()
 	if ctx.Err() == nil {
 		b.groups[group] = st
-		if st == GroupLive {
-			delete(b.readErrs, group)
+		b.noteUnknown(group, st)
+	}
+}
+
+// noteUnknown keeps unknownSince up to date with a group's new state.
+// b.mu must be held.
+func (b *Bridge) noteUnknown(group string, st GroupState) {
+	switch st {
+	case GroupLive:
+		delete(b.readErrs, group)
+		delete(b.unknownSince, group)
+	case GroupUnknown:
+		if _, ok := b.unknownSince[group]; !ok {
+			if b.unknownSince == nil {
+				b.unknownSince = map[string]time.Time{}
+			}
+			b.unknownSince[group] = time.Now()
 		}
 	}
 }
 
-// groupReadFailed records why group could not be read, until it is live.
+// groupReadFailed records why group could not be read, until it is live
+// again.
 func (b *Bridge) groupReadFailed(group string, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.groups[group]; !ok || b.groups[group] == GroupLive {
-		return // dropped, or read since
+	if _, ok := b.groups[group]; !ok {
+		return // dropped
 	}
+	// A group live until now says Unknown through the changes, which may
+	// not be applied yet: its next read that succeeds clears this.
 	if b.readErrs == nil {
 		b.readErrs = map[string]string{}
 	}
@@ -267,6 +289,7 @@ func (b *Bridge) dropGroup(group string) {
 	b.mu.Lock()
 	delete(b.groups, group)
 	delete(b.readErrs, group)
+	delete(b.unknownSince, group)
 	b.mu.Unlock()
 	b.live.changed(group)
 	b.truth.drop(group)
@@ -315,6 +338,7 @@ func (b *Bridge) markAll(st GroupState) {
 			delete(b.readErrs, g)
 		} else {
 			b.groups[g] = st
+			b.noteUnknown(g, st)
 		}
 	}
 }

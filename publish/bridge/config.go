@@ -39,6 +39,9 @@ const (
 	DefaultDrainTimeout   = 10 * time.Second
 	DefaultMaxRetryWait   = 5 * time.Second
 	DefaultHAReplay       = 2 * time.Minute
+	DefaultResync         = 5 * time.Minute
+	// NoResync, as Config.Resync, checks no group beyond its watches.
+	NoResync time.Duration = -1
 )
 
 // Config says what a bridge observes, where it publishes and how it runs.
@@ -131,6 +134,16 @@ type Config struct {
 	// per bridge (default publish.DefaultHeartbeat, 5s); readers call them
 	// stale after 3 intervals without one. See heartbeat.go.
 	Heartbeat time.Duration
+	// Resync is how often every observed group is checked with one read
+	// that sets no watch (spread evenly, default 5m; NoResync for none):
+	// ZooKeeper sends no watch event to a session that may not read the
+	// node, so a group whose ACL stops letting the bridge READ would
+	// otherwise stay as it was last seen, confirmed by every heartbeat,
+	// and its spent watch would not come back when READ does. A group the
+	// check may not read turns unknown and unconfirmed (see
+	// publish.Heartbeat.Unconfirmed) until it can be read; one that
+	// changed unreported is read afresh.
+	Resync time.Duration
 
 	// Logger receives the bridge's log (default: none).
 	Logger *slog.Logger
@@ -152,6 +165,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HAReplay == 0 {
 		c.HAReplay = DefaultHAReplay
+	}
+	switch {
+	case c.Resync == 0:
+		c.Resync = DefaultResync
+	case c.Resync < 0:
+		c.Resync = 0
 	}
 	if c.GroupMetricsLimit == 0 {
 		c.GroupMetricsLimit = DefaultGroupMetricsLimit
@@ -255,7 +274,7 @@ func (c Config) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"session timeout": c.SessionTimeout, "connect timeout": c.ConnectTimeout,
 		"drain timeout": c.DrainTimeout, "max retry wait": c.MaxRetryWait, "HA replay window": c.HAReplay,
-		"heartbeat": c.Heartbeat,
+		"heartbeat": c.Heartbeat, "resync interval": max(c.Resync, 0),
 	} {
 		if d < 0 {
 			return bad("%s %v is negative", name, d)

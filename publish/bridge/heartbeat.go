@@ -17,8 +17,10 @@ import (
 //   - "standby" once at start, before any value: a reader then knows this
 //     source sends heartbeats, so its values are judged;
 //   - "active" every Config.Heartbeat while it observes with a connected
-//     session and every group has had its snapshot, dated with the time a
-//     round began, and written to a sink only once every event published
+//     session and every group has had its snapshot, save those it cannot
+//     read, which the record lists as unconfirmed (at most
+//     publish.MaxUnconfirmed; with more, no active record), dated with the
+//     time a round began, and written to a sink only once every event published
 //     before that time is acknowledged (or dropped) by that sink: a sink
 //     that lags or is down is not confirmed, and readers see its values go
 //     stale;
@@ -47,6 +49,8 @@ const (
 type claim struct {
 	at     time.Time
 	target int64
+	// unconfirmed is what the bridge could not read at the time.
+	unconfirmed map[string]time.Time
 }
 
 type heartbeater struct {
@@ -116,7 +120,7 @@ func (h *heartbeater) run(ctx context.Context) {
 }
 
 func (h *heartbeater) tick(now time.Time) {
-	role, confirming := h.b.confirming()
+	role, confirming, unconfirmed := h.b.confirming()
 	if role != RoleActive {
 		clear(h.claims)
 		if h.active {
@@ -138,7 +142,7 @@ func (h *heartbeater) tick(now time.Time) {
 		n := s.Name()
 		if h.claims[n] == nil && now.Sub(h.last[n]) >= h.interval {
 			h.last[n] = now
-			h.claims[n] = &claim{at: now, target: settled(after.Sinks[n]) + int64(before.Sinks[n].Backlog)}
+			h.claims[n] = &claim{at: now, target: settled(after.Sinks[n]) + int64(before.Sinks[n].Backlog), unconfirmed: unconfirmed}
 		}
 	}
 	for _, s := range h.sinks {
@@ -152,7 +156,9 @@ func (h *heartbeater) tick(now time.Time) {
 			continue // the sink has not caught up with the round yet
 		}
 		delete(h.claims, n)
-		if h.write(s, h.record(publish.BridgeActive, c.at), h.timeout()) {
+		hb := h.record(publish.BridgeActive, c.at)
+		hb.Unconfirmed = c.unconfirmed
+		if h.write(s, hb, h.timeout()) {
 			h.active = true
 			h.confirmed = c.at
 		}
@@ -163,8 +169,11 @@ func settled(st publish.SinkStats) int64 { return st.Delivered + st.Collapsed + 
 
 // confirming reports the bridge's role and whether it may confirm its
 // values now: active and publishing (not holding), its session connected,
-// every group past its snapshot and every discover root listed.
-func (b *Bridge) confirming() (Role, bool) {
+// every discover root listed and every group past its snapshot, save those
+// it cannot read, returned as unconfirmed (each with the time since which
+// it has not read it: zero for a group not read since the bridge started),
+// at most publish.MaxUnconfirmed of them.
+func (b *Bridge) confirming() (role Role, ok bool, unconfirmed map[string]time.Time) {
 	st, _ := b.sessionState()
 	b.pubMu.Lock()
 	publishing := b.publishing
@@ -172,14 +181,22 @@ func (b *Bridge) confirming() (Role, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.role != RoleActive || !publishing || st != elect.StateConnected || len(b.discovering) > 0 {
-		return b.role, false
+		return b.role, false, nil
 	}
-	for _, gs := range b.groups {
-		if gs == GroupPending {
-			return b.role, false
+	for g, gs := range b.groups {
+		switch {
+		case gs == GroupLive:
+			continue
+		case gs == GroupPending && b.readErrs[g] == "":
+			return b.role, false, nil // about to be read
+		case len(unconfirmed) == publish.MaxUnconfirmed:
+			return b.role, false, nil
+		case unconfirmed == nil:
+			unconfirmed = map[string]time.Time{}
 		}
+		unconfirmed[g] = b.unknownSince[g]
 	}
-	return b.role, true
+	return b.role, true, unconfirmed
 }
 
 // writeAll writes a heartbeat of state, dated now, to every sink at once,

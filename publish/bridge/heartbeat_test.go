@@ -2,10 +2,13 @@ package bridge_test
 
 import (
 	"context"
+	"errors"
+	"path"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkherald/herald/internal/natsserver"
@@ -157,4 +160,63 @@ func TestHeartbeatHATakeoverConfirms(t *testing.T) {
 	if u.ConfirmedBy != "ha-2" || u.Owner == nil || u.Owner.Owner.Node != a.Node() || u.Owner.Source != "ha-1" {
 		t.Fatalf("after the takeover: %+v, want ha-1's value of a, confirmed by ha-2", u)
 	}
+}
+
+// A group the bridge can no longer read is not confirmed: once its ACL
+// refuses the bridge READ and its leader goes (ZooKeeper tells the bridge's
+// watch nothing; the resync check finds it), the value the bucket holds
+// (the gone leader) turns stale, saying the bridge cannot read the group
+// since when, while the bridge's other groups stay fresh. Once the bridge
+// reads the group again, the new state is published and fresh.
+func TestUnreadableGroupGoesStale(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	admin := session(t, addrs)
+	if err := admin.Conn().AddAuth("digest", []byte("admin:pw")); err != nil {
+		t.Fatal(err)
+	}
+	locked, open := groupPath(t), groupPath(t)+"-open"
+	if _, err := admin.Conn().Create(path.Dir(locked), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	for _, g := range []string{locked, open} {
+		if _, err := admin.Conn().Create(g, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doomed := session(t, addrs)
+	a := leads(t, candidate(t, doomed, locked, "a"))
+	o := leads(t, candidate(t, session(t, addrs), open, "o"))
+	src := "hb-" + strings.ReplaceAll(locked, "/", "_")
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{locked, open}, Source: src, Sinks: []publish.Sink{jsSink(t, url)},
+		Heartbeat: hb, MaxRetryWait: 200 * time.Millisecond, Resync: 300 * time.Millisecond})
+	w, _ := ownerWatch(t, url, locked)
+	wo, _ := ownerWatch(t, url, open)
+	until(t, w, 15*time.Second, "a, confirmed", confirmedOwner(src, a.Node()))
+	until(t, wo, 15*time.Second, "o, confirmed", confirmedOwner(src, o.Node()))
+
+	acl := append(zk.DigestACL(zk.PermAll, "admin", "pw"), zk.ACL{Perms: zk.PermCreate | zk.PermDelete, Scheme: "world", ID: "anyone"})
+	if _, err := admin.Conn().SetACL(locked, acl, -1); err != nil {
+		t.Fatal(err)
+	}
+	lockedOut := time.Now()
+	if err := doomed.Close(); err != nil { // a's node goes with its session: the bridge's watch fires, its read is refused
+		t.Fatal(err)
+	}
+	u := until(t, w, 10*time.Second, "a's value stale", func(u jetstream.OwnerUpdate) bool { return u.Stale })
+	if u.Owner == nil || u.Owner.Owner.Node != a.Node() || !strings.Contains(u.StaleReason, src+" cannot read the group since ") ||
+		u.Confirmed.Before(lockedOut.Add(-time.Second)) || u.Confirmed.After(time.Now()) {
+		t.Fatalf("the unreadable group's value: %+v; want a, stale because %s cannot read the group, confirmed up to when it stopped reading", u, src)
+	}
+	noneStale(t, wo, 3*publish.MinStaleAfter) // the readable group is still confirmed
+	if _, body := get(t, r.Handler(), "/"); !strings.Contains(body, ">unreadable<") || !strings.Contains(body, "may not list "+locked) ||
+		!strings.Contains(body, "not the current one") {
+		t.Errorf("the live page does not say the group is unreadable, why, and that its owner is only the last one seen:\n%s", body)
+	}
+
+	if _, err := admin.Conn().SetACL(locked, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatal(err)
+	}
+	until(t, w, 10*time.Second, "no owner, confirmed", func(u jetstream.OwnerUpdate) bool {
+		return u.Owner == nil && !u.Stale && u.ConfirmedBy == src
+	})
 }

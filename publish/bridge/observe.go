@@ -31,7 +31,7 @@ func (b *Bridge) observe(ctx context.Context, s *elect.Session, role Role) {
 func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait func()) {
 	b.markAll("") // groups of an earlier session come back as they are found
 	gs := &groupSet{b: b, s: s, ctx: ctx, running: map[string]*follower{}}
-	many, err := elect.ObserveMany(ctx, s, elect.OnGroupError(b.cfg.MaxRetryWait, func(group string, err error, in time.Duration) {
+	many, err := elect.ObserveMany(ctx, s, elect.Resync(b.cfg.Resync), elect.OnGroupError(b.cfg.MaxRetryWait, func(group string, err error, in time.Duration) {
 		b.log.Warn("cannot read group, retrying", "group", group, "in", in.Round(time.Millisecond), "err", err)
 		b.groupReadFailed(group, err)
 		b.live.changed(group)

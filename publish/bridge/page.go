@@ -101,6 +101,10 @@ func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
 	switch {
 	case st == GroupPending && readErr != "":
 		r.State, r.Why = "unreadable", readErr+" (retrying)"
+	case st == GroupUnknown && readErr != "" && r.Node != "":
+		r.State, r.Why = "unreadable", readErr+" (retrying): the owner shown is the last one seen, not the current one"
+	case st == GroupUnknown && readErr != "":
+		r.State, r.Why = "unreadable", readErr+" (retrying)"
 	case st == GroupPending:
 		r.State, r.Why = "pending", "not read yet"
 	case st == GroupUnknown && r.Node != "":

@@ -42,7 +42,7 @@ func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, init
 			writer = v.Source
 		}
 	}
-	u.Freshness = f.judge(e.Key(), writer)
+	u.Freshness = f.judge(group, writer)
 	if k.reported && !k.has && u.Owner == nil {
 		k.rev = e.Revision()
 		f.known[e.Key()] = k
@@ -63,10 +63,10 @@ func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, init
 	return f.deliver(ctx, e.Key(), writer, u)
 }
 
-// judge judges a value of key written by writer, and arms the timer for
+// judge judges a value of group written by writer, and arms the timer for
 // when it turns stale.
-func (f *ownerFollow) judge(key, writer string) publish.Freshness {
-	fr := f.bridges.Judge(time.Now(), writer)
+func (f *ownerFollow) judge(group, writer string) publish.Freshness {
+	fr := f.bridges.JudgeGroup(time.Now(), group, writer)
 	if !fr.StaleAt.IsZero() && (f.next.IsZero() || fr.StaleAt.Before(f.next)) {
 		f.arm(fr.StaleAt)
 	}
@@ -112,7 +112,7 @@ func (f *ownerFollow) refresh(ctx context.Context) error {
 	now := time.Now()
 	var next time.Time
 	for key, l := range f.last {
-		fr := f.bridges.Judge(now, l.writer)
+		fr := f.bridges.JudgeGroup(now, l.u.Group, l.writer)
 		changed := fr.Differs(l.u.Freshness)
 		l.u.Freshness = fr
 		if changed {

@@ -43,7 +43,7 @@ func ownersStaleness(o followOpts) *staleness[OwnerUpdate] {
 		case u.Event.Type == "":
 			return publish.Freshness{} // a tombstone herald did not write
 		case o.unfiltered:
-			return o.follower.Bridges().Judge(now, u.Event.Source)
+			return o.follower.Bridges().JudgeGroup(now, group, u.Event.Source)
 		}
 		return o.follower.Freshness(group, now)
 	}

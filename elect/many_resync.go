@@ -1,0 +1,119 @@
+package elect
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// resyncLoop gives every group a Resync turn once per interval, spread
+// evenly over it, until Many stops.
+func (m *Many) resyncLoop() {
+	for m.resyncRound(m.opts.resync, m.members()) {
+	}
+}
+
+// members lists the groups observed now.
+func (m *Many) members() []*member {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*member, 0, len(m.groups))
+	for _, g := range m.groups {
+		out = append(out, g)
+	}
+	return out
+}
+
+// resyncRound queues the turns of gs a few at a time over d; false once
+// Many stops.
+func (m *Many) resyncRound(d time.Duration, gs []*member) bool {
+	if len(gs) == 0 {
+		return m.pause(d)
+	}
+	tick := max(d/time.Duration(len(gs)), 10*time.Millisecond)
+	per := int((int64(len(gs))*int64(tick) + int64(d) - 1) / int64(d))
+	for i := 0; i < len(gs); i += per {
+		if !m.pause(tick) {
+			return false
+		}
+		m.mu.Lock()
+		for _, g := range gs[i:min(i+per, len(gs))] {
+			g.fired.resync = true
+			m.enqueue(g)
+		}
+		m.mu.Unlock()
+	}
+	return true
+}
+
+// pause waits d; false once Many stops.
+func (m *Many) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-m.ctx.Done():
+		return false
+	}
+}
+
+// recheck is a group's Resync turn: one read that sets no watch, compared
+// with the last view. It reports whether the group must be read in full;
+// a failed read is handled as any other (the group says Unknown until a
+// retry reads it).
+func (m *Many) recheck(g *member, changed <-chan struct{}) bool {
+	cctx, cancel := stateCtx(changed, m.ctx.Done())
+	defer cancel()
+	var again bool
+	var err error
+	if g.single != nil {
+		again, err = recheckSingle(cctx, g.single)
+	} else {
+		again, err = m.recheckGroup(cctx, &g.ob)
+	}
+	if err != nil {
+		m.readFailed(g, err)
+		return false
+	}
+	return again
+}
+
+// recheckGroup lists the group without a watch: a listing that differs
+// from the last view's (or a group come or gone) is a change no watch
+// reported.
+func (m *Many) recheckGroup(ctx context.Context, ob *observation) (bool, error) {
+	if ob.prev == nil {
+		return false, nil // not seen yet: a full read is on its way
+	}
+	st, err := call(ctx, func() (*zk.Stat, error) {
+		_, st, err := m.s.Conn().Children(ob.group)
+		return st, err
+	})
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return ob.prev.Exists, nil
+	case err != nil:
+		return false, unlistable(ob.group, err)
+	}
+	return !ob.prev.Exists || st.Cversion != ob.prev.Cversion || st.Pzxid != ob.prev.Pzxid, nil
+}
+
+// recheckSingle reads a single-node leader's node without a watch: another
+// node, or the node written, come or gone, is a change no watch reported.
+func recheckSingle(ctx context.Context, st *singleState) (bool, error) {
+	prev := st.prev
+	if prev == nil {
+		return false, nil
+	}
+	_, node, _, err := st.r.node(ctx, false)
+	switch {
+	case err != nil:
+		return false, err
+	case node == nil || prev.Owner == nil:
+		return (node == nil) != (prev.Owner == nil), nil
+	}
+	return node.Czxid != prev.nodeCzxid || node.Mzxid != prev.dataZxid, nil
+}
