@@ -178,6 +178,11 @@ func (h *Handle) monitor() {
 		defer t.Stop()
 		start = t.C
 	}
+	// ZooKeeper tells nobody who may not READ a node of its deletion: our
+	// node, should someone take READ from us and delete it, goes unheard
+	// but for this look without a watch.
+	recheck := time.NewTicker(time.Duration(recheckEvery.Load()))
+	defer recheck.Stop()
 	for {
 		select {
 		case <-h.stop:
@@ -219,6 +224,11 @@ func (h *Handle) monitor() {
 			}
 		case <-group: // a child joined or left: list again
 			group = nil
+		case <-recheck.C:
+			if st == StateConnected && h.ownGone(changed) {
+				h.lose(ReasonDeleted, ErrNodeDeleted)
+				return
+			}
 		case <-start:
 			guarding = true
 		case <-changed:
@@ -226,6 +236,18 @@ func (h *Handle) monitor() {
 			return
 		}
 	}
+}
+
+// ownGone reads, without a watch, whether our node is gone (false when the
+// read fails: the loop looks again).
+func (h *Handle) ownGone(changed <-chan struct{}) bool {
+	ctx, cancel := stateCtx(changed, h.stop)
+	defer cancel()
+	_, err := call(ctx, func() (struct{}, error) {
+		_, _, err := h.q.s.Conn().Get(h.NodePath())
+		return struct{}{}, err
+	})
+	return errors.Is(err, zk.ErrNoNode)
 }
 
 // watchOwn sets the watch on our node, learning the term from its stat;

@@ -287,3 +287,92 @@ func TestGuarded(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// ZooKeeper sends a watch event only to a session that may READ the node:
+// once the owner's node stops letting the waiter read it, its release is
+// never heard through the watch. The waiter's rechecks hear it (a read
+// answering NoNode), so it owns rather than waiting forever; with the
+// rechecks out of the way it does not own, which shows the event is gone.
+func TestWaiterHearsTheReleaseOfANodeItMayNotRead(t *testing.T) {
+	for _, recheck := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no recheck", true: "recheck"}[recheck], func(t *testing.T) {
+			every := time.Hour
+			if recheck {
+				every = 200 * time.Millisecond
+			}
+			defer elect.SetRecheckEvery(every)()
+			addrs := sharedAddrs(t)
+			path := groupPath(t)
+			a, b, admin := session(t, addrs), session(t, addrs), session(t, addrs)
+			ctx := ctxT(t, 20*time.Second)
+			la, _ := elect.NewLock(a, path, elect.CreateParents())
+			lb, _ := elect.NewLock(b, path)
+			ha, err := la.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan error, 1)
+			go func() {
+				h, err := lb.Acquire(ctx)
+				if err == nil && !h.Held() {
+					err = errors.New("acquired a handle that is not held")
+				}
+				got <- err
+			}()
+			waitQueueLen(t, admin, path, 2)
+			time.Sleep(100 * time.Millisecond) // b's watch is set on a's node
+			noRead := zk.WorldACL(zk.PermWrite | zk.PermCreate | zk.PermDelete | zk.PermAdmin)
+			if _, err := admin.Conn().SetACL(ha.NodePath(), noRead, -1); err != nil {
+				t.Fatal(err)
+			}
+			if err := ha.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-got:
+				if !recheck {
+					t.Fatalf("b acquired (%v) without a recheck: ZooKeeper did send the event", err)
+				}
+				if err != nil {
+					t.Fatalf("b: %v", err)
+				}
+			case <-time.After(2 * time.Second):
+				if recheck {
+					t.Fatal("b still waits 2s after the release it may not read")
+				}
+			}
+		})
+	}
+}
+
+// The owner hears the same way of its own node's deletion by someone who
+// first took READ away from it: it gives ownership up (ReasonDeleted)
+// rather than holding beside the next owner.
+func TestOwnerHearsTheDeletionOfANodeItMayNotRead(t *testing.T) {
+	defer elect.SetRecheckEvery(200 * time.Millisecond)()
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	a, admin := session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 20*time.Second)
+	la, _ := elect.NewLock(a, path, elect.CreateParents())
+	ha, err := la.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the owner's watch is set on its node
+	noRead := zk.WorldACL(zk.PermWrite | zk.PermCreate | zk.PermDelete | zk.PermAdmin)
+	if _, err := admin.Conn().SetACL(ha.NodePath(), noRead, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Conn().Delete(ha.NodePath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ha.Done():
+		if r := ha.Reason(); r != elect.ReasonDeleted {
+			t.Fatalf("ownership ended for %v, want %v", r, elect.ReasonDeleted)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the owner still holds 3s after its node was deleted")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -36,6 +38,11 @@ import (
 // A data change on a watched node is not a release: nothing herald does
 // writes a queue node, so it is someone else's write (an operator's set,
 // Curator's Revoker), and the waiter only sets that watch again.
+//
+// While watching, the waiter also looks at the watched nodes without a
+// watch every recheckEvery: ZooKeeper sends a watch event only to a session
+// that may READ the node, so a node whose ACL comes to refuse us READ would
+// go unheard, and we would wait forever.
 type waiter struct {
 	q       *queue
 	t       ticket
@@ -55,7 +62,16 @@ type waiter struct {
 	// listed is the group node's data version at the last listing.
 	listed   int32
 	listedOK bool
+	// unreadable: a recheck found the node below ours unreadable (warned
+	// once per wait).
+	unreadable bool
 }
+
+// recheckEvery is how often a watching waiter looks at its nodes without a
+// watch, in nanoseconds (atomic, so that tests can shorten it).
+var recheckEvery atomic.Int64
+
+func init() { recheckEvery.Store(int64(30 * time.Second)) }
 
 // watched is a node we wait on and our watch on it: nil while none is
 // set (not yet, or it fired with a data change). A watch is tied to its
@@ -168,6 +184,8 @@ func (w *waiter) watching(ctx context.Context) (waitState, error) {
 		return state, err
 	}
 	w.q.prefetchMark() // off the handoff's path: see groupMark
+	recheck := time.NewTimer(time.Duration(recheckEvery.Load()))
+	defer recheck.Stop()
 	select {
 	case ev := <-w.below.ch:
 		w.below.ch = nil
@@ -175,6 +193,8 @@ func (w *waiter) watching(ctx context.Context) (waitState, error) {
 	case ev := <-w.twoBelow.ch: // nil, so never ready, when there is none
 		w.twoBelow.ch = nil
 		return w.fired(ev, twoBelowGone)
+	case <-recheck.C:
+		return w.recheck(ctx)
 	case <-ctx.Done():
 		return stateListing, ctx.Err()
 	case <-w.q.s.Done():
@@ -206,6 +226,38 @@ func (w *waiter) arm(ctx context.Context) (state waitState, armed bool, err erro
 		w.twoBelow.ch = ch
 	}
 	return stateWatching, true, nil
+}
+
+// recheck reads the watched nodes without a watch: one found gone moves
+// the waiter on as its deletion would (a read answering NoNode is proof);
+// one we may not read any more is there, and ZooKeeper will not tell us
+// when it goes, so only these rechecks will.
+func (w *waiter) recheck(ctx context.Context) (waitState, error) {
+	for _, x := range [2]struct {
+		name string
+		gone func() waitState
+	}{{w.below.name, w.belowGone}, {w.twoBelow.name, twoBelowGone}} {
+		if x.name == "" {
+			continue
+		}
+		_, err := call(ctx, func() (struct{}, error) {
+			_, _, err := w.q.s.Conn().Get(w.q.full(x.name))
+			return struct{}{}, err
+		})
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return x.gone(), nil
+		case errors.Is(err, zk.ErrNoAuth):
+			if !w.unreadable {
+				w.unreadable = true
+				w.q.s.log.Warn("may no longer read the node ours waits behind: ZooKeeper will not say when it goes, so we look every "+time.Duration(recheckEvery.Load()).String()+"; grant READ to every participant in the nodes' ACL",
+					"group", w.q.parent, "node", x.name)
+			}
+		case err != nil:
+			return stateWatching, w.q.retryable(ctx, err)
+		}
+	}
+	return stateWatching, nil
 }
 
 // fired reads an event on a watched node; gone says where its deletion
