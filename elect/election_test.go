@@ -497,3 +497,35 @@ func TestNewSessionRefusesBadServerLists(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint node holding something else than a herald checkpoint (JSON
+// an operator or a tool wrote, even with a "term" larger than any) is not
+// passed off as progress, and does not depose the leader: its checkpoint
+// replaces it.
+func TestForeignCheckpointIsNotAHeraldOne(t *testing.T) {
+	addrs := sharedAddrs(t)
+	a := session(t, addrs)
+	ctx := ctxT(t, 20*time.Second)
+	for i, data := range []string{`{"term": 9223372036854775807, "note": "written by a tool"}`, `{"offset": 1200}`, `null`,
+		`{"term": 5, "node": "n_0000000001", "id": "x", "data": "c3RlcA=="}`} {
+		path := fmt.Sprintf("%s-%d", groupPath(t), i)
+		e, _ := elect.NewElection(a, path, elect.CreateParents())
+		h, err := e.Campaign(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Conn().Create(path+"/"+elect.CheckpointNode, []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if cp, err := elect.ReadCheckpoint(ctx, a, path); !errors.Is(err, elect.ErrBadCheckpoint) || !strings.Contains(err.Error(), "not a herald checkpoint") {
+			t.Errorf("%s: ReadCheckpoint = %+v, %v; want ErrBadCheckpoint", data, cp, err)
+		}
+		if err := h.Checkpoint(ctx, []byte("mine")); err != nil {
+			t.Errorf("%s: the leader's checkpoint over it: %v", data, err)
+		}
+		if cp, err := elect.ReadCheckpoint(ctx, a, path); err != nil || string(cp.Data) != "mine" {
+			t.Errorf("%s: after the leader's checkpoint: %+v, %v", data, cp, err)
+		}
+		_ = h.Resign(ctx)
+	}
+}

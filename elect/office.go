@@ -404,8 +404,7 @@ func (f Fence) readCheckpoint(ctx context.Context, s *Session) (checkpointRead, 
 	case err != nil:
 		return checkpointRead{}, err
 	}
-	var c Checkpoint
-	if json.Unmarshal(b, &c) == nil && c.Term > f.Term {
+	if c, err := decodeCheckpoint(b, st); err == nil && c.Term > f.Term {
 		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the checkpoint, so %s (term %d) is deposed", ErrNotLeader, c.Term, f.Group, f.Node, f.Term)
 	}
 	return checkpointRead{exists: true, version: st.Version}, nil
@@ -482,9 +481,29 @@ func ReadCheckpoint(ctx context.Context, s *Session, group string) (Checkpoint, 
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	c, err := decodeCheckpoint(b, st)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: %s/%s holds %d bytes someone else wrote (%v); the leader's next checkpoint replaces them, or delete the node to start afresh", ErrBadCheckpoint, group, CheckpointNode, len(b), err)
+	}
+	return c, nil
+}
+
+// decodeCheckpoint reads a checkpoint node's data as herald writes it, and
+// refuses anything else, so that a record someone else wrote is neither
+// passed off as progress nor taken for a later term that deposes every
+// leader: a herald checkpoint names its writer's node and when it wrote,
+// and its term (that node's czxid) is older than the write that stored it
+// (st.Mzxid).
+func decodeCheckpoint(b []byte, st *zk.Stat) (Checkpoint, error) {
 	var c Checkpoint
 	if err := json.Unmarshal(b, &c); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %s/%s holds %d bytes someone else wrote (%v); the leader's next checkpoint replaces them, or delete the node to start afresh", ErrBadCheckpoint, group, CheckpointNode, len(b), err)
+		return Checkpoint{}, err
+	}
+	switch {
+	case c.Node == "" || c.Term <= 0 || c.Time.IsZero():
+		return Checkpoint{}, errors.New("not a herald checkpoint: no writer's node, term and time")
+	case c.Term >= st.Mzxid:
+		return Checkpoint{}, fmt.Errorf("not a herald checkpoint: its term %d is not older than the write that stored it (zxid %d)", c.Term, st.Mzxid)
 	}
 	c.Version = st.Version
 	return c, nil
