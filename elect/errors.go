@@ -79,7 +79,9 @@ func ValidatePath(p string) error {
 			}
 		}
 		for _, r := range seg {
-			if r == 0 || r > 0 && r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0xd800 && r <= 0xf8ff || r >= 0xfff0 && r <= 0xffff {
+			// The server checks UTF-16 chars: a character above U+FFFF
+			// is a surrogate pair there, in the forbidden 0xd800-0xf8ff.
+			if r == 0 || r > 0 && r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0xd800 && r <= 0xf8ff || r >= 0xfff0 {
 				return fmt.Errorf("%w: %q holds character %U, which ZooKeeper does not allow", ErrBadPath, p, r)
 			}
 		}

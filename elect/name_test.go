@@ -1,6 +1,7 @@
 package elect
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -113,9 +114,16 @@ func TestValidatePath(t *testing.T) {
 			t.Errorf("ValidatePath(%q) accepted a bad path", p)
 		}
 	}
-	for _, p := range []string{"/jobs", "/jobs/nightly", "/a-b/c_d/e.f"} {
+	for _, p := range []string{"/jobs", "/jobs/nightly", "/a-b/c_d/e.f", "/caf\u00e9/\u65e5\u672c"} {
 		if err := ValidatePath(p); err != nil {
 			t.Errorf("ValidatePath(%q): %v", p, err)
+		}
+	}
+	// The server checks UTF-16 chars, where a character above U+FFFF is a
+	// surrogate pair, which it refuses: herald says so before it asks.
+	for p, r := range map[string]string{"/locks/\U0001f512": "U+1F512", "/a/b\U00010000c": "U+10000", "/\U0010ffff": "U+10FFFF"} {
+		if err := ValidatePath(p); err == nil || !errors.Is(err, ErrBadPath) || !strings.Contains(err.Error(), "holds character "+r+", which ZooKeeper does not allow") {
+			t.Errorf("ValidatePath(%q) = %v, want the character %s named", p, err, r)
 		}
 	}
 }

@@ -5,11 +5,14 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/sinks/jetstream"
@@ -339,5 +342,29 @@ func TestWhoLogsInToNATS(t *testing.T) {
 	_, stderr, code = heraldRun(t, nil, "who", "/x", "--nats", srv.URL(), "--nats-user", "reader", "--nats-password", "wrong")
 	if code == 0 || !strings.Contains(strings.ToLower(stderr), "authorization") {
 		t.Errorf("who with a wrong password: exit %d: %s", code, stderr)
+	}
+}
+
+// A path with a character above U+FFFF (an emoji) is one ZooKeeper
+// refuses, as it refuses U+FFFE: it checks UTF-16 chars, where such a
+// character is a surrogate pair. herald says which character, exit 2,
+// before it asks the server.
+func TestPathOutsideBMPIsUsageError(t *testing.T) {
+	zkFl := zkFlags(t)
+	g := uniq(t) + "/\U0001f512"
+	mkpath(t, rawZK(t), path.Dir(g))
+	if _, err := rawZK(t).Create(g, nil, 0, zk.WorldACL(zk.PermAll)); err == nil {
+		t.Fatalf("ZooKeeper created %q; the check would refuse a path the server takes", g)
+	}
+	for _, args := range [][]string{
+		{"lock", "--lock", g, "--", "true"},
+		{"run", "--election", g, "--", "true"},
+		{"who", g},
+		{"checkpoint", "get", g},
+	} {
+		_, stderr, code := heraldRun(t, nil, append(zkFl, args...)...)
+		if code != exitUsage || !strings.Contains(stderr, "holds character U+1F512, which ZooKeeper does not allow") {
+			t.Errorf("herald %v: exit %d, want %d naming U+1F512; stderr: %s", args, code, exitUsage, stderr)
+		}
 	}
 }
