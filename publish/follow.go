@@ -246,7 +246,7 @@ func (g *OwnerState) apply(e Event) Verdict {
 			// Snapshot "no owner at zxid Z": it supersedes an owner whose
 			// node was created (czxid = term) no later than Z.
 			if g.Owner == nil {
-				return Unchanged
+				return g.emptyGap(e)
 			}
 			if e.Zxid < g.Term {
 				return Stale
@@ -268,6 +268,23 @@ func (g *OwnerState) apply(e Event) Verdict {
 	if g.Owner != nil && e.Term == g.Term {
 		g.restate(e)
 	}
+	return Applied
+}
+
+// emptyGap judges a snapshot finding no owner when the group already has
+// none: with Gap set it is news (owners may have come and gone unseen since
+// what the state knows) unless it is older than the last owner's term, or
+// a gap the state already holds at a zxid no older.
+func (g *OwnerState) emptyGap(e Event) Verdict {
+	switch {
+	case !e.Gap:
+		return Unchanged
+	case e.Zxid < g.Term:
+		return Stale
+	case g.Gap && e.Zxid <= g.Zxid:
+		return Unchanged
+	}
+	g.Gap, g.Zxid, g.Ready, g.Hazard = true, max(g.Zxid, e.Zxid), false, ""
 	return Applied
 }
 

@@ -142,3 +142,43 @@ func TestFollowerHazard(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowerGapWithoutOwner: a snapshot finding no owner with Gap set is
+// news even when the follower already knows the group has none: owners
+// may have come and gone unseen since. A consumer (herald tail) must get
+// it; the same gap again, or one older than the last owner, it need not.
+func TestFollowerGapWithoutOwner(t *testing.T) {
+	f, err := NewFollower()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const g = "/f/gap"
+	empty := func(zxid int64, gap bool) Event {
+		e := ev(LockReleased, g, "", "", 0, zxid)
+		e.Snapshot, e.Gap, e.Reason = true, gap, elect.ReasonUnknown
+		return e.WithID()
+	}
+	steps := []struct {
+		name string
+		e    Event
+		want Verdict
+		gap  bool
+	}{
+		{"owner", ev(LockAcquired, g, "f", "", 633, 633), Applied, false},
+		{"its release, seen", ev(LockReleased, g, "", "f", 633, 634), Applied, false},
+		{"empty, nothing changed", empty(634, false), Unchanged, false},
+		{"empty with a gap: g and h came and went unseen", empty(640, true), Applied, true},
+		{"the same gap from another bridge", func() Event { e := empty(640, true); e.ID = "other"; return e }(), Unchanged, true},
+		{"a gap older than the last owner", func() Event { e := empty(600, true); e.ID = "old"; return e }(), Stale, true},
+		{"a later gap", empty(650, true), Applied, true},
+	}
+	for _, s := range steps {
+		if got := f.Judge(s.e); got != s.want {
+			t.Fatalf("%s: verdict %v, want %v", s.name, got, s.want)
+		}
+		st := f.Current()[g]
+		if (st.Owner != nil) != (s.name == "owner") || st.Gap != s.gap || st.Term != 633 {
+			t.Fatalf("%s: state %+v, want term 633, gap %v", s.name, st, s.gap)
+		}
+	}
+}
