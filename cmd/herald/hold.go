@@ -105,7 +105,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 			o.what(), lostWhy(o.h), code)}
 	case <-ctx.Done():
 		wd.stop()
-		a.log.Info("signal received; stopping the child", "pid", c.Pid(), "grace", o.grace)
+		a.log.Info("signal received; stopping the child", "signal", context.Cause(ctx), "pid", c.Pid(), "grace", o.grace)
 		code := c.stop(o.grace)
 		o.release()
 		return codeErr(code)

@@ -66,6 +66,8 @@ names is refused.`,
 }
 
 func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
+	ctx, stop := holderContext(ctx)
+	defer stop()
 	switch {
 	case o.path == "":
 		return missingPathFlag("lock", "--lock", "/locks/backup", "./backup.sh", args)

@@ -84,6 +84,8 @@ func defaultID() string {
 }
 
 func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
+	ctx, stop := holderContext(ctx)
+	defer stop()
 	if o.election == "" {
 		return missingPathFlag("run", "--election", "/jobs/nightly", "./job.sh", args)
 	}

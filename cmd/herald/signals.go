@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// holderSignals are the signals that, besides SIGINT and SIGTERM, stop run
+// and lock the way SIGTERM does: the command is stopped and ownership given
+// back before herald exits. SIGHUP comes when the terminal closes or an SSH
+// connection drops; left to its default it would end herald without a
+// release, and the group would stay owned by nobody alive for a whole
+// session timeout. SIGQUIT (Ctrl-\) would do the same after a stack dump.
+var holderSignals = []os.Signal{syscall.SIGHUP, syscall.SIGQUIT}
+
+// holderContext is ctx, also cancelled, with a signalCause, by the first of
+// holderSignals. A signal herald was started with ignored (nohup) stays
+// ignored. stop restores the signals' previous behaviour.
+func holderContext(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	var sigs []os.Signal
+	for _, s := range holderSignals {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	if len(sigs) == 0 { // Notify with no signals would take them all
+		return ctx, func() { cancel(nil) }
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(signalCause{s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
