@@ -127,7 +127,9 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 }
 
 // lockFailed explains why the lock was not taken; a timeout names the
-// holder, or the node that holds the queue up, and exits 75.
+// holder, or the node that holds the queue up, or says that nobody holds
+// it now (the timeout ran out first, or the holder let go just then), and
+// exits 75.
 func (a *app) lockFailed(ctx context.Context, s *elect.Session, o lockOpts, err error) error {
 	if ctx.Err() != nil {
 		return interrupted(ctx, "interrupted while waiting for the lock %s", o.path)
@@ -137,11 +139,17 @@ func (a *app) lockFailed(ctx context.Context, s *elect.Session, o lockOpts, err 
 	}
 	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	held := "is held by someone else"
-	if v, herr := elect.ReadGroup(hctx, s, o.path); herr == nil && v.Owner != nil {
-		held = fmt.Sprintf("is held by %s (node %s, session %s)", v.Owner.ID, v.Owner.Node, v.Owner.SessionHex())
-	} else if herr == nil && v.Blocked != nil {
-		held = "is held by nobody: its queue " + waitsBehind(o.path, *v.Blocked)
+	v, herr := elect.ReadGroup(hctx, s, o.path)
+	var why string
+	switch {
+	case herr == nil && v.Owner != nil:
+		why = fmt.Sprintf("is held by %s (node %s, session %s); gave up after --timeout %v", v.Owner.ID, v.Owner.Node, v.Owner.SessionHex(), o.timeout)
+	case herr == nil && v.Blocked != nil:
+		why = fmt.Sprintf("is held by nobody: its queue %s; gave up after --timeout %v", waitsBehind(o.path, *v.Blocked), o.timeout)
+	case herr == nil || errors.Is(herr, elect.ErrNoParent):
+		why = fmt.Sprintf("is free: nobody holds it now; --timeout %v ran out before the lock could be taken (too short?)", o.timeout)
+	default:
+		why = fmt.Sprintf("was not taken within --timeout %v; who holds it is not known (reading the lock failed: %v)", o.timeout, herr)
 	}
-	return &exitError{code: exitTempFail, err: fmt.Errorf("lock %s %s; gave up after --timeout %v", o.path, held, o.timeout)}
+	return &exitError{code: exitTempFail, err: fmt.Errorf("lock %s %s", o.path, why)}
 }

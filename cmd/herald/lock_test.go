@@ -234,3 +234,22 @@ func TestZKDigestAuth(t *testing.T) {
 		}
 	}
 }
+
+// A --timeout that runs out on a lock nobody holds (one that does not
+// exist yet, or one just let go) says so, and that the timeout may be too
+// short; it does not send anyone looking for a holder. Exit 75 all the
+// same.
+func TestLockTimeoutOnAFreeLock(t *testing.T) {
+	zkFl := zkFlags(t)
+	l := uniq(t)
+	for _, what := range []string{"missing", "free"} {
+		_, stderr, code := heraldRun(t, nil, append(zkFl, "lock", "--lock", l, "--timeout", "1ns", "--", "echo", "ran")...)
+		if code != exitTempFail || !strings.Contains(stderr, "lock "+l+" is free: nobody holds it now; --timeout 1ns ran out before the lock could be taken (too short?)") || strings.Contains(stderr, "held by") {
+			t.Errorf("--timeout 1ns on a %s lock: exit %d, want %d saying nobody holds it; stderr: %s", what, code, exitTempFail, stderr)
+		}
+		// The lock exists after a run that took it.
+		if _, stderr, code := heraldRun(t, nil, append(zkFl, "lock", "--lock", l, "--", "true")...); code != 0 {
+			t.Fatalf("lock: exit %d: %s", code, stderr)
+		}
+	}
+}
