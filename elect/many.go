@@ -161,6 +161,8 @@ type member struct {
 	single *singleState
 
 	queued, busy, again, removed bool
+	// restate: the next read is sent as a Snapshot with Gap (Restate).
+	restate bool
 	fired                        fired
 	last                         *View
 	leader                       *SingleView // a single-node leader's last
@@ -243,6 +245,21 @@ func (m *Many) Remove(group string) {
 	g.removed = true
 	if g.retry != nil {
 		g.retry.Stop()
+	}
+}
+
+// Restate reads group afresh and sends its state as a Snapshot with Gap
+// set, after whatever was sent for it before: for a reader that missed
+// some of its changes (a standby bridge that dropped what it held) and
+// must be told the current state, and that an owner may have come and
+// gone unseen. A group not observed is ignored.
+func (m *Many) Restate(group string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g := m.groups[group]; g != nil {
+		g.restate = true
+		g.fired.children = true
+		m.enqueue(g)
 	}
 }
 
@@ -474,8 +491,10 @@ func (m *Many) serve(g *member, f fired) {
 		}
 		ob.childrenFired = true
 	}
+	restate := m.takeRestate(g)
 	v, err := ob.read(m.ctx, changed)
 	if err != nil {
+		m.keepRestate(g, restate)
 		m.readFailed(g, err)
 		return
 	}
@@ -483,6 +502,9 @@ func (m *Many) serve(g *member, f fired) {
 	changes := diff(ob.prev, v)
 	if ob.prev == nil && ob.before != nil {
 		changes, ob.before = []Change{snapshotAfter(ob.before, v)}, nil
+	}
+	if restate {
+		changes = restated(changes, diff(nil, v)[0])
 	}
 	if !m.emit(changes) {
 		return
@@ -516,15 +538,21 @@ func (m *Many) serveSingle(g *member, f fired) {
 	if !ob.childrenFired && (!f.resync || !m.recheck(g, changed)) {
 		return
 	}
+	restate := m.takeRestate(g)
 	cctx, cancel := stateCtx(changed, m.ctx.Done())
 	sv, _, err := st.r.read(cctx, true)
 	cancel()
 	if err != nil {
+		m.keepRestate(g, restate)
 		m.readFailed(g, err)
 		return
 	}
 	ob.childrenFired = false
-	if !m.emit(st.changes(sv)) {
+	changes := st.changes(sv)
+	if restate {
+		changes = restated(changes, singleSnapshot(sv))
+	}
+	if !m.emit(changes) {
 		return
 	}
 	st.prev = &sv

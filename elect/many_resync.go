@@ -117,3 +117,33 @@ func recheckSingle(ctx context.Context, st *singleState) (bool, error) {
 	}
 	return node.Czxid != prev.nodeCzxid || node.Mzxid != prev.dataZxid, nil
 }
+
+// takeRestate takes g's Restate request, if any.
+func (m *Many) takeRestate(g *member) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := g.restate
+	g.restate = false
+	return r
+}
+
+// keepRestate puts back a Restate request whose read failed.
+func (m *Many) keepRestate(g *member, r bool) {
+	if !r {
+		return
+	}
+	m.mu.Lock()
+	g.restate = true
+	m.mu.Unlock()
+}
+
+// restated is changes followed by snap, the group's state afresh, marked
+// Gap; when changes end with a Snapshot already, that one is marked.
+func restated(changes []Change, snap Change) []Change {
+	if n := len(changes); n > 0 && changes[n-1].Kind == Snapshot {
+		changes[n-1].Gap = true
+		return changes
+	}
+	snap.Gap = true
+	return append(changes, snap)
+}

@@ -462,6 +462,16 @@ func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) 
 // (measured against the state before a stretch not seen), then
 // OwnerChanged when the owner differs. The caller records sv as prev
 // once the changes are out.
+// singleSnapshot is the Snapshot change that states sv afresh.
+func singleSnapshot(sv SingleView) Change {
+	v := sv.view()
+	c := Change{Kind: Snapshot, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.Pzxid}
+	if sv.EpochKnown {
+		c.Epoch = sv.Epoch
+	}
+	return c
+}
+
 func (st *singleState) changes(sv SingleView) []Change {
 	v := sv.view()
 	epoch := int64(0)
@@ -470,7 +480,7 @@ func (st *singleState) changes(sv SingleView) []Change {
 	}
 	switch {
 	case st.prev == nil:
-		c := Change{Kind: Snapshot, Epoch: epoch, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.Pzxid}
+		c := singleSnapshot(sv)
 		if st.before != nil {
 			c.Gap = st.pendingGap || st.before.missed(sv)
 			st.before, st.pendingGap = nil, false

@@ -66,6 +66,12 @@ type Bridge struct {
 	pubMu      sync.Mutex
 	publishing bool
 	held       []heldEvent
+	// trimmed holds the groups whose held events were dropped for age
+	// since the bridge began to stand by.
+	trimmed map[string]bool
+	// restate has a group read afresh and published with Gap (the
+	// current ObserveMany's Restate; guarded by mu).
+	restate func(group string)
 	// lastViews is each group's latest view, kept across observers (a
 	// new session), so the next snapshot can tell what it missed.
 	viewMu    sync.Mutex

@@ -206,3 +206,46 @@ func TestTenureTooShortIsAGap(t *testing.T) {
 		t.Errorf("stop: %v", err)
 	}
 }
+
+// A standby drops what it held longer than --ha-replay; when it takes over
+// later than that (the active bridge cut off for a session timeout), the
+// groups whose events it dropped are not passed over in silence: each is
+// published afresh, its current owner as a snapshot marked as a gap, so
+// the stream neither misses the new owner nor hides that owners came and
+// went unseen.
+func TestHATakeoverPastTheReplayWindow(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g, ha := groupPath(t), groupPath(t)
+	s := session(t, addrs)
+	p := proxy(t, addrs[0])
+	cfg := func(name string, servers []string) bridge.Config {
+		return bridge.Config{Servers: servers, Watch: []string{g}, HAPath: ha, Source: name, Sinks: []publish.Sink{jsSink(t, url)},
+			SessionTimeout: 2 * time.Second, HAReplay: 200 * time.Millisecond}
+	}
+	b1 := start(t, cfg("bridge-1", []string{p.Addr()}))
+	waitStatus(t, b1.Bridge, 15*time.Second, "bridge-1 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	b2 := start(t, cfg("bridge-2", addrs))
+	waitStatus(t, b2.Bridge, 15*time.Second, "bridge-2 standby and ready", func(st bridge.Status) bool {
+		return st.Role == bridge.RoleStandby && len(st.NotReady()) == 0
+	})
+	events := streamEvents(t, url, g)
+	a := leads(t, candidate(t, s, g, "a"))
+	events.wait(t, "a elected", idOf(g, a.Node(), publish.LeaderElected))
+	bCh := candidate(t, s, g, "b")
+	queued(t, s, g, 2)
+
+	// bridge-1 is cut off: it stops publishing at once, but its HA node
+	// stays until its session expires (2s), so bridge-2 takes over well
+	// after the replay window of what it holds meanwhile.
+	p.Blackhole(true)
+	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b := leads(t, bCh)
+	waitStatus(t, b2.Bridge, 20*time.Second, "bridge-2 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	restated := func(e publish.Event) bool {
+		return e.Type == publish.LeaderElected && e.Owner != nil && e.Owner.Node == b.Node() && e.Snapshot && e.Gap && e.Source == "bridge-2"
+	}
+	events.c.waitCount(t, 15*time.Second, "b's tenure published afresh by bridge-2, marked as a gap", 1, restated)
+	p.Blackhole(false)
+}

@@ -40,6 +40,11 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 		b.log.Error("cannot observe groups", "err", err)
 	}
 	gs.many = many
+	if many != nil {
+		b.mu.Lock()
+		b.restate = many.Restate
+		b.mu.Unlock()
+	}
 	var wg sync.WaitGroup
 	if many != nil {
 		wg.Add(1)

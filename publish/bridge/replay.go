@@ -39,11 +39,15 @@ func (b *Bridge) deliver(ctx context.Context, events []publish.Event) (bool, err
 	return true, b.pipe.Publish(ctx, events...)
 }
 
-// trimHeld drops held events older than the replay window. b.pubMu must
-// be held.
+// trimHeld drops held events older than the replay window, remembering
+// their groups. b.pubMu must be held.
 func (b *Bridge) trimHeld(now time.Time) {
 	cut := 0
 	for cut < len(b.held) && now.Sub(b.held[cut].at) > b.cfg.HAReplay {
+		if b.trimmed == nil {
+			b.trimmed = map[string]bool{}
+		}
+		b.trimmed[b.held[cut].e.Group] = true
 		cut++
 	}
 	if cut > 0 {
@@ -53,10 +57,35 @@ func (b *Bridge) trimHeld(now time.Time) {
 
 // startPublishing publishes what the bridge held while it stood by, then
 // lets live events through; nothing observed meanwhile can overtake them.
+//
+// A group some of whose held events were dropped (older than the window:
+// the active bridge may have died before publishing them) is not passed
+// over in silence: its first event still held says Gap, and a group with
+// none left is read afresh and published as a Snapshot with Gap
+// (elect.Many.Restate), which comes after the held events. Its events
+// keep their ids, so where the active bridge did publish them the stream
+// drops the copy, and with it a gap that was none.
 func (b *Bridge) startPublishing(ctx context.Context) {
 	b.pubMu.Lock()
 	defer b.pubMu.Unlock()
 	b.trimHeld(time.Now())
+	trimmed := b.trimmed
+	b.trimmed = nil
+	for i := range b.held {
+		if g := b.held[i].e.Group; trimmed[g] {
+			b.held[i].e.Gap = true
+			delete(trimmed, g)
+		}
+	}
+	if len(trimmed) > 0 {
+		restate := b.restater()
+		for g := range trimmed {
+			b.log.Warn("events held while standing by were older than the replay window; publishing the group afresh, marked as a gap", "group", g, "window", b.cfg.HAReplay)
+			if restate != nil {
+				restate(g)
+			}
+		}
+	}
 	if n := len(b.held); n > 0 {
 		events := make([]publish.Event, n)
 		for i, h := range b.held {
@@ -77,5 +106,14 @@ func (b *Bridge) startPublishing(ctx context.Context) {
 func (b *Bridge) stopPublishing() {
 	b.pubMu.Lock()
 	b.publishing = false
+	b.trimmed = nil
 	b.pubMu.Unlock()
+}
+
+// restater is how to have a group read afresh and published as a Snapshot
+// with Gap: the current observation's Restate (nil when none).
+func (b *Bridge) restater() func(group string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.restate
 }
