@@ -163,11 +163,11 @@ type member struct {
 	queued, busy, again, removed bool
 	// restate: the next read is sent as a Snapshot with Gap (Restate).
 	restate bool
-	fired                        fired
-	last                         *View
-	leader                       *SingleView // a single-node leader's last
-	fails                        int
-	retry                        *time.Timer
+	fired   fired
+	last    *View
+	leader  *SingleView // a single-node leader's last
+	fails   int
+	retry   *time.Timer
 }
 
 // fired is what the group's watches said since a worker last took it;
