@@ -17,6 +17,7 @@ type metrics struct {
 	errors    *prometheus.CounterVec   // herald_sink_errors_total{sink}
 	rejected  *prometheus.CounterVec   // herald_rejected_events_total{sink}
 	gaps      prometheus.Counter       // herald_gaps_total
+	health    *healthGauge             // herald_sink_healthy{sink}
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -50,8 +51,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "herald_gaps_total",
 			Help: "Events published with gap=true: the observer could not prove it saw every owner.",
 		}),
+		health: &healthGauge{desc: prometheus.NewDesc("herald_sink_healthy",
+			"1 while a sink can deliver: its connection is up (for sinks that can tell), no Connect or Write failed since it last stored events, and its backlog is within its bound; else 0.",
+			[]string{"sink"}, nil)},
 	}
-	for _, c := range []prometheus.Collector{m.events, m.latency, m.backlog, m.collapsed, m.errors, m.rejected, m.gaps} {
+	for _, c := range []prometheus.Collector{m.events, m.latency, m.backlog, m.collapsed, m.errors, m.rejected, m.gaps, m.health} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {
@@ -70,7 +74,10 @@ type laneCounters struct {
 	errors    atomic.Int64
 	rejected  atomic.Int64
 	connected atomic.Bool
-	lastErr   atomic.Pointer[string]
+	// failing is set by a failed Connect or Write and cleared when the
+	// sink stores events again.
+	failing atomic.Bool
+	lastErr atomic.Pointer[string]
 }
 
 // Stats is a snapshot of the pipeline's numbers, the same the metrics show.
@@ -92,34 +99,71 @@ type SinkStats struct {
 	Rejected  int64 // events the sink refused for good (herald_rejected_events_total)
 	Bound     int   // the backlog bound (0 for a lossless sink)
 	Connected bool  // the last Connect succeeded and no Write failed since
+	// Failing: a Connect or Write failed and the sink stored nothing since.
+	// A Connect that succeeds does not clear it: a NATS connection that
+	// is reconnecting connects at once and still cannot deliver.
+	Failing bool
+	// Down: the sink says its connection is down right now (ConnState),
+	// whether or not it had anything to write.
+	Down      bool
 	LastError string
 }
 
-// Healthy reports whether the sink is connected and its backlog is within
-// its bound: what a /readyz check wants.
+// Healthy reports whether the sink can deliver: it is not failing, does
+// not say its connection is down, and its backlog is within its bound.
+// What a /readyz check wants. A sink not tried yet counts as healthy
+// unless it says its connection is down.
 func (s SinkStats) Healthy() bool {
-	return s.Connected && (s.Bound == 0 || s.Backlog < s.Bound)
+	return !s.Failing && !s.Down && (s.Bound == 0 || s.Backlog < s.Bound)
 }
 
 // Stats returns the pipeline's current numbers.
 func (p *Pipeline) Stats() Stats {
 	st := Stats{Published: p.published.Load(), Gaps: p.gaps.Load(), Sinks: make(map[string]SinkStats, len(p.lanes))}
 	for _, l := range p.lanes {
-		ss := SinkStats{
-			Delivered: l.c.delivered.Load(),
-			Backlog:   l.size(),
-			Collapsed: l.c.collapsed.Load(),
-			Errors:    l.c.errors.Load(),
-			Rejected:  l.c.rejected.Load(),
-			Connected: l.c.connected.Load(),
-		}
-		if !l.lossless {
-			ss.Bound = l.bound
-		}
-		if e := l.c.lastErr.Load(); e != nil {
-			ss.LastError = *e
-		}
-		st.Sinks[l.name] = ss
+		st.Sinks[l.name] = l.stats()
 	}
 	return st
+}
+
+// stats are the lane's numbers.
+func (l *lane) stats() SinkStats {
+	ss := SinkStats{
+		Delivered: l.c.delivered.Load(),
+		Backlog:   l.size(),
+		Collapsed: l.c.collapsed.Load(),
+		Errors:    l.c.errors.Load(),
+		Rejected:  l.c.rejected.Load(),
+		Connected: l.c.connected.Load(),
+		Failing:   l.c.failing.Load(),
+	}
+	if cs, ok := l.sink.(ConnState); ok {
+		ss.Down = !cs.Connected()
+	}
+	if !l.lossless {
+		ss.Bound = l.bound
+	}
+	if e := l.c.lastErr.Load(); e != nil {
+		ss.LastError = *e
+	}
+	return ss
+}
+
+// healthGauge is herald_sink_healthy, read from the lanes when scraped so
+// that it follows a connection that drops while nothing is written.
+type healthGauge struct {
+	desc  *prometheus.Desc
+	lanes []*lane // set once by New, before the pipeline is shared
+}
+
+func (h *healthGauge) Describe(ch chan<- *prometheus.Desc) { ch <- h.desc }
+
+func (h *healthGauge) Collect(ch chan<- prometheus.Metric) {
+	for _, l := range h.lanes {
+		v := 0.0
+		if l.stats().Healthy() {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(h.desc, prometheus.GaugeValue, v, l.name)
+	}
 }

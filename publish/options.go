@@ -2,6 +2,7 @@ package publish
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +42,7 @@ type config struct {
 	initial    time.Duration
 	maxBackoff time.Duration
 	source     string
+	log        *slog.Logger
 }
 
 func defaults() config {
@@ -139,6 +141,20 @@ func WithSource(s string) Option {
 			return fmt.Errorf("%w: empty source: name the bridge or participant", ErrBadOption)
 		}
 		c.source = s
+		return nil
+	}
+}
+
+// WithLogger logs each sink's health as it changes: a WARN when a sink
+// that delivered (or had not tried yet) fails a Connect or Write, once per
+// stretch of failures, and an INFO when it stores events again. Without it
+// the pipeline logs nothing; Stats and herald_sink_healthy say the same.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil Logger", ErrBadOption)
+		}
+		c.log = l
 		return nil
 	}
 }

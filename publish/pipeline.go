@@ -84,6 +84,7 @@ func New(sinks []Sink, opts ...Option) (*Pipeline, error) {
 	for _, s := range sinks {
 		p.lanes = append(p.lanes, newLane(s, cfg.lossless[s.Name()], cfg.backlog, m))
 	}
+	m.health.lanes = p.lanes
 	return p, nil
 }
 

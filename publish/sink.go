@@ -28,6 +28,15 @@ type Sink interface {
 	Close() error
 }
 
+// ConnState is a Sink whose connection outlives a failure and comes back
+// by itself (a NATS connection reconnects on its own, and Connect has
+// nothing to do meanwhile). Connected says whether it is connected right
+// now: the pipeline counts a sink that says no as not healthy, also while
+// it has nothing to write.
+type ConnState interface {
+	Connected() bool
+}
+
 // ErrReconnect, wrapped in a Write error, asks the pipeline to call Connect
 // before retrying.
 var ErrReconnect = errors.New("publish: sink needs to reconnect")

@@ -75,6 +75,7 @@ func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.E
 			if err = l.sink.Write(ctx, batch); err == nil {
 				b.Reset()
 				l.ack(batch, p.cfg.clock)
+				p.delivers(l)
 				return true
 			}
 			var rej *RejectedError
@@ -85,6 +86,7 @@ func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.E
 				left := len(batch) - rej.Index - 1
 				l.settle(batch[:rej.Index], left+1, p.cfg.clock)
 				l.reject(batch[rej.Index], rej.Err, left)
+				p.delivers(l)
 				batch = batch[rej.Index+1:]
 				if len(batch) == 0 {
 					return true
@@ -97,6 +99,10 @@ func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.E
 		}
 		*connected = false
 		l.failed(err)
+		if !l.c.failing.Swap(true) && p.cfg.log != nil {
+			p.cfg.log.Warn("sink cannot deliver; its events wait in its backlog, retried until it can",
+				"sink", l.name, "backlog", l.size(), "err", err)
+		}
 		wait := b.NextBackOff()
 		if wait == backoff.Stop { // cannot happen with MaxElapsedTime 0; be safe
 			wait = p.cfg.maxBackoff
@@ -104,6 +110,13 @@ func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.E
 		if !p.sleep(wait) {
 			return false
 		}
+	}
+}
+
+// delivers records that the sink stored events: it is no longer failing.
+func (p *Pipeline) delivers(l *lane) {
+	if l.c.failing.Swap(false) && p.cfg.log != nil {
+		p.cfg.log.Info("sink delivers again", "sink", l.name, "backlog", l.size())
 	}
 }
 

@@ -273,6 +273,8 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		Resync:            resyncOf(f.resync),
 		GroupMetricsLimit: f.groupMetrics,
 		Logger:            a.log,
+		// A sink that stops delivering is a WARN, its recovery an INFO.
+		PipelineOptions: []publish.Option{publish.WithLogger(a.log)},
 	}
 	b, err := bridge.New(cfg)
 	if err != nil {

@@ -8,8 +8,9 @@ import (
 )
 
 // eventLine renders one event as one readable line: time, type, group,
-// owner and previous owner, term, reason, and the gap, snapshot and
-// two-owners marks (the hazard's reason is in --json).
+// owner and previous owner, term, reason, and the gap, suspect, snapshot
+// and two-owners marks (the hazard's reason is in --json; a suspect
+// candidate's reason is on the line: it says why a queue has no owner).
 func eventLine(e publish.Event) string {
 	var b strings.Builder
 	b.WriteString(e.Time.UTC().Format("2006-01-02T15:04:05.000Z"))
@@ -23,6 +24,9 @@ func eventLine(e publish.Event) string {
 	if e.Owner != nil && e.Candidate == nil {
 		b.WriteString("  owner=" + who(e.Owner))
 	}
+	if e.Type.Loses() && e.Owner == nil && e.Previous == nil {
+		b.WriteString("  owner=none") // a snapshot finding the group empty
+	}
 	if e.Previous != nil {
 		b.WriteString("  previous=" + who(e.Previous))
 	}
@@ -34,6 +38,9 @@ func eventLine(e publish.Event) string {
 	}
 	if e.Gap {
 		b.WriteString("  GAP")
+	}
+	if e.Candidate != nil && e.Candidate.Suspect != "" {
+		b.WriteString("  SUSPECT(" + e.Candidate.Suspect + ")")
 	}
 	if e.Snapshot {
 		b.WriteString("  (snapshot)")

@@ -30,9 +30,12 @@ func newTailCmd(a *app) *cobra.Command {
 		Use:   "tail [PATH...] --nats URL | --kafka BROKERS",
 		Short: "Print leadership and lock events as they happen",
 		Long: `tail follows the events a bridge publishes, for the given groups or for all,
-one line each: time, type, group, owner and previous owner, term, reason, and
-GAP when the bridge could not prove it saw every owner in between. Each change
-is printed once even when bridges publish it twice. --since also prints the
+one line each: time, type, group, owner and previous owner (owner=none for a
+snapshot finding the group empty), term, reason, GAP when the bridge could
+not prove it saw every owner in between (also when it found the group empty
+again: owners may have come and gone unseen), and SUSPECT(why) for a node
+that cannot be what the queue says. Each change is printed once even when
+bridges publish it twice. --since also prints the
 stored events of that recent past first; --json prints one JSON event per line.
 
 Exit codes: 0 (interrupted, or --count reached); 69 NATS or Kafka cannot be

@@ -58,7 +58,10 @@ type Status struct {
 
 // SinkStatus is one sink's health.
 type SinkStatus struct {
-	Healthy   bool   `json:"healthy"`
+	Healthy bool `json:"healthy"`
+	// Connected is false while the sink says its connection is down
+	// (a NATS connection reconnecting).
+	Connected bool   `json:"connected"`
 	Backlog   int    `json:"backlog"`
 	Delivered int64  `json:"delivered"`
 	Errors    int64  `json:"errors"`
@@ -121,6 +124,9 @@ func (s Status) NotReady() []string {
 	for _, n := range names {
 		if st := s.Sinks[n]; !st.Healthy {
 			msg := fmt.Sprintf("sink %s is not healthy (backlog %d)", n, st.Backlog)
+			if !st.Connected {
+				msg = fmt.Sprintf("sink %s is not healthy: not connected (backlog %d)", n, st.Backlog)
+			}
 			if st.LastError != "" {
 				msg += ": " + st.LastError
 			}
@@ -130,14 +136,15 @@ func (s Status) NotReady() []string {
 	return why
 }
 
-// sinkStatus judges one sink: healthy when the pipeline says so, or when the
-// pipeline has not written to it yet and the bridge's own connect at start
-// succeeded.
+// sinkStatus judges one sink: healthy when the pipeline says so (its
+// connection is up, as far as it can tell, no write is failing, its backlog
+// is within bound) and, while the pipeline has not written to it yet, the
+// bridge's own connect at start succeeded.
 func sinkStatus(st publish.SinkStats, connectedAtStart bool) SinkStatus {
 	fresh := st.Delivered == 0 && st.Errors == 0
-	withinBound := st.Bound == 0 || st.Backlog < st.Bound
 	return SinkStatus{
-		Healthy:   st.Healthy() || (fresh && connectedAtStart && withinBound),
+		Healthy:   st.Healthy() && (!fresh || connectedAtStart),
+		Connected: !st.Down,
 		Backlog:   st.Backlog,
 		Delivered: st.Delivered,
 		Errors:    st.Errors,

@@ -28,7 +28,10 @@ type Sink struct {
 	closed  bool
 }
 
-var _ publish.HeartbeatSink = (*Sink)(nil)
+var (
+	_ publish.HeartbeatSink = (*Sink)(nil)
+	_ publish.ConnState     = (*Sink)(nil)
+)
 
 // New returns a sink for cfg. It validates cfg but does not touch the
 // network; Connect does.
@@ -42,8 +45,10 @@ func New(cfg Config) (*Sink, error) {
 // Name implements publish.Sink.
 func (s *Sink) Name() string { return "jetstream" }
 
-// Connect dials NATS (unless a live connection exists) and creates the
-// stream and the owners bucket when they are missing. An existing stream or
+// Connect dials NATS (unless a connection exists) and creates the stream
+// and the owners bucket when they are missing. While the connection is
+// reconnecting by itself it fails without dialling, so that a sink that
+// cannot deliver never reads connected. An existing stream or
 // bucket is used as its operator configured it: herald only checks that it
 // can work with it (see ensureStream).
 func (s *Sink) Connect(ctx context.Context) error {
@@ -51,6 +56,9 @@ func (s *Sink) Connect(ctx context.Context) error {
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrClosed
+	}
+	if s.nc != nil && s.nc.IsReconnecting() {
+		return s.cfg.Conn.Reconnecting()
 	}
 	if s.nc == nil || s.nc.IsClosed() {
 		nc, err := s.cfg.Conn.Dial(ctx)
@@ -80,6 +88,14 @@ func (s *Sink) Connect(ctx context.Context) error {
 	}
 	s.owners = &owners{js: s.js, stream: st, prefix: "$KV." + kv.Bucket() + "."}
 	return nil
+}
+
+// Connected implements publish.ConnState: whether the connection to NATS
+// is up now.
+func (s *Sink) Connected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closed && s.nc != nil && s.nc.IsConnected()
 }
 
 // JetStream returns the JetStream handle (nil before Connect), for Follow

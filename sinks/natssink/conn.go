@@ -71,7 +71,13 @@ func (o Options) natsOptions(ctx context.Context) ([]nats.Option, error) {
 		// the pipeline keeps the batch and retries, which keeps order.
 		nats.ReconnectBufSize(-1),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
-			o.log("disconnected from NATS", "url", Redact(o.URL), "err", o.Scrub(err))
+			if nc.IsClosed() { // closed on purpose
+				o.log("disconnected from NATS", "url", Redact(o.URL))
+				return
+			}
+			// Nothing reaches NATS until it reconnects: events wait in
+			// the backlog, and the sink reads unhealthy meanwhile.
+			o.warn("disconnected from NATS; reconnecting, nothing is delivered meanwhile", "url", Redact(o.URL), "err", o.Scrub(err))
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			o.log("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
@@ -158,4 +164,17 @@ func (o Options) log(msg string, args ...any) {
 	if o.Logger != nil {
 		o.Logger.Info(msg, args...)
 	}
+}
+
+func (o Options) warn(msg string, args ...any) {
+	if o.Logger != nil {
+		o.Logger.Warn(msg, args...)
+	}
+}
+
+// Reconnecting is what Connect returns while nc, dialled before, has lost
+// its server and is reconnecting by itself: dialling again would not help,
+// and saying "connected" would let a sink that cannot deliver read healthy.
+func (o Options) Reconnecting() error {
+	return fmt.Errorf("%w: %s: the connection is lost and reconnecting by itself; check that the NATS server runs", ErrConnect, Redact(o.URL))
 }

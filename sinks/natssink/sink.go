@@ -22,7 +22,10 @@ type Sink struct {
 	closed bool
 }
 
-var _ publish.Sink = (*Sink)(nil)
+var (
+	_ publish.Sink      = (*Sink)(nil)
+	_ publish.ConnState = (*Sink)(nil)
+)
 
 // New returns a sink that will connect with opts. It validates opts but does
 // not touch the network; Connect does.
@@ -36,8 +39,10 @@ func New(opts Options) (*Sink, error) {
 // Name implements publish.Sink.
 func (s *Sink) Name() string { return "nats" }
 
-// Connect dials NATS unless a live connection exists. The connection then
+// Connect dials NATS unless a connection exists. The connection then
 // reconnects by itself; Connect is needed again only after it closed.
+// While it is reconnecting, Connect fails (Options.Reconnecting) without
+// dialling.
 func (s *Sink) Connect(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -45,6 +50,9 @@ func (s *Sink) Connect(ctx context.Context) error {
 		return ErrClosed
 	}
 	if s.nc != nil && !s.nc.IsClosed() {
+		if s.nc.IsReconnecting() {
+			return s.opts.Reconnecting()
+		}
 		return nil
 	}
 	nc, err := s.opts.Dial(ctx)
@@ -53,6 +61,13 @@ func (s *Sink) Connect(ctx context.Context) error {
 	}
 	s.nc = nc
 	return nil
+}
+
+// Connected implements publish.ConnState: whether the connection is up now.
+func (s *Sink) Connected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closed && s.nc != nil && s.nc.IsConnected()
 }
 
 // Conn returns the current connection (nil before Connect).

@@ -1,0 +1,165 @@
+package jetstream_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
+	hjs "github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/sinktest"
+)
+
+// logs is a log a pipeline and a sink write to while the test reads it.
+type logs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// count is how many lines hold both level and msg.
+func (l *logs) count(level, msg string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		if strings.Contains(line, "level="+level) && strings.Contains(line, msg) {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// TestUnhealthyWhileNATSIsDown: with its only NATS server down, a
+// JetStream sink reads unhealthy on every look (Stats and
+// herald_sink_healthy), first with nothing to write, then while its
+// writes fail and its Connect finds the connection still reconnecting,
+// with one WARN for the whole stretch; once the server is back it stores
+// the backlog, reads healthy again and says so at INFO.
+func TestUnhealthyWhileNATSIsDown(t *testing.T) {
+	srv := natsserver.Start(t)
+	var log logs
+	logger := slog.New(slog.NewTextHandler(&log, nil))
+	opts := fast(srv.URL())
+	opts.Logger = logger
+	sink := newSink(t, hjs.Config{Conn: opts})
+	reg := prometheus.NewRegistry()
+	p, err := publish.New([]publish.Sink{sink}, publish.WithRegisterer(reg),
+		publish.WithBackoff(10*time.Millisecond, 50*time.Millisecond), publish.WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan struct{})
+	go func() { defer close(runDone); _ = p.Run(ctx) }()
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = p.Close(cctx)
+		ccancel()
+		cancel()
+		<-runDone
+	})
+	stats := func() publish.SinkStats { return p.Stats().Sinks["jetstream"] }
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s; stats %+v; log:\n%s", what, stats(), log.String())
+			}
+			time.Sleep(10 * time.Millisecond) // polling interval, not ordering
+		}
+	}
+
+	evs := sinktest.Events(t.Name(), 2, 6)
+	half := len(evs) / 2
+	if err := p.Publish(ctx, evs[:half]...); err != nil {
+		t.Fatal(err)
+	}
+	wait("the first half stored", func() bool { return stats().Delivered == int64(half) })
+	if st := stats(); !st.Healthy() || healthy(t, reg) != 1 {
+		t.Fatalf("sink that stores everything: stats %+v, herald_sink_healthy %v", st, healthy(t, reg))
+	}
+
+	// Down with nothing to write: no Write fails, and still it cannot
+	// deliver.
+	srv.Shutdown()
+	wait("unhealthy with nothing to write", func() bool { return !stats().Healthy() })
+	if v := healthy(t, reg); v != 0 {
+		t.Errorf("herald_sink_healthy %v with the server down, want 0", v)
+	}
+	if n := log.count("WARN", "disconnected from NATS"); n != 1 {
+		t.Errorf("%d WARN lines for the lost connection, want 1; log:\n%s", n, log.String())
+	}
+
+	// Down with events to write: every look, while Write fails and the
+	// worker's Connect is retried, says unhealthy.
+	if err := p.Publish(ctx, evs[half:]...); err != nil {
+		t.Fatal(err)
+	}
+	for stats().Errors < 5 {
+		if st := stats(); st.Healthy() {
+			t.Fatalf("sink reads healthy with its server down: %+v", st)
+		}
+		if v := healthy(t, reg); v != 0 {
+			t.Fatalf("herald_sink_healthy %v with the server down, want 0", v)
+		}
+		time.Sleep(2 * time.Millisecond) // sampling interval, not ordering
+	}
+	if st := stats(); !st.Failing || !strings.Contains(st.LastError, "reconnecting") {
+		t.Errorf("stats %+v: want failing, the last error saying the connection is reconnecting", st)
+	}
+	if n := log.count("WARN", "sink cannot deliver"); n != 1 {
+		t.Errorf("%d WARN lines for a sink failing %d times, want 1; log:\n%s", n, stats().Errors, log.String())
+	}
+
+	srv.Restart(t)
+	wait("the backlog stored after the restart", func() bool { return stats().Delivered == int64(len(evs)) })
+	if st := stats(); !st.Healthy() || st.Failing || healthy(t, reg) != 1 {
+		t.Errorf("after the restart: stats %+v, herald_sink_healthy %v; want healthy", st, healthy(t, reg))
+	}
+	if n := log.count("INFO", "sink delivers again"); n != 1 {
+		t.Errorf("%d INFO lines for the recovery, want 1; log:\n%s", n, log.String())
+	}
+}
+
+// healthy is herald_sink_healthy{sink="jetstream"} as reg serves it.
+func healthy(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "herald_sink_healthy" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "sink" && l.GetValue() == "jetstream" {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatal("no herald_sink_healthy{sink=\"jetstream\"} gathered")
+	return 0
+}
