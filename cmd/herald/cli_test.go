@@ -368,3 +368,36 @@ func TestPathOutsideBMPIsUsageError(t *testing.T) {
 		}
 	}
 }
+
+// The variables run and lock give their command name their own group and
+// id, not defaults for a herald that command starts: a nested lock or run
+// without its path is a usage error naming the parent's variable, rather
+// than a wait behind its own parent for ever under the parent's id; one
+// with its path takes its own id. checkpoint put and get in the command
+// still find their election there.
+func TestNestedHeraldDoesNotJoinItsParentsGroup(t *testing.T) {
+	zkFl := zkFlags(t)
+	l, g := uniq(t)+"-lock", uniq(t)+"-run"
+	zkArgs := strings.Join(zkFl, " ")
+	inner := `"$HERALD_BIN" ` + zkArgs + ` lock --timeout 3s -- echo inner-lock-ran; echo inner-lock=$?
+		"$HERALD_BIN" ` + zkArgs + ` lock --lock ` + l + `-2 -- sh -c 'echo "inner-id=[$HERALD_ID]"'`
+	out, stderr, code := heraldRun(t, nil, append(zkFl, "lock", "--lock", l, "--id", "outer", "--", "sh", "-c", inner)...)
+	if code != 0 || !strings.Contains(out, "inner-lock=2") || strings.Contains(out, "inner-lock-ran") ||
+		!strings.Contains(stderr, "--lock is required: this herald runs inside the command of herald lock, whose HERALD_LOCK="+l) {
+		t.Errorf("lock without --lock inside herald lock: exit %d, want a usage error (2) naming HERALD_LOCK:\n%s%s", code, out, stderr)
+	}
+	if strings.Contains(out, "inner-id=[outer]") || !strings.Contains(out, "inner-id=[") {
+		t.Errorf("lock inside herald lock took the parent's id:\n%s%s", out, stderr)
+	}
+
+	inner = `timeout 10 "$HERALD_BIN" ` + zkArgs + ` run -- echo inner-run-ran; echo inner-run=$?
+		"$HERALD_BIN" checkpoint put step=1 && "$HERALD_BIN" checkpoint get && echo put-ok`
+	out, stderr, code = heraldRun(t, nil, append(zkFl, "run", "--election", g, "--id", "outer", "--", "sh", "-c", inner)...)
+	if code != 0 || !strings.Contains(out, "inner-run=2") || strings.Contains(out, "inner-run-ran") ||
+		!strings.Contains(stderr, "--election is required: this herald runs inside the command of herald run, whose HERALD_ELECTION="+g) {
+		t.Errorf("run without --election inside herald run: exit %d, want a usage error (2) naming HERALD_ELECTION:\n%s%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "step=1\nput-ok") {
+		t.Errorf("checkpoint put and get inside herald run did not find the election:\n%s%s", out, stderr)
+	}
+}

@@ -76,6 +76,10 @@ func missingPathFlag(command, flag, example, exampleCmd string, args []string) e
 		line = append(append(line, "--"), rest...)
 		return usageErr("%s is required: %q was taken for the command to run; if it is the path in ZooKeeper, write %s", flag, args[0], strings.Join(line, " "))
 	}
+	env := "HERALD_" + strings.ToUpper(strings.TrimPrefix(flag, "--"))
+	if parent, v := os.Getenv(parentEnv), os.Getenv(env); parent != "" && v != "" {
+		return usageErr("%s is required: this herald runs inside the command of herald %s, whose %s=%s names the group that herald holds, not a default for this one (it would wait behind its parent for ever); give the path in ZooKeeper, e.g. herald %s %s %s -- %s", flag, parent, env, v, command, flag, example, exampleCmd)
+	}
 	return usageErr("%s is required: the path in ZooKeeper, e.g. herald %s %s %s -- %s", flag, command, flag, example, exampleCmd)
 }
 
@@ -95,13 +99,22 @@ copy of a program at a time (herald run), holds a lock around a command
 (herald history).
 
 Every flag can also be set by an environment variable: HERALD_ followed by
-the flag name in upper case with '-' as '_' (--zk is HERALD_ZK).`,
+the flag name in upper case with '-' as '_' (--zk is HERALD_ZK). Inside the
+command of herald run or lock (HERALD_PARENT set), a run or lock does not
+take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionLine(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd); err != nil {
 				return err
+			}
+			if holdsGroup[cmd.CommandPath()] {
+				// The command inherits herald's environment: a herald
+				// it starts learns that it runs inside this one.
+				if err := os.Setenv(parentEnv, cmd.Name()); err != nil {
+					return err
+				}
 			}
 			if a.logLevel == "" { // neither --log-level nor HERALD_LOG_LEVEL
 				a.logLevel = "info"
@@ -163,9 +176,26 @@ var oneShot = map[string]bool{
 	"herald version":        true,
 }
 
+// parentEnv names the herald command (run or lock) whose command this
+// process runs in, or its command's command: run and lock set it in the
+// environment their command inherits.
+const parentEnv = "HERALD_PARENT"
+
+// holdsGroup are the commands that join a group and run a command in it.
+var holdsGroup = map[string]bool{"herald run": true, "herald lock": true}
+
+// exported are the variables run and lock give their command as
+// information: where that herald's lock or leadership is, under which id.
+// A run or lock started inside that command (HERALD_PARENT set) does not
+// take them for its own --lock, --election or --id: they name the group
+// its parent holds, which it would wait behind for ever, under the
+// parent's id. checkpoint put and get inside the command do take them.
+var exported = map[string]bool{"HERALD_LOCK": true, "HERALD_ELECTION": true, "HERALD_ID": true}
+
 // applyEnv sets every flag the command line left alone from HERALD_<NAME>.
 func applyEnv(cmd *cobra.Command) error {
 	var errs []error
+	nested := holdsGroup[cmd.CommandPath()] && os.Getenv(parentEnv) != ""
 	seen := map[string]bool{} // cmd.Flags() holds the inherited flags too
 	visit := func(f *pflag.Flag) {
 		if f.Changed || seen[f.Name] {
@@ -173,6 +203,9 @@ func applyEnv(cmd *cobra.Command) error {
 		}
 		seen[f.Name] = true
 		name := "HERALD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if nested && exported[name] {
+			return // the parent's, not this herald's
+		}
 		v, ok := os.LookupEnv(name)
 		if !ok || strings.TrimSpace(v) == "" {
 			return // unset and empty both leave the default
