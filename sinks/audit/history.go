@@ -58,14 +58,23 @@ type Tenure struct {
 	// (publish.Event.Hazard): another client may have believed it owned at
 	// the same time.
 	TwoOwners bool
+	// Missing marks a row that is no tenure but a stretch in which owners
+	// may have held unseen: an event with the gap flag found the group
+	// without an owner (a restarted bridge's snapshot, say), so whoever
+	// came and went since the group was last observed was not seen. Owner
+	// is empty and Term 0; From is when the group was last observed before
+	// (zero when no event tells), Until the time of that event; Gap is
+	// true. Such a row is kept even when no later tenure follows.
+	Missing bool
 }
 
 // Open reports whether the tenure has not ended as far as the events tell.
 func (t Tenure) Open() bool { return t.Until.IsZero() }
 
 // Exact reports whether both ends were seen happen, so HeldFor is the
-// tenure's length (up to the observation delay), not a lower bound.
-func (t Tenure) Exact() bool { return t.FromSeen && t.UntilSeen && !t.Open() }
+// tenure's length (up to the observation delay), not a lower bound. A
+// Missing row is never exact: nobody was seen holding.
+func (t Tenure) Exact() bool { return t.FromSeen && t.UntilSeen && !t.Open() && !t.Missing }
 
 // tenureJSON is Tenure on the wire (`herald history --json`): snake_case
 // keys like `herald who --json`, durations in seconds, unknown times null.
@@ -85,6 +94,7 @@ type tenureJSON struct {
 	Reason    elect.Reason        `json:"reason,omitempty"`
 	Gap       bool                `json:"gap"`
 	TwoOwners bool                `json:"two_owners_possible,omitempty"`
+	Missing   bool                `json:"missing_owners,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -95,13 +105,15 @@ func timePtr(t time.Time) *time.Time {
 }
 
 // MarshalJSON writes snake_case keys; held_for is in seconds (null when
-// From is unknown), from/until/last_seen are null when unknown or open.
+// From is unknown, and for a stretch of missing owners), from/until/
+// last_seen are null when unknown or open; missing_owners marks a
+// Missing row.
 func (t Tenure) MarshalJSON() ([]byte, error) {
 	j := tenureJSON{Group: t.Group, Recipe: t.Recipe, Term: t.Term, Owner: t.Owner,
 		From: timePtr(t.From), FromSeen: t.FromSeen, Ready: timePtr(t.Ready),
 		Until: timePtr(t.Until), UntilSeen: t.UntilSeen, LastSeen: timePtr(t.LastSeen),
-		Exact: t.Exact(), Reason: t.Reason, Gap: t.Gap, TwoOwners: t.TwoOwners}
-	if !t.From.IsZero() {
+		Exact: t.Exact(), Reason: t.Reason, Gap: t.Gap, TwoOwners: t.TwoOwners, Missing: t.Missing}
+	if !t.From.IsZero() && !t.Missing {
 		s := t.HeldFor.Seconds()
 		j.HeldFor = &s
 	}
@@ -123,7 +135,7 @@ func (t *Tenure) UnmarshalJSON(b []byte) error {
 	*t = Tenure{Group: j.Group, Recipe: j.Recipe, Term: j.Term, Owner: j.Owner,
 		From: get(j.From), FromSeen: j.FromSeen, Ready: get(j.Ready),
 		Until: get(j.Until), UntilSeen: j.UntilSeen, LastSeen: get(j.LastSeen),
-		Reason: j.Reason, Gap: j.Gap, TwoOwners: j.TwoOwners}
+		Reason: j.Reason, Gap: j.Gap, TwoOwners: j.TwoOwners, Missing: j.Missing}
 	if j.HeldFor != nil {
 		t.HeldFor = time.Duration(*j.HeldFor * float64(time.Second))
 	}
@@ -131,7 +143,7 @@ func (t *Tenure) UnmarshalJSON(b []byte) error {
 }
 
 // History turns events from any source into tenures, sorted by group and
-// term. Events are taken in the order given within each group (a log's or
+// term (a Missing row after the tenures that were known before it). Events are taken in the order given within each group (a log's or
 // a stream's order; Merge orders several logs). An id counts once: a later
 // copy of it (at-least-once delivery, a second bridge, a snapshot restating
 // the owner) only tells that its owner was still holding at that copy's
@@ -154,15 +166,7 @@ func History(events []publish.Event) []Tenure {
 	for _, evs := range byGroup {
 		out = append(out, groupHistory(evs)...)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Group != out[j].Group {
-			return out[i].Group < out[j].Group
-		}
-		if out[i].Term != out[j].Term {
-			return out[i].Term < out[j].Term
-		}
-		return out[i].From.Before(out[j].From)
-	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Group < out[j].Group })
 	return out
 }
 
@@ -208,6 +212,10 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 type row struct {
 	Tenure
 	ended bool // Until is set (seen) or the tenure was seen superseded
+	// order places the row among the group's rows: its term, or for a
+	// Missing row the zxid that found the group empty (no lower than any
+	// term seen before it: every owner it may hide came before that).
+	order int64
 }
 
 // see records that the owner was holding at when.
@@ -225,14 +233,18 @@ func groupHistory(evs []publish.Event) []Tenure {
 	var last *row              // the latest row that was current
 	gapNext := false           // the next new owner may follow a hidden one
 	seenID := map[string]bool{}
-	before := false // an earlier event of the group was read
+	before := false        // an earlier event of the group was read
+	var observed time.Time // when the group was last observed, before this event
+	var missing *row       // the Missing row of the event just before, to extend
+	var maxTerm int64      // the highest term of a row so far
 	newRow := func(e publish.Event, p *publish.Participant) *row {
-		r := &row{Tenure: Tenure{Group: e.Group, Recipe: e.Recipe, Term: e.Term, TwoOwners: e.Hazard != ""}}
+		r := &row{Tenure: Tenure{Group: e.Group, Recipe: e.Recipe, Term: e.Term, TwoOwners: e.Hazard != ""}, order: e.Term}
 		if p != nil {
 			r.Owner = *p
 		}
 		byTerm[e.Term] = r
 		rows = append(rows, r)
+		maxTerm = max(maxTerm, e.Term)
 		return r
 	}
 	// unseenEnd closes r at a moment nobody observed.
@@ -241,7 +253,29 @@ func groupHistory(evs []publish.Event) []Tenure {
 			r.ended, r.UntilSeen, r.Reason = true, false, ""
 		}
 	}
+	// gapRow marks the stretch before e, an event with the gap flag that
+	// leaves the group without an owner: owners may have come and gone
+	// there unseen. A row of its own, so the mark stays when no later
+	// tenure follows; the next event of the group then follows an
+	// observed empty group, and the next tenure carries no gap for it.
+	gapRow := func(e publish.Event, prev *row, since time.Time) *row {
+		if prev != nil {
+			prev.Until = e.Time
+			return prev
+		}
+		r := &row{Tenure: Tenure{Group: e.Group, Recipe: e.Recipe, Missing: true, Gap: true, Until: e.Time, UntilSeen: true},
+			ended: true, order: max(e.Zxid, maxTerm)}
+		if !since.IsZero() && !since.After(e.Time) {
+			r.From, r.FromSeen = since, true
+		}
+		rows = append(rows, r)
+		return r
+	}
 	for _, e := range evs {
+		since := observed
+		if e.Time.After(observed) {
+			observed = e.Time
+		}
 		// Every copy of an event showing an owner says it held then.
 		if e.Owner != nil && !e.Type.Loses() {
 			if r := byTerm[e.Term]; r != nil && (r.Owner.Node == "" || r.Owner.Node == e.Owner.Node) && !(r.ended && r.UntilSeen) {
@@ -255,6 +289,8 @@ func groupHistory(evs []publish.Event) []Tenure {
 		seenID[e.ID] = true
 		after := before // whether this event follows others of the group
 		before = true
+		prevMissing := missing
+		missing = nil
 		switch {
 		case e.Type.Gains():
 			if e.Owner == nil {
@@ -296,24 +332,34 @@ func groupHistory(evs []publish.Event) []Tenure {
 				continue
 			}
 			r := byTerm[e.Term]
-			if r == nil {
-				r = newRow(e, e.Owner)
-				r.Gap = true // elected never seen
-				r.see(e.Time)
+			if r != nil {
+				if r.Ready.IsZero() {
+					r.Ready = e.Time
+				}
+				continue
 			}
-			if r.Ready.IsZero() {
-				r.Ready = e.Time
+			// Its election was never seen (a log whose older part is
+			// gone, say): the ready proves it held then, and it is the
+			// current tenure, which a later owner ends like any other.
+			r = newRow(e, e.Owner)
+			r.Gap = true
+			r.From, r.FromSeen, r.Ready = e.Time, false, e.Time
+			r.see(e.Time)
+			if cur == nil || cur.Term <= r.Term {
+				unseenEnd(cur)
+				cur, last = r, r
 			}
 		case e.Type.Loses() && e.Previous == nil:
 			// "Nobody owns the group at zxid e.Zxid" (a snapshot): the
-			// open tenure, if older, ended unseen; someone may have come
-			// and gone unseen since the events before.
+			// open tenure, if older, ended unseen. Whether someone came
+			// and went unseen since the events before, the event says:
+			// its bridge measured the group against its last report.
 			if cur != nil && !cur.ended && e.Zxid >= cur.Term {
 				unseenEnd(cur)
 				cur = nil
 			}
-			if e.Snapshot && after {
-				gapNext = true
+			if e.Gap {
+				missing = gapRow(e, prevMissing, since)
 			}
 		case e.Type.Loses():
 			r := byTerm[e.Term]
@@ -328,20 +374,36 @@ func groupHistory(evs []publish.Event) []Tenure {
 					r.Reason = ""
 				}
 			}
-			gapNext = gapNext || e.Gap
 			if cur == r {
 				cur = nil
 			}
 			last = r
+			switch {
+			case e.Gap && e.Owner == nil:
+				// Nobody owns after it: the stretch before it may hide owners.
+				missing = gapRow(e, nil, since)
+			case e.Gap:
+				gapNext = true // the new owner's gain follows, and says so too
+			}
 		}
 	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		switch {
+		case a.order != b.order:
+			return a.order < b.order
+		case a.Missing != b.Missing:
+			return b.Missing
+		}
+		return a.From.Before(b.From)
+	})
 	out := make([]Tenure, len(rows))
 	for i, r := range rows {
 		if r.ended && !r.UntilSeen {
 			r.Until = r.LastSeen
 		}
 		switch {
-		case r.From.IsZero():
+		case r.Missing, r.From.IsZero():
 		case !r.Until.IsZero():
 			r.HeldFor = r.Until.Sub(r.From)
 		case !r.LastSeen.IsZero():

@@ -2,7 +2,9 @@ package audit
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,23 +49,28 @@ func TestHistoryFlagsHiddenOwners(t *testing.T) {
 	ts := History([]publish.Event{
 		hev(publish.LeaderElected, "a", "", 10, 0),
 		hev(publish.LeaderLost, "", "a", 10, 1),
-		// b's election was never seen; its loss says a gap may follow.
+		// b's election was never seen; its loss, leaving nobody, says
+		// owners may have come and gone before it: a row of its own.
 		lost,
 		hev(publish.LeaderElected, "c", "", 30, 10),
 		// d names x as its predecessor, but the last owner seen was c.
 		hev(publish.LeaderElected, "d", "x", 40, 12),
 	})
 	want := []struct {
-		id  string
-		gap bool
-	}{{"a", false}, {"b", true}, {"c", true}, {"d", true}}
+		id      string
+		gap     bool
+		missing bool
+	}{{"a", false, false}, {"b", true, false}, {"", true, true}, {"c", false, false}, {"d", true, false}}
 	if len(ts) != len(want) {
 		t.Fatalf("%d tenures, want %d: %+v", len(ts), len(want), ts)
 	}
 	for i, w := range want {
-		if ts[i].Owner.ID != w.id || ts[i].Gap != w.gap {
-			t.Fatalf("tenure %d: owner %s gap %v, want %s gap %v", i, ts[i].Owner.ID, ts[i].Gap, w.id, w.gap)
+		if ts[i].Owner.ID != w.id || ts[i].Gap != w.gap || ts[i].Missing != w.missing {
+			t.Fatalf("tenure %d: owner %q gap %v missing %v, want %q gap %v missing %v", i, ts[i].Owner.ID, ts[i].Gap, ts[i].Missing, w.id, w.gap, w.missing)
 		}
+	}
+	if m := ts[2]; m.From != h0.Add(time.Minute) || m.Until != h0.Add(9*time.Minute) {
+		t.Fatalf("missing owners %+v: want from +1m (a's loss, the last observation) until +9m", m)
 	}
 	if !ts[1].From.IsZero() || ts[1].HeldFor != 0 || ts[1].Until != h0.Add(9*time.Minute) {
 		t.Fatalf("tenure known only from its end: %+v: want From zero, HeldFor 0", ts[1])
@@ -416,4 +423,134 @@ func TestWriteTableMarksWhatWasNotSeen(t *testing.T) {
 			t.Errorf("b's row %q lacks %q", lines[2], want)
 		}
 	}
+}
+
+// viaLog writes events to a real audit log and reads them back, as
+// `herald history --audit` does.
+func viaLog(t *testing.T, events ...publish.Event) []publish.Event {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	s, err := New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadAll(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+// A snapshot finding the group empty with gap=true (a bridge restarted
+// after owners came and went unseen) is a row of its own, a stretch where
+// owners may be missing, even when no later tenure follows it; in the
+// table and the JSON too. The same when the snapshot ends the last owner
+// seen (its loss says gap).
+func TestHistoryGapWithoutOwnerIsARow(t *testing.T) {
+	empty := lev(publish.LockReleased, "", "", 0, 640, 8000, true)
+	empty.Gap = true
+	ts := History(viaLog(t,
+		lev(publish.LockAcquired, "F", "", 633, 633, 0, true),
+		lev(publish.LockReleased, "", "F", 633, 634, 1012, false),
+		// down: G and H held the lock unseen; back, nobody holds it
+		empty.WithID(),
+	))
+	if len(ts) != 2 || ts[0].Owner.ID != "F" || ts[0].Missing || !ts[0].UntilSeen {
+		t.Fatalf("tenures %+v: want F's (release seen), then the stretch with owners missing", ts)
+	}
+	m := ts[1]
+	if !m.Missing || !m.Gap || m.Owner.Node != "" || m.From != h0.Add(1012*time.Millisecond) || m.Until != h0.Add(8*time.Second) || m.Exact() {
+		t.Fatalf("stretch %+v: want missing owners, gap, from F's release (+1.012s) to the snapshot (+8s)", m)
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, ts, h0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[2], "owners may be missing") || !strings.Contains(lines[2], "maybe") {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+	b, err := json.Marshal(ts)
+	if err != nil || !strings.Contains(string(b), `"missing_owners":true`) {
+		t.Fatalf("JSON %s (%v): want missing_owners", b, err)
+	}
+	var back []Tenure
+	if err := json.Unmarshal(b, &back); err != nil || len(back) != 2 || !back[1].Missing || back[1].HeldFor != 0 {
+		t.Fatalf("JSON round trip: %+v (%v)", back, err)
+	}
+
+	// F's end not seen either: the snapshot names it, with gap=true.
+	gone := lev(publish.LockReleased, "", "F", 633, 640, 8000, true)
+	gone.Gap = true
+	ts = History(viaLog(t, lev(publish.LockAcquired, "F", "", 633, 633, 0, false), gone.WithID()))
+	if len(ts) != 2 || ts[0].UntilSeen || ts[0].Open() || !ts[1].Missing || ts[1].From != h0 {
+		t.Fatalf("tenures %+v: want F until ≥ (not seen), then owners missing from F's last sight", ts)
+	}
+	// A later tenure seen taking the lock follows an observed empty group.
+	later := lev(publish.LockAcquired, "W", "", 650, 650, 9000, false)
+	ts = History(viaLog(t, lev(publish.LockAcquired, "F", "", 633, 633, 0, false), gone.WithID(), later))
+	if len(ts) != 3 || !ts[1].Missing || ts[2].Owner.ID != "W" || ts[2].Gap {
+		t.Fatalf("tenures %+v: want F, owners missing, then W without a gap of its own", ts)
+	}
+}
+
+// A restart snapshot that finds the group empty and says gap=false (its
+// bridge proved nothing changed since its last report) marks nothing: the
+// next tenure, seen taking the lock, says no gap.
+func TestHistoryEmptySnapshotWithoutGapMarksNothing(t *testing.T) {
+	ts := History(viaLog(t,
+		lev(publish.LockAcquired, "T1", "", 1457, 1457, 0, false),
+		lev(publish.LockReleased, "", "T1", 1457, 1458, 1007, false),
+		// restarted: nobody owns, at the very zxid of T1's release
+		lev(publish.LockReleased, "", "", 0, 1458, 3000, true),
+		lev(publish.LockAcquired, "T2", "", 1462, 1462, 4000, false),
+		lev(publish.LockReleased, "", "T2", 1462, 1463, 5008, false),
+	))
+	if len(ts) != 2 || !ts[0].Exact() || !ts[1].Exact() || ts[0].Gap || ts[1].Gap {
+		t.Fatalf("tenures %+v: want T1 and T2, both exact, no gap", ts)
+	}
+}
+
+// A tenure whose first stored event is its leader.ready (the older part of
+// the log is gone) is the current one from there: a later owner ends it,
+// unseen, and its start is "≤ the ready".
+func TestHistoryReadyFirstIsEndedByTheNextOwner(t *testing.T) {
+	ready := hev(publish.LeaderReady, "beta", "", 10, 0)
+	ready.Zxid = 11
+	delta := hev(publish.LeaderElected, "delta", "", 28, 3)
+	delta.Zxid, delta.Snapshot = 28, true
+	lost := hev(publish.LeaderLost, "", "delta", 28, 6)
+	lost.Zxid, lost.Reason = 30, elect.ReasonUnknown
+	ts := History(viaLog(t, ready.WithID(), joinedUnder("beta", 10, 1), delta.WithID(), lost.WithID()))
+	if len(ts) != 2 {
+		t.Fatalf("%d tenures, want beta's and delta's: %+v", len(ts), ts)
+	}
+	beta := ts[0]
+	if beta.Owner.ID != "beta" || beta.Open() || beta.UntilSeen || beta.Until != h0.Add(time.Minute) || beta.From != h0 || beta.FromSeen || beta.Ready != h0 {
+		t.Fatalf("beta %+v: want from ≤ +0 (the ready), until ≥ +1m (last seen), end not seen", beta)
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, ts, h0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "holding") {
+		t.Fatalf("table says holding:\n%s", buf.String())
+	}
+}
+
+// joinedUnder is candidate.joined at minute min while owner (term) holds.
+func joinedUnder(owner string, term int64, min int) publish.Event {
+	e := hev(publish.CandidateJoined, owner, "", term, min)
+	e.Candidate = &publish.Participant{ID: "w", Node: "n_w"}
+	return e.WithID()
 }

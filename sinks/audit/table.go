@@ -17,12 +17,18 @@ import (
 // were seen. TWO OWNERS says "possible" where another client of the group
 // may have believed it owned meanwhile (Tenure.TwoOwners). An open
 // tenure's HELD FOR counts to the last time it was seen
-// holding, not to now: now is kept for callers and not used.
+// holding, not to now: now is kept for callers and not used. A Missing
+// row says "(not observed: owners may be missing)" from the group's last
+// observation to the event that found it empty, GAP "maybe".
 func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
 	_ = now
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GROUP\tTERM\tOWNER\tFROM\tUNTIL\tHELD FOR\tEND\tGAP\tTWO OWNERS")
 	for _, t := range ts {
+		if t.Missing {
+			writeMissing(tw, t)
+			continue
+		}
 		from, until, held, end := "?", "holding", "?", "-"
 		if !t.From.IsZero() {
 			from = t.From.UTC().Format(time.RFC3339)
@@ -59,6 +65,17 @@ func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
 			ownerName(t.Owner), from, until, held, end, gap, two)
 	}
 	return tw.Flush()
+}
+
+// writeMissing writes a stretch in which owners may have held unseen: no
+// owner, no term, from the group's last observation before it ("?" when
+// none) to the event that found it empty, GAP "maybe".
+func writeMissing(w io.Writer, t Tenure) {
+	from := "?"
+	if !t.From.IsZero() {
+		from = t.From.UTC().Format(time.RFC3339)
+	}
+	fmt.Fprintf(w, "%s\t-\t(not observed: owners may be missing)\t%s\t%s\t-\t-\tmaybe\t-\n", t.Group, from, t.Until.UTC().Format(time.RFC3339))
 }
 
 func ownerName(p publish.Participant) string {
