@@ -39,16 +39,42 @@ func TestBridgeShardOf(t *testing.T) {
 }
 
 // TestReadyLine: herald bridge check prints the role, the shard and how
-// many groups the bridge observes from /readyz's body.
+// many groups the bridge observes from /readyz's body, and takes nothing
+// else for ready: the live page, /healthz and /metrics answer 200 too.
 func TestReadyLine(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"ready":true,"role":"active","shard":"1/4","group_count":5012,"groups":{}}`: "ready: active, shard 1/4, 5012 groups",
 		`{"ready":true,"role":"standby","shard":"0/2","group_count":1}`:               "ready: standby, shard 0/2, 1 group",
 		`{"ready":true,"role":"active","group_count":0}`:                              "ready: active, all groups, 0 groups",
-		`not json`: "ready",
+		`not json`: "",
+		"ok\n":     "",
+		`<!doctype html><title>herald bridge</title>`:     "",
+		`{"ready":false,"role":"active","group_count":0}`: "",
+		`{"role":"active","group_count":0}`:               "",
 	} {
-		if got := readyLine([]byte(body)); got != want {
-			t.Errorf("readyLine(%s) = %q, want %q", body, got, want)
+		got, ok := readyLine([]byte(body))
+		if got != want || ok != (want != "") {
+			t.Errorf("readyLine(%s) = %q, %v; want %q", body, got, ok, want)
+		}
+	}
+}
+
+// TestReadyzURL: a URL without a path asks /readyz; any path given is
+// kept.
+func TestReadyzURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:9090":         "http://127.0.0.1:9090/readyz",
+		"http://127.0.0.1:9090/":        "http://127.0.0.1:9090/readyz",
+		"https://b.example:9090/readyz": "https://b.example:9090/readyz",
+		"http://127.0.0.1:9090/metrics": "http://127.0.0.1:9090/metrics",
+	} {
+		if got, err := readyzURL(in); err != nil || got != want {
+			t.Errorf("readyzURL(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"127.0.0.1:9090", "http://", "ftp://x/readyz"} {
+		if got, err := readyzURL(in); err == nil {
+			t.Errorf("readyzURL(%s) = %q, want an error", in, got)
 		}
 	}
 }

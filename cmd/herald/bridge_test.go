@@ -107,6 +107,16 @@ func TestBridgeEmbeddedNATS(t *testing.T) {
 	if out, stderr, code := heraldRun(t, nil, "bridge", "check", "--url", "http://"+addr+"/readyz"); code != 0 || !strings.Contains(out, "ready: active, all groups, 1 group") {
 		t.Errorf("bridge check on a ready bridge: exit %d: %s%s", code, out, stderr)
 	}
+	// The base address asks /readyz; another path of the bridge, which
+	// answers 200 whatever its state, is refused.
+	if out, stderr, code := heraldRun(t, nil, "bridge", "check", "--url", "http://"+addr); code != 0 || !strings.Contains(out, "ready: active, all groups, 1 group") {
+		t.Errorf("bridge check on the base URL of a ready bridge: exit %d: %s%s", code, out, stderr)
+	}
+	for _, path := range []string{"/healthz", "/metrics"} {
+		if out, stderr, code := heraldRun(t, nil, "bridge", "check", "--url", "http://"+addr+path); code != 1 || !strings.Contains(stderr, "is not a bridge's /readyz") {
+			t.Errorf("bridge check on %s: exit %d: %s%s", path, code, out, stderr)
+		}
+	}
 
 	began := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
