@@ -188,6 +188,10 @@ type reader struct {
 	noOwnerWatch bool
 	// askedGroup: the group node's data was read for herald's recipe mark.
 	askedGroup bool
+	// hint is the recipe an earlier observation knew (Since, AfterReport),
+	// for when nothing in the group tells: an emptied lock stays a lock
+	// across a new session or a bridge's restart.
+	hint Recipe
 	// suspects are the queue nodes found suspect, and why (see
 	// suspicion); lastOwner and lastChildren are the last read's owner and
 	// queue nodes, to tell a node that appeared below the owner.
@@ -565,8 +569,9 @@ func (g *guessRead) wait() {
 // recipeOf says what the group holds: the recipe given, else the one
 // herald's own names carry, else the documented rule for the first name
 // that tells (see RecipeOfName), else what herald wrote on the group node
-// when it created it. Once known it is kept: an emptied lock stays a lock.
-// A group that nothing tells about reads as an election.
+// when it created it. Once known it is kept: an emptied lock stays a lock,
+// also for a later observation that knows what an earlier one saw
+// (reader.hint). A group that nothing tells about reads as an election.
 func (r *reader) recipeOf(ctx context.Context, children []string) Recipe {
 	if r.recipe != "" {
 		return r.recipe
@@ -581,6 +586,9 @@ func (r *reader) recipeOf(ctx context.Context, children []string) Recipe {
 			r.recipe = rec
 			return rec
 		}
+	}
+	if r.hint != "" {
+		return r.hint
 	}
 	return RecipeElection
 }
@@ -766,6 +774,21 @@ func AfterOwner(node string, zxid int64) ObserveOption {
 	}
 }
 
+// AfterReport is AfterOwner for a report that also says what the group
+// held (its recipe): a group nothing tells about any more (an emptied
+// lock of a client whose names do not say) keeps that recipe.
+func AfterReport(node string, zxid int64, recipe Recipe) ObserveOption {
+	return func(o *observeOptions) error {
+		if err := AfterOwner(node, zxid)(o); err != nil {
+			return err
+		}
+		if recipe.Known() {
+			o.after.Recipe = recipe
+		}
+		return nil
+	}
+}
+
 // Since continues an earlier observation of the group (one that ended with
 // its session, say): the first Snapshot is measured against v, the last
 // view that observation had (Observer.Last), and says Gap when an owner may
@@ -926,4 +949,12 @@ func (b releaseBase) onlyRelease(v View) string {
 		}
 	}
 	return ""
+}
+
+// hintOf is the recipe an earlier view knew, "" for none.
+func hintOf(v *View) Recipe {
+	if v == nil {
+		return ""
+	}
+	return v.Recipe
 }

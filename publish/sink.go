@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zkherald/herald/elect"
 )
 
 // Sink is where events go. publish owns this interface; the packages under
@@ -61,10 +62,12 @@ func (e *RejectedError) Error() string {
 func (e *RejectedError) Unwrap() error { return e.Err }
 
 // LastReport is the last thing a sink holds about one group: its owner
-// node ("" for none) as of Zxid.
+// node ("" for none) as of Zxid, and what the group held (its recipe, ""
+// when the sink does not say).
 type LastReport struct {
-	Owner string
-	Zxid  int64
+	Owner  string
+	Zxid   int64
+	Recipe elect.Recipe
 }
 
 // Reporter is a sink that can say, once connected, what it last stored for

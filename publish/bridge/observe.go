@@ -321,7 +321,7 @@ func (b *Bridge) since(group string, opts []elect.ObserveOption) []elect.Observe
 		return append(append([]elect.ObserveOption(nil), opts...), elect.Since(v))
 	}
 	if r, ok := b.resume[group]; ok {
-		return append(append([]elect.ObserveOption(nil), opts...), elect.AfterOwner(r.Owner, r.Zxid))
+		return append(append([]elect.ObserveOption(nil), opts...), elect.AfterReport(r.Owner, r.Zxid, r.Recipe))
 	}
 	return opts
 }

@@ -1,13 +1,19 @@
 package bridge_test
 
 import (
+	"errors"
 	"fmt"
+	"path"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // TestShardCountChangeKeepsTheGapSignal: groups published by one bridge
@@ -79,4 +85,80 @@ func TestShardCountChangeKeepsTheGapSignal(t *testing.T) {
 			t.Errorf("%s: gap=%v after a stop in which the leader changed=%v", g, e.Gap, changed[g])
 		}
 	}
+}
+
+// A lock whose clients' names say what it is (the classic lock- names)
+// tells nothing once it is empty. A bridge that starts then (a restart, a
+// new host) reads what its sinks last recorded, recipe included: the
+// emptied lock is still published as a lock, not as an election, whichever
+// sink remembers it.
+func TestRestartKeepsAnEmptiedLockALock(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	for _, kind := range []string{"jetstream", "audit"} {
+		t.Run(kind, func(t *testing.T) {
+			g := groupPath(t)
+			s := session(t, addrs)
+			for _, p := range []string{path.Dir(g), g} {
+				if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+					t.Fatal(err)
+				}
+			}
+			node, err := s.Conn().Create(g+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := t.TempDir() + "/audit.log"
+			sink := func() publish.Sink {
+				if kind == "jetstream" {
+					return jsSink(t, url)
+				}
+				a, err := audit.New(log)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return a
+			}
+			events := collect(t, url, "herald.*."+publish.MustTokens(g))
+			cfg := func(src string) bridge.Config {
+				sinks := []publish.Sink{sink()}
+				if kind == "audit" {
+					sinks = append(sinks, coreSink(t, url)) // remembers nothing; the test's subscriber sees the events
+				}
+				return bridge.Config{Servers: addrs, Watch: []string{g}, Source: src, Sinks: sinks}
+			}
+			first := start(t, cfg("first"))
+			events.waitCount(t, 15*time.Second, "the lock acquired", 1, func(e publish.Event) bool { return e.Type == publish.LockAcquired })
+			if err := s.Conn().Delete(node, -1); err != nil {
+				t.Fatal(err)
+			}
+			events.waitCount(t, 15*time.Second, "the lock released", 1, func(e publish.Event) bool { return e.Type == publish.LockReleased && e.Source == "first" })
+			if err := first.stop(t); err != nil {
+				t.Fatal(err)
+			}
+			start(t, cfg("second"))
+			waitFor(t, 15*time.Second, "the restarted bridge's snapshot", func() bool {
+				for _, e := range events.all() {
+					if e.Source == "second" {
+						return true
+					}
+				}
+				return false
+			})
+			for _, e := range events.all() {
+				if e.Source == "second" && (e.Type != publish.LockReleased || e.Recipe != elect.RecipeLock) {
+					t.Errorf("the restarted bridge published %s (recipe %q) for an emptied lock; want lock.released, recipe lock", e.Type, e.Recipe)
+				}
+			}
+		})
+	}
+}
+
+// coreSink is a core NATS sink: it publishes, and remembers nothing.
+func coreSink(t testing.TB, url string) publish.Sink {
+	t.Helper()
+	s, err := natssink.New(natssink.Options{URL: url, Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

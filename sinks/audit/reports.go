@@ -45,7 +45,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 		if last, ok := out[e.Group]; ok && e.Zxid < last.Zxid {
 			continue
 		}
-		rep := publish.LastReport{Zxid: e.Zxid}
+		rep := publish.LastReport{Zxid: e.Zxid, Recipe: e.Recipe}
 		if e.Owner != nil {
 			rep.Owner = e.Owner.Node
 		}

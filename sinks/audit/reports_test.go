@@ -55,7 +55,7 @@ func TestLastReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20}, "/b": {Zxid: 12}}
+	want := map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20, Recipe: elect.RecipeLock}, "/b": {Zxid: 12, Recipe: elect.RecipeLock}}
 	if len(got) != len(want) || got["/a"] != want["/a"] || got["/b"] != want["/b"] {
 		t.Fatalf("reports %+v; want %+v", got, want)
 	}

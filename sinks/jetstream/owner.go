@@ -45,6 +45,9 @@ type vacancy struct {
 	// Zxid is the zxid of the change that left the group without an
 	// owner (0 in markers written before herald recorded it).
 	Zxid int64 `json:"zxid,omitempty"`
+	// Recipe is what the group held (absent in markers written before
+	// herald recorded it).
+	Recipe elect.Recipe `json:"recipe,omitempty"`
 }
 
 // view is what the bucket says about one group: an owner, or none; when
@@ -58,6 +61,8 @@ type view struct {
 	source  string
 	zxid    int64
 	written bool
+	// recipe is the group's, with no owner (an owner records its own).
+	recipe elect.Recipe
 }
 
 // step applies one event to a view and returns the next view. It never
@@ -106,12 +111,12 @@ func step(v view, e publish.Event) view {
 			guard = max(e.Term, e.Zxid)
 		}
 		if v.owner != nil && v.owner.Term <= guard {
-			return view{guard: guard, source: e.Source, zxid: e.Zxid, written: true}
+			return view{guard: guard, source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe}
 		}
 		if v.owner == nil && v.written && e.Source != "" && e.Source != v.source {
 			// Still no owner, now reported by another bridge (a
 			// takeover): it confirms the marker from now on.
-			return view{guard: max(v.guard, guard), source: e.Source, zxid: max(v.zxid, e.Zxid), written: true}
+			return view{guard: max(v.guard, guard), source: e.Source, zxid: max(v.zxid, e.Zxid), written: true, recipe: e.Recipe}
 		}
 		return v
 	}

@@ -74,10 +74,10 @@ func report(out map[string]publish.LastReport, key string, v view) {
 	}
 	switch {
 	case v.owner != nil:
-		out[group] = publish.LastReport{Owner: v.owner.Owner.Node, Zxid: v.owner.Zxid}
+		out[group] = publish.LastReport{Owner: v.owner.Owner.Node, Zxid: v.owner.Zxid, Recipe: v.owner.Recipe}
 	case v.zxid != 0:
-		out[group] = publish.LastReport{Zxid: v.zxid}
+		out[group] = publish.LastReport{Zxid: v.zxid, Recipe: v.recipe}
 	case v.guard != 0:
-		out[group] = publish.LastReport{Zxid: v.guard}
+		out[group] = publish.LastReport{Zxid: v.guard, Recipe: v.recipe}
 	}
 }

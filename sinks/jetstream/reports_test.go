@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	hjs "github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/natssink"
@@ -50,9 +51,9 @@ func TestLastReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]publish.LastReport{
-		held:    {Owner: "a", Zxid: 11},
-		emptied: {Zxid: 25},
-		handed:  {Owner: "d", Zxid: 41},
+		held:    {Owner: "a", Zxid: 11, Recipe: elect.RecipeElection},
+		emptied: {Zxid: 25, Recipe: elect.RecipeElection}, // the no-owner marker says it too
+		handed:  {Owner: "d", Zxid: 41, Recipe: elect.RecipeElection},
 	}
 	other := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
 	for name, sink := range map[string]*hjs.Sink{"writer": s, "another bridge": other} {

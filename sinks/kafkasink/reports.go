@@ -46,7 +46,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 				delete(out, u.Group)
 				continue
 			}
-			r := publish.LastReport{Zxid: u.Event.Zxid}
+			r := publish.LastReport{Zxid: u.Event.Zxid, Recipe: u.Event.Recipe}
 			if o := u.Owner(); o != nil {
 				r.Owner = o.Node
 			}

@@ -58,7 +58,8 @@ func TestLastReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]publish.LastReport{"/held": {Owner: "a", Zxid: 10}, "/emptied": {Zxid: 25}, "/handed": {Owner: "d", Zxid: 40}}
+	el := elect.RecipeElection
+	want := map[string]publish.LastReport{"/held": {Owner: "a", Zxid: 10, Recipe: el}, "/emptied": {Zxid: 25, Recipe: el}, "/handed": {Owner: "d", Zxid: 40, Recipe: el}}
 	if len(got) != len(want) {
 		t.Errorf("reports %+v; want %+v", got, want)
 	}
