@@ -19,7 +19,11 @@ func (a *app) writeTimeline(events []publish.Event, htmlOut, svgOut, source stri
 	chart := timeline.Build(events, lastEventTime(events), nil)
 	tenures := 0
 	for _, l := range chart.Lines {
-		tenures += len(l.Tenures)
+		for _, t := range l.Tenures {
+			if !t.Missing { // a stretch of missing owners is no tenure
+				tenures++
+			}
+		}
 	}
 	for _, out := range []struct {
 		flag, path string

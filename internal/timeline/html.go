@@ -51,6 +51,15 @@ func (c Chart) table(w *bufio.Writer) {
 	for _, l := range c.Lines {
 		for i := range l.Tenures {
 			t := l.Tenures[i]
+			if t.Missing {
+				from := "not known"
+				if !t.From.IsZero() {
+					from = "after " + stamp(t.From, 0) + " (last observed)"
+				}
+				fmt.Fprintf(w, "<tr class=\"missing\"><td>%s</td><td>not observed</td><td class=\"num\">-</td><td>%s</td><td>%s (found without an owner)</td><td></td><td><span class=\"gap\">gap: owners may be missing</span></td></tr>\n",
+					esc(l.Group), esc(from), esc(stamp(t.Until, 0)))
+				continue
+			}
 			from := "not seen"
 			if !t.From.IsZero() {
 				from = stamp(t.From, 0)

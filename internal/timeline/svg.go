@@ -50,7 +50,11 @@ func (c Chart) svg(w *bufio.Writer) {
 	h := top + rowH*max(len(c.Lines), 1) + 30
 	tenures := 0
 	for _, l := range c.Lines {
-		tenures += len(l.Tenures)
+		for _, t := range l.Tenures {
+			if !t.Missing { // a stretch of missing owners is no tenure
+				tenures++
+			}
+		}
 	}
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" class="herald-timeline" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-labelledby="tl-title tl-desc" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif" font-size="12">`+"\n", width, h, width, h)
 	fmt.Fprintf(w, `<title id="tl-title">Who led when: %s to %s (UTC)</title>`+"\n", esc(stamp(c.From, c.span())), esc(stamp(c.To, c.span())))
@@ -113,7 +117,7 @@ func (c Chart) line(w *bufio.Writer, l Line, y int) {
 	fmt.Fprintf(w, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#e5e7eb"/>`, plotX0, y+rowH-2, plotX1, y+rowH-2)
 	by := y + (rowH-barH)/2
 	held := 0
-	for _, s := range l.Spans(c.To) {
+	for _, s := range l.Spans(c.From, c.To) {
 		x0, x1 := c.x(s.From), c.x(s.To)
 		wd := max(x1-x0, 2)
 		switch s.Kind {
@@ -132,8 +136,12 @@ func (c Chart) line(w *bufio.Writer, l Line, y int) {
 			}
 			fmt.Fprint(w, `</g>`)
 		case Gap:
+			what := fmt.Sprintf("gap from %s to %s: an owner may be missing here (no observer saw every change)", stamp(s.From, 0), stamp(s.To, 0))
+			if s.Tenure != nil && s.Tenure.Missing {
+				what = missingText(*s.Tenure)
+			}
 			fmt.Fprintf(w, `<g class="gap"><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="url(#tl-gap)" stroke="%s"><title>%s</title></rect>`,
-				x0, by, wd, barH, colGap, esc(fmt.Sprintf("gap from %s to %s: an owner may be missing here (no observer saw every change)", stamp(s.From, 0), stamp(s.To, 0))))
+				x0, by, wd, barH, colGap, esc(what))
 			if int(wd-8)/charW >= 3 {
 				fmt.Fprintf(w, `<text x="%.1f" y="%d" fill="%s" font-weight="bold" aria-hidden="true">gap</text>`, x0+4, by+barH/2+4, colText)
 			}
@@ -213,6 +221,17 @@ func owner(t audit.Tenure) string {
 		return t.Owner.ID
 	}
 	return t.Owner.Node
+}
+
+// missingText is a Missing row in words: owners may have held unseen
+// from the group's last observation to the event that found it empty.
+func missingText(t audit.Tenure) string {
+	since := "some time"
+	if !t.From.IsZero() {
+		since = stamp(t.From, 0)
+	}
+	return fmt.Sprintf("gap from %s to %s: owners may be missing here (nobody observed the group; at %s it was found without an owner, and not every change was seen)",
+		since, stamp(t.Until, 0), stamp(t.Until, 0))
 }
 
 // describe is a tenure in words, for its tooltip and its table row.

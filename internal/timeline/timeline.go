@@ -97,8 +97,9 @@ type Kind string
 const (
 	// Held: an owner was seen holding all along.
 	Held Kind = "held"
-	// Gap: an owner may be missing here (a gap flag, or a start nobody
-	// saw after another owner).
+	// Gap: an owner may be missing here (a gap flag, a start nobody saw
+	// after another owner, or a stretch before a snapshot that found the
+	// group empty and said gap).
 	Gap Kind = "gap"
 	// Unseen: nobody observed the group here: an owner's end that was not
 	// seen, or an open tenure since it was last seen.
@@ -110,30 +111,42 @@ type Span struct {
 	Kind     Kind
 	From, To time.Time
 	// Tenure is the tenure a held stretch (or the unseen end of one)
-	// belongs to.
+	// belongs to, or the Missing row a gap is drawn for (nil for a gap
+	// before a tenure).
 	Tenure *audit.Tenure
 }
 
-// Spans lays out a line: each tenure's held stretch and, between and
-// after them, what was not observed: a Gap where the next tenure says an
-// owner may be missing, else Unseen where an end was not seen (or an open
-// tenure since it was last seen), up to the next tenure or the chart's end.
-func (l Line) Spans(to time.Time) []Span {
+// Spans lays out a line from the chart's start to its end: each tenure's
+// held stretch and, between and after them, what was not observed: a Gap
+// where the next tenure says an owner may be missing, or where a row says
+// owners may be missing (audit.Tenure.Missing: from the group's last
+// observation, or the chart's start when none is known, to the event that
+// found it empty), else Unseen where an end was not seen (or an open
+// tenure since it was last seen), up to the next row or the chart's end.
+func (l Line) Spans(from, to time.Time) []Span {
 	var out []Span
 	n := len(l.Tenures)
 	for i := range l.Tenures {
 		t := &l.Tenures[i]
-		start, end := l.bounds(i, to)
-		out = append(out, Span{Kind: Held, From: start, To: end, Tenure: t})
+		start, end := l.bounds(i, from, to)
+		if t.Missing {
+			out = append(out, Span{Kind: Gap, From: start, To: end, Tenure: t})
+		} else {
+			out = append(out, Span{Kind: Held, From: start, To: end, Tenure: t})
+		}
 		next := to
 		if i+1 < n {
-			next, _ = l.bounds(i+1, to)
+			next, _ = l.bounds(i+1, from, to)
 		}
 		if !next.After(end) {
 			continue
 		}
 		switch {
-		case i+1 < n && l.Tenures[i+1].Gap:
+		case t.Missing:
+			if i+1 < n && l.Tenures[i+1].Gap {
+				out = append(out, Span{Kind: Gap, From: end, To: next})
+			}
+		case i+1 < n && l.Tenures[i+1].Gap && !l.Tenures[i+1].Missing:
 			out = append(out, Span{Kind: Gap, From: end, To: next})
 		case t.Open() && (i+1 < n || !l.heldNow(i)), !t.Open() && !t.UntilSeen:
 			out = append(out, Span{Kind: Unseen, From: end, To: next, Tenure: t})
@@ -142,11 +155,23 @@ func (l Line) Spans(to time.Time) []Span {
 	return out
 }
 
-// bounds is where tenure i's held stretch begins and ends: from its start
-// (or when it was first seen) to its end, or to when it was last seen
-// holding, or to the chart's end while an observer sees it holding now.
-func (l Line) bounds(i int, to time.Time) (time.Time, time.Time) {
+// bounds is where row i's stretch begins and ends: a tenure's from its
+// start (or when it was first seen) to its end, or to when it was last
+// seen holding, or to the chart's end while an observer sees it holding
+// now; a Missing row's from the group's last observation (the chart's
+// start when none is known) to the event that found the group empty.
+func (l Line) bounds(i int, from, to time.Time) (time.Time, time.Time) {
 	t := l.Tenures[i]
+	if t.Missing {
+		start := t.From
+		if start.IsZero() {
+			start = from
+		}
+		if t.Until.Before(start) {
+			start = t.Until
+		}
+		return start, t.Until
+	}
 	start := t.From
 	if start.IsZero() {
 		start = t.LastSeen
@@ -166,5 +191,5 @@ func (l Line) bounds(i int, to time.Time) (time.Time, time.Time) {
 
 // heldNow: tenure i is the last and an observer sees its owner holding now.
 func (l Line) heldNow(i int) bool {
-	return i == len(l.Tenures)-1 && l.Tenures[i].Open() && l.HeldNow != "" && l.HeldNow == l.Tenures[i].Owner.Node
+	return i == len(l.Tenures)-1 && l.Tenures[i].Open() && !l.Tenures[i].Missing && l.HeldNow != "" && l.HeldNow == l.Tenures[i].Owner.Node
 }

@@ -43,7 +43,7 @@ func TestSpans(t *testing.T) {
 		t.Fatalf("%d lines, want 1", len(c.Lines))
 	}
 	var kinds []string
-	for _, s := range c.Lines[0].Spans(c.To) {
+	for _, s := range c.Lines[0].Spans(c.From, c.To) {
 		kinds = append(kinds, string(s.Kind))
 	}
 	if got := strings.Join(kinds, " "); got != "held held gap held unseen" {
@@ -51,7 +51,7 @@ func TestSpans(t *testing.T) {
 	}
 	// Seen holding now (the live page): c's bar runs to the end.
 	live := Build(events, t0.Add(time.Minute), map[string]string{"/g/<x>": "c"})
-	sp := live.Lines[0].Spans(live.To)
+	sp := live.Lines[0].Spans(live.From, live.To)
 	if last := sp[len(sp)-1]; last.Kind != Held || !last.To.Equal(live.To) {
 		t.Errorf("held now: last span %+v, want held to the end", last)
 	}
@@ -67,5 +67,43 @@ func TestSpans(t *testing.T) {
 	}
 	if strings.Contains(out, "/g/<x>") {
 		t.Error("the group's name reached the SVG unescaped")
+	}
+}
+
+// A snapshot that found the group without an owner and said gap (owners
+// came and went while nobody observed) is drawn as a gap from the last
+// observation to it, also when no tenure follows, and listed in the table.
+func TestSpansMissingOwners(t *testing.T) {
+	empty := ev(40*time.Second, publish.LeaderLost, "", "", 0, true, true)
+	empty.Zxid = 50
+	events := []publish.Event{
+		ev(0, publish.LeaderElected, "a", "", 1, false, false),
+		ev(10*time.Second, publish.LeaderLost, "", "a", 1, false, false),
+		empty.WithID(),
+	}
+	c := Build(events, t0.Add(time.Minute), nil)
+	if len(c.Lines) != 1 {
+		t.Fatalf("%d lines, want 1", len(c.Lines))
+	}
+	sp := c.Lines[0].Spans(c.From, c.To)
+	if len(sp) != 2 || sp[0].Kind != Held || sp[1].Kind != Gap || !sp[1].From.Equal(t0.Add(10*time.Second)) || !sp[1].To.Equal(t0.Add(40*time.Second)) {
+		t.Fatalf("spans %+v: want a held, then a gap from its loss (+10s) to the snapshot (+40s)", sp)
+	}
+	var page bytes.Buffer
+	if err := c.WriteHTML(&page, "t", "test"); err != nil {
+		t.Fatal(err)
+	}
+	out := page.String()
+	for want, n := range map[string]int{`<g class="gap">`: 1, "owners may be missing here": 1, `<tr class="missing">`: 1} {
+		if got := strings.Count(out, want); got != n {
+			t.Errorf("page holds %d of %s, want %d", got, want, n)
+		}
+	}
+	// The only event of a window (the live page of a bridge just started):
+	// the gap runs from the window's start.
+	c = Build([]publish.Event{empty.WithID()}, t0.Add(time.Minute), map[string]string{})
+	sp = c.Lines[0].Spans(c.From, c.To)
+	if len(sp) != 1 || sp[0].Kind != Gap || !sp[0].From.Equal(c.From) || !sp[0].To.Equal(t0.Add(40*time.Second)) {
+		t.Fatalf("spans %+v: want one gap from the window's start to the snapshot", sp)
 	}
 }
