@@ -237,6 +237,7 @@ func groupHistory(evs []publish.Event) []Tenure {
 	var observed time.Time // when the group was last observed, before this event
 	var missing *row       // the Missing row of the event just before, to extend
 	var maxTerm int64      // the highest term of a row so far
+	var maxZxid int64      // the highest zxid of the events before this one
 	newRow := func(e publish.Event, p *publish.Participant) *row {
 		r := &row{Tenure: Tenure{Group: e.Group, Recipe: e.Recipe, Term: e.Term, TwoOwners: e.Hazard != ""}, order: e.Term}
 		if p != nil {
@@ -272,10 +273,11 @@ func groupHistory(evs []publish.Event) []Tenure {
 		return r
 	}
 	for _, e := range evs {
-		since := observed
+		since, upTo := observed, maxZxid
 		if e.Time.After(observed) {
 			observed = e.Time
 		}
+		maxZxid = max(maxZxid, e.Zxid)
 		// Every copy of an event showing an owner says it held then.
 		if e.Owner != nil && !e.Type.Loses() {
 			if r := byTerm[e.Term]; r != nil && (r.Owner.Node == "" || r.Owner.Node == e.Owner.Node) && !(r.ended && r.UntilSeen) {
@@ -353,12 +355,17 @@ func groupHistory(evs []publish.Event) []Tenure {
 			// "Nobody owns the group at zxid e.Zxid" (a snapshot): the
 			// open tenure, if older, ended unseen. Whether someone came
 			// and went unseen since the events before, the event says:
-			// its bridge measured the group against its last report.
+			// its bridge measured the group against its last report. But
+			// when the events before it, with no owner left, already reach
+			// its zxid (another bridge's log merged in, or changes of the
+			// queue this log saw after the bridge's last report), every
+			// change up to it was observed: nothing is missing.
+			observedUpTo := e.Zxid > 0 && e.Zxid <= upTo && (cur == nil || cur.ended)
 			if cur != nil && !cur.ended && e.Zxid >= cur.Term {
 				unseenEnd(cur)
 				cur = nil
 			}
-			if e.Gap {
+			if e.Gap && !observedUpTo {
 				missing = gapRow(e, prevMissing, since)
 			}
 		case e.Type.Loses():

@@ -554,3 +554,25 @@ func joinedUnder(owner string, term int64, min int) publish.Event {
 	e.Candidate = &publish.Participant{ID: "w", Node: "n_w"}
 	return e.WithID()
 }
+
+// A bridge's empty snapshot says gap=true against its own last report;
+// merged with the log of a bridge that observed the stretch (HA), the
+// changes before it already reach its zxid: nothing is missing there.
+func TestMergeGapCoveredByTheOtherLog(t *testing.T) {
+	empty := lev(publish.LockReleased, "", "", 0, 651, 9000, true)
+	empty.Gap = true
+	down := viaLog(t, lev(publish.LockAcquired, "F", "", 633, 633, 0, false), empty.WithID())
+	up := viaLog(t,
+		lev(publish.LockAcquired, "F", "", 633, 633, 0, false),
+		lev(publish.LockReleased, "", "F", 633, 634, 1000, false),
+		lev(publish.LockAcquired, "G", "", 650, 650, 2000, false),
+		lev(publish.LockReleased, "", "G", 650, 651, 3000, false),
+	)
+	if ts := History(down); len(ts) != 2 || !ts[1].Missing {
+		t.Fatalf("the restarted bridge's log alone: %+v: want F, then owners missing", ts)
+	}
+	ts := History(Merge(down, up))
+	if len(ts) != 2 || ts[0].Owner.ID != "F" || ts[1].Owner.ID != "G" || !ts[1].Exact() {
+		t.Fatalf("merged: %+v: want F and G, both seen, and no stretch of missing owners", ts)
+	}
+}
