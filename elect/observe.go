@@ -338,7 +338,7 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch bool) (bool, error) {
 	es := parseChildren(v.children)
 	owner, blocker := -1, -1
-	for _, e := range es {
+	for i, e := range es {
 		p := participantFromName(e)
 		if s, ok := r.suspects[e.name]; ok {
 			p.Suspect, p.Czxid = s.why, s.czxid
@@ -360,7 +360,13 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 				return false, err
 			}
 			p = d
-			if p.Suspect = r.suspicion(p, v.children); p.Suspect != "" {
+			p.Suspect = r.suspicion(p, v.children)
+			if p.Suspect == "" && r.lastOwner == nil && i+1 < len(es) {
+				if p.Suspect, err = r.youngerThanNext(ctx, p, es[i+1]); err != nil {
+					return false, err
+				}
+			}
+			if p.Suspect != "" {
 				r.owner, r.ownerW = nil, nil
 			} else if blocker = olderSuspect(v.Queue, p); blocker >= 0 {
 				r.owner, r.ownerW = nil, nil
@@ -423,6 +429,28 @@ func (r *reader) suspicion(p Participant, children []string) string {
 		r.suspects[p.Node] = suspectNode{why: why, czxid: p.Czxid, noSession: noSession}
 	}
 	return why
+}
+
+// youngerThanNext is suspicion without a last read to compare with (a
+// first snapshot, a one-shot read): sequential creates give a group's
+// nodes their sequences in the order of their czxids, so a node younger
+// than the one that sorts after it was created under a chosen name, after
+// that one (which may have owned since). Its verdict is kept like
+// suspicion's; "" when next is gone or older.
+func (r *reader) youngerThanNext(ctx context.Context, p Participant, next entry) (string, error) {
+	st, err := call(ctx, func() (*zk.Stat, error) {
+		_, st, err := r.conn.Exists(r.group + "/" + next.name)
+		return st, err
+	})
+	if err != nil || st == nil || st.Czxid == 0 || st.Czxid >= p.Czxid {
+		return "", err
+	}
+	why := "younger than " + next.name + ", which sorts after it: a sequential create never sorts below an existing node; someone created it under a chosen name"
+	if r.suspects == nil {
+		r.suspects = map[string]suspectNode{}
+	}
+	r.suspects[p.Node] = suspectNode{why: why, czxid: p.Czxid}
+	return why, nil
 }
 
 // suspectNode is the verdict on a suspect node and its czxid, kept while
@@ -657,6 +685,24 @@ func (r *reader) details(ctx context.Context, e entry, watch bool) (Participant,
 		d, st, err := r.conn.Get(r.group + "/" + e.name)
 		return res{d, st, nil}, err
 	})
+	if errors.Is(err, zk.ErrNoAuth) {
+		// Its ACL hides the node's data (the id) from us. Its stat says
+		// what matters more, the session that holds it and its term, and
+		// exists needs no READ (before ZooKeeper 3.9).
+		st, xerr := call(ctx, func() (*zk.Stat, error) {
+			ok, st, err := r.conn.Exists(r.group + "/" + e.name)
+			if err == nil && !ok {
+				return nil, zk.ErrNoNode
+			}
+			return st, err
+		})
+		if xerr != nil && !errors.Is(xerr, zk.ErrNoAuth) {
+			return Participant{}, nil, xerr
+		}
+		if xerr == nil {
+			got.st, err = st, nil
+		}
+	}
 	if err != nil {
 		return Participant{}, nil, err
 	}

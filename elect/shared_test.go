@@ -688,11 +688,75 @@ func TestObserveUnreadableOwner(t *testing.T) {
 	if c.Owner == nil || c.Owner.Node != h.Node() || c.Owner.Suspect != "" {
 		t.Fatalf("snapshot of an unreadable owner: %+v; want its node as owner, not suspect", c)
 	}
+	if c.Owner.Session != a.ID() || c.Owner.Czxid != h.Term() {
+		t.Errorf("unreadable owner's session %#x and term %d; want %#x and %d (its stat needs no READ)", c.Owner.Session, c.Owner.Czxid, a.ID(), h.Term())
+	}
 	if err := h.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if c := expect(t, o, elect.OwnerChanged, nil); c.Owner != nil || c.Previous == nil || c.Previous.Node != h.Node() {
 		t.Fatalf("after the unreadable owner went: %+v", c)
+	}
+}
+
+// A node someone created under a chosen name below the owner, seen with
+// no earlier read to compare with (a one-shot read, a first snapshot), is
+// told by its czxid: younger than the node that sorts after it, which a
+// sequential create cannot make. It is suspect, and that node owns.
+func TestYoungerNodeBelowTheOwnerIsSuspectAtFirstSight(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, b, obs := session(t, addrs), session(t, addrs), session(t, addrs)
+	makeGroup(t, a.Conn(), group)
+	for range 3 { // the group's counter moves past 0
+		p, err := a.Conn().Create(group+"/tmp", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Conn().Delete(p, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owner, err := a.Conn().Create(group+"/n_", []byte("owner"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Conn().Create(group+"/n_0000000000", []byte("sneaky"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, o *elect.Participant, q []elect.Participant) {
+		t.Helper()
+		if o == nil || o.Node != path.Base(owner) {
+			t.Errorf("%s: owner %v; want %s", what, o, path.Base(owner))
+		}
+		if len(q) != 2 || q[0].Node != "n_0000000000" || !strings.Contains(q[0].Suspect, "younger than "+path.Base(owner)) {
+			t.Errorf("%s: queue %+v; want n_0000000000 suspect, younger than %s", what, q, path.Base(owner))
+		}
+	}
+	v, err := elect.ReadGroup(ctx, obs, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("one-shot read", v.Owner, v.Queue)
+	c := expect(t, observe(t, obs, group), elect.Snapshot, nil)
+	check("first snapshot", c.Owner, c.Queue)
+}
+
+// A node no session holds is suspect, never the owner, also when its ACL
+// hides its data: its stat says it is not ephemeral.
+func TestUnreadableLeftoverNodeIsSuspect(t *testing.T) {
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, obs := session(t, addrs), session(t, addrs)
+	makeGroup(t, a.Conn(), group)
+	noRead := zk.WorldACL(zk.PermWrite | zk.PermCreate | zk.PermDelete | zk.PermAdmin)
+	if _, err := a.Conn().Create(group+"/lock-", []byte("FAKE"), zk.FlagSequence, noRead); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, observe(t, obs, group), elect.Snapshot, nil)
+	if c.Owner != nil || len(c.Queue) != 1 || c.Queue[0].Suspect == "" {
+		t.Fatalf("snapshot of an unreadable node no session holds: %+v; want no owner, the node suspect", c)
 	}
 }
 
