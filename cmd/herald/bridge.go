@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,6 +154,9 @@ func (f *bridgeFlags) check() error {
 			if err := elect.ValidatePath(p); err != nil {
 				return usageErr("%s %q: %v", l.flag, p, err)
 			}
+			if strings.ContainsAny(p, "*?[") {
+				return usageErr("%s", globAdvice(l.flag, p))
+			}
 		}
 	}
 	if f.ha != "" {
@@ -194,6 +199,23 @@ func (f *bridgeFlags) check() error {
 		return err
 	}
 	return nil
+}
+
+// globAdvice refuses a glob given to --watch or --discover, which take
+// paths (a glob would be waited for as a node of that name), and says what
+// does the job: --discover ROOT observes every child of ROOT.
+func globAdvice(flag, p string) string {
+	segs := strings.Split(p, "/")
+	i := slices.IndexFunc(segs, func(s string) bool { return strings.ContainsAny(s, "*?[") })
+	parent := strings.Join(segs[:i], "/")
+	if parent == "" {
+		parent = "/"
+	}
+	if i == len(segs)-1 && segs[i] == "*" {
+		return fmt.Sprintf("%s %q: a path, not a glob; --discover %s observes every child of %s as a group", flag, p, parent, parent)
+	}
+	return fmt.Sprintf("%s %q: a path, not a glob; --discover ROOT observes every child of ROOT as a group (e.g. --discover %s), "+
+		"groups deeper below need a --watch each or a --preset that knows the system's layout; globs are for --recipe only", flag, p, parent)
 }
 
 // recipeMap parses --recipe PATH=RECIPE. The recipe follows the last '='

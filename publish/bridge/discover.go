@@ -19,8 +19,10 @@ import (
 // child, else a fixed name), with one children watch per level: a --discover
 // root is segs ["*"] (every child a group). A level below a "*" is
 // discovered by a discoverer of its own, started as its child appears and
-// stopped as it goes. A missing root is waited for with an exists watch.
+// stopped as it goes. A missing root is waited for with an exists watch;
+// while a --discover root is missing the bridge is not ready (rootMissing).
 func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, segs []string, gs *groupSet) {
+	top := len(segs) == 1 && segs[0] == "*" && slices.Contains(b.cfg.Discover, root)
 	for len(segs) > 0 && segs[0] != "*" { // fixed names lead straight on
 		root, segs = root+"/"+segs[0], segs[1:]
 	}
@@ -50,6 +52,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 		if !awaitConnected(ctx, s) {
 			return
 		}
+		missing := false
 		children, watch, err := childrenW(ctx, s.Conn(), root)
 		if errors.Is(err, zk.ErrNoNode) {
 			for g := range gs.owned(root) {
@@ -64,7 +67,8 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			if err == nil && ok {
 				continue // created meanwhile
 			}
-			if err == nil && !warned[""] {
+			missing = err == nil
+			if missing && !warned[""] {
 				warned[""] = true
 				b.log.Warn("discover root does not exist yet; waiting for it", "root", root)
 			}
@@ -84,7 +88,14 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 		}
 		bo.Reset()
 		b.syncChildren(ctx, s, root, segs, children, gs, warned, sub, &wg)
-		b.setDiscovering(root, false)
+		if missing && top {
+			// Observing nothing is not ready: a typo, or a root not made
+			// yet, must not pass a health check.
+			b.setDiscovering(root, true)
+			b.discoverFailed(root, errors.New(rootMissing))
+		} else {
+			b.setDiscovering(root, false)
+		}
 		select {
 		case <-watch:
 		case <-ctx.Done():
@@ -92,6 +103,10 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 		}
 	}
 }
+
+// rootMissing is the list error of a --discover root that does not exist
+// (Status.ListErrors); NotReady says so in those words.
+const rootMissing = "does not exist"
 
 // syncChildren starts observing new children of root and stops observing
 // the ones gone. Children named like queue nodes are skipped: root is then

@@ -48,7 +48,8 @@ type Status struct {
 	// failed (an ACL that refuses READ, ...), when one did.
 	ReadErrors map[string]string `json:"read_errors,omitempty"`
 	// Discovering lists the discover roots not listed yet, and
-	// ListErrors why the last listing of each failed, when one did.
+	// ListErrors why the last listing of each failed, when one did
+	// ("does not exist" for a --discover root that is missing).
 	Discovering []string              `json:"discovering,omitempty"`
 	ListErrors  map[string]string     `json:"list_errors,omitempty"`
 	Sinks       map[string]SinkStatus `json:"sinks"`
@@ -94,9 +95,17 @@ func (s Status) NotReady() []string {
 	if s.Role != RoleActive && s.Role != RoleStandby {
 		why = append(why, fmt.Sprintf("bridge is %s", s.Role))
 	}
-	if len(s.Discovering) > 0 {
-		why = append(why, fmt.Sprintf("discover roots not listed yet: %v", s.Discovering))
-		for _, r := range s.Discovering {
+	var listing []string
+	for _, r := range s.Discovering {
+		if s.ListErrors[r] == rootMissing {
+			why = append(why, fmt.Sprintf("discover root %s does not exist", r))
+		} else {
+			listing = append(listing, r)
+		}
+	}
+	if len(listing) > 0 {
+		why = append(why, fmt.Sprintf("discover roots not listed yet: %v", listing))
+		for _, r := range listing {
 			if e := s.ListErrors[r]; e != "" {
 				why = append(why, fmt.Sprintf("discover root %s cannot be listed: %s", r, e))
 			}
