@@ -18,6 +18,13 @@ func init() { register(newCheckpointCmd) }
 // maxCheckpoint stays well below ZooKeeper's 1 MB znode limit.
 const maxCheckpoint = 512 << 10
 
+// maxEnvCheckpoint is the largest checkpoint herald run can hand its
+// command in HERALD_CHECKPOINT: Linux takes no environment string longer
+// than 128 KiB (MAX_ARG_STRLEN), name, '=' and the closing NUL included.
+// A larger one is saved all the same, and the command reads it with
+// herald checkpoint get.
+const maxEnvCheckpoint = 128<<10 - len("HERALD_CHECKPOINT=") - 1
+
 func newCheckpointCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "checkpoint",
@@ -49,7 +56,13 @@ leader was deposed is refused with exit status 3, so it can stop at once.
 
 The fence comes from the environment herald run gives its command
 (HERALD_ELECTION, HERALD_NODE, HERALD_ID, HERALD_TERM, HERALD_ZK) or from
-the flags.`,
+the flags.
+
+A checkpoint may take up to 512 KiB, but herald run hands the next leader's
+command only one of up to 131053 bytes in HERALD_CHECKPOINT (the most an
+environment variable holds on Linux); for a larger one, which put saves with
+a warning, the command finds HERALD_CHECKPOINT empty and
+HERALD_CHECKPOINT_ERROR saying to read it with herald checkpoint get.`,
 		Example: `  herald checkpoint put "step=3" || exit   # status 3: no longer the leader`,
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,7 +70,14 @@ the flags.`,
 			if err != nil {
 				return err
 			}
-			return a.putCheckpoint(cmd.Context(), f, data)
+			if err := a.putCheckpoint(cmd.Context(), f, data); err != nil {
+				return err
+			}
+			if n := len(envSafe(data)); n > maxEnvCheckpoint {
+				a.log.Warn("checkpoint saved, but it is too big to pass in the environment: the next leader's command finds HERALD_CHECKPOINT empty and HERALD_CHECKPOINT_ERROR set, and must read it with herald checkpoint get",
+					"bytes", n, "max", maxEnvCheckpoint)
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()

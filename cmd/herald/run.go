@@ -51,7 +51,8 @@ The command finds its leadership in its environment: HERALD_ELECTION,
 HERALD_NODE, HERALD_TERM (the fencing token), HERALD_ID, HERALD_ZK, and the
 last checkpoint any leader saved (HERALD_CHECKPOINT, HERALD_CHECKPOINT_TERM;
 empty when there is none; HERALD_CHECKPOINT_ERROR says why when the node
-holds something that is not a checkpoint). It saves progress with 'herald
+holds something that is not a checkpoint, or one too big for an environment
+variable, to be read with 'herald checkpoint get'). It saves progress with 'herald
 checkpoint put', which ZooKeeper rejects once its leader is gone.`,
 		Example: `  # three hosts run the same line; one at a time runs the job
   herald run --zk zk1:2181,zk2:2181 --election /jobs/nightly --id "$(hostname)" -- ./nightly.sh
@@ -186,13 +187,22 @@ func (a *app) campaign(ctx context.Context, o runOpts) (*elect.Handle, *elect.Se
 // When h stops leading, or ctx ends, holdAndRun says so and starts
 // nothing. A checkpoint node holding something else is named in
 // HERALD_CHECKPOINT_ERROR, and the child starts without it; one that
-// cannot be read at all (its ACL) is an error, and nothing starts.
+// cannot be read at all (its ACL) is an error, and nothing starts. A
+// checkpoint too big for an environment variable is not passed: the child
+// starts with HERALD_CHECKPOINT empty, its term, and
+// HERALD_CHECKPOINT_ERROR telling it to read it with herald checkpoint get.
 func (a *app) checkpointEnv(ctx context.Context, h *elect.Handle, s *elect.Session, group string) ([]string, error) {
 	none := []string{"HERALD_CHECKPOINT=", "HERALD_CHECKPOINT_TERM=", "HERALD_CHECKPOINT_ERROR="}
 	bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(100*time.Millisecond), backoff.WithMaxInterval(2*time.Second), backoff.WithMaxElapsedTime(0))
 	for attempt := 1; ; attempt++ {
 		cp, err := readWhileHeld(ctx, h, s, group)
 		switch {
+		case err == nil && len(envSafe(cp.Data)) > maxEnvCheckpoint:
+			// An environment string that long would keep the command
+			// from starting at all: it reads the checkpoint itself.
+			msg := fmt.Sprintf("the last checkpoint (%d bytes, term %d) is too big to pass in HERALD_CHECKPOINT (at most %d bytes); read it with: herald checkpoint get", len(cp.Data), cp.Term, maxEnvCheckpoint)
+			a.log.Warn("resuming from a checkpoint too big for the environment; the child reads it with herald checkpoint get (HERALD_CHECKPOINT_ERROR)", "term", cp.Term, "by", cp.ID, "bytes", len(cp.Data))
+			return []string{"HERALD_CHECKPOINT=", "HERALD_CHECKPOINT_TERM=" + strconv.FormatInt(cp.Term, 10), "HERALD_CHECKPOINT_ERROR=" + msg}, nil
 		case err == nil:
 			a.log.Info("resuming from checkpoint", "term", cp.Term, "by", cp.ID, "bytes", len(cp.Data))
 			return []string{"HERALD_CHECKPOINT=" + envSafe(cp.Data), "HERALD_CHECKPOINT_TERM=" + strconv.FormatInt(cp.Term, 10), "HERALD_CHECKPOINT_ERROR="}, nil
