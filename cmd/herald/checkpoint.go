@@ -47,12 +47,16 @@ func newCheckpointCmd(a *app) *cobra.Command {
 func newCheckpointPutCmd(a *app) *cobra.Command {
 	var f elect.Fence
 	cmd := &cobra.Command{
-		Use:   "put [DATA|-]",
+		Use:   "put DATA|-",
 		Short: "Save progress, fenced by the leader that started this command",
-		Long: `put saves DATA (or standard input with -) as the election's checkpoint. The
-write is fenced: ZooKeeper checks, in the same transaction, that the leader's
-node named by HERALD_NODE still exists with term HERALD_TERM. A command whose
-leader was deposed is refused with exit status 3, so it can stop at once.
+		Long: `put saves DATA (or standard input with -) as the election's checkpoint. DATA
+is required, and must not be empty: an unset variable ($STEP) must not wipe
+the progress saved, nor wait for standard input.
+
+The write is fenced: ZooKeeper checks, in the same transaction, that the
+leader's node named by HERALD_NODE still exists with term HERALD_TERM. A
+command whose leader was deposed is refused with exit status 3, so it can
+stop at once.
 
 The fence comes from the environment herald run gives its command
 (HERALD_ELECTION, HERALD_NODE, HERALD_ID, HERALD_TERM, HERALD_ZK) or from
@@ -63,10 +67,21 @@ command only one of up to 131053 bytes in HERALD_CHECKPOINT (the most an
 environment variable holds on Linux); for a larger one, which put saves with
 a warning, the command finds HERALD_CHECKPOINT empty and
 HERALD_CHECKPOINT_ERROR saying to read it with herald checkpoint get.`,
-		Example: `  herald checkpoint put "step=3" || exit   # status 3: no longer the leader`,
-		Args:    cobra.MaximumNArgs(1),
+		Example: `  herald checkpoint put "step=3" || exit   # status 3: no longer the leader
+  ./state.sh | herald checkpoint put -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return usageErr("checkpoint put needs the data: herald checkpoint put DATA, or - to read it from standard input (nothing is read from it without -)")
+			case len(args) > 1:
+				return usageErr("checkpoint put takes one DATA argument, got %d: quote it, herald checkpoint put \"step 3\"", len(args))
+			case args[0] == "":
+				return usageErr("checkpoint put was given empty data, which would replace the progress saved with nothing (an unset variable?); to save an empty checkpoint on purpose: herald checkpoint put - </dev/null")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := a.checkpointData(args)
+			data, err := a.checkpointData(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -88,21 +103,38 @@ HERALD_CHECKPOINT_ERROR saying to read it with herald checkpoint get.`,
 	return cmd
 }
 
-func (a *app) checkpointData(args []string) ([]byte, error) {
-	if len(args) == 0 || args[0] == "-" {
-		b, err := io.ReadAll(io.LimitReader(a.stdin, maxCheckpoint+1))
-		if err != nil {
-			return nil, fmt.Errorf("read checkpoint from standard input: %w", err)
-		}
-		if len(b) > maxCheckpoint {
+// checkpointData is arg, or standard input for "-". A signal while it
+// waits for standard input ends the command (exit 128+N).
+func (a *app) checkpointData(ctx context.Context, arg string) ([]byte, error) {
+	if arg != "-" {
+		if len(arg) > maxCheckpoint {
 			return nil, usageErr("checkpoint larger than %d bytes; keep the state elsewhere and checkpoint a reference to it", maxCheckpoint)
 		}
-		return b, nil
+		return []byte(arg), nil
 	}
-	if len(args[0]) > maxCheckpoint {
+	type read struct {
+		b   []byte
+		err error
+	}
+	got := make(chan read, 1)
+	a.log.Debug("reading the checkpoint from standard input")
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(a.stdin, maxCheckpoint+1))
+		got <- read{b, err}
+	}()
+	var r read
+	select {
+	case r = <-got:
+	case <-ctx.Done():
+		return nil, interrupted(ctx, "interrupted while reading the checkpoint from standard input; nothing was saved")
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("read checkpoint from standard input: %w", r.err)
+	}
+	if len(r.b) > maxCheckpoint {
 		return nil, usageErr("checkpoint larger than %d bytes; keep the state elsewhere and checkpoint a reference to it", maxCheckpoint)
 	}
-	return []byte(args[0]), nil
+	return r.b, nil
 }
 
 func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) error {
@@ -112,8 +144,14 @@ func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) err
 	if err := f.Validate(); err != nil {
 		return usageErr("bad fence: %v", err)
 	}
+	if ctx.Err() != nil {
+		return interrupted(ctx, "interrupted before the checkpoint was saved")
+	}
 	s, err := a.openSession(ctx, false)
 	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted(ctx, "interrupted while connecting to ZooKeeper; the checkpoint was not saved")
+		}
 		return err
 	}
 	defer s.Close()

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // A checkpoint too big for an environment variable (Linux takes at most
@@ -36,6 +40,71 @@ func TestRunHandsOverACheckpointTooBigForTheEnvironment(t *testing.T) {
 		if tooBig := strings.Contains(out, "is too big to pass in HERALD_CHECKPOINT") && strings.Contains(out, "read it with: herald checkpoint get"); tooBig == tc.fit {
 			t.Fatalf("run over a checkpoint of %d bytes: HERALD_CHECKPOINT_ERROR should say it is too big only when it does not fit:\n%s", tc.n, out)
 		}
+	}
+}
+
+// checkpoint put reads standard input only when told to with "-": an
+// unset variable (herald checkpoint put $STEP) or an empty argument is a
+// usage error, and the progress saved stays.
+func TestCheckpointPutNeedsItsData(t *testing.T) {
+	zkFl := zkFlags(t)
+	g := uniq(t)
+	if _, stderr, code := heraldRun(t, nil, append(zkFl, "run", "--election", g, "--", "sh", "-c", `"$HERALD_BIN" checkpoint put step=41`)...); code != 0 {
+		t.Fatalf("checkpoint put step=41: exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct{ put, want string }{
+		{`"$HERALD_BIN" checkpoint put $NEXT_STEP`, "or - to read it from standard input"},
+		{`"$HERALD_BIN" checkpoint put "$NEXT_STEP"`, "empty data"},
+	} {
+		child := tc.put + ` </dev/null; echo "put=$?"`
+		out, stderr, code := heraldRun(t, nil, append(zkFl, "run", "--election", g, "--", "sh", "-c", child)...)
+		if code != 0 || !strings.Contains(out, "put=2") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, want a usage error (2) saying %q:\n%s%s", tc.put, code, tc.want, out, stderr)
+		}
+	}
+	if out, stderr, code := heraldRun(t, nil, append(zkFl, "checkpoint", "get", g)...); code != 0 || out != "step=41\n" {
+		t.Fatalf("checkpoint get after the refused puts: exit %d, %q %s; want step=41 kept", code, out, stderr)
+	}
+}
+
+// Ctrl-C while checkpoint put waits for standard input is reported as an
+// interrupt (exit 130), not as ZooKeeper being unreachable.
+func TestCheckpointPutInterruptedWhileReading(t *testing.T) {
+	zkFl := zkFlags(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close() // standard input stays open, and empty, until then
+	out := &syncBuf{}
+	cmd := exec.Command(heraldBin, append(zkFl, "--log-level", "debug", "checkpoint", "put", "--election", uniq(t), "--node", "x-0000000001", "--term", "5", "-")...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = r, out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+	})
+	if err := waitFor(10*time.Second, func() bool { return strings.Contains(out.String(), "reading the checkpoint from standard input") }); err != nil {
+		t.Fatalf("checkpoint put never started reading standard input: %s", out)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		done <- nil
+	case <-time.After(10 * time.Second):
+		t.Fatalf("checkpoint put still waits for standard input 10s after SIGINT:\n%s", out)
+	}
+	s := out.String()
+	if code := exitCode(cmd.ProcessState); code != 130 || !strings.Contains(s, "interrupted while reading the checkpoint from standard input") ||
+		strings.Contains(s, "unreachable") || strings.Contains(s, "session 0x0") {
+		t.Fatalf("checkpoint put interrupted while reading: exit %d, want 130 saying it was interrupted:\n%s", code, s)
 	}
 }
 
