@@ -31,13 +31,19 @@ func newHistoryCmd(a *app) *cobra.Command {
 or the herald.events Kafka topic), for one group or all, and prints the
 leadership timeline: per group and term the owner, from, until, how long it
 held, why it ended, and whether an owner may be missing in between (GAP).
+A stretch where owners may have come and gone unseen (a bridge found the
+group empty and said gap) is a row of its own: "(not observed: owners may
+be missing)".
 
 It states only what was observed. An end no bridge saw (the bridge was down
 or standing by, and its next event is a snapshot showing another owner or
 none) is given as the last time the owner was seen holding, marked
 "until ≥" with END "not seen"; a start first seen in a snapshot is marked
 "from ≤"; HELD FOR is then "≥", a lower bound. Several --audit logs (one per
-bridge) are merged into one history, each event id counted once.
+bridge) are merged into one history, each event id counted once. From NATS
+or Kafka, an owner the events leave holding is checked against the owners
+view and the bridges' heartbeats: one no bridge confirms now (its bridge
+stopped or went silent) is "open, last confirmed <time>", not "holding".
 
 --html FILE and --svg FILE draw the same history as a timeline, one bar per
 tenure labelled with its owner and term, gaps and stretches nobody observed
@@ -72,6 +78,9 @@ audit log that does not exist, ...); 2 usage errors.`,
 				return a.writeTimeline(events, htmlOut, svgOut, sf.describe(files))
 			}
 			ts := audit.History(events)
+			if err := a.confirmOpen(cmd.Context(), &sf, files, group, ts); err != nil {
+				return unreachableExit(err)
+			}
 			if asJSON {
 				if ts == nil {
 					ts = []audit.Tenure{}
@@ -91,6 +100,134 @@ audit log that does not exist, ...); 2 usage errors.`,
 	cmd.Flags().StringVar(&htmlOut, "html", "", "write the timeline to FILE as a self-contained HTML page (chart and table)")
 	cmd.Flags().StringVar(&svgOut, "svg", "", "write the timeline chart to FILE as SVG")
 	return cmd
+}
+
+// confirmOpen marks, from NATS or Kafka, the open tenures whose owner no
+// bridge confirms now (audit.Tenure.Unconfirmed): the owners view names
+// another owner or none, or the bridge that reported it stopped or went
+// silent. A group the view does not hold, or whose bridge sends no
+// heartbeats, is left as the events tell (so is every group when the view
+// cannot be read: a warning says so). An audit log has no heartbeats.
+func (a *app) confirmOpen(ctx context.Context, sf *sourceFlags, files []string, group string, ts []audit.Tenure) error {
+	open := false
+	for _, t := range ts {
+		open = open || t.Open() && !t.Missing
+	}
+	if !open || len(files) > 0 {
+		return nil
+	}
+	src, err := sf.which()
+	if err != nil {
+		return err
+	}
+	var now map[string]ownerNow
+	switch src {
+	case "nats":
+		now, err = a.ownersNATS(ctx, sf, group)
+	case "kafka":
+		now, err = a.ownersKafka(ctx, sf, group)
+	}
+	if err != nil {
+		a.log.Warn("could not read the owners view: open tenures are shown as the events tell, not checked against the bridges' heartbeats", "err", err)
+		return nil
+	}
+	for i := range ts {
+		t := &ts[i]
+		n, ok := now[t.Group]
+		if !t.Open() || t.Missing || !ok {
+			continue
+		}
+		switch {
+		case n.node != t.Owner.Node:
+			t.Unconfirmed = true
+		case n.Stale:
+			t.Unconfirmed, t.Confirmed = true, n.Confirmed
+		}
+	}
+	return nil
+}
+
+// ownerNow is what the owners view says of a group now: its owner node
+// ("" for none), and whether a bridge still confirms that.
+type ownerNow struct {
+	node string
+	publish.Freshness
+}
+
+// ownersNATS reads the JetStream owners bucket (group's value, or all).
+func (a *app) ownersNATS(ctx context.Context, sf *sourceFlags, group string) (map[string]ownerNow, error) {
+	js, closeNC, err := sf.jetStream(ctx, a.log)
+	if err != nil {
+		return nil, err
+	}
+	defer closeNC()
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	w, err := jetstream.Follow(wctx, js, group)
+	if err != nil {
+		return nil, fmt.Errorf("read the owners bucket: %w", err)
+	}
+	now := map[string]ownerNow{}
+	take := func(u jetstream.OwnerUpdate) {
+		n := ownerNow{Freshness: u.Freshness}
+		if u.Owner != nil {
+			n.node = u.Owner.Owner.Node
+		}
+		now[u.Group] = n
+	}
+	for synced := false; !synced; {
+		select {
+		case u, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("read the owners bucket: %v", w.Err())
+			}
+			take(u)
+		case <-w.Synced():
+			synced = true
+		}
+	}
+	for {
+		select {
+		case u, ok := <-w.Updates():
+			if !ok {
+				return now, nil
+			}
+			take(u)
+		default:
+			return now, nil
+		}
+	}
+}
+
+// ownersKafka reads the compacted owners topic (group's record, or all).
+func (a *app) ownersKafka(ctx context.Context, sf *sourceFlags, group string) (map[string]ownerNow, error) {
+	cfg, err := sf.kafkaConfig(a.log)
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	st, err := kafkasink.FollowOwners(wctx, cfg, group)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", kafkasink.DefaultOwnersTopic, err)
+	}
+	defer st.Close()
+	now := map[string]ownerNow{}
+	for {
+		select {
+		case u, ok := <-st.C():
+			if !ok {
+				return nil, fmt.Errorf("read %s: %v", kafkasink.DefaultOwnersTopic, st.Err())
+			}
+			n := ownerNow{Freshness: u.Freshness}
+			if o := u.Owner(); o != nil {
+				n.node = o.Node
+			}
+			now[u.Group] = n
+		case <-st.Synced():
+			return now, nil
+		}
+	}
 }
 
 func (a *app) historyEvents(ctx context.Context, sf *sourceFlags, files []string, group string) ([]publish.Event, error) {

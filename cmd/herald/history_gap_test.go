@@ -1,10 +1,18 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // gapStory is a lock group as a bridge restarted over it publishes it: F
@@ -32,4 +40,48 @@ func gapStory(group string, at time.Time) []publish.Event {
 	w := mk(publish.CandidateJoined, nil, nil, 0, 642, 9500)
 	w.Candidate = &publish.Participant{ID: "W", Node: "lock-0000000004", Sequence: 4, Session: "0x4"}
 	return []publish.Event{acq.WithID(), rel.WithID(), empty.WithID(), sus.WithID(), w.WithID()}
+}
+
+// TestHistoryMarksOwnersMissing: the empty snapshot that says gap=true is
+// in every form of herald history, from the audit log and from JetStream:
+// a row of its own in the table and --json, a gap drawn in --html, though
+// no tenure follows it.
+func TestHistoryMarksOwnersMissing(t *testing.T) {
+	g := uniq(t)
+	story := gapStory(g, time.Now().UTC().Add(-time.Minute))
+	path := filepath.Join(t.TempDir(), "audit.log")
+	as, err := audit.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, as, story...)
+	if err := as.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv := natsserver.Start(t)
+	js, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.Close() })
+	write(t, js, story...)
+	for _, src := range [][]string{{"--audit", path}, {"--nats", srv.URL()}} {
+		out, stderr, code := heraldRun(t, nil, append([]string{"history", g}, src...)...)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != 0 || len(lines) != 3 || !strings.Contains(lines[2], "owners may be missing") || !strings.Contains(lines[2], "maybe") {
+			t.Errorf("history %v: exit %d, want F's row then the stretch of missing owners:\n%s%s", src, code, out, stderr)
+		}
+		ts := historyJSON(t, append([]string{g}, src...)...)
+		if len(ts) != 2 || ts[0].Owner.ID != "F" || !ts[1].Missing || !ts[1].Gap || !ts[1].Until.Equal(story[2].Time) {
+			t.Errorf("history %v --json: %+v: want F, then owners missing until the snapshot", src, ts)
+		}
+		page := filepath.Join(t.TempDir(), "gap.html")
+		if _, stderr, code := heraldRun(t, nil, append([]string{"history", g, "--html", page}, src...)...); code != 0 {
+			t.Fatalf("history %v --html: exit %d: %s", src, code, stderr)
+		}
+		b, err := os.ReadFile(page)
+		if err != nil || strings.Count(string(b), `<g class="gap">`) != 1 || !strings.Contains(string(b), "owners may be missing here") {
+			t.Errorf("history %v --html: no gap drawn (%v):\n%s", src, err, b)
+		}
+	}
 }

@@ -66,6 +66,14 @@ type Tenure struct {
 	// (zero when no event tells), Until the time of that event; Gap is
 	// true. Such a row is kept even when no later tenure follows.
 	Missing bool
+	// Unconfirmed is set, by a reader that has the bridges' heartbeats
+	// (`herald history --nats` or `--kafka`), on a tenure the events leave
+	// open whose owner no bridge confirms now: the bridge that reported it
+	// stopped or went silent, or the owners view names another owner or
+	// none. The events cannot say it still holds. Confirmed is when a
+	// bridge last confirmed it (zero when not known).
+	Unconfirmed bool
+	Confirmed   time.Time
 }
 
 // Open reports whether the tenure has not ended as far as the events tell.
@@ -95,6 +103,9 @@ type tenureJSON struct {
 	Gap       bool                `json:"gap"`
 	TwoOwners bool                `json:"two_owners_possible,omitempty"`
 	Missing   bool                `json:"missing_owners,omitempty"`
+	// Unconfirmed and LastConfirmed: an open tenure no bridge confirms.
+	Unconfirmed   bool       `json:"unconfirmed,omitempty"`
+	LastConfirmed *time.Time `json:"last_confirmed,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -112,7 +123,8 @@ func (t Tenure) MarshalJSON() ([]byte, error) {
 	j := tenureJSON{Group: t.Group, Recipe: t.Recipe, Term: t.Term, Owner: t.Owner,
 		From: timePtr(t.From), FromSeen: t.FromSeen, Ready: timePtr(t.Ready),
 		Until: timePtr(t.Until), UntilSeen: t.UntilSeen, LastSeen: timePtr(t.LastSeen),
-		Exact: t.Exact(), Reason: t.Reason, Gap: t.Gap, TwoOwners: t.TwoOwners, Missing: t.Missing}
+		Exact: t.Exact(), Reason: t.Reason, Gap: t.Gap, TwoOwners: t.TwoOwners, Missing: t.Missing,
+		Unconfirmed: t.Unconfirmed, LastConfirmed: timePtr(t.Confirmed)}
 	if !t.From.IsZero() && !t.Missing {
 		s := t.HeldFor.Seconds()
 		j.HeldFor = &s
@@ -135,7 +147,8 @@ func (t *Tenure) UnmarshalJSON(b []byte) error {
 	*t = Tenure{Group: j.Group, Recipe: j.Recipe, Term: j.Term, Owner: j.Owner,
 		From: get(j.From), FromSeen: j.FromSeen, Ready: get(j.Ready),
 		Until: get(j.Until), UntilSeen: j.UntilSeen, LastSeen: get(j.LastSeen),
-		Reason: j.Reason, Gap: j.Gap, TwoOwners: j.TwoOwners, Missing: j.Missing}
+		Reason: j.Reason, Gap: j.Gap, TwoOwners: j.TwoOwners, Missing: j.Missing,
+		Unconfirmed: j.Unconfirmed, Confirmed: get(j.LastConfirmed)}
 	if j.HeldFor != nil {
 		t.HeldFor = time.Duration(*j.HeldFor * float64(time.Second))
 	}

@@ -17,7 +17,9 @@ import (
 // were seen. TWO OWNERS says "possible" where another client of the group
 // may have believed it owned meanwhile (Tenure.TwoOwners). An open
 // tenure's HELD FOR counts to the last time it was seen
-// holding, not to now: now is kept for callers and not used. A Missing
+// holding, not to now: now is kept for callers and not used. An open
+// tenure no bridge confirms (Tenure.Unconfirmed) says "open, last
+// confirmed <time>" rather than "holding". A Missing
 // row says "(not observed: owners may be missing)" from the group's last
 // observation to the event that found it empty, GAP "maybe".
 func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
@@ -37,6 +39,10 @@ func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
 			}
 		}
 		switch {
+		case t.Open() && t.Unconfirmed && !t.Confirmed.IsZero():
+			until = "open, last confirmed " + t.Confirmed.UTC().Format(time.RFC3339)
+		case t.Open() && t.Unconfirmed:
+			until = "open, not confirmed"
 		case t.Open():
 		case !t.UntilSeen:
 			until, end = "≥ "+t.Until.UTC().Format(time.RFC3339), "not seen"
