@@ -649,3 +649,36 @@ func TestBusyLockNeverOverwritesSomeoneElsesGroupData(t *testing.T) {
 		t.Fatalf("%d handoffs, %d of them after the last write; want a busy lock throughout", cycles.Load(), cycles.Load()-before)
 	}
 }
+
+// An operator writes the group node once while an owner holds for more
+// than a second, and the next owner holds only briefly. The long holder
+// reads the group node before its release and finds the operator's data;
+// the brief one trusts the version it expects (one write of its
+// predecessor's release), which the operator's single write would match
+// exactly. The operator's data survives both releases: the long holder
+// writes it back unchanged, so the expectation misses and the brief
+// holder reads too.
+func TestOperatorWriteSurvivesALongThenABriefTenure(t *testing.T) {
+	for _, recipe := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
+		t.Run(string(recipe), func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			path := groupPath(t)
+			obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+			ctx := ctxT(t, 30*time.Second)
+			la, beta, _ := alphaHoldsBetaWaitsFor(t, ctx, a, b, obs, path, recipe)
+			time.Sleep(time.Until(la.Since().Add(1100 * time.Millisecond)))
+			operatorWrites(t, addrs, path)
+			if err := la.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			h := <-beta
+			if h == nil {
+				t.Fatal("beta never owned")
+			}
+			if err := h.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkGroupData(t, obs, path, true, h.Node())
+		})
+	}
+}

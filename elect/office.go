@@ -141,33 +141,45 @@ const markRecheckAfter = time.Second
 // The writes are version-checked against the version t expects the group
 // node to have (see ticket.markVersion): when someone else wrote the group
 // node since (an operator's set), or the expectation was a guess that
-// missed, the transaction fails whole, and the owner reads the group node
-// and writes only over herald's mark. A busy lock pays no read for it.
+// missed, the transaction fails whole, and the owner reads the group node.
+// A busy lock pays no read for it.
 //
-// The expectation after a predecessor's release counts that release's one
-// write; someone's single write while a predecessor left without writing
-// (its session expired) matches it as well. An owner that held for
-// markRecheckAfter or more therefore reads the group node first: only a
-// tenure shorter than that, following such a coincidence, can overwrite.
+// Over data someone else keeps on the group node, the owner writes that
+// data back as it read it, unchanged, twice. The next owner expects one
+// write of this release; a single foreign write made after its listing
+// would otherwise match that expectation exactly (this owner writing
+// nothing), and its mark would land over the foreign data. Two writes
+// never match it, whether the foreign write came before the next owner's
+// listing or after, so the next owner reads too; and observers, seeing
+// the version move by two, read the group node, find no mark, and report
+// the release without a reason, as before. (A predecessor that left
+// without writing, its session expired, still leaves that match open; an
+// owner that held for markRecheckAfter or more reads the group node
+// first, so only a tenure shorter than that, following such a
+// coincidence, can overwrite.)
 func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes int, tenure time.Duration) error {
-	if m := q.markState(); m == markForeign || m == markDenied {
+	if q.markState() == markDenied {
 		return q.remove(ctx, t.name)
 	}
-	data, _ := json.Marshal(groupMark{Herald: 1, Recipe: q.recipe, Released: rec})
+	mark, _ := json.Marshal(groupMark{Herald: 1, Recipe: q.recipe, Released: rec})
+	data, n := mark, writes
 	version, known := t.markVersion, t.markKnown && q.markKnownHerald() && tenure < markRecheckAfter
 	for tries := 0; tries < 4; tries++ {
 		if !known {
-			v, ok, err := q.readMarkVersion(ctx)
+			b, v, ok, err := q.readGroupData(ctx)
 			if err != nil {
 				return err
 			}
 			if !ok {
 				return q.remove(ctx, t.name)
 			}
-			version, known = v, true
+			data, n, version, known = mark, writes, v, true
+			if !markable(b) {
+				data, n = b, 2 // someone else's: written back as it is
+			}
 		}
 		ops := []any{&zk.DeleteRequest{Path: q.full(t.name), Version: -1}}
-		for i := range writes {
+		for i := range n {
 			ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: data, Version: version + int32(i)})
 		}
 		res, err := multi(ctx, q.s.Conn(), ops...)
@@ -192,26 +204,27 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 	return q.remove(ctx, t.name)
 }
 
-// readMarkVersion reads the group node: its data version and whether
-// herald may write there (empty, or herald's mark), remembered for later
-// releases.
-func (q *queue) readMarkVersion(ctx context.Context) (int32, bool, error) {
+// readGroupData reads the group node: its data and version, and whether
+// herald may write there at all (false when the group's ACL denies it or
+// the group is gone), remembering whether the data is herald's mark (or
+// nothing) for later releases.
+func (q *queue) readGroupData(ctx context.Context) ([]byte, int32, bool, error) {
 	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return q.s.Conn().Get(q.parent) })
 	switch {
 	case errors.Is(err, zk.ErrNoAuth):
 		q.setMark(markDenied)
-		return 0, false, nil
+		return nil, 0, false, nil
 	case errors.Is(err, zk.ErrNoNode):
-		return 0, false, nil // our node went with the group
+		return nil, 0, false, nil // our node went with the group
 	case err != nil:
-		return 0, false, err
+		return nil, 0, false, err
 	}
 	if markable(b) {
 		q.setMark(markHerald)
-		return st.Version, true, nil
+	} else {
+		q.setMark(markForeign)
 	}
-	q.setMark(markForeign)
-	return 0, false, nil
+	return b, st.Version, true, nil
 }
 
 // deleteRecorded deletes name and records rec in the office node, creating
