@@ -23,6 +23,9 @@ import (
 // while a --discover root is missing the bridge is not ready (rootMissing).
 func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, segs []string, gs *groupSet) {
 	top := len(segs) == 1 && segs[0] == "*" && slices.Contains(b.cfg.Discover, root)
+	// The first listing of a root in a session tells which of its groups
+	// went while the bridge had no session (forgetGone).
+	first := slices.ContainsFunc(b.discoverRoots(), func(p Pattern) bool { return p.Root == root })
 	for len(segs) > 0 && segs[0] != "*" { // fixed names lead straight on
 		root, segs = root+"/"+segs[0], segs[1:]
 	}
@@ -50,6 +53,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 	}()
 	for ctx.Err() == nil {
 		if !awaitConnected(ctx, s) {
+			untilTermEnds(ctx)
 			return
 		}
 		missing := false
@@ -75,6 +79,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 		}
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) {
+				untilTermEnds(ctx)
 				return
 			}
 			if errors.Is(err, zk.ErrNoAuth) {
@@ -88,6 +93,10 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 		}
 		bo.Reset()
 		b.syncChildren(ctx, s, root, segs, children, gs, warned, sub, &wg)
+		if first {
+			first = false
+			b.truth.forgetGone(root, children, b.observed)
+		}
 		if missing && top {
 			// Observing nothing is not ready: a typo, or a root not made
 			// yet, must not pass a health check.
@@ -102,6 +111,22 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			return
 		}
 	}
+}
+
+// untilTermEnds returns once ctx, the term of a session, has ended. A
+// discoverer that finds its session gone waits for it before returning:
+// returning first, while the term still runs, would drop its groups as
+// gone — their truth metrics (counters going back to 0) and last views
+// with them — though the next session observes them again. The term ends
+// with its session (sessionCtx).
+func untilTermEnds(ctx context.Context) { <-ctx.Done() }
+
+// observed says whether the bridge observes group now.
+func (b *Bridge) observed(group string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.groups[group]
+	return ok
 }
 
 // rootMissing is the list error of a --discover root that does not exist

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -146,6 +147,34 @@ func (g *groupTruth) countSuspects(c elect.Change) {
 	case elect.Left:
 		if c.Candidate != nil {
 			delete(g.suspects, c.Candidate.Node)
+		}
+	}
+}
+
+// forgetGone forgets the groups below root whose first level below it is
+// none of children and that observed says nobody observes: groups that
+// went while the bridge had no session. A group that goes during a
+// session is dropped as it goes; one kept across a session replacement
+// keeps its counters.
+func (tr *truth) forgetGone(root string, children []string, observed func(string) bool) {
+	prefix := strings.TrimSuffix(root, "/") + "/"
+	here := make(map[string]bool, len(children))
+	for _, c := range children {
+		here[c] = true
+	}
+	var gone []string
+	tr.mu.Lock()
+	for g := range tr.groups {
+		if rest, ok := strings.CutPrefix(g, prefix); ok {
+			if first, _, _ := strings.Cut(rest, "/"); !here[first] {
+				gone = append(gone, g)
+			}
+		}
+	}
+	tr.mu.Unlock()
+	for _, g := range gone {
+		if !observed(g) {
+			tr.drop(g)
 		}
 	}
 }
