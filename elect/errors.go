@@ -107,3 +107,7 @@ func connLoss(err error) bool {
 func expired(err error) bool {
 	return errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, ErrSessionLost)
 }
+
+// ErrNotAGroup: the path observed as a group is an ephemeral node, which
+// can have no children: a single-node leader or a queue node.
+var ErrNotAGroup = errors.New("elect: not a group")

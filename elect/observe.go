@@ -318,6 +318,9 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 			c, st, err := r.conn.Children(r.group)
 			return listing{children: c, stat: st}, err
 		})
+		if err == nil && got.stat != nil && got.stat.EphemeralOwner != 0 {
+			return listing{}, fmt.Errorf("%w: %s is an ephemeral node, which holds no queue: a single-node leader (such as Kafka's /controller) or a queue node; observe a leader node as one (bridge --leader %s, or a --preset)", ErrNotAGroup, r.group, r.group)
+		}
 		if !errors.Is(err, zk.ErrNoNode) {
 			return got, unlistable(r.group, err)
 		}

@@ -990,3 +990,30 @@ func waitQueueLen(t *testing.T, s *elect.Session, group string, n int) {
 		return err == nil && k == n
 	})
 }
+
+// An ephemeral node (a single-node leader such as Kafka's /controller)
+// observed as a group is refused, saying how to observe it, rather than
+// read as a group with no owner while its leader holds.
+func TestAnEphemeralNodeIsNotAGroup(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	group := groupPath(t)
+	addrs := sharedAddrs(t)
+	a, obs := session(t, addrs), session(t, addrs)
+	makeGroup(t, a.Conn(), path.Dir(group)+"/x")
+	if _, err := a.Conn().Create(group, []byte(`{"brokerid":3}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := elect.ReadGroup(ctx, obs, group); !errors.Is(err, elect.ErrNotAGroup) || !strings.Contains(err.Error(), "--leader "+group) {
+		t.Errorf("ReadGroup of an ephemeral node: %v; want ErrNotAGroup saying to observe it as a leader", err)
+	}
+	o, err := elect.Observe(ctx, obs, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range o.Changes() {
+		t.Errorf("observing an ephemeral node as a group reported %+v", c)
+	}
+	if !errors.Is(o.Err(), elect.ErrNotAGroup) {
+		t.Errorf("observer ended with %v; want ErrNotAGroup", o.Err())
+	}
+}
