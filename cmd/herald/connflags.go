@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -78,4 +79,42 @@ func (k *kafkaAuth) apply(cfg *kafkasink.Config) error {
 		cfg.TLS = &kafkasink.TLS{CAFile: k.ca, CertFile: k.cert, KeyFile: k.key}
 	}
 	return nil
+}
+
+// connEnv is how the command run or lock runs reaches ZooKeeper as herald
+// does: the connection settings herald was given (by flag or variable), as
+// the HERALD_ variables those flags read (files as absolute paths: the
+// command may change directory), so that its herald checkpoint put logs
+// in as herald did. HERALD_ZK is set beside them.
+func (a *app) connEnv() []string {
+	var env []string
+	file := func(name, v string) {
+		if v == "" {
+			return
+		}
+		if abs, err := filepath.Abs(v); err == nil {
+			v = abs
+		}
+		env = append(env, envName(name)+"="+v)
+	}
+	file("zk-auth-file", a.zkAuthFile)
+	file("zk-ca", a.zkCA)
+	file("zk-cert", a.zkCert)
+	file("zk-key", a.zkKey)
+	if a.zkTLS {
+		env = append(env, envName("zk-tls")+"=true")
+	}
+	if a.zkACL != "" {
+		env = append(env, envName("zk-acl")+"="+a.zkACL)
+	}
+	if a.sessionTimeout > 0 {
+		env = append(env, envName("session-timeout")+"="+a.sessionTimeout.String())
+	}
+	return env
+}
+
+// envName is the variable a flag reads: HERALD_ and its name in upper
+// case with '-' as '_'.
+func envName(flag string) string {
+	return "HERALD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }

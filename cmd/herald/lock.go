@@ -118,6 +118,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 		"HERALD_ID=" + o.id,
 		"HERALD_ZK=" + strings.Join(s.Servers(), ","),
 	}
+	env = append(env, a.connEnv()...)
 	if err := readSecretFiles(o.secrets); err != nil {
 		return err
 	}

@@ -253,3 +253,35 @@ func TestLockTimeoutOnAFreeLock(t *testing.T) {
 		}
 	}
 }
+
+// The command herald run runs logs in as herald did: credentials given as
+// --zk-auth-file reach its herald checkpoint put (as HERALD_ZK_AUTH_FILE,
+// an absolute path, so a command that changes directory keeps them).
+func TestChildCheckpointLogsInAsHeraldDid(t *testing.T) {
+	zkFl := zkFlags(t)
+	g := uniq(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "zk-auth"), []byte("herald:s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(mustGetwd(t), filepath.Join(dir, "zk-auth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := `cd / && "$HERALD_BIN" checkpoint put step=1`
+	if out, stderr, code := heraldRun(t, nil, append(zkFl, "--zk-auth-file", rel, "run", "--election", g, "--", "sh", "-c", child)...); code != 0 {
+		t.Fatalf("run whose command saves a checkpoint with herald's credentials: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := heraldRun(t, nil, append(zkFl, "--zk-auth-file", rel, "checkpoint", "get", g)...); code != 0 || out != "step=1\n" {
+		t.Fatalf("checkpoint get: exit %d, %q %s", code, out, stderr)
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}

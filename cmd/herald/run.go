@@ -137,6 +137,7 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 		"HERALD_ID=" + o.id,
 		"HERALD_ZK=" + strings.Join(s.Servers(), ","),
 	}
+	env = append(env, a.connEnv()...)
 	cp, err := a.checkpointEnv(ctx, h, s, o.election)
 	if err != nil {
 		if rerr := h.Resign(ctx); rerr != nil {
