@@ -529,3 +529,29 @@ func TestForeignCheckpointIsNotAHeraldOne(t *testing.T) {
 		_ = h.Resign(ctx)
 	}
 }
+
+// An office record someone else wrote with herald's marker but a term no
+// herald owner can have (not older than the write that stored it) does not
+// depose the leader: its acknowledgment replaces it.
+func TestForgedOfficeDoesNotDeposeTheLeader(t *testing.T) {
+	addrs := sharedAddrs(t)
+	a := session(t, addrs)
+	ctx := ctxT(t, 20*time.Second)
+	path := groupPath(t)
+	e, _ := elect.NewElection(a, path, elect.CreateParents())
+	h, err := e.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := `{"herald":1,"ack":{"node":"n_0000000099","id":"ghost","term":999999999}}`
+	if _, err := a.Conn().Create(path+"/"+elect.OfficeNode, []byte(forged), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Acknowledge(ctx, "pid 1"); err != nil {
+		t.Fatalf("acknowledging over a forged office: %v", err)
+	}
+	o, ok, err := elect.ReadOffice(ctx, a, path)
+	if err != nil || !ok || o.Ack == nil || o.Ack.Node != h.Node() {
+		t.Fatalf("office after the acknowledgment: %+v %v %v", o, ok, err)
+	}
+}

@@ -735,7 +735,7 @@ func (r *reader) readOffice(ctx context.Context, watch bool) (*Office, int64, <-
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	o, ok := decodeOffice(got.data)
+	o, ok := decodeOffice(got.data, got.st)
 	if !ok {
 		return nil, got.st.Mzxid, got.ch, nil
 	}

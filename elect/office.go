@@ -99,9 +99,17 @@ func (o Office) laterTerm(term int64) int64 {
 	return 0
 }
 
-func decodeOffice(b []byte) (Office, bool) {
+// decodeOffice reads an office node's data (st its stat) as herald writes
+// it, and refuses anything else: data without herald's marker, and a
+// record whose term is not older than the write that stored it (a term is
+// its owner node's czxid, so herald's never is), which would otherwise
+// depose every leader.
+func decodeOffice(b []byte, st *zk.Stat) (Office, bool) {
 	var o Office
 	if len(b) == 0 || json.Unmarshal(b, &o) != nil || o.Herald == 0 {
+		return Office{}, false
+	}
+	if st != nil && (o.Ack != nil && o.Ack.Term >= st.Mzxid || o.Released != nil && o.Released.Term >= st.Mzxid) {
 		return Office{}, false
 	}
 	return o, true
@@ -278,7 +286,7 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 		exists := err == nil
 		switch {
 		case err == nil:
-			prev, _ = decodeOffice(b)
+			prev, _ = decodeOffice(b, st)
 		case errors.Is(err, zk.ErrNoNode):
 		default:
 			return h.fenceErr(err)
@@ -524,14 +532,14 @@ func decodeCheckpoint(b []byte, st *zk.Stat) (Checkpoint, error) {
 
 // ReadOffice returns a group's office record (ok=false when there is none).
 func ReadOffice(ctx context.Context, s *Session, group string) (Office, bool, error) {
-	b, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(group + "/" + OfficeNode) })
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(group + "/" + OfficeNode) })
 	if errors.Is(err, zk.ErrNoNode) {
 		return Office{}, false, nil
 	}
 	if err != nil {
 		return Office{}, false, err
 	}
-	o, ok := decodeOffice(b)
+	o, ok := decodeOffice(b, st)
 	return o, ok, nil
 }
 
