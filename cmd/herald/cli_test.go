@@ -292,6 +292,8 @@ func TestFastHonestFailure(t *testing.T) {
 		{[]string{"--zk", closed, "--connect-timeout", "1s", "checkpoint", "get", "/x"}, exitUnreachable, 1*time.Second + 2*time.Second, "gave up after the connect timeout, 1s"},
 		{[]string{"tail", "--nats", "nats://" + closed}, exitUnreachable, 5 * time.Second, "no servers available"},
 		{[]string{"history", "--kafka", closed}, exitUnreachable, 5 * time.Second, "brokers unreachable"},
+		// a bridge whose sink does not answer at start
+		{[]string{"--zk", closed, "--connect-timeout", "1s", "bridge", "--watch", "/x", "--nats", "nats://" + closed}, exitUnreachable, 1*time.Second + 3*time.Second, "sink unreachable"},
 	} {
 		began := time.Now()
 		_, stderr, code := heraldRun(t, nil, tc.args...)
