@@ -107,10 +107,35 @@ func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.E
 		if wait == backoff.Stop { // cannot happen with MaxElapsedTime 0; be safe
 			wait = p.cfg.maxBackoff
 		}
-		if !p.sleep(wait) {
+		if !p.waitRetry(l, wait) {
 			return false
 		}
 	}
+}
+
+// reconnectPoll is how often a sink whose connection is down is asked
+// whether it is back, while its retry waits.
+const reconnectPoll = 50 * time.Millisecond
+
+// waitRetry waits d before the next try. A sink that says its connection
+// is down (ConnState) is tried again as soon as it says it is back: the
+// backoff, grown while it was down, must not keep its backlog waiting.
+func (p *Pipeline) waitRetry(l *lane, d time.Duration) bool {
+	cs, ok := l.sink.(ConnState)
+	if !ok || cs.Connected() {
+		return p.sleep(d)
+	}
+	for d > 0 {
+		step := min(d, reconnectPoll)
+		if !p.sleep(step) {
+			return false
+		}
+		d -= step
+		if cs.Connected() {
+			return true
+		}
+	}
+	return true
 }
 
 // delivers records that the sink stored events: it is no longer failing.

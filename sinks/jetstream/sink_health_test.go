@@ -163,3 +163,57 @@ func healthy(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Fatal("no herald_sink_healthy{sink=\"jetstream\"} gathered")
 	return 0
 }
+
+// TestDeliversOnceNATSIsBack: the pipeline's retry waits grow while the
+// server is down (to seconds here, 30s by default); once the connection is
+// back the backlog is stored at once, not after the rest of the wait.
+// About 15s: the waits must grow first.
+func TestDeliversOnceNATSIsBack(t *testing.T) {
+	srv := natsserver.Start(t)
+	sink := newSink(t, hjs.Config{Conn: fast(srv.URL())})
+	p, err := publish.New([]publish.Sink{sink}, publish.WithBackoff(100*time.Millisecond, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan struct{})
+	go func() { defer close(runDone); _ = p.Run(ctx) }()
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = p.Close(cctx)
+		ccancel()
+		cancel()
+		<-runDone
+	})
+	stats := func() publish.SinkStats { return p.Stats().Sinks["jetstream"] }
+	wait := func(d time.Duration, what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out after %v waiting for %s; stats %+v", d, what, stats())
+			}
+			time.Sleep(10 * time.Millisecond) // polling interval, not ordering
+		}
+	}
+	evs := sinktest.Events(t.Name(), 1, 2)
+	if err := p.Publish(ctx, evs[0]); err != nil {
+		t.Fatal(err)
+	}
+	wait(10*time.Second, "the first event stored", func() bool { return stats().Delivered == 1 })
+
+	srv.Shutdown()
+	wait(10*time.Second, "the connection down", func() bool { return !sink.Connected() })
+	if err := p.Publish(ctx, evs[1]); err != nil {
+		t.Fatal(err)
+	}
+	// Eleven failures in a row: the next wait is 5.8s, give or take half.
+	wait(40*time.Second, "eleven failed tries", func() bool { return stats().Errors >= 11 })
+	srv.Restart(t)
+	wait(10*time.Second, "the connection back", sink.Connected)
+	back := time.Now()
+	wait(10*time.Second, "the backlog stored", func() bool { return stats().Delivered == 2 })
+	if d := time.Since(back); d > time.Second {
+		t.Errorf("the backlog was stored %v after the connection came back, want within 1s", d.Round(time.Millisecond))
+	}
+}
