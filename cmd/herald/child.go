@@ -76,22 +76,95 @@ func (c *child) exited() bool {
 // Pid is the child's process id.
 func (c *child) Pid() int { return c.cmd.Process.Pid }
 
-// stop asks the child's process group to end (SIGTERM), waits up to grace,
-// then kills the group (SIGKILL). It returns the child's exit code.
-func (c *child) stop(grace time.Duration) int {
+// stopPlan says when a process group told to stop (SIGTERM) is killed
+// (SIGKILL): once grace has passed, or, should doubt close first (the
+// ownership the command ran under is lost or in doubt, and the session may
+// expire soon), once safe has passed since, whichever comes sooner.
+type stopPlan struct {
+	grace time.Duration
+	doubt <-chan struct{}
+	safe  time.Duration
+}
+
+// killBy is when the plan kills a group told to stop at start, as it
+// stands while doubt is open (doubted false) or closed (true).
+func (p stopPlan) killBy(start time.Time, doubted bool) time.Time {
+	if doubted {
+		return start.Add(min(p.grace, p.safe))
+	}
+	return start.Add(p.grace)
+}
+
+// groupPoll is how often a group being stopped is looked at, and
+// groupKillWait how long, after its SIGKILL, herald waits for it to be
+// empty (a process in uninterruptible sleep dies when its I/O ends).
+const (
+	groupPoll     = 20 * time.Millisecond
+	groupKillWait = 2 * time.Second
+)
+
+// stop asks the child's process group to end (SIGTERM), and kills it
+// (SIGKILL) when p says. It returns the child's exit code once the child
+// has exited and nothing is left in its group: whatever the child started
+// goes too.
+func (c *child) stop(p stopPlan) int {
+	c.endGroup(p)
+	return c.code
+}
+
+// sweep stops, as stop does, what the child, which has exited, left running
+// in its process group, and returns what that was ("pid (name)" where the
+// system tells names; nil when nothing was left). It returns once the group
+// is empty or its SIGKILL came and went: run and lock release ownership
+// after it, so that nothing the command started runs beside the next
+// owner.
+func (c *child) sweep(p stopPlan) []string {
+	if !groupAlive(c.Pid()) {
+		return nil
+	}
+	left := groupMembers(c.Pid())
+	if len(left) == 0 {
+		left = []string{fmt.Sprintf("process group %d", c.Pid())}
+	}
+	c.endGroup(p)
+	return left
+}
+
+// endGroup is stop and sweep. SIGCONT follows the SIGTERM so that a
+// stopped process (Ctrl-Z, SIGTTIN) hears it too.
+func (c *child) endGroup(p stopPlan) {
+	pg := c.cmd.Process
+	gone := func() bool { return c.exited() && !groupAlive(pg.Pid) }
+	if gone() {
+		return
+	}
+	start := time.Now()
+	_ = terminateGroup(pg)
+	_ = continueGroup(pg)
+	doubt, doubted := p.doubt, false
 	select {
-	case <-c.done:
-		return c.code
+	case <-doubt:
+		doubt, doubted = nil, true
 	default:
 	}
-	_ = terminateGroup(c.cmd.Process)
-	select {
-	case <-c.done:
-	case <-time.After(grace):
-		_ = killGroup(c.cmd.Process)
-		<-c.done
+	kill := time.NewTimer(time.Until(p.killBy(start, doubted)))
+	defer kill.Stop()
+	tick := time.NewTicker(groupPoll)
+	defer tick.Stop()
+	for !gone() {
+		select {
+		case <-doubt:
+			doubt = nil
+			kill.Reset(time.Until(p.killBy(start, true)))
+		case <-kill.C:
+			_ = killGroup(pg)
+			<-c.done
+			_ = killGroup(pg) // what the child started while it died
+			for end := time.Now().Add(groupKillWait); groupAlive(pg.Pid) && time.Now().Before(end); {
+				time.Sleep(groupPoll)
+			}
+			return
+		case <-tick.C:
+		}
 	}
-	// Whatever the child left behind in its group goes too.
-	_ = killGroup(c.cmd.Process)
-	return c.code
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -24,6 +25,47 @@ type holding struct {
 	// timeout is the session's: the watchdog stops the command after half
 	// of it without a sign of life from herald (see watchdog_unix.go).
 	timeout time.Duration
+}
+
+// lossGrace is the most time a command gets between SIGTERM and SIGKILL
+// once the ownership it runs under is lost or in doubt: a sixth of the
+// session timeout, whatever --grace says. ZooKeeper expires a session a
+// whole timeout after it last heard from the client, and the client pings
+// every third of it; a client that hears nothing gives the connection up
+// two thirds of the timeout after its last reply. So the session may
+// expire, and the next owner start, a third of the timeout after herald
+// learns the connection is gone; the SIGKILL comes halfway there, leaving
+// the other half for a round trip and a busy machine.
+func lossGrace(timeout time.Duration) time.Duration { return timeout / 6 }
+
+// watchdogKillBy is how long after herald's last heartbeat the watchdog's
+// SIGKILL comes at the latest: the session cannot expire sooner than two
+// thirds of the timeout after herald's last sign of life (its last ping
+// may be a third of the timeout older), and the SIGKILL comes a twelfth
+// before that. A runner killed outright (kill -9) so leaves its command
+// up to seven twelfths of the timeout after SIGTERM, a frozen one (found
+// out after half the timeout) a twelfth.
+func watchdogKillBy(timeout time.Duration) time.Duration { return timeout * 7 / 12 }
+
+// plan is how the command's process group is stopped while o is held:
+// --grace, cut to lossGrace should ownership be lost meanwhile.
+func (o holding) plan() stopPlan {
+	return stopPlan{grace: o.grace, doubt: o.h.Done(), safe: lossGrace(o.timeout)}
+}
+
+// graceWarning warns, once per herald, that --grace is longer than herald
+// can give a command whose ownership is in doubt.
+var graceWarning sync.Once
+
+func (a *app) warnGrace(o holding) {
+	if o.grace <= lossGrace(o.timeout) {
+		return
+	}
+	graceWarning.Do(func() {
+		a.log.Warn("--grace is longer than the session allows once ownership is in doubt: the command gets SIGKILL sooner then, before the session can expire and another owner start. "+
+			"A signal to herald, or the command's own exit (for what it left in its group), gets the whole --grace while ownership holds",
+			"grace", o.grace, "session_timeout", o.timeout, "grace_on_loss", lossGrace(o.timeout), "grace_if_herald_dies", "up to "+watchdogKillBy(o.timeout).String()+" after its last heartbeat")
+	})
 }
 
 // what names the ownership in messages.
@@ -71,7 +113,8 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		o.release()
 		return err
 	}
-	wd, err := startWatchdog(c, o.timeout/2, o.grace, a.stderr)
+	a.warnGrace(o)
+	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.stderr)
 	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
 	if err != nil && !c.exited() {
 		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)
@@ -88,25 +131,29 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		if wd.stop() {
 			// The watchdog stopped the command while herald was frozen:
 			// ownership went unvouched for, and is likely gone.
-			c.stop(o.grace)
+			c.stop(o.plan())
 			o.release()
 			return &exitError{code: exitNotLeader, err: fmt.Errorf("the watchdog stopped the command: herald gave no sign of life for half the session timeout (%v), so it could not vouch for %s; gave it up",
 				o.timeout/2, o.what())}
+		}
+		if left := c.sweep(o.plan()); left != nil {
+			a.log.Warn("the command exited leaving processes in its process group; stopped them (SIGTERM, SIGKILL after --grace) before giving up ownership",
+				"pgid", c.Pid(), "stopped", strings.Join(left, ", "))
 		}
 		o.release()
 		a.log.Info("child exited; gave up ownership", "code", c.code, "group", o.h.Group())
 		return codeErr(c.code)
 	case <-o.h.Done():
 		wd.stop()
-		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", o.grace)
-		code := c.stop(o.grace)
+		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, lossGrace(o.timeout)))
+		code := c.stop(o.plan())
 		o.release()
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) while the child ran; stopped it (its exit status %d)",
 			o.what(), lostWhy(o.h), code)}
 	case <-ctx.Done():
 		wd.stop()
 		a.log.Info("signal received; stopping the child", "signal", context.Cause(ctx), "pid", c.Pid(), "grace", o.grace)
-		code := c.stop(o.grace)
+		code := c.stop(o.plan())
 		o.release()
 		return codeErr(code)
 	}

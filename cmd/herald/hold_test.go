@@ -1,10 +1,16 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkherald/herald/internal/faultproxy"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 // SIGHUP (the terminal closed, the SSH connection dropped) and SIGQUIT
@@ -35,4 +41,101 @@ func TestHolderStoppedByHangup(t *testing.T) {
 			t.Fatalf("who right after %v stopped the holder: exit %d, want %d (released):\n%s", c.sig, code, exitNoOwner, out)
 		}
 	}
+}
+
+// leftover has a command's shell ignore SIGTERM and start a process that
+// ignores it too, which writes its pid to $PIDFILE.
+const leftover = `trap '' TERM; sh -c "trap '' TERM; exec sleep 600" & echo $! > "$PIDFILE"; `
+
+// checkLeftover, run as the next owner's command, says whether the
+// process $PIDFILE names still runs (a zombie does not).
+const checkLeftover = `p=$(cat "$PIDFILE"); s=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' /proc/$p/status 2>/dev/null)
+	if [ -n "$s" ] && [ "$s" != Z ]; then echo "OVERLAP: $p still runs ($s)"; else echo "next owner: clean"; fi`
+
+// pidFile gives a test's commands $PIDFILE, and kills what it names when
+// the test ends.
+func pidFile(t *testing.T) []string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "leftover.pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(f); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	return []string{"PIDFILE=" + f}
+}
+
+// A command that exits leaving processes in its process group (one that
+// ignores SIGTERM among them) does not leave them running beside the next
+// owner: lock and run stop them, and say so, before they release.
+func TestHolderStopsWhatTheCommandLeftBeforeReleasing(t *testing.T) {
+	zk := zkFlags(t)
+	for _, c := range []struct{ verb, flag string }{{"lock", "--lock"}, {"run", "--election"}} {
+		g := uniq(t)
+		env := pidFile(t)
+		gofile := filepath.Join(t.TempDir(), "go")
+		holder := start(t, env, append(zk, c.verb, c.flag, g, "--grace", "1s", "--", "sh", "-c",
+			`sleep 600 & `+leftover+`echo holding; while [ ! -e "`+gofile+`" ]; do sleep 0.05; done; exit 0`)...)
+		holder.waitOutput(t, "holding", 20*time.Second)
+		next := start(t, env, append(zk, c.verb, c.flag, g, "--", "sh", "-c", checkLeftover)...)
+		waitQueued(t, zk, g, 2, "the next owner never queued")
+		if err := os.WriteFile(gofile, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code := holder.wait(t, 20*time.Second); code != 0 {
+			t.Fatalf("%s: the holder exited %d, want its command's 0:\n%s", c.verb, code, holder.out)
+		}
+		if code := next.wait(t, 20*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
+			t.Fatalf("%s: what the command left ran on beside the next owner (exit %d):\n%s", c.verb, code, next.out)
+		}
+		if out := holder.out.String(); !strings.Contains(out, "leaving processes in its process group") || !strings.Contains(out, "(sleep)") {
+			t.Fatalf("%s: the holder does not say what it stopped:\n%s", c.verb, out)
+		}
+	}
+}
+
+// With the default --grace (10s, longer than the 1s session), a command
+// that ignores SIGTERM is killed before the next owner starts, whether its
+// holder was killed outright (the watchdog stops it) or lost its
+// connection (the holder stops it); the holder warns at start that it
+// cannot give the whole --grace then.
+func TestCommandKilledBeforeTheNextOwnerStarts(t *testing.T) {
+	zk := zkFlags(t)
+	t.Run("kill -9", func(t *testing.T) {
+		g := uniq(t)
+		env := pidFile(t)
+		holder := start(t, env, append(zk, "lock", "--lock", g, "--", "sh", "-c", leftover+"echo holding; wait")...)
+		holder.waitOutput(t, "holding", 20*time.Second)
+		if !strings.Contains(holder.out.String(), "--grace is longer than the session allows") {
+			t.Fatalf("no warning that --grace 10s cannot be honoured under a 1s session:\n%s", holder.out)
+		}
+		next := start(t, env, append(zk, "lock", "--lock", g, "--", "sh", "-c", checkLeftover)...)
+		waitQueued(t, zk, g, 2, "the next owner never queued")
+		if err := holder.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if code := next.wait(t, 20*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
+			t.Fatalf("the killed holder's command ran on beside the next owner (exit %d):\n%s\nholder:\n%s", code, next.out, holder.out)
+		}
+	})
+	t.Run("connection lost", func(t *testing.T) {
+		g := uniq(t)
+		env := pidFile(t)
+		p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		viaProxy := []string{"--zk", p.Addr(), "--session-timeout", "1s", "--connect-timeout", "10s"}
+		holder := start(t, env, append(viaProxy, "run", "--election", g, "--", "sh", "-c", leftover+"echo holding; wait")...)
+		holder.waitOutput(t, "holding", 20*time.Second)
+		next := start(t, env, append(zk, "run", "--election", g, "--", "sh", "-c", checkLeftover)...)
+		waitQueued(t, zk, g, 2, "the next owner never queued")
+		p.Blackhole(true)
+		if code := next.wait(t, 20*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
+			t.Fatalf("the cut-off holder's command ran on beside the next owner (exit %d):\n%s\nholder:\n%s", code, next.out, holder.out)
+		}
+	})
 }

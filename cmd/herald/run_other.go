@@ -16,6 +16,15 @@ func terminateGroup(p *os.Process) error { return p.Kill() }
 // killGroup kills the child.
 func killGroup(p *os.Process) error { return p.Kill() }
 
+// continueGroup: nothing to continue without process groups.
+func continueGroup(*os.Process) error { return nil }
+
+// groupAlive: without process groups, nothing but the child is known.
+func groupAlive(int) bool { return false }
+
+// groupMembers: see group_linux.go.
+func groupMembers(int) []string { return nil }
+
 // exitCode is the child's exit status.
 func exitCode(ps *os.ProcessState) int {
 	if ps == nil {

@@ -138,26 +138,28 @@ func TestRunFailover(t *testing.T) {
 
 // TestRunPausedRunnerIsFenced: a runner frozen past its session timeout is
 // deposed. Its watchdog sends the command SIGTERM before the next leader
-// is elected (half the session timeout after the freeze); a command that
-// ignores it runs on until --grace, and its checkpoints are refused once
-// the next leader wrote. When the runner runs again it exits 3, saying the
-// watchdog stopped the command.
+// is elected (half the session timeout after the freeze), and a command
+// that ignores it gets SIGKILL before the session can expire, --grace
+// notwithstanding: when the next leader's command starts, the old one is
+// gone. When the runner runs again it exits 3, saying the watchdog stopped
+// the command.
 func TestRunPausedRunnerIsFenced(t *testing.T) {
 	zk := zkFlags(t)
 	g := uniq(t)
-	// The command notes SIGTERM and carries on: only SIGKILL, after a
-	// grace longer than the next leader takes to write, ends it, so the
-	// fence is what stops its writes meanwhile.
-	child := `trap 'echo "$HERALD_ID got TERM"' TERM
+	env := pidFile(t)
+	// The command notes SIGTERM and carries on: only SIGKILL ends it.
+	// The next leader's first look is at whether a's still runs.
+	child := `if [ "$HERALD_ID" = a ]; then echo $$ > "$PIDFILE"; else ` + checkLeftover + `; fi
+		trap 'echo "$HERALD_ID got TERM"' TERM
 		echo "$HERALD_ID running"
 		while :; do
 			"$HERALD_BIN" checkpoint put "by-$HERALD_ID" 2>/dev/null; rc=$?
 			if [ $rc -eq 0 ]; then echo "$HERALD_ID put ok"; else echo "$HERALD_ID put rejected $rc"; fi
 			sleep 0.1
 		done`
-	a := start(t, nil, append(zk, "run", "--election", g, "--id", "a", "--grace", "8s", "--", "sh", "-c", child)...)
+	a := start(t, env, append(zk, "run", "--election", g, "--id", "a", "--grace", "8s", "--", "sh", "-c", child)...)
 	a.waitOutput(t, "a put ok", 20*time.Second)
-	b := start(t, nil, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
+	b := start(t, env, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
 	waitQueued(t, zk, g, 2, "b never joined the queue")
 
 	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
@@ -172,7 +174,9 @@ func TestRunPausedRunnerIsFenced(t *testing.T) {
 		t.Fatalf("the watchdog does not say why it stopped the command:\n%s", a.out)
 	}
 	b.waitOutput(t, "b put ok", 20*time.Second)
-	a.waitOutput(t, "a put rejected 3", 10*time.Second)
+	if !strings.Contains(b.out.String(), "next owner: clean") {
+		t.Fatalf("a's command, which ignores SIGTERM, still ran when b's started:\n%s", b.out)
+	}
 	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}

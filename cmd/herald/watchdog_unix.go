@@ -29,9 +29,11 @@ import (
 // session timeout passed without one, which is before the servers can
 // expire the session (at the soonest two thirds of the timeout after the
 // freeze: the client's last ping may be a third of the timeout older), and
-// SIGKILL after --grace, as a runner that lost its session would. The
-// command's fenced writes are refused from the next owner's first write
-// either way.
+// SIGKILL after --grace, as a runner that lost its session would, but no
+// later than the runner said (watchdogKillBy after its last beat, before
+// the session can expire): a command that ignores SIGTERM must not run on
+// beside the next owner. The command's fenced writes are refused from the
+// next owner's first write either way.
 //
 // The watchdog joins the command's process group, so that the group, and
 // with it the group id the watchdog signals, exists as long as the
@@ -51,10 +53,11 @@ type watchdog struct {
 }
 
 // startWatchdog starts the watchdog over c's process group, which stops it
-// after "after" without a beat. It fails when it cannot (the command
+// after "after" without a beat, and kills it no later than killBy after
+// the last beat. It fails when it cannot (the command
 // already exited, or herald's binary cannot be found); the caller logs
 // that and goes on without it.
-func startWatchdog(c *child, after, grace time.Duration, stderr io.Writer) (*watchdog, error) {
+func startWatchdog(c *child, after, grace, killBy time.Duration, stderr io.Writer) (*watchdog, error) {
 	// The running binary itself, even when an upgrade has replaced or
 	// removed the file since herald started (Linux); elsewhere its path.
 	self := "/proc/self/exe"
@@ -68,18 +71,30 @@ func startWatchdog(c *child, after, grace time.Duration, stderr io.Writer) (*wat
 		return nil, err
 	}
 	defer r.Close()
-	cmd := exec.Command(self, watchdogArg, strconv.Itoa(c.Pid()), after.String(), grace.String())
-	cmd.ExtraFiles = []*os.File{r}
+	// The watchdog says down this one that it fired: its exit status
+	// cannot, when its own SIGKILL of the group ends it.
+	fr, fw, err := os.Pipe()
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	defer fw.Close()
+	cmd := exec.Command(self, watchdogArg, strconv.Itoa(c.Pid()), after.String(), grace.String(), killBy.String())
+	cmd.ExtraFiles = []*os.File{r, fw}
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: c.Pid()}
 	if err := cmd.Start(); err != nil {
 		w.Close()
+		fr.Close()
 		return nil, fmt.Errorf("cannot start the watchdog: %w", err)
 	}
 	d := &watchdog{cmd: cmd, beat: w, quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
+		// A byte when it fires, end of file when it exits.
+		n, _ := fr.Read(make([]byte, 1))
+		fr.Close()
 		_ = cmd.Wait()
-		d.fired.Store(cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == watchdogFired)
+		d.fired.Store(n > 0 || cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == watchdogFired)
 		close(d.done)
 	}()
 	go d.beating(after / 6)
@@ -134,17 +149,20 @@ func (d *watchdog) stop() bool {
 }
 
 // runWatchdog is the watchdog process: args are the command's process
-// group, the silence after which it stops it, and the grace between
-// SIGTERM and SIGKILL. The beats come on file descriptor 3.
+// group, the silence after which it stops it, the grace between SIGTERM
+// and SIGKILL, and the time after the last beat by which the SIGKILL comes
+// whatever the grace. The beats come on file descriptor 3; it writes to
+// file descriptor 4 when it fires.
 func runWatchdog(args []string, stderr io.Writer) int {
-	if len(args) != 3 {
+	if len(args) != 4 {
 		fmt.Fprintln(stderr, "herald watchdog: internal use only (started by herald run and herald lock)")
 		return exitUsage
 	}
 	pgid, err1 := strconv.Atoi(args[0])
 	after, err2 := time.ParseDuration(args[1])
 	grace, err3 := time.ParseDuration(args[2])
-	if err1 != nil || err2 != nil || err3 != nil || pgid <= 1 || after <= 0 || grace <= 0 {
+	killBy, err4 := time.ParseDuration(args[3])
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || pgid <= 1 || after <= 0 || grace <= 0 || killBy <= 0 {
 		fmt.Fprintf(stderr, "herald watchdog: bad arguments %q\n", args)
 		return exitUsage
 	}
@@ -192,11 +210,20 @@ func runWatchdog(args []string, stderr io.Writer) int {
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "herald watchdog: %s; stopping the command's process group %d (SIGTERM, SIGKILL after %v)\n", why, pgid, grace)
+	// The SIGKILL comes before the session can expire, --grace or not.
+	now := time.Now()
+	kill := now.Add(grace)
+	if by := time.Unix(0, last.Load()).Add(killBy); by.Before(kill) {
+		kill = by
+	}
+	fmt.Fprintf(stderr, "herald watchdog: %s; stopping the command's process group %d (SIGTERM, SIGKILL after %v, before its session can expire)\n",
+		why, pgid, max(kill.Sub(now), 0).Round(time.Millisecond))
+	_, _ = os.NewFile(4, "fired").Write([]byte{'f'})
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
 	select {
 	case <-bye: // the runner is back and stops the command itself
-	case <-time.After(grace):
+	case <-time.After(time.Until(kill)):
 		// The watchdog is in the group: this ends it too.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
