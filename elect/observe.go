@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -250,10 +251,12 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 		}
 		if err != nil || got.missing {
 			early.wait()
+			v := View{Group: r.group, Recipe: r.recipe}
 			if err == nil {
 				w.exists = got.exists
+				v.Pzxid = r.goneAsOf(ctx)
 			}
-			return View{Group: r.group, Recipe: r.recipe}, w, err
+			return v, w, err
 		}
 		w.children = got.ch
 		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version, groupCzxid: got.stat.Czxid}
@@ -333,6 +336,21 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 		}
 		// created meanwhile: list again
 	}
+}
+
+// goneAsOf is, for a group that does not exist, the zxid as of which that
+// is known: its parent's last child change (its deletion, or later), so
+// that every owner created before is known gone. 0 when the parent cannot
+// be read either.
+func (r *reader) goneAsOf(ctx context.Context) int64 {
+	st, err := call(ctx, func() (*zk.Stat, error) {
+		_, st, err := r.conn.Exists(path.Dir(r.group))
+		return st, err
+	})
+	if err != nil || st == nil {
+		return 0
+	}
+	return st.Pzxid
 }
 
 // fillQueue reads the owner's details (and, for a one-shot read, every

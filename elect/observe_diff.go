@@ -126,8 +126,9 @@ func snapshotAfter(before *View, v View) Change {
 	}
 	if before.ownerOnly {
 		// Only the owner and its zxid are known: children unchanged since
-		// prove nothing happened; anything else cannot be accounted for.
-		c.Gap = v.Pzxid > before.Pzxid
+		// prove nothing happened; anything else cannot be accounted for,
+		// nor can a group gone with its owner.
+		c.Gap = v.Pzxid > before.Pzxid || !v.Exists && before.Owner != nil
 		return c
 	}
 	is := map[string]bool{}

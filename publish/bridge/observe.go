@@ -70,11 +70,55 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 			b.discover(ctx, s, r.Root, r.Segs, gs)
 		}()
 	}
+	if len(roots) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.adoptReported(ctx, gs)
+		}()
+	}
 	return func() {
 		wg.Wait()
 		gs.wait()
 		for _, r := range roots {
 			b.setDiscovering(r.Root, false)
+		}
+	}
+}
+
+// reportedOwner is the owner of the groups adoptReported observes.
+const reportedOwner = "reported"
+
+// adoptReported observes, once every discover root was listed, each group
+// the sinks last reported with an owner that was not found under its
+// root: it is gone (deleted while no bridge looked). Its observer
+// publishes that, measured against the report (the owner's end, unseen,
+// as a gap), instead of leaving the old owner in the sinks, where this
+// bridge's heartbeats would confirm it.
+func (b *Bridge) adoptReported(ctx context.Context, gs *groupSet) {
+	for {
+		b.mu.Lock()
+		n := len(b.discovering)
+		b.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if !sleep(ctx, 100*time.Millisecond) {
+			return
+		}
+	}
+	b.viewMu.Lock()
+	var owned []string
+	for g, r := range b.resume {
+		if r.Owner != "" {
+			owned = append(owned, g)
+		}
+	}
+	b.viewMu.Unlock()
+	for _, g := range owned {
+		if !gs.observing(g) {
+			b.log.Info("a group last reported with an owner is not under its root any more; observing it to publish its end", "group", g)
+			gs.add(g, reportedOwner)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/natssink"
 )
 
@@ -161,4 +162,48 @@ func coreSink(t testing.TB, url string) publish.Sink {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// A group deleted, with its owner, while no bridge looked is not left in
+// the sinks as owned: a bridge that starts and does not find it under its
+// discover root observes it anyway, from what the sinks last reported, and
+// publishes its end as a gap, so the owners bucket no longer names the
+// gone owner.
+func TestGroupGoneWhileDownIsPublished(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	g := root + "/g"
+	s := session(t, addrs)
+	a := leads(t, candidate(t, s, g, "a"))
+	events := collect(t, url, "herald.*."+publish.MustTokens(g))
+	cfg := func(src string) bridge.Config {
+		return bridge.Config{Servers: addrs, Discover: []string{root}, Source: src, Sinks: []publish.Sink{jsSink(t, url)}}
+	}
+	first := start(t, cfg("first"))
+	events.waitCount(t, 15*time.Second, "a elected", 1, func(e publish.Event) bool { return e.Type == publish.LeaderElected && e.Owner != nil && e.Owner.Node == a.Node() })
+	if err := first.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	admin := session(t, addrs)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	kids, _, err := admin.Conn().Children(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kids {
+		if err := admin.Conn().Delete(g+"/"+k, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			t.Fatal(err)
+		}
+	}
+	if err := admin.Conn().Delete(g, -1); err != nil {
+		t.Fatal(err)
+	}
+	start(t, cfg("second"))
+	events.waitCount(t, 15*time.Second, "the gone group's end, marked as a gap, from the restarted bridge", 1, func(e publish.Event) bool {
+		return e.Source == "second" && e.Type == publish.LeaderLost && e.Owner == nil && e.Gap
+	})
+	w, _ := ownerWatch(t, url, g)
+	until(t, w, 10*time.Second, "no owner in the bucket", func(u jetstream.OwnerUpdate) bool { return u.Owner == nil })
 }
