@@ -180,7 +180,9 @@ func TestGroupGoneWhileDownIsPublished(t *testing.T) {
 		return bridge.Config{Servers: addrs, Discover: []string{root}, Source: src, Sinks: []publish.Sink{jsSink(t, url)}}
 	}
 	first := start(t, cfg("first"))
-	events.waitCount(t, 15*time.Second, "a elected", 1, func(e publish.Event) bool { return e.Type == publish.LeaderElected && e.Owner != nil && e.Owner.Node == a.Node() })
+	events.waitCount(t, 15*time.Second, "a elected", 1, func(e publish.Event) bool {
+		return e.Type == publish.LeaderElected && e.Owner != nil && e.Owner.Node == a.Node()
+	})
 	if err := first.stop(t); err != nil {
 		t.Fatal(err)
 	}
