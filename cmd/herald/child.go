@@ -15,6 +15,7 @@ import (
 // everything it started.
 type child struct {
 	cmd  *exec.Cmd
+	tty  *terminal     // the terminal the child's group was given, or nil
 	done chan struct{} // closed once the child has exited and been reaped
 	code int           // valid after done
 }
@@ -31,14 +32,18 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = childProcAttr()
 	cmd.WaitDelay = time.Second // do not hang on pipes a grandchild keeps open
-	if err := cmd.Start(); err != nil {
+	tty := foregroundTerminal(stdin)
+	started := tty.giveTo(cmd.SysProcAttr)
+	err := cmd.Start()
+	started()
+	if err != nil {
 		code := exitCannotExec
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			code = exitNotFound
 		}
 		return nil, &exitError{code: code, err: fmt.Errorf("cannot start %q: %w", args[0], err)}
 	}
-	c := &child{cmd: cmd, done: make(chan struct{})}
+	c := &child{cmd: cmd, tty: tty, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		c.code = exitCode(cmd.ProcessState)
@@ -72,6 +77,10 @@ func (c *child) exited() bool {
 		return false
 	}
 }
+
+// takeTerminalBack gives herald the terminal back once the child's group
+// is done with it (see terminal).
+func (c *child) takeTerminalBack() { c.tty.takeBack(c.Pid()) }
 
 // Pid is the child's process id.
 func (c *child) Pid() int { return c.cmd.Process.Pid }

@@ -113,6 +113,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		o.release()
 		return err
 	}
+	defer c.takeTerminalBack()
 	a.warnGrace(o)
 	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.stderr)
 	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())

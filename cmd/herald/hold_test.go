@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -138,4 +140,55 @@ func TestCommandKilledBeforeTheNextOwnerStarts(t *testing.T) {
 			t.Fatalf("the cut-off holder's command ran on beside the next owner (exit %d):\n%s\nholder:\n%s", code, next.out, holder.out)
 		}
 	})
+}
+
+// On a terminal, the command can read it: its process group is made the
+// terminal's foreground group while it runs, so it is not stopped
+// (SIGTTIN) at its first read, holding the lock forever; herald takes
+// the terminal back after. The terminal is a pty from script(1).
+func TestLockCommandReadsTheTerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatalf("this test needs script(1) from util-linux for a terminal: %v", err)
+	}
+	zk := zkFlags(t)
+	g := uniq(t)
+	quoted := []string{"'" + heraldBin + "'"}
+	for _, a := range append(zk, "lock", "--lock", g, "--", "sh", "-c", `echo prompt; read x; echo got=$x; echo fg=$(ps -o tpgid= -p $$)`) {
+		quoted = append(quoted, "'"+a+"'")
+	}
+	cmd := exec.Command(script, "-qfec", strings.Join(quoted, " ")+`; echo "herald exited $?"; ps -o tpgid= -p $$ | sed 's/^ */shell-fg=/'; echo "shell=$(ps -o pgid= -p $$)"`, "/dev/null")
+	out := &syncBuf{}
+	cmd.Stdout, cmd.Stderr = out, out
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+	})
+	if err := waitFor(20*time.Second, func() bool { return strings.Contains(out.String(), "prompt") }); err != nil {
+		t.Fatalf("the command never prompted:\n%s", out)
+	}
+	if _, err := in.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(10*time.Second, func() bool { return strings.Contains(out.String(), "shell=") }); err != nil {
+		t.Fatalf("the command never read its line from the terminal, and herald still holds the lock:\n%s", out)
+	}
+	got := out.String()
+	if !strings.Contains(got, "got=hello") || !strings.Contains(got, "herald exited 0") {
+		t.Fatalf("the command did not read its line from the terminal:\n%s", got)
+	}
+	// The shell that ran herald has its terminal back.
+	m := regexp.MustCompile(`shell-fg=(\d+)\s+shell=\s*(\d+)`).FindStringSubmatch(got)
+	if m == nil || m[1] != m[2] {
+		t.Fatalf("herald did not give the terminal back to the shell that ran it:\n%s", got)
+	}
 }
