@@ -57,7 +57,7 @@ names is refused.`,
 	f.StringVar(&o.path, "lock", "", "lock path in ZooKeeper (required), e.g. /locks/backup")
 	f.StringVar(&o.id, "id", "", "holder id stored in the lock node (default host-pid)")
 	f.DurationVar(&o.timeout, "timeout", 0, "how long to wait for the lock (0: as long as it takes)")
-	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
+	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop (once ownership is lost or in doubt, at most a sixth of the session timeout, so that it is dead before the session can expire)")
 	f.StringSliceVar(&o.nats, "nats", nil, "NATS URL(s) to announce acquire and release on (optional)")
 	o.secrets = o.natsAuth.addFlags(f)
 	addSecretFiles(f, o.secrets)

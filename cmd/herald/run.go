@@ -67,7 +67,7 @@ checkpoint put', which ZooKeeper rejects once its leader is gone.`,
 	f.SetInterspersed(false)
 	f.StringVar(&o.election, "election", "", "election path in ZooKeeper (required), e.g. /jobs/nightly")
 	f.StringVar(&o.id, "id", "", "participant id stored in the candidate's node (default host-pid)")
-	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
+	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop (once ownership is lost or in doubt, at most a sixth of the session timeout, so that it is dead before the session can expire)")
 	f.StringSliceVar(&o.nats, "nats", nil, "NATS URL(s) to announce this runner's own transitions on (optional)")
 	o.secrets = o.natsAuth.addFlags(f)
 	addSecretFiles(f, o.secrets)
