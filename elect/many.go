@@ -196,7 +196,7 @@ func (m *Many) Add(group string, opts ...ObserveOption) error {
 		oo.since = oo.after
 		oo.since.Group = group
 	}
-	return m.join(&member{ob: observation{s: m.s, group: group, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), noOwnerWatch: true}, before: oo.since}})
+	return m.join(&member{ob: observation{s: m.s, group: group, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since), noOwnerWatch: true}, before: oo.since}})
 }
 
 // join registers g under its path and queues its first read; a path

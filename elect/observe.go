@@ -189,6 +189,11 @@ type reader struct {
 	noOwnerWatch bool
 	// askedGroup: the group node's data was read for herald's recipe mark.
 	askedGroup bool
+	// ownerBefore: an earlier observation saw an owner (Since,
+	// AfterReport), so a missing group is read with the zxid as of which
+	// it is known gone (goneAsOf): that owner's end. Otherwise a missing
+	// group reads at zxid 0, the same for every bridge.
+	ownerBefore bool
 	// hint is the recipe an earlier observation knew (Since, AfterReport),
 	// for when nothing in the group tells: an emptied lock stays a lock
 	// across a new session or a bridge's restart.
@@ -254,7 +259,9 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			v := View{Group: r.group, Recipe: r.recipe}
 			if err == nil {
 				w.exists = got.exists
-				v.Pzxid = r.goneAsOf(ctx)
+				if r.ownerBefore {
+					v.Pzxid = r.goneAsOf(ctx)
+				}
 			}
 			return v, w, err
 		}
@@ -1017,6 +1024,9 @@ func (b releaseBase) onlyRelease(v View) string {
 	}
 	return ""
 }
+
+// hadOwner reports whether an earlier view had an owner.
+func hadOwner(v *View) bool { return v != nil && v.Owner != nil }
 
 // hintOf is the recipe an earlier view knew, "" for none.
 func hintOf(v *View) Recipe {

@@ -39,7 +39,7 @@ func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOptio
 		oo.since.Group = group
 	}
 	o := &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}
-	ob := &observation{o: o, s: s, group: group, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since)}, before: oo.since}
+	ob := &observation{o: o, s: s, group: group, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since)}, before: oo.since}
 	go ob.run(ctx)
 	return o, nil
 }
