@@ -267,6 +267,20 @@ func TestUsageMessages(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "herald lock --lock /locks/x -- ") || strings.Contains(stderr, "herald run") {
 		t.Errorf("lock without a command: exit %d: %s", code, stderr)
 	}
+	// ZooKeeper settings no server could take are usage errors, not a
+	// server that cannot be reached.
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--zk", "127.0.0.1", "who", "/x"}},
+		{[]string{"--zk", "zk1:2181,zk2", "who", "/x"}},
+		{[]string{"--zk", "zk1:http", "who", "/x"}},
+		{[]string{"--session-timeout", "50ms", "who", "/x"}},
+		{[]string{"--session-timeout", "1h", "lock", "--lock", "/x", "--", "true"}},
+	} {
+		_, stderr, code := heraldRun(t, nil, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.args[0]) {
+			t.Errorf("herald %v: exit %d, want 2 naming %s: %s", tc.args, code, tc.args[0], stderr)
+		}
+	}
 }
 
 // A one-shot command fails within a few seconds when ZooKeeper does not

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -130,6 +132,9 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 			}
 			if a.connectTimeout < 0 {
 				return usageErr("--connect-timeout %v: give a positive duration, e.g. 5s", a.connectTimeout)
+			}
+			if err := a.checkConn(); err != nil {
+				return err
 			}
 			return a.setupLog()
 		},
@@ -388,4 +393,28 @@ func unknownGlobalFlag(root *cobra.Command, args []string) string {
 		}
 	}
 	return ""
+}
+
+// checkConn refuses, as usage errors, ZooKeeper settings no server could
+// accept: an address that is not host:port, a session timeout out of the
+// range herald asks for. Left to the connection, they read as a server
+// that cannot be reached.
+func (a *app) checkConn() error {
+	for _, hp := range strings.Split(a.zk, ",") {
+		hp = strings.TrimSpace(hp)
+		if i := strings.Index(hp, "/"); i >= 0 {
+			hp = hp[:i] // a chroot: refused with its own advice when connecting
+		}
+		_, port, err := net.SplitHostPort(hp)
+		if err != nil {
+			return usageErr("--zk %q: %q is not host:port (%v); give host:port[,host:port...], e.g. zk1:2181", a.zk, hp, err)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return usageErr("--zk %q: port %q of %q is not a port number; give host:port, e.g. zk1:2181", a.zk, port, hp)
+		}
+	}
+	if a.sessionTimeout < 100*time.Millisecond || a.sessionTimeout > 10*time.Minute {
+		return usageErr("--session-timeout %v: give 100ms to 10m, e.g. 10s", a.sessionTimeout)
+	}
+	return nil
 }
