@@ -145,7 +145,9 @@ func TestCommandKilledBeforeTheNextOwnerStarts(t *testing.T) {
 // On a terminal, the command can read it: its process group is made the
 // terminal's foreground group while it runs, so it is not stopped
 // (SIGTTIN) at its first read, holding the lock forever; herald takes
-// the terminal back after. The terminal is a pty from script(1).
+// the terminal back after. Ctrl-Z, typed before the line, stops nothing in
+// the command's group, the watchdog included. The terminal is a pty from
+// script(1).
 func TestLockCommandReadsTheTerminal(t *testing.T) {
 	script, err := exec.LookPath("script")
 	if err != nil {
@@ -154,7 +156,7 @@ func TestLockCommandReadsTheTerminal(t *testing.T) {
 	zk := zkFlags(t)
 	g := uniq(t)
 	quoted := []string{"'" + heraldBin + "'"}
-	for _, a := range append(zk, "lock", "--lock", g, "--", "sh", "-c", `echo prompt; read x; echo got=$x; echo fg=$(ps -o tpgid= -p $$)`) {
+	for _, a := range append(zk, "lock", "--lock", g, "--", "sh", "-c", `echo prompt; read x; echo got=$x; ps -eo pgid=,stat=,comm= | awk -v g=$$ "\$1 == g { print \"member\", \$2, \$3 }"`) {
 		quoted = append(quoted, "'"+a+"'")
 	}
 	cmd := exec.Command(script, "-qfec", strings.Join(quoted, " ")+`; echo "herald exited $?"; ps -o tpgid= -p $$ | sed 's/^ */shell-fg=/'; echo "shell=$(ps -o pgid= -p $$)"`, "/dev/null")
@@ -176,7 +178,7 @@ func TestLockCommandReadsTheTerminal(t *testing.T) {
 	if err := waitFor(20*time.Second, func() bool { return strings.Contains(out.String(), "prompt") }); err != nil {
 		t.Fatalf("the command never prompted:\n%s", out)
 	}
-	if _, err := in.Write([]byte("hello\n")); err != nil {
+	if _, err := in.Write([]byte("\x1ahello\n")); err != nil {
 		t.Fatal(err)
 	}
 	if err := waitFor(10*time.Second, func() bool { return strings.Contains(out.String(), "shell=") }); err != nil {
@@ -185,6 +187,9 @@ func TestLockCommandReadsTheTerminal(t *testing.T) {
 	got := out.String()
 	if !strings.Contains(got, "got=hello") || !strings.Contains(got, "herald exited 0") {
 		t.Fatalf("the command did not read its line from the terminal:\n%s", got)
+	}
+	if !strings.Contains(got, "member ") || strings.Contains(got, "member T") {
+		t.Fatalf("Ctrl-Z stopped a process in the command's group:\n%s", got)
 	}
 	// The shell that ran herald has its terminal back.
 	m := regexp.MustCompile(`shell-fg=(\d+)\s+shell=\s*(\d+)`).FindStringSubmatch(got)

@@ -20,10 +20,10 @@ import (
 // command, as they would to any foreground command; Ctrl-Z does not
 // suspend it (SIGTSTP is ignored for it): a suspended command would hold
 // the group with nobody working and the terminal with nobody to resume it.
+// takeBack, with SIGTTOU ignored, needs no permission from the terminal.
 type terminal struct {
 	fd   int
-	pgrp int  // herald's process group, the foreground one before
-	ttou bool // SIGTTOU is ignored here until the terminal is back
+	pgrp int // herald's process group, the foreground one before
 }
 
 // foregroundTerminal returns the terminal on stdin when herald's group is
@@ -43,28 +43,20 @@ func foregroundTerminal(stdin io.Reader) *terminal {
 }
 
 // giveTo sets attr so that the child's group becomes the foreground group
-// as it starts, and returns what to undo once it has started. The child
-// inherits the ignored SIGTSTP; herald itself, in the background from
-// then on, ignores SIGTTOU so that its own messages to the terminal
-// never stop it.
+// as it starts, and returns what to do once it has started. The child
+// inherits an ignored SIGTSTP (and so does the watchdog); herald itself,
+// in the background from then on, ignores SIGTTOU so that its own
+// messages to the terminal never stop it. herald keeps ignoring both
+// until it exits (the runtime cannot hand back a disposition it did not
+// set): a herald with --rejoin, waiting again, is not suspended by Ctrl-Z
+// either, as it should not be while it holds or waits for the group.
 func (t *terminal) giveTo(attr *syscall.SysProcAttr) (started func()) {
 	if t == nil {
 		return func() {}
 	}
 	attr.Foreground, attr.Ctty = true, t.fd
-	tstp := !signal.Ignored(syscall.SIGTSTP)
-	if tstp {
-		signal.Ignore(syscall.SIGTSTP)
-	}
-	return func() {
-		if tstp {
-			signal.Reset(syscall.SIGTSTP)
-		}
-		if !signal.Ignored(syscall.SIGTTOU) {
-			signal.Ignore(syscall.SIGTTOU)
-			t.ttou = true
-		}
-	}
+	signal.Ignore(syscall.SIGTSTP)
+	return func() { signal.Ignore(syscall.SIGTTOU) }
 }
 
 // takeBack makes herald's group the foreground group again, if the
@@ -76,9 +68,5 @@ func (t *terminal) takeBack(pgid int) {
 	}
 	if pg, err := unix.IoctlGetInt(t.fd, unix.TIOCGPGRP); err == nil && pg == pgid {
 		_ = unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, t.pgrp)
-	}
-	if t.ttou {
-		signal.Reset(syscall.SIGTTOU)
-		t.ttou = false
 	}
 }

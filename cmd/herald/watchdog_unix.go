@@ -166,9 +166,10 @@ func runWatchdog(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herald watchdog: bad arguments %q\n", args)
 		return exitUsage
 	}
-	// The watchdog shares the command's group and so its signals; it
-	// answers to the runner's pipe only.
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	// The watchdog shares the command's group and so its signals, the
+	// terminal's included when the command has it (Ctrl-Z must not stop
+	// the watchdog); it answers to the runner's pipe only.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	const fd = 3
 	beats := os.NewFile(fd, "heartbeat")
 	var last atomic.Int64
