@@ -555,3 +555,18 @@ func TestForgedOfficeDoesNotDeposeTheLeader(t *testing.T) {
 		t.Fatalf("office after the acknowledgment: %+v %v %v", o, ok, err)
 	}
 }
+
+// herald's own side nodes are no groups: a lock or an election on one is
+// refused, naming the group to give instead.
+func TestSideNodeIsNoGroup(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	for _, side := range []string{elect.OfficeNode, elect.CheckpointNode} {
+		p := "/jobs/n1/" + side
+		if _, err := elect.NewLock(s, p); err == nil || !strings.Contains(err.Error(), "give the group's path (/jobs/n1)") {
+			t.Errorf("NewLock(%s): %v; want a refusal naming /jobs/n1", p, err)
+		}
+		if _, err := elect.NewElection(s, p); err == nil || !strings.Contains(err.Error(), "not a group") {
+			t.Errorf("NewElection(%s): %v; want a refusal", p, err)
+		}
+	}
+}

@@ -40,6 +40,9 @@ func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Op
 	if err := ValidatePath(parent); err != nil {
 		return nil, err
 	}
+	if b := path.Base(parent); b == OfficeNode || b == CheckpointNode {
+		return nil, fmt.Errorf("elect: %s is herald's %s node of the group %s, not a group; give the group's path (%s)", parent, b, path.Dir(parent), path.Dir(parent))
+	}
 	o := defaultRecipeOptions(prefix)
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
