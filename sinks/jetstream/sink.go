@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -144,14 +145,33 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 	}
 	groups, order := byGroup(batch)
 	if err := s.publish(ctx, js, groups, order, msgs); err != nil {
-		return s.writeError(nc, err)
+		return s.writeError(nc, s.gone(js, err))
 	}
 	for _, g := range order {
 		if err := again(ctx, func(ctx context.Context) error { return ow.apply(ctx, g, groups[g]) }); err != nil {
-			return s.writeError(nc, err)
+			return s.writeError(nc, s.gone(js, err))
 		}
 	}
 	return nil
+}
+
+// gone adds to a failed write's error that the stream or the owners bucket
+// no longer exists, when that is why: someone deleted it, and the server
+// then answers no publish at all (no stream takes the subject), so the
+// write only times out. Connect makes them again (see writeError).
+func (s *Sink) gone(js jetstream.JetStream, err error) error {
+	if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrBucketNotFound) {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, serr := js.Stream(ctx, s.cfg.Stream); errors.Is(serr, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("%w (the stream %s was deleted: %w)", err, s.cfg.Stream, serr)
+	}
+	if _, kerr := js.KeyValue(ctx, s.cfg.Bucket); errors.Is(kerr, jetstream.ErrBucketNotFound) {
+		return fmt.Errorf("%w (the bucket %s was deleted: %w)", err, s.cfg.Bucket, kerr)
+	}
+	return err
 }
 
 // Close closes the connection; later Writes fail with ErrClosed.

@@ -171,3 +171,53 @@ func TestWriteRefusesAnEventTooLarge(t *testing.T) {
 		t.Fatalf("stream holds %v, want events 0 and 2", got)
 	}
 }
+
+// TestStreamAndBucketDeletedAreMadeAgain: someone deletes the stream and
+// the owners bucket while the sink runs. Its next write says it must
+// reconnect (the server answers that no stream takes the subject), and
+// the Connect the pipeline then makes creates both again: the events
+// written after are stored, and the bucket names their owner.
+func TestStreamAndBucketDeletedAreMadeAgain(t *testing.T) {
+	srv := natsserver.Start(t)
+	s := connectSink(t, hjs.Config{Conn: fast(srv.URL())})
+	evs := sinktest.Events(t.Name(), 1, 4)
+	write(t, s, evs[:2]...)
+	js := client(t, srv.URL())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := js.DeleteStream(ctx, hjs.DefaultStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteKeyValue(ctx, hjs.DefaultBucket); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		wctx, wcancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := s.Write(wctx, evs[2:])
+		wcancel()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, publish.ErrReconnect) {
+			t.Fatalf("write to a deleted stream: %v; want it to ask for a reconnect", err)
+		}
+		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.Connect(cctx) // as the pipeline would
+		ccancel()
+		if time.Now().After(deadline) {
+			t.Fatalf("still failing 15s after the stream was deleted: %v", err)
+		}
+	}
+	if n := countStored(t, js, hjs.DefaultStream, "/"+t.Name()); n != 2 {
+		t.Fatalf("the stream made again holds %d events of the group, want the 2 written after", n)
+	}
+	kv, err := js.KeyValue(ctx, hjs.DefaultBucket)
+	if err != nil {
+		t.Fatalf("the owners bucket was not made again: %v", err)
+	}
+	e, err := kv.Get(ctx, publish.MustTokens(evs[3].Group))
+	if err != nil || !strings.Contains(string(e.Value()), evs[3].Owner.Node) {
+		t.Fatalf("owner value after the bucket was made again: %v %v; want %s", e, err, evs[3].Owner.Node)
+	}
+}
