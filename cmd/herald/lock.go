@@ -35,7 +35,9 @@ func newLockCmd(a *app) *cobra.Command {
 COMMAND, releases the lock when it exits and exits with its status. When
 --timeout runs out, lock exits with status 75 (EX_TEMPFAIL) and names the
 holder. If the lock is lost while the command runs, its process group gets
-SIGTERM, then SIGKILL after --grace, and lock exits with status 3. A
+SIGTERM, then SIGKILL after --grace (sooner, so that it is dead before the
+session can expire), and lock exits with status 3. What the command left
+in its process group is stopped before the lock is released. A
 watchdog process does the same should lock itself freeze (no sign of life
 for half the session timeout) or be killed.
 

@@ -38,10 +38,12 @@ func newRunCmd(a *app) *cobra.Command {
 		Short: "Run a command on one candidate at a time: the elected leader",
 		Long: `run joins the election at --election and, once elected, runs COMMAND. If the
 leadership is lost (session expired, connection lost, node deleted), the
-command's process group gets SIGTERM, then SIGKILL after --grace, and run
-exits with status 3. When the command exits, run resigns and exits with the
-command's status (128+N when signal N killed it), and the next candidate
-takes over. With --rejoin, a runner that lost leadership stops the command
+command's process group gets SIGTERM, then SIGKILL after --grace (sooner,
+so that it is dead before the session can expire), and run exits with
+status 3. When the command exits, run stops what it left in its process
+group, resigns and exits with the command's status (128+N when signal N
+killed it), and the next candidate takes over. SIGINT, SIGTERM, SIGHUP and
+SIGQUIT stop the command and resign. With --rejoin, a runner that lost leadership stops the command
 the same way and then campaigns again (on a new session if its session
 expired), so it stays a hot standby instead of exiting. A watchdog process
 stops the command the same way should run itself freeze (no sign of life
