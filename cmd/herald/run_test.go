@@ -166,12 +166,12 @@ func TestRunPausedRunnerIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	frozen := time.Now()
-	a.waitOutput(t, "a got TERM", 10*time.Second)
+	// The watchdog says why it stops the command before it signals it.
+	// (The shell may not run its TERM trap before the SIGKILL: it runs
+	// traps between commands, and a checkpoint put may be under way.)
+	a.waitOutput(t, "herald watchdog: herald gave no sign of life", 10*time.Second)
 	if strings.Contains(b.out.String(), "b running") {
 		t.Fatalf("b leads before the watchdog told a's command to stop (%v after the freeze):\n%s", time.Since(frozen), a.out)
-	}
-	if !strings.Contains(a.out.String(), "herald watchdog: herald gave no sign of life") {
-		t.Fatalf("the watchdog does not say why it stopped the command:\n%s", a.out)
 	}
 	b.waitOutput(t, "b put ok", 20*time.Second)
 	if !strings.Contains(b.out.String(), "next owner: clean") {
