@@ -451,6 +451,12 @@ func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) 
 	}
 	ob.watch = ch
 	changes := ob.changes(sv)
+	// Leader says what the changes say by the time a reader has them;
+	// Last only once they are out, since the next observation is measured
+	// against it.
+	ob.o.mu.Lock()
+	ob.o.leader = &sv
+	ob.o.mu.Unlock()
 	if !ob.emit(ctx, changes) {
 		return errStop
 	}
@@ -458,10 +464,6 @@ func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) 
 	return ob.await(ctx, changed)
 }
 
-// changes are what a read shows since the last one: a Snapshot first
-// (measured against the state before a stretch not seen), then
-// OwnerChanged when the owner differs. The caller records sv as prev
-// once the changes are out.
 // singleSnapshot is the Snapshot change that states sv afresh.
 func singleSnapshot(sv SingleView) Change {
 	v := sv.view()
@@ -472,6 +474,10 @@ func singleSnapshot(sv SingleView) Change {
 	return c
 }
 
+// changes are what a read shows since the last one: a Snapshot first
+// (measured against the state before a stretch not seen), then
+// OwnerChanged when the owner differs. The caller records sv as prev
+// (with the changes, see step).
 func (st *singleState) changes(sv SingleView) []Change {
 	v := sv.view()
 	epoch := int64(0)
