@@ -74,9 +74,15 @@ func (r *resource) progress() (writes, tenures int64) {
 }
 
 // work is what a lock holder does: a few fenced writes, each only while
-// its handle says the lock is still safely held.
+// its handle says the lock is still safely held. A handle whose ownership
+// ended before its term was known has term 0, which no fence takes: it
+// does no work (two such handles are not two holders of one term).
 func (r *resource) work(ctx context.Context, h *elect.Handle) {
-	r.enter(h.ID(), h.Term())
+	term := h.Term()
+	if term == 0 {
+		return // ownership ended before its term arrived: nothing to fence with
+	}
+	r.enter(h.ID(), term)
 	defer r.leave(h.ID())
 	for i := 0; i < 20 && ctx.Err() == nil; i++ {
 		if !h.Held() {
