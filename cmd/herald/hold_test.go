@@ -197,3 +197,45 @@ func TestLockCommandReadsTheTerminal(t *testing.T) {
 		t.Fatalf("herald did not give the terminal back to the shell that ran it:\n%s", got)
 	}
 }
+
+// A holder cut off from ZooKeeper stops its command and gives up; when it
+// then exits it waits for the connection to come back, so that closing its
+// session deletes its node at once rather than leaving the lock to a
+// process that is gone until the server expires the session.
+func TestCutOffHolderLeavesNoNodeBehind(t *testing.T) {
+	g := uniq(t)
+	p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	const timeout = 15 * time.Second
+	viaProxy := []string{"--zk", p.Addr(), "--session-timeout", timeout.String(), "--connect-timeout", "10s"}
+	holder := start(t, nil, append(viaProxy, "lock", "--lock", g, "--", "sh", "-c", "echo node=$HERALD_NODE; exec sleep 60")...)
+	holder.waitOutput(t, "node=", 20*time.Second)
+	node := strings.Fields(strings.SplitN(holder.out.String(), "node=", 2)[1])[0]
+	cut := time.Now()
+	p.Blackhole(true)
+	holder.waitOutput(t, "lost the lock", timeout)
+	time.Sleep(300 * time.Millisecond)
+	p.Blackhole(false)
+	back := time.Now()
+	c := rawZK(t)
+	for {
+		ok, _, err := c.Exists(g + "/" + node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if time.Since(back) > time.Second {
+			t.Fatalf("the cut-off holder's node %s is still there %v after the connection came back (%v after the cut; the session would expire %v after it):\n%s",
+				node, time.Since(back).Round(time.Millisecond), time.Since(cut).Round(time.Millisecond), timeout, holder.out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code := holder.wait(t, 10*time.Second); code != exitNotLeader {
+		t.Errorf("cut-off holder exit %d, want %d:\n%s", code, exitNotLeader, holder.out)
+	}
+}

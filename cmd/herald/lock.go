@@ -98,7 +98,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer a.closeOwned(s)
 	l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id), dialect, elect.WatchForHazards())
 	if err != nil {
 		return usageErr("--lock: %v", err)

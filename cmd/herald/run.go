@@ -130,7 +130,7 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer a.closeOwned(s)
 	a.log.Info("elected", "election", o.election, "id", o.id, "node", h.Node(), "term", h.Term())
 	env := []string{
 		"HERALD_ELECTION=" + o.election,

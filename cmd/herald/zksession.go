@@ -125,3 +125,30 @@ func (a *app) zkSecurity() ([]elect.SessionOption, error) {
 	}
 	return opts, nil
 }
+
+// closeOwned closes a session that held a group, waiting first, for at
+// most its timeout, for a connection that is down to come back: closing
+// a connected session deletes its nodes at once, while one closed cut off
+// leaves them, and with them the group owned by nobody alive, until the
+// server expires it. The wait ends early when the session expires.
+func (a *app) closeOwned(s *elect.Session) {
+	st, _ := s.State()
+	if st == elect.StateSuspended || st == elect.StateConnecting {
+		a.log.Info("waiting for ZooKeeper to come back, so that our node goes now rather than when the session expires", "up to", s.Timeout())
+		ctx, cancel := context.WithTimeout(context.Background(), s.Timeout())
+		for {
+			st, changed := s.State()
+			if st != elect.StateSuspended && st != elect.StateConnecting {
+				break
+			}
+			select {
+			case <-changed:
+				continue
+			case <-ctx.Done():
+			}
+			break
+		}
+		cancel()
+	}
+	_ = s.Close()
+}
