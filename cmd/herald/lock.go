@@ -94,25 +94,16 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	if o.id == "" {
 		o.id = defaultID()
 	}
-	s, err := a.openSession(ctx, true)
+	h, s, err := a.acquireLock(ctx, o, dialect)
+	if s != nil {
+		defer a.closeOwned(s)
+	}
 	if err != nil {
 		return err
 	}
-	defer a.closeOwned(s)
-	l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id), dialect, elect.WatchForHazards())
-	if err != nil {
-		return usageErr("--lock: %v", err)
+	if term := h.Term(); term != 0 {
+		a.log.Info("lock acquired", "lock", o.path, "id", o.id, "node", h.Node(), "term", term)
 	}
-	var h *elect.Handle
-	if o.timeout > 0 {
-		h, err = l.AcquireTimeout(ctx, o.timeout)
-	} else {
-		h, err = l.Acquire(ctx)
-	}
-	if err != nil {
-		return a.lockFailed(ctx, s, o, err)
-	}
-	a.log.Info("lock acquired", "lock", o.path, "id", o.id, "node", h.Node(), "term", h.Term())
 	env := []string{
 		"HERALD_LOCK=" + o.path,
 		"HERALD_NODE=" + h.Node(),
@@ -127,6 +118,42 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	ann := newAnnouncer(ctx, a.log, o.nats, o.natsAuth, "herald-lock/"+o.id)
 	defer ann.close()
 	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeLock, args: args, env: env, grace: o.grace, ann: ann, timeout: s.Timeout()})
+}
+
+// acquireLock waits for the lock within --timeout, joining the queue
+// again on a new session when its session expires while it waits (a
+// pause, a partition), as run does. It returns the session the lock was
+// taken on (or the last one, to close, with the error).
+func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option) (*elect.Handle, *elect.Session, error) {
+	var deadline time.Time
+	if o.timeout > 0 {
+		deadline = time.Now().Add(o.timeout)
+	}
+	for {
+		s, err := a.openSession(ctx, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id), dialect, elect.WatchForHazards())
+		if err != nil {
+			return nil, s, usageErr("--lock: %v", err)
+		}
+		var h *elect.Handle
+		if deadline.IsZero() {
+			h, err = l.Acquire(ctx)
+		} else {
+			h, err = l.AcquireTimeout(ctx, time.Until(deadline))
+		}
+		switch {
+		case err == nil:
+			return h, s, nil
+		case errors.Is(err, elect.ErrSessionLost) && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)):
+			a.log.Warn("session expired while waiting for the lock; joining again", "lock", o.path)
+			_ = s.Close()
+			continue
+		}
+		return nil, s, a.lockFailed(ctx, s, o, err)
+	}
 }
 
 // lockFailed explains why the lock was not taken; a timeout names the

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -284,4 +285,30 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+// A waiter whose session expires while it waits (the process paused past
+// the session timeout) joins the queue again on a new session, as run
+// does, and runs its command once the holder is done, rather than giving
+// up with the expiry.
+func TestLockWaiterJoinsAgainAfterItsSessionExpired(t *testing.T) {
+	zk := zkFlags(t) // 1s sessions
+	g := uniq(t)
+	holder := start(t, nil, append(zk, "lock", "--lock", g, "--", "sh", "-c", "echo holding; sleep 5")...)
+	holder.waitOutput(t, "holding", 20*time.Second)
+	waiter := start(t, nil, append(zk, "lock", "--lock", g, "--", "echo", "waiter ran")...)
+	waitQueued(t, zk, g, 2, "the waiter never queued")
+	if err := waiter.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // its session expires
+	if err := waiter.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code := waiter.wait(t, 20*time.Second); code != 0 || !strings.Contains(waiter.out.String(), "waiter ran") || !strings.Contains(waiter.out.String(), "joining again") {
+		t.Fatalf("waiter whose session expired: exit %d, want 0 after joining again:\n%s", code, waiter.out)
+	}
+	if code := holder.wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("holder exit %d:\n%s", code, holder.out)
+	}
 }
