@@ -86,24 +86,63 @@ type eventReader struct {
 	js     jetstream.JetStream
 	filter string
 	s      *EventStream
-	last   uint64 // stream sequence of the last message handled
+	last   atomic.Uint64 // stream sequence of the last message handled
+	// started: a consumer was made once (the stream existed).
+	started atomic.Bool
 }
 
 func (r *eventReader) consumer(ctx context.Context) (jetstream.Consumer, error) {
 	oc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{r.filter}, DeliverPolicy: jetstream.DeliverAllPolicy}
 	switch {
-	case r.last > 0:
-		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, r.last+1
+	case r.last.Load() > 0:
+		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, r.last.Load()+1
 	case !r.cfg.since.IsZero():
 		t := r.cfg.since
 		oc.DeliverPolicy, oc.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
 	}
+	if err := r.sameStream(ctx); err != nil {
+		return nil, err
+	}
 	c, err := r.js.OrderedConsumer(ctx, r.cfg.stream, oc)
+	if errors.Is(err, jetstream.ErrStreamNotFound) && r.started.Load() {
+		return nil, fmt.Errorf("%w: %s no longer exists: read again once a bridge has made it again: %w", ErrStreamGone, r.cfg.stream, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: ordered consumer on %s (%s): %w", r.cfg.stream, r.filter, err)
 	}
+	r.started.Store(true)
 	return c, nil
 }
+
+// sameStream says, once something was read, whether the stream is still
+// the one read from: going on from where we were is right only there. A
+// stream deleted (and perhaps made again, its sequences starting over)
+// lost what it held, and the reader must say so rather than wait for
+// sequences the new one may never reach.
+func (r *eventReader) sameStream(ctx context.Context) error {
+	if !r.started.Load() {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := r.js.Stream(cctx, r.cfg.stream)
+	last := r.last.Load()
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		return fmt.Errorf("%w: %s no longer exists; events after its sequence %d may be missing: read again from the start", ErrStreamGone, r.cfg.stream, last)
+	case err == nil && st.CachedInfo().State.LastSeq < last:
+		return fmt.Errorf("%w: %s was deleted and made again (its last sequence %d is below %d, read already); events in between may be missing: read again from the start", ErrStreamGone, r.cfg.stream, st.CachedInfo().State.LastSeq, last)
+	}
+	return nil
+}
+
+// streamCheck is how often a reader looks whether its stream is still
+// there (the client's ordered consumer waits for a deleted one for ever).
+const streamCheck = 2 * time.Second
+
+// ErrStreamGone ends an EventStream whose stream was deleted while it read:
+// what the stream held is lost to it, and it cannot tell what it missed.
+var ErrStreamGone = errors.New("jetstream: the stream was deleted")
 
 func (r *eventReader) run(ctx context.Context, c jetstream.Consumer) {
 	err := r.loop(ctx, c)
@@ -117,8 +156,12 @@ func (r *eventReader) loop(ctx context.Context, c jetstream.Consumer) error {
 	rt := retry{first: r.cfg.first, limit: r.cfg.limit}
 	for {
 		if c != nil {
-			before := r.last
-			_ = r.read(ctx, c) // why it stopped matters less than where: r.last
+			before := r.last.Load()
+			// Why it stopped matters less than where (r.last), unless the
+			// stream itself is gone.
+			if err := r.read(ctx, c); errors.Is(err, ErrStreamGone) {
+				return err
+			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -126,17 +169,21 @@ func (r *eventReader) loop(ctx context.Context, c jetstream.Consumer) error {
 				return ErrConnClosed
 			}
 			c = nil
-			if r.last != before {
+			if r.last.Load() != before {
 				rt.reset() // it worked for a while: retry at once
 				var err error
 				if c, err = r.consumer(ctx); err == nil {
 					continue
+				} else if errors.Is(err, ErrStreamGone) {
+					return err
 				}
 			}
 		} else {
 			var err error
 			if c, err = r.consumer(ctx); err == nil {
 				continue
+			} else if errors.Is(err, ErrStreamGone) {
+				return err
 			}
 		}
 		select {
@@ -156,13 +203,40 @@ func (r *eventReader) read(ctx context.Context, c jetstream.Consumer) error {
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	defer it.Stop()
+	done := make(chan struct{})
+	defer close(done)
+	var gone error
+	var goneMu sync.Mutex
+	go func() {
+		t := time.NewTicker(streamCheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if err := r.sameStream(ctx); errors.Is(err, ErrStreamGone) {
+				goneMu.Lock()
+				gone = err
+				goneMu.Unlock()
+				it.Stop()
+				return
+			}
+		}
+	}()
 	for {
 		m, err := it.Next()
 		if err != nil {
+			goneMu.Lock()
+			defer goneMu.Unlock()
+			if gone != nil {
+				return gone
+			}
 			return err
 		}
 		if md, err := m.Metadata(); err == nil {
-			r.last = md.Sequence.Stream
+			r.last.Store(md.Sequence.Stream)
 		}
 		e, err := natssink.Decode(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
 		if err != nil {

@@ -2,6 +2,7 @@ package jetstream_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -113,4 +114,42 @@ func TestEventsResumeAfterRestart(t *testing.T) {
 	la, b := lost(g, "a", 100, "b"), gain(g, "b", 200)
 	writeEventually(t, s, la, b)
 	expect(t, ev, la, b)
+}
+
+// A reader whose stream is deleted (and made again by the bridge's next
+// write) does not go quiet for ever, waiting for sequences the new stream
+// may never reach: it ends, saying the stream is gone and events may be
+// missing.
+func TestEventsEndWhenTheStreamIsDeleted(t *testing.T) {
+	srv := natsserver.Start(t)
+	g := uniq(t)
+	s := connectSink(t, hjs.Config{Conn: fast(srv.URL())})
+	a := gain(g, "a", 100)
+	write(t, s, a, lost(g, "a", 100, "b"), gain(g, "b", 200))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	js := client(t, srv.URL())
+	ev, err := hjs.Events(ctx, js, g, hjs.Raw(), hjs.RetryBackoff(20*time.Millisecond, 200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ev, a)
+	if err := js.DeleteStream(ctx, hjs.DefaultStream); err != nil {
+		t.Fatal(err)
+	}
+	writeEventually(t, s, gain(g, "c", 300)) // the sink makes the stream again
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case _, ok := <-ev.Events():
+			if !ok {
+				if !errors.Is(ev.Err(), hjs.ErrStreamGone) {
+					t.Fatalf("reader ended with %v; want ErrStreamGone", ev.Err())
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("the reader still waits 15s after its stream was deleted")
+		}
+	}
 }
