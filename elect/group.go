@@ -104,16 +104,10 @@ func (q *queue) markWritable(ctx context.Context) bool {
 	if m != markUnknown {
 		return m == markHerald
 	}
-	b, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return q.s.Conn().Get(q.parent) })
-	if err != nil {
+	if _, _, _, err := q.readGroupData(ctx); err != nil {
 		return false // ask again next time
 	}
-	m = markForeign
-	if markable(b) {
-		m = markHerald
-	}
-	q.setMark(m)
-	return m == markHerald
+	return q.markKnownHerald()
 }
 
 // markable reports whether group data b is herald's to write over: empty,
