@@ -106,6 +106,9 @@ func TestUnhealthyWhileNATSIsDown(t *testing.T) {
 	if v := healthy(t, reg); v != 0 {
 		t.Errorf("herald_sink_healthy %v with the server down, want 0", v)
 	}
+	// The client's disconnect callback logs on its own goroutine, maybe
+	// after the sink already reads unhealthy: wait for it, then count.
+	wait("the WARN line for the lost connection", func() bool { return log.count("WARN", "disconnected from NATS") >= 1 })
 	if n := log.count("WARN", "disconnected from NATS"); n != 1 {
 		t.Errorf("%d WARN lines for the lost connection, want 1; log:\n%s", n, log.String())
 	}
