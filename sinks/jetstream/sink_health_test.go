@@ -139,6 +139,8 @@ func TestUnhealthyWhileNATSIsDown(t *testing.T) {
 	if st := stats(); !st.Healthy() || st.Failing || healthy(t, reg) != 1 {
 		t.Errorf("after the restart: stats %+v, herald_sink_healthy %v; want healthy", st, healthy(t, reg))
 	}
+	// Logged right after the events are counted as stored: wait for it.
+	wait("the INFO line for the recovery", func() bool { return log.count("INFO", "sink delivers again") >= 1 })
 	if n := log.count("INFO", "sink delivers again"); n != 1 {
 		t.Errorf("%d INFO lines for the recovery, want 1; log:\n%s", n, log.String())
 	}
