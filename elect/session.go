@@ -357,6 +357,10 @@ func (s *Session) Close() error {
 	return nil
 }
 
+// AwaitConnected blocks until the session is connected (nil), lost or
+// closed (ErrSessionLost, ErrSessionClosed), or ctx ends (its error).
+func (s *Session) AwaitConnected(ctx context.Context) error { return s.awaitConnected(ctx) }
+
 // awaitConnected blocks until the session is connected, lost or closed, or
 // ctx ends.
 func (s *Session) awaitConnected(ctx context.Context) error {

@@ -136,18 +136,7 @@ func (a *app) closeOwned(s *elect.Session) {
 	if st == elect.StateSuspended || st == elect.StateConnecting {
 		a.log.Info("waiting for ZooKeeper to come back, so that our node goes now rather than when the session expires", "up to", s.Timeout())
 		ctx, cancel := context.WithTimeout(context.Background(), s.Timeout())
-		for {
-			st, changed := s.State()
-			if st != elect.StateSuspended && st != elect.StateConnecting {
-				break
-			}
-			select {
-			case <-changed:
-				continue
-			case <-ctx.Done():
-			}
-			break
-		}
+		_ = s.AwaitConnected(ctx) // connected, expired, or out of time: close either way
 		cancel()
 	}
 	_ = s.Close()
