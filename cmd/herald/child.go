@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 )
 
@@ -18,7 +19,13 @@ type child struct {
 	tty  *terminal     // the terminal the child's group was given, or nil
 	done chan struct{} // closed once the child has exited and been reaped
 	code int           // valid after done
+	// stopReaping ends the reaping of the strays handed to herald (see
+	// strays_linux.go); called once the child is done with.
+	stopReaping func()
 }
+
+// subreaper makes herald, once, the process the command's orphans go to.
+var subreaper sync.Once
 
 // startChild starts args with env added to herald's environment. A command
 // that cannot start gets the shell's exit codes: 127 not found, 126 not
@@ -31,7 +38,8 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = childProcAttr()
-	cmd.WaitDelay = time.Second // do not hang on pipes a grandchild keeps open
+	cmd.WaitDelay = time.Second                    // do not hang on pipes a grandchild keeps open
+	subreaper.Do(func() { _ = becomeSubreaper() }) // Linux ≥ 3.4; else strays are found while their parent lives
 	tty := foregroundTerminal(stdin)
 	started := tty.giveTo(cmd.SysProcAttr)
 	err := cmd.Start()
@@ -43,7 +51,7 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 		}
 		return nil, &exitError{code: code, err: fmt.Errorf("cannot start %q: %w", args[0], err)}
 	}
-	c := &child{cmd: cmd, tty: tty, done: make(chan struct{})}
+	c := &child{cmd: cmd, tty: tty, done: make(chan struct{}), stopReaping: reapStraysFor(cmd.Process.Pid)}
 	go func() {
 		_ = cmd.Wait()
 		c.code = exitCode(cmd.ProcessState)
@@ -112,44 +120,70 @@ const (
 	groupKillWait = 2 * time.Second
 )
 
-// stop asks the child's process group to end (SIGTERM), and kills it
-// (SIGKILL) when p says. It returns the child's exit code once the child
-// has exited and nothing is left in its group: whatever the child started
-// goes too.
+// stop asks the child's process group and its strays to end (SIGTERM),
+// and kills them (SIGKILL) when p says. It returns the child's exit code
+// once the child has exited and nothing is left in its group or among its
+// strays: whatever the child started goes too.
 func (c *child) stop(p stopPlan) int {
 	c.endGroup(p)
 	return c.code
 }
 
-// sweep stops, as stop does, what the child, which has exited, left running
-// in its process group, and returns what that was ("pid (name)" where the
-// system tells names; nil when nothing was left). It returns once the group
-// is empty or its SIGKILL came and went: run and lock release ownership
-// after it, so that nothing the command started runs beside the next
-// owner.
+// strays are the processes the command started that left its process
+// group and still run (see strays_linux.go).
+func (c *child) strays() []procInfo {
+	reapStrays(c.Pid())
+	return strayList([]int{os.Getpid()}, c.Pid(), nil)
+}
+
+// sweep stops, as stop does, what the child, which has exited, left
+// running, in its process group or apart from it, and returns what that
+// was ("pid (name)" where the system tells names; nil when nothing was
+// left). It returns once all that is gone or its SIGKILL came and went:
+// run and lock release ownership after it, so that nothing the command
+// started runs beside the next owner.
 func (c *child) sweep(p stopPlan) []string {
-	if !groupAlive(c.Pid()) {
+	strays := c.strays()
+	if !groupAlive(c.Pid()) && len(strays) == 0 {
 		return nil
 	}
 	left := groupMembers(c.Pid())
-	if len(left) == 0 {
+	if len(left) == 0 && groupAlive(c.Pid()) {
 		left = []string{fmt.Sprintf("process group %d", c.Pid())}
+	}
+	for _, s := range strays {
+		left = append(left, s.String())
 	}
 	c.endGroup(p)
 	return left
 }
 
 // endGroup is stop and sweep. SIGCONT follows the SIGTERM so that a
-// stopped process (Ctrl-Z, SIGTTIN) hears it too.
+// stopped process (Ctrl-Z, SIGTTIN) hears it too. A stray that appears
+// while the group is being stopped gets its SIGTERM when it is seen.
 func (c *child) endGroup(p stopPlan) {
 	pg := c.cmd.Process
-	gone := func() bool { return c.exited() && !groupAlive(pg.Pid) }
+	var strays []procInfo
+	gone := func() bool {
+		strays = c.strays()
+		return c.exited() && !groupAlive(pg.Pid) && len(strays) == 0
+	}
 	if gone() {
 		return
 	}
 	start := time.Now()
 	_ = terminateGroup(pg)
 	_ = continueGroup(pg)
+	told := make(map[procInfo]bool)
+	tell := func() {
+		for _, s := range strays {
+			if !told[s] {
+				told[s] = true
+				stopStrays([]procInfo{s}, false)
+			}
+		}
+	}
+	tell()
 	doubt, doubted := p.doubt, false
 	select {
 	case <-doubt:
@@ -161,19 +195,32 @@ func (c *child) endGroup(p stopPlan) {
 	tick := time.NewTicker(groupPoll)
 	defer tick.Stop()
 	for !gone() {
+		tell()
 		select {
 		case <-doubt:
 			doubt = nil
 			kill.Reset(time.Until(p.killBy(start, true)))
 		case <-kill.C:
-			_ = killGroup(pg)
-			<-c.done
-			_ = killGroup(pg) // what the child started while it died
-			for end := time.Now().Add(groupKillWait); groupAlive(pg.Pid) && time.Now().Before(end); {
-				time.Sleep(groupPoll)
-			}
+			c.killAll(pg)
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// killAll kills the child's group and its strays, and waits, briefly, for
+// them to be gone.
+func (c *child) killAll(pg *os.Process) {
+	stopStrays(c.strays(), true)
+	_ = killGroup(pg)
+	<-c.done
+	_ = killGroup(pg) // what the child started while it died
+	stopStrays(c.strays(), true)
+	for end := time.Now().Add(groupKillWait); time.Now().Before(end); time.Sleep(groupPoll) {
+		strays := c.strays()
+		if !groupAlive(pg.Pid) && len(strays) == 0 {
+			return
+		}
+		stopStrays(strays, true)
 	}
 }

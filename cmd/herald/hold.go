@@ -114,6 +114,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		return err
 	}
 	defer c.takeTerminalBack()
+	defer c.stopReaping()
 	a.warnGrace(o)
 	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.stderr)
 	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
@@ -138,7 +139,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 				o.timeout/2, o.what())}
 		}
 		if left := c.sweep(o.plan()); left != nil {
-			a.log.Warn("the command exited leaving processes in its process group; stopped them (SIGTERM, SIGKILL after --grace) before giving up ownership",
+			a.log.Warn("the command exited leaving processes behind (in its process group, or started apart from it); stopped them (SIGTERM, SIGKILL after --grace) before giving up ownership",
 				"pgid", c.Pid(), "stopped", strings.Join(left, ", "))
 		}
 		o.release()

@@ -49,6 +49,14 @@ func TestHolderStoppedByHangup(t *testing.T) {
 // ignores it too, which writes its pid to $PIDFILE.
 const leftover = `trap '' TERM; sh -c "trap '' TERM; exec sleep 600" & echo $! > "$PIDFILE"; `
 
+// stray is leftover in a session of its own (setsid, as a daemon does):
+// out of the command's process group, and once the command's shell exits,
+// out of its tree.
+const stray = `trap '' TERM; setsid sh -c "trap '' TERM; exec sleep 600" & echo $! > "$PIDFILE"; `
+
+// leftovers are the two kinds of process a command may leave.
+var leftovers = []struct{ name, sh string }{{"in its group", leftover}, {"setsid", stray}}
+
 // checkLeftover, run as the next owner's command, says whether the
 // process $PIDFILE names still runs (a zombie does not).
 const checkLeftover = `p=$(cat "$PIDFILE"); s=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' /proc/$p/status 2>/dev/null)
@@ -69,31 +77,34 @@ func pidFile(t *testing.T) []string {
 	return []string{"PIDFILE=" + f}
 }
 
-// A command that exits leaving processes in its process group (one that
-// ignores SIGTERM among them) does not leave them running beside the next
-// owner: lock and run stop them, and say so, before they release.
+// A command that exits leaving processes in its process group, or in a
+// session of their own (a daemon; ignoring SIGTERM, all of them), does not
+// leave them running beside the next owner: lock and run stop them, and
+// say so, before they release.
 func TestHolderStopsWhatTheCommandLeftBeforeReleasing(t *testing.T) {
 	zk := zkFlags(t)
 	for _, c := range []struct{ verb, flag string }{{"lock", "--lock"}, {"run", "--election"}} {
-		g := uniq(t)
-		env := pidFile(t)
-		gofile := filepath.Join(t.TempDir(), "go")
-		holder := start(t, env, append(zk, c.verb, c.flag, g, "--grace", "1s", "--", "sh", "-c",
-			`sleep 600 & `+leftover+`echo holding; while [ ! -e "`+gofile+`" ]; do sleep 0.05; done; exit 0`)...)
-		holder.waitOutput(t, "holding", 20*time.Second)
-		next := start(t, env, append(zk, c.verb, c.flag, g, "--", "sh", "-c", checkLeftover)...)
-		waitQueued(t, zk, g, 2, "the next owner never queued")
-		if err := os.WriteFile(gofile, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if code := holder.wait(t, 20*time.Second); code != 0 {
-			t.Fatalf("%s: the holder exited %d, want its command's 0:\n%s", c.verb, code, holder.out)
-		}
-		if code := next.wait(t, 20*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
-			t.Fatalf("%s: what the command left ran on beside the next owner (exit %d):\n%s", c.verb, code, next.out)
-		}
-		if out := holder.out.String(); !strings.Contains(out, "leaving processes in its process group") || !strings.Contains(out, "(sleep)") {
-			t.Fatalf("%s: the holder does not say what it stopped:\n%s", c.verb, out)
+		for _, l := range leftovers {
+			g := uniq(t)
+			env := pidFile(t)
+			gofile := filepath.Join(t.TempDir(), "go")
+			holder := start(t, env, append(zk, c.verb, c.flag, g, "--grace", "1s", "--", "sh", "-c",
+				`sleep 600 & `+l.sh+`echo holding; while [ ! -e "`+gofile+`" ]; do sleep 0.05; done; exit 0`)...)
+			holder.waitOutput(t, "holding", 20*time.Second)
+			next := start(t, env, append(zk, c.verb, c.flag, g, "--", "sh", "-c", checkLeftover)...)
+			waitQueued(t, zk, g, 2, "the next owner never queued")
+			if err := os.WriteFile(gofile, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code := holder.wait(t, 20*time.Second); code != 0 {
+				t.Fatalf("%s, %s: the holder exited %d, want its command's 0:\n%s", c.verb, l.name, code, holder.out)
+			}
+			if code := next.wait(t, 20*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
+				t.Fatalf("%s, %s: what the command left ran on beside the next owner (exit %d):\n%s", c.verb, l.name, code, next.out)
+			}
+			if out := holder.out.String(); !strings.Contains(out, "leaving processes behind") || !strings.Contains(out, "(sleep)") {
+				t.Fatalf("%s, %s: the holder does not say what it stopped:\n%s", c.verb, l.name, out)
+			}
 		}
 	}
 }
@@ -101,45 +112,54 @@ func TestHolderStopsWhatTheCommandLeftBeforeReleasing(t *testing.T) {
 // With the default --grace (10s, longer than the 1s session), a command
 // that ignores SIGTERM is killed before the next owner starts, whether its
 // holder was killed outright (the watchdog stops it) or lost its
-// connection (the holder stops it); the holder warns at start that it
-// cannot give the whole --grace then.
+// connection (the holder stops it), and so is a process it started in a
+// session of its own; the holder warns at start that it cannot give the
+// whole --grace then.
 func TestCommandKilledBeforeTheNextOwnerStarts(t *testing.T) {
 	zk := zkFlags(t)
-	t.Run("kill -9", func(t *testing.T) {
-		g := uniq(t)
-		env := pidFile(t)
-		holder := start(t, env, append(zk, "lock", "--lock", g, "--", "sh", "-c", leftover+"echo holding; wait")...)
-		holder.waitOutput(t, "holding", 20*time.Second)
-		if !strings.Contains(holder.out.String(), "--grace is longer than the session allows") {
-			t.Fatalf("no warning that --grace 10s cannot be honoured under a 1s session:\n%s", holder.out)
-		}
-		next := start(t, env, append(zk, "lock", "--lock", g, "--", "sh", "-c", checkLeftover)...)
-		waitQueued(t, zk, g, 2, "the next owner never queued")
-		if err := holder.cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		if code := next.wait(t, 20*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
-			t.Fatalf("the killed holder's command ran on beside the next owner (exit %d):\n%s\nholder:\n%s", code, next.out, holder.out)
-		}
-	})
-	t.Run("connection lost", func(t *testing.T) {
-		g := uniq(t)
-		env := pidFile(t)
-		p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = p.Close() })
-		viaProxy := []string{"--zk", p.Addr(), "--session-timeout", "1s", "--connect-timeout", "10s"}
-		holder := start(t, env, append(viaProxy, "run", "--election", g, "--", "sh", "-c", leftover+"echo holding; wait")...)
-		holder.waitOutput(t, "holding", 20*time.Second)
-		next := start(t, env, append(zk, "run", "--election", g, "--", "sh", "-c", checkLeftover)...)
-		waitQueued(t, zk, g, 2, "the next owner never queued")
-		p.Blackhole(true)
-		if code := next.wait(t, 20*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
-			t.Fatalf("the cut-off holder's command ran on beside the next owner (exit %d):\n%s\nholder:\n%s", code, next.out, holder.out)
-		}
-	})
+	for _, l := range leftovers {
+		t.Run("kill -9, "+l.name, func(t *testing.T) {
+			g := uniq(t)
+			env := pidFile(t)
+			holder := start(t, env, append(zk, "lock", "--lock", g, "--", "sh", "-c", l.sh+"echo holding; wait")...)
+			holder.waitOutput(t, "holding", 20*time.Second)
+			if !strings.Contains(holder.out.String(), "--grace is longer than the session allows") {
+				t.Fatalf("no warning that --grace 10s cannot be honoured under a 1s session:\n%s", holder.out)
+			}
+			next := start(t, env, append(zk, "lock", "--lock", g, "--", "sh", "-c", checkLeftover)...)
+			waitQueued(t, zk, g, 2, "the next owner never queued")
+			// The watchdog notes strays every strayLookEvery: one younger
+			// than that when herald dies may be missed (README).
+			time.Sleep(2 * strayLookEvery)
+			if err := holder.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if code := next.wait(t, 20*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
+				t.Fatalf("the killed holder's command ran on beside the next owner (exit %d):\n%s\nholder:\n%s", code, next.out, holder.out)
+			}
+			if l.sh == stray && !strings.Contains(holder.out.String(), "what it started apart from it") {
+				t.Fatalf("the watchdog does not name the stray it stopped:\n%s", holder.out)
+			}
+		})
+		t.Run("connection lost, "+l.name, func(t *testing.T) {
+			g := uniq(t)
+			env := pidFile(t)
+			p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = p.Close() })
+			viaProxy := []string{"--zk", p.Addr(), "--session-timeout", "1s", "--connect-timeout", "10s"}
+			holder := start(t, env, append(viaProxy, "run", "--election", g, "--", "sh", "-c", l.sh+"echo holding; wait")...)
+			holder.waitOutput(t, "holding", 20*time.Second)
+			next := start(t, env, append(zk, "run", "--election", g, "--", "sh", "-c", checkLeftover)...)
+			waitQueued(t, zk, g, 2, "the next owner never queued")
+			p.Blackhole(true)
+			if code := next.wait(t, 20*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
+				t.Fatalf("the cut-off holder's command ran on beside the next owner (exit %d):\n%s\nholder:\n%s", code, next.out, holder.out)
+			}
+		})
+	}
 }
 
 // On a terminal, the command can read it: its process group is made the

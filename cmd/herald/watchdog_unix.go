@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -194,6 +195,7 @@ func runWatchdog(args []string, stderr io.Writer) int {
 			}
 		}
 	}()
+	strays := watchStrays(pgid)
 	tick := time.NewTicker(max(after/10, 10*time.Millisecond))
 	defer tick.Stop()
 	var why string
@@ -204,6 +206,7 @@ func runWatchdog(args []string, stderr io.Writer) int {
 		case <-gone:
 			why = "herald exited without stopping its command"
 		case <-tick.C:
+			strays.look(false)
 			// Bytes waiting in the pipe are beats not read yet (this
 			// process was not scheduled either), not silence.
 			if quiet := time.Since(time.Unix(0, last.Load())); quiet > after && waiting(fd) == 0 {
@@ -217,16 +220,67 @@ func runWatchdog(args []string, stderr io.Writer) int {
 	if by := time.Unix(0, last.Load()).Add(killBy); by.Before(kill) {
 		kill = by
 	}
-	fmt.Fprintf(stderr, "herald watchdog: %s; stopping the command's process group %d (SIGTERM, SIGKILL after %v, before its session can expire)\n",
-		why, pgid, max(kill.Sub(now), 0).Round(time.Millisecond))
+	also := ""
+	if ps := strays.look(true); len(ps) > 0 {
+		also = fmt.Sprintf(" and what it started apart from it (%s)", procList(ps))
+	}
+	fmt.Fprintf(stderr, "herald watchdog: %s; stopping the command's process group %d%s (SIGTERM, SIGKILL after %v, before its session can expire)\n",
+		why, pgid, also, max(kill.Sub(now), 0).Round(time.Millisecond))
 	_, _ = os.NewFile(4, "fired").Write([]byte{'f'})
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+	stopStrays(strays.known, false)
 	select {
 	case <-bye: // the runner is back and stops the command itself
 	case <-time.After(time.Until(kill)):
+		stopStrays(strays.look(true), true)
 		// The watchdog is in the group: this ends it too.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	return watchdogFired
+}
+
+// strayWatch is the watchdog's list of the command's strays (see
+// strays_linux.go): processes it started outside its process group,
+// which the runner's death hands to init, out of the runner's tree, so
+// they are remembered as last seen.
+type strayWatch struct {
+	pgid   int
+	runner procInfo // the runner as it was when the watchdog started
+	known  []procInfo
+	last   time.Time
+}
+
+// strayLookEvery bounds how often the watchdog reads /proc while all is well.
+const strayLookEvery = 250 * time.Millisecond
+
+func watchStrays(pgid int) *strayWatch {
+	w := &strayWatch{pgid: pgid}
+	w.runner, _ = readProc(os.Getppid())
+	w.look(true)
+	return w
+}
+
+// look updates the list, at most every strayLookEvery unless now, and
+// returns it.
+func (w *strayWatch) look(now bool) []procInfo {
+	if !now && time.Since(w.last) < strayLookEvery {
+		return w.known
+	}
+	w.last = time.Now()
+	var roots []int
+	if p, ok := readProc(w.runner.pid); ok && p.start == w.runner.start && w.runner.pid > 1 {
+		roots = []int{p.pid}
+	}
+	w.known = strayList(roots, w.pgid, w.known)
+	return w.known
+}
+
+// procList is ps as "pid (name), ...".
+func procList(ps []procInfo) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ", ")
 }

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Strays: processes the command started that left its process group, a
+// daemon that forked and called setsid above all. Signals to the group miss
+// them, and once their parent exits they are nobody's child of herald's: a
+// runner that released ownership when the command's main process exited
+// would leave the daemon running beside the next owner's.
+//
+// So the runner makes itself a child subreaper (PR_SET_CHILD_SUBREAPER):
+// what the command orphans becomes the runner's child, not init's, and
+// stays in the runner's tree, where /proc shows it. Whatever is stopped
+// (the group's SIGTERM and SIGKILL), each stray gets too, and the runner
+// waits for the strays as for the group before it releases. The watchdog,
+// which must act when the runner is frozen or dead, keeps a list of the
+// runner's strays as it last saw them, as the runner's death hands them
+// to init.
+
+// procInfo is a process as /proc shows it. Its start time (clock ticks after
+// boot) tells it from a later process given the same pid.
+type procInfo struct {
+	pid, ppid, pgid int
+	start           uint64
+	zombie          bool
+	name            string
+}
+
+func (p procInfo) String() string { return fmt.Sprintf("%d (%s)", p.pid, p.name) }
+
+// readProc reads /proc/pid/stat; ok is false when the process is gone.
+func readProc(pid int) (p procInfo, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
+	// majflt cmajflt utime stime cutime cstime priority nice threads
+	// itrealvalue starttime ...; comm may hold spaces and parentheses.
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return procInfo{}, false
+	}
+	f := bytes.Fields(b[end+1:])
+	if len(f) < 20 {
+		return procInfo{}, false
+	}
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	pgid, err2 := strconv.Atoi(string(f[2]))
+	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procInfo{}, false
+	}
+	return procInfo{pid: pid, ppid: ppid, pgid: pgid, start: start, zombie: f[0][0] == 'Z' || f[0][0] == 'X', name: string(b[open+1 : end])}, true
+}
+
+// readProcs is every process /proc shows, by pid.
+func readProcs() map[int]procInfo {
+	dir, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	out := make(map[int]procInfo, len(dir))
+	for _, e := range dir {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok {
+			out[pid] = p
+		}
+	}
+	return out
+}
+
+// strayList is the live processes descended from roots (the roots
+// themselves excluded) or among extra, that are not in process group
+// pgid: what the command started outside its group. extra are strays seen
+// before, which may have left the tree since (their subreaper died); those
+// that are no longer the process they were are dropped.
+func strayList(roots []int, pgid int, extra []procInfo) []procInfo {
+	all := readProcs()
+	kids := make(map[int][]int, len(all))
+	for _, p := range all {
+		kids[p.ppid] = append(kids[p.ppid], p.pid)
+	}
+	seen := make(map[int]bool)
+	var out []procInfo
+	queue := append([]int(nil), roots...)
+	for _, x := range extra {
+		if p, ok := all[x.pid]; ok && p.start == x.start {
+			queue = append(queue, x.pid)
+			if !p.zombie && p.pgid != pgid {
+				seen[x.pid] = true
+				out = append(out, p)
+			}
+		}
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, k := range kids[pid] {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			queue = append(queue, k)
+			if p := all[k]; !p.zombie && p.pgid != pgid {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// stopStrays sends each of ps that is still the process it was SIGTERM and
+// SIGCONT (a stopped process then hears it), or SIGKILL when kill.
+func stopStrays(ps []procInfo, kill bool) {
+	for _, p := range ps {
+		if now, ok := readProc(p.pid); ok && now.start == p.start && !now.zombie {
+			if kill {
+				_ = syscall.Kill(p.pid, syscall.SIGKILL)
+				continue
+			}
+			_ = syscall.Kill(p.pid, syscall.SIGTERM)
+			_ = syscall.Kill(p.pid, syscall.SIGCONT)
+		}
+	}
+}
+
+// becomeSubreaper makes this process the one the command's orphans are
+// handed to (see above).
+func becomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// reapStrays collects the exit status of this process's children that
+// have exited and are not in process group pgid (the command and the
+// watchdog are, and are waited for by their own exec.Cmd): orphans handed
+// to a subreaper are its to reap, or they stay zombies while it runs.
+func reapStrays(pgid int) {
+	self := os.Getpid()
+	for _, p := range readProcs() {
+		if p.ppid == self && p.zombie && p.pgid != pgid {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
+}
+
+// reapStraysFor reaps, as they exit, the orphans handed to this process
+// that are not in process group pgid, until the returned stop is called;
+// stop returns once no reaping is under way, so that a later command's
+// exit status, in a group of its own, is left to its exec.Cmd.
+func reapStraysFor(pgid int) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGCHLD)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer signal.Stop(ch)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ch:
+			}
+			reapStrays(pgid)
+			select { // SIGCHLDs meanwhile come as one
+			case <-quit:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package main
+
+import "fmt"
+
+// Without /proc and a child subreaper, the command's strays (see
+// strays_linux.go) are not found: only its process group is stopped.
+type procInfo struct {
+	pid   int
+	start uint64
+}
+
+func (p procInfo) String() string                 { return fmt.Sprint(p.pid) }
+func strayList([]int, int, []procInfo) []procInfo { return nil }
+func stopStrays([]procInfo, bool)                 {}
+func becomeSubreaper() error                      { return nil }
+func reapStrays(int)                              {}
+func readProc(int) (procInfo, bool)               { return procInfo{}, false }
+
+func reapStraysFor(int) func() { return func() {} }
