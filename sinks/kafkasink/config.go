@@ -22,6 +22,15 @@ const (
 	DefaultPartitions   = 3
 	DefaultBatchTimeout = 5 * time.Millisecond
 	DefaultWriteTimeout = 10 * time.Second
+	// DefaultProbeInterval is how often a connected sink asks the brokers
+	// whether they still answer (see Config.ProbeInterval).
+	DefaultProbeInterval = 5 * time.Second
+)
+
+// The bounds of Config.ProbeInterval.
+const (
+	minProbeInterval = 100 * time.Millisecond
+	maxProbeInterval = time.Minute
 )
 
 // SASL mechanisms, as Kafka spells them.
@@ -72,6 +81,13 @@ type Config struct {
 	BatchTimeout time.Duration
 	// WriteTimeout bounds one produce request (default 10 s).
 	WriteTimeout time.Duration
+	// ProbeInterval is how often the sink, from Connect to Close, asks
+	// the brokers for their metadata on a connection of its own, so that
+	// Connected (herald_sink_healthy, /readyz) turns false while no
+	// broker answers even when nothing is written, and true again when
+	// one does (default 5 s, from 100ms to 1m). A probe waits at most
+	// ProbeInterval or 2 s, whichever is longer, for each broker.
+	ProbeInterval time.Duration
 	// Logger receives connection and topic notices (default slog.Default).
 	Logger *slog.Logger
 }
@@ -122,6 +138,9 @@ func (c Config) withDefaults() Config {
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = DefaultWriteTimeout
 	}
+	if c.ProbeInterval == 0 {
+		c.ProbeInterval = DefaultProbeInterval
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -162,6 +181,14 @@ func (c Config) Validate() error {
 	}
 	if c.BatchTimeout < 0 || c.WriteTimeout < 0 {
 		return bad("negative timeout")
+	}
+	switch p := c.ProbeInterval; {
+	case p < 0:
+		return bad("probe interval %v is negative: give one from %v to %v, or 0 for the default %v", p, minProbeInterval, maxProbeInterval, DefaultProbeInterval)
+	case p > 0 && p < minProbeInterval:
+		return bad("probe interval %v would ask the brokers more than ten times a second: use at least %v (default %v)", p, minProbeInterval, DefaultProbeInterval)
+	case p > maxProbeInterval:
+		return bad("probe interval %v would leave an outage unnoticed that long: use at most %v (default %v)", p, maxProbeInterval, DefaultProbeInterval)
 	}
 	if c.BatchTimeout > time.Second/10 {
 		return bad("batch timeout %v adds that much latency to every change; use at most 100ms", c.BatchTimeout)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -24,6 +25,11 @@ type Sink struct {
 	// ownerState), so a late loss never tombstones a newer owner. It
 	// starts empty; LastReports fills it from the topic.
 	reached map[string]ownerState
+
+	// up is what Connected says: whether a broker answered the last
+	// look, Connect's or probe's (see health.go).
+	up    atomic.Bool
+	probe *prober
 
 	// hb is what WriteHeartbeat uses, beside Write (which holds mu for a
 	// whole batch): a writer of its own, made once the bridges topic
@@ -58,13 +64,16 @@ func (s *Sink) Config() Config { return s.cfg }
 // Connect dials the brokers, creates missing topics, checks the owners
 // topic is compacted and starts a fresh writer. A writer left from a failed
 // Write is drained first, so nothing it still retries can land after the
-// batch the pipeline is about to re-send.
+// batch the pipeline is about to re-send. The first call also starts the
+// probe behind Connected, which runs until Close, whether this Connect
+// succeeds or not.
 func (s *Sink) Connect(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrClosed
 	}
+	s.startProbe()
 	if err := s.drain(ctx); err != nil {
 		return err
 	}
@@ -72,7 +81,13 @@ func (s *Sink) Connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.probe(ctx, cl); err != nil {
+	err = s.cfg.probe(ctx, cl)
+	if ctx.Err() == nil {
+		// A fresh client's answer (or none) is as good a look as the
+		// probe's; one cut off by ctx says nothing about the brokers.
+		s.up.Store(err == nil)
+	}
+	if err != nil {
 		tr.CloseIdleConnections()
 		return err
 	}
@@ -197,11 +212,14 @@ func firstError(err error) error {
 	return err
 }
 
-// Close drains the writer; later Writes fail with ErrClosed.
+// Close stops the probe and drains the writer; later Writes fail with
+// ErrClosed, and Connected says false.
 func (s *Sink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.stopProbe()
+	s.up.Store(false)
 	s.hb.Lock()
 	s.hb.closed = true
 	if s.hb.w != nil {
