@@ -214,6 +214,11 @@ func (c Config) Validate() error {
 			if err := elect.ValidatePath(p); err != nil {
 				return fmt.Errorf("%w: %s %q: %w", ErrConfig, list.what, p, err)
 			}
+			if strings.ContainsAny(p, "*?[") {
+				// Legal in a node's name, but a glob here is a mistake:
+				// the bridge would wait for a node of that very name.
+				return bad("%s %q: a path, not a glob: Discover a root to observe all its children, or give Patterns (root and levels, \"*\" for every child) for groups deeper below", list.what, p)
+			}
 			if prev, dup := seen[p]; dup {
 				return bad("%s %q is already given as %s: give each path once", list.what, p, prev)
 			}

@@ -36,6 +36,8 @@ func TestConfigValidate(t *testing.T) {
 		{"nothing to observe", func(c *bridge.Config) { c.Watch = nil }, "nothing to observe"},
 		{"bad discover root", func(c *bridge.Config) { c.Discover = []string{"/a/"} }, "must not end with '/'"},
 		{"twice", func(c *bridge.Config) { c.Discover = []string{"/a"} }, "give each path once"},
+		{"glob watched", func(c *bridge.Config) { c.Watch = []string{"/a/*/leader"} }, "a path, not a glob"},
+		{"glob discovered", func(c *bridge.Config) { c.Discover = []string{"/b/lock-?"} }, "a path, not a glob"},
 		{"hint for nothing", func(c *bridge.Config) { c.Recipes = map[string]elect.Recipe{"/b": elect.RecipeLock} }, "neither watched nor discovered"},
 		{"bad hint", func(c *bridge.Config) { c.Recipes = map[string]elect.Recipe{"/a": "queue"} }, `recipe "queue"`},
 		{"bad glob", func(c *bridge.Config) { c.Recipes = elect.RecipeRules{"/a/[": elect.RecipeLock} }, "path.Match syntax"},
