@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zkherald/herald/publish"
 )
@@ -28,9 +29,15 @@ type Sink struct {
 
 	mu     sync.Mutex
 	f      *os.File
+	fi     os.FileInfo // f's, to tell when the file at path is another
 	size   int64
 	closed bool
 	stats  Stats
+
+	// ok is what Connected says: whether the log can be written, as the
+	// last look found it (see health.go).
+	ok    atomic.Bool
+	probe *prober
 }
 
 var _ publish.Sink = (*Sink)(nil)
@@ -40,7 +47,7 @@ func New(path string, opts ...Option) (*Sink, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: empty path: give the audit log's file name, e.g. /var/lib/herald/audit.log", ErrBadOption)
 	}
-	o := options{maxSize: DefaultMaxSize}
+	o := options{maxSize: DefaultMaxSize, probe: DefaultProbeInterval}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, err
@@ -66,7 +73,10 @@ func (s *Sink) Stats() Stats {
 }
 
 // Connect opens the log, creating it and its directory when missing, and
-// truncates a torn tail left by a crash.
+// truncates a torn tail left by a crash. It looks whether the log can be
+// written (Connected), and the first call starts the probe that looks
+// again every ProbeInterval until Close, whether this Connect succeeds or
+// not.
 func (s *Sink) Connect(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -76,10 +86,13 @@ func (s *Sink) Connect(ctx context.Context) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if s.f != nil {
-		return nil
+	s.startProbe()
+	var err error
+	if s.f == nil {
+		err = s.open()
 	}
-	return s.open()
+	s.ok.Store(err == nil && s.check() == nil)
+	return err
 }
 
 func (s *Sink) open() error {
@@ -125,7 +138,7 @@ func (s *Sink) open() error {
 		s.stats.TornBytes += dropped
 		s.opts.log.Warn("audit: dropped a torn tail left by a crash", "file", s.path, "bytes", dropped, "kept", end)
 	}
-	s.f, s.size = f, end
+	s.f, s.fi, s.size = f, st, end
 	return nil
 }
 
@@ -155,6 +168,9 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 	if len(buf) == 0 {
 		return nil
 	}
+	if err := s.followPath(); err != nil {
+		return err
+	}
 	if s.size > 0 && s.size+int64(len(buf)) > s.opts.maxSize {
 		if err := s.rotate(); err != nil {
 			return err
@@ -174,14 +190,37 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 	return nil
 }
 
+// followPath starts a new log at the path when the file there is no longer
+// the one open: removed, renamed or replaced behind the sink's back (its
+// directory deleted and made again, a disk unmounted, an outside
+// logrotate). Appending to the open one would store events where nobody
+// reads them. Called with s.mu held and the log open.
+func (s *Sink) followPath() error {
+	fi, err := os.Stat(s.path)
+	if err == nil && os.SameFile(fi, s.fi) {
+		return nil
+	}
+	s.opts.log.Warn("audit: the log file is no longer the one herald had open (removed, renamed or replaced); starting a new one at its path",
+		"file", s.path, "err", err)
+	s.f.Close()
+	s.f, s.fi = nil, nil
+	if err := s.open(); err != nil {
+		s.ok.Store(false)
+		return fmt.Errorf("%w: %w", publish.ErrReconnect, err)
+	}
+	return nil
+}
+
 // undo cuts the file back to before the failed batch, then closes it so the
-// next Connect reopens and checks it.
+// next Connect reopens and checks it. The log reads not connected until
+// then, or until the probe finds it writable.
 func (s *Sink) undo(cause error) error {
 	if err := s.f.Truncate(s.size); err != nil {
 		cause = fmt.Errorf("%w; truncating back to %d bytes also failed: %v", cause, s.size, err)
 	}
 	s.f.Close()
-	s.f = nil
+	s.f, s.fi = nil, nil
+	s.ok.Store(false)
 	return fmt.Errorf("%w: %w", publish.ErrReconnect, cause)
 }
 
@@ -197,11 +236,13 @@ func (s *Sink) rotate() error {
 	}
 	to := rotatedName(s.path, next)
 	s.f.Close()
-	s.f = nil
+	s.f, s.fi = nil, nil
 	if err := os.Rename(s.path, to); err != nil {
+		s.ok.Store(false)
 		return fmt.Errorf("%w: audit: rotate %s to %s: %w", publish.ErrReconnect, s.path, to, err)
 	}
 	if err := s.open(); err != nil {
+		s.ok.Store(false)
 		return fmt.Errorf("%w: %w", publish.ErrReconnect, err)
 	}
 	s.stats.Rotations++
@@ -209,16 +250,19 @@ func (s *Sink) rotate() error {
 	return nil
 }
 
-// Close closes the log; later Writes fail with ErrClosed.
+// Close stops the probe and closes the log; later Writes fail with
+// ErrClosed, and Connected says false.
 func (s *Sink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.stopProbe()
+	s.ok.Store(false)
 	if s.f == nil {
 		return nil
 	}
 	err := s.f.Close()
-	s.f = nil
+	s.f, s.fi = nil, nil
 	if err != nil {
 		return fmt.Errorf("audit: close %s: %w", s.path, err)
 	}

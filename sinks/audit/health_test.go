@@ -1,0 +1,286 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/sinktest"
+)
+
+// probeEvery is the probe interval of these tests; the bounds they wait
+// are many times longer: the machine may be loaded.
+const probeEvery = 100 * time.Millisecond
+
+type logBuf struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not ordering
+	}
+}
+
+// probes counts the goroutines running a sink's probe.
+func probes() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "audit.(*Sink).watch(")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// breakDir makes dir unusable in a way that stops root too: the directory
+// (and the log in it) is removed and a regular file put at its path. It
+// returns what puts an empty directory back.
+func breakDir(t *testing.T, dir string) (restore func()) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, []byte("not a directory\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if err := os.Remove(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(dir, dirMode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestConnectedFollowsTheDirectory: an idle sink says not connected within
+// a few probes of its directory becoming unusable (replaced by a file),
+// with one WARN, and its writes fail; once the directory is back it says
+// connected, with one INFO, and the next batch starts a new log at the
+// path rather than going to the file removed with the old directory.
+func TestConnectedFollowsTheDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "log")
+	path := filepath.Join(dir, "audit.log")
+	var log logBuf
+	s, err := New(path, ProbeInterval(probeEvery), Logger(slog.New(slog.NewTextHandler(&log, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if s.Connected() {
+		t.Fatal("a sink never connected says it is connected")
+	}
+	before := probes()
+	if err := s.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Connected() {
+		t.Fatal("a sink just connected says it is not")
+	}
+	evs := sinktest.Events("dir", 1, 4)
+	write(t, s, evs[:1])
+	time.Sleep(5 * probeEvery) // letting probes run, not ordering
+	if !s.Connected() {
+		t.Fatalf("turned not connected with its directory fine; log:\n%s", log.String())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the directory holds %v, want only the log: the probe must clean up", ents)
+	}
+
+	restore := breakDir(t, dir)
+	waitUntil(t, 10*time.Second, "not connected with the directory replaced by a file", func() bool { return !s.Connected() })
+	waitUntil(t, 5*time.Second, "the WARN", func() bool { return strings.Contains(log.String(), "the log cannot be written") })
+	if w := log.String(); !strings.Contains(w, "level=WARN") || !strings.Contains(w, dir) || !strings.Contains(w, "check that it exists") {
+		t.Errorf("the WARN does not name the directory and what to check:\n%s", w)
+	}
+	err = s.Write(context.Background(), evs[1:2])
+	if !errors.Is(err, publish.ErrReconnect) || s.Connected() {
+		t.Fatalf("Write with the directory gone: %v, connected %v; want an error asking to reconnect, not connected", err, s.Connected())
+	}
+	time.Sleep(5 * probeEvery) // more failed probes: still one WARN
+	if n := strings.Count(log.String(), "the log cannot be written"); n != 1 {
+		t.Errorf("%d WARN lines over several failed probes, want 1; log:\n%s", n, log.String())
+	}
+
+	restore()
+	waitUntil(t, 10*time.Second, "connected with the directory back", s.Connected)
+	waitUntil(t, 5*time.Second, "the INFO", func() bool {
+		return strings.Contains(log.String(), "level=INFO msg=\"audit: the log can be written again")
+	})
+	if err := s.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, evs[1:])
+	if got, want := readIDs(t, path), ids(evs[1:]); !slices.Equal(got, want) {
+		t.Fatalf("the log at the path holds %v, want %v", got, want)
+	}
+
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Connected() {
+		t.Error("a closed sink says it is connected")
+	}
+	waitUntil(t, 5*time.Second, "the probe gone after Close", func() bool { return probes() == before })
+}
+
+// A log removed behind the sink's back while the sink is idle, its
+// directory still there: the next Write starts a new log at the path and
+// says so, instead of appending to the removed file.
+func TestWriteFollowsARemovedLog(t *testing.T) {
+	var log logBuf
+	path := filepath.Join(t.TempDir(), "audit.log")
+	s := open(t, path, ProbeInterval(probeEvery), Logger(slog.New(slog.NewTextHandler(&log, nil))))
+	evs := sinktest.Events("removed", 1, 3)
+	write(t, s, evs[:1])
+	if err := os.Rename(path, path+".outside"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * probeEvery) // letting probes run, not ordering
+	if !s.Connected() {
+		t.Fatal("not connected with the directory writable: the next Write starts a new log")
+	}
+	write(t, s, evs[1:])
+	if got, want := readIDs(t, path), ids(evs[1:]); !slices.Equal(got, want) {
+		t.Fatalf("the log at the path holds %v, want %v", got, want)
+	}
+	if got, want := readIDs(t, path+".outside"), ids(evs[:1]); !slices.Equal(got, want) {
+		t.Fatalf("the renamed file holds %v, want %v", got, want)
+	}
+	if !strings.Contains(log.String(), "level=WARN msg=\"audit: the log file is no longer the one herald had open") {
+		t.Errorf("no WARN for the replaced log:\n%s", log.String())
+	}
+}
+
+// TestConnectedWithoutWritePermission: for a user other than root, a
+// directory without write permission (chmod 0500) reads not connected,
+// though appends to the open log still succeed: the next rotation would
+// fail. Root writes regardless of the mode bits; the test says so and
+// stops there (TestConnectedFollowsTheDirectory breaks the directory in a
+// way that stops root too).
+func TestConnectedWithoutWritePermission(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root, which chmod 0500 does not stop; TestConnectedFollowsTheDirectory covers root")
+	}
+	dir := filepath.Join(t.TempDir(), "log")
+	s := open(t, filepath.Join(dir, "audit.log"), ProbeInterval(probeEvery))
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, dirMode) })
+	waitUntil(t, 10*time.Second, "not connected with the directory read-only", func() bool { return !s.Connected() })
+	write(t, s, sinktest.Events("chmod", 1, 1))
+	if s.Connected() {
+		t.Error("a write to the open log made the sink say connected; the directory still takes no file")
+	}
+	if err := os.Chmod(dir, dirMode); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 10*time.Second, "connected with the directory writable again", s.Connected)
+}
+
+// TestHealthGaugeWhileIdle: through the pipeline, herald_sink_healthy for
+// the audit sink reads 0 while its directory is unusable and nothing is
+// written, and 1 again once it is back.
+func TestHealthGaugeWhileIdle(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "log")
+	s, err := New(filepath.Join(dir, "audit.log"), quiet(), ProbeInterval(probeEvery))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	p, err := publish.New([]publish.Sink{s}, publish.WithRegisterer(reg), publish.Lossless(s.Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan struct{})
+	go func() { defer close(runDone); _ = p.Run(ctx) }()
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = p.Close(cctx)
+		ccancel()
+		cancel()
+		<-runDone
+		_ = s.Close()
+	})
+	stats := func() publish.SinkStats { return p.Stats().Sinks["audit"] }
+	if err := p.Publish(ctx, sinktest.Events(t.Name(), 1, 2)...); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 10*time.Second, "the events stored", func() bool { return stats().Delivered == 2 })
+	if v := healthGauge(t, reg); v != 1 {
+		t.Fatalf("herald_sink_healthy %v after storing, want 1", v)
+	}
+	restore := breakDir(t, dir)
+	waitUntil(t, 10*time.Second, "herald_sink_healthy 0 with the directory gone", func() bool { return healthGauge(t, reg) == 0 })
+	if st := stats(); !st.Down || st.Errors != 0 {
+		t.Errorf("stats %+v: want down with no write tried", st)
+	}
+	restore()
+	waitUntil(t, 10*time.Second, "herald_sink_healthy 1 with the directory back", func() bool { return healthGauge(t, reg) == 1 })
+}
+
+// healthGauge is herald_sink_healthy{sink="audit"} as reg serves it.
+func healthGauge(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "herald_sink_healthy" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "sink" && l.GetValue() == "audit" {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatal(`no herald_sink_healthy{sink="audit"} gathered`)
+	return 0
+}
+
+func TestProbeIntervalValidated(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second, time.Millisecond, 2 * time.Minute} {
+		if _, err := New("audit.log", ProbeInterval(d)); !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), "ProbeInterval") {
+			t.Errorf("ProbeInterval(%v): %v, want ErrBadOption naming it", d, err)
+		}
+	}
+}
