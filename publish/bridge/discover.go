@@ -179,6 +179,7 @@ func (b *Bridge) syncChildren(ctx context.Context, s *elect.Session, root string
 			gs.remove(g, root)
 		}
 	}
+	gs.forgetNotGroups(root, want)
 }
 
 // childrenW lists path and arms a children watch, giving up when ctx ends.

@@ -1,9 +1,13 @@
 package bridge_test
 
 import (
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
@@ -43,5 +47,72 @@ func TestDiscoverRootMissingIsNotReady(t *testing.T) {
 	deleteTree(t, s, root)
 	waitStatus(t, r.Bridge, 15*time.Second, "not ready once the root is deleted", func(st bridge.Status) bool {
 		return strings.Contains(strings.Join(st.NotReady(), "; "), missing)
+	})
+}
+
+// logLines is a log that tests can read while the bridge writes it.
+type logLines struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// TestDiscoverSkipsEphemeralChildren: ephemeral children of a discover
+// root (members' registrations, as /brokers/ids holds) are not groups:
+// they are skipped quietly, logged once for the root, neither observed nor
+// listed as unreadable, and the bridge is ready. One deleted and made
+// again as a group is observed.
+func TestDiscoverSkipsEphemeralChildren(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	s := session(t, addrs)
+	g := root + "/group"
+	leads(t, candidate(t, s, g, "x")) // creates the root too
+	var regs []string
+	for _, id := range []string{"1", "2", "3"} {
+		p, err := s.Conn().Create(root+"/"+id, []byte(`{"host":"h`+id+`"}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			t.Fatal(err)
+		}
+		regs = append(regs, p)
+	}
+	log := &logLines{}
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Sinks: []publish.Sink{jsSink(t, url)},
+		Recipes: map[string]elect.Recipe{root: elect.RecipeElection}, MaxRetryWait: 200 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	waitStatus(t, r.Bridge, 15*time.Second, "the group live, registrations skipped", func(st bridge.Status) bool {
+		return st.Groups[g] == bridge.GroupLive && len(st.Groups) == 1 && len(st.NotReady()) == 0 &&
+			strings.Count(log.String(), "is an ephemeral node, not a group") == 1
+	})
+	time.Sleep(time.Second) // retries, had there been any, every 200ms
+	st := r.Status()
+	if len(st.Groups) != 1 || len(st.NotReady()) != 0 {
+		t.Errorf("after a second: groups %v, not ready %v; want only %s, ready", st.Groups, st.NotReady(), g)
+	}
+	out := log.String()
+	if n := strings.Count(out, "is an ephemeral node, not a group"); n != 1 || strings.Contains(out, "cannot read group") {
+		t.Errorf("the registrations were logged %d times (want once), or retried:\n%s", n, out)
+	}
+
+	// A registration deleted and its name made a group at once (the
+	// bridge may list the root only after both): observed.
+	if err := s.Conn().Delete(regs[0], -1); err != nil {
+		t.Fatal(err)
+	}
+	now := root + "/1"
+	leads(t, candidate(t, s, now, "y"))
+	waitStatus(t, r.Bridge, 15*time.Second, "the name made a group observed", func(st bridge.Status) bool {
+		return st.Groups[now] == bridge.GroupLive && len(st.Groups) == 2
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +33,9 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	b.markAll("") // groups of an earlier session come back as they are found
 	gs := &groupSet{b: b, s: s, ctx: ctx, running: map[string]*follower{}}
 	many, err := elect.ObserveMany(ctx, s, elect.Resync(b.cfg.Resync), elect.OnGroupError(b.cfg.MaxRetryWait, func(group string, err error, in time.Duration) {
+		if errors.Is(err, elect.ErrNotAGroup) && gs.skipNotAGroup(group) {
+			return
+		}
 		b.log.Warn("cannot read group, retrying", "group", group, "in", in.Round(time.Millisecond), "err", err)
 		b.groupReadFailed(group, err)
 		b.live.changed(group)
@@ -137,6 +141,14 @@ type groupSet struct {
 	mu      sync.Mutex
 	running map[string]*follower
 	wg      sync.WaitGroup
+	// notGroups are discovered children found to be ephemeral nodes (a
+	// broker's registration, a single-node leader), by the root that
+	// found them: skipped until they leave its listing.
+	notGroups map[string]string
+	// warnedRoots: roots whose first such child was logged.
+	warnedRoots map[string]bool
+	// listed is, for a root with skipped children, its last listing.
+	listed map[string]map[string]bool
 }
 
 type follower struct {
@@ -154,6 +166,9 @@ func (gs *groupSet) add(group, owner string) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	if gs.ctx.Err() != nil {
+		return
+	}
+	if _, skip := gs.notGroups[group]; skip && owner != "" && owner != reportedOwner {
 		return
 	}
 	if f, ok := gs.running[group]; ok {
@@ -213,6 +228,108 @@ func (gs *groupSet) remove(group, owner string) {
 	delete(gs.running, group)
 	gs.b.dropGroup(group)
 	gs.b.log.Info("stopped observing group", "group", group, "root", owner)
+}
+
+// skipNotAGroup stops observing group, an ephemeral node, when only
+// discover roots want it: an ephemeral child of a root (Kafka's
+// /brokers/ids/1 under --discover /brokers/ids) is a registration or a
+// single-node leader, not a group, and is skipped quietly, once logged per
+// root, until it leaves the root's listing. A group given to Watch is
+// still refused loudly (false): that is a mistake to fix.
+func (gs *groupSet) skipNotAGroup(group string) bool {
+	gs.mu.Lock()
+	f, ok := gs.running[group]
+	if !ok || gs.ctx.Err() != nil || slices.Contains(f.owners, "") || slices.Contains(f.owners, reportedOwner) {
+		gs.mu.Unlock()
+		return ok && gs.ctx.Err() != nil
+	}
+	if gs.notGroups == nil {
+		gs.notGroups, gs.warnedRoots = map[string]string{}, map[string]bool{}
+	}
+	root := f.owners[0]
+	gs.notGroups[group] = root
+	first := !gs.warnedRoots[root]
+	gs.warnedRoots[root] = true
+	owners := slices.Clone(f.owners)
+	gs.wg.Add(1) // recheckWhenChanged, below
+	gs.mu.Unlock()
+	for _, o := range owners {
+		gs.remove(group, o)
+	}
+	msg := "a discover root's child is an ephemeral node, not a group (a registration or a single-node leader); skipping it and any like it under this root (observe a leader node with --leader PATH or a --preset)"
+	if first {
+		gs.b.log.Info(msg, "root", root, "child", group)
+	} else {
+		gs.b.log.Debug(msg, "root", root, "child", group)
+	}
+	go func() {
+		defer gs.wg.Done()
+		gs.recheckWhenChanged(group, root)
+	}()
+	return true
+}
+
+// recheckWhenChanged waits for the skipped node to change (deleted, or
+// written), then forgets the skip and, when the node is there and its
+// root last listed it, observes it again: a registration that went and
+// came back as a group between two of the root's listings is not skipped
+// for good.
+func (gs *groupSet) recheckWhenChanged(group, root string) {
+	forget := func() (listed bool) {
+		gs.mu.Lock()
+		defer gs.mu.Unlock()
+		if gs.notGroups[group] == root {
+			delete(gs.notGroups, group)
+		}
+		return gs.listed[root][topChild(root, group)]
+	}
+	ok, ch, err := existsW(gs.ctx, gs.s.Conn(), group)
+	if err != nil || !ok {
+		forget() // the root's next listing looks again
+		return
+	}
+	select {
+	case <-ch:
+	case <-gs.ctx.Done():
+		return
+	}
+	if forget() {
+		if ok, _, _ := existsW(gs.ctx, gs.s.Conn(), group); ok {
+			gs.add(group, root)
+		}
+	}
+}
+
+// topChild is the child of root that group is, or is below.
+func topChild(root, group string) string {
+	return path.Join(root, strings.Split(strings.TrimPrefix(group, root+"/"), "/")[0])
+}
+
+// forgetNotGroups forgets the skipped children of root that are no longer
+// in its listing (want), so that a node made again under that name is
+// looked at again.
+func (gs *groupSet) forgetNotGroups(root string, want map[string]bool) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	skips := false
+	for g, r := range gs.notGroups {
+		if r != root {
+			continue
+		}
+		if !want[topChild(root, g)] {
+			delete(gs.notGroups, g)
+		} else {
+			skips = true
+		}
+	}
+	if skips {
+		if gs.listed == nil {
+			gs.listed = map[string]map[string]bool{}
+		}
+		gs.listed[root] = want
+	} else {
+		delete(gs.listed, root)
+	}
 }
 
 // owned lists the groups a root owns.
