@@ -57,7 +57,7 @@ func (s *Sink) WriteHeartbeat(ctx context.Context, h publish.Heartbeat) error {
 	if err := s.hb.w.WriteMessages(ctx, m); err != nil {
 		// Start afresh next time: the topic may have been deleted, the
 		// brokers may have moved.
-		_ = s.hb.w.Close()
+		closeWriter(s.hb.w)
 		s.hb.w = nil
 		return fmt.Errorf("kafkasink: write the heartbeat of %s to %s via brokers %v: %w", h.Source, s.cfg.BridgesTopic, s.cfg.Brokers, firstError(err))
 	}
@@ -106,5 +106,15 @@ func (s *Sink) ensureBridgesTopic(ctx context.Context) error {
 			return fmt.Errorf("%w: topic %s not visible in metadata yet: %w", ErrTopic, c.BridgesTopic, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// closeWriter closes w and its transport's connections: a kafka-go
+// transport keeps a pool (a metadata goroutine, a goroutine per
+// connection) until told to let it go.
+func closeWriter(w *kafka.Writer) {
+	_ = w.Close()
+	if tr, ok := w.Transport.(*kafka.Transport); ok {
+		tr.CloseIdleConnections()
 	}
 }

@@ -223,7 +223,7 @@ func (s *Sink) Close() error {
 	s.hb.Lock()
 	s.hb.closed = true
 	if s.hb.w != nil {
-		_ = s.hb.w.Close()
+		closeWriter(s.hb.w)
 		s.hb.w = nil
 	}
 	s.hb.Unlock()
