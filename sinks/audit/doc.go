@@ -14,6 +14,13 @@
 // ...; lower is older) and a fresh file is started. Files are created with
 // mode 0640 in a directory created with mode 0750.
 //
+// Connected (publish.ConnState) says whether the log can still be written:
+// from Connect to Close the sink creates, writes and removes a small file
+// beside the log and opens the log for appending every ProbeInterval (5 s),
+// so a directory removed, unmounted, full or read-only reads not healthy
+// while nothing is written. A log removed or replaced behind the sink's
+// back is not appended to: the next Write starts a new one at its path.
+//
 // The Reader reads the rotated files in order and then the live one. It
 // skips a torn last line and reports a malformed line in the middle as a
 // *LineError naming file and line, after which reading continues.

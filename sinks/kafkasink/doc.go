@@ -35,6 +35,12 @@
 // old writer before starting a new one. A re-sent batch may duplicate
 // records (with the same ids), never reorder them or leave a hole.
 //
+// Connected (publish.ConnState) says whether a broker answered the last
+// look: from Connect to Close a probe asks the brokers for their metadata
+// every Config.ProbeInterval (5 s) on a connection of its own, so an idle
+// sink reads not healthy (herald_sink_healthy, /readyz) while no broker
+// answers, not only once a write fails.
+//
 // SASL PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 and TLS (CA, client
 // certificate) are configured in Config; passwords never appear in logs or
 // errors, which name the brokers tried.
