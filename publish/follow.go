@@ -169,11 +169,17 @@ func (f *Follower) Judge(e Event) Verdict {
 		}
 		return Duplicate
 	}
-	if g == nil {
+	fresh := g == nil
+	if fresh {
 		g = &groupState{OwnerState: OwnerState{Group: e.Group, Recipe: e.Recipe}}
 		f.groups[e.Group] = g
 	}
 	v := g.apply(e)
+	if fresh && v == Unchanged && e.Type.Loses() && e.Owner == nil && e.Previous == nil {
+		// The first word of a group is news, "nobody owns it" too: a
+		// reader shows the group rather than nothing.
+		g.Zxid, v = e.Zxid, Applied
+	}
 	switch {
 	case v == Applied && (e.Type.Gains() || e.Type.Loses() || e.Type == LeaderReady):
 		g.sources = g.sources[:0]

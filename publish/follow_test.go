@@ -182,3 +182,27 @@ func TestFollowerGapWithoutOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowerFirstWordIsNoOwner: the first event of a group the follower
+// never saw is news even when it says nobody owns the group (a reader then
+// shows the group); the same state again is not.
+func TestFollowerFirstWordIsNoOwner(t *testing.T) {
+	f, _ := NewFollower()
+	const g = "/f/empty"
+	noOwner := func(zxid int64, id string) Event {
+		e := ev(LockReleased, g, "", "", 0, zxid)
+		e.Snapshot, e.Reason, e.Recipe = true, elect.ReasonUnknown, elect.RecipeLock
+		e = e.WithID()
+		e.ID += id
+		return e
+	}
+	if v := f.Judge(noOwner(40, "a")); v != Applied {
+		t.Fatalf("first word of a group, no owner: %v, want applied", v)
+	}
+	if v := f.Judge(noOwner(40, "b")); v != Unchanged {
+		t.Fatalf("the same no-owner state again: %v, want unchanged", v)
+	}
+	if v := f.Judge(ev(LockAcquired, g, "a", "", 45, 45)); v != Applied {
+		t.Fatalf("an owner after the empty snapshot: %v, want applied", v)
+	}
+}

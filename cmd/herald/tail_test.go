@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/natssink"
 )
@@ -33,5 +35,25 @@ func TestTailShowsGapAndSuspect(t *testing.T) {
 	}
 	if l := lines[3]; !strings.Contains(l, "candidate=leftover(lock-0000000003)") || !strings.Contains(l, "SUSPECT(not ephemeral: no session holds it)") {
 		t.Errorf("fourth line %q: want the suspect and why", l)
+	}
+}
+
+// TestTailShowsAGroupFirstSeenEmpty: the first event of a group the
+// reader never saw says nobody owns it: tail prints it (owner=none), so a
+// reader of an empty group sees the group, not silence.
+func TestTailShowsAGroupFirstSeenEmpty(t *testing.T) {
+	srv := natsserver.Start(t)
+	js, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.Close() })
+	g := uniq(t)
+	empty := publish.Event{Type: publish.LockReleased, Group: g, Recipe: elect.RecipeLock, Reason: elect.ReasonUnknown,
+		Zxid: 700, Snapshot: true, Time: time.Now().UTC().Add(-time.Minute), Source: "test"}
+	write(t, js, empty.WithID())
+	out, stderr, code := heraldRun(t, nil, "tail", g, "--nats", srv.URL(), "--since", "1h", "--count", "1")
+	if code != 0 || !strings.Contains(out, "lock.released") || !strings.Contains(out, "owner=none") || !strings.Contains(out, g) {
+		t.Fatalf("tail of a group first seen empty: exit %d, want its empty snapshot printed:\n%s%s", code, out, stderr)
 	}
 }
