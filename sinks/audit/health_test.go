@@ -185,33 +185,6 @@ func TestWriteFollowsARemovedLog(t *testing.T) {
 	}
 }
 
-// TestConnectedWithoutWritePermission: for a user other than root, a
-// directory without write permission (chmod 0500) reads not connected,
-// though appends to the open log still succeed: the next rotation would
-// fail. Root writes regardless of the mode bits; the test says so and
-// stops there (TestConnectedFollowsTheDirectory breaks the directory in a
-// way that stops root too).
-func TestConnectedWithoutWritePermission(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("running as root, which chmod 0500 does not stop; TestConnectedFollowsTheDirectory covers root")
-	}
-	dir := filepath.Join(t.TempDir(), "log")
-	s := open(t, filepath.Join(dir, "audit.log"), ProbeInterval(probeEvery))
-	if err := os.Chmod(dir, 0o500); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chmod(dir, dirMode) })
-	waitUntil(t, 10*time.Second, "not connected with the directory read-only", func() bool { return !s.Connected() })
-	write(t, s, sinktest.Events("chmod", 1, 1))
-	if s.Connected() {
-		t.Error("a write to the open log made the sink say connected; the directory still takes no file")
-	}
-	if err := os.Chmod(dir, dirMode); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, 10*time.Second, "connected with the directory writable again", s.Connected)
-}
-
 // TestHealthGaugeWhileIdle: through the pipeline, herald_sink_healthy for
 // the audit sink reads 0 while its directory is unusable and nothing is
 // written, and 1 again once it is back.
