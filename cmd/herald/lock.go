@@ -37,7 +37,8 @@ COMMAND, releases the lock when it exits and exits with its status. When
 holder. If the lock is lost while the command runs, its process group gets
 SIGTERM, then SIGKILL after --grace (sooner, so that it is dead before the
 session can expire), and lock exits with status 3. What the command left
-in its process group is stopped before the lock is released. A
+running is stopped before the lock is released: its process group, and on
+Linux what it started apart from it (a daemon's setsid). A
 watchdog process does the same should lock itself freeze (no sign of life
 for half the session timeout) or be killed.
 

@@ -40,8 +40,9 @@ func newRunCmd(a *app) *cobra.Command {
 leadership is lost (session expired, connection lost, node deleted), the
 command's process group gets SIGTERM, then SIGKILL after --grace (sooner,
 so that it is dead before the session can expire), and run exits with
-status 3. When the command exits, run stops what it left in its process
-group, resigns and exits with the command's status (128+N when signal N
+status 3. When the command exits, run stops what it left running (its
+process group, and on Linux what it started apart from it, a daemon's
+setsid), resigns and exits with the command's status (128+N when signal N
 killed it), and the next candidate takes over. SIGINT, SIGTERM, SIGHUP and
 SIGQUIT stop the command and resign. With --rejoin, a runner that lost leadership stops the command
 the same way and then campaigns again (on a new session if its session
