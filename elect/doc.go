@@ -56,7 +56,11 @@
 // moment ownership is no longer safe: on suspension (LoseOnSuspend, the
 // default) or only on expiry (LoseOnExpiry), when our node is deleted by
 // someone else, or on Resign/Release. Term is our node's czxid: the fencing
-// token, growing with every new owner.
+// token, growing with every new owner. A Handle that lost ownership to a
+// suspension, or stepped down, keeps its node (so nobody else owns) until
+// Resign or Release says its owner stopped, or GiveBackDelay (a third of
+// the session timeout) passed: stop your work when Done closes, then call
+// Resign or Release.
 //
 // # Fencing
 //

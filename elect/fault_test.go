@@ -389,3 +389,89 @@ func TestOneShotReadsCatchUpFirst(t *testing.T) {
 		eventually(t, 10*time.Second, "the session back", func() bool { return read() == nil })
 	}
 }
+
+// TestSuspendedOwnerKeepsItsNodeUntilItStops: a holder cut off for a
+// moment (its client back within milliseconds, the session alive, as when
+// a ZooKeeper member is killed) is told at once (Done), but the next in
+// line does not own until the holder says it stopped (Release), or, had it
+// never said so, until GiveBackDelay passed: otherwise the next owner
+// would start while the old one's work, told only by Done, still ran.
+func TestSuspendedOwnerKeepsItsNodeUntilItStops(t *testing.T) {
+	addrs := sharedAddrs(t)
+	const timeout = 3 * time.Second
+	for _, released := range []bool{true, false} {
+		path := groupPath(t)
+		// Two ways to the server, as to two members: the client moves to
+		// the other at once.
+		p, q := proxyTo(t, addrs[0]), proxyTo(t, addrs[0])
+		holder := session(t, []string{p.Addr(), q.Addr()}, elect.WithSessionTimeout(timeout))
+		waiter := session(t, addrs)
+		ctx := ctxT(t, 30*time.Second)
+		hl, _ := elect.NewLock(holder, path, elect.CreateParents())
+		h, err := hl.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wl, _ := elect.NewLock(waiter, path)
+		acquired := make(chan time.Time, 1)
+		go func() {
+			if wh, err := wl.Acquire(ctx); err == nil {
+				acquired <- time.Now()
+				_ = wh.Release(context.Background())
+			}
+		}()
+		eventually(t, 10*time.Second, "the waiter queued", func() bool {
+			cs, _, err := waiter.Conn().Children(path)
+			return err == nil && len(cs) == 2
+		})
+		p.Cut() // the client reconnects at once, its session alive
+		q.Cut()
+		select {
+		case <-h.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the holder was not told of the suspension")
+		}
+		lostAt := time.Now()
+		if h.Reason() != elect.ReasonSuspended {
+			t.Fatalf("reason %q, want %q", h.Reason(), elect.ReasonSuspended)
+		}
+		eventually(t, 5*time.Second, "reconnected", func() bool {
+			st, _ := holder.State()
+			return st == elect.StateConnected
+		})
+		// Connected again, with ample time for an eager give-back.
+		time.Sleep(300 * time.Millisecond)
+		select {
+		case at := <-acquired:
+			t.Fatalf("the waiter owned %v after the holder was told, before the holder stopped", at.Sub(lostAt))
+		default:
+		}
+		if released {
+			stopped := time.Now()
+			if err := h.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case at := <-acquired:
+				if at.Before(stopped) {
+					t.Fatalf("the waiter owned before the holder's Release")
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the waiter never owned after the holder's Release")
+			}
+			if d := time.Since(stopped); d > elect.GiveBackDelay(timeout) {
+				t.Errorf("the waiter owned %v after the Release: the Release did not hand over at once", d)
+			}
+			continue
+		}
+		select {
+		case at := <-acquired:
+			if d := at.Sub(lostAt); d < elect.GiveBackDelay(timeout)-100*time.Millisecond {
+				t.Fatalf("the waiter owned %v after the holder was told, sooner than GiveBackDelay %v", d, elect.GiveBackDelay(timeout))
+			}
+		case <-time.After(timeout + 5*time.Second):
+			t.Fatal("the waiter never owned: the node was never given back")
+		}
+		_ = h.Release(ctx)
+	}
+}

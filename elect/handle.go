@@ -29,6 +29,13 @@ type Handle struct {
 	stopOnce sync.Once
 	monDone  chan struct{}
 	released atomic.Bool
+	// hurry is closed by Resign and Release: a give-back waiting for the
+	// owner to stop (see giveBack) deletes our node at once; gaveBack is
+	// closed once such a give-back has run.
+	hurry      chan struct{}
+	hurryOnce  sync.Once
+	gaveBack   chan struct{}
+	givingBack atomic.Bool
 	// The term is our node's czxid, learned from the stat the monitor's
 	// first watch on our node returns (see Term).
 	term      atomic.Int64
@@ -45,7 +52,8 @@ type Handle struct {
 }
 
 func newHandle(q *queue, t ticket, id string) *Handle {
-	h := &Handle{q: q, t: t, id: id, since: time.Now(), done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{}), termKnown: make(chan struct{}), guarded: make(chan struct{})}
+	h := &Handle{q: q, t: t, id: id, since: time.Now(), done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{}), termKnown: make(chan struct{}), guarded: make(chan struct{}),
+		hurry: make(chan struct{}), gaveBack: make(chan struct{})}
 	if t.czxid != 0 {
 		h.learnTerm(t.czxid)
 	}
@@ -342,19 +350,50 @@ func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
 	return false, nil
 }
 
-// giveBack deletes our node after ownership was given up for reason, in
-// the background and once the connection is back (after a suspension);
-// otherwise the queue would wait for a session expiry that may never come.
+// giveBack deletes our node after ownership was given up for reason (a
+// suspension, a step-down), in the background and once the connection is
+// back, but not before the owner said it stopped (Resign or Release) or
+// GiveBackDelay passed, whichever comes first.
+//
+// Deleting at once would hand ownership over while the owner, told only
+// by Done, may still be at work: after a suspension the client often
+// reconnects within milliseconds (to another member, after one was killed
+// or restarted) with its session alive, and the next in line would own
+// before the old owner's work stopped. Without the deletion, the next
+// owner waits for the owner's word, or for the delay, which is no sooner
+// than a session cut off when ownership was given up could have expired.
+// Otherwise the queue would wait for a session expiry that may never come.
 func (h *Handle) giveBack(reason Reason) {
 	if h.released.Swap(true) {
 		return
 	}
-	h.q.s.background(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), h.q.s.Timeout()*3+h.q.o.releaseWait)
+	h.givingBack.Store(true)
+	s := h.q.s
+	wait := GiveBackDelay(s.Timeout())
+	s.background(func() {
+		defer close(h.gaveBack)
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-h.hurry:
+		case <-s.done: // the servers delete our node themselves
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.Timeout()*3+h.q.o.releaseWait)
 		defer cancel()
 		_ = h.deleteOwn(ctx, reason)
 	})
 }
+
+// GiveBackDelay is how long, at most, a Handle that lost ownership to a
+// suspension or stepped down keeps its node for its owner to stop, given
+// the session timeout: a third of it, the soonest the servers could expire
+// a session that lost its connection when ownership ended (the client
+// gives a silent connection up two thirds of the timeout after it last
+// heard, and pings every third). Resign or Release ends the wait at once.
+// herald run and herald lock kill their command within a sixth.
+func GiveBackDelay(timeout time.Duration) time.Duration { return timeout / 3 }
 
 // Resign gives up leadership; the next candidate in line takes over.
 func (h *Handle) Resign(ctx context.Context) error { return h.release(ctx, ReasonResigned) }
@@ -368,6 +407,13 @@ func (h *Handle) Release(ctx context.Context) error { return h.release(ctx, Reas
 func (h *Handle) release(ctx context.Context, reason Reason) error {
 	if h.released.Swap(true) {
 		h.lose(reason, nil)
+		h.hurryOnce.Do(func() { close(h.hurry) }) // the owner has stopped: a give-back deletes now
+		if h.givingBack.Load() {
+			select {
+			case <-h.gaveBack:
+			case <-ctx.Done():
+			}
+		}
 		return nil
 	}
 	h.stopMonitor()

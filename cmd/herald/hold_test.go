@@ -141,6 +141,40 @@ func TestCommandKilledBeforeTheNextOwnerStarts(t *testing.T) {
 				t.Fatalf("the watchdog does not name the stray it stopped:\n%s", holder.out)
 			}
 		})
+		// The connection cut and back at once (a ZooKeeper member killed,
+		// a rolling restart): the session lives on and the holder's node
+		// could be deleted within milliseconds, while the command, told
+		// to stop, has a sixth of the session timeout to die.
+		t.Run("connection cut, "+l.name, func(t *testing.T) {
+			g := uniq(t)
+			env := pidFile(t)
+			// Two ways to the server, as to two members: the client
+			// moves to the other at once.
+			var ways []string
+			var proxies []*faultproxy.Proxy
+			for range 2 {
+				p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = p.Close() })
+				ways, proxies = append(ways, p.Addr()), append(proxies, p)
+			}
+			viaProxy := []string{"--zk", strings.Join(ways, ","), "--session-timeout", "4s", "--connect-timeout", "10s"}
+			holder := start(t, env, append(viaProxy, "lock", "--lock", g, "--", "sh", "-c", l.sh+"echo holding; wait")...)
+			holder.waitOutput(t, "holding", 20*time.Second)
+			next := start(t, env, append(zk, "lock", "--lock", g, "--", "sh", "-c", checkLeftover)...)
+			waitQueued(t, zk, g, 2, "the next owner never queued")
+			for _, p := range proxies {
+				p.Cut()
+			}
+			if code := next.wait(t, 20*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
+				t.Fatalf("the cut-off holder's command ran on beside the next owner (exit %d):\n%s\nholder:\n%s", code, next.out, holder.out)
+			}
+			if code := holder.wait(t, 20*time.Second); code != exitNotLeader {
+				t.Fatalf("the cut-off holder exited %d, want %d:\n%s", code, exitNotLeader, holder.out)
+			}
+		})
 		t.Run("connection lost, "+l.name, func(t *testing.T) {
 			g := uniq(t)
 			env := pidFile(t)

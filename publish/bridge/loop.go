@@ -122,6 +122,12 @@ func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *e
 			return h // resigned after draining
 		}
 		b.log.Warn("HA leadership lost: stopped publishing", "path", b.cfg.haPath(), "reason", h.Reason(), "err", h.Err())
+		// Publishing has stopped, so the standby may take over now: a
+		// handle lost to a suspension keeps its node until told so (or
+		// for elect.GiveBackDelay).
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = h.Resign(rctx)
+		cancel()
 		if ctx.Err() != nil {
 			break
 		}
