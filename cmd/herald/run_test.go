@@ -467,3 +467,28 @@ func TestWhoNotesAnOfficeSomeoneElseWrote(t *testing.T) {
 		t.Fatalf("who with an office someone else wrote: exit %d, want the owner not ready and a note:\n%s%s", code, out, stderr)
 	}
 }
+
+// TestInterruptedWhileConnecting: a signal while herald still connects
+// (the server does not answer) is an interruption, exit 128+N as a shell
+// reports it, not "ZooKeeper unreachable".
+func TestInterruptedWhileConnecting(t *testing.T) {
+	p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	p.Blackhole(true)
+	silent := []string{"--zk", p.Addr(), "--connect-timeout", "30s"}
+	for _, args := range [][]string{
+		{"who", "/x"},
+		{"lock", "--lock", "/x", "--", "true"},
+		{"run", "--election", "/x", "--", "true"},
+	} {
+		h := start(t, nil, append(silent, args...)...)
+		time.Sleep(700 * time.Millisecond)
+		_ = h.cmd.Process.Signal(syscall.SIGINT)
+		if code := h.wait(t, 10*time.Second); code != 130 || !strings.Contains(h.out.String(), "interrupted while connecting") || strings.Contains(h.out.String(), "unreachable") {
+			t.Errorf("%s interrupted while connecting: exit %d, want 130 saying so:\n%s", args[0], code, h.out)
+		}
+	}
+}

@@ -43,6 +43,9 @@ func (a *app) openSession(ctx context.Context, strict bool) (*elect.Session, err
 	opts = append(opts, more...)
 	s, err := elect.NewSession(ctx, servers, opts...)
 	if err != nil {
+		if ctx.Err() != nil { // a signal, not the servers: exit as a shell reports it
+			return nil, interrupted(ctx, "interrupted while connecting to ZooKeeper")
+		}
 		return nil, fmt.Errorf("connect to ZooKeeper: %w", err)
 	}
 	return s, nil
