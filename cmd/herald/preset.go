@@ -40,6 +40,12 @@ type presetSpec struct {
 	found []presetPattern
 	// groups are queue groups (Curator LeaderLatch and the like).
 	groups []string
+	// marks are persistent nodes the system makes under its root: when
+	// neither they nor its leaders exist, the system is not there (a wrong
+	// root, a wrong --zk), which who says rather than "no owner".
+	marks []string
+	// system names it in that message; root is where it was looked for.
+	system, root string
 }
 
 type presetLeader struct {
@@ -61,11 +67,13 @@ var presets = []presetDef{
 	{name: "kafka", about: "Kafka's controller (ZooKeeper mode): /controller and its epoch /controller_epoch",
 		arg: "CHROOT", expand: func(r string) presetSpec {
 			ctrl := join(r, "controller")
-			return presetSpec{leaders: []presetLeader{{ctrl, elect.SingleNode{Format: ident.Kafka, EpochPath: join(r, "controller_epoch")}}}}
+			return presetSpec{leaders: []presetLeader{{ctrl, elect.SingleNode{Format: ident.Kafka, EpochPath: join(r, "controller_epoch")}}},
+				marks: []string{join(r, "brokers"), join(r, "controller_epoch")}, system: "Kafka cluster"}
 		}},
 	{name: "hbase", about: "HBase's active master: <zookeeper.znode.parent>/master",
 		arg: "ZNODE_PARENT", def: "/hbase", expand: func(r string) presetSpec {
-			return presetSpec{leaders: []presetLeader{{join(r, "master"), elect.SingleNode{Format: ident.HBase}}}}
+			return presetSpec{leaders: []presetLeader{{join(r, "master"), elect.SingleNode{Format: ident.HBase}}},
+				marks: []string{join(r, "rs"), join(r, "meta-region-server")}, system: "HBase cluster"}
 		}},
 	{name: "hadoop-ha", about: "HDFS NameNodes (and YARN ResourceManagers with PARENT=/yarn-leader-election): <parent>/<nameservice>/ActiveStandbyElectorLock",
 		arg: "PARENT", def: "/hadoop-ha", expand: func(r string) presetSpec {
@@ -80,6 +88,7 @@ var presets = []presetDef{
 					{root: join(r, "collections"), segs: []string{"*", "leader_elect", "*", "election"}, what: "shard election"},
 				},
 				groups: []string{join(r, "overseer_elect/election")},
+				marks:  []string{join(r, "live_nodes"), join(r, "overseer_elect")}, system: "SolrCloud cluster",
 			}
 		}},
 	{name: "druid", about: "Druid's coordinator and overlord leaders (Curator LeaderLatch): <base>/coordinator/_COORDINATOR, <base>/overlord/_OVERLORD",
@@ -92,11 +101,13 @@ var presets = []presetDef{
 		}},
 	{name: "pulsar", about: "Pulsar's load manager leader: /loadbalance/leader",
 		arg: "CHROOT", expand: func(r string) presetSpec {
-			return presetSpec{leaders: []presetLeader{{join(r, "loadbalance/leader"), elect.SingleNode{Format: ident.Pulsar}}}}
+			return presetSpec{leaders: []presetLeader{{join(r, "loadbalance/leader"), elect.SingleNode{Format: ident.Pulsar}}},
+				marks: []string{join(r, "loadbalance"), join(r, "admin")}, system: "Pulsar cluster"}
 		}},
 	{name: "helix", about: "a Helix cluster's controller: /<cluster>/CONTROLLER/LEADER",
 		arg: "CLUSTER", need: true, expand: func(r string) presetSpec {
-			return presetSpec{leaders: []presetLeader{{join(r, "CONTROLLER/LEADER"), elect.SingleNode{Format: ident.Helix}}}}
+			return presetSpec{leaders: []presetLeader{{join(r, "CONTROLLER/LEADER"), elect.SingleNode{Format: ident.Helix}}},
+				marks: []string{join(r, "CONTROLLER")}, system: "Helix cluster"}
 		}},
 }
 
@@ -164,7 +175,9 @@ func expandPresets(specs []string) ([]presetDef, []presetSpec, error) {
 			return nil, nil, err
 		}
 		defs = append(defs, p)
-		out = append(out, p.expand(root))
+		sp := p.expand(root)
+		sp.root = join(root, "")
+		out = append(out, sp)
 	}
 	return defs, out, nil
 }
@@ -262,6 +275,12 @@ type presetTarget struct {
 func presetTargets(ctx context.Context, c *zk.Conn, specs []presetSpec) ([]presetTarget, error) {
 	var out []presetTarget
 	for _, sp := range specs {
+		if there, err := systemThere(ctx, c, sp); err != nil {
+			return nil, err
+		} else if !there {
+			out = append(out, presetTarget{path: sp.root, missing: sp.system})
+			continue
+		}
 		for _, l := range sp.leaders {
 			node := l.node
 			out = append(out, presetTarget{path: l.path, single: &node})
@@ -287,6 +306,37 @@ func presetTargets(ctx context.Context, c *zk.Conn, specs []presetSpec) ([]prese
 		}
 	}
 	return out, nil
+}
+
+// systemThere reports whether the system sp names lives under its root:
+// one of its marks or leader nodes exists (true too when sp has no marks).
+func systemThere(ctx context.Context, c *zk.Conn, sp presetSpec) (bool, error) {
+	if len(sp.marks) == 0 {
+		return true, nil
+	}
+	for _, l := range sp.leaders {
+		sp.marks = append(sp.marks, l.path)
+	}
+	for _, m := range sp.marks {
+		type res struct {
+			ok  bool
+			err error
+		}
+		got := make(chan res, 1)
+		go func() {
+			ok, _, err := c.Exists(m)
+			got <- res{ok, err}
+		}()
+		select {
+		case r := <-got:
+			if r.ok || r.err != nil {
+				return r.ok, r.err
+			}
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	return false, nil
 }
 
 // walk finds the paths below root that segs match ("*" any child), in

@@ -225,6 +225,13 @@ func TestWhoKafkaController(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "no owner: no leader node (last epoch 1)") {
 		t.Fatalf("after the controller left: exit %d\n%s", code, out)
 	}
+	// A root where no Kafka lives (a wrong chroot) is no "no owner".
+	for _, spec := range []string{"kafka=" + chroot + "/nonexistent", "hbase=" + chroot + "/nope", "solr=" + chroot + "/nothing", "pulsar=" + chroot + "/x"} {
+		out, stderr, code := heraldRun(t, nil, append(zkf, "who", "--preset", spec)...)
+		if code != exitFailure || strings.Contains(out, "no owner") || !strings.Contains(stderr, "found below "+chroot+"/") || !strings.Contains(stderr, "nothing the preset names was found") {
+			t.Errorf("who --preset %s, nothing there: exit %d, want %d saying nothing was found:\n%s%s", spec, code, exitFailure, out, stderr)
+		}
+	}
 	// A queue's parent is read as before.
 	g := uniq(t)
 	campaign(t, zkSession(t), g, "alpha")
