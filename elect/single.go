@@ -89,6 +89,14 @@ type SingleView struct {
 	// Children is how many children the leader node has (a leader node
 	// has none; a node that has some is a group, not a leader).
 	Children int32
+	// NotLeaderNode, when set, says why the node at Path, which exists, is not
+	// taken for a leader's (Owner is then nil): a persistent node (no
+	// session holds it) whose data does not decode in a known format, or
+	// that has children. Systems write their leader node EPHEMERAL; the
+	// one persistent leader herald knows, Kafka's /controller during a
+	// ZooKeeper-to-KRaft migration, decodes and has no children. So a
+	// node made by hand, or a group, is never published as a leader.
+	NotLeaderNode string
 	// consistent: the parent did not change while the node was read, so
 	// Cversion accounts exactly for the node's state.
 	consistent bool
@@ -139,9 +147,10 @@ type singleReader struct {
 	parent string
 	sn     SingleNode
 	recipe Recipe
-	// last is the last owner read, kept so that its data is decoded (and
-	// a fallback reported) once per owner.
-	last *SingleView
+	// last is the last node read, and lastOwner its creator, kept so that
+	// its data is decoded (and a fallback reported) once per owner.
+	last      *SingleView
+	lastOwner Participant
 }
 
 // readAttempts bounds how often a read is repeated because the parent
@@ -290,34 +299,58 @@ func (r *singleReader) node(ctx context.Context, watch bool) ([]byte, *zk.Stat, 
 }
 
 // fill makes the node's creator the owner of sv, its identity decoded
-// from data once per owner.
+// from data once per owner, unless the node is not a leader's (NotLeaderNode;
+// looked at with every read, as children may come and go).
 func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 	sv.Children = st.NumChildren
 	sv.dataZxid, sv.nodeCzxid, sv.dataVersion = st.Mzxid, st.Czxid, st.Version
 	sv.Since = time.UnixMilli(st.Mtime).UTC()
-	if l := r.last; l != nil && l.Owner != nil && l.dataZxid == st.Mzxid && l.nodeCzxid == st.Czxid {
-		o := *l.Owner
-		sv.Owner, sv.Identity, sv.DecodeErr = &o, l.Identity, l.DecodeErr
-		return
-	}
-	id, err := ident.Decode(r.sn.Format, r.path, data)
-	sv.Identity, sv.DecodeErr = id, err
-	if err != nil && r.sn.OnFallback != nil {
-		r.sn.OnFallback(r.path, err)
-	}
-	// The term is the zxid of the write that made this owner: the czxid
-	// of a node written once.
-	term := st.Mzxid
-	p := Participant{ID: id.ID, Node: path.Base(r.path) + "@" + strconv.FormatInt(term, 10), Session: st.EphemeralOwner, Czxid: term}
-	if p.ID == "" {
-		p.ID = p.SessionHex()
+	var p Participant
+	if l := r.last; l != nil && l.dataZxid == st.Mzxid && l.nodeCzxid == st.Czxid {
+		p, sv.Identity, sv.DecodeErr = r.lastOwner, l.Identity, l.DecodeErr
+	} else {
+		id, err := ident.Decode(r.sn.Format, r.path, data)
+		sv.Identity, sv.DecodeErr = id, err
+		if err != nil && r.sn.OnFallback != nil {
+			r.sn.OnFallback(r.path, err)
+		}
+		// The term is the zxid of the write that made this owner: the
+		// czxid of a node written once.
+		term := st.Mzxid
+		p = Participant{ID: id.ID, Node: path.Base(r.path) + "@" + strconv.FormatInt(term, 10), Session: st.EphemeralOwner, Czxid: term}
 		if p.ID == "" {
-			p.ID = path.Base(r.path)
+			p.ID = p.SessionHex()
+			if p.ID == "" {
+				p.ID = path.Base(r.path)
+			}
 		}
 	}
 	sv.Owner = &p
+	if why := notLeader(r.sn.Format, r.path, st, sv.Identity, sv.DecodeErr); why != "" {
+		sv.Owner, sv.NotLeaderNode = nil, why
+	}
 	keep := *sv
-	r.last = &keep
+	r.last, r.lastOwner = &keep, p
+}
+
+// notLeader says why a node is not a leader's ("" when it may be one):
+// see SingleView.NotLeaderNode.
+func notLeader(f ident.Format, p string, st *zk.Stat, id ident.Identity, decodeErr error) string {
+	if st.EphemeralOwner != 0 {
+		return ""
+	}
+	if f == "" || f == ident.Auto {
+		f = ident.ForPath(p)
+	}
+	switch {
+	case st.NumChildren > 0:
+		return fmt.Sprintf("persistent and with %d children: a group, not a leader node", st.NumChildren)
+	case f == ident.Generic:
+		return "persistent (no session holds it) and of no known system's format: not a leader node"
+	case decodeErr != nil || id.Fallback:
+		return fmt.Sprintf("persistent (no session holds it) and its data is not %s's: made by hand, not by a leader", f)
+	}
+	return ""
 }
 
 // ObserveSingle streams the changes of a single-node leader at p, with the

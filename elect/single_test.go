@@ -489,6 +489,60 @@ func TestSingleRewrittenNodeAndRecipe(t *testing.T) {
 	}
 }
 
+// TestSingleHandMadeNodeIsNoLeader: a persistent node at a leader's path
+// whose data is not its system's (made by hand), or that has children (a
+// group), is no leader: observed with no owner, ReadSingle says why, and
+// a real leader's ephemeral node is believed again.
+func TestSingleHandMadeNodeIsNoLeader(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, w := session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, w.Conn(), root+"/hbase")
+	master := root + "/hbase/master"
+	if _, err := w.Conn().Create(master, []byte("garbage"), 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 10*time.Second)
+	sv, err := elect.ReadSingle(ctx, obs, master, elect.SingleNode{Format: ident.HBase})
+	if err != nil || sv.Owner != nil || !strings.Contains(sv.NotLeaderNode, "made by hand") {
+		t.Fatalf("hand-made master: owner %+v, why %q, err %v; want no owner, saying why", sv.Owner, sv.NotLeaderNode, err)
+	}
+	o := observeSingle(t, obs, master, elect.SingleNode{Format: ident.HBase})
+	expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error {
+		if c.Owner != nil {
+			return fmt.Errorf("owner %+v for a node made by hand", c.Owner)
+		}
+		return nil
+	})
+	// Gone, and made by a master (ephemeral): believed, whatever its data.
+	if err := w.Conn().Delete(master, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Conn().Create(master, []byte("garbage"), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, o.Observer, elect.OwnerChanged, func(c elect.Change) error {
+		if c.Owner == nil || c.Owner.Session != w.ID() {
+			return fmt.Errorf("owner %+v, want the ephemeral node's session", c.Owner)
+		}
+		return nil
+	})
+
+	// A Kafka controller node, decodable but with children: a group.
+	ctrl := root + "/kafka/controller"
+	mkdirs(t, w.Conn(), ctrl)
+	if _, err := w.Conn().Set(ctrl, []byte(`{"version":1,"brokerid":7,"timestamp":"1"}`), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Conn().Create(ctrl+"/child", nil, 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	sv, err = elect.ReadSingle(ctx, obs, ctrl, elect.SingleNode{Format: ident.Kafka})
+	if err != nil || sv.Owner != nil || !strings.Contains(sv.NotLeaderNode, "children") {
+		t.Fatalf("controller with children: owner %+v, why %q, err %v; want no owner, saying why", sv.Owner, sv.NotLeaderNode, err)
+	}
+}
+
 func TestSingleRejectsBadInput(t *testing.T) {
 	s := session(t, sharedAddrs(t))
 	ctx := ctxT(t, 5*time.Second)

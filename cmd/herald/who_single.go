@@ -84,6 +84,8 @@ func (a *app) whoSingleZK(ctx context.Context, s *elect.Session, group string, s
 	}
 	known := sn != nil || ident.ForPath(group) != ident.Generic
 	switch {
+	case sv.NotLeaderNode != "":
+		return whoReport{}, false, nil // read as a group, which it is or holds
 	case sv.Owner != nil && sv.Owner.Session != 0:
 	case sv.Owner != nil && known && sv.Children == 0 && !sv.Identity.Fallback:
 	case sv.Owner == nil && known:
