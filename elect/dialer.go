@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -34,7 +35,7 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 			return nil, err
 		}
 		s.certSent.Store(sent)
-		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: address}, nil
+		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: address, answerBy: time.Now().Add(max(timeout, answerWait))}, nil
 	}
 }
 
@@ -135,14 +136,36 @@ func refusedCert(err error) bool {
 // has checked the client's certificate: a refusal arrives as an alert on
 // this first read instead. It is reported as the handshake's would be,
 // not left to look like a server that never answered.
+//
+// It also bounds the wait for that response (answerBy): the client waits
+// ten times its receive timeout for it, over a minute with a 10s session,
+// and a member that accepts connections but does not answer (frozen,
+// stalled, cut off behind a proxy) would hold it there while the members
+// that answer go untried and the caller's connect timeout runs out.
 type sniffConn struct {
 	net.Conn
-	r       *bufio.Reader
-	s       *Session
-	address string
-	once    sync.Once
-	buf     []byte
-	done    bool
+	r        *bufio.Reader
+	s        *Session
+	address  string
+	once     sync.Once
+	buf      []byte
+	done     bool
+	answered atomic.Bool // done, for SetReadDeadline
+	answerBy time.Time
+}
+
+// answerWait is how long a server has to answer the connect request
+// before the client tries the next: a live server answers within
+// milliseconds, a loaded one within a second or two.
+const answerWait = 2 * time.Second
+
+// SetReadDeadline keeps a deadline no later than answerBy until the
+// connect response has come.
+func (c *sniffConn) SetReadDeadline(t time.Time) error {
+	if !c.answered.Load() && !c.answerBy.IsZero() && (t.IsZero() || t.After(c.answerBy)) {
+		t = c.answerBy
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 func (c *sniffConn) Read(p []byte) (int, error) {
@@ -155,6 +178,7 @@ func (c *sniffConn) Read(p []byte) (int, error) {
 		c.buf = append(c.buf, p[:min(n, need)]...)
 		if len(c.buf) >= 12 {
 			c.done = true
+			c.answered.Store(true)
 			if to := int32(binary.BigEndian.Uint32(c.buf[8:12])); to > 0 {
 				c.s.granted.Store(int64(to))
 			}

@@ -475,3 +475,22 @@ func TestSuspendedOwnerKeepsItsNodeUntilItStops(t *testing.T) {
 		_ = h.Release(ctx)
 	}
 }
+
+// TestSilentMemberIsPassedOver: a member that accepts connections but
+// never answers (frozen, stalled) does not keep a session from the members
+// that answer: each new session is up within its connect timeout, whichever
+// server the client tries first.
+func TestSilentMemberIsPassedOver(t *testing.T) {
+	addrs := sharedAddrs(t)
+	silent := proxyTo(t, addrs[0])
+	silent.Blackhole(true)
+	for i := range 6 {
+		ctx := ctxT(t, 20*time.Second)
+		start := time.Now()
+		s, err := elect.NewSession(ctx, []string{silent.Addr(), addrs[0]}, elect.WithConnectTimeout(5*time.Second), elect.WithSessionTimeout(10*time.Second))
+		if err != nil {
+			t.Fatalf("session %d with one silent member: %v (after %v)", i, err, time.Since(start))
+		}
+		_ = s.Close()
+	}
+}
