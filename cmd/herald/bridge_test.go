@@ -422,12 +422,20 @@ func TestBridgeSecretFromFile(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	twoLines, blanks := filepath.Join(dir, "two-lines"), filepath.Join(dir, "blanks")
+	if os.WriteFile(twoLines, []byte("s3cret\nother\n"), 0o600) != nil || os.WriteFile(blanks, []byte("s3cret \n"), 0o600) != nil {
+		t.Fatal("write the secret files")
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--nats-password-file", filepath.Join(dir, "missing")}, "--nats-password-file"},
 		{[]string{"--nats-password-file", empty}, "is empty"},
+		{[]string{"--nats-password-file", twoLines}, "more than one line"},
+		{[]string{"--nats-password-file", blanks}, "blanks before or after"},
+		{[]string{"--zk-auth-file", twoLines}, "more than one line"},
+		{[]string{"--zk-auth-file", blanks}, "blanks before or after"},
 		{[]string{"--nats-password", "x", "--nats-password-file", pw}, "both given"},
 		{[]string{"--kafka-password-file", filepath.Join(dir, "missing")}, "--kafka-password-file"},
 	} {

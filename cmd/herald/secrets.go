@@ -33,15 +33,35 @@ func readSecretFiles(secrets []*secretFlag) error {
 		if *s.value != "" {
 			return usageErr("--%s and --%s-file both given: give one", s.name, s.name)
 		}
-		b, err := os.ReadFile(s.file)
+		v, err := secretFromFile("--"+s.name+"-file", s.file)
 		if err != nil {
-			return usageErr("--%s-file: %v", s.name, err)
-		}
-		v := strings.TrimRight(string(b), "\r\n")
-		if v == "" {
-			return usageErr("--%s-file %s is empty", s.name, s.file)
+			return err
 		}
 		*s.value, s.file = v, "" // read once: a second call finds the value set
 	}
 	return nil
+}
+
+// secretFromFile reads a secret from file: its content without the
+// trailing line break. A file that cannot be read, is empty, holds more
+// than one line or has blanks around the secret is a usage error rather
+// than a secret sent as it is: a second line or a trailing space would log
+// in as another identity, which ZooKeeper's digest scheme does not refuse
+// (the nodes then refuse it, far from the cause). A secret that does begin
+// or end with a blank is given through the environment instead.
+func secretFromFile(flag, file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", usageErr("%s: %v", flag, err)
+	}
+	v := strings.TrimRight(string(b), "\r\n")
+	switch {
+	case v == "":
+		return "", usageErr("%s %s is empty", flag, file)
+	case strings.ContainsAny(v, "\r\n"):
+		return "", usageErr("%s %s holds more than one line: give the secret alone, on one line", flag, file)
+	case strings.TrimSpace(v) != v:
+		return "", usageErr("%s %s has blanks before or after the secret, which would be sent as part of it: remove them (a secret that has them goes in the environment variable instead)", flag, file)
+	}
+	return v, nil
 }

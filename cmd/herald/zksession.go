@@ -65,12 +65,9 @@ func groupArg(flag, p string) error {
 func (a *app) zkAuth() (string, error) {
 	v := os.Getenv("HERALD_ZK_AUTH")
 	if a.zkAuthFile != "" {
-		b, err := os.ReadFile(a.zkAuthFile)
-		if err != nil {
-			return "", usageErr("--zk-auth-file: %v", err)
-		}
-		if v = strings.TrimRight(string(b), "\r\n"); v == "" {
-			return "", usageErr("--zk-auth-file %s is empty: it holds user:password", a.zkAuthFile)
+		var err error
+		if v, err = secretFromFile("--zk-auth-file", a.zkAuthFile); err != nil {
+			return "", err
 		}
 	}
 	if v == "" {
