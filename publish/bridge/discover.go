@@ -20,12 +20,14 @@ import (
 // root is segs ["*"] (every child a group). A level below a "*" is
 // discovered by a discoverer of its own, started as its child appears and
 // stopped as it goes. A missing root is waited for with an exists watch;
-// while a --discover root is missing the bridge is not ready (rootMissing).
+// while a root given is missing the bridge is not ready (rootMissing).
 func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, segs []string, gs *groupSet) {
-	top := len(segs) == 1 && segs[0] == "*" && slices.Contains(b.cfg.Discover, root)
 	// The first listing of a root in a session tells which of its groups
-	// went while the bridge had no session (forgetGone).
-	first := slices.ContainsFunc(b.discoverRoots(), func(p Pattern) bool { return p.Root == root })
+	// went while the bridge had no session (forgetGone). A root given
+	// (--discover, or a pattern such as a --preset's /hadoop-ha) that is
+	// missing makes the bridge not ready; a level below it may come and go.
+	first := slices.ContainsFunc(b.discoverRoots(), func(p Pattern) bool { return p.Root == root && slices.Equal(p.Segs, segs) })
+	top := first
 	for len(segs) > 0 && segs[0] != "*" { // fixed names lead straight on
 		root, segs = root+"/"+segs[0], segs[1:]
 	}

@@ -116,3 +116,22 @@ func TestDiscoverSkipsEphemeralChildren(t *testing.T) {
 		return st.Groups[now] == bridge.GroupLive && len(st.Groups) == 2
 	})
 }
+
+// TestPatternRootMissingIsNotReady: a pattern's root (a --preset's, such
+// as /hadoop-ha) that does not exist keeps the bridge not ready, as a
+// --discover root does; once a group below it appears, it is ready.
+func TestPatternRootMissingIsNotReady(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	r := start(t, bridge.Config{Servers: addrs, Patterns: []bridge.Pattern{{Root: root, Segs: []string{"*", "leader"}}},
+		Sinks: []publish.Sink{jsSink(t, url)}, Recipes: elect.RecipeRules{root + "/*/leader": elect.RecipeElection}})
+	missing := "discover root " + root + " does not exist"
+	waitStatus(t, r.Bridge, 15*time.Second, "the missing pattern root named", func(st bridge.Status) bool {
+		return strings.Contains(strings.Join(st.NotReady(), "; "), missing)
+	})
+	g := root + "/ns1/leader"
+	leads(t, candidate(t, session(t, addrs), g, "x")) // creates the root too
+	waitStatus(t, r.Bridge, 15*time.Second, "ready once a group below the root exists", func(st bridge.Status) bool {
+		return len(st.NotReady()) == 0 && st.Groups[g] == bridge.GroupLive
+	})
+}
