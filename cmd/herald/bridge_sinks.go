@@ -108,7 +108,7 @@ func (f *bridgeFlags) embeddedNATS(ctx context.Context, a *app, out io.Writer) (
 	srv, err := natsserver.Run(sctx, natsserver.Config{Host: host, Port: port, StoreDir: dir})
 	if err != nil {
 		cancel()
-		return "", nil, fmt.Errorf("start the embedded NATS server on %s: %w (is the port taken? give --nats-listen or --nats URL)", f.natsListen, err)
+		return "", nil, fmt.Errorf("start the embedded NATS server on %s: %w; give another --nats-listen, or --nats URL to use a NATS server already running", f.natsListen, err)
 	}
 	url := srv.ClientURL()
 	a.log.Info("embedded NATS server with JetStream", "url", url, "store", dir)

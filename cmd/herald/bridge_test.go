@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -443,5 +444,24 @@ func TestBridgeSecretFromFile(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "s3cret") {
 			t.Errorf("bridge %v: exit %d, want 2 saying %q (and no secret): %s", tc.args, code, tc.want, stderr)
 		}
+	}
+}
+
+// TestBridgeEmbeddedNATSPortTaken: a port already in use (another bridge's
+// embedded NATS) fails the bridge at once, saying so, instead of after the
+// server's readiness wait.
+func TestBridgeEmbeddedNATSPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	began := time.Now()
+	_, stderr, code := heraldRun(t, nil, append(zkFlags(t), "bridge", "--watch", uniq(t), "--nats-listen", ln.Addr().String(), "--nats-store", t.TempDir())...)
+	if code == 0 || !strings.Contains(stderr, "cannot listen on "+ln.Addr().String()) || strings.Count(stderr, "--nats-listen") != 1 {
+		t.Fatalf("bridge on a taken NATS port: exit %d, want a failure naming the port once:\n%s", code, stderr)
+	}
+	if d := time.Since(began); d > 8*time.Second {
+		t.Errorf("the bridge took %v to say the port was taken", d)
 	}
 }

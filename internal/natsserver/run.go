@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -100,6 +101,16 @@ func Run(ctx context.Context, c Config) (*server.Server, error) {
 
 // start creates and starts a server from opts and waits until it is ready.
 func start(opts *server.Options, log bool) (*server.Server, error) {
+	if opts.Port != server.RANDOM_PORT {
+		// A taken port is known at once; the server would only say so
+		// in its log and leave us waiting ReadyTimeout.
+		addr := net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("%w: cannot listen on %s: %w (another bridge, or another NATS server, uses it)", ErrNotReady, addr, err)
+		}
+		_ = ln.Close()
+	}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("natsserver: create server on %s:%d: %w", opts.Host, opts.Port, err)
@@ -110,7 +121,7 @@ func start(opts *server.Options, log bool) (*server.Server, error) {
 	s.Start()
 	if !s.ReadyForConnections(ReadyTimeout) {
 		s.Shutdown()
-		return nil, fmt.Errorf("%w: not accepting connections on %s:%d after %s (is the port taken? is %s writable?)",
+		return nil, fmt.Errorf("%w: not accepting connections on %s:%d after %s (is %s writable?)",
 			ErrNotReady, opts.Host, opts.Port, ReadyTimeout, opts.StoreDir)
 	}
 	return s, nil
