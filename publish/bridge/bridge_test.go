@@ -361,7 +361,9 @@ func TestSingleNodeLeaders(t *testing.T) {
 	addrs, url := zkAddrs(t), natsURL(t)
 	s := session(t, addrs)
 	k, h := groupPath(t), groupPath(t)
-	for _, p := range []string{path.Dir(k), k, h} {
+	// Every pattern's root exists (a missing one keeps the bridge not
+	// ready: TestPatternRootMissingIsNotReady); nothing is below them yet.
+	for _, p := range []string{path.Dir(k), k, h, k + "/collections"} {
 		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			t.Fatal(err)
 		}
@@ -426,7 +428,7 @@ func TestSingleNodeLeaders(t *testing.T) {
 	})
 	// A Solr collection and shard appear, two levels down: its leader is
 	// found and observed; the collection deleted, it is dropped.
-	for _, p := range []string{"/collections", "/collections/c1", "/collections/c1/leaders", "/collections/c1/leaders/shard1"} {
+	for _, p := range []string{"/collections/c1", "/collections/c1/leaders", "/collections/c1/leaders/shard1"} {
 		if _, err := s.Conn().Create(k+p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
