@@ -16,23 +16,29 @@ import (
 
 // health is what an operator asks of a group in an incident, read from
 // the events a bridge published: how often the owner changed in the last
-// hour (a flapping leadership), and, with no owner, since when.
+// hour (a flapping leadership), and, with no owner, since when. A snapshot
+// that re-states the owner known before is no change; one that names
+// another owner is (the change was seen only by a read afresh, as after a
+// reconnect or READ given back).
 func health(events []publish.Event, now time.Time) (changes int, ownerless *time.Time) {
 	seen := map[string]bool{}
 	var lastLoss, lastGain time.Time
+	lastOwner := ""
 	for _, e := range events {
 		if seen[e.ID] {
 			continue
 		}
 		seen[e.ID] = true
 		switch {
-		case e.Type.Gains() && !e.Snapshot:
-			if now.Sub(e.Time) <= time.Hour {
+		case e.Type.Gains():
+			node := ""
+			if e.Owner != nil {
+				node = e.Owner.Node
+			}
+			if (!e.Snapshot || lastOwner != "" && node != lastOwner) && now.Sub(e.Time) <= time.Hour {
 				changes++
 			}
-			lastGain = e.Time
-		case e.Type.Gains():
-			lastGain = e.Time
+			lastGain, lastOwner = e.Time, node
 		case e.Type.Loses() && e.Owner == nil:
 			lastLoss = e.Time
 		}

@@ -9,7 +9,8 @@ import (
 )
 
 // health counts the owner changes of the last hour (each event id once,
-// snapshots not counted) and, with no owner, says since when.
+// snapshots only when they name another owner) and, with no owner, says
+// since when.
 func TestHealthFromEvents(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	p := func(n string) *publish.Participant { return &publish.Participant{ID: n, Node: n} }
@@ -32,6 +33,12 @@ func TestHealthFromEvents(t *testing.T) {
 	events = append(events, ev("6", publish.LeaderElected, p("d"), 5*time.Minute, false))
 	if n, since := health(events, now); n != 3 || since != nil {
 		t.Fatalf("health after d took over = %d, %v; want 3 changes and an owner", n, since)
+	}
+	// A change seen only by a read afresh (a snapshot naming another
+	// owner) counts; the same owner re-stated does not.
+	events = append(events, ev("7", publish.LeaderElected, p("e"), 3*time.Minute, true), ev("8", publish.LeaderElected, p("e"), 2*time.Minute, true))
+	if n, _ := health(events, now); n != 4 {
+		t.Fatalf("health after a snapshot named e = %d; want 4 changes", n)
 	}
 }
 
