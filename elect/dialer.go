@@ -3,6 +3,7 @@ package elect
 import (
 	"bufio"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -75,7 +76,7 @@ func handshake(c net.Conn, address string, timeout time.Duration, cfg *tls.Confi
 		case errors.As(err, &rh):
 			return nil, fmt.Errorf("%w: %s did not answer in TLS; is this its secureClientPort? (%v)", ErrTLS, address, err)
 		case errors.As(err, &cv):
-			return nil, fmt.Errorf("%w: %s: %v; give the CA that signed the server's certificate (--zk-ca)", ErrTLS, address, err)
+			return nil, fmt.Errorf("%w: %s: %v; %s", ErrTLS, address, err, serverCertAdvice(cv.Err))
 		}
 		if errors.Is(err, io.EOF) {
 			// A plain port closes on a ClientHello; so does a server going
@@ -117,16 +118,40 @@ func presenting(cfg *tls.Config, sent *bool) *tls.Config {
 }
 
 func certRefused(address string, err error) error {
-	return fmt.Errorf("%w: %s refused the client certificate (%v); give one a CA it trusts signed (--zk-cert, --zk-key)", ErrTLS, address, err)
+	return fmt.Errorf("%w: %s refused the client certificate (%v); give one that a CA it trusts signed, that is valid now and is meant for client authentication (--zk-cert, --zk-key)", ErrTLS, address, err)
 }
 
-// refusedCert tells whether the server ended the handshake with a
-// bad_certificate or certificate_required alert. crypto/tls keeps the
-// type of received alerts private, so their text is what it offers.
+// serverCertAdvice says what to do about a server certificate that did not
+// verify: an expired one is the server's to renew (or the clock is off),
+// a wrong name is in --zk or the certificate, an unknown authority is
+// --zk-ca's.
+func serverCertAdvice(err error) string {
+	var inv x509.CertificateInvalidError
+	var host x509.HostnameError
+	switch {
+	case errors.As(err, &inv) && inv.Reason == x509.Expired:
+		return "the server's certificate is not valid now: renew it on the server, or check this host's clock"
+	case errors.As(err, &host):
+		return "the server's certificate does not name the address given: give --zk the name it carries, or a certificate that names the address"
+	}
+	return "give the CA that signed the server's certificate (--zk-ca)"
+}
+
+// refusedCert tells whether the server ended the handshake with an alert
+// refusing the client's certificate: bad, unsupported, revoked, expired or
+// unknown (Java's answer to an expired one, or one not meant for client
+// authentication), signed by an authority it does not know, or missing.
+// crypto/tls keeps the type of received alerts private, so their text is
+// what it offers.
 func refusedCert(err error) bool {
 	m := err.Error()
-	return strings.Contains(m, "remote error: tls: bad certificate") ||
-		strings.Contains(m, "remote error: tls: certificate required")
+	for _, alert := range []string{"bad certificate", "unsupported certificate", "revoked certificate", "expired certificate",
+		"unknown certificate", "unknown certificate authority", "certificate required"} {
+		if strings.Contains(m, "remote error: tls: "+alert) {
+			return true
+		}
+	}
+	return false
 }
 
 // sniffConn reads the first 12 bytes the server sends: the frame length,

@@ -264,3 +264,30 @@ func caPool(t *testing.T, file string) *x509.CertPool {
 type quietZK struct{}
 
 func (quietZK) Printf(string, ...any) {}
+
+// TestExpiredClientCertificateFailsAtOnce: ZooKeeper answers an expired
+// client certificate with its own alert (certificate_unknown, not
+// bad_certificate); under TLS 1.2 and 1.3 alike that is a refusal of the
+// certificate, said at once and naming the flags, not a server that never
+// answered. (herald's CLI refuses such a certificate before dialing.)
+func TestExpiredClientCertificateFailsAtOnce(t *testing.T) {
+	for _, proto := range []string{"", "TLSv1.3"} {
+		f := zktest.NewTLSFiles(t)
+		zk := zktest.ForTest(t, zkserver.Config{TLSKeyStore: f.KeyStore, TLSTrustStore: f.CA, TLSProtocol: proto})
+		cert, err := tls.LoadX509KeyPair(f.ExpiredClientCert, f.ExpiredClientKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		began := time.Now()
+		_, err = elect.NewSession(ctx, zk.SecureAddrs(), elect.WithTLS(&tls.Config{RootCAs: caPool(t, f.CA), Certificates: []tls.Certificate{cert}}),
+			elect.WithConnectTimeout(10*time.Second))
+		cancel()
+		if err == nil || !errors.Is(err, elect.ErrTLS) || !strings.Contains(err.Error(), "refused the client certificate") {
+			t.Fatalf("%s: an expired client certificate: %v; want ErrTLS saying it was refused", proto, err)
+		}
+		if d := time.Since(began); d > 5*time.Second {
+			t.Errorf("%s: the refusal took %v; a certificate error is not worth retrying", proto, d)
+		}
+	}
+}

@@ -95,7 +95,7 @@ func (a *app) zkTLSConfig() (*tls.Config, error) {
 	}
 	switch {
 	case a.zkCert != "" && a.zkKey != "":
-		c, err := tls.LoadX509KeyPair(a.zkCert, a.zkKey)
+		c, err := pemtls.ClientCert(a.zkCert, a.zkKey)
 		if err != nil {
 			return nil, usageErr("--zk-cert/--zk-key: %v", err)
 		}

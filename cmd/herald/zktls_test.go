@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/internal/testtls"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
@@ -102,5 +103,17 @@ func TestZKTLSAndACL(t *testing.T) {
 		if _, stderr, code := heraldRun(t, nil, args...); code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("herald %v: exit %d, want an error naming %q: %s", c.args, code, c.want, stderr)
 		}
+	}
+}
+
+// An expired --zk-cert is refused before any dial, saying when it expired.
+func TestZKCertExpiredIsAUsageError(t *testing.T) {
+	f, err := testtls.Generate(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := heraldRun(t, nil, "--zk", "127.0.0.1:1", "--zk-ca", f.CA, "--zk-cert", f.ExpiredClientCert, "--zk-key", f.ExpiredClientKey, "who", "/x")
+	if code != exitUsage || !strings.Contains(stderr, "expired at") || !strings.Contains(stderr, "--zk-cert") {
+		t.Fatalf("who with an expired --zk-cert: exit %d, want %d saying it expired:\n%s", code, exitUsage, stderr)
 	}
 }

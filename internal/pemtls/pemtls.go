@@ -6,8 +6,11 @@ package pemtls
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"time"
 )
 
 // RootCAs reads the CA certificates in a PEM file.
@@ -36,11 +39,39 @@ func ClientConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		cert, err := ClientCert(certFile, keyFile)
 		if err != nil {
 			return nil, fmt.Errorf("TLS client certificate %s / key %s: %w", certFile, keyFile, err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
+}
+
+// ClientCert loads a client certificate and its key, and refuses one that
+// a server would refuse anyway, saying why here rather than leaving the
+// server's terse alert (or, under TLS 1.3, a connection that only goes
+// quiet) to explain it: one that is not valid now, or that its extended
+// key usage does not allow for client authentication.
+func ClientCert(certFile, keyFile string) (tls.Certificate, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return cert, err
+	}
+	leaf := cert.Leaf
+	if leaf == nil {
+		if leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
+			return cert, err
+		}
+	}
+	now := time.Now()
+	switch {
+	case now.After(leaf.NotAfter):
+		return cert, fmt.Errorf("the certificate expired at %s: renew it", leaf.NotAfter.UTC().Format(time.RFC3339))
+	case now.Before(leaf.NotBefore):
+		return cert, fmt.Errorf("the certificate is valid only from %s: check this host's clock", leaf.NotBefore.UTC().Format(time.RFC3339))
+	case len(leaf.ExtKeyUsage) > 0 && !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) && !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageAny):
+		return cert, errors.New("the certificate is not meant for client authentication (its extended key usage lacks clientAuth): give a client certificate")
+	}
+	return cert, nil
 }

@@ -24,6 +24,9 @@ import (
 type Files struct {
 	CA, ServerCert, ServerKey, ClientCert, ClientKey string
 	OtherClientCert, OtherClientKey                  string
+	// ExpiredClientCert is a client certificate the CA signed that
+	// expired an hour ago.
+	ExpiredClientCert, ExpiredClientKey string
 }
 
 // Generate writes a fresh self-signed CA and certificates into dir. They
@@ -38,6 +41,9 @@ func Generate(dir string) (Files, error) {
 
 		OtherClientCert: filepath.Join(dir, "other-client-cert.pem"),
 		OtherClientKey:  filepath.Join(dir, "other-client-key.pem"),
+
+		ExpiredClientCert: filepath.Join(dir, "expired-client-cert.pem"),
+		ExpiredClientKey:  filepath.Join(dir, "expired-client-key.pem"),
 	}
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -47,7 +53,7 @@ func Generate(dir string) (Files, error) {
 	caTmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "herald test CA"},
-		NotBefore:             now.Add(-time.Hour),
+		NotBefore:             now.Add(-3 * time.Hour),
 		NotAfter:              now.Add(24 * time.Hour),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
@@ -64,6 +70,7 @@ func Generate(dir string) (Files, error) {
 	if err := writePEM(f.CA, "CERTIFICATE", caDER); err != nil {
 		return f, err
 	}
+	notAfter := now.Add(24 * time.Hour)
 	leaf := func(serial int64, name string, usage x509.ExtKeyUsage, certFile, keyFile string) error {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
@@ -72,8 +79,8 @@ func Generate(dir string) (Files, error) {
 		tmpl := &x509.Certificate{
 			SerialNumber: big.NewInt(serial),
 			Subject:      pkix.Name{CommonName: name},
-			NotBefore:    now.Add(-time.Hour),
-			NotAfter:     now.Add(24 * time.Hour),
+			NotBefore:    now.Add(-2 * time.Hour),
+			NotAfter:     notAfter,
 			KeyUsage:     x509.KeyUsageDigitalSignature,
 			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
 			DNSNames:     []string{"localhost"},
@@ -99,6 +106,10 @@ func Generate(dir string) (Files, error) {
 		return f, err
 	}
 	if err := leaf(4, "herald other client", x509.ExtKeyUsageClientAuth, f.OtherClientCert, f.OtherClientKey); err != nil {
+		return f, err
+	}
+	notAfter = now.Add(-time.Hour)
+	if err := leaf(5, "herald expired client", x509.ExtKeyUsageClientAuth, f.ExpiredClientCert, f.ExpiredClientKey); err != nil {
 		return f, err
 	}
 	return f, nil
