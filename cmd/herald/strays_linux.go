@@ -145,13 +145,14 @@ func becomeSubreaper() error {
 }
 
 // reapStrays collects the exit status of this process's children that
-// have exited and are not in process group pgid (the command and the
-// watchdog are, and are waited for by their own exec.Cmd): orphans handed
-// to a subreaper are its to reap, or they stay zombies while it runs.
+// have exited and are not in process group pgid, nor the command itself
+// (whose pid is pgid; it may have left its group): the command and the
+// watchdog are waited for by their own exec.Cmd. Orphans handed to a
+// subreaper are its to reap, or they stay zombies while it runs.
 func reapStrays(pgid int) {
 	self := os.Getpid()
 	for _, p := range readProcs() {
-		if p.ppid == self && p.zombie && p.pgid != pgid {
+		if p.ppid == self && p.zombie && p.pgid != pgid && p.pid != pgid {
 			var ws syscall.WaitStatus
 			_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
 		}
