@@ -32,6 +32,8 @@ var (
 			return t.UTC().Format("2006-01-02 15:04:05")
 		},
 		"dur": shortDuration,
+		// class makes a state a CSS class name ("no owner": "no-owner").
+		"class": func(s string) string { return strings.ReplaceAll(s, " ", "-") },
 	}).Parse(pageHTML))
 )
 

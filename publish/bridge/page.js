@@ -51,7 +51,11 @@
     const st = el("td", { "data-k": "state" }, el("span", { class: "state state-" + r.state.replace(" ", "-"), title: r.why || null }, r.state));
     if (r.why) st.append(" ", el("small", {}, r.why));
     tr.append(st);
-    tr.append(el("td", { "data-k": "ownerless", class: "num" }, dur(r.ownerless)));
+    // The time without an owner goes on growing between updates: the
+    // ticker below counts from when the bridge's figure arrived (the
+    // browser's clock may differ from the bridge's; elapsed time does not).
+    tr.append(el("td", { "data-k": "ownerless", class: "num", "data-ns": r.ownerless > 0 ? String(r.ownerless) : null,
+      "data-at": r.ownerless > 0 ? String(Date.now()) : null }, dur(r.ownerless)));
     tr.append(el("td", { "data-k": "changes", class: "num" }, String(r.changes_last_hour || 0)));
     return tr;
   }
@@ -59,6 +63,13 @@
   const table = document.getElementById("groups");
   if (table) {
     const body = table.tBodies[0];
+    const loaded = String(Date.now());
+    for (const td of body.querySelectorAll("td[data-ns]")) td.dataset.at = loaded;
+    setInterval(() => {
+      for (const td of body.querySelectorAll("td[data-ns]")) {
+        td.textContent = dur(Number(td.dataset.ns) + (Date.now() - Number(td.dataset.at)) * 1e6);
+      }
+    }, 1000);
     const q = document.getElementById("q");
     const limit = Number(me.dataset.limit || 500);
     const shown = (g) => !q || g.includes(q.value);

@@ -117,6 +117,27 @@ func TestLivePage(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "jobs ownerless on the page", func() bool { return strings.TrimSpace(ownerOf(jobs)) == "—" })
 
+	// How long a group has been without an owner goes on counting on the
+	// open page, with no event to update it.
+	ownerless := func(g string) string {
+		var s string
+		_ = chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`(document.querySelector('tr[data-group=%q] td[data-k=ownerless]')||{}).textContent||""`, g), &s))
+		return strings.TrimSpace(s)
+	}
+	waitFor(t, 5*time.Second, "jobs's time without an owner shown", func() bool { return ownerless(jobs) != "" })
+	first := ownerless(jobs)
+	waitFor(t, 5*time.Second, "jobs's time without an owner counting", func() bool { return ownerless(jobs) != first })
+	// Served without script, the row has its badge's class.
+	resp, err = http.Get(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if !strings.Contains(string(body), `class="state state-no-owner"`) {
+		t.Errorf("GET / gives a group without an owner no state-no-owner class")
+	}
+
 	events, err := audit.ReadAll(context.Background(), log, nil)
 	if err != nil {
 		t.Fatal(err)
