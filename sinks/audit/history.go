@@ -387,6 +387,13 @@ func groupHistory(evs []publish.Event) []Tenure {
 				r = newRow(e, e.Previous)
 				r.Gap = true // its start was never seen
 			}
+			if cur != nil && cur != r && cur.Term < r.Term {
+				// A later tenure ends: the one held before it ended
+				// unseen, and r's gap says so; the owner after r follows
+				// r, which was seen, and carries no gap for it.
+				unseenEnd(cur)
+				cur = nil
+			}
 			if !r.ended || !r.UntilSeen {
 				r.Until, r.Reason, r.ended = e.Time, e.Reason, true
 				r.UntilSeen = !e.Snapshot

@@ -576,3 +576,26 @@ func TestMergeGapCoveredByTheOtherLog(t *testing.T) {
 		t.Fatalf("merged: %+v: want F and G, both seen, and no stretch of missing owners", ts)
 	}
 }
+
+// TestHistoryMissingFileMarksOneGap: with a rotated file gone, the log
+// jumps from a's tenure to the end of b's, whose start it never saw: b's
+// row carries the gap, and c's, which follows b's seen end, does not.
+func TestHistoryMissingFileMarksOneGap(t *testing.T) {
+	ts := History([]publish.Event{
+		hev(publish.LockAcquired, "a", "", 606, 0),
+		// lost with the file: a's release, b's acquisition
+		hev(publish.LockReleased, "", "b", 904, 5),
+		hev(publish.LockAcquired, "c", "b", 910, 5),
+		hev(publish.LockReleased, "", "c", 910, 6),
+	})
+	gaps := map[string]bool{}
+	for _, tn := range ts {
+		gaps[tn.Owner.ID] = tn.Gap
+	}
+	if len(ts) != 3 || !gaps["b"] || gaps["c"] {
+		t.Fatalf("tenures %+v: want a, b (gap: its start unseen), c (no gap)", ts)
+	}
+	if a := ts[0]; a.Owner.ID != "a" || a.UntilSeen {
+		t.Fatalf("a's tenure %+v: want its end unseen", a)
+	}
+}
