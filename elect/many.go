@@ -552,14 +552,14 @@ func (m *Many) serveSingle(g *member, f fired) {
 	if restate {
 		changes = restated(changes, singleSnapshot(sv))
 	}
-	if !m.emit(changes) {
-		return
-	}
+	// The leader is stored before its change is sent, so that a reader
+	// of the change finds Leader saying the same (as Observer does).
 	st.prev = &sv
 	v := sv.view()
 	m.mu.Lock()
 	g.last, g.leader, g.fails = &v, &sv, 0
 	m.mu.Unlock()
+	m.emit(changes)
 }
 
 // readFailed: a lost connection is followed by follow; an expired session
