@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,14 @@ type Pipeline struct {
 
 	published atomic.Int64
 	gaps      atomic.Int64
+
+	// cur is every group's state as published (current.go), for a sink
+	// that lost its store of current state (StateKeeper). curMu also
+	// makes folding and queueing one step, so that every lane gets the
+	// events in the order they were folded.
+	curMu    sync.Mutex
+	cur      current
+	observed atomic.Pointer[func(group string) bool]
 
 	mu     sync.RWMutex // guards closed against concurrent enqueues
 	closed bool
@@ -79,7 +88,7 @@ func New(sinks []Sink, opts ...Option) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pipeline{cfg: cfg, m: m, draining: make(chan struct{}), done: make(chan struct{})}
+	p := &Pipeline{cfg: cfg, m: m, cur: current{}, draining: make(chan struct{}), done: make(chan struct{})}
 	p.hardCtx, p.hardStop = context.WithCancel(context.Background())
 	for _, s := range sinks {
 		p.lanes = append(p.lanes, newLane(s, cfg.lossless[s.Name()], cfg.backlog, m))
@@ -113,15 +122,85 @@ func (p *Pipeline) Publish(ctx context.Context, events ...Event) error {
 	if p.closed {
 		return ErrClosed
 	}
+	p.curMu.Lock()
+	for i := range events {
+		p.cur.apply(events[i])
+	}
 	for _, l := range p.lanes {
 		l.enqueue(events)
 	}
+	p.curMu.Unlock()
 	p.published.Add(int64(len(events)))
 	if gaps > 0 {
 		p.gaps.Add(int64(gaps))
 		p.m.gaps.Add(float64(gaps))
 	}
 	return nil
+}
+
+// Observed says which groups are observed now: when a sink lost its store
+// of current state (StateKeeper), only their state is written to it again,
+// and the pipeline forgets the others (groups no longer observed). Without
+// it every group ever published is. fn is called without the pipeline's
+// locks held, from a sink's worker; it must not wait for the pipeline.
+// It may be called at any time; the last fn given is used.
+func (p *Pipeline) Observed(fn func(group string) bool) {
+	if fn == nil {
+		p.observed.Store(nil)
+		return
+	}
+	p.observed.Store(&fn)
+}
+
+// restate queues, for the sink of l alone, the current state of every
+// group published (and still observed, see Observed) as snapshot events
+// without the gap flag: the sink lost its store of current state. They go
+// behind everything the sink has pending, and before anything published
+// later, so a group's events stay in order.
+func (p *Pipeline) restate(l *lane) {
+	p.curMu.Lock()
+	groups := make([]string, 0, len(p.cur))
+	for g := range p.cur {
+		groups = append(groups, g)
+	}
+	p.curMu.Unlock()
+	var gone []string
+	if fn := p.observed.Load(); fn != nil {
+		kept := groups[:0]
+		for _, g := range groups {
+			if (*fn)(g) {
+				kept = append(kept, g)
+			} else {
+				gone = append(gone, g)
+			}
+		}
+		groups = kept
+	}
+	slices.Sort(groups)
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return
+	}
+	p.curMu.Lock()
+	for _, g := range gone {
+		delete(p.cur, g)
+	}
+	now := p.cfg.clock.Now()
+	var events []Event
+	for _, g := range groups {
+		if st := p.cur[g]; st != nil {
+			events = append(events, st.snapshot(g, now)...)
+		}
+	}
+	if len(events) > 0 {
+		l.enqueue(events)
+	}
+	p.curMu.Unlock()
+	if p.cfg.log != nil {
+		p.cfg.log.Warn("sink lost its store of current state (deleted while herald ran) and made it again; writing every group's current state to it again",
+			"sink", l.name, "groups", len(groups), "events", len(events))
+	}
 }
 
 // Consume translates every change from changes (see Translate) and

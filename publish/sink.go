@@ -78,3 +78,22 @@ type LastReport struct {
 type Reporter interface {
 	LastReports(ctx context.Context) (map[string]LastReport, error)
 }
+
+// StateKeeper is a Sink that keeps, beside the events, a store of every
+// group's current state (JetStream's owners bucket, Kafka's compacted
+// owners topic). StateLost reports, once, that the sink found that store
+// missing and made it again since the last call: someone deleted it while
+// the sink ran, and with it the state of every group that has not changed
+// since. A store made at the sink's first Connect is no loss (nothing was
+// in it yet), and StateLost says false then.
+//
+// The pipeline asks after every Connect that succeeds. On a loss it
+// writes the current state of every group it was given (see
+// Pipeline.Observed) to that sink alone, as snapshot events without the
+// gap flag: nothing was missed (the failed batch is retried as always),
+// only the unchanged groups' state was lost with the store. They carry
+// the ids a snapshot of the same state gets, so consumers of the sink's
+// history drop them as duplicates.
+type StateKeeper interface {
+	StateLost() bool
+}

@@ -69,6 +69,11 @@ func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.E
 			if err = l.sink.Connect(ctx); err == nil {
 				*connected = true
 				l.c.connected.Store(true)
+				if sk, ok := l.sink.(StateKeeper); ok && sk.StateLost() {
+					// Queued behind the batch retried below, and
+					// every other event the sink has pending.
+					p.restate(l)
+				}
 			}
 		}
 		if err == nil {
