@@ -27,11 +27,17 @@ type Sink struct {
 	// on each connection.
 	bridges jetstream.KeyValue
 	closed  bool
+	// opened says an owners bucket was opened before on this sink; lost,
+	// that Connect found it missing since (deleted while the sink ran)
+	// and made it again: publish.StateKeeper.
+	opened bool
+	lost   bool
 }
 
 var (
 	_ publish.HeartbeatSink = (*Sink)(nil)
 	_ publish.ConnState     = (*Sink)(nil)
+	_ publish.StateKeeper   = (*Sink)(nil)
 )
 
 // New returns a sink for cfg. It validates cfg but does not touch the
@@ -79,6 +85,13 @@ func (s *Sink) Connect(ctx context.Context) error {
 	if err := s.ensureStream(ctx); err != nil {
 		return s.cfg.Conn.Scrub(err)
 	}
+	if s.opened {
+		// Opened before: a bucket missing now was deleted, and every
+		// group's owner with it.
+		if _, err := s.js.KeyValue(ctx, s.cfg.Bucket); errors.Is(err, jetstream.ErrBucketNotFound) {
+			s.lost = true
+		}
+	}
 	kv, err := ensureBucket(ctx, s.js, s.cfg.bucketConfig())
 	if err != nil {
 		return s.cfg.Conn.Scrub(err)
@@ -88,7 +101,19 @@ func (s *Sink) Connect(ctx context.Context) error {
 		return fmt.Errorf("jetstream: open the stream of bucket %s: %w", s.cfg.Bucket, err)
 	}
 	s.owners = &owners{js: s.js, stream: st, prefix: "$KV." + kv.Bucket() + "."}
+	s.opened = true
 	return nil
+}
+
+// StateLost implements publish.StateKeeper: whether, since the last call,
+// Connect found the owners bucket deleted (after it had opened it) and
+// made it again. The pipeline then writes every group's owner again.
+func (s *Sink) StateLost() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lost := s.lost
+	s.lost = false
+	return lost
 }
 
 // Connected implements publish.ConnState: whether the connection to NATS
