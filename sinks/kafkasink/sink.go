@@ -21,6 +21,11 @@ type Sink struct {
 	w       *kafka.Writer
 	closing chan struct{} // closed when the previous writer has drained
 	closed  bool
+	// ensured says Connect made sure of the topics before; lost, that it
+	// found the owners topic missing since (deleted while the sink ran):
+	// publish.StateKeeper.
+	ensured bool
+	lost    bool
 	// reached is what each group last reached in the owners topic (see
 	// ownerState), so a late loss never tombstones a newer owner. It
 	// starts empty; LastReports fills it from the topic.
@@ -41,7 +46,10 @@ type Sink struct {
 	}
 }
 
-var _ publish.HeartbeatSink = (*Sink)(nil)
+var (
+	_ publish.HeartbeatSink = (*Sink)(nil)
+	_ publish.StateKeeper   = (*Sink)(nil)
+)
 
 // New validates cfg and returns a sink. Nothing is dialled before Connect.
 func New(cfg Config) (*Sink, error) {
@@ -91,10 +99,18 @@ func (s *Sink) Connect(ctx context.Context) error {
 		tr.CloseIdleConnections()
 		return err
 	}
+	if s.ensured {
+		// Made sure of before: an owners topic missing now was deleted,
+		// and every group's owner with it.
+		if s.ownersGone(ctx, cl) {
+			s.lost = true
+		}
+	}
 	if err := s.ensureTopics(ctx, cl); err != nil {
 		tr.CloseIdleConnections()
 		return fmt.Errorf("%w (brokers %v)", err, s.cfg.Brokers)
 	}
+	s.ensured = true
 	s.w = &kafka.Writer{
 		Addr:         kafka.TCP(s.cfg.Brokers...),
 		Transport:    tr,
@@ -112,6 +128,17 @@ func (s *Sink) Connect(ctx context.Context) error {
 		WriteBackoffMax: 500 * time.Millisecond,
 	}
 	return nil
+}
+
+// StateLost implements publish.StateKeeper: whether, since the last call,
+// Connect found the owners topic deleted (after it had made sure of it)
+// and made it again. The pipeline then writes every group's owner again.
+func (s *Sink) StateLost() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lost := s.lost
+	s.lost = false
+	return lost
 }
 
 // drain closes the current writer, waiting (up to ctx) for its in-flight
