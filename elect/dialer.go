@@ -32,7 +32,7 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 			c, err = handshake(c, address, timeout, presenting(tlsCfg, &sent))
 		}
 		if err != nil {
-			s.dialFailed(err)
+			s.dialFailed(address, err)
 			return nil, err
 		}
 		s.certSent.Store(sent)
@@ -40,15 +40,37 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 	}
 }
 
-// dialFailed records why a dial failed, for the error NewSession returns;
-// a TLS failure, which no retry mends, ends NewSession's wait at once.
-func (s *Session) dialFailed(err error) {
+// dialFailed records why a dial of address failed, for the error
+// NewSession returns. A TLS failure, which no retry mends, ends
+// NewSession's wait at once once every member failed so: one member with
+// a bad certificate (mid-rotation, say) must not keep a session from the
+// others, which the client tries next. Every member has failed when as
+// many addresses as servers were given have, or an address fails a second
+// time (the client came round the list again).
+func (s *Session) dialFailed(address string, err error) {
 	s.dialErr.Store(&err)
-	if errors.Is(err, ErrTLS) {
-		select {
-		case s.tlsFailed <- err:
-		default:
-		}
+	if !errors.Is(err, ErrTLS) {
+		return
+	}
+	s.tlsMu.Lock()
+	if s.tlsBad == nil {
+		s.tlsBad = map[string]bool{}
+	}
+	again := s.tlsBad[address]
+	s.tlsBad[address] = true
+	all := again || len(s.tlsBad) >= len(s.servers)
+	n := len(s.tlsBad)
+	s.tlsMu.Unlock()
+	if !all {
+		s.log.Warn("TLS to a ZooKeeper member failed; trying the others", "member", address, "err", err)
+		return
+	}
+	if n > 1 {
+		err = fmt.Errorf("%w (and %d other members failed TLS too)", err, n-1)
+	}
+	select {
+	case s.tlsFailed <- err:
+	default:
 	}
 }
 
@@ -196,7 +218,7 @@ func (c *sniffConn) SetReadDeadline(t time.Time) error {
 func (c *sniffConn) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if err != nil && len(c.buf) == 0 && n == 0 && refusedCert(err) {
-		c.s.dialFailed(certRefused(c.address, err))
+		c.s.dialFailed(c.address, certRefused(c.address, err))
 	}
 	if !c.done && n > 0 {
 		need := 12 - len(c.buf)

@@ -68,6 +68,8 @@ type Session struct {
 	lostFlag  atomic.Bool
 	dialErr   atomic.Pointer[error] // the last failed dial, named when no server answers
 	tlsFailed chan error            // a handshake retrying cannot mend (buffered 1)
+	tlsMu     sync.Mutex
+	tlsBad    map[string]bool // addresses whose TLS failed (see dialFailed)
 	mu        sync.Mutex
 	state     State
 	gen       uint64 // bumped on every state change
@@ -278,6 +280,9 @@ func (s *Session) onState(ev zk.Event) {
 		// A partitioned client hears of its expiry only once it reaches a
 		// server again. After a whole session timeout without a
 		// connection, the servers have expired it: say so now.
+		if s.timeout == 0 {
+			break // still connecting: NewSession says what went wrong
+		}
 		gen := s.gen
 		time.AfterFunc(s.timeout, func() {
 			s.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/testtls"
 	"github.com/zkherald/herald/internal/zkserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
@@ -289,5 +290,63 @@ func TestExpiredClientCertificateFailsAtOnce(t *testing.T) {
 		if d := time.Since(began); d > 5*time.Second {
 			t.Errorf("%s: the refusal took %v; a certificate error is not worth retrying", proto, d)
 		}
+	}
+}
+
+// strangerMember is a TLS listener with a certificate no CA of the test
+// trusts: an ensemble member mid-rotation, or misconfigured.
+func strangerMember(t *testing.T) string {
+	t.Helper()
+	f, err := testtls.Generate(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(f.ServerCert, f.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				_ = c.(*tls.Conn).Handshake()
+				_ = c.Close()
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestOneMemberWithABadCertificate: a member whose certificate does not
+// verify does not keep a session from the members that do; only when
+// every member fails TLS does the session fail at once, saying so.
+func TestOneMemberWithABadCertificate(t *testing.T) {
+	zk, files := zktest.ForTestTLS(t, false)
+	pool := caPool(t, files.CA)
+	bad := strangerMember(t)
+	for i := range 6 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		s, err := elect.NewSession(ctx, append([]string{bad}, zk.SecureAddrs()...), elect.WithTLS(&tls.Config{RootCAs: pool}), elect.WithConnectTimeout(10*time.Second))
+		cancel()
+		if err != nil {
+			t.Fatalf("session %d with one member of a stranger CA: %v", i, err)
+		}
+		_ = s.Close()
+	}
+	began := time.Now()
+	_, err := elect.NewSession(context.Background(), []string{bad, strangerMember(t)}, elect.WithTLS(&tls.Config{RootCAs: pool}), elect.WithConnectTimeout(10*time.Second))
+	if err == nil || !errors.Is(err, elect.ErrTLS) || !strings.Contains(err.Error(), "1 other members failed TLS too") {
+		t.Fatalf("every member of a stranger CA: %v; want ErrTLS saying all failed", err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("every member failing TLS took %v to say so", d)
 	}
 }
