@@ -66,6 +66,9 @@ func (b *Bridge) trimHeld(now time.Time) {
 // keep their ids, so where the active bridge did publish them the stream
 // drops the copy, and with it a gap that was none.
 func (b *Bridge) startPublishing(ctx context.Context) {
+	// A sink that lost its store of current state is told again the
+	// groups observed now only (resend.go).
+	b.pipe.Observed(b.observes)
 	b.pubMu.Lock()
 	defer b.pubMu.Unlock()
 	b.trimHeld(time.Now())
