@@ -174,3 +174,46 @@ func TestStateLostRestatesThatSinkOnly(t *testing.T) {
 		t.Fatalf("second restatement: %d events, want %d (the join, /r/one's owner, /r/two's owner and candidate)", n-before, 1+1+2)
 	}
 }
+
+// TestForgetDropsAGroupsState: a group the caller stopped observing
+// (Forget) is held no more, and not restated after a loss.
+func TestForgetDropsAGroupsState(t *testing.T) {
+	own := &keeper{memSink: newMem("owners")}
+	p := start(t, []Sink{own}, WithBackoff(time.Millisecond, 10*time.Millisecond))
+	now := time.Now()
+	ctx := t.Context()
+	for i, g := range []string{"/f/kept", "/f/dropped"} {
+		if err := p.Publish(ctx, Translate(snapshotOf(g, part("o", int32(i+1), int64(100+i)), int64(10+i)), "src", now)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 5*time.Second, "the snapshots stored", func() bool { return own.count() == 2 })
+	p.Forget("/f/dropped")
+	p.curMu.Lock()
+	_, held := p.cur["/f/dropped"]
+	p.curMu.Unlock()
+	if held {
+		t.Fatal("Forget left the group's state held")
+	}
+	own.mu.Lock()
+	own.failNext, own.failErr = 1, errors.New("deleted")
+	own.mu.Unlock()
+	own.lost.Store(true)
+	if err := p.Publish(ctx, Translate(snapshotOf("/f/kept", part("o", 1, 100), 12), "src", now)...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the restatement stored", func() bool { return own.count() >= 4 })
+	time.Sleep(50 * time.Millisecond)
+	dropped := 0
+	for _, e := range own.stored() {
+		if e.Group == "/f/dropped" {
+			dropped++
+		}
+	}
+	if dropped != 1 {
+		t.Fatalf("/f/dropped: %d events stored, want its one snapshot: a forgotten group was restated", dropped)
+	}
+	if n := own.count(); n != 4 {
+		t.Fatalf("%d events stored, want 4 (two snapshots, the retried one, /f/kept restated)", n)
+	}
+}

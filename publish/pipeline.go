@@ -152,6 +152,16 @@ func (p *Pipeline) Observed(fn func(group string) bool) {
 	p.observed.Store(&fn)
 }
 
+// Forget drops what the pipeline holds of group's current state (see
+// Observed): the caller stopped observing it. A bridge whose groups come
+// and go (a lock per job below a discover root) would otherwise hold every
+// group it ever published until a sink lost its store.
+func (p *Pipeline) Forget(group string) {
+	p.curMu.Lock()
+	delete(p.cur, group)
+	p.curMu.Unlock()
+}
+
 // restate queues, for the sink of l alone, the current state of every
 // group published (and still observed, see Observed) as snapshot events
 // without the gap flag: the sink lost its store of current state. They go

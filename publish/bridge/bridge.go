@@ -292,6 +292,7 @@ func (b *Bridge) readErr(group string) string {
 }
 
 func (b *Bridge) dropGroup(group string) {
+	b.pipe.Forget(group)
 	b.mu.Lock()
 	delete(b.groups, group)
 	delete(b.readErrs, group)
