@@ -134,6 +134,7 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 	}
 	for _, p := range parts {
 		r := cfg.partitionReader(topic, p)
+		outage := readOutage{log: cfg.Logger, topic: topic, partition: p}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -141,8 +142,12 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 			for {
 				m, err := r.ReadMessage(ctx)
 				if err != nil {
-					return // ctx ended; kafka-go retries broker failures itself
+					if !outage.wait(ctx, err) {
+						return // ctx ended
+					}
+					continue
 				}
+				outage.over()
 				select {
 				case raw <- m:
 				case <-ctx.Done():

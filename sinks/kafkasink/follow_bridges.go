@@ -175,6 +175,7 @@ func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int6
 	for _, p := range parts {
 		end := ends[p]
 		r := cfg.partitionReader(cfg.BridgesTopic, p)
+		outage := readOutage{log: cfg.Logger, topic: cfg.BridgesTopic, partition: p}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -182,8 +183,12 @@ func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int6
 			for {
 				m, err := r.ReadMessage(ctx)
 				if err != nil {
-					return // ctx ended; kafka-go retries broker failures itself
+					if !outage.wait(ctx, err) {
+						return // ctx ended
+					}
+					continue
 				}
+				outage.over()
 				if h, err := publish.DecodeHeartbeat(m.Value); err == nil && h.Source == string(m.Key) {
 					got(h)
 				} else {
