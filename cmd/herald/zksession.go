@@ -95,11 +95,11 @@ func (a *app) zkTLSConfig() (*tls.Config, error) {
 	}
 	switch {
 	case a.zkCert != "" && a.zkKey != "":
-		c, err := pemtls.ClientCert(a.zkCert, a.zkKey)
+		get, err := pemtls.Reloading(a.zkCert, a.zkKey)
 		if err != nil {
 			return nil, usageErr("--zk-cert/--zk-key: %v", err)
 		}
-		cfg.Certificates = []tls.Certificate{c}
+		cfg.GetClientCertificate = get // read again when renewed in place
 	case a.zkCert != "" || a.zkKey != "":
 		return nil, usageErr("--zk-cert and --zk-key go together: give both or neither")
 	}

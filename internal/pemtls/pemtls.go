@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -39,13 +40,64 @@ func ClientConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	if certFile != "" {
-		cert, err := ClientCert(certFile, keyFile)
+		get, err := Reloading(certFile, keyFile)
 		if err != nil {
 			return nil, fmt.Errorf("TLS client certificate %s / key %s: %w", certFile, keyFile, err)
 		}
-		cfg.Certificates = []tls.Certificate{cert}
+		cfg.GetClientCertificate = get
 	}
 	return cfg, nil
+}
+
+// Reloading loads a client certificate (see ClientCert) and returns what
+// presents it at each handshake, loaded again whenever either file
+// changed: short-lived certificates (cert-manager, Vault, SPIFFE) are
+// renewed in place, and a long-running bridge or holder reconnects with
+// the renewed one instead of the one it started with, which has expired.
+// A renewal that does not load (the certificate written, its key not
+// yet) fails that handshake, saying why; the next one loads it again.
+func Reloading(certFile, keyFile string) (func(*tls.CertificateRequestInfo) (*tls.Certificate, error), error) {
+	r := &reloader{certFile: certFile, keyFile: keyFile}
+	if _, err := r.get(); err != nil {
+		return nil, err
+	}
+	return func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		c, err := r.get()
+		if err != nil {
+			return nil, fmt.Errorf("TLS client certificate %s / key %s: %w", certFile, keyFile, err)
+		}
+		return c, nil
+	}, nil
+}
+
+type reloader struct {
+	certFile, keyFile string
+	mu                sync.Mutex
+	stamp             string // the files' sizes and modification times when loaded
+	cert              *tls.Certificate
+}
+
+func (r *reloader) get() (*tls.Certificate, error) {
+	stamp := fileStamp(r.certFile) + "|" + fileStamp(r.keyFile)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cert != nil && stamp == r.stamp {
+		return r.cert, nil
+	}
+	c, err := ClientCert(r.certFile, r.keyFile)
+	if err != nil {
+		return nil, err
+	}
+	r.cert, r.stamp = &c, stamp
+	return r.cert, nil
+}
+
+func fileStamp(p string) string {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d@%d", fi.Size(), fi.ModTime().UnixNano())
 }
 
 // ClientCert loads a client certificate and its key, and refuses one that
