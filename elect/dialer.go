@@ -36,7 +36,8 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 			return nil, err
 		}
 		s.certSent.Store(sent)
-		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: address, answerBy: time.Now().Add(max(timeout, answerWait))}, nil
+		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: address, plain: tlsCfg == nil,
+			answerBy: time.Now().Add(max(timeout, answerWait))}, nil
 	}
 }
 
@@ -199,6 +200,7 @@ type sniffConn struct {
 	done     bool
 	answered atomic.Bool // done, for SetReadDeadline
 	answerBy time.Time
+	plain    bool // no TLS
 }
 
 // answerWait is how long a server has to answer the connect request
@@ -217,8 +219,14 @@ func (c *sniffConn) SetReadDeadline(t time.Time) error {
 
 func (c *sniffConn) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	if err != nil && len(c.buf) == 0 && n == 0 && refusedCert(err) {
+	switch {
+	case err == nil || len(c.buf) > 0 || n > 0:
+	case refusedCert(err):
 		c.s.dialFailed(c.address, certRefused(c.address, err))
+	case c.plain && errors.Is(err, io.EOF):
+		// A secureClientPort closes on a plain connect request; so does a
+		// server going down, hence "if".
+		c.s.dialFailed(c.address, fmt.Errorf("%s closed the connection before answering the ZooKeeper handshake; if it is a secureClientPort, give --zk-tls (and --zk-ca)", c.address))
 	}
 	if !c.done && n > 0 {
 		need := 12 - len(c.buf)

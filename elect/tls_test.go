@@ -350,3 +350,14 @@ func TestOneMemberWithABadCertificate(t *testing.T) {
 		t.Errorf("every member failing TLS took %v to say so", d)
 	}
 }
+
+// TestPlainClientToTheSecurePort: a client without TLS given the
+// secureClientPort, which closes on its connect request, is told to give
+// TLS, not only that ZooKeeper did not answer.
+func TestPlainClientToTheSecurePort(t *testing.T) {
+	zk, _ := zktest.ForTestTLS(t, false)
+	_, err := elect.NewSession(context.Background(), zk.SecureAddrs(), elect.WithConnectTimeout(3*time.Second))
+	if err == nil || !strings.Contains(err.Error(), "if it is a secureClientPort, give --zk-tls") {
+		t.Fatalf("plain text to the secureClientPort: %v; want the TLS hint", err)
+	}
+}
