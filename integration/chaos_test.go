@@ -145,10 +145,15 @@ func TestChaos(t *testing.T) {
 
 	// Healed: the lock must keep moving.
 	w0, n0 := res.progress()
-	eventually(t, time.Minute, "progress after the chaos", func() bool {
-		w, n := res.progress()
-		return w > w0+50 && n > n0+5
-	})
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if w, n := res.progress(); w > w0+50 && n > n0+5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			stuck(t, checker, group, cs)
+			t.Fatal("no progress within a minute after the chaos")
+		}
+	}
 	stop()
 	wg.Wait()
 	res.mu.Lock()
@@ -217,5 +222,31 @@ func chaosKill(t *testing.T, ctx context.Context, m *zkserver.Server, down time.
 	pause(ctx, down)
 	if err := m.Start(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// stuck logs what a lock that stopped moving looks like: the queue as
+// ZooKeeper lists it, with each node's session, and what each contender
+// holds, so that a stall can be told from the log.
+func stuck(t *testing.T, checker *elect.Session, group string, cs []*contender) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if v, err := elect.ReadGroup(ctx, checker, group); err != nil {
+		t.Logf("the group: %v", err)
+	} else {
+		t.Logf("the group: owner %+v, blocked %+v", v.Owner, v.Blocked)
+		for _, p := range v.Queue {
+			t.Logf("  node %s session %s suspect %q", p.Node, p.SessionHex(), p.Suspect)
+		}
+	}
+	for _, c := range cs {
+		c.mu.Lock()
+		if h := c.cur; h != nil {
+			t.Logf("contender %s: node %s held %v reason %q err %v", c.id, h.Node(), h.Held(), h.Reason(), h.Err())
+		} else {
+			t.Logf("contender %s: holds nothing (%d handles so far)", c.id, len(c.handles))
+		}
+		c.mu.Unlock()
 	}
 }
