@@ -18,6 +18,7 @@ type current map[string]*heldState
 type heldState struct {
 	recipe     elect.Recipe
 	owner      *Participant
+	since      time.Time // when the owner's event said it owned: its tenure's start as seen
 	term       int64
 	ready      bool
 	candidates []Participant // in the order they joined, never the owner
@@ -48,6 +49,9 @@ func (c current) apply(e Event) {
 	switch {
 	case e.Type.Gains():
 		o := *e.Owner
+		if g.owner == nil || g.owner.Node != o.Node || g.term != e.Term {
+			g.since = e.Time // a new tenure; the same one re-stated keeps its start
+		}
 		g.owner, g.term, g.ready = &o, e.Term, false
 		g.drop(o.Node)
 	case e.Type.Loses():
@@ -91,6 +95,9 @@ func (g *heldState) snapshot(group string, now time.Time) []Event {
 		owner = &o
 		e := base
 		e.Type, e.Owner, e.Term = GainOf(g.recipe), owner, g.term
+		if !g.since.IsZero() {
+			e.Time = g.since // the store's "since" stays the tenure's, not the restatement's
+		}
 		out = append(out, e.WithID())
 		if g.ready && g.recipe == elect.RecipeElection {
 			r := base

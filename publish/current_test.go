@@ -69,6 +69,11 @@ func TestCurrentIsTheSnapshotOfTheState(t *testing.T) {
 		st := s.state
 		st.Kind = elect.Snapshot
 		want := Translate(st, src, now)
+		if len(want) > 0 && want[0].Type.Gains() {
+			// The owner's event keeps its tenure's start: the store's
+			// "since" is the tenure's, not the restatement's.
+			want[0].Time = now.Add(-time.Minute)
+		}
 		got := cur[g].snapshot(g, now)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("after %s: restated\n%+v\nwant the snapshot of the state\n%+v", s.name, got, want)
