@@ -40,37 +40,17 @@ var _ publish.ConnState = (*Sink)(nil)
 // and starts a new one there, instead of appending where nobody reads.
 func (s *Sink) Connected() bool { return s.ok.Load() }
 
-// prober is the background check behind Connected.
-type prober struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// startProbe starts the probe unless it runs. Called with s.mu held.
-func (s *Sink) startProbe() {
-	if s.probe != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.probe = &prober{cancel: cancel, done: make(chan struct{})}
-	go s.watch(ctx, s.probe.done)
-}
+// startProbe starts the probe behind Connected unless it runs. Called
+// with s.mu held.
+func (s *Sink) startProbe() { s.probe.Start(s.watch) }
 
 // stopProbe stops the probe and waits for it to end. Called with s.mu held
 // (the probe never takes it).
-func (s *Sink) stopProbe() {
-	if s.probe == nil {
-		return
-	}
-	s.probe.cancel()
-	<-s.probe.done
-	s.probe = nil
-}
+func (s *Sink) stopProbe() { s.probe.Stop() }
 
 // watch looks every interval until ctx ends. Connect has just looked, so
 // the first look waits an interval; warned starts as Connect left it.
-func (s *Sink) watch(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+func (s *Sink) watch(ctx context.Context) {
 	t := time.NewTicker(s.opts.probe)
 	defer t.Stop()
 	warned := false

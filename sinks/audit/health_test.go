@@ -230,24 +230,7 @@ func TestHealthGaugeWhileIdle(t *testing.T) {
 // healthGauge is herald_sink_healthy{sink="audit"} as reg serves it.
 func healthGauge(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "herald_sink_healthy" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "sink" && l.GetValue() == "audit" {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatal(`no herald_sink_healthy{sink="audit"} gathered`)
-	return 0
+	return sinktest.HealthGauge(t, reg, "audit")
 }
 
 func TestProbeIntervalValidated(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/zkherald/herald/internal/probe"
 	"github.com/zkherald/herald/publish"
 )
 
@@ -37,7 +38,7 @@ type Sink struct {
 	// ok is what Connected says: whether the log can be written, as the
 	// last look found it (see health.go).
 	ok    atomic.Bool
-	probe *prober
+	probe probe.Loop
 }
 
 var _ publish.Sink = (*Sink)(nil)

@@ -149,24 +149,7 @@ func TestUnhealthyWhileNATSIsDown(t *testing.T) {
 // healthy is herald_sink_healthy{sink="jetstream"} as reg serves it.
 func healthy(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "herald_sink_healthy" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "sink" && l.GetValue() == "jetstream" {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatal("no herald_sink_healthy{sink=\"jetstream\"} gathered")
-	return 0
+	return sinktest.HealthGauge(t, reg, "jetstream")
 }
 
 // TestDeliversOnceNATSIsBack: the pipeline's retry waits grow while the

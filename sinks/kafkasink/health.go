@@ -29,38 +29,17 @@ const minProbeTimeout = 2 * time.Second
 // Write holds, so it cannot slow a write down.
 func (s *Sink) Connected() bool { return s.up.Load() }
 
-// prober is the background check behind Connected.
-type prober struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
+// startProbe starts the probe behind Connected unless it runs. Called
+// with s.mu held.
+func (s *Sink) startProbe() { s.probe.Start(s.watch) }
 
-// startProbe starts the probe unless it runs. Called with s.mu held.
-func (s *Sink) startProbe() {
-	if s.probe != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.probe = &prober{cancel: cancel, done: make(chan struct{})}
-	go s.watch(ctx, s.probe.done)
-}
-
-// stopProbe stops the probe and waits for it to end: an in-flight dial or
-// request is cut off at once. Called with s.mu held (the probe never takes
-// it).
-func (s *Sink) stopProbe() {
-	if s.probe == nil {
-		return
-	}
-	s.probe.cancel()
-	<-s.probe.done
-	s.probe = nil
-}
+// stopProbe stops the probe and waits for it to end. Called with s.mu held
+// (the probe never takes it).
+func (s *Sink) stopProbe() { s.probe.Stop() }
 
 // watch asks the brokers every ProbeInterval until ctx ends. Connect has
 // just looked, so the first probe waits an interval.
-func (s *Sink) watch(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+func (s *Sink) watch(ctx context.Context) {
 	var conn *kafka.Conn
 	defer func() {
 		if conn != nil {

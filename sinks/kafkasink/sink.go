@@ -10,6 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/zkherald/herald/internal/probe"
 	"github.com/zkherald/herald/publish"
 )
 
@@ -34,7 +35,7 @@ type Sink struct {
 	// up is what Connected says: whether a broker answered the last
 	// look, Connect's or probe's (see health.go).
 	up    atomic.Bool
-	probe *prober
+	probe probe.Loop
 
 	// hb is what WriteHeartbeat uses, beside Write (which holds mu for a
 	// whole batch): a writer of its own, made once the bridges topic
