@@ -1,16 +1,13 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,45 +21,16 @@ import (
 // are many times longer: the machine may be loaded.
 const probeEvery = 100 * time.Millisecond
 
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+// logBuf is a log the sink writes while the test reads it.
+type logBuf = sinktest.LogBuf
 
 func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not ordering
-	}
+	sinktest.WaitUntil(t, d, what, cond)
 }
 
 // probes counts the goroutines running a sink's probe.
-func probes() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return strings.Count(string(buf[:n]), "audit.(*Sink).watch(")
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
+func probes() int { return sinktest.Goroutines("audit.(*Sink).watch(") }
 
 // breakDir makes dir unusable in a way that stops root too: the directory
 // (and the log in it) is removed and a regular file put at its path. It

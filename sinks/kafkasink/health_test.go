@@ -1,13 +1,10 @@
 package kafkasink
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,56 +20,15 @@ import (
 const probeEvery = 200 * time.Millisecond
 
 // logBuf is a log the sink writes while the test reads it.
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// count is how many lines hold both level and msg.
-func (l *logBuf) count(level, msg string) int {
-	n := 0
-	for _, line := range strings.Split(l.String(), "\n") {
-		if strings.Contains(line, "level="+level) && strings.Contains(line, msg) {
-			n++
-		}
-	}
-	return n
-}
+type logBuf = sinktest.LogBuf
 
 func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not ordering
-	}
+	sinktest.WaitUntil(t, d, what, cond)
 }
 
 // probes counts the goroutines running the sink's probe.
-func probes() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return strings.Count(string(buf[:n]), "kafkasink.(*Sink).watch(")
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
+func probes() int { return sinktest.Goroutines("kafkasink.(*Sink).watch(") }
 
 // TestConnectedFollowsTheBrokers: an idle sink (nothing written after
 // Connect) says it is not connected within a few probes of its broker
@@ -109,18 +65,18 @@ func TestConnectedFollowsTheBrokers(t *testing.T) {
 
 	c.Stop()
 	waitUntil(t, 10*time.Second, "not connected with the broker stopped and nothing written", func() bool { return !s.Connected() })
-	waitUntil(t, 5*time.Second, "the WARN", func() bool { return log.count("WARN", "no broker answers") >= 1 })
+	waitUntil(t, 5*time.Second, "the WARN", func() bool { return log.Count("WARN", "no broker answers") >= 1 })
 	if w := log.String(); !strings.Contains(w, c.Addrs()[0]) || !strings.Contains(w, "check the addresses and that Kafka is running") {
 		t.Errorf("the WARN does not name the broker and what to check:\n%s", w)
 	}
 	time.Sleep(5 * probeEvery) // more failed probes: still one WARN
-	if n := log.count("WARN", "no broker answers"); n != 1 || s.Connected() {
+	if n := log.Count("WARN", "no broker answers"); n != 1 || s.Connected() {
 		t.Errorf("%d WARN lines over several failed probes, connected %v; want 1, false; log:\n%s", n, s.Connected(), log.String())
 	}
 
 	c.Restart(t)
 	waitUntil(t, 10*time.Second, "connected once the broker is back", s.Connected)
-	waitUntil(t, 5*time.Second, "the INFO", func() bool { return log.count("INFO", "the brokers answer again") == 1 })
+	waitUntil(t, 5*time.Second, "the INFO", func() bool { return log.Count("INFO", "the brokers answer again") == 1 })
 	// The writer left from before the outage may fail once; the
 	// pipeline would reconnect, as here.
 	evs := sinktest.Events("probe", 1, 2)

@@ -1,35 +1,20 @@
 package natssink_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/sinks/natssink"
+	"github.com/zkherald/herald/sinks/sinktest"
 )
 
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+// logBuf is a log the sink writes while the test reads it.
+type logBuf = sinktest.LogBuf
 
 // TestConnectWhileReconnecting: while its server is down the sink says it
 // is not connected, and Connect fails instead of answering "connected"
