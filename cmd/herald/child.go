@@ -131,10 +131,7 @@ func (c *child) stop(p stopPlan) int {
 
 // strays are the processes the command started that left its process
 // group and still run (see strays_linux.go).
-func (c *child) strays() []procInfo {
-	reapStrays(c.Pid())
-	return strayList([]int{os.Getpid()}, c.Pid(), nil)
-}
+func (c *child) strays() []procInfo { return reapAndList(c.Pid()) }
 
 // sweep stops, as stop does, what the child, which has exited, left
 // running, in its process group or apart from it, and returns what that

@@ -89,7 +89,19 @@ func readProcs() map[int]procInfo {
 // before, which may have left the tree since (their subreaper died); those
 // that are no longer the process they were are dropped.
 func strayList(roots []int, pgid int, extra []procInfo) []procInfo {
+	return straysIn(readProcs(), roots, pgid, extra)
+}
+
+// reapAndList is reapStrays and strayList for this process's strays, from
+// one reading of /proc.
+func reapAndList(pgid int) []procInfo {
 	all := readProcs()
+	reapIn(all, pgid)
+	return straysIn(all, []int{os.Getpid()}, pgid, nil)
+}
+
+// straysIn is strayList over the processes all.
+func straysIn(all map[int]procInfo, roots []int, pgid int, extra []procInfo) []procInfo {
 	kids := make(map[int][]int, len(all))
 	for _, p := range all {
 		kids[p.ppid] = append(kids[p.ppid], p.pid)
@@ -149,9 +161,12 @@ func becomeSubreaper() error {
 // (whose pid is pgid; it may have left its group): the command and the
 // watchdog are waited for by their own exec.Cmd. Orphans handed to a
 // subreaper are its to reap, or they stay zombies while it runs.
-func reapStrays(pgid int) {
+func reapStrays(pgid int) { reapIn(readProcs(), pgid) }
+
+// reapIn is reapStrays over the processes all.
+func reapIn(all map[int]procInfo, pgid int) {
 	self := os.Getpid()
-	for _, p := range readProcs() {
+	for _, p := range all {
 		if p.ppid == self && p.zombie && p.pgid != pgid && p.pid != pgid {
 			var ws syscall.WaitStatus
 			_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)

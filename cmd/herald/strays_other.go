@@ -16,6 +16,7 @@ func strayList([]int, int, []procInfo) []procInfo { return nil }
 func stopStrays([]procInfo, bool)                 {}
 func becomeSubreaper() error                      { return nil }
 func reapStrays(int)                              {}
+func reapAndList(int) []procInfo                  { return nil }
 func readProc(int) (procInfo, bool)               { return procInfo{}, false }
 
 func reapStraysFor(int) func() { return func() {} }
