@@ -2,7 +2,6 @@ package jetstream_test
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"strings"
 	"sync"
@@ -62,21 +61,8 @@ func TestUnhealthyWhileNATSIsDown(t *testing.T) {
 	opts.Logger = logger
 	sink := newSink(t, hjs.Config{Conn: opts})
 	reg := prometheus.NewRegistry()
-	p, err := publish.New([]publish.Sink{sink}, publish.WithRegisterer(reg),
-		publish.WithBackoff(10*time.Millisecond, 50*time.Millisecond), publish.WithLogger(logger))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan struct{})
-	go func() { defer close(runDone); _ = p.Run(ctx) }()
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = p.Close(cctx)
-		ccancel()
-		cancel()
-		<-runDone
-	})
+	p := sinktest.RunPipeline(t, []publish.Sink{sink}, publish.WithRegisterer(reg), publish.WithBackoff(10*time.Millisecond, 50*time.Millisecond), publish.WithLogger(logger))
+	ctx := t.Context()
 	stats := func() publish.SinkStats { return p.Stats().Sinks["jetstream"] }
 	wait := func(what string, cond func() bool) {
 		t.Helper()
@@ -159,20 +145,8 @@ func healthy(t *testing.T, reg *prometheus.Registry) float64 {
 func TestDeliversOnceNATSIsBack(t *testing.T) {
 	srv := natsserver.Start(t)
 	sink := newSink(t, hjs.Config{Conn: fast(srv.URL())})
-	p, err := publish.New([]publish.Sink{sink}, publish.WithBackoff(100*time.Millisecond, time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan struct{})
-	go func() { defer close(runDone); _ = p.Run(ctx) }()
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = p.Close(cctx)
-		ccancel()
-		cancel()
-		<-runDone
-	})
+	p := sinktest.RunPipeline(t, []publish.Sink{sink}, publish.WithBackoff(100*time.Millisecond, time.Minute))
+	ctx := t.Context()
 	stats := func() publish.SinkStats { return p.Stats().Sinks["jetstream"] }
 	wait := func(d time.Duration, what string, cond func() bool) {
 		t.Helper()

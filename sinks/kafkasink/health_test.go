@@ -132,21 +132,9 @@ func TestHealthGaugeWhileIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	p, err := publish.New([]publish.Sink{s}, publish.WithRegisterer(reg), publish.WithBackoff(10*time.Millisecond, 200*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan struct{})
-	go func() { defer close(runDone); _ = p.Run(ctx) }()
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = p.Close(cctx)
-		ccancel()
-		cancel()
-		<-runDone
-		_ = s.Close()
-	})
+	t.Cleanup(func() { _ = s.Close() })
+	p := sinktest.RunPipeline(t, []publish.Sink{s}, publish.WithRegisterer(reg), publish.WithBackoff(10*time.Millisecond, 200*time.Millisecond))
+	ctx := t.Context()
 	stats := func() publish.SinkStats { return p.Stats().Sinks["kafka"] }
 	if err := p.Publish(ctx, sinktest.Events(t.Name(), 1, 2)...); err != nil {
 		t.Fatal(err)
