@@ -222,3 +222,20 @@ func TestForgetDropsAGroupsState(t *testing.T) {
 		t.Fatalf("%d events stored, want 4 (two snapshots, the retried one, /f/kept restated)", n)
 	}
 }
+
+// TestNoStateHeldWithoutAKeeper: with no sink that keeps a store of
+// current state, the pipeline holds no group's state.
+func TestNoStateHeldWithoutAKeeper(t *testing.T) {
+	aud := newMem("audit")
+	p := start(t, []Sink{aud})
+	if err := p.Publish(t.Context(), Translate(snapshotOf("/n/g", part("o", 1, 100), 10), "src", time.Now())...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the snapshot stored", func() bool { return aud.count() == 1 })
+	p.curMu.Lock()
+	n := len(p.cur)
+	p.curMu.Unlock()
+	if n != 0 {
+		t.Fatalf("the pipeline holds %d groups' state with no sink that keeps it", n)
+	}
+}

@@ -29,7 +29,8 @@ type Pipeline struct {
 	gaps      atomic.Int64
 
 	// cur is every group's state as published (current.go), for a sink
-	// that lost its store of current state (StateKeeper). curMu also
+	// that lost its store of current state (StateKeeper); nil when no
+	// sink keeps such a store, so that nothing is held. curMu also
 	// makes folding and queueing one step, so that every lane gets the
 	// events in the order they were folded.
 	curMu    sync.Mutex
@@ -88,10 +89,13 @@ func New(sinks []Sink, opts ...Option) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pipeline{cfg: cfg, m: m, cur: current{}, draining: make(chan struct{}), done: make(chan struct{})}
+	p := &Pipeline{cfg: cfg, m: m, draining: make(chan struct{}), done: make(chan struct{})}
 	p.hardCtx, p.hardStop = context.WithCancel(context.Background())
 	for _, s := range sinks {
 		p.lanes = append(p.lanes, newLane(s, cfg.lossless[s.Name()], cfg.backlog, m))
+		if _, ok := s.(StateKeeper); ok && p.cur == nil {
+			p.cur = current{} // held only for a sink that may need it restated
+		}
 	}
 	m.health.lanes = p.lanes
 	return p, nil
@@ -124,7 +128,9 @@ func (p *Pipeline) Publish(ctx context.Context, events ...Event) error {
 	}
 	p.curMu.Lock()
 	for i := range events {
-		p.cur.apply(events[i])
+		if p.cur != nil {
+			p.cur.apply(events[i])
+		}
 	}
 	for _, l := range p.lanes {
 		l.enqueue(events)
