@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"sync/atomic"
@@ -237,5 +238,85 @@ func TestNoStateHeldWithoutAKeeper(t *testing.T) {
 	p.curMu.Unlock()
 	if n != 0 {
 		t.Fatalf("the pipeline holds %d groups' state with no sink that keeps it", n)
+	}
+}
+
+// checker is a keeper that can look at its store while idle
+// (StoreChecker), and whose Connect fails while refusals last.
+type checker struct {
+	*keeper
+	gone     atomic.Bool
+	looks    atomic.Int64
+	refusals atomic.Int64
+}
+
+func (c *checker) StoreGone(ctx context.Context) bool {
+	c.looks.Add(1)
+	if c.gone.Swap(false) {
+		c.lost.Store(true)
+		return true
+	}
+	return false
+}
+
+func (c *checker) Connect(ctx context.Context) error {
+	if c.refusals.Load() > 0 {
+		c.refusals.Add(-1)
+		return errors.New("servers away")
+	}
+	return c.keeper.Connect(ctx)
+}
+
+// TestIdleStoreCheckRestates: a sink with nothing to write is asked every
+// WithStoreCheck whether its store is still there; when it is gone, the
+// sink is connected again (again at the next look while Connect fails:
+// no write will retry it) and every group's state is written to it, with
+// nothing published.
+func TestIdleStoreCheckRestates(t *testing.T) {
+	own := &checker{keeper: &keeper{memSink: newMem("owners")}}
+	p := start(t, []Sink{own}, WithBackoff(time.Millisecond, 10*time.Millisecond), WithStoreCheck(10*time.Millisecond))
+	now := time.Now()
+	for i, g := range []string{"/i/one", "/i/two"} {
+		if err := p.Publish(t.Context(), Translate(snapshotOf(g, part("o", int32(i+1), int64(100+i)), int64(10+i)), "src", now)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 5*time.Second, "the snapshots stored", func() bool { return own.count() == 2 })
+	waitFor(t, 5*time.Second, "an idle look at the store", func() bool { return own.looks.Load() > 0 })
+	if own.count() != 2 {
+		t.Fatalf("a look that found the store there wrote %d events, want none", own.count()-2)
+	}
+
+	own.refusals.Store(2)
+	own.gone.Store(true)
+	waitFor(t, 5*time.Second, "every group restated with nothing published", func() bool { return own.count() == 4 })
+	if own.refusals.Load() != 0 {
+		t.Fatalf("restated with %d refusals of Connect left", own.refusals.Load())
+	}
+	for _, e := range own.stored()[2:] {
+		if !e.Snapshot || e.Gap {
+			t.Fatalf("restated %s %s snapshot=%v gap=%v, want a snapshot without gap", e.Group, e.Type, e.Snapshot, e.Gap)
+		}
+	}
+	if st := p.Stats(); st.Published != 2 {
+		t.Errorf("Published = %d, want 2: a restatement is not published anew", st.Published)
+	}
+}
+
+// TestStoreCheckOff: WithStoreCheck(0) never looks; a negative interval
+// is refused.
+func TestStoreCheckOff(t *testing.T) {
+	own := &checker{keeper: &keeper{memSink: newMem("owners")}}
+	p := start(t, []Sink{own}, WithStoreCheck(0))
+	if err := p.Publish(t.Context(), Translate(snapshotOf("/o/one", part("o", 1, 100), 10), "src", time.Now())...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the snapshot stored", func() bool { return own.count() == 1 })
+	time.Sleep(100 * time.Millisecond)
+	if n := own.looks.Load(); n != 0 {
+		t.Fatalf("looked at the store %d times with the look off", n)
+	}
+	if _, err := New([]Sink{newMem("x")}, WithStoreCheck(-time.Second)); !errors.Is(err, ErrBadOption) {
+		t.Fatalf("WithStoreCheck(-1s): err %v, want ErrBadOption", err)
 	}
 }

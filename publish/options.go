@@ -43,6 +43,7 @@ type config struct {
 	maxBackoff time.Duration
 	source     string
 	log        *slog.Logger
+	storeCheck time.Duration
 }
 
 func defaults() config {
@@ -54,6 +55,7 @@ func defaults() config {
 		initial:    DefaultInitialBackoff,
 		maxBackoff: DefaultMaxBackoff,
 		source:     DefaultSource,
+		storeCheck: DefaultStoreCheck,
 	}
 }
 
@@ -129,6 +131,24 @@ func WithBackoff(initial, max time.Duration) Option {
 			return fmt.Errorf("%w: backoff %v..%v: need 0 < initial <= max", ErrBadOption, initial, max)
 		}
 		c.initial, c.maxBackoff = initial, max
+		return nil
+	}
+}
+
+// DefaultStoreCheck is how often an idle sink that keeps a store of
+// current state is asked whether the store is still there (StoreChecker).
+const DefaultStoreCheck = 5 * time.Second
+
+// WithStoreCheck sets how often an idle StoreChecker sink is asked whether
+// its store of current state is still there (default DefaultStoreCheck);
+// 0 turns the look off, leaving a lost store to be found by the next
+// write that fails.
+func WithStoreCheck(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("%w: store check every %v: need 0 (off) or more", ErrBadOption, d)
+		}
+		c.storeCheck = d
 		return nil
 	}
 }

@@ -97,3 +97,21 @@ type Reporter interface {
 type StateKeeper interface {
 	StateLost() bool
 }
+
+// StoreChecker is a StateKeeper that can look whether its store of
+// current state is still the one it wrote to, without writing: the
+// pipeline asks it every WithStoreCheck interval while the sink has
+// nothing to write. A bridge whose groups do not change writes nothing,
+// and without the look a store deleted under it would stay empty while
+// its heartbeats, written beside the store, keep its values looking
+// fresh.
+//
+// StoreGone reports whether the store is missing, or was made again by
+// someone else, since the sink last connected; the sink then counts the
+// store lost (StateLost says so after the next Connect). A look that
+// fails (the servers do not answer) reports false: the sink's writes and
+// its next look find out.
+type StoreChecker interface {
+	StateKeeper
+	StoreGone(ctx context.Context) bool
+}

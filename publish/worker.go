@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -14,12 +15,23 @@ func (p *Pipeline) work(l *lane) {
 	defer p.wg.Done()
 	defer l.busy.Store(false)
 	b := p.newBackoff()
-	connected := false
+	connected, again := false, false
+	var check <-chan time.Time
+	if _, ok := l.sink.(StoreChecker); ok && p.cfg.storeCheck > 0 {
+		t := time.NewTicker(p.cfg.storeCheck)
+		defer t.Stop()
+		check = t.C
+	}
 	for {
 		batch := l.take(p.cfg.batchSize)
 		if batch == nil {
 			select {
 			case <-l.wake:
+				continue
+			case <-check:
+				if connected || again {
+					again = p.checkStore(l, &connected, again && !connected)
+				}
 				continue
 			case <-p.draining:
 				// Close was called: stop once nothing is pending. Publish
@@ -66,15 +78,9 @@ func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.E
 		}
 		var err error
 		if !*connected {
-			if err = l.sink.Connect(ctx); err == nil {
-				*connected = true
-				l.c.connected.Store(true)
-				if sk, ok := l.sink.(StateKeeper); ok && sk.StateLost() {
-					// Queued behind the batch retried below, and
-					// every other event the sink has pending.
-					p.restate(l)
-				}
-			}
+			// A restatement is queued behind the batch retried below,
+			// and every other event the sink has pending.
+			err = p.connect(ctx, l, connected)
 		}
 		if err == nil {
 			if err = l.sink.Write(ctx, batch); err == nil {
@@ -116,6 +122,48 @@ func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.E
 			return false
 		}
 	}
+}
+
+// connect connects l's sink and, when it says it lost its store of
+// current state (StateKeeper), queues every group's state for it.
+func (p *Pipeline) connect(ctx context.Context, l *lane, connected *bool) error {
+	if err := l.sink.Connect(ctx); err != nil {
+		return err
+	}
+	*connected = true
+	l.c.connected.Store(true)
+	if sk, ok := l.sink.(StateKeeper); ok && sk.StateLost() {
+		p.restate(l)
+	}
+	return nil
+}
+
+// storeCheckTimeout bounds one look of an idle sink at its store.
+const storeCheckTimeout = 10 * time.Second
+
+// checkStore asks l's idle sink whether its store of current state is
+// still there (StoreChecker). When it is not, the sink is connected again,
+// which makes the store again and queues every group's state for it;
+// retry skips the look, for a store found gone whose Connect failed. It
+// returns whether that Connect failed, so that the next tick tries again:
+// an idle sink has no write to retry it.
+func (p *Pipeline) checkStore(l *lane, connected *bool, retry bool) (again bool) {
+	if !retry {
+		ctx, cancel := context.WithTimeout(p.hardCtx, storeCheckTimeout)
+		gone := l.sink.(StoreChecker).StoreGone(ctx)
+		cancel()
+		if !gone {
+			return false
+		}
+	}
+	*connected = false
+	if err := p.connect(p.hardCtx, l, connected); err != nil {
+		if p.hardCtx.Err() == nil {
+			l.failed(err)
+		}
+		return true
+	}
+	return false
 }
 
 // reconnectPoll is how often a sink whose connection is down is asked

@@ -253,3 +253,128 @@ func TestOwnersTopicDeletedIsRestated(t *testing.T) {
 	})
 	checkAuditNotFlooded(t, auditLog(), g1, g2)
 }
+
+// deleteBucket deletes the owners bucket, as an operator would; remake
+// then makes an empty one of the same name, as someone else would.
+func deleteBucket(t *testing.T, url string, remake bool) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := njs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := js.DeleteKeyValue(ctx, jetstream.DefaultBucket); err != nil {
+		t.Fatalf("delete the owners bucket: %v", err)
+	}
+	if remake {
+		if _, err := js.CreateKeyValue(ctx, njs.KeyValueConfig{Bucket: jetstream.DefaultBucket, History: 1}); err != nil {
+			t.Fatalf("make the owners bucket again: %v", err)
+		}
+	}
+}
+
+// TestOwnersBucketDeletedWhileIdleIsRestated: the owners bucket is
+// deleted (or deleted and made again, empty, by someone else) while no
+// group changes, so the bridge has nothing to write that would fail. Its
+// look at the bucket while idle must find it and restate every owner:
+// otherwise heartbeats would keep "no owner" looking fresh until some
+// group changed.
+func TestOwnersBucketDeletedWhileIdleIsRestated(t *testing.T) {
+	for _, remake := range []bool{false, true} {
+		name := "deleted"
+		if remake {
+			name = "made again by someone else"
+		}
+		t.Run(name, func(t *testing.T) {
+			url := natsURL(t)
+			g1, g2, _, auditLog := storeLost(t, jsSink(t, url))
+			waitFor(t, 20*time.Second, "both owners in the bucket", func() bool {
+				return natsOwner(t, url, g1) == "owner-one" && natsOwner(t, url, g2) == "owner-two"
+			})
+			deleteBucket(t, url, remake)
+			if remake && natsOwner(t, url, g1) != "" {
+				t.Fatal("the bucket made again already holds an owner: the test proves nothing")
+			}
+			waitFor(t, restateBound, "both owners back in the bucket, with no group changed", func() bool {
+				return natsOwner(t, url, g1) == "owner-one" && natsOwner(t, url, g2) == "owner-two"
+			})
+			checkAuditNotFlooded(t, auditLog(), g1, g2)
+		})
+	}
+}
+
+// deleteTopic deletes the owners topic, as an operator would; remake then
+// makes an empty, compacted one of the same name, as someone else would.
+func deleteTopic(t *testing.T, addrs []string, topic string, remake bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	cl := &kafka.Client{Addr: kafka.TCP(addrs...), Transport: tr}
+	res, err := cl.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{topic}})
+	if err != nil {
+		t.Fatalf("delete the owners topic: %v", err)
+	}
+	for tp, err := range res.Errors {
+		if err != nil {
+			t.Fatalf("delete the owners topic %s: %v", tp, err)
+		}
+	}
+	if !remake {
+		return
+	}
+	cr, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+		Topic: topic, NumPartitions: 1, ReplicationFactor: 1,
+		ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}},
+	}}})
+	if err != nil {
+		t.Fatalf("make the owners topic again: %v", err)
+	}
+	for tp, err := range cr.Errors {
+		if err != nil {
+			t.Fatalf("make the owners topic %s again: %v", tp, err)
+		}
+	}
+}
+
+// TestOwnersTopicDeletedWhileIdleIsRestated is
+// TestOwnersBucketDeletedWhileIdleIsRestated for Kafka.
+func TestOwnersTopicDeletedWhileIdleIsRestated(t *testing.T) {
+	for _, remake := range []bool{false, true} {
+		name := "deleted"
+		if remake {
+			name = "made again by someone else"
+		}
+		t.Run(name, func(t *testing.T) {
+			kc := kafkatest.Start(t)
+			topic := strings.ReplaceAll(strings.Trim(groupPath(t), "/"), "/", ".")
+			cfg := kafkasink.Config{
+				Brokers: kc.Addrs(), EventsTopic: topic + ".events", OwnersTopic: topic + ".owners", BridgesTopic: topic + ".bridges",
+				Partitions: 1, ReplicationFactor: 1, WriteTimeout: 3 * time.Second, Logger: testLogger(t),
+			}
+			sink, err := kafkasink.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g1, g2, _, auditLog := storeLost(t, sink)
+			waitFor(t, 20*time.Second, "both owners in the owners topic", func() bool {
+				return kafkaOwner(t, cfg, g1) == "owner-one" && kafkaOwner(t, cfg, g2) == "owner-two"
+			})
+			deleteTopic(t, kc.Addrs(), cfg.OwnersTopic, remake)
+			if kafkaOwner(t, cfg, g1) != "" {
+				t.Fatal("the owners topic still holds an owner after it was deleted: the test proves nothing")
+			}
+			waitFor(t, restateBound, "both owners back in the owners topic, with no group changed", func() bool {
+				return kafkaOwner(t, cfg, g1) == "owner-one" && kafkaOwner(t, cfg, g2) == "owner-two"
+			})
+			checkAuditNotFlooded(t, auditLog(), g1, g2)
+		})
+	}
+}

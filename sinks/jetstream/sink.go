@@ -28,8 +28,8 @@ type Sink struct {
 	bridges jetstream.KeyValue
 	closed  bool
 	// opened says an owners bucket was opened before on this sink; lost,
-	// that Connect found it missing since (deleted while the sink ran)
-	// and made it again: publish.StateKeeper.
+	// that Connect or StoreGone found it missing or made again since
+	// (deleted while the sink ran): publish.StateKeeper.
 	opened bool
 	lost   bool
 }
@@ -107,7 +107,8 @@ func (s *Sink) Connect(ctx context.Context) error {
 
 // StateLost implements publish.StateKeeper: whether, since the last call,
 // Connect found the owners bucket deleted (after it had opened it) and
-// made it again. The pipeline then writes every group's owner again.
+// made it again, or StoreGone found it deleted or made again by someone
+// else. The pipeline then writes every group's owner again.
 func (s *Sink) StateLost() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -23,10 +23,15 @@ type Sink struct {
 	closing chan struct{} // closed when the previous writer has drained
 	closed  bool
 	// ensured says Connect made sure of the topics before; lost, that it
-	// found the owners topic missing since (deleted while the sink ran):
-	// publish.StateKeeper.
+	// or StoreGone found the owners topic missing or made again since
+	// (deleted while the sink ran): publish.StateKeeper.
 	ensured bool
 	lost    bool
+	// ends is the owners topic's end offset per partition as last seen,
+	// by a look (Connect's, StoreGone's) or after our own write to it,
+	// which tells a topic made again by its ends falling.
+	endsMu sync.Mutex
+	ends   map[int]int64
 	// reached is what each group last reached in the owners topic (see
 	// ownerState), so a late loss never tombstones a newer owner. It
 	// starts empty; LastReports fills it from the topic.
@@ -105,11 +110,15 @@ func (s *Sink) Connect(ctx context.Context) error {
 		// and every group's owner with it.
 		if s.ownersGone(ctx, cl) {
 			s.lost = true
+			s.forgetEnds()
 		}
 	}
 	if err := s.ensureTopics(ctx, cl); err != nil {
 		tr.CloseIdleConnections()
 		return fmt.Errorf("%w (brokers %v)", err, s.cfg.Brokers)
+	}
+	if s.noteEnds(ctx, cl) && s.ensured {
+		s.lost = true // made again by someone else since the last look
 	}
 	s.ensured = true
 	s.w = &kafka.Writer{
@@ -127,13 +136,16 @@ func (s *Sink) Connect(ctx context.Context) error {
 		MaxAttempts:     3,
 		WriteBackoffMin: 50 * time.Millisecond,
 		WriteBackoffMax: 500 * time.Millisecond,
+		Completion:      s.wrote,
 	}
 	return nil
 }
 
 // StateLost implements publish.StateKeeper: whether, since the last call,
 // Connect found the owners topic deleted (after it had made sure of it)
-// and made it again. The pipeline then writes every group's owner again.
+// and made it again, or found it made again by someone else (its end
+// offsets fell), or StoreGone found either. The pipeline then writes
+// every group's owner again.
 func (s *Sink) StateLost() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
