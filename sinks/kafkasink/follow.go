@@ -120,7 +120,8 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stream[T]{c: make(chan T), synced: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
-	raw := make(chan kafka.Message)
+	raw := make(chan record)
+	failed := make(chan error, len(parts))
 	var wg sync.WaitGroup
 	var st *staleness[T]
 	if fresh != nil {
@@ -133,26 +134,27 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 		}
 	}
 	for _, p := range parts {
-		r := cfg.partitionReader(topic, p)
-		outage := readOutage{log: cfg.Logger, topic: topic, partition: p}
+		send := func(r record) bool {
+			select {
+			case raw <- r:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		pr := &partRead{cfg: cfg, topic: topic, p: p,
+			// The owners topic holds current state: a new one, filled
+			// again by the bridge, is read again. The events in a new
+			// events topic are not the ones the reader missed.
+			again:   fresh != nil,
+			got:     func(m kafka.Message) bool { return send(record{m: m}) },
+			restart: func() { send(record{restart: true, p: p}) },
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer r.Close()
-			for {
-				m, err := r.ReadMessage(ctx)
-				if err != nil {
-					if !outage.wait(ctx, err) {
-						return // ctx ended
-					}
-					continue
-				}
-				outage.over()
-				select {
-				case raw <- m:
-				case <-ctx.Done():
-					return
-				}
+			if err := pr.run(ctx); err != nil {
+				failed <- err
 			}
 		}()
 	}
@@ -161,12 +163,21 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 		defer close(s.c)
 		defer wg.Wait()
 		defer cancel()
-		s.err = s.run(ctx, cfg, raw, ends, group, o, dec, st)
+		s.err = s.run(ctx, cfg, raw, failed, ends, group, o, dec, st)
 	}()
 	return s, nil
 }
 
-func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan kafka.Message, ends map[int]int64, group string, o followOpts, dec decoder[T], st *staleness[T]) error {
+// record is what a partition's read hands the stream: a record, or word
+// that the partition is read again from the start (its topic was made
+// again).
+type record struct {
+	m       kafka.Message
+	restart bool
+	p       int
+}
+
+func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan record, failed <-chan error, ends map[int]int64, group string, o followOpts, dec decoder[T], st *staleness[T]) error {
 	pending := 0
 	for _, end := range ends {
 		if end > 0 {
@@ -183,10 +194,12 @@ func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan kafka.Messag
 		defer st.timer.Stop()
 	}
 	for {
-		var m kafka.Message
+		var r record
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case err := <-failed:
+			return err
 		case <-beat:
 			if err := st.refresh(ctx, s.c, ""); err != nil {
 				return err
@@ -198,10 +211,21 @@ func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan kafka.Messag
 				return err
 			}
 			continue
-		case m = <-raw:
+		case r = <-raw:
 		}
-		last := false
-		if end := ends[m.Partition]; end > 0 && m.Offset+1 >= end {
+		m, last := r.m, false
+		switch end := ends[m.Partition]; {
+		case r.restart:
+			// The end to read to before Synced was the old topic's.
+			if ends[r.p] > 0 {
+				ends[r.p] = 0
+				pending--
+				if pending == 0 {
+					close(s.synced)
+				}
+			}
+			continue
+		case end > 0 && m.Offset+1 >= end:
 			ends[m.Partition] = 0
 			pending--
 			last = pending == 0
@@ -250,5 +274,9 @@ func (cfg Config) partitionReader(topic string, p int) *kafka.Reader {
 		Brokers: cfg.Brokers, Topic: topic, Partition: p, Dialer: cfg.dialer(),
 		MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 250 * time.Millisecond,
 		StartOffset: kafka.FirstOffset, ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second,
+		// A topic found shorter than the offset to read from is one made
+		// again: say so (see partRead) rather than wait quietly for it
+		// to grow that far.
+		OffsetOutOfRangeError: true,
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
 	"github.com/zkherald/herald/publish"
 )
 
@@ -174,33 +176,33 @@ func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int6
 	}
 	for _, p := range parts {
 		end := ends[p]
-		r := cfg.partitionReader(cfg.BridgesTopic, p)
-		outage := readOutage{log: cfg.Logger, topic: cfg.BridgesTopic, partition: p}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer r.Close()
-			for {
-				m, err := r.ReadMessage(ctx)
-				if err != nil {
-					if !outage.wait(ctx, err) {
-						return // ctx ended
-					}
-					continue
+		reached := func() {
+			if end > 0 {
+				end = 0
+				if pending.Add(-1) == 0 {
+					close(initial)
 				}
-				outage.over()
+			}
+		}
+		pr := &partRead{cfg: cfg, topic: cfg.BridgesTopic, p: p, again: true,
+			got: func(m kafka.Message) bool {
 				if h, err := publish.DecodeHeartbeat(m.Value); err == nil && h.Source == string(m.Key) {
 					got(h)
 				} else {
 					cfg.Logger.Debug("kafkasink: skipping a record of the bridges topic that is not a heartbeat", "partition", m.Partition, "offset", m.Offset)
 				}
 				if end > 0 && m.Offset+1 >= end {
-					end = 0
-					if pending.Add(-1) == 0 {
-						close(initial)
-					}
+					reached()
 				}
-			}
+				return true
+			},
+			// The end to read to first was the old topic's.
+			restart: reached,
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = pr.run(ctx) // read again whenever made again: ends with ctx
 		}()
 	}
 	return initial
