@@ -109,6 +109,28 @@ func TestHolderStopsWhatTheCommandLeftBeforeReleasing(t *testing.T) {
 	}
 }
 
+// A process the command left in its group that ends at its SIGTERM ends
+// the wait: run and lock release then, not after --grace. The leftover,
+// orphaned, is handed to the runner (the subreaper), and unless the
+// runner reaps it, its zombie keeps the group alive until the SIGKILL.
+func TestLeftoverThatEndsAtSIGTERMIsNotWaitedOnForGrace(t *testing.T) {
+	zk := zkFlags(t)
+	for _, c := range []struct{ verb, flag string }{{"lock", "--lock"}, {"run", "--election"}} {
+		g := uniq(t)
+		began := time.Now()
+		p := start(t, nil, append(zk, c.verb, c.flag, g, "--grace", "60s", "--", "sh", "-c", "sleep 600 & exit 7")...)
+		if code := p.wait(t, 90*time.Second); code != 7 {
+			t.Fatalf("%s: exit %d, want the command's 7:\n%s", c.verb, code, p.out)
+		}
+		if took := time.Since(began); took > 40*time.Second {
+			t.Fatalf("%s: took %v with --grace 60s for a leftover that ends at SIGTERM: it waited on the leftover's zombie\n%s", c.verb, took, p.out)
+		}
+		if out, _, code := heraldRun(t, nil, append(zk, "who", g)...); code != exitNoOwner {
+			t.Fatalf("%s: who after the holder exited: %d, want %d (released):\n%s", c.verb, code, exitNoOwner, out)
+		}
+	}
+}
+
 // With the default --grace (10s, longer than the 1s session), a command
 // that ignores SIGTERM is killed before the next owner starts, whether its
 // holder was killed outright (the watchdog stops it) or lost its

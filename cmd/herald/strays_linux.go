@@ -157,20 +157,27 @@ func becomeSubreaper() error {
 }
 
 // reapStrays collects the exit status of this process's children that
-// have exited and are not in process group pgid, nor the command itself
-// (whose pid is pgid; it may have left its group): the command and the
-// watchdog are waited for by their own exec.Cmd. Orphans handed to a
-// subreaper are its to reap, or they stay zombies while it runs.
+// have exited, but for the command itself (whose pid is pgid; it may have
+// left its group) and the watchdog (see ownWaits): those are waited for by
+// their own exec.Cmd. Orphans handed to a subreaper are its to reap, or
+// they stay zombies while it runs, and a zombie left in the command's
+// group keeps the group alive to kill(-pgid, 0): a group whose last
+// process died at SIGTERM would be waited on until its SIGKILL.
 func reapStrays(pgid int) { reapIn(readProcs(), pgid) }
 
 // reapIn is reapStrays over the processes all.
 func reapIn(all map[int]procInfo, pgid int) {
 	self := os.Getpid()
 	for _, p := range all {
-		if p.ppid == self && p.zombie && p.pgid != pgid && p.pid != pgid {
+		if p.ppid != self || !p.zombie || p.pid == pgid {
+			continue
+		}
+		ownWaits.Lock()
+		if !ownWaits.pids[p.pid] {
 			var ws syscall.WaitStatus
 			_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
 		}
+		ownWaits.Unlock()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -40,6 +41,15 @@ import (
 // with it the group id the watchdog signals, exists as long as the
 // watchdog does: it cannot name some later process's group.
 const watchdogArg = "__herald-watchdog"
+
+// ownWaits holds the pids of the watchdogs running: children of herald's
+// in the command's process group that their own exec.Cmd waits for, which
+// the stray reaper must leave alone. A pid is added under the lock as the
+// watchdog starts, so the reaper never sees it exit unlisted.
+var ownWaits = struct {
+	sync.Mutex
+	pids map[int]bool
+}{pids: map[int]bool{}}
 
 // watchdogFired is the watchdog's exit status when it stopped the command.
 const watchdogFired = 3
@@ -84,7 +94,13 @@ func startWatchdog(c *child, after, grace, killBy time.Duration, stderr io.Write
 	cmd.ExtraFiles = []*os.File{r, fw}
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: c.Pid()}
-	if err := cmd.Start(); err != nil {
+	ownWaits.Lock()
+	err = cmd.Start()
+	if err == nil {
+		ownWaits.pids[cmd.Process.Pid] = true // before the stray reaper can see it exit
+	}
+	ownWaits.Unlock()
+	if err != nil {
 		w.Close()
 		fr.Close()
 		return nil, fmt.Errorf("cannot start the watchdog: %w", err)
@@ -95,6 +111,9 @@ func startWatchdog(c *child, after, grace, killBy time.Duration, stderr io.Write
 		n, _ := fr.Read(make([]byte, 1))
 		fr.Close()
 		_ = cmd.Wait()
+		ownWaits.Lock()
+		delete(ownWaits.pids, cmd.Process.Pid)
+		ownWaits.Unlock()
 		d.fired.Store(n > 0 || cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == watchdogFired)
 		close(d.done)
 	}()
