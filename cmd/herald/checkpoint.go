@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -88,7 +88,11 @@ HERALD_CHECKPOINT_ERROR saying to read it with herald checkpoint get.`,
 			if err := a.putCheckpoint(cmd.Context(), f, data); err != nil {
 				return err
 			}
-			if n := len(envSafe(data)); n > maxEnvCheckpoint {
+			switch n := len(data); {
+			case bytes.IndexByte(data, 0) >= 0:
+				a.log.Warn("checkpoint saved, but it holds NUL bytes, which the environment cannot carry: the next leader's command finds HERALD_CHECKPOINT empty and HERALD_CHECKPOINT_ERROR set, and must read it with herald checkpoint get --raw",
+					"bytes", n)
+			case n > maxEnvCheckpoint:
 				a.log.Warn("checkpoint saved, but it is too big to pass in the environment: the next leader's command finds HERALD_CHECKPOINT empty and HERALD_CHECKPOINT_ERROR set, and must read it with herald checkpoint get",
 					"bytes", n, "max", maxEnvCheckpoint)
 			}
@@ -168,15 +172,18 @@ func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) err
 
 func newCheckpointGetCmd(a *app) *cobra.Command {
 	var group string
-	var asJSON bool
+	var asJSON, raw bool
 	cmd := &cobra.Command{
 		Use:   "get [PATH | --election PATH]",
 		Short: "Print the last checkpoint of an election",
 		Long: `get prints the data of the election's last checkpoint (exit 1 when there is
-none), or with --json the whole record: data, term, node and id of the
-leader that saved it, and when. It exits 69 when ZooKeeper cannot be reached.`,
+none), with a newline added when it ends without one, or with --raw byte
+for byte; with --json the whole record: data (as text, and data_base64
+byte for byte), term, node and id of the leader that saved it, and when.
+It exits 69 when ZooKeeper cannot be reached.`,
 		Example: `  herald checkpoint get --election /jobs/nightly
-  herald checkpoint get /jobs/nightly --json`,
+  herald checkpoint get /jobs/nightly --json
+  herald checkpoint get /jobs/nightly --raw > state.bin`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageErr("checkpoint get takes one election path, got %d: %q", len(args), args)
@@ -193,6 +200,9 @@ leader that saved it, and when. It exits 69 when ZooKeeper cannot be reached.`,
 			if group == "" {
 				return usageErr("the election is required: herald checkpoint get PATH, or --election PATH (or $HERALD_ELECTION)")
 			}
+			if raw && asJSON {
+				return usageErr("--raw and --json do not go together: --json carries the data byte for byte in data_base64")
+			}
 			if err := groupArg("--election", group); err != nil {
 				return err
 			}
@@ -208,26 +218,30 @@ leader that saved it, and when. It exits 69 when ZooKeeper cannot be reached.`,
 			if asJSON {
 				return writeJSON(a.stdout, checkpointJSON(cp))
 			}
-			out := string(cp.Data)
-			if !strings.HasSuffix(out, "\n") {
-				out += "\n"
+			out := cp.Data
+			if !raw && !bytes.HasSuffix(out, []byte("\n")) {
+				out = append(out[:len(out):len(out)], '\n')
 			}
-			_, err = io.WriteString(a.stdout, out)
+			_, err = a.stdout.Write(out)
 			return err
 		},
 	}
 	cmd.Flags().StringVar(&group, "election", "", "election path (default $HERALD_ELECTION)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole record as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole record as JSON (data as text, and data_base64 byte for byte)")
+	cmd.Flags().BoolVar(&raw, "raw", false, "print the data byte for byte, with no newline added (binary checkpoints)")
 	return cmd
 }
 
+// checkpointRecord is checkpoint get --json: the data as text (bytes
+// that are not UTF-8 come out as U+FFFD) and, byte for byte, in base64.
 type checkpointRecord struct {
-	Data string `json:"data"`
+	Data       string `json:"data"`
+	DataBase64 []byte `json:"data_base64"`
 	elect.Checkpoint
 }
 
 func checkpointJSON(cp elect.Checkpoint) checkpointRecord {
-	return checkpointRecord{Data: string(cp.Data), Checkpoint: cp}
+	return checkpointRecord{Data: string(cp.Data), DataBase64: cp.Data, Checkpoint: cp}
 }
 
 func writeJSON(w io.Writer, v any) error {

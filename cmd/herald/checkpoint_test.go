@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strconv"
@@ -109,3 +110,39 @@ func TestCheckpointPutInterruptedWhileReading(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A binary checkpoint comes back byte for byte: checkpoint get --raw
+// prints it as stored (no newline added), --json carries it in
+// data_base64. One holding NUL bytes, which an environment variable
+// cannot carry, is not passed with its NULs dropped: the next leader's
+// command starts with HERALD_CHECKPOINT empty and HERALD_CHECKPOINT_ERROR
+// saying to read it with checkpoint get --raw; checkpoint put warns.
+func TestBinaryCheckpointComesBackByteForByte(t *testing.T) {
+	zkFl := zkFlags(t)
+	g := uniq(t)
+	data := []byte("a\x00b\xff\xfe")
+	put := `printf 'a\000b\377\376' | "$HERALD_BIN" checkpoint put -`
+	_, stderr, code := heraldRun(t, nil, append(zkFl, "run", "--election", g, "--id", "a", "--", "sh", "-c", put)...)
+	if code != 0 || !strings.Contains(stderr, "holds NUL bytes") {
+		t.Fatalf("checkpoint put of binary data: exit %d, want 0 with a warning about NUL bytes: %s", code, stderr)
+	}
+	out, stderr, code := heraldRun(t, nil, append(zkFl, "checkpoint", "get", "--raw", g)...)
+	if code != 0 || out != string(data) {
+		t.Fatalf("checkpoint get --raw: exit %d, %q, want %q: %s", code, out, data, stderr)
+	}
+	out, stderr, code = heraldRun(t, nil, append(zkFl, "checkpoint", "get", "--json", g)...)
+	var rec struct {
+		DataBase64 []byte `json:"data_base64"`
+	}
+	if err := json.Unmarshal([]byte(out), &rec); code != 0 || err != nil || string(rec.DataBase64) != string(data) {
+		t.Fatalf("checkpoint get --json: exit %d, data_base64 %q (%v), want %q: %s%s", code, rec.DataBase64, err, data, out, stderr)
+	}
+	child := `echo "len=${#HERALD_CHECKPOINT} term=[$HERALD_CHECKPOINT_TERM] err=[$HERALD_CHECKPOINT_ERROR]"`
+	out, stderr, code = heraldRun(t, nil, append(zkFl, "run", "--election", g, "--id", "b", "--", "sh", "-c", child)...)
+	if code != 0 || !strings.Contains(out, "len=0 term=[") || strings.Contains(out, "term=[]") || !strings.Contains(out, "holds NUL bytes") || !strings.Contains(out, "checkpoint get --raw") {
+		t.Fatalf("run over a checkpoint with NUL bytes: exit %d, want HERALD_CHECKPOINT empty, its term, and the error naming checkpoint get --raw:\n%s%s", code, out, stderr)
+	}
+	if out, _, code := heraldRun(t, nil, append(zkFl, "checkpoint", "get", "--raw", "--json", g)...); code != exitUsage {
+		t.Fatalf("checkpoint get --raw --json: exit %d, want a usage error (%d):\n%s", code, exitUsage, out)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -192,16 +193,23 @@ func (a *app) campaign(ctx context.Context, o runOpts) (*elect.Handle, *elect.Se
 // nothing. A checkpoint node holding something else is named in
 // HERALD_CHECKPOINT_ERROR, and the child starts without it; one that
 // cannot be read at all (its ACL) is an error, and nothing starts. A
-// checkpoint too big for an environment variable is not passed: the child
-// starts with HERALD_CHECKPOINT empty, its term, and
-// HERALD_CHECKPOINT_ERROR telling it to read it with herald checkpoint get.
+// checkpoint too big for an environment variable, or holding NUL bytes,
+// which one cannot carry, is not passed: the child starts with
+// HERALD_CHECKPOINT empty, its term, and HERALD_CHECKPOINT_ERROR telling
+// it to read it with herald checkpoint get.
 func (a *app) checkpointEnv(ctx context.Context, h *elect.Handle, s *elect.Session, group string) ([]string, error) {
 	none := []string{"HERALD_CHECKPOINT=", "HERALD_CHECKPOINT_TERM=", "HERALD_CHECKPOINT_ERROR="}
 	bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(100*time.Millisecond), backoff.WithMaxInterval(2*time.Second), backoff.WithMaxElapsedTime(0))
 	for attempt := 1; ; attempt++ {
 		cp, err := readWhileHeld(ctx, h, s, group)
 		switch {
-		case err == nil && len(envSafe(cp.Data)) > maxEnvCheckpoint:
+		case err == nil && bytes.IndexByte(cp.Data, 0) >= 0:
+			// An environment variable ends at its first NUL: passing the
+			// rest, or the data without its NULs, would pass other data.
+			msg := fmt.Sprintf("the last checkpoint (%d bytes, term %d) holds NUL bytes, which an environment variable cannot carry; read it with: herald checkpoint get --raw", len(cp.Data), cp.Term)
+			a.log.Warn("resuming from a checkpoint the environment cannot carry (NUL bytes); the child reads it with herald checkpoint get --raw (HERALD_CHECKPOINT_ERROR)", "term", cp.Term, "by", cp.ID, "bytes", len(cp.Data))
+			return []string{"HERALD_CHECKPOINT=", "HERALD_CHECKPOINT_TERM=" + strconv.FormatInt(cp.Term, 10), "HERALD_CHECKPOINT_ERROR=" + msg}, nil
+		case err == nil && len(cp.Data) > maxEnvCheckpoint:
 			// An environment string that long would keep the command
 			// from starting at all: it reads the checkpoint itself.
 			msg := fmt.Sprintf("the last checkpoint (%d bytes, term %d) is too big to pass in HERALD_CHECKPOINT (at most %d bytes); read it with: herald checkpoint get", len(cp.Data), cp.Term, maxEnvCheckpoint)
@@ -209,7 +217,7 @@ func (a *app) checkpointEnv(ctx context.Context, h *elect.Handle, s *elect.Sessi
 			return []string{"HERALD_CHECKPOINT=", "HERALD_CHECKPOINT_TERM=" + strconv.FormatInt(cp.Term, 10), "HERALD_CHECKPOINT_ERROR=" + msg}, nil
 		case err == nil:
 			a.log.Info("resuming from checkpoint", "term", cp.Term, "by", cp.ID, "bytes", len(cp.Data))
-			return []string{"HERALD_CHECKPOINT=" + envSafe(cp.Data), "HERALD_CHECKPOINT_TERM=" + strconv.FormatInt(cp.Term, 10), "HERALD_CHECKPOINT_ERROR="}, nil
+			return []string{"HERALD_CHECKPOINT=" + string(cp.Data), "HERALD_CHECKPOINT_TERM=" + strconv.FormatInt(cp.Term, 10), "HERALD_CHECKPOINT_ERROR="}, nil
 		case errors.Is(err, elect.ErrNoCheckpoint):
 			return none, nil
 		case errors.Is(err, elect.ErrBadCheckpoint):
