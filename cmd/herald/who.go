@@ -28,6 +28,10 @@ type whoReport struct {
 	// writes the child's pid).
 	ReadyInfo string     `json:"ready_info,omitempty"`
 	Since     *time.Time `json:"since,omitempty"`
+	// SinceAtMost (--nats, --kafka): the owner was first reported by a
+	// snapshot (a bridge's start, a takeover, a reconnect), so its tenure
+	// began at Since or before, unseen.
+	SinceAtMost bool `json:"since_at_most,omitempty"`
 	// Queue is every node in line, owner first; only ZooKeeper knows it.
 	Queue []whoNode `json:"queue,omitempty"`
 	// Hazard says why two of the group's clients may each believe they
@@ -262,7 +266,7 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 	r := whoReport{Group: group, Source: "nats"}
 	if o := last.Owner; o != nil {
 		since := o.Since
-		r.Recipe, r.Ready, r.Since, r.Hazard = o.Recipe, o.Ready, &since, o.Hazard
+		r.Recipe, r.Ready, r.Since, r.SinceAtMost, r.Hazard = o.Recipe, o.Ready, &since, o.SinceUnseen, o.Hazard
 		r.Owner = &whoNode{ID: o.Owner.ID, Node: o.Owner.Node, Session: o.Owner.Session, Sequence: o.Owner.Sequence, Term: o.Term}
 	}
 	r.setFreshness(last.Freshness)
@@ -303,7 +307,7 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 	r := whoReport{Group: group, Recipe: last.Event.Recipe, Source: "kafka"}
 	if owner != nil {
 		since := last.Event.Time
-		r.Ready, r.Since, r.Hazard = last.Ready(), &since, last.Event.Hazard
+		r.Ready, r.Since, r.SinceAtMost, r.Hazard = last.Ready(), &since, last.SinceUnseen, last.Event.Hazard
 		r.Owner = &whoNode{ID: owner.ID, Node: owner.Node, Session: owner.Session, Sequence: owner.Sequence, Term: last.Event.Term}
 	}
 	r.setFreshness(last.Freshness)

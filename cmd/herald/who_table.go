@@ -49,6 +49,9 @@ func writeWho(w io.Writer, r whoReport) error {
 	}
 	if r.Since != nil && !r.Since.IsZero() {
 		state += ", since " + r.Since.UTC().Format(time.RFC3339)
+		if r.SinceAtMost {
+			state += " or earlier (first seen in a snapshot)"
+		}
 	}
 	if r.ChangesLastHour != nil {
 		state += fmt.Sprintf(", %d owner changes in the last hour", *r.ChangesLastHour)

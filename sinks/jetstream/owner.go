@@ -20,6 +20,10 @@ type Owner struct {
 	Zxid int64 `json:"zxid"`
 	// Since is when the owner was first reported.
 	Since time.Time `json:"since"`
+	// SinceUnseen says the owner was first reported by a snapshot (a
+	// bridge's start, a takeover, a reconnect): its tenure began before
+	// Since, unseen, and Since bounds it from above only.
+	SinceUnseen bool `json:"since_unseen,omitempty"`
 	// Ready is true once a leader acknowledged taking office.
 	Ready bool `json:"ready"`
 	// EventID is the id of the last event that changed this value.
@@ -76,7 +80,7 @@ func step(v view, e publish.Event) view {
 		}
 		next := &Owner{
 			Group: e.Group, Recipe: e.Recipe, Owner: *e.Owner, Term: e.Term, Zxid: e.Zxid,
-			Since: e.Time, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source, Hazard: e.Hazard,
+			Since: e.Time, SinceUnseen: e.Snapshot, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source, Hazard: e.Hazard,
 		}
 		switch {
 		case v.owner == nil && e.Term <= v.guard:

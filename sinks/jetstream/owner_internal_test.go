@@ -88,6 +88,24 @@ func TestStepSameTermKeepsSince(t *testing.T) {
 	}
 }
 
+// TestStepSinceUnseen: an owner first reported by a snapshot has a Since
+// that bounds its tenure's start from above only (SinceUnseen), kept while
+// the term lasts; one first reported by a change has not.
+func TestStepSinceUnseen(t *testing.T) {
+	snap := gain("a", 10)
+	snap.Snapshot = true
+	v := step(view{}, snap.WithID())
+	if !v.owner.SinceUnseen {
+		t.Fatal("an owner first reported by a snapshot: SinceUnseen false")
+	}
+	if v = step(v, ready("a", 10)); !v.owner.SinceUnseen || !v.owner.Ready {
+		t.Fatalf("ready in the same term: %+v, want SinceUnseen kept", *v.owner)
+	}
+	if v = step(v, gain("b", 20)); v.owner.SinceUnseen {
+		t.Fatal("an owner first reported by a change: SinceUnseen true")
+	}
+}
+
 // TestStepHazard: the value carries the hazard the group's latest event
 // reports about the owner's tenure, written again when only that changes;
 // an older event, or one about another term, leaves it.

@@ -46,6 +46,10 @@ type OwnerUpdate struct {
 	// said it stopped. When only that changes, FollowOwners delivers the
 	// update again (same Offset) with the new Stale.
 	publish.Freshness
+	// SinceUnseen says the owner was first reported by a snapshot (a
+	// bridge's start, a takeover, a reconnect): Event.Time, the time of
+	// the tenure's first report, bounds its start from above only.
+	SinceUnseen bool
 }
 
 // Owner returns the group's owner after the update, nil when it has none.
@@ -78,5 +82,8 @@ func decodeOwner(m kafka.Message) (OwnerUpdate, error) {
 		return u, fmt.Errorf("kafkasink: %s partition %d offset %d: key %q but event of group %q", m.Topic, m.Partition, m.Offset, u.Group, e.Group)
 	}
 	u.Event = e
+	if v, ok := lookup(m.Headers)(SinceUnseenHeader); ok && v == "true" && u.Owner() != nil {
+		u.SinceUnseen = true
+	}
 	return u, nil
 }

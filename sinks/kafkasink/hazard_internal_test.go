@@ -42,7 +42,7 @@ func TestOwnerChangesRestateTheHazard(t *testing.T) {
 	if again, _ := ownerChanges([]publish.Event{joined}, map[string]ownerState{"/g": {term: 10, owning: true}}); len(again) != 1 || again[0].ID != r.ID {
 		t.Fatalf("the same change restated again (another bridge): %v; want the same id %s", again, r.ID)
 	}
-	if m, err := ownerMessage("owners", r); err != nil || m.Value == nil {
+	if m, err := ownerMessage("owners", r, false); err != nil || m.Value == nil {
 		t.Fatalf("restated record as a message: %v, %v; want a value (not a tombstone)", m, err)
 	}
 	if again, _ := ownerChanges([]publish.Event{ev(publish.CandidateJoined, 10, 13, joined.Hazard, t0)}, st); len(again) != 0 {
@@ -118,5 +118,51 @@ func TestOwnersTopicCarriesTheHazard(t *testing.T) {
 	u := collect(ctx, st, 1)
 	if len(u) != 1 || u[0].Owner() == nil || !u[0].Ready() || u[0].Event.Hazard != "" || u[0].Event.Zxid != 13 {
 		t.Fatalf("after the client left, through a new sink: %+v; want the ready owner restated without the hazard", u)
+	}
+}
+
+// TestOwnerRecordsSayWhenSinceIsUnseen: an owner first reported by a
+// snapshot gets records marked SinceUnseenHeader for its whole tenure,
+// each with the time of the tenure's first report (the ready record
+// too), and decoding gives SinceUnseen back; an owner first reported by a
+// change gets no mark.
+func TestOwnerRecordsSayWhenSinceIsUnseen(t *testing.T) {
+	t0 := time.Unix(1700000000, 0).UTC()
+	ev := func(typ publish.Type, term, zxid int64, _ string, at time.Time) publish.Event {
+		return publish.Event{Type: typ, Group: "/g", Recipe: elect.RecipeLock, Owner: &publish.Participant{ID: "a", Node: "n_1"},
+			Term: term, Zxid: zxid, Time: at, Source: "t"}.WithID()
+	}
+	snap := ev(publish.LockAcquired, 10, 11, "", t0)
+	snap.Snapshot = true
+	snap = snap.WithID()
+	ready := ev(publish.LeaderReady, 10, 12, "", t0.Add(time.Minute))
+	changes, st := ownerChanges([]publish.Event{snap}, map[string]ownerState{})
+	if len(changes) != 1 || !st["/g"].unseen {
+		t.Fatalf("snapshot first: %v, state %+v; want one record, unseen", changes, st["/g"])
+	}
+	changes, st2 := ownerChanges([]publish.Event{ready}, st)
+	if len(changes) != 1 || !st2["/g"].unseen || !changes[0].Time.Equal(t0) {
+		t.Fatalf("ready after a snapshot: %v, state %+v; want one record at the first report's time %v, unseen", changes, st2["/g"], t0)
+	}
+	for _, e := range []publish.Event{snap, changes[0]} {
+		m, err := ownerMessage("owners", e, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := decodeOwner(m)
+		if err != nil || !u.SinceUnseen || !u.Event.Time.Equal(t0) || !stateOf(u).unseen {
+			t.Fatalf("decoded %+v (%v); want SinceUnseen and time %v", u, err, t0)
+		}
+	}
+	live := ev(publish.LockAcquired, 20, 21, "", t0.Add(time.Hour))
+	if _, st3 := ownerChanges([]publish.Event{live}, st2); st3["/g"].unseen {
+		t.Fatal("an owner first reported by a change is marked unseen")
+	}
+	m, err := ownerMessage("owners", live, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := decodeOwner(m); u.SinceUnseen {
+		t.Fatal("decoded SinceUnseen from a record without the mark")
 	}
 }

@@ -15,6 +15,12 @@ import (
 // and consumers need its id and term to deduplicate and fence.
 const EventHeader = "herald_event"
 
+// SinceUnseenHeader ("true") marks an owners-topic record whose owner was
+// first reported by a snapshot (a bridge's start, a takeover, a
+// reconnect): the record's time, the tenure's first report, bounds its
+// start from above only (OwnerUpdate.SinceUnseen).
+const SinceUnseenHeader = "herald_since_unseen"
+
 // Keys are group paths ("/jobs/nightly"), not publish.Tokens: that is what
 // an operator types into kcat or sees in any console, and both name the
 // group one-to-one. The partitioner (murmur2 by default, as Java's) sends
@@ -39,9 +45,13 @@ func eventMessage(topic string, e publish.Event) (kafka.Message, error) {
 
 // ownerMessage is the owners-topic record for an owner-changing event: the
 // event as value for gains and ready, a tombstone (nil value) for a loss.
-func ownerMessage(topic string, e publish.Event) (kafka.Message, error) {
+// unseen marks an owner first reported by a snapshot (SinceUnseenHeader).
+func ownerMessage(topic string, e publish.Event, unseen bool) (kafka.Message, error) {
 	m, err := eventMessage(topic, e)
 	if err != nil || !e.Type.Loses() {
+		if err == nil && unseen {
+			m.Headers = append(m.Headers, kafka.Header{Key: SinceUnseenHeader, Value: []byte("true")})
+		}
 		return m, err
 	}
 	m.Headers = append(m.Headers, kafka.Header{Key: EventHeader, Value: m.Value})
@@ -52,7 +62,8 @@ func ownerMessage(topic string, e publish.Event) (kafka.Message, error) {
 // ownerState is what the owners topic last got for a group: the term it
 // reached and, while the record names that term's owner, whether it said
 // ready, the hazard it carried (as of zxid) and the time of the tenure's
-// first record, so that a record restating only the hazard keeps the rest.
+// first record (and whether that was a snapshot's: unseen), so that a
+// record restating only the hazard keeps the rest.
 type ownerState struct {
 	term   int64
 	zxid   int64
@@ -60,6 +71,7 @@ type ownerState struct {
 	ready  bool
 	owning bool
 	hazard string
+	unseen bool
 }
 
 // ownerChanges coalesces a batch into one owner change per group, in the
@@ -108,8 +120,13 @@ func ownerChanges(batch []publish.Event, reached map[string]ownerState) ([]publi
 		next := ownerState{term: max(e.Term, st.term)}
 		if !e.Type.Loses() {
 			next.owning, next.ready, next.hazard, next.zxid, next.since = true, e.Type == publish.LeaderReady, e.Hazard, e.Zxid, e.Time.UnixNano()
+			next.unseen = e.Snapshot
 			if st.owning && st.term == e.Term {
-				next.since = st.since
+				// The same tenure (ready, or reported again): its record
+				// keeps the time of its first, which readers take for
+				// since.
+				next.since, next.unseen = st.since, st.unseen
+				e.Time = time.Unix(0, st.since).UTC()
 			}
 		}
 		put(e, next)

@@ -73,7 +73,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 func stateOf(u OwnerUpdate) ownerState {
 	st := ownerState{term: u.Event.Term}
 	if u.Owner() != nil {
-		st.owning, st.ready, st.hazard, st.zxid, st.since = true, u.Ready(), u.Event.Hazard, u.Event.Zxid, u.Event.Time.UnixNano()
+		st.owning, st.ready, st.hazard, st.zxid, st.since, st.unseen = true, u.Ready(), u.Event.Hazard, u.Event.Zxid, u.Event.Time.UnixNano(), u.SinceUnseen
 	}
 	return st
 }

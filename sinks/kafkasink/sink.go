@@ -221,7 +221,7 @@ func (s *Sink) write(ctx context.Context, batch []publish.Event, msgs []kafka.Me
 	}
 	changes, states := ownerChanges(batch, s.reached)
 	for _, e := range changes {
-		m, err := ownerMessage(s.cfg.OwnersTopic, e)
+		m, err := ownerMessage(s.cfg.OwnersTopic, e, states[e.Group].unseen)
 		if err != nil {
 			return err
 		}
