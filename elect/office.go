@@ -522,9 +522,9 @@ func decodeCheckpoint(b []byte, st *zk.Stat) (Checkpoint, error) {
 	}
 	switch {
 	case c.Node == "" || c.Term <= 0 || c.Time.IsZero():
-		return Checkpoint{}, errors.New("not a herald checkpoint: no writer's node, term and time")
+		return Checkpoint{}, errors.New("it names no writer's node, term and time")
 	case c.Term >= st.Mzxid:
-		return Checkpoint{}, fmt.Errorf("not a herald checkpoint: its term %d is not older than the write that stored it (zxid %d)", c.Term, st.Mzxid)
+		return Checkpoint{}, fmt.Errorf("its term %d is not older than the write that stored it (zxid %d)", c.Term, st.Mzxid)
 	}
 	c.Version = st.Version
 	return c, nil

@@ -21,7 +21,10 @@ type holding struct {
 	args   []string
 	env    []string
 	grace  time.Duration
-	ann    *announcer
+	// graceSet: --grace was given; its default, cut short on a loss as
+	// its help says, is not warned about.
+	graceSet bool
+	ann      *announcer
 	// timeout is the session's: the watchdog stops the command after half
 	// of it without a sign of life from herald (see watchdog_unix.go).
 	timeout time.Duration
@@ -53,16 +56,21 @@ func (o holding) plan() stopPlan {
 	return stopPlan{grace: o.grace, doubt: o.h.Done(), safe: lossGrace(o.timeout)}
 }
 
-// graceWarning warns, once per herald, that --grace is longer than herald
-// can give a command whose ownership is in doubt.
+// graceWarning warns, once per herald, that a --grace given is longer
+// than herald can give a command whose ownership is in doubt. The
+// default's is said at debug level only: the flag's help says it.
 var graceWarning sync.Once
 
 func (a *app) warnGrace(o holding) {
 	if o.grace <= lossGrace(o.timeout) {
 		return
 	}
+	log := a.log.Warn
+	if !o.graceSet {
+		log = a.log.Debug
+	}
 	graceWarning.Do(func() {
-		a.log.Warn("--grace is longer than the session allows once ownership is in doubt: the command gets SIGKILL sooner then, before the session can expire and another owner start. "+
+		log("--grace is longer than the session allows once ownership is in doubt: the command gets SIGKILL sooner then, before the session can expire and another owner start. "+
 			"A signal to herald, or the command's own exit (for what it left in its group), gets the whole --grace while ownership holds",
 			"grace", o.grace, "session_timeout", o.timeout, "grace_on_loss", lossGrace(o.timeout), "grace_if_herald_dies", "up to "+watchdogKillBy(o.timeout).String()+" after its last heartbeat")
 	})
@@ -146,7 +154,14 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		a.log.Info("child exited; gave up ownership", "code", c.code, "group", o.h.Group())
 		return codeErr(c.code)
 	case <-o.h.Done():
-		wd.stop()
+		if wd.stop() {
+			// Herald was frozen: the watchdog stopped the command, and
+			// the loss is what herald heard on thawing.
+			c.stop(o.plan())
+			o.release()
+			return &exitError{code: exitNotLeader, err: fmt.Errorf("the watchdog stopped the command: herald gave no sign of life for half the session timeout (%v), so it could not vouch for %s; on waking it found %s lost (%s)",
+				o.timeout/2, o.what(), o.what(), lostWhy(o.h))}
+		}
 		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, lossGrace(o.timeout)))
 		code := c.stop(o.plan())
 		o.release()

@@ -131,19 +131,20 @@ func TestLeftoverThatEndsAtSIGTERMIsNotWaitedOnForGrace(t *testing.T) {
 	}
 }
 
-// With the default --grace (10s, longer than the 1s session), a command
+// With --grace 10s (the default, longer than the 1s session), a command
 // that ignores SIGTERM is killed before the next owner starts, whether its
 // holder was killed outright (the watchdog stops it) or lost its
 // connection (the holder stops it), and so is a process it started in a
-// session of its own; the holder warns at start that it cannot give the
-// whole --grace then.
+// session of its own; the holder given --grace 10s warns at start that it
+// cannot give the whole --grace then (given none, it does not warn: the
+// flag's help says so).
 func TestCommandKilledBeforeTheNextOwnerStarts(t *testing.T) {
 	zk := zkFlags(t)
 	for _, l := range leftovers {
 		t.Run("kill -9, "+l.name, func(t *testing.T) {
 			g := uniq(t)
 			env := pidFile(t)
-			holder := start(t, env, append(zk, "lock", "--lock", g, "--", "sh", "-c", l.sh+"echo holding; wait")...)
+			holder := start(t, env, append(zk, "lock", "--lock", g, "--grace", "10s", "--", "sh", "-c", l.sh+"echo holding; wait")...)
 			holder.waitOutput(t, "holding", 20*time.Second)
 			if !strings.Contains(holder.out.String(), "--grace is longer than the session allows") {
 				t.Fatalf("no warning that --grace 10s cannot be honoured under a 1s session:\n%s", holder.out)
@@ -185,6 +186,9 @@ func TestCommandKilledBeforeTheNextOwnerStarts(t *testing.T) {
 			viaProxy := []string{"--zk", strings.Join(ways, ","), "--session-timeout", "4s", "--connect-timeout", "10s"}
 			holder := start(t, env, append(viaProxy, "lock", "--lock", g, "--", "sh", "-c", l.sh+"echo holding; wait")...)
 			holder.waitOutput(t, "holding", 20*time.Second)
+			if strings.Contains(holder.out.String(), "--grace is longer") {
+				t.Fatalf("a warning about the default --grace, which its help explains:\n%s", holder.out)
+			}
 			next := start(t, env, append(zk, "lock", "--lock", g, "--", "sh", "-c", checkLeftover)...)
 			waitQueued(t, zk, g, 2, "the next owner never queued")
 			for _, p := range proxies {

@@ -20,6 +20,7 @@ type lockOpts struct {
 	id       string
 	timeout  time.Duration
 	grace    time.Duration
+	graceSet bool // --grace given, not its default
 	nats     []string
 	natsAuth natsAuth
 	secrets  []*secretFlag
@@ -53,7 +54,10 @@ names is refused.`,
 		Example: `  # one backup at a time across the fleet; give up after a minute
   herald lock --zk zk1:2181 --lock /locks/backup --timeout 1m -- ./backup.sh`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runLock(cmd.Context(), o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.graceSet = cmd.Flags().Changed("grace")
+			return a.runLock(cmd.Context(), o, args)
+		},
 	}
 	f := cmd.Flags()
 	f.SetInterspersed(false)
@@ -118,7 +122,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	}
 	ann := newAnnouncer(ctx, a.log, o.nats, o.natsAuth, "herald-lock/"+o.id)
 	defer ann.close()
-	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeLock, args: args, env: env, grace: o.grace, ann: ann, timeout: s.Timeout()})
+	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeLock, args: args, env: env, grace: o.grace, graceSet: o.graceSet, ann: ann, timeout: s.Timeout()})
 }
 
 // acquireLock waits for the lock within --timeout, joining the queue

@@ -23,6 +23,7 @@ type runOpts struct {
 	election string
 	id       string
 	grace    time.Duration
+	graceSet bool // --grace given, not its default
 	nats     []string
 	natsAuth natsAuth
 	secrets  []*secretFlag
@@ -65,7 +66,10 @@ checkpoint put', which ZooKeeper rejects once its leader is gone.`,
   step=${HERALD_CHECKPOINT:-0}
   herald checkpoint put "$((step+1))"`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runElection(cmd.Context(), o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.graceSet = cmd.Flags().Changed("grace")
+			return a.runElection(cmd.Context(), o, args)
+		},
 	}
 	f := cmd.Flags()
 	f.SetInterspersed(false)
@@ -150,7 +154,7 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 		return err
 	}
 	env = append(env, cp...)
-	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeElection, args: args, env: env, grace: o.grace, ann: ann, timeout: s.Timeout()})
+	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeElection, args: args, env: env, grace: o.grace, graceSet: o.graceSet, ann: ann, timeout: s.Timeout()})
 }
 
 // campaign joins the election and waits to be elected. A session that
