@@ -494,3 +494,24 @@ func TestSilentMemberIsPassedOver(t *testing.T) {
 		_ = s.Close()
 	}
 }
+
+// TestConnectTimeoutIsKept: with only a silent member, NewSession gives up
+// at its connect timeout, not a second later: the client's Close, which
+// waits for an answer to its close request that no server will send,
+// runs behind the caller.
+func TestConnectTimeoutIsKept(t *testing.T) {
+	addrs := sharedAddrs(t)
+	silent := proxyTo(t, addrs[0])
+	silent.Blackhole(true)
+	const timeout = 2 * time.Second
+	start := time.Now()
+	_, err := elect.NewSession(ctxT(t, 20*time.Second), []string{silent.Addr()}, elect.WithConnectTimeout(timeout), elect.WithSessionTimeout(10*time.Second))
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("a session with a silent member alone")
+	}
+	// Before, a whole second more: keep clear of it on a loaded machine.
+	if took > timeout+700*time.Millisecond {
+		t.Fatalf("NewSession gave up after %v with --connect-timeout %v: %v", took, timeout, err)
+	}
+}

@@ -183,19 +183,22 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 	s.conn = conn
 	t := time.NewTimer(o.attemptTimeout)
 	defer t.Stop()
+	// No session yet: the client's Close waits a second for an answer to
+	// its close request that no server will send, so it closes behind
+	// the caller, who was promised the connect timeout.
 	select {
 	case <-first:
 	case err := <-s.tlsFailed:
-		conn.Close()
+		go conn.Close()
 		return nil, err
 	case <-t.C:
-		conn.Close()
+		go conn.Close()
 		if e := s.dialErr.Load(); e != nil {
 			return nil, fmt.Errorf("no server answered within %v: %w", o.attemptTimeout, *e)
 		}
 		return nil, errors.New("no server answered within " + o.attemptTimeout.String())
 	case <-ctx.Done():
-		conn.Close()
+		go conn.Close()
 		if e := s.dialErr.Load(); e != nil {
 			return nil, fmt.Errorf("%w; the last dial: %v", ctx.Err(), *e)
 		}
