@@ -331,6 +331,24 @@ func TestWhoPresets(t *testing.T) {
 	if code != exitFailure || !strings.Contains(stderr, "no nameservice found below "+base+"/none") {
 		t.Errorf("nothing there: exit %d: %s", code, stderr)
 	}
+
+	// A target that fails says nothing of the next: with the coordinator
+	// missing, the overlord after it is still read and shown.
+	lone := uniq(t) + "/druid"
+	mkpath(t, c, lone+"/overlord/_OVERLORD")
+	if _, err := c.Create(lone+"/overlord/_OVERLORD/_c_2f0e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b-latch-", []byte("http://overlord-1:8090"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = heraldRun(t, nil, append(zkf, "who", "--preset", "druid="+lone)...)
+	if code != 0 || !strings.Contains(out, lone+"/overlord/_OVERLORD (election, from zookeeper): owner http://overlord-1:8090") ||
+		!strings.Contains(stderr, lone+"/coordinator/_COORDINATOR") || strings.Contains(stderr, lone+"/overlord/_OVERLORD: ") {
+		t.Errorf("who --preset druid with the coordinator missing: exit %d, want 0 and the overlord shown:\n%s%s", code, out, stderr)
+	}
+
+	// ZooKeeper unreachable: 69, as for who PATH.
+	if _, stderr, code := heraldRun(t, nil, "--zk", "127.0.0.1:1", "--connect-timeout", "1s", "who", "--preset", "kafka"); code != exitUnreachable {
+		t.Errorf("who --preset with ZooKeeper unreachable: exit %d, want %d: %s", code, exitUnreachable, stderr)
+	}
 }
 
 // herald bridge --preset druid publishes the coordinator's elections.

@@ -138,12 +138,12 @@ func (a *app) whoPreset(ctx context.Context, specs, args []string, sf *sourceFla
 	}
 	s, err := a.openSession(ctx, false)
 	if err != nil {
-		return err
+		return unreachableExit(err)
 	}
 	defer s.Close()
 	targets, err := presetTargets(ctx, s.Conn(), expanded)
 	if err != nil {
-		return err
+		return unreachableExit(err)
 	}
 	var reports []whoReport
 	var failed []string
@@ -154,6 +154,7 @@ func (a *app) whoPreset(ctx context.Context, specs, args []string, sf *sourceFla
 		}
 		var r whoReport
 		var ok bool
+		var err error // each target's own: one that failed says nothing of the next
 		if t.single != nil {
 			r, ok, err = a.whoSingleZK(ctx, s, t.path, t.single)
 		}
