@@ -188,37 +188,58 @@ func History(events []publish.Event) []Tenure {
 // before the snapshots that re-state the state after it, then by time.
 // The same line found twice (the same id at the same time) is kept once;
 // other copies of an id stay, and History counts the id once.
+//
+// An event with zxid 0 (a bridge found the group gone, and names no zxid
+// so that every bridge gives it the same id) is ordered at the zxid of the
+// event before it in its own log, where its bridge saw it come: by time
+// among those, after them. At zxid 0 it would come before the tenure it
+// ends.
 func Merge(logs ...[]publish.Event) []publish.Event {
 	type key struct {
 		id   string
 		time int64
 		snap bool
 	}
+	type placed struct {
+		e    publish.Event
+		zxid int64 // where it goes
+	}
 	seen := map[key]bool{}
-	var all []publish.Event
+	var all []placed
 	for _, l := range logs {
+		last := map[string]int64{} // group -> the last zxid in this log
 		for _, e := range l {
+			at := e.Zxid
+			if at == 0 {
+				at = last[e.Group]
+			} else {
+				last[e.Group] = at
+			}
 			k := key{e.ID, e.Time.UnixNano(), e.Snapshot}
 			if e.ID != "" && seen[k] {
 				continue
 			}
 			seen[k] = true
-			all = append(all, e)
+			all = append(all, placed{e, at})
 		}
 	}
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
 		switch {
-		case a.Group != b.Group:
-			return a.Group < b.Group
-		case a.Zxid != b.Zxid:
-			return a.Zxid < b.Zxid
-		case a.Snapshot != b.Snapshot:
-			return !a.Snapshot
+		case a.e.Group != b.e.Group:
+			return a.e.Group < b.e.Group
+		case a.zxid != b.zxid:
+			return a.zxid < b.zxid
+		case a.e.Snapshot != b.e.Snapshot && a.e.Zxid != 0 && b.e.Zxid != 0:
+			return !a.e.Snapshot
 		}
-		return a.Time.Before(b.Time)
+		return a.e.Time.Before(b.e.Time)
 	})
-	return all
+	out := make([]publish.Event, len(all))
+	for i, p := range all {
+		out[i] = p.e
+	}
+	return out
 }
 
 // row is a tenure being built.

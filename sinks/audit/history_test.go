@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,6 +339,33 @@ func TestMergeChangeBeforeSnapshotAtOneZxid(t *testing.T) {
 	ts := History(Merge(snap, seen))
 	if len(ts) != 2 || !ts[0].Exact() || !ts[1].FromSeen || ts[1].Gap || ts[1].From != h0.Add(400*time.Millisecond) {
 		t.Fatalf("tenures %+v: want a exact, b seen elected at +400ms without a gap", ts)
+	}
+}
+
+// A group found gone is published with zxid 0 (the same id from every
+// bridge). Merged with another log, even an identical copy, it must end
+// the tenure it followed in its own log, not sort before it as zxid 0
+// would: the history of a log and of the log merged with itself agree.
+func TestMergeKeepsAGoneEventAfterWhatItEnds(t *testing.T) {
+	log := []publish.Event{
+		lev(publish.LockAcquired, "a", "", 10, 10, 0, false),
+		lev(publish.LockReleased, "", "a", 10, 0, 1000, false), // the group found gone
+		lev(publish.LockAcquired, "b", "", 30, 30, 2000, false),
+	}
+	want := History(log)
+	if len(want) != 2 || !want[0].UntilSeen || want[0].Until != h0.Add(time.Second) {
+		t.Fatalf("one log: %+v: want a until +1s, then b", want)
+	}
+	for _, merged := range [][]publish.Event{Merge(log, slices.Clone(log)), Merge(log[:1], log)} {
+		got := History(merged)
+		if len(got) != len(want) {
+			t.Fatalf("merged: %d tenures %+v, want the %d of the log alone %+v", len(got), got, len(want), want)
+		}
+		for i := range want {
+			if got[i].Owner != want[i].Owner || got[i].Until != want[i].Until || got[i].UntilSeen != want[i].UntilSeen || got[i].Gap != want[i].Gap {
+				t.Fatalf("merged tenure %d: %+v, want %+v", i, got[i], want[i])
+			}
+		}
 	}
 }
 
