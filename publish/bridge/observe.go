@@ -156,6 +156,9 @@ type follower struct {
 	// owners want the group: "" for --watch, else a discover root
 	// (usually one; a slice costs less than a map for each of 100,000).
 	owners []string
+	// leaving: no root wants the group, and it is observed until its
+	// owner's end is published (see leave).
+	leaving bool
 }
 
 // add observes group on behalf of owner ("" for Watch, else a root).
@@ -201,7 +204,7 @@ func (gs *groupSet) add(group, owner string) {
 	gs.wg.Add(1)
 	go func() {
 		defer gs.wg.Done()
-		gs.b.follow(ctx, gs.s, group, gs.b.cfg.recipeFor(group))
+		gs.b.follow(ctx, gs.ctx, gs.s, group, gs.b.cfg.recipeFor(group))
 	}()
 }
 
@@ -217,9 +220,53 @@ func (gs *groupSet) remove(group, owner string) {
 		return
 	}
 	f.owners = slices.DeleteFunc(f.owners, func(o string) bool { return o == owner })
-	if len(f.owners) > 0 {
+	if len(f.owners) > 0 || f.leaving {
 		return
 	}
+	if gs.b.truthOwner(group) != "" {
+		// A group that left its root's listing (deleted, most likely)
+		// while it had an owner: its observer, which reads the group
+		// gone, has the owner's end to publish, and cancelling it now
+		// would leave that owner in the sinks, confirmed by every
+		// heartbeat. It goes once the end is published, or after
+		// goneWait.
+		f.leaving = true
+		gs.wg.Add(1)
+		go gs.leave(group, owner, f)
+		return
+	}
+	gs.drop(group, owner, f)
+}
+
+// goneWait bounds how long a group that left its root's listing with an
+// owner is still observed for its observer to publish the owner's end.
+var goneWait = 5 * time.Second
+
+// leave drops group, which no root wants any more, once the bridge holds
+// no owner for it (its observer published the end), after goneWait at
+// the most, unless a root wants it again meanwhile (made again).
+func (gs *groupSet) leave(group, owner string, f *follower) {
+	defer gs.wg.Done()
+	deadline := time.Now().Add(goneWait)
+	for gs.b.truthOwner(group) != "" && time.Now().Before(deadline) {
+		if !sleep(gs.ctx, 20*time.Millisecond) {
+			return // the term ends: the next one measures against the last view
+		}
+	}
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	f.leaving = false
+	if gs.running[group] != f || len(f.owners) > 0 || gs.ctx.Err() != nil {
+		return // wanted again, or the term ended
+	}
+	if o := gs.b.truthOwner(group); o != "" {
+		gs.b.log.Warn("stopped observing a group that left its root's listing before its observer published its owner's end; the owners store may still name that owner", "group", group, "owner", o, "waited", goneWait)
+	}
+	gs.drop(group, owner, f)
+}
+
+// drop stops observing group for good. gs.mu is held.
+func (gs *groupSet) drop(group, owner string, f *follower) {
 	if f.cancel != nil {
 		f.cancel()
 	} else {
@@ -350,7 +397,7 @@ func (gs *groupSet) owned(owner string) map[string]bool {
 func (gs *groupSet) publish(ctx context.Context) {
 	for c := range gs.many.Changes() {
 		if gs.observing(c.Group) {
-			gs.b.apply(ctx, c)
+			gs.b.apply(ctx, ctx, c)
 		}
 	}
 	views := gs.many.Lasts()
@@ -386,7 +433,7 @@ func (gs *groupSet) wait() {
 
 // follow observes one group until ctx ends or the session is lost,
 // restarting the observer (with backoff) after any other failure.
-func (b *Bridge) follow(ctx context.Context, s *elect.Session, group string, opts []elect.ObserveOption) {
+func (b *Bridge) follow(ctx, term context.Context, s *elect.Session, group string, opts []elect.ObserveOption) {
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
 	for {
 		o, err := b.observeOne(ctx, s, group, b.since(group, opts))
@@ -396,7 +443,9 @@ func (b *Bridge) follow(ctx context.Context, s *elect.Session, group string, opt
 			return
 		}
 		for c := range o.Changes() {
-			if b.apply(ctx, c) {
+			// Published as long as the term lasts: a change read before
+			// the group was dropped (see groupSet.leave) is still true.
+			if b.apply(ctx, term, c) {
 				bo.Reset()
 			}
 		}
@@ -414,12 +463,13 @@ func (b *Bridge) follow(ctx context.Context, s *elect.Session, group string, opt
 	}
 }
 
-// apply records what a change says about its group and publishes its
-// events, unless ctx has ended (leadership or session lost): a bridge that
-// may no longer know the truth publishes nothing. It reports whether it
+// apply records what a change says about its group (while ctx, the
+// group's observation, lasts) and publishes its events, unless pub, the
+// term, has ended (leadership or session lost): a bridge that may no
+// longer know the truth publishes nothing. It reports whether it
 // published.
-func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
-	if ctx.Err() != nil {
+func (b *Bridge) apply(ctx, pub context.Context, c elect.Change) bool {
+	if pub.Err() != nil {
 		return false
 	}
 	defer b.live.changed(c.Group)
@@ -431,19 +481,21 @@ func (b *Bridge) apply(ctx context.Context, c elect.Change) bool {
 	case elect.Snapshot:
 		b.setGroup(ctx, c.Group, GroupLive)
 	}
-	b.countSuspects(c)
-	if b.truth.see(c) {
-		if c.Hazard != "" {
-			b.log.Warn("two owners possible in a group: its clients misorder each other's nodes", "group", c.Group, "why", c.Hazard)
-		} else {
-			b.log.Info("a group's clients order each other's nodes again", "group", c.Group)
+	if ctx.Err() == nil { // a group dropped meanwhile keeps no figures
+		b.countSuspects(c)
+		if b.truth.see(c) {
+			if c.Hazard != "" {
+				b.log.Warn("two owners possible in a group: its clients misorder each other's nodes", "group", c.Group, "why", c.Hazard)
+			} else {
+				b.log.Info("a group's clients order each other's nodes again", "group", c.Group)
+			}
 		}
 	}
 	events := publish.Translate(c, b.cfg.Source, time.Now())
 	b.live.record(events)
-	published, err := b.deliver(ctx, events)
+	published, err := b.deliver(pub, events)
 	if err != nil {
-		if ctx.Err() == nil && !errors.Is(err, publish.ErrClosed) {
+		if pub.Err() == nil && !errors.Is(err, publish.ErrClosed) {
 			b.log.Error("dropping a change the pipeline refused", "group", c.Group, "kind", c.Kind, "err", err)
 		}
 		return false
