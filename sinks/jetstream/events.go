@@ -123,10 +123,13 @@ func (r *eventReader) sameStream(ctx context.Context) error {
 	if !r.started.Load() {
 		return nil
 	}
+	// What was read before the look: every one of those was stored
+	// before the stream answers it, so its last sequence is no lower.
+	// Read after, a message stored since would count against it.
+	last := r.last.Load()
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	st, err := r.js.Stream(cctx, r.cfg.stream)
-	last := r.last.Load()
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		return fmt.Errorf("%w: %s no longer exists; events after its sequence %d may be missing: read again from the start", ErrStreamGone, r.cfg.stream, last)
