@@ -570,3 +570,29 @@ func TestSideNodeIsNoGroup(t *testing.T) {
 		}
 	}
 }
+
+// A handle whose session is closed says so: its reason is the session's
+// closing, as its error is, not an expiry.
+func TestHandleOfAClosedSessionSaysClosed(t *testing.T) {
+	s, err := elect.NewSession(ctxT(t, 20*time.Second), sharedAddrs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := elect.NewLock(s, groupPath(t), elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctxT(t, 20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	select {
+	case <-h.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handle still holds after its session was closed")
+	}
+	if h.Reason() != elect.ReasonSessionClosed || !errors.Is(h.Err(), elect.ErrSessionClosed) {
+		t.Fatalf("reason %q, err %v; want %q and ErrSessionClosed", h.Reason(), h.Err(), elect.ReasonSessionClosed)
+	}
+}

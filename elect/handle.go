@@ -203,7 +203,7 @@ func (h *Handle) monitor() {
 			h.lose(ReasonSessionExpired, ErrSessionLost)
 			return
 		case StateClosed:
-			h.lose(ReasonSessionExpired, ErrSessionClosed)
+			h.lose(ReasonSessionClosed, ErrSessionClosed)
 			return
 		case StateSuspended:
 			if h.q.o.policy == LoseOnSuspend {

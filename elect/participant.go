@@ -62,10 +62,13 @@ const (
 	ReasonResigned       Reason = "resigned"
 	ReasonReleased       Reason = "released"
 	ReasonSessionExpired Reason = "session expired"
-	ReasonSuspended      Reason = "connection suspended"
-	ReasonDeleted        Reason = "deleted"
-	ReasonCancelled      Reason = "cancelled"
-	ReasonUnknown        Reason = "unknown"
+	// ReasonSessionClosed: the session the ownership lived in was closed
+	// (Session.Close), which deletes its nodes.
+	ReasonSessionClosed Reason = "session closed"
+	ReasonSuspended     Reason = "connection suspended"
+	ReasonDeleted       Reason = "deleted"
+	ReasonCancelled     Reason = "cancelled"
+	ReasonUnknown       Reason = "unknown"
 	// ReasonTwoOwners: an owner stepped down because a client joined that
 	// cannot read its node (see WatchForHazards).
 	ReasonTwoOwners Reason = "two owners possible"
