@@ -27,7 +27,7 @@ func ownerWatch(t *testing.T, url, group string) (*jetstream.OwnerWatch, njs.Jet
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	var w *jetstream.OwnerWatch
-	waitFor(t, 15*time.Second, "the owners bucket", func() bool {
+	waitFor(t, 30*time.Second, "the owners bucket", func() bool {
 		var err error
 		w, err = jetstream.Follow(ctx, js, group)
 		return err == nil
