@@ -157,20 +157,7 @@ func TestOwnersBucketDeletedIsRestated(t *testing.T) {
 		return natsOwner(t, url, g1) == "owner-one" && natsOwner(t, url, g2) == "owner-two"
 	})
 
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := njs.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := js.DeleteKeyValue(ctx, jetstream.DefaultBucket); err != nil {
-		t.Fatalf("delete the owners bucket: %v", err)
-	}
+	deleteBucket(t, url, false)
 	changeOne(t, g1, h1)
 
 	waitFor(t, restateBound, "both owners back in the bucket made again", func() bool {
@@ -217,6 +204,24 @@ func kafkaOwner(t *testing.T, cfg kafkasink.Config, group string) string {
 // one's.
 func TestOwnersTopicDeletedIsRestated(t *testing.T) {
 	kc := kafkatest.Start(t)
+	cfg, sink := kafkaStore(t, kc)
+	g1, g2, h1, auditLog := storeLost(t, sink)
+	waitFor(t, 20*time.Second, "both owners in the owners topic", func() bool {
+		return kafkaOwner(t, cfg, g1) == "owner-one" && kafkaOwner(t, cfg, g2) == "owner-two"
+	})
+	deleteTopic(t, kc.Addrs(), cfg.OwnersTopic, false)
+	waitFor(t, 10*time.Second, "the owners topic gone", func() bool { return kafkaOwner(t, cfg, g2) == "" })
+	changeOne(t, g1, h1)
+
+	waitFor(t, restateBound, "both owners back in the owners topic made again", func() bool {
+		return kafkaOwner(t, cfg, g1) == "owner-new" && kafkaOwner(t, cfg, g2) == "owner-two"
+	})
+	checkAuditNotFlooded(t, auditLog(), g1, g2)
+}
+
+// kafkaStore is a Kafka sink on kc with topics of the test's own.
+func kafkaStore(t *testing.T, kc *kafkatest.Cluster) (kafkasink.Config, publish.Sink) {
+	t.Helper()
 	topic := strings.ReplaceAll(strings.Trim(groupPath(t), "/"), "/", ".")
 	cfg := kafkasink.Config{
 		Brokers: kc.Addrs(), EventsTopic: topic + ".events", OwnersTopic: topic + ".owners", BridgesTopic: topic + ".bridges",
@@ -226,32 +231,7 @@ func TestOwnersTopicDeletedIsRestated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g1, g2, h1, auditLog := storeLost(t, sink)
-	waitFor(t, 20*time.Second, "both owners in the owners topic", func() bool {
-		return kafkaOwner(t, cfg, g1) == "owner-one" && kafkaOwner(t, cfg, g2) == "owner-two"
-	})
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	tr := &kafka.Transport{}
-	defer tr.CloseIdleConnections()
-	cl := &kafka.Client{Addr: kafka.TCP(kc.Addrs()...), Transport: tr}
-	res, err := cl.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{cfg.OwnersTopic}})
-	if err != nil {
-		t.Fatalf("delete the owners topic: %v", err)
-	}
-	for tp, err := range res.Errors {
-		if err != nil {
-			t.Fatalf("delete the owners topic %s: %v", tp, err)
-		}
-	}
-	waitFor(t, 10*time.Second, "the owners topic gone", func() bool { return kafkaOwner(t, cfg, g2) == "" })
-	changeOne(t, g1, h1)
-
-	waitFor(t, restateBound, "both owners back in the owners topic made again", func() bool {
-		return kafkaOwner(t, cfg, g1) == "owner-new" && kafkaOwner(t, cfg, g2) == "owner-two"
-	})
-	checkAuditNotFlooded(t, auditLog(), g1, g2)
+	return cfg, sink
 }
 
 // deleteBucket deletes the owners bucket, as an operator would; remake
@@ -354,15 +334,7 @@ func TestOwnersTopicDeletedWhileIdleIsRestated(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			kc := kafkatest.Start(t)
-			topic := strings.ReplaceAll(strings.Trim(groupPath(t), "/"), "/", ".")
-			cfg := kafkasink.Config{
-				Brokers: kc.Addrs(), EventsTopic: topic + ".events", OwnersTopic: topic + ".owners", BridgesTopic: topic + ".bridges",
-				Partitions: 1, ReplicationFactor: 1, WriteTimeout: 3 * time.Second, Logger: testLogger(t),
-			}
-			sink, err := kafkasink.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cfg, sink := kafkaStore(t, kc)
 			g1, g2, _, auditLog := storeLost(t, sink)
 			waitFor(t, 20*time.Second, "both owners in the owners topic", func() bool {
 				return kafkaOwner(t, cfg, g1) == "owner-one" && kafkaOwner(t, cfg, g2) == "owner-two"
