@@ -36,23 +36,8 @@ func deleteTopic(t *testing.T, c *kafkatest.Cluster, topic string) {
 // offset it had read to, skipping what the new topic holds before it: it
 // ends, saying the topic was made again and events may be missing.
 func TestEventsEndWhenTheTopicIsMadeAgain(t *testing.T) {
-	c := kafkatest.Start(t)
-	cfg := testConfig(t, c)
-	s := connected(t, cfg)
-	evs := sinktest.Events("again", 1, 4)
-	if err := s.Write(context.Background(), evs[:3]); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	st, err := Events(ctx, cfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if got := collect(ctx, st, 3); len(got) != 3 {
-		t.Fatalf("before the topic was deleted: %d events, want 3", len(got))
-	}
+	r := startReading(t, "again", 3, 4, 60*time.Second)
+	c, cfg, s, evs, st, ctx := r.c, r.cfg, r.s, r.evs, r.st, r.ctx
 	deleteTopic(t, c, cfg.EventsTopic)
 	writeAgain(t, s, evs[3:]) // the sink makes the topic again: one event at offset 0
 	wait, cancelWait := context.WithTimeout(ctx, 20*time.Second)

@@ -15,23 +15,8 @@ import (
 // kafka-go's own retries last: the reader's failure is an outage to wait
 // out, not the end of the stream.
 func TestFollowersReadOnAfterAnOutage(t *testing.T) {
-	c := kafkatest.Start(t)
-	cfg := testConfig(t, c)
-	s := connected(t, cfg)
-	evs := sinktest.Events("deaf", 1, 4)
-	if err := s.Write(context.Background(), evs[:2]); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	st, err := Events(ctx, cfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if got := collect(ctx, st, 2); len(got) != 2 {
-		t.Fatalf("before the outage: %d events, want 2", len(got))
-	}
+	r := startReading(t, "deaf", 2, 4, 90*time.Second)
+	c, s, evs, st, ctx := r.c, r.s, r.evs, r.st, r.ctx
 	c.Stop()
 	time.Sleep(6 * time.Second) // past kafka-go's own retries
 	c.Restart(t)
@@ -63,4 +48,40 @@ func writeAgain(t *testing.T, s *Sink, evs []publish.Event) {
 		}
 		time.Sleep(200 * time.Millisecond) // between attempts
 	}
+}
+
+// reading is a broker, a sink on it, the events of one group of which the
+// first were written, and an Events reader that has read those.
+type reading struct {
+	c   *kafkatest.Cluster
+	cfg Config
+	s   *Sink
+	evs []publish.Event
+	st  *Stream[publish.Event]
+	ctx context.Context
+}
+
+// startReading writes the first k of n events of a group prefix names
+// and reads them with Events, within d for the whole test.
+func startReading(t *testing.T, prefix string, k, n int, d time.Duration) reading {
+	t.Helper()
+	r := reading{c: kafkatest.Start(t)}
+	r.cfg = testConfig(t, r.c)
+	r.s = connected(t, r.cfg)
+	r.evs = sinktest.Events(prefix, 1, n)
+	if err := r.s.Write(context.Background(), r.evs[:k]); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	st, err := Events(ctx, r.cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if got := collect(ctx, st, k); len(got) != k {
+		t.Fatalf("the %d events written first: read %d", k, len(got))
+	}
+	r.st, r.ctx = st, ctx
+	return r
 }
