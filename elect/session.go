@@ -77,7 +77,11 @@ type Session struct {
 	done      chan struct{}
 	err       error
 	closeOnce sync.Once
-	bg        sync.WaitGroup
+	// bg counts the background work Close waits for; closing (under mu)
+	// says Close is waiting, and work started after that is not counted
+	// (see background).
+	bg      sync.WaitGroup
+	closing bool
 	// watchFns are given every watch event the connection receives (see
 	// ObserveMany); they run on the client's receive loop. Copy on write,
 	// under mu.
@@ -352,6 +356,7 @@ func (s *Session) Err() error {
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
+		s.closing = true
 		if s.state != StateLost {
 			s.err = ErrSessionClosed
 			s.setLocked(StateClosed)
@@ -401,10 +406,21 @@ func (s *Session) gone() error {
 }
 
 // background runs f tied to the session's life: Close waits for it.
+//
+// Work started once Close waits is not counted: adding to a WaitGroup
+// while it is waited on is a race, and such work, on a session that is
+// gone, returns at once (the servers delete its nodes themselves).
 func (s *Session) background(f func()) {
-	s.bg.Add(1)
+	s.mu.Lock()
+	counted := !s.closing
+	if counted {
+		s.bg.Add(1)
+	}
+	s.mu.Unlock()
 	go func() {
-		defer s.bg.Done()
+		if counted {
+			defer s.bg.Done()
+		}
 		f()
 	}()
 }
