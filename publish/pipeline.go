@@ -168,6 +168,20 @@ func (p *Pipeline) Forget(group string) {
 	p.curMu.Unlock()
 }
 
+// ForgetAll drops what the pipeline holds of every group's current state
+// (see Observed): the caller stops publishing (an HA bridge standing by,
+// or deposed). What it held would grow stale while nothing is published,
+// and a sink that lost its store meanwhile must not be told it: it would
+// store owners long gone as current. The caller, publishing again, states
+// every group afresh.
+func (p *Pipeline) ForgetAll() {
+	p.curMu.Lock()
+	if p.cur != nil {
+		p.cur = current{}
+	}
+	p.curMu.Unlock()
+}
+
 // restate queues, for the sink of l alone, the current state of every
 // group published (and still observed, see Observed) as snapshot events
 // without the gap flag: the sink lost its store of current state. They go

@@ -105,11 +105,15 @@ func (b *Bridge) startPublishing(ctx context.Context) {
 	b.publishing = true
 }
 
-// stopPublishing makes the bridge hold events again (it stands by).
+// stopPublishing makes the bridge hold events again (it stands by). The
+// pipeline forgets the groups' state it held: it would go stale, and a
+// sink that lost its store while the bridge stands by must not be told
+// it (the active bridge tells it the truth).
 func (b *Bridge) stopPublishing() {
 	b.pubMu.Lock()
 	b.publishing = false
 	b.trimmed = nil
+	b.pipe.ForgetAll()
 	b.pubMu.Unlock()
 }
 
