@@ -65,6 +65,11 @@ type heartbeater struct {
 	// confirmed is the time of the last active heartbeat written (to any
 	// sink), carried by every later record.
 	confirmed time.Time
+	// lastTick is when tick last ran; proofNeeded says that a stall came
+	// since (see stalled), and no round is claimed before ZooKeeper has
+	// answered once after it.
+	lastTick    time.Time
+	proofNeeded bool
 }
 
 // startHeartbeat writes this bridge's first heartbeat (standby) to every
@@ -120,6 +125,10 @@ func (h *heartbeater) run(ctx context.Context) {
 }
 
 func (h *heartbeater) tick(now time.Time) {
+	if h.stalled(now) {
+		clear(h.claims)
+		h.proofNeeded = true
+	}
 	role, confirming, unconfirmed := h.b.confirming()
 	if role != RoleActive {
 		clear(h.claims)
@@ -132,6 +141,13 @@ func (h *heartbeater) tick(now time.Time) {
 	if !confirming {
 		clear(h.claims) // the values are not confirmed now; readers judge them by the bound
 		return
+	}
+	if h.proofNeeded {
+		asked := time.Now()
+		if !h.b.zkAnswers(h.timeout()) {
+			return // unconfirmed: readers judge the values by the bound
+		}
+		h.proofNeeded, now = false, asked // what happened before asking was heard
 	}
 	// A round's claim: every event published before now is in a sink
 	// once the sink has settled what it had settled plus its backlog. The
@@ -162,6 +178,40 @@ func (h *heartbeater) tick(now time.Time) {
 			h.active = true
 			h.confirmed = c.at
 		}
+	}
+}
+
+// stalled reports whether the heartbeater did not run for an interval or
+// more before now: the process was frozen (SIGSTOP, a paused VM) or
+// starved. Its ZooKeeper client may then still say connected while what
+// ZooKeeper sent meanwhile, or that the connection is gone, is not heard
+// yet: a round claimed now would confirm values as of a time the bridge
+// did not observe.
+func (h *heartbeater) stalled(now time.Time) bool {
+	last := h.lastTick
+	h.lastTick = now
+	return !last.IsZero() && now.Sub(last) >= h.interval
+}
+
+// zkAnswers makes one round trip to ZooKeeper on the bridge's session,
+// within d. ZooKeeper sends a client every watch event before the answer
+// to a later request, so once it answers, what happened before the
+// request was sent has been heard.
+func (b *Bridge) zkAnswers(d time.Duration) bool {
+	st, s := b.sessionState()
+	if s == nil || st != elect.StateConnected {
+		return false
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := s.Conn().Exists("/")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err == nil
+	case <-time.After(d):
+		return false
 	}
 }
 
