@@ -596,3 +596,42 @@ func TestHandleOfAClosedSessionSaysClosed(t *testing.T) {
 		t.Fatalf("reason %q, err %v; want %q and ErrSessionClosed", h.Reason(), h.Err(), elect.ReasonSessionClosed)
 	}
 }
+
+// ReadGroup's LastRelease says when a group became ownerless only while
+// herald's release was its last change: an owner after it whose session
+// ended (no release written) leaves that time unknown, not the earlier
+// release's.
+func TestLastReleaseOnlyWhenItWasTheLastChange(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	s1 := session(t, addrs)
+	s2, err := elect.NewSession(ctxT(t, 20*time.Second), addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1, _ := elect.NewLock(s1, g, elect.CreateParents())
+	l2, _ := elect.NewLock(s2, g, elect.CreateParents())
+	ctx := ctxT(t, 20*time.Second)
+	h1, err := l1.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h1.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v, err := elect.ReadGroup(ctx, s1, g)
+	if err != nil || v.Owner != nil || v.LastRelease == nil {
+		t.Fatalf("after a release: owner %v, last release %v (%v); want none and the release", v.Owner, v.LastRelease, err)
+	}
+	if _, err := l2.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = s2.Close() // its owner goes with no release written
+	v, err = elect.ReadGroup(ctx, s1, g)
+	if err != nil || v.Owner != nil {
+		t.Fatalf("after the second owner's session closed: owner %v (%v), want none", v.Owner, err)
+	}
+	if v.LastRelease != nil {
+		t.Fatalf("last release %+v: the first owner's release is taken for when the group became ownerless, though an owner came after it", *v.LastRelease)
+	}
+}

@@ -55,7 +55,8 @@ type View struct {
 	// LastRelease is the last release herald recorded on the group node
 	// (a resignation or release, or a lock owner's other reason; see
 	// groupMark), read by ReadGroup when the group has no owner: when it
-	// became ownerless, if a herald owner was the last.
+	// became ownerless, if a herald owner was the last and no node came
+	// or went since (nil otherwise: then that time is not known).
 	LastRelease *Release
 	// children are all child names, queue or not (to account for cversion).
 	children []string
@@ -151,9 +152,16 @@ func ListChildren(ctx context.Context, c *zk.Conn, p string) ([]string, error) {
 
 // readMarkRelease is the last release herald's mark on the group node
 // records, nil when there is none (or it cannot be read).
+//
+// The release is the group's last change only when no child came or went
+// after it: a release writes its mark in the transaction that deletes
+// the owner's node, so the group node's data and children changed at
+// the same zxid. A later change of the children (an owner after it whose
+// session ended, a waiter that came and went) leaves when the group
+// became ownerless unknown, and nil is returned.
 func readMarkRelease(ctx context.Context, conn *zk.Conn, group string) *Release {
-	b, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return conn.Get(group) })
-	if err != nil {
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return conn.Get(group) })
+	if err != nil || st.Pzxid > st.Mzxid {
 		return nil
 	}
 	return decodeMarkRelease(b)
