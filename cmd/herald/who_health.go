@@ -19,7 +19,8 @@ import (
 // hour (a flapping leadership), and, with no owner, since when. A snapshot
 // that re-states the owner known before is no change; one that names
 // another owner is (the change was seen only by a read afresh, as after a
-// reconnect or READ given back).
+// reconnect or READ given back). A snapshot that finds the group still
+// without an owner, nothing missed, leaves since when as it was.
 func health(events []publish.Event, now time.Time) (changes int, ownerless *time.Time) {
 	seen := map[string]bool{}
 	var lastLoss, lastGain time.Time
@@ -40,6 +41,12 @@ func health(events []publish.Event, now time.Time) (changes int, ownerless *time
 			}
 			lastGain, lastOwner = e.Time, node
 		case e.Type.Loses() && e.Owner == nil:
+			if e.Snapshot && !e.Gap && !lastLoss.IsZero() && lastLoss.After(lastGain) {
+				// The same ownerless stretch stated again (a reconnect, a
+				// takeover, a restart) with nothing missed: it began at
+				// the loss before.
+				continue
+			}
 			lastLoss = e.Time
 		}
 	}

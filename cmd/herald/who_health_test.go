@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,18 @@ func TestHealthFromEvents(t *testing.T) {
 	n, since := health(events, now)
 	if n != 2 || since == nil || !since.Equal(now.Add(-10*time.Minute)) {
 		t.Fatalf("health = %d, %v; want 2 changes, ownerless since 10 minutes ago", n, since)
+	}
+	// A reconnect's snapshot finding the group still without an owner,
+	// nothing missed, leaves since when as it was; one with gap does not
+	// (owners may have come and gone).
+	still := append(slices.Clone(events), ev("5s", publish.LeaderLost, nil, 8*time.Minute, true))
+	if _, since := health(still, now); since == nil || !since.Equal(now.Add(-10*time.Minute)) {
+		t.Fatalf("after a snapshot re-stating no owner: since %v, want 10 minutes ago still", since)
+	}
+	gap := ev("5g", publish.LeaderLost, nil, 7*time.Minute, true)
+	gap.Gap = true
+	if _, since := health(append(still, gap), now); since == nil || !since.Equal(now.Add(-7*time.Minute)) {
+		t.Fatalf("after a snapshot with gap: since %v, want the snapshot's 7 minutes ago", since)
 	}
 	events = append(events, ev("6", publish.LeaderElected, p("d"), 5*time.Minute, false))
 	if n, since := health(events, now); n != 3 || since != nil {
