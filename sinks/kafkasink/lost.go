@@ -17,9 +17,12 @@ var _ publish.StoreChecker = (*Sink)(nil)
 // brokers could not be asked about.
 func (s *Sink) ownersGone(ctx context.Context, cl *kafka.Client) bool {
 	md, err := s.ownersMetadata(ctx, cl)
-	if err != nil {
-		return false
-	}
+	return err == nil && missing(md)
+}
+
+// missing reports whether a topic's metadata (nil: not listed) says it
+// does not exist.
+func missing(md *kafka.Topic) bool {
 	return md == nil || errors.Is(md.Error, kafka.UnknownTopicOrPartition)
 }
 
@@ -63,8 +66,7 @@ func (s *Sink) StoreGone(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	gone := md == nil || errors.Is(md.Error, kafka.UnknownTopicOrPartition)
-	if !gone && !s.endsFell(ctx, cl, md) {
+	if !missing(md) && !s.endsFell(ctx, cl, md) {
 		return false
 	}
 	s.mu.Lock()
@@ -102,16 +104,25 @@ func (s *Sink) swapEnds(ends map[int]int64) (fell bool) {
 // readEnds reads the end offset of every partition of the owners topic
 // (md).
 func (s *Sink) readEnds(ctx context.Context, cl *kafka.Client, md *kafka.Topic) (map[int]int64, error) {
-	var req []kafka.OffsetRequest
-	for _, p := range md.Partitions {
-		req = append(req, kafka.LastOffsetOf(p.ID))
+	parts := make([]int, len(md.Partitions))
+	for i, p := range md.Partitions {
+		parts[i] = p.ID
 	}
-	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{s.cfg.OwnersTopic: req}})
+	return lastOffsets(ctx, cl, s.cfg.OwnersTopic, parts...)
+}
+
+// lastOffsets reads where each of topic's partitions parts ends.
+func lastOffsets(ctx context.Context, cl *kafka.Client, topic string, parts ...int) (map[int]int64, error) {
+	req := make([]kafka.OffsetRequest, len(parts))
+	for i, p := range parts {
+		req[i] = kafka.LastOffsetOf(p)
+	}
+	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: req}})
 	if err != nil {
 		return nil, err
 	}
 	ends := map[int]int64{}
-	for _, p := range res.Topics[s.cfg.OwnersTopic] {
+	for _, p := range res.Topics[topic] {
 		if p.Error != nil {
 			return nil, p.Error
 		}

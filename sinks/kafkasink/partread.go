@@ -100,16 +100,9 @@ func (pr *partRead) read(ctx context.Context, cl *kafka.Client) (next int64, err
 func (pr *partRead) end(ctx context.Context, cl *kafka.Client) (int64, bool) {
 	ctx, cancel := context.WithTimeout(ctx, idleLook)
 	defer cancel()
-	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{pr.topic: {kafka.LastOffsetOf(pr.p)}}})
-	if err != nil {
-		return 0, false
-	}
-	for _, po := range res.Topics[pr.topic] {
-		if po.Partition == pr.p && po.Error == nil {
-			return po.LastOffset, true
-		}
-	}
-	return 0, false
+	ends, err := lastOffsets(ctx, cl, pr.topic, pr.p)
+	end, ok := ends[pr.p]
+	return end, err == nil && ok
 }
 
 func (pr *partRead) madeAgain(next, end int64) error {
