@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/sinktest"
@@ -45,18 +43,7 @@ func TestStateLostWhenTheOwnersTopicIsMadeAgain(t *testing.T) {
 		t.Fatal("StateLost after a Connect that found the owners topic in place")
 	}
 
-	tr := &kafka.Transport{}
-	defer tr.CloseIdleConnections()
-	cl := &kafka.Client{Addr: kafka.TCP(c.Addrs()...), Transport: tr}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := cl.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{cfg.OwnersTopic}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := res.Errors[cfg.OwnersTopic]; err != nil {
-		t.Fatal(err)
-	}
+	deleteTopic(t, c, cfg.OwnersTopic)
 	if err := write(evs[1]); !errors.Is(err, publish.ErrReconnect) {
 		t.Fatalf("write with the owners topic deleted: %v; want it to ask for a reconnect", err)
 	}
