@@ -192,6 +192,7 @@ func (quietZK) Printf(string, ...any) {}
 // delete or write the lock's node, and who still reads it.
 func TestZKDigestAuth(t *testing.T) {
 	zkFl := zkFlags(t)
+	openTestRoot(t)
 	l := uniq(t)
 	auth := filepath.Join(t.TempDir(), "zk-auth")
 	if err := os.WriteFile(auth, []byte("herald:s3cret\n"), 0o600); err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
@@ -178,4 +179,20 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 // uniq returns a ZooKeeper path unique to the test.
 func uniq(t *testing.T) string {
 	return fmt.Sprintf("/herald-cli-test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())
+}
+
+// openTestRoot makes /herald-cli-test, where uniq's groups go, open to all
+// before a test's herald logs in: herald gives the parents it creates its
+// identity's ACL, and a root created that way would refuse every later
+// test that runs without the same credentials.
+func openTestRoot(t *testing.T) {
+	t.Helper()
+	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Create("/herald-cli-test", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
 }

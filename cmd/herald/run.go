@@ -119,12 +119,21 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 	}
 	ann := newAnnouncer(ctx, a.log, o.nats, o.natsAuth, "herald-run/"+o.id)
 	defer ann.close()
+	var lost error // the leadership lost last, when campaigning again
 	for {
 		err := a.leadOnce(ctx, o, args, ann)
 		var ee *exitError
+		if lost != nil && errors.As(err, &ee) && ee.code == exitUsage {
+			// Flags that held at start no longer do (a client
+			// certificate expired, an auth file gone): the runner
+			// cannot campaign again, and what it ends with is the
+			// leadership it lost.
+			return &exitError{code: exitNotLeader, err: fmt.Errorf("%v; could not campaign again: %w", lost, err)}
+		}
 		if !o.rejoin || ctx.Err() != nil || !errors.As(err, &ee) || ee.code != exitNotLeader {
 			return err
 		}
+		lost = err
 		a.log.Warn("lost leadership; campaigning again (--rejoin)", "election", o.election, "err", err)
 	}
 }

@@ -282,6 +282,46 @@ func TestWaitingRunnerStoppedBySignal(t *testing.T) {
 	}
 }
 
+// TestRunRejoinFlagsGone: a deposed runner with --rejoin whose flags no
+// longer hold when it campaigns again (its auth file gone) exits 3, as a
+// runner without --rejoin would, naming both what was lost and why it
+// could not join again; not 2, as if it had been started wrongly.
+func TestRunRejoinFlagsGone(t *testing.T) {
+	zk := zkFlags(t)
+	openTestRoot(t)
+	g := uniq(t)
+	dir := t.TempDir()
+	authA, authB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, f := range []string{authA, authB} {
+		if err := os.WriteFile(f, []byte("herald:s3cret\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	child := `echo "$HERALD_ID running"; while :; do sleep 0.05; done`
+	a := start(t, nil, append(zk, "--zk-auth-file", authA, "run", "--election", g, "--id", "a", "--grace", "2s", "--rejoin", "--", "sh", "-c", child)...)
+	a.waitOutput(t, "a running", 20*time.Second)
+	b := start(t, nil, append(zk, "--zk-auth-file", authB, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
+	waitQueued(t, zk, g, 2, "b never joined the queue")
+	if err := os.Remove(authA); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	b.waitOutput(t, "b running", 20*time.Second)
+	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code := a.wait(t, 20*time.Second); code != exitNotLeader {
+		t.Fatalf("a exited %d, want %d:\n%s", code, exitNotLeader, a.out)
+	}
+	for _, want := range []string{"could not campaign again", "--zk-auth-file"} {
+		if !strings.Contains(a.out.String(), want) {
+			t.Errorf("a's output does not say %q:\n%s", want, a.out)
+		}
+	}
+}
+
 // TestRunRejoin: with --rejoin a deposed runner (frozen past its session
 // timeout) stops its child, stays up, campaigns again on a new session,
 // and runs the command again, under a higher term, once the other runner
