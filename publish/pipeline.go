@@ -36,6 +36,10 @@ type Pipeline struct {
 	curMu    sync.Mutex
 	cur      current
 	observed atomic.Pointer[func(group string) bool]
+	// paused (Pause) holds back restatements, and owed names the lanes
+	// owed one on Resume; both guarded by curMu.
+	paused bool
+	owed   []*lane
 
 	mu     sync.RWMutex // guards closed against concurrent enqueues
 	closed bool
@@ -168,18 +172,30 @@ func (p *Pipeline) Forget(group string) {
 	p.curMu.Unlock()
 }
 
-// ForgetAll drops what the pipeline holds of every group's current state
-// (see Observed): the caller stops publishing (an HA bridge standing by,
-// or deposed). What it held would grow stale while nothing is published,
-// and a sink that lost its store meanwhile must not be told it: it would
-// store owners long gone as current. The caller, publishing again, states
-// every group afresh.
-func (p *Pipeline) ForgetAll() {
+// Pause tells the pipeline that its caller stops publishing for a while:
+// an HA bridge standing by, which must write nothing. The pipeline keeps
+// every group's state as published, and the caller publishes, before
+// Resume, what happened meanwhile, so that on Resume it knows every group
+// again, those that did not change included. While paused, a sink that
+// lost its store of current state is not told it (the active bridge
+// tells it the truth); it is told on Resume, the events published before
+// Resume folded in.
+func (p *Pipeline) Pause() {
 	p.curMu.Lock()
-	if p.cur != nil {
-		p.cur = current{}
-	}
+	p.paused = true
 	p.curMu.Unlock()
+}
+
+// Resume ends Pause, and restates the groups to every sink found to have
+// lost its store meanwhile.
+func (p *Pipeline) Resume() {
+	p.curMu.Lock()
+	owed := p.owed
+	p.paused, p.owed = false, nil
+	p.curMu.Unlock()
+	for _, l := range owed {
+		p.restate(l)
+	}
 }
 
 // restate queues, for the sink of l alone, the current state of every
@@ -189,6 +205,13 @@ func (p *Pipeline) ForgetAll() {
 // later, so a group's events stay in order.
 func (p *Pipeline) restate(l *lane) {
 	p.curMu.Lock()
+	if p.paused {
+		if !slices.Contains(p.owed, l) {
+			p.owed = append(p.owed, l)
+		}
+		p.curMu.Unlock()
+		return
+	}
 	groups := make([]string, 0, len(p.cur))
 	for g := range p.cur {
 		groups = append(groups, g)

@@ -51,3 +51,90 @@ func TestDeposedBridgeRestatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestRetakenBridgeRestatesEveryGroup: an HA bridge that led, stood by
+// with its session and observation intact (an operator deleted its HA
+// node) and leads again, knows every group when its owners bucket is lost
+// afterwards: a group that did not change while it stood by, and one
+// where only a waiter joined, are both restated with their owners.
+// Before, it knew only what it had held while standing by: the first
+// group was missing from the bucket made again, and the second stated
+// without an owner.
+func TestRetakenBridgeRestatesEveryGroup(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	base, ha := groupPath(t), groupPath(t)
+	quiet, busy := base+"/quiet", base+"/busy"
+	s := session(t, addrs)
+	leads(t, candidate(t, s, quiet, "a"))
+	leads(t, candidate(t, s, busy, "b"))
+	cfg := func(name string) bridge.Config {
+		return bridge.Config{Servers: addrs, Watch: []string{quiet, busy}, HAPath: ha, Source: name, Logger: testLogger(t),
+			Sinks: []publish.Sink{jsSink(t, url)}, PipelineOptions: []publish.Option{publish.WithStoreCheck(100 * time.Millisecond)}}
+	}
+	b1 := start(t, cfg("ha-1"))
+	waitStatus(t, b1.Bridge, 15*time.Second, "ha-1 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	b2 := start(t, cfg("ha-2"))
+	waitStatus(t, b2.Bridge, 15*time.Second, "ha-2 standby and ready", func(st bridge.Status) bool {
+		return st.Role == bridge.RoleStandby && len(st.NotReady()) == 0
+	})
+	waitFor(t, 15*time.Second, "both owners in the bucket", func() bool { return natsOwner(t, url, quiet) == "a" && natsOwner(t, url, busy) == "b" })
+
+	// ha-1's HA node deleted: it stands by, on the same session and the
+	// same observation of the groups; ha-2 leads.
+	nodes := queued(t, s, ha, 2)
+	if err := s.Conn().Delete(ha+"/"+nodes[0].Node, -1); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, b2.Bridge, 20*time.Second, "ha-2 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	waitStatus(t, b1.Bridge, 20*time.Second, "ha-1 standing by", func(st bridge.Status) bool { return st.Role == bridge.RoleStandby })
+	candidate(t, s, busy, "c")
+	queued(t, s, busy, 2)
+	queued(t, s, ha, 2)
+
+	// ha-2 stops; ha-1 leads again.
+	if err := b2.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, b1.Bridge, 20*time.Second, "ha-1 active again", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+
+	deleteBucket(t, url, false)
+	waitFor(t, restateBound, "both owners restated in the bucket made again", func() bool {
+		return natsOwner(t, url, quiet) == "a" && natsOwner(t, url, busy) == "b"
+	})
+}
+
+// TestHATakeoverTrimmedGroupKnowsItsOwner: a standby that takes over with
+// some of a group's held events dropped (older than the replay window)
+// and a later one kept (a waiter joined) knows the group's owner when the
+// owners bucket is lost afterwards. Before, it knew the group only from
+// the events it kept: the bucket made again said the group had no owner.
+func TestHATakeoverTrimmedGroupKnowsItsOwner(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g, ha := groupPath(t), groupPath(t)
+	s := session(t, addrs)
+	leads(t, candidate(t, s, g, "a"))
+	p := proxy(t, addrs[0])
+	const replay = 5 * time.Second
+	cfg := func(name string, servers []string) bridge.Config {
+		return bridge.Config{Servers: servers, Watch: []string{g}, HAPath: ha, Source: name, Logger: testLogger(t),
+			Sinks: []publish.Sink{jsSink(t, url)}, SessionTimeout: 2 * time.Second, HAReplay: replay,
+			PipelineOptions: []publish.Option{publish.WithStoreCheck(100 * time.Millisecond)}}
+	}
+	b1 := start(t, cfg("ha-1", []string{p.Addr()}))
+	waitStatus(t, b1.Bridge, 15*time.Second, "ha-1 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	b2 := start(t, cfg("ha-2", addrs))
+	waitStatus(t, b2.Bridge, 15*time.Second, "ha-2 standby and ready", func(st bridge.Status) bool {
+		return st.Role == bridge.RoleStandby && len(st.NotReady()) == 0
+	})
+	waitFor(t, 15*time.Second, "a in the bucket", func() bool { return natsOwner(t, url, g) == "a" })
+	time.Sleep(replay + time.Second) // ha-2's snapshot of the group is now older than the window
+	candidate(t, s, g, "c")
+	queued(t, s, g, 2)
+
+	p.Blackhole(true) // ha-1 cut off: ha-2 takes over once its session expires, the join still held
+	waitStatus(t, b2.Bridge, 20*time.Second, "ha-2 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	time.Sleep(500 * time.Millisecond) // the group read afresh
+	deleteBucket(t, url, false)
+	waitFor(t, restateBound, "a restated in the bucket made again", func() bool { return natsOwner(t, url, g) == "a" })
+	p.Blackhole(false)
+}

@@ -118,6 +118,7 @@ func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *e
 		case <-sctx.Done():
 		}
 		b.stopPublishing()
+		b.setRole(RoleStandby) // now, not after the resign below: it may wait for a server
 		if ctx.Err() != nil && h.Held() {
 			return h // resigned after draining
 		}

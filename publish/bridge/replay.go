@@ -60,11 +60,13 @@ func (b *Bridge) trimHeld(now time.Time) {
 //
 // A group some of whose held events were dropped (older than the window:
 // the active bridge may have died before publishing them) is not passed
-// over in silence: its first event still held says Gap, and a group with
-// none left is read afresh and published as a Snapshot with Gap
-// (elect.Many.Restate), which comes after the held events. Its events
-// keep their ids, so where the active bridge did publish them the stream
-// drops the copy, and with it a gap that was none.
+// over in silence: its first event still held says Gap, and it is read
+// afresh and published as a Snapshot with Gap (elect.Many.Restate),
+// which comes after the held events. Its events keep their ids, so where
+// the active bridge did publish them the stream drops the copy, and with
+// it a gap that was none. Until that snapshot, the pipeline holds no
+// state for such a group: what it held from before standing by, and the
+// events left after the dropped ones, may not say who owns it now.
 func (b *Bridge) startPublishing(ctx context.Context) {
 	// A sink that lost its store of current state is told again the
 	// groups observed now only (resend.go).
@@ -74,10 +76,11 @@ func (b *Bridge) startPublishing(ctx context.Context) {
 	b.trimHeld(time.Now())
 	trimmed := b.trimmed
 	b.trimmed = nil
+	marked := map[string]bool{}
 	for i := range b.held {
-		if g := b.held[i].e.Group; trimmed[g] {
+		if g := b.held[i].e.Group; trimmed[g] && !marked[g] {
 			b.held[i].e.Gap = true
-			delete(trimmed, g)
+			marked[g] = true
 		}
 	}
 	if len(trimmed) > 0 {
@@ -101,19 +104,24 @@ func (b *Bridge) startPublishing(ctx context.Context) {
 		}
 		b.replayed.Add(float64(n))
 	}
+	for g := range trimmed {
+		b.pipe.Forget(g) // its afresh snapshot states it
+	}
 	b.held = b.held[:0]
 	b.publishing = true
+	b.pipe.Resume()
 }
 
 // stopPublishing makes the bridge hold events again (it stands by). The
-// pipeline forgets the groups' state it held: it would go stale, and a
-// sink that lost its store while the bridge stands by must not be told
-// it (the active bridge tells it the truth).
+// pipeline keeps the groups' state as published, and writes nothing of it
+// meanwhile: a sink that lost its store while the bridge stands by is
+// told the truth by the active bridge, and by this one only once it has
+// published what it held (publish.Pipeline.Pause).
 func (b *Bridge) stopPublishing() {
 	b.pubMu.Lock()
 	b.publishing = false
 	b.trimmed = nil
-	b.pipe.ForgetAll()
+	b.pipe.Pause()
 	b.pubMu.Unlock()
 }
 
