@@ -181,6 +181,63 @@ func TestConnectionLossDuringCreate(t *testing.T) {
 	})
 }
 
+// The reply to our create is lost, and so is the reply to the listing
+// that looks for the node after reconnecting. Creating again then would
+// leave the first node, ours, in the queue for the session's life: the
+// waiter would wait behind its own node, and every later one behind both.
+// The listing is asked again instead.
+func TestConnectionLossDuringCreateThenDuringFind(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	s := session(t, []string{p.Addr()})
+	direct := session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	warm, err := elect.NewLock(direct, path, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h0, err := warm.Acquire(ctx) // creates the path
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = h0.Release(ctx)
+	p.DropReplyTo(faultproxy.OpCreate, faultproxy.OpCreate2)
+	rearmed := make(chan struct{})
+	go func() { // once the create's reply is gone, drop the next listing's
+		defer close(rearmed)
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if p.Dropped() == 1 {
+				p.DropReplyTo(faultproxy.OpGetChildren2)
+				return
+			}
+		}
+	}()
+	l, _ := elect.NewLock(s, path)
+	h, err := l.Acquire(ctx)
+	<-rearmed
+	if err != nil {
+		t.Fatalf("acquire across lost create and listing replies: %v", err)
+	}
+	defer h.Release(ctx)
+	if p.Dropped() != 2 {
+		t.Fatalf("the proxy dropped %d replies, want 2; the test did not exercise the loss", p.Dropped())
+	}
+	children, _, err := direct.Conn().Children(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queue []string
+	for _, c := range children {
+		if _, ok := elect.ParseSequence(c); ok {
+			queue = append(queue, c)
+		}
+	}
+	if len(queue) != 1 || queue[0] != h.Node() {
+		t.Fatalf("queue after lost create and listing replies: %v; want only our node %s", queue, h.Node())
+	}
+}
+
 // A release that cannot reach the server keeps trying in the background
 // after its ctx ends, so the node does not outlive the release.
 func TestReleaseDuringPartitionIsNotOrphaned(t *testing.T) {

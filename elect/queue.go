@@ -126,15 +126,7 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 		case errors.Is(err, zk.ErrNoAuth):
 			return ticket{}, fmt.Errorf("elect: not allowed to create nodes under %s: %w; check the ACL and your credentials", q.parent, err)
 		case ctx.Err() != nil || connLoss(err):
-			if ctx.Err() != nil {
-				// The create may still land after we gave up: remove it.
-				q.s.background(func() { q.sweep(marker) })
-				return ticket{}, ctx.Err()
-			}
-			if err := q.s.awaitConnected(ctx); err != nil {
-				return ticket{}, err
-			}
-			t, found, err := q.find(ctx, marker)
+			t, found, err := q.findAfterLoss(ctx, marker)
 			if err != nil {
 				return ticket{}, err
 			}
@@ -182,20 +174,55 @@ func (q *queue) stamp(ctx context.Context, name string) (ticket, error) {
 	}
 }
 
-// find looks for our node after a create whose reply was lost.
+// findAfterLoss looks for our node once the connection is back, after a
+// create whose outcome is unknown. Given up on (ctx ended, or the listing
+// failed), the create may have landed, or may still: any node with our
+// marker is then removed in the background.
+func (q *queue) findAfterLoss(ctx context.Context, marker string) (ticket, bool, error) {
+	err := ctx.Err()
+	if err == nil {
+		err = q.s.awaitConnected(ctx)
+	}
+	if err == nil {
+		t, found, ferr := q.find(ctx, marker)
+		if ferr == nil {
+			return t, found, nil
+		}
+		err = ferr
+	}
+	if !errors.Is(err, ErrSessionLost) { // an ended session took the node with it
+		q.s.background(func() { q.sweep(marker) })
+	}
+	if ctx.Err() != nil {
+		return ticket{}, false, ctx.Err()
+	}
+	return ticket{}, false, err
+}
+
+// find looks for our node after a create whose reply was lost. Only a
+// listing that answered may say it is not there: a listing lost too is
+// asked again, for a create made again beside a node that landed would
+// leave ours in the queue, unowned, for the session's life.
 func (q *queue) find(ctx context.Context, marker string) (ticket, bool, error) {
-	children, err := call(ctx, func() ([]string, error) {
-		c, _, err := q.s.Conn().Children(q.parent)
-		return c, err
-	})
-	if err != nil {
+	var children []string
+	for {
+		var err error
+		children, err = call(ctx, func() ([]string, error) {
+			c, _, err := q.s.Conn().Children(q.parent)
+			return c, err
+		})
+		if err == nil {
+			break
+		}
 		if expired(err) {
 			return ticket{}, false, ErrSessionLost
 		}
-		if connLoss(err) {
-			return ticket{}, false, nil // try the create again after reconnecting
+		if !connLoss(err) || ctx.Err() != nil {
+			return ticket{}, false, err
 		}
-		return ticket{}, false, err
+		if err := q.s.awaitConnected(ctx); err != nil {
+			return ticket{}, false, err
+		}
 	}
 	for _, c := range children {
 		if !strings.Contains(c, marker) {
