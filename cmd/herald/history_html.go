@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +15,18 @@ import (
 )
 
 // writeTimeline draws events as a timeline into an HTML page and/or an SVG
-// file. Each file is written whole, through a temporary file beside it, so
-// a failed write leaves no half a page.
+// file, or to standard output for "-". Each file is written as writeWhole
+// says, so a failed write leaves no half a page in a regular file.
 func (a *app) writeTimeline(events []publish.Event, htmlOut, svgOut, source string) error {
+	if htmlOut == "-" && svgOut == "-" {
+		return usageErr("--html - and --svg -: only one of them can go to standard output; give the other a file")
+	}
+	// What herald says about the files goes where it does not mix with a
+	// page written to standard output.
+	report := a.stdout
+	if htmlOut == "-" || svgOut == "-" {
+		report = a.stderr
+	}
 	chart := timeline.Build(events, lastEventTime(events), nil)
 	tenures := 0
 	for _, l := range chart.Lines {
@@ -42,10 +53,16 @@ func (a *app) writeTimeline(events []publish.Event, htmlOut, svgOut, source stri
 		if err := out.render(&buf); err != nil {
 			return err
 		}
-		if err := writeWhole(out.path, buf.Bytes()); err != nil {
+		name := out.path
+		if out.path == "-" {
+			name = "standard output"
+			if _, err := a.stdout.Write(buf.Bytes()); err != nil {
+				return fmt.Errorf("%s -: %w", out.flag, err)
+			}
+		} else if err := writeWhole(out.path, buf.Bytes()); err != nil {
 			return fmt.Errorf("%s %s: %w; give a file in a directory you can write", out.flag, out.path, err)
 		}
-		fmt.Fprintf(a.stdout, "wrote %s: %d tenures of %d groups\n", out.path, tenures, len(chart.Lines))
+		fmt.Fprintf(report, "wrote %s: %d tenures of %d groups\n", name, tenures, len(chart.Lines))
 	}
 	return nil
 }
@@ -65,10 +82,43 @@ func lastEventTime(events []publish.Event) time.Time {
 	return last
 }
 
-// writeWhole writes data to path through a temporary file and a rename.
+// writeWhole writes data to path. A regular file (or a new one) is
+// replaced whole, through a temporary file beside it and a rename, keeping
+// the mode of the file it replaces (0644 for a new one). A symbolic link is
+// followed and the file it points to replaced, the link left as it is. A
+// path that exists and is no regular file (a device, a FIFO, /dev/stdout) is
+// written to as it is, never replaced.
 func writeWhole(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			_ = f.Close()
+			return err
+		}
+		return f.Close()
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	mode := fs.FileMode(0o644)
+	target := path
+	if err == nil {
+		mode = fi.Mode().Perm()
+		if target, err = filepath.EvalSymlinks(path); err != nil {
+			return err
+		}
+	} else if target, err = linkTarget(path); err != nil {
+		return err
+	}
+	dir := filepath.Dir(target)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(target)+".*")
 	if err != nil {
 		return err
 	}
@@ -80,10 +130,34 @@ func writeWhole(path string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
+	if err := os.Chmod(f.Name(), mode); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	return os.Rename(f.Name(), target)
+}
+
+// linkTarget is where a new file written at path goes: path itself, or,
+// when path is a symbolic link to a file not there yet, the file the chain
+// of links ends at.
+func linkTarget(path string) (string, error) {
+	for range 40 { // as many links as Linux follows
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
 }
 
 // describe says where the events came from, for the page's subtitle.

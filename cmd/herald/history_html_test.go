@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,5 +153,140 @@ func TestHistoryTimelineInABrowser(t *testing.T) {
 	_, stderr, code = heraldRun(t, nil, "history", "--audit", log, "--html", filepath.Join(dir, "missing", "x.html"))
 	if code == 0 || !strings.Contains(stderr, "--html") || !strings.Contains(stderr, "directory you can write") {
 		t.Errorf("--html into a missing directory: exit %d: %s", code, stderr)
+	}
+}
+
+// writeWhole replaces a regular file atomically, keeping its mode; follows
+// a symbolic link and replaces the file it names, the link kept; writes
+// into a FIFO (as into a device or /dev/stdout) rather than replacing it.
+func TestHistoryFileWriteKeepsLinksModesAndSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	// A new file: 0644.
+	fresh := filepath.Join(dir, "fresh.html")
+	if err := writeWhole(fresh, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(fresh); fi.Mode().Perm() != 0o644 || read(fresh) != "new" {
+		t.Errorf("new file: mode %v, %q; want 0644 and the data", fi.Mode(), read(fresh))
+	}
+
+	// An existing file keeps its mode.
+	private := filepath.Join(dir, "private.html")
+	if err := os.WriteFile(private, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeWhole(private, []byte("page")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(private); fi.Mode().Perm() != 0o600 || read(private) != "page" {
+		t.Errorf("a 0600 file rewritten: mode %v, %q; want 0600 kept", fi.Mode(), read(private))
+	}
+
+	// A link, relative, into another directory: the link stays, the file
+	// it names is replaced and keeps its mode.
+	if err := os.Mkdir(filepath.Join(dir, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(dir, "real", "timeline.html")
+	if err := os.WriteFile(real, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.html")
+	if err := os.Symlink(filepath.Join("real", "timeline.html"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeWhole(link, []byte("through")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced by a file (%v, %v)", fi.Mode(), err)
+	}
+	if fi, _ := os.Stat(real); read(real) != "through" || fi.Mode().Perm() != 0o640 {
+		t.Errorf("the linked file: %q, mode %v; want the data, 0640 kept", read(real), fi.Mode())
+	}
+
+	// A link to a file not there yet: the file is made where it points.
+	dangling := filepath.Join(dir, "dangling.svg")
+	if err := os.Symlink(filepath.Join("real", "later.svg"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeWhole(dangling, []byte("svg")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(dangling); err != nil || fi.Mode()&os.ModeSymlink == 0 || read(filepath.Join(dir, "real", "later.svg")) != "svg" {
+		t.Errorf("a link to a missing file: link %v (%v); want the link kept and the file made", fi.Mode(), err)
+	}
+
+	// A FIFO is written into, not replaced.
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo) // blocks until the writer opens it
+		got <- string(b)
+	}()
+	if err := writeWhole(fifo, []byte("piped")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != "piped" {
+			t.Errorf("read from the FIFO %q, want %q", s, "piped")
+		}
+	case <-time.After(5 * time.Second):
+		// Replaced by a file, the FIFO never sees a writer: unblock the reader.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		t.Errorf("nothing came through the FIFO")
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v (%v)", fi.Mode(), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// --html - writes the page to standard output, and what herald says about
+// it to standard error; no file named "-" is made.
+func TestHistoryHTMLToStandardOutput(t *testing.T) {
+	log := timelineLog(t)
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "t.svg")
+	cmd := exec.Command(heraldBin, "history", "--audit", log, "--html", "-", "--svg", svg)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("history --html -: %v\n%s", err, stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "<!doctype html>") || !strings.HasSuffix(strings.TrimSpace(stdout.String()), "</html>") {
+		t.Errorf("standard output is not the page alone:\n%.300s ... %.300s", stdout.String(), stdout.String()[max(0, stdout.Len()-300):])
+	}
+	if !strings.Contains(stderr.String(), "wrote standard output: 5 tenures of 2 groups") || !strings.Contains(stderr.String(), "wrote "+svg) {
+		t.Errorf("standard error: %q; want what was written said there", stderr.String())
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "-")); err == nil {
+		t.Errorf("a file named - was made")
+	}
+	// Both to standard output would run the page and the SVG together.
+	cmd = exec.Command(heraldBin, "history", "--audit", log, "--html", "-", "--svg", "-")
+	cmd.Dir = dir
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	_ = cmd.Run()
+	if code := exitCode(cmd.ProcessState); code != exitUsage || !strings.Contains(stderr.String(), "standard output") {
+		t.Errorf("--html - --svg -: exit %d, %q; want a usage error", code, stderr.String())
 	}
 }
