@@ -1,6 +1,10 @@
 package bridge
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +16,10 @@ import (
 // lately, for the groups' recent timelines. Both are bounded, however many
 // groups the bridge observes.
 type live struct {
+	// boot tells this process's numbers from another's: a page that
+	// followed a bridge before it restarted holds a number of the old
+	// log, which the new one may well have reached with other changes.
+	boot string
 	mu   sync.Mutex
 	seq  uint64   // number of the last change
 	log  []string // the groups of changes seq-len(log)+1 .. seq, oldest first
@@ -26,7 +34,27 @@ const (
 	liveRecentSize = 20000
 )
 
-func newLive() *live { return &live{wake: make(chan struct{})} }
+func newLive() *live {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return &live{boot: hex.EncodeToString(b[:]), wake: make(chan struct{})}
+}
+
+// cursor is where a reader of the log stands: this process's boot and a
+// change's number, as the page and the stream's event ids carry it.
+func (l *live) cursor(seq uint64) string { return l.boot + "." + strconv.FormatUint(seq, 10) }
+
+// parseCursor reads a cursor. ok is false when it is not one of this
+// process's: another process's (the bridge restarted) or malformed; the
+// reader must then read everything again.
+func (l *live) parseCursor(c string) (seq uint64, ok bool) {
+	boot, n, found := strings.Cut(c, ".")
+	if !found || boot != l.boot {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(n, 10, 64)
+	return seq, err == nil
+}
 
 // changed notes that group's row may read otherwise now ("" for every
 // group: a reload).

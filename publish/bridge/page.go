@@ -177,8 +177,8 @@ func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
 		Matched int
 		Limit   int
 		Query   string
-		Seq     uint64
-	}{b.headline(), rows, matched, pageLimit, q, seq}
+		Cursor  string
+	}{b.headline(), rows, matched, pageLimit, q, b.live.cursor(seq)}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := pageTmpl.ExecuteTemplate(w, "page", data); err != nil {
@@ -194,7 +194,10 @@ func (b *Bridge) serveJS(w http.ResponseWriter, _ *http.Request) {
 // serveEvents is the page's server-sent event stream: "group" with a
 // group's row whenever it may have changed (coalesced, at most every
 // 100 ms), "status" with the headline when it changed, "reload" when the
-// stream fell behind.
+// stream fell behind or the reader's place is another process's (the
+// bridge restarted). Each batch ends with a "cursor" event whose id is the
+// reader's place, so that a browser reconnecting on its own (sending it
+// back as Last-Event-ID) resumes there, not where the page started.
 func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -203,10 +206,16 @@ func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	var seq uint64
-	fmt.Sscan(r.URL.Query().Get("since"), &seq)
-	if seq == 0 {
-		seq = b.live.current()
+	seq, reloadFirst := b.live.current(), false
+	from := r.Header.Get("Last-Event-ID")
+	if from == "" {
+		from = r.URL.Query().Get("since")
+	}
+	if from != "" {
+		var ok bool
+		if seq, ok = b.live.parseCursor(from); !ok {
+			seq, reloadFirst = b.live.current(), true
+		}
 	}
 	send := func(event string, v any) bool {
 		data, err := json.Marshal(v)
@@ -217,11 +226,15 @@ func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return err == nil
 	}
 	var lastHead []byte
+	var lastCursor string
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		groups, next, reload, wake := b.live.since(seq)
 		seq = next
+		if reloadFirst {
+			reload, reloadFirst = true, false
+		}
 		if reload {
 			if !send("reload", struct{}{}) {
 				return
@@ -237,6 +250,12 @@ func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 		if h, err := json.Marshal(b.headline()); err == nil && string(h) != string(lastHead) {
 			lastHead = h
 			if _, err := fmt.Fprintf(w, "event: status\ndata: %s\n\n", h); err != nil {
+				return
+			}
+		}
+		if c := b.live.cursor(seq); c != lastCursor {
+			lastCursor = c
+			if _, err := fmt.Fprintf(w, "event: cursor\nid: %s\ndata: {}\n\n", c); err != nil {
 				return
 			}
 		}

@@ -83,7 +83,13 @@
       if (old) {
         old.replaceWith(tr);
       } else {
-        if (body.rows.length >= limit) return;
+        // Rows the filter hides must not keep out a group that matches:
+        // one makes room for it when the table is full.
+        if (body.rows.length >= limit) {
+          const spare = tr.hidden ? null : [...body.rows].reverse().find((x) => x.hidden);
+          if (!spare) return;
+          spare.remove();
+        }
         const after = [...body.rows].find((x) => x.dataset.group > r.group);
         body.insertBefore(tr, after || null);
       }
@@ -123,12 +129,17 @@
       if (ev.key === "Enter" && tr && ev.target === tr) location.href = tr.querySelector("a").href;
     });
 
-    const es = new EventSource("events?since=" + encodeURIComponent(me.dataset.seq || "0"));
+    // The stream resumes where it stopped: each batch ends with an id the
+    // browser sends back when it reconnects by itself. A bridge that
+    // restarted meanwhile does not know that place and asks for a reload.
+    const es = new EventSource("events?since=" + encodeURIComponent(me.dataset.cursor || ""));
     es.addEventListener("group", (ev) => put(JSON.parse(ev.data)));
     es.addEventListener("status", (ev) => status(JSON.parse(ev.data)));
     es.addEventListener("reload", () => location.reload());
-    es.onopen = () => say("Updated live.");
-    es.onerror = () => say("Live updates interrupted; reconnecting…");
+    // While the stream is down nothing on the page is confirmed: it is
+    // greyed, as stale rows are, until the stream is back.
+    es.onopen = () => { table.classList.remove("interrupted"); say("Updated live."); };
+    es.onerror = () => { table.classList.add("interrupted"); say("Live updates interrupted; reconnecting… the rows may be out of date."); };
   }
 
   const tl = document.getElementById("timeline");
@@ -146,6 +157,7 @@
         .catch(() => say("Live updates interrupted; reconnecting…"));
     };
     const es = new EventSource("events");
+    es.addEventListener("reload", () => { if (!pending) pending = setTimeout(refresh, 200); });
     es.addEventListener("group", (ev) => {
       const r = JSON.parse(ev.data);
       if ((g && r.group === g) || (!g && r.group.includes(q))) {
