@@ -54,7 +54,12 @@ they hold the lock at once, and exits 1 if they did.
 
 Everything happens under a new node below --path, removed at the end; the
 sessions bench opens go away with it. Run it where the load is welcome: each
-lock phase keeps the ensemble as busy as it can.`,
+lock phase keeps the ensemble as busy as it can.
+
+Stopped by a signal, bench prints the figures of the phases that ended and
+none of the one it cut short (with --json, none at all), removes what it
+made, and exits 128+N: 130 for Ctrl-C, 143 for SIGTERM. A measure with no
+samples says "no samples".`,
 		Example: `  herald bench --zk zk1:2181,zk2:2181,zk3:2181
   herald bench --zk zk1:2181 --clients 20 --duration 30s --json`,
 		Args: cobra.NoArgs,
@@ -129,9 +134,6 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 		defer sessions[i].Close()
 	}
 	run := fmt.Sprintf("%s/run-%s-%d-%08x", strings.TrimSuffix(o.path, "/"), hostPart(), os.Getpid(), rand.Uint32())
-	if err := makePath(ctx, ctl, run); err != nil {
-		return fmt.Errorf("bench: create %s: %w", run, err)
-	}
 	defer func() {
 		for _, s := range sessions {
 			s.Close() // their ephemeral nodes go with them
@@ -142,8 +144,22 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 			a.log.Warn("bench: could not remove what it made; delete it by hand", "path", run, "err", err)
 		}
 	}()
+	if err := makePath(ctx, ctl, run); err != nil {
+		if ctx.Err() != nil {
+			return interrupted(ctx, "bench interrupted before it measured anything")
+		}
+		return fmt.Errorf("bench: create %s: %w", run, err)
+	}
 	a.log.Info("bench: running", "under", run, "clients", o.clients)
-	r, err := measure(ctx, ctl, sessions, run, o)
+	r, done, err := measure(ctx, a, ctl, sessions, run, o)
+	if ctx.Err() != nil && done < len(benchPhases) {
+		// A phase cut short measured nothing true: its figures are not
+		// printed, only those of the phases that ran to their end.
+		if !o.asJSON && done > 0 {
+			printBench(a.stdout, r, o, done)
+		}
+		return interrupted(ctx, "bench interrupted during %s; nothing of it is reported", benchPhases[done])
+	}
 	if err != nil {
 		return err
 	}
@@ -154,7 +170,7 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 			return err
 		}
 	} else {
-		printBench(a.stdout, r, o)
+		printBench(a.stdout, r, o, len(benchPhases))
 	}
 	if !r.Locks.NeverTwo {
 		return fmt.Errorf("bench: two clients believed they held the lock at once %d times; this must never happen: please report it with the ZooKeeper version and this output", r.Locks.Overlaps)
@@ -162,56 +178,94 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 	return nil
 }
 
+// benchPhases names bench's phases in the order they run.
+var benchPhases = []string{"the floor", "the election handoffs", "herald's lock phase", "zk.Lock's lock phase"}
+
 // measure runs the three parts under run: the floor, the election
-// handoffs, and the two lock phases.
-func measure(ctx context.Context, ctl *elect.Session, sessions []*elect.Session, run string, o benchOpts) (benchReport, error) {
-	r := benchReport{Servers: strings.Join(ctl.Servers(), ","), Clients: o.clients}
+// handoffs, and the two lock phases. done is how many of benchPhases ran
+// to their end; r holds their figures only.
+func measure(ctx context.Context, a *app, ctl *elect.Session, sessions []*elect.Session, run string, o benchOpts) (r benchReport, done int, err error) {
+	r = benchReport{Servers: strings.Join(ctl.Servers(), ","), Clients: o.clients}
+	a.log.Info("bench: measuring", "phase", benchPhases[0])
 	floor, err := deleteWatchFloor(ctx, ctl, sessions[0], run+"/floor", o.handoffs)
 	if err != nil {
-		return r, fmt.Errorf("bench: floor: %w", err)
+		return r, 0, fmt.Errorf("bench: floor: %w", err)
 	}
 	r.Floor = spread(floor)
+	a.log.Info("bench: measuring", "phase", benchPhases[1])
 	el, err := electionHandoffs(ctx, sessions, run+"/election", o.handoffs)
 	if err != nil {
-		return r, fmt.Errorf("bench: election: %w", err)
+		return r, 1, fmt.Errorf("bench: election: %w", err)
 	}
 	r.Election.latency = spread(el)
 	r.Election.VsFloor = ratio(r.Election.P50, r.Floor.P50)
+	a.log.Info("bench: measuring", "phase", benchPhases[2])
 	h, err := lockLoop(ctx, sessions, o.duration, heraldLocker(sessions, run+"/lock"))
+	r.Locks.Overlaps = h.Overlaps // two holders count even in a phase cut short
 	if err != nil {
-		return r, fmt.Errorf("bench: herald lock: %w", err)
+		return r, 2, fmt.Errorf("bench: herald lock: %w", err)
 	}
+	r.Locks.Herald = h
+	r.Locks.Checked = h.Cycles
+	a.log.Info("bench: measuring", "phase", benchPhases[3])
 	p, err := lockLoop(ctx, sessions, o.duration, gozkLocker(sessions, run+"/gozk-lock"))
-	if err != nil {
-		return r, fmt.Errorf("bench: zk.Lock: %w", err)
-	}
-	r.Locks.Herald, r.Locks.GoZK = h, p
-	r.Locks.VsGoZK = ratio(h.PerSec, p.PerSec)
-	r.Locks.Overlaps = h.Overlaps + p.Overlaps
+	r.Locks.Overlaps += p.Overlaps
 	r.Locks.NeverTwo = r.Locks.Overlaps == 0
-	r.Locks.Checked = h.Cycles + p.Cycles
+	if err != nil {
+		return r, 3, fmt.Errorf("bench: zk.Lock: %w", err)
+	}
+	r.Locks.GoZK = p
+	r.Locks.VsGoZK = ratio(h.PerSec, p.PerSec)
+	r.Locks.Checked += p.Cycles
 	r.Locks.Duration = o.duration.String()
-	return r, nil
+	return r, len(benchPhases), nil
 }
 
-func printBench(w io.Writer, r benchReport, o benchOpts) {
+// printBench prints the figures of the first done phases.
+func printBench(w io.Writer, r benchReport, o benchOpts, done int) {
 	fmt.Fprintf(w, "herald bench on %s: %d clients, each with its own session\n\n", r.Servers, r.Clients)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "measure\tp50\tp99\tmax\t")
 	row := func(what string, l latency, extra string) {
+		if l.Samples == 0 {
+			fmt.Fprintf(tw, "%s\tno samples\t\t\t\n", what)
+			return
+		}
 		fmt.Fprintf(tw, "%s\t%.2f ms\t%.2f ms\t%.2f ms\t%s\n", what, l.P50, l.P99, l.Max, extra)
 	}
 	row(fmt.Sprintf("floor: delete -> watch fired (%d)", r.Floor.Samples), r.Floor, "")
-	row(fmt.Sprintf("election: resign -> next leader (%d)", r.Election.Samples), r.Election.latency, fmt.Sprintf("%.2fx the floor", r.Election.VsFloor))
-	row("herald lock: release -> next holder", r.Locks.Herald.Handoff, "")
-	row("zk.Lock: release -> next holder", r.Locks.GoZK.Handoff, "")
+	if done > 1 {
+		vs := ""
+		if r.Floor.Samples > 0 {
+			vs = fmt.Sprintf("%.2fx the floor", r.Election.VsFloor)
+		}
+		row(fmt.Sprintf("election: resign -> next leader (%d)", r.Election.Samples), r.Election.latency, vs)
+	}
+	if done > 2 {
+		row("herald lock: release -> next holder", r.Locks.Herald.Handoff, "")
+	}
+	if done > 3 {
+		row("zk.Lock: release -> next holder", r.Locks.GoZK.Handoff, "")
+	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nlock handoffs/s over %v each: herald %.0f, go-zookeeper zk.Lock %.0f (herald %.2fx)\n",
-		o.duration, r.Locks.Herald.PerSec, r.Locks.GoZK.PerSec, r.Locks.VsGoZK)
-	if r.Locks.NeverTwo {
-		fmt.Fprintf(w, "never two holders: checked at each of %d tenures\n", r.Locks.Checked)
-	} else {
+	switch {
+	case done > 3:
+		vs := ""
+		if r.Locks.Herald.PerSec > 0 && r.Locks.GoZK.PerSec > 0 {
+			vs = fmt.Sprintf(" (herald %.2fx)", r.Locks.VsGoZK)
+		}
+		fmt.Fprintf(w, "\nlock handoffs/s over %v each: herald %.0f, go-zookeeper zk.Lock %.0f%s\n",
+			o.duration, r.Locks.Herald.PerSec, r.Locks.GoZK.PerSec, vs)
+	case done > 2:
+		fmt.Fprintf(w, "\nlock handoffs/s over %v: herald %.0f\n", o.duration, r.Locks.Herald.PerSec)
+	}
+	switch {
+	case r.Locks.Overlaps > 0 && r.Locks.Checked == 0: // seen in a phase cut short
+		fmt.Fprintf(w, "TWO HOLDERS AT ONCE: %d times\n", r.Locks.Overlaps)
+	case r.Locks.Overlaps > 0:
 		fmt.Fprintf(w, "TWO HOLDERS AT ONCE: %d times in %d tenures\n", r.Locks.Overlaps, r.Locks.Checked)
+	case done > 2:
+		fmt.Fprintf(w, "never two holders: checked at each of %d tenures\n", r.Locks.Checked)
 	}
 }
 
@@ -246,6 +300,8 @@ func deleteWatchFloor(ctx context.Context, del, watch *elect.Session, dir string
 			}
 		case <-time.After(10 * time.Second):
 			return nil, fmt.Errorf("the watch on %s never fired", p)
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 		out = append(out, time.Since(t0))
 	}
@@ -284,11 +340,16 @@ func electionHandoffs(ctx context.Context, sessions []*elect.Session, group stri
 	case h = <-leaders:
 	case err := <-errs:
 		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		ps, err := first.Participants(ctx)
 		if err == nil && len(ps) == len(sessions) {
 			break
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("only %d of %d candidates queued within 10s", len(ps), len(sessions))
@@ -307,6 +368,8 @@ func electionHandoffs(ctx context.Context, sessions []*elect.Session, group stri
 			return nil, err
 		case <-time.After(30 * time.Second):
 			return nil, errors.New("no new leader within 30s of a resignation")
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 		out = append(out, time.Since(t0))
 	}
@@ -383,9 +446,10 @@ func gozkLocker(sessions []*elect.Session, group string) locker {
 }
 
 // lockLoop runs every client's take-and-release for d and checks, at every
-// take, that the previous holder no longer believes it holds.
-func lockLoop(ctx context.Context, sessions []*elect.Session, d time.Duration, mk locker) (lockFigures, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
+// take, that the previous holder no longer believes it holds. A phase that
+// ctx cut short before d returns ctx's error, with only its overlaps.
+func lockLoop(parent context.Context, sessions []*elect.Session, d time.Duration, mk locker) (lockFigures, error) {
+	ctx, cancel := context.WithTimeout(parent, d)
 	defer cancel()
 	var (
 		mu       sync.Mutex
@@ -433,8 +497,11 @@ func lockLoop(ctx context.Context, sessions []*elect.Session, d time.Duration, m
 	wg.Wait()
 	elapsed := time.Since(start)
 	close(errs)
+	if parent.Err() != nil {
+		return lockFigures{Overlaps: overlaps}, parent.Err()
+	}
 	for err := range errs {
-		return lockFigures{}, err
+		return lockFigures{Overlaps: overlaps}, err
 	}
 	return lockFigures{Cycles: cycles.Load(), PerSec: float64(cycles.Load()) / elapsed.Seconds(), Handoff: spread(gaps), Overlaps: overlaps}, nil
 }

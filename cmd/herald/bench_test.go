@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,5 +106,82 @@ func TestBenchCountsOverlaps(t *testing.T) {
 	}
 	if f.Overlaps == 0 || f.Cycles == 0 {
 		t.Fatalf("a lock that admits everyone: %d overlaps in %d cycles; want some", f.Overlaps, f.Cycles)
+	}
+}
+
+// A bench stopped by a signal exits 128+N saying it was interrupted, prints
+// no figure of the phase it cut short (only those of the phases that ended),
+// and still removes what it made: SIGTERM during the floor, SIGINT during
+// herald's lock phase.
+func TestBenchInterrupted(t *testing.T) {
+	srv := zktest.Shared(t)
+	c, _, err := zk.Connect([]string{srv.ConnectString()}, 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, tc := range []struct {
+		sig            syscall.Signal
+		node, phase    string
+		handoffs       string
+		want, wantNone []string
+	}{
+		{syscall.SIGTERM, "floor", "the floor", "100000", nil,
+			[]string{"measure", "floor: delete", "handoffs/s", "holders"}},
+		{syscall.SIGINT, "lock", "herald's lock phase", "3",
+			[]string{"floor: delete -> watch fired (3)", "election: resign -> next leader (3)"},
+			[]string{"herald lock: release", "zk.Lock", "handoffs/s", "0.00x", "never two holders"}},
+	} {
+		root := uniq(t)
+		p := start(t, nil, "--zk", srv.ConnectString(), "--session-timeout", "4s", "bench",
+			"--path", root, "--clients", "2", "--duration", "60s", "--handoffs", tc.handoffs)
+		// The phase has begun once its node exists below the run's node.
+		if err := waitFor(30*time.Second, func() bool {
+			runs, _, _ := c.Children(root)
+			for _, r := range runs {
+				if ok, _, _ := c.Exists(root + "/" + r + "/" + tc.node); ok {
+					return true
+				}
+			}
+			return false
+		}); err != nil {
+			t.Fatalf("%s: the phase never began:\n%s", tc.phase, p.out)
+		}
+		time.Sleep(300 * time.Millisecond)
+		_ = p.cmd.Process.Signal(tc.sig)
+		code := p.wait(t, 20*time.Second)
+		out := p.out.String()
+		if code != 128+int(tc.sig) || !strings.Contains(out, "bench interrupted during "+tc.phase) {
+			t.Errorf("%v during %s: exit %d, want %d and it saying it was interrupted during it:\n%s", tc.sig, tc.phase, code, 128+int(tc.sig), out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v during %s: the phases that ended are not reported (%q):\n%s", tc.sig, tc.phase, w, out)
+			}
+		}
+		for _, w := range tc.wantNone {
+			if strings.Contains(out, w) {
+				t.Errorf("%v during %s: printed %q, a figure of a phase not measured to its end:\n%s", tc.sig, tc.phase, w, out)
+			}
+		}
+		if left, _, err := c.Children(root); err != nil || len(left) != 0 {
+			t.Errorf("%v during %s: bench left %v under %s (%v); it removes its run", tc.sig, tc.phase, left, root, err)
+		}
+	}
+}
+
+// A measure with no samples says so rather than showing 0.00 ms.
+func TestBenchTableSaysNoSamples(t *testing.T) {
+	var b strings.Builder
+	r := benchReport{Servers: "zk:2181", Clients: 2, Floor: latency{Samples: 3, P50: 1, P99: 2, Max: 2}}
+	r.Election.latency = latency{Samples: 3, P50: 2, P99: 3, Max: 3}
+	r.Locks.Herald = lockFigures{Cycles: 1, PerSec: 1}
+	r.Locks.GoZK = lockFigures{Cycles: 1, PerSec: 1}
+	r.Locks.NeverTwo = true
+	printBench(&b, r, benchOpts{duration: time.Second}, len(benchPhases))
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.Contains(line, "release -> next holder") && (!strings.Contains(line, "no samples") || strings.Contains(line, "ms")) {
+			t.Errorf("a handoff measure without samples: %q; want \"no samples\"", line)
+		}
 	}
 }
