@@ -123,6 +123,27 @@ func (b *Bridge) adoptReported(ctx context.Context, gs *groupSet) {
 		if !gs.observing(g) {
 			b.log.Info("a group last reported with an owner is not under its root any more; observing it to publish its end", "group", g)
 			gs.add(g, reportedOwner)
+			gs.wg.Add(1)
+			go gs.releaseReported(g)
+		}
+	}
+}
+
+// releaseReported lets go of a group adoptReported observes once its
+// observer has published that nobody owns it (it is gone, most likely):
+// a group that does not exist is not a group without an owner, whose
+// ownerless time would grow, and alert, for ever. A root that wants the
+// group meanwhile (made again) keeps it observed; one found owned stays
+// observed, so that its owner's end is published too.
+func (gs *groupSet) releaseReported(group string) {
+	defer gs.wg.Done()
+	for sleep(gs.ctx, 100*time.Millisecond) {
+		gs.b.mu.Lock()
+		st := gs.b.groups[group]
+		gs.b.mu.Unlock()
+		if st == GroupLive && gs.b.truthOwner(group) == "" {
+			gs.remove(group, reportedOwner)
+			return
 		}
 	}
 }

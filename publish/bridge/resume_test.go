@@ -202,10 +202,17 @@ func TestGroupGoneWhileDownIsPublished(t *testing.T) {
 	if err := admin.Conn().Delete(g, -1); err != nil {
 		t.Fatal(err)
 	}
-	start(t, cfg("second"))
+	second := start(t, cfg("second"))
 	events.waitCount(t, 15*time.Second, "the gone group's end, marked as a gap, from the restarted bridge", 1, func(e publish.Event) bool {
 		return e.Source == "second" && e.Type == publish.LeaderLost && e.Owner == nil && e.Gap
 	})
 	w, _ := ownerWatch(t, url, g)
 	until(t, w, 10*time.Second, "no owner in the bucket", func(u jetstream.OwnerUpdate) bool { return u.Owner == nil })
+	// Its end published, the group is not observed any more: a group that
+	// does not exist is no group without an owner (its ownerless time, and
+	// the alert on it, would grow for ever).
+	waitStatus(t, second.Bridge, 10*time.Second, "the gone group no longer observed", func(st bridge.Status) bool {
+		_, ok := st.Groups[g]
+		return !ok
+	})
 }

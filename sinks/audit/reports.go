@@ -42,10 +42,17 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 		case err != nil:
 			return nil, fmt.Errorf("audit: read %s for the last reports: %w", s.path, err)
 		}
-		if last, ok := out[e.Group]; ok && e.Zxid < last.Zxid {
-			continue
-		}
 		rep := publish.LastReport{Zxid: e.Zxid, Recipe: e.Recipe}
+		if last, ok := out[e.Group]; ok && e.Zxid < last.Zxid {
+			if e.Zxid != 0 {
+				continue // a late copy of an older event
+			}
+			// Zxid 0: a bridge found the group gone, which names no
+			// zxid; written after the group's other events, it is their
+			// last word. Without it, an owner reported before would be
+			// looked for, and published gone, at every start.
+			rep.Zxid = last.Zxid
+		}
 		if e.Owner != nil {
 			rep.Owner = e.Owner.Node
 		}

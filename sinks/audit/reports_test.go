@@ -13,7 +13,8 @@ import (
 
 // TestLastReports: a sink opened on an earlier run's log reports, per
 // group, the owner of its newest event (by zxid) or none, across rotated
-// files and past a malformed line; a log not written yet reports nothing.
+// files and past a malformed line; a group found gone (an event of zxid
+// 0, after the others) has none; a log not written yet reports nothing.
 func TestLastReports(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.log")
@@ -32,6 +33,12 @@ func TestLastReports(t *testing.T) {
 		at(publish.LockAcquired, "/a", "a1", 10),
 		at(publish.LockAcquired, "/b", "b1", 11),
 		at(publish.LockReleased, "/b", "", 12),
+		// /c's owner, a waiter who joined and left, then the group found
+		// gone (zxid 0): gone is its last word, whatever zxids came before.
+		at(publish.LockAcquired, "/c", "c1", 13),
+		at(publish.CandidateJoined, "/c", "c1", 14),
+		at(publish.CandidateLeft, "/c", "c1", 15),
+		at(publish.LockReleased, "/c", "", 0),
 	})
 	_ = fresh.Close()
 	// A torn write of an earlier crash in the middle of the log, then more.
@@ -55,8 +62,9 @@ func TestLastReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20, Recipe: elect.RecipeLock}, "/b": {Zxid: 12, Recipe: elect.RecipeLock}}
-	if len(got) != len(want) || got["/a"] != want["/a"] || got["/b"] != want["/b"] {
+	want := map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20, Recipe: elect.RecipeLock}, "/b": {Zxid: 12, Recipe: elect.RecipeLock},
+		"/c": {Zxid: 15, Recipe: elect.RecipeLock}}
+	if len(got) != len(want) || got["/a"] != want["/a"] || got["/b"] != want["/b"] || got["/c"] != want["/c"] {
 		t.Fatalf("reports %+v; want %+v", got, want)
 	}
 }
