@@ -93,7 +93,9 @@ func (c Chart) axis(w *bufio.Writer, h int) {
 	span := c.span()
 	step := tickStep(span)
 	fmt.Fprint(w, `<g class="axis" aria-hidden="true">`)
-	for t := c.From.Truncate(step).Add(step); !t.After(c.To); t = t.Add(step) {
+	// At most 20 ticks: a span past what a Duration holds (times
+	// centuries apart) makes step too short for it.
+	for t, n := c.From.Truncate(step).Add(step), 0; !t.After(c.To) && n < 20; t, n = t.Add(step), n+1 {
 		x := c.x(t)
 		fmt.Fprintf(w, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#e5e7eb"/>`, x, top-12, x, h-24)
 		anchor := "middle"
@@ -198,7 +200,10 @@ func tickStep(span time.Duration) time.Duration {
 			return s
 		}
 	}
-	return 30 * 24 * time.Hour
+	// Longer: whole months of 30 days, still about eight ticks (a log
+	// whose times span centuries draws eight, not a hundred thousand).
+	month := 30 * 24 * time.Hour
+	return month * max(1, (span/8+month-1)/month)
 }
 
 // stamp formats t for a window of span (0: with the date and seconds).
@@ -278,4 +283,15 @@ func clip(s string, n int) string {
 	return s[:n-1] + "…"
 }
 
-func esc(s string) string { return html.EscapeString(s) }
+// esc escapes s for XML text and attributes. Characters XML cannot hold
+// at all (controls other than tab and newline, from a log written by hand
+// or a foreign publisher) become U+FFFD: a drawing that does not parse
+// shows nothing.
+func esc(s string) string {
+	return html.EscapeString(strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return '\uFFFD'
+		}
+		return r
+	}, s))
+}

@@ -2,6 +2,8 @@ package timeline
 
 import (
 	"bytes"
+	"encoding/xml"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +107,35 @@ func TestSpansMissingOwners(t *testing.T) {
 	sp = c.Lines[0].Spans(c.From, c.To)
 	if len(sp) != 1 || sp[0].Kind != Gap || !sp[0].From.Equal(c.From) || !sp[0].To.Equal(t0.Add(40*time.Second)) {
 		t.Fatalf("spans %+v: want one gap from the window's start to the snapshot", sp)
+	}
+}
+
+// A log written by hand or by a foreign publisher may hold anything: names
+// with control characters, times centuries apart. The drawing still parses
+// as XML, and its axis stays a handful of ticks.
+func TestSVGHostileInput(t *testing.T) {
+	a := ev(0, publish.LeaderElected, "own\x00er\x1b[31m", "", 1, false, false)
+	a.Group = "/ctl\x01grp"
+	a.Time = time.Date(1, 1, 2, 0, 0, 0, 0, time.UTC)
+	b := ev(0, publish.LeaderLost, "", "own\x00er\x1b[31m", 1, false, false)
+	b.Group = a.Group
+	b.Time = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	c := Build([]publish.Event{a, b}, b.Time, nil)
+	var buf bytes.Buffer
+	if err := c.WriteSVG(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() > 100_000 {
+		t.Fatalf("the drawing of two events is %d bytes", buf.Len())
+	}
+	d := xml.NewDecoder(bytes.NewReader(buf.Bytes()))
+	for {
+		_, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the drawing is not well-formed XML: %v", err)
+		}
 	}
 }
