@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
 
 	"github.com/zkherald/herald/elect"
@@ -39,7 +40,10 @@ that counts steps and checkpoints each. It kills the first leader's runner
 (SIGKILL): the next leader resumes from the checkpoint, finishes and resigns.
 Events are printed live from NATS; at the end come the history table from the
 audit log and the checkpoints each leader resumed from. Everything it started
-is stopped and its temporary files removed.`,
+is stopped and its temporary files removed; on a ZooKeeper it did not start,
+it removes the group it made (/herald-demo/job-<n>, and /herald-demo when it
+made that and nothing else is left in it). Ctrl-C or SIGTERM stops it the
+same way, and it exits 130 or 143.`,
 		Example: `  herald demo
   herald demo --zk 127.0.0.1:2181`,
 		Args: cobra.NoArgs,
@@ -64,10 +68,18 @@ func (a *app) demo(ctx context.Context, o demoOpts) (err error) {
 	if o.candidates < 2 || o.steps < 3 || o.stepTime <= 0 || o.timeout <= 0 {
 		return usageErr("demo needs --candidates >= 2, --steps >= 3 and positive --step-time and --timeout")
 	}
+	out := &demoOut{w: a.stdout}
+	// Runs last, once everything the demo started is stopped and its group
+	// removed: a demo a signal cut short says so and exits 128+N.
+	sig := ctx
+	defer func() {
+		if err != nil && sig.Err() != nil {
+			err = interrupted(sig, "demo interrupted; it stopped what it started and removed what it made")
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	start := time.Now()
-	out := &demoOut{w: a.stdout}
 	dir, err := os.MkdirTemp("", "herald-demo-")
 	if err != nil {
 		return err
@@ -87,8 +99,12 @@ func (a *app) demo(ctx context.Context, o demoOpts) (err error) {
 	}
 	out.line("demo: NATS with JetStream at " + natsURL)
 
-	group := fmt.Sprintf("/herald-demo/job-%d", time.Now().UnixNano())
-	if err := a.demoPrepare(ctx, servers, group); err != nil {
+	group := fmt.Sprintf("%s/job-%d", demoRoot, time.Now().UnixNano())
+	// Registered before the bridge and the runners, so it runs after they
+	// stopped: nothing of theirs writes to the group any more.
+	madeRoot := false
+	defer func() { demoRemove(servers, group, madeRoot, out) }()
+	if madeRoot, err = a.demoPrepare(ctx, servers, group); err != nil {
 		return err
 	}
 	auditPath := filepath.Join(dir, "audit", "audit.log")
@@ -136,13 +152,50 @@ func (a *app) demo(ctx context.Context, o demoOpts) (err error) {
 	return a.demoSummary(ctx, servers, group, auditPath, runners, out, start)
 }
 
-func (a *app) demoPrepare(ctx context.Context, servers []string, group string) error {
+// demoRoot holds the demo's groups, one per run.
+const demoRoot = "/herald-demo"
+
+// demoPrepare creates the demo's group, and reports whether it created
+// demoRoot too.
+func (a *app) demoPrepare(ctx context.Context, servers []string, group string) (madeRoot bool, err error) {
 	s, err := elect.NewSession(ctx, servers, elect.AcceptNegotiatedTimeout())
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer s.Close()
-	return ensurePath(ctx, s, group)
+	_, err = s.Conn().Create(demoRoot, nil, 0, zk.WorldACL(zk.PermAll))
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return false, fmt.Errorf("create %s: %w", demoRoot, err)
+	}
+	madeRoot = err == nil
+	return madeRoot, ensurePath(ctx, s, group)
+}
+
+// demoRemove deletes the demo's group and everything in it, and demoRoot
+// when the demo made it and no other group is left in it (another demo's,
+// say). It runs whether the demo ended, failed or was interrupted, after
+// the runners and the bridge stopped.
+func demoRemove(servers []string, group string, madeRoot bool, out *demoOut) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := elect.NewSession(ctx, servers, elect.AcceptNegotiatedTimeout())
+	if err != nil {
+		out.line(fmt.Sprintf("demo: could not remove %s (%v); delete it by hand", group, err))
+		return
+	}
+	defer s.Close()
+	if err := removeTree(ctx, s.Conn(), group); err != nil {
+		out.line(fmt.Sprintf("demo: could not remove %s (%v); delete it by hand", group, err))
+		return
+	}
+	removed := group
+	if madeRoot {
+		// Refused while it holds anything: only an empty root goes.
+		if err := s.Conn().Delete(demoRoot, -1); err == nil || errors.Is(err, zk.ErrNoNode) {
+			removed += " and " + demoRoot
+		}
+	}
+	out.line("demo: removed " + removed + " from ZooKeeper")
 }
 
 // startRunners starts the candidates: this binary's `herald run` around

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
@@ -52,6 +57,118 @@ func TestDemo(t *testing.T) {
 	if m := regexp.MustCompile(`/herald-demo/job-\d+`).FindString(out); m != "" {
 		if ps, err := exec.Command("pgrep", "-f", m).Output(); err == nil && len(ps) > 0 {
 			t.Errorf("processes of the demo still run: %s", ps)
+		}
+	}
+}
+
+// demoLeftovers lists what a demo left in ZooKeeper: its group (named in
+// its output), and /herald-demo when it was not there before.
+func demoLeftovers(t *testing.T, c *zk.Conn, out string, rootBefore bool) []string {
+	t.Helper()
+	var left []string
+	group := regexp.MustCompile(`/herald-demo/job-\d+`).FindString(out)
+	if group == "" {
+		t.Fatalf("the demo's output names no group:\n%s", out)
+	}
+	if ok, _, err := c.Exists(group); err != nil || ok {
+		kids, _, _ := c.Children(group)
+		left = append(left, fmt.Sprintf("%s %v (%v)", group, kids, err))
+	}
+	if !rootBefore {
+		if ok, _, err := c.Exists("/herald-demo"); err != nil || ok {
+			left = append(left, fmt.Sprintf("/herald-demo (%v)", err))
+		}
+	}
+	return left
+}
+
+// On a ZooKeeper it did not start, the demo removes the group it made, and
+// /herald-demo when it made that; another demo's group there is kept.
+func TestDemoRemovesItsGroup(t *testing.T) {
+	srv := zktest.Shared(t)
+	c, _, err := zk.Connect([]string{srv.ConnectString()}, 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rootBefore, _, err := c.Exists("/herald-demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, []string{"TMPDIR=" + t.TempDir()}, "--zk", srv.ConnectString(), "demo", "--steps", "3", "--step-time", "100ms")
+	if code := p.wait(t, 60*time.Second); code != 0 {
+		t.Fatalf("demo exited %d:\n%s", code, p.out)
+	}
+	out := p.out.String()
+	if left := demoLeftovers(t, c, out, rootBefore); len(left) > 0 {
+		t.Errorf("the demo left %v in ZooKeeper:\n%s", left, out)
+	}
+
+	// Another group below /herald-demo (another demo's) stays, and so
+	// does /herald-demo with it.
+	if _, err := c.Create("/herald-demo", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	other := fmt.Sprintf("/herald-demo/job-other-%d", time.Now().UnixNano())
+	if _, err := c.Create(other, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = c.Delete(other, -1)
+		if !rootBefore {
+			_ = c.Delete("/herald-demo", -1)
+		}
+	}()
+	p = start(t, []string{"TMPDIR=" + t.TempDir()}, "--zk", srv.ConnectString(), "demo", "--steps", "3", "--step-time", "100ms")
+	if code := p.wait(t, 60*time.Second); code != 0 {
+		t.Fatalf("demo exited %d:\n%s", code, p.out)
+	}
+	if left := demoLeftovers(t, c, p.out.String(), true); len(left) > 0 {
+		t.Errorf("the demo left %v in ZooKeeper:\n%s", left, p.out)
+	}
+	if ok, _, err := c.Exists(other); err != nil || !ok {
+		t.Errorf("another group below /herald-demo was removed (%v)", err)
+	}
+}
+
+// Ctrl-C or SIGTERM during the demo: it stops its runners, removes its
+// group, says it was interrupted and exits 130 / 143.
+func TestDemoInterrupted(t *testing.T) {
+	srv := zktest.Shared(t)
+	c, _, err := zk.Connect([]string{srv.ConnectString()}, 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rootBefore, _, err := c.Exists("/herald-demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sig   syscall.Signal
+		after string // the demo's output when the signal is sent
+	}{
+		{syscall.SIGINT, "demo: *** SIGKILL"},    // waiting for the next leader
+		{syscall.SIGTERM, "took over; when its"}, // waiting for the runners to finish
+	} {
+		tmp := t.TempDir()
+		p := start(t, []string{"TMPDIR=" + tmp}, "--zk", srv.ConnectString(), "demo", "--steps", "40", "--step-time", "200ms")
+		p.waitOutput(t, tc.after, 40*time.Second)
+		_ = p.cmd.Process.Signal(tc.sig)
+		code := p.wait(t, 30*time.Second)
+		out := p.out.String()
+		said := regexp.MustCompile(`(?m)^herald: .*`).FindAllString(out, -1) // herald's own error, not its runners'
+		if code != 128+int(tc.sig) || len(said) != 1 || !strings.Contains(said[0], "demo interrupted") {
+			t.Errorf("%v after %q: exit %d, want %d and an interrupted message:\n%s", tc.sig, tc.after, code, 128+int(tc.sig), out)
+		}
+		if left := demoLeftovers(t, c, out, rootBefore); len(left) > 0 {
+			t.Errorf("%v: the demo left %v in ZooKeeper:\n%s", tc.sig, left, out)
+		}
+		if ps, err := exec.Command("pgrep", "-f", regexp.MustCompile(`/herald-demo/job-\d+`).FindString(out)).Output(); err == nil && len(ps) > 0 {
+			t.Errorf("%v: processes of the demo still run: %s", tc.sig, ps)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("%v: the demo left %d entries in its temp dir", tc.sig, len(left))
 		}
 	}
 }
