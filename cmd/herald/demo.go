@@ -102,9 +102,13 @@ func (a *app) demo(ctx context.Context, o demoOpts) (err error) {
 	group := fmt.Sprintf("%s/job-%d", demoRoot, time.Now().UnixNano())
 	// Registered before the bridge and the runners, so it runs after they
 	// stopped: nothing of theirs writes to the group any more.
-	madeRoot := false
-	defer func() { demoRemove(servers, group, madeRoot, out) }()
-	if madeRoot, err = a.demoPrepare(ctx, servers, group); err != nil {
+	var madeRoot, connected bool
+	defer func() {
+		if connected { // else nothing was made
+			demoRemove(servers, group, madeRoot, out)
+		}
+	}()
+	if madeRoot, connected, err = a.demoPrepare(ctx, servers, group); err != nil {
 		return err
 	}
 	auditPath := filepath.Join(dir, "audit", "audit.log")
@@ -156,19 +160,20 @@ func (a *app) demo(ctx context.Context, o demoOpts) (err error) {
 const demoRoot = "/herald-demo"
 
 // demoPrepare creates the demo's group, and reports whether it created
-// demoRoot too.
-func (a *app) demoPrepare(ctx context.Context, servers []string, group string) (madeRoot bool, err error) {
+// demoRoot too, and whether it reached ZooKeeper (and so may have made
+// part of the group before an error).
+func (a *app) demoPrepare(ctx context.Context, servers []string, group string) (madeRoot, connected bool, err error) {
 	s, err := elect.NewSession(ctx, servers, elect.AcceptNegotiatedTimeout())
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	defer s.Close()
 	_, err = s.Conn().Create(demoRoot, nil, 0, zk.WorldACL(zk.PermAll))
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return false, fmt.Errorf("create %s: %w", demoRoot, err)
+		return false, true, fmt.Errorf("create %s: %w", demoRoot, err)
 	}
 	madeRoot = err == nil
-	return madeRoot, ensurePath(ctx, s, group)
+	return madeRoot, true, ensurePath(ctx, s, group)
 }
 
 // demoRemove deletes the demo's group and everything in it, and demoRoot
