@@ -238,19 +238,49 @@ func (a *app) historyEvents(ctx context.Context, sf *sourceFlags, files []string
 	if len(files) > 0 && src != "" {
 		return nil, usageErr("give one source: --audit, --nats or --kafka")
 	}
+	var events []publish.Event
 	switch {
 	case len(files) > 0:
 		return a.historyAudit(ctx, files, group)
 	case src == "nats":
-		return a.historyNATS(ctx, sf, group)
+		events, err = a.historyNATS(ctx, sf, group)
 	case src == "kafka":
-		return a.historyKafka(ctx, sf, group)
+		events, err = a.historyKafka(ctx, sf, group)
+	default:
+		return nil, usageErr("history needs a source: --audit FILE, --nats URL or --kafka BROKERS")
 	}
-	return nil, usageErr("history needs a source: --audit FILE, --nats URL or --kafka BROKERS")
+	if err != nil {
+		return nil, err
+	}
+	return mergeBySource(events), nil
 }
 
-// historyAudit reads audit logs. Several logs (one per bridge) are merged:
-// per group by zxid, each event id counted once by History.
+// mergeBySource puts the events of a stream or topic in the order
+// audit.Merge gives the bridges' audit logs: the stream's order is the
+// order the writes arrived, not the order of the changes (a deposed HA
+// bridge may deliver older events after a newer bridge's, an HA bridge
+// taking over publishes the changes it held), and History takes the order
+// it is given, so a copy of an older event arriving late would end or open
+// a tenure again. The events each bridge wrote (one source) are taken as
+// that bridge's log, in the order it wrote them, so an event of a group
+// found gone (zxid 0) is placed where its own bridge had it.
+func mergeBySource(events []publish.Event) []publish.Event {
+	var logs [][]publish.Event
+	at := map[string]int{} // source -> its log in logs
+	for _, e := range events {
+		i, ok := at[e.Source]
+		if !ok {
+			i = len(logs)
+			at[e.Source] = i
+			logs = append(logs, nil)
+		}
+		logs[i] = append(logs[i], e)
+	}
+	return audit.Merge(logs...)
+}
+
+// historyAudit reads audit logs. The logs (one per bridge) are merged, one
+// log as well: per group by zxid, each event id counted once by History.
 func (a *app) historyAudit(ctx context.Context, files []string, group string) ([]publish.Event, error) {
 	keep := func(e publish.Event) bool { return group == "" || e.Group == group }
 	logs := make([][]publish.Event, 0, len(files))
@@ -269,9 +299,8 @@ func (a *app) historyAudit(ctx context.Context, files []string, group string) ([
 		}
 		logs = append(logs, events)
 	}
-	if len(logs) == 1 {
-		return logs[0], nil // one log: its own order
-	}
+	// One log too: a log's order is the order its bridge wrote, which
+	// need not be the order of the changes.
 	return audit.Merge(logs...), nil
 }
 
