@@ -23,6 +23,12 @@ type lane struct {
 	collapseAt int     // collapse when len(q) reaches this (>= bound)
 	wake       chan struct{}
 
+	// private: only this process writes the sink (Private); epoch counts
+	// the drops of its backlog (Pause), so that a batch taken before one
+	// is dropped too. Both guarded by mu.
+	private bool
+	epoch   uint64
+
 	busy     atomic.Bool // the worker has not returned
 	c        laneCounters
 	byType   map[Type]prometheus.Counter
@@ -31,12 +37,15 @@ type lane struct {
 	collapsC prometheus.Counter
 	errorsC  prometheus.Counter
 	rejectC  prometheus.Counter
+	dropC    prometheus.Counter
 }
 
 func newLane(s Sink, lossless bool, bound int, m *metrics) *lane {
 	name := s.Name()
+	pv, _ := s.(Private)
 	l := &lane{
 		sink: s, name: name, lossless: lossless, bound: bound, collapseAt: bound,
+		private:  pv != nil && pv.Private(),
 		wake:     make(chan struct{}, 1),
 		byType:   make(map[Type]prometheus.Counter, len(Types)),
 		latency:  m.latency.WithLabelValues(name),
@@ -44,6 +53,7 @@ func newLane(s Sink, lossless bool, bound int, m *metrics) *lane {
 		collapsC: m.collapsed.WithLabelValues(name),
 		errorsC:  m.errors.WithLabelValues(name),
 		rejectC:  m.rejected.WithLabelValues(name),
+		dropC:    m.dropped.WithLabelValues(name),
 	}
 	for _, t := range Types {
 		l.byType[t] = m.events.WithLabelValues(string(t), name)
@@ -78,12 +88,13 @@ func (l *lane) enqueue(events []Event) {
 }
 
 // take moves up to n events from the front of the backlog to the in-flight
-// batch. It returns nil when nothing is pending.
-func (l *lane) take(n int) []Event {
+// batch, and says which epoch of the backlog they are of. It returns nil
+// when nothing is pending.
+func (l *lane) take(n int) ([]Event, uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.q) == 0 {
-		return nil
+		return nil, l.epoch
 	}
 	n = min(n, len(l.q))
 	batch := make([]Event, n)
@@ -99,7 +110,46 @@ func (l *lane) take(n int) []Event {
 	if l.collapseAt > l.bound && len(l.q) < l.bound {
 		l.collapseAt = l.bound
 	}
-	return batch
+	return batch, l.epoch
+}
+
+// dropBacklog drops every event pending, and the batch in flight once its
+// worker looks (stale), and returns their groups. A Private sink's lane
+// drops nothing.
+func (l *lane) dropBacklog() (dropped int, groups []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.private {
+		return 0, nil
+	}
+	l.epoch++
+	for i := range l.q {
+		groups = append(groups, l.q[i].Group)
+	}
+	dropped = len(l.q)
+	l.c.dropped.Add(int64(dropped))
+	l.dropC.Add(float64(dropped))
+	l.q = nil
+	l.collapseAt = l.bound
+	l.backlogG.Set(float64(l.inflight))
+	return dropped, groups
+}
+
+// stale reports whether a batch of epoch was dropped (dropBacklog).
+func (l *lane) stale(epoch uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epoch != epoch
+}
+
+// abandon records that the in-flight batch was dropped (dropBacklog).
+func (l *lane) abandon(batch []Event) {
+	l.c.dropped.Add(int64(len(batch)))
+	l.dropC.Add(float64(len(batch)))
+	l.mu.Lock()
+	l.inflight = 0
+	l.backlogG.Set(float64(len(l.q)))
+	l.mu.Unlock()
 }
 
 // ack records that the in-flight batch was stored.

@@ -16,6 +16,7 @@ type metrics struct {
 	collapsed *prometheus.CounterVec   // herald_collapsed_events_total{sink}
 	errors    *prometheus.CounterVec   // herald_sink_errors_total{sink}
 	rejected  *prometheus.CounterVec   // herald_rejected_events_total{sink}
+	dropped   *prometheus.CounterVec   // herald_events_dropped_total{sink}
 	gaps      prometheus.Counter       // herald_gaps_total
 	health    *healthGauge             // herald_sink_healthy{sink}
 }
@@ -47,6 +48,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "herald_rejected_events_total",
 			Help: "Events a sink refused for good (e.g. larger than the server accepts); dropped from that sink only.",
 		}, []string{"sink"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_events_dropped_total",
+			Help: "Events a sink had still to write when the bridge stopped publishing (an HA bridge deposed): the active bridge publishes them.",
+		}, []string{"sink"}),
 		gaps: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_gaps_total",
 			Help: "Events published with gap=true: the observer could not prove it saw every owner.",
@@ -55,7 +60,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			"1 while a sink can deliver: its connection is up (for sinks that can tell), no Connect or Write failed since it last stored events, and its backlog is within its bound; else 0.",
 			[]string{"sink"}, nil)},
 	}
-	for _, c := range []prometheus.Collector{m.events, m.latency, m.backlog, m.collapsed, m.errors, m.rejected, m.gaps, m.health} {
+	for _, c := range []prometheus.Collector{m.events, m.latency, m.backlog, m.collapsed, m.errors, m.rejected, m.dropped, m.gaps, m.health} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {
@@ -73,6 +78,7 @@ type laneCounters struct {
 	collapsed atomic.Int64
 	errors    atomic.Int64
 	rejected  atomic.Int64
+	dropped   atomic.Int64 // dropped when the caller stopped publishing (Pause)
 	connected atomic.Bool
 	// failing is set by a failed Connect or Write and cleared when the
 	// sink stores events again.
@@ -97,8 +103,11 @@ type SinkStats struct {
 	Collapsed int64 // events dropped by collapsing (herald_collapsed_events_total)
 	Errors    int64 // failed Connect/Write calls (herald_sink_errors_total)
 	Rejected  int64 // events the sink refused for good (herald_rejected_events_total)
-	Bound     int   // the backlog bound (0 for a lossless sink)
-	Connected bool  // the last Connect succeeded and no Write failed since
+	// Dropped: events left for the active bridge to publish when the
+	// caller stopped publishing (Pause): deposed, it writes them nowhere.
+	Dropped   int64
+	Bound     int  // the backlog bound (0 for a lossless sink)
+	Connected bool // the last Connect succeeded and no Write failed since
 	// Failing: a Connect or Write failed and the sink stored nothing since.
 	// A Connect that succeeds does not clear it: a NATS connection that
 	// is reconnecting connects at once and still cannot deliver.
@@ -134,6 +143,7 @@ func (l *lane) stats() SinkStats {
 		Collapsed: l.c.collapsed.Load(),
 		Errors:    l.c.errors.Load(),
 		Rejected:  l.c.rejected.Load(),
+		Dropped:   l.c.dropped.Load(),
 		Connected: l.c.connected.Load(),
 		Failing:   l.c.failing.Load(),
 	}

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -44,6 +45,7 @@ type config struct {
 	source     string
 	log        *slog.Logger
 	storeCheck time.Duration
+	gate       func(context.Context) error
 }
 
 func defaults() config {
@@ -175,6 +177,23 @@ func WithLogger(l *slog.Logger) Option {
 			return fmt.Errorf("%w: nil Logger", ErrBadOption)
 		}
 		c.log = l
+		return nil
+	}
+}
+
+// WithWriteGate has every write to a sink that is not Private wait until
+// gate says yes (returns nil): an HA bridge's way to write only while it
+// can prove it still leads, for instance after a freeze its ZooKeeper
+// client has not noticed yet. While gate says no, the write waits (the
+// sink is not counted as failing) and gate is asked again every 50 ms;
+// when the caller stops publishing meanwhile (Pause), the write is
+// dropped.
+func WithWriteGate(gate func(ctx context.Context) error) Option {
+	return func(c *config) error {
+		if gate == nil {
+			return fmt.Errorf("%w: nil write gate", ErrBadOption)
+		}
+		c.gate = gate
 		return nil
 	}
 }

@@ -173,17 +173,36 @@ func (p *Pipeline) Forget(group string) {
 }
 
 // Pause tells the pipeline that its caller stops publishing for a while:
-// an HA bridge standing by, which must write nothing. The pipeline keeps
-// every group's state as published, and the caller publishes, before
-// Resume, what happened meanwhile, so that on Resume it knows every group
-// again, those that did not change included. While paused, a sink that
-// lost its store of current state is not told it (the active bridge
-// tells it the truth); it is told on Resume, the events published before
-// Resume folded in.
-func (p *Pipeline) Pause() {
+// an HA bridge standing by, which must write nothing. Every sink but a
+// Private one drops what it had still to write, the batch it was writing
+// included (a write already sent may still land): the active bridge
+// publishes those changes, and an older one landing after what it wrote
+// would undo it (the owners topic's last record names the owner). Pause
+// returns the groups of the dropped events. The pipeline keeps every
+// group's state as published, and the caller publishes, before Resume,
+// what happened meanwhile, so that on Resume it knows every group again,
+// those that did not change included. While paused, a sink that lost its
+// store of current state is not told it (the active bridge tells it the
+// truth); it is told on Resume, the events published before Resume
+// folded in.
+func (p *Pipeline) Pause() (droppedGroups []string) {
 	p.curMu.Lock()
 	p.paused = true
 	p.curMu.Unlock()
+	seen := map[string]bool{}
+	for _, l := range p.lanes {
+		n, groups := l.dropBacklog()
+		for _, g := range groups {
+			if !seen[g] {
+				seen[g] = true
+				droppedGroups = append(droppedGroups, g)
+			}
+		}
+		if n > 0 && p.cfg.log != nil {
+			p.cfg.log.Info("stopped publishing: dropped what the sink had still to write; the active bridge publishes it", "sink", l.name, "events", n)
+		}
+	}
+	return droppedGroups
 }
 
 // Resume ends Pause, and restates the groups to every sink found to have

@@ -115,3 +115,12 @@ type StoreChecker interface {
 	StateKeeper
 	StoreGone(ctx context.Context) bool
 }
+
+// Private is a Sink only this process writes, such as a local file. A
+// pipeline whose caller stops publishing (Pause: an HA bridge deposed)
+// still writes what it has queued there; to every other sink, which the
+// active bridge writes now, it writes nothing more, so that nothing older
+// lands after what the active bridge wrote.
+type Private interface {
+	Private() bool
+}

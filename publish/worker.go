@@ -23,7 +23,7 @@ func (p *Pipeline) work(l *lane) {
 		check = t.C
 	}
 	for {
-		batch := l.take(p.cfg.batchSize)
+		batch, epoch := l.take(p.cfg.batchSize)
 		if batch == nil {
 			select {
 			case <-l.wake:
@@ -44,10 +44,25 @@ func (p *Pipeline) work(l *lane) {
 				return
 			}
 		}
-		if !p.deliver(l, batch, &connected, b) {
+		if !p.deliver(l, batch, epoch, &connected, b) {
 			return // stopped; the batch stays counted as in flight
 		}
 	}
+}
+
+// gatePoll is how often a write the gate (WithWriteGate) holds asks again.
+const gatePoll = 50 * time.Millisecond
+
+// gateOpen asks the write gate whether l's sink may be written now: yes
+// without a gate, for a Private sink, and for a batch already dropped
+// (its caller sees it stale).
+func (p *Pipeline) gateOpen(l *lane, epoch uint64) bool {
+	if p.cfg.gate == nil || l.private || l.stale(epoch) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(p.hardCtx, 10*time.Second)
+	defer cancel()
+	return p.cfg.gate(ctx) == nil
 }
 
 // newBackoff returns the retry schedule. MaxElapsedTime is 0 on purpose:
@@ -70,11 +85,20 @@ func (p *Pipeline) newBackoff() *backoff.ExponentialBackOff {
 // needed. It reconnects after every error, not only ErrReconnect: a sink
 // that failed is not trusted to be usable, and Connect must be safe to call
 // again. It returns false when the pipeline is being stopped.
-func (p *Pipeline) deliver(l *lane, batch []Event, connected *bool, b *backoff.ExponentialBackOff) bool {
+func (p *Pipeline) deliver(l *lane, batch []Event, epoch uint64, connected *bool, b *backoff.ExponentialBackOff) bool {
 	ctx := p.hardCtx
 	for {
-		if ctx.Err() != nil {
+		switch open := p.gateOpen(l, epoch); {
+		case ctx.Err() != nil:
 			return false
+		case l.stale(epoch):
+			l.abandon(batch) // the caller stopped publishing (Pause)
+			return true
+		case !open:
+			if !p.sleep(gatePoll) {
+				return false
+			}
+			continue
 		}
 		var err error
 		if !*connected {

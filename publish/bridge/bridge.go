@@ -60,6 +60,7 @@ type Bridge struct {
 	fallbacks  *prometheus.CounterVec
 	truth      *truth
 	live       *live // what the live page follows (page.go)
+	lease      lease // when the session last proved that it lives (lease.go)
 
 	// pubMu orders publishing against taking over: a standby holds the
 	// events it observes (see replay.go).
@@ -100,6 +101,9 @@ func New(cfg Config) (*Bridge, error) {
 	opts := []publish.Option{publish.WithSource(cfg.Source), publish.WithRegisterer(b.reg)}
 	for _, n := range cfg.Lossless {
 		opts = append(opts, publish.Lossless(n))
+	}
+	if cfg.HAPath != "" {
+		opts = append(opts, publish.WithWriteGate(b.mayWrite))
 	}
 	opts = append(opts, cfg.PipelineOptions...)
 	pipe, err := publish.New(cfg.Sinks, opts...)

@@ -215,7 +215,9 @@ func (b *Bridge) zkAnswers(d time.Duration) bool {
 	}
 }
 
-func settled(st publish.SinkStats) int64 { return st.Delivered + st.Collapsed + st.Rejected }
+func settled(st publish.SinkStats) int64 {
+	return st.Delivered + st.Collapsed + st.Rejected + st.Dropped
+}
 
 // confirming reports the bridge's role and whether it may confirm its
 // values now: active and publishing (not holding), its session connected,

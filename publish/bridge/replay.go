@@ -86,7 +86,7 @@ func (b *Bridge) startPublishing(ctx context.Context) {
 	if len(trimmed) > 0 {
 		restate := b.restater()
 		for g := range trimmed {
-			b.log.Warn("events held while standing by were older than the replay window; publishing the group afresh, marked as a gap", "group", g, "window", b.cfg.HAReplay)
+			b.log.Warn("some of the group's changes may be unpublished (held while standing by longer than the replay window, or dropped when this bridge last stopped publishing); publishing the group afresh, marked as a gap", "group", g, "window", b.cfg.HAReplay)
 			if restate != nil {
 				restate(g)
 			}
@@ -117,11 +117,23 @@ func (b *Bridge) startPublishing(ctx context.Context) {
 // meanwhile: a sink that lost its store while the bridge stands by is
 // told the truth by the active bridge, and by this one only once it has
 // published what it held (publish.Pipeline.Pause).
+//
+// What the sinks other than the audit log had still to write is dropped
+// (publish.Pipeline.Pause): written late, after the active bridge's
+// writes, it would undo them. The active bridge publishes those changes
+// from what it held; should this bridge lead again first, the groups
+// whose changes it dropped are published afresh, marked as a gap, as
+// those whose held events outlived the replay window are.
 func (b *Bridge) stopPublishing() {
 	b.pubMu.Lock()
 	b.publishing = false
 	b.trimmed = nil
-	b.pipe.Pause()
+	for _, g := range b.pipe.Pause() {
+		if b.trimmed == nil {
+			b.trimmed = map[string]bool{}
+		}
+		b.trimmed[g] = true
+	}
 	b.pubMu.Unlock()
 }
 

@@ -63,6 +63,10 @@ func New(path string, opts ...Option) (*Sink, error) {
 // Name implements publish.Sink.
 func (s *Sink) Name() string { return "audit" }
 
+// Private says that only this process writes the log (publish.Private):
+// a bridge deposed still appends what it saw there.
+func (s *Sink) Private() bool { return true }
+
 // Path returns the live log file's name.
 func (s *Sink) Path() string { return s.path }
 
