@@ -214,7 +214,7 @@ func (a *app) startRunners(servers []string, st time.Duration, group string, o d
 	for i := 1; i <= o.candidates; i++ {
 		id := "candidate-" + strconv.Itoa(i)
 		cmd := exec.Command(exe, "--zk", strings.Join(servers, ","), "--session-timeout", st.String(), "--log-level", "warn",
-			"run", "--election", group, "--id", id, "--grace", "2s", "--",
+			"run", "--election", group, "--id", id, "--",
 			exe, "demo-job", "--steps", strconv.Itoa(o.steps), "--step-time", o.stepTime.String())
 		w, wait := out.pipe(fmt.Sprintf("  %-12s ", id))
 		cmd.Stdout, cmd.Stderr = w, w

@@ -97,8 +97,8 @@ audit log that does not exist, ...); 2 usage errors.`,
 	sf.addFlags(cmd.Flags())
 	cmd.Flags().StringArrayVar(&files, "audit", nil, "read the audit log FILE (and its rotated files); repeat to merge several bridges' logs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tenures as a JSON array (snake_case keys, held_for in seconds)")
-	cmd.Flags().StringVar(&htmlOut, "html", "", "write the timeline to FILE as a self-contained HTML page (chart and table)")
-	cmd.Flags().StringVar(&svgOut, "svg", "", "write the timeline chart to FILE as SVG")
+	cmd.Flags().StringVar(&htmlOut, "html", "", "write the timeline to FILE as a self-contained HTML page (chart and table); - for standard output")
+	cmd.Flags().StringVar(&svgOut, "svg", "", "write the timeline chart to FILE as SVG; - for standard output")
 	return cmd
 }
 
