@@ -27,6 +27,11 @@ type heldState struct {
 	hazard     string
 	source     string
 	groupCzxid int64
+	// ownerless is, while there is no owner, when the group was seen to
+	// become ownerless: the time of the loss that left it without one (or
+	// of the first event that showed it so). A later event restating that
+	// nobody owns keeps it, as since is kept for an owner.
+	ownerless time.Time
 }
 
 // apply folds e into its group's state.
@@ -53,10 +58,14 @@ func (c current) apply(e Event) {
 			g.since = e.Time // a new tenure; the same one re-stated keeps its start
 		}
 		g.owner, g.term, g.ready = &o, e.Term, false
+		g.ownerless = time.Time{}
 		g.drop(o.Node)
 	case e.Type.Loses():
 		g.ready = false
 		if e.Owner == nil { // no successor: nobody owns (a gain follows one)
+			if g.owner != nil || g.ownerless.IsZero() {
+				g.ownerless = e.Time // it lost its owner now; nobody owning again keeps the time
+			}
 			g.owner, g.term = nil, 0
 		}
 	case e.Type == LeaderReady:
@@ -78,7 +87,10 @@ func (g *heldState) drop(node string) {
 }
 
 // snapshot returns the events Translate makes of a Snapshot of the group's
-// state, without Gap, stamped now.
+// state, without Gap, stamped now, but for the owner's event, stamped with
+// its tenure's start (since), and the event saying nobody owns, stamped
+// with when the group became ownerless. The time is no part of an event's
+// id: the ids are those of a snapshot of the same state.
 func (g *heldState) snapshot(group string, now time.Time) []Event {
 	base := Event{
 		Group: group, Recipe: g.recipe, Epoch: g.epoch, Zxid: g.zxid, Hazard: g.hazard,
@@ -89,6 +101,9 @@ func (g *heldState) snapshot(group string, now time.Time) []Event {
 	if g.owner == nil {
 		e := base
 		e.Type, e.Reason = LossOf(g.recipe), elect.ReasonUnknown
+		if !g.ownerless.IsZero() {
+			e.Time = g.ownerless // the store's "no owner since" stays the loss's, not the restatement's
+		}
 		out = append(out, e.WithID())
 	} else {
 		o := *g.owner
