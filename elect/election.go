@@ -61,6 +61,9 @@ func (q *queue) acquire(ctx context.Context, id string, tryOnly bool) (*Handle, 
 	if err != nil {
 		return nil, err
 	}
+	if q.o.queued != nil {
+		q.o.queued(t.name)
+	}
 	t, err = q.wait(ctx, t, []byte(id), tryOnly)
 	if err != nil {
 		if t.name != "" {

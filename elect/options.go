@@ -208,6 +208,7 @@ type recipeOptions struct {
 	id            string
 	releaseWait   time.Duration
 	hazard        hazardCheck
+	queued        func(node string)
 }
 
 // hazardCheck is when an owner starts guarding its group against a client
@@ -240,6 +241,19 @@ func WithACL(acl []zk.ACL) Option {
 			return errors.New("elect: the ACL lets nobody read the nodes; grant READ to every participant, or waiters are never told their turn has come (ZooKeeper sends watch events only to sessions that may read the node)")
 		}
 		o.acl, o.aclSet = acl, true
+		return nil
+	}
+}
+
+// OnQueued has fn called with the name of the participant's node each
+// time Campaign or Acquire has joined the queue, before it waits there:
+// the join, which an ACL or a missing parent can refuse, is behind it.
+func OnQueued(fn func(node string)) Option {
+	return func(o *recipeOptions) error {
+		if fn == nil {
+			return errors.New("elect: OnQueued with a nil func")
+		}
+		o.queued = fn
 		return nil
 	}
 }

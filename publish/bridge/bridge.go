@@ -41,6 +41,8 @@ type Bridge struct {
 	// readErrs holds, for groups not live, the last error reading them
 	// (an ACL that refuses READ, ...): what keeps them pending.
 	readErrs map[string]string
+	// haErr is why the last HA campaign failed, "" once one joined.
+	haErr string
 	// unknownSince holds, for groups read before and unknown now, when
 	// they turned unknown: the heartbeats do not confirm them (see
 	// confirming).
@@ -207,6 +209,7 @@ func (b *Bridge) Status() Status {
 		Sinks: h.Sinks, Published: h.Published}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	out.HAError = b.haErr
 	out.Groups = make(map[string]GroupState, len(b.groups))
 	for g, gs := range b.groups {
 		out.Groups[g] = gs

@@ -2,7 +2,10 @@ package bridge_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -248,4 +251,36 @@ func TestHATakeoverPastTheReplayWindow(t *testing.T) {
 	}
 	events.c.waitCount(t, 15*time.Second, "b's tenure published afresh by bridge-2, marked as a gap", 1, restated)
 	p.Blackhole(false)
+}
+
+// TestHACampaignRefusedIsNotReady: a bridge whose HA election refuses it
+// (an ACL it does not pass) can never take over: it is not ready, and
+// says why, instead of passing for a standby. Once the ACL admits it, it
+// joins and is ready.
+func TestHACampaignRefusedIsNotReady(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g, ha := groupPath(t), groupPath(t)
+	s := session(t, addrs)
+	if _, err := s.Conn().Create(path.Dir(ha), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	other := zk.DigestACL(zk.PermAll, "other", "secret")
+	if _, err := s.Conn().Create(ha, nil, 0, append(other, zk.WorldACL(zk.PermRead)...)); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, HAPath: ha, Source: "refused", Sinks: []publish.Sink{jsSink(t, url)}})
+	st := waitStatus(t, r.Bridge, 15*time.Second, "the campaign's refusal reported", func(st bridge.Status) bool { return st.HAError != "" })
+	why := strings.Join(st.NotReady(), "; ")
+	if !strings.Contains(why, "cannot join the HA election") || !strings.Contains(why, "not allowed") {
+		t.Fatalf("not ready because %q; want the refused campaign named", why)
+	}
+	if err := s.Conn().AddAuth("digest", []byte("other:secret")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Conn().SetACL(ha, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, r.Bridge, 20*time.Second, "joined and active once admitted", func(st bridge.Status) bool {
+		return st.HAError == "" && st.Role == bridge.RoleActive && len(st.NotReady()) == 0
+	})
 }

@@ -66,7 +66,8 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 		b.fail(err)
 		return nil
 	}
-	el, err := elect.NewElection(s, b.cfg.haPath(), elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnSuspend))
+	el, err := elect.NewElection(s, b.cfg.haPath(), elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnSuspend),
+		elect.OnQueued(func(string) { b.setHAErr("") }))
 	if err != nil { // the path was validated: this is a bug, say so loudly
 		b.log.Error("cannot set up the HA election", "path", b.cfg.haPath(), "err", err)
 		<-sctx.Done()
@@ -95,6 +96,7 @@ func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *e
 			if sctx.Err() != nil || errors.Is(err, elect.ErrSessionLost) || errors.Is(err, elect.ErrSessionClosed) {
 				break
 			}
+			b.setHAErr(err.Error())
 			wait := bo.NextBackOff()
 			b.log.Warn("HA campaign failed, retrying", "path", b.cfg.haPath(), "in", wait.Round(time.Millisecond), "err", err)
 			sleep(sctx, wait)
@@ -158,4 +160,11 @@ func (b *Bridge) logStates(ctx context.Context, s *elect.Session) {
 			b.log.Info("ZooKeeper connection back: publishing every group's snapshot again", "session", fmt.Sprintf("0x%x", uint64(s.ID())))
 		}
 	}
+}
+
+// setHAErr records why the last HA campaign failed ("" once one joined).
+func (b *Bridge) setHAErr(e string) {
+	b.mu.Lock()
+	b.haErr = e
+	b.mu.Unlock()
 }

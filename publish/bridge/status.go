@@ -53,6 +53,10 @@ type Status struct {
 	Discovering []string              `json:"discovering,omitempty"`
 	ListErrors  map[string]string     `json:"list_errors,omitempty"`
 	Sinks       map[string]SinkStatus `json:"sinks"`
+	// HAError says why the bridge's last try to join its HA election
+	// failed, while it has not joined since (an ACL that refuses it): a
+	// standby that cannot join can never take over.
+	HAError string `json:"ha_error,omitempty"`
 	// Published counts the events handed to the pipeline.
 	Published int64 `json:"published"`
 }
@@ -94,6 +98,9 @@ func (s Status) NotReady() []string {
 	}
 	if s.Role != RoleActive && s.Role != RoleStandby {
 		why = append(why, fmt.Sprintf("bridge is %s", s.Role))
+	}
+	if s.HAError != "" {
+		why = append(why, "cannot join the HA election, so it can never take over: "+s.HAError)
 	}
 	var listing []string
 	for _, r := range s.Discovering {
