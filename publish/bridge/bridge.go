@@ -82,6 +82,9 @@ type Bridge struct {
 	// resume is what was published last for each group not observed yet
 	// in this run (Config.Resume and the sinks' reports, resume.go).
 	resume map[string]Resume
+	// reportedOwned: the groups whose newest report names an owner (the
+	// ones adoptReported looks for).
+	reportedOwned map[string]bool
 }
 
 // New checks cfg and builds a bridge and its pipeline. It touches no

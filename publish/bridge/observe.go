@@ -113,10 +113,8 @@ func (b *Bridge) adoptReported(ctx context.Context, gs *groupSet) {
 	}
 	b.viewMu.Lock()
 	var owned []string
-	for g, r := range b.resume {
-		if r.Owner != "" {
-			owned = append(owned, g)
-		}
+	for g := range b.reportedOwned {
+		owned = append(owned, g)
 	}
 	b.viewMu.Unlock()
 	for _, g := range owned {

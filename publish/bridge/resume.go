@@ -11,19 +11,29 @@ import (
 
 // readReports gathers what was published last for each group before this
 // run: Config.Resume, and the report of every sink that keeps one (the
-// audit log, JetStream's owners bucket). A group's newest report counts,
-// whoever wrote it: this bridge before a restart, another bridge before a
-// full outage, another shard before the group moved here. The first
+// audit log, JetStream's owners bucket, Kafka's owners topic). The first
 // snapshot of each group is then measured against it (see since), and
 // says gap when an owner may have come and gone since.
+//
+// The sinks other bridges write too (the bucket, the topic) hold every
+// bridge's last word: this bridge before a restart, another before a full
+// outage, another shard before the group moved here. Of those, the one
+// that lags counts: what it missed is missing from it, and the snapshot's
+// gap is what says so. A group one of them holds no report of, it never
+// got (or got as gone): measured against nothing, its snapshot says gap
+// if the group holds anything. The audit log, which only this bridge
+// writes, is ahead of them when their writes failed before a restart (it
+// got what they did not); it is measured against only when no shared
+// sink can say, as the newest report there is.
 //
 // A sink that cannot say is logged and passed over: its groups' first
 // snapshots can then not tell what they missed, as on a first start.
 func (b *Bridge) readReports(ctx context.Context) {
-	all := maps.Clone(b.cfg.Resume)
-	if all == nil {
-		all = map[string]Resume{}
+	newest := maps.Clone(b.cfg.Resume)
+	if newest == nil {
+		newest = map[string]Resume{}
 	}
+	var shared []map[string]publish.LastReport
 	for _, s := range b.cfg.Sinks {
 		r, ok := s.(publish.Reporter)
 		if !ok {
@@ -37,14 +47,29 @@ func (b *Bridge) readReports(ctx context.Context) {
 				"sink", s.Name(), "err", err)
 			continue
 		}
-		merge(all, reports)
+		merge(newest, reports)
+		if pv, ok := s.(publish.Private); !ok || !pv.Private() {
+			shared = append(shared, reports)
+		}
 		b.log.Info("read what the sink published last", "sink", s.Name(), "groups", len(reports))
+	}
+	measure := newest
+	if len(shared) > 0 {
+		measure = laggard(newest, shared)
 	}
 	// The bucket and topic hold every bridge's groups: keep only those
 	// this one may observe.
-	maps.DeleteFunc(all, func(group string, _ Resume) bool { return !b.mayObserve(group) })
+	keep := func(group string, _ Resume) bool { return !b.mayObserve(group) }
+	maps.DeleteFunc(newest, keep)
+	maps.DeleteFunc(measure, keep)
+	owned := map[string]bool{}
+	for g, r := range newest {
+		if r.Owner != "" {
+			owned[g] = true
+		}
+	}
 	b.viewMu.Lock()
-	b.resume = all
+	b.resume, b.reportedOwned = measure, owned
 	b.viewMu.Unlock()
 }
 
@@ -78,4 +103,26 @@ func merge(all, reports map[string]publish.LastReport) {
 			all[g] = r
 		}
 	}
+}
+
+// laggard is, for every group any report names, the report of the shared
+// sink that lags: the lowest zxid among them, or nothing (zxid 0, no
+// owner, the recipe newest knows) where one of them has none.
+func laggard(newest map[string]publish.LastReport, shared []map[string]publish.LastReport) map[string]publish.LastReport {
+	out := make(map[string]publish.LastReport, len(newest))
+	for g, n := range newest {
+		var low publish.LastReport
+		for i, reports := range shared {
+			r, ok := reports[g]
+			if !ok {
+				low = publish.LastReport{Recipe: n.Recipe}
+				break
+			}
+			if i == 0 || r.Zxid < low.Zxid {
+				low = r
+			}
+		}
+		out[g] = low
+	}
+	return out
 }

@@ -57,3 +57,25 @@ func TestMergeKeepsTheNewest(t *testing.T) {
 		}
 	}
 }
+
+// TestLaggardTakesTheSinkBehind: of the shared sinks' reports on a group,
+// the lowest zxid counts; a group one of them has none of is measured
+// against nothing.
+func TestLaggardTakesTheSinkBehind(t *testing.T) {
+	bucket := map[string]publish.LastReport{"/a": {Owner: "a1", Zxid: 10}, "/b": {Owner: "b2", Zxid: 30}}
+	topic := map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20}, "/b": {Owner: "b1", Zxid: 15}}
+	newest := map[string]Resume{}
+	merge(newest, bucket)
+	merge(newest, topic)
+	newest["/c"] = Resume{Owner: "c1", Zxid: 40, Recipe: elect.RecipeLock} // the audit log's alone
+	got := laggard(newest, []map[string]publish.LastReport{bucket, topic})
+	want := map[string]Resume{"/a": {Owner: "a1", Zxid: 10}, "/b": {Owner: "b1", Zxid: 15}, "/c": {Recipe: elect.RecipeLock}}
+	if len(got) != len(want) {
+		t.Fatalf("laggard %v; want %v", got, want)
+	}
+	for g, r := range want {
+		if got[g] != r {
+			t.Errorf("%s: %+v; want %+v", g, got[g], r)
+		}
+	}
+}

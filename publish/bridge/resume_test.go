@@ -1,9 +1,11 @@
 package bridge_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -215,4 +217,77 @@ func TestGroupGoneWhileDownIsPublished(t *testing.T) {
 		_, ok := st.Groups[g]
 		return !ok
 	})
+}
+
+// TestRestartMeasuresAgainstTheSinkThatLags: a bridge whose JetStream
+// writes failed while owners came and went, stopped and restarted on the
+// same audit log, marks its first snapshot of the group as a gap: the
+// stream never got those tenures. Before, the audit log's newer report
+// counted for every sink, and the stream got the snapshot without a gap,
+// the tenures lost from it with nothing to say so.
+func TestRestartMeasuresAgainstTheSinkThatLags(t *testing.T) {
+	addrs := zkAddrs(t)
+	ns := natsserverStart(t)
+	url := ns.URL()
+	g := groupPath(t)
+	s := session(t, addrs)
+	l, err := elect.NewLock(s, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 60*time.Second)
+	a, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "audit.log")
+	cfg := func() bridge.Config {
+		as, err := audit.New(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bridge.Config{Servers: addrs, Watch: []string{g}, Source: "lagging", Sinks: []publish.Sink{jsSink(t, url), as},
+			Lossless: []string{"audit"}, DrainTimeout: time.Second}
+	}
+	r1 := start(t, cfg())
+	w, _ := ownerWatch(t, url, g)
+	until(t, w, 15*time.Second, "a in the bucket", func(u jetstream.OwnerUpdate) bool { return u.Owner != nil && u.Owner.Owner.Node == a.Node() })
+
+	ns.Shutdown() // the stream misses what follows; the audit log does not
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "c in the audit log", func() bool {
+		evs, _ := audit.ReadAll(context.Background(), log, nil)
+		for _, e := range evs {
+			if e.Type == publish.LockAcquired && e.Owner != nil && e.Owner.Node == c.Node() {
+				return true
+			}
+		}
+		return false
+	})
+	_ = r1.stop(t) // what the stream did not get is lost with it
+
+	ns.Restart(t)
+	events := collect(t, url, "herald.*."+publish.MustTokens(g))
+	start(t, cfg())
+	events.waitCount(t, 20*time.Second, "c's snapshot in the stream", 1, func(e publish.Event) bool {
+		return e.Snapshot && e.Owner != nil && e.Owner.Node == c.Node()
+	})
+	for _, e := range events.all() {
+		if e.Snapshot && e.Owner != nil && e.Owner.Node == c.Node() && !e.Gap {
+			t.Fatalf("c's snapshot reaches the stream without a gap, though the stream never got b's tenure: %+v", e)
+		}
+	}
 }
