@@ -236,6 +236,24 @@ func roundAge(d time.Duration) time.Duration {
 type Bridges struct {
 	mu sync.Mutex
 	m  map[string]Heartbeat
+	// unreadable: why the store of heartbeats, which exists, cannot be
+	// read now ("" when it can, or does not exist).
+	unreadable string
+}
+
+// SetUnreadable records that the store of heartbeats exists but cannot be
+// read now (err), or, with nil, that it can be read again or does not
+// exist. While it cannot, a value whose bridge has no heartbeat in the
+// table is judged stale, saying why, rather than passed unjudged as one
+// whose bridge never wrote a heartbeat: the heartbeat that would say the
+// bridge stopped may be the one that cannot be read.
+func (b *Bridges) SetUnreadable(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.unreadable = ""
+	if err != nil {
+		b.unreadable = err.Error()
+	}
 }
 
 // NewBridges returns an empty table.
@@ -292,6 +310,10 @@ func (b *Bridges) JudgeGroup(now time.Time, group string, writers ...string) Fre
 		if !ok {
 			if !judged && best.ConfirmedBy == "" {
 				best = Freshness{ConfirmedBy: w}
+				if b.unreadable != "" {
+					best.Stale = true
+					best.StaleReason = "the bridges' heartbeats cannot be read: " + b.unreadable
+				}
 			}
 			continue
 		}

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -231,5 +232,26 @@ func TestFreshnessDiffers(t *testing.T) {
 		if !fresh.Differs(g) || !g.Differs(fresh) {
 			t.Errorf("%s: does not differ from a fresh, confirmed value", name)
 		}
+	}
+}
+
+// While the store of heartbeats exists but cannot be read, a value whose
+// bridge has no heartbeat in the table is stale, saying why; once it can
+// be read again (or is known not to exist), such a value goes unjudged as
+// before, and a bridge's own heartbeat judges its values either way.
+func TestBridgesUnreadableMakesUnjudgedValuesStale(t *testing.T) {
+	now := time.Now()
+	b := NewBridges()
+	b.Put(Heartbeat{Source: "known", State: BridgeActive, Time: now, Interval: time.Second})
+	b.SetUnreadable(errors.New("JetStream system temporarily unavailable"))
+	if f := b.JudgeGroup(now, "/g", "unknown"); !f.Stale || !strings.Contains(f.StaleReason, "temporarily unavailable") {
+		t.Fatalf("a value of a bridge without a heartbeat, heartbeats unreadable: %+v; want stale, saying why", f)
+	}
+	if f := b.JudgeGroup(now, "/g", "known"); f.Stale {
+		t.Fatalf("a value of a bridge whose heartbeat is fresh: %+v; want fresh", f)
+	}
+	b.SetUnreadable(nil)
+	if f := b.JudgeGroup(now, "/g", "unknown"); f.Stale || f.ConfirmedBy != "unknown" {
+		t.Fatalf("heartbeats readable again: %+v; want unjudged", f)
 	}
 }

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -34,6 +35,7 @@ func (f *ownerFollow) watchBridges(ctx context.Context, ready func()) {
 	r := retry{first: f.cfg.first, limit: f.cfg.limit}
 	for {
 		w, err := f.openBridges(ctx)
+		f.bridges.SetUnreadable(bridgesUnreadable(err))
 		if err == nil {
 			err = f.consumeBridges(ctx, w, status, ready, &r)
 			_ = w.Stop()
@@ -43,7 +45,7 @@ func (f *ownerFollow) watchBridges(ctx context.Context, ready func()) {
 			}
 			continue
 		}
-		ready() // no bucket, or no server: start without heartbeats
+		ready() // no bucket (values not judged), or unreadable (stale)
 		select {
 		case <-ctx.Done():
 			return
@@ -54,6 +56,17 @@ func (f *ownerFollow) watchBridges(ctx context.Context, ready func()) {
 		case <-time.After(r.wait()):
 		}
 	}
+}
+
+// bridgesUnreadable is err unless it says that the bridges bucket does
+// not exist: no bridge wrote a heartbeat yet, and values go unjudged. A
+// bucket that exists and cannot be read now (JetStream without a leader,
+// a timeout) makes values without a heartbeat stale (Bridges.SetUnreadable).
+func bridgesUnreadable(err error) error {
+	if err == nil || errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 func (f *ownerFollow) openBridges(ctx context.Context) (jetstream.KeyWatcher, error) {
