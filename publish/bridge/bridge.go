@@ -63,6 +63,9 @@ type Bridge struct {
 	truth      *truth
 	live       *live // what the live page follows (page.go)
 	lease      lease // when the session last proved that it lives (lease.go)
+	// leading: an HA bridge that won and was not deposed since; the
+	// write gate's first question (lease.go).
+	leading atomic.Bool
 
 	// pubMu orders publishing against taking over: a standby holds the
 	// events it observes (see replay.go).

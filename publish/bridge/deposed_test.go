@@ -138,3 +138,37 @@ func TestHATakeoverTrimmedGroupKnowsItsOwner(t *testing.T) {
 	waitFor(t, restateBound, "a restated in the bucket made again", func() bool { return natsOwner(t, url, g) == "a" })
 	p.Blackhole(false)
 }
+
+// TestHABridgeDrainsOnStop: an active HA bridge that is stopped still
+// leads until it resigns: it drains what the sinks had still to write
+// (here JetStream, down when the change came and back during the drain;
+// one event a batch, so that the change's second event waits queued),
+// rather than dropping it as a deposed bridge does.
+func TestHABridgeDrainsOnStop(t *testing.T) {
+	addrs := zkAddrs(t)
+	ns := natsserverStart(t)
+	url := ns.URL()
+	g, ha := groupPath(t), groupPath(t)
+	s := session(t, addrs)
+	a := leads(t, candidate(t, s, g, "a"))
+	bCh := candidate(t, s, g, "b")
+	queued(t, s, g, 2)
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, HAPath: ha, Source: "draining", Sinks: []publish.Sink{jsSink(t, url)},
+		PipelineOptions: []publish.Option{publish.WithBatchSize(1)},
+		DrainTimeout:    20 * time.Second})
+	waitStatus(t, r.Bridge, 15*time.Second, "active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive && len(st.NotReady()) == 0 })
+	waitFor(t, 15*time.Second, "a in the bucket", func() bool { return natsOwner(t, url, g) == "a" })
+
+	ns.Shutdown()
+	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	leads(t, bCh)
+	waitFor(t, 10*time.Second, "b's election in the backlog", func() bool { return r.Status().Sinks["jetstream"].Backlog > 0 })
+	stopped := make(chan error, 1)
+	go func() { stopped <- r.stop(t) }()
+	time.Sleep(time.Second) // draining, the server down
+	ns.Restart(t)
+	<-stopped
+	waitFor(t, 10*time.Second, "b in the bucket, drained", func() bool { return natsOwner(t, url, g) == "b" })
+}

@@ -24,16 +24,13 @@ type lease struct {
 }
 
 var (
-	errNotPublishing = errors.New("bridge: not publishing (standing by)")
+	errNotPublishing = errors.New("bridge: not leading (standing by)")
 	errNoLease       = errors.New("bridge: ZooKeeper has not confirmed the session lately")
 )
 
 // mayWrite is the pipeline's write gate (publish.WithWriteGate).
 func (b *Bridge) mayWrite(ctx context.Context) error {
-	b.pubMu.Lock()
-	publishing := b.publishing
-	b.pubMu.Unlock()
-	if !publishing {
+	if !b.leading.Load() {
 		return errNotPublishing
 	}
 	_, s := b.sessionState()

@@ -119,11 +119,15 @@ func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *e
 		case <-h.Done():
 		case <-sctx.Done():
 		}
+		if ctx.Err() != nil && h.Held() {
+			// Stopping, still the leader: what the sinks have still to
+			// write is drained before the resign.
+			b.holdForDrain()
+			b.setRole(RoleStandby)
+			return h
+		}
 		b.stopPublishing()
 		b.setRole(RoleStandby) // now, not after the resign below: it may wait for a server
-		if ctx.Err() != nil && h.Held() {
-			return h // resigned after draining
-		}
 		b.log.Warn("HA leadership lost: stopped publishing", "path", b.cfg.haPath(), "reason", h.Reason(), "err", h.Err())
 		// Publishing has stopped, so the standby may take over now: a
 		// handle lost to a suspension keeps its node until told so (or

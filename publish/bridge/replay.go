@@ -109,7 +109,18 @@ func (b *Bridge) startPublishing(ctx context.Context) {
 	}
 	b.held = b.held[:0]
 	b.publishing = true
+	b.leading.Store(true)
 	b.pipe.Resume()
+}
+
+// holdForDrain stops publishing as a bridge that is stopping while it
+// still leads: what it observes from now on is held (and dropped with the
+// bridge), what the sinks have still to write they write, as the drain
+// before the resign waits for.
+func (b *Bridge) holdForDrain() {
+	b.pubMu.Lock()
+	b.publishing = false
+	b.pubMu.Unlock()
 }
 
 // stopPublishing makes the bridge hold events again (it stands by). The
@@ -127,6 +138,7 @@ func (b *Bridge) startPublishing(ctx context.Context) {
 func (b *Bridge) stopPublishing() {
 	b.pubMu.Lock()
 	b.publishing = false
+	b.leading.Store(false)
 	b.trimmed = nil
 	for _, g := range b.pipe.Pause() {
 		if b.trimmed == nil {
