@@ -153,19 +153,7 @@ func TestConnectionLossDuringCreate(t *testing.T) {
 	if p.Dropped() != 1 {
 		t.Fatalf("the proxy dropped %d replies; the test did not exercise the loss", p.Dropped())
 	}
-	children, _, err := direct.Conn().Children(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var queue []string
-	for _, c := range children {
-		if _, ok := elect.ParseSequence(c); ok {
-			queue = append(queue, c)
-		}
-	}
-	if len(queue) != 1 || queue[0] != h.Node() {
-		t.Fatalf("queue after a lost create reply: %v; want only our node %s", queue, h.Node())
-	}
+	onlyNode(t, direct, path, h, "after a lost create reply")
 	_, st, err := direct.Conn().Exists(h.NodePath())
 	if err != nil || st.EphemeralOwner != s.ID() {
 		t.Fatalf("node owner 0x%x, our session 0x%x (%v)", st.EphemeralOwner, s.ID(), err)
@@ -223,7 +211,13 @@ func TestConnectionLossDuringCreateThenDuringFind(t *testing.T) {
 	if p.Dropped() != 2 {
 		t.Fatalf("the proxy dropped %d replies, want 2; the test did not exercise the loss", p.Dropped())
 	}
-	children, _, err := direct.Conn().Children(path)
+	onlyNode(t, direct, path, h, "after lost create and listing replies")
+}
+
+// onlyNode fails unless h's node is the only queue node in group.
+func onlyNode(t *testing.T, s *elect.Session, group string, h *elect.Handle, when string) {
+	t.Helper()
+	children, _, err := s.Conn().Children(group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +228,7 @@ func TestConnectionLossDuringCreateThenDuringFind(t *testing.T) {
 		}
 	}
 	if len(queue) != 1 || queue[0] != h.Node() {
-		t.Fatalf("queue after lost create and listing replies: %v; want only our node %s", queue, h.Node())
+		t.Fatalf("queue %s: %v; want only our node %s", when, queue, h.Node())
 	}
 }
 

@@ -12,18 +12,13 @@ import (
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
-	"github.com/zkherald/herald/sinks/kafkasink"
 )
 
 // ownerRecords reads every record of group in herald.owners, in offset
 // order, as "source type" (the record's ce_source and ce_type headers).
 func ownerRecords(t *testing.T, addrs []string, group string) []string {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics(kafkasink.DefaultOwnersTopic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := ownersReader(t, addrs)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()

@@ -14,15 +14,22 @@ import (
 	"github.com/zkherald/herald/sinks/kafkasink"
 )
 
-// ownersPartition reads herald.owners with franz-go until it finds group's
-// record and returns its partition.
-func ownersPartition(t *testing.T, addrs []string, group string) int32 {
+// ownersReader is a franz-go client reading herald.owners from the start.
+func ownersReader(t *testing.T, addrs []string) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics(kafkasink.DefaultOwnersTopic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cl
+}
+
+// ownersPartition reads herald.owners with franz-go until it finds group's
+// record and returns its partition.
+func ownersPartition(t *testing.T, addrs []string, group string) int32 {
+	t.Helper()
+	cl := ownersReader(t, addrs)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
