@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -50,8 +51,9 @@ tenure labelled with its owner and term, gaps and stretches nobody observed
 drawn as such, candidates joining and leaving as marks: a file that opens in
 any browser, with no server and nothing fetched.
 
-Exit codes: 0; 69 NATS or Kafka cannot be reached; 1 other failures (an
-audit log that does not exist, ...); 2 usage errors.`,
+Exit codes: 0; 69 NATS or Kafka cannot be reached, or JetStream on the NATS
+cluster cannot serve now (no quorum); 1 other failures (an audit log that
+does not exist, ...); 2 usage errors.`,
 		Example: `  herald history --audit /var/lib/herald/audit.log
   herald history --audit bridge-a/audit.log --audit bridge-b/audit.log
   herald history /jobs/nightly --nats nats://localhost:4222 --json
@@ -161,42 +163,18 @@ func (a *app) ownersNATS(ctx context.Context, sf *sourceFlags, group string) (ma
 		return nil, err
 	}
 	defer closeNC()
-	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	w, err := jetstream.Follow(wctx, js, group)
-	if err != nil {
-		return nil, fmt.Errorf("read the owners bucket: %w", err)
-	}
 	now := map[string]ownerNow{}
-	take := func(u jetstream.OwnerUpdate) {
+	err = readOwners(ctx, js, group, func(u jetstream.OwnerUpdate) {
 		n := ownerNow{Freshness: u.Freshness}
 		if u.Owner != nil {
 			n.node = u.Owner.Owner.Node
 		}
 		now[u.Group] = n
+	})
+	if err != nil {
+		return nil, err
 	}
-	for synced := false; !synced; {
-		select {
-		case u, ok := <-w.Updates():
-			if !ok {
-				return nil, fmt.Errorf("read the owners bucket: %v", w.Err())
-			}
-			take(u)
-		case <-w.Synced():
-			synced = true
-		}
-	}
-	for {
-		select {
-		case u, ok := <-w.Updates():
-			if !ok {
-				return now, nil
-			}
-			take(u)
-		default:
-			return now, nil
-		}
-	}
+	return now, nil
 }
 
 // ownersKafka reads the compacted owners topic (group's record, or all).
@@ -304,14 +282,25 @@ func (a *app) historyAudit(ctx context.Context, files []string, group string) ([
 	return audit.Merge(logs...), nil
 }
 
-// historyNATS reads the stream from its start to its current end.
+// historyStall is how long the history read waits for the stream's next
+// message before it gives up.
+const historyStall = 5 * time.Second
+
+// historyNATS reads the stream from its start to its current end: until a
+// message says none after it matched the filter when it was delivered
+// (those stored while it reads included). One ordered consumer serves the
+// whole read, its messages pulled as they come (Messages): fetching one at
+// a time would make the client create a consumer per message, each of
+// which a cluster's other servers learn of a moment later, so a fetch
+// could find nobody to answer it. The client makes the consumer again, from
+// where it was, only when it fails (a missed heartbeat, its server gone).
 func (a *app) historyNATS(ctx context.Context, sf *sourceFlags, group string) ([]publish.Event, error) {
 	jsc, closeNC, err := sf.jetStream(ctx, a.log)
 	if err != nil {
 		return nil, err
 	}
 	defer closeNC()
-	cfg := js.OrderedConsumerConfig{DeliverPolicy: js.DeliverAllPolicy}
+	cfg := js.OrderedConsumerConfig{DeliverPolicy: js.DeliverAllPolicy, MaxResetAttempts: 3}
 	if group != "" {
 		tokens, err := publish.Tokens(group)
 		if err != nil {
@@ -321,18 +310,38 @@ func (a *app) historyNATS(ctx context.Context, sf *sourceFlags, group string) ([
 	}
 	c, err := jsc.OrderedConsumer(ctx, jetstream.DefaultStream, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("read stream %s (is a bridge publishing to JetStream?): %w", jetstream.DefaultStream, err)
+		return nil, streamErr(ctx, err)
 	}
 	info, err := c.Info(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read stream %s: %w", jetstream.DefaultStream, err)
+		return nil, streamErr(ctx, err)
 	}
+	if info.NumPending == 0 {
+		return nil, nil
+	}
+	it, err := c.Messages(js.PullHeartbeat(time.Second))
+	if err != nil {
+		return nil, streamErr(ctx, err)
+	}
+	defer it.Stop()
+	// A read that makes no progress for historyStall is stopped (the
+	// client would go on making its consumer again, for ever).
+	var stalled atomic.Bool
+	stall := time.AfterFunc(historyStall, func() { stalled.Store(true); it.Stop() })
+	defer stall.Stop()
+	defer context.AfterFunc(ctx, it.Stop)()
 	var events []publish.Event
 	for left := info.NumPending; left > 0; {
-		msg, err := c.Next(js.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			return nil, fmt.Errorf("read stream %s: %w", jetstream.DefaultStream, err)
+		msg, err := it.Next()
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil && stalled.Load():
+			return nil, streamErr(ctx, fmt.Errorf("no message for %v with %d left to read: %w", historyStall, left, errStalled))
+		case err != nil:
+			return nil, streamErr(ctx, err)
 		}
+		stall.Reset(historyStall)
 		md, err := msg.Metadata()
 		if err != nil {
 			return nil, err

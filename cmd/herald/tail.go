@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	jsapi "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/zkherald/herald/publish"
@@ -39,7 +40,8 @@ bridges publish it twice. --since also prints the
 stored events of that recent past first; --json prints one JSON event per line.
 
 Exit codes: 0 (interrupted, or --count reached); 69 NATS or Kafka cannot be
-reached; 1 other failures; 2 usage errors.`,
+reached, or JetStream on the NATS cluster cannot serve now (no quorum); 1
+other failures; 2 usage errors.`,
 		Example: `  herald tail --nats nats://localhost:4222
   herald tail /jobs/nightly /locks/backup --kafka broker1:9092 --since 1h --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -87,8 +89,11 @@ func (a *app) tail(ctx context.Context, o tailOpts) error {
 		}
 		defer closeNC()
 		st, err := jetstream.Events(ctx, js, group, jetstream.Since(start))
-		if err != nil {
+		if errors.Is(err, jsapi.ErrStreamNotFound) {
 			return fmt.Errorf("follow the HERALD stream (is a bridge publishing to JetStream?): %w", err)
+		}
+		if err != nil {
+			return jsErr(ctx, fmt.Errorf("follow the HERALD stream: %w", err))
 		}
 		events, why = st.Events(), st.Err
 	case "kafka":

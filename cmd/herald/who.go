@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	jsapi "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/zkherald/herald/elect"
@@ -104,9 +105,10 @@ ZooKeeper (--zk) for the truth.
 
 Exit codes: 0 the owner is shown; 5 no owner (the group exists, nobody leads
 or holds it); 4 the value shown is stale (--nats, --kafka), with an owner or
-without; 69 ZooKeeper, NATS or Kafka cannot be reached; 1 it could not be
-read otherwise (the group does not exist, ...); 2 usage errors. With --preset: 0 when anything
-the preset names was found.`,
+without; 69 ZooKeeper, NATS or Kafka cannot be reached, or JetStream on the
+NATS cluster cannot serve now (no quorum); 1 it could not be read otherwise
+(the group does not exist, ...); 2 usage errors. With --preset: 0 when
+anything the preset names was found.`,
 		Example: `  herald who --zk zk1:2181 /jobs/nightly
   herald who --nats nats://localhost:4222 /jobs/nightly --json
   herald who --kafka broker1:9092 /locks/backup`,
@@ -227,38 +229,14 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 		return whoReport{}, err
 	}
 	defer closeNC()
-	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	w, err := jetstream.Follow(wctx, js, group)
-	if err != nil {
-		return whoReport{}, fmt.Errorf("read the owners bucket: %w", err)
-	}
 	var last *jetstream.OwnerUpdate
-	for synced := false; !synced; {
-		select {
-		case u, ok := <-w.Updates():
-			if !ok {
-				return whoReport{}, fmt.Errorf("read the owners bucket: %v", w.Err())
-			}
-			if u.Group == group {
-				last = &u
-			}
-		case <-w.Synced():
-			synced = true
+	err = readOwners(ctx, js, group, func(u jetstream.OwnerUpdate) {
+		if u.Group == group {
+			last = &u
 		}
-	}
-	// Synced closes once the initial values are all delivered; take any
-	// that are still buffered.
-	for drained := false; !drained; {
-		select {
-		case u, ok := <-w.Updates():
-			if ok && u.Group == group {
-				last = &u
-			}
-			drained = !ok
-		default:
-			drained = true
-		}
+	})
+	if err != nil {
+		return whoReport{}, err
 	}
 	if last == nil || last.Owner == nil && !last.Stale {
 		return whoReport{Group: group, Source: "nats"}, fmt.Errorf("%w of %s in the NATS owners bucket: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", errNoOwner, group, group)
@@ -312,6 +290,64 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 	}
 	r.setFreshness(last.Freshness)
 	return r, nil
+}
+
+// ownersStall is how long a read of the owners bucket waits for its next
+// step (each a JetStream request or a value) before it gives up: a
+// JetStream cluster without quorum may leave a request unanswered rather
+// than refuse it. ownersRead bounds the whole read.
+const (
+	ownersStall = 5 * time.Second
+	ownersRead  = 15 * time.Second
+)
+
+// readOwners reads the JetStream owners bucket (group's value, or all),
+// giving take every value it holds now.
+func readOwners(ctx context.Context, js jsapi.JetStream, group string, take func(jetstream.OwnerUpdate)) error {
+	wctx, cancel := context.WithTimeout(ctx, ownersRead)
+	defer cancel()
+	wctx, stop := context.WithCancelCause(wctx)
+	defer stop(nil)
+	stall := time.AfterFunc(ownersStall, func() { stop(errStalled) })
+	defer stall.Stop()
+	fail := func(err error) error {
+		if err == nil {
+			err = errors.New("the watch ended")
+		}
+		if errors.Is(context.Cause(wctx), errStalled) {
+			err = fmt.Errorf("nothing for %v: %w (%w)", ownersStall, errStalled, err)
+		}
+		return jsErr(ctx, fmt.Errorf("read the owners bucket: %w", err))
+	}
+	w, err := jetstream.Follow(wctx, js, group)
+	if err != nil {
+		return fail(err)
+	}
+	for synced := false; !synced; {
+		select {
+		case u, ok := <-w.Updates():
+			if !ok {
+				return fail(w.Err())
+			}
+			stall.Reset(ownersStall)
+			take(u)
+		case <-w.Synced():
+			synced = true
+		}
+	}
+	// Synced closes once the initial values are all delivered; take any
+	// that are still buffered.
+	for {
+		select {
+		case u, ok := <-w.Updates():
+			if !ok {
+				return nil
+			}
+			take(u)
+		default:
+			return nil
+		}
+	}
 }
 
 // setFreshness records what the heartbeats say of a value from NATS or

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/kafkasink"
 )
 
@@ -57,12 +60,12 @@ func health(events []publish.Event, now time.Time) (changes int, ownerless *time
 }
 
 // addHealth fills r's health from the group's history on the source r
-// was read from; a history that cannot be read leaves it out, said in the
-// log.
+// was read from; a history that cannot be read leaves it out, with a
+// warning saying why (who's warnings are shown by default).
 func (a *app) addHealth(ctx context.Context, sf *sourceFlags, r *whoReport) {
 	events, err := a.historyEvents(ctx, sf, nil, r.Group)
 	if err != nil {
-		a.log.Debug("no history for the group's health", "group", r.Group, "err", err)
+		a.log.Warn("could not read the group's history: its health (owner changes in the last hour, no owner since) is not shown", "group", r.Group, "err", err)
 		return
 	}
 	n, since := health(events, time.Now())
@@ -103,17 +106,71 @@ func (a *app) withHealth(ctx context.Context, sf *sourceFlags, r *whoReport, err
 }
 
 // unreachable reports whether err means the server a reading command was
-// to ask did not answer: ZooKeeper, NATS, or a Kafka broker.
+// to ask did not answer: ZooKeeper, NATS, or a Kafka broker; or NATS
+// answered but its JetStream cannot serve now (jsDown).
 func unreachable(err error) bool {
-	var op *net.OpError
-	return err != nil && (errors.Is(err, elect.ErrUnreachable) || errors.Is(err, nats.ErrNoServers) || errors.Is(err, kafkasink.ErrUnreachable) || errors.As(err, &op))
+	var down *jsDown
+	return err != nil && (noAnswer(err) || errors.As(err, &down))
 }
 
+// noAnswer reports whether err means the server did not answer at all.
+func noAnswer(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, elect.ErrUnreachable) || errors.Is(err, nats.ErrNoServers) || errors.Is(err, kafkasink.ErrUnreachable) || errors.As(err, &op)
+}
+
+// jsDown is a read of JetStream that failed because JetStream on the NATS
+// servers cannot serve now, though they answer: a cluster that lost its
+// quorum, or whose stream or bucket has no leader, says "temporarily
+// unavailable" (503, err_code 10008) or leaves the request unanswered
+// until it times out. JetStream not enabled at all is a setting of the
+// server, not an outage, and is not one of these.
+type jsDown struct{ err error }
+
+func (e *jsDown) Error() string {
+	return "JetStream on the NATS cluster is unavailable now (no quorum, or no leader for the stream or bucket; it serves again once enough of its servers are back): " + e.err.Error()
+}
+
+func (e *jsDown) Unwrap() error { return e.err }
+
+// jsErr gives an error of reading JetStream (in ctx) as jsDown when it
+// says JetStream cannot serve now; a server that did not answer at all, or
+// a read the command itself ended, stays as it is.
+func jsErr(ctx context.Context, err error) error {
+	if err == nil || noAnswer(err) || ctx.Err() != nil {
+		return err
+	}
+	var api *js.APIError
+	down := errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, js.ErrNoHeartbeat) ||
+		errors.Is(err, errStalled) || strings.Contains(err.Error(), "JetStream system temporarily unavailable")
+	if errors.As(err, &api) {
+		down = api.ErrorCode == js.ErrorCode(nats.JSErrCodeJetStreamNotAvailable)
+	}
+	if !down {
+		return err
+	}
+	return &jsDown{err: err}
+}
+
+// errStalled: a read of the stream that made no progress for a while.
+var errStalled = errors.New("JetStream delivered nothing")
+
 // unreachableExit gives a reading command's error the exit status who
-// gives it: exitUnreachable when a server did not answer.
+// gives it: exitUnreachable when a server did not answer, or its JetStream
+// cannot serve now.
 func unreachableExit(err error) error {
 	if unreachable(err) {
 		return &exitError{code: exitUnreachable, err: err}
 	}
 	return err
+}
+
+// streamErr is a failure (in ctx) to read the HERALD stream: a stream
+// that does not exist is most likely one no bridge has made yet, which it
+// says; JetStream that cannot serve now is jsDown.
+func streamErr(ctx context.Context, err error) error {
+	if errors.Is(err, js.ErrStreamNotFound) {
+		return fmt.Errorf("read stream %s (is a bridge publishing to JetStream?): %w", jetstream.DefaultStream, err)
+	}
+	return jsErr(ctx, fmt.Errorf("read stream %s: %w", jetstream.DefaultStream, err))
 }

@@ -1,12 +1,21 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	jsapi "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // health counts the owner changes of the last hour (each event id once,
@@ -82,5 +91,71 @@ func TestWhoSaysSinceWhenNoOwner(t *testing.T) {
 	out, stderr, code := heraldRun(t, nil, append(zk, "who", l)...)
 	if code != exitNoOwner || !strings.Contains(out, "no owner since ") || !strings.Contains(out, " ago)") {
 		t.Fatalf("who after the lock was released: exit %d:\n%s%s", code, out, stderr)
+	}
+}
+
+// TestWhoSaysWhenItCannotReadTheHealth: who --nats whose owners bucket
+// answers but whose stream cannot be read shows the owner, and warns that
+// the group's health is not shown and why, rather than leaving it out
+// silently.
+func TestWhoSaysWhenItCannotReadTheHealth(t *testing.T) {
+	srv := natsserver.Start(t)
+	s, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	g := uniq(t)
+	write(t, s, story(g)...)
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", srv.URL())
+	if code != 0 || !strings.Contains(out, "owner changes in the last hour") || stderr != "" {
+		t.Fatalf("who --nats: exit %d, want the health and nothing on stderr:\n%s%s", code, out, stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := natsserver.JetStream(t, srv.URL()).DeleteStream(ctx, jetstream.DefaultStream); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = heraldRun(t, nil, "who", g, "--nats", srv.URL())
+	if code != 0 || !strings.Contains(out, "owner bravo") || !strings.Contains(stderr, "level=WARN") ||
+		!strings.Contains(stderr, "could not read the group's history") || !strings.Contains(stderr, "stream not found") {
+		t.Errorf("who --nats without the stream: exit %d, want the owner and a warning that its health could not be read:\n%s%s", code, out, stderr)
+	}
+}
+
+// TestJetStreamDownIsUnreachable: JetStream that answers "temporarily
+// unavailable" (10008) or leaves a request unanswered is unreachable (exit
+// 69); JetStream not enabled, a stream that does not exist, and a read the
+// command itself ended are not.
+func TestJetStreamDownIsUnreachable(t *testing.T) {
+	ctx := context.Background()
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, c := range []struct {
+		ctx  context.Context
+		err  error
+		down bool
+	}{
+		{ctx, &jsapi.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}, true},
+		{ctx, fmt.Errorf("read: %w", nats.ErrTimeout), true},
+		{ctx, fmt.Errorf("read the owners bucket: %w", context.DeadlineExceeded), true},
+		{ctx, fmt.Errorf("read stream: %w", errStalled), true},
+		{ctx, jsapi.ErrJetStreamNotEnabled, false},
+		{ctx, jsapi.ErrJetStreamNotEnabledForAccount, false},
+		{ctx, fmt.Errorf("read: %w", jsapi.ErrStreamNotFound), false},
+		{ctx, errors.New("bad"), false},
+		{ended, context.DeadlineExceeded, false},
+	} {
+		err := jsErr(c.ctx, c.err)
+		var down *jsDown
+		if errors.As(err, &down) != c.down || unreachable(err) != c.down {
+			t.Errorf("jsErr(%v) = %v, unreachable %t: want down %t", c.err, err, unreachable(err), c.down)
+		}
+	}
+	if err := streamErr(ctx, jsapi.ErrStreamNotFound); !strings.Contains(err.Error(), "is a bridge publishing to JetStream?") || unreachable(err) {
+		t.Errorf("streamErr(stream not found) = %v: want the hint, and not unreachable", err)
+	}
+	if err := streamErr(ctx, nats.ErrTimeout); strings.Contains(err.Error(), "is a bridge publishing") || !unreachable(err) {
+		t.Errorf("streamErr(timeout) = %v: want JetStream unavailable, without the hint", err)
 	}
 }
