@@ -28,6 +28,7 @@ type lane struct {
 	// is dropped too. Both guarded by mu.
 	private bool
 	epoch   uint64
+	batch   []Event // the batch in flight, for the groups dropBacklog names
 
 	busy     atomic.Bool // the worker has not returned
 	c        laneCounters
@@ -106,7 +107,7 @@ func (l *lane) take(n int) ([]Event, uint64) {
 	if len(l.q) == 0 {
 		l.q = nil
 	}
-	l.inflight = n
+	l.inflight, l.batch = n, batch
 	if l.collapseAt > l.bound && len(l.q) < l.bound {
 		l.collapseAt = l.bound
 	}
@@ -123,6 +124,9 @@ func (l *lane) dropBacklog() (dropped int, groups []string) {
 		return 0, nil
 	}
 	l.epoch++
+	for _, e := range l.batch[len(l.batch)-l.inflight:] { // what is left of it in flight
+		groups = append(groups, e.Group)
+	}
 	for i := range l.q {
 		groups = append(groups, l.q[i].Group)
 	}
@@ -147,7 +151,7 @@ func (l *lane) abandon(batch []Event) {
 	l.c.dropped.Add(int64(len(batch)))
 	l.dropC.Add(float64(len(batch)))
 	l.mu.Lock()
-	l.inflight = 0
+	l.inflight, l.batch = 0, nil
 	l.backlogG.Set(float64(len(l.q)))
 	l.mu.Unlock()
 }

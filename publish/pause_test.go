@@ -3,6 +3,7 @@ package publish
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -93,4 +94,83 @@ func TestWriteGateHoldsSharedSinks(t *testing.T) {
 	}
 	open.Store(true)
 	waitFor(t, 5*time.Second, "the shared sink written once the gate opens", func() bool { return shared.count() == 2 })
+}
+
+// TestPauseNamesTheGroupsInFlight: the groups of the batch a sink was
+// retrying when the caller stopped publishing are among those Pause says
+// it dropped, not only those still queued: with everything in one batch,
+// a bridge that leads again would otherwise publish them afresh with no
+// gap mark.
+func TestPauseNamesTheGroupsInFlight(t *testing.T) {
+	shared := newMem("shared")
+	shared.failNext, shared.failErr = 1<<30, errors.New("down")
+	p, err := New([]Sink{shared}, WithBackoff(time.Millisecond, 5*time.Millisecond), WithBatchSize(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Run(ctx)
+	defer p.Close(context.Background())
+	if err := p.Publish(ctx, seq("/a", 3, time.Now())...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the batch tried", func() bool {
+		shared.mu.Lock()
+		defer shared.mu.Unlock()
+		return shared.writes > 1
+	})
+	groups := p.Pause()
+	if len(groups) != 1 || groups[0] != "/a" {
+		t.Fatalf("Pause named %v; want /a, whose three events were in flight", groups)
+	}
+	shared.mu.Lock()
+	shared.failNext = 0
+	shared.mu.Unlock()
+	waitFor(t, 5*time.Second, "the batch dropped", func() bool { return p.Stats().Sinks["shared"].Dropped == 3 })
+	if n := shared.count(); n != 0 {
+		t.Fatalf("the shared sink got %d events after Pause", n)
+	}
+}
+
+// slowConnect is a sink whose Connect waits until released.
+type slowConnect struct {
+	*memSink
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (s *slowConnect) Connect(ctx context.Context) error {
+	s.once.Do(func() { close(s.entered) })
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.memSink.Connect(ctx)
+}
+
+// TestPauseDuringConnectWritesNothing: a batch whose sink was connecting
+// when the caller stopped publishing is dropped once the connect returns,
+// not written.
+func TestPauseDuringConnectWritesNothing(t *testing.T) {
+	s := &slowConnect{memSink: newMem("slow"), entered: make(chan struct{}), release: make(chan struct{})}
+	p, err := New([]Sink{s}, WithWriteGate(func(context.Context) error { return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Run(ctx)
+	defer p.Close(context.Background())
+	if err := p.Publish(ctx, seq("/a", 2, time.Now())...); err != nil {
+		t.Fatal(err)
+	}
+	<-s.entered // past the gate, connecting
+	p.Pause()
+	close(s.release)
+	waitFor(t, 5*time.Second, "the batch dropped", func() bool { return p.Stats().Sinks["slow"].Dropped == 2 })
+	if n := s.count(); n != 0 {
+		t.Fatalf("the sink got %d events after Pause (its connect was under way)", n)
+	}
 }

@@ -104,7 +104,9 @@ func (p *Pipeline) deliver(l *lane, batch []Event, epoch uint64, connected *bool
 		if !*connected {
 			// A restatement is queued behind the batch retried below,
 			// and every other event the sink has pending.
-			err = p.connect(ctx, l, connected)
+			if err = p.connect(ctx, l, connected); err == nil {
+				continue // a connect takes time: ask the gate again
+			}
 		}
 		if err == nil {
 			if err = l.sink.Write(ctx, batch); err == nil {

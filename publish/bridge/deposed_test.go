@@ -172,3 +172,38 @@ func TestHABridgeDrainsOnStop(t *testing.T) {
 	<-stopped
 	waitFor(t, 10*time.Second, "b in the bucket, drained", func() bool { return natsOwner(t, url, g) == "b" })
 }
+
+// TestReLeadAfterDropRepublishes: a lone HA bridge deposed with its
+// session intact (its HA node deleted) while JetStream was down drops the
+// change it had queued; leading again (there is no other copy), it
+// publishes the group afresh, marked as a gap. Before, campaigning again
+// forgot which groups it had dropped, and the bucket kept the old owner.
+func TestReLeadAfterDropRepublishes(t *testing.T) {
+	addrs := zkAddrs(t)
+	ns := natsserverStart(t)
+	url := ns.URL()
+	g, ha := groupPath(t), groupPath(t)
+	s := session(t, addrs)
+	a := leads(t, candidate(t, s, g, "a"))
+	bCh := candidate(t, s, g, "b")
+	queued(t, s, g, 2)
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, HAPath: ha, Source: "solo",
+		Sinks: []publish.Sink{jsSink(t, url)}, PipelineOptions: []publish.Option{publish.WithBatchSize(1)}})
+	waitStatus(t, r.Bridge, 15*time.Second, "active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive && len(st.NotReady()) == 0 })
+	waitFor(t, 15*time.Second, "a in the bucket", func() bool { return natsOwner(t, url, g) == "a" })
+
+	ns.Shutdown()
+	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	leads(t, bCh)
+	waitFor(t, 10*time.Second, "b's election in the backlog", func() bool { return r.Status().Sinks["jetstream"].Backlog > 1 })
+	nodes := queued(t, s, ha, 1)
+	if err := s.Conn().Delete(ha+"/"+nodes[0].Node, -1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the backlog dropped", func() bool { return r.Pipeline().Stats().Sinks["jetstream"].Dropped > 0 })
+	waitStatus(t, r.Bridge, 15*time.Second, "active again", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	ns.Restart(t)
+	waitFor(t, 20*time.Second, "b in the bucket, the group published afresh", func() bool { return natsOwner(t, url, g) == "b" })
+}

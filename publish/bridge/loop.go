@@ -124,6 +124,14 @@ func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *e
 			// write is drained before the resign.
 			b.holdForDrain()
 			b.setRole(RoleStandby)
+			go func() {
+				// Deposed during the drain (its node deleted): it writes
+				// no more, as any deposed bridge. After the resign this
+				// drops what the drain left, which is nothing to write.
+				<-h.Done()
+				b.leading.Store(false)
+				b.pipe.Pause()
+			}()
 			return h
 		}
 		b.stopPublishing()

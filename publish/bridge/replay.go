@@ -139,7 +139,8 @@ func (b *Bridge) stopPublishing() {
 	b.pubMu.Lock()
 	b.publishing = false
 	b.leading.Store(false)
-	b.trimmed = nil
+	// trimmed keeps what an earlier call recorded: campaigning again
+	// stops publishing again, and drops nothing more then.
 	for _, g := range b.pipe.Pause() {
 		if b.trimmed == nil {
 			b.trimmed = map[string]bool{}

@@ -107,14 +107,19 @@ func merge(all, reports map[string]publish.LastReport) {
 
 // laggard is, for every group any report names, the report of the shared
 // sink that lags: the lowest zxid among them, or nothing (zxid 0, no
-// owner, the recipe newest knows) where one of them has none.
+// owner, the recipe newest knows) where one of them has none of a group
+// the newest report names an owner of. A store holds nothing of a group
+// it only ever saw without an owner (the owners bucket writes no key for
+// it): such a group's newest report, no owner, counts.
 func laggard(newest map[string]publish.LastReport, shared []map[string]publish.LastReport) map[string]publish.LastReport {
 	out := make(map[string]publish.LastReport, len(newest))
 	for g, n := range newest {
 		var low publish.LastReport
 		for i, reports := range shared {
 			r, ok := reports[g]
-			if !ok {
+			if !ok && n.Owner == "" {
+				r = n
+			} else if !ok {
 				low = publish.LastReport{Recipe: n.Recipe}
 				break
 			}

@@ -60,7 +60,8 @@ func TestMergeKeepsTheNewest(t *testing.T) {
 
 // TestLaggardTakesTheSinkBehind: of the shared sinks' reports on a group,
 // the lowest zxid counts; a group one of them has none of is measured
-// against nothing.
+// against nothing, unless its newest report names no owner (a store keeps
+// no key of a group it only saw empty).
 func TestLaggardTakesTheSinkBehind(t *testing.T) {
 	bucket := map[string]publish.LastReport{"/a": {Owner: "a1", Zxid: 10}, "/b": {Owner: "b2", Zxid: 30}}
 	topic := map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20}, "/b": {Owner: "b1", Zxid: 15}}
@@ -68,8 +69,10 @@ func TestLaggardTakesTheSinkBehind(t *testing.T) {
 	merge(newest, bucket)
 	merge(newest, topic)
 	newest["/c"] = Resume{Owner: "c1", Zxid: 40, Recipe: elect.RecipeLock} // the audit log's alone
+	newest["/d"] = Resume{Zxid: 41, Recipe: elect.RecipeLock}              // never owned: the stores keep no key
 	got := laggard(newest, []map[string]publish.LastReport{bucket, topic})
-	want := map[string]Resume{"/a": {Owner: "a1", Zxid: 10}, "/b": {Owner: "b1", Zxid: 15}, "/c": {Recipe: elect.RecipeLock}}
+	want := map[string]Resume{"/a": {Owner: "a1", Zxid: 10}, "/b": {Owner: "b1", Zxid: 15}, "/c": {Recipe: elect.RecipeLock},
+		"/d": {Zxid: 41, Recipe: elect.RecipeLock}}
 	if len(got) != len(want) {
 		t.Fatalf("laggard %v; want %v", got, want)
 	}
