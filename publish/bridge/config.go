@@ -262,6 +262,12 @@ func (c Config) Validate() error {
 		if seen[c.HAPath] == "watch" {
 			return bad("HA path %q is also watched: give the bridges' own election a path of its own", c.HAPath)
 		}
+		if sh, ok := parseShardNode(path.Base(c.HAPath)); ok {
+			// The bridges log their shard's election; copied into --ha, it
+			// would join a shard's election as a bridge of every group.
+			return bad("HA path %q is the election of shard %s below %q: give every bridge of those shards --ha %s and its --shard (this one's would be %s)",
+				c.HAPath, sh, path.Dir(c.HAPath), path.Dir(c.HAPath), sh)
+		}
 	}
 	if sh := c.Shard; sh != (Shard{}) {
 		if _, err := ParseShard(fmt.Sprintf("%d/%d", sh.K, sh.N)); err != nil {

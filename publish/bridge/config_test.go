@@ -43,6 +43,7 @@ func TestConfigValidate(t *testing.T) {
 		{"bad glob", func(c *bridge.Config) { c.Recipes = elect.RecipeRules{"/a/[": elect.RecipeLock} }, "path.Match syntax"},
 		{"HA path watched", func(c *bridge.Config) { c.HAPath = "/a" }, "also watched"},
 		{"bad HA path", func(c *bridge.Config) { c.HAPath = "ha" }, "HA path"},
+		{"a shard's election as HA path", func(c *bridge.Config) { c.HAPath = "/herald/bridges/shard-0-of-2" }, "is the election of shard 0/2 below \"/herald/bridges\""},
 		{"no sinks", func(c *bridge.Config) { c.Sinks = nil }, "no sinks"},
 		{"nil sink", func(c *bridge.Config) { c.Sinks = []publish.Sink{nil} }, "sink 0 is nil"},
 		{"negative drain", func(c *bridge.Config) { c.DrainTimeout = -time.Second }, "drain timeout"},

@@ -129,14 +129,16 @@ func (b *Bridge) checkShards(ctx context.Context, s *elect.Session, term int64) 
 }
 
 // liveBefore reports whether the election at p has a candidate that came
-// before term (any candidate, when term is 0).
+// before term (any candidate, when term is 0). Only queue nodes are
+// candidates: the office a leader deposed by a suspension leaves behind
+// (its release record) is no bridge.
 func liveBefore(ctx context.Context, s *elect.Session, p string, term int64) bool {
 	live, err := elect.ListChildren(ctx, s.Conn(), p)
 	if err != nil {
 		return false
 	}
 	for _, c := range live {
-		if earlier(s, p+"/"+c, term) {
+		if _, seq := elect.ParseSequence(c); seq && earlier(s, p+"/"+c, term) {
 			return true
 		}
 	}

@@ -308,8 +308,14 @@ func TestShardCountMismatchRefused(t *testing.T) {
 	if !isErr(sb.err, bridge.ErrShardMismatch) || !strings.Contains(sb.err.Error(), "unsharded bridges campaign") {
 		t.Errorf("sharded bridge beside an unsharded one: %v; want ErrShardMismatch", sb.err)
 	}
-	// Once every bridge of the old count has stopped, a new count may start.
+	// Once every bridge of the old count has stopped, a new count may start,
+	// also where a leader deposed by a suspension left its office (release
+	// record) in the old election.
 	if err := a.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	s := session(t, addrs)
+	if _, err := s.Conn().Create(ha+"/shard-0-of-2/"+elect.OfficeNode, []byte(`{"herald":1}`), 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatal(err)
 	}
 	c := start(t, cfg("three-0", "0/3"))
