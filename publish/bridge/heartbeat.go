@@ -215,9 +215,11 @@ func (b *Bridge) zkAnswers(d time.Duration) bool {
 	}
 }
 
-func settled(st publish.SinkStats) int64 {
-	return st.Delivered + st.Collapsed + st.Rejected + st.Dropped
-}
+// settled counts what a sink has done with the events given to it. Not
+// the events dropped when the bridge stopped publishing (Dropped): a round
+// claimed before the drop must not be met by it, and the claims of a
+// bridge that stopped publishing are cleared anyway.
+func settled(st publish.SinkStats) int64 { return st.Delivered + st.Collapsed + st.Rejected }
 
 // confirming reports the bridge's role and whether it may confirm its
 // values now: active and publishing (not holding), its session connected,
