@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -295,7 +296,10 @@ func mustGetwd(t *testing.T) string {
 func TestLockWaiterJoinsAgainAfterItsSessionExpired(t *testing.T) {
 	zk := zkFlags(t) // 1s sessions
 	g := uniq(t)
-	holder := start(t, nil, append(zk, "lock", "--lock", g, "--", "sh", "-c", "echo holding; sleep 5")...)
+	// The holder's session is longer, so that a busy machine does not cost
+	// it the lock before the waiter has queued behind it.
+	holderZK := append(slices.Clone(zk[:len(zk)-4]), "--session-timeout", "4s", "--connect-timeout", "10s")
+	holder := start(t, nil, append(holderZK, "lock", "--lock", g, "--", "sh", "-c", "echo holding; sleep 5")...)
 	holder.waitOutput(t, "holding", 20*time.Second)
 	waiter := start(t, nil, append(zk, "lock", "--lock", g, "--", "echo", "waiter ran")...)
 	waitQueued(t, zk, g, 2, "the waiter never queued")
