@@ -91,12 +91,13 @@ func (a *app) demo(ctx context.Context, o demoOpts) (err error) {
 		return err
 	}
 	defer stopZK()
-	natsCtx, stopNATS := context.WithCancel(context.Background())
-	defer stopNATS()
-	natsURL, err := demoNATS(natsCtx, dir)
+	natsCtx, cancelNATS := context.WithCancel(context.Background())
+	defer cancelNATS()
+	natsURL, stopNATS, err := demoNATS(natsCtx, dir)
 	if err != nil {
 		return err
 	}
+	defer stopNATS()
 	out.line("demo: NATS with JetStream at " + natsURL)
 
 	group := fmt.Sprintf("%s/job-%d", demoRoot, time.Now().UnixNano())

@@ -72,12 +72,14 @@ func ensurePath(ctx context.Context, s *elect.Session, p string) error {
 }
 
 // demoNATS starts the embedded NATS server with JetStream.
-func demoNATS(ctx context.Context, dir string) (string, error) {
+func demoNATS(ctx context.Context, dir string) (url string, stop func(), err error) {
 	srv, err := natsserver.Run(ctx, natsserver.Config{StoreDir: filepath.Join(dir, "nats"), Name: "herald-demo"})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return srv.ClientURL(), nil
+	// Stopped and waited for: its store is in the demo's temp dir, which
+	// is removed next.
+	return srv.ClientURL(), func() { srv.Shutdown(); srv.WaitForShutdown() }, nil
 }
 
 // demoBridge builds an in-process bridge from the demo group to JetStream
