@@ -185,6 +185,9 @@ func (l *lane) settle(batch []Event, left int, clk Clock) {
 	l.c.delivered.Add(int64(len(batch)))
 	l.mu.Lock()
 	l.inflight = left
+	if left == 0 {
+		l.batch = nil // pins nothing once stored
+	}
 	l.backlogG.Set(float64(len(l.q) + l.inflight))
 	l.mu.Unlock()
 }

@@ -24,14 +24,7 @@ func TestPauseDropsWhatSharedSinksHadToWrite(t *testing.T) {
 	for _, s := range []*memSink{shared, local.memSink} {
 		s.failNext, s.failErr = 1<<30, down
 	}
-	p, err := New([]Sink{shared, local}, WithBackoff(time.Millisecond, 5*time.Millisecond), WithBatchSize(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go p.Run(ctx)
-	defer p.Close(context.Background())
+	p, ctx := runningPipe(t, []Sink{shared, local}, WithBackoff(time.Millisecond, 5*time.Millisecond), WithBatchSize(2))
 	if err := p.Publish(ctx, seq("/a", 3, time.Now())...); err != nil {
 		t.Fatal(err)
 	}
@@ -73,14 +66,7 @@ func TestWriteGateHoldsSharedSinks(t *testing.T) {
 		}
 		return errors.New("no lease")
 	}
-	p, err := New([]Sink{shared, local}, WithWriteGate(gate))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go p.Run(ctx)
-	defer p.Close(context.Background())
+	p, ctx := runningPipe(t, []Sink{shared, local}, WithWriteGate(gate))
 	if err := p.Publish(ctx, seq("/g", 2, time.Now())...); err != nil {
 		t.Fatal(err)
 	}
@@ -104,14 +90,7 @@ func TestWriteGateHoldsSharedSinks(t *testing.T) {
 func TestPauseNamesTheGroupsInFlight(t *testing.T) {
 	shared := newMem("shared")
 	shared.failNext, shared.failErr = 1<<30, errors.New("down")
-	p, err := New([]Sink{shared}, WithBackoff(time.Millisecond, 5*time.Millisecond), WithBatchSize(10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go p.Run(ctx)
-	defer p.Close(context.Background())
+	p, ctx := runningPipe(t, []Sink{shared}, WithBackoff(time.Millisecond, 5*time.Millisecond), WithBatchSize(10))
 	if err := p.Publish(ctx, seq("/a", 3, time.Now())...); err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +134,7 @@ func (s *slowConnect) Connect(ctx context.Context) error {
 // not written.
 func TestPauseDuringConnectWritesNothing(t *testing.T) {
 	s := &slowConnect{memSink: newMem("slow"), entered: make(chan struct{}), release: make(chan struct{})}
-	p, err := New([]Sink{s}, WithWriteGate(func(context.Context) error { return nil }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go p.Run(ctx)
-	defer p.Close(context.Background())
+	p, ctx := runningPipe(t, []Sink{s}, WithWriteGate(func(context.Context) error { return nil }))
 	if err := p.Publish(ctx, seq("/a", 2, time.Now())...); err != nil {
 		t.Fatal(err)
 	}
@@ -173,4 +145,21 @@ func TestPauseDuringConnectWritesNothing(t *testing.T) {
 	if n := s.count(); n != 0 {
 		t.Fatalf("the sink got %d events after Pause (its connect was under way)", n)
 	}
+}
+
+// runningPipe is a pipeline over sinks, running until the test ends, and
+// the context to publish with.
+func runningPipe(t *testing.T, sinks []Sink, opts ...Option) (*Pipeline, context.Context) {
+	t.Helper()
+	p, err := New(sinks, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go p.Run(ctx)
+	t.Cleanup(func() {
+		cancel()
+		_ = p.Close(context.Background())
+	})
+	return p, ctx
 }

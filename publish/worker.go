@@ -53,11 +53,11 @@ func (p *Pipeline) work(l *lane) {
 // gatePoll is how often a write the gate (WithWriteGate) holds asks again.
 const gatePoll = 50 * time.Millisecond
 
-// gateOpen asks the write gate whether l's sink may be written now: yes
-// without a gate, for a Private sink, and for a batch already dropped
-// (its caller sees it stale).
-func (p *Pipeline) gateOpen(l *lane, epoch uint64) bool {
-	if p.cfg.gate == nil || l.private || l.stale(epoch) {
+// gateOpen asks the write gate whether l's sink may be written now (yes
+// without a gate, and for a Private sink). Its caller looks whether the
+// batch was dropped after asking: the gate may take a round trip.
+func (p *Pipeline) gateOpen(l *lane) bool {
+	if p.cfg.gate == nil || l.private {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(p.hardCtx, 10*time.Second)
@@ -88,7 +88,7 @@ func (p *Pipeline) newBackoff() *backoff.ExponentialBackOff {
 func (p *Pipeline) deliver(l *lane, batch []Event, epoch uint64, connected *bool, b *backoff.ExponentialBackOff) bool {
 	ctx := p.hardCtx
 	for {
-		switch open := p.gateOpen(l, epoch); {
+		switch open := p.gateOpen(l); {
 		case ctx.Err() != nil:
 			return false
 		case l.stale(epoch):

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 )
@@ -145,6 +147,30 @@ func TestHATakeoverTrimmedGroupKnowsItsOwner(t *testing.T) {
 // one event a batch, so that the change's second event waits queued),
 // rather than dropping it as a deposed bridge does.
 func TestHABridgeDrainsOnStop(t *testing.T) {
+	c := changeWhileNATSDown(t, "draining", 20*time.Second)
+	stopped := make(chan error, 1)
+	go func() { stopped <- c.r.stop(t) }()
+	time.Sleep(time.Second) // draining, the server down
+	c.ns.Restart(t)
+	<-stopped
+	waitFor(t, 10*time.Second, "b in the bucket, drained", func() bool { return natsOwner(t, c.ns.URL(), c.g) == "b" })
+}
+
+// downNATSChange is what changeWhileNATSDown leaves: an active HA bridge
+// whose JetStream server is down, with group g's change from owner a to
+// owner b in its backlog.
+type downNATSChange struct {
+	r     *running
+	ns    *natsserver.Server
+	s     *elect.Session
+	g, ha string
+}
+
+// changeWhileNATSDown starts a lone HA bridge (source, drain) publishing
+// a group to JetStream one event a batch, so that a change's second event
+// waits queued; stops the server; and has the group's owner change.
+func changeWhileNATSDown(t *testing.T, source string, drain time.Duration) downNATSChange {
+	t.Helper()
 	addrs := zkAddrs(t)
 	ns := natsserverStart(t)
 	url := ns.URL()
@@ -153,9 +179,8 @@ func TestHABridgeDrainsOnStop(t *testing.T) {
 	a := leads(t, candidate(t, s, g, "a"))
 	bCh := candidate(t, s, g, "b")
 	queued(t, s, g, 2)
-	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, HAPath: ha, Source: "draining", Sinks: []publish.Sink{jsSink(t, url)},
-		PipelineOptions: []publish.Option{publish.WithBatchSize(1)},
-		DrainTimeout:    20 * time.Second})
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, HAPath: ha, Source: source, Sinks: []publish.Sink{jsSink(t, url)},
+		PipelineOptions: []publish.Option{publish.WithBatchSize(1)}, DrainTimeout: drain})
 	waitStatus(t, r.Bridge, 15*time.Second, "active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive && len(st.NotReady()) == 0 })
 	waitFor(t, 15*time.Second, "a in the bucket", func() bool { return natsOwner(t, url, g) == "a" })
 
@@ -164,13 +189,8 @@ func TestHABridgeDrainsOnStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	leads(t, bCh)
-	waitFor(t, 10*time.Second, "b's election in the backlog", func() bool { return r.Status().Sinks["jetstream"].Backlog > 0 })
-	stopped := make(chan error, 1)
-	go func() { stopped <- r.stop(t) }()
-	time.Sleep(time.Second) // draining, the server down
-	ns.Restart(t)
-	<-stopped
-	waitFor(t, 10*time.Second, "b in the bucket, drained", func() bool { return natsOwner(t, url, g) == "b" })
+	waitFor(t, 10*time.Second, "b's election queued behind the first event", func() bool { return r.Status().Sinks["jetstream"].Backlog > 1 })
+	return downNATSChange{r: r, ns: ns, s: s, g: g, ha: ha}
 }
 
 // TestReLeadAfterDropRepublishes: a lone HA bridge deposed with its
@@ -179,31 +199,13 @@ func TestHABridgeDrainsOnStop(t *testing.T) {
 // publishes the group afresh, marked as a gap. Before, campaigning again
 // forgot which groups it had dropped, and the bucket kept the old owner.
 func TestReLeadAfterDropRepublishes(t *testing.T) {
-	addrs := zkAddrs(t)
-	ns := natsserverStart(t)
-	url := ns.URL()
-	g, ha := groupPath(t), groupPath(t)
-	s := session(t, addrs)
-	a := leads(t, candidate(t, s, g, "a"))
-	bCh := candidate(t, s, g, "b")
-	queued(t, s, g, 2)
-	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, HAPath: ha, Source: "solo",
-		Sinks: []publish.Sink{jsSink(t, url)}, PipelineOptions: []publish.Option{publish.WithBatchSize(1)}})
-	waitStatus(t, r.Bridge, 15*time.Second, "active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive && len(st.NotReady()) == 0 })
-	waitFor(t, 15*time.Second, "a in the bucket", func() bool { return natsOwner(t, url, g) == "a" })
-
-	ns.Shutdown()
-	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
+	c := changeWhileNATSDown(t, "solo", 0)
+	nodes := queued(t, c.s, c.ha, 1)
+	if err := c.s.Conn().Delete(c.ha+"/"+nodes[0].Node, -1); err != nil {
 		t.Fatal(err)
 	}
-	leads(t, bCh)
-	waitFor(t, 10*time.Second, "b's election in the backlog", func() bool { return r.Status().Sinks["jetstream"].Backlog > 1 })
-	nodes := queued(t, s, ha, 1)
-	if err := s.Conn().Delete(ha+"/"+nodes[0].Node, -1); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 10*time.Second, "the backlog dropped", func() bool { return r.Pipeline().Stats().Sinks["jetstream"].Dropped > 0 })
-	waitStatus(t, r.Bridge, 15*time.Second, "active again", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
-	ns.Restart(t)
-	waitFor(t, 20*time.Second, "b in the bucket, the group published afresh", func() bool { return natsOwner(t, url, g) == "b" })
+	waitFor(t, 10*time.Second, "the backlog dropped", func() bool { return c.r.Pipeline().Stats().Sinks["jetstream"].Dropped > 0 })
+	waitStatus(t, c.r.Bridge, 15*time.Second, "active again", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	c.ns.Restart(t)
+	waitFor(t, 20*time.Second, "b in the bucket, the group published afresh", func() bool { return natsOwner(t, c.ns.URL(), c.g) == "b" })
 }
