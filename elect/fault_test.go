@@ -128,22 +128,33 @@ func TestLoseOnExpiryPolicy(t *testing.T) {
 	p.Blackhole(false)
 }
 
-// The reply to our create is lost: the node exists on the server, the
-// client sees connection loss. We must find our node again, not create a
-// second one.
-func TestConnectionLossDuringCreate(t *testing.T) {
+// lossyGroup makes a group, and returns it with a fault proxy to the
+// server, a session through that proxy, a direct session and a context.
+func lossyGroup(t *testing.T) (string, *faultproxy.Proxy, *elect.Session, *elect.Session, context.Context) {
+	t.Helper()
 	addrs := sharedAddrs(t)
 	path := groupPath(t)
 	p := proxyTo(t, addrs[0])
 	s := session(t, []string{p.Addr()})
 	direct := session(t, addrs)
 	ctx := ctxT(t, 30*time.Second)
-	l, _ := elect.NewLock(direct, path, elect.CreateParents())
+	l, err := elect.NewLock(direct, path, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
 	warm, err := l.Acquire(ctx) // creates the path
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = warm.Release(ctx)
+	return path, p, s, direct, ctx
+}
+
+// The reply to our create is lost: the node exists on the server, the
+// client sees connection loss. We must find our node again, not create a
+// second one.
+func TestConnectionLossDuringCreate(t *testing.T) {
+	path, p, s, direct, ctx := lossyGroup(t)
 	p.DropReplyTo(faultproxy.OpCreate)
 	e, _ := elect.NewElection(s, path)
 	h, err := e.Campaign(ctx, "lossy")
@@ -175,21 +186,7 @@ func TestConnectionLossDuringCreate(t *testing.T) {
 // waiter would wait behind its own node, and every later one behind both.
 // The listing is asked again instead.
 func TestConnectionLossDuringCreateThenDuringFind(t *testing.T) {
-	addrs := sharedAddrs(t)
-	path := groupPath(t)
-	p := proxyTo(t, addrs[0])
-	s := session(t, []string{p.Addr()})
-	direct := session(t, addrs)
-	ctx := ctxT(t, 30*time.Second)
-	warm, err := elect.NewLock(direct, path, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h0, err := warm.Acquire(ctx) // creates the path
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = h0.Release(ctx)
+	path, p, s, direct, ctx := lossyGroup(t)
 	p.DropReplyTo(faultproxy.OpCreate, faultproxy.OpCreate2)
 	rearmed := make(chan struct{})
 	go func() { // once the create's reply is gone, drop the next listing's

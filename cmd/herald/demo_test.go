@@ -61,6 +61,22 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// demoConn is a connection to the shared ZooKeeper, closed with the
+// test, and whether /herald-demo existed before the test's demo ran.
+func demoConn(t *testing.T) (*zk.Conn, bool) {
+	t.Helper()
+	c, _, err := zk.Connect([]string{zktest.Shared(t).ConnectString()}, 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	rootBefore, _, err := c.Exists("/herald-demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rootBefore
+}
+
 // demoLeftovers lists what a demo left in ZooKeeper: its group (named in
 // its output), and /herald-demo when it was not there before.
 func demoLeftovers(t *testing.T, c *zk.Conn, out string, rootBefore bool) []string {
@@ -86,15 +102,7 @@ func demoLeftovers(t *testing.T, c *zk.Conn, out string, rootBefore bool) []stri
 // /herald-demo when it made that; another demo's group there is kept.
 func TestDemoRemovesItsGroup(t *testing.T) {
 	srv := zktest.Shared(t)
-	c, _, err := zk.Connect([]string{srv.ConnectString()}, 5*time.Second, zk.WithLogger(quietZK{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	rootBefore, _, err := c.Exists("/herald-demo")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, rootBefore := demoConn(t)
 	p := start(t, []string{"TMPDIR=" + t.TempDir()}, "--zk", srv.ConnectString(), "demo", "--steps", "3", "--step-time", "100ms")
 	if code := p.wait(t, 60*time.Second); code != 0 {
 		t.Fatalf("demo exited %d:\n%s", code, p.out)
@@ -135,15 +143,7 @@ func TestDemoRemovesItsGroup(t *testing.T) {
 // group, says it was interrupted and exits 130 / 143.
 func TestDemoInterrupted(t *testing.T) {
 	srv := zktest.Shared(t)
-	c, _, err := zk.Connect([]string{srv.ConnectString()}, 5*time.Second, zk.WithLogger(quietZK{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	rootBefore, _, err := c.Exists("/herald-demo")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, rootBefore := demoConn(t)
 	for _, tc := range []struct {
 		sig   syscall.Signal
 		after string // the demo's output when the signal is sent
