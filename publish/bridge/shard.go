@@ -24,7 +24,8 @@ type Shard struct {
 	K, N int
 }
 
-// ParseShard reads "K/N" (K in 0..N-1); "" is the zero Shard.
+// ParseShard reads "K/N" (K in 0..N-1, both plain decimal numbers, no sign
+// or leading zeros); "" is the zero Shard.
 func ParseShard(s string) (Shard, error) {
 	if s == "" {
 		return Shard{}, nil
@@ -35,6 +36,10 @@ func ParseShard(s string) (Shard, error) {
 	switch {
 	case !ok || kerr != nil || nerr != nil:
 		return Shard{}, fmt.Errorf("shard %q: want K/N, e.g. 0/2 (shard 0 of 2)", s)
+	case strconv.Itoa(k) != ks || strconv.Itoa(n) != ns:
+		// "+1/2" or "01/2" would pass for 1/2 here but is another name
+		// in the shard's election path, logs and status: one spelling only.
+		return Shard{}, fmt.Errorf("shard %q: write K and N as plain numbers, e.g. %d/%d", s, k, n)
 	case n < 1:
 		return Shard{}, fmt.Errorf("shard %q: N is the number of shards, at least 1", s)
 	case k < 0 || k >= n:

@@ -29,6 +29,7 @@ func TestParseShard(t *testing.T) {
 	}
 	for in, says := range map[string]string{
 		"2/2": "K must be in 0..1", "-1/2": "K must be in 0..1", "1/0": "at least 1", "1": "want K/N", "a/b": "want K/N", "1/2/3": "want K/N",
+		"+1/2": "plain numbers, e.g. 1/2", "01/2": "plain numbers, e.g. 1/2", "1/+2": "plain numbers", "0/02": "plain numbers, e.g. 0/2",
 	} {
 		if _, err := bridge.ParseShard(in); err == nil || !strings.Contains(err.Error(), says) {
 			t.Errorf("ParseShard(%q): %v; want an error saying %q", in, err, says)
