@@ -246,14 +246,19 @@ type Bridges struct {
 // exist. While it cannot, a value whose bridge has no heartbeat in the
 // table is judged stale, saying why, rather than passed unjudged as one
 // whose bridge never wrote a heartbeat: the heartbeat that would say the
-// bridge stopped may be the one that cannot be read.
-func (b *Bridges) SetUnreadable(err error) {
+// bridge stopped may be the one that cannot be read. A value whose
+// heartbeat grows too old meanwhile is stale as ever, with a reason that
+// names this reader's trouble rather than blaming the bridge alone.
+// It reports whether that changed what the table says.
+func (b *Bridges) SetUnreadable(err error) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	was := b.unreadable
 	b.unreadable = ""
 	if err != nil {
 		b.unreadable = err.Error()
 	}
+	return b.unreadable != was
 }
 
 // NewBridges returns an empty table.
@@ -326,7 +331,7 @@ func (b *Bridges) JudgeGroup(now time.Time, group string, writers ...string) Fre
 			}
 		}
 		for _, h := range cands {
-			f := judge(h, now, group)
+			f := judge(h, now, group, b.unreadable)
 			if !judged || better(f, best) {
 				best = f
 			}
@@ -348,7 +353,10 @@ func better(a, b Freshness) bool {
 	return a.Confirmed.After(b.Confirmed)
 }
 
-func judge(h Heartbeat, now time.Time, group string) Freshness {
+// judge judges one heartbeat; unreadable is why this reader cannot read
+// heartbeats now ("" when it can), which a heartbeat gone quiet may owe to
+// the reader rather than to the bridge.
+func judge(h Heartbeat, now time.Time, group string, unreadable string) Freshness {
 	f := Freshness{ConfirmedBy: h.Source, BridgeState: h.State, Confirmed: h.Confirmed}
 	if since, unread := h.Unconfirmed[group]; unread && group != "" && h.State == BridgeActive {
 		f.Stale = true
@@ -372,6 +380,9 @@ func judge(h Heartbeat, now time.Time, group string) Freshness {
 		if age := now.Sub(h.Time); age > bound {
 			f.Stale = true
 			f.StaleReason = fmt.Sprintf("no heartbeat for %s; %s confirms every %s", roundAge(age), h.Source, h.Interval)
+			if unreadable != "" {
+				f.StaleReason = fmt.Sprintf("no heartbeat read for %s (%s confirms every %s), and this reader cannot read heartbeats now, so the bridge may still be publishing: %s", roundAge(age), h.Source, h.Interval, unreadable)
+			}
 		} else {
 			f.StaleAt = h.Time.Add(bound)
 		}

@@ -141,10 +141,13 @@ type ownerFollow struct {
 	synced     bool
 
 	bridges *publish.Bridges
-	beat    chan struct{}        // a heartbeat changed the table
-	last    map[string]lastValue // by key: the last update delivered of a value naming its writer
-	timer   *time.Timer          // fires when the first fresh value turns stale
-	next    time.Time            // when timer fires (zero: stopped)
+	beat    chan struct{} // a heartbeat changed the table
+	// downSince: when this reader's connection went down, zero while the
+	// heartbeats watch works (watchBridges' goroutine only).
+	downSince time.Time
+	last      map[string]lastValue // by key: the last update delivered of a value naming its writer
+	timer     *time.Timer          // fires when the first fresh value turns stale
+	next      time.Time            // when timer fires (zero: stopped)
 }
 
 func (f *ownerFollow) run(ctx context.Context, watcher jetstream.KeyWatcher) {

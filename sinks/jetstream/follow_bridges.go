@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -30,13 +31,17 @@ func (f *ownerFollow) startBridges(ctx context.Context) error {
 }
 
 func (f *ownerFollow) watchBridges(ctx context.Context, ready func()) {
-	status := f.nc.StatusChanged(nats.CONNECTED, nats.CLOSED)
+	status := f.nc.StatusChanged(nats.CONNECTED, nats.CLOSED, nats.DISCONNECTED, nats.RECONNECTING)
 	defer f.nc.RemoveStatusListener(status)
 	r := retry{first: f.cfg.first, limit: f.cfg.limit}
 	for {
 		w, err := f.openBridges(ctx)
-		f.bridges.SetUnreadable(bridgesUnreadable(err))
+		if err != nil && !f.nc.IsConnected() {
+			err = f.cutOff()
+		}
+		f.setUnreadable(bridgesUnreadable(err))
 		if err == nil {
+			f.downSince = time.Time{}
 			err = f.consumeBridges(ctx, w, status, ready, &r)
 			_ = w.Stop()
 			if err != nil {
@@ -56,6 +61,28 @@ func (f *ownerFollow) watchBridges(ctx context.Context, ready func()) {
 		case <-time.After(r.wait()):
 		}
 	}
+}
+
+// setUnreadable records whether the heartbeats can be read (nil: they
+// can) and, when that changes, has the values judged again.
+func (f *ownerFollow) setUnreadable(err error) {
+	if !f.bridges.SetUnreadable(err) {
+		return
+	}
+	select {
+	case f.beat <- struct{}{}:
+	default:
+	}
+}
+
+// cutOff is why the heartbeats cannot be read while this reader's
+// connection is down: a heartbeat that goes quiet then says nothing about
+// the bridge.
+func (f *ownerFollow) cutOff() error {
+	if f.downSince.IsZero() {
+		f.downSince = time.Now()
+	}
+	return fmt.Errorf("this reader has been disconnected from NATS since %s (reconnecting)", f.downSince.UTC().Format(time.RFC3339))
 }
 
 // bridgesUnreadable is err unless it says that the bridges bucket does
@@ -86,8 +113,12 @@ func (f *ownerFollow) consumeBridges(ctx context.Context, w jetstream.KeyWatcher
 		case <-ctx.Done():
 			return ctx.Err()
 		case s := <-status:
-			if s == nats.CLOSED || f.nc.IsClosed() {
+			switch {
+			case s == nats.CLOSED || f.nc.IsClosed():
 				return ErrConnClosed
+			case s == nats.DISCONNECTED || s == nats.RECONNECTING:
+				f.setUnreadable(f.cutOff())
+				continue
 			}
 			return nil // reconnected: the watcher's consumer may be gone
 		case e, ok := <-w.Updates():

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/publish"
 	hjs "github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/natssink"
@@ -239,5 +240,43 @@ func TestFollowValueConfirmedAfterDelivery(t *testing.T) {
 	u = nextFor(t, w, g, 5*time.Second)
 	if u.Owner == nil || u.Stale || u.ConfirmedBy != b || u.BridgeState != publish.BridgeActive || !u.Confirmed.Equal(h.Time) {
 		t.Fatalf("after %s's first heartbeat: %+v; want a, confirmed by it", b, u)
+	}
+}
+
+// A reader cut off from NATS cannot tell a quiet bridge from its own
+// silence: the value turns stale once its bound passes, as ever, but the
+// reason names the reader's lost connection instead of blaming the bridge
+// alone; back on line, the next heartbeat makes it fresh again.
+func TestFollowReaderCutOffSaysSo(t *testing.T) {
+	g := uniq(t)
+	b1 := source(t, "b1")
+	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
+	beat(t, s, b1, publish.BridgeActive, "")
+	write(t, s, from(gain(g, "a", 100), b1))
+
+	p, err := faultproxy.New(strings.TrimPrefix(url, "nats://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := hjs.Follow(ctx, client(t, "nats://"+p.Addr()), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := nextFor(t, w, g, 10*time.Second); u.Stale {
+		t.Fatalf("initial update %+v: want fresh", u)
+	}
+	p.Refuse(true)
+	p.Cut()
+	u := nextFor(t, w, g, 5*time.Second)
+	if !u.Stale || !strings.Contains(u.StaleReason, "this reader has been disconnected from NATS since") || !strings.Contains(u.StaleReason, "the bridge may still be publishing") {
+		t.Fatalf("reader cut off: %+v, want stale, saying the reader is disconnected", u)
+	}
+	p.Refuse(false)
+	beat(t, s, b1, publish.BridgeActive, "")
+	if u := nextFor(t, w, g, 10*time.Second); u.Stale {
+		t.Fatalf("reader back, bridge confirming: %+v, want fresh", u)
 	}
 }

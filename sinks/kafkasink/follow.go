@@ -127,7 +127,7 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 	if fresh != nil {
 		// The heartbeats first, so that the first values are judged.
 		st = fresh(o)
-		if err := followBridges(ctx, cfg, o.follower.Heartbeat, st.beat, &wg); err != nil {
+		if err := followBridges(ctx, cfg, o.follower.Bridges(), st.beat, &wg); err != nil {
 			cancel()
 			wg.Wait()
 			return nil, err

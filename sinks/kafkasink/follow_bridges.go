@@ -2,6 +2,7 @@ package kafkasink
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,15 +122,19 @@ func (st *staleness[T]) refresh(ctx context.Context, c chan<- T, only string) er
 // returns at once and looks for the topic now and then: values are not
 // judged until a heartbeat arrives. Its goroutines join wg and end with
 // ctx.
-func followBridges(ctx context.Context, cfg Config, put func(publish.Heartbeat) bool, beat chan struct{}, wg *sync.WaitGroup) error {
-	got := func(h publish.Heartbeat) {
-		if put(h) {
-			select {
-			case beat <- struct{}{}:
-			default:
-			}
+func followBridges(ctx context.Context, cfg Config, bridges *publish.Bridges, beat chan struct{}, wg *sync.WaitGroup) error {
+	signal := func() {
+		select {
+		case beat <- struct{}{}:
+		default:
 		}
 	}
+	got := func(h publish.Heartbeat) {
+		if bridges.Put(h) {
+			signal()
+		}
+	}
+	reach := &bridgesReach{topic: cfg.BridgesTopic, bridges: bridges, changed: signal, down: map[int]error{}}
 	parts, ends, err := partitionsAndEnds(ctx, cfg, cfg.BridgesTopic, "")
 	if err != nil {
 		if ctx.Err() != nil {
@@ -145,14 +150,14 @@ func followBridges(ctx context.Context, cfg Config, put func(publish.Heartbeat) 
 				case <-time.After(wait):
 				}
 				if parts, ends, err := partitionsAndEnds(ctx, cfg, cfg.BridgesTopic, ""); err == nil {
-					readBridges(ctx, cfg, parts, ends, got, wg)
+					readBridges(ctx, cfg, parts, ends, got, reach, wg)
 					return
 				}
 			}
 		}()
 		return nil
 	}
-	initial := readBridges(ctx, cfg, parts, ends, got, wg)
+	initial := readBridges(ctx, cfg, parts, ends, got, reach, wg)
 	select {
 	case <-initial:
 		return nil
@@ -163,7 +168,7 @@ func followBridges(ctx context.Context, cfg Config, put func(publish.Heartbeat) 
 
 // readBridges reads every partition of the bridges topic from the start;
 // the channel it returns closes once the records up to ends are read.
-func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int64, got func(publish.Heartbeat), wg *sync.WaitGroup) <-chan struct{} {
+func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int64, got func(publish.Heartbeat), reach *bridgesReach, wg *sync.WaitGroup) <-chan struct{} {
 	initial := make(chan struct{})
 	var pending atomic.Int64
 	for _, end := range ends {
@@ -198,6 +203,7 @@ func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int6
 			},
 			// The end to read to first was the old topic's.
 			restart: reached,
+			reach:   func(err error) { reach.set(p, err) },
 		}
 		wg.Add(1)
 		go func() {
@@ -206,4 +212,49 @@ func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int6
 		}()
 	}
 	return initial
+}
+
+// bridgesReach tells the heartbeats table when this reader cannot read the
+// bridges topic (Bridges.SetUnreadable): while any partition can be
+// neither read nor asked where it ends, a heartbeat that goes quiet says
+// nothing about its bridge. It is shared by the partition reads.
+type bridgesReach struct {
+	topic   string
+	bridges *publish.Bridges
+	changed func()
+
+	mu    sync.Mutex
+	down  map[int]error // by partition: why it cannot be read now
+	since time.Time     // when the first of them could not
+}
+
+func (r *bridgesReach) set(partition int, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil {
+		delete(r.down, partition)
+	} else {
+		r.down[partition] = err
+	}
+	var why error
+	switch {
+	case len(r.down) == 0:
+		r.since = time.Time{}
+	default:
+		if r.since.IsZero() {
+			r.since = time.Now()
+		}
+		// The lowest partition's error, so that the text changes only
+		// when the outage does.
+		low := -1
+		for p := range r.down {
+			if low < 0 || p < low {
+				low = p
+			}
+		}
+		why = fmt.Errorf("this reader has not been able to read the bridges topic %s from Kafka since %s: %v", r.topic, r.since.UTC().Format(time.RFC3339), r.down[low])
+	}
+	if r.bridges.SetUnreadable(why) {
+		r.changed()
+	}
 }

@@ -232,3 +232,43 @@ func TestFollowOwnersConfirmedAfterDelivery(t *testing.T) {
 		t.Fatalf("after late's first heartbeat: %+v; want a, confirmed by it", u)
 	}
 }
+
+// A reader cut off from the brokers cannot tell a quiet bridge from its
+// own silence: the value turns stale once its bound passes, as ever, but
+// the reason names the reader's trouble; with the brokers back, the next
+// heartbeat makes it fresh again.
+func TestFollowOwnersReaderCutOffSaysSo(t *testing.T) {
+	defer func(d time.Duration) { idleLook = d }(idleLook)
+	idleLook = time.Second // look at the brokers soon when nothing comes
+	c := kafkatest.Start(t)
+	cfg := hbConfig(t, c)
+	s := connected(t, cfg)
+	const g = "/cutoff/g"
+	// Fresh for 9 s after each heartbeat: time for the reader to find
+	// that it cannot reach the brokers before the value turns stale.
+	slow := func() {
+		t.Helper()
+		now := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := s.WriteHeartbeat(ctx, publish.Heartbeat{Source: "b1", State: publish.BridgeActive, Time: now, Confirmed: now, Interval: 3 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slow()
+	writeEvents(t, s, gainFrom(g, "a", 100, "b1"))
+	st := followOwners(t, cfg, g)
+	if u := nextOwner(t, st, 20*time.Second); u.Stale {
+		t.Fatalf("first update %+v: want fresh", u)
+	}
+	c.Stop()
+	u := nextOwner(t, st, 20*time.Second)
+	if !u.Stale || !strings.Contains(u.StaleReason, "this reader has not been able to read the bridges topic") || !strings.Contains(u.StaleReason, "the bridge may still be publishing") {
+		t.Fatalf("brokers gone: %+v, want stale, saying the reader cannot read", u)
+	}
+	c.Restart(t)
+	slow()
+	if u := nextOwner(t, st, 30*time.Second); u.Stale {
+		t.Fatalf("brokers back, bridge confirming: %+v, want fresh", u)
+	}
+}

@@ -36,6 +36,15 @@ type partRead struct {
 	// over (again), before the new topic's first record.
 	got     func(kafka.Message) bool
 	restart func()
+	// reach, when set, is told whether the partition can be read: the
+	// error while neither a read nor the brokers answer, nil once one does.
+	reach func(error)
+}
+
+func (pr *partRead) reached(err error) {
+	if pr.reach != nil {
+		pr.reach(err)
+	}
 }
 
 // run reads until ctx ends (nil), got returns false (nil) or the topic is
@@ -76,6 +85,7 @@ func (pr *partRead) read(ctx context.Context, cl *kafka.Client) (next int64, err
 			return next, nil
 		case err == nil:
 			outage.over()
+			pr.reached(nil)
 			next = m.Offset + 1
 			if !pr.got(m) {
 				return next, nil
@@ -86,8 +96,17 @@ func (pr *partRead) read(ctx context.Context, cl *kafka.Client) (next int64, err
 			// (OffsetOutOfRangeError).
 			return next, pr.madeAgain(next, -1)
 		}
-		if end, ok := pr.end(ctx, cl); ok && end < next {
+		end, endErr := pr.end(ctx, cl)
+		if endErr == nil && end < next {
 			return next, pr.madeAgain(next, end)
+		}
+		switch {
+		case look.Err() == nil:
+			pr.reached(err)
+		case endErr != nil && ctx.Err() == nil:
+			pr.reached(endErr) // quiet, and the brokers do not answer
+		default:
+			pr.reached(nil) // only quiet
 		}
 		if look.Err() == nil && !outage.wait(ctx, err) {
 			return next, nil // ctx ended
@@ -95,14 +114,20 @@ func (pr *partRead) read(ctx context.Context, cl *kafka.Client) (next int64, err
 	}
 }
 
-// end asks the brokers where the partition ends now; ok is false when
-// they could not say.
-func (pr *partRead) end(ctx context.Context, cl *kafka.Client) (int64, bool) {
+// end asks the brokers where the partition ends now; the error says why
+// they could not.
+func (pr *partRead) end(ctx context.Context, cl *kafka.Client) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, idleLook)
 	defer cancel()
 	ends, err := lastOffsets(ctx, cl, pr.topic, pr.p)
+	if err != nil {
+		return 0, err
+	}
 	end, ok := ends[pr.p]
-	return end, err == nil && ok
+	if !ok {
+		return 0, fmt.Errorf("partition %d of %s: no end offset in the brokers' answer", pr.p, pr.topic)
+	}
+	return end, nil
 }
 
 func (pr *partRead) madeAgain(next, end int64) error {
