@@ -61,8 +61,17 @@ func (o Options) Dial(ctx context.Context) (*nats.Conn, error) {
 // there (see natsOptions).
 const pingInterval = 5 * time.Second
 
+// perServer is how long one server may take to answer a connect: Timeout
+// split between the servers of URL (at least a second), so that a server
+// early in the list that accepts and then says nothing (frozen, a paused
+// VM) costs a share of the wait, not all of it, before the next is tried.
+func (o Options) perServer() time.Duration {
+	n := len(strings.Split(o.URL, ","))
+	return min(o.Timeout, max(time.Second, o.Timeout/time.Duration(n)))
+}
+
 func (o Options) natsOptions(ctx context.Context) ([]nats.Option, error) {
-	timeout := o.Timeout
+	timeout := o.perServer()
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}

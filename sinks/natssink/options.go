@@ -45,7 +45,8 @@ type Options struct {
 	// Reconnecting never gives up.
 	ReconnectWait, MaxReconnectWait time.Duration
 	// Timeout bounds a connect attempt and a Write without a ctx deadline
-	// (default 10s).
+	// (default 10s). With several servers in URL, each one tried gets its
+	// share of it (Timeout/n, at least 1s).
 	Timeout time.Duration
 
 	// Logger receives connection events (nil: none).
