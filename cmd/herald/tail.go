@@ -88,7 +88,7 @@ func (a *app) tail(ctx context.Context, o tailOpts) error {
 			return err
 		}
 		defer closeNC()
-		st, err := jetstream.Events(ctx, js, group, jetstream.Since(start))
+		st, err := jetstream.Events(ctx, js, group, jetstream.Since(start), jetstream.WithLogger(a.log))
 		if errors.Is(err, jsapi.ErrStreamNotFound) {
 			return fmt.Errorf("follow the HERALD stream (is a bridge publishing to JetStream?): %w", err)
 		}

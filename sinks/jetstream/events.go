@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,7 +64,8 @@ func Events(ctx context.Context, js jetstream.JetStream, group string, opts ...F
 			return nil, err
 		}
 	}
-	r := &eventReader{cfg: cfg, js: js, filter: filter, s: &EventStream{ch: make(chan publish.Event, cfg.buffer)}}
+	r := &eventReader{cfg: cfg, js: js, filter: filter, s: &EventStream{ch: make(chan publish.Event, cfg.buffer)},
+		outage: readOutage{log: cfg.log, stream: cfg.stream}}
 	c, err := r.consumer(ctx)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -89,6 +91,47 @@ type eventReader struct {
 	last   atomic.Uint64 // stream sequence of the last message handled
 	// started: a consumer was made once (the stream existed).
 	started atomic.Bool
+	outage  readOutage
+}
+
+// readOutage logs an events reader's outages: once when the stream cannot
+// be read, once when it can again. It is used by the reader's goroutines.
+type readOutage struct {
+	log    *slog.Logger
+	stream string
+	down   atomic.Bool
+	mu     sync.Mutex
+	since  time.Time
+}
+
+// fail notes that the stream cannot be read now.
+func (o *readOutage) fail(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.down.Load() {
+		return
+	}
+	o.down.Store(true)
+	o.since = time.Now()
+	if o.log != nil {
+		o.log.Warn("jetstream: cannot read the events stream; retrying until it answers (events are read on from where the reader was)", "stream", o.stream, "err", err)
+	}
+}
+
+// ok notes that the stream answered.
+func (o *readOutage) ok() {
+	if !o.down.Load() {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.down.Load() {
+		return
+	}
+	o.down.Store(false)
+	if o.log != nil {
+		o.log.Info("jetstream: reading the events stream again", "stream", o.stream, "after", time.Since(o.since).Round(time.Millisecond))
+	}
 }
 
 func (r *eventReader) consumer(ctx context.Context) (jetstream.Consumer, error) {
@@ -118,7 +161,9 @@ func (r *eventReader) consumer(ctx context.Context) (jetstream.Consumer, error) 
 // the one read from: going on from where we were is right only there. A
 // stream deleted (and perhaps made again, its sequences starting over)
 // lost what it held, and the reader must say so rather than wait for
-// sequences the new one may never reach.
+// sequences the new one may never reach. A stream that does not answer
+// (no leader, the connection down) is an outage: its error is not
+// ErrStreamGone.
 func (r *eventReader) sameStream(ctx context.Context) error {
 	if !r.started.Load() {
 		return nil
@@ -135,6 +180,8 @@ func (r *eventReader) sameStream(ctx context.Context) error {
 		return fmt.Errorf("%w: %s no longer exists; events after its sequence %d may be missing: read again from the start", ErrStreamGone, r.cfg.stream, last)
 	case err == nil && st.CachedInfo().State.LastSeq < last:
 		return fmt.Errorf("%w: %s was deleted and made again (its last sequence %d is below %d, read already); events in between may be missing: read again from the start", ErrStreamGone, r.cfg.stream, st.CachedInfo().State.LastSeq, last)
+	case err != nil:
+		return fmt.Errorf("jetstream: stream %s does not answer: %w", r.cfg.stream, err) // an outage, not the end
 	}
 	return nil
 }
@@ -179,6 +226,8 @@ func (r *eventReader) loop(ctx context.Context, c jetstream.Consumer) error {
 					continue
 				} else if errors.Is(err, ErrStreamGone) {
 					return err
+				} else if ctx.Err() == nil {
+					r.outage.fail(err)
 				}
 			}
 		} else {
@@ -187,6 +236,8 @@ func (r *eventReader) loop(ctx context.Context, c jetstream.Consumer) error {
 				continue
 			} else if errors.Is(err, ErrStreamGone) {
 				return err
+			} else if ctx.Err() == nil {
+				r.outage.fail(err)
 			}
 		}
 		select {
@@ -219,12 +270,20 @@ func (r *eventReader) read(ctx context.Context, c jetstream.Consumer) error {
 				return
 			case <-t.C:
 			}
-			if err := r.sameStream(ctx); errors.Is(err, ErrStreamGone) {
+			err := r.sameStream(ctx)
+			switch {
+			case errors.Is(err, ErrStreamGone):
 				goneMu.Lock()
 				gone = err
 				goneMu.Unlock()
 				it.Stop()
 				return
+			case err != nil && ctx.Err() == nil:
+				// The consumer re-creates itself quietly, for ever:
+				// the stream's own answer says whether it can.
+				r.outage.fail(err)
+			case err == nil:
+				r.outage.ok()
 			}
 		}
 	}()
@@ -238,6 +297,7 @@ func (r *eventReader) read(ctx context.Context, c jetstream.Consumer) error {
 			}
 			return err
 		}
+		r.outage.ok()
 		if md, err := m.Metadata(); err == nil {
 			r.last.Store(md.Sequence.Stream)
 		}

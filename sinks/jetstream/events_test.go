@@ -3,6 +3,8 @@ package jetstream_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,5 +153,44 @@ func TestEventsEndWhenTheStreamIsDeleted(t *testing.T) {
 		case <-deadline:
 			t.Fatal("the reader still waits 15s after its stream was deleted")
 		}
+	}
+}
+
+// TestEventsSayWhileTheStreamCannotBeRead: a reader waiting through an
+// outage says so once (WARN), rather than staying silent like one with
+// nothing to read, says when it reads again (INFO), and goes on from
+// where it was.
+func TestEventsSayWhileTheStreamCannotBeRead(t *testing.T) {
+	srv := natsserver.Start(t)
+	g := uniq(t)
+	s := connectSink(t, hjs.Config{Conn: fast(srv.URL())})
+	a := gain(g, "a", 100)
+	write(t, s, a)
+	var log logs
+	ev, err := hjs.Events(t.Context(), client(t, srv.URL()), g, hjs.Raw(), hjs.RetryBackoff(20*time.Millisecond, 200*time.Millisecond),
+		hjs.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ev, a)
+	srv.Shutdown()
+	waitLog := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for !strings.Contains(log.String(), what) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in the reader's log within 15 s:\n%s", what, log.String())
+			}
+			time.Sleep(20 * time.Millisecond) // polling interval, not ordering
+		}
+	}
+	waitLog("level=WARN msg=\"jetstream: cannot read the events stream; retrying until it answers")
+	srv.Restart(t)
+	la, b := lost(g, "a", 100, "b"), gain(g, "b", 200)
+	writeEventually(t, s, la, b)
+	expect(t, ev, la, b)
+	waitLog("level=INFO msg=\"jetstream: reading the events stream again\"")
+	if n := strings.Count(log.String(), "cannot read the events stream"); n != 1 {
+		t.Fatalf("%d WARNs for one outage, want 1:\n%s", n, log.String())
 	}
 }

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/zkherald/herald/publish"
@@ -18,6 +19,7 @@ type followConfig struct {
 	buffer         int
 	follower       *publish.Follower
 	raw            bool
+	log            *slog.Logger
 }
 
 func newFollowConfig(opts []FollowOption) (followConfig, error) {
@@ -136,3 +138,14 @@ func (r *retry) wait() time.Duration {
 }
 
 func (r *retry) reset() { r.next = 0 }
+
+// WithLogger makes Events log, once per outage, that it cannot read the
+// stream (JetStream without a leader or quorum, the connection down) and
+// goes on trying, and when it reads again: otherwise a reader that waits
+// through an outage is silent, like one that has nothing to read.
+func WithLogger(l *slog.Logger) FollowOption {
+	return func(c *followConfig) error {
+		c.log = l
+		return nil
+	}
+}
