@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/internal/testtls"
@@ -206,5 +208,46 @@ func TestTLS(t *testing.T) {
 				t.Fatalf("error %q: want %v, naming the broker and saying %q", err, tc.want, tc.hint)
 			}
 		})
+	}
+}
+
+// An owners topic that compacts and deletes (cleanup.policy=compact,delete)
+// loses the only record of a group whose owner has not changed for
+// retention.ms: refused as a topic that only deletes is, unless
+// retention.ms is -1.
+func TestOwnersTopicMustNotDeleteToo(t *testing.T) {
+	c := kafkatest.Start(t)
+	cfg := testConfig(t, c)
+	cl, tr, err := cfg.client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for topic, retention := range map[string]string{"owners-cd": "60000", "owners-cd-forever": "-1"} {
+		res, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+			Topic: topic, NumPartitions: 1, ReplicationFactor: 1,
+			ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact,delete"}, {ConfigName: "retention.ms", ConfigValue: retention}},
+		}}})
+		if err != nil || res.Errors[topic] != nil {
+			t.Fatalf("create %s: %v %v", topic, err, res.Errors)
+		}
+	}
+	connect := func(topic string) error {
+		cfg := cfg
+		cfg.OwnersTopic = topic
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		return s.Connect(ctx)
+	}
+	if err := connect("owners-cd"); !errors.Is(err, ErrTopic) || !strings.Contains(err.Error(), "retention.ms=60000") {
+		t.Fatalf("connect with owners topic compact,delete: %v, want ErrTopic about retention.ms", err)
+	}
+	if err := connect("owners-cd-forever"); err != nil {
+		t.Fatalf("connect with owners topic compact,delete and retention.ms=-1: %v", err)
 	}
 }

@@ -106,10 +106,12 @@ func missingTopics(ctx context.Context, cl *kafka.Client, topics ...string) ([]s
 }
 
 // checkCompacted refuses an owners topic that deletes instead of compacting:
-// it would lose the current owner of every quiet group after retention.ms.
+// a group whose owner has not changed for retention.ms would lose its only
+// record, and readers would say it has no owner. cleanup.policy
+// "compact,delete" deletes too, unless retention.ms is -1 (never).
 func checkCompacted(ctx context.Context, cl *kafka.Client, topic string) error {
 	res, err := cl.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
-		ResourceType: kafka.ResourceTypeTopic, ResourceName: topic, ConfigNames: []string{"cleanup.policy"},
+		ResourceType: kafka.ResourceTypeTopic, ResourceName: topic, ConfigNames: []string{"cleanup.policy", "retention.ms"},
 	}}})
 	if err != nil {
 		return fmt.Errorf("%w: describe configs of %s: %w", ErrTopic, topic, err)
@@ -118,12 +120,32 @@ func checkCompacted(ctx context.Context, cl *kafka.Client, topic string) error {
 		if r.Error != nil {
 			return fmt.Errorf("%w: describe configs of %s: %w", ErrTopic, topic, r.Error)
 		}
+		policy, retention := "", ""
 		for _, e := range r.ConfigEntries {
-			if e.ConfigName == "cleanup.policy" && !strings.Contains(e.ConfigValue, "compact") {
-				return fmt.Errorf("%w: topic %s has cleanup.policy=%s; it must be compacted to keep each group's owner: "+
-					"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact",
-					ErrTopic, topic, e.ConfigValue, topic)
+			switch e.ConfigName {
+			case "cleanup.policy":
+				policy = e.ConfigValue
+			case "retention.ms":
+				retention = e.ConfigValue
 			}
+		}
+		if policy == "" {
+			continue
+		}
+		kinds := map[string]bool{}
+		for _, k := range strings.Split(policy, ",") {
+			kinds[strings.TrimSpace(k)] = true
+		}
+		switch {
+		case !kinds["compact"]:
+			return fmt.Errorf("%w: topic %s has cleanup.policy=%s; it must be compacted to keep each group's owner: "+
+				"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact",
+				ErrTopic, topic, policy, topic)
+		case kinds["delete"] && retention != "-1":
+			return fmt.Errorf("%w: topic %s has cleanup.policy=%s and retention.ms=%s: a group whose owner has not changed for that long "+
+				"would lose its only record, and readers would say it has no owner; compact only: "+
+				"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact (or retention.ms=-1)",
+				ErrTopic, topic, policy, retention, topic)
 		}
 	}
 	return nil
