@@ -161,8 +161,9 @@ type member struct {
 	single *singleState
 
 	queued, busy, again, removed bool
-	// restate: the next read is sent as a Snapshot with Gap (Restate).
-	restate bool
+	// restate: the next read is sent as a Snapshot, with Gap (Restate)
+	// or without a Gap of its own (Refresh).
+	restate restateKind
 	fired   fired
 	last    *View
 	leader  *SingleView // a single-node leader's last
@@ -253,11 +254,23 @@ func (m *Many) Remove(group string) {
 // some of its changes (a standby bridge that dropped what it held) and
 // must be told the current state, and that an owner may have come and
 // gone unseen. A group not observed is ignored.
-func (m *Many) Restate(group string) {
+func (m *Many) Restate(group string) { m.askRestate(group, restateGap) }
+
+// Refresh reads group afresh and sends its state as a Snapshot, after
+// whatever was sent for it before, as Restate does but without a Gap of
+// its own: for a reader that missed some of the group's changes which
+// reached their readers by another way (a standby bridge whose held
+// events outlived its replay window, the active bridge having stored
+// them), and whose own state of the group must be brought up to date. The
+// snapshot says Gap only when the read itself finds one. A group not
+// observed is ignored; Restate wins over Refresh until the read.
+func (m *Many) Refresh(group string) { m.askRestate(group, restateFresh) }
+
+func (m *Many) askRestate(group string, k restateKind) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if g := m.groups[group]; g != nil {
-		g.restate = true
+		g.restate = max(g.restate, k)
 		g.fired.children = true
 		m.enqueue(g)
 	}
@@ -503,8 +516,8 @@ func (m *Many) serve(g *member, f fired) {
 	if ob.prev == nil && ob.before != nil {
 		changes, ob.before = []Change{snapshotAfter(ob.before, v)}, nil
 	}
-	if restate {
-		changes = restated(changes, diff(nil, v)[0])
+	if restate != restateNone {
+		changes = restated(changes, diff(nil, v)[0], restate == restateGap)
 	}
 	if !m.emit(changes) {
 		return
@@ -549,8 +562,8 @@ func (m *Many) serveSingle(g *member, f fired) {
 	}
 	ob.childrenFired = false
 	changes := st.changes(sv)
-	if restate {
-		changes = restated(changes, singleSnapshot(sv))
+	if restate != restateNone {
+		changes = restated(changes, singleSnapshot(sv), restate == restateGap)
 	}
 	// The leader is stored before its change is sent, so that a reader
 	// of the change finds Leader saying the same (as Observer does).

@@ -118,32 +118,44 @@ func recheckSingle(ctx context.Context, st *singleState) (bool, error) {
 	return node.Czxid != prev.nodeCzxid || node.Mzxid != prev.dataZxid, nil
 }
 
-// takeRestate takes g's Restate request, if any.
-func (m *Many) takeRestate(g *member) bool {
+// restateKind is what a group's next read must send besides its changes:
+// nothing more, a Snapshot (Refresh), or a Snapshot marked Gap (Restate).
+// A later request of a greater kind wins.
+type restateKind uint8
+
+const (
+	restateNone restateKind = iota
+	restateFresh
+	restateGap
+)
+
+// takeRestate takes g's Restate or Refresh request, if any.
+func (m *Many) takeRestate(g *member) restateKind {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := g.restate
-	g.restate = false
+	g.restate = restateNone
 	return r
 }
 
-// keepRestate puts back a Restate request whose read failed.
-func (m *Many) keepRestate(g *member, r bool) {
-	if !r {
+// keepRestate puts back a request whose read failed.
+func (m *Many) keepRestate(g *member, r restateKind) {
+	if r == restateNone {
 		return
 	}
 	m.mu.Lock()
-	g.restate = true
+	g.restate = max(g.restate, r)
 	m.mu.Unlock()
 }
 
 // restated is changes followed by snap, the group's state afresh, marked
-// Gap; when changes end with a Snapshot already, that one is marked.
-func restated(changes []Change, snap Change) []Change {
+// Gap when gap is set; when changes end with a Snapshot already, that one
+// stands for it (and is marked).
+func restated(changes []Change, snap Change, gap bool) []Change {
 	if n := len(changes); n > 0 && changes[n-1].Kind == Snapshot {
-		changes[n-1].Gap = true
+		changes[n-1].Gap = changes[n-1].Gap || gap
 		return changes
 	}
-	snap.Gap = true
+	snap.Gap = snap.Gap || gap
 	return append(changes, snap)
 }

@@ -29,6 +29,9 @@ type lane struct {
 	private bool
 	epoch   uint64
 	batch   []Event // the batch in flight, for the groups dropBacklog names
+	// gapNext: groups whose next event queued here carries Gap
+	// (Pipeline.MarkGap). Guarded by mu.
+	gapNext map[string]bool
 
 	busy     atomic.Bool // the worker has not returned
 	c        laneCounters
@@ -67,7 +70,14 @@ func newLane(s Sink, lossless bool, bound int, m *metrics) *lane {
 // It never blocks beyond the lane's lock.
 func (l *lane) enqueue(events []Event) {
 	l.mu.Lock()
+	from := len(l.q)
 	l.q = append(l.q, events...)
+	for i := from; len(l.gapNext) > 0 && i < len(l.q); i++ {
+		if g := l.q[i].Group; l.gapNext[g] {
+			l.q[i].Gap = true // the lane's own copy
+			delete(l.gapNext, g)
+		}
+	}
 	if !l.lossless && len(l.q) >= l.collapseAt {
 		var dropped int
 		l.q, dropped = collapse(l.q)
@@ -205,4 +215,14 @@ func (l *lane) failed(err error) {
 	l.c.connected.Store(false)
 	msg := err.Error()
 	l.c.lastErr.Store(&msg)
+}
+
+// markGap has the next event of group queued here carry Gap.
+func (l *lane) markGap(group string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gapNext == nil {
+		l.gapNext = map[string]bool{}
+	}
+	l.gapNext[group] = true
 }

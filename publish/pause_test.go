@@ -163,3 +163,44 @@ func runningPipe(t *testing.T, sinks []Sink, opts ...Option) (*Pipeline, context
 	})
 	return p, ctx
 }
+
+// TestMarkGapOnlyWhereAsked: MarkGap marks the next event of the group
+// queued for the sinks picked (a Private one here), and only that one;
+// the other sinks get it as published, and Stats.Gaps does not count it.
+func TestMarkGapOnlyWhereAsked(t *testing.T) {
+	shared, local := newMem("shared"), privMem{newMem("local")}
+	p, ctx := runningPipe(t, []Sink{shared, local})
+	p.MarkGap("/a", func(_ string, private bool) bool { return private })
+	if err := p.Publish(ctx, append(seq("/b", 1, time.Now()), seq("/a", 2, time.Now())...)...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "both sinks written", func() bool { return local.count() == 3 && shared.count() == 3 })
+	gaps := func(s *memSink) (out []string) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, e := range s.events {
+			if e.Gap {
+				out = append(out, e.ID)
+			}
+		}
+		return out
+	}
+	local.mu.Lock()
+	firstA := ""
+	for _, e := range local.events {
+		if e.Group == "/a" {
+			firstA = e.ID
+			break
+		}
+	}
+	local.mu.Unlock()
+	if got := gaps(local.memSink); len(got) != 1 || got[0] != firstA {
+		t.Errorf("the Private sink's gaps %v, want only the first event of /a (%s)", got, firstA)
+	}
+	if got := gaps(shared); len(got) != 0 {
+		t.Errorf("the shared sink's gaps %v, want none", got)
+	}
+	if n := p.Stats().Gaps; n != 0 {
+		t.Errorf("Stats.Gaps = %d, want 0: a sink's own gap is not the observer's", n)
+	}
+}

@@ -172,6 +172,21 @@ func (p *Pipeline) Forget(group string) {
 	p.curMu.Unlock()
 }
 
+// MarkGap has the next event of group queued for each sink that which
+// picks (by its name, and whether it is Private) carry Gap, whatever the
+// event says: those sinks missed some of the group's changes that the
+// others hold. A bridge taking over marks this way its own audit log,
+// which never got the changes its predecessor stored in the shared sinks
+// (Bridge's startPublishing). It is not counted in Stats.Gaps, which
+// counts what the observer could not prove.
+func (p *Pipeline) MarkGap(group string, which func(sink string, private bool) bool) {
+	for _, l := range p.lanes {
+		if which(l.name, l.private) {
+			l.markGap(group)
+		}
+	}
+}
+
 // Pause tells the pipeline that its caller stops publishing for a while:
 // an HA bridge standing by, which must write nothing. Every sink but a
 // Private one drops what it had still to write, the batch it was writing

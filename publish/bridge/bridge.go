@@ -73,11 +73,12 @@ type Bridge struct {
 	publishing bool
 	held       []heldEvent
 	// trimmed holds the groups whose held events were dropped for age
-	// since the bridge began to stand by.
-	trimmed map[string]bool
+	// since the bridge began to stand by, or dropped from the sinks'
+	// backlogs when it was deposed, and what is known of those events.
+	trimmed map[string]droppedState
 	// restate has a group read afresh and published with Gap (the
 	// current ObserveMany's Restate; guarded by mu).
-	restate func(group string)
+	restate, refresh func(group string)
 	// lastViews is each group's latest view, kept across observers (a
 	// new session), so the next snapshot can tell what it missed.
 	viewMu    sync.Mutex

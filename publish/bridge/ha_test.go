@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/audit"
 	"github.com/zkherald/herald/sinks/jetstream"
 )
 
@@ -283,4 +285,85 @@ func TestHACampaignRefusedIsNotReady(t *testing.T) {
 	waitStatus(t, r.Bridge, 20*time.Second, "joined and active once admitted", func(st bridge.Status) bool {
 		return st.HAError == "" && st.Role == bridge.RoleActive && len(st.NotReady()) == 0
 	})
+}
+
+// A standby that takes over long after the replay window does not mark as
+// gaps the changes its predecessor stored: the shared store (the owners
+// bucket) holds the owner the dropped events left, so the group is read
+// afresh without a gap there, and nothing counts towards the gap alert.
+// Its own audit log, which never got those changes, marks the group's
+// next event as a gap.
+func TestHATakeoverPastTheReplayWindowStoredByThePredecessor(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g, ha := groupPath(t), groupPath(t)
+	s := session(t, addrs)
+	cfg := func(name string, extra ...publish.Sink) bridge.Config {
+		return bridge.Config{Servers: addrs, Watch: []string{g}, HAPath: ha, Source: name, Sinks: append([]publish.Sink{jsSink(t, url)}, extra...),
+			SessionTimeout: 2 * time.Second, HAReplay: 200 * time.Millisecond, Logger: testLogger(t)}
+	}
+	b1 := start(t, cfg("bridge-1"))
+	waitStatus(t, b1.Bridge, 15*time.Second, "bridge-1 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	path := filepath.Join(t.TempDir(), "audit.log")
+	as, err := audit.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2 := start(t, cfg("bridge-2", as))
+	waitStatus(t, b2.Bridge, 15*time.Second, "bridge-2 standby and ready", func(st bridge.Status) bool {
+		return st.Role == bridge.RoleStandby && len(st.NotReady()) == 0
+	})
+	events := streamEvents(t, url, g)
+	a := leads(t, candidate(t, s, g, "a"))
+	events.wait(t, "a elected", idOf(g, a.Node(), publish.LeaderElected))
+	bCh := candidate(t, s, g, "b")
+	queued(t, s, g, 2)
+	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b := leads(t, bCh)
+	events.wait(t, "b elected, stored by bridge-1", idOf(g, b.Node(), publish.LeaderElected))
+	time.Sleep(500 * time.Millisecond) // past bridge-2's replay window: what it holds of g is dropped
+
+	b1.Abort()
+	b1.wait(t, 20*time.Second)
+	waitStatus(t, b2.Bridge, 20*time.Second, "bridge-2 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	// The afresh snapshot carries the id of bridge-1's event, so the
+	// stream drops it as a copy; the owners bucket takes it as bridge-2
+	// confirming b.
+	deadline := time.Now().Add(15 * time.Second)
+	for natsOwnerSource(t, url, g) != "bridge-2" {
+		if time.Now().After(deadline) {
+			t.Fatalf("b's tenure not read afresh by bridge-2 into the owners bucket within 15 s (source %q)", natsOwnerSource(t, url, g))
+		}
+		time.Sleep(100 * time.Millisecond) // polling interval, not ordering
+	}
+	for _, e := range events.all() {
+		if e.Source == "bridge-2" && e.Gap {
+			t.Errorf("bridge-2 marked a gap in the stream although bridge-1 stored every change: %+v", e)
+		}
+	}
+	if v, _ := metricValue(t, b2.Handler(), `herald_group_gaps_total{group="`+g+`"}`); v != 0 {
+		t.Errorf("herald_group_gaps_total of %s = %v on bridge-2, want 0", g, v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var first *publish.Event
+	for deadline := time.Now().Add(10 * time.Second); first == nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		evs, err := audit.ReadAll(ctx, path, nil)
+		if err != nil {
+			t.Fatalf("read bridge-2's audit log: %v", err)
+		}
+		for i := range evs {
+			if evs[i].Group == g && evs[i].Source == "bridge-2" {
+				first = &evs[i]
+				break
+			}
+		}
+	}
+	if first == nil || !first.Gap {
+		t.Errorf("bridge-2's audit log, which never got b's election: first event of the group %+v, want it marked as a gap", first)
+	}
+	if err := b2.stop(t); err != nil {
+		t.Errorf("graceful stop of bridge-2: %v", err)
+	}
 }

@@ -46,7 +46,7 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	gs.many = many
 	if many != nil {
 		b.mu.Lock()
-		b.restate = many.Restate
+		b.restate, b.refresh = many.Restate, many.Refresh
 		b.mu.Unlock()
 	}
 	var wg sync.WaitGroup

@@ -44,10 +44,11 @@ func (b *Bridge) deliver(ctx context.Context, events []publish.Event) (bool, err
 func (b *Bridge) trimHeld(now time.Time) {
 	cut := 0
 	for cut < len(b.held) && now.Sub(b.held[cut].at) > b.cfg.HAReplay {
+		e := b.held[cut].e
 		if b.trimmed == nil {
-			b.trimmed = map[string]bool{}
+			b.trimmed = map[string]droppedState{}
 		}
-		b.trimmed[b.held[cut].e.Group] = true
+		b.trimmed[e.Group] = b.trimmed[e.Group].add(e)
 		cut++
 	}
 	if cut > 0 {
@@ -55,43 +56,78 @@ func (b *Bridge) trimHeld(now time.Time) {
 	}
 }
 
+// droppedState is what a bridge knows of a group's events it dropped
+// unpublished: whether they can be accounted for at all, and the owner
+// the newest of them that changed the owner left.
+type droppedState struct {
+	// untold: dropped from the sinks' backlogs when deposed (not kept),
+	// or one of them said Gap itself.
+	untold bool
+	// changed: one of them changed the owner; owner is the node the
+	// newest such left owning ("" none), zxid that event's.
+	changed bool
+	owner   string
+	zxid    int64
+}
+
+// add is d with e dropped too (e after those before).
+func (d droppedState) add(e publish.Event) droppedState {
+	d.untold = d.untold || e.Gap
+	if e.Type.Gains() || e.Type.Loses() {
+		d.changed, d.owner, d.zxid = true, "", e.Zxid
+		if e.Owner != nil {
+			d.owner = e.Owner.Node
+		}
+	}
+	return d
+}
+
 // startPublishing publishes what the bridge held while it stood by, then
 // lets live events through; nothing observed meanwhile can overtake them.
 //
-// A group some of whose held events were dropped (older than the window:
-// the active bridge may have died before publishing them) is not passed
-// over in silence: its first event still held says Gap, and it is read
-// afresh and published as a Snapshot with Gap (elect.Many.Restate),
-// which comes after the held events. Its events keep their ids, so where
-// the active bridge did publish them the stream drops the copy, and with
-// it a gap that was none. Until that snapshot, the pipeline holds no
-// state for such a group: what it held from before standing by, and the
-// events left after the dropped ones, may not say who owns it now.
+// A group some of whose held events were dropped (older than the window,
+// or dropped from the sinks' backlogs when this bridge was last deposed)
+// is not passed over in silence. Where every shared sink that keeps a
+// report (storedElsewhere) holds the owner the dropped events left, or a
+// later state, the bridge before this one stored them: the group is read
+// afresh (elect.Many.Refresh) without a gap, and only this bridge's own
+// audit log, which never got them, marks its next event of the group
+// (publish.Pipeline.MarkGap). Otherwise (the active bridge may have died
+// before publishing them, or a sink cannot say) its first event still
+// held says Gap, and it is read afresh and published as a Snapshot with
+// Gap (elect.Many.Restate), which comes after the held events. Its events
+// keep their ids, so where the active bridge did publish them the stream
+// drops the copy. Until that snapshot, the pipeline holds no state for
+// such a group: what it held from before standing by, and the events
+// left after the dropped ones, may not say who owns it now.
 func (b *Bridge) startPublishing(ctx context.Context) {
 	// A sink that lost its store of current state is told again the
 	// groups observed now only (resend.go).
 	b.pipe.Observed(b.observes)
+	stored := b.storedElsewhere(ctx)
 	b.pubMu.Lock()
 	defer b.pubMu.Unlock()
 	b.trimHeld(time.Now())
 	trimmed := b.trimmed
 	b.trimmed = nil
 	marked := map[string]bool{}
-	for i := range b.held {
-		if g := b.held[i].e.Group; trimmed[g] && !marked[g] {
-			b.held[i].e.Gap = true
-			marked[g] = true
+	var confirmed []string
+	for g, d := range trimmed {
+		if stored(g, d) {
+			confirmed = append(confirmed, g)
+			marked[g] = true // not in the shared sinks: they hold it
+			b.pipe.MarkGap(g, func(_ string, private bool) bool { return private })
 		}
 	}
-	if len(trimmed) > 0 {
-		restate := b.restater()
-		for g := range trimmed {
-			b.log.Warn("some of the group's changes may be unpublished (held while standing by longer than the replay window, or dropped when this bridge last stopped publishing); publishing the group afresh, marked as a gap", "group", g, "window", b.cfg.HAReplay)
-			if restate != nil {
-				restate(g)
+	for i := range b.held {
+		if g := b.held[i].e.Group; !marked[g] {
+			if _, ok := trimmed[g]; ok {
+				b.held[i].e.Gap = true
+				marked[g] = true
 			}
 		}
 	}
+	b.refreshTrimmed(trimmed, confirmed)
 	if n := len(b.held); n > 0 {
 		events := make([]publish.Event, n)
 		for i, h := range b.held {
@@ -111,6 +147,92 @@ func (b *Bridge) startPublishing(ctx context.Context) {
 	b.publishing = true
 	b.leading.Store(true)
 	b.pipe.Resume()
+}
+
+// refreshTrimmed has every group whose held events were dropped read
+// afresh: those the shared sinks were found to hold (confirmed) without a
+// gap of their own (their first event to this bridge's own audit log is
+// marked, see startPublishing), the others published as a gap.
+func (b *Bridge) refreshTrimmed(trimmed map[string]droppedState, confirmed []string) {
+	if len(trimmed) == 0 {
+		return
+	}
+	restate, refresh := b.restaters()
+	done := make(map[string]bool, len(confirmed))
+	for _, g := range confirmed {
+		done[g] = true
+		if refresh != nil {
+			refresh(g)
+		}
+	}
+	if len(confirmed) > 0 {
+		b.log.Info("the shared sinks hold what this bridge dropped from what it held while standing by (the bridge before it stored it); reading those groups afresh, without a gap",
+			"groups", len(confirmed), "window", b.cfg.HAReplay)
+	}
+	for g := range trimmed {
+		if done[g] {
+			continue
+		}
+		b.log.Warn("some of the group's changes may be unpublished (held while standing by longer than the replay window, or dropped when this bridge last stopped publishing); publishing the group afresh, marked as a gap", "group", g, "window", b.cfg.HAReplay)
+		if restate != nil {
+			restate(g)
+		}
+	}
+}
+
+// storedElsewhere reads what the shared sinks that keep a report
+// (publish.Reporter: the JetStream owners bucket, the Kafka owners topic)
+// stored last, when this bridge dropped held events, and returns whether
+// every one of them holds what a group's dropped events say: the owner
+// the newest of them that changed the owner left (its node), or a state
+// at that event's zxid or later. The bridge that was active then stored
+// the changes this one dropped: its events are in order, so a later one
+// stored means that one was, and one it could not store it marked as a
+// gap there itself. Dropped events that changed no owner (candidates
+// that came and went) hide no owner. It says no for events that cannot
+// be accounted for (droppedState.untold), and for every group when there
+// is no such sink or one of them cannot be read: the dropped events then
+// count as unpublished. A sink that keeps no report (NATS subjects) was
+// written live, and is not asked.
+func (b *Bridge) storedElsewhere(ctx context.Context) func(group string, d droppedState) bool {
+	no := func(string, droppedState) bool { return false }
+	b.pubMu.Lock()
+	b.trimHeld(time.Now())
+	any := len(b.trimmed) > 0
+	b.pubMu.Unlock()
+	if !any {
+		return no
+	}
+	var shared []map[string]publish.LastReport
+	for _, s := range b.cfg.Sinks {
+		r, ok := s.(publish.Reporter)
+		if pv, private := s.(publish.Private); !ok || (private && pv.Private()) {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, b.cfg.ConnectTimeout)
+		reports, err := r.LastReports(rctx)
+		cancel()
+		if err != nil {
+			b.log.Warn("could not read what the sink stored last; the groups whose held events outlived the replay window are published as gaps", "sink", s.Name(), "err", err)
+			return no
+		}
+		shared = append(shared, reports)
+	}
+	if len(shared) == 0 {
+		return no
+	}
+	return func(group string, d droppedState) bool {
+		if d.untold {
+			return false
+		}
+		for _, reports := range shared {
+			r, ok := reports[group]
+			if d.changed && (!ok || (r.Zxid < d.zxid && (d.owner == "" || r.Owner != d.owner))) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // holdForDrain stops publishing as a bridge that is stopping while it
@@ -143,17 +265,18 @@ func (b *Bridge) stopPublishing() {
 	// stops publishing again, and drops nothing more then.
 	for _, g := range b.pipe.Pause() {
 		if b.trimmed == nil {
-			b.trimmed = map[string]bool{}
+			b.trimmed = map[string]droppedState{}
 		}
-		b.trimmed[g] = true
+		b.trimmed[g] = droppedState{untold: true}
 	}
 	b.pubMu.Unlock()
 }
 
-// restater is how to have a group read afresh and published as a Snapshot
-// with Gap: the current observation's Restate (nil when none).
-func (b *Bridge) restater() func(group string) {
+// restaters are how to have a group read afresh and published as a
+// Snapshot with Gap, and without one of its own: the current
+// observation's Restate and Refresh (nil when none).
+func (b *Bridge) restaters() (restate, refresh func(group string)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.restate
+	return b.restate, b.refresh
 }

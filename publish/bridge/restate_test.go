@@ -95,6 +95,23 @@ func checkAuditNotFlooded(t *testing.T, evs []publish.Event, groups ...string) {
 // who --nats` reads it ("" for none, or no bucket).
 func natsOwner(t *testing.T, url, group string) string {
 	t.Helper()
+	if o := natsOwnerRecord(t, url, group); o != nil {
+		return o.Owner.ID
+	}
+	return ""
+}
+
+// natsOwnerSource is the bridge that wrote group's owner in the bucket.
+func natsOwnerSource(t *testing.T, url, group string) string {
+	t.Helper()
+	if o := natsOwnerRecord(t, url, group); o != nil {
+		return o.Source
+	}
+	return ""
+}
+
+func natsOwnerRecord(t *testing.T, url, group string) *jetstream.Owner {
+	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatalf("connect to NATS: %v", err)
@@ -108,14 +125,14 @@ func natsOwner(t *testing.T, url, group string) string {
 	defer cancel()
 	w, err := jetstream.Follow(ctx, js, group)
 	if err != nil {
-		return ""
+		return nil
 	}
 	var last *jetstream.OwnerUpdate
 	for {
 		select {
 		case u, ok := <-w.Updates():
 			if !ok {
-				return ""
+				return nil
 			}
 			if u.Group == group {
 				last = &u
@@ -123,7 +140,7 @@ func natsOwner(t *testing.T, url, group string) string {
 			continue
 		case <-w.Synced():
 		case <-ctx.Done():
-			return ""
+			return nil
 		}
 		break
 	}
@@ -138,10 +155,10 @@ func natsOwner(t *testing.T, url, group string) string {
 			drained = true
 		}
 	}
-	if last == nil || last.Owner == nil {
-		return ""
+	if last == nil {
+		return nil
 	}
-	return last.Owner.Owner.ID
+	return last.Owner
 }
 
 // TestOwnersBucketDeletedIsRestated: an operator deletes the JetStream
