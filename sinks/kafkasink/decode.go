@@ -19,11 +19,17 @@ func lookup(hs []kafka.Header) func(string) (string, bool) {
 	}
 }
 
-// decodeEvent reads a record of the events topic.
+// decodeEvent reads a record of the events topic. Its key must be the
+// event's group, as the sink writes it: a reader of one group picks
+// records by key, and an event of another group under that key is not
+// one of its events.
 func decodeEvent(m kafka.Message) (publish.Event, error) {
 	e, err := publish.Decode(publish.KafkaPrefix, lookup(m.Headers), m.Value)
 	if err != nil {
 		return e, fmt.Errorf("kafkasink: %s partition %d offset %d: %w", m.Topic, m.Partition, m.Offset, err)
+	}
+	if string(m.Key) != e.Group {
+		return e, fmt.Errorf("kafkasink: %s partition %d offset %d: key %q but event of group %q", m.Topic, m.Partition, m.Offset, m.Key, e.Group)
 	}
 	return e, nil
 }

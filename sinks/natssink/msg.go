@@ -1,6 +1,7 @@
 package natssink
 
 import (
+	"fmt"
 	"net/textproto"
 
 	"github.com/nats-io/nats.go"
@@ -28,15 +29,30 @@ func Msg(e publish.Event) (*nats.Msg, error) {
 	return &nats.Msg{Subject: subj, Header: h, Data: body}, nil
 }
 
-// Decode reads an event from a message written by Msg.
+// Decode reads an event from a message written by Msg. The message's
+// subject must be the one Msg gives the event: a subscriber or consumer
+// filters by subject, so an event of another group (or type) filed under
+// it would reach readers who asked for that one only. Such a message is
+// refused.
 func Decode(m *nats.Msg) (publish.Event, error) {
-	return publish.Decode(publish.NATSPrefix, func(k string) (string, bool) {
+	e, err := publish.Decode(publish.NATSPrefix, func(k string) (string, bool) {
 		v, ok := m.Header[k]
 		if !ok || len(v) == 0 {
 			return "", false
 		}
 		return v[0], true
 	}, m.Data)
+	if err != nil {
+		return e, err
+	}
+	want, err := publish.Subject(e.Type, e.Group)
+	if err != nil {
+		return e, err
+	}
+	if m.Subject != want {
+		return e, fmt.Errorf("natssink: subject %q but a %s event of group %q (its subject is %q)", m.Subject, e.Type, e.Group, want)
+	}
+	return e, nil
 }
 
 // WireSize is what m counts against a server's maximum payload: its data
