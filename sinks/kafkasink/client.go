@@ -121,6 +121,9 @@ func (c Config) dialer() *kafka.Dialer {
 // partitionsAndEnds returns the partitions to read (all, or the one a group
 // hashes to with c.Partitioner) and, per partition, the end offset at this moment (0 when the
 // partition holds nothing to catch up on).
+// errNoPartitions: the topic is not there (or not yet).
+var errNoPartitions = errors.New("no such topic")
+
 func partitionsAndEnds(ctx context.Context, c Config, topic, group string) ([]int, map[int]int64, error) {
 	if _, err := c.tlsConfig(); err != nil {
 		return nil, nil, err
@@ -147,7 +150,7 @@ func partitionsAndEnds(ctx context.Context, c Config, topic, group string) ([]in
 		}
 	}
 	if len(all) == 0 {
-		return nil, nil, fmt.Errorf("%w: %s has no partitions on %s: has a herald bridge connected yet?", ErrTopic, topic, c.describe())
+		return nil, nil, fmt.Errorf("%w: %w: %s has no partitions on %s: has a herald bridge connected yet?", ErrTopic, errNoPartitions, topic, c.describe())
 	}
 	sort.Ints(all)
 	parts := all

@@ -2,6 +2,7 @@ package kafkasink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -140,6 +141,10 @@ func followBridges(ctx context.Context, cfg Config, bridges *publish.Bridges, be
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		// No topic yet: no bridge wrote a heartbeat, values go unjudged.
+		// A topic that cannot be read now (its leader down, the brokers
+		// unreachable) makes values without a heartbeat stale.
+		reach.set(-1, unlessMissing(err))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -149,10 +154,22 @@ func followBridges(ctx context.Context, cfg Config, bridges *publish.Bridges, be
 					return
 				case <-time.After(wait):
 				}
-				if parts, ends, err := partitionsAndEnds(ctx, cfg, cfg.BridgesTopic, ""); err == nil {
-					readBridges(ctx, cfg, parts, ends, got, reach, wg)
+				parts, ends, err := partitionsAndEnds(ctx, cfg, cfg.BridgesTopic, "")
+				if ctx.Err() != nil {
 					return
 				}
+				if err != nil {
+					reach.set(-1, unlessMissing(err))
+					continue
+				}
+				// Readable once the heartbeats stored now are in the
+				// table, so that no value is judged without them.
+				select {
+				case <-readBridges(ctx, cfg, parts, ends, got, reach, wg):
+					reach.set(-1, nil)
+				case <-ctx.Done():
+				}
+				return
 			}
 		}()
 		return nil
@@ -214,10 +231,21 @@ func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int6
 	return initial
 }
 
+// unlessMissing is err unless it says that the topic does not exist (or
+// has no partitions yet): no bridge has written a heartbeat.
+func unlessMissing(err error) error {
+	if err == nil || errors.Is(err, kafka.UnknownTopicOrPartition) || errors.Is(err, errNoPartitions) {
+		return nil
+	}
+	return err
+}
+
 // bridgesReach tells the heartbeats table when this reader cannot read the
-// bridges topic (Bridges.SetUnreadable): while any partition can be
-// neither read nor asked where it ends, a heartbeat that goes quiet says
-// nothing about its bridge. It is shared by the partition reads.
+// bridges topic (Bridges.SetUnreadable): while the topic cannot be looked
+// up (partition -1), or any partition can be neither read nor asked where
+// it ends, a heartbeat that goes quiet says nothing about its bridge, and
+// a value whose bridge has no heartbeat in hand is stale. It is shared by
+// the partition reads.
 type bridgesReach struct {
 	topic   string
 	bridges *publish.Bridges

@@ -3,10 +3,13 @@ package kafkasink
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/kafkatest"
@@ -270,5 +273,48 @@ func TestFollowOwnersReaderCutOffSaysSo(t *testing.T) {
 	slow()
 	if u := nextOwner(t, st, 30*time.Second); u.Stale {
 		t.Fatalf("brokers back, bridge confirming: %+v, want fresh", u)
+	}
+}
+
+// A bridges topic that exists but cannot be read (its partition's leader
+// not available) leaves no value unjudged: a value whose bridge has no
+// heartbeat in hand is stale, saying why, not passed as fresh as when no
+// bridge ever wrote a heartbeat. Once the topic can be read, the bridge's
+// heartbeat confirms it.
+func TestFollowOwnersBridgesTopicUnreadable(t *testing.T) {
+	c := kafkatest.Start(t)
+	cfg := hbConfig(t, c)
+	s := connected(t, cfg)
+	const g = "/unreadable/g"
+	beat(t, s, "b1", publish.BridgeActive, "")
+	writeEvents(t, s, gainFrom(g, "a", 100, "b1"))
+	var refuse atomic.Bool
+	refuse.Store(true)
+	kc := c.Kfake()
+	kc.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		r := req.(*kmsg.ListOffsetsRequest)
+		if !refuse.Load() || len(r.Topics) != 1 || r.Topics[0].Topic != cfg.BridgesTopic {
+			return nil, nil, false
+		}
+		resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
+		rt := kmsg.NewListOffsetsResponseTopic()
+		rt.Topic = cfg.BridgesTopic
+		for _, p := range r.Topics[0].Partitions {
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.LeaderNotAvailable.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+	st := followOwners(t, cfg, g)
+	u := nextOwner(t, st, 20*time.Second)
+	if !u.Stale || !strings.Contains(u.StaleReason, "heartbeats cannot be read") {
+		t.Fatalf("first update with the bridges topic unreadable: %+v, want stale, saying the heartbeats cannot be read", u)
+	}
+	refuse.Store(false)
+	if u := nextOwner(t, st, 30*time.Second); u.Stale || u.ConfirmedBy != "b1" || u.BridgeState != publish.BridgeActive {
+		t.Fatalf("bridges topic readable again: %+v, want fresh, confirmed by b1", u)
 	}
 }
