@@ -26,7 +26,7 @@ func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, init
 	var writer string
 	if op := e.Operation(); op == jetstream.KeyValuePut {
 		var o Owner
-		if err := json.Unmarshal(e.Value(), &o); err != nil {
+		if err := json.Unmarshal(e.Value(), &o); err != nil || !o.valid(group) {
 			f.w.skipped.Add(1)
 			return nil
 		}
@@ -61,6 +61,14 @@ func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, init
 	}
 	f.known[e.Key()] = next
 	return f.deliver(ctx, e.Key(), writer, u)
+}
+
+// valid reports whether o, read under group's key, is an owner herald
+// wrote: it names its group (the key's), a node, and a term (a czxid,
+// never 0). JSON such as {} or null decodes without error into an owner
+// with none of them, which is no owner at all.
+func (o *Owner) valid(group string) bool {
+	return o.Group == group && o.Owner.Node != "" && o.Term > 0
 }
 
 // judge judges a value of group written by writer, and arms the timer for
