@@ -2,12 +2,14 @@ package elect
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"sync"
@@ -17,38 +19,143 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
+// lookupHost resolves a server's host name (a variable so that tests can
+// point a name of their own at a test server).
+var lookupHost = net.DefaultResolver.LookupHost
+
+// zkMember is one address herald dials: a resolved ip:port and the host
+// name it was given as in the server list, which a TLS server's
+// certificate must name.
+type zkMember struct{ addr, host string }
+
+// label names the member in errors and logs: the address, and the name it
+// was given as when that is not the address itself.
+func (m zkMember) label() string {
+	host, port, err := net.SplitHostPort(m.addr)
+	if err != nil || host == m.host || m.host == "" {
+		return m.addr
+	}
+	return net.JoinHostPort(m.host, port) + " (" + m.addr + ")"
+}
+
+// hostProvider gives the client the servers' addresses as go-zookeeper's
+// own DNSHostProvider does (each name resolved once, every address a
+// member, shuffled), but keeps the name each address came from: the
+// client hands the dialer only the resolved ip:port, and TLS must verify
+// the server's certificate against the name given, not the IP it
+// resolved to. The client calls Next and then dials its answer on one
+// goroutine, so the member Next returned last is the one being dialled.
+type hostProvider struct {
+	mu         sync.Mutex
+	members    []zkMember
+	curr, last int
+}
+
+func (hp *hostProvider) Init(servers []string) error {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	var found []zkMember
+	for _, server := range servers {
+		host, port, err := net.SplitHostPort(server)
+		if err != nil {
+			return err
+		}
+		addrs, err := lookupHost(ctx, host)
+		if err != nil {
+			return err
+		}
+		for _, a := range addrs {
+			found = append(found, zkMember{addr: net.JoinHostPort(a, port), host: host})
+		}
+	}
+	if len(found) == 0 {
+		return fmt.Errorf("no addresses found for %q", servers)
+	}
+	rand.Shuffle(len(found), func(i, j int) { found[i], found[j] = found[j], found[i] })
+	hp.members, hp.curr, hp.last = found, -1, -1
+	return nil
+}
+
+func (hp *hostProvider) Len() int {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	return len(hp.members)
+}
+
+func (hp *hostProvider) Next() (string, bool) {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	hp.curr = (hp.curr + 1) % len(hp.members)
+	retryStart := hp.curr == hp.last
+	if hp.last == -1 {
+		hp.last = 0
+	}
+	return hp.members[hp.curr].addr, retryStart
+}
+
+func (hp *hostProvider) Connected() {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	hp.last = hp.curr
+}
+
+// memberAt is the member being dialled at address: the one Next returned
+// last, or failing that the first with that address.
+func (hp *hostProvider) memberAt(address string) zkMember {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	if hp.curr >= 0 && hp.curr < len(hp.members) && hp.members[hp.curr].addr == address {
+		return hp.members[hp.curr]
+	}
+	for _, m := range hp.members {
+		if m.addr == address {
+			return m
+		}
+	}
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		host = address
+	}
+	return zkMember{addr: address, host: host}
+}
+
 // dialer wraps net.DialTimeout for two reasons: it reads the session timeout
 // the server granted from the handshake (the client does not expose it), and
 // it refuses to dial once the session is lost, so the client cannot quietly
-// open a new session in its place.
+// open a new session in its place. Under TLS it verifies the server's
+// certificate against the host name the member was given as.
 func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 	return func(network, address string, _ time.Duration) (net.Conn, error) {
 		if s.lostFlag.Load() {
 			return nil, errors.New("elect: session lost; not reconnecting")
 		}
+		m := s.hosts.memberAt(address)
 		c, err := net.DialTimeout(network, address, timeout)
 		var sent bool
 		if err == nil && tlsCfg != nil {
-			c, err = handshake(c, address, timeout, presenting(tlsCfg, &sent))
+			c, err = handshake(c, m, timeout, presenting(tlsCfg, &sent))
 		}
 		if err != nil {
-			s.dialFailed(address, err)
+			s.dialFailed(m.label(), err)
 			return nil, err
 		}
 		s.certSent.Store(sent)
-		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: address, plain: tlsCfg == nil,
+		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: m.label(), plain: tlsCfg == nil,
 			answerBy: time.Now().Add(max(timeout, answerWait))}, nil
 	}
 }
 
-// dialFailed records why a dial of address failed, for the error
-// NewSession returns. A TLS failure, which no retry mends, ends
+// dialFailed records why a dial of member (its label) failed, for the
+// error NewSession returns. A TLS failure, which no retry mends, ends
 // NewSession's wait at once once every member failed so: one member with
 // a bad certificate (mid-rotation, say) must not keep a session from the
 // others, which the client tries next. Every member has failed when as
-// many addresses as servers were given have, or an address fails a second
-// time (the client came round the list again).
-func (s *Session) dialFailed(address string, err error) {
+// many members as the server list resolved to have (a name may resolve to
+// several addresses, each a member), or a member fails a second time (the
+// client came round the list again).
+func (s *Session) dialFailed(member string, err error) {
 	s.dialErr.Store(&err)
 	if !errors.Is(err, ErrTLS) {
 		return
@@ -57,13 +164,13 @@ func (s *Session) dialFailed(address string, err error) {
 	if s.tlsBad == nil {
 		s.tlsBad = map[string]bool{}
 	}
-	again := s.tlsBad[address]
-	s.tlsBad[address] = true
-	all := again || len(s.tlsBad) >= len(s.servers)
+	again := s.tlsBad[member]
+	s.tlsBad[member] = true
+	all := again || len(s.tlsBad) >= s.hosts.Len()
 	n := len(s.tlsBad)
 	s.tlsMu.Unlock()
 	if !all {
-		s.log.Warn("TLS to a ZooKeeper member failed; trying the others", "member", address, "err", err)
+		s.log.Warn("TLS to a ZooKeeper member failed; trying the others", "member", member, "err", err)
 		return
 	}
 	if n > 1 {
@@ -75,18 +182,17 @@ func (s *Session) dialFailed(address string, err error) {
 	}
 }
 
-// handshake runs the TLS handshake within timeout. A server that answers
-// in plain text, or a certificate the config does not trust, fails here
-// with an error that says which.
-func handshake(c net.Conn, address string, timeout time.Duration, cfg *tls.Config) (net.Conn, error) {
+// handshake runs the TLS handshake with member m within timeout. Unless
+// the config names the server, its certificate must name the host m was
+// given as: a host name as a DNS name, an IP address as an IP address. A
+// server that answers in plain text, or a certificate the config does not
+// trust, fails here with an error that says which.
+func handshake(c net.Conn, m zkMember, timeout time.Duration, cfg *tls.Config) (net.Conn, error) {
 	if cfg.ServerName == "" {
-		host, _, err := net.SplitHostPort(address)
-		if err != nil {
-			host = address
-		}
 		cfg = cfg.Clone()
-		cfg.ServerName = host
+		cfg.ServerName = m.host
 	}
+	address := m.label()
 	tc := tls.Client(c, cfg)
 	_ = c.SetDeadline(time.Now().Add(timeout))
 	if err := tc.Handshake(); err != nil {

@@ -157,8 +157,9 @@ func (o *sessionOptions) checkIdentity(certSent bool) error {
 }
 
 // WithTLS speaks TLS to the servers, as their secureClientPort expects.
-// An empty ServerName is taken from each address dialled, so one config
-// serves a whole ensemble; set RootCAs to trust a private CA and
+// An empty ServerName is taken from each server's host as the server
+// list gives it (a host name, not the address it resolves to; an IP
+// address as an IP address), so one config serves a whole ensemble; set RootCAs to trust a private CA and
 // Certificates when the servers ask for a client certificate.
 func WithTLS(cfg *tls.Config) SessionOption {
 	return func(o *sessionOptions) error {

@@ -55,6 +55,7 @@ func (s State) String() string {
 type Session struct {
 	conn    *zk.Conn
 	servers []string
+	hosts   *hostProvider // the members servers resolved to
 	log     *slog.Logger
 	timeout time.Duration // negotiated
 
@@ -69,7 +70,7 @@ type Session struct {
 	dialErr   atomic.Pointer[error] // the last failed dial, named when no server answers
 	tlsFailed chan error            // a handshake retrying cannot mend (buffered 1)
 	tlsMu     sync.Mutex
-	tlsBad    map[string]bool // addresses whose TLS failed (see dialFailed)
+	tlsBad    map[string]bool // members whose TLS failed (see dialFailed)
 	mu        sync.Mutex
 	state     State
 	gen       uint64 // bumped on every state change
@@ -157,7 +158,7 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 }
 
 func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, error) {
-	s := &Session{servers: servers, log: o.log, changed: make(chan struct{}), done: make(chan struct{}), tlsFailed: make(chan error, 1)}
+	s := &Session{servers: servers, hosts: &hostProvider{}, log: o.log, changed: make(chan struct{}), done: make(chan struct{}), tlsFailed: make(chan error, 1)}
 	first := make(chan struct{})
 	var firstOnce sync.Once
 	cb := func(ev zk.Event) {
@@ -178,6 +179,7 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 		zk.WithEventCallback(cb),
 		zk.WithLogger(zkLogger{o.log}),
 		zk.WithLogInfo(false),
+		zk.WithHostProvider(s.hosts),
 		zk.WithDialer(s.dialer(o.dialTimeout, o.tls)),
 		zk.WithMaxBufferSize(o.maxBuffer),
 	)
@@ -440,7 +442,7 @@ func resolvable(ctx context.Context, servers []string) error {
 			return nil
 		}
 		lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err = net.DefaultResolver.LookupHost(lctx, host)
+		_, err = lookupHost(lctx, host)
 		cancel()
 		var dns *net.DNSError
 		if err == nil || !errors.As(err, &dns) || !dns.IsNotFound {
