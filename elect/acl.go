@@ -12,7 +12,7 @@ import (
 // letters of cdrwa (create, delete, read, write, admin). The id may itself
 // hold colons, as digest ids do (digest:user:hash:cdrwa). Examples:
 //
-//	auth::cdrwa,world:anyone:r     the default with digest credentials
+//	auth::cdrwa,world:anyone:r     every identity of the creating session
 //	world:anyone:cdrwa             open to all
 //	digest:ops:7x5rG...=:cdrwa,world:anyone:r
 //	ip:10.0.0.0/8:cdrwa

@@ -59,7 +59,7 @@ type Session struct {
 	log     *slog.Logger
 	timeout time.Duration // negotiated
 
-	authed    bool        // digest credentials were given (DefaultACL)
+	digestACL []zk.ACL    // the digest identity with every permission, when credentials were given (DefaultACL)
 	certID    bool        // the first connection presented a client certificate
 	certSent  atomic.Bool // the last handshake presented a client certificate
 	acl       []zk.ACL    // WithDefaultACL, else nil
@@ -222,7 +222,8 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 			conn.Close()
 			return nil, fmt.Errorf("elect: digest authentication: %w", err)
 		}
-		s.authed = true
+		user, pw, _ := strings.Cut(o.digest, ":")
+		s.digestACL = zk.DigestACL(zk.PermAll, user, pw)
 	}
 	s.certID = s.certSent.Load()
 	if err := o.checkIdentity(s.certID); err != nil {
@@ -236,9 +237,16 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 
 // DefaultACL is the ACL of the nodes herald creates on this session when a
 // recipe is given none: the session's WithDefaultACL if given; else, with
-// digest credentials (WithDigestAuth), this identity may do anything and
-// everyone may read; without, everyone may do anything, as ZooKeeper's own
-// clients and Curator and Kazoo default to.
+// digest credentials (WithDigestAuth), the digest identity by name
+// (digest:user:hash) may do anything and everyone may read; without,
+// everyone may do anything, as ZooKeeper's own clients and Curator and
+// Kazoo default to.
+//
+// The digest identity is named rather than written auth::, because
+// ZooKeeper expands auth:: to every identity of the creating session: on
+// a server that asks for client certificates that includes the
+// certificate's subject, and any process holding that certificate, with
+// no credentials, could then change and delete the nodes.
 //
 // A TLS client certificate the servers asked for is an identity too
 // (ZooKeeper's x509 provider names it by the certificate's subject, and
@@ -250,8 +258,8 @@ func (s *Session) DefaultACL() []zk.ACL {
 	if s.acl != nil {
 		return s.acl
 	}
-	if s.authed {
-		return append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
+	if s.digestACL != nil {
+		return append(append([]zk.ACL(nil), s.digestACL...), zk.WorldACL(zk.PermRead)...)
 	}
 	return zk.WorldACL(zk.PermAll)
 }

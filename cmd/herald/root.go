@@ -151,7 +151,7 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 	pf.StringVar(&a.zkCA, "zk-ca", "", "PEM file of the CAs that sign the ZooKeeper servers' certificates (default: the system's)")
 	pf.StringVar(&a.zkCert, "zk-cert", "", "PEM client certificate for ZooKeeper servers that ask for one (with --zk-key)")
 	pf.StringVar(&a.zkKey, "zk-key", "", "PEM private key of --zk-cert")
-	pf.StringVar(&a.zkACL, "zk-acl", "", "ACL of every node herald creates, as ZooKeeper's shell writes it: scheme:id:perms,... (default auth::cdrwa,world:anyone:r with --zk-auth-file, else world:anyone:cdrwa; auth:: names the --zk-cert subject too)")
+	pf.StringVar(&a.zkACL, "zk-acl", "", "ACL of every node herald creates, as ZooKeeper's shell writes it: scheme:id:perms,... (default digest:USER:HASH:cdrwa,world:anyone:r naming the --zk-auth-file identity, else world:anyone:cdrwa; auth:: names every identity of the session, the --zk-cert subject too)")
 	pf.DurationVar(&a.connectTimeout, "connect-timeout", 0, "how long to wait for ZooKeeper before giving up, retries included (default 15s; 3s for who, history, tail, checkpoint and bridge check)")
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (default info; warn for who, history, tail, checkpoint and bridge check)")
