@@ -123,11 +123,12 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 	for {
 		err := a.leadOnce(ctx, o, args, ann)
 		var ee *exitError
-		if lost != nil && errors.As(err, &ee) && ee.code == exitUsage {
+		if lost != nil && (errors.As(err, &ee) && ee.code == exitUsage || refusedIdentity(err)) {
 			// Flags that held at start no longer do (a client
-			// certificate expired, an auth file gone): the runner
-			// cannot campaign again, and what it ends with is the
-			// leadership it lost.
+			// certificate expired, an auth file gone, or holding other
+			// credentials that ZooKeeper refuses): the runner cannot
+			// campaign again, and what it ends with is the leadership
+			// it lost.
 			return &exitError{code: exitNotLeader, err: fmt.Errorf("%v; could not campaign again: %w", lost, err)}
 		}
 		if !o.rejoin || ctx.Err() != nil || !errors.As(err, &ee) || ee.code != exitNotLeader {
@@ -136,6 +137,13 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 		lost = err
 		a.log.Warn("lost leadership; campaigning again (--rejoin)", "election", o.election, "err", err)
 	}
+}
+
+// refusedIdentity reports whether ZooKeeper refused the session's
+// identity: not allowed on the group (its ACL), no usable identity for
+// the ACL herald asked for, or credentials it rejected.
+func refusedIdentity(err error) bool {
+	return errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed) || errors.Is(err, zk.ErrInvalidACL)
 }
 
 // leadOnce campaigns, runs the command while elected, and returns what run
