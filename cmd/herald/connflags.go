@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -117,4 +118,33 @@ func (a *app) connEnv() []string {
 // case with '-' as '_'.
 func envName(flag string) string {
 	return "HERALD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// zkAuthEnv is the variable that gives the ZooKeeper digest credentials
+// when --zk-auth-file does not.
+const zkAuthEnv = "HERALD_ZK_AUTH"
+
+// tidyZKAuthEnv takes the blanks and line breaks from around
+// HERALD_ZK_AUTH, as --zk-auth-file's are: a value from a secret store or
+// a Kubernetes secret often ends in a newline, which sent as part of the
+// password would log in as another identity, one ZooKeeper does not
+// refuse until herald touches its own nodes. A line break inside the
+// value is refused, as in the file. The variable is set to the tidied
+// value, so that whatever reads it next (herald itself, and a herald
+// the command of run or lock starts) reads the same credentials.
+func tidyZKAuthEnv() error {
+	v, ok := os.LookupEnv(zkAuthEnv)
+	if !ok {
+		return nil
+	}
+	tidy := strings.TrimSpace(v)
+	if strings.ContainsAny(tidy, "\r\n") {
+		return usageErr("%s holds more than one line: give user:password alone, on one line", zkAuthEnv)
+	}
+	if tidy != v {
+		if err := os.Setenv(zkAuthEnv, tidy); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -136,6 +136,11 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 			if err := a.checkConn(); err != nil {
 				return err
 			}
+			if a.zkAuthFile == "" {
+				if err := tidyZKAuthEnv(); err != nil {
+					return err
+				}
+			}
 			return a.setupLog()
 		},
 	}
