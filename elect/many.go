@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -147,7 +148,8 @@ type Many struct {
 	mu     sync.Mutex
 	wake   *sync.Cond
 	groups map[string]*member
-	queue  []*member // groups to read, oldest first, from head
+	sent   atomic.Uint64 // changes put on ch (Sent)
+	queue  []*member     // groups to read, oldest first, from head
 	head   int
 	err    error
 	ended  bool
@@ -161,6 +163,8 @@ type member struct {
 	single *singleState
 
 	queued, busy, again, removed bool
+	// turns counts the worker turns the member has had (Settle).
+	turns uint64
 	// restate: the next read is sent as a Snapshot, with Gap (Restate)
 	// or without a Gap of its own (Refresh).
 	restate restateKind
@@ -452,6 +456,7 @@ func (m *Many) release(g *member) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g.busy = false
+	g.turns++
 	if g.again {
 		g.again = false
 		m.enqueue(g)
@@ -640,6 +645,7 @@ func (m *Many) emit(cs []Change) bool {
 	for _, c := range cs {
 		select {
 		case m.ch <- c:
+			m.sent.Add(1)
 		case <-m.ctx.Done():
 			return false
 		}

@@ -159,3 +159,53 @@ func restated(changes []Change, snap Change, gap bool) []Change {
 	snap.Gap = snap.Gap || gap
 	return append(changes, snap)
 }
+
+// Sent is how many changes Many has put on Changes so far.
+func (m *Many) Sent() uint64 { return m.sent.Load() }
+
+// Settle waits until every group that a watch event (or anything else)
+// queued before the call has been read by a turn that began after it,
+// and that turn's changes are on Changes (Sent counts them): a barrier for
+// a caller that must know its observers have caught up with what the
+// session has heard, such as a bridge about to confirm its values after
+// it was frozen. It reports false when ctx or Many ends first. A group
+// whose read fails has had its turn (and is known unread).
+func (m *Many) Settle(ctx context.Context) bool {
+	type pending struct {
+		g    *member
+		need uint64
+	}
+	var wait []pending
+	m.mu.Lock()
+	for _, g := range m.groups {
+		switch {
+		case g.busy && g.again: // the event came during this turn: the next one reads it
+			wait = append(wait, pending{g, g.turns + 2})
+		case g.busy || g.queued:
+			wait = append(wait, pending{g, g.turns + 1})
+		}
+	}
+	m.mu.Unlock()
+	for _, p := range wait {
+		for {
+			m.mu.Lock()
+			done := p.g.turns >= p.need || p.g.removed
+			ended := m.ended
+			m.mu.Unlock()
+			switch {
+			case done:
+			case ended:
+				return false
+			default:
+				select {
+				case <-ctx.Done():
+					return false
+				case <-time.After(2 * time.Millisecond): // polling interval, not ordering
+				}
+				continue
+			}
+			break
+		}
+	}
+	return true
+}

@@ -270,3 +270,61 @@ func TestManyResyncFindsWhatNoWatchSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestManySettle: once the session has heard a change (a round trip made
+// after it), Settle returns only when the group was read again and the
+// change is on Changes, unread: a bridge about to confirm its values after
+// a freeze has published everything it heard.
+func TestManySettle(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	ha, err := ea.Campaign(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := elect.ObserveMany(ctx, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(path); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, elect.Snapshot, ownerIs("alpha"))
+	eb, _ := elect.NewElection(b, path)
+	go func() { _, _ = eb.Campaign(ctx, "beta") }()
+	queued := func() bool {
+		ch, _, err := a.Conn().Children(path)
+		return err == nil && len(ch) == 2
+	}
+	for !queued() {
+		time.Sleep(5 * time.Millisecond) // polling interval, not ordering
+	}
+	if err := ha.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// ZooKeeper sends the observer's session the watch events of the
+	// changes above before the answer to this request.
+	if _, _, err := obs.Conn().Exists("/"); err != nil {
+		t.Fatal(err)
+	}
+	before := m.Sent()
+	if !m.Settle(ctx) {
+		t.Fatal("Settle gave up")
+	}
+	if m.Sent() <= before {
+		t.Fatalf("Settle returned with nothing more sent (%d): the change the session heard is not on Changes", m.Sent())
+	}
+	for deadline := time.After(5 * time.Second); ; {
+		select {
+		case c := <-m.Changes():
+			if c.Owner != nil && c.Owner.ID == "beta" {
+				return
+			}
+		case <-deadline:
+			t.Fatal("beta's election never came after Settle")
+		}
+	}
+}

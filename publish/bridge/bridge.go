@@ -79,6 +79,9 @@ type Bridge struct {
 	// restate has a group read afresh and published with Gap (the
 	// current ObserveMany's Restate; guarded by mu).
 	restate, refresh func(group string)
+	// settle waits until what the session heard is published (the
+	// current observation's groupSet.settle; guarded by mu).
+	settle func(ctx context.Context) bool
 	// lastViews is each group's latest view, kept across observers (a
 	// new session), so the next snapshot can tell what it missed.
 	viewMu    sync.Mutex

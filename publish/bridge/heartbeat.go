@@ -77,8 +77,10 @@ type heartbeater struct {
 // stop ends that and writes "stopped", unless the bridge was aborted. It
 // is called by Run once the sinks are connected.
 func (b *Bridge) startHeartbeat() (stop func()) {
+	// The first round too waits for a proof: the bridge may have been
+	// frozen before the heartbeater first looked, with nothing to tell.
 	h := &heartbeater{b: b, interval: b.cfg.Heartbeat, last: map[string]time.Time{},
-		claims: map[string]*claim{}, failing: map[string]bool{}}
+		claims: map[string]*claim{}, failing: map[string]bool{}, proofNeeded: true}
 	if h.interval <= 0 {
 		h.interval = publish.DefaultHeartbeat
 	}
@@ -144,10 +146,13 @@ func (h *heartbeater) tick(now time.Time) {
 	}
 	if h.proofNeeded {
 		asked := time.Now()
-		if !h.b.zkAnswers(h.timeout()) {
+		if !h.b.zkAnswers(h.timeout()) || !h.b.observersCaughtUp(h.timeout()) {
 			return // unconfirmed: readers judge the values by the bound
 		}
-		h.proofNeeded, now = false, asked // what happened before asking was heard
+		// What happened before asking was heard, and what was heard is
+		// published: a change made while the bridge was frozen is in
+		// the backlog the claim below waits for.
+		h.proofNeeded, now = false, asked
 	}
 	// A round's claim: every event published before now is in a sink
 	// once the sink has settled what it had settled plus its backlog. The
@@ -213,6 +218,22 @@ func (b *Bridge) zkAnswers(d time.Duration) bool {
 	case <-time.After(d):
 		return false
 	}
+}
+
+// observersCaughtUp waits, within d, until the observers have published
+// what the session heard so far (groupSet.settle): heard is not yet seen,
+// and a watch event waiting for its group's read is a change no claim
+// covers.
+func (b *Bridge) observersCaughtUp(d time.Duration) bool {
+	b.mu.Lock()
+	settle := b.settle
+	b.mu.Unlock()
+	if settle == nil {
+		return true // nothing observed yet
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return settle(ctx)
 }
 
 // settled counts what a sink has done with the events given to it. Not

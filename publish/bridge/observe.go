@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkherald/herald/elect"
@@ -47,6 +48,7 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	if many != nil {
 		b.mu.Lock()
 		b.restate, b.refresh = many.Restate, many.Refresh
+		b.settle = gs.settle
 		b.mu.Unlock()
 	}
 	var wg sync.WaitGroup
@@ -154,8 +156,10 @@ type groupSet struct {
 	s   *elect.Session
 	ctx context.Context
 
-	// many observes every group and single-node leader.
-	many *elect.Many
+	// many observes every group and single-node leader; taken counts
+	// the changes publish has taken from it and handled.
+	many  *elect.Many
+	taken atomic.Uint64
 
 	mu      sync.Mutex
 	running map[string]*follower
@@ -418,6 +422,7 @@ func (gs *groupSet) publish(ctx context.Context) {
 		if gs.observing(c.Group) {
 			gs.b.apply(ctx, ctx, c)
 		}
+		gs.taken.Add(1)
 	}
 	views := gs.many.Lasts()
 	gs.b.viewMu.Lock()
@@ -428,6 +433,27 @@ func (gs *groupSet) publish(ctx context.Context) {
 	for g, v := range views {
 		gs.b.lastViews[g] = v
 	}
+}
+
+// settle returns once every change the session heard before the call is
+// published (handed to the pipeline, or held while standing by): the
+// observers have read every group it queued (elect.Many.Settle), and this
+// loop has handled every change they sent. False when ctx ends first.
+func (gs *groupSet) settle(ctx context.Context) bool {
+	if !gs.many.Settle(ctx) {
+		return false
+	}
+	sent := gs.many.Sent()
+	for gs.taken.Load() < sent {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-gs.many.Done():
+			return false
+		case <-time.After(2 * time.Millisecond): // polling interval, not ordering
+		}
+	}
+	return true
 }
 
 // observing reports whether group is still wanted: a change read just

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+	"github.com/zkherald/herald/publish"
+	hjs "github.com/zkherald/herald/sinks/jetstream"
+)
+
+// TestThawedBridgeConfirmsOnlyWhatItPublished: a bridge frozen (SIGSTOP)
+// while a lock was released hears the release when it thaws, and must
+// publish it before its next active heartbeat claims "every change before
+// T is stored": a heartbeat stored first would have readers take the gone
+// holder for the current, fresh owner until the release lands.
+func TestThawedBridgeConfirmsOnlyWhatItPublished(t *testing.T) {
+	zk := zktest.Shared(t)
+	url := natsserver.Start(t).URL()
+	g := uniq(t)
+	s, err := elect.NewSession(context.Background(), zk.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l, err := elect.NewLock(s, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	held, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, nil, "bridge", "--zk", zk.ConnectString(), "--watch", g, "--nats", url, "--heartbeat", "200ms",
+		"--source", "thawed", "--http", "127.0.0.1:0", "--log-level", "debug")
+	waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
+	js := natsserver.JetStream(t, url)
+	ownerKV := func() jetstream.KeyValue {
+		kv, err := js.KeyValue(ctx, hjs.DefaultBucket)
+		if err != nil {
+			return nil
+		}
+		return kv
+	}
+	key := publish.MustTokens(g)
+	if err := waitFor(20*time.Second, func() bool {
+		kv := ownerKV()
+		if kv == nil {
+			return false
+		}
+		e, err := kv.Get(ctx, key)
+		return err == nil && len(e.Value()) > 0
+	}); err != nil {
+		t.Fatal("the bridge never wrote the holder")
+	}
+
+	// Running for a while, confirming: an active heartbeat is stored.
+	if err := waitFor(20*time.Second, func() bool {
+		kv, err := js.KeyValue(ctx, hjs.DefaultBridgesBucket)
+		if err != nil {
+			return false
+		}
+		e, err := kv.Get(ctx, publish.BridgeKey("thawed"))
+		if err != nil {
+			return false
+		}
+		h, err := publish.DecodeHeartbeat(e.Value())
+		return err == nil && h.State == publish.BridgeActive
+	}); err != nil {
+		t.Fatal("the bridge never confirmed its values")
+	}
+	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT)
+	time.Sleep(300 * time.Millisecond) // past the heartbeat the bridge may have been writing
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	released := time.Now()
+	time.Sleep(2 * time.Second)
+	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+
+	// The release as stored (the key's delete marker), and the first
+	// active heartbeat that claims a time after the release.
+	var stored time.Time
+	if err := waitFor(20*time.Second, func() bool {
+		st, err := js.Stream(ctx, "KV_"+hjs.DefaultBucket)
+		if err != nil {
+			return false
+		}
+		m, err := st.GetLastMsgForSubject(ctx, "$KV."+hjs.DefaultBucket+"."+key)
+		if err != nil || m.Header.Get("KV-Operation") != "DEL" {
+			return false
+		}
+		stored = m.Time
+		return true
+	}); err != nil {
+		t.Fatal("the thawed bridge never stored the release")
+	}
+	hb, err := js.Stream(ctx, "KV_"+hjs.DefaultBridgesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := hb.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"$KV." + hjs.DefaultBridgesBucket + ".>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m, err := c.Next(jetstream.FetchMaxWait(10 * time.Second))
+		if err != nil {
+			t.Fatalf("no active heartbeat claiming a time after the release: %v", err)
+		}
+		h, err := publish.DecodeHeartbeat(m.Data())
+		if err != nil || h.Source != "thawed" || h.State != publish.BridgeActive || !h.Time.After(released) {
+			continue
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if md.Timestamp.Before(stored) {
+			t.Logf("bridge output:\n%s", b.out)
+			t.Fatalf("the heartbeat claiming %s (after the release at %s) was stored at %s, before the release itself (%s): readers saw the gone holder as fresh",
+				h.Time.Format(time.RFC3339Nano), released.Format(time.RFC3339Nano), md.Timestamp.Format(time.RFC3339Nano), stored.Format(time.RFC3339Nano))
+		}
+		return
+	}
+}
