@@ -1,6 +1,7 @@
 package elect
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -45,6 +46,11 @@ func ParseACL(s string) ([]zk.ACL, error) {
 		if scheme != "world" && scheme != "auth" && id == "" {
 			return nil, fmt.Errorf("elect: ACL entry %q: scheme %s needs an id", entry, scheme)
 		}
+		if scheme == "digest" && !digestID(id) {
+			// The entry is not repeated: it may hold a password.
+			user, _, _ := strings.Cut(id, ":")
+			return nil, fmt.Errorf("elect: ACL entry digest:%s:...: the digest id looks like a plaintext password: give user:BASE64(SHA1(user:password)), the hash ZooKeeper compares, e.g. digest:%s:<hash>:%s", user, user, letters)
+		}
 		var perms int32
 		for _, c := range letters {
 			switch c {
@@ -72,6 +78,81 @@ func ParseACL(s string) ([]zk.ACL, error) {
 		return nil, fmt.Errorf("elect: ACL %q lets no one read; add at least world:anyone:r or auth::r, since every participant and observer must read and watch the nodes", s)
 	}
 	return out, nil
+}
+
+// digestID tells whether id is a digest identity as ZooKeeper stores it:
+// user:hash, the hash the base64 of a SHA-1 (20 bytes, 28 characters).
+func digestID(id string) bool {
+	i := strings.LastIndex(id, ":")
+	if i <= 0 {
+		return false
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(id[i+1:])
+	return err == nil && len(b) == 20
+}
+
+// CheckOwnAccess refuses an ACL under which the session it is given to
+// could not use the nodes herald creates with it, where that can be told
+// from the ACL and the session's credentials: digest is WithDigestAuth's
+// "user:password" ("" for none), cert whether the session presents a
+// client certificate. herald gives the parents it creates create, read
+// and delete for every entry that may write, delete or administer, so an
+// entry serves the session when it grants create and delete, or any of
+// write, delete and admin, to an identity the session has: world:anyone,
+// auth: (every identity of the session), or a digest entry whose hash is
+// that of the credentials. An ip entry, or an x509 one when the session
+// presents a certificate, may name the session or not, which cannot be
+// told here: with one of them that grants enough, the ACL is let
+// through. A sasl entry never names it (herald's client has no SASL).
+//
+// A refused ACL would leave parents behind that the session cannot
+// create its nodes in or delete, and that later runs with the right ACL
+// could not use either.
+func CheckOwnAccess(acl []zk.ACL, digest string, cert bool) error {
+	enough := func(p int32) bool {
+		return p&(zk.PermCreate|zk.PermDelete) == zk.PermCreate|zk.PermDelete || p&(zk.PermWrite|zk.PermDelete|zk.PermAdmin) != 0
+	}
+	var mine string
+	if user, pw, ok := strings.Cut(digest, ":"); ok {
+		mine = zk.DigestACL(zk.PermAll, user, pw)[0].ID
+	}
+	for _, a := range acl {
+		switch a.Scheme {
+		case "auth":
+			if digest == "" && !cert {
+				return fmt.Errorf("elect: the ACL names auth:: but the session has no identity; give digest credentials or a TLS client certificate, or use world:anyone")
+			}
+			if enough(a.Perms) {
+				return nil
+			}
+		case "world":
+			if enough(a.Perms) {
+				return nil
+			}
+		case "digest":
+			if mine != "" && a.ID == mine && enough(a.Perms) {
+				return nil
+			}
+		case "x509":
+			if cert && enough(a.Perms) {
+				return nil // may be this certificate's subject
+			}
+		case "sasl":
+			// herald's client cannot log in with SASL.
+		default:
+			if enough(a.Perms) {
+				return nil // an address may be this session's: not to be told here
+			}
+		}
+	}
+	fix := "world:anyone:cdrwa"
+	if mine != "" {
+		user, _, _ := strings.Cut(digest, ":")
+		fix = "digest:" + user + ":BASE64(SHA1(" + user + ":password)):cdrwa naming the credentials given, or auth::cdrwa"
+	} else if cert {
+		fix = "auth::cdrwa (the client certificate's subject) or world:anyone:cdrwa"
+	}
+	return fmt.Errorf("elect: ACL %s does not let this session create and delete the nodes herald creates with it (no entry grants both to an identity the session has); herald would leave parents behind that no run could use: add an entry such as %s", FormatACL(acl), fix)
 }
 
 // aclEntries splits an ACL list on its commas, except those inside an

@@ -127,14 +127,15 @@ func WithDefaultACL(acl []zk.ACL) SessionOption {
 }
 
 // checkACL refuses an auth-scheme ACL on a session that will have no
-// identity: ZooKeeper would refuse every create with InvalidACL.
+// identity (ZooKeeper would refuse every create with InvalidACL), and an
+// ACL that does not let the session create and delete its own nodes (see
+// CheckOwnAccess).
 func (o *sessionOptions) checkACL() error {
-	for _, a := range o.acl {
-		if a.Scheme == "auth" && o.digest == "" && (o.tls == nil || (len(o.tls.Certificates) == 0 && o.tls.GetClientCertificate == nil)) {
-			return errors.New("elect: the ACL names auth:: but the session has no identity; give digest credentials or a TLS client certificate, or use world:anyone")
-		}
+	if o.acl == nil {
+		return nil
 	}
-	return nil
+	cert := o.tls != nil && (len(o.tls.Certificates) > 0 || o.tls.GetClientCertificate != nil)
+	return CheckOwnAccess(o.acl, o.digest, cert)
 }
 
 // errNoIdentity: an auth:: ACL on a session that, once connected, has no

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/sinks/kafkasink"
 	"github.com/zkherald/herald/sinks/natssink"
 )
@@ -145,6 +146,30 @@ func tidyZKAuthEnv() error {
 		if err := os.Setenv(zkAuthEnv, tidy); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkZKACL refuses, as a usage error before any node is created, an
+// --zk-acl that does not parse or under which herald's own session could
+// not create and delete its nodes (elect.CheckOwnAccess): one such as
+// world:anyone:r, or a digest entry that names another identity than
+// --zk-auth-file's, would leave parents behind that no later run could
+// use.
+func (a *app) checkZKACL() error {
+	if a.zkACL == "" {
+		return nil
+	}
+	acl, err := elect.ParseACL(a.zkACL)
+	if err != nil {
+		return usageErr("--zk-acl: %v", err)
+	}
+	auth, err := a.zkAuth()
+	if err != nil {
+		return err
+	}
+	if err := elect.CheckOwnAccess(acl, auth, a.zkCert != ""); err != nil {
+		return usageErr("--zk-acl: %v", err)
 	}
 	return nil
 }

@@ -141,6 +141,9 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 					return err
 				}
 			}
+			if err := a.checkZKACL(); err != nil {
+				return err
+			}
 			return a.setupLog()
 		},
 	}
