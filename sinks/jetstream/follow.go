@@ -24,7 +24,8 @@ type OwnerUpdate struct {
 	// Owner is the current owner; nil when the group has none.
 	Owner *Owner
 	// Revision is the bucket's revision of this value (0 for the "no owner"
-	// Follow reports for a group the bucket has never held).
+	// Follow reports for a group the bucket has never held). Revisions
+	// start over in a bucket deleted and made again.
 	Revision uint64
 	// Initial is true for the values delivered first: the state when Follow
 	// started.
@@ -82,6 +83,18 @@ func (w *OwnerWatch) Skipped() uint64 { return w.skipped.Load() }
 // else changes is delivered again with the new flag, and so is one first
 // delivered before its bridge's first heartbeat once that heartbeat
 // confirms it.
+//
+// The owners bucket deleted while Follow reads it (by an operator, or
+// with its server's store) makes every value delivered stale, delivered
+// again with a StaleReason saying the bucket is gone, whatever the
+// heartbeats say: nothing confirms a value of a bucket that is gone. Once
+// it exists again (a bridge makes it again with its next write, and
+// restates every owner), Follow reads it from its start, whose revisions
+// start over: its values are delivered (Initial false), and a group
+// delivered before that it lacks has no owner (Revision 0). Follow looks
+// at the bucket every 2s, and when it reconnects, for this; so does the
+// heartbeats' watch, which reads a bridges bucket made again from its
+// start.
 func Follow(ctx context.Context, js jetstream.JetStream, group string, opts ...FollowOption) (*OwnerWatch, error) {
 	cfg, err := newFollowConfig(opts)
 	if err != nil {
@@ -108,12 +121,18 @@ func Follow(ctx context.Context, js jetstream.JetStream, group string, opts ...F
 		beat:    make(chan struct{}, 1),
 		last:    map[string]lastValue{},
 		timer:   time.NewTimer(time.Hour),
+		looks:   make(chan bucketLook, 1),
+
+		beatsLooks: make(chan bucketLook, 1),
 	}
 	f.timer.Stop()
 	// The heartbeats first, so that the first values are judged.
 	if err := f.startBridges(ctx); err != nil {
 		return nil, err
 	}
+	// Which bucket the watch reads: one made again later has another
+	// creation time (zero when the look fails: the next one tells).
+	f.created = lookBucket(ctx, js, cfg.bucket, 0, 0).created
 	watcher, err := kv.Watch(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: watch %s in %s: %w", key, cfg.bucket, err)
@@ -140,20 +159,43 @@ type ownerFollow struct {
 	known      map[string]known
 	synced     bool
 
+	// The bucket the watch reads (loop's goroutine): created is when its
+	// stream was created; read the highest revision read from it; gen
+	// counts the times the follower started over on a bucket made again
+	// (a look taken before is about the bucket before). gone says why the
+	// values cannot be confirmed while the bucket is missing ("" while it
+	// is there); before holds, after starting over, what was delivered
+	// from the bucket before, until the new one's replay has ended.
+	created time.Time
+	read    atomic.Uint64
+	gen     atomic.Uint64
+	looks   chan bucketLook
+	gone    string
+	before  map[string]OwnerUpdate
+	reopen  bool // the bucket was made again: open it again before watching
+
 	bridges *publish.Bridges
 	beat    chan struct{} // a heartbeat changed the table
 	// downSince: when this reader's connection went down, zero while the
 	// heartbeats watch works (watchBridges' goroutine only).
 	downSince time.Time
-	last      map[string]lastValue // by key: the last update delivered of a value naming its writer
-	timer     *time.Timer          // fires when the first fresh value turns stale
-	next      time.Time            // when timer fires (zero: stopped)
+	// The bridges bucket watched, as created and read for the owners
+	// (beatsCreated: watchBridges' goroutine only).
+	beatsCreated        time.Time
+	beatsRead, beatsGen atomic.Uint64
+	beatsLooks          chan bucketLook
+	last                map[string]lastValue // by key: the last update delivered of a value naming its writer
+	timer               *time.Timer          // fires when the first fresh value turns stale
+	next                time.Time            // when timer fires (zero: stopped)
 }
 
 func (f *ownerFollow) run(ctx context.Context, watcher jetstream.KeyWatcher) {
 	status := f.nc.StatusChanged(nats.CONNECTED, nats.CLOSED)
 	defer f.nc.RemoveStatusListener(status)
 	defer f.timer.Stop()
+	stop := make(chan struct{})
+	defer close(stop)
+	go lookEvery(ctx, stop, f.js, f.cfg.bucket, &f.read, &f.gen, f.looks)
 	err := f.loop(ctx, watcher, status)
 	f.w.mu.Lock()
 	f.w.err = err
@@ -175,13 +217,13 @@ func (f *ownerFollow) loop(ctx context.Context, watcher jetstream.KeyWatcher, st
 			watcher = nil
 			if progress {
 				r.reset()
-				if watcher, err = f.kv.Watch(ctx, f.key); err == nil {
+				if watcher, err = f.watch(ctx); err == nil {
 					continue
 				}
 			}
 		} else {
 			var err error
-			if watcher, err = f.kv.Watch(ctx, f.key); err == nil {
+			if watcher, err = f.watch(ctx); err == nil {
 				continue
 			}
 		}
@@ -207,11 +249,36 @@ func (f *ownerFollow) loop(ctx context.Context, watcher jetstream.KeyWatcher, st
 				if err := f.refresh(ctx); err != nil {
 					return err
 				}
+			case l := <-f.looks:
+				again, err := f.onLook(ctx, l)
+				if err != nil {
+					return err
+				}
+				if again {
+					break waiting
+				}
 			case <-wait:
 				break waiting
 			}
 		}
 	}
+}
+
+// watch makes a new watcher on the bucket, after a look at it: on a bucket
+// made again the follower starts over (its replay is all new), and while
+// the bucket is missing the values delivered are stale.
+func (f *ownerFollow) watch(ctx context.Context) (jetstream.KeyWatcher, error) {
+	if _, err := f.onLook(ctx, lookBucket(ctx, f.js, f.cfg.bucket, f.read.Load(), f.gen.Load())); err != nil {
+		return nil, err
+	}
+	if f.reopen {
+		kv, err := f.js.KeyValue(ctx, f.cfg.bucket)
+		if err != nil {
+			return nil, err
+		}
+		f.kv, f.reopen = kv, false
+	}
+	return f.kv.Watch(ctx, f.key)
 }
 
 // consume delivers one watcher's entries until the watcher should be
@@ -256,6 +323,151 @@ func (f *ownerFollow) consume(ctx context.Context, watcher jetstream.KeyWatcher,
 			if err := f.refresh(ctx); err != nil {
 				return progress, err
 			}
+		case l := <-f.looks:
+			again, err := f.onLook(ctx, l)
+			if err != nil {
+				return progress, err
+			}
+			if again {
+				return true, nil // a new watch on the new bucket, at once
+			}
 		}
 	}
+}
+
+// bucketCheck is how often a follower looks whether a bucket it watches is
+// still the one it reads. A watch goes on after the last revision it read:
+// on a bucket deleted and made again, whose revisions start over, it would
+// wait in silence until the new bucket grew past that, and meanwhile hold
+// values of a bucket that is gone as current.
+const bucketCheck = 2 * time.Second
+
+// bucketLook is one look at a bucket's stream: when it was created and its
+// last sequence, or why it did not answer; gen and read are the follower's
+// generation and the highest revision it had read before the look.
+type bucketLook struct {
+	gen, read uint64
+	created   time.Time
+	last      uint64
+	err       error
+}
+
+func lookBucket(ctx context.Context, js jetstream.JetStream, bucket string, read, gen uint64) bucketLook {
+	l := bucketLook{gen: gen, read: read}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := js.Stream(cctx, "KV_"+bucket)
+	if err != nil {
+		l.err = err
+		return l
+	}
+	info := st.CachedInfo()
+	l.created, l.last = info.Created, info.State.LastSeq
+	return l
+}
+
+// lookEvery looks at bucket every bucketCheck until ctx ends or stop is
+// closed, and posts each look on out (one that was not taken yet is
+// replaced). gen is loaded before read, read before the look: every
+// revision read was stored before the stream answers, so its last
+// sequence is no lower unless the bucket was made again.
+func lookEvery(ctx context.Context, stop <-chan struct{}, js jetstream.JetStream, bucket string, read, gen *atomic.Uint64, out chan bucketLook) {
+	t := time.NewTicker(bucketCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		g := gen.Load()
+		l := lookBucket(ctx, js, bucket, read.Load(), g)
+		select {
+		case <-out:
+		default:
+		}
+		select {
+		case out <- l:
+		default:
+		}
+	}
+}
+
+// bucketState is what a look says about the bucket a follower reads.
+type bucketState int
+
+const (
+	bucketSame       bucketState = iota // the bucket read
+	bucketUnanswered                    // no answer (an outage): nothing is known
+	bucketGone                          // no such bucket now
+	bucketAgain                         // another bucket of the same name
+)
+
+// state judges l against created, the creation time of the bucket read
+// (zero when unknown: then only the sequences tell).
+func (l bucketLook) state(created time.Time) bucketState {
+	switch {
+	case errors.Is(l.err, jetstream.ErrStreamNotFound):
+		return bucketGone
+	case l.err != nil:
+		return bucketUnanswered
+	case !created.IsZero() && !l.created.Equal(created), l.last < l.read:
+		return bucketAgain
+	}
+	return bucketSame
+}
+
+// onLook acts on a look at the owners bucket. A bucket gone makes every
+// value delivered stale (delivered again so); one made again makes the
+// follower start over on it, and again says the watch must be replaced
+// at once. A look from before the follower last started over is about the
+// bucket before, and ignored.
+func (f *ownerFollow) onLook(ctx context.Context, l bucketLook) (again bool, err error) {
+	if l.gen != f.gen.Load() {
+		return false, nil
+	}
+	switch l.state(f.created) {
+	case bucketUnanswered:
+		return false, nil
+	case bucketGone:
+		if f.gone != "" {
+			return false, nil
+		}
+		f.gone = fmt.Sprintf("the owners bucket %s is gone (deleted, or its server lost its store): nothing it held is confirmed until a bridge makes it again", f.cfg.bucket)
+		return false, f.refresh(ctx)
+	case bucketAgain:
+		f.startOver(l.created)
+		return true, f.refresh(ctx)
+	}
+	if f.created.IsZero() {
+		f.created = l.created
+	}
+	if f.gone != "" {
+		f.gone = "" // back after all (a look that failed so): judge again
+		return false, f.refresh(ctx)
+	}
+	return false, nil
+}
+
+// startOver forgets what the follower read from a bucket that was made
+// again (revisions, terms: the new bucket's start over) and keeps what it
+// delivered, for the new bucket's replay to replace: a key delivered
+// before that the new bucket lacks has no owner now, said at the end of
+// the replay. Nothing delivered from the old bucket is judged again
+// meanwhile: the new bucket says what is current, not the old one's
+// bridge's heartbeats.
+func (f *ownerFollow) startOver(created time.Time) {
+	f.read.Store(0)
+	f.gen.Add(1)
+	f.created, f.gone, f.reopen = created, "", true
+	if f.before == nil {
+		f.before = map[string]OwnerUpdate{}
+	}
+	for key, l := range f.last {
+		f.before[key] = l.u
+	}
+	f.last = map[string]lastValue{}
+	f.known = map[string]known{}
 }

@@ -33,6 +33,12 @@ func (f *ownerFollow) startBridges(ctx context.Context) error {
 func (f *ownerFollow) watchBridges(ctx context.Context, ready func()) {
 	status := f.nc.StatusChanged(nats.CONNECTED, nats.CLOSED, nats.DISCONNECTED, nats.RECONNECTING)
 	defer f.nc.RemoveStatusListener(status)
+	// A look at the bucket now and then, as for the owners: a bucket
+	// made again is read again from its start, not from the sequence the
+	// old one had reached.
+	stop := make(chan struct{})
+	defer close(stop)
+	go lookEvery(ctx, stop, f.js, f.cfg.bridgesBucket, &f.beatsRead, &f.beatsGen, f.beatsLooks)
 	r := retry{first: f.cfg.first, limit: f.cfg.limit}
 	for {
 		w, err := f.openBridges(ctx)
@@ -96,12 +102,35 @@ func bridgesUnreadable(err error) error {
 	return err
 }
 
+// openBridges watches the bridges bucket from its start, noting which
+// bucket that is (its creation time; zero when the look fails, and the
+// next look tells).
 func (f *ownerFollow) openBridges(ctx context.Context) (jetstream.KeyWatcher, error) {
+	f.beatsRead.Store(0)
+	gen := f.beatsGen.Add(1)
+	f.beatsCreated = lookBucket(ctx, f.js, f.cfg.bridgesBucket, 0, gen).created
 	kv, err := f.js.KeyValue(ctx, f.cfg.bridgesBucket)
 	if err != nil {
 		return nil, err
 	}
 	return kv.WatchAll(ctx)
+}
+
+// bridgesAgain reports whether a look says the bridges bucket was made
+// again since openBridges (a look from before that is ignored).
+func (f *ownerFollow) bridgesAgain(l bucketLook) bool {
+	if l.gen != f.beatsGen.Load() {
+		return false
+	}
+	switch l.state(f.beatsCreated) {
+	case bucketAgain:
+		return true
+	case bucketSame:
+		if f.beatsCreated.IsZero() {
+			f.beatsCreated = l.created
+		}
+	}
+	return false
 }
 
 // consumeBridges reads one watcher until it should be replaced (nil) or the
@@ -121,6 +150,10 @@ func (f *ownerFollow) consumeBridges(ctx context.Context, w jetstream.KeyWatcher
 				continue
 			}
 			return nil // reconnected: the watcher's consumer may be gone
+		case l := <-f.beatsLooks:
+			if f.bridgesAgain(l) {
+				return nil // made again: read the new one from its start
+			}
 		case e, ok := <-w.Updates():
 			if !ok {
 				if !progress {
@@ -137,6 +170,9 @@ func (f *ownerFollow) consumeBridges(ctx context.Context, w jetstream.KeyWatcher
 			if e == nil {
 				ready()
 				continue
+			}
+			if e.Revision() > f.beatsRead.Load() {
+				f.beatsRead.Store(e.Revision())
 			}
 			if e.Operation() != jetstream.KeyValuePut {
 				continue

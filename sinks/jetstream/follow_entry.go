@@ -13,6 +13,9 @@ import (
 // entry turns one bucket entry into an update, unless the watch delivered
 // it (or something newer) already.
 func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, initial bool) error {
+	if e.Revision() > f.read.Load() {
+		f.read.Store(e.Revision())
+	}
 	k := f.known[e.Key()]
 	if e.Revision() <= k.rev {
 		return nil // delivered before this watch was re-established
@@ -74,9 +77,19 @@ func (o *Owner) valid(group string) bool {
 // judge judges a value of group written by writer, and arms the timer for
 // when it turns stale.
 func (f *ownerFollow) judge(group, writer string) publish.Freshness {
-	fr := f.bridges.JudgeGroup(time.Now(), group, writer)
+	fr := f.judgeAt(time.Now(), group, writer)
 	if !fr.StaleAt.IsZero() && (f.next.IsZero() || fr.StaleAt.Before(f.next)) {
 		f.arm(fr.StaleAt)
+	}
+	return fr
+}
+
+// judgeAt judges a value of group written by writer at now: by the
+// heartbeats, and stale whatever they say while the bucket is gone.
+func (f *ownerFollow) judgeAt(now time.Time, group, writer string) publish.Freshness {
+	fr := f.bridges.JudgeGroup(now, group, writer)
+	if f.gone != "" {
+		fr.Stale, fr.StaleReason, fr.StaleAt = true, f.gone, time.Time{}
 	}
 	return fr
 }
@@ -87,8 +100,9 @@ func (f *ownerFollow) arm(at time.Time) {
 	f.timer.Reset(time.Until(at) + 5*time.Millisecond)
 }
 
-// lastValue is the last update delivered for a key whose value names the
-// bridge that wrote it.
+// lastValue is the last update delivered for a key, and the bridge that
+// wrote it ("" when the value names none: not judged by heartbeats, but
+// stale while the bucket is gone).
 type lastValue struct {
 	u      OwnerUpdate
 	writer string
@@ -102,11 +116,7 @@ func (f *ownerFollow) deliver(ctx context.Context, key, writer string, u OwnerUp
 }
 
 func (f *ownerFollow) remember(key, writer string, u OwnerUpdate) {
-	if writer != "" {
-		f.last[key] = lastValue{u: u, writer: writer}
-	} else {
-		delete(f.last, key)
-	}
+	f.last[key] = lastValue{u: u, writer: writer}
 }
 
 // refresh judges again every value delivered (a heartbeat arrived, or the
@@ -120,7 +130,7 @@ func (f *ownerFollow) refresh(ctx context.Context) error {
 	now := time.Now()
 	var next time.Time
 	for key, l := range f.last {
-		fr := f.bridges.JudgeGroup(now, l.u.Group, l.writer)
+		fr := f.judgeAt(now, l.u.Group, l.writer)
 		changed := fr.Differs(l.u.Freshness)
 		l.u.Freshness = fr
 		if changed {
@@ -148,11 +158,15 @@ func (f *ownerFollow) refresh(ctx context.Context) error {
 // endReplay finishes a watcher's replay. On the first, it reports "no
 // owner" for a followed group the bucket never held and marks the watch
 // synced. On later ones, a key delivered before and absent from the replay
-// was purged meanwhile: its group has no owner now.
+// was purged meanwhile: its group has no owner now. So has a key delivered
+// from a bucket since made again that the new one lacks.
 func (f *ownerFollow) endReplay(ctx context.Context, seen map[string]bool) error {
+	if err := f.endBefore(ctx, seen); err != nil {
+		return err
+	}
 	if !f.synced {
 		f.synced = true
-		if f.group != "" && !seen[f.key] {
+		if f.group != "" && !seen[f.key] && !f.known[f.key].reported {
 			f.known[f.key] = known{reported: true}
 			if err := f.deliver(ctx, f.key, "", OwnerUpdate{Group: f.group, Initial: true}); err != nil {
 				return err
@@ -181,4 +195,31 @@ func (f *ownerFollow) send(ctx context.Context, u OwnerUpdate) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// endBefore reports, at the end of the first replay of a bucket made
+// again, "no owner" (Revision 0: the new bucket never held it) for each key
+// delivered from the bucket before that the new one lacks, unless that is
+// what was delivered last.
+func (f *ownerFollow) endBefore(ctx context.Context, seen map[string]bool) error {
+	before := f.before
+	f.before = nil
+	for key, old := range before {
+		if seen[key] {
+			continue
+		}
+		u := OwnerUpdate{Group: old.Group}
+		if _, ok := f.known[key]; ok {
+			continue // delivered from the new bucket already
+		}
+		f.known[key] = known{reported: true}
+		if old.Owner == nil && !old.Freshness.Differs(u.Freshness) {
+			f.remember(key, "", old)
+			continue
+		}
+		if err := f.deliver(ctx, key, "", u); err != nil {
+			return err
+		}
+	}
+	return nil
 }
