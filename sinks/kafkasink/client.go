@@ -50,15 +50,6 @@ func (c Config) describe() string {
 	return s
 }
 
-// probe asks the cluster for its metadata and classifies a failure.
-func (c Config) probe(ctx context.Context, cl *kafka.Client) error {
-	_, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{c.EventsTopic}})
-	if err == nil {
-		return nil
-	}
-	return classify(c, err)
-}
-
 func classify(c Config, err error) error {
 	var op *net.OpError
 	var alert tls.AlertError

@@ -89,7 +89,7 @@ func (s *Sink) ask(ctx context.Context, conn *kafka.Conn) (*kafka.Conn, error) {
 	d := s.cfg.dialer()
 	d.Timeout = timeout
 	var last error
-	for _, b := range s.cfg.Brokers {
+	for _, b := range s.brokers() {
 		c, err := d.DialContext(ctx, "tcp", b)
 		if err == nil {
 			if err = askOn(ctx, c, timeout); err == nil {

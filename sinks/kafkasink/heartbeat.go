@@ -40,12 +40,12 @@ func (s *Sink) WriteHeartbeat(ctx context.Context, h publish.Heartbeat) error {
 		if err := s.ensureBridgesTopic(ctx); err != nil {
 			return err
 		}
-		_, tr, err := s.cfg.client()
+		_, tr, cfg, err := s.reach(ctx)
 		if err != nil {
 			return err
 		}
 		s.hb.w = &kafka.Writer{
-			Addr: kafka.TCP(s.cfg.Brokers...), Transport: tr, Balancer: s.cfg.Partitioner.balancer(),
+			Addr: kafka.TCP(cfg.Brokers...), Transport: tr, Balancer: s.cfg.Partitioner.balancer(),
 			RequiredAcks: kafka.RequireAll, BatchTimeout: s.cfg.BatchTimeout, WriteTimeout: s.cfg.WriteTimeout,
 			MaxAttempts: 3, WriteBackoffMin: 50 * time.Millisecond, WriteBackoffMax: 500 * time.Millisecond,
 		}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +39,10 @@ type Sink struct {
 	// ownerState), so a late loss never tombstones a newer owner. It
 	// starts empty; LastReports fills it from the topic.
 	reached map[string]ownerState
+
+	// learned: the brokers the cluster's metadata named, tried after
+	// Config.Brokers (see brokers).
+	learned atomic.Pointer[[]string]
 
 	// up is what Connected says: whether a broker answered the last
 	// look, Connect's or probe's (see health.go).
@@ -91,18 +98,13 @@ func (s *Sink) Connect(ctx context.Context) error {
 	if err := s.drain(ctx); err != nil {
 		return err
 	}
-	cl, tr, err := s.cfg.client()
-	if err != nil {
-		return err
-	}
-	err = s.cfg.probe(ctx, cl)
+	cl, tr, cfg, err := s.reach(ctx)
 	if ctx.Err() == nil {
 		// A fresh client's answer (or none) is as good a look as the
 		// probe's; one cut off by ctx says nothing about the brokers.
 		s.up.Store(err == nil)
 	}
 	if err != nil {
-		tr.CloseIdleConnections()
 		return err
 	}
 	if s.ensured {
@@ -122,7 +124,7 @@ func (s *Sink) Connect(ctx context.Context) error {
 	}
 	s.ensured = true
 	s.w = &kafka.Writer{
-		Addr:         kafka.TCP(s.cfg.Brokers...),
+		Addr:         kafka.TCP(cfg.Brokers...),
 		Transport:    tr,
 		Balancer:     s.cfg.Partitioner.balancer(),
 		RequiredAcks: kafka.RequireAll,
@@ -270,4 +272,66 @@ func (s *Sink) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WriteTimeout)
 	defer cancel()
 	return s.drain(ctx)
+}
+
+// brokers is where to connect: Config.Brokers, then the other brokers the
+// cluster's metadata named. Kafka clients take their bootstrap addresses
+// for the first contact only; a bridge given one address (--kafka
+// kafka-1:9092) would otherwise stop publishing while that broker is
+// down, though every partition has a leader elsewhere.
+func (s *Sink) brokers() []string {
+	out := append([]string(nil), s.cfg.Brokers...)
+	if l := s.learned.Load(); l != nil {
+		for _, b := range *l {
+			if !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// learn keeps the brokers a metadata answer named (see brokers).
+func (s *Sink) learn(bs []kafka.Broker) {
+	if len(bs) == 0 {
+		return
+	}
+	addrs := make([]string, 0, len(bs))
+	for _, b := range bs {
+		if b.Host != "" && b.Port > 0 {
+			addrs = append(addrs, net.JoinHostPort(b.Host, strconv.Itoa(b.Port)))
+		}
+	}
+	slices.Sort(addrs)
+	s.learned.Store(&addrs)
+}
+
+// reach asks the brokers (see brokers), one after the other, for the
+// cluster's metadata, keeps the brokers the answer names, and returns a
+// client on the first that answered, and the configuration to write
+// through it. The error is the first broker's, classified, when none
+// answers.
+func (s *Sink) reach(ctx context.Context) (*kafka.Client, *kafka.Transport, Config, error) {
+	var first error
+	for i, b := range s.brokers() {
+		cfg := s.cfg
+		cfg.Brokers = []string{b}
+		cl, tr, err := cfg.client()
+		if err != nil {
+			return nil, nil, cfg, err
+		}
+		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{s.cfg.EventsTopic}})
+		if err == nil {
+			s.learn(md.Brokers)
+			return cl, tr, cfg, nil
+		}
+		tr.CloseIdleConnections()
+		if i == 0 {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, nil, s.cfg, classify(s.cfg, first)
 }
