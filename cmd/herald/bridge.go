@@ -311,6 +311,9 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	a.log.Info("bridge starting", "source", b.Source(), "zk", strings.Join(servers, ","),
 		"watch", f.watch, "discover", f.discover, "ha", f.ha, "shard", f.shard, "sinks", sinkNames(sinks))
 	if err := b.Run(ctx); err != nil {
+		if errors.Is(err, bridge.ErrSinkSettings) {
+			return &exitError{code: exitConfig, err: err}
+		}
 		if errors.Is(err, bridge.ErrSinkUnreachable) || errors.Is(err, elect.ErrUnreachable) {
 			return &exitError{code: exitUnreachable, err: err}
 		}

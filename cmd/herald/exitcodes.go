@@ -22,6 +22,10 @@ const (
 	// exitUnreachable (EX_UNAVAILABLE): herald who could not reach the
 	// server it was to ask (ZooKeeper, NATS, Kafka).
 	exitUnreachable = 69
+	// exitConfig (EX_CONFIG): herald bridge found a sink's settings on its
+	// server that cannot work (a Kafka owners topic that does not only
+	// compact, JetStream replicas the servers cannot place).
+	exitConfig = 78
 	// exitTempFail (EX_TEMPFAIL): herald lock gave up waiting for the lock.
 	exitTempFail = 75
 	// exitCannotExec and exitNotFound follow the shell: the child command

@@ -37,7 +37,7 @@ func (b *Bridge) connectSinks(ctx context.Context) error {
 				break
 			}
 			if errors.Is(err, publish.ErrSinkConfig) {
-				return fmt.Errorf("%w: %s: %w", ErrSinkUnreachable, name, err)
+				return fmt.Errorf("%w: %s: %w", ErrSinkSettings, name, err)
 			}
 			if ctx.Err() == nil || last == nil {
 				last = err

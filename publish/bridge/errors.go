@@ -11,6 +11,11 @@ var (
 	// ErrSinkUnreachable is returned by Run when a sink could not be
 	// connected within Config.ConnectTimeout at start.
 	ErrSinkUnreachable = errors.New("bridge: sink unreachable")
+	// ErrSinkSettings is returned by Run at start when a sink's settings
+	// cannot work with its server, which no retry mends (it wraps the
+	// sink's publish.ErrSinkConfig): a Kafka owners topic that does not
+	// only compact, JetStream replicas the servers cannot place.
+	ErrSinkSettings = errors.New("bridge: a sink's settings cannot work with its server")
 	// ErrZooKeeperUnreachable is returned by Run when no ZooKeeper session
 	// could be opened within Config.ConnectTimeout at start. It also wraps
 	// elect.ErrUnreachable.

@@ -180,7 +180,7 @@ func TestUnreachable(t *testing.T) {
 		began := time.Now()
 		r := start(t, bridge.Config{Servers: zkAddrs(t), Watch: []string{"/x"}, ConnectTimeout: 30 * time.Second, Sinks: []publish.Sink{sink}})
 		r.wait(t, 20*time.Second)
-		if !isErr(r.err, bridge.ErrSinkUnreachable) || !isErr(r.err, publish.ErrSinkConfig) || !strings.Contains(r.err.Error(), "--nats-replicas 1") {
+		if !isErr(r.err, bridge.ErrSinkSettings) || !isErr(r.err, publish.ErrSinkConfig) || !strings.Contains(r.err.Error(), "--nats-replicas 1") {
 			t.Errorf("Run: %v; want ErrSinkConfig saying to use --nats-replicas 1", r.err)
 		}
 		if d := time.Since(began); d > 10*time.Second {

@@ -67,7 +67,7 @@ func classify(c Config, err error) error {
 		return fmt.Errorf("%w: %s: %w: check the TLS settings against the brokers'", ErrTLS, c.describe(), err)
 	case c.TLS == nil && c.SASL == nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)):
 		// A TLS listener hangs up on a plain-text request.
-		return fmt.Errorf("%w: %s: the broker hung up at once (%w): if it only accepts TLS, turn TLS on (Config.TLS, herald's --kafka-tls); otherwise check that the address is a Kafka listener",
+		return fmt.Errorf("%w: %s: the broker hung up at once (%w): if it only accepts TLS, turn TLS on (Config.TLS, herald's --kafka-tls); if it asks for SASL, give the mechanism and credentials (Config.SASL, herald's --kafka-sasl, --kafka-user and --kafka-password-file); otherwise check that the address is a Kafka listener",
 			ErrUnreachable, c.describe(), err)
 	case errors.Is(err, kafka.SASLAuthenticationFailed), errors.Is(err, kafka.UnsupportedSASLMechanism),
 		errors.Is(err, kafka.IllegalSASLState):

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/zkherald/herald/publish"
 )
 
 // tombstoneRetention is how long a compacted topic herald creates keeps a
@@ -138,15 +140,23 @@ func checkCompacted(ctx context.Context, cl *kafka.Client, topic string) error {
 		}
 		switch {
 		case !kinds["compact"]:
-			return fmt.Errorf("%w: topic %s has cleanup.policy=%s; it must be compacted to keep each group's owner: "+
+			return settingsError{fmt.Errorf("%w: topic %s has cleanup.policy=%s; it must be compacted to keep each group's owner: "+
 				"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact",
-				ErrTopic, topic, policy, topic)
+				ErrTopic, topic, policy, topic)}
 		case kinds["delete"] && retention != "-1":
-			return fmt.Errorf("%w: topic %s has cleanup.policy=%s and retention.ms=%s: a group whose owner has not changed for that long "+
+			return settingsError{fmt.Errorf("%w: topic %s has cleanup.policy=%s and retention.ms=%s: a group whose owner has not changed for that long "+
 				"would lose its only record, and readers would say it has no owner; compact only: "+
 				"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact (or retention.ms=-1)",
-				ErrTopic, topic, policy, retention, topic)
+				ErrTopic, topic, policy, retention, topic)}
 		}
 	}
 	return nil
 }
+
+// settingsError is a topic whose settings no retry mends: it is ErrTopic
+// and publish.ErrSinkConfig both, so a bridge says so at start at once.
+type settingsError struct{ error }
+
+func (e settingsError) Unwrap() error { return e.error }
+
+func (settingsError) Is(target error) bool { return target == publish.ErrSinkConfig }

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/zkherald/herald/internal/kafkatest"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// TestBridgeSinkSettingsExitConfig: a Kafka owners topic that compacts
+// and deletes cannot keep quiet groups' owners, and no retry mends that:
+// the bridge says so at once and exits 78 (EX_CONFIG), not 69 after its
+// connect timeout as if the brokers were unreachable.
+func TestBridgeSinkSettingsExitConfig(t *testing.T) {
+	zk := zktest.Shared(t)
+	kc := kafkatest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(kc.Addrs()...)}
+	res, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+		Topic: "herald.owners", NumPartitions: 3, ReplicationFactor: 1,
+		ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact,delete"}, {ConfigName: "retention.ms", ConfigValue: "60000"}},
+	}}})
+	if err != nil || res.Errors["herald.owners"] != nil {
+		t.Fatalf("create the owners topic: %v %v", err, res.Errors)
+	}
+	began := time.Now()
+	_, stderr, code := heraldRun(t, nil, "--zk", zk.ConnectString(), "--connect-timeout", "20s", "bridge", "--watch", uniq(t), "--kafka", kc.Addrs()[0])
+	if code != exitConfig || !strings.Contains(stderr, "cleanup.policy=compact,delete") || !strings.Contains(stderr, "settings cannot work") {
+		t.Fatalf("bridge with a compact,delete owners topic: exit %d, want %d saying why; stderr: %s", code, exitConfig, stderr)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("the refusal took %v: it was retried, though no retry mends it", d)
+	}
+}
