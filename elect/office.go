@@ -500,7 +500,7 @@ func ReadCheckpoint(ctx context.Context, s *Session, group string) (Checkpoint, 
 		return Checkpoint{}, fmt.Errorf("%w in %s", ErrNoCheckpoint, group)
 	}
 	if err != nil {
-		return Checkpoint{}, err
+		return Checkpoint{}, fmt.Errorf("read %s/%s: %w", group, CheckpointNode, err)
 	}
 	c, err := decodeCheckpoint(b, st)
 	if err != nil {

@@ -9,6 +9,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
 )
 
 // A checkpoint too big for an environment variable (Linux takes at most
@@ -144,5 +148,20 @@ func TestBinaryCheckpointComesBackByteForByte(t *testing.T) {
 	}
 	if out, _, code := heraldRun(t, nil, append(zkFl, "checkpoint", "get", "--raw", "--json", g)...); code != exitUsage {
 		t.Fatalf("checkpoint get --raw --json: exit %d, want a usage error (%d):\n%s", code, exitUsage, out)
+	}
+}
+
+// A checkpoint this identity may not read is named in the error, beside
+// how to log in as one ZooKeeper admits.
+func TestCheckpointGetUnreadableNamesTheNode(t *testing.T) {
+	g := uniq(t)
+	s := zkSession(t)
+	mkpath(t, s.Conn(), g)
+	if _, err := s.Conn().Create(g+"/"+elect.CheckpointNode, []byte("x"), 0, zk.DigestACL(zk.PermAll, "runner", "secret")); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := heraldRun(t, nil, append(zkFlags(t), "checkpoint", "get", "--election", g)...)
+	if code != exitFailure || !strings.Contains(stderr, g+"/"+elect.CheckpointNode) || !strings.Contains(stderr, "refused this identity") {
+		t.Fatalf("checkpoint get of an unreadable checkpoint: exit %d, want %d naming the node; stderr: %s", code, exitFailure, stderr)
 	}
 }

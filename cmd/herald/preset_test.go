@@ -411,3 +411,21 @@ func TestBridgePresetInConfigFile(t *testing.T) {
 		t.Fatalf("the preset's controller never published; got %+v", sub.all())
 	}
 }
+
+// A leader node the preset names that this identity may not read is no
+// "nothing found": who says ZooKeeper refused the identity, and how to
+// log in as one it admits.
+func TestWhoPresetUnreadableSaysRefused(t *testing.T) {
+	zkf := zkFlags(t)
+	chroot := uniq(t)
+	broker := zkSession(t)
+	kafkaRegister(t, broker.Conn(), chroot, 1)
+	if _, err := broker.Conn().SetACL(chroot+"/controller", zk.DigestACL(zk.PermAll, "kafka", "secret"), -1); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, append(zkf, "who", "--preset", "kafka="+chroot)...)
+	if code != exitFailure || strings.Contains(stderr, "nothing the preset names was found") || !strings.Contains(stderr, "refused this identity") ||
+		!strings.Contains(stderr, "could not read what the preset names: "+chroot+"/controller") {
+		t.Fatalf("who --preset with the controller unreadable: exit %d, want %d saying ZooKeeper refused this identity\n%s%s", code, exitFailure, out, stderr)
+	}
+}

@@ -147,6 +147,7 @@ func (a *app) whoPreset(ctx context.Context, specs, args []string, sf *sourceFla
 	}
 	var reports []whoReport
 	var failed []string
+	var readErr error // the first read that failed (not a leader missing)
 	for _, t := range targets {
 		if t.missing != "" {
 			failed = append(failed, fmt.Sprintf("no %s found below %s", t.missing, t.path))
@@ -163,6 +164,9 @@ func (a *app) whoPreset(ctx context.Context, specs, args []string, sf *sourceFla
 		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", t.path, err))
+			if readErr == nil {
+				readErr = fmt.Errorf("%s: %w", t.path, err)
+			}
 			continue
 		}
 		reports = append(reports, r)
@@ -187,7 +191,12 @@ func (a *app) whoPreset(ctx context.Context, specs, args []string, sf *sourceFla
 	for _, f := range failed {
 		fmt.Fprintln(a.stderr, "herald:", f)
 	}
-	if len(reports) == 0 {
+	switch {
+	case len(reports) == 0 && readErr != nil:
+		// Found but not readable (an ACL that refuses this identity, a
+		// server gone): say that, not that nothing is there.
+		return unreachableExit(fmt.Errorf("could not read what the preset names: %w", readErr))
+	case len(reports) == 0:
 		return &exitError{code: 1, err: errors.New("nothing the preset names was found in ZooKeeper; check --zk and the preset's root (--preset NAME=ROOT)")}
 	}
 	return nil
