@@ -176,9 +176,30 @@ func (s *Session) dialFailed(member string, err error) {
 	if n > 1 {
 		err = fmt.Errorf("%w (and %d other members failed TLS too)", err, n-1)
 	}
+	if s.opened.Load() {
+		s.warnReconnectTLS(err)
+		return
+	}
 	select {
 	case s.tlsFailed <- err:
 	default:
+	}
+}
+
+// warnReconnectTLS logs why a session that had connected cannot reconnect
+// over TLS (a certificate expired meanwhile, a CA changed): otherwise a
+// holder says only that its connection is suspended, then lost. Once a
+// minute at most, and at once when the reason changes.
+func (s *Session) warnReconnectTLS(err error) {
+	s.tlsMu.Lock()
+	why := err.Error()
+	quiet := why == s.tlsWhy && time.Since(s.tlsWarned) < time.Minute
+	if !quiet {
+		s.tlsWhy, s.tlsWarned = why, time.Now()
+	}
+	s.tlsMu.Unlock()
+	if !quiet {
+		s.log.Warn("cannot reconnect to ZooKeeper: TLS failed with every member; retrying", "err", err)
 	}
 }
 

@@ -71,6 +71,11 @@ type Session struct {
 	tlsFailed chan error            // a handshake retrying cannot mend (buffered 1)
 	tlsMu     sync.Mutex
 	tlsBad    map[string]bool // members whose TLS failed (see dialFailed)
+	// opened: the first connection made a session; tlsWarned is when
+	// a failed reconnect's TLS was last logged, and what it said.
+	opened    atomic.Bool
+	tlsWarned time.Time
+	tlsWhy    string
 	mu        sync.Mutex
 	state     State
 	gen       uint64 // bumped on every state change
@@ -194,6 +199,7 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 	// the caller, who was promised the connect timeout.
 	select {
 	case <-first:
+		s.opened.Store(true)
 	case err := <-s.tlsFailed:
 		go conn.Close()
 		return nil, err

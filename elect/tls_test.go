@@ -5,10 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -360,4 +363,61 @@ func TestPlainClientToTheSecurePort(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "if it is a secureClientPort, give --zk-tls") {
 		t.Fatalf("plain text to the secureClientPort: %v; want the TLS hint", err)
 	}
+}
+
+// TestReconnectTLSFailureIsLogged: a session that connected, and whose
+// reconnects then fail TLS with every member (a CA or certificate changed
+// meanwhile), says why in its log, rather than only that the connection
+// is suspended and then lost.
+func TestReconnectTLSFailureIsLogged(t *testing.T) {
+	zk, files := zktest.ForTestTLS(t, false)
+	p := proxyTo(t, zk.SecureAddrs()[0])
+	var refuse atomic.Bool
+	// Once refusing, the server's certificate fails verification as one
+	// signed by a CA this client no longer trusts would.
+	cfg := &tls.Config{RootCAs: caPool(t, files.CA), VerifyConnection: func(cs tls.ConnectionState) error {
+		if refuse.Load() {
+			return &tls.CertificateVerificationError{UnverifiedCertificates: cs.PeerCertificates,
+				Err: x509.UnknownAuthorityError{Cert: cs.PeerCertificates[0]}}
+		}
+		return nil
+	}}
+	var log lockedBuf
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := elect.NewSession(ctx, []string{p.Addr()}, elect.WithTLS(cfg), elect.WithSessionTimeout(4*time.Second),
+		elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	refuse.Store(true)
+	p.Cut()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log.String(), "cannot reconnect to ZooKeeper: TLS failed with every member"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no word of the failed TLS within 10 s; log:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not ordering
+	}
+	if !strings.Contains(log.String(), "give the CA that signed the server's certificate") {
+		t.Fatalf("the log does not say why TLS failed:\n%s", log.String())
+	}
+}
+
+// lockedBuf is a log destination safe for the session's goroutines.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
