@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/kafkatest"
+	"github.com/zkherald/herald/publish"
 )
 
 // TestConnectsThroughBrokersItLearned: a sink given one bootstrap address
@@ -36,5 +37,38 @@ func TestConnectsThroughBrokersItLearned(t *testing.T) {
 	writeEvents(t, s, gainFrom("/bootstrap/g", "b", 200, "b1"))
 	if _, err := s.ask(ctx, nil); err != nil {
 		t.Fatalf("health probe with the bootstrap address gone and the broker up: %v", err)
+	}
+}
+
+// TestFollowerReadsOnThroughBrokersItLearned: a follower given one
+// bootstrap address that stops answering finds its partitions' leaders
+// through the brokers the cluster named, as the sink does, and goes on
+// delivering after the brokers restart.
+func TestFollowerReadsOnThroughBrokersItLearned(t *testing.T) {
+	c := kafkatest.Start(t)
+	p, err := faultproxy.New(c.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	cfg := testConfig(t, c)
+	cfg.Brokers = []string{p.Addr()}
+	s := connected(t, cfg)
+	const g = "/bootstrap/follow"
+	writeEvents(t, s, gainFrom(g, "a", 100, "b1"))
+	st := followOwners(t, cfg, g)
+	if u := nextOwner(t, st, 20*time.Second); u.Owner() == nil || u.Owner().Node != "a" {
+		t.Fatalf("first update %+v, want a", u)
+	}
+	p.Refuse(true)
+	p.Cut()
+	c.Stop()
+	c.Restart(t)
+	writeAgain(t, s, []publish.Event{gainFrom(g, "b", 200, "b1")})
+	for deadline := time.Now().Add(40 * time.Second); ; {
+		u := nextOwner(t, st, time.Until(deadline))
+		if u.Owner() != nil && u.Owner().Node == "b" {
+			return
+		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +37,30 @@ func (c Config) client() (*kafka.Client, *kafka.Transport, error) {
 		TLS:         tc,
 	}
 	return &kafka.Client{Addr: kafka.TCP(c.Brokers...), Transport: tr, Timeout: c.WriteTimeout}, tr, nil
+}
+
+// withClusterBrokers is c with the brokers the cluster's metadata names
+// added after c.Brokers: a follower's partition reads then find their
+// leaders through another broker while the ones given are down, as the
+// sink does (Sink.brokers). Unchanged when the metadata cannot be read.
+func (c Config) withClusterBrokers(ctx context.Context, topic string) Config {
+	cl, tr, err := c.client()
+	if err != nil {
+		return c
+	}
+	defer tr.CloseIdleConnections()
+	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return c
+	}
+	out := append([]string(nil), c.Brokers...)
+	for _, b := range md.Brokers {
+		if a := net.JoinHostPort(b.Host, strconv.Itoa(b.Port)); b.Host != "" && b.Port > 0 && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	c.Brokers = out
+	return c
 }
 
 // describe says how we connect, for errors: brokers, SASL user, TLS; never

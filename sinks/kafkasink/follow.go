@@ -118,6 +118,7 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 	if err != nil {
 		return nil, err
 	}
+	cfg = cfg.withClusterBrokers(ctx, topic)
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stream[T]{c: make(chan T), synced: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
 	raw := make(chan record)
