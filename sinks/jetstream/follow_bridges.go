@@ -181,6 +181,13 @@ func (f *ownerFollow) consumeBridges(ctx context.Context, w jetstream.KeyWatcher
 			if err != nil || publish.BridgeKey(h.Source) != e.Key() {
 				continue // not a heartbeat, or filed under another bridge's key
 			}
+			// A bridge whose clock runs ahead dates its heartbeats in the
+			// future, and they would keep its values fresh that much
+			// longer after it died: no heartbeat is younger than the
+			// server's record of it.
+			if c := e.Created(); !c.IsZero() && h.Time.After(c) {
+				h.Time = c
+			}
 			if f.bridges.Put(h) {
 				select {
 				case f.beat <- struct{}{}:

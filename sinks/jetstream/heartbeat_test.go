@@ -280,3 +280,27 @@ func TestFollowReaderCutOffSaysSo(t *testing.T) {
 		t.Fatalf("reader back, bridge confirming: %+v, want fresh", u)
 	}
 }
+
+// A bridge whose clock runs ten minutes ahead, and that then dies, does
+// not keep its values fresh for ten minutes: a heartbeat counts from when
+// the server stored it at the latest.
+func TestFollowHeartbeatFromAClockAhead(t *testing.T) {
+	g := uniq(t)
+	b1 := source(t, "b1")
+	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
+	ahead := time.Now().Add(10 * time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.WriteHeartbeat(ctx, publish.Heartbeat{Source: b1, State: publish.BridgeActive, Time: ahead, Confirmed: ahead, Interval: interval}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, from(gain(g, "a", 100), b1))
+	w := follow(t, g)
+	u := nextFor(t, w, g, 10*time.Second)
+	if !u.Stale {
+		u = nextFor(t, w, g, 5*time.Second)
+	}
+	if !u.Stale || !strings.Contains(u.StaleReason, "no heartbeat") {
+		t.Fatalf("the bridge's last heartbeat is dated 10 minutes ahead and it wrote none since: %+v, want stale within the bound", u)
+	}
+}
