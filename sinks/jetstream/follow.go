@@ -453,11 +453,12 @@ func (f *ownerFollow) onLook(ctx context.Context, l bucketLook) (again bool, err
 
 // startOver forgets what the follower read from a bucket that was made
 // again (revisions, terms: the new bucket's start over) and keeps what it
-// delivered, for the new bucket's replay to replace: a key delivered
-// before that the new bucket lacks has no owner now, said at the end of
-// the replay. Nothing delivered from the old bucket is judged again
-// meanwhile: the new bucket says what is current, not the old one's
-// bridge's heartbeats.
+// delivered, for the new bucket's replay to replace. Meanwhile every value
+// delivered from the old bucket is stale (the refresh after this delivers
+// it again so): the new bucket says what is current, not the old one's
+// bridge's heartbeats. A key delivered before that the new bucket lacks
+// at the end of its replay stays stale, with no owner, until a bridge
+// writes it again (endBefore).
 func (f *ownerFollow) startOver(created time.Time) {
 	f.read.Store(0)
 	f.gen.Add(1)
@@ -465,9 +466,11 @@ func (f *ownerFollow) startOver(created time.Time) {
 	if f.before == nil {
 		f.before = map[string]OwnerUpdate{}
 	}
+	reason := fmt.Sprintf("the owners bucket %s was made again; reading it afresh", f.cfg.bucket)
 	for key, l := range f.last {
 		f.before[key] = l.u
+		l.pending = reason
+		f.last[key] = l
 	}
-	f.last = map[string]lastValue{}
 	f.known = map[string]known{}
 }

@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -106,6 +107,10 @@ func (f *ownerFollow) arm(at time.Time) {
 type lastValue struct {
 	u      OwnerUpdate
 	writer string
+	// pending, when set, is why the value is stale whatever the
+	// heartbeats say: it is from a bucket since made again, which has
+	// not said yet what is current (startOver, endBefore).
+	pending string
 }
 
 // deliver sends u, the value of key that writer wrote, and remembers it,
@@ -131,6 +136,9 @@ func (f *ownerFollow) refresh(ctx context.Context) error {
 	var next time.Time
 	for key, l := range f.last {
 		fr := f.judgeAt(now, l.u.Group, l.writer)
+		if l.pending != "" {
+			fr = publish.Freshness{Stale: true, StaleReason: l.pending}
+		}
 		changed := fr.Differs(l.u.Freshness)
 		l.u.Freshness = fr
 		if changed {
@@ -198,26 +206,26 @@ func (f *ownerFollow) send(ctx context.Context, u OwnerUpdate) error {
 }
 
 // endBefore reports, at the end of the first replay of a bucket made
-// again, "no owner" (Revision 0: the new bucket never held it) for each key
-// delivered from the bucket before that the new one lacks, unless that is
-// what was delivered last.
+// again, each key delivered from the bucket before that the new one lacks
+// as no owner (Revision 0: the new bucket never held it), stale: the
+// bridge that made the bucket again writes every group's owner into it,
+// and until it has written this one, its owner is not known. Saying "no
+// owner" unjudged would call a group that has one ownerless.
 func (f *ownerFollow) endBefore(ctx context.Context, seen map[string]bool) error {
 	before := f.before
 	f.before = nil
+	reason := fmt.Sprintf("the owners bucket %s was made again and holds nothing of this group yet; a bridge writes every group's owner into it", f.cfg.bucket)
 	for key, old := range before {
-		if seen[key] {
-			continue
-		}
-		u := OwnerUpdate{Group: old.Group}
-		if _, ok := f.known[key]; ok {
+		if _, ok := f.known[key]; ok || seen[key] {
 			continue // delivered from the new bucket already
 		}
 		f.known[key] = known{reported: true}
-		if old.Owner == nil && !old.Freshness.Differs(u.Freshness) {
-			f.remember(key, "", old)
-			continue
+		u := OwnerUpdate{Group: old.Group, Freshness: publish.Freshness{Stale: true, StaleReason: reason}}
+		f.last[key] = lastValue{u: u, pending: reason}
+		if old.Owner == nil && old.Stale {
+			continue // said so already
 		}
-		if err := f.deliver(ctx, key, "", u); err != nil {
+		if err := f.send(ctx, u); err != nil {
 			return err
 		}
 	}

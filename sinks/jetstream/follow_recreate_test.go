@@ -89,15 +89,23 @@ func confirmedBy(t *testing.T, w *hjs.OwnerWatch, group, node, src string) hjs.O
 	}
 }
 
-// pastEmpty returns u, or the update after it when u is the "no owner"
-// of a bucket made again and read before the write that made it again
-// stored its owner (the sink makes the bucket, then writes).
-func pastEmpty(t *testing.T, w *hjs.OwnerWatch, group string, u hjs.OwnerUpdate) hjs.OwnerUpdate {
+// afresh returns the first update of group that does not merely say the
+// old bucket's value is stale now (the bucket gone, or made again and read
+// afresh), nor that the new one holds nothing of
+// the group yet (a bucket made again and read before the write that made
+// it stored the group's owner): what the new bucket says. Each update it
+// passes over must be stale.
+func afresh(t *testing.T, w *hjs.OwnerWatch, group string) hjs.OwnerUpdate {
 	t.Helper()
-	if u.Owner == nil && u.Revision == 0 && !u.Stale {
-		return nextFor(t, w, group, 10*time.Second)
+	for {
+		u := nextFor(t, w, group, 10*time.Second)
+		if u.Revision != 0 && !strings.Contains(u.StaleReason, "reading it afresh") && !strings.Contains(u.StaleReason, "is gone") {
+			return u
+		}
+		if !u.Stale {
+			t.Fatalf("while the bucket made again is read afresh: %+v, want it stale", u)
+		}
 	}
-	return u
 }
 
 // TestFollowOwnersBucketMadeAgain: the owners bucket is deleted while
@@ -121,11 +129,7 @@ func TestFollowOwnersBucketMadeAgain(t *testing.T) {
 	}
 	deleteBucket(t, bucket)
 	writeEventually(t, s, lost(g, "a", 1000, "b"), gain(g, "b", 2000)) // made again: b at revision 1
-	u := nextFor(t, w, g, 10*time.Second)
-	if u.Owner != nil && u.Owner.Owner.Node == "a" && u.Stale {
-		u = nextFor(t, w, g, 10*time.Second) // seen gone before it was made again
-	}
-	u = pastEmpty(t, w, g, u)
+	u := afresh(t, w, g)
 	if u.Owner == nil || u.Owner.Owner.Node != "b" || u.Revision != 1 || u.Initial {
 		t.Fatalf("after the bucket was made again: %+v; want b at revision 1", u)
 	}
@@ -139,7 +143,8 @@ func TestFollowOwnersBucketMadeAgain(t *testing.T) {
 // the values read from it are stale whatever the heartbeats say: nothing
 // confirms them. When a bridge makes it again, the follower reads the new
 // bucket: a group it lacks has no owner (revision 0, as for a group never
-// held), and what is written there comes, judged as ever.
+// held), stale until a bridge writes it there, and what is written there
+// comes, judged as ever.
 func TestFollowOwnersBucketGoneIsStale(t *testing.T) {
 	p := uniq(t)
 	g, h := p+"/g", p+"/h"
@@ -160,10 +165,12 @@ func TestFollowOwnersBucketGoneIsStale(t *testing.T) {
 	quiet(t, w, g, 1500*time.Millisecond, "heartbeats while the bucket is gone")
 
 	writeEventually(t, s, from(gain(h, "y", 200), b1)) // made again, holding h only
-	u = nextFor(t, w, g, 10*time.Second)
-	if u.Owner != nil || u.Revision != 0 || u.Stale {
-		t.Fatalf("bucket made again without %s: %+v; want no owner, revision 0, not stale", g, u)
+	for u = nextFor(t, w, g, 10*time.Second); strings.Contains(u.StaleReason, "reading it afresh"); u = nextFor(t, w, g, 10*time.Second) {
 	}
+	if u.Owner != nil || u.Revision != 0 || !u.Stale || !strings.Contains(u.StaleReason, "holds nothing of this group yet") {
+		t.Fatalf("bucket made again without %s: %+v; want no owner, revision 0, stale until a bridge writes it", g, u)
+	}
+	quiet(t, w, g, 1500*time.Millisecond, "heartbeats while the new bucket holds nothing of the group")
 	write(t, s, from(gain(g, "b", 300), b1))
 	u = nextFor(t, w, g, 10*time.Second)
 	if u.Owner == nil || u.Owner.Owner.Node != "b" || u.Stale || u.ConfirmedBy != b1 {
@@ -263,7 +270,7 @@ func TestFollowStoreWipedIsStaleUntilRestated(t *testing.T) {
 		t.Fatalf("3s with the owners bucket missing, heartbeats flowing: last update %+v; want a, stale, saying the bucket is gone", last)
 	}
 	writeEventually(t, s, from(gain(g, "b", 200), b1)) // the bucket made again: b at revision 1
-	u := pastEmpty(t, w, g, nextFor(t, w, g, 10*time.Second))
+	u := afresh(t, w, g)
 	if u.Owner == nil || u.Owner.Owner.Node != "b" || u.Revision != 1 || u.Stale {
 		t.Fatalf("written to the new bucket: %+v; want b at revision 1, fresh", u)
 	}
