@@ -62,6 +62,9 @@ func diff(prev *View, v View) []Change {
 		c.Kind, c.Candidate = Joined, &p
 		out = append(out, c)
 	}
+	if c, ok := unseenTenure(base, prev, v, unexplained); ok {
+		out = append(out, c)
+	}
 	if v.Ready() && (!prev.Ready() || ownerChanged) {
 		c := base
 		c.Kind = Ready
@@ -71,6 +74,19 @@ func diff(prev *View, v View) []Change {
 		out = append(out, c)
 	}
 	return out
+}
+
+// unseenTenure is what says that a whole tenure passed between two views
+// that saw no owner: nodes came and went (unexplained), and in a group
+// without an owner the first node to come owns. No owner change tells of
+// it; a Snapshot of the state now, marked Gap, does.
+func unseenTenure(base Change, prev *View, v View, unexplained int64) (Change, bool) {
+	if prev.Owner != nil || v.Owner != nil || !v.Exists || unexplained <= 0 {
+		return Change{}, false
+	}
+	c := base
+	c.Kind, c.Queue, c.Gap = Snapshot, v.Queue, true
+	return c, true
 }
 
 // sameOwner reports whether v's owner is the very node before's was: the

@@ -197,6 +197,21 @@ func TestObserveReportsGap(t *testing.T) {
 			t.Fatal("the second node may have owned between the two deletions, yet no gap")
 		}
 	})
+	t.Run("WholeTenureUnseenInAnEmptyGroup", func(t *testing.T) {
+		path := setup()
+		o := observe(t, obs, path)
+		expect(t, o, elect.Snapshot, nil)
+		// b comes, owns (nobody is ahead of it) and goes, all within one
+		// read; the group is empty before and after.
+		apply(
+			&zk.CreateRequest{Path: path + "/n_0000000001", Data: []byte("b"), Acl: acl, Flags: zk.FlagEphemeral},
+			&zk.DeleteRequest{Path: path + "/n_0000000001", Version: -1},
+		)
+		c := next(t, o)
+		if c.Kind != elect.Snapshot || c.Owner != nil || !c.Gap {
+			t.Fatalf("b owned unseen in an empty group: %+v; want a snapshot with no owner, marked as a gap", c)
+		}
+	})
 	t.Run("NoGapWhenSeen", func(t *testing.T) {
 		path := setup("n_0000000001", "n_0000000002")
 		o := observe(t, obs, path)
