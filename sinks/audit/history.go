@@ -187,7 +187,11 @@ func History(events []publish.Event) []Tenure {
 // one sequence for History: per group by zxid, at one zxid the changes
 // before the snapshots that re-state the state after it, then by time.
 // The same line found twice (the same id at the same time) is kept once;
-// other copies of an id stay, and History counts the id once.
+// other copies of an id stay, and History counts the id once. A copy
+// marked gap in one log whose id another log holds unmarked loses the
+// mark: the gap says its log missed what came before (a bridge taking
+// over past its replay window marks its own log so), and the other log,
+// whose bridge saw the event with nothing missed, has what came before.
 //
 // An event with zxid 0 (a bridge found the group gone, and names no zxid
 // so that every bridge gives it the same id) is ordered at the zxid of the
@@ -205,8 +209,19 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 		zxid int64 // where it goes
 	}
 	seen := map[key]bool{}
+	whole := map[string]map[int]bool{} // id -> the logs holding it unmarked
+	for i, l := range logs {
+		for _, e := range l {
+			if !e.Gap && e.ID != "" {
+				if whole[e.ID] == nil {
+					whole[e.ID] = map[int]bool{}
+				}
+				whole[e.ID][i] = true
+			}
+		}
+	}
 	var all []placed
-	for _, l := range logs {
+	for i, l := range logs {
 		last := map[string]int64{} // group -> the last zxid in this log
 		for _, e := range l {
 			at := e.Zxid
@@ -214,6 +229,9 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 				at = last[e.Group]
 			} else {
 				last[e.Group] = at
+			}
+			if e.Gap && len(whole[e.ID]) > 0 && !(len(whole[e.ID]) == 1 && whole[e.ID][i]) {
+				e.Gap = false // covered by the log that holds it unmarked
 			}
 			k := key{e.ID, e.Time.UnixNano(), e.Snapshot}
 			if e.ID != "" && seen[k] {

@@ -627,3 +627,31 @@ func TestHistoryMissingFileMarksOneGap(t *testing.T) {
 		t.Fatalf("a's tenure %+v: want its end unseen", a)
 	}
 }
+
+// TestMergeGapMarkCoveredByTheOtherLogsCopy: a bridge that took over past
+// its replay window marks its own log's first event of a group as a gap
+// (its log never got what came before); the bridge before it logged the
+// same event, unmarked. Merged, the two logs miss nothing: no gap.
+func TestMergeGapMarkCoveredByTheOtherLogsCopy(t *testing.T) {
+	before := viaLog(t,
+		lev(publish.LockAcquired, "F", "", 633, 633, 0, false),
+		lev(publish.LockReleased, "", "F", 633, 634, 1000, false),
+		lev(publish.LockAcquired, "G", "", 650, 650, 2000, false),
+	)
+	// The new bridge saw G come a little before the old one did.
+	marked := lev(publish.LockAcquired, "G", "", 650, 650, 1900, false)
+	marked.Gap = true
+	after := viaLog(t, marked.WithID(), lev(publish.LockReleased, "", "G", 650, 651, 3000, false))
+	if ts := History(after); len(ts) != 1 || !ts[0].Gap {
+		t.Fatalf("the new bridge's log alone: %+v: want G, marked as a gap", ts)
+	}
+	ts := History(Merge(before, after))
+	for _, tn := range ts {
+		if tn.Gap || tn.Missing {
+			t.Fatalf("merged: %+v: want F and G with nothing missing", ts)
+		}
+	}
+	if len(ts) != 2 || ts[0].Owner.ID != "F" || ts[1].Owner.ID != "G" {
+		t.Fatalf("merged: %+v: want F and G", ts)
+	}
+}
