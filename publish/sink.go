@@ -65,7 +65,10 @@ func (e *RejectedError) Unwrap() error { return e.Err }
 // node ("" for none) as of Zxid, and what the group held (its recipe, ""
 // when the sink does not say).
 type LastReport struct {
-	Owner  string
+	Owner string
+	// Term is the owner's term (its node's czxid), 0 without an owner
+	// or where the sink does not keep it.
+	Term   int64
 	Zxid   int64
 	Recipe elect.Recipe
 }

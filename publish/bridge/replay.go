@@ -64,20 +64,22 @@ type droppedState struct {
 	// or one of them said Gap itself.
 	untold bool
 	// changed: one of them changed the owner; owner is the node the
-	// newest such left owning ("" none), zxid that event's.
-	changed bool
-	owner   string
-	zxid    int64
+	// newest such left owning ("" none), term its term, zxid that
+	// event's. gained: one of them named a new owner.
+	changed, gained bool
+	owner           string
+	term, zxid      int64
 }
 
 // add is d with e dropped too (e after those before).
 func (d droppedState) add(e publish.Event) droppedState {
 	d.untold = d.untold || e.Gap
 	if e.Type.Gains() || e.Type.Loses() {
-		d.changed, d.owner, d.zxid = true, "", e.Zxid
+		d.changed, d.owner, d.term, d.zxid = true, "", 0, e.Zxid
 		if e.Owner != nil {
-			d.owner = e.Owner.Node
+			d.owner, d.term = e.Owner.Node, e.Term
 		}
+		d.gained = d.gained || e.Owner != nil
 	}
 	return d
 }
@@ -226,13 +228,31 @@ func (b *Bridge) storedElsewhere(ctx context.Context) func(group string, d dropp
 			return false
 		}
 		for _, reports := range shared {
-			r, ok := reports[group]
-			if d.changed && (!ok || (r.Zxid < d.zxid && (d.owner == "" || r.Owner != d.owner))) {
+			if r, ok := reports[group]; d.changed && !holds(r, ok, d) {
 				return false
 			}
 		}
 		return true
 	}
+}
+
+// holds reports whether a store's last report of a group (r; ok false
+// when it has none) holds what the group's dropped events say: a state at
+// their zxid or later; the very tenure they left (the owner's node and
+// term: a name alone may recur in a group made again); or, when they
+// named no owner at all (a snapshot of an empty group, say), no owner,
+// which a store that keeps no key of an ownerless group says by having
+// none.
+func holds(r publish.LastReport, ok bool, d droppedState) bool {
+	switch {
+	case !ok:
+		return d.owner == "" && !d.gained
+	case r.Zxid >= d.zxid:
+		return true
+	case d.owner != "":
+		return r.Owner == d.owner && r.Term != 0 && r.Term == d.term
+	}
+	return !d.gained && r.Owner == ""
 }
 
 // holdForDrain stops publishing as a bridge that is stopping while it

@@ -54,7 +54,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 			rep.Zxid = last.Zxid
 		}
 		if e.Owner != nil {
-			rep.Owner = e.Owner.Node
+			rep.Owner, rep.Term = e.Owner.Node, e.Term
 		}
 		out[e.Group] = rep
 	}

@@ -74,7 +74,7 @@ func report(out map[string]publish.LastReport, key string, v view) {
 	}
 	switch {
 	case v.owner != nil:
-		out[group] = publish.LastReport{Owner: v.owner.Owner.Node, Zxid: v.owner.Zxid, Recipe: v.owner.Recipe}
+		out[group] = publish.LastReport{Owner: v.owner.Owner.Node, Term: v.owner.Term, Zxid: v.owner.Zxid, Recipe: v.owner.Recipe}
 	case v.zxid != 0:
 		out[group] = publish.LastReport{Zxid: v.zxid, Recipe: v.recipe}
 	case v.guard != 0:
