@@ -51,9 +51,9 @@ func TestLastReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]publish.LastReport{
-		held:    {Owner: "a", Zxid: 11, Recipe: elect.RecipeElection},
+		held:    {Owner: "a", Term: 10, Zxid: 11, Recipe: elect.RecipeElection},
 		emptied: {Zxid: 25, Recipe: elect.RecipeElection}, // the no-owner marker says it too
-		handed:  {Owner: "d", Zxid: 41, Recipe: elect.RecipeElection},
+		handed:  {Owner: "d", Term: 40, Zxid: 41, Recipe: elect.RecipeElection},
 	}
 	other := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
 	for name, sink := range map[string]*hjs.Sink{"writer": s, "another bridge": other} {

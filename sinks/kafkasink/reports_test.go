@@ -59,7 +59,7 @@ func TestLastReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	el := elect.RecipeElection
-	want := map[string]publish.LastReport{"/held": {Owner: "a", Zxid: 10, Recipe: el}, "/emptied": {Zxid: 25, Recipe: el}, "/handed": {Owner: "d", Zxid: 40, Recipe: el}}
+	want := map[string]publish.LastReport{"/held": {Owner: "a", Term: 10, Zxid: 10, Recipe: el}, "/emptied": {Zxid: 25, Recipe: el}, "/handed": {Owner: "d", Term: 40, Zxid: 40, Recipe: el}}
 	if len(got) != len(want) {
 		t.Errorf("reports %+v; want %+v", got, want)
 	}
