@@ -318,3 +318,56 @@ func TestFollowOwnersBridgesTopicUnreadable(t *testing.T) {
 		t.Fatalf("bridges topic readable again: %+v, want fresh, confirmed by b1", u)
 	}
 }
+
+// A bridges topic whose records cannot be fetched (the reader may not
+// read it, say) while the brokers still answer where it ends: the reader
+// cannot read heartbeats, and a value whose heartbeat goes quiet says so
+// rather than blaming the bridge.
+func TestFollowOwnersBridgesTopicNotFetched(t *testing.T) {
+	defer func(d time.Duration) { idleLook = d }(idleLook)
+	idleLook = time.Second
+	c := kafkatest.Start(t)
+	cfg := hbConfig(t, c)
+	s := connected(t, cfg)
+	const g = "/notfetched/g"
+	now := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.WriteHeartbeat(ctx, publish.Heartbeat{Source: "b1", State: publish.BridgeActive, Time: now, Confirmed: now, Interval: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	writeEvents(t, s, gainFrom(g, "a", 100, "b1"))
+	st := followOwners(t, cfg, g)
+	if u := nextOwner(t, st, 20*time.Second); u.Stale {
+		t.Fatalf("first update %+v: want fresh", u)
+	}
+	kc := c.Kfake()
+	kc.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		r := req.(*kmsg.FetchRequest)
+		resp := r.ResponseKind().(*kmsg.FetchResponse)
+		refused := false
+		for _, rt := range r.Topics {
+			if rt.Topic != cfg.BridgesTopic {
+				continue
+			}
+			refused = true
+			t := kmsg.NewFetchResponseTopic()
+			t.Topic = rt.Topic
+			for _, p := range rt.Partitions {
+				rp := kmsg.NewFetchResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
+				t.Partitions = append(t.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, t)
+		}
+		if !refused {
+			return nil, nil, false
+		}
+		return resp, nil, true
+	})
+	u := nextOwner(t, st, 30*time.Second)
+	if !u.Stale || !strings.Contains(u.StaleReason, "this reader has not been able to read the bridges topic") {
+		t.Fatalf("bridges topic not fetched: %+v, want stale, saying the reader cannot read it", u)
+	}
+}

@@ -79,6 +79,7 @@ func (pr *partRead) read(ctx context.Context, cl *kafka.Client) (next int64, err
 	for {
 		look, cancel := context.WithTimeout(ctx, idleLook)
 		m, err := r.ReadMessage(look)
+		quiet := look.Err() != nil // nothing came: asked before cancel says so
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -101,14 +102,14 @@ func (pr *partRead) read(ctx context.Context, cl *kafka.Client) (next int64, err
 			return next, pr.madeAgain(next, end)
 		}
 		switch {
-		case look.Err() == nil:
+		case !quiet:
 			pr.reached(err)
 		case endErr != nil && ctx.Err() == nil:
 			pr.reached(endErr) // quiet, and the brokers do not answer
 		default:
 			pr.reached(nil) // only quiet
 		}
-		if look.Err() == nil && !outage.wait(ctx, err) {
+		if !quiet && !outage.wait(ctx, err) {
 			return next, nil // ctx ended
 		}
 	}
