@@ -225,10 +225,11 @@ func TestOwnersTopicMustNotDeleteToo(t *testing.T) {
 	defer tr.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for topic, retention := range map[string]string{"owners-cd": "60000", "owners-cd-forever": "-1"} {
+	for topic, retention := range map[string][2]string{"owners-cd": {"60000", "-1"}, "owners-cd-forever": {"-1", "-1"}, "owners-cd-bytes": {"-1", "1000000"}} {
 		res, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
 			Topic: topic, NumPartitions: 1, ReplicationFactor: 1,
-			ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact,delete"}, {ConfigName: "retention.ms", ConfigValue: retention}},
+			ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact,delete"},
+				{ConfigName: "retention.ms", ConfigValue: retention[0]}, {ConfigName: "retention.bytes", ConfigValue: retention[1]}},
 		}}})
 		if err != nil || res.Errors[topic] != nil {
 			t.Fatalf("create %s: %v %v", topic, err, res.Errors)
@@ -246,6 +247,9 @@ func TestOwnersTopicMustNotDeleteToo(t *testing.T) {
 	}
 	if err := connect("owners-cd"); !errors.Is(err, ErrTopic) || !strings.Contains(err.Error(), "retention.ms=60000") {
 		t.Fatalf("connect with owners topic compact,delete: %v, want ErrTopic about retention.ms", err)
+	}
+	if err := connect("owners-cd-bytes"); !errors.Is(err, ErrTopic) || !strings.Contains(err.Error(), "retention.bytes=1000000") {
+		t.Fatalf("connect with owners topic compact,delete and retention.bytes=1000000: %v, want ErrTopic about retention.bytes", err)
 	}
 	if err := connect("owners-cd-forever"); err != nil {
 		t.Fatalf("connect with owners topic compact,delete and retention.ms=-1: %v", err)

@@ -110,10 +110,11 @@ func missingTopics(ctx context.Context, cl *kafka.Client, topics ...string) ([]s
 // checkCompacted refuses an owners topic that deletes instead of compacting:
 // a group whose owner has not changed for retention.ms would lose its only
 // record, and readers would say it has no owner. cleanup.policy
-// "compact,delete" deletes too, unless retention.ms is -1 (never).
+// "compact,delete" deletes too, unless retention.ms and retention.bytes
+// are -1 (never).
 func checkCompacted(ctx context.Context, cl *kafka.Client, topic string) error {
 	res, err := cl.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
-		ResourceType: kafka.ResourceTypeTopic, ResourceName: topic, ConfigNames: []string{"cleanup.policy", "retention.ms"},
+		ResourceType: kafka.ResourceTypeTopic, ResourceName: topic, ConfigNames: []string{"cleanup.policy", "retention.ms", "retention.bytes"},
 	}}})
 	if err != nil {
 		return fmt.Errorf("%w: describe configs of %s: %w", ErrTopic, topic, err)
@@ -122,13 +123,15 @@ func checkCompacted(ctx context.Context, cl *kafka.Client, topic string) error {
 		if r.Error != nil {
 			return fmt.Errorf("%w: describe configs of %s: %w", ErrTopic, topic, r.Error)
 		}
-		policy, retention := "", ""
+		policy, retention, size := "", "", ""
 		for _, e := range r.ConfigEntries {
 			switch e.ConfigName {
 			case "cleanup.policy":
 				policy = e.ConfigValue
 			case "retention.ms":
 				retention = e.ConfigValue
+			case "retention.bytes":
+				size = e.ConfigValue
 			}
 		}
 		if policy == "" {
@@ -148,6 +151,11 @@ func checkCompacted(ctx context.Context, cl *kafka.Client, topic string) error {
 				"would lose its only record, and readers would say it has no owner; compact only: "+
 				"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact (or retention.ms=-1)",
 				ErrTopic, topic, policy, retention, topic)}
+		case kinds["delete"] && size != "" && size != "-1":
+			return settingsError{fmt.Errorf("%w: topic %s has cleanup.policy=%s and retention.bytes=%s: once a partition holds that much, the oldest records go, "+
+				"a quiet group's only one among them, and readers would say it has no owner; compact only: "+
+				"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact (or retention.bytes=-1)",
+				ErrTopic, topic, policy, size, topic)}
 		}
 	}
 	return nil
