@@ -96,9 +96,10 @@ func digestID(id string) bool {
 // from the ACL and the session's credentials: digest is WithDigestAuth's
 // "user:password" ("" for none), cert whether the session presents a
 // client certificate. herald gives the parents it creates create, read
-// and delete for every entry that may write, delete or administer, so an
-// entry serves the session when it grants create and delete, or any of
-// write, delete and admin, to an identity the session has: world:anyone,
+// and delete for every entry that may write, delete or administer, and
+// herald writes nodes it created (the leader's office record, the
+// checkpoint, a lock's release mark), so an entry serves the session when
+// it grants write to an identity the session has: world:anyone,
 // auth: (every identity of the session), or a digest entry whose hash is
 // that of the credentials. An ip entry, or an x509 one when the session
 // presents a certificate, may name the session or not, which cannot be
@@ -109,9 +110,10 @@ func digestID(id string) bool {
 // create its nodes in or delete, and that later runs with the right ACL
 // could not use either.
 func CheckOwnAccess(acl []zk.ACL, digest string, cert bool) error {
-	enough := func(p int32) bool {
-		return p&(zk.PermCreate|zk.PermDelete) == zk.PermCreate|zk.PermDelete || p&(zk.PermWrite|zk.PermDelete|zk.PermAdmin) != 0
-	}
+	// Write: the parents then get create, read and delete too; without
+	// it a checkpoint or office record written once cannot be written
+	// again.
+	enough := func(p int32) bool { return p&zk.PermWrite != 0 }
 	var mine string
 	if user, pw, ok := strings.Cut(digest, ":"); ok {
 		mine = zk.DigestACL(zk.PermAll, user, pw)[0].ID
@@ -152,7 +154,7 @@ func CheckOwnAccess(acl []zk.ACL, digest string, cert bool) error {
 	} else if cert {
 		fix = "auth::cdrwa (the client certificate's subject) or world:anyone:cdrwa"
 	}
-	return fmt.Errorf("elect: ACL %s does not let this session create and delete the nodes herald creates with it (no entry grants both to an identity the session has); herald would leave parents behind that no run could use: add an entry such as %s", FormatACL(acl), fix)
+	return fmt.Errorf("elect: ACL %s does not let this session create, write and delete the nodes herald creates with it (no entry grants write, which herald's parents add create and delete to, to an identity the session has); herald would leave parents behind that no run could use: add an entry such as %s", FormatACL(acl), fix)
 }
 
 // aclEntries splits an ACL list on its commas, except those inside an

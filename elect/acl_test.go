@@ -86,9 +86,11 @@ func TestCheckOwnAccess(t *testing.T) {
 		want   string // "" for accepted
 	}{
 		{"world:anyone:cdrwa", "", false, ""},
-		{"world:anyone:r", "", false, "does not let this session create and delete"},
+		{"world:anyone:r", "", false, "does not let this session create, write and delete"},
 		{"world:anyone:r", "alice:secret", false, "digest:alice:BASE64(SHA1(alice:password)):cdrwa"},
-		{"world:anyone:rw", "", false, ""}, // herald's parents give writers create and delete
+		{"world:anyone:rw", "", false, ""},              // herald's parents give writers create and delete
+		{"world:anyone:cdr", "", false, "grants write"}, // a checkpoint written once could not be written again
+		{"world:anyone:cdra", "", false, "grants write"},
 		{"auth::cdrwa,world:anyone:r", "alice:secret", false, ""},
 		{"auth::cdrwa,world:anyone:r", "", true, ""},
 		{"auth::cdrwa,world:anyone:r", "", false, "no identity"},

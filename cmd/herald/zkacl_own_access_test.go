@@ -36,8 +36,8 @@ func TestZKACLWithoutOwnAccessIsRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--zk-acl", "world:anyone:r"}, "does not let this session create and delete"},
-		{[]string{"--zk-auth-file", auth, "--zk-acl", "world:anyone:r"}, "does not let this session create and delete"},
+		{[]string{"--zk-acl", "world:anyone:r"}, "does not let this session create, write and delete"},
+		{[]string{"--zk-auth-file", auth, "--zk-acl", "world:anyone:r"}, "does not let this session create, write and delete"},
 		{[]string{"--zk-auth-file", auth, "--zk-acl", "digest:alice:hunter2:cdrwa,world:anyone:r"}, "looks like a plaintext password"},
 		{[]string{"--zk-auth-file", auth, "--zk-acl", "digest:alice:" + zk.DigestACL(zk.PermAll, "alice", "other")[0].ID[len("alice:"):] + ":cdrwa,world:anyone:r"}, "does not let this session"},
 	} {
