@@ -70,6 +70,9 @@ type heartbeater struct {
 	// answered once after it.
 	lastTick    time.Time
 	proofNeeded bool
+	// ctx ends with the heartbeater (run's): a wait for the observers
+	// ends with it.
+	ctx context.Context
 }
 
 // startHeartbeat writes this bridge's first heartbeat (standby) to every
@@ -109,6 +112,7 @@ func (b *Bridge) startHeartbeat() (stop func()) {
 }
 
 func (h *heartbeater) run(ctx context.Context) {
+	h.ctx = ctx
 	// Look often, so that a change of role is said at once and a round's
 	// claim is written as soon as its sink has caught up.
 	t := time.NewTicker(max(min(h.interval/4, 250*time.Millisecond), 5*time.Millisecond))
@@ -146,7 +150,7 @@ func (h *heartbeater) tick(now time.Time) {
 	}
 	if h.proofNeeded {
 		asked := time.Now()
-		if !h.b.zkAnswers(h.timeout()) || !h.b.observersCaughtUp(h.timeout()) {
+		if !h.b.zkAnswers(h.timeout()) || !h.b.observersCaughtUp(h.ctx, h.timeout()) {
 			return // unconfirmed: readers judge the values by the bound
 		}
 		// What happened before asking was heard, and what was heard is
@@ -220,18 +224,21 @@ func (b *Bridge) zkAnswers(d time.Duration) bool {
 	}
 }
 
-// observersCaughtUp waits, within d, until the observers have published
+// observersCaughtUp waits, within d (or until ctx ends), until the observers have published
 // what the session heard so far (groupSet.settle): heard is not yet seen,
 // and a watch event waiting for its group's read is a change no claim
 // covers.
-func (b *Bridge) observersCaughtUp(d time.Duration) bool {
+func (b *Bridge) observersCaughtUp(ctx context.Context, d time.Duration) bool {
 	b.mu.Lock()
 	settle := b.settle
 	b.mu.Unlock()
 	if settle == nil {
 		return true // nothing observed yet
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	return settle(ctx)
 }

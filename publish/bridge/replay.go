@@ -206,21 +206,19 @@ func (b *Bridge) storedElsewhere(ctx context.Context) func(group string, d dropp
 		return no
 	}
 	var shared []map[string]publish.LastReport
-	for _, s := range b.cfg.Sinks {
-		r, ok := s.(publish.Reporter)
-		if pv, private := s.(publish.Private); !ok || (private && pv.Private()) {
-			continue
-		}
-		rctx, cancel := context.WithTimeout(ctx, b.cfg.ConnectTimeout)
-		reports, err := r.LastReports(rctx)
-		cancel()
-		if err != nil {
+	failed := false
+	b.lastReports(ctx, true, func(s publish.Sink, _ bool, reports map[string]publish.LastReport, err error) bool {
+		switch {
+		case err != nil:
 			b.log.Warn("could not read what the sink stored last; the groups whose held events outlived the replay window are published as gaps", "sink", s.Name(), "err", err)
-			return no
+			failed = true
+			return false
+		default:
+			shared = append(shared, reports)
 		}
-		shared = append(shared, reports)
-	}
-	if len(shared) == 0 {
+		return true
+	})
+	if failed || len(shared) == 0 {
 		return no
 	}
 	return func(group string, d droppedState) bool {

@@ -34,25 +34,19 @@ func (b *Bridge) readReports(ctx context.Context) {
 		newest = map[string]Resume{}
 	}
 	var shared []map[string]publish.LastReport
-	for _, s := range b.cfg.Sinks {
-		r, ok := s.(publish.Reporter)
-		if !ok {
-			continue
-		}
-		rctx, cancel := context.WithTimeout(ctx, b.cfg.ConnectTimeout)
-		reports, err := r.LastReports(rctx)
-		cancel()
+	b.lastReports(ctx, false, func(s publish.Sink, private bool, reports map[string]publish.LastReport, err error) bool {
 		if err != nil {
 			b.log.Warn("could not read what the sink published last; the first snapshots of its groups cannot tell what they missed",
 				"sink", s.Name(), "err", err)
-			continue
+			return true
 		}
 		merge(newest, reports)
-		if pv, ok := s.(publish.Private); !ok || !pv.Private() {
+		if !private {
 			shared = append(shared, reports)
 		}
 		b.log.Info("read what the sink published last", "sink", s.Name(), "groups", len(reports))
-	}
+		return true
+	})
 	measure := newest
 	if len(shared) > 0 {
 		measure = laggard(newest, shared)
@@ -71,6 +65,30 @@ func (b *Bridge) readReports(ctx context.Context) {
 	b.viewMu.Lock()
 	b.resume, b.reportedOwned = measure, owned
 	b.viewMu.Unlock()
+}
+
+// lastReports reads what each sink that keeps a report (publish.Reporter)
+// stored last, within ConnectTimeout each, in Config.Sinks order, and
+// gives read the reports or why they could not be read, and whether only
+// this bridge writes the sink (publish.Private); it stops when read says
+// false. With sharedOnly, the Private ones are not read.
+func (b *Bridge) lastReports(ctx context.Context, sharedOnly bool, read func(s publish.Sink, private bool, reports map[string]publish.LastReport, err error) bool) {
+	for _, s := range b.cfg.Sinks {
+		r, ok := s.(publish.Reporter)
+		if !ok {
+			continue
+		}
+		pv, ok := s.(publish.Private)
+		if ok && pv.Private() && sharedOnly {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, b.cfg.ConnectTimeout)
+		reports, err := r.LastReports(rctx)
+		cancel()
+		if !read(s, ok && pv.Private(), reports, err) {
+			return
+		}
+	}
 }
 
 // mayObserve reports whether group is one this bridge observes, or would

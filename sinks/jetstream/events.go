@@ -222,22 +222,20 @@ func (r *eventReader) loop(ctx context.Context, c jetstream.Consumer) error {
 			if r.last.Load() != before {
 				rt.reset() // it worked for a while: retry at once
 				var err error
-				if c, err = r.consumer(ctx); err == nil {
+				if c, err = r.again(ctx); c != nil || err != nil {
+					if err != nil {
+						return err
+					}
 					continue
-				} else if errors.Is(err, ErrStreamGone) {
-					return err
-				} else if ctx.Err() == nil {
-					r.outage.fail(err)
 				}
 			}
 		} else {
 			var err error
-			if c, err = r.consumer(ctx); err == nil {
+			if c, err = r.again(ctx); c != nil || err != nil {
+				if err != nil {
+					return err
+				}
 				continue
-			} else if errors.Is(err, ErrStreamGone) {
-				return err
-			} else if ctx.Err() == nil {
-				r.outage.fail(err)
 			}
 		}
 		select {
@@ -246,6 +244,21 @@ func (r *eventReader) loop(ctx context.Context, c jetstream.Consumer) error {
 		case <-time.After(rt.wait()):
 		}
 	}
+}
+
+// again makes a new consumer: nil and nil when it cannot now (an outage,
+// noted), or the error that ends the reading (the stream gone).
+func (r *eventReader) again(ctx context.Context) (jetstream.Consumer, error) {
+	c, err := r.consumer(ctx)
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.Is(err, ErrStreamGone):
+		return nil, err
+	case ctx.Err() == nil:
+		r.outage.fail(err)
+	}
+	return nil, nil
 }
 
 // read delivers one consumer's messages until it fails or ctx ends.
