@@ -283,42 +283,56 @@ func TestWaitingRunnerStoppedBySignal(t *testing.T) {
 }
 
 // TestRunRejoinFlagsGone: a deposed runner with --rejoin whose flags no
-// longer hold when it campaigns again (its auth file gone) exits 3, as a
-// runner without --rejoin would, naming both what was lost and why it
-// could not join again; not 2, as if it had been started wrongly.
+// longer hold when it campaigns again exits 3, as a runner without
+// --rejoin would, naming both what was lost and why it could not join
+// again; not 2, as if it had been started wrongly, nor 1, as if something
+// else had failed. Its auth file is gone, or holds other credentials,
+// which the group's ACL refuses.
 func TestRunRejoinFlagsGone(t *testing.T) {
 	zk := zkFlags(t)
 	openTestRoot(t)
-	g := uniq(t)
-	dir := t.TempDir()
-	authA, authB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	for _, f := range []string{authA, authB} {
-		if err := os.WriteFile(f, []byte("herald:s3cret\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	child := `echo "$HERALD_ID running"; while :; do sleep 0.05; done`
-	a := start(t, nil, append(zk, "--zk-auth-file", authA, "run", "--election", g, "--id", "a", "--grace", "2s", "--rejoin", "--", "sh", "-c", child)...)
-	a.waitOutput(t, "a running", 20*time.Second)
-	b := start(t, nil, append(zk, "--zk-auth-file", authB, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
-	waitQueued(t, zk, g, 2, "b never joined the queue")
-	if err := os.Remove(authA); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	b.waitOutput(t, "b running", 20*time.Second)
-	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	if code := a.wait(t, 20*time.Second); code != exitNotLeader {
-		t.Fatalf("a exited %d, want %d:\n%s", code, exitNotLeader, a.out)
-	}
-	for _, want := range []string{"could not campaign again", "--zk-auth-file"} {
-		if !strings.Contains(a.out.String(), want) {
-			t.Errorf("a's output does not say %q:\n%s", want, a.out)
-		}
+	for _, c := range []struct {
+		name  string
+		spoil func(auth string) error
+		says  []string
+	}{
+		{"auth-file-gone", os.Remove, []string{"could not campaign again", "--zk-auth-file"}},
+		{"credentials-changed", func(auth string) error { return os.WriteFile(auth, []byte("someone:else\n"), 0o600) },
+			[]string{"could not campaign again", "not allowed to create nodes", "--zk-auth-file"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := uniq(t)
+			dir := t.TempDir()
+			authA, authB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+			for _, f := range []string{authA, authB} {
+				if err := os.WriteFile(f, []byte("herald:s3cret\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			child := `echo "$HERALD_ID running"; while :; do sleep 0.05; done`
+			a := start(t, nil, append(zk, "--zk-auth-file", authA, "run", "--election", g, "--id", "a", "--grace", "2s", "--rejoin", "--", "sh", "-c", child)...)
+			a.waitOutput(t, "a running", 20*time.Second)
+			b := start(t, nil, append(zk, "--zk-auth-file", authB, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
+			waitQueued(t, zk, g, 2, "b never joined the queue")
+			if err := c.spoil(authA); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			b.waitOutput(t, "b running", 20*time.Second)
+			if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+			if code := a.wait(t, 20*time.Second); code != exitNotLeader {
+				t.Fatalf("a exited %d, want %d:\n%s", code, exitNotLeader, a.out)
+			}
+			for _, want := range c.says {
+				if !strings.Contains(a.out.String(), want) {
+					t.Errorf("a's output does not say %q:\n%s", want, a.out)
+				}
+			}
+		})
 	}
 }
 
