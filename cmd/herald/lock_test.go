@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 func TestLockExitCodesAndTimeout(t *testing.T) {
@@ -103,11 +101,7 @@ func TestWhoFlagsSuspectNodes(t *testing.T) {
 	l := uniq(t)
 	holder := start(t, nil, append(zkFl, "lock", "--lock", l, "--id", "holder-1", "--", "sh", "-c", "echo holding; exec sleep 60")...)
 	holder.waitOutput(t, "holding", 20*time.Second)
-	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := rawZK(t)
 	forged := "_c_ffffffff-ffff-ffff-0000-000168726c6c-lock--000000001" // sorts before sequence 0
 	if _, err := conn.Create(l+"/"+forged, []byte("impostor"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
@@ -201,11 +195,7 @@ func TestZKDigestAuth(t *testing.T) {
 	}
 	holder := start(t, nil, append(zkFl, "--zk-auth-file", auth, "lock", "--lock", l, "--id", "holder-1", "--", "sh", "-c", "echo node=$HERALD_NODE; exec sleep 60")...)
 	holder.waitOutput(t, "node=", 20*time.Second)
-	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := rawZK(t)
 	children, _, err := conn.Children(l)
 	if err != nil || len(children) != 1 {
 		t.Fatalf("children of %s: %v, %v", l, children, err)

@@ -187,11 +187,7 @@ func uniq(t *testing.T) string {
 // test that runs without the same credentials.
 func openTestRoot(t *testing.T) {
 	t.Helper()
-	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := rawZK(t)
 	if _, err := conn.Create("/herald-cli-test", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatal(err)
 	}

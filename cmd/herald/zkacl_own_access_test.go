@@ -5,11 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 // TestZKACLWithoutOwnAccessIsRefused: an --zk-acl under which herald's own
@@ -21,11 +18,7 @@ import (
 func TestZKACLWithoutOwnAccessIsRefused(t *testing.T) {
 	zkFl := zkFlags(t)
 	openTestRoot(t)
-	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := rawZK(t)
 	auth := filepath.Join(t.TempDir(), "auth")
 	if err := os.WriteFile(auth, []byte("alice:hunter2\n"), 0o600); err != nil {
 		t.Fatal(err)

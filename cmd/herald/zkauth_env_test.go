@@ -4,12 +4,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
-	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 // TestZKAuthEnvIsTidied: HERALD_ZK_AUTH with a line break or blanks around
@@ -21,11 +19,7 @@ import (
 func TestZKAuthEnvIsTidied(t *testing.T) {
 	zkFl := zkFlags(t)
 	openTestRoot(t)
-	conn, _, err := zk.Connect(zktest.Shared(t).Addrs(), 5*time.Second, zk.WithLogger(quietZK{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := rawZK(t)
 	// ZooKeeper shows a digest entry's hash only to an identity the node
 	// lets administer it (others read "x"): alice:secret, once the fix
 	// holds.
