@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,5 +38,26 @@ func TestBridgeSinkSettingsExitConfig(t *testing.T) {
 	}
 	if d := time.Since(began); d > 10*time.Second {
 		t.Errorf("the refusal took %v: it was retried, though no retry mends it", d)
+	}
+}
+
+// TestAuditPathNotARegularFileIsRefused: --audit naming a device or a FIFO
+// is refused at once, by the bridge (exit 78) and by history, rather than
+// read without end or blocked on for good.
+func TestAuditPathNotARegularFileIsRefused(t *testing.T) {
+	zk := zktest.Shared(t)
+	fifo := filepath.Join(t.TempDir(), "audit.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := heraldRun(t, nil, "--zk", zk.ConnectString(), "bridge", "--watch", uniq(t), "--audit", "/dev/full")
+	if code != exitConfig || !strings.Contains(stderr, "/dev/full is not a regular file") {
+		t.Errorf("bridge --audit /dev/full: exit %d, want %d saying it is not a regular file; stderr: %s", code, exitConfig, stderr)
+	}
+	for _, p := range []string{"/dev/zero", fifo} {
+		_, stderr, code := heraldRun(t, nil, "history", "--audit", p)
+		if code == 0 || !strings.Contains(stderr, "is not a regular file") {
+			t.Errorf("history --audit %s: exit %d, want a failure saying it is not a regular file; stderr: %s", p, code, stderr)
+		}
 	}
 }

@@ -39,6 +39,12 @@ func Open(path string) (*Reader, error) {
 	}
 	r := &Reader{names: names}
 	for _, n := range names {
+		// Not a device or FIFO: one reads without end (/dev/zero), the
+		// other blocks the open until a writer comes.
+		if fi, err := os.Stat(n); err == nil && !fi.Mode().IsRegular() {
+			r.Close()
+			return nil, fmt.Errorf("audit: %s is not a regular file (mode %v): give the path of an audit log herald wrote", n, fi.Mode())
+		}
 		f, err := os.Open(n)
 		if err != nil {
 			r.Close()

@@ -104,7 +104,12 @@ func (s *Sink) open() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), dirMode); err != nil {
 		return fmt.Errorf("audit: create directory for %s: %w", s.path, err)
 	}
-	_, statErr := os.Stat(s.path)
+	fi, statErr := os.Stat(s.path)
+	if statErr == nil && !fi.Mode().IsRegular() {
+		// A device or FIFO would be read without end (/dev/zero) or
+		// block the open for good (a FIFO): no retry mends that.
+		return fmt.Errorf("%w: audit: %s is not a regular file (mode %v): give the path of a file herald may create, or move that one away", publish.ErrSinkConfig, s.path, fi.Mode())
+	}
 	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, fileMode)
 	if err != nil {
 		return fmt.Errorf("audit: open %s: %w", s.path, err)
