@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -68,7 +70,15 @@ func (a *app) demo(ctx context.Context, o demoOpts) (err error) {
 	if o.candidates < 2 || o.steps < 3 || o.stepTime <= 0 || o.timeout <= 0 {
 		return usageErr("demo needs --candidates >= 2, --steps >= 3 and positive --step-time and --timeout")
 	}
-	out := &demoOut{w: a.stdout}
+	// Output closed under it (demo | head) ends the demo as a signal
+	// does, after it cleaned up: the write fails (EPIPE) rather than the
+	// process dying of SIGPIPE with its group left in ZooKeeper.
+	ctx, closed := context.WithCancelCause(ctx)
+	defer closed(nil)
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	out := &demoOut{w: a.stdout, closed: func() { closed(signalCause{syscall.SIGPIPE}) }}
 	// Runs last, once everything the demo started is stopped and its group
 	// removed: a demo a signal cut short says so and exits 128+N.
 	sig := ctx

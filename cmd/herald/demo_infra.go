@@ -160,12 +160,16 @@ type demoOut struct {
 	mu      sync.Mutex
 	w       io.Writer
 	resumed []string // lines in which a job reports the checkpoint it resumed from
+	// closed is called when a write fails: nobody reads the demo now.
+	closed func()
 }
 
 func (o *demoOut) line(s string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	fmt.Fprintln(o.w, s)
+	if _, err := fmt.Fprintln(o.w, s); err != nil && o.closed != nil {
+		o.closed()
+	}
 }
 
 // pipe returns a writer whose lines are printed with prefix. The returned

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -170,5 +172,46 @@ func TestDemoInterrupted(t *testing.T) {
 		if left, _ := os.ReadDir(tmp); len(left) != 0 {
 			t.Errorf("%v: the demo left %d entries in its temp dir", tc.sig, len(left))
 		}
+	}
+}
+
+// TestDemoOutputClosed: `herald demo | head -2`: the demo finds its output
+// gone, stops what it started, removes its group, and exits 141 as a
+// shell reports SIGPIPE, rather than dying of it with its group left in
+// ZooKeeper.
+func TestDemoOutputClosed(t *testing.T) {
+	srv := zktest.Shared(t)
+	c, rootBefore := demoConn(t)
+	cmd := exec.Command(heraldBin, "--zk", srv.ConnectString(), "demo", "--steps", "20", "--step-time", "200ms")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Read until the group is named, then go away, as head does.
+	var seen strings.Builder
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && !regexp.MustCompile(`/herald-demo/job-\d+`).MatchString(seen.String()) {
+		seen.WriteString(sc.Text() + "\n")
+	}
+	_ = stdout.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the demo went on for 60 s with its output closed; stderr:\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGPIPE) {
+		t.Errorf("demo with its output closed: exit %d (%v), want %d; stderr:\n%s", code, cmd.ProcessState, 128+int(syscall.SIGPIPE), stderr.String())
+	}
+	if left := demoLeftovers(t, c, seen.String(), rootBefore); len(left) > 0 {
+		t.Errorf("the demo left %v in ZooKeeper; stderr:\n%s", left, stderr.String())
 	}
 }
