@@ -24,7 +24,8 @@ func applyConfigFile(cmd *cobra.Command, path string) error {
 		return usageErr("--config: %v", err)
 	}
 	var values map[string]any
-	js, err := yaml.YAMLToJSON(raw)
+	// Strict: a key given twice would silently drop the first value.
+	js, err := yaml.YAMLToJSONStrict(raw)
 	if err == nil {
 		err = json.Unmarshal(js, &values)
 	}

@@ -31,6 +31,10 @@ func TestBridgeBadInput(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("watch: [/a]\nwatchh: /b\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	twiceCfg := filepath.Join(t.TempDir(), "twice.yaml")
+	if err := os.WriteFile(twiceCfg, []byte("watch: [/a]\nwatch: [/b]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	shardCfg := filepath.Join(t.TempDir(), "shard.yaml")
 	if err := os.WriteFile(shardCfg, []byte("watch: [/a]\nshard: 3/2\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -68,6 +72,7 @@ func TestBridgeBadInput(t *testing.T) {
 		{[]string{"bridge", "--watch", "/b/lock-?"}, "not a glob"},
 		{[]string{"bridge", "--watch", "/a", "--watch", "/a", "--nats", "nats://127.0.0.1:1"}, "give each path once"},
 		{[]string{"bridge", "--config", cfg}, `unknown key "watchh"`},
+		{[]string{"bridge", "--config", twiceCfg}, `"watch" already set in map`},
 		{[]string{"bridge", "--config", filepath.Join(t.TempDir(), "missing.yaml")}, "--config"},
 		{[]string{"bridge", "--watch", "/a", "--bogus"}, "--help"},
 	} {
