@@ -417,3 +417,24 @@ func TestNestedHeraldDoesNotJoinItsParentsGroup(t *testing.T) {
 		t.Errorf("checkpoint put and get inside herald run did not find the election:\n%s%s", out, stderr)
 	}
 }
+
+// TestFlagGivenTwice: a flag that takes one value, given twice, is a usage
+// error rather than the last one winning in silence (lock would hold
+// /dupB for a script that believes it holds /dupA); flags that take a
+// list repeat as before, and anything after "--" is the command's.
+func TestFlagGivenTwice(t *testing.T) {
+	for _, args := range [][]string{
+		{"lock", "--lock", "/dupA", "--lock", "/dupB", "--", "true"},
+		{"run", "--election", "/e1", "--election=/e2", "--", "true"},
+		{"--zk", "127.0.0.1:1", "--zk", "127.0.0.1:2", "who", "/x"},
+	} {
+		_, stderr, code := heraldRun(t, nil, args...)
+		if code != exitUsage || !strings.Contains(stderr, "given 2 times: give it once") {
+			t.Errorf("herald %v: exit %d, want %d saying the flag was given twice; stderr: %s", args, code, exitUsage, stderr)
+		}
+	}
+	// The command's own flags, after "--", are its business.
+	if _, stderr, code := heraldRun(t, nil, append(zkFlags(t), "lock", "--lock", uniq(t), "--", "sh", "-c", "exit 0", "--lock", "--lock")...); code != 0 {
+		t.Errorf("a command whose arguments repeat a herald flag: exit %d; stderr: %s", code, stderr)
+	}
+}

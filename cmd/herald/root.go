@@ -23,6 +23,8 @@ import (
 // app holds what every subcommand shares: the global flags, the streams and
 // the logger.
 type app struct {
+	// args is the command line as given (onceOnly).
+	args           []string
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	log            *slog.Logger
@@ -108,6 +110,9 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 		SilenceErrors: true,
 		Version:       versionLine(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := onceOnly(cmd, a.args); err != nil {
+				return err
+			}
 			if err := applyEnv(cmd); err != nil {
 				return err
 			}
@@ -283,9 +288,39 @@ func (a *app) servers() ([]string, error) {
 	return s, nil
 }
 
+// onceOnly refuses a flag that takes one value given more than once: the
+// last would win in silence, and `herald lock --lock /a --lock /b` would
+// hold /b for a script that believes it holds /a. Flags that take a list
+// (repeated to give several) and switches are not counted; nor is
+// anything after "--", the command of run and lock.
+func onceOnly(cmd *cobra.Command, args []string) error {
+	counts := map[string]int{}
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if name, ok := strings.CutPrefix(arg, "--"); ok {
+			name, _, _ = strings.Cut(name, "=")
+			counts[name]++
+		}
+	}
+	for name, n := range counts {
+		f := cmd.Flags().Lookup(name)
+		if n < 2 || f == nil {
+			continue
+		}
+		switch t := f.Value.Type(); {
+		case t == "bool", t == "count", strings.HasSuffix(t, "Slice"), strings.HasSuffix(t, "Array"):
+			continue
+		}
+		return usageErr("--%s given %d times: give it once (only the last would count)", name, n)
+	}
+	return nil
+}
+
 // run executes the command line and returns the process exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.NewTextHandler(stderr, nil))}
+	a := &app{args: args, stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.NewTextHandler(stderr, nil))}
 	root := newRoot(a)
 	root.SetArgs(args)
 	ctx, stop := signalContext()
