@@ -43,6 +43,26 @@ func ownerRecords(t *testing.T, addrs []string, group string) []string {
 	return out
 }
 
+// heldLock is a herald lock of group, on a session of its own, and its
+// handle, held; the session closes when the test ends.
+func heldLock(t *testing.T, servers []string, group string) (*elect.Lock, *elect.Handle) {
+	t.Helper()
+	s, err := elect.NewSession(context.Background(), servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	l, err := elect.NewLock(s, group, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, h
+}
+
 // TestDeposedBridgeWritesNothingLate: an HA bridge frozen (SIGSTOP) while
 // Kafka was down, with changes still to write, is deposed; the bridge that
 // leads now writes the lock's later release. Thawed, the first bridge
@@ -60,20 +80,8 @@ func TestDeposedBridgeWritesNothingLate(t *testing.T) {
 			"--watch", g, "--ha", ha, "--source", name, "--kafka", brokers, "--http", "127.0.0.1:0")
 		return p, waitMatch(t, p, httpAddr, 30*time.Second)
 	}
-	s, err := elect.NewSession(context.Background(), zk.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	l, err := elect.NewLock(s, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, p1 := heldLock(t, zk.Addrs(), g)
 	ctx := context.Background()
-	p1, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, aAddr := bridge("bridge-a")
 	waitRole(t, aAddr, "active")
 	_, bAddr := bridge("bridge-b")

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"github.com/zkherald/herald/publish"
@@ -25,20 +24,8 @@ func TestThawedBridgeConfirmsOnlyWhatItPublished(t *testing.T) {
 	zk := zktest.Shared(t)
 	url := natsserver.Start(t).URL()
 	g := uniq(t)
-	s, err := elect.NewSession(context.Background(), zk.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	l, err := elect.NewLock(s, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, held := heldLock(t, zk.Addrs(), g)
 	ctx := context.Background()
-	held, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b := start(t, nil, "bridge", "--zk", zk.ConnectString(), "--watch", g, "--nats", url, "--heartbeat", "200ms",
 		"--source", "thawed", "--http", "127.0.0.1:0", "--log-level", "debug")
 	waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
