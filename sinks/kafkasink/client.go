@@ -53,14 +53,32 @@ func (c Config) withClusterBrokers(ctx context.Context, topic string) Config {
 	if err != nil {
 		return c
 	}
-	out := append([]string(nil), c.Brokers...)
-	for _, b := range md.Brokers {
-		if a := net.JoinHostPort(b.Host, strconv.Itoa(b.Port)); b.Host != "" && b.Port > 0 && !slices.Contains(out, a) {
-			out = append(out, a)
+	c.Brokers = withBrokers(c.Brokers, brokerAddrs(md.Brokers))
+	return c
+}
+
+// brokerAddrs are the host:port addresses of the brokers a metadata
+// answer names, sorted.
+func brokerAddrs(bs []kafka.Broker) []string {
+	addrs := make([]string, 0, len(bs))
+	for _, b := range bs {
+		if b.Host != "" && b.Port > 0 {
+			addrs = append(addrs, net.JoinHostPort(b.Host, strconv.Itoa(b.Port)))
 		}
 	}
-	c.Brokers = out
-	return c
+	slices.Sort(addrs)
+	return addrs
+}
+
+// withBrokers is given, then those of more it does not hold already.
+func withBrokers(given, more []string) []string {
+	out := append([]string(nil), given...)
+	for _, b := range more {
+		if !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // describe says how we connect, for errors: brokers, SASL user, TLS; never

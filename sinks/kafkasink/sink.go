@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -280,15 +277,10 @@ func (s *Sink) Close() error {
 // kafka-1:9092) would otherwise stop publishing while that broker is
 // down, though every partition has a leader elsewhere.
 func (s *Sink) brokers() []string {
-	out := append([]string(nil), s.cfg.Brokers...)
 	if l := s.learned.Load(); l != nil {
-		for _, b := range *l {
-			if !slices.Contains(out, b) {
-				out = append(out, b)
-			}
-		}
+		return withBrokers(s.cfg.Brokers, *l)
 	}
-	return out
+	return append([]string(nil), s.cfg.Brokers...)
 }
 
 // learn keeps the brokers a metadata answer named (see brokers).
@@ -296,13 +288,7 @@ func (s *Sink) learn(bs []kafka.Broker) {
 	if len(bs) == 0 {
 		return
 	}
-	addrs := make([]string, 0, len(bs))
-	for _, b := range bs {
-		if b.Host != "" && b.Port > 0 {
-			addrs = append(addrs, net.JoinHostPort(b.Host, strconv.Itoa(b.Port)))
-		}
-	}
-	slices.Sort(addrs)
+	addrs := brokerAddrs(bs)
 	s.learned.Store(&addrs)
 }
 
