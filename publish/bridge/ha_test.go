@@ -32,21 +32,11 @@ func TestHATakeover(t *testing.T) {
 	cfg := func(name string) bridge.Config {
 		return bridge.Config{Servers: addrs, Watch: []string{g}, HAPath: ha, Source: name, Sinks: []publish.Sink{jsSink(t, url)}}
 	}
-	b1 := start(t, cfg("bridge-1"))
-	waitStatus(t, b1.Bridge, 15*time.Second, "bridge-1 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
-	b2 := start(t, cfg("bridge-2"))
-	waitStatus(t, b2.Bridge, 15*time.Second, "bridge-2 standby and ready", func(st bridge.Status) bool {
-		return st.Role == bridge.RoleStandby && len(st.NotReady()) == 0
-	})
+	b1, b2 := haPair(t, cfg("bridge-1"), func() bridge.Config { return cfg("bridge-2") })
 	if l := metric(t, b2.Handler(), "herald_bridge_active"); l != "herald_bridge_active 0" {
 		t.Errorf("standby metric: %q", l)
 	}
-	events := streamEvents(t, url, g)
-
-	a := leads(t, candidate(t, s, g, "a"))
-	events.wait(t, "a elected", idOf(g, a.Node(), publish.LeaderElected))
-	bCh := candidate(t, s, g, "b")
-	queued(t, s, g, 2)
+	events, a, bCh := leaderAndWaiter(t, s, url, g)
 	cCh := candidate(t, s, g, "c")
 	q := queued(t, s, g, 3)
 	// The active bridge dies now, perhaps before publishing the joins.
@@ -119,6 +109,32 @@ func TestHATakeover(t *testing.T) {
 	if err := b2.stop(t); err != nil {
 		t.Errorf("graceful stop of bridge-2: %v", err)
 	}
+}
+
+// haPair starts first and waits until it is active, then the bridge
+// second makes and waits until it stands by, ready to take over.
+func haPair(t *testing.T, first bridge.Config, second func() bridge.Config) (b1, b2 *running) {
+	t.Helper()
+	b1 = start(t, first)
+	waitStatus(t, b1.Bridge, 15*time.Second, "bridge-1 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	b2 = start(t, second())
+	waitStatus(t, b2.Bridge, 15*time.Second, "bridge-2 standby and ready", func(st bridge.Status) bool {
+		return st.Role == bridge.RoleStandby && len(st.NotReady()) == 0
+	})
+	return b1, b2
+}
+
+// leaderAndWaiter has candidate a lead group g, published to the stream
+// at url, and candidate b queue behind it; it returns the stream's events,
+// a's handle, and where b's comes once it leads.
+func leaderAndWaiter(t *testing.T, s *elect.Session, url, g string) (*streamReader, *elect.Handle, <-chan *elect.Handle) {
+	t.Helper()
+	events := streamEvents(t, url, g)
+	a := leads(t, candidate(t, s, g, "a"))
+	events.wait(t, "a elected", idOf(g, a.Node(), publish.LeaderElected))
+	bCh := candidate(t, s, g, "b")
+	queued(t, s, g, 2)
+	return events, a, bCh
 }
 
 // streamReader reads every event of one group stored in the HERALD stream.
@@ -227,17 +243,8 @@ func TestHATakeoverPastTheReplayWindow(t *testing.T) {
 		return bridge.Config{Servers: servers, Watch: []string{g}, HAPath: ha, Source: name, Sinks: []publish.Sink{jsSink(t, url)},
 			SessionTimeout: 2 * time.Second, HAReplay: 200 * time.Millisecond}
 	}
-	b1 := start(t, cfg("bridge-1", []string{p.Addr()}))
-	waitStatus(t, b1.Bridge, 15*time.Second, "bridge-1 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
-	b2 := start(t, cfg("bridge-2", addrs))
-	waitStatus(t, b2.Bridge, 15*time.Second, "bridge-2 standby and ready", func(st bridge.Status) bool {
-		return st.Role == bridge.RoleStandby && len(st.NotReady()) == 0
-	})
-	events := streamEvents(t, url, g)
-	a := leads(t, candidate(t, s, g, "a"))
-	events.wait(t, "a elected", idOf(g, a.Node(), publish.LeaderElected))
-	bCh := candidate(t, s, g, "b")
-	queued(t, s, g, 2)
+	_, b2 := haPair(t, cfg("bridge-1", []string{p.Addr()}), func() bridge.Config { return cfg("bridge-2", addrs) })
+	events, a, bCh := leaderAndWaiter(t, s, url, g)
 
 	// bridge-1 is cut off: it stops publishing at once, but its HA node
 	// stays until its session expires (2s), so bridge-2 takes over well
@@ -308,22 +315,13 @@ func TestHATakeoverPastTheReplayWindowStoredByThePredecessor(t *testing.T) {
 		return bridge.Config{Servers: addrs, Watch: []string{g, empty}, HAPath: ha, Source: name, Sinks: append([]publish.Sink{jsSink(t, url)}, extra...),
 			SessionTimeout: 2 * time.Second, HAReplay: 200 * time.Millisecond, Logger: testLogger(t)}
 	}
-	b1 := start(t, cfg("bridge-1"))
-	waitStatus(t, b1.Bridge, 15*time.Second, "bridge-1 active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
 	path := filepath.Join(t.TempDir(), "audit.log")
 	as, err := audit.New(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2 := start(t, cfg("bridge-2", as))
-	waitStatus(t, b2.Bridge, 15*time.Second, "bridge-2 standby and ready", func(st bridge.Status) bool {
-		return st.Role == bridge.RoleStandby && len(st.NotReady()) == 0
-	})
-	events := streamEvents(t, url, g)
-	a := leads(t, candidate(t, s, g, "a"))
-	events.wait(t, "a elected", idOf(g, a.Node(), publish.LeaderElected))
-	bCh := candidate(t, s, g, "b")
-	queued(t, s, g, 2)
+	b1, b2 := haPair(t, cfg("bridge-1"), func() bridge.Config { return cfg("bridge-2", as) })
+	events, a, bCh := leaderAndWaiter(t, s, url, g)
 	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
