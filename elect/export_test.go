@@ -1,6 +1,13 @@
 package elect
 
-import "time"
+import (
+	"testing"
+	"time"
+)
+
+// StrangerMember listens at addr (127.0.0.1:0: any port) as a TLS
+// server whose certificate no test trusts, and returns its address.
+func StrangerMember(t testing.TB, addr string) string { return strangerMemberAt(t, addr) }
 
 // SetRecheckEvery sets how often a watching waiter looks at its nodes
 // without a watch, until the returned function restores it.

@@ -18,7 +18,6 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
-	"github.com/zkherald/herald/internal/testtls"
 	"github.com/zkherald/herald/internal/zkserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
@@ -298,35 +297,7 @@ func TestExpiredClientCertificateFailsAtOnce(t *testing.T) {
 
 // strangerMember is a TLS listener with a certificate no CA of the test
 // trusts: an ensemble member mid-rotation, or misconfigured.
-func strangerMember(t *testing.T) string {
-	t.Helper()
-	f, err := testtls.Generate(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.LoadX509KeyPair(f.ServerCert, f.ServerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				_ = c.(*tls.Conn).Handshake()
-				_ = c.Close()
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
+func strangerMember(t *testing.T) string { return elect.StrangerMember(t, "127.0.0.1:0") }
 
 // TestOneMemberWithABadCertificate: a member whose certificate does not
 // verify does not keep a session from the members that do; only when
