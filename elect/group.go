@@ -117,6 +117,33 @@ func markable(b []byte) bool {
 	return len(b) == 0 || json.Unmarshal(b, &g) == nil && g.Herald != 0
 }
 
+// noteRecipe remembers the recipe herald's mark on the group node names.
+func (q *queue) noteRecipe(r Recipe) {
+	q.mu.Lock()
+	q.groupRecipe = r
+	q.mu.Unlock()
+}
+
+// markRecipe is the recipe a release writes into the group's mark: the one
+// the mark already names, else the queue's own.
+func (q *queue) markRecipe() Recipe {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.groupRecipe.Known() {
+		return q.groupRecipe
+	}
+	return q.recipe
+}
+
+// recipeOf is the recipe herald's mark b names, if any.
+func recipeOf(b []byte) (Recipe, bool) {
+	var m groupMark
+	if json.Unmarshal(b, &m) != nil || m.Herald == 0 || !m.Recipe.Known() {
+		return "", false
+	}
+	return m.Recipe, true
+}
+
 func markData(r Recipe) []byte {
 	b, _ := json.Marshal(groupMark{Herald: 1, Recipe: r})
 	return b
@@ -132,9 +159,5 @@ func readGroupRecipe(ctx context.Context, conn *zk.Conn, group string) (Recipe, 
 	if err != nil {
 		return "", false
 	}
-	var m groupMark
-	if json.Unmarshal(b, &m) != nil || m.Herald == 0 || !m.Recipe.Known() {
-		return "", false
-	}
-	return m.Recipe, true
+	return recipeOf(b)
 }

@@ -169,8 +169,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 	if q.markState() == markDenied {
 		return q.remove(ctx, t.name)
 	}
-	mark, _ := json.Marshal(groupMark{Herald: 1, Recipe: q.recipe, Released: rec})
-	data, n := mark, writes
+	data, n := q.releaseMark(rec), writes
 	version, known := t.markVersion, t.markKnown && q.markKnownHerald() && tenure < markRecheckAfter
 	for tries := 0; tries < 4; tries++ {
 		if !known {
@@ -181,7 +180,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 			if !ok {
 				return q.remove(ctx, t.name)
 			}
-			data, n, version, known = mark, writes, v, true
+			data, n, version, known = q.releaseMark(rec), writes, v, true
 			if !markable(b) {
 				data, n = b, 2 // someone else's: written back as it is
 			}
@@ -212,6 +211,13 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 	return q.remove(ctx, t.name)
 }
 
+// releaseMark is the group node's data a release writes: herald's mark
+// naming the group's recipe, and rec.
+func (q *queue) releaseMark(rec *Release) []byte {
+	b, _ := json.Marshal(groupMark{Herald: 1, Recipe: q.markRecipe(), Released: rec})
+	return b
+}
+
 // readGroupData reads the group node: its data and version, and whether
 // herald may write there at all (false when the group's ACL denies it or
 // the group is gone), remembering whether the data is herald's mark (or
@@ -229,6 +235,9 @@ func (q *queue) readGroupData(ctx context.Context) ([]byte, int32, bool, error) 
 	}
 	if markable(b) {
 		q.setMark(markHerald)
+		if r, ok := recipeOf(b); ok {
+			q.noteRecipe(r)
+		}
 	} else {
 		q.setMark(markForeign)
 	}

@@ -31,6 +31,10 @@ type queue struct {
 	// group.go): markUnknown until a listing or a read tells.
 	mark         markState
 	markFetching bool // prefetchMark is reading it
+	// groupRecipe is the recipe herald's mark on the group node names, once
+	// read: a release writes it back, so that a lock taken in an election's
+	// group (or the reverse) does not turn the group into its own kind.
+	groupRecipe Recipe
 }
 
 func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Option) (*queue, error) {
@@ -319,6 +323,7 @@ func (q *queue) createParents(ctx context.Context) error {
 		}
 		if err == nil && p == q.parent {
 			q.setMark(markHerald)
+			q.noteRecipe(q.recipe)
 		}
 	}
 	return nil

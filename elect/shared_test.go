@@ -406,6 +406,47 @@ func TestObservedRecipe(t *testing.T) {
 	}
 }
 
+// A lock taken and released in an election's group leaves the group an
+// election: the release writes back the recipe the group's mark names, not
+// the lock's own, so an observer that later finds the group empty still
+// reports what the group was made for.
+func TestReleaseKeepsTheGroupsRecipe(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	addrs := sharedAddrs(t)
+	s, obs := session(t, addrs), session(t, addrs)
+	group := groupPath(t)
+	e, _ := elect.NewElection(s, group, elect.CreateParents())
+	h, err := e.Campaign(ctx, "runner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := elect.NewLock(session(t, addrs), group)
+	lh, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lh.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := obs.Conn().Get(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mark struct {
+		Recipe   elect.Recipe    `json:"recipe"`
+		Released json.RawMessage `json:"released"`
+	}
+	if err := json.Unmarshal(data, &mark); err != nil || mark.Recipe != elect.RecipeElection || len(mark.Released) == 0 {
+		t.Fatalf("group mark after a lock's release in an election's group: %s (%v); want recipe election with the release", data, err)
+	}
+	if c := expect(t, observe(t, obs, group), elect.Snapshot, nil); c.Recipe != elect.RecipeElection {
+		t.Errorf("the emptied election's group reads as %s; want election", c.Recipe)
+	}
+}
+
 // Someone writing the owner's node changes nothing an observer reports:
 // the next change it sees is the real release.
 func TestObserverIgnoresWritesToTheOwner(t *testing.T) {
