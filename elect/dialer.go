@@ -143,7 +143,7 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 		}
 		s.certSent.Store(sent)
 		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: m.label(), plain: tlsCfg == nil,
-			answerBy: time.Now().Add(max(timeout, answerWait))}, nil
+			answerBy: time.Now().Add(max(timeout, answerWait)), answers: answers{answered: s.noteAnswered}}, nil
 	}
 }
 
@@ -327,7 +327,14 @@ type sniffConn struct {
 	done     bool
 	answered atomic.Bool // done, for SetReadDeadline
 	answerBy time.Time
-	plain    bool // no TLS
+	plain    bool    // no TLS
+	answers  answers // see Session.Answered
+}
+
+// Write writes one request (the client writes each in one call).
+func (c *sniffConn) Write(p []byte) (int, error) {
+	c.answers.written()
+	return c.Conn.Write(p)
 }
 
 // answerWait is how long a server has to answer the connect request
@@ -346,6 +353,7 @@ func (c *sniffConn) SetReadDeadline(t time.Time) error {
 
 func (c *sniffConn) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	c.answers.read(p[:n])
 	switch {
 	case err == nil || len(c.buf) > 0 || n > 0:
 	case refusedCert(err):

@@ -405,6 +405,13 @@ func (m *Many) onEvent(ev zk.Event) {
 	}
 }
 
+// firedSince reports whether a watch of g fired since its turn began.
+func (m *Many) firedSince(g *member) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return g.fired.children || g.fired.office
+}
+
 // enqueue queues g to be read, once; a group being read is read again
 // after. m.mu must be held.
 func (m *Many) enqueue(g *member) {
@@ -488,6 +495,7 @@ func (m *Many) serve(g *member, f fired) {
 	if f.office {
 		ob.officeW, ob.officeFired = nil, true
 	}
+	ob.unread = ob.unread || f.children || f.office
 	st, changed := m.s.State()
 	switch st {
 	case StateLost, StateClosed:
@@ -495,10 +503,14 @@ func (m *Many) serve(g *member, f fired) {
 		return
 	case StateConnecting, StateSuspended:
 		if ob.prev != nil {
+			held := vouched(m.s, ob.unread, func() bool { return m.firedSince(g) })
 			if !m.emit([]Change{ob.unknown()}) {
 				return
 			}
-			ob.unseen()
+			ob.unseen(held)
+			m.mu.Lock()
+			g.last = ob.before // Last: for an observation on a new session (Since)
+			m.mu.Unlock()
 		}
 		ob.childrenFired = true
 		return // read again once connected (follow queues every group)
@@ -516,7 +528,7 @@ func (m *Many) serve(g *member, f fired) {
 		m.readFailed(g, err)
 		return
 	}
-	ob.childrenFired, ob.officeFired = false, false
+	ob.childrenFired, ob.officeFired, ob.unread = false, false, false
 	changes := diff(ob.prev, v)
 	if ob.prev == nil && ob.before != nil {
 		changes, ob.before = []Change{snapshotAfter(ob.before, v)}, nil
@@ -539,7 +551,7 @@ func (m *Many) serve(g *member, f fired) {
 func (m *Many) serveSingle(g *member, f fired) {
 	ob, st := &g.ob, g.single
 	if f.children {
-		ob.childrenFired = true
+		ob.childrenFired, ob.unread = true, true
 	}
 	state, changed := m.s.State()
 	switch state {
@@ -547,7 +559,14 @@ func (m *Many) serveSingle(g *member, f fired) {
 		m.finish(m.s.Err())
 		return
 	case StateConnecting, StateSuspended:
-		if c, ok := st.unseen(); ok && !m.emit([]Change{c}) {
+		held := vouched(m.s, ob.unread, func() bool { return m.firedSince(g) })
+		c, ok := st.unseen(held)
+		if ok {
+			m.mu.Lock()
+			g.last = &st.before.view // Last: for an observation on a new session (Since)
+			m.mu.Unlock()
+		}
+		if ok && !m.emit([]Change{c}) {
 			return
 		}
 		ob.childrenFired = true
@@ -565,7 +584,7 @@ func (m *Many) serveSingle(g *member, f fired) {
 		m.readFailed(g, err)
 		return
 	}
-	ob.childrenFired = false
+	ob.childrenFired, ob.unread = false, false
 	changes := st.changes(sv)
 	if restate != restateNone {
 		changes = restated(changes, singleSnapshot(sv), restate == restateGap)
@@ -597,14 +616,14 @@ func (m *Many) readFailed(g *member, err error) {
 	}
 	switch {
 	case g.single != nil:
-		if c, ok := g.single.unseen(); ok && !m.emit([]Change{c}) {
+		if c, ok := g.single.unseen(time.Time{}); ok && !m.emit([]Change{c}) {
 			return
 		}
 	case ob.prev != nil:
 		if !m.emit([]Change{ob.unknown()}) {
 			return
 		}
-		ob.unseen()
+		ob.unseen(time.Time{}) // the connection is up: the read itself failed
 	}
 	m.mu.Lock()
 	g.fails++

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -78,6 +79,10 @@ type View struct {
 	// markedBy is the owner the mark's release must be, when the listings
 	// alone tell (see releaseBase.onlyRelease).
 	markedBy string
+	// heldAsOf, on the last view before a stretch not seen (a lost
+	// connection), is the newest moment ZooKeeper vouched for it: Owner
+	// still held after it (see Session.Answered). Zero when unknown.
+	heldAsOf time.Time
 }
 
 // OfficeUnreadable reports whether the group has an office node holding

@@ -134,11 +134,17 @@ func missed(prev *View, v View, unexplained int64, is map[string]bool) bool {
 // did not see (a lost connection, a new session, a takeover), measured
 // against the last view before it: Gap says an owner may have come and
 // gone in the stretch. The same owner still holding proves nothing was
-// missed: its node existed throughout.
+// missed: its node existed throughout. An owner that no longer holds is
+// named in Before, with the last moment ZooKeeper vouched for it, when
+// that is known.
 func snapshotAfter(before *View, v View) Change {
 	c := diff(nil, v)[0]
 	if sameOwner(before, v) || before.Group != v.Group {
 		return c
+	}
+	if before.Owner != nil && !before.heldAsOf.IsZero() {
+		o := *before.Owner
+		c.Before, c.BeforeHeld = &o, before.heldAsOf
 	}
 	if before.ownerOnly {
 		// Only the owner and its zxid are known: children unchanged since

@@ -71,6 +71,9 @@ type observation struct {
 	// The armed watches, and which fired since the last read.
 	childW, existsW, officeW, ownerW <-chan zk.Event
 	childrenFired, officeFired       bool
+	// unread: a watch fired since the last read that succeeded, so the
+	// last view may be out of date (see vouched).
+	unread bool
 }
 
 // errStop ends the loop; the observer's Err is already set.
@@ -112,7 +115,7 @@ func (ob *observation) step(ctx context.Context, changed <-chan struct{}) error 
 	if err != nil {
 		return ob.readFailed(ctx, err)
 	}
-	ob.childrenFired, ob.officeFired = false, false
+	ob.childrenFired, ob.officeFired, ob.unread = false, false, false
 	changes := diff(ob.prev, v)
 	if ob.prev == nil && ob.before != nil {
 		changes, ob.before = []Change{snapshotAfter(ob.before, v)}, nil
@@ -127,10 +130,11 @@ func (ob *observation) step(ctx context.Context, changed <-chan struct{}) error 
 // suspended says Unknown once and waits for the session to change state.
 func (ob *observation) suspended(ctx context.Context, changed <-chan struct{}) error {
 	if ob.prev != nil {
+		held := vouched(ob.s, ob.unread, pending(ob.childW, ob.existsW, ob.officeW, ob.ownerW))
 		if !ob.emit(ctx, []Change{ob.unknown()}) {
 			return errStop
 		}
-		ob.unseen()
+		ob.unseen(held)
 	}
 	select {
 	case <-changed:
@@ -146,9 +150,41 @@ func (ob *observation) unknown() Change {
 	return Change{Kind: Unknown, Group: ob.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}
 }
 
+// vouched is the newest moment ZooKeeper vouched for an observation's last
+// view as the connection went (Session.Answered): zero when a watch fired
+// since the view was read (unread: one was taken; fired: one is waiting to
+// be taken), since the owner may have gone already. Answered is read
+// first: every event that came before the reply it stands for has reached
+// its watch by then.
+func vouched(s *Session, unread bool, fired func() bool) time.Time {
+	at := s.Answered()
+	if unread || fired() {
+		return time.Time{}
+	}
+	return at
+}
+
+// pending reports whether an event waits on any of the watches.
+func pending(ws ...<-chan zk.Event) func() bool {
+	return func() bool {
+		for _, w := range ws {
+			if len(w) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // unseen starts a stretch the observation does not see: the next snapshot
-// is measured against the last view, and everything is read afresh.
-func (ob *observation) unseen() {
+// is measured against the last view, which ZooKeeper vouched for up to
+// held (zero: not known), and everything is read afresh.
+func (ob *observation) unseen(held time.Time) {
+	if ob.prev != nil {
+		b := *ob.prev
+		b.heldAsOf = held
+		ob.prev = &b
+	}
 	ob.before, ob.prev, ob.officeW, ob.ownerW = ob.prev, nil, nil, nil
 	ob.r.owner, ob.r.ownerW = nil, nil
 	ob.childrenFired = true
@@ -215,13 +251,14 @@ func observeErr(group string, err error) error {
 func (ob *observation) await(ctx context.Context, changed <-chan struct{}) error {
 	select {
 	case <-ob.childW:
-		ob.childrenFired = true
+		ob.childrenFired, ob.unread = true, true
 	case <-ob.existsW:
-		ob.childrenFired = true
+		ob.childrenFired, ob.unread = true, true
 	case <-ob.officeW:
-		ob.officeW, ob.officeFired = nil, true
+		ob.officeW, ob.officeFired, ob.unread = nil, true, true
 	case ev := <-ob.ownerW:
 		ob.ownerFired(ev)
+		ob.unread = true
 		if ev.Type == zk.EventNodeDeleted {
 			// The deletion fires the children watch right behind this
 			// one, in the same reply stream: wait for it so that one
@@ -243,17 +280,18 @@ func (ob *observation) await(ctx context.Context, changed <-chan struct{}) error
 func (ob *observation) drainFired() {
 	select {
 	case <-ob.childW:
-		ob.childrenFired = true
+		ob.childrenFired, ob.unread = true, true
 	default:
 	}
 	select {
 	case ev := <-ob.ownerW:
 		ob.ownerFired(ev)
+		ob.unread = true
 	default:
 	}
 	select {
 	case <-ob.officeW:
-		ob.officeW, ob.officeFired = nil, true
+		ob.officeW, ob.officeFired, ob.unread = nil, true, true
 	default:
 	}
 	if ob.childrenFired {

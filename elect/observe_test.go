@@ -238,8 +238,10 @@ func TestObserveUnknownThenSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	began := time.Now()
 	o := observe(t, obs, path)
 	expect(t, o, elect.Snapshot, ownerIs("alpha"))
+	cut := time.Now()
 	p.Blackhole(true)
 	expect(t, o, elect.Unknown, nil)
 	// The owner changes while the observer cannot see.
@@ -253,8 +255,14 @@ func TestObserveUnknownThenSnapshot(t *testing.T) {
 	p.Blackhole(false)
 	// alpha's end and gamma's start explain every change the group saw:
 	// nobody can have owned in between.
-	if c := expect(t, o, elect.Snapshot, ownerIs("gamma")); c.Gap {
+	c := expect(t, o, elect.Snapshot, ownerIs("gamma"))
+	if c.Gap {
 		t.Fatalf("snapshot after the stretch: %+v; want no gap, every change is accounted for", c)
+	}
+	// It names alpha as the owner last seen, vouched for by the replies
+	// to the requests sent after the observation began, before the cut.
+	if c.Before == nil || c.Before.ID != "alpha" || c.BeforeHeld.Before(began) || c.BeforeHeld.After(cut) {
+		t.Fatalf("snapshot after the stretch names %+v as last seen at %v; want alpha, between %v and %v", c.Before, c.BeforeHeld, began, cut)
 	}
 	// Now a whole tenure passes unseen: delta comes and goes.
 	p.Blackhole(true)

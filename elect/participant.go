@@ -2,6 +2,7 @@ package elect
 
 import (
 	"fmt"
+	"time"
 )
 
 // Recipe says how a group is used: an election or a lock. Both use the same
@@ -127,6 +128,14 @@ type Change struct {
 	// seen in, 0 when not read. A group deleted and made again gets a new
 	// one, and may give its nodes the old nodes' names.
 	GroupCzxid int64 `json:"group_czxid,omitempty"`
+	// Before and BeforeHeld, on a Snapshot taken after a stretch the
+	// observer did not see (its connection was lost), are the owner it
+	// last reported, when that owner no longer holds, and the newest moment
+	// ZooKeeper vouched that it still held: it went after BeforeHeld, at a
+	// time nobody saw. Both are empty when the owner is the same, or when
+	// nothing vouched for it after the last report.
+	Before     *Participant `json:"before,omitempty"`
+	BeforeHeld time.Time    `json:"before_held,omitzero"`
 }
 
 // OwnerTerm returns the owner's term (czxid), 0 when there is no owner.

@@ -66,6 +66,7 @@ type Session struct {
 	id        atomic.Int64
 	nonces    atomic.Uint32 // counts our queue nodes; see heraldID
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
+	answered  atomic.Int64  // see Answered (unix ns)
 	lostFlag  atomic.Bool
 	dialErr   atomic.Pointer[error] // the last failed dial, named when no server answers
 	tlsFailed chan error            // a handshake retrying cannot mend (buffered 1)

@@ -522,6 +522,9 @@ func (st *singleState) changes(sv SingleView) []Change {
 		c := singleSnapshot(sv)
 		if st.before != nil {
 			c.Gap = st.pendingGap || st.before.missed(sv)
+			if b := st.before.view; b.Owner != nil && !b.heldAsOf.IsZero() && ownerNode(b.Owner) != ownerNode(sv.Owner) {
+				c.Before, c.BeforeHeld = b.Owner, b.heldAsOf
+			}
 			st.before, st.pendingGap = nil, false
 		}
 		return []Change{c}
@@ -543,13 +546,15 @@ func (st *singleState) changes(sv SingleView) []Change {
 
 // unseen ends what the last read showed when the connection is lost: the
 // Unknown change to send (false when nothing was shown yet), and the next
-// read is measured against it.
-func (st *singleState) unseen() (Change, bool) {
+// read is measured against it (which ZooKeeper vouched for up to held,
+// zero when not known).
+func (st *singleState) unseen(held time.Time) (Change, bool) {
 	if st.prev == nil {
 		return Change{}, false
 	}
 	prev := *st.prev
 	st.before = &singleBefore{view: prev.view(), epoch: &prev}
+	st.before.view.heldAsOf = held
 	st.prev = nil
 	return Change{Kind: Unknown, Group: prev.Path, Recipe: prev.Recipe, Zxid: prev.Pzxid}, true
 }
@@ -624,7 +629,11 @@ func b2i(b bool) int {
 
 // suspended says Unknown once and waits for the session to change state.
 func (ob *singleObservation) suspended(ctx context.Context, changed <-chan struct{}) error {
-	if c, ok := ob.unseen(); ok {
+	held := ob.s.Answered() // first: see observation.vouched
+	if ob.watch == nil || len(ob.watch) > 0 {
+		held = time.Time{} // it fired, or was never set
+	}
+	if c, ok := ob.unseen(held); ok {
 		ob.watch = nil
 		if !ob.emit(ctx, []Change{c}) {
 			return errStop

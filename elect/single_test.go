@@ -377,9 +377,11 @@ func TestSingleConnectionLoss(t *testing.T) {
 	if _, err := w.Conn().Create(leader, pulsar(1), zk.FlagEphemeral, openACL); err != nil {
 		t.Fatal(err)
 	}
+	began := time.Now()
 	o := observeSingle(t, obs, leader, elect.SingleNodeFor(leader))
 	expect(t, o.Observer, elect.Snapshot, ownerIs("broker-1:8080"))
 
+	cut := time.Now()
 	p.Refuse(true)
 	p.Cut()
 	expect(t, o.Observer, elect.Unknown, nil)
@@ -393,8 +395,12 @@ func TestSingleConnectionLoss(t *testing.T) {
 		}
 	}
 	p.Refuse(false)
-	if c := expect(t, o.Observer, elect.Snapshot, ownerIs("broker-3:8080")); !c.Gap {
+	c := expect(t, o.Observer, elect.Snapshot, ownerIs("broker-3:8080"))
+	if !c.Gap {
 		t.Fatalf("broker 2 led unseen, yet: %+v", c)
+	}
+	if c.Before == nil || c.Before.ID != "broker-1:8080" || c.BeforeHeld.Before(began) || c.BeforeHeld.After(cut) {
+		t.Fatalf("snapshot after the cut names %+v as last seen at %v; want broker 1, between %v and %v", c.Before, c.BeforeHeld, began, cut)
 	}
 	// Lost again with nothing changed: the same owner, no gap.
 	p.Cut()

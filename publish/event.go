@@ -82,6 +82,23 @@ type Participant struct {
 	Suspect string `json:"suspect,omitempty"`
 }
 
+// Sighting is an owner seen holding: its node's term, and a moment it
+// still held (Event.LastSeen).
+type Sighting struct {
+	Owner Participant `json:"owner"`
+	Term  int64       `json:"term"`
+	At    time.Time   `json:"at"`
+}
+
+// sightingOf is the Sighting a change's Before and BeforeHeld give, nil
+// when they give none.
+func sightingOf(c elect.Change) *Sighting {
+	if c.Before == nil || c.BeforeHeld.IsZero() {
+		return nil
+	}
+	return &Sighting{Owner: *FromElect(c.Before), Term: c.Before.Czxid, At: c.BeforeHeld.UTC()}
+}
+
 // FromElect converts an elect.Participant (nil stays nil).
 func FromElect(p *elect.Participant) *Participant {
 	if p == nil {
@@ -123,9 +140,16 @@ type Event struct {
 	// Hazard, when set, says why two clients of the group may each believe
 	// they own as this event is observed (elect.Change.Hazard): the owner
 	// named is the lowest node, and another client may think otherwise.
-	Hazard string    `json:"hazard,omitempty"`
-	Time   time.Time `json:"time"`
-	Source string    `json:"source"`
+	Hazard string `json:"hazard,omitempty"`
+	// LastSeen, on a snapshot a bridge took after a stretch it did not see
+	// (its connection to ZooKeeper was lost), is the owner it last
+	// reported, when that owner no longer holds, and the newest moment
+	// ZooKeeper vouched that it still held: its tenure ended after
+	// LastSeen.At, at a time nobody saw. history uses it as that tenure's
+	// last sighting.
+	LastSeen *Sighting `json:"last_seen,omitempty"`
+	Time     time.Time `json:"time"`
+	Source   string    `json:"source"`
 
 	// groupCzxid is elect.Change.GroupCzxid, kept for the id of candidate
 	// events (see candidateSubject); it is not published.

@@ -23,6 +23,10 @@ import (
 // so when the event's Zxid is at least the term of the owner it holds, that
 // is, when the snapshot was taken after that owner's node was created).
 //
+// A snapshot after a stretch the observer did not see names the owner it
+// last reported, when that owner went meanwhile, in LastSeen (elect.Change
+// Before and BeforeHeld).
+//
 // An OwnerChanged becomes a loss for Previous (Term = the previous owner's
 // term, Owner = the new owner, if any) followed by a gain for Owner. Ready
 // becomes leader.ready, Joined and Left become candidate.joined and
@@ -49,11 +53,11 @@ func Translate(c elect.Change, source string, now time.Time) []Event {
 	case elect.Snapshot:
 		if owner == nil {
 			e := base
-			e.Type, e.Reason, e.Snapshot = loss, elect.ReasonUnknown, true
+			e.Type, e.Reason, e.Snapshot, e.LastSeen = loss, elect.ReasonUnknown, true, sightingOf(c)
 			add(e)
 		} else {
 			e := base
-			e.Type, e.Owner, e.Term, e.Snapshot = gain, owner, c.OwnerTerm(), true
+			e.Type, e.Owner, e.Term, e.Snapshot, e.LastSeen = gain, owner, c.OwnerTerm(), true, sightingOf(c)
 			add(e)
 			if c.Ready && c.Recipe == elect.RecipeElection {
 				r := base

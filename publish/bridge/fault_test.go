@@ -84,11 +84,13 @@ func TestSessionExpiry(t *testing.T) {
 	sub := collect(t, url, "herald.*."+publish.MustTokens(g))
 	p := proxy(t, addrs[0])
 
+	began := time.Now()
 	r := start(t, bridge.Config{Servers: []string{p.Addr()}, SessionTimeout: time.Second, MaxRetryWait: 200 * time.Millisecond,
 		Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, url)}})
 	sub.waitCount(t, 15*time.Second, "the snapshot", 1, isType(publish.LeaderElected, a.Node()))
 	first := r.Status().SessionID
 
+	cut := time.Now()
 	p.Blackhole(true)
 	waitStatus(t, r.Bridge, 10*time.Second, "session lost", func(st bridge.Status) bool { return st.Session == "lost" })
 	if code, _ := get(t, r.Handler(), "/readyz"); code != 503 {
@@ -110,6 +112,15 @@ func TestSessionExpiry(t *testing.T) {
 	sub.waitCount(t, 10*time.Second, "the new session's snapshot", 1, func(e publish.Event) bool {
 		return e.Snapshot && e.ID == idOf(g, b.Node(), publish.LeaderElected)
 	})
+	// It names the owner the old session last saw, and when the old
+	// session last vouched for it: the history's end of a's tenure.
+	for _, e := range sub.all() {
+		if e.Snapshot && e.Owner != nil && e.Owner.Node == b.Node() {
+			if l := e.LastSeen; l == nil || l.Owner.Node != a.Node() || l.At.Before(began) || l.At.After(cut) {
+				t.Errorf("the new session's snapshot: last_seen %+v; want %s, between %v and %v", l, a.Node(), began, cut)
+			}
+		}
+	}
 	if l := metric(t, r.Handler(), "herald_zk_sessions_total"); l != "herald_zk_sessions_total 2" {
 		t.Errorf("metric: %q", l)
 	}

@@ -37,7 +37,9 @@ type Tenure struct {
 	// events tell.
 	Until     time.Time
 	UntilSeen bool
-	// LastSeen is the last time an event showed this owner holding.
+	// LastSeen is the last time an event showed this owner holding (or,
+	// for an owner a bridge lost sight of with its connection, the last
+	// moment ZooKeeper vouched for it: publish.Event.LastSeen).
 	LastSeen time.Time
 	// HeldFor is how long the owner was seen holding: Until-From, or for an
 	// open tenure LastSeen-From; zero when From is unknown. Exact (up to the
@@ -335,6 +337,13 @@ func groupHistory(evs []publish.Event) []Tenure {
 			if r := byTerm[e.Term]; r != nil && (r.Owner.Node == "" || r.Owner.Node == e.Owner.Node) && !(r.ended && r.UntilSeen) {
 				r.see(e.Time)
 				r.TwoOwners = r.TwoOwners || e.Hazard != ""
+			}
+		}
+		// A snapshot after a stretch its bridge did not see names the
+		// owner it last reported, and a later moment it still held.
+		if l := e.LastSeen; l != nil && !l.At.After(e.Time) {
+			if r := byTerm[l.Term]; r != nil && (r.Owner.Node == "" || r.Owner.Node == l.Owner.Node) && !(r.ended && r.UntilSeen) {
+				r.see(l.At)
 			}
 		}
 		if e.ID != "" && seenID[e.ID] {

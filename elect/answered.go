@@ -1,0 +1,114 @@
+package elect
+
+import (
+	"encoding/binary"
+	"sync"
+	"time"
+)
+
+// answers tracks, on one connection, when the requests whose replies have
+// come were sent: ZooKeeper answers a session's requests in the order they
+// were sent, and delivers a watch event before the reply to any request it
+// processes after the change that fired it. So when a reply comes with no
+// event before it, every node the session watches still existed when the
+// server processed that request: after it was sent. That is the newest
+// moment the session can vouch for what it watches, and what an observer
+// that loses its connection keeps as the last time it saw the owner hold
+// (Session.Answered).
+//
+// The client writes each request in one Write and reads each reply as a
+// 4-byte length followed by its body, whose first 4 bytes are the xid
+// (-1 for a watch event, which answers nothing). The first request and
+// reply on a connection are the connect handshake, which has no xid.
+type answers struct {
+	mu       sync.Mutex
+	sent     []int64 // send times (unix ns) of requests not yet answered, oldest first
+	wrote    bool    // the connect request went
+	frames   int     // replies read so far, the connect response included
+	head     [4]byte // the frame length being read
+	headN    int
+	rest     int     // bytes of the current frame's body still to come
+	xid      [4]byte // the body's first bytes
+	xidN     int
+	answered func(int64) // told each answered request's send time
+}
+
+// written notes one request written.
+func (a *answers) written() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.wrote {
+		a.wrote = true // the connect request: answered by the first frame
+		return
+	}
+	a.sent = append(a.sent, time.Now().UnixNano())
+}
+
+// read follows the reply stream through p, bytes the client has just
+// read, and reports each request answered.
+func (a *answers) read(p []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for len(p) > 0 {
+		if a.rest == 0 {
+			n := copy(a.head[a.headN:], p)
+			a.headN += n
+			p = p[n:]
+			if a.headN < 4 {
+				return
+			}
+			a.headN, a.xidN = 0, 0
+			a.rest = int(binary.BigEndian.Uint32(a.head[:]))
+			a.frames++
+			continue
+		}
+		if a.frames > 1 && a.xidN < 4 {
+			n := copy(a.xid[a.xidN:min(4, a.xidN+a.rest)], p)
+			a.xidN += n
+			a.rest -= n
+			p = p[n:]
+			if a.xidN == 4 {
+				a.reply(int32(binary.BigEndian.Uint32(a.xid[:])))
+			}
+			continue
+		}
+		n := min(a.rest, len(p))
+		a.rest -= n
+		p = p[n:]
+	}
+}
+
+// reply takes the oldest request off the list unless the frame is a watch
+// event.
+func (a *answers) reply(xid int32) {
+	if xid == -1 || len(a.sent) == 0 {
+		return
+	}
+	at := a.sent[0]
+	a.sent = a.sent[1:]
+	if a.answered != nil {
+		a.answered(at)
+	}
+}
+
+// Answered is when the newest request ZooKeeper has answered on this
+// session was sent (zero before the first): every node the session watched
+// then, and whose watch had not fired when that reply came, still existed
+// after that moment.
+func (s *Session) Answered() time.Time {
+	ns := s.answered.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// noteAnswered moves Answered forward to at (unix ns).
+func (s *Session) noteAnswered(at int64) {
+	for {
+		cur := s.answered.Load()
+		if at <= cur || s.answered.CompareAndSwap(cur, at) {
+			return
+		}
+	}
+}
