@@ -53,7 +53,7 @@ any browser, with no server and nothing fetched.
 
 Exit codes: 0; 69 NATS or Kafka cannot be reached, or JetStream on the NATS
 cluster cannot serve now (no quorum); 1 other failures (an audit log that
-does not exist, ...); 2 usage errors.`,
+does not exist, or holds no herald event at all, ...); 2 usage errors.`,
 		Example: `  herald history --audit /var/lib/herald/audit.log
   herald history --audit bridge-a/audit.log --audit bridge-b/audit.log
   herald history /jobs/nightly --nats nats://localhost:4222 --json
@@ -260,18 +260,12 @@ func mergeBySource(events []publish.Event) []publish.Event {
 // historyAudit reads audit logs. The logs (one per bridge) are merged, one
 // log as well: per group by zxid, each event id counted once by History.
 func (a *app) historyAudit(ctx context.Context, files []string, group string) ([]publish.Event, error) {
-	keep := func(e publish.Event) bool { return group == "" || e.Group == group }
 	logs := make([][]publish.Event, 0, len(files))
 	for _, f := range files {
 		if f == "" {
 			return nil, usageErr("--audit is empty: give the audit log's file name")
 		}
-		events, err := audit.ReadAll(ctx, f, keep)
-		var le *audit.LineError
-		if errors.As(err, &le) {
-			a.log.Warn("skipped malformed lines in the audit log", "file", f, "err", err)
-			err = nil
-		}
+		events, err := a.readAuditLog(ctx, f, group)
 		if err != nil {
 			return nil, err
 		}
@@ -280,6 +274,30 @@ func (a *app) historyAudit(ctx context.Context, files []string, group string) ([
 	// One log too: a log's order is the order its bridge wrote, which
 	// need not be the order of the changes.
 	return audit.Merge(logs...), nil
+}
+
+// readAuditLog reads the events of group ("" for all) from the audit log
+// f and its rotated files. Lines that are not herald events (a torn line
+// a crash left, a corrupt one) are skipped with a warning, as the log
+// holds them; but a log none of whose lines is a herald event is no audit
+// log at all (--audit /etc/passwd), not an empty history.
+func (a *app) readAuditLog(ctx context.Context, f, group string) ([]publish.Event, error) {
+	records := 0 // herald events read, of any group
+	keep := func(e publish.Event) bool {
+		records++
+		return group == "" || e.Group == group
+	}
+	events, err := audit.ReadAll(ctx, f, keep)
+	var le *audit.LineError
+	if !errors.As(err, &le) {
+		return events, err
+	}
+	if records == 0 {
+		return nil, fmt.Errorf("--audit %s holds no herald audit records: not one of its lines is a herald event (the first, %s:%d: %v); "+
+			"an audit log is what herald bridge --audit FILE writes, one JSON event per line", f, le.File, le.Line, le.Err)
+	}
+	a.log.Warn("skipped malformed lines in the audit log", "file", f, "err", err)
+	return events, nil
 }
 
 // historyStall is how long the history read waits for the stream's next
