@@ -36,7 +36,9 @@ hashmod). It asks no server.`,
 				}
 			}
 			for _, p := range args {
-				fmt.Fprintf(cmd.OutOrStdout(), "%d/%d\t%s\n", bridge.ShardOf(p, shards), shards, p)
+				if _, err := fmt.Fprintf(cmd.OutOrStdout(), "%d/%d\t%s\n", bridge.ShardOf(p, shards), shards, p); err != nil {
+					return err
+				}
 			}
 			return nil
 		},

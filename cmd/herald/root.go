@@ -40,6 +40,36 @@ type app struct {
 	connectTimeout time.Duration
 	logFormat      string
 	logLevel       string
+	// helpErr is the first error writing help (--help, herald help,
+	// herald alone): cobra's help writer drops it, run reports it.
+	helpErr error
+}
+
+// errWriter passes writes on to w and keeps the first error.
+type errWriter struct {
+	w   io.Writer
+	err *error
+}
+
+func (e errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && *e.err == nil {
+		*e.err = err
+	}
+	return n, err
+}
+
+// checkHelpWrites has the help of every command written through an
+// errWriter, so that help that could not be written (herald --help >
+// /dev/full) is an error, as a failed write of any command's output is.
+func (a *app) checkHelpWrites(root *cobra.Command) {
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		out := c.OutOrStdout()
+		c.SetOut(errWriter{w: out, err: &a.helpErr})
+		defer c.SetOut(out)
+		help(c, args)
+	})
 }
 
 // exitError carries a process exit code (a child's, or 2 for usage).
@@ -156,6 +186,7 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	a.checkHelpWrites(root)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.zk, "zk", "127.0.0.1:2181", "ZooKeeper servers, host:port[,host:port...]")
 	pf.DurationVar(&a.sessionTimeout, "session-timeout", 10*time.Second, "ZooKeeper session timeout to ask for")
@@ -326,6 +357,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	err := root.ExecuteContext(ctx)
+	if err == nil {
+		err = a.helpErr
+	}
 	if err == nil {
 		return 0
 	}
