@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -168,8 +169,8 @@ func (f *bridgeFlags) check() error {
 		return usageErr("--%v", err)
 	}
 	if f.httpAddr != "" {
-		if _, _, err := net.SplitHostPort(f.httpAddr); err != nil {
-			return usageErr("--http %q: want [host]:port, e.g. :9090 (%v)", f.httpAddr, err)
+		if err := checkHTTPAddr(f.httpAddr); err != nil {
+			return err
 		}
 	}
 	if f.drainTimeout <= 0 {
@@ -197,6 +198,26 @@ func (f *bridgeFlags) check() error {
 	}
 	if _, err := f.recipeMap(); err != nil {
 		return err
+	}
+	return nil
+}
+
+// checkHTTPAddr refuses, while the flags are read, an --http address the
+// listener could not take: not [host]:port, or a port out of 0-65535 (0
+// picks a free one; a service name, :http, is a port too).
+func checkHTTPAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageErr("--http %q: want [host]:port, e.g. :9090 (%v)", addr, err)
+	}
+	if port != "" && strings.Trim(port, "0123456789") == "" {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return usageErr("--http %q: port %s is out of range: the port must be 0–65535, e.g. :9090", addr, port)
+		}
+		return nil
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return usageErr("--http %q: port %q is not a port number: the port must be 0–65535, e.g. :9090", addr, port)
 	}
 	return nil
 }

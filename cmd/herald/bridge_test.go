@@ -39,6 +39,10 @@ func TestBridgeBadInput(t *testing.T) {
 	if err := os.WriteFile(shardCfg, []byte("watch: [/a]\nshard: 3/2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	httpCfg := filepath.Join(t.TempDir(), "http.yaml")
+	if err := os.WriteFile(httpCfg, []byte("watch: [/a]\nnats: nats://127.0.0.1:1\nhttp: \":70000\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -48,6 +52,12 @@ func TestBridgeBadInput(t *testing.T) {
 		{[]string{"bridge", "--discover", "/a/"}, "ZooKeeper path"},
 		{[]string{"bridge", "--watch", "/a", "--ha", "x"}, "--ha"},
 		{[]string{"bridge", "--watch", "/a", "--http", "nope"}, "--http"},
+		// refused while the flags are read, not when the listener opens
+		// once the sinks are up
+		{[]string{"bridge", "--watch", "/a", "--nats", "nats://127.0.0.1:1", "--http", ":99999"}, `--http ":99999": port 99999 is out of range: the port must be 0–65535`},
+		{[]string{"bridge", "--watch", "/a", "--nats", "nats://127.0.0.1:1", "--http", "127.0.0.1:-1"}, "the port must be 0–65535"},
+		{[]string{"bridge", "--watch", "/a", "--nats", "nats://127.0.0.1:1", "--http", "localhost:metrics-port"}, "is not a port number"},
+		{[]string{"bridge", "--config", httpCfg}, "port 70000 is out of range"},
 		{[]string{"bridge", "--watch", "/a", "--recipe", "/a=queue"}, "neither election nor lock"},
 		{[]string{"bridge", "--watch", "/a", "--nats-mode", "fast"}, "--nats-mode"},
 		{[]string{"bridge", "--watch", "/a", "--drain-timeout", "0s"}, "--drain-timeout"},
