@@ -191,11 +191,16 @@ It exits 69 when ZooKeeper cannot be reached.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// what the path came from, for the error of a malformed one
+			from := "--election"
+			if !cmd.Flags().Changed("election") {
+				from = "HERALD_ELECTION"
+			}
 			if len(args) == 1 {
 				if group != "" && group != args[0] && cmd.Flags().Changed("election") {
 					return usageErr("two elections given, %s and --election %s: give one", args[0], group)
 				}
-				group = args[0]
+				group, from = args[0], "PATH"
 			}
 			if group == "" {
 				return usageErr("the election is required: herald checkpoint get PATH, or --election PATH (or $HERALD_ELECTION)")
@@ -203,7 +208,7 @@ It exits 69 when ZooKeeper cannot be reached.`,
 			if raw && asJSON {
 				return usageErr("--raw and --json do not go together: --json carries the data byte for byte in data_base64")
 			}
-			if err := groupArg("--election", group); err != nil {
+			if err := groupArg(from, group); err != nil {
 				return err
 			}
 			s, err := a.openSession(cmd.Context(), false)

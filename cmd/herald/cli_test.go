@@ -63,6 +63,26 @@ func TestMalformedPathsAreUsageErrors(t *testing.T) {
 	}
 }
 
+// TestCheckpointGetNamesWhatWasGiven: a malformed election path is named
+// as the user gave it: the argument, --election or HERALD_ELECTION.
+func TestCheckpointGetNamesWhatWasGiven(t *testing.T) {
+	for _, tc := range []struct {
+		env       []string
+		args      []string
+		want, not string
+	}{
+		{nil, []string{"checkpoint", "get", "/"}, "PATH: ", "--election"},
+		{nil, []string{"checkpoint", "get", "--election", "/"}, "--election: ", "PATH"},
+		{[]string{"HERALD_ELECTION=/"}, []string{"checkpoint", "get"}, "HERALD_ELECTION: ", "--election"},
+		{[]string{"HERALD_ELECTION=/jobs/x"}, []string{"checkpoint", "get", "/jobs/"}, "PATH: ", "HERALD_ELECTION"},
+	} {
+		_, stderr, code := heraldRun(t, tc.env, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, tc.not) {
+			t.Errorf("%v herald %v: exit %d, want 2 naming %q, not %q; stderr: %s", tc.env, tc.args, code, tc.want, tc.not, stderr)
+		}
+	}
+}
+
 func TestMissingRequiredInput(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
