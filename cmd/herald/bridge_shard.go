@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +26,9 @@ hashmod). It asks no server.`,
   1/2	/locks/orders
   1/2	/services/a`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("shards") && strings.TrimSpace(os.Getenv("HERALD_SHARDS")) == "" {
+				return usageErr("--shards is required: the number of shards the bridges run as (N of their --shard K/N), e.g. herald bridge shard-of --shards 2 /locks/orders")
+			}
 			if shards < 1 {
 				return usageErr("--shards %d: give the number of shards the bridges run as, at least 1", shards)
 			}
