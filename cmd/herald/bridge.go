@@ -97,6 +97,9 @@ sinks to acknowledge what was published.`,
 			if err := applyConfigFile(cmd, f.config); err != nil {
 				return err
 			}
+			if err := a.checkConnectTimeout(); err != nil { // connect-timeout: 0s in the file
+				return err
+			}
 			if err := a.setupLog(); err != nil {
 				return err
 			}

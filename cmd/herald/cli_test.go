@@ -340,6 +340,34 @@ func TestFastHonestFailure(t *testing.T) {
 	}
 }
 
+// TestConnectTimeoutMustBePositive: --connect-timeout 0 (on the command
+// line, in HERALD_CONNECT_TIMEOUT or in a bridge's --config) is a usage
+// error, not the default in disguise; left out, the default holds.
+func TestConnectTimeoutMustBePositive(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "bridge.yaml")
+	if err := os.WriteFile(cfg, []byte("watch: [/a]\nnats: nats://127.0.0.1:1\nconnect-timeout: 0s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		env  []string
+		args []string
+	}{
+		{nil, []string{"--zk", "127.0.0.1:1", "--connect-timeout", "0", "who", "/x"}},
+		{nil, []string{"--zk", "127.0.0.1:1", "--connect-timeout", "0s", "lock", "--lock", "/x", "--", "true"}},
+		{[]string{"HERALD_CONNECT_TIMEOUT=0s"}, []string{"--zk", "127.0.0.1:1", "who", "/x"}},
+		{nil, []string{"--zk", "127.0.0.1:1", "bridge", "--config", cfg}},
+	} {
+		_, stderr, code := heraldRun(t, tc.env, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, "--connect-timeout 0s: give a positive duration") {
+			t.Errorf("%v herald %v: exit %d, want %d refusing --connect-timeout 0; stderr: %s", tc.env, tc.args, code, exitUsage, stderr)
+		}
+	}
+	_, stderr, code := heraldRun(t, []string{"HERALD_CONNECT_TIMEOUT="}, "--zk", "127.0.0.1:1", "who", "/x")
+	if code != exitUnreachable || !strings.Contains(stderr, "gave up after the connect timeout, 3s") {
+		t.Errorf("no --connect-timeout: exit %d, want %d after the default 3s; stderr: %s", code, exitUnreachable, stderr)
+	}
+}
+
 // Every command that talks to NATS or Kafka takes the same connection
 // flags, with the same names.
 func TestOneSetOfConnectionFlags(t *testing.T) {

@@ -159,14 +159,8 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 					a.logLevel = "warn"
 				}
 			}
-			if a.connectTimeout == 0 { // neither --connect-timeout nor HERALD_CONNECT_TIMEOUT
-				a.connectTimeout = 15 * time.Second
-				if oneShot[cmd.CommandPath()] {
-					a.connectTimeout = oneShotConnectTimeout
-				}
-			}
-			if a.connectTimeout < 0 {
-				return usageErr("--connect-timeout %v: give a positive duration, e.g. 5s", a.connectTimeout)
+			if err := a.setConnectTimeout(cmd); err != nil {
+				return err
 			}
 			if err := a.checkConn(); err != nil {
 				return err
@@ -206,6 +200,28 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 		root.AddCommand(f(a))
 	}
 	return root
+}
+
+// setConnectTimeout gives --connect-timeout its default when neither it
+// nor HERALD_CONNECT_TIMEOUT was given: 15s, or oneShotConnectTimeout. A
+// value given must be positive: 0 is not "the default" nor "no limit".
+func (a *app) setConnectTimeout(cmd *cobra.Command) error {
+	given := cmd.Flags().Changed("connect-timeout") || strings.TrimSpace(os.Getenv("HERALD_CONNECT_TIMEOUT")) != ""
+	if !given {
+		a.connectTimeout = 15 * time.Second
+		if oneShot[cmd.CommandPath()] {
+			a.connectTimeout = oneShotConnectTimeout
+		}
+	}
+	return a.checkConnectTimeout()
+}
+
+// checkConnectTimeout refuses a --connect-timeout that is not positive.
+func (a *app) checkConnectTimeout() error {
+	if a.connectTimeout <= 0 {
+		return usageErr("--connect-timeout %v: give a positive duration, e.g. 5s (leave it out for the default)", a.connectTimeout)
+	}
+	return nil
 }
 
 // oneShotConnectTimeout is how long a one-shot command waits for ZooKeeper
