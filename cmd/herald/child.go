@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 )
@@ -45,11 +46,7 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 	err := cmd.Start()
 	started()
 	if err != nil {
-		code := exitCannotExec
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-			code = exitNotFound
-		}
-		return nil, &exitError{code: code, err: fmt.Errorf("cannot start %q: %w", args[0], err)}
+		return nil, cannotStart(args[0], cmd.Path, err)
 	}
 	c := &child{cmd: cmd, tty: tty, done: make(chan struct{}), stopReaping: reapStraysFor(cmd.Process.Pid)}
 	go func() {
@@ -61,19 +58,42 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 }
 
 // checkCommand fails early, before any campaign, when the command cannot
-// be found: a candidate that would win and then fail is worse than none.
+// be found, or the interpreter its #! line names: a candidate that would
+// win and then fail is worse than none.
 func checkCommand(args []string) error {
 	if len(args) == 0 {
 		return usageErr("no command given: put it after --, e.g. herald run --election /jobs/x -- ./job.sh")
 	}
-	if _, err := exec.LookPath(args[0]); err != nil {
-		code := exitCannotExec
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-			code = exitNotFound
-		}
-		return &exitError{code: code, err: fmt.Errorf("cannot start %q: %w", args[0], err)}
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		return cannotStart(args[0], path, err)
+	}
+	if missingInterpreter(path) != "" { // the exec would fail with ENOENT
+		return cannotStart(args[0], path, fs.ErrNotExist)
 	}
 	return nil
+}
+
+// cannotStart is the error of the command name (found at path) that could
+// not start: exit 127 when it, or the interpreter its #! line names, does
+// not exist, else 126, as a shell says.
+func cannotStart(name, path string, err error) error {
+	code := exitCannotExec
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		code = exitNotFound
+		if interp := missingInterpreter(path); interp != "" {
+			err = fmt.Errorf("the interpreter its #! line names, %q, does not exist%s", interp, crHint(interp))
+		}
+	}
+	return &exitError{code: code, err: fmt.Errorf("cannot start %q: %w", name, err)}
+}
+
+// crHint says why an interpreter ending in \r is missing.
+func crHint(interp string) string {
+	if strings.HasSuffix(interp, "\r") {
+		return " (the script has DOS line endings: the \\r is read as part of the name)"
+	}
+	return ""
 }
 
 // exited reports whether the child has exited (and been reaped).
