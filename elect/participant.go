@@ -136,6 +136,13 @@ type Change struct {
 	// nothing vouched for it after the last report.
 	Before     *Participant `json:"before,omitempty"`
 	BeforeHeld time.Time    `json:"before_held,omitzero"`
+	// NotBefore, when set, says the change was not seen promptly: the
+	// observer's process stalled (SIGSTOP, a paused VM, starved of CPU)
+	// between the last moment ZooKeeper vouched for the state before it and
+	// the change's report, so it happened after NotBefore at a moment the
+	// observer cannot tell, perhaps well before it was reported. Only
+	// ObserveMany (herald's bridge) sets it.
+	NotBefore time.Time `json:"not_before,omitzero"`
 }
 
 // OwnerTerm returns the owner's term (czxid), 0 when there is no owner.

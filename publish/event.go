@@ -148,8 +148,14 @@ type Event struct {
 	// LastSeen.At, at a time nobody saw. history uses it as that tenure's
 	// last sighting.
 	LastSeen *Sighting `json:"last_seen,omitempty"`
-	Time     time.Time `json:"time"`
-	Source   string    `json:"source"`
+	// NotBefore, when set, says the bridge may have seen the change late:
+	// its process stalled (SIGSTOP, a paused VM, starved of CPU) after the
+	// last moment ZooKeeper vouched for the state before it, so the change
+	// happened after NotBefore, perhaps well before Time (elect.Change
+	// NotBefore). history then gives the ends it marks as not seen.
+	NotBefore *time.Time `json:"not_before,omitempty"`
+	Time      time.Time  `json:"time"`
+	Source    string     `json:"source"`
 
 	// groupCzxid is elect.Change.GroupCzxid, kept for the id of candidate
 	// events (see candidateSubject); it is not published.

@@ -23,6 +23,9 @@ import (
 // so when the event's Zxid is at least the term of the owner it holds, that
 // is, when the snapshot was taken after that owner's node was created).
 //
+// A change the observer may have seen late (its process stalled) carries
+// its NotBefore on every event.
+//
 // A snapshot after a stretch the observer did not see names the owner it
 // last reported, when that owner went meanwhile, in LastSeen (elect.Change
 // Before and BeforeHeld).
@@ -43,6 +46,10 @@ func Translate(c elect.Change, source string, now time.Time) []Event {
 		Source: source,
 
 		groupCzxid: c.GroupCzxid,
+	}
+	if !c.NotBefore.IsZero() {
+		nb := c.NotBefore.UTC()
+		base.NotBefore = &nb
 	}
 	gain, loss := GainOf(c.Recipe), LossOf(c.Recipe)
 	owner := FromElect(c.Owner)

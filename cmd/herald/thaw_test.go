@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
 	hjs "github.com/zkherald/herald/sinks/jetstream"
 )
 
@@ -122,5 +126,75 @@ func TestThawedBridgeConfirmsOnlyWhatItPublished(t *testing.T) {
 				h.Time.Format(time.RFC3339Nano), released.Format(time.RFC3339Nano), md.Timestamp.Format(time.RFC3339Nano), stored.Format(time.RFC3339Nano))
 		}
 		return
+	}
+}
+
+// TestReleaseSeenLateIsNotDatedExactly: a bridge frozen (SIGSTOP) while a
+// lock was released hears the release only when it thaws. It must not date
+// the end of the tenure then as if it had seen it happen: the event says
+// the change may be older (not_before, no later than the freeze), and
+// history gives the tenure's end as not seen, from that moment on, with its
+// reason.
+func TestReleaseSeenLateIsNotDatedExactly(t *testing.T) {
+	zk := zktest.Shared(t)
+	g := uniq(t)
+	_, held := heldLock(t, zk.Addrs(), g)
+	log := filepath.Join(t.TempDir(), "audit.log")
+	b := start(t, nil, "bridge", "--zk", zk.ConnectString(), "--watch", g, "--audit", log, "--http", "127.0.0.1:0",
+		"--nats", natsserver.Start(t).URL())
+	waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
+	events := func() []publish.Event {
+		evs, _ := audit.ReadAll(context.Background(), log, nil) // none until the bridge writes the first
+		return evs
+	}
+	if err := waitFor(20*time.Second, func() bool { return len(events()) > 0 }); err != nil {
+		t.Fatal("the bridge never logged the holder")
+	}
+	time.Sleep(time.Second) // a ping answered after the snapshot
+	frozen := time.Now()
+	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT)
+	if err := held.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	thawed := time.Now()
+	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	var rel publish.Event
+	if err := waitFor(20*time.Second, func() bool {
+		for _, e := range events() {
+			if e.Type == publish.LockReleased && e.Previous != nil && e.Previous.Node == held.Node() {
+				rel = e
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("the thawed bridge never logged the release:\n%s", b.out)
+	}
+	if rel.NotBefore == nil || rel.NotBefore.After(frozen) || rel.Time.Before(thawed) {
+		t.Fatalf("the release seen after the thaw: time %v, not_before %v; want not_before no later than the freeze (%v)", rel.Time, rel.NotBefore, frozen)
+	}
+	var found bool
+	for _, tn := range historyJSON(t, "--audit", log) {
+		if tn.Owner.Node != held.Node() {
+			continue
+		}
+		found = true
+		if tn.UntilSeen || !tn.Until.Equal(*rel.NotBefore) || tn.Reason != elect.ReasonReleased || tn.Exact() {
+			t.Errorf("history of the tenure released during the freeze: until %v (seen %v), reason %q, exact %v; want until ≥ %v, not seen, released",
+				tn.Until, tn.UntilSeen, tn.Reason, tn.Exact(), rel.NotBefore)
+		}
+	}
+	if !found {
+		t.Errorf("history has no tenure of %s", held.Node())
+	}
+	out, _, _ := heraldRun(t, nil, "history", "--audit", log)
+	if !strings.Contains(out, "released, seen late") {
+		t.Errorf("history's table does not say the release was seen late:\n%s", out)
 	}
 }

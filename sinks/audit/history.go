@@ -279,6 +279,21 @@ func (r *row) see(when time.Time) {
 	}
 }
 
+// seenAt reports whether e's time is when its change happened, up to the
+// observation delay: not for a snapshot, nor for a change its bridge may
+// have seen late (NotBefore).
+func seenAt(e publish.Event) bool { return !e.Snapshot && e.NotBefore == nil }
+
+// late, for a tenure that e ends, takes an end e may have seen late as not
+// seen: the tenure held until e.NotBefore (a sighting), and ended at a
+// moment between then and e's time. The reason stays: it is known.
+func (r *row) late(e publish.Event) {
+	if e.NotBefore != nil && !e.Snapshot {
+		r.see(*e.NotBefore)
+		r.UntilSeen = false
+	}
+}
+
 // groupHistory builds the tenures of one group from its events in order.
 func groupHistory(evs []publish.Event) []Tenure {
 	var rows []*row
@@ -364,13 +379,13 @@ func groupHistory(evs []publish.Event) []Tenure {
 			case r == nil || (r.ended && r.UntilSeen):
 				// New, or the same node owning again after its seen end.
 				r = newRow(e, e.Owner)
-				r.From, r.FromSeen = e.Time, !e.Snapshot
+				r.From, r.FromSeen = e.Time, seenAt(e)
 				r.Gap = e.Gap || gapNext ||
 					(e.Snapshot && after) || // first seen after a stretch nobody observed
 					(e.Previous != nil && last != nil && e.Previous.Node != last.Owner.Node)
 				r.see(e.Time)
 			case r.From.IsZero() || (!e.Snapshot && !r.FromSeen && !e.Time.After(r.From)):
-				r.From, r.FromSeen = e.Time, !e.Snapshot
+				r.From, r.FromSeen = e.Time, seenAt(e)
 			}
 			if r.ended && (cur == nil || cur.Term <= r.Term) {
 				// Its end was only inferred, and here it holds: not ended.
@@ -381,6 +396,7 @@ func groupHistory(evs []publish.Event) []Tenure {
 				if !e.Snapshot && e.Previous != nil && e.Previous.Node == cur.Owner.Node && !cur.ended {
 					// Seen replaced, without a loss event of its own.
 					cur.Until, cur.UntilSeen, cur.Reason, cur.ended = e.Time, true, elect.ReasonUnknown, true
+					cur.late(e)
 				} else {
 					unseenEnd(cur)
 					r.Gap = true
@@ -448,6 +464,7 @@ func groupHistory(evs []publish.Event) []Tenure {
 				if e.Snapshot {
 					r.Reason = ""
 				}
+				r.late(e)
 			}
 			if cur == r {
 				cur = nil

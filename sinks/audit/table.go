@@ -46,6 +46,9 @@ func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
 		case t.Open():
 		case !t.UntilSeen:
 			until, end = "≥ "+t.Until.UTC().Format(time.RFC3339), "not seen"
+			if t.Reason != "" {
+				end = string(t.Reason) + ", seen late" // publish.Event.NotBefore
+			}
 		default:
 			until, end = t.Until.UTC().Format(time.RFC3339), string(t.Reason)
 			if end == "" {
