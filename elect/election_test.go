@@ -333,13 +333,14 @@ func TestWatchesAndWakeupsPerHandoff(t *testing.T) {
 			}
 		}()
 	}
-	// Each waiter watches the node just below its own and the one two
-	// below, so that it lists while the node just below owns, not after
-	// its release; the first waiter, with one node below, watches one.
-	want := 2*waiters - 1
+	// Each waiter watches its own node (to learn if someone deletes it
+	// while it waits), the node just below its own and the one two below,
+	// so that it lists while the node just below owns, not after its
+	// release; the first waiter, with one node below, watches one of them.
+	want := 3*waiters - 1
 	eventually(t, 10*time.Second, "all waiters watching", func() bool { return watches()-base >= want })
 	if w := watches(); w-base != want {
-		t.Fatalf("%d waiters set %d watches; want %d: two each, one for the first", waiters, w-base, want)
+		t.Fatalf("%d waiters set %d watches; want %d: their own and two below each, one below for the first", waiters, w-base, want)
 	}
 	// Hand the lock down the line and count the server's packets per
 	// handoff. Reading mntr is itself a packet: measure that and subtract it.

@@ -111,3 +111,10 @@ func expired(err error) bool {
 // ErrNotAGroup: the path observed as a group is an ephemeral node, which
 // can have no children: a single-node leader or a queue node.
 var ErrNotAGroup = errors.New("elect: not a group")
+
+// errNilOption and errNilSession: a nil option or session given to a
+// constructor or read, refused rather than left to panic.
+var (
+	errNilOption  = errors.New("elect: nil option")
+	errNilSession = errors.New("elect: nil session")
+)

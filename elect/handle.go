@@ -177,7 +177,8 @@ func (h *Handle) stopMonitor() {
 func (h *Handle) monitor() {
 	defer close(h.monDone)
 	s := h.q.s
-	var own, group <-chan zk.Event
+	own := h.t.ownW // set while we waited, if we did
+	var group <-chan zk.Event
 	hc := h.q.o.hazard
 	guarding := !hc.off && hc.after == 0
 	var start <-chan time.Time

@@ -33,6 +33,9 @@ func ObserveMany(ctx context.Context, s *Session, opts ...ManyOption) (*Many, er
 	}
 	mo := manyOptions{workers: 32, buffer: 1024, maxRetry: 30 * time.Second}
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, errNilOption
+		}
 		if err := opt(&mo); err != nil {
 			return nil, err
 		}
@@ -40,6 +43,7 @@ func ObserveMany(ctx context.Context, s *Session, opts ...ManyOption) (*Many, er
 	m := &Many{s: s, opts: mo, ch: make(chan Change, mo.buffer), done: make(chan struct{}), groups: map[string]*member{}}
 	m.ctx, m.cancel = context.WithCancel(ctx)
 	m.wake = sync.NewCond(&m.mu)
+	stalls.acquire()
 	m.unwatch = s.onWatch(m.onEvent)
 	var wg sync.WaitGroup
 	for range mo.workers {
@@ -179,6 +183,9 @@ type member struct {
 // resync is Resync's turn.
 type fired struct {
 	children, office, resync bool
+	// after is when the newest request answered before the first of
+	// these events was sent: what they tell happened after it.
+	after time.Time
 }
 
 // Add starts observing group; its first change is a Snapshot (measured
@@ -190,6 +197,9 @@ func (m *Many) Add(group string, opts ...ObserveOption) error {
 	}
 	oo := observeOptions{}
 	for _, opt := range opts {
+		if opt == nil {
+			return errNilOption
+		}
 		if err := opt(&oo); err != nil {
 			return err
 		}
@@ -350,13 +360,17 @@ func (m *Many) endErr() error {
 // finish stops every worker; the first reason given is kept.
 func (m *Many) finish(err error) {
 	m.mu.Lock()
-	if !m.ended {
+	first := !m.ended
+	if first {
 		m.ended, m.err = true, err
 		m.wake.Broadcast()
 	}
 	m.mu.Unlock()
 	m.cancel()
 	m.unwatch()
+	if first {
+		stalls.release()
+	}
 }
 
 // follow reads every group again on each change of the connection's state
@@ -395,14 +409,25 @@ func (m *Many) onEvent(ev zk.Event) {
 	// children watch already covers; of a single-node leader, a new term.
 	if g := m.groups[ev.Path]; g != nil && (ev.Type != zk.EventNodeDataChanged || g.single != nil) {
 		g.fired.children = true
-		m.enqueue(g)
+		m.firedAt(g)
 	}
 	if parent, ok := strings.CutSuffix(ev.Path, "/"+OfficeNode); ok {
 		if g := m.groups[parent]; g != nil {
 			g.fired.office = true
-			m.enqueue(g)
+			m.firedAt(g)
 		}
 	}
+}
+
+// firedAt notes when what fired for g happened after (see fired.after),
+// and queues g. It runs on the client's receive loop, in the order of the
+// reply stream, so Answered is the newest answer before the event. m.mu
+// must be held.
+func (m *Many) firedAt(g *member) {
+	if g.fired.after.IsZero() {
+		g.fired.after = m.s.Answered()
+	}
+	m.enqueue(g)
 }
 
 // firedSince reports whether a watch of g fired since its turn began.
@@ -496,6 +521,7 @@ func (m *Many) serve(g *member, f fired) {
 		ob.officeW, ob.officeFired = nil, true
 	}
 	ob.unread = ob.unread || f.children || f.office
+	ob.heard(f.after)
 	st, changed := m.s.State()
 	switch st {
 	case StateLost, StateClosed:
@@ -536,6 +562,7 @@ func (m *Many) serve(g *member, f fired) {
 	if restate != restateNone {
 		changes = restated(changes, diff(nil, v)[0], restate == restateGap)
 	}
+	ob.late(changes)
 	if !m.emit(changes) {
 		return
 	}
@@ -553,6 +580,7 @@ func (m *Many) serveSingle(g *member, f fired) {
 	if f.children {
 		ob.childrenFired, ob.unread = true, true
 	}
+	ob.heard(f.after)
 	state, changed := m.s.State()
 	switch state {
 	case StateLost, StateClosed:
@@ -589,6 +617,7 @@ func (m *Many) serveSingle(g *member, f fired) {
 	if restate != restateNone {
 		changes = restated(changes, singleSnapshot(sv), restate == restateGap)
 	}
+	ob.late(changes)
 	// The leader is stored before its change is sent, so that a reader
 	// of the change finds Leader saying the same (as Observer does).
 	st.prev = &sv

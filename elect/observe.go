@@ -102,6 +102,9 @@ func (v View) Ready() bool {
 // The session's server first catches up with the ZooKeeper leader (see
 // catchUp), so the answer is no older than the call.
 func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
+	if s == nil {
+		return View{}, errNilSession
+	}
 	if err := ValidatePath(group); err != nil {
 		return View{}, err
 	}

@@ -27,6 +27,9 @@ func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOptio
 	}
 	oo := observeOptions{buffer: 64}
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, errNilOption
+		}
 		if err := opt(&oo); err != nil {
 			return nil, err
 		}
@@ -74,6 +77,33 @@ type observation struct {
 	// unread: a watch fired since the last read that succeeded, so the
 	// last view may be out of date (see vouched).
 	unread bool
+	// after: what fired since that read happened after this moment (see
+	// fired.after); zero when not known.
+	after time.Time
+}
+
+// heard notes when what fired happened after: the earliest such moment
+// until a read shows what it was.
+func (ob *observation) heard(after time.Time) {
+	if !after.IsZero() && (ob.after.IsZero() || after.Before(ob.after)) {
+		ob.after = after
+	}
+}
+
+// late marks changes the observer may have seen late: when its process
+// stalled after the moment what fired is known to have happened after,
+// each change happened somewhere from then on (Change.NotBefore).
+func (ob *observation) late(cs []Change) {
+	after := ob.after
+	ob.after = time.Time{}
+	if after.IsZero() || !stalls.since(after) {
+		return
+	}
+	for i := range cs {
+		if cs[i].Kind != Snapshot && cs[i].Kind != Unknown {
+			cs[i].NotBefore = after
+		}
+	}
 }
 
 // errStop ends the loop; the observer's Err is already set.
@@ -185,7 +215,7 @@ func (ob *observation) unseen(held time.Time) {
 		b.heldAsOf = held
 		ob.prev = &b
 	}
-	ob.before, ob.prev, ob.officeW, ob.ownerW = ob.prev, nil, nil, nil
+	ob.before, ob.prev, ob.officeW, ob.ownerW, ob.after = ob.prev, nil, nil, nil, time.Time{}
 	ob.r.owner, ob.r.ownerW = nil, nil
 	ob.childrenFired = true
 }

@@ -369,7 +369,9 @@ func (f Fence) Validate() error {
 		return fmt.Errorf("elect: fence node %q is not a queue node name", f.Node)
 	}
 	if f.Term <= 0 {
-		return fmt.Errorf("elect: fence term %d must be the owner node's czxid (> 0)", f.Term)
+		// A handle that ended before its term was known gives 0 (Term):
+		// no owner writes with it.
+		return fmt.Errorf("%w: fence term %d is not an owner's term (the owner node's czxid, > 0)", ErrNotLeader, f.Term)
 	}
 	return nil
 }
@@ -380,6 +382,9 @@ func (f Fence) Validate() error {
 // term than f's. So once a newer owner has written, an older one never
 // can, even if its node still exists.
 func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
+	if s == nil {
+		return errNilSession
+	}
 	if err := f.Validate(); err != nil {
 		return err
 	}
@@ -440,6 +445,42 @@ func (f Fence) readCheckpoint(ctx context.Context, s *Session) (checkpointRead, 
 	return checkpointRead{exists: true, version: st.Version}, nil
 }
 
+// owns checks that the fence's node owns its group: the lowest node, or
+// the group's owner as ReadGroup reads it when suspect nodes sort lower.
+// A waiter's node exists too, and carries a later term than the owner's: a
+// fence made from it (a stale or mistaken environment) would otherwise
+// write, and every later write of the real owner be refused as older.
+// Lowest at this listing and still there at the write means owner at the
+// write: sequence numbers only grow, so no lower node can appear.
+func (f Fence) owns(ctx context.Context, s *Session) error {
+	children, err := call(ctx, func() ([]string, error) {
+		c, _, err := s.Conn().Children(f.Group)
+		return c, err
+	})
+	if err != nil {
+		return err
+	}
+	es := parseChildren(children)
+	if len(es) > 0 && es[0].name == f.Node {
+		return nil
+	}
+	// A node below ours may be one that cannot be what its name says
+	// (suspect: made by hand, held by no session, or younger than the
+	// owner): the group's reading decides.
+	v, err := ReadGroup(ctx, s, f.Group)
+	if err != nil {
+		return err
+	}
+	if v.Owner != nil && v.Owner.Node == f.Node {
+		return nil
+	}
+	owner := "nobody"
+	if v.Owner != nil {
+		owner = v.Owner.Node
+	}
+	return fmt.Errorf("%w: %s does not own %s (%s does): it waits, or its owner went", ErrNotLeader, f.Node, f.Group, owner)
+}
+
 // multi runs op after a check that the fence's node still exists, with the
 // term checked too: a node of the same name cannot come back, but a fence
 // from a stale environment must not pass for a newer owner.
@@ -456,6 +497,9 @@ func (f Fence) multi(ctx context.Context, s *Session, op any) ([]zk.MultiRespons
 		return nil, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, node, f.Group)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := f.owns(ctx, s); err != nil {
 		return nil, err
 	}
 	res, err := multi(ctx, s.Conn(), &zk.CheckVersionRequest{Path: node, Version: -1}, op)
@@ -493,6 +537,9 @@ func (h *Handle) fenceErr(err error) error {
 // leader (see catchUp), so that it is the last checkpoint written, not a
 // lagging server's copy.
 func ReadCheckpoint(ctx context.Context, s *Session, group string) (Checkpoint, error) {
+	if s == nil {
+		return Checkpoint{}, errNilSession
+	}
 	if err := ValidatePath(group); err != nil {
 		return Checkpoint{}, err
 	}
@@ -541,6 +588,9 @@ func decodeCheckpoint(b []byte, st *zk.Stat) (Checkpoint, error) {
 
 // ReadOffice returns a group's office record (ok=false when there is none).
 func ReadOffice(ctx context.Context, s *Session, group string) (Office, bool, error) {
+	if s == nil {
+		return Office{}, false, errNilSession
+	}
 	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(group + "/" + OfficeNode) })
 	if errors.Is(err, zk.ErrNoNode) {
 		return Office{}, false, nil

@@ -49,6 +49,9 @@ func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Op
 	}
 	o := defaultRecipeOptions(prefix)
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, errNilOption
+		}
 		if err := opt(&o); err != nil {
 			return nil, err
 		}
@@ -95,6 +98,9 @@ type ticket struct {
 	// release mark only over that version (see deleteMarked).
 	markVersion int32
 	markKnown   bool
+	// ownW is the waiter's watch on this node, when it set one: the
+	// handle's own watch from then on.
+	ownW <-chan zk.Event
 }
 
 func (q *queue) full(name string) string { return q.parent + "/" + name }
@@ -113,9 +119,7 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 		if err := q.s.gone(); err != nil {
 			return ticket{}, err
 		}
-		created, err := call(ctx, func() (string, error) {
-			return conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
-		})
+		created, err := q.create(ctx, conn, base, data, marker)
 		switch {
 		case err == nil:
 			seq, _ := ParseSequence(path.Base(created))
@@ -129,7 +133,9 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 			}
 		case errors.Is(err, zk.ErrNoAuth):
 			return ticket{}, fmt.Errorf("elect: not allowed to create nodes under %s: %w; check the ACL and your credentials", q.parent, err)
-		case ctx.Err() != nil || connLoss(err):
+		case ctx.Err() != nil:
+			return ticket{}, ctx.Err() // create cleans up behind us
+		case connLoss(err):
 			t, found, err := q.findAfterLoss(ctx, marker)
 			if err != nil {
 				return ticket{}, err
@@ -146,6 +152,40 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 			return ticket{}, fmt.Errorf("elect: create node under %s: %w", q.parent, err)
 		}
 	}
+}
+
+// create sends the create of our node. A caller that gives up (ctx) while
+// the create is on its way does not leave the node behind: once the reply
+// comes, a node it made is removed, and a reply lost with the connection
+// has the group swept for our marker. Giving up must wait for that reply,
+// not list the group at once: the create may not even have been sent yet,
+// and a listing sent before it would find nothing while the node it makes
+// stayed, unowned, blocking every later participant for the session's life.
+func (q *queue) create(ctx context.Context, conn *zk.Conn, base string, data []byte, marker string) (string, error) {
+	type result struct {
+		name string
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+		ch <- result{name, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.name, r.err
+	case <-ctx.Done():
+	}
+	q.s.background(func() {
+		r := <-ch
+		switch {
+		case r.err == nil:
+			q.abandon(path.Base(r.name))
+		case connLoss(r.err):
+			q.sweep(marker)
+		}
+	})
+	return "", ctx.Err()
 }
 
 // stamp checks that a node found by its marker is ours and reads its
@@ -310,9 +350,25 @@ func (q *queue) createParents(ctx context.Context) error {
 		}
 		acl[i] = a
 	}
-	p := ""
+	p, missing := "", false
 	for _, seg := range strings.Split(q.parent[1:], "/") {
 		p += "/" + seg
+		if !missing {
+			exists, err := call(ctx, func() (bool, error) { ok, _, err := q.s.Conn().Exists(p); return ok, err })
+			if err != nil {
+				return fmt.Errorf("elect: create parent %s: %w", p, err)
+			}
+			if exists {
+				continue
+			}
+			missing = true
+			if err := q.nestable(ctx, p); err != nil {
+				return err
+			}
+		}
+		if _, ok := ParseSequence(seg); ok {
+			return fmt.Errorf("elect: will not create %s: its name ends in a sequence number, so the clients of %s would take it for a queue node no session holds, and their queue would wait behind it for good; choose a name that does not end in ten digits", p, path.Dir(p))
+		}
 		var data []byte
 		if p == q.parent {
 			data = markData(q.recipe)
@@ -325,6 +381,20 @@ func (q *queue) createParents(ctx context.Context) error {
 			q.setMark(markHerald)
 			q.noteRecipe(q.recipe)
 		}
+	}
+	return nil
+}
+
+// nestable refuses to create p inside a herald group (its parent carries
+// herald's mark): a node there sits among the group's queue nodes, where
+// go-zookeeper's Lock, which parses every child, fails on it.
+func (q *queue) nestable(ctx context.Context, p string) error {
+	parent := path.Dir(p)
+	if parent == "/" {
+		return nil
+	}
+	if r, ok := readGroupRecipe(ctx, q.s.Conn(), parent); ok {
+		return fmt.Errorf("elect: will not create %s: %s is a herald %s group, and a node inside it would sit among its queue nodes; give the group a path outside %s", p, parent, r, parent)
 	}
 	return nil
 }

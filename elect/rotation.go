@@ -83,8 +83,8 @@ func (q *queue) nextOf(p predecessor, seq int32) entry {
 // kept, and the listing keeps using it if that node is still there.
 func (w *waiter) guessing(ctx context.Context) waitState {
 	one, two, ok := w.q.guess(w.t)
-	if !ok {
-		return stateListing
+	if !ok || w.watchOwn(ctx) != nil {
+		return stateListing // a listing tells what became of our node
 	}
 	found, ch, err := w.q.watchNode(ctx, one.name)
 	if err != nil || !found {

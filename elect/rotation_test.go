@@ -234,7 +234,7 @@ func guessing(t *testing.T, n int) (*rotation, []*member) {
 		r.enqueue(m)
 	}
 	r.rotate(2*n, ms...)
-	r.spentIs(ms[n-1], 3, "create, watches on the two guessed nodes")
+	r.spentIs(ms[n-1], 4, "create, the watch on its own node, watches on the two guessed nodes")
 	return r, ms
 }
 
@@ -324,7 +324,10 @@ func (r *rotation) watching(s *elect.Session) []string {
 		switch {
 		case strings.HasPrefix(line, "0x"):
 			in = strings.EqualFold(line, fmt.Sprintf("0x%x", s.ID()))
-		case in && strings.HasPrefix(strings.TrimSpace(line), r.path+"/"):
+		case in && strings.HasPrefix(strings.TrimSpace(line), r.path+"/") && sessionOf(strings.TrimSpace(line)) != s.ID():
+			// Its watch on its own node (a waiter's from its first wait,
+			// then its handle's) is left out: these are the watches on
+			// the nodes it waits behind.
 			paths = append(paths, strings.TrimSpace(line))
 		}
 	}
@@ -409,12 +412,12 @@ func TestRotationWatchesTwoBelowWithoutListing(t *testing.T) {
 func TestNextInLineProvesBeforeTheRelease(t *testing.T) {
 	r, a, b, c := guessingThree(t)
 	r.handOver(a, b)
-	r.spends(c, 4, "create, two guessed watches, the listing after a went")
+	r.spends(c, 5, "create, the watch on its own node, two guessed watches, the listing after a went")
 	r.watchesOnly(c, b.h.NodePath())
 	r.waits(c)
 	r.release(b)
 	r.take(c)
-	r.spentIs(c, 5, "no request between b's release and c owning; then the watch on its own node")
+	r.spentIs(c, 5, "no request between b's release and c owning, nor after: the handle keeps the watch on its own node")
 	r.release(c)
 	r.noneMissing()
 }
@@ -429,7 +432,7 @@ func TestGuessedWaiterGivingUpDoesNotHandOver(t *testing.T) {
 	if _, ok := <-b.got; ok {
 		t.Fatal("b took the lock after giving up")
 	}
-	r.spends(c, 4, "create, two guessed watches, listing; the watch on a is kept")
+	r.spends(c, 5, "create, own watch, two guessed watches, listing; the watch on a is kept")
 	r.watchesOnly(c, a.h.NodePath())
 	r.waits(c)
 	if !a.h.Held() {
@@ -452,13 +455,13 @@ func TestGuessedTwoBelowGivingUp(t *testing.T) {
 	if _, ok := <-b.got; ok {
 		t.Fatal("b took the lock after giving up")
 	}
-	r.spends(d, 5, "create, two guessed watches, listing, watch on the holder")
+	r.spends(d, 6, "create, own watch, two guessed watches, listing, watch on the holder")
 	r.watchesOnly(d, cNode, a.h.NodePath())
 	r.waits(c)
 	r.waits(d)
 	r.release(a)
 	r.take(c)
-	r.spends(d, 6, "the listing after a went, which shows c alone below")
+	r.spends(d, 7, "the listing after a went, which shows c alone below")
 	r.waits(d)
 	r.release(c)
 	r.take(d)
@@ -486,11 +489,11 @@ func TestStaleWatchAfterListingIsIgnored(t *testing.T) {
 			t.Fatal("a waiter whose node was deleted took the lock")
 		}
 	}
-	r.spends(d, 5, "create, two guessed watches, one listing, watch on the holder")
+	r.spends(d, 6, "create, own watch, two guessed watches, one listing, watch on the holder")
 	r.watchesOnly(d, a.h.NodePath())
 	time.Sleep(100 * time.Millisecond) // give a stale event the time to do harm
 	r.waits(d)
-	r.spentIs(d, 5, "nothing after the stale event")
+	r.spentIs(d, 6, "nothing after the stale event")
 	r.release(a)
 	r.take(d)
 	r.release(d)
@@ -508,16 +511,16 @@ func TestWritesToWatchedNodesAreNoRelease(t *testing.T) {
 		}
 	}
 	write(a.h.NodePath()) // two below c, the holder
-	r.spends(c, 4, "create, two guessed watches, the watch on a set again")
+	r.spends(c, 5, "create, own watch, two guessed watches, the watch on a set again")
 	write(r.nodeOf(b)) // just below c, a waiter
-	r.spends(c, 5, "the watch on b set again")
+	r.spends(c, 6, "the watch on b set again")
 	r.watchesOnly(c, a.h.NodePath(), r.nodeOf(b))
 	r.waits(b)
 	r.waits(c)
 	r.handOver(a, b)
-	r.spends(c, 6, "the listing after a went")
+	r.spends(c, 7, "the listing after a went")
 	write(b.h.NodePath()) // just below c and alone: c's proof once deleted
-	r.spends(c, 7, "the watch on b set again")
+	r.spends(c, 8, "the watch on b set again")
 	r.watchesOnly(c, b.h.NodePath())
 	r.waits(c)
 	r.release(b)
@@ -538,7 +541,7 @@ func TestWrongGuessFallsBackToListing(t *testing.T) {
 	r.handOver(b, c)
 	r.enqueue(d)
 	r.enqueue(b)
-	r.spentIs(b, 5, "create, missed guess, listing, two watches")
+	r.spentIs(b, 6, "create, missed guess, listing, own watch, two watches")
 	r.watchesOnly(b, r.nodeOf(a), r.nodeOf(d))
 	r.noneMissing()
 	r.release(c)
@@ -565,7 +568,7 @@ func TestMissedGuessTwoBelowKeepsWatchBelow(t *testing.T) {
 	r.enqueue(d)
 	r.enqueue(a)
 	r.enqueue(b)
-	r.spentIs(b, 5, "create, guessed watch below, missed guess two below, listing, watch two below")
+	r.spentIs(b, 6, "create, guessed watch below, missed guess two below, listing, own watch, watch two below")
 	r.watchesOnly(b, r.nodeOf(a), r.nodeOf(d))
 	r.noneMissing()
 	r.release(c)
@@ -589,8 +592,8 @@ func swapped(t *testing.T) (r *rotation, a, b, c *member) {
 	// b holds; it queues again only after c has.
 	r.handOver(b, c)
 	r.handOver(c, a)
-	r.enqueueCosts(c, 4, "create, missed guess, listing, watch")
-	r.enqueueCosts(b, 5, "create, missed guess, listing, two watches")
+	r.enqueueCosts(c, 5, "create, missed guess, listing, own watch, watch")
+	r.enqueueCosts(b, 6, "create, missed guess, listing, own watch, two watches")
 	return r, a, b, c
 }
 
@@ -601,9 +604,9 @@ func TestSwappedRotationKeepsGuessing(t *testing.T) {
 	r, a, b, c := swapped(t)
 	r.turn(a, c)
 	r.handOver(c, b)
-	r.enqueueCosts(c, 4, "create, listing, two watches: its last wait saw one node below")
+	r.enqueueCosts(c, 5, "create, listing, own watch, two watches: its last wait saw one node below")
 	r.handOver(b, a)
-	r.enqueueCosts(b, 3, "create, watches on the two guessed nodes, on trust")
+	r.enqueueCosts(b, 4, "create, own watch, watches on the two guessed nodes, on trust")
 	r.handOver(a, c)
 	r.handOver(c, b)
 	r.release(b)
@@ -620,15 +623,15 @@ func TestMissOnTrustAloneStopsGuessing(t *testing.T) {
 	r.enqueue(a)
 	r.handOver(b, c)
 	// Now c, a: b guesses on trust c's next node just below, but a's is.
-	r.enqueueCosts(b, 5, "create, guess on trust alone missed, listing, two watches")
+	r.enqueueCosts(b, 6, "create, guess on trust alone missed, listing, own watch, two watches")
 	r.turn(c, a)
 	r.turn(a, b)
 	r.handOver(b, c)
-	r.enqueueCosts(b, 4, "create, listing, two watches: no guess, the trust ended")
+	r.enqueueCosts(b, 5, "create, listing, own watch, two watches: no guess, the trust ended")
 	r.turn(c, a)
 	r.turn(a, b)
 	r.handOver(b, c)
-	r.enqueueCosts(b, 3, "create, watches on the two guessed nodes: two waits agree again")
+	r.enqueueCosts(b, 4, "create, own watch, watches on the two guessed nodes: two waits agree again")
 	r.handOver(c, a)
 	r.handOver(a, b)
 	r.release(b)

@@ -101,6 +101,9 @@ type Session struct {
 func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*Session, error) {
 	o := defaultSessionOptions()
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, errNilOption
+		}
 		if err := opt(&o); err != nil {
 			return nil, err
 		}

@@ -327,7 +327,13 @@ func TestFenceRefusesOlderTermAfterNewerWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	newer := elect.Fence{Group: group, Node: path.Base(p), ID: "b", Term: st.Czxid}
-	if err := newer.Checkpoint(ctx, w, []byte("b-1")); err != nil {
+	// Through a fence it cannot: its node is not the lowest, not the owner.
+	if err := newer.Checkpoint(ctx, w, []byte("b-0")); !errors.Is(err, elect.ErrNotLeader) {
+		t.Fatalf("a node that is not the lowest wrote through a fence: %v; want ErrNotLeader", err)
+	}
+	// A writer that does not go through one (a tool, an older herald).
+	cpData, _ := json.Marshal(elect.Checkpoint{Term: st.Czxid, Node: newer.Node, ID: "b", Time: time.Now(), Data: []byte("b-1")})
+	if _, err := w.Conn().Set(group+"/"+elect.CheckpointNode, cpData, -1); err != nil {
 		t.Fatal(err)
 	}
 	err = old.Checkpoint(ctx, w, []byte("a-2"))

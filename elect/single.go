@@ -402,6 +402,9 @@ func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (
 	}
 	oo := observeOptions{buffer: 64}
 	for _, opt := range opts {
+		if opt == nil {
+			return singleState{}, observeOptions{}, errNilOption
+		}
 		if err := opt(&oo); err != nil {
 			return singleState{}, observeOptions{}, err
 		}

@@ -54,6 +54,12 @@ type waiter struct {
 	// rotation) is never onlyLower: its deletion sends us back to listing.
 	below, twoBelow watched
 	onlyLower       bool
+	// own is the watch on our own node, set with the first watch on a node
+	// below it: should someone delete our node while we wait, its event
+	// comes before that of any later deletion below (one reply stream, in
+	// zxid order), and we must not own on the strength of the latter. The
+	// handle keeps it as its own watch.
+	own <-chan zk.Event
 	// seenTwo is the last node two below ours this wait learned of, for
 	// the next wait's guess.
 	seenTwo entry
@@ -111,7 +117,11 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool) (
 		case stateWatching:
 			state, err = w.watching(ctx)
 		case stateOwning:
+			if err := w.ownKept(); err != nil {
+				return w.t, err
+			}
 			q.remember(w.t, w.below.entry, w.seenTwo)
+			w.t.ownW = w.own
 			return w.t, nil
 		}
 		if err != nil {
@@ -187,6 +197,9 @@ func (w *waiter) watching(ctx context.Context) (waitState, error) {
 	recheck := time.NewTimer(time.Duration(recheckEvery.Load()))
 	defer recheck.Stop()
 	select {
+	case ev := <-w.own:
+		w.own = nil
+		return w.ownFired(ev)
 	case ev := <-w.below.ch:
 		w.below.ch = nil
 		return w.fired(ev, w.belowGone)
@@ -205,6 +218,9 @@ func (w *waiter) watching(ctx context.Context) (waitState, error) {
 // arm sets the watches not set yet. A node found gone moves the waiter
 // on as its deletion would; armed is then false.
 func (w *waiter) arm(ctx context.Context) (state waitState, armed bool, err error) {
+	if err := w.watchOwn(ctx); err != nil {
+		return stateListing, false, err
+	}
 	if w.below.ch == nil {
 		found, ch, err := w.q.watchNode(ctx, w.below.name)
 		switch {
@@ -279,6 +295,63 @@ func (w *waiter) fired(ev zk.Event, gone func() waitState) (waitState, error) {
 	return stateWatching, nil
 }
 
+// watchOwn sets the watch on our own node, first of a wait's watches, and
+// learns our term from its stat.
+func (w *waiter) watchOwn(ctx context.Context) error {
+	if w.own != nil {
+		return nil
+	}
+	found, st, ch, err := getW(ctx, w.q.s.Conn(), w.q.full(w.t.name))
+	switch {
+	case err != nil:
+		return w.q.retryable(ctx, err)
+	case !found:
+		return w.ownDeleted()
+	}
+	w.own = ch
+	if w.t.czxid == 0 {
+		w.t.czxid = st.Czxid
+	}
+	return nil
+}
+
+// ownFired reads an event on our own node: its deletion ends the wait
+// (as a listing without it does); anything else is watched again.
+func (w *waiter) ownFired(ev zk.Event) (waitState, error) {
+	switch {
+	case ev.Type == zk.EventNodeDeleted:
+		return stateListing, w.ownDeleted()
+	case ev.Err != nil && expired(ev.Err):
+		return stateListing, ErrSessionLost
+	case ev.Type == zk.EventNotWatching:
+		if err := w.q.s.gone(); err != nil {
+			return stateListing, err
+		}
+	}
+	return stateWatching, nil
+}
+
+// ownKept reports, as the wait is about to own, whether our node's
+// deletion came before what let us own: then we do not.
+func (w *waiter) ownKept() error {
+	select {
+	case ev := <-w.own:
+		w.own = nil
+		if ev.Type == zk.EventNodeDeleted {
+			return w.ownDeleted()
+		}
+	default:
+	}
+	return nil
+}
+
+func (w *waiter) ownDeleted() error {
+	if err := w.q.s.gone(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %s (someone deleted it while it waited)", ErrNodeDeleted, w.q.full(w.t.name))
+}
+
 // belowGone is where a waiter goes once the node just below it is gone:
 // owning when that node was the only lower one, else listing again.
 func (w *waiter) belowGone() waitState {
@@ -347,7 +420,7 @@ func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error
 		return false, w.q.retryable(ctx, err)
 	}
 	old := w.t.name
-	w.t = ticket{}
+	w.t, w.own = ticket{}, nil
 	t, err := w.q.enqueue(ctx, w.data)
 	if err != nil {
 		return false, err
