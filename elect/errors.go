@@ -50,8 +50,6 @@ var (
 	// beside; whatever herald wrote, one of them could take ownership
 	// while another holds it.
 	ErrUnsafeGroup = errors.New("elect: group cannot be shared safely")
-	// ErrReleased: the handle was already released.
-	ErrReleased = errors.New("elect: already released")
 )
 
 // ValidatePath checks a znode path the way ZooKeeper's server does, and says

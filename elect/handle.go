@@ -397,9 +397,13 @@ func (h *Handle) giveBack(reason Reason) {
 func GiveBackDelay(timeout time.Duration) time.Duration { return timeout / 3 }
 
 // Resign gives up leadership; the next candidate in line takes over.
+// Calling it (or Release) again, or after ownership ended, does nothing
+// more and returns nil. An error (ctx ended, the connection lost) does not
+// leave the node: its deletion goes on in the background.
 func (h *Handle) Resign(ctx context.Context) error { return h.release(ctx, ReasonResigned) }
 
-// Release gives up the lock; the next waiter in line takes it.
+// Release gives up the lock; the next waiter in line takes it. Like
+// Resign it may be called more than once.
 func (h *Handle) Release(ctx context.Context) error { return h.release(ctx, ReasonReleased) }
 
 // release deletes our node. When the connection is lost the deletion goes

@@ -199,9 +199,9 @@ func TestNilSessionAndNilOptionAreErrors(t *testing.T) {
 	}
 }
 
-// CreateParents makes no node its parent's clients would take for a queue
-// node (a name ending in a sequence number: held by no session, it would
-// block their queue for good), and no node inside a herald group.
+// CreateParents makes no node inside a herald group: named like a queue
+// node (job-0000000000), held by no session, it would block the group's
+// queue for good. Outside groups such names are fine.
 func TestCreateParentsMakesNothingInAQueue(t *testing.T) {
 	ctx, s, g := ctxT(t, 20*time.Second), session(t, sharedAddrs(t)), groupPath(t)
 	outer, _ := elect.NewLock(s, g, elect.CreateParents())
@@ -212,7 +212,7 @@ func TestCreateParentsMakesNothingInAQueue(t *testing.T) {
 	if err := h.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{g + "/job-0000000000", g + "/sub", groupPath(t) + "/job-0000000001/inner"} {
+	for _, p := range []string{g + "/job-0000000000", g + "/sub", g + "/sub/job-0000000001"} {
 		l, _ := elect.NewLock(s, p, elect.CreateParents())
 		if ih, err := l.Acquire(ctx); err == nil {
 			_ = ih.Release(ctx)
@@ -226,4 +226,28 @@ func TestCreateParentsMakesNothingInAQueue(t *testing.T) {
 		t.Fatalf("the outer lock afterwards: %v", err)
 	}
 	_ = h2.Release(ctx)
+	dated, _ := elect.NewLock(s, groupPath(t)+"/job-0000000001", elect.CreateParents())
+	dh, err := dated.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("a group named with digits, outside any group: %v", err)
+	}
+	_ = dh.Release(ctx)
+}
+
+// WithPrefix names classic nodes: with another dialect forced, in either
+// order, it is an error, not the last option quietly winning.
+func TestPrefixWithAnotherDialectIsRefused(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	g := groupPath(t)
+	for _, opts := range [][]elect.Option{
+		{elect.WithPrefix("job-"), elect.WithDialect(elect.DialectKazoo)},
+		{elect.WithDialect(elect.DialectKazoo), elect.WithPrefix("job-")},
+	} {
+		if _, err := elect.NewLock(s, g, opts...); err == nil || !strings.Contains(err.Error(), "give one or the other") {
+			t.Errorf("a prefix with the Kazoo dialect: %v; want it refused", err)
+		}
+	}
+	if _, err := elect.NewLock(s, g, elect.WithDialect(elect.DialectClassic), elect.WithPrefix("job-")); err != nil {
+		t.Errorf("a prefix with the classic dialect: %v", err)
+	}
 }

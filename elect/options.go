@@ -206,6 +206,7 @@ type recipeOptions struct {
 	aclSet        bool // WithACL was given; else the session's default
 	policy        LossPolicy
 	prefix        string
+	prefixSet     bool // WithPrefix was given: the classic dialect
 	dialect       Dialect
 	id            string
 	releaseWait   time.Duration
@@ -285,6 +286,12 @@ func WithDialect(d Dialect) Option {
 		if _, err := ParseDialect(string(d)); err != nil {
 			return err
 		}
+		if o.prefixSet && d != DialectClassic && d != DialectAuto {
+			return fmt.Errorf("elect: WithDialect(%s) with WithPrefix(%q): a prefix names classic nodes; give one or the other", d, o.prefix)
+		}
+		if o.prefixSet {
+			return nil // the prefix forces the classic dialect already
+		}
 		o.dialect = d
 		return nil
 	}
@@ -303,7 +310,10 @@ func WithPrefix(p string) Option {
 		if err := ValidatePath("/" + p); err != nil {
 			return fmt.Errorf("elect: node prefix %q: %w", p, err)
 		}
-		o.prefix, o.dialect = p, DialectClassic
+		if o.dialect != DialectAuto && o.dialect != DialectClassic {
+			return fmt.Errorf("elect: WithPrefix(%q) with WithDialect(%s): a prefix names classic nodes; give one or the other", p, o.dialect)
+		}
+		o.prefix, o.dialect, o.prefixSet = p, DialectClassic, true
 		return nil
 	}
 }

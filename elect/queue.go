@@ -366,9 +366,6 @@ func (q *queue) createParents(ctx context.Context) error {
 				return err
 			}
 		}
-		if _, ok := ParseSequence(seg); ok {
-			return fmt.Errorf("elect: will not create %s: its name ends in a sequence number, so the clients of %s would take it for a queue node no session holds, and their queue would wait behind it for good; choose a name that does not end in ten digits", p, path.Dir(p))
-		}
 		var data []byte
 		if p == q.parent {
 			data = markData(q.recipe)
@@ -386,15 +383,17 @@ func (q *queue) createParents(ctx context.Context) error {
 }
 
 // nestable refuses to create p inside a herald group (its parent carries
-// herald's mark): a node there sits among the group's queue nodes, where
-// go-zookeeper's Lock, which parses every child, fails on it.
+// herald's mark): a node there sits among the group's queue nodes. Named
+// with a trailing sequence number, every client of the group would take
+// it for a queue node no session holds and wait behind it for good; named
+// otherwise, go-zookeeper's Lock, which parses every child, fails on it.
 func (q *queue) nestable(ctx context.Context, p string) error {
 	parent := path.Dir(p)
 	if parent == "/" {
 		return nil
 	}
 	if r, ok := readGroupRecipe(ctx, q.s.Conn(), parent); ok {
-		return fmt.Errorf("elect: will not create %s: %s is a herald %s group, and a node inside it would sit among its queue nodes; give the group a path outside %s", p, parent, r, parent)
+		return fmt.Errorf("elect: will not create %s: %s is a herald %s group, and a node inside it would sit among its queue nodes (one whose name ends in a sequence number would block its queue for good); give the group a path outside %s", p, parent, r, parent)
 	}
 	return nil
 }
