@@ -86,3 +86,10 @@ func (w *stallWatch) since(t time.Time) bool {
 	}
 	return len(w.ends) > 0 && w.ends[len(w.ends)-1].After(t)
 }
+
+// Stalled reports whether this process stalled (did not run for over a
+// second: SIGSTOP, a paused VM, starved of CPU) at some moment after t, as
+// far as the stall watch of a running ObserveMany saw it; false while none
+// runs. What the process knew before such a stall may be out of date until
+// it has read what came meanwhile.
+func Stalled(after time.Time) bool { return stalls.since(after) }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -140,9 +143,10 @@ func TestReleaseSeenLateIsNotDatedExactly(t *testing.T) {
 	g := uniq(t)
 	_, held := heldLock(t, zk.Addrs(), g)
 	log := filepath.Join(t.TempDir(), "audit.log")
+	url := natsserver.Start(t).URL()
 	b := start(t, nil, "bridge", "--zk", zk.ConnectString(), "--watch", g, "--audit", log, "--http", "127.0.0.1:0",
-		"--nats", natsserver.Start(t).URL())
-	waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
+		"--nats", url)
+	addr := waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
 	events := func() []publish.Event {
 		evs, _ := audit.ReadAll(context.Background(), log, nil) // none until the bridge writes the first
 		return evs
@@ -159,10 +163,18 @@ func TestReleaseSeenLateIsNotDatedExactly(t *testing.T) {
 	if err := held.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	_, next := heldLock(t, zk.Addrs(), g)
 	time.Sleep(2500 * time.Millisecond)
 	thawed := time.Now()
 	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
+	}
+	// The live page, asked at once, never shows the gone holder as holding:
+	// it waits to catch up, or says it has not.
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if page := httpGet(t, "http://"+addr+"/"); heldRow(page, held.Node()) {
+			t.Fatalf("the page served after the thaw shows the holder released during the freeze as holding:\n%s", page)
+		}
 	}
 	var rel publish.Event
 	if err := waitFor(20*time.Second, func() bool {
@@ -197,4 +209,41 @@ func TestReleaseSeenLateIsNotDatedExactly(t *testing.T) {
 	if !strings.Contains(out, "released, seen late") {
 		t.Errorf("history's table does not say the release was seen late:\n%s", out)
 	}
+	// The holder that took over during the freeze holds since at most the
+	// time the bridge saw it: who says so, and so does the page.
+	var w whoReport
+	if err := waitFor(10*time.Second, func() bool {
+		out, _, code := heraldRun(t, nil, "who", "--nats", url, "--json", g)
+		return code == 0 && json.Unmarshal([]byte(out), &w) == nil && w.Owner != nil && w.Owner.Node == next.Node()
+	}); err != nil {
+		t.Fatalf("who --nats never named the holder that took over during the freeze")
+	}
+	if !w.SinceAtMost {
+		t.Errorf("who --nats: since %v of the holder first seen after the thaw, not marked 'or earlier'", w.Since)
+	}
+	if page := httpGet(t, "http://"+addr+"/"); !strings.Contains(page, "≤ ") {
+		t.Errorf("the page dates the holder that took over during the freeze as if seen:\n%s", page)
+	}
+}
+
+// heldRow reports whether the live page shows node in a row marked held.
+func heldRow(page, node string) bool {
+	for _, line := range strings.Split(page, "<tr") {
+		if strings.Contains(line, node) && strings.Contains(line, "state-held") {
+			return true
+		}
+	}
+	return false
+}
+
+// httpGet returns the body at url.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }

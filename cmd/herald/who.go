@@ -56,6 +56,9 @@ type whoReport struct {
 	// time of a release herald recorded).
 	ChangesLastHour *int       `json:"changes_last_hour,omitempty"`
 	OwnerlessSince  *time.Time `json:"ownerless_since,omitempty"`
+	// OwnerlessSinceAtMost: the stretch may have begun earlier (the
+	// bridge saw the loss late, publish.Event.NotBefore).
+	OwnerlessSinceAtMost bool `json:"ownerless_since_at_most,omitempty"`
 	// Notes says what in the group herald could not read, and what to do.
 	Notes []string `json:"notes,omitempty"`
 	// BlockedBy is the suspect node the queue waits behind when nobody

@@ -24,9 +24,13 @@ import (
 // another owner is (the change was seen only by a read afresh, as after a
 // reconnect or READ given back). A snapshot that finds the group still
 // without an owner, nothing missed, leaves since when as it was.
-func health(events []publish.Event, now time.Time) (changes int, ownerless *time.Time) {
+//
+// atMost says the stretch may have begun earlier than ownerless: the bridge
+// saw the loss late (publish.Event.NotBefore).
+func health(events []publish.Event, now time.Time) (changes int, ownerless *time.Time, atMost bool) {
 	seen := map[string]bool{}
 	var lastLoss, lastGain time.Time
+	late := false
 	lastOwner := ""
 	for _, e := range events {
 		if seen[e.ID] {
@@ -50,13 +54,13 @@ func health(events []publish.Event, now time.Time) (changes int, ownerless *time
 				// the loss before.
 				continue
 			}
-			lastLoss = e.Time
+			lastLoss, late = e.Time, e.NotBefore != nil
 		}
 	}
 	if !lastLoss.IsZero() && lastLoss.After(lastGain) {
-		ownerless = &lastLoss
+		ownerless, atMost = &lastLoss, late
 	}
-	return changes, ownerless
+	return changes, ownerless, atMost
 }
 
 // addHealth fills r's health from the group's history on the source r
@@ -68,10 +72,10 @@ func (a *app) addHealth(ctx context.Context, sf *sourceFlags, r *whoReport) {
 		a.log.Warn("could not read the group's history: its health (owner changes in the last hour, no owner since) is not shown", "group", r.Group, "err", err)
 		return
 	}
-	n, since := health(events, time.Now())
+	n, since, atMost := health(events, time.Now())
 	r.ChangesLastHour = &n
 	if r.Owner == nil {
-		r.OwnerlessSince = since
+		r.OwnerlessSince, r.OwnerlessSinceAtMost = since, atMost
 	}
 	if r.Hazard == "" {
 		r.Hazard = lastHazard(events)
@@ -99,8 +103,12 @@ func (a *app) withHealth(ctx context.Context, sf *sourceFlags, r *whoReport, err
 		return err
 	}
 	if r.OwnerlessSince != nil {
-		return fmt.Errorf("%w; no owner since %s (%s ago), %d owner changes in the last hour", err,
-			r.OwnerlessSince.UTC().Format(time.RFC3339), time.Since(*r.OwnerlessSince).Round(time.Second), *r.ChangesLastHour)
+		earlier := ""
+		if r.OwnerlessSinceAtMost {
+			earlier = " or earlier (the bridge saw the loss late)"
+		}
+		return fmt.Errorf("%w; no owner since %s%s (%s ago), %d owner changes in the last hour", err,
+			r.OwnerlessSince.UTC().Format(time.RFC3339), earlier, time.Since(*r.OwnerlessSince).Round(time.Second), *r.ChangesLastHour)
 	}
 	return fmt.Errorf("%w; %d owner changes in the last hour", err, *r.ChangesLastHour)
 }

@@ -36,30 +36,37 @@ func TestHealthFromEvents(t *testing.T) {
 		ev("4", publish.LeaderElected, p("c"), 30*time.Minute, false),
 		ev("5", publish.LeaderLost, nil, 10*time.Minute, false),
 	}
-	n, since := health(events, now)
-	if n != 2 || since == nil || !since.Equal(now.Add(-10*time.Minute)) {
-		t.Fatalf("health = %d, %v; want 2 changes, ownerless since 10 minutes ago", n, since)
+	n, since, atMost := health(events, now)
+	if n != 2 || since == nil || !since.Equal(now.Add(-10*time.Minute)) || atMost {
+		t.Fatalf("health = %d, %v (at most %v); want 2 changes, ownerless since exactly 10 minutes ago", n, since, atMost)
+	}
+	// A loss its bridge saw late began at or before it was seen.
+	late := slices.Clone(events)
+	nb := now.Add(-15 * time.Minute)
+	late[len(late)-1].NotBefore = &nb
+	if _, since, atMost := health(late, now); since == nil || !atMost {
+		t.Fatalf("a loss seen late: ownerless since %v, at most %v; want it marked 'or earlier'", since, atMost)
 	}
 	// A reconnect's snapshot finding the group still without an owner,
 	// nothing missed, leaves since when as it was; one with gap does not
 	// (owners may have come and gone).
 	still := append(slices.Clone(events), ev("5s", publish.LeaderLost, nil, 8*time.Minute, true))
-	if _, since := health(still, now); since == nil || !since.Equal(now.Add(-10*time.Minute)) {
+	if _, since, _ := health(still, now); since == nil || !since.Equal(now.Add(-10*time.Minute)) {
 		t.Fatalf("after a snapshot re-stating no owner: since %v, want 10 minutes ago still", since)
 	}
 	gap := ev("5g", publish.LeaderLost, nil, 7*time.Minute, true)
 	gap.Gap = true
-	if _, since := health(append(still, gap), now); since == nil || !since.Equal(now.Add(-7*time.Minute)) {
+	if _, since, _ := health(append(still, gap), now); since == nil || !since.Equal(now.Add(-7*time.Minute)) {
 		t.Fatalf("after a snapshot with gap: since %v, want the snapshot's 7 minutes ago", since)
 	}
 	events = append(events, ev("6", publish.LeaderElected, p("d"), 5*time.Minute, false))
-	if n, since := health(events, now); n != 3 || since != nil {
+	if n, since, _ := health(events, now); n != 3 || since != nil {
 		t.Fatalf("health after d took over = %d, %v; want 3 changes and an owner", n, since)
 	}
 	// A change seen only by a read afresh (a snapshot naming another
 	// owner) counts; the same owner re-stated does not.
 	events = append(events, ev("7", publish.LeaderElected, p("e"), 3*time.Minute, true), ev("8", publish.LeaderElected, p("e"), 2*time.Minute, true))
-	if n, _ := health(events, now); n != 4 {
+	if n, _, _ := health(events, now); n != 4 {
 		t.Fatalf("health after a snapshot named e = %d; want 4 changes", n)
 	}
 }

@@ -17,7 +17,7 @@ func TestWhoSinceFromASnapshotIsAnUpperBound(t *testing.T) {
 	srcs := [][]string{{"--nats", st.natsURL}, {"--kafka", st.kafka}}
 	for _, src := range srcs {
 		out, _, code := heraldRun(t, nil, append([]string{"who", st.group}, src...)...)
-		if code != 0 || !strings.Contains(out, "or earlier (first seen in a snapshot)") {
+		if code != 0 || !strings.Contains(out, "or earlier (first seen in a snapshot, or seen late)") {
 			t.Fatalf("who %v of an owner first seen in a snapshot: exit %d, want its since marked an upper bound:\n%s", src, code, out)
 		}
 	}

@@ -50,7 +50,7 @@ func writeWho(w io.Writer, r whoReport) error {
 	if r.Since != nil && !r.Since.IsZero() {
 		state += ", since " + r.Since.UTC().Format(time.RFC3339)
 		if r.SinceAtMost {
-			state += " or earlier (first seen in a snapshot)"
+			state += " or earlier (first seen in a snapshot, or seen late)"
 		}
 	}
 	if r.ChangesLastHour != nil {

@@ -33,6 +33,11 @@ type Bridge struct {
 	abortMu sync.Mutex
 	abort   context.CancelFunc // cancels Run's context; nil until Run
 
+	// caughtUp is when the live page last found the bridge caught up
+	// after a stall of its process (see caughtUpAfterStall).
+	stallMu  sync.Mutex
+	caughtUp time.Time
+
 	mu       sync.Mutex
 	session  *elect.Session
 	sessions int

@@ -150,6 +150,9 @@ type row struct {
 	State     string        `json:"state"`
 	Why       string        `json:"why,omitempty"`
 	Ownerless time.Duration `json:"ownerless"`
-	Changes   int           `json:"changes_last_hour"`
-	Gone      bool          `json:"gone,omitempty"`
+	// OwnerlessSeen: the stretch without an owner began when the bridge
+	// saw it; else Ownerless is a lower bound (a snapshot, a loss seen late).
+	OwnerlessSeen bool `json:"ownerless_seen"`
+	Changes       int  `json:"changes_last_hour"`
+	Gone          bool `json:"gone,omitempty"`
 }

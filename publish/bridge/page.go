@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -95,7 +96,7 @@ func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
 			}
 		}
 		if g.owner == "" && !g.ownerless.IsZero() {
-			r.Ownerless = now.Sub(g.ownerless)
+			r.Ownerless, r.OwnerlessSeen = now.Sub(g.ownerless), g.ownerlessSeen
 		}
 	}
 	b.truth.mu.Unlock()
@@ -166,11 +167,17 @@ func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query().Get("q")
+	behind := !b.caughtUpAfterStall(r.Context())
 	// The page's stream starts from before the rows are read: a change
 	// meanwhile is sent again rather than missed.
 	seq := b.live.current()
 	now := time.Now()
 	rows, matched := b.rows(q, now)
+	if behind {
+		for i := range rows {
+			rows[i].State, rows[i].Why = "stale", "the bridge has just run again after its process stalled and has not read what changed meanwhile: the owner shown may be gone"
+		}
+	}
 	data := struct {
 		H       headline
 		Rows    []row
@@ -185,6 +192,29 @@ func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
 		b.log.Warn("live page", "err", err)
 	}
 }
+
+// caughtUpAfterStall reports whether what the bridge shows is as current
+// as its session: after the process stalled (SIGSTOP, a paused VM), the
+// watch events that came meanwhile wait to be read, and a page served
+// before then would show owners long gone as holding. It then waits
+// (briefly) until ZooKeeper answers a request sent now, which comes after
+// every such event, and the observers have published what it heard.
+func (b *Bridge) caughtUpAfterStall(ctx context.Context) bool {
+	b.stallMu.Lock()
+	defer b.stallMu.Unlock()
+	if !elect.Stalled(b.caughtUp) {
+		return true
+	}
+	start := time.Now()
+	if !b.zkAnswers(stallCatchUp) || !b.observersCaughtUp(ctx, stallCatchUp) {
+		return false
+	}
+	b.caughtUp = start
+	return true
+}
+
+// stallCatchUp bounds the page's wait after a stall.
+const stallCatchUp = 2 * time.Second
 
 func (b *Bridge) serveJS(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")

@@ -54,8 +54,10 @@
     // The time without an owner goes on growing between updates: the
     // ticker below counts from when the bridge's figure arrived (the
     // browser's clock may differ from the bridge's; elapsed time does not).
+    const atLeast = r.ownerless > 0 && !r.ownerless_seen;
     tr.append(el("td", { "data-k": "ownerless", class: "num", "data-ns": r.ownerless > 0 ? String(r.ownerless) : null,
-      "data-at": r.ownerless > 0 ? String(Date.now()) : null }, dur(r.ownerless)));
+      "data-min": atLeast ? "1" : null,
+      "data-at": r.ownerless > 0 ? String(Date.now()) : null }, (atLeast ? "≥ " : "") + dur(r.ownerless)));
     tr.append(el("td", { "data-k": "changes", class: "num" }, String(r.changes_last_hour || 0)));
     return tr;
   }
@@ -67,7 +69,7 @@
     for (const td of body.querySelectorAll("td[data-ns]")) td.dataset.at = loaded;
     setInterval(() => {
       for (const td of body.querySelectorAll("td[data-ns]")) {
-        td.textContent = dur(Number(td.dataset.ns) + (Date.now() - Number(td.dataset.at)) * 1e6);
+        td.textContent = (td.dataset.min ? "≥ " : "") + dur(Number(td.dataset.ns) + (Date.now() - Number(td.dataset.at)) * 1e6);
       }
     }, 1000);
     const q = document.getElementById("q");

@@ -46,7 +46,10 @@ type groupTruth struct {
 	term      int64
 	since     time.Time
 	sinceSeen bool
-	ready     bool
+	// ownerlessSeen: the owner's end was seen as it happened, so the
+	// group has been without one exactly since ownerless (else at least).
+	ownerlessSeen bool
+	ready         bool
 }
 
 var (
@@ -104,15 +107,16 @@ func (tr *truth) see(c elect.Change) (turned bool) {
 		tr.changes++
 		g.recent = append(g.recent, now)
 	}
+	seen := c.Kind != elect.Snapshot && c.NotBefore.IsZero() // not seen late either
 	if owner != g.owner || g.since.IsZero() {
-		g.since, g.sinceSeen = now, c.Kind != elect.Snapshot
+		g.since, g.sinceSeen = now, seen
 	}
 	g.recipe, g.ready, g.ownerID, g.term = c.Recipe, c.Ready, "", 0
 	if c.Owner != nil {
 		g.ownerID, g.term = c.Owner.ID, c.Owner.Czxid
 	}
 	if owner == "" && (g.owner != "" || g.ownerless.IsZero()) {
-		g.ownerless = now
+		g.ownerless, g.ownerlessSeen = now, seen
 	}
 	g.owner = owner
 	if c.Gap {

@@ -80,7 +80,7 @@ func step(v view, e publish.Event) view {
 		}
 		next := &Owner{
 			Group: e.Group, Recipe: e.Recipe, Owner: *e.Owner, Term: e.Term, Zxid: e.Zxid,
-			Since: e.Time, SinceUnseen: e.Snapshot, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source, Hazard: e.Hazard,
+			Since: e.Time, SinceUnseen: e.Snapshot || e.NotBefore != nil, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source, Hazard: e.Hazard,
 		}
 		switch {
 		case v.owner == nil && e.Term <= v.guard:

@@ -120,7 +120,7 @@ func ownerChanges(batch []publish.Event, reached map[string]ownerState) ([]publi
 		next := ownerState{term: max(e.Term, st.term)}
 		if !e.Type.Loses() {
 			next.owning, next.ready, next.hazard, next.zxid, next.since = true, e.Type == publish.LeaderReady, e.Hazard, e.Zxid, e.Time.UnixNano()
-			next.unseen = e.Snapshot
+			next.unseen = e.Snapshot || e.NotBefore != nil // seen late: from above only
 			if st.owning && st.term == e.Term {
 				// The same tenure (ready, or reported again): its record
 				// keeps the time of its first, which readers take for
