@@ -175,7 +175,12 @@ func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
 	rows, matched := b.rows(q, now)
 	if behind {
 		for i := range rows {
-			rows[i].State, rows[i].Why = "stale", "the bridge has just run again after its process stalled and has not read what changed meanwhile: the owner shown may be gone"
+			switch rows[i].State {
+			case "stale", "unknown", "unreadable", "pending":
+				// Already not shown as current, saying why.
+			default:
+				rows[i].State, rows[i].Why = "stale", "the bridge has just run again after its process stalled and has not read what changed meanwhile: the owner shown may be gone"
+			}
 		}
 	}
 	data := struct {
