@@ -135,6 +135,15 @@ func New(cfg Config) (*Bridge, error) {
 	return b, nil
 }
 
+// shardLabel labels the bridge's role by its shard, so that a shard with
+// no active bridge shows, not only a fleet with none.
+func (b *Bridge) shardLabel() prometheus.Labels {
+	if sh := b.cfg.Shard; sh != (Shard{}) {
+		return prometheus.Labels{"shard": fmt.Sprintf("%d/%d", sh.K, sh.N)}
+	}
+	return nil
+}
+
 func (b *Bridge) registerMetrics() error {
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
@@ -168,13 +177,17 @@ func (b *Bridge) registerMetrics() error {
 		b.takeovers, b.sessionCnt, b.suspects, b.replayed, b.truth, b.fallbacks,
 		gauge("herald_zk_session_state", "ZooKeeper session state: 0 connecting, 1 connected, 2 suspended, 3 lost, 4 closed.",
 			func() float64 { st, _ := b.sessionState(); return float64(st) }),
-		gauge("herald_bridge_active", "1 while this bridge observes and publishes, 0 while it starts, stands by or stops.",
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "herald_bridge_active",
+			Help:        "1 while this bridge observes and publishes, 0 while it starts, stands by or stops; labelled with its shard (K/N) when sharded.",
+			ConstLabels: b.shardLabel()},
 			func() float64 {
 				if b.Status().Role == RoleActive {
 					return 1
 				}
 				return 0
 			}),
+		gauge("herald_bridge_shards", "How many shards the groups are split into (N of --shard K/N; 1 unsharded): the alerts count the shards some bridge reports against it.",
+			func() float64 { return float64(max(b.cfg.Shard.N, 1)) }),
 		gauge("herald_groups_unknown", "Observed groups whose state is not known (no snapshot yet, or the connection is lost).",
 			func() float64 { return float64(len(b.Status().Unknown())) }),
 		gauge("herald_groups_observed", "Groups this bridge observes now.",

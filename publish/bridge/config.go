@@ -90,8 +90,10 @@ type Config struct {
 	// (source, registerer, lossless).
 	PipelineOptions []publish.Option
 
-	// Source names this bridge in events and in the HA election (default
-	// "herald-bridge@<hostname>").
+	// Source names this bridge in events, in its heartbeats and in the HA
+	// election (default "herald-bridge@<hostname>", and with a Shard
+	// "herald-bridge@<hostname>/shard-K-of-N"). Give every bridge its own:
+	// a heartbeat vouches for every value its source wrote.
 	Source string
 	// HAPath, when set, makes the bridge campaign in an election at this
 	// path: only the leader publishes; the others observe too and hold
@@ -181,11 +183,33 @@ func (c Config) withDefaults() Config {
 			host = "unknown-host"
 		}
 		c.Source = publish.Source("herald-bridge@", host)
+		if sh := c.Shard; sh != (Shard{}) {
+			// Each shard's bridges heartbeat under their own name: one
+			// host runs a copy of several shards, and a heartbeat vouches
+			// for every value its source wrote.
+			c.Source += fmt.Sprintf("/shard-%d-of-%d", sh.K, sh.N)
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
+}
+
+// discovers reports the discover root or pattern root whose children (or
+// deeper levels) p is, or lies below: p would be found as a group, or its
+// children would.
+func (c Config) discovers(p string) (string, bool) {
+	roots := append([]string(nil), c.Discover...)
+	for _, pt := range c.Patterns {
+		roots = append(roots, pt.Root)
+	}
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
+			return r, true
+		}
+	}
+	return "", false
 }
 
 // Validate reports the first thing wrong with c, wrapped in ErrConfig, and
@@ -261,6 +285,11 @@ func (c Config) Validate() error {
 		}
 		if seen[c.HAPath] == "watch" {
 			return bad("HA path %q is also watched: give the bridges' own election a path of its own", c.HAPath)
+		}
+		if root, ok := c.discovers(c.HAPath); ok {
+			// Its shards' elections would be found as groups, and each
+			// shard would publish the others' bridges as owners.
+			return bad("HA path %q is below the discover root %q, so the bridges' own elections would be published as groups: give --ha a path outside it", c.HAPath, root)
 		}
 		if sh, ok := parseShardNode(path.Base(c.HAPath)); ok {
 			// The bridges log their shard's election; copied into --ha, it

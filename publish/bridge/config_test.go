@@ -42,6 +42,8 @@ func TestConfigValidate(t *testing.T) {
 		{"bad hint", func(c *bridge.Config) { c.Recipes = map[string]elect.Recipe{"/a": "queue"} }, `recipe "queue"`},
 		{"bad glob", func(c *bridge.Config) { c.Recipes = elect.RecipeRules{"/a/[": elect.RecipeLock} }, "path.Match syntax"},
 		{"HA path watched", func(c *bridge.Config) { c.HAPath = "/a" }, "also watched"},
+		{"HA path a discover root", func(c *bridge.Config) { c.Discover, c.HAPath = []string{"/d"}, "/d" }, "below the discover root \"/d\""},
+		{"HA path below a discover root", func(c *bridge.Config) { c.Discover, c.HAPath = []string{"/d"}, "/d/bridges" }, "below the discover root"},
 		{"bad HA path", func(c *bridge.Config) { c.HAPath = "ha" }, "HA path"},
 		{"a shard's election as HA path", func(c *bridge.Config) { c.HAPath = "/herald/bridges/shard-0-of-2" }, "is the election of shard 0/2 below \"/herald/bridges\""},
 		{"no sinks", func(c *bridge.Config) { c.Sinks = nil }, "no sinks"},

@@ -18,6 +18,7 @@ import (
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/audit"
 )
 
 func TestParseShard(t *testing.T) {
@@ -170,6 +171,14 @@ func TestShardsSplitTheGroups(t *testing.T) {
 	waitStatus(t, b0.Bridge, 15*time.Second, "shard0-b ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 })
 	if st := a1.Status(); st.Shard != "1/2" {
 		t.Errorf("shard 1's bridge reports shard %q, want 1/2", st.Shard)
+	}
+	// The role is labelled with the shard, so that the alerts can tell a
+	// shard with no active bridge (deploy/alerts.yml).
+	if l := metric(t, b0.Handler(), `herald_bridge_active{shard="0/2"}`); l != `herald_bridge_active{shard="0/2"} 0` {
+		t.Errorf("shard 0's standby exports %q; want its role labelled with its shard", l)
+	}
+	if l := metric(t, a1.Handler(), "herald_bridge_shards"); l != "herald_bridge_shards 2" {
+		t.Errorf("shard 1's bridge exports %q; want the shard count 2", l)
 	}
 	if st := b0.Status(); st.Role != bridge.RoleStandby || st.Shard != "0/2" {
 		t.Fatalf("shard 0's second bridge: role %s, shard %q; want standby, 0/2", st.Role, st.Shard)
@@ -415,5 +424,33 @@ func TestReadyzCountsManyGroups(t *testing.T) {
 	}
 	if code != 200 || got.Groups != nil || got.GroupCount != n || got.GroupStates["live"] != n {
 		t.Errorf("/readyz over %d groups: %d, %d paths listed, count %d, states %v; want 200, none listed, %d live", n, code, len(got.Groups), got.GroupCount, got.GroupStates, n)
+	}
+}
+
+// A sharded bridge's default source names its shard: the README's layout
+// runs a copy of several shards on one host, and a heartbeat vouches for
+// every value its source wrote, so two shards sharing a name kept each
+// other's gone owners fresh.
+func TestShardedDefaultSourceNamesTheShard(t *testing.T) {
+	sh, _ := bridge.ParseShard("1/3")
+	for _, tc := range []struct {
+		shard bridge.Shard
+		want  string
+	}{{sh, "/shard-1-of-3"}, {bridge.Shard{}, ""}} {
+		sink, err := audit.New(t.TempDir() + "/a.log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := bridge.New(bridge.Config{Servers: []string{"zk:2181"}, Watch: []string{"/a"}, Shard: tc.shard, Sinks: []publish.Sink{sink}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := b.Source()
+		if !strings.HasPrefix(src, "herald-bridge@") || !strings.HasSuffix(src, tc.want) || tc.want == "" && strings.Contains(src, "/shard-") {
+			t.Errorf("default source with shard %+v: %q; want herald-bridge@<host>%s", tc.shard, src, tc.want)
+		}
+		if err := publish.ValidateSource(src); err != nil {
+			t.Errorf("default source %q: %v", src, err)
+		}
 	}
 }
