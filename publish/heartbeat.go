@@ -80,6 +80,9 @@ type Heartbeat struct {
 	// change before that time is stored, later ones may be missing. At
 	// most MaxUnconfirmed; a bridge with more writes no active heartbeat.
 	Unconfirmed map[string]time.Time
+	// Scope is which groups the bridge observes (nil from bridges that
+	// do not say: every group); it confirms values of those only.
+	Scope *Scope
 }
 
 // MaxUnconfirmed bounds Heartbeat.Unconfirmed: a bridge that cannot read
@@ -95,11 +98,12 @@ type heartbeatJSON struct {
 	Confirmed time.Time   `json:"confirmed,omitzero"`
 	// Unconfirmed: group path → RFC 3339 time.
 	Unconfirmed map[string]time.Time `json:"unconfirmed,omitempty"`
+	Scope       *Scope               `json:"scope,omitempty"`
 }
 
 // MarshalJSON writes the interval as a duration string.
 func (h Heartbeat) MarshalJSON() ([]byte, error) {
-	return json.Marshal(heartbeatJSON{Source: h.Source, State: h.State, Time: h.Time, Interval: h.Interval.String(), HA: h.HA, Confirmed: h.Confirmed, Unconfirmed: h.Unconfirmed})
+	return json.Marshal(heartbeatJSON{Source: h.Source, State: h.State, Time: h.Time, Interval: h.Interval.String(), HA: h.HA, Confirmed: h.Confirmed, Unconfirmed: h.Unconfirmed, Scope: h.Scope})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -112,7 +116,7 @@ func (h *Heartbeat) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("publish: heartbeat interval %q: %w", j.Interval, err)
 	}
-	*h = Heartbeat{Source: j.Source, State: j.State, Time: j.Time, Interval: d, HA: j.HA, Confirmed: j.Confirmed, Unconfirmed: j.Unconfirmed}
+	*h = Heartbeat{Source: j.Source, State: j.State, Time: j.Time, Interval: d, HA: j.HA, Confirmed: j.Confirmed, Unconfirmed: j.Unconfirmed, Scope: j.Scope}
 	return nil
 }
 
@@ -358,6 +362,11 @@ func better(a, b Freshness) bool {
 // the reader rather than to the bridge.
 func judge(h Heartbeat, now time.Time, group string, unreadable string) Freshness {
 	f := Freshness{ConfirmedBy: h.Source, BridgeState: h.State, Confirmed: h.Confirmed}
+	if group != "" && !h.Scope.Covers(group) {
+		f.Stale = true
+		f.StaleReason = fmt.Sprintf("%s does not observe the group (its %s): no bridge of its election confirms it", h.Source, h.Scope)
+		return f
+	}
 	if since, unread := h.Unconfirmed[group]; unread && group != "" && h.State == BridgeActive {
 		f.Stale = true
 		f.Confirmed = since

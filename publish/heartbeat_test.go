@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +254,50 @@ func TestBridgesUnreadableMakesUnjudgedValuesStale(t *testing.T) {
 	b.SetUnreadable(nil)
 	if f := b.JudgeGroup(now, "/g", "unknown"); f.Stale || f.ConfirmedBy != "unknown" {
 		t.Fatalf("heartbeats readable again: %+v; want unjudged", f)
+	}
+}
+
+// A bridge confirms only the groups its scope holds: one restarted without
+// a group, or an HA copy configured with fewer groups than the one it took
+// over from, leaves the dropped groups' values stale, not fresh for as long
+// as it heartbeats. A heartbeat with no scope (an older bridge) confirms
+// every group.
+func TestHeartbeatConfirmsOnlyItsScope(t *testing.T) {
+	now := time.Now()
+	sc := &Scope{Watch: []string{"/kept"}, Discover: []string{"/services"}, Patterns: []string{"/hbase/*/master"}}
+	h := Heartbeat{Source: "b1", State: BridgeActive, Time: now.Add(-time.Second), Interval: time.Second, HA: "/ha", Scope: sc}
+	data, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeHeartbeat(data)
+	if err != nil || got.Scope == nil || !slices.Equal(got.Scope.Watch, sc.Watch) {
+		t.Fatalf("round trip of %s: %+v, %v; want the scope back", data, got.Scope, err)
+	}
+	b := NewBridges()
+	b.Put(got)
+	b.Put(Heartbeat{Source: "b0", State: BridgeStopped, Time: now.Add(-time.Minute), Interval: time.Second, HA: "/ha"})
+	for _, g := range []string{"/kept", "/services/a", "/hbase/one/master"} {
+		if f := b.JudgeGroup(now, g, "b0"); f.Stale {
+			t.Errorf("%s, in the active bridge's scope, written by its stopped peer: %+v", g, f)
+		}
+	}
+	for _, g := range []string{"/dropped", "/services/a/b", "/hbase/one/regions"} {
+		if f := b.JudgeGroup(now, g, "b0"); !f.Stale {
+			t.Errorf("%s, outside the active bridge's scope, written by its stopped peer: %+v; want stale", g, f)
+		}
+		if f := b.JudgeGroup(now, g, "b1"); !f.Stale || !strings.Contains(f.StaleReason, "does not observe the group") {
+			t.Errorf("%s, written by the active bridge before it dropped the group: %+v; want stale, saying why", g, f)
+		}
+	}
+	sharded := &Scope{Discover: []string{"/services"}, ShardK: 1, ShardN: 2}
+	for _, g := range []string{"/services/a", "/services/b", "/services/c", "/services/d"} {
+		if want := ShardOf(g, 2) == 1; sharded.Covers(g) != want {
+			t.Errorf("shard 1/2 covers %s: %v, want %v", g, !want, want)
+		}
+	}
+	var none *Scope
+	if !none.Covers("/anything") {
+		t.Error("no scope (an older bridge) must cover every group")
 	}
 }

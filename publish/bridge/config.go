@@ -196,6 +196,23 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// maxScopeWatch bounds the watched paths a heartbeat names in its scope.
+const maxScopeWatch = 1000
+
+// scope is which groups the configuration observes (publish.Scope): what a
+// heartbeat says it confirms.
+func (c Config) scope() *publish.Scope {
+	sc := &publish.Scope{Watch: slices.Clone(c.Watch), Discover: slices.Clone(c.Discover), ShardK: c.Shard.K, ShardN: c.Shard.N}
+	for p := range c.Leaders {
+		sc.Watch = append(sc.Watch, p)
+	}
+	slices.Sort(sc.Watch)
+	for _, pt := range c.Patterns {
+		sc.Patterns = append(sc.Patterns, pt.String())
+	}
+	return sc
+}
+
 // discovers reports the discover root or pattern root whose children (or
 // deeper levels) p is, or lies below: p would be found as a group, or its
 // children would.

@@ -305,7 +305,12 @@ func (h *heartbeater) record(state publish.BridgeState, at time.Time) publish.He
 	if state == publish.BridgeActive {
 		confirmed = at
 	}
-	return publish.Heartbeat{Source: h.b.cfg.Source, State: state, Time: at, Interval: h.interval, HA: h.b.cfg.haPath(), Confirmed: confirmed}
+	sc := h.b.cfg.scope()
+	if len(sc.Watch) > maxScopeWatch {
+		sc = nil // too long for every heartbeat: it then confirms every group, as before
+	}
+	return publish.Heartbeat{Source: h.b.cfg.Source, State: state, Time: at, Interval: h.interval, HA: h.b.cfg.haPath(), Confirmed: confirmed,
+		Scope: sc}
 }
 
 // write writes one heartbeat, logging the first failure in a row and the

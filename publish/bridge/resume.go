@@ -3,8 +3,6 @@ package bridge
 import (
 	"context"
 	"maps"
-	"path"
-	"slices"
 
 	"github.com/zkherald/herald/publish"
 )
@@ -94,25 +92,7 @@ func (b *Bridge) lastReports(ctx context.Context, sharedOnly bool, read func(s p
 // mayObserve reports whether group is one this bridge observes, or would
 // once it appears: watched, a single-node leader, a child of a discover
 // root or matched by a pattern, and in the bridge's shard.
-func (b *Bridge) mayObserve(group string) bool {
-	if !b.cfg.Shard.Owns(group) {
-		return false
-	}
-	if _, ok := b.cfg.Leaders[group]; ok || slices.Contains(b.cfg.Watch, group) {
-		return true
-	}
-	for _, r := range b.cfg.Discover {
-		if path.Dir(group) == r {
-			return true
-		}
-	}
-	for _, pt := range b.cfg.Patterns {
-		if ok, _ := path.Match(pt.String(), group); ok {
-			return true
-		}
-	}
-	return false
-}
+func (b *Bridge) mayObserve(group string) bool { return b.cfg.scope().Covers(group) }
 
 // merge adds reports to all, keeping each group's newest.
 func merge(all, reports map[string]publish.LastReport) {

@@ -2,14 +2,13 @@ package bridge
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
 )
 
 // ErrShardMismatch is returned by Run when the bridges campaigning at the
@@ -65,10 +64,7 @@ func (s Shard) Owns(group string) bool {
 // MD5 of its path, as a big-endian number, modulo n. That is Prometheus'
 // hashmod, so `hashmod` relabelling over group paths (or any MD5 tool)
 // predicts where a group goes.
-func ShardOf(group string, n int) int {
-	sum := md5.Sum([]byte(group))
-	return int(binary.BigEndian.Uint64(sum[8:]) % uint64(n))
-}
+func ShardOf(group string, n int) int { return publish.ShardOf(group, n) }
 
 // haPath is where the bridge campaigns: the HA path itself, or below it
 // the shard's own election, so copies of a shard compete and shards do not.

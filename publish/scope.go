@@ -1,0 +1,71 @@
+package publish
+
+import (
+	"crypto/md5"
+	"encoding/binary"
+	"fmt"
+	"path"
+	"slices"
+)
+
+// Scope is which groups a bridge observes, as its configuration says: the
+// paths it watches (single-node leaders included), every child of its
+// discover roots, what its patterns match, all of it narrowed to its shard.
+// A heartbeat carries it, so that a reader takes a bridge's confirmation
+// only for a group the bridge observes: a bridge restarted without a group,
+// or an HA copy configured with fewer groups than the one it took over
+// from, confirms nothing of the groups it dropped, whose values would
+// otherwise stay fresh while it heartbeats.
+type Scope struct {
+	Watch    []string `json:"watch,omitempty"`
+	Discover []string `json:"discover,omitempty"`
+	// Patterns are globs (path.Match) over whole group paths.
+	Patterns []string `json:"patterns,omitempty"`
+	// ShardK of ShardN (ShardN 0: not sharded).
+	ShardK int `json:"shard_k,omitempty"`
+	ShardN int `json:"shard_n,omitempty"`
+}
+
+// Covers reports whether the scope holds group. A nil scope (a heartbeat
+// from a bridge that sends none) covers every group.
+func (s *Scope) Covers(group string) bool {
+	if s == nil {
+		return true
+	}
+	if s.ShardN > 0 && ShardOf(group, s.ShardN) != s.ShardK {
+		return false
+	}
+	if slices.Contains(s.Watch, group) {
+		return true
+	}
+	for _, r := range s.Discover {
+		if path.Dir(group) == r {
+			return true
+		}
+	}
+	for _, p := range s.Patterns {
+		if ok, _ := path.Match(p, group); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// String says the scope in a line, for stale reasons.
+func (s *Scope) String() string {
+	if s == nil {
+		return "every group"
+	}
+	out := fmt.Sprintf("watch %v, discover %v, patterns %v", s.Watch, s.Discover, s.Patterns)
+	if s.ShardN > 0 {
+		out += fmt.Sprintf(", shard %d/%d", s.ShardK, s.ShardN)
+	}
+	return out
+}
+
+// ShardOf is the shard of n a group belongs to: the last 8 bytes of the MD5
+// of its path, read as a big-endian number, modulo n (Prometheus' hashmod).
+func ShardOf(group string, n int) int {
+	sum := md5.Sum([]byte(group))
+	return int(binary.BigEndian.Uint64(sum[8:]) % uint64(n))
+}
