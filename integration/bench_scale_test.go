@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -184,8 +185,12 @@ func startScaleBridge(b *testing.B, bin string, zs *zkserver.Cluster, natsURL, r
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = logf.Close() })
-	args := append([]string{"bridge", "--zk", strings.Join(zs.Addrs(), ","), "--discover", root,
-		"--nats", natsURL, "--nats-mode", "core", "--http", httpAddr, "--source", "scale-bench", "--group-metrics-limit", "100"}, extra...)
+	args := []string{"bridge", "--zk", strings.Join(zs.Addrs(), ","), "--discover", root,
+		"--nats", natsURL, "--nats-mode", "core", "--http", httpAddr, "--group-metrics-limit", "100"}
+	if !slices.Contains(extra, "--source") { // a flag given twice is refused
+		args = append(args, "--source", "scale-bench")
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
