@@ -255,7 +255,8 @@ func waitMatch(t *testing.T, p *proc, re *regexp.Regexp, d time.Duration) string
 	return m[1]
 }
 
-func getJSON(t *testing.T, url string, v any) int {
+// getBody returns the status and body at url.
+func getBody(t *testing.T, url string) (int, []byte) {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
@@ -263,10 +264,16 @@ func getJSON(t *testing.T, url string, v any) int {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	code, body := getBody(t, url)
 	if err := json.Unmarshal(body, v); err != nil {
 		t.Fatalf("GET %s: not JSON: %v\n%s", url, err, body)
 	}
-	return resp.StatusCode
+	return code
 }
 
 func waitRole(t *testing.T, addr, role string) {
