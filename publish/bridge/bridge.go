@@ -21,10 +21,12 @@ import (
 // Build it with New, run it with Run; Status, Handler and HTTPAddr may be
 // used at any time.
 type Bridge struct {
-	cfg  Config
-	log  *slog.Logger
-	pipe *publish.Pipeline
-	reg  *prometheus.Registry
+	cfg Config
+	// scope is which groups cfg observes, read once (Config.scope).
+	scope *publish.Scope
+	log   *slog.Logger
+	pipe  *publish.Pipeline
+	reg   *prometheus.Registry
 
 	running atomic.Bool
 	aborted atomic.Bool
@@ -109,6 +111,7 @@ func New(cfg Config) (*Bridge, error) {
 	cfg = cfg.withDefaults()
 	b := &Bridge{
 		cfg:    cfg,
+		scope:  cfg.scope(),
 		log:    cfg.Logger,
 		reg:    prometheus.NewRegistry(),
 		role:   RoleStarting,

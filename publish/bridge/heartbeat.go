@@ -305,7 +305,7 @@ func (h *heartbeater) record(state publish.BridgeState, at time.Time) publish.He
 	if state == publish.BridgeActive {
 		confirmed = at
 	}
-	sc := h.b.cfg.scope()
+	sc := h.b.scope
 	if len(sc.Watch) > maxScopeWatch {
 		sc = nil // too long for every heartbeat: it then confirms every group, as before
 	}

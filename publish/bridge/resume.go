@@ -92,7 +92,7 @@ func (b *Bridge) lastReports(ctx context.Context, sharedOnly bool, read func(s p
 // mayObserve reports whether group is one this bridge observes, or would
 // once it appears: watched, a single-node leader, a child of a discover
 // root or matched by a pattern, and in the bridge's shard.
-func (b *Bridge) mayObserve(group string) bool { return b.cfg.scope().Covers(group) }
+func (b *Bridge) mayObserve(group string) bool { return b.scope.Covers(group) }
 
 // merge adds reports to all, keeping each group's newest.
 func merge(all, reports map[string]publish.LastReport) {

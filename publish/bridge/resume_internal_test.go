@@ -11,12 +11,13 @@ import (
 // observes or would once they appear, in its shard; the rest (other
 // bridges' groups in a shared bucket) are dropped.
 func TestMayObserve(t *testing.T) {
-	b := &Bridge{cfg: Config{
+	cfg := Config{
 		Watch:    []string{"/locks/orders"},
 		Discover: []string{"/services"},
 		Leaders:  map[string]elect.SingleNode{"/controller": {}},
 		Patterns: []Pattern{{Root: "/hadoop-ha", Segs: []string{"*", "ActiveStandbyElectorLock"}}},
-	}}
+	}
+	b := &Bridge{cfg: cfg, scope: cfg.scope()}
 	for group, want := range map[string]bool{
 		"/locks/orders":        true,
 		"/locks/other":         false,
@@ -34,6 +35,7 @@ func TestMayObserve(t *testing.T) {
 	// In shard K of 2, only the groups that hash to K.
 	for k := range 2 {
 		b.cfg.Shard = Shard{K: k, N: 2}
+		b.scope = b.cfg.scope()
 		for _, g := range []string{"/services/a", "/services/b", "/services/c", "/services/d"} {
 			if got, want := b.mayObserve(g), ShardOf(g, 2) == k; got != want {
 				t.Errorf("shard %d: mayObserve(%s) = %v; want %v", k, g, got, want)
