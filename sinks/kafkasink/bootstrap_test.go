@@ -16,14 +16,7 @@ import (
 // it used to stop publishing until that one broker came back. The health
 // probe looks the same way.
 func TestConnectsThroughBrokersItLearned(t *testing.T) {
-	c := kafkatest.Start(t)
-	p, err := faultproxy.New(c.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	cfg := testConfig(t, c)
-	cfg.Brokers = []string{p.Addr()} // the only address given
+	_, p, cfg := behindProxy(t)
 	s := connected(t, cfg)
 	writeEvents(t, s, gainFrom("/bootstrap/g", "a", 100, "b1"))
 
@@ -40,11 +33,10 @@ func TestConnectsThroughBrokersItLearned(t *testing.T) {
 	}
 }
 
-// TestFollowerReadsOnThroughBrokersItLearned: a follower given one
-// bootstrap address that stops answering finds its partitions' leaders
-// through the brokers the cluster named, as the sink does, and goes on
-// delivering after the brokers restart.
-func TestFollowerReadsOnThroughBrokersItLearned(t *testing.T) {
+// behindProxy starts a cluster and gives a config only one address, a
+// proxy to its first broker, which the test can take away.
+func behindProxy(t *testing.T) (*kafkatest.Cluster, *faultproxy.Proxy, Config) {
+	t.Helper()
 	c := kafkatest.Start(t)
 	p, err := faultproxy.New(c.Addrs()[0])
 	if err != nil {
@@ -52,7 +44,16 @@ func TestFollowerReadsOnThroughBrokersItLearned(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	cfg := testConfig(t, c)
-	cfg.Brokers = []string{p.Addr()}
+	cfg.Brokers = []string{p.Addr()} // the only address given
+	return c, p, cfg
+}
+
+// TestFollowerReadsOnThroughBrokersItLearned: a follower given one
+// bootstrap address that stops answering finds its partitions' leaders
+// through the brokers the cluster named, as the sink does, and goes on
+// delivering after the brokers restart.
+func TestFollowerReadsOnThroughBrokersItLearned(t *testing.T) {
+	c, p, cfg := behindProxy(t)
 	s := connected(t, cfg)
 	const g = "/bootstrap/follow"
 	writeEvents(t, s, gainFrom(g, "a", 100, "b1"))
