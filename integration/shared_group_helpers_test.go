@@ -1104,13 +1104,17 @@ type cliOpts struct {
 	run     bool          // herald run; herald lock otherwise
 	script  string        // the command, run with sh -c
 	grace   time.Duration // --grace (default 5s)
+	session time.Duration // --session-timeout (default sharedPeerSession)
 	env     []string      // more environment for the command
 }
 
 // heraldArgs is the command line of herald lock (run false) or herald
-// run for group, ending before the command.
-func heraldArgs(env *sharedEnv, group, id string, d elect.Dialect, run bool, grace time.Duration) []string {
-	args := []string{"--zk", env.connect, "--session-timeout", sharedPeerSession.String(), "--connect-timeout", "10s"}
+// run for group, ending before the command; session 0 is sharedPeerSession.
+func heraldArgs(env *sharedEnv, group, id string, d elect.Dialect, run bool, grace, session time.Duration) []string {
+	if session <= 0 {
+		session = sharedPeerSession
+	}
+	args := []string{"--zk", env.connect, "--session-timeout", session.String(), "--connect-timeout", "10s"}
 	if run {
 		args = append(args, "run", "--election", group)
 	} else {
@@ -1150,7 +1154,7 @@ func newCLIMember(t *testing.T, env *sharedEnv, group, id string, log *ownLog, o
 	}
 	logFile := filepath.Join(env.dir, id+".log")
 	log.addFile(logFile)
-	m.cmd = exec.Command(env.bin, append(heraldArgs(env, group, id, o.dialect, o.run, o.grace), "--", "sh", "-c", o.script)...)
+	m.cmd = exec.Command(env.bin, append(heraldArgs(env, group, id, o.dialect, o.run, o.grace, o.session), "--", "sh", "-c", o.script)...)
 	m.cmd.Env = cliEnv(append([]string{"OWN_ID=" + id, "OWN_LOG=" + logFile, "OWN_REL=" + m.relFile, "HERALD_BIN=" + env.bin}, o.env...)...)
 	m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
 	// What herald leaves running (its command's children, its watchdog
@@ -1390,7 +1394,7 @@ printf 'rel %s %s\n' "$OWN_ID" "$(date +%s%N)" >> "$OWN_LOG"`
 	return cycler{id: id, name: name, run: func(ctx context.Context, until time.Time) {
 		for time.Now().Before(until) && ctx.Err() == nil {
 			var out lockedBuffer
-			cmd := exec.CommandContext(ctx, env.bin, append(heraldArgs(env, group, id, "", run, 0), "--", "sh", "-c", script)...)
+			cmd := exec.CommandContext(ctx, env.bin, append(heraldArgs(env, group, id, "", run, 0, 0), "--", "sh", "-c", script)...)
 			cmd.Env = cliEnv("OWN_ID="+id, "OWN_LOG="+logFile, fmt.Sprintf("OWN_HOLD=%.3f", holdRandom().Seconds()))
 			cmd.Stdout, cmd.Stderr = &out, &out
 			cmd.WaitDelay = 5 * time.Second // as for cliMember

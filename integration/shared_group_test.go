@@ -367,7 +367,7 @@ func refusedGroup(t *testing.T, env *sharedEnv, other kindSpec, says string) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				id := newID(f.short)
-				cmd := exec.CommandContext(ctx, env.bin, append(heraldArgs(env, group, id, "", f.election, 0), "--", "true")...)
+				cmd := exec.CommandContext(ctx, env.bin, append(heraldArgs(env, group, id, "", f.election, 0, 0), "--", "true")...)
 				cmd.Env = cliEnv()
 				start := time.Now()
 				out, _ := cmd.CombinedOutput()
@@ -535,8 +535,12 @@ func deposedCheckpoint(t *testing.T, env *sharedEnv) {
 		id := newID(short)
 		log.name(id, "herald run")
 		put, errs := filepath.Join(env.dir, id+".put"), filepath.Join(env.dir, id+".err")
+		// A deposed runner stops its command within a sixth of its session
+		// (lossGrace): 12s leaves the deposed command 2s to try its late
+		// checkpoint after the next leader's, where 3s left 500ms, which a
+		// loaded machine sometimes missed.
 		m := newCLIMember(t, env, group, id, log, cliOpts{run: true, script: checkpointScript, grace: time.Minute,
-			env: []string{"OWN_PUT=" + put, "OWN_ERR=" + errs}})
+			session: 12 * time.Second, env: []string{"OWN_PUT=" + put, "OWN_ERR=" + errs}})
 		return m, put, errs
 	}
 	putStatus := func(kind, who, errFile string) int64 {
