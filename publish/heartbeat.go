@@ -167,7 +167,8 @@ func BridgeKey(source string) string {
 }
 
 // HeartbeatSink is implemented by sinks that keep current values (JetStream,
-// Kafka). A bridge writes its heartbeats with it directly, beside the
+// Kafka), and by the audit log, which keeps its bridge's latest heartbeat
+// beside it so that its reader can judge the owners it leaves holding. A bridge writes its heartbeats with it directly, beside the
 // pipeline; it must be safe to call concurrently with Write, and after
 // Connect succeeded once.
 type HeartbeatSink interface {

@@ -80,7 +80,7 @@ does not exist, or holds no herald event at all, ...); 2 usage errors.`,
 				return a.writeTimeline(events, htmlOut, svgOut, sf.describe(files))
 			}
 			ts := audit.History(events)
-			if err := a.confirmOpen(cmd.Context(), &sf, files, group, ts); err != nil {
+			if err := a.confirmOpen(cmd.Context(), &sf, files, group, events, ts); err != nil {
 				return unreachableExit(err)
 			}
 			if asJSON {
@@ -104,18 +104,23 @@ does not exist, or holds no herald event at all, ...); 2 usage errors.`,
 	return cmd
 }
 
-// confirmOpen marks, from NATS or Kafka, the open tenures whose owner no
-// bridge confirms now (audit.Tenure.Unconfirmed): the owners view names
+// confirmOpen marks the open tenures whose owner no bridge confirms now
+// (audit.Tenure.Unconfirmed). From NATS or Kafka: the owners view names
 // another owner or none, or the bridge that reported it stopped or went
 // silent. A group the view does not hold, or whose bridge sends no
 // heartbeats, is left as the events tell (so is every group when the view
-// cannot be read: a warning says so). An audit log has no heartbeats.
-func (a *app) confirmOpen(ctx context.Context, sf *sourceFlags, files []string, group string, ts []audit.Tenure) error {
+// cannot be read: a warning says so). From audit logs: the heartbeats kept
+// beside them (confirmAudit).
+func (a *app) confirmOpen(ctx context.Context, sf *sourceFlags, files []string, group string, events []publish.Event, ts []audit.Tenure) error {
 	open := false
 	for _, t := range ts {
 		open = open || t.Open() && !t.Missing
 	}
-	if !open || len(files) > 0 {
+	if !open {
+		return nil
+	}
+	if len(files) > 0 {
+		a.confirmAudit(files, events, ts, time.Now())
 		return nil
 	}
 	src, err := sf.which()

@@ -12,7 +12,9 @@ import (
 // Heartbeats: the values a bridge writes in the sinks that keep current
 // owners (JetStream's KV bucket, Kafka's owners topic) name it as their
 // source, and it confirms them with one record per bridge beside them (see
-// publish.Heartbeat), written directly, not through the pipeline:
+// publish.Heartbeat), written directly, not through the pipeline; the
+// audit log keeps the latest one in a file beside it, for the owners it
+// leaves holding:
 //
 //   - "standby" once at start, before any value: a reader then knows this
 //     source sends heartbeats, so its values are judged;

@@ -21,6 +21,11 @@
 // while nothing is written. A log removed or replaced behind the sink's
 // back is not appended to: the next Write starts a new one at its path.
 //
+// The Sink is also a publish.HeartbeatSink: it keeps its bridge's latest
+// heartbeat in a file beside the log (HeartbeatPath), replaced whole, so
+// that a reader of the log can tell an owner still confirmed from one
+// whose bridge stopped, stood by or died (ReadHeartbeat).
+//
 // The Reader reads the rotated files in order and then the live one. It
 // skips a torn last line and reports a malformed line in the middle as a
 // *LineError naming file and line, after which reading continues.

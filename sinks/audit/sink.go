@@ -28,6 +28,9 @@ type Sink struct {
 	path string
 	opts options
 
+	// hbMu orders heartbeat writes (heartbeat.go); it is taken before mu.
+	hbMu sync.Mutex
+
 	mu     sync.Mutex
 	f      *os.File
 	fi     os.FileInfo // f's, to tell when the file at path is another

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"time"
+
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+)
+
+// confirmAudit marks, from audit logs, the open tenures no bridge confirms
+// at now, judged with the heartbeats kept beside the logs
+// (audit.HeartbeatPath) as the owners bucket's readers judge its values:
+// a tenure is confirmed by a bridge whose events showed its group and
+// whose heartbeat is active, recent and covers the group, or by the active
+// bridge of that bridge's HA election when its log is read too. A log
+// without a heartbeat file (herald before 2026-11-26) leaves its tenures as
+// the events tell; one whose heartbeat file cannot be read makes the
+// tenures only it would confirm stale, saying why.
+func (a *app) confirmAudit(files []string, events []publish.Event, ts []audit.Tenure, now time.Time) {
+	bridges := publish.NewBridges()
+	for _, f := range files {
+		h, found, err := audit.ReadHeartbeat(f)
+		switch {
+		case err != nil:
+			a.log.Warn("cannot read the heartbeat beside the audit log: the owners only its bridge would confirm are shown as not confirmed", "file", f, "err", err)
+			bridges.SetUnreadable(err)
+		case found:
+			bridges.Put(h)
+		}
+	}
+	writers := map[string][]string{} // group -> the sources of its events
+	seen := map[[2]string]bool{}
+	for _, e := range events {
+		k := [2]string{e.Group, e.Source}
+		if e.Source != "" && !seen[k] {
+			seen[k] = true
+			writers[e.Group] = append(writers[e.Group], e.Source)
+		}
+	}
+	for i := range ts {
+		t := &ts[i]
+		if !t.Open() || t.Missing {
+			continue
+		}
+		if f := bridges.JudgeGroup(now, t.Group, writers[t.Group]...); f.Stale {
+			t.Unconfirmed, t.Confirmed = true, f.Confirmed
+		}
+	}
+}
