@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -11,7 +12,12 @@ import (
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
-func TestMain(m *testing.M) { heraldtest.Main(m, nil) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(lateChildEnv); spec != "" {
+		os.Exit(lateObserver(spec))
+	}
+	heraldtest.Main(m, nil)
+}
 
 // groupPath returns a path no other test uses.
 func groupPath(t testing.TB) string { return heraldtest.Path(t, "/t") }

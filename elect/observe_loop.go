@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -43,7 +45,12 @@ func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOptio
 	}
 	o := &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}
 	ob := &observation{o: o, s: s, group: group, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since)}, before: oo.since}
-	go ob.run(ctx)
+	// The group node, and the nodes in it: the owner's and the office.
+	stop := watchLate(s, &ob.lateMark, func(p string) bool { return p == group || path.Dir(p) == group })
+	go func() {
+		defer stop()
+		ob.run(ctx)
+	}()
 	return o, nil
 }
 
@@ -77,25 +84,51 @@ type observation struct {
 	// unread: a watch fired since the last read that succeeded, so the
 	// last view may be out of date (see vouched).
 	unread bool
-	// after: what fired since that read happened after this moment (see
-	// fired.after); zero when not known.
+	lateMark
+}
+
+// lateMark tells whether an observer saw its changes late (see stall.go).
+type lateMark struct {
+	// after: what fired since the last read happened after this moment
+	// (see fired.after); zero when not known.
 	after time.Time
+	// fired is, for an observer whose watches come on channels (Observe,
+	// ObserveSingle), Session.Answered as the first of its watches fired
+	// since the last read, in unix ns (0 for none): noted on the client's
+	// receive loop (onEvent), in reply-stream order, as ObserveMany notes
+	// fired.after.
+	fired atomic.Int64
 }
 
 // heard notes when what fired happened after: the earliest such moment
 // until a read shows what it was.
-func (ob *observation) heard(after time.Time) {
-	if !after.IsZero() && (ob.after.IsZero() || after.Before(ob.after)) {
-		ob.after = after
+func (m *lateMark) heard(after time.Time) {
+	if !after.IsZero() && (m.after.IsZero() || after.Before(m.after)) {
+		m.after = after
+	}
+}
+
+// noteFired runs on the client's receive loop for a watch event of the
+// observer's: the first since the last read keeps Answered as it is now.
+func (m *lateMark) noteFired(s *Session) {
+	if ns := s.answered.Load(); ns != 0 {
+		m.fired.CompareAndSwap(0, ns)
+	}
+}
+
+// takeFired hears what noteFired kept, before a read.
+func (m *lateMark) takeFired() {
+	if ns := m.fired.Swap(0); ns != 0 {
+		m.heard(time.Unix(0, ns))
 	}
 }
 
 // late marks changes the observer may have seen late: when its process
 // stalled after the moment what fired is known to have happened after,
 // each change happened somewhere from then on (Change.NotBefore).
-func (ob *observation) late(cs []Change) {
-	after := ob.after
-	ob.after = time.Time{}
+func (m *lateMark) late(cs []Change) {
+	after := m.after
+	m.after = time.Time{}
 	if after.IsZero() || !stalls.since(after) {
 		return
 	}
@@ -103,6 +136,22 @@ func (ob *observation) late(cs []Change) {
 		if cs[i].Kind != Snapshot && cs[i].Kind != Unknown {
 			cs[i].NotBefore = after
 		}
+	}
+}
+
+// watchLate has the stall watch run for an observer of paths (a group and
+// the nodes in it, or a single node), and its watch events noted on m,
+// until the returned func is called.
+func watchLate(s *Session, m *lateMark, mine func(path string) bool) (stop func()) {
+	stalls.acquire()
+	unwatch := s.onWatch(func(ev zk.Event) {
+		if ev.Type != zk.EventSession && mine(ev.Path) {
+			m.noteFired(s)
+		}
+	})
+	return func() {
+		unwatch()
+		stalls.release()
 	}
 }
 
@@ -141,6 +190,7 @@ func (o *Observer) loop(ctx context.Context, s *Session, suspended, step func(co
 
 // step reads the group, emits the changes and waits for the next watch.
 func (ob *observation) step(ctx context.Context, changed <-chan struct{}) error {
+	ob.takeFired()
 	v, err := ob.read(ctx, changed)
 	if err != nil {
 		return ob.readFailed(ctx, err)
@@ -150,6 +200,7 @@ func (ob *observation) step(ctx context.Context, changed <-chan struct{}) error 
 	if ob.prev == nil && ob.before != nil {
 		changes, ob.before = []Change{snapshotAfter(ob.before, v)}, nil
 	}
+	ob.late(changes)
 	if !ob.emit(ctx, changes) {
 		return errStop
 	}

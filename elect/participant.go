@@ -140,8 +140,8 @@ type Change struct {
 	// observer's process stalled (SIGSTOP, a paused VM, starved of CPU)
 	// between the last moment ZooKeeper vouched for the state before it and
 	// the change's report, so it happened after NotBefore at a moment the
-	// observer cannot tell, perhaps well before it was reported. Only
-	// ObserveMany (herald's bridge) sets it.
+	// observer cannot tell, perhaps well before it was reported. Observe,
+	// ObserveSingle and ObserveMany set it.
 	NotBefore time.Time `json:"not_before,omitzero"`
 }
 

@@ -377,7 +377,11 @@ func ObserveSingle(ctx context.Context, s *Session, p string, sn SingleNode, opt
 	}
 	so := &SingleObserver{Observer: &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}}
 	ob := &singleObservation{o: so, s: s, singleState: st}
-	go ob.run(ctx)
+	stop := watchLate(s, &ob.lateMark, func(q string) bool { return q == p })
+	go func() {
+		defer stop()
+		ob.run(ctx)
+	}()
 	return so, nil
 }
 
@@ -471,6 +475,7 @@ type singleObservation struct {
 	o     *SingleObserver
 	s     *Session
 	watch <-chan zk.Event
+	lateMark
 }
 
 func (ob *singleObservation) run(ctx context.Context) {
@@ -479,6 +484,7 @@ func (ob *singleObservation) run(ctx context.Context) {
 
 // step reads the node, emits what changed and waits for its watch.
 func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) error {
+	ob.takeFired()
 	cctx, cancel := stateCtx(changed, ctx.Done())
 	sv, ch, err := ob.r.read(cctx, true)
 	cancel()
@@ -487,6 +493,7 @@ func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) 
 	}
 	ob.watch = ch
 	changes := ob.changes(sv)
+	ob.late(changes)
 	// Leader says what the changes say by the time a reader has them;
 	// Last only once they are out, since the next observation is measured
 	// against it.

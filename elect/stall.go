@@ -20,7 +20,7 @@ const (
 
 type stallWatch struct {
 	mu    sync.Mutex
-	users int           // the observers that want it (ObserveMany)
+	users int           // the observers that want it
 	stop  chan struct{} // ends the ticker once nobody does
 	// ends are when the latest stalls ended (time.Now, so with the
 	// monotonic reading), oldest first; last is the last tick.
@@ -89,7 +89,8 @@ func (w *stallWatch) since(t time.Time) bool {
 
 // Stalled reports whether this process stalled (did not run for over a
 // second: SIGSTOP, a paused VM, starved of CPU) at some moment after t, as
-// far as the stall watch of a running ObserveMany saw it; false while none
-// runs. What the process knew before such a stall may be out of date until
-// it has read what came meanwhile.
+// far as the stall watch of a running observer (Observe, ObserveSingle,
+// ObserveMany) saw it; false while none runs. What the process knew
+// before such a stall may be out of date until it has read what came
+// meanwhile.
 func Stalled(after time.Time) bool { return stalls.since(after) }
