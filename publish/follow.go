@@ -199,7 +199,9 @@ func (f *Follower) Heartbeat(h Heartbeat) bool { return f.bridges.Put(h) }
 func (f *Follower) Bridges() *Bridges { return f.bridges }
 
 // Freshness judges, at now, whether a bridge that reported group's current
-// state still confirms it. A group the follower has not seen is not judged.
+// state still confirms it. A group the follower has not seen has no owner
+// as far as it knows, which is fresh only while a bridge that observes the
+// group confirms (Bridges.JudgeAbsent).
 func (f *Follower) Freshness(group string, now time.Time) Freshness {
 	f.mu.Lock()
 	var sources []string
@@ -207,6 +209,9 @@ func (f *Follower) Freshness(group string, now time.Time) Freshness {
 		sources = append(sources, g.sources...)
 	}
 	f.mu.Unlock()
+	if len(sources) == 0 {
+		return f.bridges.JudgeAbsent(now, group) // nothing of the group was seen
+	}
 	return f.bridges.JudgeGroup(now, group, sources...)
 }
 

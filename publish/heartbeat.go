@@ -346,6 +346,41 @@ func (b *Bridges) JudgeGroup(now time.Time, group string, writers ...string) Fre
 	return best
 }
 
+// JudgeAbsent judges, at now, a group for which a store holds no value
+// naming its writer: no key at all (a group the store never held, a key
+// purged, a store made again), or a deletion nobody signed. That says "no
+// owner" only while a bridge that observes the group (its heartbeat's
+// scope covers it) confirms within its bound: that bridge would have
+// written an owner. Otherwise the absence is stale: the group may have an
+// owner that no running bridge reports (its bridge is down, or none
+// observes it). With no heartbeat in the table at all (bridges that send
+// none), it is not judged (Stale false, BridgeState "").
+func (b *Bridges) JudgeAbsent(now time.Time, group string) Freshness {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var best Freshness
+	judged := false
+	for _, h := range b.m {
+		f := judge(h, now, group, b.unreadable)
+		if !h.Scope.Covers(group) {
+			// It never confirmed anything of the group.
+			f.ConfirmedBy, f.Confirmed, f.BridgeState = "", time.Time{}, ""
+		}
+		if !judged || better(f, best) || !better(best, f) && f.ConfirmedBy > best.ConfirmedBy {
+			best, judged = f, true
+		}
+	}
+	switch {
+	case !judged && b.unreadable != "":
+		return Freshness{Stale: true, StaleReason: "nothing confirms that the group has no owner: the bridges' heartbeats cannot be read: " + b.unreadable}
+	case !judged:
+		return Freshness{}
+	case best.Stale:
+		best.StaleReason = "nothing confirms that the group has no owner: " + best.StaleReason
+	}
+	return best
+}
+
 // better reports whether a judges a value more favourably than b: fresh
 // over stale, then the later bound, then the later confirmation.
 func better(a, b Freshness) bool {

@@ -225,9 +225,9 @@ func TestWhoExitCodes(t *testing.T) {
 	}
 	t.Cleanup(func() { js.Close() })
 	write(t, js, story(l)...)
-	_, stderr, code = heraldRun(t, nil, "who", l+"-nobody", "--nats", srv.URL())
-	if code != exitNoOwner || !strings.Contains(stderr, "no owner") {
-		t.Errorf("who --nats, no owner: exit %d (want %d): %s", code, exitNoOwner, stderr)
+	out, stderr, code = heraldRun(t, nil, "who", l+"-nobody", "--nats", srv.URL())
+	if code != exitNoOwner || !strings.Contains(out, "no owner") {
+		t.Errorf("who --nats, no owner: exit %d (want %d): %s%s", code, exitNoOwner, out, stderr)
 	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -107,8 +107,9 @@ AGE ago" and exits 4; --json says "stale": true and "confirmed". Ask
 ZooKeeper (--zk) for the truth.
 
 Exit codes: 0 the owner is shown; 5 no owner (the group exists, nobody leads
-or holds it); 4 the value shown is stale (--nats, --kafka), with an owner or
-without; 69 ZooKeeper, NATS or Kafka cannot be reached, or JetStream on the
+or holds it; from NATS or Kafka, a bridge that observes the group confirms
+it); 4 the value shown is stale (--nats, --kafka), with an owner or without,
+or no running bridge observes the group; 69 ZooKeeper, NATS or Kafka cannot be reached, or JetStream on the
 NATS cluster cannot serve now (no quorum); 1 it could not be read otherwise
 (the group does not exist, ...); 2 usage errors. With --preset: 0 when
 anything the preset names was found.`,
@@ -241,10 +242,10 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 	if err != nil {
 		return whoReport{}, err
 	}
-	if last == nil || last.Owner == nil && !last.Stale {
-		return whoReport{Group: group, Source: "nats"}, fmt.Errorf("%w of %s in the NATS owners bucket: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", errNoOwner, group, group)
-	}
 	r := whoReport{Group: group, Source: "nats"}
+	if last == nil { // Follow reports every group it follows; not reached
+		return r, fmt.Errorf("%w of %s in the NATS owners bucket (ask ZooKeeper: herald who --zk HOSTS %s)", errNoOwner, group, group)
+	}
 	if o := last.Owner; o != nil {
 		since := o.Since
 		r.Recipe, r.Ready, r.Since, r.SinceAtMost, r.Hazard = o.Recipe, o.Ready, &since, o.SinceUnseen, o.Hazard
@@ -261,12 +262,17 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	st, err := kafkasink.FollowOwners(wctx, cfg, group)
+	fol, err := publish.NewFollower()
+	if err != nil {
+		return whoReport{}, err
+	}
+	st, err := kafkasink.FollowOwners(wctx, cfg, group, kafkasink.WithFollower(fol))
 	if err != nil {
 		return whoReport{}, fmt.Errorf("read %s: %w", kafkasink.DefaultOwnersTopic, err)
 	}
 	defer st.Close()
 	var last *kafkasink.OwnerUpdate
+	r := whoReport{Group: group, Source: "kafka"}
 	for synced := false; !synced; {
 		select {
 		case u, ok := <-st.C():
@@ -278,15 +284,14 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 			synced = true
 		}
 	}
-	var owner *publish.Participant
-	if last != nil {
-		owner = last.Owner()
+	if last == nil {
+		// The topic holds nothing of the group: "no owner" only while a
+		// bridge that observes it confirms.
+		r.setFreshness(fol.Freshness(group, time.Now()))
+		return r, nil
 	}
-	if owner == nil && (last == nil || !last.Stale) {
-		return whoReport{Group: group, Source: "kafka"}, fmt.Errorf("%w of %s in Kafka topic %s: the group has no owner now, or no bridge watches it (ask ZooKeeper: herald who --zk HOSTS %s)", errNoOwner, group, kafkasink.DefaultOwnersTopic, group)
-	}
-	r := whoReport{Group: group, Recipe: last.Event.Recipe, Source: "kafka"}
-	if owner != nil {
+	r.Recipe = last.Event.Recipe
+	if owner := last.Owner(); owner != nil {
 		since := last.Event.Time
 		r.Ready, r.Since, r.SinceAtMost, r.Hazard = last.Ready(), &since, last.SinceUnseen, last.Event.Hazard
 		r.Owner = &whoNode{ID: owner.ID, Node: owner.Node, Session: owner.Session, Sequence: owner.Sequence, Term: last.Event.Term}
@@ -362,6 +367,8 @@ func (r *whoReport) setFreshness(f publish.Freshness) {
 		r.Confirmed = &t
 	}
 	switch d := f.Describe(time.Now()); {
+	case d == "" && f.Stale:
+		r.freshness = "stale: " + f.StaleReason // no bridge ever confirmed it
 	case d == "":
 	case f.Stale:
 		r.freshness = "stale: " + d
@@ -380,7 +387,7 @@ func (a *app) printWho(r whoReport, asJSON bool) error {
 	case asJSON:
 		err = writeJSON(a.stdout, r)
 	case r.Owner == nil && r.Source != "zookeeper":
-		_, err = fmt.Fprintf(a.stdout, "%s (from %s): no owner\n", r.Group, r.Source)
+		_, err = fmt.Fprintf(a.stdout, "%s (from %s): no owner%s\n", r.Group, r.Source, ownerlessSince(r))
 	default:
 		err = writeWho(a.stdout, r)
 	}
@@ -406,6 +413,24 @@ func (a *app) printWho(r whoReport, asJSON bool) error {
 		return &exitError{code: exitStale, err: fmt.Errorf("the %s value of %s is %s (ask ZooKeeper: herald who --zk HOSTS %s)", r.Source, r.Group, r.freshness, r.Group)}
 	}
 	return &exitError{code: exitStale}
+}
+
+// ownerlessSince says, for a group without an owner, since when and how
+// often its owner changed in the last hour, as far as the history read
+// tells ("" when it does not).
+func ownerlessSince(r whoReport) string {
+	out := ""
+	if r.OwnerlessSince != nil {
+		out = " since " + r.OwnerlessSince.UTC().Format(time.RFC3339)
+		if r.OwnerlessSinceAtMost {
+			out += " or earlier"
+		}
+		out += fmt.Sprintf(" (%s ago)", time.Since(*r.OwnerlessSince).Round(time.Second))
+	}
+	if r.ChangesLastHour != nil {
+		out += fmt.Sprintf(", %d owner changes in the last hour", *r.ChangesLastHour)
+	}
+	return out
 }
 
 // childrenBelow names the children of a node that holds no queue nodes,

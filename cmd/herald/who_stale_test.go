@@ -234,3 +234,67 @@ func TestWhoStaleAfterSIGTERM(t *testing.T) {
 		t.Errorf("who --help does not document staleness and its exit code:\n%s", out)
 	}
 }
+
+// TestWhoNoOwnerIsConfirmedOrStale: "no owner" from NATS or Kafka is an
+// answer only while a bridge that observes the group confirms it. Once its
+// owner resigned, the watched group is no owner, fresh: who prints the
+// report (--json an object naming the bridge that confirms it) and exits
+// 5. A group no running bridge observes (here: none of the bucket's or
+// topic's values names it, and the only bridge's scope is another group)
+// is not "no owner" but unknown: exit 4, saying nothing confirms it. So is
+// the watched group once its bridge is killed, and stays so after the
+// owners bucket is deleted and made again by a bridge of other groups.
+// Before, all of these exited 5 "no owner", with an empty --json.
+func TestWhoNoOwnerIsConfirmedOrStale(t *testing.T) {
+	st := newStaleSetup(t, "bridge-g")
+	if err := st.owner.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srcs := [][]string{{"--nats", st.natsURL}, {"--kafka", st.kafka}}
+	who := func(group string, src []string, args ...string) (string, string, int) {
+		return heraldRun(t, nil, append(append([]string{"who", group}, src...), args...)...)
+	}
+	for _, src := range srcs {
+		var r whoReport
+		var out, stderr string
+		var code int
+		if err := waitFor(20*time.Second, func() bool {
+			out, stderr, code = who(st.group, src, "--json")
+			r = whoReport{}
+			return code == exitNoOwner && json.Unmarshal([]byte(out), &r) == nil && r.Owner == nil
+		}); err != nil {
+			t.Fatalf("who %v --json after the resign: exit %d, want %d and a JSON report:\n%s%s", src, code, exitNoOwner, out, stderr)
+		}
+		if r.Stale || r.ConfirmedBy != "bridge-g" || r.OwnerlessSince == nil {
+			t.Errorf("who %v --json, no owner: %+v: want fresh, confirmed by bridge-g, ownerless_since", src, r)
+		}
+		out, stderr, code = who(st.group, src)
+		if code != exitNoOwner || !strings.Contains(out, "no owner since ") || !strings.Contains(out, "fresh: last confirmed by bridge-g") {
+			t.Errorf("who %v, no owner: exit %d, want %d, since when and who confirms it:\n%s%s", src, code, exitNoOwner, out, stderr)
+		}
+		out, stderr, code = who(uniq(t)+"-unwatched", src)
+		if code != exitStale || !strings.Contains(out, "nothing confirms that the group has no owner") {
+			t.Errorf("who %v of a group no bridge observes: exit %d, want %d (unknown, not no owner):\n%s%s", src, code, exitStale, out, stderr)
+		}
+	}
+
+	_ = syscall.Kill(st.bridge.cmd.Process.Pid, syscall.SIGKILL)
+	st.bridge.wait(t, 5*time.Second)
+	js := natsserver.JetStream(t, st.natsURL)
+	if err := js.DeleteKeyValue(context.Background(), jetstream.DefaultBucket); err != nil {
+		t.Fatal(err)
+	}
+	other := start(t, nil, append([]string{"bridge", "--watch", uniq(t) + "-other", "--nats", st.natsURL, "--kafka", st.kafka,
+		"--heartbeat", "200ms", "--source", "bridge-other"}, zkFlags(t)...)...)
+	other.waitOutput(t, "bridge role", 20*time.Second)
+	for _, src := range srcs {
+		var out, stderr string
+		var code int
+		if err := waitFor(20*time.Second, func() bool {
+			out, stderr, code = who(st.group, src)
+			return code == exitStale
+		}); err != nil {
+			t.Errorf("who %v after its bridge was killed and the bucket made again by another: exit %d, want %d:\n%s%s", src, code, exitStale, out, stderr)
+		}
+	}
+}

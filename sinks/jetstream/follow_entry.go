@@ -88,7 +88,14 @@ func (f *ownerFollow) judge(group, writer string) publish.Freshness {
 // judgeAt judges a value of group written by writer at now: by the
 // heartbeats, and stale whatever they say while the bucket is gone.
 func (f *ownerFollow) judgeAt(now time.Time, group, writer string) publish.Freshness {
-	fr := f.bridges.JudgeGroup(now, group, writer)
+	var fr publish.Freshness
+	if writer == "" {
+		// No key, or a deletion nobody signed: "no owner" only while a
+		// bridge that observes the group confirms.
+		fr = f.bridges.JudgeAbsent(now, group)
+	} else {
+		fr = f.bridges.JudgeGroup(now, group, writer)
+	}
 	if f.gone != "" {
 		fr.Stale, fr.StaleReason, fr.StaleAt = true, f.gone, time.Time{}
 	}
@@ -176,7 +183,8 @@ func (f *ownerFollow) endReplay(ctx context.Context, seen map[string]bool) error
 		f.synced = true
 		if f.group != "" && !seen[f.key] && !f.known[f.key].reported {
 			f.known[f.key] = known{reported: true}
-			if err := f.deliver(ctx, f.key, "", OwnerUpdate{Group: f.group, Initial: true}); err != nil {
+			u := OwnerUpdate{Group: f.group, Initial: true, Freshness: f.judge(f.group, "")}
+			if err := f.deliver(ctx, f.key, "", u); err != nil {
 				return err
 			}
 		}
@@ -188,7 +196,7 @@ func (f *ownerFollow) endReplay(ctx context.Context, seen map[string]bool) error
 			k.has = false
 			f.known[key] = k
 			g, _ := publish.GroupFromTokens(key)
-			if err := f.deliver(ctx, key, "", OwnerUpdate{Group: g, Revision: k.rev}); err != nil {
+			if err := f.deliver(ctx, key, "", OwnerUpdate{Group: g, Revision: k.rev, Freshness: f.judge(g, "")}); err != nil {
 				return err
 			}
 		}
