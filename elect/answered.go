@@ -103,6 +103,18 @@ func (s *Session) Answered() time.Time {
 	return time.Unix(0, ns)
 }
 
+// heardLately reports whether ZooKeeper answered a request sent less than
+// half the session timeout ago: the server heard from the session after
+// that send, so the session cannot have expired since. It is false after
+// the process stalled (SIGSTOP, a paused VM) for longer: what it reads
+// then may have been queued for it before its session expired (the
+// server writes the events, then closes the connection), and only a
+// round trip tells.
+func (s *Session) heardLately() bool {
+	a := s.Answered()
+	return !a.IsZero() && time.Since(a) < s.timeout/2
+}
+
 // noteAnswered moves Answered forward to at (unix ns).
 func (s *Session) noteAnswered(at int64) {
 	for {

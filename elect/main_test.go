@@ -16,6 +16,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(lateChildEnv); spec != "" {
 		os.Exit(lateObserver(spec))
 	}
+	if spec := os.Getenv(frozenWaiterEnv); spec != "" {
+		os.Exit(frozenWaiter(spec))
+	}
 	heraldtest.Main(m, nil)
 }
 

@@ -117,6 +117,12 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool) (
 		case stateWatching:
 			state, err = w.watching(ctx)
 		case stateOwning:
+			if !w.q.s.heardLately() {
+				// A stall: what proved it may predate our session's
+				// expiry. A listing, sent now, proves it again or fails.
+				state = stateListing
+				continue
+			}
 			if err := w.ownKept(); err != nil {
 				return w.t, err
 			}
@@ -319,6 +325,11 @@ func (w *waiter) watchOwn(ctx context.Context) error {
 // (as a listing without it does); anything else is watched again.
 func (w *waiter) ownFired(ev zk.Event) (waitState, error) {
 	switch {
+	case ev.Type == zk.EventNodeDeleted && !w.q.s.heardLately():
+		// After a stall our session may have expired, deleting the node:
+		// the listing tells (it fails with the session, or finds the
+		// node gone from a live one).
+		return stateListing, nil
 	case ev.Type == zk.EventNodeDeleted:
 		return stateListing, w.ownDeleted()
 	case ev.Err != nil && expired(ev.Err):

@@ -1,0 +1,145 @@
+package elect_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// frozenWaiterEnv, set, makes the test binary a frozenWaiter: "SERVERS
+// GROUP".
+const frozenWaiterEnv = "HERALD_TEST_FROZEN_WAITER"
+
+// frozenWaiter queues for a lock on a 2 s session and prints "queued",
+// then "owned" or "error <why>" as Acquire returns, then waits to be
+// killed.
+func frozenWaiter(spec string) int {
+	servers, group, ok := strings.Cut(spec, " ")
+	if !ok {
+		fmt.Fprintf(os.Stderr, "%s=%q: want SERVERS GROUP\n", frozenWaiterEnv, spec)
+		return 2
+	}
+	ctx := context.Background()
+	s, err := elect.NewSession(ctx, strings.Split(servers, ","), elect.WithSessionTimeout(2*time.Second))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	l, err := elect.NewLock(s, group, elect.OnQueued(func(string) { fmt.Println("queued") }))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	h, err := l.Acquire(ctx)
+	switch {
+	case err != nil:
+		fmt.Println("error", err)
+	case h.Held():
+		fmt.Println("owned")
+	default:
+		fmt.Println("error handle not held:", h.Err())
+	}
+	select {}
+}
+
+// TestFrozenWaiterNeverOwnsAfterItsSessionExpired: a waiter second in line
+// is frozen (SIGSTOP) past its session timeout while the owner releases.
+// ZooKeeper writes it the owner's deletion, then expires its session, and
+// the waiter behind it owns. Thawed, the waiter reads that deletion before
+// it learns its session is gone: it must not own on it (Acquire returns
+// ErrSessionLost), nor say someone deleted its node. Before, it was given
+// a handle beside the real owner, or ErrNodeDeleted.
+func TestFrozenWaiterNeverOwnsAfterItsSessionExpired(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	lock := func() *elect.Lock {
+		l, err := elect.NewLock(session(t, addrs), g, elect.CreateParents())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	first, err := lock().Acquire(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), frozenWaiterEnv+"="+strings.Join(addrs, ",")+" "+g)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	lines := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func(what string) string {
+		t.Helper()
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the frozen waiter said nothing about %s within 20s", what)
+		}
+		return ""
+	}
+	if l := next("its queueing"); l != "queued" {
+		t.Fatalf("the waiter said %q, want queued", l)
+	}
+	third := make(chan *elect.Handle, 1)
+	go func() {
+		h, err := lock().Acquire(ctxT(t, 30*time.Second))
+		if err != nil {
+			t.Error(err)
+		}
+		third <- h
+	}()
+	time.Sleep(500 * time.Millisecond) // the third queues behind the waiter
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := first.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var h *elect.Handle
+	select {
+	case h = <-third:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the third never owned once the frozen waiter's session expired")
+	}
+	if h == nil || !h.Held() {
+		t.Fatal("the third does not hold")
+	}
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	got := next("its Acquire")
+	if got == "owned" || !strings.Contains(got, elect.ErrSessionLost.Error()) {
+		t.Errorf("the thawed waiter: %q while the third holds; want %v", got, elect.ErrSessionLost)
+	}
+	if !h.Held() {
+		t.Errorf("the third lost the lock: %v", h.Err())
+	}
+}
