@@ -134,8 +134,8 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option)
 	if o.timeout > 0 {
 		deadline = time.Now().Add(o.timeout)
 	}
-	for {
-		s, err := a.openSession(ctx, true)
+	for rejoining := false; ; rejoining = true {
+		s, err := a.openAgain(ctx, o.path, rejoining, deadline)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -159,6 +159,26 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option)
 		}
 		return nil, s, a.lockFailed(ctx, s, o, err)
 	}
+}
+
+// openAgain opens the session to wait for the lock on: the first within
+// --connect-timeout, a later one (the session expired while it waited)
+// waiting out a ZooKeeper outage until --timeout, if given, runs out
+// (exit 75).
+func (a *app) openAgain(ctx context.Context, path string, rejoining bool, deadline time.Time) (*elect.Session, error) {
+	if !rejoining {
+		return a.openSession(ctx, true)
+	}
+	if deadline.IsZero() {
+		return a.reopenSession(ctx)
+	}
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	s, err := a.reopenSession(dctx)
+	if err != nil && ctx.Err() == nil && dctx.Err() != nil {
+		return nil, &exitError{code: exitTempFail, err: fmt.Errorf("lock %s: ZooKeeper could not be reached again before --timeout ran out, after the session expired while waiting", path)}
+	}
+	return s, err
 }
 
 // lockFailed explains why the lock was not taken; a timeout names the

@@ -121,7 +121,7 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 	defer ann.close()
 	var lost error // the leadership lost last, when campaigning again
 	for {
-		err := a.leadOnce(ctx, o, args, ann)
+		err := a.leadOnce(ctx, o, args, ann, lost != nil)
 		var ee *exitError
 		if lost != nil && (errors.As(err, &ee) && ee.code == exitUsage || refusedIdentity(err)) {
 			// Flags that held at start no longer do (a client
@@ -148,8 +148,8 @@ func refusedIdentity(err error) bool {
 
 // leadOnce campaigns, runs the command while elected, and returns what run
 // would exit with.
-func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *announcer) error {
-	h, s, err := a.campaign(ctx, o)
+func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *announcer, rejoining bool) error {
+	h, s, err := a.campaign(ctx, o, rejoining)
 	if err != nil {
 		return err
 	}
@@ -175,10 +175,17 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 }
 
 // campaign joins the election and waits to be elected. A session that
-// expires while waiting is replaced and the candidate joins again.
-func (a *app) campaign(ctx context.Context, o runOpts) (*elect.Handle, *elect.Session, error) {
+// expires while waiting is replaced and the candidate joins again, waiting
+// out a ZooKeeper outage (reopenSession), as does a runner that rejoins
+// after it lost leadership; only the first session gives up after
+// --connect-timeout.
+func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool) (*elect.Handle, *elect.Session, error) {
 	for {
-		s, err := a.openSession(ctx, true)
+		open := a.openSession
+		if rejoining {
+			open = func(ctx context.Context, _ bool) (*elect.Session, error) { return a.reopenSession(ctx) }
+		}
+		s, err := open(ctx, true)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -200,6 +207,7 @@ func (a *app) campaign(ctx context.Context, o runOpts) (*elect.Handle, *elect.Se
 			return nil, nil, interrupted(ctx, "interrupted while waiting for leadership of %s", o.election)
 		case errors.Is(err, elect.ErrSessionLost):
 			a.log.Warn("session expired while waiting; joining again", "election", o.election)
+			rejoining = true
 			continue
 		}
 		return nil, nil, fmt.Errorf("campaign for %s: %w", o.election, err)

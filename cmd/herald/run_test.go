@@ -548,3 +548,52 @@ func TestInterruptedWhileConnecting(t *testing.T) {
 		}
 	}
 }
+
+// TestHotStandbysOutliveAZooKeeperOutage: two `run --rejoin` copies, and a
+// `lock` waiting in line behind a holder, lose ZooKeeper for longer than their session
+// timeout plus --connect-timeout. None exits: each waits the outage out
+// and joins again, and once ZooKeeper is back a copy runs the command
+// again and the lock is taken. Before, every copy exited 1 when its new
+// session could not be opened within --connect-timeout, and nothing ran
+// after the outage.
+func TestHotStandbysOutliveAZooKeeperOutage(t *testing.T) {
+	p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	zk := []string{"--zk", p.Addr(), "--session-timeout", "1s", "--connect-timeout", "2s"}
+	g, l := uniq(t), uniq(t)+"-lock"
+	marks := filepath.Join(t.TempDir(), "marks")
+	child := `echo "start $HERALD_ID $HERALD_TERM" >> "$MARKS"; exec sleep 60`
+	env := []string{"MARKS=" + marks}
+	var runners []*proc
+	for _, id := range []string{"copy-1", "copy-2"} {
+		runners = append(runners, start(t, env, append(zk, "run", "--election", g, "--id", id, "--rejoin", "--", "sh", "-c", child)...))
+	}
+	start(t, env, append(zk, "lock", "--lock", l, "--id", "holder", "--", "sh", "-c", child)...)
+	starts := func() int {
+		b, _ := os.ReadFile(marks)
+		return strings.Count(string(b), "start ")
+	}
+	if err := waitFor(20*time.Second, func() bool { return starts() == 2 }); err != nil {
+		t.Fatalf("the runner and the lock holder never both started (%d starts)", starts())
+	}
+	waiter := start(t, env, append(zk, "lock", "--lock", l, "--id", "waiter", "--", "sh", "-c", child)...)
+	time.Sleep(time.Second) // the waiter queues behind the holder
+
+	p.Refuse(true)
+	p.Cut()
+	time.Sleep(6 * time.Second) // past 1s sessions and 2s connect timeouts, several times
+	p.Refuse(false)
+
+	if err := waitFor(30*time.Second, func() bool { return starts() >= 4 }); err != nil {
+		b, _ := os.ReadFile(marks)
+		t.Errorf("after the outage, the command never ran again in the election and under the lock:\n%s", b)
+	}
+	for _, r := range append(runners, waiter) { // the holder lost its lock: exit 3 is its due
+		if r.exited() {
+			t.Errorf("%v exited during or after the outage:\n%s", r.cmd.Args, r.out)
+		}
+	}
+}

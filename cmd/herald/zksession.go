@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/pemtls"
@@ -140,4 +144,33 @@ func (a *app) closeOwned(s *elect.Session) {
 		cancel()
 	}
 	_ = s.Close()
+}
+
+// reopenSession opens a new session for a participant that was in its group
+// before (one whose session expired while it waited, or a run --rejoin
+// campaigning again): ZooKeeper unreachable then is an outage to wait out,
+// not a reason to give up. --connect-timeout bounds each attempt; the
+// attempts go on, with backoff up to 30 s, until ctx ends (a signal, or
+// lock --timeout), and only other errors (credentials, ACLs) end them.
+// Before, a ZooKeeper outage a little longer than the session timeout
+// made every hot standby exit 1 at once.
+func (a *app) reopenSession(ctx context.Context) (*elect.Session, error) {
+	bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(time.Second), backoff.WithMaxInterval(30*time.Second), backoff.WithMaxElapsedTime(0))
+	since := time.Now()
+	for attempt := 1; ; attempt++ {
+		s, err := a.openSession(ctx, true)
+		if err == nil || !errors.Is(err, elect.ErrUnreachable) || ctx.Err() != nil {
+			if err == nil && attempt > 1 {
+				a.log.Info("ZooKeeper reachable again: joining the group", "after", time.Since(since).Round(time.Second))
+			}
+			return s, err
+		}
+		wait := bo.NextBackOff()
+		a.log.Warn("ZooKeeper still unreachable; trying again (stop with SIGTERM)", "attempt", attempt, "for", time.Since(since).Round(time.Second), "in", wait.Round(100*time.Millisecond), "err", err)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, interrupted(ctx, "interrupted while waiting for ZooKeeper")
+		}
+	}
 }
