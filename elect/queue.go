@@ -101,6 +101,9 @@ type ticket struct {
 	// ownW is the waiter's watch on this node, when it set one: the
 	// handle's own watch from then on.
 	ownW <-chan zk.Event
+	// prev is the node that owned before this one, as the wait last saw
+	// it ("" when it saw none).
+	prev string
 }
 
 func (q *queue) full(name string) string { return q.parent + "/" + name }

@@ -163,6 +163,7 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	if w.tryOnly {
 		return stateListing, ErrLocked
 	}
+	w.t.prev = es[0].name // the owner as this listing shows it
 	w.behind(es[:idx])
 	return stateWatching, nil
 }

@@ -107,6 +107,11 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		o.release()
 		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
 	}
+	if !a.awaitPredecessor(ctx, o) {
+		o.ann = nil
+		o.release()
+		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
+	}
 	if !o.h.Held() {
 		// Lost between winning and here (the environment holds the term,
 		// which is 0 if ownership ended before it was known): never start
@@ -206,6 +211,40 @@ func (a *app) awaitGuard(ctx context.Context, o holding) bool {
 		return false
 	case <-t.C:
 		a.log.Warn("no listing of the group yet; starting the command, the guard goes on watching", "group", o.h.Group(), "waited", guardWait)
+	}
+	return true
+}
+
+// awaitPredecessor waits, before our command starts, for the command of
+// the herald owner before us to be stopped, when its node went without a
+// release (someone deleted it by hand, or its session ended): its runner
+// heard of the deletion when we did, and stops its command within
+// lossGrace of that (of its own --session-timeout; every copy is given
+// the same one). We wait that and a twelfth of the timeout more. Before,
+// a command that ignored SIGTERM ran beside ours for up to lossGrace. A
+// release herald recorded (the command had ended) costs no wait, nor does
+// a foreign client's predecessor; a look that fails waits, to be safe. It
+// reports false when ctx ended.
+func (a *app) awaitPredecessor(ctx context.Context, o holding) bool {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	released, err := o.h.PredecessorReleased(rctx)
+	cancel()
+	if released {
+		return true
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	d := lossGrace(o.timeout) + o.timeout/12
+	a.log.Info("the previous owner's node went without a release (deleted by hand, or its session ended): waiting for its command to be stopped before starting ours",
+		"group", o.h.Group(), "previous", o.h.Predecessor(), "wait", d, "err", err)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-o.h.Done():
+	case <-ctx.Done():
+		return false
 	}
 	return true
 }

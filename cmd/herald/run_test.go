@@ -597,3 +597,54 @@ func TestHotStandbysOutliveAZooKeeperOutage(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletedOwnerNodeNeverRunsTwoCommands: an operator deletes the
+// leading runner's node by hand. Its command ignores SIGTERM, so it lives
+// until its runner's SIGKILL, a sixth of the session timeout after the
+// deletion; the next leader heard of the deletion at the same moment, and
+// must not start its command before then. Each command holds an flock on
+// one file while it runs, so an overlap is seen even though the old one is
+// killed outright. Before, the next command started at once, beside it.
+func TestDeletedOwnerNodeNeverRunsTwoCommands(t *testing.T) {
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "3s"}
+	g := uniq(t)
+	marks := filepath.Join(t.TempDir(), "marks")
+	child := `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; trap "" TERM; exec sleep 60`
+	env := []string{"MARKS=" + marks}
+	for _, id := range []string{"copy-1", "copy-2"} {
+		start(t, env, append(zk, "run", "--election", g, "--id", id, "--grace", "10s", "--rejoin", "--", "sh", "-c", child)...)
+	}
+	read := func() string { b, _ := os.ReadFile(marks); return string(b) }
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+		t.Fatalf("no command started: %q", read())
+	}
+	var node string
+	if err := waitFor(10*time.Second, func() bool {
+		ch, _, err := rawZK(t).Children(g)
+		if err != nil {
+			return false
+		}
+		for _, c := range ch {
+			if info, ok := elect.ParseName(c); ok && (node == "" || info.Sequence < mustSeq(node)) {
+				node = c
+			}
+		}
+		return node != ""
+	}); err != nil {
+		t.Fatal("no queue node found")
+	}
+	if err := rawZK(t).Delete(g+"/"+node, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+		t.Fatalf("the next leader's command never started: %q", read())
+	}
+	if strings.Contains(read(), "OVERLAP") {
+		t.Errorf("two commands ran at once after the owner's node was deleted by hand:\n%s", read())
+	}
+}
+
+func mustSeq(node string) int32 {
+	info, _ := elect.ParseName(node)
+	return info.Sequence
+}

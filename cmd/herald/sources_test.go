@@ -79,9 +79,9 @@ func checkWho(t *testing.T, group string, src ...string) {
 	if code != 0 || !strings.Contains(out, "owner bravo") || !strings.Contains(out, "only known to ZooKeeper") {
 		t.Fatalf("who %v table: exit %d:\n%s", src, code, out)
 	}
-	_, stderr, code = heraldRun(t, nil, append([]string{"who", group + "-nobody"}, src...)...)
-	if code != exitNoOwner || !strings.Contains(stderr, "no owner") {
-		t.Fatalf("who %v on an unknown group: exit %d: %s", src, code, stderr)
+	out, stderr, code = heraldRun(t, nil, append([]string{"who", group + "-nobody"}, src...)...)
+	if code != exitNoOwner || !strings.Contains(out, "no owner") {
+		t.Fatalf("who %v on an unknown group: exit %d: %s%s", src, code, out, stderr)
 	}
 }
 
