@@ -439,10 +439,28 @@ func (f Fence) readCheckpoint(ctx context.Context, s *Session) (checkpointRead, 
 	case err != nil:
 		return checkpointRead{}, err
 	}
-	if c, err := decodeCheckpoint(b, st); err == nil && c.Term > f.Term {
+	if c, err := decodeCheckpoint(b, st); err == nil && c.Term > f.Term && !f.stillOwns(ctx, s) {
 		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the checkpoint, so %s (term %d) is deposed", ErrNotLeader, c.Term, f.Group, f.Node, f.Term)
 	}
 	return checkpointRead{exists: true, version: st.Version}, nil
+}
+
+// hasSequence reports whether name ends in a ZooKeeper sequence, as every
+// queue node's does.
+func hasSequence(name string) bool {
+	_, ok := ParseSequence(name)
+	return ok
+}
+
+// stillOwns reports whether f's node, with f's term, exists and owns its
+// group now. A checkpoint naming a later term than an owner's own cannot
+// be this group's then: a node made after ours sorts after it, and never
+// owned while ours existed. It is one copied from another group, or
+// written by hand, and the owner's write replaces it rather than take it
+// for its deposition (which stopped a live leader's every save).
+func (f Fence) stillOwns(ctx context.Context, s *Session) bool {
+	_, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return s.Conn().Exists(f.Group + "/" + f.Node) })
+	return err == nil && st != nil && st.Czxid == f.Term && f.owns(ctx, s) == nil
 }
 
 // owns checks that the fence's node owns its group: the lowest node, or
@@ -579,6 +597,8 @@ func decodeCheckpoint(b []byte, st *zk.Stat) (Checkpoint, error) {
 	switch {
 	case c.Node == "" || c.Term <= 0 || c.Time.IsZero():
 		return Checkpoint{}, errors.New("it names no writer's node, term and time")
+	case !hasSequence(c.Node):
+		return Checkpoint{}, fmt.Errorf("its writer %q is no queue node's name", c.Node)
 	case c.Term >= st.Mzxid:
 		return Checkpoint{}, fmt.Errorf("its term %d is not older than the write that stored it (zxid %d)", c.Term, st.Mzxid)
 	}

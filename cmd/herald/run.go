@@ -232,6 +232,12 @@ func (a *app) checkpointEnv(ctx context.Context, h *elect.Handle, s *elect.Sessi
 	for attempt := 1; ; attempt++ {
 		cp, err := readWhileHeld(ctx, h, s, group)
 		switch {
+		case err == nil && h.Term() > 0 && cp.Term > h.Term():
+			// A leader before us has an older term: no leader of this
+			// group wrote it.
+			msg := fmt.Sprintf("the checkpoint names term %d, later than this leader's %d, so no leader of this group wrote it (copied from another group, or written by hand); the child starts without it, and its first checkpoint put replaces it", cp.Term, h.Term())
+			a.log.Warn("the last checkpoint is not this group's; the child starts without it (HERALD_CHECKPOINT_ERROR)", "term", cp.Term, "by", cp.Node, "leader_term", h.Term())
+			return append(none[:2:2], "HERALD_CHECKPOINT_ERROR="+msg), nil
 		case err == nil && bytes.IndexByte(cp.Data, 0) >= 0:
 			// An environment variable ends at its first NUL: passing the
 			// rest, or the data without its NULs, would pass other data.

@@ -1,0 +1,73 @@
+package elect_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestForeignCheckpointDeposesNobody: a checkpoint copied in from another
+// group names a later term than this group's live leader. It cannot be
+// this group's (a node made after the leader's never owned while the
+// leader's exists): the leader's next checkpoint replaces it, where it used
+// to be refused as deposed, every time, for as long as it led. A record
+// written by hand whose writer is no queue node's name is no checkpoint.
+func TestForeignCheckpointDeposesNobody(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	ctx := ctxT(t, 20*time.Second)
+	campaign := func(g string) *elect.Handle {
+		e, err := elect.NewElection(s, g, elect.CreateParents())
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := e.Campaign(ctx, "leader")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	mine, other := groupPath(t), groupPath(t)+"-other"
+	h := campaign(mine)
+	theirs := campaign(other) // a later term than h's
+	if err := theirs.Checkpoint(ctx, []byte("their state")); err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := s.Conn().Get(other + "/" + elect.CheckpointNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Conn().Create(mine+"/"+elect.CheckpointNode, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Checkpoint(ctx, []byte("my state")); err != nil {
+		t.Fatalf("the live leader's checkpoint over one copied from another group: %v; want it written", err)
+	}
+	cp, err := elect.ReadCheckpoint(ctx, s, mine)
+	if err != nil || string(cp.Data) != "my state" || cp.Term != h.Term() {
+		t.Fatalf("checkpoint after the leader's write: %+v, %v; want its own", cp, err)
+	}
+	// A real later term still deposes: the leader resigns, the next one
+	// writes, and the old fence is refused.
+	old := h.Fence()
+	if err := h.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next := campaign(mine)
+	if err := next.Checkpoint(ctx, []byte("next state")); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Checkpoint(ctx, s, []byte("late")); !errors.Is(err, elect.ErrNotLeader) {
+		t.Fatalf("a deposed leader's late checkpoint: %v, want ErrNotLeader", err)
+	}
+	hand := []byte(`{"term":5,"node":"x","id":"y","time":"2020-01-01T00:00:00Z","data":"aGk="}`)
+	if _, err := s.Conn().Set(mine+"/"+elect.CheckpointNode, hand, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := elect.ReadCheckpoint(ctx, s, mine); !errors.Is(err, elect.ErrBadCheckpoint) {
+		t.Fatalf("a hand-written record naming node \"x\": %v, want ErrBadCheckpoint", err)
+	}
+}
