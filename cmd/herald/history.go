@@ -108,8 +108,8 @@ does not exist, or holds no herald event at all, ...); 2 usage errors.`,
 // (audit.Tenure.Unconfirmed). From NATS or Kafka: the owners view names
 // another owner or none, or the bridge that reported it stopped or went
 // silent. A group the view does not hold, or whose bridge sends no
-// heartbeats, is left as the events tell (so is every group when the view
-// cannot be read: a warning says so). From audit logs: the heartbeats kept
+// heartbeats, is left as the events tell; when the view cannot be read,
+// no open tenure is confirmed (a warning says why). From audit logs: the heartbeats kept
 // beside them (confirmAudit).
 func (a *app) confirmOpen(ctx context.Context, sf *sourceFlags, files []string, group string, events []publish.Event, ts []audit.Tenure) error {
 	open := false
@@ -135,7 +135,15 @@ func (a *app) confirmOpen(ctx context.Context, sf *sourceFlags, files []string, 
 		now, err = a.ownersKafka(ctx, sf, group)
 	}
 	if err != nil {
-		a.log.Warn("could not read the owners view: open tenures are shown as the events tell, not checked against the bridges' heartbeats", "err", err)
+		// Nothing confirms them then: "holding" would present as current
+		// what may have ended since (the owners store deleted while the
+		// bridge was down, say).
+		a.log.Warn("could not read the owners view: the open tenures are shown as not confirmed", "err", err)
+		for i := range ts {
+			if ts[i].Open() && !ts[i].Missing {
+				ts[i].Unconfirmed = true
+			}
+		}
 		return nil
 	}
 	for i := range ts {

@@ -16,6 +16,7 @@ import (
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/jetstream"
 )
 
 // TestHistorySaysUnconfirmedOnceItsBridgeStopped: from NATS, from Kafka
@@ -57,6 +58,15 @@ func TestHistorySaysUnconfirmedOnceItsBridgeStopped(t *testing.T) {
 		if len(ts) != 1 || !ts[0].Open() || !ts[0].Unconfirmed || ts[0].Confirmed.IsZero() {
 			t.Errorf("history %v --json after its bridge stopped: %+v: want open, unconfirmed, with its last confirmation", src, ts)
 		}
+	}
+	// The owners bucket deleted: nothing confirms the open tenure, which
+	// used to read "holding" then.
+	if err := natsserver.JetStream(t, url).DeleteKeyValue(context.Background(), jetstream.DefaultBucket); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, "history", g, "--nats", url)
+	if code != 0 || strings.Contains(out, "holding") || !strings.Contains(out, "open, not confirmed") {
+		t.Errorf("history --nats with the owners bucket deleted: exit %d, want \"open, not confirmed\", not holding:\n%s%s", code, out, stderr)
 	}
 }
 
