@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/nats-io/nats.go"
 
 	"github.com/zkherald/herald/elect"
@@ -25,6 +26,8 @@ type announcer struct {
 	sink   *natssink.Sink
 	log    *slog.Logger
 	source string
+	// gainZxid is the zxid the last gain was announced with.
+	gainZxid int64
 }
 
 const announceTimeout = 5 * time.Second
@@ -63,6 +66,14 @@ func runnerSource(source string) string {
 }
 
 // gained announces that h now owns its group.
+//
+// Its zxid, which orders it among a bridge's events of the group in the
+// stream, is the group's child zxid read now: no earlier than the change
+// that made h owner, as a bridge's is the child zxid of the listing that
+// showed it. The term (h's node's czxid) came long before: the events a
+// bridge published while h waited, the end of the owner before it among
+// them, sorted after h's gain, and history read the stream wrong. It names
+// the owner before h, as a bridge's gain does.
 func (n *announcer) gained(h *elect.Handle, recipe elect.Recipe) {
 	if n == nil {
 		return
@@ -71,8 +82,53 @@ func (n *announcer) gained(h *elect.Handle, recipe elect.Recipe) {
 	if p.Czxid == 0 {
 		return // lost before its term was known: there is nothing to announce
 	}
-	n.send(publish.Event{Type: publish.GainOf(recipe), Group: h.Group(), Recipe: recipe, Owner: publish.FromElect(&p),
-		Term: p.Czxid, Zxid: p.Czxid})
+	n.gainZxid = max(p.Czxid, childZxid(h))
+	e := publish.Event{Type: publish.GainOf(recipe), Group: h.Group(), Recipe: recipe, Owner: publish.FromElect(&p),
+		Term: p.Czxid, Zxid: n.gainZxid}
+	if prev := h.Predecessor(); prev != "" {
+		e.Previous = &publish.Participant{Node: prev}
+		if info, ok := elect.ParseName(prev); ok {
+			e.Previous.Sequence = info.Sequence
+		}
+	}
+	n.send(e)
+}
+
+// childZxid is the zxid of the last change to h's group's children, read
+// now (0 when it cannot be read).
+func childZxid(h *elect.Handle) int64 {
+	ok, st, err := exists(h.Group(), h)
+	if err != nil || !ok {
+		return 0
+	}
+	return st.Pzxid
+}
+
+// nodeGone reports whether h's node is known deleted.
+func nodeGone(h *elect.Handle) bool {
+	ok, _, err := exists(h.NodePath(), h)
+	return err == nil && !ok
+}
+
+// exists reads p's stat on h's session, giving up after a second (a
+// connection being lost holds requests until it is back).
+func exists(p string, h *elect.Handle) (bool, *zk.Stat, error) {
+	type answer struct {
+		ok  bool
+		st  *zk.Stat
+		err error
+	}
+	c := make(chan answer, 1)
+	go func() {
+		ok, st, err := h.Session().Conn().Exists(p)
+		c <- answer{ok, st, err}
+	}()
+	select {
+	case a := <-c:
+		return a.ok, a.st, a.err
+	case <-time.After(time.Second):
+		return false, nil, context.DeadlineExceeded
+	}
 }
 
 // lost announces that h no longer owns its group. The announcer stays
@@ -89,8 +145,15 @@ func (n *announcer) lost(h *elect.Handle, recipe elect.Recipe) {
 	if reason == elect.ReasonNone {
 		reason = elect.ReasonUnknown
 	}
+	// After the node's deletion, the group's child zxid is no earlier than
+	// it; while the node is kept (a suspension) or nothing can be read,
+	// the gain's zxid, so that the loss at least follows the gain.
+	zxid := max(p.Czxid, n.gainZxid)
+	if nodeGone(h) {
+		zxid = max(zxid, childZxid(h))
+	}
 	n.send(publish.Event{Type: publish.LossOf(recipe), Group: h.Group(), Recipe: recipe, Previous: publish.FromElect(&p),
-		Term: p.Czxid, Zxid: p.Czxid, Reason: reason})
+		Term: p.Czxid, Zxid: zxid, Reason: reason})
 }
 
 // close closes the announcer's NATS connection.

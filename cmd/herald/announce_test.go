@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -235,5 +236,80 @@ func runnerMessages(t *testing.T, url string) func() []*nats.Msg {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]*nats.Msg(nil), got...)
+	}
+}
+
+// TestHistoryOfRunnersBesideABridge: three `herald lock --nats` loops take
+// one lock in turn beside a bridge on the same JetStream stream; each
+// command prints its term, the truth. The stream keeps whichever copy of a
+// change came first, often the runner's, so the runners' events must sort
+// among the bridge's as the changes happened: history then shows every
+// tenure once, each start and end seen, no gap. Before, a runner's events
+// carried its term as their zxid, which sorted a release before the
+// candidate events of its own tenure: tenures came out twice, with FROM ?
+// and GAP maybe rows, and a released lock as open.
+func TestHistoryOfRunnersBesideABridge(t *testing.T) {
+	zk := zkFlags(t)
+	url := natsserver.Start(t).URL()
+	g := uniq(t)
+	br := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--heartbeat", "200ms", "--source", "bridge-1",
+		"--http", "127.0.0.1:0"}, zk...)...)
+	waitRole(t, waitMatch(t, br, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
+	var mu sync.Mutex
+	terms := map[int64]string{} // the truth: term -> locker
+	var wg sync.WaitGroup
+	for _, id := range []string{"locker-1", "locker-2", "locker-3"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				out, stderr, code := heraldRun(t, nil, append(zk, "lock", "--lock", g, "--id", id, "--nats", url, "--",
+					"sh", "-c", `echo "term=$HERALD_TERM"; sleep 0.2`)...)
+				var term int64
+				if _, err := fmt.Sscanf(strings.TrimSpace(out), "term=%d", &term); code != 0 || err != nil {
+					t.Errorf("lock %s: exit %d, %q: %s", id, code, out, stderr)
+					return
+				}
+				mu.Lock()
+				terms[term] = id
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	var ts []audit.Tenure
+	if err := waitFor(20*time.Second, func() bool {
+		ts = historyJSON(t, g, "--nats", url)
+		closed := 0
+		for _, x := range ts {
+			if !x.Open() && terms[x.Term] != "" {
+				closed++
+			}
+		}
+		return closed == len(terms)
+	}); err != nil {
+		t.Fatalf("history never closed all %d tenures: %+v", len(terms), ts)
+	}
+	rows := map[int64]int{}
+	for _, x := range ts {
+		rows[x.Term]++
+		switch {
+		case terms[x.Term] == "" || x.Owner.ID != terms[x.Term]:
+			t.Errorf("a row no locker held: %+v", x)
+		case x.Missing || x.Gap || !x.FromSeen || !x.UntilSeen || x.Reason != elect.ReasonReleased:
+			t.Errorf("tenure of %s (term %d) not told whole: %+v", x.Owner.ID, x.Term, x)
+		}
+	}
+	for term, id := range terms {
+		if rows[term] != 1 {
+			t.Errorf("tenure of %s (term %d) in %d rows, want 1", id, term, rows[term])
+		}
+	}
+	if t.Failed() {
+		out, _, _ := heraldRun(t, nil, "history", g, "--nats", url)
+		t.Logf("history:\n%s", out)
 	}
 }

@@ -458,13 +458,22 @@ func groupHistory(evs []publish.Event) []Tenure {
 				unseenEnd(cur)
 				cur = nil
 			}
-			if !r.ended || !r.UntilSeen {
+			switch {
+			case !r.ended || !r.UntilSeen:
 				r.Until, r.Reason, r.ended = e.Time, e.Reason, true
 				r.UntilSeen = !e.Snapshot
 				if e.Snapshot {
 					r.Reason = ""
 				}
 				r.late(e)
+			case r.Reason == elect.ReasonUnknown && seenAt(e) && e.Reason != "" && e.Reason != elect.ReasonUnknown:
+				// Seen replaced first (the next owner's gain came before
+				// this loss: a runner announcing its own release), and
+				// now its end with the reason: that is when and why.
+				r.Reason = e.Reason
+				if e.Time.Before(r.Until) {
+					r.Until = e.Time
+				}
 			}
 			if cur == r {
 				cur = nil
