@@ -128,6 +128,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	}
 	defer c.takeTerminalBack()
 	defer c.stopReaping()
+	go a.watchStopped(c, o)
 	a.warnGrace(o)
 	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.stderr)
 	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
@@ -247,6 +248,42 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding) bool {
 		return false
 	}
 	return true
+}
+
+// stoppedLook is how often the runner looks whether its command is
+// stopped.
+const stoppedLook = time.Second
+
+// watchStopped says when the command is stopped (SIGSTOP, a debugger,
+// kill -STOP by someone): it then holds the leadership or lock and does
+// nothing, and nothing else would tell, as herald stays healthy. A WARN
+// once it has been stopped for a look, an INFO when it runs again. It
+// ends with the command. (Linux: from /proc.)
+func (a *app) watchStopped(c *child, o holding) {
+	t := time.NewTicker(stoppedLook)
+	defer t.Stop()
+	looks := 0
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+		p, ok := readProc(c.Pid())
+		switch {
+		case ok && p.stopped:
+			looks++
+			if looks == 2 {
+				a.log.Warn("the command is stopped (SIGSTOP, or a debugger): it holds "+o.what()+" and does nothing; send it SIGCONT, or stop herald to hand over",
+					"pid", c.Pid(), "group", o.h.Group())
+			}
+		case looks >= 2:
+			a.log.Info("the command runs again", "pid", c.Pid(), "group", o.h.Group())
+			looks = 0
+		default:
+			looks = 0
+		}
+	}
 }
 
 // codeErr turns a child's exit code into run's result.

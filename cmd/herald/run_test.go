@@ -648,3 +648,24 @@ func mustSeq(node string) int32 {
 	info, _ := elect.ParseName(node)
 	return info.Sequence
 }
+
+// TestRunSaysItsCommandIsStopped: someone stops the leader's command
+// (SIGSTOP). It holds the leadership and does nothing, and nothing else
+// tells: the runner says so (WARN), and again when it runs (INFO).
+func TestRunSaysItsCommandIsStopped(t *testing.T) {
+	g := uniq(t)
+	p := start(t, nil, append(zkFlags(t), "run", "--election", g, "--id", "leader", "--", "sh", "-c", `echo "pid=$$"; exec sleep 60`)...)
+	m := waitMatch(t, p, regexp.MustCompile(`pid=(\d+)`), 20*time.Second)
+	pid, err := strconv.Atoi(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	p.waitOutput(t, "the command is stopped", 10*time.Second)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	p.waitOutput(t, "the command runs again", 10*time.Second)
+}

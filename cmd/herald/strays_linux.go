@@ -33,6 +33,7 @@ type procInfo struct {
 	pid, ppid, pgid int
 	start           uint64
 	zombie          bool
+	stopped         bool // state T or t: SIGSTOP, a debugger
 	name            string
 }
 
@@ -61,7 +62,8 @@ func readProc(pid int) (p procInfo, ok bool) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return procInfo{}, false
 	}
-	return procInfo{pid: pid, ppid: ppid, pgid: pgid, start: start, zombie: f[0][0] == 'Z' || f[0][0] == 'X', name: string(b[open+1 : end])}, true
+	return procInfo{pid: pid, ppid: ppid, pgid: pgid, start: start, zombie: f[0][0] == 'Z' || f[0][0] == 'X',
+		stopped: f[0][0] == 'T' || f[0][0] == 't', name: string(b[open+1 : end])}, true
 }
 
 // readProcs is every process /proc shows, by pid.

@@ -7,8 +7,9 @@ import "fmt"
 // Without /proc and a child subreaper, the command's strays (see
 // strays_linux.go) are not found: only its process group is stopped.
 type procInfo struct {
-	pid   int
-	start uint64
+	pid     int
+	start   uint64
+	stopped bool
 }
 
 func (p procInfo) String() string                 { return fmt.Sprint(p.pid) }
