@@ -10,8 +10,9 @@ import (
 	"github.com/zkherald/herald/elect"
 )
 
-// TestForeignCheckpointDeposesNobody: a checkpoint copied in from another
-// group names a later term than this group's live leader. It cannot be
+// TestForeignCheckpointDeposesNobody: a checkpoint (and an office record)
+// copied in from another group names a later term than this group's live
+// leader. It cannot be
 // this group's (a node made after the leader's never owned while the
 // leader's exists): the leader's next checkpoint replaces it, where it used
 // to be refused as deposed, every time, for as long as it led. A record
@@ -49,6 +50,21 @@ func TestForeignCheckpointDeposesNobody(t *testing.T) {
 	cp, err := elect.ReadCheckpoint(ctx, s, mine)
 	if err != nil || string(cp.Data) != "my state" || cp.Term != h.Term() {
 		t.Fatalf("checkpoint after the leader's write: %+v, %v; want its own", cp, err)
+	}
+	// The same for the office: an acknowledgment copied from the other
+	// group does not depose the live leader.
+	if err := theirs.Acknowledge(ctx, "their pid"); err != nil {
+		t.Fatal(err)
+	}
+	office, _, err := s.Conn().Get(other + "/" + elect.OfficeNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Conn().Create(mine+"/"+elect.OfficeNode, office, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Acknowledge(ctx, "my pid"); err != nil {
+		t.Fatalf("the live leader's acknowledgment over an office copied from another group: %v; want it written", err)
 	}
 	// A real later term still deposes: the leader resigns, the next one
 	// writes, and the old fence is refused.

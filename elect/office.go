@@ -301,7 +301,10 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 			return h.fenceErr(err)
 		}
 		if later := prev.laterTerm(term); later != 0 {
-			return fmt.Errorf("%w: term %d of %s already wrote the office, so %s (term %d) is deposed", ErrNotLeader, later, h.q.parent, h.t.name, term)
+			if !h.Fence().stillOwns(ctx, h.q.s) {
+				return fmt.Errorf("%w: term %d of %s already wrote the office, so %s (term %d) is deposed", ErrNotLeader, later, h.q.parent, h.t.name, term)
+			}
+			prev = Office{} // copied from another group (see stillOwns): not this one's
 		}
 		next := Office{Herald: 1, Released: prev.Released,
 			Ack: &Ack{Node: h.t.name, ID: h.id, Term: term, Time: time.Now().UTC(), Info: info}}
