@@ -158,3 +158,17 @@ func TestHistoryFromAudit(t *testing.T) {
 		t.Fatalf("history of every group:\n%s", out)
 	}
 }
+
+// TestReadersSayWhereTheKafkaTopicsComeFrom: who, history and tail against
+// brokers where no bridge has made herald's topics yet say so, and how to
+// mend it, instead of Kafka's bare "Unknown Topic Or Partition".
+func TestReadersSayWhereTheKafkaTopicsComeFrom(t *testing.T) {
+	kc := kafkatest.Start(t)
+	src := []string{"--kafka", strings.Join(kc.Addrs(), ",")}
+	for _, args := range [][]string{{"who", "/g"}, {"history", "/g"}, {"tail", "/g", "--count", "1"}} {
+		_, stderr, code := heraldRun(t, nil, append(args, src...)...)
+		if code != 1 || !strings.Contains(stderr, "does not exist") || !strings.Contains(stderr, "a herald bridge with --kafka makes it") {
+			t.Errorf("herald %v against brokers without herald's topics: exit %d, want 1 and a hint:\n%s", args, code, stderr)
+		}
+	}
+}

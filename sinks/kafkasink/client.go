@@ -177,6 +177,9 @@ func partitionsAndEnds(ctx context.Context, c Config, topic, group string) ([]in
 		if t.Name != topic {
 			continue
 		}
+		if errors.Is(t.Error, kafka.UnknownTopicOrPartition) {
+			return nil, nil, fmt.Errorf("%w: %s does not exist on %s: a herald bridge with --kafka makes it when it starts; start one, or check --kafka and the topic flags: %w", ErrTopic, topic, c.describe(), t.Error)
+		}
 		if t.Error != nil {
 			return nil, nil, fmt.Errorf("%w: %s on %s: %w", ErrTopic, topic, c.describe(), t.Error)
 		}
