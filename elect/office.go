@@ -89,14 +89,14 @@ func sideNodesRefused(group, owner string) error {
 
 // laterTerm is the term of a record in o written by an owner newer than
 // term, 0 when there is none.
-func (o Office) laterTerm(term int64) int64 {
+func (o Office) laterTerm(term int64) (int64, string) {
 	switch {
 	case o.Ack != nil && o.Ack.Term > term:
-		return o.Ack.Term
+		return o.Ack.Term, o.Ack.Node
 	case o.Released != nil && o.Released.Term > term:
-		return o.Released.Term
+		return o.Released.Term, o.Released.Node
 	}
-	return 0
+	return 0, ""
 }
 
 // decodeOffice reads an office node's data (st its stat) as herald writes
@@ -300,11 +300,11 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 		default:
 			return h.fenceErr(err)
 		}
-		if later := prev.laterTerm(term); later != 0 {
-			if !h.Fence().stillOwns(ctx, h.q.s) {
+		if later, writer := prev.laterTerm(term); later != 0 {
+			if !h.Fence().foreign(ctx, h.q.s, writer) {
 				return fmt.Errorf("%w: term %d of %s already wrote the office, so %s (term %d) is deposed", ErrNotLeader, later, h.q.parent, h.t.name, term)
 			}
-			prev = Office{} // copied from another group (see stillOwns): not this one's
+			prev = Office{} // copied from another group (see foreign): not this one's
 		}
 		next := Office{Herald: 1, Released: prev.Released,
 			Ack: &Ack{Node: h.t.name, ID: h.id, Term: term, Time: time.Now().UTC(), Info: info}}
@@ -442,7 +442,7 @@ func (f Fence) readCheckpoint(ctx context.Context, s *Session) (checkpointRead, 
 	case err != nil:
 		return checkpointRead{}, err
 	}
-	if c, err := decodeCheckpoint(b, st); err == nil && c.Term > f.Term && !f.stillOwns(ctx, s) {
+	if c, err := decodeCheckpoint(b, st); err == nil && c.Term > f.Term && !f.foreign(ctx, s, c.Node) {
 		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the checkpoint, so %s (term %d) is deposed", ErrNotLeader, c.Term, f.Group, f.Node, f.Term)
 	}
 	return checkpointRead{exists: true, version: st.Version}, nil
@@ -455,15 +455,23 @@ func hasSequence(name string) bool {
 	return ok
 }
 
-// stillOwns reports whether f's node, with f's term, exists and owns its
-// group now. A checkpoint naming a later term than an owner's own cannot
-// be this group's then: a node made after ours sorts after it, and never
-// owned while ours existed. It is one copied from another group, or
-// written by hand, and the owner's write replaces it rather than take it
+// foreign reports whether a record naming a later term than f's, written
+// by writer, cannot be this group's: f's node, with f's term, exists and
+// owns the group now, and writer is no node of the group. A node made
+// after ours sorts after it, so it never owned while ours existed; a
+// record it wrote while it is still there is a second owner's (a client
+// that cannot see our node), which deposes us as any later term does.
+// One whose writer is nowhere in the group was copied from another group
+// or written by hand: the owner's write replaces it rather than take it
 // for its deposition (which stopped a live leader's every save).
-func (f Fence) stillOwns(ctx context.Context, s *Session) bool {
-	_, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return s.Conn().Exists(f.Group + "/" + f.Node) })
-	return err == nil && st != nil && st.Czxid == f.Term && f.owns(ctx, s) == nil
+func (f Fence) foreign(ctx context.Context, s *Session, writer string) bool {
+	c := s.Conn()
+	_, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(f.Group + "/" + f.Node) })
+	if err != nil || st == nil || st.Czxid != f.Term || f.owns(ctx, s) != nil {
+		return false
+	}
+	there, _, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(f.Group + "/" + writer) })
+	return err == nil && !there
 }
 
 // owns checks that the fence's node owns its group: the lowest node, or

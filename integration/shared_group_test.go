@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -507,41 +508,40 @@ func writeToHolder(t *testing.T, env *sharedEnv, f kindSpec, write func(*testing
 	awaitEmpty(t, env, group, log)
 }
 
-// checkpointScript logs acq, checkpoints at once (logging "put1 ID
-// STATUS"), and each time $OWN_PUT appears checkpoints again ("put2 ID
-// STATUS"), until $OWN_REL appears. It ignores SIGTERM, so that it outlives
-// its runner's loss of leadership and tries the fenced write as a deposed
-// leader's command would.
+// checkpointScript holds an flock on $OWN_LOCK while it runs (logging
+// "overlap ID 0" when another command holds it), logs acq, checkpoints at
+// once (logging "put1 ID STATUS") and holds until $OWN_REL appears. It
+// ignores SIGTERM, so that only its runner's SIGKILL ends it once the
+// leadership is lost.
 const checkpointScript = `trap '' TERM
+exec 9>>"$OWN_LOCK"
+flock -n 9 || printf 'overlap %s 0\n' "$OWN_ID" >> "$OWN_LOG"
 printf 'acq %s %s\n' "$OWN_ID" "$(date +%s%N)" >> "$OWN_LOG"
 "$HERALD_BIN" checkpoint put "by-$OWN_ID" 2>>"$OWN_ERR"
 printf 'put1 %s %s\n' "$OWN_ID" "$?" >> "$OWN_LOG"
 i=0
 while [ ! -e "$OWN_REL" ] && [ "$i" -lt 3000 ]; do
-	if [ -e "$OWN_PUT" ]; then
-		rm -f "$OWN_PUT"
-		"$HERALD_BIN" checkpoint put "late-$OWN_ID" 2>>"$OWN_ERR"
-		printf 'put2 %s %s\n' "$OWN_ID" "$?" >> "$OWN_LOG"
-	fi
 	sleep 0.02
 	i=$((i+1))
 done
 printf 'rel %s %s\n' "$OWN_ID" "$(date +%s%N)" >> "$OWN_LOG"`
 
+// deposedCheckpoint: an operator deletes the leading runner's node. Its
+// command ignores SIGTERM; the next leader's must not start before the
+// deposed runner's SIGKILL ended it (the flock), and a checkpoint written
+// later with the deposed leader's environment (a process that escaped, a
+// machine thawed) is refused, exit 3, the next leader's checkpoint kept.
 func deposedCheckpoint(t *testing.T, env *sharedEnv) {
 	group := groupPath(t, "job")
 	log := newOwnLog()
-	runner := func(short string) (*cliMember, string, string) {
+	lock := filepath.Join(env.dir, group[strings.LastIndexByte(group, '/')+1:]+".lock")
+	runner := func(short string) (*cliMember, string) {
 		id := newID(short)
 		log.name(id, "herald run")
-		put, errs := filepath.Join(env.dir, id+".put"), filepath.Join(env.dir, id+".err")
-		// A deposed runner stops its command within a sixth of its session
-		// (lossGrace): 12s leaves the deposed command 2s to try its late
-		// checkpoint after the next leader's, where 3s left 500ms, which a
-		// loaded machine sometimes missed.
+		errs := filepath.Join(env.dir, id+".err")
 		m := newCLIMember(t, env, group, id, log, cliOpts{run: true, script: checkpointScript, grace: time.Minute,
-			session: 12 * time.Second, env: []string{"OWN_PUT=" + put, "OWN_ERR=" + errs}})
-		return m, put, errs
+			session: 3 * time.Second, env: []string{"OWN_LOCK=" + lock, "OWN_ERR=" + errs}})
+		return m, errs
 	}
 	putStatus := func(kind, who, errFile string) int64 {
 		t.Helper()
@@ -553,8 +553,8 @@ func deposedCheckpoint(t *testing.T, env *sharedEnv) {
 		}
 		return e.v
 	}
-	r1, put1, err1 := runner("leader")
-	r2, _, err2 := runner("next")
+	r1, err1 := runner("leader")
+	r2, err2 := runner("next")
 
 	r1.start()
 	if st := putStatus("put1", r1.id, err1); st != 0 {
@@ -562,6 +562,11 @@ func deposedCheckpoint(t *testing.T, env *sharedEnv) {
 	}
 	r2.start()
 	q := awaitQueue(t, env.probe, group, 2, 15*time.Second, log)
+	_, st, err := env.probe.Get(group + "/" + q[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1.releasing.Store(true) // deposed, it exits 3 once its command is dead
 	deposed := wallNow()
 	if err := env.probe.Delete(group+"/"+q[0], -1); err != nil {
 		t.Fatalf("delete the leader's node %s: %v", q[0], err)
@@ -573,20 +578,20 @@ func deposedCheckpoint(t *testing.T, env *sharedEnv) {
 	if e, _ := firstEvent(evs, "acq", r2.id); e.v < deposed {
 		t.Fatalf("the next leader's command started at %s, before the leader was deposed at %s\n%s", log.at(e.v), log.at(deposed), log.timeline(evs))
 	}
-	if err := os.WriteFile(put1, nil, 0o644); err != nil {
-		t.Fatal(err)
+	if hasEvent(evs, "overlap", r2.id) {
+		t.Fatalf("the next leader's command started while the deposed one still ran\n%s", log.timeline(evs))
 	}
-	if st := putStatus("put2", r1.id, err1); st != 3 {
-		t.Fatalf("the deposed leader's command checkpointed with exit status %d after the next leader did; want 3 (rejected)", st)
+	late := exec.Command(env.bin, "checkpoint", "put", "late-"+r1.id)
+	late.Env = cliEnv("HERALD_ELECTION="+group, "HERALD_NODE="+q[0], "HERALD_TERM="+strconv.FormatInt(st.Czxid, 10),
+		"HERALD_ID="+r1.id, "HERALD_ZK="+env.connect)
+	out, _ := late.CombinedOutput()
+	if code := late.ProcessState.ExitCode(); code != 3 {
+		t.Fatalf("a checkpoint with the deposed leader's environment after the next leader's: exit %d, want 3 (rejected):\n%s", code, out)
 	}
 	s := session(t, env.addrs)
 	cp, err := elect.ReadCheckpoint(ctxFor(t, 10*time.Second), s, group)
 	if err != nil || string(cp.Data) != "by-"+r2.id {
 		t.Fatalf("checkpoint = %q, %v; want by-%s (the deposed leader's late write rejected)", cp.Data, err, r2.id)
-	}
-	r1.releasing.Store(true)
-	if err := os.WriteFile(r1.relFile, nil, 0o644); err != nil {
-		t.Fatal(err)
 	}
 	if code, ok := r1.waitExit(15 * time.Second); !ok || code != 3 {
 		t.Fatalf("deposed runner: exited %v, code %d; want exit status 3\n%s", ok, code, lastBytes(r1.out.String()))
