@@ -102,12 +102,7 @@ func (o holding) release() {
 // child's exit code (as an *exitError when not 0), or exitNotLeader when
 // ownership was lost and the child had to be stopped.
 func (a *app) holdAndRun(ctx context.Context, o holding) error {
-	if !a.awaitGuard(ctx, o) {
-		o.ann = nil
-		o.release()
-		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
-	}
-	if !a.awaitPredecessor(ctx, o) {
+	if !a.awaitGuard(ctx, o) || !a.awaitPredecessor(ctx, o) {
 		o.ann = nil
 		o.release()
 		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
