@@ -1,11 +1,9 @@
 package elect_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,29 +69,7 @@ func TestFrozenWaiterNeverOwnsAfterItsSessionExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), frozenWaiterEnv+"="+strings.Join(addrs, ",")+" "+g)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	lines := make(chan string, 4)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	lines, cmd := startTestChild(t, frozenWaiterEnv+"="+strings.Join(addrs, ",")+" "+g)
 	next := func(what string) string {
 		t.Helper()
 		select {

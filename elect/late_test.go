@@ -156,8 +156,28 @@ func TestObserverSaysWhenItSawAChangeLate(t *testing.T) {
 // binary, killed when the test ends, and streams its changes.
 func startLateObserver(t *testing.T, spec string) (<-chan elect.Change, *exec.Cmd) {
 	t.Helper()
+	lines, cmd := startTestChild(t, lateChildEnv+"="+spec)
+	ch := make(chan elect.Change, 16)
+	go func() {
+		defer close(ch)
+		for l := range lines {
+			var c elect.Change
+			if json.Unmarshal([]byte(l), &c) == nil {
+				ch <- c
+			}
+		}
+	}()
+	return ch, cmd
+}
+
+// startTestChild runs the test binary as a child process with env set
+// (one of the child modes TestMain knows), killed (and continued first,
+// should the test have stopped it) when the test ends, and streams its
+// standard output's lines.
+func startTestChild(t *testing.T, env string) (<-chan string, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), lateChildEnv+"="+spec)
+	cmd.Env = append(os.Environ(), env)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -171,16 +191,13 @@ func startLateObserver(t *testing.T, spec string) (<-chan elect.Change, *exec.Cm
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	ch := make(chan elect.Change, 16)
+	lines := make(chan string, 16)
 	go func() {
-		defer close(ch)
+		defer close(lines)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			var c elect.Change
-			if json.Unmarshal(sc.Bytes(), &c) == nil {
-				ch <- c
-			}
+			lines <- sc.Text()
 		}
 	}()
-	return ch, cmd
+	return lines, cmd
 }
