@@ -41,10 +41,12 @@ or standing by, and its next event is a snapshot showing another owner or
 none) is given as the last time the owner was seen holding, marked
 "until ≥" with END "not seen"; a start first seen in a snapshot is marked
 "from ≤"; HELD FOR is then "≥", a lower bound. Several --audit logs (one per
-bridge) are merged into one history, each event id counted once. From NATS
-or Kafka, an owner the events leave holding is checked against the owners
-view and the bridges' heartbeats: one no bridge confirms now (its bridge
-stopped or went silent) is "open, last confirmed <time>", not "holding".
+bridge) are merged into one history, each event id counted once. An owner
+the events leave holding is checked against the bridges' heartbeats (from
+NATS or Kafka, with the owners view; from audit logs, the heartbeat each
+bridge keeps beside its log, LOG.heartbeat): one no bridge confirms now (its
+bridge stopped, stood by or went silent) is "open, last confirmed <time>",
+not "holding".
 
 --html FILE and --svg FILE draw the same history as a timeline, one bar per
 tenure labelled with its owner and term, gaps and stretches nobody observed
