@@ -2,7 +2,6 @@ package elect
 
 import (
 	"context"
-	"errors"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -36,13 +35,6 @@ func (h *Handle) PredecessorReleased(ctx context.Context) (bool, error) {
 	if r := decodeMarkRelease(data); r != nil && r.Node == p {
 		return true, nil
 	}
-	data, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.full(OfficeNode)) })
-	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	o, ok := decodeOffice(data, st)
-	return ok && o.Released != nil && o.Released.Node == p, nil
+	o, ok, err := ReadOffice(ctx, h.q.s, h.q.parent)
+	return err == nil && ok && o.Released != nil && o.Released.Node == p, err
 }
