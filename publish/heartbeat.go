@@ -168,9 +168,10 @@ func BridgeKey(source string) string {
 
 // HeartbeatSink is implemented by sinks that keep current values (JetStream,
 // Kafka), and by the audit log, which keeps its bridge's latest heartbeat
-// beside it so that its reader can judge the owners it leaves holding. A bridge writes its heartbeats with it directly, beside the
-// pipeline; it must be safe to call concurrently with Write, and after
-// Connect succeeded once.
+// beside it so that its reader can judge the owners it leaves holding. A
+// bridge writes its heartbeats with it directly, beside the pipeline; it
+// must be safe to call concurrently with Write, and after Connect
+// succeeded once.
 type HeartbeatSink interface {
 	Sink
 	WriteHeartbeat(ctx context.Context, h Heartbeat) error
