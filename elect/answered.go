@@ -115,6 +115,16 @@ func (s *Session) heardLately() bool {
 	return !a.IsZero() && time.Since(a) < s.timeout/2
 }
 
+// unheardPastTimeout reports whether ZooKeeper has answered nothing the
+// session sent within its whole timeout, as after the process stalled
+// that long: the servers, which expire a session they have not heard
+// from for the timeout, have then expired it, and a deletion of its
+// node read now is most likely that expiry's.
+func (s *Session) unheardPastTimeout() bool {
+	a := s.Answered()
+	return !a.IsZero() && time.Since(a) >= s.timeout
+}
+
 // noteAnswered moves Answered forward to at (unix ns).
 func (s *Session) noteAnswered(at int64) {
 	for {

@@ -17,8 +17,8 @@ import (
 const frozenWaiterEnv = "HERALD_TEST_FROZEN_WAITER"
 
 // frozenWaiter queues for a lock on a 2 s session and prints "queued",
-// then "owned" or "error <why>" as Acquire returns, then waits to be
-// killed.
+// then "owned" or "error <why>" as Acquire returns; once it owned, "lost
+// <reason>" when its handle ends. Then it waits to be killed.
 func frozenWaiter(spec string) int {
 	servers, group, ok := strings.Cut(spec, " ")
 	if !ok {
@@ -42,6 +42,8 @@ func frozenWaiter(spec string) int {
 		fmt.Println("error", err)
 	case h.Held():
 		fmt.Println("owned")
+		<-h.Done()
+		fmt.Println("lost", h.Reason())
 	default:
 		fmt.Println("error handle not held:", h.Err())
 	}
@@ -117,5 +119,60 @@ func TestFrozenWaiterNeverOwnsAfterItsSessionExpired(t *testing.T) {
 	}
 	if !h.Held() {
 		t.Errorf("the third lost the lock: %v", h.Err())
+	}
+}
+
+// TestFrozenHolderSaysItsSessionExpired: an owner frozen (SIGSTOP) past
+// its session timeout reads, once thawed, the deletion of its node that
+// the expiry made, before it learns the session is gone. Its handle must
+// end at once (another owner runs), and say why truly: the session
+// expired, not that someone deleted the node.
+func TestFrozenHolderSaysItsSessionExpired(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	made, err := elect.NewLock(session(t, addrs), g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := made.Acquire(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	} else if err := h.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines, cmd := startTestChild(t, frozenWaiterEnv+"="+strings.Join(addrs, ",")+" "+g)
+	next := func(what string) string {
+		t.Helper()
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the frozen holder said nothing about %s within 20s", what)
+		}
+		return ""
+	}
+	for _, want := range []string{"queued", "owned"} {
+		if l := next(want); l != want {
+			t.Fatalf("the holder said %q, want %s", l, want)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	l, err := elect.NewLock(session(t, addrs), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctxT(t, 15*time.Second))
+	if err != nil {
+		t.Fatalf("nobody owned once the frozen holder's session expired: %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := next("its loss"), "lost "+string(elect.ReasonSessionExpired); got != want {
+		t.Errorf("the thawed holder: %q, want %q", got, want)
+	}
+	if !h.Held() {
+		t.Errorf("the new owner lost the lock: %v", h.Err())
 	}
 }

@@ -208,6 +208,9 @@ func (h *Handle) monitor() {
 			return
 		case StateSuspended:
 			if h.q.o.policy == LoseOnSuspend {
+				if s.unheardPastTimeout() {
+					h.lose(ReasonSessionExpired, ErrSessionLost)
+				}
 				h.lose(ReasonSuspended, errors.New("elect: connection to ZooKeeper suspended; ownership given up as the loss policy says"))
 				h.giveBack(ReasonSuspended)
 				return
@@ -228,14 +231,14 @@ func (h *Handle) monitor() {
 		case ev, ok := <-own:
 			own = nil
 			if ok && ev.Type == zk.EventNodeDeleted {
-				h.lose(ReasonDeleted, ErrNodeDeleted)
+				h.loseNode()
 				return
 			}
 		case <-group: // a child joined or left: list again
 			group = nil
 		case <-recheck.C:
 			if st == StateConnected && h.ownGone(changed) {
-				h.lose(ReasonDeleted, ErrNodeDeleted)
+				h.loseNode()
 				return
 			}
 		case <-start:
@@ -245,6 +248,17 @@ func (h *Handle) monitor() {
 			return
 		}
 	}
+}
+
+// loseNode ends ownership because our node is gone. Someone deleted it,
+// unless the session has gone unheard for its whole timeout (the process
+// stalled): then the servers expired it, and the deletion read on thawing
+// is the expiry's, which the client learns of only after.
+func (h *Handle) loseNode() {
+	if h.q.s.unheardPastTimeout() {
+		h.lose(ReasonSessionExpired, ErrSessionLost)
+	}
+	h.lose(ReasonDeleted, ErrNodeDeleted)
 }
 
 // ownGone reads, without a watch, whether our node is gone (false when the
@@ -267,7 +281,7 @@ func (h *Handle) watchOwn(changed <-chan struct{}) (ch <-chan zk.Event, over boo
 	cancel()
 	switch {
 	case err == nil && !ok:
-		h.lose(ReasonDeleted, ErrNodeDeleted)
+		h.loseNode()
 		return nil, true
 	case err == nil:
 		h.learnTerm(st.Czxid)

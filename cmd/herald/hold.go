@@ -143,9 +143,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 			// The watchdog stopped the command while herald was frozen:
 			// ownership went unvouched for, and is likely gone.
 			c.stop(o.plan())
-			o.release()
-			return &exitError{code: exitNotLeader, err: fmt.Errorf("the watchdog stopped the command: herald gave no sign of life for half the session timeout (%v), so it could not vouch for %s; gave it up",
-				o.timeout/2, o.what())}
+			return watchdogStopped(o)
 		}
 		if left := c.sweep(o.plan()); left != nil {
 			a.log.Warn("the command exited leaving processes behind (in its process group, or started apart from it); stopped them (SIGTERM, SIGKILL after --grace) before giving up ownership",
@@ -159,9 +157,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 			// Herald was frozen: the watchdog stopped the command, and
 			// the loss is what herald heard on thawing.
 			c.stop(o.plan())
-			o.release()
-			return &exitError{code: exitNotLeader, err: fmt.Errorf("the watchdog stopped the command: herald gave no sign of life for half the session timeout (%v), so it could not vouch for %s; on waking it found %s lost (%s)",
-				o.timeout/2, o.what(), o.what(), lostWhy(o.h))}
+			return watchdogStopped(o)
 		}
 		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, lossGrace(o.timeout)))
 		code := c.stop(o.plan())
@@ -175,6 +171,27 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		o.release()
 		return codeErr(code)
 	}
+}
+
+// watchdogStopped gives up ownership after the watchdog stopped the
+// command while herald was frozen, and says so. Thawed, herald hears of
+// its loss within moments when the freeze outlived the session: it waits
+// a quarter of the session timeout to give the reason, rather than say
+// only that it gave up what it had already lost.
+func watchdogStopped(o holding) error {
+	t := time.NewTimer(o.timeout / 4)
+	defer t.Stop()
+	select {
+	case <-o.h.Done():
+	case <-t.C:
+	}
+	why := "gave it up"
+	if !o.h.Held() {
+		why = fmt.Sprintf("on waking it found %s lost (%s)", o.what(), lostWhy(o.h))
+	}
+	o.release()
+	return &exitError{code: exitNotLeader, err: fmt.Errorf("the watchdog stopped the command: herald gave no sign of life for half the session timeout (%v), so it could not vouch for %s; %s",
+		o.timeout/2, o.what(), why)}
 }
 
 // lostWhy says why ownership ended: the reason, or for a step-down the

@@ -188,6 +188,11 @@ func TestRunPausedRunnerIsFenced(t *testing.T) {
 	if out := a.out.String(); !strings.Contains(out, "watchdog stopped the command") {
 		t.Fatalf("deposed runner did not say the watchdog stopped its command:\n%s", out)
 	}
+	// Its node went with its session, which expired while it was frozen:
+	// that is the reason it gives, not that someone deleted the node.
+	if out := a.out.String(); !strings.Contains(out, "lost ("+string(elect.ReasonSessionExpired)+")") {
+		t.Fatalf("deposed runner did not say its session expired:\n%s", out)
+	}
 	if b.exited() {
 		t.Fatalf("the new leader exited:\n%s", b.out)
 	}
