@@ -69,7 +69,7 @@ func Events(ctx context.Context, js jetstream.JetStream, group string, opts ...F
 	c, err := r.consumer(ctx)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil, fmt.Errorf("jetstream: no stream %s: start a herald bridge with the JetStream sink first: %w", cfg.stream, err)
+			return nil, fmt.Errorf("jetstream: no stream %s: a herald bridge with the JetStream sink (--nats) makes it when it starts, and again if it was deleted; start or restart one, or check the NATS URL and the stream name: %w", cfg.stream, err)
 		}
 		return nil, err
 	}

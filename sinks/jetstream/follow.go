@@ -109,7 +109,7 @@ func Follow(ctx context.Context, js jetstream.JetStream, group string, opts ...F
 	kv, err := js.KeyValue(ctx, cfg.bucket)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
-			return nil, fmt.Errorf("jetstream: no KV bucket %s: start a herald bridge with the JetStream sink first: %w", cfg.bucket, err)
+			return nil, fmt.Errorf("jetstream: no KV bucket %s: a herald bridge with the JetStream sink (--nats) makes it when it starts, and again if it was deleted; start or restart one, or check the NATS URL and the bucket name: %w", cfg.bucket, err)
 		}
 		return nil, fmt.Errorf("jetstream: open KV bucket %s: %w", cfg.bucket, err)
 	}

@@ -128,6 +128,11 @@ func TestFollowNoBucket(t *testing.T) {
 	if !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Fatalf("missing bucket: %v", err)
 	}
+	// Whether no bridge ever ran or one ran and the bucket was deleted,
+	// the reader is told what makes the bucket.
+	if !strings.Contains(err.Error(), "makes it when it starts, and again if it was deleted") {
+		t.Errorf("missing bucket: %v; want it to say what makes the bucket", err)
+	}
 }
 
 // TestFollowResumesAfterRestart: the watch comes back by itself after the
