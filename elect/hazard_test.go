@@ -42,7 +42,7 @@ func TestHazard(t *testing.T) {
 		{"herald election, then a Curator semaphore lease", []string{herald(DialectCuratorLatch, RecipeElection, 0), curator("lease-", 1)}, []string{"Curator lease", "groups of their own"}},
 		{"empty", nil, nil},
 	} {
-		got, node := hazardBy(parseChildren(c.queue))
+		got, node := hazardBy(parseChildren(c.queue, 100))
 		if (got == "") != (node == "") || node != "" && !strings.Contains(got, node) {
 			t.Errorf("%s: hazard %q names node %q", c.name, got, node)
 		}

@@ -67,23 +67,36 @@ type entry struct {
 }
 
 // parseChildren keeps the children whose names end in a sequence, ordered
-// lowest first. Others (herald's own state nodes, foreign clutter) are
-// ignored, never an error.
-func parseChildren(children []string) []entry {
+// lowest (oldest) first; cversion is the group's child version read with
+// them. Others (herald's own state nodes, foreign clutter) are ignored,
+// never an error.
+func parseChildren(children []string, cversion int32) []entry {
 	out := make([]entry, 0, len(children))
 	for _, c := range children {
 		if seq, ok := ParseSequence(c); ok {
 			out = append(out, entry{name: c, seq: seq})
 		}
 	}
-	sortEntries(out)
+	sortEntries(out, cversion)
 	return out
 }
 
-func sortEntries(es []entry) {
+// sortEntries orders es oldest first by their distance behind the group's
+// counter. ZooKeeper gives a sequential node the parent's child version
+// (cversion) as its sequence and then bumps it, so every node a
+// sequential create made is behind the counter by less than 2^31; a
+// sequence the counter has not reached (a name made by hand) comes after
+// them all. Measured from the counter the order is total and the same for
+// every reader of the same listing, across a wrap of the counter too.
+// SeqLess between each pair is not total once a name made by hand carries
+// a sequence 2^31 or more from the others (A < B < X < A), and the lowest
+// node then depended on the order of the listing: two waiters could each
+// find themselves lowest.
+func sortEntries(es []entry, cversion int32) {
+	behind := func(seq int32) int32 { return int32(uint32(cversion) - uint32(seq)) }
 	sort.Slice(es, func(i, j int) bool {
-		if es[i].seq != es[j].seq {
-			return SeqLess(es[i].seq, es[j].seq)
+		if bi, bj := behind(es[i].seq), behind(es[j].seq); bi != bj {
+			return bi > bj
 		}
 		return es[i].name < es[j].name
 	})

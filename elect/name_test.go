@@ -36,7 +36,7 @@ func TestParseSequence(t *testing.T) {
 
 func TestOrderAcrossWrap(t *testing.T) {
 	names := []string{"n_-2147483647", "n_2147483646", "n_-2147483648", "n_2147483647", "junk", "n_-000000002"}
-	es := parseChildren(names)
+	es := parseChildren(names, -2147483646) // n_-000000002: past the counter, last
 	var got []string
 	for _, e := range es {
 		got = append(got, e.name)
@@ -44,6 +44,39 @@ func TestOrderAcrossWrap(t *testing.T) {
 	want := []string{"n_2147483646", "n_2147483647", "n_-2147483648", "n_-2147483647", "n_-000000002"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("order across the wrap:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestOrderWithAFarSequenceIsTotal: a name made by hand whose sequence is
+// 2^31 or more from the queue's made the pairwise order circular (A < B <
+// X < A), and which node came first depended on the order ZooKeeper
+// listed them in: two waiters could each find themselves lowest. Measured
+// from the group's counter, every order of the same listing gives one
+// queue: a sequence behind the counter by more than the queue's sorts
+// first, one the counter has not reached last.
+func TestOrderWithAFarSequenceIsTotal(t *testing.T) {
+	a, b := "n_0000000000", "n_0000000003"
+	far := int32(3)
+	far += 1<<31 - 1 // 2^31-1 after b: the walk's A < B < X < A
+	for _, c := range []struct {
+		x     int32
+		first bool
+	}{{far, false}, {1 << 30, false}, {4, false}, {-5, true}, {far + 10, true}} {
+		x := "x_" + FormatSequence(c.x)
+		names := []string{a, b, x}
+		want := fmt.Sprint([]string{a, b, x})
+		if c.first {
+			want = fmt.Sprint([]string{x, a, b})
+		}
+		for _, perm := range [][3]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
+			var got []string
+			for _, e := range parseChildren([]string{names[perm[0]], names[perm[1]], names[perm[2]]}, 4) {
+				got = append(got, e.name)
+			}
+			if fmt.Sprint(got) != want {
+				t.Errorf("%s (the counter at 4), listed as %v: the queue is %v, want %s", x, perm, got, want)
+			}
+		}
 	}
 }
 
@@ -81,9 +114,9 @@ func FuzzParseName(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string) {
 		// Reading the name as every foreign client would, beside others,
 		// never fails; a name beside itself is never a hazard.
-		_ = hazard(parseChildren([]string{"_c_5b3e1f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-lock-0000000001", name, "9f8e__lock__0000000002"}))
+		_ = hazard(parseChildren([]string{"_c_5b3e1f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-lock-0000000001", name, "9f8e__lock__0000000002"}, 3))
 		_, _, _ = blindTo([]string{name, "_c_5b3e1f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-__READ__0000000003"}, "_c_0100000a-20d7-0001-0000-000168726c6c-lock-0000000000", nil)
-		if h := hazard(parseChildren([]string{name})); h != "" {
+		if h := hazard(parseChildren([]string{name}, 0)); h != "" {
 			t.Fatalf("%q alone is a hazard: %s", name, h)
 		}
 		seq, ok := ParseSequence(name)

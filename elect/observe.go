@@ -380,7 +380,7 @@ func (r *reader) goneAsOf(ctx context.Context) int64 {
 // node's) into v. done is false when the owner left before its read. The
 // owner is the lowest node that is not suspect (see suspicion).
 func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch bool) (bool, error) {
-	es := parseChildren(v.children)
+	es := parseChildren(v.children, v.Cversion)
 	owner, blocker := -1, -1
 	for i, e := range es {
 		p := participantFromName(e)

@@ -482,14 +482,18 @@ func (f Fence) foreign(ctx context.Context, s *Session, writer string) bool {
 // Lowest at this listing and still there at the write means owner at the
 // write: sequence numbers only grow, so no lower node can appear.
 func (f Fence) owns(ctx context.Context, s *Session) error {
-	children, err := call(ctx, func() ([]string, error) {
-		c, _, err := s.Conn().Children(f.Group)
-		return c, err
+	type listing struct {
+		c  []string
+		st *zk.Stat
+	}
+	got, err := call(ctx, func() (listing, error) {
+		c, st, err := s.Conn().Children(f.Group)
+		return listing{c, st}, err
 	})
 	if err != nil {
 		return err
 	}
-	es := parseChildren(children)
+	es := parseChildren(got.c, got.st.Cversion)
 	if len(es) > 0 && es[0].name == f.Node {
 		return nil
 	}

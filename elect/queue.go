@@ -419,7 +419,7 @@ func (q *queue) list(ctx context.Context) ([]entry, []string, int32, error) {
 		return nil, nil, 0, unlistable(q.parent, err)
 	}
 	q.noteGroup(got.st)
-	return parseChildren(got.c), got.c, got.st.Version, nil
+	return parseChildren(got.c, got.st.Cversion), got.c, got.st.Version, nil
 }
 
 // unlistable says what a refused listing of group means: a participant
