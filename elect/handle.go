@@ -100,8 +100,10 @@ func (h *Handle) Held() bool {
 //
 // herald does not spend a request on the term while waiting: it comes with
 // the watch every handle sets on its own node as ownership begins, so the
-// first call may wait about one round trip. If ownership ends before the
-// term arrives, Term returns 0, which every fence refuses.
+// first call may wait about one round trip (longer while the connection
+// is down: until it is back or ownership ends). If ownership ends before
+// the term arrives, Term returns 0, which every fence refuses. Checkpoint
+// and Acknowledge wait for it no longer than their context.
 func (h *Handle) Term() int64 {
 	select {
 	case <-h.termKnown:
@@ -288,6 +290,11 @@ func (h *Handle) watchOwn(changed <-chan struct{}) (ch <-chan zk.Event, over boo
 		return ch, false
 	case expired(err):
 		h.lose(ReasonSessionExpired, ErrSessionLost)
+		return nil, true
+	case errors.Is(err, zk.ErrNoAuth):
+		h.lose(ReasonUnreadable, fmt.Errorf("elect: the ACL of %s does not let this session READ it, so ZooKeeper would not tell it that the node went (and its term is unknown); gave ownership up: grant the session READ in the nodes' ACL (elect.WithACL): %w",
+			h.NodePath(), err))
+		h.giveBack(ReasonUnreadable)
 		return nil, true
 	}
 	return nil, false // the state changed meanwhile: the loop looks again

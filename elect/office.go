@@ -281,7 +281,7 @@ func (q *queue) deleteRecorded(ctx context.Context, name string, rec *Release, o
 // not by itself mean its owner knows it leads). Observers turn it into
 // leader.ready. info is free text (e.g. the child command's pid).
 func (h *Handle) Acknowledge(ctx context.Context, info string) error {
-	term, err := h.heldTerm()
+	term, err := h.heldTerm(ctx)
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 			return h.fenceErr(err)
 		}
 		if later, writer := prev.laterTerm(term); later != 0 {
-			if !h.Fence().foreign(ctx, h.q.s, writer) {
+			if !h.fenceAt(term).foreign(ctx, h.q.s, writer) {
 				return fmt.Errorf("%w: term %d of %s already wrote the office, so %s (term %d) is deposed", ErrNotLeader, later, h.q.parent, h.t.name, term)
 			}
 			prev = Office{} // copied from another group (see foreign): not this one's
@@ -330,16 +330,24 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 // with ErrNotLeader once we are deposed. The next owner reads it with
 // ReadCheckpoint and resumes from there.
 func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
-	if _, err := h.heldTerm(); err != nil {
+	term, err := h.heldTerm(ctx)
+	if err != nil {
 		return err
 	}
-	return h.Fence().Checkpoint(ctx, h.q.s, data)
+	return h.fenceAt(term).Checkpoint(ctx, h.q.s, data)
 }
 
 // heldTerm is our term while we own, and ErrNotLeader once ownership has
 // ended, including when it ended before the term was learned (Term is 0):
-// no record then carries a term of 0.
-func (h *Handle) heldTerm() (int64, error) {
+// no record then carries a term of 0. It waits for the term (see Term) no
+// longer than ctx.
+func (h *Handle) heldTerm(ctx context.Context) (int64, error) {
+	select {
+	case <-h.termKnown:
+	case <-h.done:
+	case <-ctx.Done():
+		return 0, fmt.Errorf("elect: the term of %s is not known yet (the read of its node has not been answered; the connection may be down): %w", h.t.name, ctx.Err())
+	}
 	t := h.Term()
 	if t == 0 || !h.Held() {
 		return 0, fmt.Errorf("%w: %s no longer owns %s (%s)", ErrNotLeader, h.t.name, h.q.parent, h.Reason())
@@ -359,8 +367,10 @@ type Fence struct {
 }
 
 // Fence returns the handle's fence.
-func (h *Handle) Fence() Fence {
-	return Fence{Group: h.q.parent, Node: h.t.name, ID: h.id, Term: h.Term()}
+func (h *Handle) Fence() Fence { return h.fenceAt(h.Term()) }
+
+func (h *Handle) fenceAt(term int64) Fence {
+	return Fence{Group: h.q.parent, Node: h.t.name, ID: h.id, Term: term}
 }
 
 // Validate says what is wrong with a fence taken from the environment.

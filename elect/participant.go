@@ -73,6 +73,10 @@ const (
 	// ReasonTwoOwners: an owner stepped down because a client joined that
 	// cannot read its node (see WatchForHazards).
 	ReasonTwoOwners Reason = "two owners possible"
+	// ReasonUnreadable: the owner's node has an ACL (WithACL) that does not
+	// let its own session READ it. ZooKeeper would not tell it of the
+	// node's deletion, so it gave ownership up as it began.
+	ReasonUnreadable Reason = "own node unreadable"
 )
 
 // ChangeKind is what an observed change is.

@@ -195,9 +195,10 @@ func watchdogStopped(o holding) error {
 }
 
 // lostWhy says why ownership ended: the reason, or for a step-down the
-// whole story (who joined, and the dialect that would share the group).
+// whole story (who joined, and the dialect that would share the group),
+// and for a node the owner may not read, what to grant.
 func lostWhy(h *elect.Handle) string {
-	if errors.Is(h.Err(), elect.ErrUnsafeGroup) {
+	if errors.Is(h.Err(), elect.ErrUnsafeGroup) || h.Reason() == elect.ReasonUnreadable {
 		return h.Err().Error()
 	}
 	return string(h.Reason())
