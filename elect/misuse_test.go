@@ -251,3 +251,34 @@ func TestPrefixWithAnotherDialectIsRefused(t *testing.T) {
 		t.Errorf("a prefix with the classic dialect: %v", err)
 	}
 }
+
+// TestReadsOnAClosedSessionSaySo: a one-shot read on a session the caller
+// closed said "ZooKeeper unreachable ... try again", which no retry can
+// mend; it now says the session is closed, as Acquire does.
+func TestReadsOnAClosedSessionSaySo(t *testing.T) {
+	addrs, g, ctx := sharedAddrs(t), groupPath(t), ctxT(t, 30*time.Second)
+	s := session(t, addrs)
+	l, err := elect.NewLock(s, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := l.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	} else if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reads := map[string]func() error{
+		"Holder":         func() error { _, err := l.Holder(ctx); return err },
+		"ReadGroup":      func() error { _, err := elect.ReadGroup(ctx, s, g); return err },
+		"ReadCheckpoint": func() error { _, err := elect.ReadCheckpoint(ctx, s, g); return err },
+	}
+	for name, read := range reads {
+		err := read()
+		if !errors.Is(err, elect.ErrSessionClosed) || errors.Is(err, elect.ErrUnreachable) {
+			t.Errorf("%s on a closed session: %v; want %v", name, err, elect.ErrSessionClosed)
+		}
+	}
+}

@@ -134,6 +134,9 @@ func catchUp(ctx context.Context, s *Session, p string) error {
 	switch {
 	case err == nil:
 		return nil
+	case s.gone() != nil:
+		// Closed or expired: no retry reads anything on this session.
+		return fmt.Errorf("elect: reading %s: %w", p, s.gone())
 	case connLoss(err):
 		return fmt.Errorf("%w: catching up with the ZooKeeper leader before reading %s, the connection was lost (%v); a server cut off from the leader drops its clients: try again, or another server",
 			ErrUnreachable, p, err)
