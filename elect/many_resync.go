@@ -207,5 +207,9 @@ func (m *Many) Settle(ctx context.Context) bool {
 			break
 		}
 	}
-	return true
+	// Nothing was pending, or all of it was read: the barrier holds
+	// unless Many ended, after which nothing more reaches Changes.
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !m.ended
 }

@@ -325,3 +325,24 @@ func TestManySettle(t *testing.T) {
 		}
 	}
 }
+
+// TestManySettleAfterTheEnd: once Many has ended nothing more reaches
+// Changes, so Settle cannot say the observers caught up; it said so when
+// no group was pending, and a bridge would have confirmed its values on it.
+func TestManySettleAfterTheEnd(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	mctx, cancel := context.WithCancel(ctx)
+	m, err := elect.ObserveMany(mctx, session(t, sharedAddrs(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(groupPath(t)); err != nil {
+		t.Fatal(err)
+	}
+	<-m.Changes() // the snapshot: nothing pending now
+	cancel()
+	<-m.Done()
+	if m.Settle(ctx) {
+		t.Error("Settle after Many ended: true; want false")
+	}
+}
