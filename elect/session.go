@@ -195,33 +195,18 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 	if err != nil {
 		return nil, fmt.Errorf("elect: connect: %w", err)
 	}
+	// The client's event loop runs already, and onState reads these
+	// under s.mu.
+	s.mu.Lock()
 	s.conn = conn
-	t := time.NewTimer(o.attemptTimeout)
-	defer t.Stop()
-	// No session yet: the client's Close waits a second for an answer to
-	// its close request that no server will send, so it closes behind
-	// the caller, who was promised the connect timeout.
-	select {
-	case <-first:
-		s.opened.Store(true)
-	case err := <-s.tlsFailed:
-		go conn.Close()
+	s.mu.Unlock()
+	if err := s.awaitFirst(ctx, first, o.attemptTimeout); err != nil {
 		return nil, err
-	case <-t.C:
-		go conn.Close()
-		if e := s.dialErr.Load(); e != nil {
-			return nil, fmt.Errorf("no server answered within %v: %w", o.attemptTimeout, *e)
-		}
-		return nil, errors.New("no server answered within " + o.attemptTimeout.String())
-	case <-ctx.Done():
-		go conn.Close()
-		if e := s.dialErr.Load(); e != nil {
-			return nil, fmt.Errorf("%w; the last dial: %v", ctx.Err(), *e)
-		}
-		return nil, ctx.Err()
 	}
 	granted := time.Duration(s.granted.Load()) * time.Millisecond
+	s.mu.Lock()
 	s.timeout = granted
+	s.mu.Unlock()
 	if granted != o.timeout && !o.acceptNegotiated {
 		conn.Close()
 		return nil, fmt.Errorf("%w: asked for %v, the server granted %v (it bounds timeouts by its minSessionTimeout/maxSessionTimeout, by default 2 and 20 ticks); ask for %v or change the server's limits",
@@ -243,6 +228,35 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 	s.acl = o.acl
 	s.id.Store(conn.SessionID())
 	return s, nil
+}
+
+// awaitFirst waits for the connection's first session (first closed), at
+// most attempt. With no session yet, the client's Close waits a second for
+// an answer to its close request that no server will send, so on failure
+// it closes behind the caller, who was promised the connect timeout.
+func (s *Session) awaitFirst(ctx context.Context, first <-chan struct{}, attempt time.Duration) error {
+	t := time.NewTimer(attempt)
+	defer t.Stop()
+	select {
+	case <-first:
+		s.opened.Store(true)
+		return nil
+	case err := <-s.tlsFailed:
+		go s.conn.Close()
+		return err
+	case <-t.C:
+		go s.conn.Close()
+		if e := s.dialErr.Load(); e != nil {
+			return fmt.Errorf("no server answered within %v: %w", attempt, *e)
+		}
+		return errors.New("no server answered within " + attempt.String())
+	case <-ctx.Done():
+		go s.conn.Close()
+		if e := s.dialErr.Load(); e != nil {
+			return fmt.Errorf("%w; the last dial: %v", ctx.Err(), *e)
+		}
+		return ctx.Err()
+	}
 }
 
 // DefaultACL is the ACL of the nodes herald creates on this session when a
