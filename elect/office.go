@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -256,7 +257,7 @@ func (q *queue) deleteRecorded(ctx context.Context, name string, rec *Release, o
 		if office.Load() {
 			ops = append(ops, &zk.SetDataRequest{Path: q.full(OfficeNode), Data: data, Version: -1})
 		} else {
-			ops = append(ops, &zk.CreateRequest{Path: q.full(OfficeNode), Data: data, Acl: q.o.acl})
+			ops = append(ops, &zk.CreateRequest{Path: q.full(OfficeNode), Data: data, Acl: q.sideACL(ctx)})
 		}
 		res, err := multi(ctx, conn, ops...)
 		switch {
@@ -309,7 +310,7 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 		next := Office{Herald: 1, Released: prev.Released,
 			Ack: &Ack{Node: h.t.name, ID: h.id, Term: term, Time: time.Now().UTC(), Info: info}}
 		data, _ := json.Marshal(next)
-		var op any = &zk.CreateRequest{Path: h.q.full(OfficeNode), Data: data, Acl: h.q.o.acl}
+		var op any = &zk.CreateRequest{Path: h.q.full(OfficeNode), Data: data, Acl: h.q.sideACL(ctx)}
 		if exists {
 			op = &zk.SetDataRequest{Path: h.q.full(OfficeNode), Data: data, Version: st.Version}
 		}
@@ -411,9 +412,11 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 		if err != nil {
 			return err
 		}
-		var op any = &zk.CreateRequest{Path: p, Data: rec, Acl: s.DefaultACL()}
+		var op any
 		if cur.exists {
 			op = &zk.SetDataRequest{Path: p, Data: rec, Version: cur.version}
+		} else {
+			op = &zk.CreateRequest{Path: p, Data: rec, Acl: sideACL(ctx, s, f.Group, s.DefaultACL(), s.acl != nil)}
 		}
 		res, err := f.multi(ctx, s, op)
 		switch {
@@ -654,4 +657,41 @@ func multi(ctx context.Context, c *zk.Conn, ops ...any) ([]zk.MultiResponse, err
 // failedAt reports whether op i of a multi failed with want.
 func failedAt(res []zk.MultiResponse, i int, want error) bool {
 	return i < len(res) && errors.Is(res[i].Error, want)
+}
+
+// sideACL is the ACL of a side node (the office, the checkpoint) the queue
+// creates in its group: see sideACL.
+func (q *queue) sideACL(ctx context.Context) []zk.ACL {
+	return sideACL(ctx, q.s, q.parent, q.o.acl, q.o.aclSet || q.s.acl != nil)
+}
+
+// sideACL is the ACL of a side node created in group: acl, and unless it
+// was chosen (chosen: WithACL, WithDefaultACL), every identity the
+// group's own ACL names too, with the permissions it has on the group. An
+// operator who makes a group for several identities (each herald's
+// default ACL lets only its own identity write) so lets every one of them
+// keep the office and the checkpoints, which the first leader's identity
+// alone could write before. It costs a read of the group's ACL, made only
+// when the node is created; should that read fail, acl alone is used.
+func sideACL(ctx context.Context, s *Session, group string, acl []zk.ACL, chosen bool) []zk.ACL {
+	if chosen {
+		return acl
+	}
+	groupACL, err := call(ctx, func() ([]zk.ACL, error) {
+		a, _, err := s.Conn().GetACL(group)
+		return a, err
+	})
+	if err != nil {
+		return acl
+	}
+	out := slices.Clone(acl)
+	for _, g := range groupACL {
+		i := slices.IndexFunc(out, func(a zk.ACL) bool { return a.Scheme == g.Scheme && a.ID == g.ID })
+		if i < 0 {
+			out = append(out, g)
+			continue
+		}
+		out[i].Perms |= g.Perms
+	}
+	return out
 }
