@@ -35,6 +35,9 @@ var (
 		"dur": shortDuration,
 		// class makes a state a CSS class name ("no owner": "no-owner").
 		"class": func(s string) string { return strings.ReplaceAll(s, " ", "-") },
+		// keepAlive is the event stream's keep-alive, in ms, for the
+		// page's watchdog.
+		"keepAlive": func() int64 { return keepAlive.Milliseconds() },
 	}).Parse(pageHTML))
 )
 
@@ -226,13 +229,20 @@ func (b *Bridge) serveJS(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(pageJS)
 }
 
+// keepAlive is how often the event stream says it is alive when nothing
+// changed: a page that hears nothing for a few of these (the bridge's
+// process hung, packets dropped with no reset, so the connection still
+// looks open) greys itself as it does when the stream breaks.
+const keepAlive = 2 * time.Second
+
 // serveEvents is the page's server-sent event stream: "group" with a
 // group's row whenever it may have changed (coalesced, at most every
 // 100 ms), "status" with the headline when it changed, "reload" when the
 // stream fell behind or the reader's place is another process's (the
-// bridge restarted). Each batch ends with a "cursor" event whose id is the
-// reader's place, so that a browser reconnecting on its own (sending it
-// back as Last-Event-ID) resumes there, not where the page started.
+// bridge restarted), and "ping" after keepAlive with nothing else sent.
+// Each batch ends with a "cursor" event whose id is the reader's place, so
+// that a browser reconnecting on its own (sending it back as
+// Last-Event-ID) resumes there, not where the page started.
 func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -252,47 +262,27 @@ func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 			seq, reloadFirst = b.live.current(), true
 		}
 	}
-	send := func(event string, v any) bool {
-		data, err := json.Marshal(v)
-		if err != nil {
-			return false
-		}
-		_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
-		return err == nil
-	}
-	var lastHead []byte
-	var lastCursor string
+	sw := &streamWriter{w: w, b: b}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
+		// Right after the process stalled, what it shows may be long
+		// gone: it says nothing (the page greys itself) until caught up.
+		if !b.caughtUpAfterStall(r.Context()) {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+				continue
+			}
+		}
 		groups, next, reload, wake := b.live.since(seq)
 		seq = next
 		if reloadFirst {
 			reload, reloadFirst = true, false
 		}
-		if reload {
-			if !send("reload", struct{}{}) {
-				return
-			}
-		}
-		now := time.Now()
-		for _, g := range groups {
-			rw, _ := b.rowOf(g, now)
-			if !send("group", rw) {
-				return
-			}
-		}
-		if h, err := json.Marshal(b.headline()); err == nil && string(h) != string(lastHead) {
-			lastHead = h
-			if _, err := fmt.Fprintf(w, "event: status\ndata: %s\n\n", h); err != nil {
-				return
-			}
-		}
-		if c := b.live.cursor(seq); c != lastCursor {
-			lastCursor = c
-			if _, err := fmt.Fprintf(w, "event: cursor\nid: %s\ndata: {}\n\n", c); err != nil {
-				return
-			}
+		if !sw.batch(groups, reload, seq) {
+			return
 		}
 		fl.Flush()
 		select {
@@ -308,6 +298,61 @@ func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
+}
+
+// streamWriter writes one reader's event stream, remembering what it last
+// sent.
+type streamWriter struct {
+	w          http.ResponseWriter
+	b          *Bridge
+	lastHead   []byte
+	lastCursor string
+	lastWrite  time.Time
+}
+
+// send writes one event; false when the reader is gone.
+func (sw *streamWriter) send(event, id string, data []byte) bool {
+	var err error
+	if id != "" {
+		_, err = fmt.Fprintf(sw.w, "event: %s\nid: %s\ndata: %s\n\n", event, id, data)
+	} else {
+		_, err = fmt.Fprintf(sw.w, "event: %s\ndata: %s\n\n", event, data)
+	}
+	sw.lastWrite = time.Now()
+	return err == nil
+}
+
+// batch writes what changed since the last batch: a reload, the groups'
+// rows, the headline, the cursor, or, when none of them for keepAlive, a
+// ping. false when the reader is gone.
+func (sw *streamWriter) batch(groups []string, reload bool, seq uint64) bool {
+	if reload && !sw.send("reload", "", []byte("{}")) {
+		return false
+	}
+	now := time.Now()
+	for _, g := range groups {
+		rw, _ := sw.b.rowOf(g, now)
+		data, err := json.Marshal(rw)
+		if err == nil && !sw.send("group", "", data) {
+			return false
+		}
+	}
+	if h, err := json.Marshal(sw.b.headline()); err == nil && string(h) != string(sw.lastHead) {
+		sw.lastHead = h
+		if !sw.send("status", "", h) {
+			return false
+		}
+	}
+	if c := sw.b.live.cursor(seq); c != sw.lastCursor {
+		sw.lastCursor = c
+		if !sw.send("cursor", c, []byte("{}")) {
+			return false
+		}
+	}
+	if time.Since(sw.lastWrite) >= keepAlive-100*time.Millisecond {
+		return sw.send("ping", "", []byte("{}"))
+	}
+	return true
 }
 
 // serveTimeline is a timeline of the recent window, for one group

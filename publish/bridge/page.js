@@ -8,6 +8,22 @@
   const liveState = document.getElementById("live-state");
   const say = (text) => { if (liveState) liveState.textContent = text; };
 
+  // follow listens to an event stream and calls up() when it is heard
+  // from, down() when it breaks or goes silent: the bridge sends at least
+  // a ping every keep-alive interval, and a hung bridge (or packets
+  // dropped with no reset) keeps the connection open while sending
+  // nothing, so silence for about three intervals counts as down.
+  function follow(es, up, down) {
+    const every = Number(me.dataset.keepalive || 2000);
+    let heard = Date.now(), isUp = true;
+    const alive = () => { heard = Date.now(); if (!isUp) { isUp = true; up(); } };
+    const dead = () => { if (isUp) { isUp = false; down(); } };
+    for (const name of ["group", "status", "cursor", "reload", "ping"]) es.addEventListener(name, alive);
+    es.onopen = alive;
+    es.onerror = dead;
+    setInterval(() => { if (Date.now() - heard > 3 * every + 500) dead(); }, 500);
+  }
+
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -138,10 +154,18 @@
     es.addEventListener("group", (ev) => put(JSON.parse(ev.data)));
     es.addEventListener("status", (ev) => status(JSON.parse(ev.data)));
     es.addEventListener("reload", () => location.reload());
-    // While the stream is down nothing on the page is confirmed: it is
-    // greyed, as stale rows are, until the stream is back.
-    es.onopen = () => { table.classList.remove("interrupted"); say("Updated live."); };
-    es.onerror = () => { table.classList.add("interrupted"); say("Live updates interrupted; reconnecting… the rows may be out of date."); };
+    // While the stream is down or silent nothing on the page is
+    // confirmed: the rows and the bridge's own header are greyed, as stale
+    // rows are, until the stream is heard from again.
+    const bridge = document.getElementById("bridge");
+    const note = document.getElementById("h-interrupted");
+    const mark = (down) => {
+      table.classList.toggle("interrupted", down);
+      if (bridge) bridge.classList.toggle("interrupted", down);
+      if (note) note.hidden = !down;
+    };
+    follow(es, () => { mark(false); say("Updated live."); },
+      () => { mark(true); say("Live updates interrupted; reconnecting… the rows and the bridge's state may be out of date."); });
   }
 
   const tl = document.getElementById("timeline");
@@ -166,7 +190,7 @@
         if (!pending) pending = setTimeout(refresh, 200);
       }
     });
-    es.onopen = () => say("Updated live.");
-    es.onerror = () => say("Live updates interrupted; reconnecting…");
+    follow(es, () => { tl.classList.remove("interrupted"); say("Updated live."); },
+      () => { tl.classList.add("interrupted"); say("Live updates interrupted; reconnecting… what is drawn may be out of date."); });
   }
 })();

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/zkherald/herald/internal/browsertest"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// TestLivePageGreysAHungBridge: a page open on a bridge whose process
+// hangs (SIGSTOP: the connection stays open, nothing comes) greys its rows
+// and the bridge's header and says its updates are interrupted, within a
+// few of the stream's keep-alives; when the bridge runs again the page is
+// live again and shows the owner that took over meanwhile. Before, it
+// said "Updated live." with the gone owner held and the bridge healthy for
+// as long as the hang lasted.
+func TestLivePageGreysAHungBridge(t *testing.T) {
+	zk := zktest.Shared(t)
+	g := uniq(t)
+	_, held := heldLock(t, zk.Addrs(), g)
+	b := start(t, nil, "bridge", "--zk", zk.ConnectString(), "--session-timeout", "30s", "--watch", g,
+		"--audit", filepath.Join(t.TempDir(), "audit.log"), "--http", "127.0.0.1:0")
+	addr := waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
+	ctx := browsertest.New(t, 120*time.Second)
+	eval := func(js string) string {
+		var s string
+		_ = chromedp.Run(ctx, chromedp.Evaluate(js, &s))
+		return s
+	}
+	sel := fmt.Sprintf(`tr[data-group=%q]`, g)
+	if err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(sel, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		return eval(fmt.Sprintf(`[document.getElementById("live-state").textContent,
+			document.getElementById("groups").className, document.getElementById("bridge").className,
+			(document.getElementById("h-interrupted") || {hidden: true}).hidden ? "" : "note",
+			document.querySelector('%s').textContent].join("|")`, sel))
+	}
+	interrupted := func(s string) bool {
+		f := strings.Split(s, "|")
+		return len(f) == 5 && strings.Contains(f[0], "interrupted") && strings.Contains(f[1], "interrupted") &&
+			strings.Contains(f[2], "interrupted") && f[3] == "note"
+	}
+	// Live and quiet for longer than the watchdog's limit: the keep-alive
+	// holds the page live.
+	time.Sleep(8 * time.Second)
+	if s := state(); interrupted(s) || !strings.HasPrefix(s, "Updated live.") {
+		t.Fatalf("a running bridge with nothing changing: the page reads %q", s)
+	}
+
+	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT)
+	stopped := time.Now()
+	if err := held.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, next := heldLock(t, zk.Addrs(), g)
+	if err := waitFor(12*time.Second, func() bool { return interrupted(state()) }); err != nil {
+		t.Fatalf("%v into the hang, the page reads %q; want rows and header greyed, updates said interrupted", time.Since(stopped).Round(time.Second), state())
+	}
+	t.Logf("greyed %v into the hang", time.Since(stopped).Round(100*time.Millisecond))
+
+	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(15*time.Second, func() bool {
+		s := state()
+		return !interrupted(s) && strings.HasPrefix(s, "Updated live.") && strings.Contains(s, next.Node())
+	}); err != nil {
+		t.Fatalf("after the hang, the page reads %q; want it live again, with %s", state(), next.Node())
+	}
+	if s := state(); strings.Contains(s, "interrupted") {
+		t.Fatalf("after the hang, the page still marked: %q", s)
+	}
+}
