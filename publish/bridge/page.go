@@ -381,7 +381,7 @@ func (b *Bridge) serveTimeline(w http.ResponseWriter, r *http.Request) {
 	held := map[string]string{}
 	for _, g := range b.matching(match) {
 		rw, ok := b.rowOf(g, now)
-		if !ok || rw.Node == "" || rw.State == "stale" || rw.State == "unknown" || rw.State == "pending" {
+		if !ok || rw.Node == "" || !ownerCurrent(rw.State) {
 			continue
 		}
 		held[g] = rw.Node
@@ -411,6 +411,17 @@ func (b *Bridge) serveTimeline(w http.ResponseWriter, r *http.Request) {
 	if err := pageTmpl.ExecuteTemplate(w, "timeline", data); err != nil {
 		b.log.Warn("timeline page", "err", err)
 	}
+}
+
+// ownerCurrent reports whether a row in state shows its owner as read
+// now, not only as last seen (stale, unknown, pending, unreadable): only
+// such an owner is drawn as holding now.
+func ownerCurrent(state string) bool {
+	switch state {
+	case "ready", "held", "suspect", "unsafe":
+		return true
+	}
+	return false
 }
 
 // matching lists the observed groups match accepts.

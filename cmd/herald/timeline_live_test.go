@@ -1,0 +1,67 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// holdingNow reports whether a timeline (its page, or the SVG alone)
+// draws or lists node's tenure as holding now.
+func holdingNow(body, node string) bool {
+	for _, part := range regexp.MustCompile(`<tr|<title`).Split(body, -1) {
+		if strings.Contains(part, node) && strings.Contains(part, "holding now") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTimelineOfUnreadableGroupHoldsNobodyNow: a group the bridge may no
+// longer read (an ACL that refuses it READ) is "unreadable" on the page,
+// its owner only the last one seen; its timeline must not draw that owner
+// as holding now, gone as it may be. Before, it did, long after the owner
+// had gone.
+func TestTimelineOfUnreadableGroupHoldsNobodyNow(t *testing.T) {
+	zkFl := zkFlags(t)
+	openTestRoot(t)
+	root := uniq(t)
+	g := root + "/g"
+	conn := rawZK(t)
+	if _, err := conn.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	holder := start(t, nil, append(zkFl, "lock", "--lock", g, "--id", "h1", "--", "sleep", "120")...)
+	holder.waitOutput(t, "lock acquired", 20*time.Second)
+	b := start(t, nil, append(zkFl, "bridge", "--discover", root, "--resync", "2s", "--http", "127.0.0.1:0",
+		"--audit", filepath.Join(t.TempDir(), "audit.log"))...)
+	addr := waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
+	children, _, err := conn.Children(g)
+	if err != nil || len(children) != 1 {
+		t.Fatalf("the lock's nodes: %v, %v", children, err)
+	}
+	node := children[0]
+	timeline := func() string { return httpGet(t, "http://"+addr+"/timeline?group="+g) }
+	if err := waitFor(20*time.Second, func() bool { return holdingNow(timeline(), node) }); err != nil {
+		t.Fatalf("the timeline never drew h1 holding now:\n%s", timeline())
+	}
+	if _, err := conn.SetACL(g, zk.DigestACL(zk.PermAll, "alice", "secret"), -1); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = conn.SetACL(g, zk.WorldACL(zk.PermAll), -1) })
+	if err := waitFor(20*time.Second, func() bool { return strings.Contains(httpGet(t, "http://"+addr+"/"), "state state-unreadable") }); err != nil {
+		t.Fatalf("the group never unreadable on the page:\n%s", httpGet(t, "http://"+addr+"/"))
+	}
+	_ = syscall.Kill(-holder.cmd.Process.Pid, syscall.SIGKILL)
+	time.Sleep(3 * time.Second) // h1's session (1 s) has ended
+	for _, p := range []string{"/timeline?group=" + g, "/timeline.svg?group=" + g} {
+		if body := httpGet(t, "http://"+addr+p); holdingNow(body, node) {
+			t.Errorf("%s of the unreadable group draws h1, gone, as holding now:\n%s", p, body)
+		}
+	}
+}
