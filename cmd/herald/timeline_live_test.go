@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"io"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -9,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 // holdingNow reports whether a timeline (its page, or the SVG alone)
@@ -63,5 +68,59 @@ func TestTimelineOfUnreadableGroupHoldsNobodyNow(t *testing.T) {
 		if body := httpGet(t, "http://"+addr+p); holdingNow(body, node) {
 			t.Errorf("%s of the unreadable group draws h1, gone, as holding now:\n%s", p, body)
 		}
+	}
+}
+
+// TestTimelineAfterStallWaitsToCatchUp: a timeline asked for while the
+// bridge's process is stopped, and served as it runs again, waits (as "/"
+// does) until the bridge has heard what changed meanwhile, or draws nobody
+// as holding now: never the owner released during the stall. Before, it
+// drew that owner holding now while "/" named the new one.
+func TestTimelineAfterStallWaitsToCatchUp(t *testing.T) {
+	zk := zktest.Shared(t)
+	g := uniq(t)
+	_, held := heldLock(t, zk.Addrs(), g)
+	b := start(t, nil, "bridge", "--zk", zk.ConnectString(), "--session-timeout", "20s", "--watch", g,
+		"--audit", filepath.Join(t.TempDir(), "audit.log"), "--http", "127.0.0.1:0")
+	addr := waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
+	base := "http://" + addr
+	if err := waitFor(20*time.Second, func() bool { return holdingNow(httpGet(t, base+"/timeline?group="+g), held.Node()) }); err != nil {
+		t.Fatal("the timeline never drew the holder holding now")
+	}
+	time.Sleep(time.Second) // a ping answered after the snapshot
+	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT)
+	if err := held.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, next := heldLock(t, zk.Addrs(), g)
+	time.Sleep(2500 * time.Millisecond) // stalled long enough to count as a stall
+	paths := []string{"/timeline?group=" + g, "/timeline.svg?group=" + g}
+	bodies := make(chan string, len(paths))
+	for _, p := range paths {
+		go func() {
+			resp, err := http.Get(base + p)
+			if err != nil {
+				bodies <- p + ": " + err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			bodies <- p + ":\n" + string(body)
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // the requests wait in the stopped process
+	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for range paths {
+		if body := <-bodies; holdingNow(body, held.Node()) {
+			t.Errorf("served as the bridge ran again, the timeline draws the holder released during the stall as holding now: %s", body)
+		}
+	}
+	if err := waitFor(10*time.Second, func() bool { return holdingNow(httpGet(t, base+"/timeline?group="+g), next.Node()) }); err != nil {
+		t.Fatal("the timeline never drew the new holder holding now")
 	}
 }

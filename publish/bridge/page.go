@@ -364,6 +364,9 @@ func (b *Bridge) serveTimeline(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "give ?group=PATH, or ?q= to draw the groups whose path contains it", http.StatusBadRequest)
 		return
 	}
+	// As "/": after a stall of the process, wait to catch up; failing
+	// that, no owner is drawn as holding now.
+	behind := !b.caughtUpAfterStall(r.Context())
 	now := time.Now()
 	match := func(g string) bool { return g == group }
 	if group == "" {
@@ -381,7 +384,7 @@ func (b *Bridge) serveTimeline(w http.ResponseWriter, r *http.Request) {
 	held := map[string]string{}
 	for _, g := range b.matching(match) {
 		rw, ok := b.rowOf(g, now)
-		if !ok || rw.Node == "" || !ownerCurrent(rw.State) {
+		if !ok || rw.Node == "" || behind || !ownerCurrent(rw.State) {
 			continue
 		}
 		held[g] = rw.Node
