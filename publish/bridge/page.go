@@ -163,6 +163,22 @@ func (b *Bridge) rows(q string, now time.Time) ([]row, int) {
 	return out, matched
 }
 
+// matched is how many observed groups' paths contain q.
+func (b *Bridge) matched(q string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if q == "" {
+		return len(b.groups)
+	}
+	n := 0
+	for g := range b.groups {
+		if strings.Contains(g, q) {
+			n++
+		}
+	}
+	return n
+}
+
 // servePage is "/": the bridge, then every observed group.
 func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/" {
@@ -239,7 +255,9 @@ const keepAlive = 2 * time.Second
 // group's row whenever it may have changed (coalesced, at most every
 // 100 ms), "status" with the headline when it changed, "reload" when the
 // stream fell behind or the reader's place is another process's (the
-// bridge restarted), and "ping" after keepAlive with nothing else sent.
+// bridge restarted), "count" with how many groups match the page's filter
+// (?q=) when that changed, and "ping" after keepAlive with nothing else
+// sent.
 // Each batch ends with a "cursor" event whose id is the reader's place, so
 // that a browser reconnecting on its own (sending it back as
 // Last-Event-ID) resumes there, not where the page started.
@@ -262,7 +280,7 @@ func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 			seq, reloadFirst = b.live.current(), true
 		}
 	}
-	sw := &streamWriter{w: w, b: b}
+	sw := &streamWriter{w: w, b: b, q: r.URL.Query().Get("q"), lastMatched: -1}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -303,11 +321,13 @@ func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 // streamWriter writes one reader's event stream, remembering what it last
 // sent.
 type streamWriter struct {
-	w          http.ResponseWriter
-	b          *Bridge
-	lastHead   []byte
-	lastCursor string
-	lastWrite  time.Time
+	w           http.ResponseWriter
+	b           *Bridge
+	q           string // the page's filter
+	lastHead    []byte
+	lastMatched int
+	lastCursor  string
+	lastWrite   time.Time
 }
 
 // send writes one event; false when the reader is gone.
@@ -340,6 +360,13 @@ func (sw *streamWriter) batch(groups []string, reload bool, seq uint64) bool {
 	if h, err := json.Marshal(sw.b.headline()); err == nil && string(h) != string(sw.lastHead) {
 		sw.lastHead = h
 		if !sw.send("status", "", h) {
+			return false
+		}
+	}
+	if m := sw.b.matched(sw.q); m != sw.lastMatched {
+		sw.lastMatched = m
+		data, _ := json.Marshal(map[string]int{"matched": m, "limit": pageLimit})
+		if !sw.send("count", "", data) {
 			return false
 		}
 	}

@@ -18,7 +18,7 @@
     let heard = Date.now(), isUp = true;
     const alive = () => { heard = Date.now(); if (!isUp) { isUp = true; up(); } };
     const dead = () => { if (isUp) { isUp = false; down(); } };
-    for (const name of ["group", "status", "cursor", "reload", "ping"]) es.addEventListener(name, alive);
+    for (const name of ["group", "status", "count", "cursor", "reload", "ping"]) es.addEventListener(name, alive);
     es.onopen = alive;
     es.onerror = dead;
     setInterval(() => { if (Date.now() - heard > 3 * every + 500) dead(); }, 500);
@@ -102,11 +102,15 @@
         old.replaceWith(tr);
       } else {
         // Rows the filter hides must not keep out a group that matches:
-        // one makes room for it when the table is full.
+        // one makes room for it when the table is full. Else the page
+        // lists the first groups in order: one that sorts among them
+        // pushes out the last.
         if (body.rows.length >= limit) {
-          const spare = tr.hidden ? null : [...body.rows].reverse().find((x) => x.hidden);
-          if (!spare) return;
-          spare.remove();
+          let out = tr.hidden ? null : [...body.rows].reverse().find((x) => x.hidden);
+          const last = body.rows[body.rows.length - 1];
+          if (!out && last.dataset.group > r.group && (!tr.hidden || last.hidden)) out = last;
+          if (!out) return;
+          out.remove();
         }
         const after = [...body.rows].find((x) => x.dataset.group > r.group);
         body.insertBefore(tr, after || null);
@@ -150,9 +154,15 @@
     // The stream resumes where it stopped: each batch ends with an id the
     // browser sends back when it reconnects by itself. A bridge that
     // restarted meanwhile does not know that place and asks for a reload.
-    const es = new EventSource("events?since=" + encodeURIComponent(me.dataset.cursor || ""));
+    const es = new EventSource("events?since=" + encodeURIComponent(me.dataset.cursor || "") +
+      "&q=" + encodeURIComponent(me.dataset.q || ""));
     es.addEventListener("group", (ev) => put(JSON.parse(ev.data)));
     es.addEventListener("status", (ev) => status(JSON.parse(ev.data)));
+    es.addEventListener("count", (ev) => {
+      const c = JSON.parse(ev.data), e = document.getElementById("count");
+      if (e) e.textContent = c.matched > c.limit ? "Showing " + c.limit + " of " + c.matched + " groups; filter to narrow."
+        : c.matched + " group" + (c.matched === 1 ? "" : "s") + ".";
+    });
     es.addEventListener("reload", () => location.reload());
     // While the stream is down or silent nothing on the page is
     // confirmed: the rows and the bridge's own header are greyed, as stale

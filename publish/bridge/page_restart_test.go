@@ -1,8 +1,10 @@
 package bridge_test
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +122,60 @@ func TestLivePageFilterLetsMatchingGroupsIn(t *testing.T) {
 	})
 	if rows > 500 {
 		t.Fatalf("the page holds %d rows, over its bound of 500", rows)
+	}
+}
+
+// TestLivePageOverItsBoundFollowsNewGroups: with more groups than the page
+// lists (500), a new group that sorts among the listed ones shows up live,
+// pushing out the last, and the caption's count follows. Before, such a
+// group (and its owner) stayed off the page, and the caption said
+// "Showing 500 of 501", until a reload.
+func TestLivePageOverItsBoundFollowsNewGroups(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	s := session(t, addrs)
+	conn := s.Conn()
+	for _, p := range []string{path.Dir(root), root} {
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	for i := range 501 {
+		g := fmt.Sprintf("%s/g-%03d", root, i)
+		if _, err := conn.Create(g, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Create(g+"/n_", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, HTTPAddr: "127.0.0.1:0", Source: "page-bound", Sinks: []publish.Sink{jsSink(t, url)}})
+	waitStatus(t, r.Bridge, 60*time.Second, "every group observed", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == 501 })
+	ctx := browsertest.New(t, 90*time.Second)
+	first, last := root+"/a-new", fmt.Sprintf("%s/g-%03d", root, 499)
+	if err := chromedp.Run(ctx, chromedp.Navigate("http://"+r.HTTPAddr()+"/"),
+		chromedp.WaitVisible(fmt.Sprintf(`tr[data-group=%q]`, last), chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	var caption, owner string
+	var rows int
+	var lastShown bool
+	look := func() {
+		_ = chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("#groups caption").textContent`, &caption),
+			chromedp.Evaluate(fmt.Sprintf(`(document.querySelector('tr[data-group=%q] td[data-k=owner]')||{}).textContent||""`, first), &owner),
+			chromedp.Evaluate(`document.querySelectorAll("#groups tbody tr").length`, &rows),
+			chromedp.Evaluate(fmt.Sprintf(`!!document.querySelector('tr[data-group=%q]')`, last), &lastShown))
+	}
+	look()
+	if !strings.Contains(caption, "Showing 500 of 501") {
+		t.Fatalf("caption before: %q", caption)
+	}
+	leads(t, candidate(t, s, first, "newowner"))
+	waitFor(t, 15*time.Second, "the new group, its owner and the count on the page", func() bool {
+		look()
+		return strings.Contains(owner, "newowner") && strings.Contains(caption, "Showing 500 of 502")
+	})
+	if rows != 500 || lastShown {
+		t.Fatalf("the page holds %d rows (want 500), %s still shown: %v", rows, last, lastShown)
 	}
 }
