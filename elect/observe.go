@@ -481,15 +481,17 @@ func (r *reader) suspicion(p Participant, children []string) string {
 // youngerThanNext is suspicion without a last read to compare with (a
 // first snapshot, a one-shot read): sequential creates give a group's
 // nodes their sequences in the order of their czxids, so a node younger
-// than the one that sorts after it was created under a chosen name, after
-// that one (which may have owned since). Its verdict is kept like
+// than the participant that sorts after it was created under a chosen
+// name, after that one (which may have owned since). Its verdict is kept like
 // suspicion's; "" when next is gone or older.
 func (r *reader) youngerThanNext(ctx context.Context, p Participant, next entry) (string, error) {
 	st, err := call(ctx, func() (*zk.Stat, error) {
 		_, st, err := r.conn.Exists(r.group + "/" + next.name)
 		return st, err
 	})
-	if err != nil || st == nil || st.Czxid == 0 || st.Czxid >= p.Czxid {
+	// A next node no session holds is no participant: it, not p, is the
+	// odd one (a leftover, a restore's copy), and suspect itself.
+	if err != nil || st == nil || st.Czxid == 0 || st.EphemeralOwner == 0 || st.Czxid >= p.Czxid {
 		return "", err
 	}
 	why := "younger than " + next.name + ", which sorts after it: a sequential create never sorts below an existing node; someone created it under a chosen name"
