@@ -67,6 +67,28 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 	return kv, nil
 }
 
+// checkOwnersBucket refuses an owners bucket that may drop a current
+// value by itself: one with a TTL (MaxAge), or byte or message limits that
+// discard old values. A group whose owner has not changed for that long
+// would lose its only record, and readers, its bridge's heartbeats still
+// confirming, would be told it has no owner. (A full bucket that discards
+// new values fails the write instead, which the sink reports.)
+func checkOwnersBucket(bucket string, have jetstream.StreamConfig) error {
+	var why string
+	switch {
+	case have.MaxAge > 0:
+		why = fmt.Sprintf("a TTL of %v", have.MaxAge)
+	case have.Discard == jetstream.DiscardOld && have.MaxBytes > 0:
+		why = fmt.Sprintf("a limit of %d bytes that discards old values", have.MaxBytes)
+	case have.Discard == jetstream.DiscardOld && have.MaxMsgs > 0:
+		why = fmt.Sprintf("a limit of %d values that discards old ones", have.MaxMsgs)
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: jetstream: KV bucket %s has %s: it would drop the only record of a group whose owner has not changed, and readers would be told the group has no owner; make the bucket again without it (nats kv del %s; herald makes it when it starts), or give herald another bucket",
+		publish.ErrSinkConfig, bucket, why, bucket)
+}
+
 // replicasError says what to do when the server cannot place replicas
 // copies of a stream (nil when err is about something else): a single
 // server keeps one copy only, and a cluster needs a server per copy.

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
 	hjs "github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/natssink"
 )
@@ -97,5 +98,40 @@ func TestExistingStreamIsRespected(t *testing.T) {
 	}
 	if _, err := hjs.New(hjs.Config{Conn: natssink.Options{URL: fresh.URL()}, MaxBytes: -1}); !errors.Is(err, hjs.ErrConfig) {
 		t.Errorf("negative MaxBytes: %v", err)
+	}
+}
+
+// TestOwnersBucketThatDropsValuesIsRefused: an owners bucket made with a
+// TTL (or limits that discard old values) drops the value of a group
+// whose owner has not changed, and readers, its bridge's heartbeats still
+// confirming, were told it had no owner, fresh. The sink refuses such a
+// bucket at start (publish.ErrSinkConfig: exit 78 from the bridge).
+func TestOwnersBucketThatDropsValuesIsRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		bucket jetstream.KeyValueConfig
+		want   string
+	}{
+		{jetstream.KeyValueConfig{Bucket: hjs.DefaultBucket, TTL: time.Hour}, "a TTL of 1h0m0s"},
+		{jetstream.KeyValueConfig{Bucket: hjs.DefaultBucket, History: 5}, ""},
+	} {
+		srv := natsserver.Start(t)
+		js := client(t, srv.URL())
+		if _, err := js.CreateKeyValue(ctx, tc.bucket); err != nil {
+			t.Fatal(err)
+		}
+		s, err := hjs.New(hjs.Config{Conn: natssink.Options{URL: srv.URL()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Connect(ctx)
+		_ = s.Close()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("bucket %+v: %v; want it used", tc.bucket, err)
+		case tc.want != "" && (!errors.Is(err, publish.ErrSinkConfig) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("bucket %+v: connect %v; want a configuration error saying %q", tc.bucket, err, tc.want)
+		}
 	}
 }

@@ -100,6 +100,9 @@ func (s *Sink) Connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jetstream: open the stream of bucket %s: %w", s.cfg.Bucket, err)
 	}
+	if err := checkOwnersBucket(s.cfg.Bucket, st.CachedInfo().Config); err != nil {
+		return err
+	}
 	s.owners = &owners{js: s.js, stream: st, prefix: "$KV." + kv.Bucket() + "."}
 	s.opened = true
 	return nil
