@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -9,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // applyConfigFile sets, from a YAML file whose keys are flag names, every
@@ -23,12 +22,7 @@ func applyConfigFile(cmd *cobra.Command, path string) error {
 	if err != nil {
 		return usageErr("--config: %v", err)
 	}
-	var values map[string]any
-	// Strict: a key given twice would silently drop the first value.
-	js, err := yaml.YAMLToJSONStrict(raw)
-	if err == nil {
-		err = json.Unmarshal(js, &values)
-	}
+	values, err := configValues(raw)
 	if err != nil {
 		return usageErr("--config %s: not a YAML mapping of flag names to values: %v", path, err)
 	}
@@ -55,6 +49,48 @@ func applyConfigFile(cmd *cobra.Command, path string) error {
 	return nil
 }
 
+// configValues reads a YAML mapping of flag names to values, keeping each
+// scalar as written: 0123, yes, 1.50 and 12345678901234567890 reach the
+// flag as those characters, not as the number or boolean YAML would make
+// of them (a numeric password or source stays what it is). A null (an
+// empty value, ~ or null) is the empty string.
+func configValues(raw []byte) (map[string]*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind == 0 { // an empty file
+		return nil, nil
+	}
+	top := deref(&doc)
+	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
+		top = deref(top.Content[0])
+	}
+	if top.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: not a mapping", top.Line)
+	}
+	values := make(map[string]*yaml.Node, len(top.Content)/2)
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k := deref(top.Content[i])
+		if k.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: a key must be a flag name", k.Line)
+		}
+		// A key given twice would silently drop the first value.
+		if _, dup := values[k.Value]; dup {
+			return nil, fmt.Errorf("line %d: key %q given twice", k.Line, k.Value)
+		}
+		values[k.Value] = deref(top.Content[i+1])
+	}
+	return values, nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
 func envSet(flag string) bool {
 	_, ok := os.LookupEnv("HERALD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
 	return ok
@@ -62,15 +98,15 @@ func envSet(flag string) bool {
 
 // setFromConfig sets a flag from a YAML value: a scalar, or for a list flag
 // a list (or a comma-separated string).
-func setFromConfig(f *pflag.Flag, v any) error {
-	if list, ok := v.([]any); ok {
+func setFromConfig(f *pflag.Flag, n *yaml.Node) error {
+	if n.Kind == yaml.SequenceNode {
 		sv, ok := f.Value.(pflag.SliceValue)
 		if !ok {
 			return fmt.Errorf("a list, but --%s takes one value", f.Name)
 		}
-		items := make([]string, len(list))
-		for i, x := range list {
-			s, err := scalar(x)
+		items := make([]string, len(n.Content))
+		for i, x := range n.Content {
+			s, err := scalar(deref(x))
 			if err != nil {
 				return err
 			}
@@ -78,7 +114,7 @@ func setFromConfig(f *pflag.Flag, v any) error {
 		}
 		return sv.Replace(items)
 	}
-	s, err := scalar(v)
+	s, err := scalar(n)
 	if err != nil {
 		return err
 	}
@@ -88,16 +124,23 @@ func setFromConfig(f *pflag.Flag, v any) error {
 	return f.Value.Set(s)
 }
 
-func scalar(v any) (string, error) {
-	switch x := v.(type) {
-	case string:
-		return x, nil
-	case bool:
-		return fmt.Sprint(x), nil
-	case float64:
-		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%f", x), "0"), "."), nil
-	case nil:
+// scalar is a scalar's text as written (quotes aside).
+func scalar(n *yaml.Node) (string, error) {
+	if n.Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("line %d: want a string, number or boolean, got a %s", n.Line, kindName(n.Kind))
+	}
+	if n.Tag == "!!null" {
 		return "", nil
 	}
-	return "", fmt.Errorf("want a string, number or boolean, got %T", v)
+	return n.Value, nil
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "mapping"
+	}
+	return "document"
 }

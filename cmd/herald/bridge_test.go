@@ -83,7 +83,7 @@ func TestBridgeBadInput(t *testing.T) {
 		{[]string{"bridge", "--watch", "/b/lock-?"}, "not a glob"},
 		{[]string{"bridge", "--watch", "/a", "--watch", "/a", "--nats", "nats://127.0.0.1:1"}, "give each path once"},
 		{[]string{"bridge", "--config", cfg}, `unknown key "watchh"`},
-		{[]string{"bridge", "--config", twiceCfg}, `"watch" already set in map`},
+		{[]string{"bridge", "--config", twiceCfg}, `key "watch" given twice`},
 		{[]string{"bridge", "--config", filepath.Join(t.TempDir(), "missing.yaml")}, "--config"},
 		{[]string{"bridge", "--watch", "/a", "--bogus"}, "--help"},
 	} {
