@@ -92,8 +92,10 @@ func deref(n *yaml.Node) *yaml.Node {
 }
 
 func envSet(flag string) bool {
-	_, ok := os.LookupEnv("HERALD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
-	return ok
+	// As applyEnv: an empty variable (compose's ${X:-}) is unset, so the
+	// file's value counts rather than neither.
+	v, ok := os.LookupEnv("HERALD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
+	return ok && strings.TrimSpace(v) != ""
 }
 
 // setFromConfig sets a flag from a YAML value: a scalar, or for a list flag

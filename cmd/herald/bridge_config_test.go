@@ -72,3 +72,31 @@ func TestConfigKeepsScalarsAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigEmptyEnvIsUnset: an empty HERALD_<FLAG> (compose's ${X:-}, a
+// template's blank) leaves the default, as an unset one does; it used to
+// drop the same key of --config too, so neither counted.
+func TestConfigEmptyEnvIsUnset(t *testing.T) {
+	for _, env := range []string{"", "  "} {
+		t.Setenv("HERALD_SOURCE", env)
+		t.Setenv("HERALD_NATS_PASSWORD", env)
+		cmd, path := configCmd(t, "source: from-file\nnats-password: pw-from-file\n")
+		if err := applyConfigFile(cmd, path); err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]string{"source": "from-file", "nats-password": "pw-from-file"} {
+			if got := cmd.Flags().Lookup(name).Value.String(); got != want {
+				t.Errorf("%s=%q and %s in --config: the flag holds %q, want the file's", "HERALD_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_")), env, name, got)
+			}
+		}
+	}
+	// A variable with a value still wins over the file.
+	t.Setenv("HERALD_SOURCE", "from-env")
+	cmd, path := configCmd(t, "source: from-file\n")
+	if err := applyConfigFile(cmd, path); err != nil {
+		t.Fatal(err)
+	}
+	if got := cmd.Flags().Lookup("source").Value.String(); got != "default-source" {
+		t.Errorf("HERALD_SOURCE=from-env: the file set the flag to %q; the environment is applied before, and wins", got)
+	}
+}
