@@ -156,6 +156,13 @@ func tidyZKAuthEnv() error {
 // world:anyone:r, or a digest entry that names another identity than
 // --zk-auth-file's, would leave parents behind that no later run could
 // use.
+// useZKACL checks --zk-acl and has the sessions create nodes under it:
+// for the commands that create nodes only.
+func (a *app) useZKACL() error {
+	a.createsNodes = true
+	return a.checkZKACL()
+}
+
 func (a *app) checkZKACL() error {
 	if a.zkACL == "" {
 		return nil

@@ -29,13 +29,16 @@ type app struct {
 	stdout, stderr io.Writer
 	log            *slog.Logger
 
-	zk             string
-	zkAuthFile     string
-	zkTLS          bool
-	zkCA           string
-	zkCert         string
-	zkKey          string
-	zkACL          string
+	zk         string
+	zkAuthFile string
+	zkTLS      bool
+	zkCA       string
+	zkCert     string
+	zkKey      string
+	zkACL      string
+	// createsNodes: this command creates nodes in ZooKeeper, so --zk-acl
+	// is checked and applied; the others neither check nor use it.
+	createsNodes   bool
 	sessionTimeout time.Duration
 	connectTimeout time.Duration
 	logFormat      string
@@ -170,8 +173,10 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 					return err
 				}
 			}
-			if err := a.checkZKACL(); err != nil {
-				return err
+			if createsNodes[cmd.CommandPath()] {
+				if err := a.useZKACL(); err != nil {
+					return err
+				}
 			}
 			return a.setupLog()
 		},
@@ -247,6 +252,18 @@ var oneShot = map[string]bool{
 const parentEnv = "HERALD_PARENT"
 
 // holdsGroup are the commands that join a group and run a command in it.
+// createsNodes are the commands that create nodes in ZooKeeper, and so
+// check and apply --zk-acl; bridge does too with --ha (its election),
+// which it learns only from its --config. The others (who, history, tail,
+// checkpoint get, ...) create nothing: an ACL set in the environment for
+// the host's writers does not stop them.
+var createsNodes = map[string]bool{
+	"herald run":            true,
+	"herald lock":           true,
+	"herald checkpoint put": true,
+	"herald bench":          true,
+}
+
 var holdsGroup = map[string]bool{"herald run": true, "herald lock": true}
 
 // exported are the variables run and lock give their command as

@@ -52,3 +52,45 @@ func TestZKACLWithoutOwnAccessIsRefused(t *testing.T) {
 		t.Fatalf("run with the digest entry of its own credentials: exit %d:\n%s%s", code, out, stderr)
 	}
 }
+
+// TestZKACLCheckedOnlyWhereNodesAreCreated: HERALD_ZK_ACL exported on a
+// host for its writers (run, lock, checkpoint put, bench, bridge --ha)
+// does not stop the commands that create nothing. who and history --audit
+// (which never connects to ZooKeeper) used to be refused with exit 2 by an
+// ACL they never use; the writers still are.
+func TestZKACLCheckedOnlyWhereNodesAreCreated(t *testing.T) {
+	zkFl := zkFlags(t)
+	openTestRoot(t)
+	g := uniq(t)
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(audit, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	other := zk.DigestACL(zk.PermAll, "alice", "not-this-session")[0].ID
+	for _, acl := range []string{"digest:" + other + ":cdrwa,world:anyone:r", "world:anyone:r", "not an acl"} {
+		env := []string{"HERALD_ZK_ACL=" + acl}
+		for _, args := range [][]string{
+			{"who", g},
+			{"history", g, "--audit", audit},
+			{"checkpoint", "get", "--election", g},
+			{"bridge", "shard-of", "--shards", "2", g},
+		} {
+			out, stderr, code := heraldRun(t, env, append(append([]string{}, zkFl...), args...)...)
+			if code == exitUsage || strings.Contains(stderr, "zk-acl") {
+				t.Errorf("HERALD_ZK_ACL=%s herald %v, which creates nothing: exit %d:\n%s%s", acl, args, code, out, stderr)
+			}
+		}
+		for _, args := range [][]string{
+			{"run", "--election", g, "--", "echo", "ran"},
+			{"lock", "--lock", g, "--", "echo", "ran"},
+			{"checkpoint", "put", "--election", g, "x"},
+			{"bench"},
+			{"bridge", "--watch", g, "--ha", g + "-ha", "--nats", "nats://127.0.0.1:1"},
+		} {
+			out, stderr, code := heraldRun(t, env, append(append([]string{}, zkFl...), args...)...)
+			if code != exitUsage || !strings.Contains(stderr, "--zk-acl") || strings.Contains(out, "ran") {
+				t.Errorf("HERALD_ZK_ACL=%s herald %v: exit %d, want %d naming --zk-acl:\n%s%s", acl, args, code, exitUsage, out, stderr)
+			}
+		}
+	}
+}

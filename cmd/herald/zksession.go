@@ -110,7 +110,8 @@ func (a *app) zkTLSConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// zkSecurity is the session options of the TLS and ACL flags.
+// zkSecurity is the session options of the TLS and ACL flags (the ACL
+// only for a command that creates nodes).
 func (a *app) zkSecurity() ([]elect.SessionOption, error) {
 	var opts []elect.SessionOption
 	cfg, err := a.zkTLSConfig()
@@ -120,7 +121,7 @@ func (a *app) zkSecurity() ([]elect.SessionOption, error) {
 	if cfg != nil {
 		opts = append(opts, elect.WithTLS(cfg))
 	}
-	if a.zkACL != "" {
+	if a.zkACL != "" && a.createsNodes {
 		acl, err := elect.ParseACL(a.zkACL)
 		if err != nil {
 			return nil, usageErr("--zk-acl: %v", err)

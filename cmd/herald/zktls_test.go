@@ -88,18 +88,21 @@ func TestZKTLSAndACL(t *testing.T) {
 	if _, stderr, code := heraldRun(t, nil, append(noCert, "who", l)...); code != 69 || !strings.Contains(stderr, "--zk-cert") {
 		t.Errorf("who without a client certificate: exit %d, want 69 and an error naming --zk-cert: %s", code, stderr)
 	}
-	// Bad flags are usage errors that name the flag.
+	// Bad flags are usage errors that name the flag (--zk-acl where nodes
+	// are created: who creates none and takes no ACL).
+	put := []string{"checkpoint", "put", "--election", l, "x"}
 	for _, c := range []struct {
 		args []string
 		want string
+		cmd  []string
 	}{
-		{[]string{"--zk-acl", "world:anyone:x"}, "--zk-acl"},
-		{[]string{"--zk-acl", "ip:127.0.0.1:cdwa"}, "no one read"},
-		{[]string{"--zk-acl", "auth::cdrwa,world:anyone:r"}, "no identity"},
-		{[]string{"--zk-cert", files.ClientCert}, "--zk-key"},
-		{[]string{"--zk-ca", os.DevNull}, "--zk-ca"},
+		{[]string{"--zk-acl", "world:anyone:x"}, "--zk-acl", put},
+		{[]string{"--zk-acl", "ip:127.0.0.1:cdwa"}, "no one read", put},
+		{[]string{"--zk-acl", "auth::cdrwa,world:anyone:r"}, "no identity", put},
+		{[]string{"--zk-cert", files.ClientCert}, "--zk-key", []string{"who", l}},
+		{[]string{"--zk-ca", os.DevNull}, "--zk-ca", []string{"who", l}},
 	} {
-		args := append(append([]string{"--zk", srv.ConnectString(), "--connect-timeout", "2s"}, c.args...), "who", l)
+		args := append(append([]string{"--zk", srv.ConnectString(), "--connect-timeout", "2s"}, c.args...), c.cmd...)
 		if _, stderr, code := heraldRun(t, nil, args...); code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("herald %v: exit %d, want an error naming %q: %s", c.args, code, c.want, stderr)
 		}
