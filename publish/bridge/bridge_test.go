@@ -287,17 +287,22 @@ func TestSuspectNodeIsNotALeader(t *testing.T) {
 
 // TestTruthMetrics: per group, how long it has been without an owner, how
 // often its owner changed (in all and in the last hour), gaps and suspect
-// nodes; aggregates always, per-group series only within the limit.
+// nodes; aggregates always, per-group series only within the limit. The
+// ownerless figures carry the recipe, so an alert can tell an election
+// without a leader from an idle lock, which it used to call critical too.
 func TestTruthMetrics(t *testing.T) {
 	addrs, url := zkAddrs(t), natsURL(t)
 	s := session(t, addrs)
-	g, empty := groupPath(t), groupPath(t)
+	g, empty, idle := groupPath(t), groupPath(t), groupPath(t)
 	a := leads(t, candidate(t, s, g, "a"))
-	if _, err := s.Conn().Create(empty, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
+	for _, p := range []string{empty, idle} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g, empty}, Sinks: []publish.Sink{jsSink(t, url)}})
-	waitStatus(t, r.Bridge, 15*time.Second, "both live", func(st bridge.Status) bool { return len(st.Unknown()) == 0 && len(st.Groups) == 2 })
+	recipes := map[string]elect.Recipe{idle: elect.RecipeLock}
+	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g, empty, idle}, Recipes: recipes, Sinks: []publish.Sink{jsSink(t, url)}})
+	waitStatus(t, r.Bridge, 15*time.Second, "all live", func(st bridge.Status) bool { return len(st.Unknown()) == 0 && len(st.Groups) == 3 })
 	bCh := candidate(t, s, g, "b")
 	queued(t, s, g, 2)
 	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
@@ -308,13 +313,16 @@ func TestTruthMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]func(float64) bool{
-		`herald_group_owner_changes_total{group="` + g + `"}`:     func(v float64) bool { return v == 1 },
-		`herald_group_owner_changes_last_hour{group="` + g + `"}`: func(v float64) bool { return v == 1 },
-		`herald_group_suspect_nodes{group="` + g + `"}`:           func(v float64) bool { return v == 1 },
-		`herald_group_ownerless_seconds{group="` + g + `"}`:       func(v float64) bool { return v == 0 },
-		`herald_group_ownerless_seconds{group="` + empty + `"}`:   func(v float64) bool { return v > 0 },
-		`herald_groups_ownerless`:                                 func(v float64) bool { return v == 1 },
-		`herald_owner_changes_total`:                              func(v float64) bool { return v == 1 },
+		`herald_group_owner_changes_total{group="` + g + `"}`:                     func(v float64) bool { return v == 1 },
+		`herald_group_owner_changes_last_hour{group="` + g + `"}`:                 func(v float64) bool { return v == 1 },
+		`herald_group_suspect_nodes{group="` + g + `"}`:                           func(v float64) bool { return v == 1 },
+		`herald_group_ownerless_seconds{group="` + g + `",recipe="election"}`:     func(v float64) bool { return v == 0 },
+		`herald_group_ownerless_seconds{group="` + empty + `",recipe="election"}`: func(v float64) bool { return v > 0 },
+		`herald_group_ownerless_seconds{group="` + idle + `",recipe="lock"}`:      func(v float64) bool { return v > 0 },
+		`herald_groups_ownerless{recipe="election"}`:                              func(v float64) bool { return v == 1 },
+		`herald_groups_ownerless{recipe="lock"}`:                                  func(v float64) bool { return v == 1 },
+		`herald_groups_ownerless_longest_seconds{recipe="lock"}`:                  func(v float64) bool { return v > 0 },
+		`herald_owner_changes_total`:                                              func(v float64) bool { return v == 1 },
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for name, ok := range want {
@@ -330,12 +338,12 @@ func TestTruthMetrics(t *testing.T) {
 		}
 	}
 	// Beyond the limit, only the aggregates.
-	r2 := start(t, bridge.Config{Servers: addrs, Watch: []string{g, empty}, GroupMetricsLimit: 1, Sinks: []publish.Sink{jsSink(t, url)}})
-	waitStatus(t, r2.Bridge, 15*time.Second, "both live", func(st bridge.Status) bool { return len(st.Unknown()) == 0 && len(st.Groups) == 2 })
-	if _, found := metricValue(t, r2.Handler(), `herald_group_ownerless_seconds{group="`+empty+`"}`); found {
+	r2 := start(t, bridge.Config{Servers: addrs, Watch: []string{g, empty, idle}, Recipes: recipes, GroupMetricsLimit: 1, Sinks: []publish.Sink{jsSink(t, url)}})
+	waitStatus(t, r2.Bridge, 15*time.Second, "all live", func(st bridge.Status) bool { return len(st.Unknown()) == 0 && len(st.Groups) == 3 })
+	if _, found := metricValue(t, r2.Handler(), `herald_group_ownerless_seconds{group="`+empty+`",recipe="election"}`); found {
 		t.Errorf("per-group series beyond the limit")
 	}
-	if v, found := metricValue(t, r2.Handler(), "herald_groups_ownerless"); !found || v != 1 {
+	if v, found := metricValue(t, r2.Handler(), `herald_groups_ownerless{recipe="election"}`); !found || v != 1 {
 		t.Errorf("aggregate beyond the limit: %v %v", v, found)
 	}
 }

@@ -53,8 +53,10 @@ type groupTruth struct {
 }
 
 var (
+	// The ownerless figures carry the recipe: an election without a leader
+	// is an outage, a lock nobody holds is idle.
 	descOwnerless = prometheus.NewDesc("herald_group_ownerless_seconds",
-		"Seconds the group has been without an owner as this bridge saw it (0 while owned).", []string{"group"}, nil)
+		"Seconds the group has been without an owner as this bridge saw it (0 while owned); recipe is election or lock.", []string{"group", "recipe"}, nil)
 	descChanges = prometheus.NewDesc("herald_group_owner_changes_total",
 		"Times the group's owner changed as this bridge saw it.", []string{"group"}, nil)
 	descRecent = prometheus.NewDesc("herald_group_owner_changes_last_hour",
@@ -68,9 +70,9 @@ var (
 	descHazards = prometheus.NewDesc("herald_groups_two_owners_possible",
 		"Observed groups whose node names one of their clients cannot order now.", nil, nil)
 	descOwnerlessGroups = prometheus.NewDesc("herald_groups_ownerless",
-		"Observed groups without an owner now.", nil, nil)
+		"Observed groups of the recipe (election or lock) without an owner now.", []string{"recipe"}, nil)
 	descLongest = prometheus.NewDesc("herald_groups_ownerless_longest_seconds",
-		"The longest time any observed group has been without an owner now.", nil, nil)
+		"The longest time any observed group of the recipe (election or lock) has been without an owner now.", []string{"recipe"}, nil)
 	descAllChanges = prometheus.NewDesc("herald_owner_changes_total",
 		"Owner changes of all observed groups.", nil, nil)
 	descAllRecent = prometheus.NewDesc("herald_owner_changes_last_hour",
@@ -201,15 +203,21 @@ func (tr *truth) Collect(ch chan<- prometheus.Metric) {
 	defer tr.mu.Unlock()
 	now := tr.now()
 	perGroup := len(tr.groups) <= tr.limit
-	var ownerless, longest, recentAll, hazards float64
+	var recentAll, hazards float64
+	ownerless := map[elect.Recipe]float64{elect.RecipeElection: 0, elect.RecipeLock: 0}
+	longest := map[elect.Recipe]float64{elect.RecipeElection: 0, elect.RecipeLock: 0}
 	for name, g := range tr.groups {
+		recipe := g.recipe
+		if recipe != elect.RecipeLock {
+			recipe = elect.RecipeElection // a group nothing tells about reads as one
+		}
 		g.recent = trimHour(g.recent, now)
 		recentAll += float64(len(g.recent))
 		secs := 0.0
 		if g.known && g.owner == "" {
 			secs = now.Sub(g.ownerless).Seconds()
-			ownerless++
-			longest = max(longest, secs)
+			ownerless[recipe]++
+			longest[recipe] = max(longest[recipe], secs)
 		}
 		hazard := 0.0
 		if g.hazard != "" {
@@ -219,7 +227,7 @@ func (tr *truth) Collect(ch chan<- prometheus.Metric) {
 		if !perGroup {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(descOwnerless, prometheus.GaugeValue, secs, name)
+		ch <- prometheus.MustNewConstMetric(descOwnerless, prometheus.GaugeValue, secs, name, string(recipe))
 		ch <- prometheus.MustNewConstMetric(descChanges, prometheus.CounterValue, g.changes, name)
 		ch <- prometheus.MustNewConstMetric(descRecent, prometheus.GaugeValue, float64(len(g.recent)), name)
 		ch <- prometheus.MustNewConstMetric(descGaps, prometheus.CounterValue, g.gaps, name)
@@ -227,8 +235,10 @@ func (tr *truth) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descHazard, prometheus.GaugeValue, hazard, name)
 	}
 	ch <- prometheus.MustNewConstMetric(descHazards, prometheus.GaugeValue, hazards)
-	ch <- prometheus.MustNewConstMetric(descOwnerlessGroups, prometheus.GaugeValue, ownerless)
-	ch <- prometheus.MustNewConstMetric(descLongest, prometheus.GaugeValue, longest)
+	for _, r := range []elect.Recipe{elect.RecipeElection, elect.RecipeLock} {
+		ch <- prometheus.MustNewConstMetric(descOwnerlessGroups, prometheus.GaugeValue, ownerless[r], string(r))
+		ch <- prometheus.MustNewConstMetric(descLongest, prometheus.GaugeValue, longest[r], string(r))
+	}
 	ch <- prometheus.MustNewConstMetric(descAllChanges, prometheus.CounterValue, tr.changes)
 	ch <- prometheus.MustNewConstMetric(descAllRecent, prometheus.GaugeValue, recentAll)
 }

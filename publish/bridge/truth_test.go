@@ -39,7 +39,7 @@ func TestTruthKeptAcrossSessions(t *testing.T) {
 		v, ok := metricValue(t, r.Handler(), changes)
 		return ok && v == 1
 	})
-	ownerless := `herald_group_ownerless_seconds{group="` + empty + `"}`
+	ownerless := `herald_group_ownerless_seconds{group="` + empty + `",recipe="election"}`
 	before, _ := metricValue(t, r.Handler(), ownerless)
 
 	p.Blackhole(true)
