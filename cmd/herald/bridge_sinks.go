@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
@@ -104,6 +105,10 @@ func (f *bridgeFlags) embeddedNATS(ctx context.Context, a *app, out io.Writer) (
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return "", nil, fmt.Errorf("embedded NATS store %s: %w", dir, err)
 	}
+	if beyondLoopback(ctx, host) {
+		a.log.Warn("the embedded NATS server listens beyond loopback and asks no one for credentials: whoever reaches it may read, and forge, the events and the owners bucket that who --nats and followers believe; keep --nats-listen on 127.0.0.1, or give --nats the URL of a NATS server with authentication",
+			"nats-listen", f.natsListen)
+	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	srv, err := natsserver.Run(sctx, natsserver.Config{Host: host, Port: port, StoreDir: dir})
 	if err != nil {
@@ -122,6 +127,30 @@ Or to one group's events, e.g. /jobs/nightly:
 		cancel()
 		srv.WaitForShutdown()
 	}, nil
+}
+
+// beyondLoopback says whether a listener on host is reachable from other
+// hosts: every address (empty, 0.0.0.0, ::), one not loopback, or a name
+// that resolves to one, or does not resolve.
+func beyondLoopback(ctx context.Context, host string) bool {
+	if host == "localhost" {
+		return false
+	}
+	if ip := net.ParseIP(host); ip != nil || host == "" {
+		return ip == nil || !ip.IsLoopback()
+	}
+	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupIPAddr(lctx, host)
+	if err != nil || len(ips) == 0 {
+		return true
+	}
+	for _, ip := range ips {
+		if !ip.IP.IsLoopback() {
+			return true
+		}
+	}
+	return false
 }
 
 // defaultNATSStore is $XDG_STATE_HOME/herald/nats, or

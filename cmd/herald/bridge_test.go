@@ -488,3 +488,37 @@ func TestBridgeEmbeddedNATSPortTaken(t *testing.T) {
 		t.Errorf("the bridge took %v to say the port was taken", d)
 	}
 }
+
+// TestBridgeEmbeddedNATSBeyondLoopbackWarns: the embedded NATS server takes
+// no credentials, so one listening beyond loopback (what consumers on other
+// hosts need) lets anyone read and forge events and owners; the bridge
+// says so in a WARN line. It used to say nothing. On loopback it does not.
+func TestBridgeEmbeddedNATSBeyondLoopbackWarns(t *testing.T) {
+	const warn = "the embedded NATS server listens beyond loopback"
+	for _, c := range []struct {
+		listen string
+		warns  bool
+	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}, {"localhost:0", false}} {
+		args := append([]string{"bridge", "--watch", uniq(t), "--nats-listen", c.listen, "--nats-store", t.TempDir()}, zkFlags(t)...)
+		p := start(t, nil, args...)
+		p.waitOutput(t, "embedded NATS server with JetStream", 30*time.Second)
+		out := p.out.String()
+		if got := strings.Contains(out, "level=WARN msg=\""+warn); got != c.warns {
+			t.Errorf("--nats-listen %s: warned %v, want %v:\n%s", c.listen, got, c.warns, out)
+		}
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		p.wait(t, 10*time.Second)
+	}
+}
+
+func TestBeyondLoopback(t *testing.T) {
+	for host, want := range map[string]bool{
+		"": true, "0.0.0.0": true, "::": true, "10.1.2.3": true, "192.0.2.1": true,
+		"127.0.0.1": false, "127.0.0.2": false, "::1": false, "localhost": false,
+		"no-such-host.invalid": true,
+	} {
+		if got := beyondLoopback(context.Background(), host); got != want {
+			t.Errorf("beyondLoopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
