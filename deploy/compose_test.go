@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -582,4 +584,46 @@ func mounted(s service, file string) bool {
 func excerpt(s string, i int) string {
 	lo, hi := max(0, i-20), min(len(s), i+20)
 	return s[lo:hi]
+}
+
+// TestCandidatesStopWhenDeposed runs each demo candidate's script (with the
+// file's $$ unescaped as compose does) against a stand-in herald whose
+// second checkpoint put exits 3, no longer the leader: the script stops
+// there with that status, as checkpoint put --help says to. It used to
+// ignore the status and go on with its steps.
+func TestCandidatesStopWhenDeposed(t *testing.T) {
+	c, _ := load(t)
+	n := 0
+	for name, s := range c.Services {
+		i := slices.Index(s.Command, "--")
+		if i < 0 || !strings.Contains(strings.Join(s.Command[i+1:], " "), "checkpoint put") {
+			continue
+		}
+		n++
+		dir := t.TempDir()
+		calls := filepath.Join(dir, "calls")
+		fake := map[string]string{
+			"herald": "#!/bin/sh\necho \"$*\" >> " + calls + "\n[ $(wc -l < " + calls + ") -lt 2 ] || exit 3\n",
+			"sleep":  "#!/bin/sh\nexit 0\n",
+		}
+		for f, body := range fake {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		args := make([]string, 0, len(s.Command)-i-1)
+		for _, a := range s.Command[i+1:] {
+			args = append(args, strings.ReplaceAll(a, "$$", "$"))
+		}
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "HERALD_ID=" + name, "HERALD_TERM=7"}
+		out, err := cmd.CombinedOutput()
+		got, _ := os.ReadFile(calls)
+		if code := cmd.ProcessState.ExitCode(); code != 3 || strings.Count(string(got), "checkpoint put") != 2 {
+			t.Errorf("%s: deposed at its second checkpoint put, the script exited %d (%v) after %q, want 3 right there:\n%s", name, code, err, got, out)
+		}
+	}
+	if n == 0 {
+		t.Error("no demo candidate calls herald checkpoint put")
+	}
 }
