@@ -100,10 +100,8 @@ sinks to acknowledge what was published.`,
 			if err := a.checkConnectTimeout(); err != nil { // connect-timeout: 0s in the file
 				return err
 			}
-			if f.ha != "" { // its election's nodes; after --config, which may give ha
-				if err := a.useZKACL(); err != nil {
-					return err
-				}
+			if err := a.useZKACL(f.ha != ""); err != nil { // its election's nodes; known after --config
+				return err
 			}
 			if err := a.setupLog(); err != nil {
 				return err

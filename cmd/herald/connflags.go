@@ -156,9 +156,12 @@ func tidyZKAuthEnv() error {
 // world:anyone:r, or a digest entry that names another identity than
 // --zk-auth-file's, would leave parents behind that no later run could
 // use.
-// useZKACL checks --zk-acl and has the sessions create nodes under it:
-// for the commands that create nodes only.
-func (a *app) useZKACL() error {
+// useZKACL checks --zk-acl and has the sessions create nodes under it,
+// when the command creates nodes; the others neither check nor use it.
+func (a *app) useZKACL(createsNodes bool) error {
+	if !createsNodes {
+		return nil
+	}
 	a.createsNodes = true
 	return a.checkZKACL()
 }

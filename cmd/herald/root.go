@@ -173,10 +173,8 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 					return err
 				}
 			}
-			if createsNodes[cmd.CommandPath()] {
-				if err := a.useZKACL(); err != nil {
-					return err
-				}
+			if err := a.useZKACL(createsNodes[cmd.CommandPath()]); err != nil {
+				return err
 			}
 			return a.setupLog()
 		},
