@@ -172,6 +172,33 @@ func TestWriteRefusesAnEventTooLarge(t *testing.T) {
 	}
 }
 
+// TestWriteRefusesAGroupPathTooLong: a group whose path makes a subject
+// longer than a NATS server's control line (1,500 dots, three bytes each
+// once encoded) made the server close the connection at every publish,
+// and the sink retried it for ever with every later event behind it. It
+// is refused like an event too large, and the events after it are stored.
+func TestWriteRefusesAGroupPathTooLong(t *testing.T) {
+	srv := natsserver.Start(t)
+	s := connectSink(t, hjs.Config{Conn: fast(srv.URL())})
+	evs := sinktest.Events(t.Name(), 1, 3)
+	long := evs[1]
+	long.Group = "/" + t.Name() + "/x" + strings.Repeat(".", 1500)
+	evs[1] = long.WithID()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := s.Write(ctx, evs)
+	var rej *publish.RejectedError
+	if !errors.As(err, &rej) || rej.Index != 1 || !strings.Contains(err.Error(), "max_control_line") {
+		t.Fatalf("Write = %v, want a RejectedError for event 1 naming the control line", err)
+	}
+	write(t, s, evs[2:]...)
+	js := client(t, srv.URL())
+	got := readStream(t, ctx, js, hjs.DefaultStream, "/"+t.Name(), 2)
+	if len(got) != 2 || got[0].ID != evs[0].ID || got[1].ID != evs[2].ID {
+		t.Fatalf("stream holds %v, want events 0 and 2", got)
+	}
+}
+
 // TestStreamAndBucketDeletedAreMadeAgain: someone deletes the stream and
 // the owners bucket while the sink runs. Its next write says it must
 // reconnect (the server answers that no stream takes the subject), and

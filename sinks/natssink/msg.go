@@ -9,6 +9,17 @@ import (
 	"github.com/zkherald/herald/publish"
 )
 
+// MaxSubject is the longest subject herald publishes on. A NATS server
+// refuses a protocol line longer than its max_control_line (4,096 bytes
+// unless configured) by closing the connection, and a sink that retried
+// such an event would hold every later event up for ever. An event whose
+// subject is longer (a group path of thousands of bytes, or of many
+// characters outside [A-Za-z0-9_-], which take three bytes each) is
+// refused like one larger than the maximum payload: dropped from the NATS
+// sinks only, and counted. The margin leaves room for the rest of the line
+// and for the owners bucket's longer keys.
+const MaxSubject = 3800
+
 // Msg renders an event as the NATS message herald publishes: subject
 // herald.<type>.<group tokens>, CloudEvents binary-mode headers (ce-id,
 // ce-type, ...; content-type) and the JSON event as body. Header names keep
@@ -17,6 +28,10 @@ func Msg(e publish.Event) (*nats.Msg, error) {
 	subj, err := publish.Subject(e.Type, e.Group)
 	if err != nil {
 		return nil, err
+	}
+	if len(subj) > MaxSubject {
+		return nil, fmt.Errorf("its subject is %d bytes (group %.60s…), more than the %d herald publishes on: a NATS server closes the connection of a client that sends a protocol line longer than its max_control_line (4,096 bytes unless configured); give the group a shorter path",
+			len(subj), e.Group, MaxSubject)
 	}
 	hs, body, err := publish.Encode(e, publish.NATSPrefix)
 	if err != nil {
