@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // newBridgeCheckCmd is `herald bridge check`: a readiness probe for
@@ -35,15 +37,16 @@ live page, /healthz, /metrics) is refused.`,
 			if err != nil {
 				return err
 			}
+			shown := natssink.Redact(u) // a proxy's basic-auth password stays out of health-check logs
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 			if err != nil {
-				return usageErr("--url %q: %v", url, err)
+				return usageErr("--url %q: %v", natssink.Redact(url), err)
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
-				return fmt.Errorf("bridge not reachable at %s: %w", u, err)
+				return fmt.Errorf("bridge not reachable at %s: %w", shown, err)
 			}
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -54,7 +57,7 @@ live page, /healthz, /metrics) is refused.`,
 			if !ok {
 				// The live page, /healthz and /metrics answer 200 too,
 				// whatever the bridge's state: only /readyz says ready.
-				return fmt.Errorf("%s answered 200 but is not a bridge's /readyz (no JSON with \"ready\": true); give the /readyz URL, e.g. --url http://127.0.0.1:9090/readyz", u)
+				return fmt.Errorf("%s answered 200 but is not a bridge's /readyz (no JSON with \"ready\": true); give the /readyz URL, e.g. --url http://127.0.0.1:9090/readyz", shown)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), line)
 			return nil
@@ -69,11 +72,11 @@ live page, /healthz, /metrics) is refused.`,
 // (the bridge's base address, which serves the live page).
 func readyzURL(raw string) (string, error) {
 	if !strings.HasPrefix(raw, "http://") && !strings.HasPrefix(raw, "https://") {
-		return "", usageErr("--url %q: want an http:// or https:// URL", raw)
+		return "", usageErr("--url %q: want an http:// or https:// URL", natssink.Redact(raw))
 	}
 	u, err := neturl.Parse(raw)
 	if err != nil || u.Host == "" {
-		return "", usageErr("--url %q: want http://HOST:PORT/readyz", raw)
+		return "", usageErr("--url %q: want http://HOST:PORT/readyz", natssink.Redact(raw))
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/readyz"

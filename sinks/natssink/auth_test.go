@@ -3,7 +3,10 @@ package natssink_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,6 +73,64 @@ func TestToken(t *testing.T) {
 	}
 	refused(t, dialAndWrite(t, natssink.Options{URL: srv.URL(), Token: "tok-wrong-456"}), srv.URL(), "tok-wrong-456", "token")
 	refused(t, dialAndWrite(t, natssink.Options{URL: srv.URL()}), srv.URL(), "tok-abc-123", "credentials")
+}
+
+// TestTokenInTheURLIsNeverLogged: a token given as the URL's user
+// (nats://TOKEN@host) was logged in clear on every connect and reconnect,
+// where the client's own redaction masks passwords only.
+func TestTokenInTheURLIsNeverLogged(t *testing.T) {
+	srv := natsserver.Start(t, natsserver.WithToken("tok-in-url-789"))
+	logs := &syncWriter{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	u := strings.Replace(srv.URL(), "nats://", "nats://tok-in-url-789@", 1)
+	if err := dialAndWrite(t, natssink.Options{URL: u, Logger: log}); err != nil {
+		t.Fatalf("right token refused: %v", err)
+	}
+	if got := logs.String(); strings.Contains(got, "tok-in-url-789") || !strings.Contains(got, "connected to NATS") {
+		t.Errorf("logs of a connect with a token in the URL:\n%s", got)
+	}
+}
+
+// TestUnparseableURLIsABadOptionThatHidesItsPassword: a URL Go cannot
+// parse (a '%' not followed by two hex digits in a password, a bad port)
+// was retried as unreachable, and the parse error, which quotes the URL
+// whole, printed the password each time. It is a bad option at once, and
+// says what to check without the secret.
+func TestUnparseableURLIsABadOptionThatHidesItsPassword(t *testing.T) {
+	for _, u := range []string{"nats://u:Pa%zzw0rd@127.0.0.1:4222", "nats://u:Pa55w0rd@127.0.0.1:notaport", "u:Pa55w0rd@127.0.0.1:notaport"} {
+		_, err := natssink.New(natssink.Options{URL: u})
+		if !errors.Is(err, natssink.ErrConfig) || !strings.Contains(err.Error(), "does not parse") {
+			t.Errorf("%s: %v; want ErrConfig saying it does not parse", u, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "Pa%zzw0rd") || strings.Contains(err.Error(), "Pa55w0rd")) {
+			t.Errorf("%s: the error repeats the password: %v", u, err)
+		}
+		o := natssink.Options{URL: u}
+		if got := o.Scrub(fmt.Errorf("parse %q: invalid", u)).Error(); strings.Contains(got, "w0rd") {
+			t.Errorf("%s: Scrub left the password: %s", u, got)
+		}
+	}
+	if _, err := natssink.New(natssink.Options{URL: "127.0.0.1:4222,nats://u:p%25w@h:1"}); err != nil {
+		t.Errorf("URLs that parse refused: %v", err)
+	}
+}
+
+// syncWriter keeps what the client's goroutines log.
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestNKey(t *testing.T) {

@@ -45,7 +45,7 @@ func (o Options) Dial(ctx context.Context) (*nats.Conn, error) {
 		if r.err != nil {
 			return nil, o.connectError(r.err)
 		}
-		o.log("connected to NATS", "url", r.nc.ConnectedUrlRedacted())
+		o.log("connected to NATS", "url", Redact(r.nc.ConnectedUrl()))
 		return r.nc, nil
 	case <-ctx.Done():
 		go func() { // do not leak a connection that arrives late
@@ -100,7 +100,7 @@ func (o Options) natsOptions(ctx context.Context) ([]nats.Option, error) {
 			o.warn("disconnected from NATS; reconnecting, nothing is delivered meanwhile", "url", Redact(o.URL), "err", o.Scrub(err))
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			o.log("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
+			o.log("reconnected to NATS", "url", Redact(nc.ConnectedUrl()))
 		}),
 		nats.ClosedHandler(func(nc *nats.Conn) { o.log("NATS connection closed", "url", Redact(o.URL)) }),
 		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -81,6 +82,9 @@ func (o Options) Validate() error {
 		if strings.TrimSpace(u) == "" {
 			return fmt.Errorf("%w: URL list %q has an empty entry", ErrConfig, Redact(o.URL))
 		}
+		if err := parses(strings.TrimSpace(u)); err != nil {
+			return err
+		}
 	}
 	n := 0
 	for _, set := range []bool{o.User != "" || o.Password != "", o.Token != "", o.NKeySeedFile != "", o.CredsFile != ""} {
@@ -145,4 +149,24 @@ func (o Options) String() string {
 		auth = "creds " + o.CredsFile
 	}
 	return fmt.Sprintf("nats %s (auth: %s, tls: %t)", Redact(o.URL), auth, o.TLS.enabled())
+}
+
+// parses checks that one NATS URL parses as the client will parse it (it
+// adds nats:// to an address without a scheme). Its error never quotes
+// the URL's user part: Go's parse error would, password and all.
+func parses(u string) error {
+	full := u
+	if !strings.Contains(u, "://") {
+		full = "nats://" + u
+	}
+	_, err := url.Parse(full)
+	if err == nil {
+		return nil
+	}
+	var why string
+	var uerr *url.Error
+	if errors.As(err, &uerr) && !strings.Contains(u, "@") {
+		why = ": " + uerr.Err.Error()
+	}
+	return fmt.Errorf("%w: NATS URL %s does not parse%s; check its host and port, and write a '%%' in a user or password as %%25", ErrConfig, Redact(u), why)
 }

@@ -45,8 +45,26 @@ func (o Options) secrets() []string {
 		}
 	}
 	for _, p := range strings.Split(o.URL, ",") {
-		u, err := url.Parse(strings.TrimSpace(p))
-		if err != nil || u.User == nil {
+		p = strings.TrimSpace(p)
+		if !strings.Contains(p, "://") {
+			p = "nats://" + p // as the client reads it
+		}
+		u, err := url.Parse(p)
+		if err != nil {
+			// Unparseable, and its parse error quotes it whole: what
+			// Redact masks (between the scheme and the last '@') is
+			// secret, and so is its password alone.
+			if at := strings.LastIndex(p, "@"); at >= 0 {
+				info := p[:at]
+				if i := strings.Index(info, "://"); i >= 0 {
+					info = info[i+3:]
+				}
+				_, pw, _ := strings.Cut(info, ":")
+				out = append(out, info, pw)
+			}
+			continue
+		}
+		if u.User == nil {
 			continue
 		}
 		if pw, ok := u.User.Password(); ok {
