@@ -71,7 +71,7 @@ func (k *kafkaAuth) apply(cfg *kafkasink.Config) error {
 		return usageErr("--kafka-partitioner: %v", err)
 	}
 	cfg.Partitioner = part
-	if k.sasl != "" || k.user != "" {
+	if k.sasl != "" || k.user != "" || k.password != "" { // half-given credentials are refused, not dropped
 		cfg.SASL = &kafkasink.SASL{Mechanism: strings.ToUpper(k.sasl), User: k.user, Password: k.password}
 		if cfg.SASL.Mechanism == "" {
 			cfg.SASL.Mechanism = kafkasink.Plain

@@ -105,6 +105,7 @@ func TestValidate(t *testing.T) {
 		"isr > replicas":  {Brokers: []string{"k:9092"}, ReplicationFactor: 1, MinInSyncReplicas: 2},
 		"bad mechanism":   {Brokers: []string{"k:9092"}, SASL: &SASL{Mechanism: "GSSAPI", User: "u"}},
 		"no user":         {Brokers: []string{"k:9092"}, SASL: &SASL{Mechanism: Plain}},
+		"no password":     {Brokers: []string{"k:9092"}, SASL: &SASL{Mechanism: Plain, User: "u"}},
 		"cert but no key": {Brokers: []string{"k:9092"}, TLS: &TLS{CertFile: "c.pem"}},
 	} {
 		if _, err := New(cfg); !errors.Is(err, ErrBadConfig) {
@@ -113,6 +114,15 @@ func TestValidate(t *testing.T) {
 	}
 	if _, err := New(Config{Brokers: []string{"k:9092"}, TLS: &TLS{CAFile: "/nonexistent/ca.pem"}}); !errors.Is(err, ErrBadConfig) {
 		t.Errorf("missing CA file: %v, want ErrBadConfig", err)
+	}
+	// A SCRAM password with a character SASLprep refuses (a line break
+	// left by a variable, a tab from a file) is a bad configuration that
+	// does not quote it; the SCRAM library's own error did.
+	for _, pw := range []string{"wonder-secret\n", "won\tder-secret"} {
+		_, err := New(Config{Brokers: []string{"k:9092"}, SASL: &SASL{Mechanism: ScramSHA512, User: "alice", Password: pw}})
+		if !errors.Is(err, ErrBadConfig) || strings.Contains(err.Error(), "der-secret") || !strings.Contains(err.Error(), "alice") {
+			t.Errorf("SCRAM password %q: %v; want ErrBadConfig naming the user, not the password", pw, err)
+		}
 	}
 	s := SASL{Mechanism: Plain, User: "u", Password: "hunter2"}
 	if strings.Contains(s.String(), "hunter2") || strings.Contains(s.LogValue().String(), "hunter2") {

@@ -23,7 +23,8 @@ import (
 func (c Config) client() (*kafka.Client, *kafka.Transport, error) {
 	mech, err := c.mechanism()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: SASL %s: %w", ErrBadConfig, c.SASL, err)
+		// Not %w: the SCRAM library's error quotes the password.
+		return nil, nil, fmt.Errorf("%w: SASL %s: the password cannot be used (its error would quote it; check it for line breaks, tabs and other control characters)", ErrBadConfig, c.SASL)
 	}
 	tc, err := c.tlsConfig()
 	if err != nil {

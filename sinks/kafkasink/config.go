@@ -3,6 +3,7 @@ package kafkasink
 import (
 	"crypto/tls"
 	"fmt"
+	"github.com/xdg-go/stringprep"
 	"log/slog"
 	"strings"
 	"time"
@@ -201,6 +202,16 @@ func (c Config) Validate() error {
 		}
 		if s.User == "" {
 			return bad("SASL %s without a user name", s.Mechanism)
+		}
+		if s.Password == "" {
+			return bad("SASL %s user %q without a password", s.Mechanism, s.User)
+		}
+		if s.Mechanism != Plain {
+			// SCRAM prepares the password (SASLprep) and refuses some
+			// characters; its own error quotes the password whole.
+			if _, err := stringprep.SASLprep.Prepare(s.Password); err != nil {
+				return bad("SASL %s: user %q's password holds a character SCRAM refuses (%v; a line break or tab, say, left by a file or an environment variable): write it without", s.Mechanism, s.User, err)
+			}
 		}
 	}
 	if t := c.TLS; t != nil && t.Config == nil && (t.CertFile == "") != (t.KeyFile == "") {

@@ -27,3 +27,21 @@ func TestBridgeCheckHidesTheURLsPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfGivenKafkaCredentialsAreRefused: --kafka-password without
+// --kafka-user was dropped without a word (herald connected without
+// SASL), and a user without a password sent an empty one, which the
+// brokers refused far from the cause. Both are usage errors, as the NATS
+// flags' are.
+func TestHalfGivenKafkaCredentialsAreRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"--kafka-password", "Sup3rSecret"},
+		{"--kafka-user", "alice"},
+		{"--kafka-user", "alice", "--kafka-sasl", "SCRAM-SHA-512", "--kafka-password", "Sup3r\tSecret"},
+	} {
+		out, stderr, code := heraldRun(t, nil, append([]string{"who", "/x", "--kafka", "127.0.0.1:9"}, args...)...)
+		if code != exitUsage || strings.Contains(out+stderr, "Sup3r") {
+			t.Errorf("who --kafka %v: exit %d, output:\n%s%s\nwant exit %d, the password never shown", args, code, out, stderr, exitUsage)
+		}
+	}
+}
