@@ -34,22 +34,25 @@ func ParseACL(s string) ([]zk.ACL, error) {
 		scheme, rest, ok := strings.Cut(entry, ":")
 		i := strings.LastIndex(rest, ":")
 		if !ok || i < 0 || scheme == "" {
-			return nil, fmt.Errorf("elect: ACL entry %q: want scheme:id:perms, e.g. world:anyone:r", entry)
+			return nil, fmt.Errorf("elect: ACL entry %q: want scheme:id:perms, e.g. world:anyone:r", shownEntry(entry))
 		}
 		id, letters := rest[:i], rest[i+1:]
 		if !aclScheme(scheme) {
-			return nil, fmt.Errorf("elect: ACL entry %q: unknown scheme %q (world, auth, digest, ip, x509 or sasl)", entry, scheme)
+			return nil, fmt.Errorf("elect: ACL entry %q: unknown scheme %q (world, auth, digest, ip, x509 or sasl)", shownEntry(entry), scheme)
 		}
 		if scheme == "world" && id != "anyone" {
 			return nil, fmt.Errorf("elect: ACL entry %q: the world scheme's only id is anyone", entry)
 		}
 		if scheme != "world" && scheme != "auth" && id == "" {
-			return nil, fmt.Errorf("elect: ACL entry %q: scheme %s needs an id", entry, scheme)
+			return nil, fmt.Errorf("elect: ACL entry %q: scheme %s needs an id", shownEntry(entry), scheme)
 		}
 		if scheme == "digest" && !digestID(id) {
 			// The entry is not repeated: it may hold a password.
 			user, _, _ := strings.Cut(id, ":")
-			return nil, fmt.Errorf("elect: ACL entry digest:%s:...: the digest id looks like a plaintext password: give user:BASE64(SHA1(user:password)), the hash ZooKeeper compares, e.g. digest:%s:<hash>:%s", user, user, letters)
+			if !strings.Contains(id, ":") {
+				return nil, fmt.Errorf("elect: ACL entry digest:%s:...: want digest:USER:HASH:PERMS, the hash BASE64(SHA1(user:password)): the hash or the perms are missing, e.g. digest:%s:<hash>:cdrwa", user, user)
+			}
+			return nil, fmt.Errorf("elect: ACL entry digest:%s:...: the digest id looks like a plaintext password: give user:BASE64(SHA1(user:password)), the hash ZooKeeper compares, e.g. digest:%s:<hash>:cdrwa", user, user)
 		}
 		var perms int32
 		for _, c := range letters {
@@ -65,19 +68,34 @@ func ParseACL(s string) ([]zk.ACL, error) {
 			case 'a':
 				perms |= zk.PermAdmin
 			default:
-				return nil, fmt.Errorf("elect: ACL entry %q: permission %q is not one of c, d, r, w, a", entry, c)
+				return nil, fmt.Errorf("elect: ACL entry %q: permission %q is not one of c, d, r, w, a", shownEntry(entry), c)
 			}
 		}
 		if perms == 0 {
-			return nil, fmt.Errorf("elect: ACL entry %q grants nothing; give permissions from cdrwa", entry)
+			return nil, fmt.Errorf("elect: ACL entry %q grants nothing; give permissions from cdrwa", shownEntry(entry))
 		}
 		readable = readable || perms&zk.PermRead != 0
 		out = append(out, zk.ACL{Scheme: scheme, ID: id, Perms: perms})
 	}
 	if !readable {
-		return nil, fmt.Errorf("elect: ACL %q lets no one read; add at least world:anyone:r or auth::r, since every participant and observer must read and watch the nodes", s)
+		return nil, fmt.Errorf("elect: ACL %q lets no one read; add at least world:anyone:r or auth::r, since every participant and observer must read and watch the nodes", FormatACL(out))
 	}
 	return out, nil
+}
+
+// shownEntry is an ACL entry as an error may show it: a digest entry, or
+// one whose scheme is unknown (a misspelt digest: Digest, digst), holds a
+// hash or perhaps a plaintext password after its user, which is masked.
+func shownEntry(entry string) string {
+	scheme, rest, ok := strings.Cut(entry, ":")
+	switch {
+	case !ok:
+		return "***"
+	case scheme == "world" || scheme == "auth" || scheme == "ip" || scheme == "x509" || scheme == "sasl":
+		return entry
+	}
+	user, _, _ := strings.Cut(rest, ":")
+	return scheme + ":" + user + ":***"
 }
 
 // digestID tells whether id is a digest identity as ZooKeeper stores it:

@@ -54,7 +54,7 @@ func TestParseACL(t *testing.T) {
 		"x509:CN=a,O=b":       "scheme:id:perms",
 		// A password where ZooKeeper wants its hash, or a hash cut short.
 		"digest:alice:secret:cdrwa,world:anyone:r": "looks like a plaintext password: give user:BASE64(SHA1(user:password))",
-		"digest:alice:cdrwa":                       "looks like a plaintext password",
+		"digest:alice:cdrwa":                       "the hash or the perms are missing",
 		"digest:ops:Ab9+/x=:cdrwa":                 "looks like a plaintext password",
 	}
 	for in, want := range bad {
@@ -67,9 +67,20 @@ func TestParseACL(t *testing.T) {
 // A digest entry holding a password is refused without repeating the
 // password.
 func TestParseACLDoesNotEchoAPassword(t *testing.T) {
-	_, err := elect.ParseACL("digest:alice:hunter2:cdrwa,world:anyone:r")
-	if err == nil || strings.Contains(err.Error(), "hunter2") {
-		t.Fatalf("ParseACL with a plaintext digest password: %v; want a refusal that does not repeat the password", err)
+	// The perms forgotten, the scheme misspelt or capitalised, a bad
+	// permission: each of these repeated the password before.
+	for _, acl := range []string{
+		"digest:alice:hunter2:cdrwa,world:anyone:r",
+		"digest:alice:hunter2",
+		"Digest:alice:hunter2:cdrwa",
+		"digst:alice:hunter2:cdrwa",
+		"digest :alice:hunter2:cdrwa",
+		"digest:alice:bK2vrtycP3OyZ7p+aGPDYWwk0ZA=:hunter2",
+	} {
+		_, err := elect.ParseACL(acl)
+		if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "hunter") {
+			t.Errorf("ParseACL(%q): %v; want a refusal that does not repeat the password", acl, err)
+		}
 	}
 }
 
