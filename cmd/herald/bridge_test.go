@@ -459,7 +459,7 @@ func TestBridgeSecretFromFile(t *testing.T) {
 		{[]string{"--nats-password-file", twoLines}, "more than one line"},
 		{[]string{"--nats-password-file", blanks}, "blanks before or after"},
 		{[]string{"--zk-auth-file", twoLines}, "more than one line"},
-		{[]string{"--zk-auth-file", blanks}, "blanks before or after"},
+		{[]string{"--zk-auth-file", blanks}, "digest credentials cannot begin or end with a blank"}, // HERALD_ZK_AUTH trims them too
 		{[]string{"--nats-password", "x", "--nats-password-file", pw}, "both given"},
 		{[]string{"--kafka-password-file", filepath.Join(dir, "missing")}, "--kafka-password-file"},
 	} {

@@ -407,6 +407,17 @@ func TestWhoLogsInToNATS(t *testing.T) {
 	if code == 0 || !strings.Contains(strings.ToLower(stderr), "authorization") {
 		t.Errorf("who with a wrong password: exit %d: %s", code, stderr)
 	}
+	// From the environment, with the trailing line break a secret store
+	// or a heredoc leaves: taken without it, as from the file (it was
+	// sent with it, and refused).
+	_, stderr, code = heraldRun(t, []string{"HERALD_NATS_PASSWORD=pw\n"}, "who", "/x", "--nats", srv.URL(), "--nats-user", "reader")
+	if code == exitUnreachable || strings.Contains(stderr, "Authorization") || !strings.Contains(stderr, "bucket") {
+		t.Errorf("who with HERALD_NATS_PASSWORD ending in a line break: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = heraldRun(t, []string{"HERALD_NATS_PASSWORD=pw\nsecond-line"}, "who", "/x", "--nats", srv.URL(), "--nats-user", "reader")
+	if code != exitUsage || strings.Contains(stderr, "second-line") {
+		t.Errorf("who with a two-line HERALD_NATS_PASSWORD: exit %d: %s; want exit %d, the secret not shown", code, stderr, exitUsage)
+	}
 }
 
 // A path with a character above U+FFFF (an emoji) is one ZooKeeper

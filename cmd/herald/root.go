@@ -273,6 +273,12 @@ var holdsGroup = map[string]bool{"herald run": true, "herald lock": true}
 var exported = map[string]bool{"HERALD_LOCK": true, "HERALD_ELECTION": true, "HERALD_ID": true}
 
 // applyEnv sets every flag the command line left alone from HERALD_<NAME>.
+// secretName reports whether a flag holds a secret (--nats-password,
+// --nats-token, --kafka-password, ...).
+func secretName(flag string) bool {
+	return strings.HasSuffix(flag, "password") || strings.HasSuffix(flag, "token")
+}
+
 func applyEnv(cmd *cobra.Command) error {
 	var errs []error
 	nested := holdsGroup[cmd.CommandPath()] && os.Getenv(parentEnv) != ""
@@ -289,6 +295,14 @@ func applyEnv(cmd *cobra.Command) error {
 		v, ok := os.LookupEnv(name)
 		if !ok || strings.TrimSpace(v) == "" {
 			return // unset and empty both leave the default
+		}
+		if secretName(f.Name) {
+			// As from its file twin: without the trailing line break a
+			// secret store or a heredoc leaves, and never quoted.
+			if v = strings.TrimRight(v, "\r\n"); strings.ContainsAny(v, "\r\n") {
+				errs = append(errs, fmt.Errorf("%s holds more than one line: give the secret alone, on one line", name))
+				return
+			}
 		}
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
 			if err := sv.Replace(splitList(v)); err != nil {

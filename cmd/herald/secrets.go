@@ -60,6 +60,8 @@ func secretFromFile(flag, file string) (string, error) {
 		return "", usageErr("%s %s is empty", flag, file)
 	case strings.ContainsAny(v, "\r\n"):
 		return "", usageErr("%s %s holds more than one line: give the secret alone, on one line", flag, file)
+	case strings.TrimSpace(v) != v && flag == "--zk-auth-file":
+		return "", usageErr("%s %s has blanks before or after user:password, which would be sent as part of it: remove them (digest credentials cannot begin or end with a blank)", flag, file)
 	case strings.TrimSpace(v) != v:
 		return "", usageErr("%s %s has blanks before or after the secret, which would be sent as part of it: remove them (a secret that has them goes in the environment variable instead)", flag, file)
 	}
