@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
 
 	"github.com/zkherald/herald/elect"
@@ -163,6 +164,9 @@ func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) err
 	if errors.Is(err, elect.ErrNotLeader) {
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("checkpoint rejected: leader %s (term %d) no longer leads %s; stop working: %w",
 			f.Node, f.Term, f.Group, err)}
+	}
+	if errors.Is(err, zk.ErrNoAuth) {
+		return fmt.Errorf("checkpoint %s/%s: this identity may not write it: its ACL lets other identities write it (another identity's leader made it, or someone set it by hand); give this identity WRITE on it, or delete it to start afresh: %w", f.Group, elect.CheckpointNode, err)
 	}
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", f.Group, err)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -163,5 +165,32 @@ func TestCheckpointGetUnreadableNamesTheNode(t *testing.T) {
 	_, stderr, code := heraldRun(t, nil, append(zkFlags(t), "checkpoint", "get", "--election", g)...)
 	if code != exitFailure || !strings.Contains(stderr, g+"/"+elect.CheckpointNode) || !strings.Contains(stderr, "refused this identity") {
 		t.Fatalf("checkpoint get of an unreadable checkpoint: exit %d, want %d naming the node; stderr: %s", code, exitFailure, stderr)
+	}
+}
+
+// TestCheckpointPutUnwritableNamesTheNode: a leader whose identity may
+// read the checkpoint but not write it (another identity's leader made it,
+// or someone set its ACL) was told only "not authenticated", about the
+// election; it is told which node refused it and what to do.
+func TestCheckpointPutUnwritableNamesTheNode(t *testing.T) {
+	g := uniq(t)
+	s := zkSession(t)
+	mkpath(t, s.Conn(), g)
+	acl := append(zk.DigestACL(zk.PermAll, "runner", "secret"), zk.WorldACL(zk.PermRead)...)
+	if _, err := s.Conn().Create(g+"/"+elect.CheckpointNode, nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	e, err := elect.NewElection(s, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.Campaign(context.Background(), "leader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append(zkFlags(t), "checkpoint", "put", "--election", g, "--node", h.Node(), "--term", fmt.Sprint(h.Term()), "step=2")
+	_, stderr, code := heraldRun(t, nil, args...)
+	if code != exitFailure || !strings.Contains(stderr, g+"/"+elect.CheckpointNode) || !strings.Contains(stderr, "may not write it") {
+		t.Fatalf("checkpoint put to an unwritable checkpoint: exit %d, want %d naming the node; stderr: %s", code, exitFailure, stderr)
 	}
 }
