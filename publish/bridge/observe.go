@@ -525,6 +525,7 @@ func (b *Bridge) apply(ctx, pub context.Context, c elect.Change) bool {
 		return false
 	case elect.Snapshot:
 		b.setGroup(ctx, c.Group, GroupLive)
+		b.dateGone(pub, &c)
 	}
 	if ctx.Err() == nil { // a group dropped meanwhile keeps no figures
 		b.countSuspects(c)
