@@ -97,7 +97,8 @@ type Bridge struct {
 	// in this run (Config.Resume and the sinks' reports, resume.go).
 	resume map[string]Resume
 	// reportedOwned: the groups whose newest report names an owner (the
-	// ones adoptReported looks for).
+	// ones adoptReported looks for), as read at start and kept up to date
+	// with what this bridge publishes since (noteReported).
 	reportedOwned map[string]bool
 }
 

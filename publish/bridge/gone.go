@@ -111,3 +111,23 @@ func (b *Bridge) dateGone(ctx context.Context, c *elect.Change) {
 	}
 	c.Gap = true
 }
+
+// noteReported keeps reportedOwned, the groups whose last word names an
+// owner (adoptReported looks for them in each new session), up to date
+// with what c says: a group whose end this bridge published is not looked
+// for again, one it published an owner of is.
+func (b *Bridge) noteReported(c elect.Change) {
+	if c.Kind != elect.Snapshot && c.Kind != elect.OwnerChanged {
+		return
+	}
+	b.viewMu.Lock()
+	defer b.viewMu.Unlock()
+	if c.Owner == nil {
+		delete(b.reportedOwned, c.Group)
+		return
+	}
+	if b.reportedOwned == nil {
+		b.reportedOwned = map[string]bool{}
+	}
+	b.reportedOwned[c.Group] = true
+}

@@ -147,3 +147,79 @@ func TestUnreadableGroupGoneIsEnded(t *testing.T) {
 		t.Fatalf("the group is gone, yet the owners bucket names %s, fresh (confirmed by %s)", u.Owner.Owner.Node, u.ConfirmedBy)
 	}
 }
+
+// TestGroupGoneDuringLostSessionIsEnded: a discovered group deleted, with
+// its owner, while the bridge's session was lost: the new session's root
+// listing does not have it, and the bridge, which last published an owner
+// of it, observes it to publish that owner's end, dated, as a gap.
+func TestGroupGoneDuringLostSessionIsEnded(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	g := root + "/g"
+	doomed := session(t, addrs)
+	leads(t, candidate(t, doomed, g, "a"))
+	keep := root + "/keep"
+	leads(t, candidate(t, session(t, addrs), keep, "k"))
+	events := collect(t, url, "herald.*."+publish.MustTokens(g))
+	px := proxy(t, addrs[0])
+	r := start(t, bridge.Config{Servers: []string{px.Addr()}, Discover: []string{root}, Source: "gone-ls", Sinks: []publish.Sink{jsSink(t, url)},
+		Heartbeat: hb, MaxRetryWait: 200 * time.Millisecond, SessionTimeout: time.Second})
+	w, _ := ownerWatch(t, url, g)
+	until(t, w, 15*time.Second, "an owner, confirmed", func(u jetstream.OwnerUpdate) bool { return u.Owner != nil && !u.Stale })
+	px.Blackhole(true)
+	waitStatus(t, r.Bridge, 10*time.Second, "session lost", func(st bridge.Status) bool { return st.Session == "lost" })
+	if err := doomed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deleteTree(t, session(t, addrs), g)
+	px.Blackhole(false)
+	waitStatus(t, r.Bridge, 15*time.Second, "a new session", func(st bridge.Status) bool { return st.Sessions == 2 })
+	until(t, w, 15*time.Second, "no owner in the bucket", func(u jetstream.OwnerUpdate) bool { return u.Owner == nil })
+	events.waitCount(t, 5*time.Second, "the owner's end, dated, marked as a gap", 1, func(e publish.Event) bool {
+		return e.Type == publish.LeaderLost && e.Snapshot && e.Gap && e.Zxid != 0
+	})
+}
+
+// TestGoneGroupEndedOnce: a group whose end the bridge published (found
+// gone at start-up) is not published again, as a gap, at every new
+// ZooKeeper session: its end is the last word of it now.
+func TestGoneGroupEndedOnce(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	g := root + "/g"
+	s := session(t, addrs)
+	leads(t, candidate(t, s, g, "a"))
+	leads(t, candidate(t, s, root+"/keep", "k"))
+	js := jsSink(t, url)
+	first := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Source: "once", Sinks: []publish.Sink{js}})
+	w, _ := ownerWatch(t, url, g)
+	until(t, w, 15*time.Second, "an owner", func(u jetstream.OwnerUpdate) bool { return u.Owner != nil })
+	if err := first.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	admin := session(t, addrs)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deleteTree(t, admin, g)
+	leads(t, candidate(t, admin, root+"/keep", "k2"))
+
+	events := collect(t, url, "herald.*."+publish.MustTokens(g))
+	ends := func(e publish.Event) bool { return e.Type == publish.LeaderLost && e.Gap }
+	px := proxy(t, addrs[0])
+	r := start(t, bridge.Config{Servers: []string{px.Addr()}, Discover: []string{root}, Source: "once", Sinks: []publish.Sink{jsSink(t, url)},
+		MaxRetryWait: 200 * time.Millisecond, SessionTimeout: time.Second})
+	events.waitCount(t, 15*time.Second, "the gone group's end", 1, ends)
+	for n := 2; n <= 3; n++ {
+		px.Blackhole(true)
+		waitStatus(t, r.Bridge, 10*time.Second, "session lost", func(st bridge.Status) bool { return st.Session == "lost" })
+		px.Blackhole(false)
+		waitStatus(t, r.Bridge, 15*time.Second, "a new session, ready", func(st bridge.Status) bool {
+			return st.Sessions == n && len(st.NotReady()) == 0
+		})
+	}
+	time.Sleep(time.Second)
+	if n := events.count(ends); n != 1 {
+		t.Fatalf("the gone group's end was published %d times over three sessions; want once: %+v", n, events.all())
+	}
+}

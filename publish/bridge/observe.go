@@ -96,8 +96,9 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 const reportedOwner = "reported"
 
 // adoptReported observes, once every discover root was listed, each group
-// the sinks last reported with an owner that was not found under its
-// root: it is gone (deleted while no bridge looked). Its observer
+// the sinks last reported with an owner (or this bridge published an owner
+// of since, noteReported) that was not found under its root: it is gone
+// (deleted while no bridge looked, or while this one had no session). Its observer
 // publishes that, measured against the report (the owner's end, unseen,
 // as a gap), instead of leaving the old owner in the sinks, where this
 // bridge's heartbeats would confirm it.
@@ -546,6 +547,7 @@ func (b *Bridge) apply(ctx, pub context.Context, c elect.Change) bool {
 		}
 		return false
 	}
+	b.noteReported(c)
 	if published {
 		b.log.Debug("published", "group", c.Group, "kind", c.Kind, "events", len(events))
 	}
