@@ -89,6 +89,9 @@ type Bridge struct {
 	// settle waits until what the session heard is published (the
 	// current observation's groupSet.settle; guarded by mu).
 	settle func(ctx context.Context) bool
+	// observing says whether the current observation observes a group
+	// (groupSet.observing; guarded by mu).
+	observing func(group string) bool
 	// lastViews is each group's latest view, kept across observers (a
 	// new session), so the next snapshot can tell what it missed.
 	viewMu    sync.Mutex

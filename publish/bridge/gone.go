@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
 )
 
 // A group found missing after a stretch the bridge did not see (its
@@ -110,6 +111,32 @@ func (b *Bridge) dateGone(ctx context.Context, c *elect.Change) {
 		b.log.Info("a group is gone, found so after a stretch this bridge did not see; publishing its owner's end, marked as a gap", "group", c.Group, "zxid", c.Zxid)
 	}
 	c.Gap = true
+}
+
+// endUnobserved publishes the end of each group whose held events were
+// dropped at a takeover and that is no longer observed (deleted while this
+// bridge stood by): the events it dropped may be the only word of that
+// end, and no observer is left to read the group afresh. A group that
+// exists again is left to its root's listing.
+func (b *Bridge) endUnobserved(ctx context.Context, groups map[string]droppedState) {
+	for g, d := range groups {
+		zxid, gone, err := b.goneAsOf(ctx, g)
+		if err != nil {
+			b.log.Warn("cannot tell whether a group no longer observed, some of whose changes may be unpublished, is gone; its end is not published", "group", g, "err", err)
+			continue
+		}
+		if !gone {
+			continue
+		}
+		b.log.Warn("a group some of whose changes may be unpublished is gone and no longer observed; publishing its end, marked as a gap", "group", g, "zxid", zxid)
+		c := elect.Change{Kind: elect.Snapshot, Group: g, Recipe: d.recipe, Zxid: zxid, Gap: true}
+		events := publish.Translate(c, b.cfg.Source, time.Now())
+		b.live.record(events)
+		if _, err := b.deliver(ctx, events); err != nil && ctx.Err() == nil && !errors.Is(err, publish.ErrClosed) {
+			b.log.Error("could not publish the end of a gone group", "group", g, "err", err)
+		}
+		b.pipe.Forget(g) // not observed: nothing of it to keep
+	}
 }
 
 // noteReported keeps reportedOwned, the groups whose last word names an

@@ -48,7 +48,7 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	if many != nil {
 		b.mu.Lock()
 		b.restate, b.refresh = many.Restate, many.Refresh
-		b.settle = gs.settle
+		b.settle, b.observing = gs.settle, gs.observing
 		b.mu.Unlock()
 	}
 	var wg sync.WaitGroup

@@ -3,8 +3,10 @@ package bridge
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 )
 
@@ -69,11 +71,16 @@ type droppedState struct {
 	changed, gained bool
 	owner           string
 	term, zxid      int64
+	// recipe is the group's, as the newest of them that says one does.
+	recipe elect.Recipe
 }
 
 // add is d with e dropped too (e after those before).
 func (d droppedState) add(e publish.Event) droppedState {
 	d.untold = d.untold || e.Gap
+	if e.Recipe.Known() {
+		d.recipe = e.Recipe
+	}
 	if e.Type.Gains() || e.Type.Loses() {
 		d.changed, d.owner, d.term, d.zxid = true, "", 0, e.Zxid
 		if e.Owner != nil {
@@ -102,6 +109,11 @@ func (d droppedState) add(e publish.Event) droppedState {
 // drops the copy. Until that snapshot, the pipeline holds no state for
 // such a group: what it held from before standing by, and the events
 // left after the dropped ones, may not say who owns it now.
+//
+// A group published as a gap that is no longer observed (deleted while
+// this bridge stood by) has no observer to read it afresh: its end is
+// published (endUnobserved), dated by its parent's last child change and
+// marked as a gap, after the held events.
 func (b *Bridge) startPublishing(ctx context.Context) {
 	// A sink that lost its store of current state is told again the
 	// groups observed now only (resend.go).
@@ -130,6 +142,10 @@ func (b *Bridge) startPublishing(ctx context.Context) {
 		}
 	}
 	b.refreshTrimmed(trimmed, confirmed)
+	if gone := b.unobserved(trimmed, confirmed); len(gone) > 0 {
+		// Read from ZooKeeper, then published after the held events.
+		go b.endUnobserved(ctx, gone)
+	}
 	if n := len(b.held); n > 0 {
 		events := make([]publish.Event, n)
 		for i, h := range b.held {
@@ -180,6 +196,24 @@ func (b *Bridge) refreshTrimmed(trimmed map[string]droppedState, confirmed []str
 			restate(g)
 		}
 	}
+}
+
+// unobserved are the trimmed groups published as a gap (not confirmed)
+// that the current observation does not observe: Restate ignores them.
+func (b *Bridge) unobserved(trimmed map[string]droppedState, confirmed []string) map[string]droppedState {
+	b.mu.Lock()
+	observed := b.observing
+	b.mu.Unlock()
+	if observed == nil {
+		return nil
+	}
+	out := map[string]droppedState{}
+	for g, d := range trimmed {
+		if !slices.Contains(confirmed, g) && !observed(g) {
+			out[g] = d
+		}
+	}
+	return out
 }
 
 // storedElsewhere reads what the shared sinks that keep a report
@@ -245,7 +279,9 @@ func holds(r publish.LastReport, ok bool, d droppedState) bool {
 	switch {
 	case !ok:
 		return d.owner == "" && !d.gained
-	case r.Zxid >= d.zxid:
+	case d.zxid != 0 && r.Zxid >= d.zxid:
+		// Not at zxid 0: that is an event that could not be dated (a
+		// group found gone), which every report would seem to hold.
 		return true
 	case d.owner != "":
 		return r.Owner == d.owner && r.Term != 0 && r.Term == d.term

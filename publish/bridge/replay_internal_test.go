@@ -12,6 +12,8 @@ func TestHolds(t *testing.T) {
 	left := droppedState{changed: true, gained: true, owner: "n_0000000003", term: 130, zxid: 131}
 	empty := droppedState{changed: true, zxid: 40} // only a snapshot of an empty group
 	emptied := droppedState{changed: true, gained: true, zxid: 140}
+	// a group found gone, its owner's end undated (zxid 0)
+	gone := droppedState{changed: true}
 	for _, c := range []struct {
 		name string
 		r    publish.LastReport
@@ -31,6 +33,8 @@ func TestHolds(t *testing.T) {
 		{"nothing, for a group emptied after an owner", publish.LastReport{}, false, emptied, false},
 		{"an older no owner, for a group emptied after an owner", publish.LastReport{Zxid: 100}, true, emptied, false},
 		{"the emptying stored", publish.LastReport{Zxid: 140}, true, emptied, true},
+		{"the gone owner, for a group found gone (zxid 0)", publish.LastReport{Owner: "n_0000000003", Term: 130, Zxid: 130}, true, gone, false},
+		{"no owner, for a group found gone", publish.LastReport{Zxid: 150}, true, gone, true},
 	} {
 		if got := holds(c.r, c.ok, c.d); got != c.want {
 			t.Errorf("%s: holds(%+v, %t, %+v) = %t, want %t", c.name, c.r, c.ok, c.d, got, c.want)
