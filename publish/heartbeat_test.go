@@ -301,3 +301,25 @@ func TestHeartbeatConfirmsOnlyItsScope(t *testing.T) {
 		t.Error("no scope (an older bridge) must cover every group")
 	}
 }
+
+// A child of a discover root (or a pattern's match) that the bridge skips,
+// not being a group, is out of its scope: "no owner" there is not
+// confirmed. Nor is /zookeeper under a discover root "/".
+func TestScopeSkipsWhatTheBridgeSkips(t *testing.T) {
+	now := time.Now()
+	sc := &Scope{Discover: []string{"/jobs", "/"}, Patterns: []string{"/solr/*/leader"},
+		Skip: []string{`/jobs/lock-0000000001`, `/jobs/odd\*name`, `/solr/c\[1/leader`}}
+	b := NewBridges()
+	b.Put(Heartbeat{Source: "b1", State: BridgeActive, Time: now, Interval: time.Second, Scope: sc})
+	for _, g := range []string{"/jobs/1732650000", "/jobs/oddxname", "/solr/c1/leader", "/top"} {
+		if f := b.JudgeAbsent(now, g); f.Stale {
+			t.Errorf("%s, observed: %+v; want fresh", g, f)
+		}
+	}
+	for _, g := range []string{"/jobs/lock-0000000001", "/jobs/odd*name", "/solr/c[1/leader", "/zookeeper"} {
+		f := b.JudgeAbsent(now, g)
+		if !f.Stale || !strings.Contains(f.StaleReason, "not groups") && g != "/zookeeper" {
+			t.Errorf("%s, skipped: %+v; want stale, saying the bridge skips it", g, f)
+		}
+	}
+}

@@ -21,6 +21,12 @@ type Scope struct {
 	Discover []string `json:"discover,omitempty"`
 	// Patterns are globs (path.Match) over whole group paths.
 	Patterns []string `json:"patterns,omitempty"`
+	// Skip are globs (path.Match) over the group paths that Discover or
+	// Patterns take in but the bridge does not observe: children of a
+	// root that are not groups (queue nodes, a member's registration),
+	// skipped as the bridge found them. It confirms nothing of those: a
+	// reader must not take "no owner" there as confirmed.
+	Skip []string `json:"skip,omitempty"`
 	// ShardK of ShardN (ShardN 0: not sharded).
 	ShardK int `json:"shard_k,omitempty"`
 	ShardN int `json:"shard_n,omitempty"`
@@ -38,8 +44,13 @@ func (s *Scope) Covers(group string) bool {
 	if slices.Contains(s.Watch, group) {
 		return true
 	}
+	for _, k := range s.Skip {
+		if ok, _ := path.Match(k, group); ok {
+			return false
+		}
+	}
 	for _, r := range s.Discover {
-		if path.Dir(group) == r {
+		if path.Dir(group) == r && group != "/zookeeper" {
 			return true
 		}
 	}
@@ -57,6 +68,12 @@ func (s *Scope) String() string {
 		return "every group"
 	}
 	out := fmt.Sprintf("watch %v, discover %v, patterns %v", s.Watch, s.Discover, s.Patterns)
+	switch n := len(s.Skip); {
+	case n > 3:
+		out += fmt.Sprintf(", skipping %v and %d more (not groups)", s.Skip[:3], n-3)
+	case n > 0:
+		out += fmt.Sprintf(", skipping %v (not groups)", s.Skip)
+	}
 	if s.ShardN > 0 {
 		out += fmt.Sprintf(", shard %d/%d", s.ShardK, s.ShardN)
 	}
