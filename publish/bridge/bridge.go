@@ -59,7 +59,9 @@ type Bridge struct {
 	discovering map[string]bool
 	// rootErrs holds, for discover roots not listed yet, the last error
 	// listing them.
-	rootErrs   map[string]string
+	rootErrs map[string]string
+	// skipped is what the discoverers skip, not being groups (skip.go).
+	skipped    skips
 	sinkUp     map[string]bool // connected by Run at start
 	httpAddr   string
 	takeovers  prometheus.Counter

@@ -29,7 +29,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 	first := slices.ContainsFunc(b.discoverRoots(), func(p Pattern) bool { return p.Root == root && slices.Equal(p.Segs, segs) })
 	top := first
 	for len(segs) > 0 && segs[0] != "*" { // fixed names lead straight on
-		root, segs = root+"/"+segs[0], segs[1:]
+		root, segs = childOf(root, segs[0]), segs[1:]
 	}
 	if len(segs) == 0 {
 		gs.add(root, root)
@@ -37,18 +37,12 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 		gs.remove(root, root)
 		return
 	}
-	segs = segs[1:] // what follows the "*"
-	sub := map[string]context.CancelFunc{}
-	var wg sync.WaitGroup
-	defer func() {
-		for _, cancel := range sub {
-			cancel()
-		}
-		wg.Wait()
-	}()
+	lv := &level{root: root, rest: segs[1:], warned: map[string]bool{}, sub: map[string]context.CancelFunc{}, queue: map[string]bool{}}
+	defer lv.stop()
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
-	warned := map[string]bool{}
+	warned := lv.warned
 	defer func() {
+		b.setSkipped(root, nil, gs, nil)
 		for g := range gs.owned(root) {
 			gs.remove(g, root)
 		}
@@ -64,10 +58,11 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			for g := range gs.owned(root) {
 				gs.remove(g, root)
 			}
-			for child, cancel := range sub {
+			for child, cancel := range lv.sub {
 				cancel()
-				delete(sub, child)
+				delete(lv.sub, child)
 			}
+			b.setSkipped(root, nil, gs, nil)
 			var ok bool
 			ok, watch, err = existsW(ctx, s.Conn(), root)
 			if err == nil && ok {
@@ -94,7 +89,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			continue
 		}
 		bo.Reset()
-		b.syncChildren(ctx, s, root, segs, children, gs, warned, sub, &wg)
+		b.syncChildren(ctx, s, lv, children, gs)
 		if first {
 			first = false
 			b.truth.forgetGone(root, children, b.observed)
@@ -135,53 +130,90 @@ func (b *Bridge) observed(group string) bool {
 // (Status.ListErrors); NotReady says so in those words.
 const rootMissing = "does not exist"
 
-// syncChildren starts observing new children of root and stops observing
-// the ones gone. Children named like queue nodes are skipped: root is then
-// most likely a group itself, given to --discover by mistake.
-func (b *Bridge) syncChildren(ctx context.Context, s *elect.Session, root string, rest, children []string, gs *groupSet, warned map[string]bool,
-	sub map[string]context.CancelFunc, wg *sync.WaitGroup) {
+// level is one discoverer's state between listings of its root.
+type level struct {
+	root string
+	rest []string // the levels below the root's children
+	// warned: children whose skip was logged ("": the root missing).
+	warned map[string]bool
+	// sub: the discoverers of the children, for a deeper level.
+	sub map[string]context.CancelFunc
+	wg  sync.WaitGroup
+	// queue: isQueueNode's answers, for the names listed.
+	queue map[string]bool
+}
+
+// stop ends the discoverers of the level's children and waits for them.
+func (lv *level) stop() {
+	for _, cancel := range lv.sub {
+		cancel()
+	}
+	lv.wg.Wait()
+}
+
+// syncChildren starts observing new children of the level's root and
+// stops observing the ones gone. A child that is a queue node (see
+// isQueueNode) is skipped: the root is then most likely a group itself,
+// given to --discover by mistake. The skipped ones go to the heartbeat's
+// scope (setSkipped), which must not vouch for them.
+func (b *Bridge) syncChildren(ctx context.Context, s *elect.Session, lv *level, children []string, gs *groupSet) {
+	root, rest := lv.root, lv.rest
 	want := map[string]bool{}
+	var skipped []string
 	for _, c := range children {
-		if _, seq := elect.ParseSequence(c); seq || c == elect.OfficeNode || c == elect.CheckpointNode {
-			if !warned[c] && len(warned) < 16 {
-				warned[c] = true
-				b.log.Warn("discover root has a child that looks like a queue node, not a group; skipping it (is the root itself a group? then watch it instead)",
+		child := childOf(root, c)
+		if root == "/" && c == "zookeeper" || elect.ValidatePath(child) != nil {
+			continue // the server's own (no scope covers it), or no group
+		}
+		if isQueueNode(ctx, s, root, c, lv.queue) {
+			skipped = append(skipped, childGlob(child, rest))
+			if !lv.warned[c] && len(lv.warned) < 16 {
+				lv.warned[c] = true
+				b.log.Warn("discover root has a child that is a queue node (ephemeral, sequentially named), not a group; skipping it (is the root itself a group? then watch it instead)",
 					"root", root, "child", c)
 			}
 			continue
 		}
-		child := root + "/" + c
-		if elect.ValidatePath(child) != nil {
-			continue
-		}
 		want[child] = true
-		switch {
-		case slices.Contains(rest, "*"): // a deeper level: a discoverer of its own
-			if _, ok := sub[child]; !ok {
+		if slices.Contains(rest, "*") { // a deeper level: a discoverer of its own
+			if _, ok := lv.sub[child]; !ok {
 				cctx, cancel := context.WithCancel(ctx)
-				sub[child] = cancel
-				wg.Add(1)
+				lv.sub[child] = cancel
+				lv.wg.Add(1)
 				go func() {
-					defer wg.Done()
+					defer lv.wg.Done()
 					b.discover(cctx, s, child, rest, gs)
 				}()
 			}
-		default:
-			gs.add(path.Join(append([]string{child}, rest...)...), root)
+			continue
 		}
+		gs.add(path.Join(append([]string{child}, rest...)...), root)
 	}
-	for child, cancel := range sub {
+	b.setSkipped(root, rest, gs, skipped)
+	b.dropUnlisted(lv, children, want, gs)
+}
+
+// dropUnlisted stops what the level's root no longer lists: the
+// discoverers and groups of children gone, the answers about them.
+func (b *Bridge) dropUnlisted(lv *level, children []string, want map[string]bool, gs *groupSet) {
+	for child, cancel := range lv.sub {
 		if !want[child] {
 			cancel()
-			delete(sub, child)
+			delete(lv.sub, child)
 		}
 	}
-	for g := range gs.owned(root) {
-		if !want[path.Join(append([]string{root}, strings.Split(strings.TrimPrefix(g, root+"/"), "/")[0])...)] {
-			gs.remove(g, root)
+	for c := range lv.queue {
+		if !slices.Contains(children, c) {
+			delete(lv.queue, c)
 		}
 	}
-	gs.forgetNotGroups(root, want)
+	prefix := strings.TrimSuffix(lv.root, "/") + "/"
+	for g := range gs.owned(lv.root) {
+		if !want[prefix+strings.Split(strings.TrimPrefix(g, prefix), "/")[0]] {
+			gs.remove(g, lv.root)
+		}
+	}
+	gs.forgetNotGroups(lv.root, want)
 }
 
 // childrenW lists path and arms a children watch, giving up when ctx ends.

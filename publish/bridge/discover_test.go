@@ -12,6 +12,7 @@ import (
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/jetstream"
 )
 
 // TestDiscoverRootMissingIsNotReady: a bridge whose --discover root does
@@ -134,4 +135,54 @@ func TestPatternRootMissingIsNotReady(t *testing.T) {
 	waitStatus(t, r.Bridge, 15*time.Second, "ready once a group below the root exists", func(st bridge.Status) bool {
 		return len(st.NotReady()) == 0 && st.Groups[g] == bridge.GroupLive
 	})
+}
+
+// TestDiscoverGroupNamedWithTenDigits: a child of a discover root whose
+// name ends in ten digits (a job run's group named by its Unix time) is
+// judged by the node, not the name: persistent, it is a group, observed and
+// confirmed. A real queue node (ephemeral, sequentially named) and a
+// registration (ephemeral) are skipped, and the heartbeat's scope says
+// so: a reader gets stale there, not "no owner" confirmed.
+func TestDiscoverGroupNamedWithTenDigits(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	s := session(t, addrs)
+	g := root + "/1732650000"
+	x := leads(t, candidate(t, s, g, "x")) // creates the root too
+	other := root + "/nightly"
+	leads(t, candidate(t, s, other, "y"))
+	queue, err := s.Conn().Create(root+"/job-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := s.Conn().Create(root+"/member", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := "tendigits-" + strings.ReplaceAll(root, "/", "_")
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Source: src, Sinks: []publish.Sink{jsSink(t, url)},
+		Heartbeat: hb, MaxRetryWait: 200 * time.Millisecond})
+	w, _ := ownerWatch(t, url, g)
+	until(t, w, 15*time.Second, "x, confirmed", confirmedOwner(src, x.Node()))
+	waitStatus(t, r.Bridge, 15*time.Second, "both groups live, nothing else", func(st bridge.Status) bool {
+		return st.Groups[g] == bridge.GroupLive && st.Groups[other] == bridge.GroupLive && len(st.Groups) == 2
+	})
+	for _, p := range []string{queue, reg} {
+		wq, _ := ownerWatch(t, url, p)
+		last := until(t, wq, 10*time.Second, p+": the bridge's verdict", func(u jetstream.OwnerUpdate) bool {
+			return u.BridgeState == publish.BridgeActive || u.ConfirmedBy == src || strings.Contains(u.StaleReason, src)
+		})
+		deadline := time.After(2 * time.Second) // heartbeats every 100ms
+		for done := false; !done; {
+			select {
+			case u := <-wq.Updates():
+				last = u
+			case <-deadline:
+				done = true
+			}
+		}
+		if !last.Stale || !strings.Contains(last.StaleReason, "does not observe") {
+			t.Errorf("%s, skipped (not a group): %+v; want stale, the bridge not observing it", p, last)
+		}
+	}
 }

@@ -311,6 +311,7 @@ func (h *heartbeater) record(state publish.BridgeState, at time.Time) publish.He
 	if len(sc.Watch) > maxScopeWatch {
 		sc = nil // too long for every heartbeat: it then confirms every group, as before
 	}
+	sc = h.b.scopeNow(sc)
 	return publish.Heartbeat{Source: h.b.cfg.Source, State: state, Time: at, Interval: h.interval, HA: h.b.cfg.haPath(), Confirmed: confirmed,
 		Scope: sc}
 }
