@@ -158,7 +158,11 @@ func (f *bridgeFlags) check() error {
 		paths []string
 	}{{"--watch", f.watch}, {"--discover", f.discover}} {
 		for _, p := range l.paths {
-			if err := elect.ValidatePath(p); err != nil {
+			check := elect.ValidatePath
+			if l.flag == "--discover" {
+				check = bridge.ValidateRoot // "/" too: its children are groups
+			}
+			if err := check(p); err != nil {
 				return usageErr("%s %q: %v", l.flag, p, err)
 			}
 			if strings.ContainsAny(p, "*?[") {

@@ -356,6 +356,9 @@ func walk(ctx context.Context, c *zk.Conn, root string, segs []string) ([]string
 				return nil, err
 			}
 			for _, ch := range children {
+				if p == "/" && ch == "zookeeper" {
+					continue // the server's own, no system's
+				}
 				next = append(next, path.Join(p, ch))
 			}
 		}

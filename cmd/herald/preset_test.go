@@ -429,3 +429,28 @@ func TestWhoPresetUnreadableSaysRefused(t *testing.T) {
 		t.Fatalf("who --preset with the controller unreadable: exit %d, want %d saying ZooKeeper refused this identity\n%s%s", code, exitFailure, out, stderr)
 	}
 }
+
+// TestRootAsADiscoverRoot: "/" is a discover root like any other, its
+// children groups, save the server's own /zookeeper: --discover / and
+// --preset NAME=/ are taken by bridge, and who --preset NAME=/ walks every
+// top-level node but /zookeeper, with no error for it.
+func TestRootAsADiscoverRoot(t *testing.T) {
+	audit := t.TempDir() + "/audit.log"
+	for _, args := range [][]string{{"--discover", "/"}, {"--preset", "hadoop-ha=/"}} {
+		all := append([]string{"bridge", "--zk", "127.0.0.1:1", "--connect-timeout", "200ms", "--audit", audit}, args...)
+		_, stderr, code := heraldRun(t, nil, all...)
+		if code == exitUsage || strings.Contains(stderr, "cannot be a group") || strings.Contains(stderr, "bad configuration") {
+			t.Errorf("bridge %v: exit %d: %s; want the root taken (then ZooKeeper unreachable)", args, code, stderr)
+		}
+	}
+	zkf := zkFlags(t)
+	c := rawZK(t)
+	top := "/" + strings.ReplaceAll(strings.TrimPrefix(uniq(t), "/"), "/", "-")
+	ephemeral(t, c, top+"/ActiveStandbyElectorLock", activeNodeInfo(strings.TrimPrefix(top, "/"), "nn1", "nn1.example.com"))
+	t.Cleanup(func() { _ = c.Delete(top+"/ActiveStandbyElectorLock", -1); _ = c.Delete(top, -1) })
+	out, stderr, code := heraldRun(t, nil, append(zkf, "who", "--preset", "hadoop-ha=/")...)
+	if code != 0 || !strings.Contains(out, top+"/ActiveStandbyElectorLock (election, from zookeeper): owner nn1") ||
+		strings.Contains(out+stderr, "/zookeeper") {
+		t.Errorf("who --preset hadoop-ha=/: exit %d\n%s\nstderr:\n%s", code, out, stderr)
+	}
+}

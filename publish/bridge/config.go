@@ -196,6 +196,16 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// ValidateRoot reports what is wrong with p as a discover root (or a
+// pattern's root): a valid path, or "/" itself, whose children are groups
+// save the server's own /zookeeper.
+func ValidateRoot(p string) error {
+	if p == "/" {
+		return nil
+	}
+	return elect.ValidatePath(p)
+}
+
 // maxScopeWatch bounds the watched paths a heartbeat names in its scope.
 const maxScopeWatch = 1000
 
@@ -252,7 +262,11 @@ func (c Config) Validate() error {
 		paths []string
 	}{{"watch", c.Watch}, {"discover", c.Discover}} {
 		for _, p := range list.paths {
-			if err := elect.ValidatePath(p); err != nil {
+			check := elect.ValidatePath
+			if list.what == "discover" {
+				check = ValidateRoot
+			}
+			if err := check(p); err != nil {
 				return fmt.Errorf("%w: %s %q: %w", ErrConfig, list.what, p, err)
 			}
 			if strings.ContainsAny(p, "*?[") {
@@ -276,7 +290,7 @@ func (c Config) Validate() error {
 		seen[p] = "leader"
 	}
 	for _, pt := range c.Patterns {
-		if err := elect.ValidatePath(pt.Root); err != nil {
+		if err := ValidateRoot(pt.Root); err != nil {
 			return fmt.Errorf("%w: pattern %q: %w", ErrConfig, pt, err)
 		}
 		if len(pt.Segs) == 0 || !slices.Contains(pt.Segs, "*") {

@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"sync"
@@ -184,5 +185,32 @@ func TestDiscoverGroupNamedWithTenDigits(t *testing.T) {
 		if !last.Stale || !strings.Contains(last.StaleReason, "does not observe") {
 			t.Errorf("%s, skipped (not a group): %+v; want stale, the bridge not observing it", p, last)
 		}
+	}
+}
+
+// TestDiscoverTheRoot: --discover / takes every top-level node as a group,
+// save the server's own /zookeeper, which is neither observed nor in the
+// heartbeat's scope.
+func TestDiscoverTheRoot(t *testing.T) {
+	if err := (bridge.Config{Servers: []string{"h:1"}, Discover: []string{"/"}, Sinks: []publish.Sink{jsSink(t, natsURL(t))}}).Validate(); err != nil {
+		t.Fatalf("--discover /: %v; want it accepted", err)
+	}
+	addrs, url := zkAddrs(t), natsURL(t)
+	s := session(t, addrs)
+	g := "/" + strings.ReplaceAll(strings.TrimPrefix(groupPath(t), "/"), "/", "-")
+	x := leads(t, candidate(t, s, g, "x"))
+	t.Cleanup(func() { _ = x.Resign(context.Background()); deleteTree(t, s, g) })
+	src := "root-" + strings.TrimPrefix(g, "/")
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{"/"}, Source: src, Sinks: []publish.Sink{jsSink(t, url)},
+		Heartbeat: hb, MaxRetryWait: 200 * time.Millisecond})
+	w, _ := ownerWatch(t, url, g)
+	until(t, w, 15*time.Second, "x, confirmed", confirmedOwner(src, x.Node()))
+	st := r.Status()
+	if _, ok := st.Groups["/zookeeper"]; ok || st.Groups[g] != bridge.GroupLive {
+		t.Errorf("groups %v: want %s live and no /zookeeper", st.Groups, g)
+	}
+	wz, _ := ownerWatch(t, url, "/zookeeper")
+	if u := until(t, wz, 10*time.Second, "/zookeeper judged", func(u jetstream.OwnerUpdate) bool { return true }); !u.Stale {
+		t.Errorf("/zookeeper, not observed: %+v; want stale", u)
 	}
 }
