@@ -307,7 +307,7 @@ func TestHeartbeatConfirmsOnlyItsScope(t *testing.T) {
 // confirmed. Nor is /zookeeper under a discover root "/".
 func TestScopeSkipsWhatTheBridgeSkips(t *testing.T) {
 	now := time.Now()
-	sc := &Scope{Discover: []string{"/jobs", "/"}, Patterns: []string{"/solr/*/leader"},
+	sc := &Scope{Discover: []string{"/jobs", "/"}, Patterns: []string{"/solr/*/leader", "/*/ActiveStandbyElectorLock"},
 		Skip: []string{`/jobs/lock-0000000001`, `/jobs/odd\*name`, `/solr/c\[1/leader`}}
 	b := NewBridges()
 	b.Put(Heartbeat{Source: "b1", State: BridgeActive, Time: now, Interval: time.Second, Scope: sc})
@@ -316,9 +316,9 @@ func TestScopeSkipsWhatTheBridgeSkips(t *testing.T) {
 			t.Errorf("%s, observed: %+v; want fresh", g, f)
 		}
 	}
-	for _, g := range []string{"/jobs/lock-0000000001", "/jobs/odd*name", "/solr/c[1/leader", "/zookeeper"} {
+	for _, g := range []string{"/jobs/lock-0000000001", "/jobs/odd*name", "/solr/c[1/leader", "/zookeeper", "/zookeeper/ActiveStandbyElectorLock"} {
 		f := b.JudgeAbsent(now, g)
-		if !f.Stale || !strings.Contains(f.StaleReason, "not groups") && g != "/zookeeper" {
+		if !f.Stale || !strings.Contains(f.StaleReason, "not groups") && !strings.HasPrefix(g, "/zookeeper") {
 			t.Errorf("%s, skipped: %+v; want stale, saying the bridge skips it", g, f)
 		}
 	}

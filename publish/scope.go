@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 )
 
 // Scope is which groups a bridge observes, as its configuration says: the
@@ -41,6 +42,9 @@ func (s *Scope) Covers(group string) bool {
 	if s.ShardN > 0 && ShardOf(group, s.ShardN) != s.ShardK {
 		return false
 	}
+	if group == "/zookeeper" || strings.HasPrefix(group, "/zookeeper/") {
+		return false // the server's own: never a group (a discover root "/")
+	}
 	if slices.Contains(s.Watch, group) {
 		return true
 	}
@@ -50,7 +54,7 @@ func (s *Scope) Covers(group string) bool {
 		}
 	}
 	for _, r := range s.Discover {
-		if path.Dir(group) == r && group != "/zookeeper" {
+		if path.Dir(group) == r {
 			return true
 		}
 	}
