@@ -242,10 +242,15 @@ func (f *bridgeFlags) addLeader(p string, sn elect.SingleNode) {
 	f.leaders[p] = sn
 }
 
-// leaderFlags turns --leader PATH[=FORMAT] into single-node leaders.
+// leaderFlags turns --leader PATH[=FORMAT] into single-node leaders. The
+// format follows the last '=', as --recipe's recipe does ('=' may appear
+// in a ZooKeeper path: PATH= takes the format by path).
 func (f *bridgeFlags) leaderFlags() error {
 	for _, l := range f.leaderArgs {
-		p, format, _ := strings.Cut(l, "=")
+		p, format := l, ""
+		if i := strings.LastIndex(l, "="); i >= 0 {
+			p, format = l[:i], l[i+1:]
+		}
 		if err := elect.ValidatePath(p); err != nil {
 			return usageErr("--leader %q: %v", l, err)
 		}
@@ -253,7 +258,7 @@ func (f *bridgeFlags) leaderFlags() error {
 		if format != "" {
 			fm, err := ident.ParseFormat(format)
 			if err != nil {
-				return usageErr("--leader %q: %v", l, err)
+				return usageErr("--leader %q: %v (the format follows the last '='; for a path with '=' and the format by path, end it with '=')", l, err)
 			}
 			sn.Format = fm
 		}

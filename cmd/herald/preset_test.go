@@ -454,3 +454,23 @@ func TestRootAsADiscoverRoot(t *testing.T) {
 		t.Errorf("who --preset hadoop-ha=/: exit %d\n%s\nstderr:\n%s", code, out, stderr)
 	}
 }
+
+// TestLeaderFormatFollowsTheLastEquals: --leader PATH=FORMAT cuts at the
+// last '=', as --recipe does, so a path with '=' can be given; PATH=
+// takes the format by path.
+func TestLeaderFormatFollowsTheLastEquals(t *testing.T) {
+	f := bridgeFlags{leaderArgs: []string{"/a=b/leader=pulsar", "/c=d/master="}}
+	if err := f.leaderFlags(); err != nil {
+		t.Fatal(err)
+	}
+	if sn, ok := f.leaders["/a=b/leader"]; !ok || sn.Format != "pulsar" {
+		t.Errorf("/a=b/leader=pulsar: leaders %+v", f.leaders)
+	}
+	if _, ok := f.leaders["/c=d/master"]; !ok {
+		t.Errorf("/c=d/master=: leaders %+v", f.leaders)
+	}
+	f = bridgeFlags{leaderArgs: []string{"/a=b"}}
+	if err := f.leaderFlags(); err == nil || !strings.Contains(err.Error(), "last '='") {
+		t.Errorf("/a=b: %v; want the format b refused, saying where the format goes", err)
+	}
+}
