@@ -209,7 +209,7 @@ func (f *bridgeFlags) check() error {
 	if _, err := f.recipeMap(); err != nil {
 		return err
 	}
-	return nil
+	return f.checkSinkFlags()
 }
 
 // checkHTTPAddr refuses, while the flags are read, an --http address the
