@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -59,5 +60,19 @@ func TestAuditPathNotARegularFileIsRefused(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, "is not a regular file") {
 			t.Errorf("history --audit %s: exit %d, want a failure saying it is not a regular file; stderr: %s", p, code, stderr)
 		}
+	}
+}
+
+// TestAuditBelowARegularFileIsRefused: --audit below a regular file is a
+// setting no retry mends: refused at once (exit 78), naming the file.
+func TestAuditBelowARegularFileIsRefused(t *testing.T) {
+	zk := zktest.Shared(t)
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := heraldRun(t, nil, "--zk", zk.ConnectString(), "bridge", "--watch", uniq(t), "--audit", file+"/audit.log")
+	if code != exitConfig || !strings.Contains(stderr, file+" is a file, not a directory") {
+		t.Errorf("bridge --audit FILE/audit.log: exit %d, want %d naming the file; stderr: %s", code, exitConfig, stderr)
 	}
 }

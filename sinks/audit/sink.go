@@ -105,6 +105,10 @@ func (s *Sink) Connect(ctx context.Context) error {
 
 func (s *Sink) open() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), dirMode); err != nil {
+		if f := fileInTheWay(filepath.Dir(s.path)); f != "" {
+			// No retry mends that: the log needs a directory there.
+			return fmt.Errorf("%w: audit: cannot create the directory for %s: %s is a file, not a directory: give a path below a directory, or move that file away", publish.ErrSinkConfig, s.path, f)
+		}
 		return fmt.Errorf("audit: create directory for %s: %w", s.path, err)
 	}
 	fi, statErr := os.Stat(s.path)
@@ -280,4 +284,21 @@ func (s *Sink) Close() error {
 		return fmt.Errorf("audit: close %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// fileInTheWay is the nearest of dir and its parents that exists and is
+// no directory ("" when there is none): the file a log's directory would
+// have to be made through.
+func fileInTheWay(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			if fi.IsDir() {
+				return ""
+			}
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
 }
