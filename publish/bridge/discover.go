@@ -141,6 +141,8 @@ type level struct {
 	wg  sync.WaitGroup
 	// queue: isQueueNode's answers, for the names listed.
 	queue map[string]bool
+	// hinted: hintLeaderLayouts looked at the children.
+	hinted bool
 }
 
 // stop ends the discoverers of the level's children and waits for them.
@@ -191,6 +193,7 @@ func (b *Bridge) syncChildren(ctx context.Context, s *elect.Session, lv *level, 
 	}
 	b.setSkipped(root, rest, gs, skipped)
 	b.dropUnlisted(lv, children, want, gs)
+	b.hintLeaderLayouts(ctx, s, lv, children)
 }
 
 // dropUnlisted stops what the level's root no longer lists: the

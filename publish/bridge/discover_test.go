@@ -2,7 +2,9 @@ package bridge_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -212,5 +214,29 @@ func TestDiscoverTheRoot(t *testing.T) {
 	wz, _ := ownerWatch(t, url, "/zookeeper")
 	if u := until(t, wz, 10*time.Second, "/zookeeper judged", func(u jetstream.OwnerUpdate) bool { return true }); !u.Stale {
 		t.Errorf("/zookeeper, not observed: %+v; want stale", u)
+	}
+}
+
+// TestDiscoverOverHadoopHAHints: --discover over a Hadoop HA root (where
+// --preset hadoop-ha was meant) logs a hint naming the preset: its
+// nameservices, read as groups, have no owner while a NameNode leads.
+func TestDiscoverOverHadoopHAHints(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	s := session(t, addrs)
+	for _, p := range []string{path.Dir(root), root, root + "/ns1", root + "/ns1/ActiveBreadCrumb"} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Conn().Create(root+"/ns1/ActiveStandbyElectorLock", []byte("nn1"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	log := &logLines{}
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Sinks: []publish.Sink{jsSink(t, url)}, MaxRetryWait: 200 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	waitStatus(t, r.Bridge, 15*time.Second, "ns1 read", func(st bridge.Status) bool { return st.Groups[root+"/ns1"] == bridge.GroupLive })
+	if out := log.String(); strings.Count(out, `preset="hadoop-ha=`+root+`"`) != 1 {
+		t.Errorf("want one hint naming --preset hadoop-ha=%s:\n%s", root, out)
 	}
 }

@@ -1,0 +1,34 @@
+package bridge
+
+import (
+	"context"
+	"path"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// hadoopLock is the node Hadoop's ActiveStandbyElector holds below each
+// nameservice (HDFS) or cluster (YARN): a single-node leader.
+const hadoopLock = "ActiveStandbyElectorLock"
+
+// hintLeaderLayouts logs, once per root, when the children of a discover
+// root look like Hadoop HA nameservices: read as groups they hold no
+// queue, so the bridge would publish them without an owner while their
+// leader holds its single node, which --preset hadoop-ha reads. Only the
+// first few children are looked at.
+func (b *Bridge) hintLeaderLayouts(ctx context.Context, s *elect.Session, lv *level, children []string) {
+	if lv.hinted || len(lv.rest) > 0 || len(children) == 0 {
+		return
+	}
+	lv.hinted = true
+	for i, c := range children {
+		if i == 3 {
+			return
+		}
+		if _, err := statNode(ctx, s.Conn(), path.Join(childOf(lv.root, c), hadoopLock)); err == nil {
+			b.log.Warn("discover root's children look like Hadoop HA nameservices, whose leader is one ephemeral node, not a queue: as groups they have no owner; observe them with --preset hadoop-ha=ROOT instead",
+				"root", lv.root, "child", c, "leader_node", hadoopLock, "preset", "hadoop-ha="+lv.root)
+			return
+		}
+	}
+}
