@@ -240,3 +240,17 @@ func TestDiscoverOverHadoopHAHints(t *testing.T) {
 		t.Errorf("want one hint naming --preset hadoop-ha=%s:\n%s", root, out)
 	}
 }
+
+// TestPatternLevelNamedWithTenDigits: at a pattern's "*" level too (Solr
+// collections named by the hour, logs_2026112614), a persistent child
+// named like a queue node is followed, and its group observed.
+func TestPatternLevelNamedWithTenDigits(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	s := session(t, addrs)
+	g := root + "/logs_2026112614/election"
+	leads(t, candidate(t, s, g, "x"))
+	r := start(t, bridge.Config{Servers: addrs, Patterns: []bridge.Pattern{{Root: root, Segs: []string{"*", "election"}}},
+		Sinks: []publish.Sink{jsSink(t, url)}, MaxRetryWait: 200 * time.Millisecond})
+	waitStatus(t, r.Bridge, 15*time.Second, g+" live", func(st bridge.Status) bool { return st.Groups[g] == bridge.GroupLive })
+}
