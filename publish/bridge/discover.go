@@ -162,12 +162,13 @@ func (b *Bridge) syncChildren(ctx context.Context, s *elect.Session, lv *level, 
 	root, rest := lv.root, lv.rest
 	want := map[string]bool{}
 	var skipped []string
+	classify(ctx, s, root, children, lv.queue)
 	for _, c := range children {
 		child := childOf(root, c)
 		if root == "/" && c == "zookeeper" || elect.ValidatePath(child) != nil {
 			continue // the server's own (no scope covers it), or no group
 		}
-		if isQueueNode(ctx, s, root, c, lv.queue) {
+		if isQueueNode(c, lv.queue) {
 			skipped = append(skipped, childGlob(child, rest))
 			if !lv.warned[c] && len(lv.warned) < 16 {
 				lv.warned[c] = true

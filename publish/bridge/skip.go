@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 
@@ -119,26 +120,43 @@ func (b *Bridge) scopeNow(sc *publish.Scope) *publish.Scope {
 // isQueueNode reports whether child c of root is a queue node: named like
 // one (or herald's own bookkeeping) and ephemeral. A persistent node is a
 // group whatever its name (a job run's, named by its Unix time), and so is
-// a node with children. known caches the answer for the names listed.
-func isQueueNode(ctx context.Context, s *elect.Session, root, c string, known map[string]bool) bool {
+// a node with children. known holds the answers classify found.
+func isQueueNode(c string, known map[string]bool) bool {
 	if c == elect.OfficeNode || c == elect.CheckpointNode {
 		return true
 	}
-	if _, seq := elect.ParseSequence(c); !seq {
-		return false
+	return known[c]
+}
+
+// classify reads, for the children of root named like queue nodes and not
+// in known yet, whether each is ephemeral (a queue node), many at once: a
+// group given to --discover by mistake may hold thousands. A node gone or
+// not read is not recorded: observed, its observer tells an ephemeral node
+// (groupSet.skipNotAGroup), and the next listing asks again.
+func classify(ctx context.Context, s *elect.Session, root string, children []string, known map[string]bool) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 64)
+	for _, c := range children {
+		if _, seq := elect.ParseSequence(c); !seq {
+			continue
+		}
+		if _, ok := known[c]; ok {
+			continue
+		}
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			st, err := statNode(ctx, s.Conn(), childOf(root, c))
+			if err == nil {
+				mu.Lock()
+				known[c] = st.EphemeralOwner != 0
+				mu.Unlock()
+			}
+		}()
 	}
-	if q, ok := known[c]; ok {
-		return q
-	}
-	st, err := statNode(ctx, s.Conn(), childOf(root, c))
-	if err != nil {
-		// Gone (the next listing drops it), or unknown: observed, its
-		// observer tells an ephemeral node (skipNotAGroup).
-		return false
-	}
-	q := st.EphemeralOwner != 0
-	known[c] = q
-	return q
+	wg.Wait()
 }
 
 // statNode reads path's stat, giving up when ctx ends.
