@@ -40,7 +40,6 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 	lv := &level{root: root, rest: segs[1:], warned: map[string]bool{}, sub: map[string]context.CancelFunc{}, queue: map[string]bool{}}
 	defer lv.stop()
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
-	warned := lv.warned
 	defer func() {
 		b.setSkipped(root, nil, gs, nil)
 		for g := range gs.owned(root) {
@@ -55,23 +54,9 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 		missing := false
 		children, watch, err := childrenW(ctx, s.Conn(), root)
 		if errors.Is(err, zk.ErrNoNode) {
-			for g := range gs.owned(root) {
-				gs.remove(g, root)
-			}
-			for child, cancel := range lv.sub {
-				cancel()
-				delete(lv.sub, child)
-			}
-			b.setSkipped(root, nil, gs, nil)
-			var ok bool
-			ok, watch, err = existsW(ctx, s.Conn(), root)
-			if err == nil && ok {
+			var again bool
+			if watch, missing, again, err = b.awaitRoot(ctx, s, lv, gs); again {
 				continue // created meanwhile
-			}
-			missing = err == nil
-			if missing && !warned[""] {
-				warned[""] = true
-				b.log.Warn("discover root does not exist yet; waiting for it", "root", root)
 			}
 		}
 		if err != nil {
@@ -108,6 +93,31 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			return
 		}
 	}
+}
+
+// awaitRoot stops what the children of a root found missing held and arms
+// an exists watch on it: again when it was created meanwhile, missing
+// when it is not there (logged the first time).
+func (b *Bridge) awaitRoot(ctx context.Context, s *elect.Session, lv *level, gs *groupSet) (watch <-chan zk.Event, missing, again bool, err error) {
+	root := lv.root
+	for g := range gs.owned(root) {
+		gs.remove(g, root)
+	}
+	for child, cancel := range lv.sub {
+		cancel()
+		delete(lv.sub, child)
+	}
+	b.setSkipped(root, nil, gs, nil)
+	ok, watch, err := existsW(ctx, s.Conn(), root)
+	if err == nil && ok {
+		return nil, false, true, nil
+	}
+	missing = err == nil
+	if missing && !lv.warned[""] {
+		lv.warned[""] = true
+		b.log.Warn("discover root does not exist yet; waiting for it", "root", root)
+	}
+	return watch, missing, false, err
 }
 
 // untilTermEnds returns once ctx, the term of a session, has ended. A
