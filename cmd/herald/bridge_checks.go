@@ -53,7 +53,8 @@ func checkNATSURL(s string) error {
 	default:
 		return fmt.Errorf("scheme %q: want nats://host:port (or tls://, ws://, wss://)", u.Scheme)
 	}
-	if u.Host == "" || u.Path != "" && u.Path != "/" || u.RawQuery != "" {
+	pathOK := u.Path == "" || u.Path == "/" || u.Scheme == "ws" || u.Scheme == "wss" // a websocket may sit at a path
+	if u.Host == "" || !pathOK || u.RawQuery != "" {
 		return fmt.Errorf("want nats://host:port, e.g. nats://127.0.0.1:4222")
 	}
 	return checkHostPort(u.Host)

@@ -25,7 +25,7 @@ func TestBridgeBadAddressesAreUsageErrors(t *testing.T) {
 			t.Errorf("bridge %v: exit %d after %v: %s; want 2 at once, naming the flag", args, code, time.Since(start).Round(time.Millisecond), stderr)
 		}
 	}
-	for _, ok := range []string{"nats://127.0.0.1:4222", "127.0.0.1:4222", "tls://u:p@n1:4222,nats://n2", "nats://[::1]:4222"} {
+	for _, ok := range []string{"nats://127.0.0.1:4222", "127.0.0.1:4222", "tls://u:p@n1:4222,nats://n2", "nats://[::1]:4222", "wss://n1:443/nats"} {
 		f := bridgeFlags{nats: ok, natsMode: "jetstream", haReplay: time.Minute}
 		if err := f.checkSinkFlags(); err != nil {
 			t.Errorf("--nats %s: %v", ok, err)
