@@ -38,6 +38,9 @@ func (o Options) Dial(ctx context.Context) (*nats.Conn, error) {
 	done := make(chan result, 1)
 	go func() {
 		nc, err := nats.Connect(o.URL, natsOpts...)
+		if errors.Is(err, nats.ErrNoServers) {
+			err = o.whyNoServer(ctx, err, natsOpts)
+		}
 		done <- result{nc, err}
 	}()
 	select {
@@ -158,26 +161,69 @@ func backoff(first, limit time.Duration) nats.ReconnectDelayHandler {
 	}
 }
 
+// whyNoServer finds why no server of several took the connection. The
+// client keeps only the last server's error, and a dead one's stands for
+// none: a live server's refusal (wrong credentials, TLS) was lost behind
+// "no servers available". Each server is asked alone, and the first
+// reason other than silence is returned, naming that server.
+func (o Options) whyNoServer(ctx context.Context, err error, natsOpts []nats.Option) error {
+	urls := strings.Split(o.URL, ",")
+	if len(urls) < 2 {
+		return err
+	}
+	quiet := append(natsOpts[:len(natsOpts):len(natsOpts)], nats.ClosedHandler(nil), nats.DisconnectErrHandler(nil), nats.NoReconnect())
+	for _, u := range urls {
+		if ctx.Err() != nil {
+			break
+		}
+		nc, why := nats.Connect(strings.TrimSpace(u), quiet...)
+		if why == nil {
+			nc.Close() // it answers now: the list's error stands
+			continue
+		}
+		if !errors.Is(why, nats.ErrNoServers) {
+			return fmt.Errorf("%s: %w", Redact(u), why)
+		}
+	}
+	return err
+}
+
 // connectError explains a failed connect: which URL, and what to check.
 func (o Options) connectError(err error) error {
-	hint := "check that a NATS server listens at that address and the URL is right"
+	return o.Scrub(fmt.Errorf("%w: %s: %w; %s", ErrConnect, Redact(o.URL), err, o.hint(err)))
+}
+
+// hint says what to check after a failed connect, naming the option at
+// fault and herald's flag for it.
+func (o Options) hint(err error) string {
+	msg := strings.ToLower(err.Error())
 	var certErr *tls.CertificateVerificationError
 	var hostErr x509.HostnameError
 	var authErr x509.UnknownAuthorityError
+	// The server ended the handshake, or hung up right after it: how one
+	// that verifies clients refuses a certificate, or the lack of one.
+	refusedTLS := strings.Contains(msg, "after tls handshake") || strings.Contains(msg, "remote error: tls:")
 	switch {
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired),
-		strings.Contains(strings.ToLower(err.Error()), "authorization"):
-		hint = "the server refused our credentials; check the user/password, token, NKey seed or creds file"
+		strings.Contains(msg, "authorization"):
+		return "the server refused our credentials; check the user/password, token, NKey seed or creds file"
+	case o.CredsFile != "" && (strings.Contains(msg, "nkeys") || strings.Contains(msg, "key pair") ||
+		strings.Contains(msg, "signing nonce") || strings.Contains(msg, "jwt")):
+		return "the creds file holds no usable user JWT and seed (damaged, cut short, or half-written); give one as nsc writes it (Options.CredsFile, herald's --nats-creds)"
 	case errors.Is(err, nats.ErrSecureConnRequired):
-		hint = "the server requires TLS; set a TLS CA file (or use a tls:// URL)"
+		return "the server requires TLS; set a TLS CA file (or use a tls:// URL)"
 	case errors.Is(err, nats.ErrSecureConnWanted):
-		hint = "TLS is configured but the server does not offer it; drop the TLS options or enable TLS on the server"
+		return "TLS is configured but the server does not offer it; drop the TLS options or enable TLS on the server"
 	case errors.As(err, &certErr), errors.As(err, &hostErr), errors.As(err, &authErr):
-		hint = "the server certificate is not trusted; check the TLS CA file and the server name"
+		return "the server certificate is not trusted; check the TLS CA file and the server name"
+	case refusedTLS && o.TLS.CertFile == "":
+		return "the server hung up on the TLS handshake, as one that wants a client certificate does: give one it trusts (TLS.CertFile and TLS.KeyFile, herald's --nats-cert and --nats-key)"
+	case refusedTLS:
+		return "the server hung up on the TLS handshake: it refused our client certificate; give one that a CA it trusts signed and that is valid now (TLS.CertFile and TLS.KeyFile, herald's --nats-cert and --nats-key)"
 	case errors.Is(err, nats.ErrNoServers):
-		hint = "no server answered; check the URL, that NATS runs, and that no firewall is in the way"
+		return "no server answered; check the URL, that NATS runs, and that no firewall is in the way"
 	}
-	return o.Scrub(fmt.Errorf("%w: %s: %w; %s", ErrConnect, Redact(o.URL), err, hint))
+	return "check that a NATS server listens at that address and the URL is right"
 }
 
 func (o Options) log(msg string, args ...any) {
