@@ -49,8 +49,13 @@ func ParseACL(s string) ([]zk.ACL, error) {
 		if scheme == "digest" && !digestID(id) {
 			// The entry is not repeated: it may hold a password.
 			user, _, _ := strings.Cut(id, ":")
-			if !strings.Contains(id, ":") {
-				return nil, fmt.Errorf("elect: ACL entry digest:%s:...: want digest:USER:HASH:PERMS, the hash BASE64(SHA1(user:password)): the hash or the perms are missing, e.g. digest:%s:<hash>:cdrwa", user, user)
+			switch {
+			case !strings.Contains(id, ":") && strings.Trim(letters, "cdrwa") == "":
+				return nil, fmt.Errorf("elect: ACL entry digest:%s:...: no hash: want digest:USER:HASH:PERMS, the hash BASE64(SHA1(user:password)), e.g. digest:%s:<hash>:cdrwa", user, user)
+			case !strings.Contains(id, ":"):
+				// digest:USER:SOMETHING, perms forgotten: SOMETHING, a
+				// hash or a password, is not repeated.
+				return nil, fmt.Errorf("elect: ACL entry digest:%s:...: no perms: want digest:USER:HASH:PERMS, the hash BASE64(SHA1(user:password)), e.g. digest:%s:<hash>:cdrwa", user, user)
 			}
 			return nil, fmt.Errorf("elect: ACL entry digest:%s:...: the digest id looks like a plaintext password: give user:BASE64(SHA1(user:password)), the hash ZooKeeper compares, e.g. digest:%s:<hash>:cdrwa", user, user)
 		}

@@ -53,9 +53,11 @@ func TestParseACL(t *testing.T) {
 		"world:anyone:r,oops": "scheme:id:perms",
 		"x509:CN=a,O=b":       "scheme:id:perms",
 		// A password where ZooKeeper wants its hash, or a hash cut short.
-		"digest:alice:secret:cdrwa,world:anyone:r": "looks like a plaintext password: give user:BASE64(SHA1(user:password))",
-		"digest:alice:cdrwa":                       "the hash or the perms are missing",
-		"digest:ops:Ab9+/x=:cdrwa":                 "looks like a plaintext password",
+		"digest:alice:secret:cdrwa,world:anyone:r":  "looks like a plaintext password: give user:BASE64(SHA1(user:password))",
+		"digest:alice:cdrwa":                        "no hash",
+		"digest:alice:pw":                           "no perms",
+		"digest:alice:bK2vrtycP3OyZ7p+aGPDYWwk0ZA=": "no perms",
+		"digest:ops:Ab9+/x=:cdrwa":                  "looks like a plaintext password",
 	}
 	for in, want := range bad {
 		if _, err := elect.ParseACL(in); err == nil || !strings.Contains(err.Error(), want) {
