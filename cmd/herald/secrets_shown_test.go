@@ -3,8 +3,13 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zkherald/herald/internal/kafkatest"
+	"github.com/zkherald/herald/internal/natsserver"
 )
 
 // TestBridgeCheckHidesTheURLsPassword: a bridge behind a proxy with basic
@@ -43,5 +48,33 @@ func TestHalfGivenKafkaCredentialsAreRefused(t *testing.T) {
 		if code != exitUsage || strings.Contains(out+stderr, "Sup3r") {
 			t.Errorf("who --kafka %v: exit %d, output:\n%s%s\nwant exit %d, the password never shown", args, code, out, stderr, exitUsage)
 		}
+	}
+}
+
+// TestSecretFromTheEnvironmentIsTidied: HERALD_KAFKA_PASSWORD or
+// HERALD_NATS_TOKEN from a secret store that ends values with a line
+// break was sent with it: SCRAM refused it with an error that quoted the
+// password, and NATS refused the token. Both log in now, as their file
+// twins and HERALD_ZK_AUTH do; a tab inside a SCRAM password (legal in a
+// file) is a usage error that does not show it.
+func TestSecretFromTheEnvironmentIsTidied(t *testing.T) {
+	k := kafkatest.Start(t, kafkatest.SASL(kafkatest.ScramSHA512, "alice", "wonder-secret"))
+	args := []string{"history", "/x", "--kafka", strings.Join(k.Addrs(), ","), "--kafka-sasl", "SCRAM-SHA-512", "--kafka-user", "alice"}
+	out, stderr, code := heraldRun(t, []string{"HERALD_KAFKA_PASSWORD=wonder-secret\n"}, args...)
+	if !strings.Contains(stderr, "topic problem") || strings.Contains(out+stderr, "der-secret") {
+		t.Errorf("HERALD_KAFKA_PASSWORD ending in a line break: exit %d: %s%s\nwant logged in (the topic missing), the password never shown", code, out, stderr)
+	}
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("won\tder-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = heraldRun(t, nil, append(args, "--kafka-password-file", pw)...)
+	if code != exitUsage || strings.Contains(out+stderr, "der-secret") {
+		t.Errorf("--kafka-password-file with a tab: exit %d: %s%s\nwant exit %d, the password never shown", code, out, stderr, exitUsage)
+	}
+	srv := natsserver.Start(t, natsserver.WithToken("tok-from-env"))
+	out, stderr, code = heraldRun(t, []string{"HERALD_NATS_TOKEN=tok-from-env\n"}, "who", "/x", "--nats", srv.URL())
+	if strings.Contains(stderr, "Authorization") || !strings.Contains(stderr, "bucket") || strings.Contains(out+stderr, "tok-from-env") {
+		t.Errorf("HERALD_NATS_TOKEN ending in a line break: exit %d: %s%s\nwant logged in (the bucket missing)", code, out, stderr)
 	}
 }
