@@ -103,6 +103,9 @@ sinks to acknowledge what was published.`,
 			if err := a.useZKACL(f.ha != ""); err != nil { // its election's nodes; known after --config
 				return err
 			}
+			if _, err := a.zkAuth(); err != nil { // a bad --zk-auth-file, before the embedded NATS starts
+				return err
+			}
 			if err := a.setupLog(); err != nil {
 				return err
 			}
