@@ -89,6 +89,21 @@ func TestTokenInTheURLIsNeverLogged(t *testing.T) {
 	if got := logs.String(); strings.Contains(got, "tok-in-url-789") || !strings.Contains(got, "connected to NATS") {
 		t.Errorf("logs of a connect with a token in the URL:\n%s", got)
 	}
+	// And on reconnect, after the server went away and came back.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := natssink.Options{URL: u, Logger: log}.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	srv.Restart(t)
+	for !strings.Contains(logs.String(), "reconnected to NATS") && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond) // polling the log, not ordering
+	}
+	if got := logs.String(); strings.Contains(got, "tok-in-url-789") || !strings.Contains(got, "reconnected to NATS") {
+		t.Errorf("logs of a reconnect with a token in the URL:\n%s", got)
+	}
 }
 
 // TestUnparseableURLIsABadOptionThatHidesItsPassword: a URL Go cannot
