@@ -78,3 +78,19 @@ func TestSecretFromTheEnvironmentIsTidied(t *testing.T) {
 		t.Errorf("HERALD_NATS_TOKEN ending in a line break: exit %d: %s%s\nwant logged in (the bucket missing)", code, out, stderr)
 	}
 }
+
+// TestUnparseableNATSURLIsAUsageError: a --nats URL that does not parse
+// (a '%' in a password not written %25, a bad port) was retried as a
+// server not reachable yet, each message quoting the password; it is a
+// usage error at once, on the bridge as on the readers.
+func TestUnparseableNATSURLIsAUsageError(t *testing.T) {
+	for _, args := range [][]string{
+		{"bridge", "--watch", "/a", "--zk", "127.0.0.1:1", "--connect-timeout", "3s", "--audit", filepath.Join(t.TempDir(), "audit.log"), "--nats", "nats://u:Pa%zzw0rd@127.0.0.1:4222"},
+		{"who", "/x", "--nats", "nats://u:Pa55w0rd@127.0.0.1:notaport"},
+	} {
+		out, stderr, code := heraldRun(t, nil, args...)
+		if code != exitUsage || strings.Contains(out+stderr, "w0rd") || !strings.Contains(stderr, "does not parse") {
+			t.Errorf("herald %v: exit %d: %s%s\nwant exit %d saying it does not parse, the password never shown", args, code, out, stderr, exitUsage)
+		}
+	}
+}
