@@ -103,9 +103,6 @@ sinks to acknowledge what was published.`,
 			if err := a.useZKACL(f.ha != ""); err != nil { // its election's nodes; known after --config
 				return err
 			}
-			if _, err := a.zkAuth(); err != nil { // a bad --zk-auth-file, before the embedded NATS starts
-				return err
-			}
 			if err := a.setupLog(); err != nil {
 				return err
 			}
@@ -292,15 +289,15 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	}
 	recipes, _ := f.recipeMap()
 	ctx := cmd.Context()
+	zkAuth, err := a.zkAuth() // a bad --zk-auth-file is refused before the embedded NATS starts
+	if err != nil {
+		return err
+	}
 	sinks, lossless, stopNATS, err := f.sinks(ctx, a, cmd.OutOrStdout())
 	if err != nil {
 		return err
 	}
 	defer stopNATS()
-	zkAuth, err := a.zkAuth()
-	if err != nil {
-		return err
-	}
 	zkSec, err := a.zkSecurity()
 	if err != nil {
 		return err
