@@ -83,24 +83,41 @@ func ParseACL(s string) ([]zk.ACL, error) {
 		out = append(out, zk.ACL{Scheme: scheme, ID: id, Perms: perms})
 	}
 	if !readable {
-		return nil, fmt.Errorf("elect: ACL %q lets no one read; add at least world:anyone:r or auth::r, since every participant and observer must read and watch the nodes", FormatACL(out))
+		return nil, fmt.Errorf("elect: ACL %q lets no one read; add at least world:anyone:r or auth::r, since every participant and observer must read and watch the nodes", shownACL(out))
 	}
 	return out, nil
 }
 
 // shownEntry is an ACL entry as an error may show it: a digest entry, or
 // one whose scheme is unknown (a misspelt digest: Digest, digst), holds a
-// hash or perhaps a plaintext password after its user, which is masked.
+// hash or perhaps a plaintext password after its user, which is masked;
+// so does an auth entry with an id (auth:user:password:cdrwa, which
+// ZooKeeper's shell takes, ignoring the id).
 func shownEntry(entry string) string {
 	scheme, rest, ok := strings.Cut(entry, ":")
 	switch {
 	case !ok:
 		return "***"
-	case scheme == "world" || scheme == "auth" || scheme == "ip" || scheme == "x509" || scheme == "sasl":
+	case scheme == "world" || scheme == "ip" || scheme == "x509" || scheme == "sasl",
+		scheme == "auth" && strings.HasPrefix(rest, ":"):
 		return entry
 	}
 	user, _, _ := strings.Cut(rest, ":")
 	return scheme + ":" + user + ":***"
+}
+
+// shownACL is FormatACL for an error: an auth entry's id, which ZooKeeper
+// ignores, may hold user:password, and is masked after the user.
+func shownACL(acl []zk.ACL) string {
+	shown := make([]zk.ACL, len(acl))
+	for i, a := range acl {
+		if a.Scheme == "auth" && a.ID != "" {
+			user, _, _ := strings.Cut(a.ID, ":")
+			a.ID = user + ":***"
+		}
+		shown[i] = a
+	}
+	return FormatACL(shown)
 }
 
 // digestID tells whether id is a digest identity as ZooKeeper stores it:
@@ -177,7 +194,7 @@ func CheckOwnAccess(acl []zk.ACL, digest string, cert bool) error {
 	} else if cert {
 		fix = "auth::cdrwa (the client certificate's subject) or world:anyone:cdrwa"
 	}
-	return fmt.Errorf("elect: ACL %s does not let this session create, write and delete the nodes herald creates with it (no entry grants write, which herald's parents add create and delete to, to an identity the session has); herald would leave parents behind that no run could use: add an entry such as %s", FormatACL(acl), fix)
+	return fmt.Errorf("elect: ACL %s does not let this session create, write and delete the nodes herald creates with it (no entry grants write, which herald's parents add create and delete to, to an identity the session has); herald would leave parents behind that no run could use: add an entry such as %s", shownACL(acl), fix)
 }
 
 // aclEntries splits an ACL list on its commas, except those inside an

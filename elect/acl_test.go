@@ -84,6 +84,20 @@ func TestParseACLDoesNotEchoAPassword(t *testing.T) {
 			t.Errorf("ParseACL(%q): %v; want a refusal that does not repeat the password", acl, err)
 		}
 	}
+	// auth:USER:PASSWORD:perms, as ZooKeeper's shell lets one write it
+	// (it ignores the id): the errors about it quoted the password.
+	for _, acl := range []string{"auth:alice:hunter2:rx", "auth:alice:hunter2:w", "auth:alice:hunter2:"} {
+		if _, err := elect.ParseACL(acl); err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("ParseACL(%q): %v; want a refusal that does not repeat the password", acl, err)
+		}
+	}
+	acl, err := elect.ParseACL("auth:alice:hunter2:r,world:anyone:r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := elect.CheckOwnAccess(acl, "alice:hunter2", false); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("CheckOwnAccess(auth:alice:hunter2:r,...): %v; want a refusal that does not repeat the password", err)
+	}
 }
 
 // TestCheckOwnAccess: an ACL that gives the session's own identity no
