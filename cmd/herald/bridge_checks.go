@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // checkSinkFlags refuses, while the flags are read, sink settings no
@@ -18,7 +19,9 @@ import (
 func (f *bridgeFlags) checkSinkFlags() error {
 	for _, u := range splitList(f.nats) {
 		if err := checkNATSURL(u); err != nil {
-			return usageErr("--nats %q: %v", u, err)
+			// Never the URL as given, nor Go's parse error, which quotes
+			// it: either may hold a password.
+			return usageErr("--nats %q: %v", natssink.Redact(u), err)
 		}
 	}
 	for _, b := range splitList(f.kafka) {
@@ -46,7 +49,7 @@ func checkNATSURL(s string) error {
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return err
+		return fmt.Errorf("does not parse; check its host and port, and write a '%%' in a user or password as %%25")
 	}
 	switch u.Scheme {
 	case "nats", "tls", "ws", "wss":
