@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,6 +51,22 @@ func frozenWaiter(spec string) int {
 	select {}
 }
 
+// startFrozenWaiter starts a frozenWaiter on group g; next returns its
+// next line, failing the test when none comes within 20s.
+func startFrozenWaiter(t *testing.T, addrs []string, g string) (next func(what string) string, cmd *exec.Cmd) {
+	lines, cmd := startTestChild(t, frozenWaiterEnv+"="+strings.Join(addrs, ",")+" "+g)
+	return func(what string) string {
+		t.Helper()
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the frozen waiter said nothing about %s within 20s", what)
+		}
+		return ""
+	}, cmd
+}
+
 // TestFrozenWaiterNeverOwnsAfterItsSessionExpired: a waiter second in line
 // is frozen (SIGSTOP) past its session timeout while the owner releases.
 // ZooKeeper writes it the owner's deletion, then expires its session, and
@@ -71,17 +88,7 @@ func TestFrozenWaiterNeverOwnsAfterItsSessionExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, cmd := startTestChild(t, frozenWaiterEnv+"="+strings.Join(addrs, ",")+" "+g)
-	next := func(what string) string {
-		t.Helper()
-		select {
-		case l := <-lines:
-			return l
-		case <-time.After(20 * time.Second):
-			t.Fatalf("the frozen waiter said nothing about %s within 20s", what)
-		}
-		return ""
-	}
+	next, cmd := startFrozenWaiter(t, addrs, g)
 	if l := next("its queueing"); l != "queued" {
 		t.Fatalf("the waiter said %q, want queued", l)
 	}
@@ -139,17 +146,7 @@ func TestFrozenHolderSaysItsSessionExpired(t *testing.T) {
 	} else if err := h.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	lines, cmd := startTestChild(t, frozenWaiterEnv+"="+strings.Join(addrs, ",")+" "+g)
-	next := func(what string) string {
-		t.Helper()
-		select {
-		case l := <-lines:
-			return l
-		case <-time.After(20 * time.Second):
-			t.Fatalf("the frozen holder said nothing about %s within 20s", what)
-		}
-		return ""
-	}
+	next, cmd := startFrozenWaiter(t, addrs, g)
 	for _, want := range []string{"queued", "owned"} {
 		if l := next(want); l != want {
 			t.Fatalf("the holder said %q, want %s", l, want)
