@@ -27,9 +27,7 @@ func TestLivePageGreysAHungBridge(t *testing.T) {
 	zk := zktest.Shared(t)
 	g := uniq(t)
 	_, held := heldLock(t, zk.Addrs(), g)
-	b := start(t, nil, "bridge", "--zk", zk.ConnectString(), "--session-timeout", "30s", "--watch", g,
-		"--audit", filepath.Join(t.TempDir(), "audit.log"), "--http", "127.0.0.1:0")
-	addr := waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
+	b, addr := pageBridge(t, zk.ConnectString(), g, "30s")
 	ctx := browsertest.New(t, 120*time.Second)
 	eval := func(js string) string {
 		var s string
@@ -84,4 +82,14 @@ func TestLivePageGreysAHungBridge(t *testing.T) {
 	if s := state(); strings.Contains(s, "interrupted") {
 		t.Fatalf("after the hang, the page still marked: %q", s)
 	}
+}
+
+// pageBridge starts a bridge watching g with an audit log and its live
+// page on a free port, and returns it with the page's address once it
+// serves.
+func pageBridge(t *testing.T, zk, g, sessionTimeout string) (*proc, string) {
+	t.Helper()
+	b := start(t, nil, "bridge", "--zk", zk, "--session-timeout", sessionTimeout, "--watch", g,
+		"--audit", filepath.Join(t.TempDir(), "audit.log"), "--http", "127.0.0.1:0")
+	return b, waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
 }

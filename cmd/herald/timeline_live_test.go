@@ -80,9 +80,7 @@ func TestTimelineAfterStallWaitsToCatchUp(t *testing.T) {
 	zk := zktest.Shared(t)
 	g := uniq(t)
 	_, held := heldLock(t, zk.Addrs(), g)
-	b := start(t, nil, "bridge", "--zk", zk.ConnectString(), "--session-timeout", "20s", "--watch", g,
-		"--audit", filepath.Join(t.TempDir(), "audit.log"), "--http", "127.0.0.1:0")
-	addr := waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
+	b, addr := pageBridge(t, zk.ConnectString(), g, "20s")
 	base := "http://" + addr
 	if err := waitFor(20*time.Second, func() bool { return holdingNow(httpGet(t, base+"/timeline?group="+g), held.Node()) }); err != nil {
 		t.Fatal("the timeline never drew the holder holding now")
