@@ -106,6 +106,9 @@ func TestMissingRequiredInput(t *testing.T) {
 		{[]string{"tail"}, "--nats"},
 		{[]string{"history"}, "--audit"},
 		{[]string{"who", "/x", "--nats", "nats://a:1", "--kafka", "b:1"}, "not both"},
+		// an address that is no NATS URL, refused by readers as by the bridge
+		{[]string{"who", "/x", "--nats", "http://127.0.0.1:4222"}, `scheme "http"`},
+		{[]string{"tail", "--nats", "nats://127.0.0.1:99999"}, "not a port number"},
 		{[]string{"lock", "--lock", "/x", "--dialect", "zookeeper", "--", "true"}, "curator-lock, curator-latch, kazoo"},
 		{[]string{"run", "--election", "/x", "--dialect", "Kazoo", "--", "true"}, "unknown dialect"},
 	} {

@@ -3,8 +3,8 @@ package natssink
 import (
 	"errors"
 	"fmt"
+	"github.com/zkherald/herald/internal/addr"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -151,22 +151,11 @@ func (o Options) String() string {
 	return fmt.Sprintf("nats %s (auth: %s, tls: %t)", Redact(o.URL), auth, o.TLS.enabled())
 }
 
-// parses checks that one NATS URL parses as the client will parse it (it
-// adds nats:// to an address without a scheme). Its error never quotes
-// the URL's user part: Go's parse error would, password and all.
+// parses checks one NATS URL as the client will read it. Its error never
+// quotes the URL's user part.
 func parses(u string) error {
-	full := u
-	if !strings.Contains(u, "://") {
-		full = "nats://" + u
+	if err := addr.NATS(u); err != nil {
+		return fmt.Errorf("%w: NATS URL %s: %v", ErrConfig, Redact(u), err)
 	}
-	_, err := url.Parse(full)
-	if err == nil {
-		return nil
-	}
-	var why string
-	var uerr *url.Error
-	if errors.As(err, &uerr) && !strings.Contains(u, "@") {
-		why = ": " + uerr.Err.Error()
-	}
-	return fmt.Errorf("%w: NATS URL %s does not parse%s; check its host and port, and write a '%%' in a user or password as %%25", ErrConfig, Redact(u), why)
+	return nil
 }
