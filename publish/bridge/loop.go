@@ -67,7 +67,14 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 		return nil
 	}
 	el, err := elect.NewElection(s, b.cfg.haPath(), elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnSuspend),
-		elect.OnQueued(func(string) { b.setHAErr("") }))
+		elect.OnQueued(func(node string) {
+			b.setHAErr("")
+			go func() {
+				if err := b.checkSource(sctx, s, node); err != nil {
+					b.fail(err)
+				}
+			}()
+		}))
 	if err != nil { // the path was validated: this is a bug, say so loudly
 		b.log.Error("cannot set up the HA election", "path", b.cfg.haPath(), "err", err)
 		<-sctx.Done()

@@ -1,0 +1,75 @@
+package bridge_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/publish/bridge"
+)
+
+// TestSameSourceInOneHAElectionRefused: a second bridge campaigning
+// under the source of a live bridge of its HA election (two copies on one
+// host, both with the default source) stops with ErrDuplicateSource,
+// naming --source, and the first keeps publishing. Readers keep one
+// heartbeat per source, so the two would have overwritten each other's.
+func TestSameSourceInOneHAElectionRefused(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root, ha := groupPath(t), groupPath(t)
+	cfg := bridge.Config{Servers: addrs, Discover: []string{root}, HAPath: ha, Source: "twin", SessionTimeout: 2 * time.Second, Sinks: []publish.Sink{jsSink(t, url)}}
+	a := start(t, cfg)
+	waitStatus(t, a.Bridge, 15*time.Second, "the first bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	cfg.Sinks = []publish.Sink{jsSink(t, url)}
+	b := start(t, cfg)
+	b.wait(t, 20*time.Second)
+	if !isErr(b.err, bridge.ErrDuplicateSource) || !strings.Contains(b.err.Error(), "--source") {
+		t.Errorf("second bridge named twin: %v; want ErrDuplicateSource naming --source", b.err)
+	}
+	if st := a.Status(); st.Role != bridge.RoleActive {
+		t.Errorf("the first bridge is %s after the refusal, want active", st.Role)
+	}
+	// Another name in the same election is a standby, not refused.
+	cfg.Source, cfg.Sinks = "other", []publish.Sink{jsSink(t, url)}
+	c := start(t, cfg)
+	waitStatus(t, c.Bridge, 15*time.Second, "the bridge named other standing by", func(st bridge.Status) bool { return st.Role == bridge.RoleStandby })
+	select {
+	case <-c.done:
+		t.Errorf("a bridge of another name stopped: %v", c.err)
+	case <-time.After(2*cfg.SessionTimeout + time.Second):
+	}
+}
+
+// TestSameSourceOfAPreviousProcessAwaited: a bridge restarted after a
+// crash finds its previous process's candidate, of a session the server
+// has not expired yet, under its own source. It waits for that candidate
+// to go and then leads, rather than refusing.
+func TestSameSourceOfAPreviousProcessAwaited(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root, ha := groupPath(t), groupPath(t)
+	old := session(t, addrs)
+	el, err := elect.NewElection(old, ha, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := el.Campaign(ctx, "restarted"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := bridge.Config{Servers: addrs, Discover: []string{root}, HAPath: ha, Source: "restarted", SessionTimeout: 2 * time.Second, Sinks: []publish.Sink{jsSink(t, url)}}
+	r := start(t, cfg)
+	waitStatus(t, r.Bridge, 15*time.Second, "the restarted bridge standing by", func(st bridge.Status) bool { return st.Role == bridge.RoleStandby })
+	time.Sleep(time.Second) // the previous process's session lives on a while
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, r.Bridge, 15*time.Second, "the restarted bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	select {
+	case <-r.done:
+		t.Errorf("the restarted bridge stopped: %v", r.err)
+	case <-time.After(2*cfg.SessionTimeout + time.Second):
+	}
+}
