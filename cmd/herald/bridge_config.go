@@ -98,12 +98,16 @@ func envSet(flag string) bool {
 	return ok && strings.TrimSpace(v) != ""
 }
 
+// commaLists are the flags that take one string of comma-separated items
+// (servers, URLs, ACL entries): in --config a YAML list of them is joined.
+var commaLists = map[string]bool{"zk": true, "nats": true, "kafka": true, "zk-acl": true}
+
 // setFromConfig sets a flag from a YAML value: a scalar, or for a list flag
 // a list (or a comma-separated string).
 func setFromConfig(f *pflag.Flag, n *yaml.Node) error {
 	if n.Kind == yaml.SequenceNode {
 		sv, ok := f.Value.(pflag.SliceValue)
-		if !ok {
+		if !ok && !commaLists[f.Name] {
 			return fmt.Errorf("a list, but --%s takes one value", f.Name)
 		}
 		items := make([]string, len(n.Content))
@@ -113,6 +117,9 @@ func setFromConfig(f *pflag.Flag, n *yaml.Node) error {
 				return err
 			}
 			items[i] = s
+		}
+		if !ok {
+			return f.Value.Set(strings.Join(items, ","))
 		}
 		return sv.Replace(items)
 	}

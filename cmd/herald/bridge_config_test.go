@@ -16,6 +16,7 @@ func configCmd(t *testing.T, yaml string) (*cobra.Command, string) {
 	cmd := &cobra.Command{Use: "bridge"}
 	cmd.Flags().String("source", "default-source", "")
 	cmd.Flags().String("nats-password", "", "")
+	cmd.Flags().String("kafka", "", "")
 	cmd.Flags().StringSlice("watch", nil, "")
 	cmd.Flags().Duration("drain-timeout", 0, "")
 	path := filepath.Join(t.TempDir(), "bridge.yaml")
@@ -55,6 +56,14 @@ func TestConfigKeepsScalarsAsWritten(t *testing.T) {
 		if got := cmd.Flags().Lookup(name).Value.String(); got != want {
 			t.Errorf("%s: the flag holds %q, want %q", name, got, want)
 		}
+	}
+	// A flag of comma-separated servers takes a list too, joined.
+	cmd, path = configCmd(t, "kafka:\n  - k1:9092\n  - k2:9092\n")
+	if err := applyConfigFile(cmd, path); err != nil {
+		t.Fatal(err)
+	}
+	if got := cmd.Flags().Lookup("kafka").Value.String(); got != "k1:9092,k2:9092" {
+		t.Errorf("kafka: [k1:9092, k2:9092]: the flag holds %q, want k1:9092,k2:9092", got)
 	}
 	// A mapping where a value belongs, and a key given twice, are refused.
 	for yaml, want := range map[string]string{
