@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -263,5 +264,37 @@ func TestOwnersTopicMustNotDeleteToo(t *testing.T) {
 	}
 	if err := connect("owners-cd-forever"); err != nil {
 		t.Fatalf("connect with owners topic compact,delete and retention.ms=-1: %v", err)
+	}
+}
+
+// TestPlainWithoutTLSWarns: SASL PLAIN over a plaintext connection sends
+// the password as written; the sink and the readers say so when they
+// start, without the password, and nothing else is warned of.
+func TestPlainWithoutTLSWarns(t *testing.T) {
+	for _, tc := range []struct {
+		sasl *SASL
+		tls  *TLS
+		warn bool
+	}{
+		{&SASL{Mechanism: Plain, User: "u", Password: "pl4in-secret"}, nil, true},
+		{&SASL{Mechanism: Plain, User: "u", Password: "pl4in-secret"}, &TLS{}, false},
+		{&SASL{Mechanism: ScramSHA256, User: "u", Password: "pl4in-secret"}, nil, false},
+		{nil, nil, false},
+	} {
+		var buf strings.Builder
+		cfg := Config{Brokers: []string{"127.0.0.1:1"}, SASL: tc.sasl, TLS: tc.tls, Logger: slog.New(slog.NewTextHandler(&buf, nil))}
+		if _, err := New(cfg); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, _ = Events(ctx, cfg, "")
+		cancel()
+		got := buf.String()
+		if n := strings.Count(got, "without TLS sends the password unencrypted"); tc.warn && n != 2 || !tc.warn && n != 0 {
+			t.Errorf("SASL %v, TLS %v: warned %d times, want %v for the sink and the reader:\n%s", tc.sasl, tc.tls, n, tc.warn, got)
+		}
+		if strings.Contains(got, "pl4in-secret") {
+			t.Errorf("the warning shows the password:\n%s", got)
+		}
 	}
 }

@@ -148,6 +148,16 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// warnPlainInClear warns, once per sink or reader, that SASL PLAIN
+// without TLS sends the password to every broker as written. Kafka allows
+// it (a SASL_PLAINTEXT listener), so it is not refused.
+func (c Config) warnPlainInClear() {
+	if c.SASL != nil && c.SASL.Mechanism == Plain && c.TLS == nil {
+		c.Logger.Warn("kafkasink: SASL PLAIN without TLS sends the password unencrypted to every broker; use TLS (--kafka-tls) or SCRAM",
+			"user", c.SASL.User, "brokers", c.Brokers)
+	}
+}
+
 // Validate reports what is wrong with the configuration.
 func (c Config) Validate() error {
 	bad := func(format string, a ...any) error {

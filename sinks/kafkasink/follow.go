@@ -105,6 +105,7 @@ func follow[T any](ctx context.Context, cfg Config, topic, group string, opts []
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	cfg.warnPlainInClear()
 	var o followOpts
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {

@@ -70,6 +70,7 @@ func New(cfg Config) (*Sink, error) {
 	if _, err := cfg.tlsConfig(); err != nil {
 		return nil, err
 	}
+	cfg.warnPlainInClear()
 	return &Sink{cfg: cfg, reached: map[string]ownerState{}}, nil
 }
 
