@@ -478,7 +478,11 @@ func groupHistory(evs []publish.Event) []Tenure {
 			if cur == r {
 				cur = nil
 			}
-			last = r
+			if last == nil || last.Term <= r.Term {
+				// A late loss of an older tenure (read after its
+				// successor's gain) leaves the latest tenure the last.
+				last = r
+			}
 			switch {
 			case e.Gap && e.Owner == nil:
 				// Nobody owns after it: the stretch before it may hide owners.

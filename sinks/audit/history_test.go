@@ -655,3 +655,40 @@ func TestMergeGapMarkCoveredByTheOtherLogsCopy(t *testing.T) {
 		t.Fatalf("merged: %+v: want F and G", ts)
 	}
 }
+
+// TestHistoryLateLossOfAnEarlierOwnerMakesNoGap: a runner announces its
+// own release, at the zxid of the deletion, which is also the zxid of the
+// bridge's event for the next owner; when the runner's clock (or its read
+// of the zxid) puts its release a moment after that gain, the release is
+// read after it. That late loss made the older tenure "the last one
+// current" again, so the owner after the next named a previous that was
+// not the last one seen, and history marked its tenure as a possible gap.
+func TestHistoryLateLossOfAnEarlierOwnerMakesNoGap(t *testing.T) {
+	at := func(e publish.Event, zxid int64, ms int) publish.Event {
+		e.Recipe, e.Zxid, e.Time = elect.RecipeLock, zxid, h0.Add(time.Duration(ms)*time.Millisecond)
+		return e.WithID()
+	}
+	released := func(prev string, term int64) publish.Event {
+		e := hev(publish.LockReleased, "", prev, term, 0)
+		e.Reason = elect.ReasonReleased
+		return e
+	}
+	ts := History(Merge([]publish.Event{
+		at(hev(publish.LockAcquired, "a", "", 10, 0), 10, 0),
+		at(hev(publish.LockAcquired, "b", "a", 20, 0), 21, 300),
+		at(released("a", 10), 21, 301), // the runner's own, read after b's gain
+		at(hev(publish.LockAcquired, "c", "b", 30, 0), 31, 600),
+		at(released("b", 20), 31, 601),
+		at(hev(publish.LockAcquired, "d", "c", 40, 0), 41, 900),
+		at(released("c", 30), 41, 901),
+		at(released("d", 40), 50, 1200),
+	}))
+	if len(ts) != 4 {
+		t.Fatalf("%d tenures, want 4: %+v", len(ts), ts)
+	}
+	for _, x := range ts {
+		if x.Gap || x.Missing || !x.FromSeen || !x.UntilSeen || x.Reason != elect.ReasonReleased {
+			t.Errorf("tenure of %s (term %d) not told whole: %+v", x.Owner.ID, x.Term, x)
+		}
+	}
+}
