@@ -141,6 +141,9 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 			s.dialFailed(m.label(), err)
 			return nil, err
 		}
+		if tlsCfg != nil {
+			s.tlsAnswered.Store(true)
+		}
 		s.certSent.Store(sent)
 		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: m.label(), plain: tlsCfg == nil,
 			answerBy: time.Now().Add(max(timeout, answerWait)), answers: answers{answered: s.noteAnswered}}, nil
@@ -154,10 +157,17 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 // others, which the client tries next. Every member has failed when as
 // many members as the server list resolved to have (a name may resolve to
 // several addresses, each a member), or a member fails a second time (the
-// client came round the list again).
+// client came round the list again) while no other member answered in TLS
+// or ran out of time doing so. A member too slow to finish its handshake
+// within the dial timeout (a loaded server) may well be a good one: the
+// client's next round tries it again.
 func (s *Session) dialFailed(member string, err error) {
 	s.dialErr.Store(&err)
 	if !errors.Is(err, ErrTLS) {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			s.tlsAnswered.Store(true) // not a refusal: it may answer next time
+		}
 		return
 	}
 	s.tlsMu.Lock()
@@ -166,7 +176,7 @@ func (s *Session) dialFailed(member string, err error) {
 	}
 	again := s.tlsBad[member]
 	s.tlsBad[member] = true
-	all := again || len(s.tlsBad) >= s.hosts.Len()
+	all := again && !s.tlsAnswered.Load() || len(s.tlsBad) >= s.hosts.Len()
 	n := len(s.tlsBad)
 	s.tlsMu.Unlock()
 	if !all {

@@ -72,6 +72,9 @@ type Session struct {
 	tlsFailed chan error            // a handshake retrying cannot mend (buffered 1)
 	tlsMu     sync.Mutex
 	tlsBad    map[string]bool // members whose TLS failed (see dialFailed)
+	// tlsAnswered: a member finished its TLS handshake, or timed out
+	// trying, since this attempt began (see dialFailed).
+	tlsAnswered atomic.Bool
 	// opened: the first connection made a session; tlsWarned is when
 	// a failed reconnect's TLS was last logged, and what it said.
 	opened    atomic.Bool

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/testtls"
 	"github.com/zkherald/herald/internal/zkserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
@@ -198,6 +199,43 @@ func TestTLSNameWithTwoAddresses(t *testing.T) {
 		cancel()
 		if err != nil {
 			t.Fatalf("session %d by a name whose first or second address fails TLS: %v", i, err)
+		}
+		_ = s.Close()
+	}
+}
+
+// TestTLSStrangerBesideASlowMember: a member whose certificate is not
+// trusted beside a good member too slow to finish its TLS handshake
+// within the dial timeout (a loaded server; here one behind a partition
+// that heals after 1.5 s). The client comes round to the stranger again
+// while the good member is still slow; that is no proof that every member
+// fails TLS, and the session waits for the good one. It gave up with
+// ErrTLS after a second, about half the time (when the shuffle put the
+// stranger first).
+func TestTLSStrangerBesideASlowMember(t *testing.T) {
+	zk, files := zktest.ForTestTLS(t, false)
+	stranger := strangerMemberAt(t, "127.0.0.1:0")
+	slow, err := faultproxy.New(zk.SecureAddrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = slow.Close() })
+	pemCA, err := os.ReadFile(files.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pemCA)
+	for i := range 4 {
+		slow.Blackhole(true)
+		heal := time.AfterFunc(1500*time.Millisecond, func() { slow.Blackhole(false) })
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		s, err := NewSession(ctx, []string{stranger, slow.Addr()}, WithTLS(&tls.Config{RootCAs: pool, ServerName: "localhost"}), WithConnectTimeout(10*time.Second))
+		cancel()
+		heal.Stop()
+		slow.Blackhole(false)
+		if err != nil {
+			t.Fatalf("session %d beside a member that fails TLS and one slow to answer: %v", i, err)
 		}
 		_ = s.Close()
 	}
