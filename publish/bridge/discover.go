@@ -52,7 +52,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			return
 		}
 		missing := false
-		children, watch, err := childrenW(ctx, s.Conn(), root)
+		children, ephemeral, watch, err := childrenW(ctx, s.Conn(), root)
 		if errors.Is(err, zk.ErrNoNode) {
 			var again bool
 			if watch, missing, again, err = b.awaitRoot(ctx, s, lv, gs); again {
@@ -79,12 +79,22 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			first = false
 			b.truth.forgetGone(root, children, b.observed)
 		}
-		if missing && top {
+		switch {
+		case missing && top:
 			// Observing nothing is not ready: a typo, or a root not made
 			// yet, must not pass a health check.
 			b.setDiscovering(root, true)
 			b.discoverFailed(root, errors.New(rootMissing))
-		} else {
+		case ephemeral && top:
+			// Nor is a root that can never have a group below it.
+			if !lv.warned["\x00ephemeral"] {
+				lv.warned["\x00ephemeral"] = true
+				b.log.Warn("discover root is an ephemeral node, which can have no children, so no group below it; "+
+					"is it a single-node leader? observe it with --leader (or --watch its parent)", "root", root)
+			}
+			b.setDiscovering(root, true)
+			b.discoverFailed(root, errors.New(rootEphemeral))
+		default:
 			b.setDiscovering(root, false)
 		}
 		select {
@@ -139,6 +149,10 @@ func (b *Bridge) observed(group string) bool {
 // rootMissing is the list error of a --discover root that does not exist
 // (Status.ListErrors); NotReady says so in those words.
 const rootMissing = "does not exist"
+
+// rootEphemeral is the list error of a --discover root that is an
+// ephemeral node: nothing can ever be created below it.
+const rootEphemeral = "is an ephemeral node, which can have no children: observe it with --leader PATH=FORMAT, or --watch its parent"
 
 // level is one discoverer's state between listings of its root.
 type level struct {
@@ -230,23 +244,25 @@ func (b *Bridge) dropUnlisted(lv *level, children []string, want map[string]bool
 	gs.forgetNotGroups(lv.root, want)
 }
 
-// childrenW lists path and arms a children watch, giving up when ctx ends.
-func childrenW(ctx context.Context, c *zk.Conn, path string) ([]string, <-chan zk.Event, error) {
+// childrenW lists path and arms a children watch, giving up when ctx
+// ends; ephemeral says path is an ephemeral node.
+func childrenW(ctx context.Context, c *zk.Conn, path string) (children []string, ephemeral bool, watch <-chan zk.Event, err error) {
 	type res struct {
 		children []string
+		st       *zk.Stat
 		ch       <-chan zk.Event
 		err      error
 	}
 	out := make(chan res, 1)
 	go func() {
-		cs, _, ch, err := c.ChildrenW(path)
-		out <- res{cs, ch, err}
+		cs, st, ch, err := c.ChildrenW(path)
+		out <- res{cs, st, ch, err}
 	}()
 	select {
 	case r := <-out:
-		return r.children, r.ch, r.err
+		return r.children, r.st != nil && r.st.EphemeralOwner != 0, r.ch, r.err
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return nil, false, nil, ctx.Err()
 	}
 }
 

@@ -54,6 +54,45 @@ func TestDiscoverRootMissingIsNotReady(t *testing.T) {
 	})
 }
 
+// TestDiscoverRootEphemeralIsNotReady: a --discover root that is an
+// ephemeral node (a single-node leader such as Kafka's /controller, given
+// to the wrong flag) can have no group below it. The bridge observed
+// nothing and read ready; it is not ready, saying what to give instead,
+// until the root is a node that can hold groups.
+func TestDiscoverRootEphemeralIsNotReady(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root := groupPath(t)
+	s := session(t, addrs)
+	if _, err := s.Conn().Create(path.Dir(root), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	if _, err := s.Conn().Create(root, []byte(`{"brokerid":1}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	var log logLines
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Sinks: []publish.Sink{jsSink(t, url)},
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	says := "discover root " + root + " is an ephemeral node"
+	waitStatus(t, r.Bridge, 15*time.Second, "the ephemeral root named", func(st bridge.Status) bool {
+		return strings.Contains(strings.Join(st.NotReady(), "; "), says) && strings.Contains(strings.Join(st.NotReady(), "; "), "--leader")
+	})
+	if code, body := get(t, r.Handler(), "/readyz"); code != 503 || !strings.Contains(body, says) {
+		t.Errorf("/readyz with an ephemeral root: %d %s", code, body)
+	}
+	if n := strings.Count(log.String(), "discover root is an ephemeral node"); n != 1 {
+		t.Errorf("the ephemeral root was logged %d times, want once:\n%s", n, log.String())
+	}
+	// Made again as a node that can hold groups: ready.
+	if err := s.Conn().Delete(root, -1); err != nil {
+		t.Fatal(err)
+	}
+	g := root + "/one"
+	leads(t, candidate(t, s, g, "x"))
+	waitStatus(t, r.Bridge, 15*time.Second, "ready once the root holds groups", func(st bridge.Status) bool {
+		return len(st.NotReady()) == 0 && st.Groups[g] == bridge.GroupLive
+	})
+}
+
 // logLines is a log that tests can read while the bridge writes it.
 type logLines struct {
 	mu  sync.Mutex

@@ -104,9 +104,10 @@ func (s Status) NotReady() []string {
 	}
 	var listing []string
 	for _, r := range s.Discovering {
-		if s.ListErrors[r] == rootMissing {
-			why = append(why, fmt.Sprintf("discover root %s does not exist", r))
-		} else {
+		switch s.ListErrors[r] {
+		case rootMissing, rootEphemeral:
+			why = append(why, fmt.Sprintf("discover root %s %s", r, s.ListErrors[r]))
+		default:
 			listing = append(listing, r)
 		}
 	}
