@@ -148,9 +148,13 @@ func (a *app) confirmOpen(ctx context.Context, sf *sourceFlags, files []string, 
 		}
 		return nil
 	}
+	_, someUnreadable := now[unreadableGroups]
 	for i := range ts {
 		t := &ts[i]
 		n, ok := now[t.Group]
+		if !ok && someUnreadable && t.Open() && !t.Missing {
+			t.Unconfirmed = true
+		}
 		if !t.Open() || t.Missing || !ok {
 			continue
 		}
@@ -163,6 +167,10 @@ func (a *app) confirmOpen(ctx context.Context, sf *sourceFlags, files []string, 
 	}
 	return nil
 }
+
+// unreadableGroups, a key of the owners view that is no group path, says
+// that the view skipped values it could not read as owners.
+const unreadableGroups = "unreadable values"
 
 // ownerNow is what the owners view says of a group now: its owner node
 // ("" for none), and whether a bridge still confirms that.
@@ -179,7 +187,7 @@ func (a *app) ownersNATS(ctx context.Context, sf *sourceFlags, group string) (ma
 	}
 	defer closeNC()
 	now := map[string]ownerNow{}
-	err = readOwners(ctx, js, group, func(u jetstream.OwnerUpdate) {
+	skipped, err := readOwners(ctx, js, group, func(u jetstream.OwnerUpdate) {
 		n := ownerNow{Freshness: u.Freshness}
 		if u.Owner != nil {
 			n.node = u.Owner.Owner.Node
@@ -188,6 +196,12 @@ func (a *app) ownersNATS(ctx context.Context, sf *sourceFlags, group string) (ma
 	})
 	if err != nil {
 		return nil, err
+	}
+	if skipped > 0 {
+		// Some key holds a value that is no herald owner: a group the view
+		// then lacks may be that one, and nothing confirms its owner.
+		a.log.Warn("the owners bucket holds values that are no owner herald wrote (edited by hand?): open tenures of groups it gives nothing for are shown as not confirmed", "bucket", jetstream.DefaultBucket, "values", skipped)
+		now[unreadableGroups] = ownerNow{}
 	}
 	return now, nil
 }

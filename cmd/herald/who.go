@@ -150,9 +150,6 @@ anything the preset names was found.`,
 			if err == nil && recipe != "" && r.Leader == nil {
 				r.Recipe = elect.Recipe(recipe)
 			}
-			if errors.Is(err, errNoOwner) {
-				return &exitError{code: exitNoOwner, err: err}
-			}
 			if unreachable(err) {
 				return &exitError{code: exitUnreachable, err: err}
 			}
@@ -174,10 +171,6 @@ anything the preset names was found.`,
 func waitsBehind(group string, b elect.Participant) string {
 	return fmt.Sprintf("waits behind %s, which is %s; if it is a leftover, delete it (zkCli.sh: delete %s/%s)", b.Node, b.Suspect, group, b.Node)
 }
-
-// errNoOwner: NATS or Kafka has no owner for the group (who exits
-// exitNoOwner).
-var errNoOwner = errors.New("no owner")
 
 func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 	s, err := a.openSession(ctx, false)
@@ -234,7 +227,7 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 	}
 	defer closeNC()
 	var last *jetstream.OwnerUpdate
-	err = readOwners(ctx, js, group, func(u jetstream.OwnerUpdate) {
+	skipped, err := readOwners(ctx, js, group, func(u jetstream.OwnerUpdate) {
 		if u.Group == group {
 			last = &u
 		}
@@ -243,8 +236,11 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 		return whoReport{}, err
 	}
 	r := whoReport{Group: group, Source: "nats"}
-	if last == nil { // Follow reports every group it follows; not reached
-		return r, fmt.Errorf("%w of %s in the NATS owners bucket (ask ZooKeeper: herald who --zk HOSTS %s)", errNoOwner, group, group)
+	if last == nil {
+		// Follow reports a group whose key is missing too (as no owner, or
+		// unknown): nothing means the key holds a value Follow skipped.
+		// That says nothing of the owner, so it must not read "no owner".
+		return r, unreadableOwner(group, skipped)
 	}
 	if o := last.Owner; o != nil {
 		since := o.Since
@@ -309,9 +305,22 @@ const (
 	ownersRead  = 15 * time.Second
 )
 
+// unreadableOwner is who's error for a group the owners bucket gave no
+// update of: its key holds a value that is no herald owner (skipped > 0:
+// written by hand or by another tool), or, not expected, nothing at all.
+func unreadableOwner(group string, skipped uint64) error {
+	what := "the owners bucket gave nothing for " + group
+	if skipped > 0 {
+		tok, _ := publish.Tokens(group)
+		what = fmt.Sprintf("the owners bucket %s holds a value under %s's key (%s) that is no owner herald wrote (edited by hand, or written by another tool)", jetstream.DefaultBucket, group, tok)
+	}
+	return fmt.Errorf("%s, so who it names cannot be told: ask ZooKeeper (herald who --zk HOSTS %s); the bridge writes the key again at the group's next change", what, group)
+}
+
 // readOwners reads the JetStream owners bucket (group's value, or all),
-// giving take every value it holds now.
-func readOwners(ctx context.Context, js jsapi.JetStream, group string, take func(jetstream.OwnerUpdate)) error {
+// giving take every value it holds now. It returns how many values it
+// skipped as no herald owner (jetstream.OwnerWatch.Skipped).
+func readOwners(ctx context.Context, js jsapi.JetStream, group string, take func(jetstream.OwnerUpdate)) (uint64, error) {
 	wctx, cancel := context.WithTimeout(ctx, ownersRead)
 	defer cancel()
 	wctx, stop := context.WithCancelCause(wctx)
@@ -329,13 +338,13 @@ func readOwners(ctx context.Context, js jsapi.JetStream, group string, take func
 	}
 	w, err := jetstream.Follow(wctx, js, group)
 	if err != nil {
-		return fail(err)
+		return 0, fail(err)
 	}
 	for synced := false; !synced; {
 		select {
 		case u, ok := <-w.Updates():
 			if !ok {
-				return fail(w.Err())
+				return w.Skipped(), fail(w.Err())
 			}
 			stall.Reset(ownersStall)
 			take(u)
@@ -349,11 +358,11 @@ func readOwners(ctx context.Context, js jsapi.JetStream, group string, take func
 		select {
 		case u, ok := <-w.Updates():
 			if !ok {
-				return nil
+				return w.Skipped(), nil
 			}
 			take(u)
 		default:
-			return nil
+			return w.Skipped(), nil
 		}
 	}
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+// TestWhoOwnerValueThatIsNoOwner: a group whose owners-bucket value was
+// replaced by something that is no herald owner (malformed JSON written by
+// hand) is not "no owner" (exit 5, which a script takes for a free lock):
+// who says the value cannot be read and to ask ZooKeeper (exit 1), and
+// history shows the open tenure as not confirmed instead of holding.
+func TestWhoOwnerValueThatIsNoOwner(t *testing.T) {
+	srv := natsserver.Start(t)
+	s, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	g := uniq(t)
+	write(t, s, story(g)...)
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", srv.URL())
+	if code != 0 || !strings.Contains(out, "bravo") {
+		t.Fatalf("who --nats: exit %d, want bravo:\n%s%s", code, out, stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := natsserver.JetStream(t, srv.URL()).KeyValue(ctx, jetstream.DefaultBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, publish.MustTokens(g), []byte(`{"group":"`+g+`", garbage`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{}, {"--json"}} {
+		out, stderr, code = heraldRun(t, nil, append([]string{"who", g, "--nats", srv.URL()}, args...)...)
+		if code != 1 || !strings.Contains(stderr, "no owner herald wrote") || !strings.Contains(stderr, "herald who --zk") {
+			t.Errorf("who --nats %v of a malformed value: exit %d, want 1 saying the value is no owner and to ask ZooKeeper:\n%s%s", args, code, out, stderr)
+		}
+	}
+	out, stderr, code = heraldRun(t, nil, "history", g, "--nats", srv.URL())
+	if code != 0 || !strings.Contains(out, "open, not confirmed") || strings.Contains(out, "holding") || !strings.Contains(stderr, "no owner herald wrote") {
+		t.Errorf("history --nats with a malformed owner value: exit %d, want bravo open, not confirmed, and a warning:\n%s%s", code, out, stderr)
+	}
+}
