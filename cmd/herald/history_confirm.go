@@ -12,10 +12,12 @@ import (
 // (audit.HeartbeatPath) as the owners bucket's readers judge its values:
 // a tenure is confirmed by a bridge whose events showed its group and
 // whose heartbeat is active, recent and covers the group, or by the active
-// bridge of that bridge's HA election when its log is read too. A log
-// without a heartbeat file (herald before 2026-11-26) leaves its tenures as
-// the events tell; one whose heartbeat file cannot be read makes the
-// tenures only it would confirm stale, saying why.
+// bridge of that bridge's HA election when its log is read too. Nothing
+// else confirms: a tenure whose bridges left no heartbeat (a log copied
+// without its heartbeat file, or written by herald before 2026-11-26) is
+// not confirmed, with a warning naming the missing file; one whose
+// heartbeat file cannot be read makes the tenures only it would confirm
+// stale, saying why.
 func (a *app) confirmAudit(files []string, events []publish.Event, ts []audit.Tenure, now time.Time) {
 	bridges := publish.NewBridges()
 	for _, f := range files {
@@ -26,6 +28,8 @@ func (a *app) confirmAudit(files []string, events []publish.Event, ts []audit.Te
 			bridges.SetUnreadable(err)
 		case found:
 			bridges.Put(h)
+		default:
+			a.log.Warn("no heartbeat beside the audit log (it was not copied with the log, or herald before 2026-11-26 wrote the log): the owners only its bridge would confirm are shown as not confirmed", "file", audit.HeartbeatPath(f))
 		}
 	}
 	writers := map[string][]string{} // group -> the sources of its events
@@ -42,7 +46,10 @@ func (a *app) confirmAudit(files []string, events []publish.Event, ts []audit.Te
 		if !t.Open() || t.Missing {
 			continue
 		}
-		if f := bridges.JudgeGroup(now, t.Group, writers[t.Group]...); f.Stale {
+		// Not judged (no heartbeat of its bridges in hand) is not
+		// confirmed either: "holding" would say only that no later event
+		// in the log ended the tenure.
+		if f := bridges.JudgeGroup(now, t.Group, writers[t.Group]...); f.Stale || f.BridgeState == "" {
 			t.Unconfirmed, t.Confirmed = true, f.Confirmed
 		}
 	}
