@@ -36,7 +36,11 @@ snapshot finding the group empty), term, reason, GAP when the bridge could
 not prove it saw every owner in between (also when it found the group empty
 again: owners may have come and gone unseen), and SUSPECT(why) for a node
 that cannot be what the queue says. Each change is printed once even when
-bridges publish it twice. --since also prints the
+bridges publish it twice. When no bridge confirms a group shown any more
+(its bridge killed, frozen, stopped or cut off: the heartbeats tell, as
+for who), a STALE line says so, since changes may then go unseen, and a
+CONFIRMED line when a bridge confirms it again (with --json, a log record
+on standard error). --since also prints the
 stored events of that recent past first; --json prints one JSON event per line.
 
 Exit codes: 0 (interrupted, or --count reached); 69 NATS or Kafka cannot be
@@ -79,56 +83,89 @@ func (a *app) tail(ctx context.Context, o tailOpts) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var events <-chan publish.Event
-	var why func() error
+	var r tailSource
 	switch src {
 	case "nats":
-		js, closeNC, err := o.sf.jetStream(ctx, a.log)
-		if err != nil {
-			return err
-		}
-		defer closeNC()
-		st, err := jetstream.Events(ctx, js, group, jetstream.Since(start), jetstream.WithLogger(a.log))
-		if errors.Is(err, jsapi.ErrStreamNotFound) {
-			return fmt.Errorf("follow the HERALD stream (is a bridge publishing to JetStream?): %w", err)
-		}
-		if err != nil {
-			return jsErr(ctx, fmt.Errorf("follow the HERALD stream: %w", err))
-		}
-		events, why = st.Events(), st.Err
+		r, err = a.tailNATS(ctx, o, group, start)
 	case "kafka":
-		cfg, err := o.sf.kafkaConfig(a.log)
-		if err != nil {
-			return err
-		}
-		st, err := kafkasink.Events(ctx, cfg, group)
-		if err != nil {
-			return fmt.Errorf("follow %s: %w", kafkasink.DefaultEventsTopic, err)
-		}
-		defer st.Close()
-		events, why = st.C(), st.Err
+		r, err = a.tailKafka(ctx, o, group)
 	default:
 		return usageErr("tail reads what bridges publish: give --nats URL or --kafka BROKERS")
 	}
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	marks := a.followFreshness(ctx, o, r.js, r.cfg, group)
 	n := 0
-	for e := range events {
-		if len(o.groups) > 1 && !slices.Contains(o.groups, e.Group) {
+	for {
+		select {
+		case m := <-marks:
+			if err := a.printMark(m, o.json); err != nil {
+				return err
+			}
 			continue
-		}
-		if src == "kafka" && e.Time.Before(start) {
-			continue // Kafka is read from the beginning
-		}
-		if err := a.printEvent(e, o.json); err != nil {
-			return err
+		case e, ok := <-r.events:
+			if !ok {
+				if err := r.why(); err != nil && !errors.Is(err, context.Canceled) {
+					return err
+				}
+				return nil
+			}
+			if len(o.groups) > 1 && !slices.Contains(o.groups, e.Group) {
+				continue
+			}
+			if src == "kafka" && e.Time.Before(start) {
+				continue // Kafka is read from the beginning
+			}
+			if err := a.printEvent(e, o.json); err != nil {
+				return err
+			}
 		}
 		if n++; o.count > 0 && n >= o.count {
 			return nil
 		}
 	}
-	if err := why(); err != nil && !errors.Is(err, context.Canceled) {
-		return err
+}
+
+// tailSource is what tail reads: the events, why they ended, and the
+// connection to follow the owners store beside them with (js for NATS,
+// else cfg for Kafka).
+type tailSource struct {
+	events <-chan publish.Event
+	why    func() error
+	close  func()
+	js     jsapi.JetStream
+	cfg    kafkasink.Config
+}
+
+func (a *app) tailNATS(ctx context.Context, o tailOpts, group string, start time.Time) (tailSource, error) {
+	js, closeNC, err := o.sf.jetStream(ctx, a.log)
+	if err != nil {
+		return tailSource{}, err
 	}
-	return nil
+	st, err := jetstream.Events(ctx, js, group, jetstream.Since(start), jetstream.WithLogger(a.log))
+	if errors.Is(err, jsapi.ErrStreamNotFound) {
+		closeNC()
+		return tailSource{}, fmt.Errorf("follow the HERALD stream (is a bridge publishing to JetStream?): %w", err)
+	}
+	if err != nil {
+		closeNC()
+		return tailSource{}, jsErr(ctx, fmt.Errorf("follow the HERALD stream: %w", err))
+	}
+	return tailSource{events: st.Events(), why: st.Err, close: closeNC, js: js}, nil
+}
+
+func (a *app) tailKafka(ctx context.Context, o tailOpts, group string) (tailSource, error) {
+	cfg, err := o.sf.kafkaConfig(a.log)
+	if err != nil {
+		return tailSource{}, err
+	}
+	st, err := kafkasink.Events(ctx, cfg, group)
+	if err != nil {
+		return tailSource{}, fmt.Errorf("follow %s: %w", kafkasink.DefaultEventsTopic, err)
+	}
+	return tailSource{events: st.C(), why: st.Err, close: func() { _ = st.Close() }, cfg: cfg}, nil
 }
 
 func (a *app) printEvent(e publish.Event, asJSON bool) error {
