@@ -163,6 +163,8 @@ func (a *app) confirmOpen(ctx context.Context, sf *sourceFlags, files []string, 
 			t.Unconfirmed = true
 		case n.Stale:
 			t.Unconfirmed, t.Confirmed = true, n.Confirmed
+		default:
+			heldUntilConfirmed(t, n.Confirmed)
 		}
 	}
 	return nil

@@ -49,8 +49,24 @@ func (a *app) confirmAudit(files []string, events []publish.Event, ts []audit.Te
 		// Not judged (no heartbeat of its bridges in hand) is not
 		// confirmed either: "holding" would say only that no later event
 		// in the log ended the tenure.
-		if f := bridges.JudgeGroup(now, t.Group, writers[t.Group]...); f.Stale || f.BridgeState == "" {
+		f := bridges.JudgeGroup(now, t.Group, writers[t.Group]...)
+		if f.Stale || f.BridgeState == "" {
 			t.Unconfirmed, t.Confirmed = true, f.Confirmed
+			continue
 		}
+		heldUntilConfirmed(t, f.Confirmed)
+	}
+}
+
+// heldUntilConfirmed counts an open tenure that a bridge confirms holding
+// until that confirmation: its HeldFor, a lower bound, otherwise counts
+// only to the last event about the owner (often its own election, which
+// made a lock confirmed for an hour read "≥ 0s").
+func heldUntilConfirmed(t *audit.Tenure, confirmed time.Time) {
+	if t.From.IsZero() || t.Missing || !t.Open() {
+		return
+	}
+	if d := confirmed.Sub(t.From); d > t.HeldFor {
+		t.HeldFor = d
 	}
 }

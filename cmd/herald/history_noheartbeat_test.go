@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,5 +43,12 @@ func TestHistoryAuditWithoutHeartbeatConfirmsNothing(t *testing.T) {
 	out, stderr, code = heraldRun(t, nil, "history", g, "--audit", path)
 	if code != 0 || !strings.Contains(out, "holding") || stderr != "" {
 		t.Errorf("history of a log whose bridge confirms it: exit %d, want bravo holding, no warning:\n%s%s", code, out, stderr)
+	}
+	// bravo's tenure began 90 s ago: confirmed holding now, it was held
+	// at least that long, not "≥ 0s" (the time of its last event).
+	out, stderr, _ = heraldRun(t, nil, "history", g, "--audit", path, "--json")
+	var ts []audit.Tenure
+	if err := json.Unmarshal([]byte(out), &ts); err != nil || len(ts) != 2 || !ts[1].Open() || ts[1].HeldFor < 89*time.Second {
+		t.Errorf("history --json: bravo confirmed holding 90 s after it began, want held_for ≥ 89 s (%v):\n%s%s", err, out, stderr)
 	}
 }
