@@ -171,7 +171,7 @@ func (a *app) confirmOpen(ctx context.Context, sf *sourceFlags, files []string, 
 }
 
 // unreadableGroups, a key of the owners view that is no group path, says
-// that the view skipped values it could not read as owners.
+// that the view skipped values (records) it could not read as owners.
 const unreadableGroups = "unreadable values"
 
 // ownerNow is what the owners view says of a group now: its owner node
@@ -234,6 +234,10 @@ func (a *app) ownersKafka(ctx context.Context, sf *sourceFlags, group string) (m
 			}
 			now[u.Group] = n
 		case <-st.Synced():
+			if n := st.Skipped(); n > 0 {
+				a.log.Warn("the owners topic holds records that are no owner herald wrote: open tenures of groups it gives nothing for are shown as not confirmed", "topic", kafkasink.DefaultOwnersTopic, "records", n)
+				now[unreadableGroups] = ownerNow{}
+			}
 			return now, nil
 		}
 	}

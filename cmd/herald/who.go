@@ -281,6 +281,12 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 		}
 	}
 	if last == nil {
+		if n := st.Skipped(); n > 0 {
+			// The group's records are none herald wrote: that says
+			// nothing of its owner.
+			return r, fmt.Errorf("%s holds %d record(s) under %s's key that are no owner herald wrote (written by hand, or by another tool), so who owns it cannot be told: ask ZooKeeper (herald who --zk HOSTS %s); the bridge writes the key again at the group's next change",
+				kafkasink.DefaultOwnersTopic, n, group, group)
+		}
 		// The topic holds nothing of the group: "no owner" only while a
 		// bridge that observes it confirms.
 		r.setFreshness(fol.Freshness(group, time.Now()))

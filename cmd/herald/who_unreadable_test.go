@@ -6,9 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
+	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/kafkasink"
 	"github.com/zkherald/herald/sinks/natssink"
 )
 
@@ -48,5 +52,37 @@ func TestWhoOwnerValueThatIsNoOwner(t *testing.T) {
 	out, stderr, code = heraldRun(t, nil, "history", g, "--nats", srv.URL())
 	if code != 0 || !strings.Contains(out, "open, not confirmed") || strings.Contains(out, "holding") || !strings.Contains(stderr, "no owner herald wrote") {
 		t.Errorf("history --nats with a malformed owner value: exit %d, want bravo open, not confirmed, and a warning:\n%s%s", code, out, stderr)
+	}
+}
+
+// TestWhoKafkaOwnerRecordThatIsNoOwner: a group whose only record in the
+// owners topic is no herald owner (produced by hand) is not "no owner"
+// (exit 5), though a bridge's heartbeat confirms every group: who says the
+// record cannot be read and to ask ZooKeeper (exit 1).
+func TestWhoKafkaOwnerRecordThatIsNoOwner(t *testing.T) {
+	kc := kafkatest.Start(t)
+	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
+	write(t, ks, story(uniq(t)+"-other")...) // makes the topics
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := publish.Heartbeat{Source: "test", State: publish.BridgeActive, Time: time.Now(), Interval: time.Minute}
+	h.Confirmed = h.Time
+	if err := ks.WriteHeartbeat(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	g := uniq(t)
+	w := &kafka.Writer{Addr: kafka.TCP(kc.Addrs()...), Topic: kafkasink.DefaultOwnersTopic}
+	defer w.Close()
+	if err := w.WriteMessages(ctx, kafka.Message{Key: []byte(g), Value: []byte(`{"garbage`)}); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Join(kc.Addrs(), ",")
+	out, stderr, code := heraldRun(t, nil, "who", g, "--kafka", src)
+	if code != 1 || !strings.Contains(stderr, "no owner herald wrote") || !strings.Contains(stderr, "herald who --zk") {
+		t.Errorf("who --kafka of a group whose record is malformed: exit %d, want 1 saying the record is no owner and to ask ZooKeeper:\n%s%s", code, out, stderr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -46,7 +47,15 @@ type Stream[T any] struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
+	// skipped counts the records that were no herald event (or owner).
+	skipped atomic.Uint64
 }
+
+// Skipped counts the records of the group read that were left out, each
+// with a WARN, because they are no herald event (or owner): written by
+// hand, or by another tool. A group whose only record is such has no
+// update at all, which says nothing of its owner.
+func (s *Stream[T]) Skipped() uint64 { return s.skipped.Load() }
 
 // C delivers the stream's values in order per group.
 func (s *Stream[T]) C() <-chan T { return s.c }
@@ -248,6 +257,7 @@ func (s *Stream[T]) deliver(ctx context.Context, cfg Config, m kafka.Message, gr
 	v, e, judge, err := dec(m)
 	if err != nil {
 		cfg.Logger.Warn("kafkasink: skipping a record that is not a herald event", "err", err)
+		s.skipped.Add(1)
 		return nil
 	}
 	if judge && !o.unfiltered && !o.follower.Apply(e) {
