@@ -72,6 +72,11 @@ func (a *app) addHealth(ctx context.Context, sf *sourceFlags, r *whoReport) {
 		a.log.Warn("could not read the group's history: its health (owner changes in the last hour, no owner since) is not shown", "group", r.Group, "err", err)
 		return
 	}
+	if len(events) == 0 && r.Owner == nil {
+		// A bridge publishes a group's state when it first observes it,
+		// an empty group's too: none at all is most likely a wrong path.
+		r.Notes = append(r.Notes, fmt.Sprintf("no event of %s is stored (none was published, or all were dropped): is the path right? ZooKeeper tells: herald who --zk HOSTS %s", r.Group, r.Group))
+	}
 	n, since, atMost := health(events, time.Now())
 	r.ChangesLastHour = &n
 	if r.Owner == nil {

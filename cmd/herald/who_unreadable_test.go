@@ -86,3 +86,35 @@ func TestWhoKafkaOwnerRecordThatIsNoOwner(t *testing.T) {
 		t.Errorf("who --kafka of a group whose record is malformed: exit %d, want 1 saying the record is no owner and to ask ZooKeeper:\n%s%s", code, out, stderr)
 	}
 }
+
+// TestWhoNotesAGroupWithoutEvents: who --nats of a path no bridge ever
+// published an event of, under a bridge that confirms every group (a
+// mistyped lock path, say), still says no owner (exit 5), but notes that
+// nothing of the group is stored and to check the path against ZooKeeper,
+// rather than reading like a lock seen free.
+func TestWhoNotesAGroupWithoutEvents(t *testing.T) {
+	srv := natsserver.Start(t)
+	s, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	other := uniq(t) + "-other"
+	write(t, s, story(other)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := publish.Heartbeat{Source: "test", State: publish.BridgeActive, Time: time.Now(), Interval: time.Minute}
+	h.Confirmed = h.Time
+	if err := s.WriteHeartbeat(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	g := uniq(t) + "-mistyped"
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", srv.URL())
+	if code != exitNoOwner || !strings.Contains(out, "note: no event of "+g+" is stored") || !strings.Contains(out, "herald who --zk") {
+		t.Errorf("who --nats of a path without events: exit %d, want %d and a note to check the path:\n%s%s", code, exitNoOwner, out, stderr)
+	}
+	out, stderr, code = heraldRun(t, nil, "who", other, "--nats", srv.URL())
+	if code != 0 || strings.Contains(out, "note:") {
+		t.Errorf("who --nats of a group with events: exit %d, want 0 and no note:\n%s%s", code, out, stderr)
+	}
+}
