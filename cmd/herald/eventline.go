@@ -21,14 +21,25 @@ func eventLine(e publish.Event) string {
 	if e.Candidate != nil {
 		b.WriteString("  candidate=" + who(e.Candidate))
 	}
-	if e.Owner != nil && e.Candidate == nil {
-		b.WriteString("  owner=" + who(e.Owner))
-	}
-	if e.Type.Loses() && e.Owner == nil && e.Previous == nil {
+	switch {
+	case e.Type.Loses() && e.Owner == nil && e.Previous == nil:
 		b.WriteString("  owner=none") // a snapshot finding the group empty
-	}
-	if e.Previous != nil {
-		b.WriteString("  previous=" + who(e.Previous))
+	case e.Type.Loses():
+		// The owner who lost or released is the previous one; an owner
+		// the event carries is the next, not the one who released.
+		if e.Previous != nil {
+			b.WriteString("  previous=" + who(e.Previous))
+		}
+		if e.Owner != nil {
+			b.WriteString("  next=" + who(e.Owner))
+		}
+	default:
+		if e.Owner != nil && e.Candidate == nil {
+			b.WriteString("  owner=" + who(e.Owner))
+		}
+		if e.Previous != nil {
+			b.WriteString("  previous=" + who(e.Previous))
+		}
 	}
 	if e.Term != 0 {
 		b.WriteString("  term=" + strconv.FormatInt(e.Term, 10))

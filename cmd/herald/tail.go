@@ -32,7 +32,8 @@ func newTailCmd(a *app) *cobra.Command {
 		Short: "Print leadership and lock events as they happen",
 		Long: `tail follows the events a bridge publishes, for the given groups or for all,
 one line each: time, type, group, owner and previous owner (owner=none for a
-snapshot finding the group empty), term, reason, GAP when the bridge could
+snapshot finding the group empty; a loss or release names the owner who left
+as previous= and the next owner, when it carries one, as next=), term, reason, GAP when the bridge could
 not prove it saw every owner in between (also when it found the group empty
 again: owners may have come and gone unseen), and SUSPECT(why) for a node
 that cannot be what the queue says. Each change is printed once even when
