@@ -324,6 +324,9 @@ func (a *app) readAuditLog(ctx context.Context, f, group string) ([]publish.Even
 	}
 	events, err := audit.ReadAll(ctx, f, keep)
 	var le *audit.LineError
+	if missing, _ := audit.MissingRotated(f); len(missing) > 0 && (err == nil || errors.As(err, &le)) {
+		a.log.Warn("rotated files of the audit log are missing between the others: what they held is not in this history", "file", f, "missing", missing)
+	}
 	if !errors.As(err, &le) {
 		return events, err
 	}

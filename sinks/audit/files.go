@@ -64,3 +64,21 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// MissingRotated names the rotated files of path missing between the
+// oldest and the newest found: a rotation numbers each file one above the
+// newest, and removing the oldest (retention) leaves no hole, so a hole is
+// a file removed or lost from the middle, whose events a reader lacks.
+func MissingRotated(path string) ([]string, error) {
+	_, seqs, err := rotated(path)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for i := 1; i < len(seqs); i++ {
+		for n := seqs[i-1] + 1; n < seqs[i]; n++ {
+			missing = append(missing, rotatedName(path, n))
+		}
+	}
+	return missing, nil
+}
