@@ -196,10 +196,14 @@ func (a *app) printMark(m staleMark, asJSON bool) error {
 		_, err := fmt.Fprintln(a.stdout, m.line())
 		return err
 	}
+	groups := m.groups
+	if len(groups) > 10 {
+		groups = groups[:10] // and "count" says how many
+	}
 	if m.stale {
-		a.log.Warn("no bridge confirms these groups now: changes may go unseen until a bridge publishes again", "groups", m.groups, "why", m.why)
+		a.log.Warn("no bridge confirms these groups now: changes may go unseen until a bridge publishes again", "count", len(m.groups), "groups", groups, "why", m.why)
 	} else {
-		a.log.Info("confirmed again", "groups", m.groups, "by", m.by)
+		a.log.Info("confirmed again", "count", len(m.groups), "groups", groups, "by", m.by)
 	}
 	return nil
 }

@@ -37,8 +37,12 @@ func TestTailSaysWhenNoBridgeConfirms(t *testing.T) {
 			t.Fatalf("tail %v says STALE while its bridge confirms:\n%s", tl.cmd.Args[1:], out)
 		}
 	}
+	asJSON := start(t, nil, "tail", g, "--nats", url, "--since", "1m", "--json")
+	asJSON.waitOutput(t, "worker-1", 20*time.Second)
 	_ = syscall.Kill(b.cmd.Process.Pid, syscall.SIGKILL)
 	b.wait(t, 5*time.Second)
+	// --json prints events only on standard output; it says so on stderr.
+	asJSON.waitOutput(t, "level=WARN msg=\"no bridge confirms these groups now", 10*time.Second)
 	for _, tl := range tails {
 		tl.waitOutput(t, "STALE", 10*time.Second)
 		if out := tl.out.String(); !strings.Contains(out, g+"  no bridge confirms") || !strings.Contains(out, "bridge-t") {
