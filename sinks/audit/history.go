@@ -173,16 +173,42 @@ func (t *Tenure) UnmarshalJSON(b []byte) error {
 // owner or none, its end was not seen, and Until is the last time any
 // event showed it holding, with UntilSeen false.
 func History(events []publish.Event) []Tenure {
-	byGroup := map[string][]publish.Event{}
-	for _, e := range events {
-		byGroup[e.Group] = append(byGroup[e.Group], e)
-	}
 	var out []Tenure
-	for _, evs := range byGroup {
+	for _, evs := range byGroup(events) {
 		out = append(out, groupHistory(evs)...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Group < out[j].Group })
 	return out
+}
+
+// byGroup splits events into each group's, in their order: parts of
+// events itself when each group's events are together, as Merge leaves
+// them (a year's log is not copied again), copies otherwise.
+func byGroup(events []publish.Event) [][]publish.Event {
+	var parts [][]publish.Event
+	done := map[string]bool{}
+	start := 0
+	for i := 1; i <= len(events); i++ {
+		if i < len(events) && events[i].Group == events[start].Group {
+			continue
+		}
+		g := events[start].Group
+		if done[g] { // the group's events are not together
+			m := map[string][]publish.Event{}
+			for _, e := range events {
+				m[e.Group] = append(m[e.Group], e)
+			}
+			parts = parts[:0]
+			for _, evs := range m {
+				parts = append(parts, evs)
+			}
+			return parts
+		}
+		done[g] = true
+		parts = append(parts, events[start:i:i])
+		start = i
+	}
+	return parts
 }
 
 // Merge merges the events of several logs (each in its own order) into
@@ -210,19 +236,28 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 		e    publish.Event
 		zxid int64 // where it goes
 	}
+	// holders says which logs hold an id unmarked: the first, and
+	// whether another does too (no map per event: a log holds millions).
+	type holders struct {
+		first int
+		more  bool
+	}
 	seen := map[key]bool{}
-	whole := map[string]map[int]bool{} // id -> the logs holding it unmarked
+	whole := map[string]holders{} // id -> the logs holding it unmarked
+	total := 0
 	for i, l := range logs {
+		total += len(l)
 		for _, e := range l {
 			if !e.Gap && e.ID != "" {
-				if whole[e.ID] == nil {
-					whole[e.ID] = map[int]bool{}
+				if h, ok := whole[e.ID]; !ok {
+					whole[e.ID] = holders{first: i}
+				} else if h.first != i {
+					whole[e.ID] = holders{first: h.first, more: true}
 				}
-				whole[e.ID][i] = true
 			}
 		}
 	}
-	var all []placed
+	all := make([]placed, 0, total)
 	for i, l := range logs {
 		last := map[string]int64{} // group -> the last zxid in this log
 		for _, e := range l {
@@ -232,7 +267,7 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 			} else {
 				last[e.Group] = at
 			}
-			if e.Gap && len(whole[e.ID]) > 0 && !(len(whole[e.ID]) == 1 && whole[e.ID][i]) {
+			if h, ok := whole[e.ID]; e.Gap && ok && (h.more || h.first != i) {
 				e.Gap = false // covered by the log that holds it unmarked
 			}
 			k := key{e.ID, e.Time.UnixNano(), e.Snapshot}
