@@ -73,7 +73,7 @@ names is refused.`,
 }
 
 func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
-	ctx, stop := holderContext(ctx)
+	ctx, stop := holderContext(ctx, a.logs)
 	defer stop()
 	switch {
 	case o.path == "":

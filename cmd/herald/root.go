@@ -28,6 +28,9 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	log            *slog.Logger
+	// logs is the log's writer in run and lock, which never blocks (see
+	// logPipe); nil elsewhere, where the log writes to stderr itself.
+	logs *logPipe
 
 	zk         string
 	zkAuthFile string
@@ -155,6 +158,7 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 				if err := os.Setenv(parentEnv, cmd.Name()); err != nil {
 					return err
 				}
+				a.logs = newLogPipe(a.stderr)
 			}
 			if a.logLevel == "" { // neither --log-level nor HERALD_LOG_LEVEL
 				a.logLevel = "info"
@@ -338,11 +342,15 @@ func (a *app) setupLog() error {
 		return usageErr("--log-level %q: want debug, info, warn or error", a.logLevel)
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	out := a.stderr
+	if a.logs != nil {
+		out = a.logs
+	}
 	switch a.logFormat {
 	case "text":
-		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
+		a.log = slog.New(slog.NewTextHandler(out, opts))
 	case "json":
-		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
+		a.log = slog.New(slog.NewJSONHandler(out, opts))
 	default:
 		return usageErr("--log-format %q: want text or json", a.logFormat)
 	}
@@ -402,6 +410,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	err := root.ExecuteContext(ctx)
+	if a.logs != nil {
+		a.logs.flush(2 * time.Second) // its lines before the error's
+	}
 	if err == nil {
 		err = a.helpErr
 	}

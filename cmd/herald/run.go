@@ -93,7 +93,7 @@ func defaultID() string {
 }
 
 func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
-	ctx, stop := holderContext(ctx)
+	ctx, stop := holderContext(ctx, a.logs)
 	defer stop()
 	if o.election == "" {
 		return missingPathFlag("run", "--election", "/jobs/nightly", "./job.sh", args)

@@ -18,7 +18,16 @@ var holderSignals = []os.Signal{syscall.SIGHUP, syscall.SIGQUIT}
 // holderContext is ctx, also cancelled, with a signalCause, by the first of
 // holderSignals. A signal herald was started with ignored (nohup) stays
 // ignored. stop restores the signals' previous behaviour.
-func holderContext(ctx context.Context) (context.Context, func()) {
+//
+// Standard error gone (the reader of `herald run ... 2>&1 | tee log`
+// died) is taken as a SIGHUP is: the first log line written to it then
+// ended herald with SIGPIPE, leaving its node to a dead process for a
+// session timeout, and its watchdog, writing there too, before it stopped
+// the command. So SIGPIPE is caught, unless herald was started with it
+// ignored (systemd does so), and a log line that finds the pipe broken
+// (logs) cancels ctx with SIGPIPE as the cause. A SIGPIPE from any other
+// write (a connection reset) is left to that write's error.
+func holderContext(ctx context.Context, logs *logPipe) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	var sigs []os.Signal
 	for _, s := range holderSignals {
@@ -26,8 +35,16 @@ func holderContext(ctx context.Context) (context.Context, func()) {
 			sigs = append(sigs, s)
 		}
 	}
+	pipe := make(chan os.Signal, 1) // never read: Notify does not block
+	if logs != nil && !signal.Ignored(syscall.SIGPIPE) {
+		signal.Notify(pipe, syscall.SIGPIPE)
+		logs.onBroken(func() { cancel(signalCause{syscall.SIGPIPE}) })
+	}
 	if len(sigs) == 0 { // Notify with no signals would take them all
-		return ctx, func() { cancel(nil) }
+		return ctx, func() {
+			signal.Stop(pipe)
+			cancel(nil)
+		}
 	}
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, sigs...)
@@ -41,6 +58,7 @@ func holderContext(ctx context.Context) (context.Context, func()) {
 	}()
 	return ctx, func() {
 		signal.Stop(ch)
+		signal.Stop(pipe)
 		close(done)
 		cancel(nil)
 	}

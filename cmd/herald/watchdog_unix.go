@@ -189,7 +189,9 @@ func runWatchdog(args []string, stderr io.Writer) int {
 	// The watchdog shares the command's group and so its signals, the
 	// terminal's included when the command has it (Ctrl-Z must not stop
 	// the watchdog); it answers to the runner's pipe only.
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	// Its standard error is herald's: a pipe whose reader died must not
+	// end it with SIGPIPE (it only says what it does there).
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE)
 	const fd = 3
 	beats := os.NewFile(fd, "heartbeat")
 	var last atomic.Int64
@@ -233,24 +235,41 @@ func runWatchdog(args []string, stderr io.Writer) int {
 			}
 		}
 	}
+	return fire(pgid, why, strays, time.Unix(0, last.Load()).Add(killBy), grace, bye, stderr)
+}
+
+// fire stops the command's process group pgid and its strays for why:
+// SIGTERM now, SIGKILL after grace or at killAt, whichever comes first,
+// unless the runner says goodbye (bye) meanwhile.
+func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time.Duration, bye <-chan struct{}, stderr io.Writer) int {
 	// The SIGKILL comes before the session can expire, --grace or not.
 	now := time.Now()
 	kill := now.Add(grace)
-	if by := time.Unix(0, last.Load()).Add(killBy); by.Before(kill) {
-		kill = by
+	if killAt.Before(kill) {
+		kill = killAt
 	}
 	also := ""
 	if ps := strays.look(true); len(ps) > 0 {
 		also = fmt.Sprintf(" and what it started apart from it (%s)", procList(ps))
 	}
-	fmt.Fprintf(stderr, "herald watchdog: %s; stopping the command's process group %d%s (SIGTERM, SIGKILL after %v, before its session can expire)\n",
-		why, pgid, also, max(kill.Sub(now), 0).Round(time.Millisecond))
 	_, _ = os.NewFile(4, "fired").Write([]byte{'f'})
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	_ = syscall.Kill(-pgid, syscall.SIGCONT)
 	stopStrays(strays.known, false)
+	// Said after the signals, and aside: a standard error nobody reads
+	// (a full pipe) must not hold them up, nor the SIGKILL.
+	said := make(chan struct{})
+	go func() {
+		fmt.Fprintf(stderr, "herald watchdog: %s; stopped the command's process group %d%s (SIGTERM, SIGKILL after %v, before its session can expire)\n",
+			why, pgid, also, max(kill.Sub(now), 0).Round(time.Millisecond))
+		close(said)
+	}()
 	select {
 	case <-bye: // the runner is back and stops the command itself
+		select { // the line, unless standard error is blocked
+		case <-said:
+		case <-time.After(100 * time.Millisecond):
+		}
 	case <-time.After(time.Until(kill)):
 		stopStrays(strays.look(true), true)
 		// The watchdog is in the group: this ends it too.

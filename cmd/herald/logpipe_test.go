@@ -1,0 +1,157 @@
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startErr is start with herald's standard error the write end of a pipe
+// the test holds the read end of (and reads, or not); the command's
+// standard output goes to the returned proc's out.
+func startErr(t *testing.T, args ...string) (*proc, *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: exec.Command(heraldBin, args...), out: &syncBuf{}, done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "HERALD_BIN="+heraldBin)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, w
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.WaitDelay = 2 * time.Second // a grandchild left may hold the output open
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	go func() {
+		_ = p.cmd.Wait()
+		p.code = exitCode(p.cmd.ProcessState)
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		go func() { _, _ = io.Copy(io.Discard, r) }() // unblock it, should the test fail
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+		r.Close()
+	})
+	return p, r
+}
+
+// pidOut is the pid the command printed as "name=PID".
+func pidOut(t *testing.T, p *proc, name string) int {
+	t.Helper()
+	pid, err := strconv.Atoi(outMatch(t, p, name+`=(\d+)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	return pid
+}
+
+// outMatch waits for the command to print re and returns its group.
+func outMatch(t *testing.T, p *proc, re string) string {
+	t.Helper()
+	var m []string
+	if err := waitFor(20*time.Second, func() bool {
+		m = regexp.MustCompile(re).FindStringSubmatch(p.out.String())
+		return m != nil || p.exited()
+	}); err != nil || m == nil {
+		t.Fatalf("the command never printed %s; output:\n%s", re, p.out)
+	}
+	return m[1]
+}
+
+// TestBlockedStderrDoesNotHoldUpTheLoss: herald's standard error is a
+// pipe nobody reads (Ctrl-S on the terminal, `| less` paused, a stuck log
+// shipper), full. The leader's node is deleted: the command is stopped
+// within moments all the same. Before, the loss path blocked on its log
+// line ("lost leadership ...; stopping the child"), the watchdog kept
+// hearing herald's heartbeat, and the command ran on beside the next owner
+// for as long as the pipe stayed full.
+func TestBlockedStderrDoesNotHoldUpTheLoss(t *testing.T) {
+	g := uniq(t)
+	p, _ := startErr(t, append(zkFlags(t), "run", "--election", g, "--", "sh", "-c",
+		`head -c 200000 /dev/zero >&2 & echo "node=$HERALD_NODE"; echo "pid=$$"; while :; do sleep 0.05; done`)...)
+	pid := pidOut(t, p, "pid")
+	node := outMatch(t, p, `node=(\S+)`)
+	time.Sleep(300 * time.Millisecond) // the pipe fills
+	if err := rawZK(t).Delete(g+"/"+node, -1); err != nil {
+		t.Fatal(err)
+	}
+	// A sixth of the 1 s session timeout, and room for a busy machine.
+	if err := waitFor(2*time.Second, func() bool { return !running(pid) }); err != nil {
+		t.Fatalf("the command still runs 2s after its leader's node was deleted, herald's standard error blocked")
+	}
+}
+
+// running reports whether pid runs: exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || !strings.HasPrefix(string(b[i:]), ") Z")
+}
+
+// TestStderrGoneHandsOver: the reader of herald's standard error goes
+// away (`herald run ... 2>&1 | tee log`, tee killed). The next log line
+// finds the pipe broken: herald stops the command and gives the
+// leadership back, as on SIGHUP. Before, Go's runtime ended herald with
+// SIGPIPE there: its node stayed, owned by a dead process, for a whole
+// session timeout.
+func TestStderrGoneHandsOver(t *testing.T) {
+	zk := zktestFlags(t, "10s")
+	g := uniq(t)
+	p, r := startErr(t, append(zk, "run", "--election", g, "--", "sh", "-c", `echo "pid=$$"; exec sleep 60`)...)
+	pid := pidOut(t, p, "pid")
+	r.Close()
+	// A log line: herald says so when its command is stopped.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 10*time.Second)
+	if out, _, code := heraldRun(t, nil, append(zk, "who", g)...); code != exitNoOwner {
+		t.Fatalf("who right after herald's standard error went: exit %d, want %d (released):\n%s", code, exitNoOwner, out)
+	}
+	if running(pid) {
+		t.Fatal("the command still runs")
+	}
+}
+
+// zktestFlags are zkFlags with another session timeout.
+func zktestFlags(t *testing.T, session string) []string {
+	zk := zkFlags(t)
+	for i := range zk {
+		if zk[i] == "--session-timeout" {
+			zk[i+1] = session
+		}
+	}
+	return zk
+}
+
+// TestWatchdogStopsTheCommandWhateverItsStderr: the runner is killed
+// while its standard error, which the watchdog shares, is a pipe nobody
+// reads any more. The watchdog still stops what the command started.
+// Before, it said why first, and SIGPIPE ended it there: the grandchild
+// ran on.
+func TestWatchdogStopsTheCommandWhateverItsStderr(t *testing.T) {
+	g := uniq(t)
+	p, r := startErr(t, append(zkFlags(t), "run", "--election", g, "--", "sh", "-c", `sleep 60 & echo "grandchild=$!"; wait`)...)
+	pid := pidOut(t, p, "grandchild")
+	r.Close()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 5*time.Second)
+	if err := waitFor(5*time.Second, func() bool { return !running(pid) }); err != nil {
+		t.Fatal("the command's grandchild still runs 5s after its runner was killed, its standard error a broken pipe")
+	}
+}
