@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
@@ -82,6 +83,9 @@ HERALD_CHECKPOINT_ERROR saying to read it with herald checkpoint get.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := lockFence(cmd); err != nil {
+				return err
+			}
 			data, err := a.checkpointData(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -106,6 +110,24 @@ HERALD_CHECKPOINT_ERROR saying to read it with herald checkpoint get.`,
 	fl.StringVar(&f.ID, "id", "", "the leader's id (default $HERALD_ID)")
 	fl.Int64Var(&f.Term, "term", 0, "the leader's term (default $HERALD_TERM)")
 	return cmd
+}
+
+// lockFence refuses a put whose fence would come from the environment of
+// herald lock's command: HERALD_NODE and HERALD_TERM there are the lock's.
+// A lock inside herald run's command replaces the run's node and term but
+// leaves its HERALD_ELECTION, and the put, fencing the run's group with
+// the lock's node, was refused with an error about the group.
+func lockFence(cmd *cobra.Command) error {
+	fl := cmd.Flags()
+	if os.Getenv(parentEnv) != "lock" || fl.Changed("node") || fl.Changed("term") {
+		return nil
+	}
+	in := ""
+	if e := os.Getenv("HERALD_ELECTION"); e != "" {
+		in = fmt.Sprintf(", inside the command of herald run --election %s, whose node and term the lock's replaced", e)
+	}
+	return usageErr("checkpoint put runs in the command of herald lock --lock %s%s: HERALD_NODE and HERALD_TERM are the lock's, and a checkpoint is fenced by an elected leader's; "+
+		"save it from herald run's command, outside the lock, or pass --election, --node and --term", os.Getenv("HERALD_LOCK"), in)
 }
 
 // checkpointData is arg, or standard input for "-". A signal while it

@@ -194,3 +194,23 @@ func TestCheckpointPutUnwritableNamesTheNode(t *testing.T) {
 		t.Fatalf("checkpoint put to an unwritable checkpoint: exit %d, want %d naming the node; stderr: %s", code, exitFailure, stderr)
 	}
 }
+
+// TestCheckpointPutInsideALock: a lock taken inside herald run's command
+// gives its own command its node and term, and leaves the run's
+// HERALD_ELECTION. A checkpoint put there says so (exit 2) rather than
+// fence the run's group with the lock's node (refused, blaming the group:
+// "herald keeps no office or checkpoint in this group: ... is a lock");
+// the run's command, outside the lock, saves it.
+func TestCheckpointPutInsideALock(t *testing.T) {
+	zkFl := zkFlags(t)
+	g, l := uniq(t), uniq(t)+"-lock"
+	child := `"$HERALD_BIN" lock --lock ` + l + ` -- "$HERALD_BIN" checkpoint put inner; echo "inner=$?"; "$HERALD_BIN" checkpoint put outer; echo "outer=$?"`
+	out, stderr, code := heraldRun(t, nil, append(zkFl, "run", "--election", g, "--", "sh", "-c", child)...)
+	if code != 0 || !strings.Contains(out, "inner=2") || !strings.Contains(out, "outer=0") ||
+		!strings.Contains(stderr, "HERALD_NODE and HERALD_TERM are the lock's") || !strings.Contains(stderr, "herald run --election "+g) {
+		t.Fatalf("checkpoint put inside a lock inside run: exit %d, want inner=2 naming the lock's fence, outer=0:\n%s%s", code, out, stderr)
+	}
+	if got, _, _ := heraldRun(t, nil, append(zkFl, "checkpoint", "get", g)...); got != "outer\n" {
+		t.Fatalf("checkpoint after: %q, want the run's outer", got)
+	}
+}
