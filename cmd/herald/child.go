@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -71,6 +72,9 @@ func checkCommand(args []string) error {
 	if missingInterpreter(path) != "" { // the exec would fail with ENOENT
 		return cannotStart(args[0], path, fs.ErrNotExist)
 	}
+	if noProgram(path) { // it would fail with ENOEXEC once elected
+		return cannotStart(args[0], path, syscall.ENOEXEC)
+	}
 	return nil
 }
 
@@ -84,6 +88,12 @@ func cannotStart(name, path string, err error) error {
 		if interp := missingInterpreter(path); interp != "" {
 			err = fmt.Errorf("the interpreter its #! line names, %q, does not exist%s", interp, crHint(interp))
 		}
+	}
+	switch {
+	case errors.Is(err, syscall.ENOEXEC):
+		err = fmt.Errorf("%w: it has no #! line, and is no program the system runs (a shell runs such a script with sh); begin it with a line such as #!/bin/sh, or give the command as: sh %s", err, name)
+	case errors.Is(err, fs.ErrPermission):
+		err = fmt.Errorf("%w (not executable? chmod +x %s, or give its interpreter first, e.g. sh %s)", err, name, name)
 	}
 	return &exitError{code: code, err: fmt.Errorf("cannot start %q: %w", name, err)}
 }

@@ -44,3 +44,35 @@ func missingInterpreter(path string) string {
 	}
 	return ""
 }
+
+// noProgram reports whether the executable file at path is text the
+// kernel cannot run: no #! line, not an ELF program, no NUL byte in its
+// first 256 bytes. The exec fails then (ENOEXEC) where a shell would run
+// it with sh. Unknown when the system has binfmt_misc handlers, which may
+// run it: false then.
+func noProgram(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	buf := make([]byte, 256)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return false
+	}
+	head := buf[:n]
+	if bytes.HasPrefix(head, []byte("#!")) || bytes.HasPrefix(head, []byte("\x7fELF")) || bytes.IndexByte(head, 0) >= 0 {
+		return false
+	}
+	handlers, _ := os.ReadDir("/proc/sys/fs/binfmt_misc")
+	for _, h := range handlers {
+		if h.Name() != "register" && h.Name() != "status" {
+			return false
+		}
+	}
+	return true
+}

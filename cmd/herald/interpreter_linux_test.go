@@ -57,3 +57,31 @@ func TestScriptWhoseInterpreterIsMissing(t *testing.T) {
 		t.Errorf("a script run by /bin/sh: %v", err)
 	}
 }
+
+// TestScriptWithoutAnInterpreterLine: an executable text file without a
+// #! line, which the exec refuses (ENOEXEC) where a shell runs it with sh,
+// is refused before any campaign, exit 126, saying to add the line or run
+// it with sh. Before, the candidate campaigned, won, and failed with a
+// bare "exec format error", every time it was first in line. A file that
+// is not executable says to chmod +x it.
+func TestScriptWithoutAnInterpreterLine(t *testing.T) {
+	dir := t.TempDir()
+	nosb, noexec := filepath.Join(dir, "job.sh"), filepath.Join(dir, "plain.sh")
+	if os.WriteFile(nosb, []byte("echo hi\n"), 0o755) != nil || os.WriteFile(noexec, []byte("#!/bin/sh\necho hi\n"), 0o644) != nil {
+		t.Fatal("cannot write the scripts")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--election", "/x", "--", nosb}, "no #! line"},
+		{[]string{"lock", "--lock", "/x", "--", nosb}, "sh " + nosb},
+		{[]string{"run", "--election", "/x", "--", noexec}, "chmod +x " + noexec},
+	} {
+		// No ZooKeeper there: refused before connecting.
+		_, stderr, code := heraldRun(t, nil, append([]string{"--zk", "127.0.0.1:1", "--connect-timeout", "1s"}, tc.args...)...)
+		if code != exitCannotExec || !strings.Contains(stderr, tc.want) {
+			t.Errorf("herald %v: exit %d, want %d saying %q; stderr: %s", tc.args, code, exitCannotExec, tc.want, stderr)
+		}
+	}
+}
