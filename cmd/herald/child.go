@@ -21,6 +21,8 @@ type child struct {
 	tty  *terminal     // the terminal the child's group was given, or nil
 	done chan struct{} // closed once the child has exited and been reaped
 	code int           // valid after done
+	// killed: stopping it took SIGKILL (set by the goroutine stopping it).
+	killed bool
 	// stopReaping ends the reaping of the strays handed to herald (see
 	// strays_linux.go); called once the child is done with.
 	stopReaping func()
@@ -131,6 +133,8 @@ type stopPlan struct {
 	grace time.Duration
 	doubt <-chan struct{}
 	safe  time.Duration
+	// now, closed, kills at once: a second signal to herald.
+	now <-chan struct{}
 }
 
 // killBy is when the plan kills a group told to stop at start, as it
@@ -230,6 +234,9 @@ func (c *child) endGroup(p stopPlan) {
 		case <-kill.C:
 			c.killAll(pg)
 			return
+		case <-p.now:
+			c.killAll(pg)
+			return
 		case <-tick.C:
 		}
 	}
@@ -238,6 +245,7 @@ func (c *child) endGroup(p stopPlan) {
 // killAll kills the child's group and its strays, and waits, briefly, for
 // them to be gone.
 func (c *child) killAll(pg *os.Process) {
+	c.killed = true
 	stopStrays(c.strays(), true)
 	_ = killGroup(pg)
 	<-c.done

@@ -166,11 +166,34 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 			o.what(), lostWhy(o.h), code)}
 	case <-ctx.Done():
 		wd.stop()
-		a.log.Info("signal received; stopping the child", "signal", context.Cause(ctx), "pid", c.Pid(), "grace", o.grace)
-		code := c.stop(o.plan())
-		o.release()
-		return codeErr(code)
+		return a.stopOnSignal(ctx, c, o)
 	}
+}
+
+// stopOnSignal stops the command when herald was told to stop: SIGTERM,
+// SIGKILL after --grace, or at once on a second signal; then it gives up
+// ownership and returns the command's status.
+func (a *app) stopOnSignal(ctx context.Context, c *child, o holding) error {
+	a.log.Info("signal received; stopping the child (a second signal kills it at once)", "signal", context.Cause(ctx), "pid", c.Pid(), "grace", o.grace)
+	p := o.plan()
+	p.now = forced(ctx)
+	go func() {
+		select {
+		case <-p.now:
+			a.log.Warn("second signal: killing the command now (SIGKILL)", "pid", c.Pid())
+		case <-c.done:
+		}
+	}()
+	code := c.stop(p)
+	select {
+	case <-p.now: // said above
+	default:
+		if c.killed {
+			a.log.Warn("the command did not end within --grace after SIGTERM: killed it (SIGKILL)", "pid", c.Pid(), "grace", o.grace)
+		}
+	}
+	o.release()
+	return codeErr(code)
 }
 
 // watchdogStopped gives up ownership after the watchdog stopped the

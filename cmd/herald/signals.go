@@ -35,6 +35,7 @@ func holderContext(ctx context.Context, logs *logPipe) (context.Context, func())
 			sigs = append(sigs, s)
 		}
 	}
+	ctx, unforce := forceContext(ctx, append([]os.Signal{os.Interrupt, syscall.SIGTERM}, sigs...))
 	pipe := make(chan os.Signal, 1) // never read: Notify does not block
 	if logs != nil && !signal.Ignored(syscall.SIGPIPE) {
 		signal.Notify(pipe, syscall.SIGPIPE)
@@ -43,6 +44,7 @@ func holderContext(ctx context.Context, logs *logPipe) (context.Context, func())
 	if len(sigs) == 0 { // Notify with no signals would take them all
 		return ctx, func() {
 			signal.Stop(pipe)
+			unforce()
 			cancel(nil)
 		}
 	}
@@ -59,7 +61,42 @@ func holderContext(ctx context.Context, logs *logPipe) (context.Context, func())
 	return ctx, func() {
 		signal.Stop(ch)
 		signal.Stop(pipe)
+		unforce()
 		close(done)
 		cancel(nil)
 	}
+}
+
+// forceKey is the context key of the channel forceContext closes.
+type forceKey struct{}
+
+// forceContext is ctx carrying a channel (forced) closed by the second of
+// sigs herald receives: the first stops the command with its whole
+// --grace; a second (Ctrl-C again) has it killed at once. Before, the
+// second went unheard, and a user had to kill -9 herald, leaving its node
+// for a session timeout. stop ends the listening.
+func forceContext(ctx context.Context, sigs []os.Signal) (context.Context, func()) {
+	force, done := make(chan struct{}), make(chan struct{})
+	ch := make(chan os.Signal, len(sigs))
+	signal.Notify(ch, sigs...)
+	go func() {
+		for n := 0; n < 2; n++ {
+			select {
+			case <-ch:
+			case <-done:
+				return
+			}
+		}
+		close(force)
+	}()
+	return context.WithValue(ctx, forceKey{}, (<-chan struct{})(force)), func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+// forced is the channel forceContext put in ctx, or nil.
+func forced(ctx context.Context) <-chan struct{} {
+	f, _ := ctx.Value(forceKey{}).(<-chan struct{})
+	return f
 }
