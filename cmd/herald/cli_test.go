@@ -500,3 +500,16 @@ func TestFlagGivenTwice(t *testing.T) {
 		t.Errorf("a command whose arguments repeat a herald flag: exit %d; stderr: %s", code, stderr)
 	}
 }
+
+// TestLongIDNamesTheFlag: an --id longer than the library takes is
+// refused before connecting, naming --id. Before, the campaign's error was
+// reported as "--election: ..." (or "--lock: ...").
+func TestLongIDNamesTheFlag(t *testing.T) {
+	id := strings.Repeat("x", 2000)
+	for _, args := range [][]string{{"run", "--election", "/x"}, {"lock", "--lock", "/x"}} {
+		_, stderr, code := heraldRun(t, nil, append(append([]string{"--zk", "127.0.0.1:1", "--connect-timeout", "1s"}, args...), "--id", id, "--", "true")...)
+		if code != exitUsage || !strings.Contains(stderr, "--id is 2000 bytes long") {
+			t.Errorf("herald %s with a 2000-byte --id: exit %d, want %d naming --id: %s", args[0], code, exitUsage, stderr)
+		}
+	}
+}

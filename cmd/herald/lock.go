@@ -99,6 +99,9 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	if o.id == "" {
 		o.id = defaultID()
 	}
+	if err := checkID(o.id); err != nil {
+		return err
+	}
 	h, s, err := a.acquireLock(ctx, o, dialect)
 	if s != nil {
 		defer a.closeOwned(s)

@@ -84,6 +84,19 @@ checkpoint put', which ZooKeeper rejects once its leader is gone.`,
 	return cmd
 }
 
+// checkID refuses an --id ZooKeeper would not take as the node's data,
+// before any campaign, naming the flag (the library's error, given at
+// the campaign, was taken for a bad --election or --lock).
+func checkID(id string) error {
+	if len(id) > maxID {
+		return usageErr("--id is %d bytes long: give at most %d (it is the data of the node herald creates)", len(id), maxID)
+	}
+	return nil
+}
+
+// maxID is the longest participant id the elect package takes.
+const maxID = 1024
+
 func defaultID() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
@@ -113,6 +126,9 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 	}
 	if o.id == "" {
 		o.id = defaultID()
+	}
+	if err := checkID(o.id); err != nil {
+		return err
 	}
 	if err := readSecretFiles(o.secrets); err != nil {
 		return err
