@@ -170,10 +170,11 @@ func (c *child) strays() []procInfo { return reapAndList(c.Pid()) }
 // sweep stops, as stop does, what the child, which has exited, left
 // running, in its process group or apart from it, and returns what that
 // was ("pid (name)" where the system tells names; nil when nothing was
-// left). It returns once all that is gone or its SIGKILL came and went:
-// run and lock release ownership after it, so that nothing the command
-// started runs beside the next owner.
-func (c *child) sweep(p stopPlan) []string {
+// left), which it hands to before first, to be said while it waits. It
+// returns once all that is gone or its SIGKILL came and went: run and
+// lock release ownership after it, so that nothing the command started
+// runs beside the next owner.
+func (c *child) sweep(p stopPlan, before func(left []string)) []string {
 	strays := c.strays()
 	if !groupAlive(c.Pid()) && len(strays) == 0 {
 		return nil
@@ -185,6 +186,7 @@ func (c *child) sweep(p stopPlan) []string {
 	for _, s := range strays {
 		left = append(left, s.String())
 	}
+	before(left)
 	c.endGroup(p)
 	return left
 }

@@ -145,10 +145,12 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 			c.stop(o.plan())
 			return watchdogStopped(o)
 		}
-		if left := c.sweep(o.plan()); left != nil {
-			a.log.Warn("the command exited leaving processes behind (in its process group, or started apart from it); stopped them (SIGTERM, SIGKILL after --grace) before giving up ownership",
-				"pgid", c.Pid(), "stopped", strings.Join(left, ", "))
-		}
+		p := o.plan()
+		p.now = forced(ctx) // a second signal meanwhile kills them at once
+		c.sweep(p, func(left []string) {
+			a.log.Warn("the command exited leaving processes behind (in its process group, or started apart from it); stopping them (SIGTERM, SIGKILL after --grace, or at once on a second signal) before giving up ownership",
+				"pgid", c.Pid(), "stopping", strings.Join(left, ", "), "grace", o.grace)
+		})
 		o.release()
 		a.log.Info("child exited; gave up ownership", "code", c.code, "group", o.h.Group())
 		return codeErr(c.code)
