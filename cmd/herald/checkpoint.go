@@ -58,7 +58,7 @@ the progress saved, nor wait for standard input.
 The write is fenced: ZooKeeper checks, in the same transaction, that the
 leader's node named by HERALD_NODE still exists with term HERALD_TERM. A
 command whose leader was deposed is refused with exit status 3, so it can
-stop at once.
+stop at once; one that cannot reach ZooKeeper exits 69, and may try again.
 
 The fence comes from the environment herald run gives its command
 (HERALD_ELECTION, HERALD_NODE, HERALD_ID, HERALD_TERM, HERALD_ZK) or from
@@ -179,7 +179,7 @@ func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) err
 		if ctx.Err() != nil {
 			return interrupted(ctx, "interrupted while connecting to ZooKeeper; the checkpoint was not saved")
 		}
-		return err
+		return unreachableExit(fmt.Errorf("%w; the checkpoint was not saved", err)) // 69: try again
 	}
 	defer s.Close()
 	err = f.Checkpoint(ctx, s, data)
@@ -191,7 +191,7 @@ func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) err
 		return fmt.Errorf("checkpoint %s/%s: this identity may not write it: its ACL lets other identities write it (another identity's leader made it, or someone set it by hand); give this identity WRITE on it, or delete it to start afresh: %w", f.Group, elect.CheckpointNode, err)
 	}
 	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", f.Group, err)
+		return unreachableExit(fmt.Errorf("checkpoint %s: %w", f.Group, err))
 	}
 	return nil
 }

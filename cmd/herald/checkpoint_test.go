@@ -214,3 +214,14 @@ func TestCheckpointPutInsideALock(t *testing.T) {
 		t.Fatalf("checkpoint after: %q, want the run's outer", got)
 	}
 }
+
+// TestCheckpointPutUnreachableExits69: a put that cannot reach ZooKeeper
+// exits 69 (EX_UNAVAILABLE), as checkpoint get does, so that the command
+// can tell "try again" from "no longer the leader" (3). It exited 1.
+func TestCheckpointPutUnreachableExits69(t *testing.T) {
+	_, stderr, code := heraldRun(t, []string{"HERALD_PARENT="}, "--zk", "127.0.0.1:1", "--connect-timeout", "1s", "checkpoint", "put",
+		"--election", "/x", "--node", "_c_01000468-470b-0050-0000-000168726c65-latch-0000000000", "--term", "5", "step=3")
+	if code != exitUnreachable || !strings.Contains(stderr, "not saved") {
+		t.Fatalf("checkpoint put with ZooKeeper unreachable: exit %d, want %d saying nothing was saved: %s", code, exitUnreachable, stderr)
+	}
+}
