@@ -23,10 +23,11 @@ var holderSignals = []os.Signal{syscall.SIGHUP, syscall.SIGQUIT}
 // died) is taken as a SIGHUP is: the first log line written to it then
 // ended herald with SIGPIPE, leaving its node to a dead process for a
 // session timeout, and its watchdog, writing there too, before it stopped
-// the command. So SIGPIPE is caught, unless herald was started with it
-// ignored (systemd does so), and a log line that finds the pipe broken
-// (logs) cancels ctx with SIGPIPE as the cause. A SIGPIPE from any other
-// write (a connection reset) is left to that write's error.
+// the command. (Go does so even when herald was started with SIGPIPE
+// ignored, as systemd starts services.) So SIGPIPE is caught, and a log
+// line that finds the pipe broken (logs) cancels ctx with SIGPIPE as the
+// cause. A SIGPIPE from any other write (a connection reset) is left to
+// that write's error.
 func holderContext(ctx context.Context, logs *logPipe) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	var sigs []os.Signal
@@ -37,7 +38,7 @@ func holderContext(ctx context.Context, logs *logPipe) (context.Context, func())
 	}
 	ctx, unforce := forceContext(ctx, append([]os.Signal{os.Interrupt, syscall.SIGTERM}, sigs...))
 	pipe := make(chan os.Signal, 1) // never read: Notify does not block
-	if logs != nil && !signal.Ignored(syscall.SIGPIPE) {
+	if logs != nil {
 		signal.Notify(pipe, syscall.SIGPIPE)
 		logs.onBroken(func() { cancel(signalCause{syscall.SIGPIPE}) })
 	}
