@@ -53,3 +53,20 @@ func mustAtoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// TestCtrlZDoesNotSuspendTheHolder: SIGTSTP (Ctrl-Z with the command's
+// standard input not the terminal) does not suspend herald while it holds:
+// it says why, and its command runs on. Before, herald stopped, its
+// watchdog stopped the command half a session timeout later, and the
+// session expired.
+func TestCtrlZDoesNotSuspendTheHolder(t *testing.T) {
+	g := uniq(t)
+	p := start(t, nil, append(zkFlags(t), "run", "--election", g, "--", "sh", "-c", `echo "pid=$$"; while :; do sleep 0.05; done`)...)
+	pid := mustAtoi(outMatch(t, p, `pid=(\d+)`))
+	_ = p.cmd.Process.Signal(syscall.SIGTSTP)
+	p.waitOutput(t, "herald does not suspend", 5*time.Second)
+	time.Sleep(1500 * time.Millisecond) // a 1 s session: the watchdog fires after 0.5 s
+	if !running(pid) || strings.Contains(p.out.String(), "herald watchdog:") || p.exited() {
+		t.Fatalf("after SIGTSTP to herald the command no longer runs:\n%s", p.out)
+	}
+}

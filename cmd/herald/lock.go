@@ -75,6 +75,7 @@ names is refused.`,
 func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	ctx, stop := holderContext(ctx, a.logs)
 	defer stop()
+	defer a.noSuspend()()
 	switch {
 	case o.path == "":
 		return missingPathFlag("lock", "--lock", "/locks/backup", "./backup.sh", args)

@@ -108,6 +108,7 @@ func defaultID() string {
 func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 	ctx, stop := holderContext(ctx, a.logs)
 	defer stop()
+	defer a.noSuspend()()
 	if o.election == "" {
 		return missingPathFlag("run", "--election", "/jobs/nightly", "./job.sh", args)
 	}
