@@ -152,13 +152,8 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 			if err := applyEnv(cmd); err != nil {
 				return err
 			}
-			if holdsGroup[cmd.CommandPath()] {
-				// The command inherits herald's environment: a herald
-				// it starts learns that it runs inside this one.
-				if err := os.Setenv(parentEnv, cmd.Name()); err != nil {
-					return err
-				}
-				a.logs = newLogPipe(a.stderr)
+			if err := a.holder(cmd); err != nil {
+				return err
 			}
 			if a.logLevel == "" { // neither --log-level nor HERALD_LOG_LEVEL
 				a.logLevel = "info"
@@ -246,6 +241,17 @@ var oneShot = map[string]bool{
 	"herald checkpoint put": true,
 	"herald bridge check":   true,
 	"herald version":        true,
+}
+
+// holder prepares run and lock: the command inherits herald's
+// environment, so that a herald it starts learns that it runs inside this
+// one; and the log must never block them (logPipe).
+func (a *app) holder(cmd *cobra.Command) error {
+	if !holdsGroup[cmd.CommandPath()] {
+		return nil
+	}
+	a.logs = newLogPipe(a.stderr)
+	return os.Setenv(parentEnv, cmd.Name())
 }
 
 // parentEnv names the herald command (run or lock) whose command this
