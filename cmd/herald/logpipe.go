@@ -41,14 +41,22 @@ func newLogPipe(out io.Writer) *logPipe {
 // Write queues a copy of p (a handler reuses its buffer), or drops it when
 // the queue is full. It never blocks and never fails.
 func (l *logPipe) Write(p []byte) (int, error) {
-	l.pending.Add(1)
-	select {
-	case l.lines <- append([]byte(nil), p...):
-	default:
-		l.pending.Add(-1)
+	if !l.put(append([]byte(nil), p...)) {
 		l.dropped.Add(1)
 	}
 	return len(p), nil
+}
+
+// put queues b unless the queue is full, and reports whether it did.
+func (l *logPipe) put(b []byte) bool {
+	l.pending.Add(1)
+	select {
+	case l.lines <- b:
+		return true
+	default:
+		l.pending.Add(-1)
+		return false
+	}
 }
 
 func (l *logPipe) writeOut() {
@@ -88,7 +96,7 @@ func (l *logPipe) onBroken(f func()) {
 // of lines dropped, if any).
 func (l *logPipe) flush(d time.Duration) {
 	if l.dropped.Load() > 0 {
-		_, _ = l.Write(nil) // the count goes out before it
+		l.put(nil) // the count goes out before it
 	}
 	for end := time.Now().Add(d); l.pending.Load() > 0 && time.Now().Before(end); {
 		time.Sleep(5 * time.Millisecond)

@@ -155,3 +155,44 @@ func TestWatchdogStopsTheCommandWhateverItsStderr(t *testing.T) {
 		t.Fatal("the command's grandchild still runs 5s after its runner was killed, its standard error a broken pipe")
 	}
 }
+
+// gate is a writer that blocks until opened.
+type gate struct {
+	open chan struct{}
+	out  syncBuf
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	<-g.open
+	return g.out.Write(p)
+}
+
+// TestLogPipeNeverBlocks: while its writer blocks, the log takes every
+// line at once, keeps logQueue of them and counts the rest, which it says
+// once the writer takes lines again.
+func TestLogPipeNeverBlocks(t *testing.T) {
+	g := &gate{open: make(chan struct{})}
+	l := newLogPipe(g)
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < logQueue+100; i++ {
+			_, _ = l.Write([]byte("line\n"))
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("writing to the log blocked while its writer did")
+	}
+	close(g.open)
+	l.flush(5 * time.Second)
+	out := g.out.String()
+	dropped := 0 // said once or more, as the writer takes lines again
+	for _, m := range regexp.MustCompile(`herald: (\d+) log lines dropped`).FindAllStringSubmatch(out, -1) {
+		dropped += mustAtoi(m[1])
+	}
+	if n := strings.Count(out, "line\n"); dropped == 0 || n < logQueue || n+dropped != logQueue+100 {
+		t.Fatalf("after %d lines with the writer blocked: %d written, %d said dropped", logQueue+100, n, dropped)
+	}
+}
