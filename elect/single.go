@@ -91,11 +91,13 @@ type SingleView struct {
 	Children int32
 	// NotLeaderNode, when set, says why the node at Path, which exists, is not
 	// taken for a leader's (Owner is then nil): a persistent node (no
-	// session holds it) whose data does not decode in a known format, or
-	// that has children. Systems write their leader node EPHEMERAL; the
-	// one persistent leader herald knows, Kafka's /controller during a
-	// ZooKeeper-to-KRaft migration, decodes and has no children. So a
-	// node made by hand, or a group, is never published as a leader.
+	// session holds it) other than a KRaft controller's /controller, or a
+	// node that has children. Systems write their leader node EPHEMERAL;
+	// the one persistent leader herald knows, Kafka's /controller during
+	// a ZooKeeper-to-KRaft migration, decodes with a KRaft epoch and has
+	// no children. So a node made by hand or copied, Hadoop's
+	// ActiveBreadCrumb (the last active node's record) and a group are
+	// never published as a leader.
 	NotLeaderNode string
 	// consistent: the parent did not change while the node was read, so
 	// Cversion accounts exactly for the node's state.
@@ -345,10 +347,18 @@ func notLeader(f ident.Format, p string, st *zk.Stat, id ident.Identity, decodeE
 	switch {
 	case st.NumChildren > 0:
 		return fmt.Sprintf("persistent and with %d children: a group, not a leader node", st.NumChildren)
+	case path.Base(p) == "ActiveBreadCrumb":
+		return "Hadoop's ActiveBreadCrumb: the last active node's record, kept to fence it, never a lock; the leader is " +
+			path.Join(path.Dir(p), "ActiveStandbyElectorLock")
 	case f == ident.Generic:
 		return "persistent (no session holds it) and of no known system's format: not a leader node"
 	case decodeErr != nil || id.Fallback:
 		return fmt.Sprintf("persistent (no session holds it) and its data is not %s's: made by hand, not by a leader", f)
+	case f != ident.Kafka || id.Fields["controller"] != "kraft":
+		// The one leader written as a persistent node is a KRaft
+		// controller's /controller during a migration; any other, even
+		// with its system's bytes, was copied or made by hand.
+		return fmt.Sprintf("persistent (no session holds it): %s writes its leader node ephemeral, so this one was copied or made by hand", f)
 	}
 	return ""
 }

@@ -590,3 +590,45 @@ func TestSingleRejectsBadInput(t *testing.T) {
 		t.Errorf("ReadSingle of a missing node = %+v, %v", sv, err)
 	}
 }
+
+// TestPersistentCopyIsNoLeader: a persistent node holding its system's
+// own bytes is no leader either, but for a KRaft controller's /controller:
+// Hadoop's ActiveBreadCrumb, which the last active NameNode's ZKFC leaves
+// behind (same ActiveNodeInfo as the lock) until a new active fences it,
+// and a /hbase/master copied as a persistent node. Either was read as
+// owned by the node it names, while nobody held the lock.
+func TestPersistentCopyIsNoLeader(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, zkfc := session(t, addrs), session(t, addrs)
+	ns := groupPath(t) + "/hadoop-ha/ns1"
+	mkdirs(t, zkfc.Conn(), ns)
+	info := activeNodeInfoData("ns1", "nn1", "nn1.example", 8020, 8019)
+	if _, err := zkfc.Conn().Multi(
+		&zk.CreateRequest{Path: ns + "/ActiveStandbyElectorLock", Data: info, Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.CreateRequest{Path: ns + "/ActiveBreadCrumb", Data: info, Acl: openACL},
+	); err != nil {
+		t.Fatal(err)
+	}
+	zkfc.Close() // nn1's ZKFC dies: the lock goes, the breadcrumb stays
+	ctx := ctxT(t, 10*time.Second)
+	sv, err := elect.ReadSingle(ctx, obs, ns+"/ActiveBreadCrumb", elect.SingleNodeFor(ns+"/ActiveBreadCrumb"))
+	if err != nil || sv.Owner != nil || !strings.Contains(sv.NotLeaderNode, "ActiveStandbyElectorLock") {
+		t.Errorf("breadcrumb: owner %+v, why %q, err %v; want no owner, naming the lock", sv.Owner, sv.NotLeaderNode, err)
+	}
+	master := path.Dir(path.Dir(ns)) + "/hbase/master"
+	mkdirs(t, obs.Conn(), path.Dir(master))
+	if _, err := obs.Conn().Create(master, hbaseMasterData("hm1.example", 16000, 1700000000001), 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	sv, err = elect.ReadSingle(ctx, obs, master, elect.SingleNodeFor(master))
+	if err != nil || sv.Owner != nil || !strings.Contains(sv.NotLeaderNode, "copied or made by hand") {
+		t.Errorf("persistent master: owner %+v, why %q, err %v; want no owner", sv.Owner, sv.NotLeaderNode, err)
+	}
+	o := observeSingle(t, obs, master, elect.SingleNodeFor(master))
+	expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error {
+		if c.Owner != nil {
+			return fmt.Errorf("owner %+v for a persistent copy", c.Owner)
+		}
+		return nil
+	})
+}
