@@ -110,6 +110,11 @@ func expired(err error) bool {
 // can have no children: a single-node leader or a queue node.
 var ErrNotAGroup = errors.New("elect: not a group")
 
+// ErrNotALeader: the path observed as a single-node leader is a node with
+// children, a group: its owner is the first of its queue, not the node's
+// creator.
+var ErrNotALeader = errors.New("elect: not a leader node")
+
 // errNilOption and errNilSession: a nil option or session given to a
 // constructor or read, refused rather than left to panic.
 var (

@@ -209,6 +209,11 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 		}
 		if st != nil {
 			r.fill(&sv, data, st)
+			if watch && st.NumChildren > 0 {
+				// Observed as a leader, a group would be published
+				// without an owner while its queue has one.
+				return SingleView{}, nil, fmt.Errorf("%w: %s has %d children: a group, whose owner is the first of its queue; observe it as a group (bridge --watch %s)", ErrNotALeader, r.path, st.NumChildren, r.path)
+			}
 		}
 		switch {
 		case r.sn.EpochPath != "" && st == nil && est == nil:

@@ -632,3 +632,51 @@ func TestPersistentCopyIsNoLeader(t *testing.T) {
 		return nil
 	})
 }
+
+// TestAGroupIsNotALeader: a queue group (Solr's overseer election, with an
+// owner) observed as a single-node leader is refused, saying to watch it,
+// rather than published without an owner while its queue has one. The
+// library's own observer ends; Many retries it, telling OnGroupError.
+func TestAGroupIsNotALeader(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, solr := session(t, addrs), session(t, addrs)
+	election := groupPath(t) + "/overseer_elect/election"
+	mkdirs(t, solr.Conn(), election)
+	if _, err := solr.Conn().Create(election+"/72157851320451072-10.0.0.1:8983_solr-n_", nil, zk.FlagEphemeral|zk.FlagSequence, openACL); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 10*time.Second)
+	o, err := elect.ObserveSingle(ctx, obs, election, elect.SingleNodeFor(election))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range o.Changes() {
+		t.Errorf("a group observed as a leader reported %+v", c)
+	}
+	if err := o.Err(); !errors.Is(err, elect.ErrNotALeader) || !strings.Contains(err.Error(), "--watch "+election) {
+		t.Errorf("observer ended with %v; want ErrNotALeader saying to watch it", err)
+	}
+	errs := make(chan error, 16)
+	m, err := elect.ObserveMany(ctx, obs, elect.OnGroupError(time.Second, func(_ string, err error, _ time.Duration) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddSingle(election, elect.SingleNodeFor(election)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		if !errors.Is(err, elect.ErrNotALeader) {
+			t.Errorf("Many: %v; want ErrNotALeader", err)
+		}
+	case c := <-m.Changes():
+		t.Errorf("Many published %+v for a group added as a leader", c)
+	case <-ctx.Done():
+		t.Fatal("Many said nothing")
+	}
+}
