@@ -169,7 +169,8 @@ const readAttempts = 4
 // read is that of the last election before the node was found missing
 // (one after it would hide an election whose owner came and went). When
 // the node exists, its epoch is the one written in the same transaction
-// (same mzxid), read again after the node when need be.
+// (same mzxid), read again after the node when need be, or one written
+// after the node and read before it (see ownEpoch).
 func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan zk.Event, error) {
 	var ch <-chan zk.Event
 	for attempt := 1; ; attempt++ {
@@ -190,7 +191,8 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 			ch = nch
 		}
 		epoch, est := e1, est1
-		if st != nil && est != nil && est.Mzxid != st.Mzxid {
+		own := ownEpoch(st, est1)
+		if st != nil && est != nil && est.Mzxid != st.Mzxid && !own {
 			if epoch, est, err = r.epoch(ctx); err != nil {
 				return SingleView{}, nil, err
 			}
@@ -203,7 +205,7 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 			sv.ParentExists, sv.Cversion, sv.Pzxid = true, p2.Cversion, p2.Pzxid
 		}
 		sv.consistent = sameStat(p1, p2)
-		epochAhead := st != nil && est != nil && est.Mzxid > st.Mzxid // a newer election: read again
+		epochAhead := !own && st != nil && est != nil && est.Mzxid > st.Mzxid // a newer election: read again
 		if (!sv.consistent || epochAhead) && attempt < readAttempts {
 			continue
 		}
@@ -220,13 +222,24 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 			// No epoch node: no election yet (Kafka creates it with 0,
 			// its initial epoch, before the first).
 			sv.EpochKnown = true
-		case est != nil && (st == nil || est.Mzxid == st.Mzxid):
+		case est != nil && (st == nil || est.Mzxid == st.Mzxid || own):
 			if e, err := ident.ParseEpoch(epoch); err == nil {
 				sv.Epoch, sv.EpochKnown = e, true
 			}
 		}
 		return sv, ch, nil
 	}
+}
+
+// ownEpoch reports whether the epoch node, read (stat est) before the
+// leader node (stat st), was written after that node: then it was written
+// during its tenure, since the same node still stood when read after it,
+// so it is its owner's epoch. Kafka wrote the two apart before it wrote
+// them in one transaction (a create of /controller, then a setData of
+// /controller_epoch, only by the broker that created it); written
+// together, an epoch newer than the node read after it cannot be.
+func ownEpoch(st, est *zk.Stat) bool {
+	return st != nil && est != nil && est.Mzxid > st.Mzxid
 }
 
 // epoch reads the epoch node (nil stat without one, or when it is missing).

@@ -166,6 +166,7 @@ func TestManySingle(t *testing.T) {
 		{"ConnectionLoss", TestSingleConnectionLoss},
 		{"SinceAndAfterOwner", TestSingleSinceAndAfterOwner},
 		{"RewrittenNodeAndRecipe", TestSingleRewrittenNodeAndRecipe},
+		{"KafkaEpochWrittenAfter", TestKafkaEpochWrittenAfterTheController},
 	} {
 		t.Run(tc.name, tc.f)
 	}
@@ -679,4 +680,38 @@ func TestAGroupIsNotALeader(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("Many said nothing")
 	}
+}
+
+// TestKafkaEpochWrittenAfterTheController: Kafka before it wrote
+// /controller and /controller_epoch in one transaction created the
+// controller node, then set the epoch in a write of its own. That epoch is
+// the controller's: it was read as unknown (every read retried, then gave
+// up), so who showed none and gaps fell back to the child counter.
+func TestKafkaEpochWrittenAfterTheController(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, broker := session(t, addrs), session(t, addrs)
+	chroot := groupPath(t)
+	mkdirs(t, broker.Conn(), chroot)
+	if _, err := broker.Conn().Create(chroot+"/controller_epoch", []byte("4"), 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	ctrl := chroot + "/controller"
+	if _, err := broker.Conn().Create(ctrl, []byte(`{"version":1,"brokerid":7,"timestamp":"1"}`), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := broker.Conn().Set(chroot+"/controller_epoch", []byte("5"), 0); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 10*time.Second)
+	sv, err := elect.ReadSingle(ctx, obs, ctrl, elect.SingleNodeFor(ctrl))
+	if err != nil || sv.Owner == nil || !sv.EpochKnown || sv.Epoch != 5 {
+		t.Fatalf("read: owner %+v, epoch %d known %v, err %v; want broker 7 with epoch 5", sv.Owner, sv.Epoch, sv.EpochKnown, err)
+	}
+	o := observeSingle(t, obs, ctrl, elect.SingleNodeFor(ctrl))
+	expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error {
+		if c.Owner == nil || c.Owner.ID != "7" || c.Epoch != 5 {
+			return fmt.Errorf("owner %+v epoch %d; want broker 7, epoch 5", c.Owner, c.Epoch)
+		}
+		return nil
+	})
 }
