@@ -294,11 +294,16 @@ func presetTargets(ctx context.Context, c *zk.Conn, specs []presetSpec) ([]prese
 			out = append(out, presetTarget{path: g})
 		}
 		for _, fp := range sp.found {
-			paths, err := walk(ctx, c, fp.root, fp.segs)
+			paths, misplaced, err := walk(ctx, c, fp.root, fp.segs)
 			if err != nil {
 				return nil, err
 			}
-			if len(paths) == 0 {
+			if len(paths) == 0 && misplaced != "" {
+				// who says "no nameservice found below /hadoop-ha/ns1: it holds ..."
+				at := path.Dir(misplaced)
+				out = append(out, presetTarget{path: at + ": it holds " + path.Base(misplaced) + " itself, so it is one level too deep; give its parent, " +
+					path.Dir(at) + ", as the preset's root", missing: fp.what})
+			} else if len(paths) == 0 {
 				out = append(out, presetTarget{path: fp.root, missing: fp.what})
 			}
 			for _, p := range paths {
@@ -346,8 +351,10 @@ func systemThere(ctx context.Context, c *zk.Conn, sp presetSpec) (bool, error) {
 
 // walk finds the paths below root that segs match ("*" any child), in
 // order; a literal segment is taken as it is (whether it exists is for
-// the reader of the path to say).
-func walk(ctx context.Context, c *zk.Conn, root string, segs []string) ([]string, error) {
+// the reader of the path to say). A child at a "*" level that is itself
+// what the level below names (bridge.MisplacedBelow: a Hadoop lock where
+// a nameservice was looked for) is no match: misplaced is its path.
+func walk(ctx context.Context, c *zk.Conn, root string, segs []string) (paths []string, misplaced string, err error) {
 	cur := []string{root}
 	for i, seg := range segs {
 		var next []string
@@ -358,20 +365,21 @@ func walk(ctx context.Context, c *zk.Conn, root string, segs []string) ([]string
 			}
 			children, err := elect.ListChildren(ctx, c, p)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			for _, ch := range children {
-				if p == "/" && ch == "zookeeper" {
+				switch {
+				case p == "/" && ch == "zookeeper":
 					continue // the server's own, no system's
+				case i+1 < len(segs) && bridge.MisplacedBelow(ch, segs[i+1]):
+					misplaced = path.Join(p, ch)
+					continue
 				}
 				next = append(next, path.Join(p, ch))
 			}
 		}
 		cur = next
-		if i == len(segs)-1 {
-			break
-		}
 	}
 	sort.Strings(cur)
-	return cur, nil
+	return cur, misplaced, nil
 }

@@ -331,6 +331,14 @@ func TestWhoPresets(t *testing.T) {
 	if code != exitFailure || !strings.Contains(stderr, "no nameservice found below "+base+"/none") {
 		t.Errorf("nothing there: exit %d: %s", code, stderr)
 	}
+	// A nameservice given for the parent of nameservices: said so, where
+	// its lock and breadcrumb were walked into as nameservices
+	// (TestNameserviceGivenAsThePresetRoot for the bridge).
+	_, stderr, code = heraldRun(t, nil, append(zkf, "who", "--preset", "hadoop-ha="+base+"/hadoop-ha/ns1")...)
+	if code != exitFailure || !strings.Contains(stderr, "it holds ActiveStandbyElectorLock itself") ||
+		!strings.Contains(stderr, "give its parent, "+base+"/hadoop-ha,") || strings.Contains(stderr, "ActiveStandbyElectorLock/ActiveStandbyElectorLock") {
+		t.Errorf("a nameservice as the root: exit %d: %s", code, stderr)
+	}
 
 	// A target that fails says nothing of the next: with the coordinator
 	// missing, the overlord after it is still read and shown.

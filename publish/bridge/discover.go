@@ -165,8 +165,9 @@ type level struct {
 	wg  sync.WaitGroup
 	// queue: isQueueNode's answers, for the names listed.
 	queue map[string]bool
-	// hinted: hintLeaderLayouts looked at the children.
-	hinted bool
+	// hinted: hintLeaderLayouts looked at the children; misplaced:
+	// warnMisplaced said the root is one level too deep.
+	hinted, misplaced bool
 }
 
 // stop ends the discoverers of the level's children and waits for them.
@@ -191,6 +192,11 @@ func (b *Bridge) syncChildren(ctx context.Context, s *elect.Session, lv *level, 
 		child := childOf(root, c)
 		if root == "/" && c == "zookeeper" || elect.ValidatePath(child) != nil {
 			continue // the server's own (no scope covers it), or no group
+		}
+		if len(rest) > 0 && MisplacedBelow(c, rest[0]) {
+			b.warnMisplaced(lv, c)
+			skipped = append(skipped, childGlob(child, rest))
+			continue
 		}
 		if isQueueNode(c, lv.queue) {
 			skipped = append(skipped, childGlob(child, rest))

@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/elect/ident"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 	"github.com/zkherald/herald/sinks/jetstream"
@@ -292,4 +293,36 @@ func TestPatternLevelNamedWithTenDigits(t *testing.T) {
 	r := start(t, bridge.Config{Servers: addrs, Patterns: []bridge.Pattern{{Root: root, Segs: []string{"*", "election"}}},
 		Sinks: []publish.Sink{jsSink(t, url)}, MaxRetryWait: 200 * time.Millisecond})
 	waitStatus(t, r.Bridge, 15*time.Second, g+" live", func(st bridge.Status) bool { return st.Groups[g] == bridge.GroupLive })
+}
+
+// TestNameserviceGivenAsThePresetRoot: a Hadoop HA pattern rooted at a
+// nameservice (--preset hadoop-ha=/hadoop-ha/ns1) finds its lock and
+// breadcrumb where it looks for nameservices: it says the root is one
+// level too deep and observes nothing, where it published
+// ns1/ActiveBreadCrumb/ActiveStandbyElectorLock without an owner.
+func TestNameserviceGivenAsThePresetRoot(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	ns := groupPath(t) + "/ns1"
+	s := session(t, addrs)
+	for _, p := range []string{path.Dir(path.Dir(ns)), path.Dir(ns), ns, ns + "/ActiveBreadCrumb"} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Conn().Create(ns+"/ActiveStandbyElectorLock", []byte("nn1"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	log := &logLines{}
+	r := start(t, bridge.Config{Servers: addrs, Sinks: []publish.Sink{jsSink(t, url)}, MaxRetryWait: 200 * time.Millisecond,
+		Patterns: []bridge.Pattern{{Root: ns, Segs: []string{"*", "ActiveStandbyElectorLock"}, Leader: &elect.SingleNode{Format: ident.HadoopHA}}},
+		Logger:   slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	waitStatus(t, r.Bridge, 15*time.Second, "the root listed", func(bridge.Status) bool {
+		return strings.Contains(log.String(), "one level too deep")
+	})
+	if out := log.String(); !strings.Contains(out, "parent="+path.Dir(ns)) {
+		t.Errorf("the warning does not name the parent %s:\n%s", path.Dir(ns), out)
+	}
+	if st := r.Bridge.Status(); len(st.Groups) != 0 {
+		t.Errorf("observed %v below a nameservice taken for the parent of nameservices", st.Groups)
+	}
 }

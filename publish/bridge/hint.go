@@ -11,6 +11,30 @@ import (
 // nameservice (HDFS) or cluster (YARN): a single-node leader.
 const hadoopLock = "ActiveStandbyElectorLock"
 
+// hadoopBreadCrumb is the persistent node beside it: the last active
+// node's record, kept until a new active fences it.
+const hadoopBreadCrumb = "ActiveBreadCrumb"
+
+// MisplacedBelow reports whether child, listed at a pattern's "*" level
+// whose level below is the literal name next, is itself a node the
+// pattern reads there: Hadoop's lock or breadcrumb listed as a
+// nameservice. The pattern's root is then a nameservice, not the parent
+// of nameservices, and the child is no level to look below.
+func MisplacedBelow(child, next string) bool {
+	return next == hadoopLock && (child == hadoopLock || child == hadoopBreadCrumb)
+}
+
+// warnMisplaced logs, once per level, that its root holds what the
+// pattern looks for one level down: it is one level too deep.
+func (b *Bridge) warnMisplaced(lv *level, child string) {
+	if lv.misplaced {
+		return
+	}
+	lv.misplaced = true
+	b.log.Warn("a pattern's root holds what the pattern looks for below each of its children: the root is one level too deep (for --preset hadoop-ha=PARENT, PARENT is the parent of the nameservices); skipping it",
+		"root", lv.root, "child", child, "parent", path.Dir(lv.root))
+}
+
 // hintLeaderLayouts logs, once per root, when the children of a discover
 // root look like Hadoop HA nameservices: read as groups they hold no
 // queue, so the bridge would publish them without an owner while their
