@@ -262,9 +262,21 @@ func (f *bridgeFlags) leaderFlags() error {
 			}
 			sn.Format = fm
 		}
+		if had, ok := f.leaders[p]; ok && formatOf(had, p) != formatOf(sn, p) {
+			// One node, one reading: the last given used to win, silently.
+			return usageErr("--leader %q: %s is already observed as %s (by a --preset or an earlier --leader); give it once, with one format", l, p, formatOf(had, p))
+		}
 		f.addLeader(p, sn)
 	}
 	return nil
+}
+
+// formatOf is the format sn reads the node at p in, Auto resolved by path.
+func formatOf(sn elect.SingleNode, p string) ident.Format {
+	if sn.Format == "" || sn.Format == ident.Auto {
+		return ident.ForPath(p)
+	}
+	return sn.Format
 }
 
 // presetTarget is one path a preset names, found in ZooKeeper.

@@ -477,6 +477,11 @@ func TestLeaderFormatFollowsTheLastEquals(t *testing.T) {
 	if _, ok := f.leaders["/c=d/master"]; !ok {
 		t.Errorf("/c=d/master=: leaders %+v", f.leaders)
 	}
+	// One node read two ways: refused, where the last given won silently.
+	f = bridgeFlags{leaderArgs: []string{"/k/controller=kafka", "/k/controller", "/k/controller=hbase"}}
+	if err := f.leaderFlags(); err == nil || !strings.Contains(err.Error(), "already observed as kafka") {
+		t.Errorf("/k/controller as kafka then hbase: %v; want refused", err)
+	}
 	f = bridgeFlags{leaderArgs: []string{"/a=b"}}
 	if err := f.leaderFlags(); err == nil || !strings.Contains(err.Error(), "last '='") {
 		t.Errorf("/a=b: %v; want the format b refused, saying where the format goes", err)
