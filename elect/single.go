@@ -108,6 +108,12 @@ type SingleView struct {
 	dataVersion         int32
 }
 
+// zxid dates what sv shows: the last change of the parent's children, or
+// the owner node's last write when later (a node rewritten for each new
+// owner: its new owner's term is that write, which the parent's counters
+// do not see).
+func (sv SingleView) zxid() int64 { return max(sv.Pzxid, sv.dataZxid) }
+
 // view is the SingleView as the View an Observer keeps (Last): the
 // parent's counters, the owner alone in the queue. Exists says whether
 // the parent exists.
@@ -538,7 +544,7 @@ func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) 
 // singleSnapshot is the Snapshot change that states sv afresh.
 func singleSnapshot(sv SingleView) Change {
 	v := sv.view()
-	c := Change{Kind: Snapshot, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.Pzxid}
+	c := Change{Kind: Snapshot, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.zxid()}
 	if sv.EpochKnown {
 		c.Epoch = sv.Epoch
 	}
@@ -568,7 +574,7 @@ func (st *singleState) changes(sv SingleView) []Change {
 		return []Change{c}
 	case ownerNode(st.prev.Owner) != ownerNode(sv.Owner):
 		c := Change{Kind: OwnerChanged, Epoch: epoch, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Previous: st.prev.Owner,
-			Queue: v.Queue, Zxid: sv.Pzxid, Gap: st.pendingGap || missedSingle(st.prev.view(), st.prev, sv)}
+			Queue: v.Queue, Zxid: sv.zxid(), Gap: st.pendingGap || missedSingle(st.prev.view(), st.prev, sv)}
 		if st.prev.Owner != nil {
 			c.Reason = ReasonUnknown // ZooKeeper does not say why a node went
 		}
@@ -594,7 +600,7 @@ func (st *singleState) unseen(held time.Time) (Change, bool) {
 	st.before = &singleBefore{view: prev.view(), epoch: &prev}
 	st.before.view.heldAsOf = held
 	st.prev = nil
-	return Change{Kind: Unknown, Group: prev.Path, Recipe: prev.Recipe, Zxid: prev.Pzxid}, true
+	return Change{Kind: Unknown, Group: prev.Path, Recipe: prev.Recipe, Zxid: prev.zxid()}, true
 }
 
 func ownerNode(p *Participant) string {
@@ -614,8 +620,9 @@ func (b *singleBefore) missed(sv SingleView) bool {
 	if v.ownerOnly {
 		// Only the last owner reported and its zxid are known (a bridge
 		// restarted on its audit log): no child change of the parent
-		// since proves nothing happened.
-		return sv.Pzxid > v.Pzxid
+		// since proves nothing happened, nor a write to the node (an owner
+		// that rewrites it) since.
+		return sv.zxid() > v.Pzxid
 	}
 	return missedSingle(v, b.epoch, sv)
 }

@@ -167,6 +167,7 @@ func TestManySingle(t *testing.T) {
 		{"SinceAndAfterOwner", TestSingleSinceAndAfterOwner},
 		{"RewrittenNodeAndRecipe", TestSingleRewrittenNodeAndRecipe},
 		{"KafkaEpochWrittenAfter", TestKafkaEpochWrittenAfterTheController},
+		{"RewrittenLeaderDatedByItsWrite", TestRewrittenLeaderDatedByItsWrite},
 	} {
 		t.Run(tc.name, tc.f)
 	}
@@ -714,4 +715,44 @@ func TestKafkaEpochWrittenAfterTheController(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestRewrittenLeaderDatedByItsWrite: a leader node rewritten for each new
+// owner (Kafka's persistent /controller during a migration to KRaft) gets
+// its new owner's term from the write, which moves no counter of the
+// parent: its changes are dated by that write, not by the parent's last
+// child change (which put them before their own owner's term), and a
+// bridge resuming from that report sees the rewrites made meanwhile.
+func TestRewrittenLeaderDatedByItsWrite(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, w := session(t, addrs), session(t, addrs)
+	chroot := groupPath(t)
+	mkdirs(t, w.Conn(), chroot)
+	ctrl := chroot + "/controller"
+	kraft := func(id, epoch int) []byte {
+		return fmt.Appendf(nil, `{"version":2,"brokerid":%d,"timestamp":"1","kraftControllerEpoch":%d}`, id, epoch)
+	}
+	if _, err := w.Conn().Create(ctrl, kraft(3000, 1), 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	sn := elect.SingleNode{Format: ident.Kafka}
+	o := observeSingle(t, obs, ctrl, sn)
+	expect(t, o.Observer, elect.Snapshot, ownerIs("3000"))
+	if _, err := w.Conn().Set(ctrl, kraft(3001, 2), 0); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("3001"))
+	if c.Zxid < c.Owner.Czxid {
+		t.Fatalf("3001's change dated %d, before its own term %d", c.Zxid, c.Owner.Czxid)
+	}
+	// 3002 and 3003 while nobody looked: a report of 3001 says so.
+	for i, id := range []int{3002, 3003} {
+		if _, err := w.Conn().Set(ctrl, kraft(id, 3+i), int32(1+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := observeSingle(t, obs, ctrl, sn, elect.AfterOwner(c.Owner.Node, c.Zxid))
+	if s := expect(t, after.Observer, elect.Snapshot, ownerIs("3003")); !s.Gap {
+		t.Fatalf("3002 led unseen, yet: %+v", s)
+	}
 }
