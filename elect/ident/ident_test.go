@@ -284,6 +284,9 @@ func TestMalformedFallsBack(t *testing.T) {
 		{ident.HBase, good[:len(good)-3]},     // protobuf cut
 		{ident.HBase, []byte("PBUF\x10\x05")}, // Master without its required ServerName
 		{ident.HadoopHA, activeNodeInfo("ns1", "nn1", "h", 1, 2)[:12]},
+		// Cut at a field's end (no zkfcPort): not a YARN RM whose cluster
+		// is the nameservice, as it was read.
+		{ident.HadoopHA, activeNodeInfo("ns1", "nn1", "host1", 8020, 8019)[:len(activeNodeInfo("ns1", "nn1", "host1", 8020, 8019))-3]},
 		{ident.HadoopHA, []byte("not protobuf at all")},
 		{ident.HadoopHA, activeNodeInfo("ns1", "nn\x01", "h", 1, 2)},
 		{ident.YarnRM, activeRMInfo("c", "")},

@@ -98,6 +98,13 @@ func decodeMessage(md protoreflect.MessageDescriptor, data []byte) (protoreflect
 	return m, nil
 }
 
+// onlyKnownFields reports whether data, decoded as md, holds no field md
+// does not declare.
+func onlyKnownFields(md protoreflect.MessageDescriptor, data []byte) bool {
+	m, err := decodeMessage(md, data)
+	return err == nil && len(m.GetUnknown()) == 0
+}
+
 // get reads a field by name: its value and whether it was set.
 func get(m protoreflect.Message, name protoreflect.Name) (protoreflect.Value, bool) {
 	fd := m.Descriptor().Fields().ByName(name)
@@ -170,7 +177,9 @@ func decodeHBase(data []byte) (Identity, error) {
 func decodeHadoop(data []byte) (Identity, error) {
 	m, err := decodeMessage(activeNodeInfo, data)
 	if err != nil {
-		if rm, rmErr := decodeYarn(data); rmErr == nil {
+		// Only data with no field beyond the RM's two: an ActiveNodeInfo
+		// cut after its first fields decodes as one too.
+		if rm, rmErr := decodeYarn(data); rmErr == nil && onlyKnownFields(activeRMInfo, data) {
 			return rm, nil
 		}
 		return Identity{}, err
