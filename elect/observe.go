@@ -1,6 +1,7 @@
 package elect
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -390,6 +391,10 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 		if s, ok := r.suspects[e.name]; ok {
 			p.Suspect, p.Czxid = s.why, s.czxid
 		}
+		notSeq := noSequence(e.name)
+		if p.Suspect == "" {
+			p.Suspect = notSeq
+		}
 		switch {
 		case owner < 0 && blocker < 0 && p.Suspect == "":
 			g.adopt(r, e.name)
@@ -427,7 +432,7 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 			}
 			if err == nil {
 				p = d
-				p.Suspect = r.suspicion(p, v.children)
+				p.Suspect = cmp.Or(r.suspicion(p, v.children), notSeq)
 			}
 		}
 		v.Queue = append(v.Queue, p)
@@ -437,7 +442,7 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 		return false, err
 	}
 	r.forget(es)
-	if owner < 0 && blocker < 0 && len(v.Queue) > 0 {
+	if owner < 0 && blocker < 0 && len(v.Queue) > 0 && noSequence(v.Queue[0].Node) == "" {
 		blocker = 0 // only suspects: whoever joins next waits behind the lowest
 	}
 	if blocker >= 0 {
@@ -476,6 +481,22 @@ func (r *reader) suspicion(p Participant, children []string) string {
 		r.suspects[p.Node] = suspectNode{why: why, czxid: p.Czxid, noSession: noSession}
 	}
 	return why
+}
+
+// noSequence says why a node whose name ends in more than ten digits is
+// no queue node, "" for any other: ZooKeeper appends exactly ten
+// characters to a sequential node's name, so the last ten of a longer run
+// are part of a number the name was given, not a sequence. HBase names its
+// region servers and backup masters "host,port,startcode" with a start
+// code in milliseconds: /hbase/rs read as a queue had a region server for
+// its owner. Only observers judge so; participants still queue behind
+// any name ending in a sequence, whoever made it.
+func noSequence(name string) string {
+	n := len(name) - len(strings.TrimRight(name, "0123456789"))
+	if n <= 10 {
+		return ""
+	}
+	return fmt.Sprintf("its name ends in %d digits, more than the ten ZooKeeper appends: no sequential create made it; a registration (as HBase's host,port,startcode) or a name chosen by hand, not a queue node", n)
 }
 
 // youngerThanNext is suspicion without a last read to compare with (a

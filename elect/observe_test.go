@@ -705,3 +705,37 @@ func TestOperatorWriteSurvivesALongThenABriefTenure(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistrationsAreNoQueue: HBase's region servers (and backup
+// masters) register as EPHEMERAL "host,port,startcode", the start code in
+// milliseconds; the last ten of its thirteen digits parse as a sequence
+// often enough, and /hbase/rs read as a queue had a region server for its
+// owner, published as elected. A run of more than ten digits is no
+// sequence: the nodes are suspect, the group has no owner and no node to
+// wait behind.
+func TestRegistrationsAreNoQueue(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, rs := session(t, addrs), session(t, addrs)
+	group := groupPath(t) + "/hbase/rs"
+	mkdirs(t, rs.Conn(), group)
+	for _, n := range []string{"rs1.example,16020,1700000000011", "rs2.example,16020,1700000000005"} {
+		if _, err := rs.Conn().Create(group+"/"+n, nil, zk.FlagEphemeral, openACL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := ctxT(t, 10*time.Second)
+	v, err := elect.ReadGroup(ctx, obs, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Owner != nil || v.Blocked != nil || len(v.Queue) != 2 || !strings.Contains(v.Queue[0].Suspect, "more than the ten") {
+		t.Fatalf("region servers: owner %v, blocked %v, queue %+v; want no owner, all suspect", v.Owner, v.Blocked, v.Queue)
+	}
+	o := observe(t, obs, group)
+	expect(t, o, elect.Snapshot, func(c elect.Change) error {
+		if c.Owner != nil {
+			return fmt.Errorf("owner %+v", c.Owner)
+		}
+		return nil
+	})
+}
