@@ -106,6 +106,11 @@ type SingleView struct {
 	// czxid and data version.
 	dataZxid, nodeCzxid int64
 	dataVersion         int32
+	// crumb is the czxid of the record a system keeps beside its leader
+	// node (Hadoop's ActiveBreadCrumb), 0 when absent; crumbRead says the
+	// reader looks for one.
+	crumb     int64
+	crumbRead bool
 }
 
 // zxid dates what sv shows: the last change of the parent's children, or
@@ -143,7 +148,7 @@ func ReadSingle(ctx context.Context, s *Session, p string, sn SingleNode) (Singl
 			return SingleView{}, fmt.Errorf("elect: epoch path: %w", err)
 		}
 	}
-	r := singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: RecipeElection}
+	r := singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: RecipeElection, crumb: crumbOf(sn.Format, p)}
 	sv, _, err := r.read(ctx, false)
 	return sv, err
 }
@@ -155,6 +160,9 @@ type singleReader struct {
 	parent string
 	sn     SingleNode
 	recipe Recipe
+	// crumb is the path of the leader's sibling record (crumbOf), "" for
+	// none.
+	crumb string
 	// last is the last node read, and lastOwner its creator, kept so that
 	// its data is decoded (and a fallback reported) once per owner.
 	last      *SingleView
@@ -203,6 +211,10 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 				return SingleView{}, nil, err
 			}
 		}
+		if sv.crumb, err = r.crumbCzxid(ctx); err != nil {
+			return SingleView{}, nil, err
+		}
+		sv.crumbRead = r.crumb != ""
 		p2, err := r.parentStat(ctx)
 		if err != nil {
 			return SingleView{}, nil, err
@@ -235,6 +247,54 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 		}
 		return sv, ch, nil
 	}
+}
+
+// crumbOf is the path of the record a system keeps beside its leader node
+// p, whose creates and deletes move the parent's child counter too: Hadoop's
+// ActiveBreadCrumb, created (or rewritten) by each new active node and
+// deleted by one that steps down gracefully. "" for other leaders.
+func crumbOf(f ident.Format, p string) string {
+	if f == "" || f == ident.Auto {
+		f = ident.ForPath(p)
+	}
+	if (f == ident.HadoopHA || f == ident.YarnRM) && path.Base(p) == "ActiveStandbyElectorLock" {
+		return path.Join(path.Dir(p), "ActiveBreadCrumb")
+	}
+	return ""
+}
+
+// crumbCzxid is the czxid of the leader's sibling record, 0 when it is
+// missing or the leader has none.
+func (r *singleReader) crumbCzxid(ctx context.Context) (int64, error) {
+	if r.crumb == "" {
+		return 0, nil
+	}
+	st, err := call(ctx, func() (*zk.Stat, error) {
+		ok, st, err := r.conn.Exists(r.crumb)
+		if !ok {
+			st = nil
+		}
+		return st, err
+	})
+	if err != nil || st == nil {
+		return 0, err
+	}
+	return st.Czxid, nil
+}
+
+// crumbChanges is how many creates and deletes of the leader's sibling
+// record the two reads show (a new record: its predecessor's delete and
+// its create), so many of the parent's child changes being its, not a
+// leader's: Hadoop's failovers moved the counter by two more than the
+// lock's delete and create, and every one was published as a gap.
+func crumbChanges(prev *SingleView, sv SingleView) int {
+	switch {
+	case prev == nil || !prev.crumbRead || !sv.crumbRead || prev.crumb == sv.crumb:
+		return 0
+	case prev.crumb == 0 || sv.crumb == 0:
+		return 1
+	}
+	return 2
 }
 
 // ownEpoch reports whether the epoch node, read (stat est) before the
@@ -453,7 +513,7 @@ func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (
 	if oo.recipe == "" {
 		oo.recipe = RecipeElection
 	}
-	st := singleState{r: singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: oo.recipe}}
+	st := singleState{r: singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: oo.recipe, crumb: crumbOf(sn.Format, p)}}
 	switch {
 	case oo.since != nil:
 		st.before = &singleBefore{view: *oo.since}
@@ -652,15 +712,15 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 	case !prev.Exists:
 		// The parent appeared: its child version counts every create
 		// and delete since; only the owner's create is accounted for.
-		return int64(sv.Cversion) > int64(b2i(sv.Owner != nil))
+		return int64(sv.Cversion) > int64(b2i(sv.Owner != nil)+b2i(sv.crumb != 0))
 	case prevSV != nil && !prevSV.consistent || !sv.consistent:
 		return changed // the counters are not exact
 	}
 	// Every create and delete of the parent's children bumps its child
 	// version: one delete and one create explain a new owner.
-	expected := 0
+	expected := crumbChanges(prevSV, sv)
 	if changed {
-		expected = b2i(prev.Owner != nil) + b2i(sv.Owner != nil)
+		expected += b2i(prev.Owner != nil) + b2i(sv.Owner != nil)
 	}
 	return int64(sv.Cversion-prev.Cversion)-int64(expected) > 0
 }

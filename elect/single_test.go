@@ -168,6 +168,7 @@ func TestManySingle(t *testing.T) {
 		{"RewrittenNodeAndRecipe", TestSingleRewrittenNodeAndRecipe},
 		{"KafkaEpochWrittenAfter", TestKafkaEpochWrittenAfterTheController},
 		{"RewrittenLeaderDatedByItsWrite", TestRewrittenLeaderDatedByItsWrite},
+		{"HadoopBreadCrumbIsNoGap", TestHadoopBreadCrumbIsNoGap},
 	} {
 		t.Run(tc.name, tc.f)
 	}
@@ -754,5 +755,58 @@ func TestRewrittenLeaderDatedByItsWrite(t *testing.T) {
 	after := observeSingle(t, obs, ctrl, sn, elect.AfterOwner(c.Owner.Node, c.Zxid))
 	if s := expect(t, after.Observer, elect.Snapshot, ownerIs("3003")); !s.Gap {
 		t.Fatalf("3002 led unseen, yet: %+v", s)
+	}
+}
+
+// TestHadoopBreadCrumbIsNoGap: Hadoop's ZKFC keeps ActiveBreadCrumb beside
+// the lock: a new active creates it (the first) and one that steps down
+// gracefully deletes it. Those creates and deletes move the parent's child
+// counter too, and every graceful failover was published as a gap (an
+// active that came and went unseen). They are accounted for; a failover
+// that went unseen still is one.
+func TestHadoopBreadCrumbIsNoGap(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs := session(t, addrs)
+	ns := groupPath(t) + "/ns1"
+	mkdirs(t, obs.Conn(), ns)
+	lock, crumb := ns+"/ActiveStandbyElectorLock", ns+"/ActiveBreadCrumb"
+	activate := func(nn string) *elect.Session {
+		zkfc := session(t, addrs)
+		info := activeNodeInfoData("ns1", nn, nn+".example", 8020, 8019)
+		if _, err := zkfc.Conn().Create(lock, info, zk.FlagEphemeral, openACL); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := zkfc.Conn().Create(crumb, info, 0, openACL); err != nil {
+			t.Fatal(err)
+		}
+		return zkfc
+	}
+	nn1 := activate("nn1")
+	o := observeSingle(t, obs, lock, elect.SingleNodeFor(lock))
+	expect(t, o.Observer, elect.Snapshot, ownerIs("nn1"))
+	// Graceful: nn1 deletes its breadcrumb, then quits the election.
+	if err := nn1.Conn().Delete(crumb, -1); err != nil {
+		t.Fatal(err)
+	}
+	nn1.Close()
+	if c := expect(t, o.Observer, elect.OwnerChanged, nil); c.Owner != nil || c.Gap {
+		t.Fatalf("nn1 stepped down: %+v; want no owner, no gap", c)
+	}
+	activate("nn2")
+	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("nn2")); c.Gap {
+		t.Fatalf("nn2 took over, seen: %+v; want no gap", c)
+	}
+	// nn3 and nn4 in one transaction: nn3's tenure passed unseen.
+	nn34 := session(t, addrs)
+	if _, err := nn34.Conn().Multi(
+		&zk.DeleteRequest{Path: lock, Version: -1},
+		&zk.CreateRequest{Path: lock, Data: activeNodeInfoData("ns1", "nn3", "h", 1, 2), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.DeleteRequest{Path: lock, Version: -1},
+		&zk.CreateRequest{Path: lock, Data: activeNodeInfoData("ns1", "nn4", "h", 1, 2), Acl: openACL, Flags: zk.FlagEphemeral},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("nn4")); !c.Gap {
+		t.Fatalf("nn3 led unseen, yet: %+v", c)
 	}
 }
