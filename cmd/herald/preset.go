@@ -93,11 +93,13 @@ var presets = []presetDef{
 		}},
 	{name: "druid", about: "Druid's coordinator and overlord leaders (Curator LeaderLatch): <base>/coordinator/_COORDINATOR, <base>/overlord/_OVERLORD",
 		arg: "BASE", def: "/druid", expand: func(r string) presetSpec {
-			return presetSpec{groups: []string{join(r, "coordinator/_COORDINATOR"), join(r, "overlord/_OVERLORD")}}
+			return presetSpec{groups: []string{join(r, "coordinator/_COORDINATOR"), join(r, "overlord/_OVERLORD")},
+				marks: []string{join(r, "coordinator"), join(r, "overlord"), join(r, "announcements")}, system: "Druid cluster"}
 		}},
 	{name: "storm", about: "Storm's leading Nimbus (Curator LeaderLatch): <storm.zookeeper.root>/leader-lock",
 		arg: "ROOT", def: "/storm", expand: func(r string) presetSpec {
-			return presetSpec{groups: []string{join(r, "leader-lock")}}
+			return presetSpec{groups: []string{join(r, "leader-lock")},
+				marks: []string{join(r, "leader-lock"), join(r, "nimbuses"), join(r, "supervisors")}, system: "Storm cluster"}
 		}},
 	{name: "pulsar", about: "Pulsar's load manager leader: /loadbalance/leader",
 		arg: "CHROOT", expand: func(r string) presetSpec {

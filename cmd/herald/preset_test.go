@@ -331,6 +331,12 @@ func TestWhoPresets(t *testing.T) {
 	if code != exitFailure || !strings.Contains(stderr, "no nameservice found below "+base+"/none") {
 		t.Errorf("nothing there: exit %d: %s", code, stderr)
 	}
+	// No Storm there: said as for the other systems, where each group's
+	// path was reported unreadable ("could not read what the preset names").
+	_, stderr, code = heraldRun(t, nil, append(zkf, "who", "--preset", "storm="+base+"/nostorm")...)
+	if code != exitFailure || !strings.Contains(stderr, "no Storm cluster found below "+base+"/nostorm") || strings.Contains(stderr, "could not read") {
+		t.Errorf("no Storm: exit %d: %s", code, stderr)
+	}
 	// A nameservice given for the parent of nameservices: said so, where
 	// its lock and breadcrumb were walked into as nameservices
 	// (TestNameserviceGivenAsThePresetRoot for the bridge).
