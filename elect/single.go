@@ -211,10 +211,9 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 				return SingleView{}, nil, err
 			}
 		}
-		if sv.crumb, err = r.crumbCzxid(ctx); err != nil {
+		if sv.crumb, sv.crumbRead, err = r.crumbCzxid(ctx); err != nil {
 			return SingleView{}, nil, err
 		}
-		sv.crumbRead = r.crumb != ""
 		p2, err := r.parentStat(ctx)
 		if err != nil {
 			return SingleView{}, nil, err
@@ -264,10 +263,11 @@ func crumbOf(f ident.Format, p string) string {
 }
 
 // crumbCzxid is the czxid of the leader's sibling record, 0 when it is
-// missing or the leader has none.
-func (r *singleReader) crumbCzxid(ctx context.Context) (int64, error) {
+// missing; known is false when the leader has none, or its ACL hides it
+// (then its changes are not told from a leader's, as before).
+func (r *singleReader) crumbCzxid(ctx context.Context) (czxid int64, known bool, err error) {
 	if r.crumb == "" {
-		return 0, nil
+		return 0, false, nil
 	}
 	st, err := call(ctx, func() (*zk.Stat, error) {
 		ok, st, err := r.conn.Exists(r.crumb)
@@ -276,10 +276,15 @@ func (r *singleReader) crumbCzxid(ctx context.Context) (int64, error) {
 		}
 		return st, err
 	})
-	if err != nil || st == nil {
-		return 0, err
+	switch {
+	case errors.Is(err, zk.ErrNoAuth):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, err
+	case st == nil:
+		return 0, true, nil
 	}
-	return st.Czxid, nil
+	return st.Czxid, true, nil
 }
 
 // crumbChanges is how many creates and deletes of the leader's sibling
