@@ -811,10 +811,18 @@ func (r *reader) readOffice(ctx context.Context, watch bool) (*Office, int64, <-
 
 // participantFromName is what a node's name says: its id and sequence. The
 // session a name claims is not kept: only the node's ephemeralOwner says
-// which session holds it.
+// which session holds it. A protected name (Curator's, go-zookeeper's)
+// says no more than its recipe's lock name ("latch", "lock"), which is no
+// id: every client of the group has it, and a LeaderLatch holding no id
+// passed ownership from "latch" to "latch"; the id is then the node's name
+// (Participant.String shows it once).
 func participantFromName(e entry) Participant {
 	info, _ := ParseName(e.name)
-	return Participant{ID: info.ID, Node: e.name, Sequence: e.seq}
+	id := info.ID
+	if info.Convention == "curator" || info.Convention == "go-zookeeper" {
+		id = e.name
+	}
+	return Participant{ID: id, Node: e.name, Sequence: e.seq}
 }
 
 // idFromData is the participant id a node's data gives: short text as

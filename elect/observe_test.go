@@ -739,3 +739,32 @@ func TestRegistrationsAreNoQueue(t *testing.T) {
 		return nil
 	})
 }
+
+// TestProtectedNamesAreNoID: a Curator LeaderLatch created without an id
+// writes no data, and its protected name says only "latch": every owner
+// was "latch", a change of owner read "latch" to "latch", and waiters
+// (whose data no observer reads) were "latch" too. The id is the node's
+// name then, as for any name that says nothing.
+func TestProtectedNamesAreNoID(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, a, b := session(t, addrs), session(t, addrs), session(t, addrs)
+	group := groupPath(t)
+	mkdirs(t, a.Conn(), group)
+	var nodes []string
+	for i, s := range []*elect.Session{a, b} {
+		n, err := s.Conn().Create(group+fmt.Sprintf("/_c_3f2504e0-4f89-11d3-9a0c-0305e82c330%d-latch-", i), nil, zk.FlagEphemeral|zk.FlagSequence, openACL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n[len(group)+1:])
+	}
+	o := observe(t, obs, group)
+	c := expect(t, o, elect.Snapshot, ownerIs(nodes[0]))
+	if len(c.Queue) != 2 || c.Queue[1].ID != nodes[1] {
+		t.Fatalf("queue %+v; want the waiter named by its node", c.Queue)
+	}
+	a.Close()
+	if c := expect(t, o, elect.OwnerChanged, ownerIs(nodes[1])); c.Previous == nil || c.Previous.ID != nodes[0] {
+		t.Fatalf("change %+v; want %s to %s", c, nodes[0], nodes[1])
+	}
+}
