@@ -405,14 +405,23 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 		if err != nil && r.sn.OnFallback != nil {
 			r.sn.OnFallback(r.path, err)
 		}
-		// The term is the zxid of the write that made this owner: the
-		// czxid of a node written once.
-		term := st.Mzxid
-		p = Participant{ID: id.ID, Node: path.Base(r.path) + "@" + strconv.FormatInt(term, 10), Session: st.EphemeralOwner, Czxid: term}
-		if p.ID == "" {
-			p.ID = p.SessionHex()
+		if r.sameTenure(st, id, err) {
+			// Rewritten by someone else than its system (an operator's
+			// set), or with the same owner: no new leader.
+			p = r.lastOwner
+			if err != nil {
+				sv.Identity = r.last.Identity
+			}
+		} else {
+			// The term is the zxid of the write that made this owner:
+			// the czxid of a node written once.
+			term := st.Mzxid
+			p = Participant{ID: id.ID, Node: path.Base(r.path) + "@" + strconv.FormatInt(term, 10), Session: st.EphemeralOwner, Czxid: term}
 			if p.ID == "" {
-				p.ID = path.Base(r.path)
+				p.ID = p.SessionHex()
+				if p.ID == "" {
+					p.ID = path.Base(r.path)
+				}
 			}
 		}
 	}
@@ -422,6 +431,23 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 	}
 	keep := *sv
 	r.last, r.lastOwner = &keep, p
+}
+
+// sameTenure reports whether the ephemeral node last read, written again
+// (stat st, its data decoded as id, or not: err), is still its owner's
+// tenure: the same session's node, whose new data its system did not
+// write (it does not decode, where the last did: an operator's set) or
+// names the same owner. A rewrite naming another owner is a new one, as
+// for Kafka's /controller taken over by a KRaft controller.
+func (r *singleReader) sameTenure(st *zk.Stat, id ident.Identity, err error) bool {
+	l := r.last
+	if l == nil || l.Owner == nil || st.EphemeralOwner == 0 || l.nodeCzxid != st.Czxid || l.Owner.Session != st.EphemeralOwner {
+		return false
+	}
+	if err != nil {
+		return !l.Identity.Fallback
+	}
+	return id.ID == l.Identity.ID
 }
 
 // notLeader says why a node is not a leader's ("" when it may be one):
@@ -708,7 +734,8 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 	// The same node written again (owners that rewrite it): only writes
 	// can have been missed, and its data version counts them.
 	if prevSV != nil && prevSV.Owner != nil && sv.Owner != nil && prevSV.nodeCzxid == sv.nodeCzxid {
-		return int64(sv.dataVersion)-int64(prevSV.dataVersion) > int64(seen)
+		// An owner kept across writes (sameTenure) was not re-elected.
+		return changed && int64(sv.dataVersion)-int64(prevSV.dataVersion) > int64(seen)
 	}
 	switch {
 	case !sv.ParentExists:

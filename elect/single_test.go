@@ -169,6 +169,7 @@ func TestManySingle(t *testing.T) {
 		{"KafkaEpochWrittenAfter", TestKafkaEpochWrittenAfterTheController},
 		{"RewrittenLeaderDatedByItsWrite", TestRewrittenLeaderDatedByItsWrite},
 		{"HadoopBreadCrumbIsNoGap", TestHadoopBreadCrumbIsNoGap},
+		{"OperatorSetKeepsTheTenure", TestOperatorSetKeepsTheTenure},
 	} {
 		t.Run(tc.name, tc.f)
 	}
@@ -809,4 +810,67 @@ func TestHadoopBreadCrumbIsNoGap(t *testing.T) {
 	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("nn4")); !c.Gap {
 		t.Fatalf("nn3 led unseen, yet: %+v", c)
 	}
+}
+
+// TestOperatorSetKeepsTheTenure: an operator's set on a leader's
+// EPHEMERAL node (data its system never writes, then the right bytes
+// again) is no election: it was published as the master's loss and a new
+// leader named by the garbage, and back. A rewrite naming another owner
+// (a KRaft controller taking over the ZooKeeper controller's node) still
+// is a new owner.
+func TestOperatorSetKeepsTheTenure(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, hm, op := session(t, addrs), session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, hm.Conn(), root+"/hbase")
+	master := root + "/hbase/master"
+	good := hbaseMasterData("hm1.example", 16000, 1700000000001)
+	if _, err := hm.Conn().Create(master, good, zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	o := observeSingle(t, obs, master, elect.SingleNodeFor(master))
+	snap := expect(t, o.Observer, elect.Snapshot, ownerIs("hm1.example,16000,1700000000001"))
+	leaderSays := func(what string, ok func(elect.SingleView) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if l, _ := o.Leader(); ok(l) {
+				return
+			}
+			if time.Now().After(deadline) {
+				l, _ := o.Leader()
+				t.Fatalf("%s: leader %+v", what, l)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, err := op.Conn().Set(master, []byte("garbage"), -1); err != nil {
+		t.Fatal(err)
+	}
+	leaderSays("garbage read", func(l elect.SingleView) bool {
+		return l.DecodeErr != nil && l.Owner != nil && l.Owner.Node == snap.Owner.Node && l.Identity.ID == snap.Owner.ID
+	})
+	if _, err := op.Conn().Set(master, good, -1); err != nil {
+		t.Fatal(err)
+	}
+	leaderSays("restored", func(l elect.SingleView) bool {
+		return l.DecodeErr == nil && l.Owner != nil && l.Owner.Node == snap.Owner.Node
+	})
+	hm.Close()
+	if c := expect(t, o.Observer, elect.OwnerChanged, nil); c.Owner != nil || c.Previous == nil || c.Previous.Node != snap.Owner.Node || c.Gap {
+		t.Fatalf("after the master left: %+v; want its end, no gap", c)
+	}
+
+	// Kafka: the ZooKeeper controller's node rewritten by a KRaft controller.
+	ctrl := root + "/controller"
+	zkc := session(t, addrs)
+	if _, err := zkc.Conn().Create(ctrl, kafkaControllerData(1), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	k := observeSingle(t, obs, ctrl, elect.SingleNode{Format: ident.Kafka})
+	expect(t, k.Observer, elect.Snapshot, ownerIs("1"))
+	if _, err := op.Conn().Set(ctrl, []byte(`{"version":2,"brokerid":3000,"timestamp":"1","kraftControllerEpoch":5}`), -1); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, k.Observer, elect.OwnerChanged, ownerIs("3000"))
 }
