@@ -493,3 +493,37 @@ func TestLeaderFormatFollowsTheLastEquals(t *testing.T) {
 		t.Errorf("/a=b: %v; want the format b refused, saying where the format goes", err)
 	}
 }
+
+// TestWhoKRaftControllerSaysItMayBePast: during a migration to KRaft, a
+// KRaft controller writes /controller as a persistent node, and once the
+// migration is finalized nobody writes it again. who showed that node as
+// the controller with nothing more, for ever after; it now says the node
+// may name a past controller and whom to ask.
+func TestWhoKRaftControllerSaysItMayBePast(t *testing.T) {
+	zkf := zkFlags(t)
+	chroot := uniq(t)
+	c := rawZK(t)
+	mkpath(t, c, chroot)
+	if _, err := c.Create(chroot+"/controller_epoch", []byte("7"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	data := fmt.Appendf(nil, `{"version":2,"brokerid":3000,"timestamp":"%d","kraftControllerEpoch":5}`, time.Now().UnixMilli())
+	if _, err := c.Create(chroot+"/controller", data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, append(zkf, "who", chroot+"/controller")...)
+	if code != 0 || !strings.Contains(out, "owner 3000") || !strings.Contains(out, "ask the KRaft quorum") {
+		t.Errorf("who of a KRaft controller's /controller: exit %d\n%s%s\nwant owner 3000, saying it may be a past controller", code, out, stderr)
+	}
+	out, _, _ = heraldRun(t, nil, append(zkf, "who", chroot+"/controller", "--json")...)
+	if !strings.Contains(out, `"note":`) || !strings.Contains(out, "not rewritten once the migration is finalized") {
+		t.Errorf("who --json of a KRaft controller's /controller has no note:\n%s", out)
+	}
+	// A ZooKeeper-mode controller (ephemeral) gets no such note.
+	broker := zkSession(t)
+	other := uniq(t) + "-zk"
+	kafkaRegister(t, broker.Conn(), other, 1)
+	if out, _, _ := heraldRun(t, nil, append(zkf, "who", other+"/controller")...); strings.Contains(out, "KRaft quorum") {
+		t.Errorf("who of a ZooKeeper-mode controller notes KRaft:\n%s", out)
+	}
+}

@@ -30,7 +30,17 @@ type whoLeader struct {
 	// Persistent: the leader node is not ephemeral (no session holds it),
 	// as Kafka's /controller during a migration to KRaft.
 	Persistent bool `json:"persistent,omitempty"`
+	// Note says what else to know about this owner (see kraftNote).
+	Note string `json:"note,omitempty"`
 }
+
+// kraftNote is who's word on a /controller a KRaft controller wrote during
+// a ZooKeeper-to-KRaft migration. No session holds it, and once the
+// migration is finalized nobody writes it again: it names the last KRaft
+// controller of the migration for ever, and ZooKeeper holds nothing that
+// says the migration ended.
+const kraftNote = "written by a KRaft controller during a migration to KRaft; not rewritten once the migration is finalized, " +
+	"so it may name a past controller: ask the KRaft quorum (kafka-metadata-quorum.sh describe --status)"
 
 // noOwner is what who adds to "no owner" for a single-node leader: the
 // last election's epoch, when the system keeps one.
@@ -64,6 +74,9 @@ func (l *whoLeader) line() string {
 	}
 	if l.Fallback != "" {
 		s += "; undecoded: " + l.Fallback
+	}
+	if l.Note != "" {
+		s += "; " + l.Note
 	}
 	return s
 }
@@ -113,6 +126,9 @@ func singleReport(group string, sv elect.SingleView, f ident.Format) whoReport {
 	l.Format, l.Fields, l.Persistent = sv.Identity.Format, sv.Identity.Fields, sv.Owner.Session == 0
 	if sv.DecodeErr != nil {
 		l.Fallback = sv.DecodeErr.Error()
+	}
+	if l.Persistent && l.Format == ident.Kafka && l.Fields["controller"] == "kraft" {
+		l.Note = kraftNote
 	}
 	n := whoNode{ID: sv.Owner.ID, Node: sv.Owner.Node, Session: sv.Owner.SessionHex(), Term: sv.Owner.Czxid}
 	since := sv.Since
