@@ -527,3 +527,21 @@ func TestWhoKRaftControllerSaysItMayBePast(t *testing.T) {
 		t.Errorf("who of a ZooKeeper-mode controller notes KRaft:\n%s", out)
 	}
 }
+
+// TestWhoNameserviceWithoutActivePointsAtTheLock: a Hadoop HA nameservice
+// with no active NameNode holds only ActiveBreadCrumb, the last active's
+// record kept for fencing. who pointed at the breadcrumb as the node to
+// read; it names the lock, where the next active will be, and the preset.
+func TestWhoNameserviceWithoutActivePointsAtTheLock(t *testing.T) {
+	zkf := zkFlags(t)
+	ns := uniq(t) + "/ns1"
+	c := rawZK(t)
+	mkpath(t, c, ns)
+	if _, err := c.Create(ns+"/ActiveBreadCrumb", []byte("\n\x03ns1\x12\x03nn1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, _ := heraldRun(t, nil, append(zkf, "who", ns)...)
+	if !strings.Contains(out, "herald who "+ns+"/ActiveStandbyElectorLock") || !strings.Contains(out, "--preset hadoop-ha") || strings.Contains(out, "herald who "+ns+"/ActiveBreadCrumb") {
+		t.Errorf("who of a nameservice with no active:\n%s%s\nwant the hint to name the lock and the preset, not the breadcrumb", out, stderr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -33,7 +34,7 @@ func writeWho(w io.Writer, r whoReport) error {
 		}
 		_, err := fmt.Fprintf(w, "%s (%s, from %s): no owner%s, %d waiting%s\n", r.Group, recipe, r.Source, r.ownerlessFor(), waiting, suspect)
 		if err == nil && len(r.Below) > 0 {
-			_, err = fmt.Fprintf(w, "(no queue nodes here; below it: %s — e.g. herald who %s)\n", strings.Join(r.Below, ", "), path.Join(r.Group, r.Below[0]))
+			_, err = fmt.Fprintln(w, belowHint(r.Group, r.Below))
 		}
 		if err != nil || len(r.Queue) == 0 {
 			return err
@@ -108,4 +109,16 @@ func (r whoReport) ownerlessFor() string {
 		return ""
 	}
 	return fmt.Sprintf(" since %s (%s ago)", r.OwnerlessSince.UTC().Format(time.RFC3339), time.Since(*r.OwnerlessSince).Round(time.Second))
+}
+
+// belowHint names what to read instead of a group with no queue nodes but
+// children. A Hadoop HA nameservice with no active node holds only the
+// breadcrumb, the last active's record kept for fencing, which is no
+// leader: the hint names the lock, where the next active will be.
+func belowHint(group string, below []string) string {
+	if slices.Contains(below, "ActiveBreadCrumb") || slices.Contains(below, "ActiveStandbyElectorLock") {
+		return fmt.Sprintf("(a Hadoop HA nameservice: its active holds %s, and ActiveBreadCrumb only records the last active, for fencing; "+
+			"herald who %s, or herald who --preset hadoop-ha for every nameservice)", path.Join(group, "ActiveStandbyElectorLock"), path.Join(group, "ActiveStandbyElectorLock"))
+	}
+	return fmt.Sprintf("(no queue nodes here; below it: %s — e.g. herald who %s)", strings.Join(below, ", "), path.Join(group, below[0]))
 }
