@@ -187,22 +187,8 @@ func (a *app) whoPreset(ctx context.Context, specs, args []string, sf *sourceFla
 		}
 		reports = append(reports, r)
 	}
-	if asJSON {
-		if reports == nil {
-			reports = []whoReport{}
-		}
-		if err := writeJSON(a.stdout, reports); err != nil {
-			return err
-		}
-	} else {
-		for i, r := range reports {
-			if i > 0 {
-				fmt.Fprintln(a.stdout)
-			}
-			if err := writeWho(a.stdout, r); err != nil {
-				return err
-			}
-		}
+	if err := a.writeReports(reports, asJSON); err != nil {
+		return err
 	}
 	for _, f := range failed {
 		fmt.Fprintln(a.stderr, "herald:", f)
@@ -214,6 +200,26 @@ func (a *app) whoPreset(ctx context.Context, specs, args []string, sf *sourceFla
 		return unreachableExit(fmt.Errorf("could not read what the preset names: %w", readErr))
 	case len(reports) == 0:
 		return &exitError{code: 1, err: errors.New("nothing the preset names was found in ZooKeeper; check --zk and the preset's root (--preset NAME=ROOT)")}
+	}
+	return nil
+}
+
+// writeReports writes who's reports of several groups, as JSON or as text
+// with a blank line between groups.
+func (a *app) writeReports(reports []whoReport, asJSON bool) error {
+	if asJSON {
+		if reports == nil {
+			reports = []whoReport{}
+		}
+		return writeJSON(a.stdout, reports)
+	}
+	for i, r := range reports {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		if err := writeWho(a.stdout, r); err != nil {
+			return err
+		}
 	}
 	return nil
 }

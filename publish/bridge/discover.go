@@ -79,29 +79,36 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			first = false
 			b.truth.forgetGone(root, children, b.observed)
 		}
-		switch {
-		case missing && top:
-			// Observing nothing is not ready: a typo, or a root not made
-			// yet, must not pass a health check.
-			b.setDiscovering(root, true)
-			b.discoverFailed(root, errors.New(rootMissing))
-		case ephemeral && top:
-			// Nor is a root that can never have a group below it.
-			if !lv.warned["\x00ephemeral"] {
-				lv.warned["\x00ephemeral"] = true
-				b.log.Warn("discover root is an ephemeral node, which can have no children, so no group below it; "+
-					"is it a single-node leader? observe it with --leader (or --watch its parent)", "root", root)
-			}
-			b.setDiscovering(root, true)
-			b.discoverFailed(root, errors.New(rootEphemeral))
-		default:
-			b.setDiscovering(root, false)
-		}
+		b.noteRoot(lv, top && missing, top && ephemeral)
 		select {
 		case <-watch:
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// noteRoot records whether the bridge observes anything below lv's root,
+// a root given (not a level below one): not when the root is missing or
+// an ephemeral node, which can never have a group below it. Observing
+// nothing is not ready: a typo, or a root not made yet, must not pass a
+// health check.
+func (b *Bridge) noteRoot(lv *level, missing, ephemeral bool) {
+	root := lv.root
+	switch {
+	case missing:
+		b.setDiscovering(root, true)
+		b.discoverFailed(root, errors.New(rootMissing))
+	case ephemeral:
+		if !lv.warned["\x00ephemeral"] {
+			lv.warned["\x00ephemeral"] = true
+			b.log.Warn("discover root is an ephemeral node, which can have no children, so no group below it; "+
+				"is it a single-node leader? observe it with --leader (or --watch its parent)", "root", root)
+		}
+		b.setDiscovering(root, true)
+		b.discoverFailed(root, errors.New(rootEphemeral))
+	default:
+		b.setDiscovering(root, false)
 	}
 }
 
