@@ -2,6 +2,7 @@ package elect
 
 import (
 	"context"
+	"errors"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -24,6 +25,9 @@ func (h *Handle) Predecessor() string { return h.t.prev }
 // is known for its work).
 func (h *Handle) PredecessorReleased(ctx context.Context) (bool, error) {
 	p := h.t.prev
+	if p == "" && h.t.goneUnseen {
+		return h.lastChangeReleased(ctx)
+	}
 	if info, ok := ParseName(p); p == "" || !ok || info.Convention != "herald" {
 		return true, nil
 	}
@@ -37,4 +41,30 @@ func (h *Handle) PredecessorReleased(ctx context.Context) (bool, error) {
 	}
 	o, ok, err := ReadOffice(ctx, h.q.s, h.q.parent)
 	return err == nil && ok && o.Released != nil && o.Released.Node == p, err
+}
+
+// lastChangeReleased is PredecessorReleased when the wait saw no owner
+// before ours, but a node was deleted in the group between our node's
+// create and the wait's first look: perhaps an owner's, deleted by hand or
+// with its session, its command still running. It is true only when the
+// group's last child change was a release herald recorded in the same
+// transaction (the mark on the group node, or the office's record).
+func (h *Handle) lastChangeReleased(ctx context.Context) (bool, error) {
+	c := h.q.s.Conn()
+	data, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.parent) })
+	if err != nil {
+		return false, err
+	}
+	if st.Mzxid == st.Pzxid && decodeMarkRelease(data) != nil {
+		return true, nil
+	}
+	b, ost, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.parent + "/" + OfficeNode) })
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	o, ok := decodeOffice(b, ost)
+	return ok && o.Released != nil && ost.Mzxid == st.Pzxid, nil
 }
