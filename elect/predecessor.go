@@ -25,46 +25,35 @@ func (h *Handle) Predecessor() string { return h.t.prev }
 // is known for its work).
 func (h *Handle) PredecessorReleased(ctx context.Context) (bool, error) {
 	p := h.t.prev
-	if p == "" && h.t.goneUnseen {
-		return h.lastChangeReleased(ctx)
-	}
-	if info, ok := ParseName(p); p == "" || !ok || info.Convention != "herald" {
+	if p == "" && !h.t.goneUnseen {
 		return true, nil
 	}
-	c := h.q.s.Conn()
-	data, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.parent) })
-	if err != nil {
-		return false, err
-	}
-	if r := decodeMarkRelease(data); r != nil && r.Node == p {
+	if info, ok := ParseName(p); p != "" && (!ok || info.Convention != "herald") {
 		return true, nil
 	}
-	o, ok, err := ReadOffice(ctx, h.q.s, h.q.parent)
-	return err == nil && ok && o.Released != nil && o.Released.Node == p, err
-}
-
-// lastChangeReleased is PredecessorReleased when the wait saw no owner
-// before ours, but a node was deleted in the group between our node's
-// create and the wait's first look: perhaps an owner's, deleted by hand or
-// with its session, its command still running. It is true only when the
-// group's last child change was a release herald recorded in the same
-// transaction (the mark on the group node, or the office's record).
-func (h *Handle) lastChangeReleased(ctx context.Context) (bool, error) {
+	// With no owner seen before ours, but a node deleted in the group
+	// between our node's create and the wait's first look (perhaps an
+	// owner's, deleted by hand or with its session, its command still
+	// running), only a release recorded in the transaction of the group's
+	// last child change says the command ended.
 	c := h.q.s.Conn()
 	data, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.parent) })
 	if err != nil {
 		return false, err
 	}
-	if st.Mzxid == st.Pzxid && decodeMarkRelease(data) != nil {
+	ours := func(r *Release, zxid int64) bool {
+		return r != nil && (p == "" && zxid == st.Pzxid || p != "" && r.Node == p)
+	}
+	if ours(decodeMarkRelease(data), st.Mzxid) {
 		return true, nil
 	}
 	b, ost, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.parent + "/" + OfficeNode) })
-	if errors.Is(err, zk.ErrNoNode) {
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
 		return false, nil
-	}
-	if err != nil {
+	case err != nil:
 		return false, err
 	}
 	o, ok := decodeOffice(b, ost)
-	return ok && o.Released != nil && ost.Mzxid == st.Pzxid, nil
+	return ok && ours(o.Released, ost.Mzxid), nil
 }
