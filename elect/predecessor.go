@@ -20,31 +20,38 @@ func (h *Handle) Predecessor() string { return h.t.prev }
 // whose node is deleted under it stops its command within a sixth of its
 // session timeout of hearing so, which is when the next owner hears it
 // too: `herald run` and `herald lock` wait that long before they start
-// theirs. It is true when there was no predecessor, or it was not a
-// herald node (a foreign client's release records nothing, and no bound
-// is known for its work).
+// theirs. It is true when the predecessor was not a herald node (a foreign
+// client's release records nothing, and no bound is known for its work).
+//
+// With no owner seen before ours, "nobody before us" must be shown, not
+// assumed: an owner deleted by hand just before our node was made, or
+// after it but before our first look, leaves no trace in our listing. It
+// is true then only when our node is the group's first child, or the
+// last node made before ours is one whose release herald recorded (see
+// releasedJustBefore).
 func (h *Handle) PredecessorReleased(ctx context.Context) (bool, error) {
 	p := h.t.prev
-	if p == "" && !h.t.goneUnseen {
+	switch info, ok := ParseName(p); {
+	case p != "" && (!ok || info.Convention != "herald"):
 		return true, nil
+	case p == "" && h.t.seq == 0:
+		return true, nil // the group's first child: nothing came before it
 	}
-	if info, ok := ParseName(p); p != "" && (!ok || info.Convention != "herald") {
-		return true, nil
+	ours := func(r *Release) bool {
+		if r == nil {
+			return false
+		}
+		if p != "" {
+			return r.Node == p
+		}
+		return releasedJustBefore(r.Node, h.t.seq)
 	}
-	// With no owner seen before ours, but a node deleted in the group
-	// between our node's create and the wait's first look (perhaps an
-	// owner's, deleted by hand or with its session, its command still
-	// running), only a release recorded in the transaction of the group's
-	// last child change says the command ended.
 	c := h.q.s.Conn()
-	data, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.parent) })
+	data, err := call(ctx, func() ([]byte, error) { b, _, err := c.Get(h.q.parent); return b, err })
 	if err != nil {
 		return false, err
 	}
-	ours := func(r *Release, zxid int64) bool {
-		return r != nil && (p == "" && zxid == st.Pzxid || p != "" && r.Node == p)
-	}
-	if ours(decodeMarkRelease(data), st.Mzxid) {
+	if ours(decodeMarkRelease(data)) {
 		return true, nil
 	}
 	b, ost, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.parent + "/" + OfficeNode) })
@@ -55,5 +62,23 @@ func (h *Handle) PredecessorReleased(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	o, ok := decodeOffice(b, ost)
-	return ok && ours(o.Released, ost.Mzxid), nil
+	return ok && ours(o.Released), nil
+}
+
+// releasedJustBefore reports whether the released node, whose owner's
+// release herald recorded, was the last child made in the group before
+// our node (sequence seq), which found nothing below it. ZooKeeper
+// numbers a sequential child with the number of children created in the
+// group before it (deletes do not count), so that is so when seq is one
+// more than the released node's. Then nobody else can have owned between
+// that release and our listing: a node that owned after it was made after
+// it (every older node was gone when it owned), and before ours (a later
+// one queues behind ours), and there was none. Any other node made in
+// between (a waiter that gave up, a foreign client, a side node) proves
+// nothing either way, and the caller waits as for an owner deleted by
+// hand. A busy group loses nothing by it: its next owner queued before
+// the release and saw its predecessor.
+func releasedJustBefore(released string, seq int32) bool {
+	rs, ok := ParseSequence(released)
+	return ok && uint32(seq)-uint32(rs) == 1
 }

@@ -1,6 +1,7 @@
 package elect_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -68,4 +69,104 @@ func TestPredecessorDeletedBeforeTheFirstLook(t *testing.T) {
 	if got, err := h.PredecessorReleased(ctxT(t, 10*time.Second)); err != nil || !got {
 		t.Errorf("the first owner of a new group: PredecessorReleased = %v, %v; want true", got, err)
 	}
+}
+
+// TestOwnerDeletedBeforeOurNodeWasMade: with no node in the group but
+// ours, PredecessorReleased took "nobody before us" for granted. An owner
+// deleted by hand just before our node was made left no trace in our
+// listing, so a runner started its command beside the deposed one's. It
+// is false now unless the group's history proves that nobody owned between
+// the last recorded release and our node.
+func TestOwnerDeletedBeforeOurNodeWasMade(t *testing.T) {
+	addrs := sharedAddrs(t)
+	campaign := func(g, id string) *elect.Handle {
+		t.Helper()
+		e, err := elect.NewElection(session(t, addrs), g, elect.CreateParents())
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := e.Campaign(ctxT(t, 10*time.Second), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	resign := func(h *elect.Handle) {
+		t.Helper()
+		if err := h.Resign(ctxT(t, 10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		before   func(g string)
+		released bool
+	}{
+		{"owner deleted by hand", func(g string) {
+			h := campaign(g, "first")
+			if err := session(t, addrs).Conn().Delete(h.NodePath(), -1); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"owner deleted by hand after a release", func(g string) {
+			resign(campaign(g, "first"))
+			h := campaign(g, "second")
+			if err := session(t, addrs).Conn().Delete(h.NodePath(), -1); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"owner resigned", func(g string) { resign(campaign(g, "first")) }, true},
+		{"two owners in turn, both resigned", func(g string) {
+			h1 := campaign(g, "first")
+			e2, err := elect.NewElection(session(t, addrs), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type res struct {
+				h   *elect.Handle
+				err error
+			}
+			second := make(chan res, 1)
+			go func() {
+				h, err := e2.Campaign(ctxT(t, 10*time.Second), "second")
+				second <- res{h, err}
+			}()
+			if err := waitChildren(t, g, 2); err != nil {
+				t.Fatal(err)
+			}
+			resign(h1)
+			r := <-second
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			resign(r.h)
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := groupPath(t)
+			tc.before(g)
+			h := campaign(g, "next")
+			if p := h.Predecessor(); p != "" {
+				t.Fatalf("the next candidate saw %q before it; want nobody", p)
+			}
+			got, err := h.PredecessorReleased(ctxT(t, 10*time.Second))
+			if err != nil || got != tc.released {
+				t.Errorf("PredecessorReleased = %v, %v; want %v", got, err, tc.released)
+			}
+		})
+	}
+}
+
+// waitChildren waits until g has n children.
+func waitChildren(t *testing.T, g string, n int) error {
+	t.Helper()
+	c := session(t, sharedAddrs(t)).Conn()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if ch, _, err := c.Children(g); err == nil && len(ch) == n {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("%s never had %d children", g, n)
 }

@@ -104,12 +104,6 @@ type ticket struct {
 	// prev is the node that owned before this one, as the wait last saw
 	// it ("" when it saw none).
 	prev string
-	// goneUnseen: the wait saw no owner before its own node, but the
-	// group's children changed after that node was created in ways the
-	// listing does not show (a node deleted), so a node below ours may
-	// have gone just before the wait first looked (see
-	// Handle.PredecessorReleased).
-	goneUnseen bool
 }
 
 func (q *queue) full(name string) string { return q.parent + "/" + name }
@@ -409,7 +403,7 @@ func (q *queue) nestable(ctx context.Context, p string) error {
 
 // list returns the parsed queue, lowest first, every child's name and the
 // group node's data version.
-func (q *queue) list(ctx context.Context) (es []entry, children []string, version, cversion int32, err error) {
+func (q *queue) list(ctx context.Context) (es []entry, children []string, version int32, err error) {
 	type listing struct {
 		c  []string
 		st *zk.Stat
@@ -420,12 +414,12 @@ func (q *queue) list(ctx context.Context) (es []entry, children []string, versio
 	})
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
-			return nil, nil, 0, 0, fmt.Errorf("%w: %s", ErrNoParent, q.parent)
+			return nil, nil, 0, fmt.Errorf("%w: %s", ErrNoParent, q.parent)
 		}
-		return nil, nil, 0, 0, unlistable(q.parent, err)
+		return nil, nil, 0, unlistable(q.parent, err)
 	}
 	q.noteGroup(got.st)
-	return parseChildren(got.c, got.st.Cversion), got.c, got.st.Version, got.st.Cversion, nil
+	return parseChildren(got.c, got.st.Cversion), got.c, got.st.Version, nil
 }
 
 // unlistable says what a refused listing of group means: a participant

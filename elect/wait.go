@@ -139,7 +139,7 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool) (
 // listing reads the queue and decides: own, replace our node, or watch the
 // nodes below ours.
 func (w *waiter) listing(ctx context.Context) (waitState, error) {
-	es, children, version, cversion, err := w.q.list(ctx)
+	es, children, version, err := w.q.list(ctx)
 	if err != nil {
 		return stateListing, w.q.retryable(ctx, err)
 	}
@@ -158,9 +158,6 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 		// Every earlier owner's release, and its mark, came before this
 		// listing, and nobody else writes the mark.
 		w.t.markVersion, w.t.markKnown = version, true
-		if w.t.prev == "" {
-			w.t.goneUnseen = changedUnseen(es, cversion)
-		}
 		return stateOwning, nil
 	}
 	if w.tryOnly {
@@ -485,17 +482,4 @@ func hasNeeds(children []string) bool {
 		_, ok, _ := needOf(c)
 		return ok
 	})
-}
-
-// changedUnseen reports, for a first listing that shows our node (es[0])
-// lowest, whether the group's children changed after our node was made
-// in more ways than the listing shows: ZooKeeper gave our node the child
-// version of its create as its sequence, so every create and delete since
-// counts in cversion. More changes than the queue nodes after ours could
-// have made means a node was deleted since ours came (or a side node was
-// made, which costs only a wait), possibly one below ours that owned the
-// group a moment before our first look.
-func changedUnseen(es []entry, cversion int32) bool {
-	since := int64(uint32(cversion)-uint32(es[0].seq)) - 1 // our create aside
-	return since > int64(len(es)-1)
 }

@@ -674,3 +674,62 @@ func TestRunSaysItsCommandIsStopped(t *testing.T) {
 	}
 	p.waitOutput(t, "the command runs again", 10*time.Second)
 }
+
+// TestOwnerDeletedBeforeTheNextCopyStarted: the leading runner's node is
+// deleted by hand while no other copy is queued; a copy started a moment
+// later finds its node alone in the group, with no owner before it to go
+// by. The deposed command ignores SIGTERM and lives until its runner's
+// SIGKILL, a sixth of the session timeout after the deletion: the new
+// copy's must not start before then.
+func TestOwnerDeletedBeforeTheNextCopyStarted(t *testing.T) {
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	g := uniq(t)
+	marks := filepath.Join(t.TempDir(), "marks")
+	child := `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; trap "" TERM; exec sleep 60`
+	env := []string{"MARKS=" + marks}
+	read := func() string { b, _ := os.ReadFile(marks); return string(b) }
+	// A first tenure released, so that the group has a history.
+	if _, stderr, code := heraldRun(t, nil, append(zk, "run", "--election", g, "--id", "copy-0", "--", "true")...); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	start(t, env, append(zk, "run", "--election", g, "--id", "copy-1", "--grace", "10s", "--", "sh", "-c", child)...)
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+		t.Fatalf("no command started: %q", read())
+	}
+	ch, _, err := rawZK(t).Children(g)
+	ch = slices.DeleteFunc(ch, func(c string) bool { _, ok := elect.ParseName(c); return !ok })
+	if err != nil || len(ch) != 1 {
+		t.Fatalf("want copy-1's node alone in %s: %v, %v", g, ch, err)
+	}
+	if err := rawZK(t).Delete(g+"/"+ch[0], -1); err != nil {
+		t.Fatal(err)
+	}
+	next := start(t, env, append(zk, "run", "--election", g, "--id", "copy-2", "--grace", "10s", "--", "sh", "-c", child)...)
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+		t.Fatalf("the next copy's command never started: %q", read())
+	}
+	if strings.Contains(read(), "OVERLAP") {
+		t.Errorf("two commands ran at once after the owner's node was deleted by hand:\n%s", read())
+	}
+	next.waitOutput(t, "went without a release", time.Second)
+}
+
+// TestReleasedLockStartsAtOnce: a lock released by its holder, then taken
+// again by a new `herald lock`, which finds the group empty. The release
+// is on record and was the last node made before the new one's, so the
+// command starts at once. Before, every copy that found a group with a
+// past empty waited a quarter of the session timeout (2.5 s by default),
+// as if the owner before it had been deleted by hand.
+func TestReleasedLockStartsAtOnce(t *testing.T) {
+	zk := zkFlags(t)
+	l := uniq(t)
+	for i := range 3 {
+		_, stderr, code := heraldRun(t, nil, append(zk, "lock", "--lock", l, "--id", fmt.Sprintf("cron-%d", i), "--", "true")...)
+		if code != 0 {
+			t.Fatalf("lock %d: exit %d: %s", i, code, stderr)
+		}
+		if strings.Contains(stderr, "went without a release") {
+			t.Errorf("lock %d waited although the lock before it was released:\n%s", i, stderr)
+		}
+	}
+}
