@@ -239,6 +239,43 @@ func (c Config) discovers(p string) (string, bool) {
 	return "", false
 }
 
+// globCanMatch reports whether the recipe glob p matches a watched group
+// (seen, but not a discover root itself: a glob names groups, and a
+// root is none) or could match a group found below a discover root: one with
+// more levels than the root, whose first levels match the root's.
+func (c Config) globCanMatch(p string, seen map[string]string) bool {
+	for g, what := range seen {
+		if ok, _ := path.Match(p, g); ok && what != "discover" {
+			return true
+		}
+	}
+	roots := append([]string(nil), c.Discover...)
+	for _, pt := range c.Patterns {
+		roots = append(roots, pt.Root)
+	}
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for _, r := range roots {
+		rs := strings.Split(strings.TrimPrefix(r, "/"), "/")
+		if r == "/" {
+			rs = nil
+		}
+		if len(segs) <= len(rs) {
+			continue
+		}
+		under := true
+		for i, seg := range rs {
+			if ok, _ := path.Match(segs[i], seg); !ok {
+				under = false
+				break
+			}
+		}
+		if under {
+			return true
+		}
+	}
+	return false
+}
+
 // Validate reports the first thing wrong with c, wrapped in ErrConfig, and
 // what to do about it. Zero durations mean the defaults.
 func (c Config) Validate() error {
@@ -308,6 +345,9 @@ func (c Config) Validate() error {
 	for p := range c.Recipes {
 		if _, ok := seen[p]; !ok && !elect.IsPattern(p) {
 			return bad("recipe rule for %q, which is neither watched nor discovered (a glob such as %q may name groups below them)", p, p+"/*")
+		}
+		if elect.IsPattern(p) && !c.globCanMatch(p, seen) {
+			return bad("recipe rule for %q matches no watched group and nothing below a discover root, so it would never apply: check the path (a \"*\" stands for one level: %q matches /svc/a/leader, not /svc/leader)", p, "/svc/*/leader")
 		}
 	}
 	if c.HAPath != "" {

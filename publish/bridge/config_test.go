@@ -22,9 +22,16 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("valid config: %v", err)
 	}
 	glob := ok
-	glob.Recipes = elect.RecipeRules{"/a/*/leader": elect.RecipeElection, "/a": elect.RecipeLock}
+	glob.Discover = []string{"/svc"}
+	glob.Recipes = elect.RecipeRules{"/svc/*/leader": elect.RecipeElection, "/?": elect.RecipeLock, "/a": elect.RecipeLock}
 	if err := glob.Validate(); err != nil {
 		t.Fatalf("a glob rule: %v", err)
+	}
+	everywhere := ok
+	everywhere.Discover = []string{"/"}
+	everywhere.Recipes = elect.RecipeRules{"/*/locks/*": elect.RecipeLock}
+	if err := everywhere.Validate(); err != nil {
+		t.Fatalf("a glob rule below the discover root /: %v", err)
 	}
 	for _, tc := range []struct {
 		name string
@@ -41,6 +48,14 @@ func TestConfigValidate(t *testing.T) {
 		{"hint for nothing", func(c *bridge.Config) { c.Recipes = map[string]elect.Recipe{"/b": elect.RecipeLock} }, "neither watched nor discovered"},
 		{"bad hint", func(c *bridge.Config) { c.Recipes = map[string]elect.Recipe{"/a": "queue"} }, `recipe "queue"`},
 		{"bad glob", func(c *bridge.Config) { c.Recipes = elect.RecipeRules{"/a/[": elect.RecipeLock} }, "path.Match syntax"},
+		// A glob that can match nothing watched or discovered never
+		// applied, and nothing said so.
+		{"glob for nothing", func(c *bridge.Config) { c.Recipes = elect.RecipeRules{"/b/*/leader": elect.RecipeLock} }, "would never apply"},
+		{"glob below a watched group", func(c *bridge.Config) { c.Recipes = elect.RecipeRules{"/a/*": elect.RecipeLock} }, "would never apply"},
+		{"glob at a discover root's level", func(c *bridge.Config) {
+			c.Discover = []string{"/svc/x"}
+			c.Recipes = elect.RecipeRules{"/svc/*": elect.RecipeLock}
+		}, "would never apply"},
 		{"HA path watched", func(c *bridge.Config) { c.HAPath = "/a" }, "also watched"},
 		{"HA path a discover root", func(c *bridge.Config) { c.Discover, c.HAPath = []string{"/d"}, "/d" }, "below the discover root \"/d\""},
 		{"HA path below a discover root", func(c *bridge.Config) { c.Discover, c.HAPath = []string{"/d"}, "/d/bridges" }, "below the discover root"},
