@@ -2,6 +2,7 @@ package elect
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/zkherald/herald/elect/ident"
 	"sort"
@@ -67,9 +68,10 @@ type entry struct {
 }
 
 // parseChildren keeps the children whose names end in a sequence, ordered
-// lowest (oldest) first; cversion is the group's child version read with
-// them. Others (herald's own state nodes, foreign clutter) are ignored,
-// never an error.
+// lowest (oldest) first; children is every child of the group and
+// cversion the group's child version, read with them in one listing.
+// Others (herald's own state nodes, foreign clutter) are ignored, never an
+// error.
 func parseChildren(children []string, cversion int32) []entry {
 	out := make([]entry, 0, len(children))
 	for _, c := range children {
@@ -77,25 +79,56 @@ func parseChildren(children []string, cversion int32) []entry {
 			out = append(out, entry{name: c, seq: seq})
 		}
 	}
-	sortEntries(out, cversion)
+	sortEntries(out, counter(cversion, len(children), out))
 	return out
 }
 
+// counter is the group's sequence counter: the number ZooKeeper gives the
+// next sequential child, which counts the children created in the group
+// (sequential or not), deletes not. The child version a stat reports
+// counts deletes too: ZooKeeper reports twice the creates less the
+// children there are now. That gives the counter but for its top bit, so
+// of the two candidates it is the one most of the listed sequences are
+// behind (ties go to the smaller, the counter before any wrap): every
+// node a sequential create made is behind the true counter, a name made
+// by hand rarely.
+func counter(cversion int32, children int, es []entry) int32 {
+	low := int32((uint32(cversion) + uint32(children)) / 2)
+	high := low + math.MinInt32
+	reached := func(c int32) (n int) {
+		for _, e := range es {
+			if behindCounter(c, e.seq) > 0 {
+				n++
+			}
+		}
+		return n
+	}
+	if reached(high) > reached(low) {
+		return high
+	}
+	return low
+}
+
+// behindCounter is how far seq is behind the group's counter: positive for
+// a sequence the counter has passed, negative or zero for one it has not
+// reached (a name made by hand).
+func behindCounter(counter, seq int32) int32 { return int32(uint32(counter) - uint32(seq)) }
+
 // sortEntries orders es oldest first by their distance behind the group's
-// counter. ZooKeeper gives a sequential node the parent's child version
-// (cversion) as its sequence and then bumps it, so every node a
-// sequential create made is behind the counter by less than 2^31; a
-// sequence the counter has not reached (a name made by hand) comes after
-// them all. Measured from the counter the order is total and the same for
-// every reader of the same listing, across a wrap of the counter too.
-// SeqLess between each pair is not total once a name made by hand carries
-// a sequence 2^31 or more from the others (A < B < X < A), and the lowest
-// node then depended on the order of the listing: two waiters could each
-// find themselves lowest.
-func sortEntries(es []entry, cversion int32) {
-	behind := func(seq int32) int32 { return int32(uint32(cversion) - uint32(seq)) }
+// counter (see counter). Every node a sequential create made is behind
+// the counter by less than 2^31; a sequence the counter has not reached
+// (a name made by hand) comes after them all. Measured from the counter
+// the order is total and the same for every reader of the same listing,
+// across a wrap of the counter too. SeqLess between each pair is not
+// total once a name made by hand carries a sequence 2^31 or more from the
+// others (A < B < X < A), and the lowest node then depended on the order
+// of the listing: two waiters could each find themselves lowest. Measured
+// from the child version instead of the counter (the child version also
+// counts deletes), two live nodes were ordered the wrong way round once
+// the group's deletes came near 2^31.
+func sortEntries(es []entry, counter int32) {
 	sort.Slice(es, func(i, j int) bool {
-		if bi, bj := behind(es[i].seq), behind(es[j].seq); bi != bj {
+		if bi, bj := behindCounter(counter, es[i].seq), behindCounter(counter, es[j].seq); bi != bj {
 			return bi > bj
 		}
 		return es[i].name < es[j].name

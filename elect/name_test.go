@@ -36,7 +36,7 @@ func TestParseSequence(t *testing.T) {
 
 func TestOrderAcrossWrap(t *testing.T) {
 	names := []string{"n_-2147483647", "n_2147483646", "n_-2147483648", "n_2147483647", "junk", "n_-000000002"}
-	es := parseChildren(names, -2147483646) // n_-000000002: past the counter, last
+	es := parseChildren(names, reported(-2147483646, len(names))) // n_-000000002: past the counter, last
 	var got []string
 	for _, e := range es {
 		got = append(got, e.name)
@@ -44,6 +44,40 @@ func TestOrderAcrossWrap(t *testing.T) {
 	want := []string{"n_2147483646", "n_2147483647", "n_-2147483648", "n_-2147483647", "n_-000000002"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("order across the wrap:\n got %v\nwant %v", got, want)
+	}
+}
+
+// reported is the child version a stat reports for a group whose counter
+// (the next sequence) is counter, with children children: ZooKeeper
+// reports twice the creates less the children there are.
+func reported(counter int32, children int) int32 {
+	return int32(2*uint32(counter) - uint32(children))
+}
+
+// TestOrderAfterManyDeletes: a lock's group two thousand million cycles
+// old, its owner and one waiter queued. The child version counts deletes
+// too: measured from it, the waiter's distance had wrapped and the owner's
+// not, so the waiter came first and owned beside the owner. Measured
+// from the counter the owner comes first, whatever the order of the
+// listing, across the counter's own wrap too.
+func TestOrderAfterManyDeletes(t *testing.T) {
+	for _, c := range []struct {
+		counter       int32
+		owner, waiter int32
+	}{
+		{1<<31 - 1, 1<<31 - 6, 1<<31 - 2},
+		{1<<31 - 1, 1<<31 - 40, 1<<31 - 2},
+		{-1 << 31, 1<<31 - 3, 1<<31 - 1},
+		{-1<<31 + 2, 1<<31 - 3, -1 << 31},
+		{1_500_000_000, 1_499_999_990, 1_499_999_999},
+	} {
+		owner, waiter := "lock-"+FormatSequence(c.owner), "lock-"+FormatSequence(c.waiter)
+		for _, names := range [][]string{{owner, waiter}, {waiter, owner}, {waiter, "herald-office", owner}} {
+			es := parseChildren(names, reported(c.counter, len(names)))
+			if len(es) != 2 || es[0].name != owner {
+				t.Errorf("counter %d, listed as %v: the queue is %v, want %s first", c.counter, names, es, owner)
+			}
+		}
 	}
 }
 
@@ -70,7 +104,7 @@ func TestOrderWithAFarSequenceIsTotal(t *testing.T) {
 		}
 		for _, perm := range [][3]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
 			var got []string
-			for _, e := range parseChildren([]string{names[perm[0]], names[perm[1]], names[perm[2]]}, 4) {
+			for _, e := range parseChildren([]string{names[perm[0]], names[perm[1]], names[perm[2]]}, reported(4, 3)) {
 				got = append(got, e.name)
 			}
 			if fmt.Sprint(got) != want {
