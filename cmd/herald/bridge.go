@@ -293,11 +293,6 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 	if err != nil {
 		return err
 	}
-	sinks, lossless, stopNATS, err := f.sinks(ctx, a, cmd.OutOrStdout())
-	if err != nil {
-		return err
-	}
-	defer stopNATS()
 	zkSec, err := a.zkSecurity()
 	if err != nil {
 		return err
@@ -314,8 +309,6 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		Watch:             f.watch,
 		Discover:          f.discover,
 		Recipes:           recipes,
-		Sinks:             sinks,
-		Lossless:          lossless,
 		Source:            f.source,
 		HAPath:            f.ha,
 		Shard:             shard,
@@ -329,6 +322,20 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		// A sink that stops delivering is a WARN, its recovery an INFO.
 		PipelineOptions: []publish.Option{publish.WithLogger(a.log)},
 	}
+	// A configuration that cannot run is refused before the sinks start
+	// (an embedded NATS server, a Kafka dial).
+	if err := cfg.ValidateBeforeSinks(); err != nil {
+		if errors.Is(err, bridge.ErrConfig) {
+			return usageErr("%v", err)
+		}
+		return err
+	}
+	sinks, lossless, stopNATS, err := f.sinks(ctx, a, cmd.OutOrStdout())
+	if err != nil {
+		return err
+	}
+	defer stopNATS()
+	cfg.Sinks, cfg.Lossless = sinks, lossless
 	b, err := bridge.New(cfg)
 	if err != nil {
 		for _, s := range sinks {

@@ -98,6 +98,25 @@ func TestBridgeBadInput(t *testing.T) {
 	}
 }
 
+// TestBridgeBadConfigStartsNothing: a configuration the bridge refuses
+// (here a --recipe glob that matches nothing) is refused before the sinks
+// start. Before, the embedded NATS server started first, and the output
+// told how to subscribe to a bridge that then exited.
+func TestBridgeBadConfigStartsNothing(t *testing.T) {
+	store := t.TempDir()
+	stdout, stderr, code := heraldRun(t, nil, "bridge", "--zk", "127.0.0.1:1", "--watch", "/a", "--recipe", "/b/*/leader=lock",
+		"--nats-listen", "127.0.0.1:0", "--nats-store", store)
+	if code != exitUsage || !strings.Contains(stderr, "would never apply") {
+		t.Fatalf("exit %d, want %d saying the rule would never apply; stderr: %s", code, exitUsage, stderr)
+	}
+	if strings.Contains(stdout+stderr, "serving NATS") {
+		t.Errorf("the embedded NATS server started for a configuration that was refused:\n%s%s", stdout, stderr)
+	}
+	if ents, err := os.ReadDir(store); err != nil || len(ents) != 0 {
+		t.Errorf("the NATS store was written for a refused configuration: %v, %v", ents, err)
+	}
+}
+
 var subscribeLine = regexp.MustCompile(`nats sub 'herald\.>' --server (nats://\S+)`)
 
 // TestBridgeEmbeddedNATS runs `herald bridge` with the embedded NATS

@@ -278,7 +278,14 @@ func (c Config) globCanMatch(p string, seen map[string]string) bool {
 
 // Validate reports the first thing wrong with c, wrapped in ErrConfig, and
 // what to do about it. Zero durations mean the defaults.
-func (c Config) Validate() error {
+func (c Config) Validate() error { return c.validate(true) }
+
+// ValidateBeforeSinks reports what Validate would, the sinks aside: for a
+// caller that builds its sinks (starts a server, dials a broker) only for
+// a configuration that can run.
+func (c Config) ValidateBeforeSinks() error { return c.validate(false) }
+
+func (c Config) validate(sinks bool) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 	}
@@ -374,7 +381,7 @@ func (c Config) Validate() error {
 			return bad("%v", err)
 		}
 	}
-	if len(c.Sinks) == 0 {
+	if sinks && len(c.Sinks) == 0 {
 		return bad("no sinks: give at least one (NATS, JetStream, Kafka or the audit log)")
 	}
 	for i, s := range c.Sinks {
