@@ -54,8 +54,11 @@ type whoReport struct {
 	// OwnerlessSince since when the group has had none (from the history
 	// a bridge published, --nats or --kafka; from ZooKeeper, only the
 	// time of a release herald recorded).
-	ChangesLastHour *int       `json:"changes_last_hour,omitempty"`
-	OwnerlessSince  *time.Time `json:"ownerless_since,omitempty"`
+	ChangesLastHour *int `json:"changes_last_hour,omitempty"`
+	// ChangesLastHourAtLeast: ChangesLastHour is a lower bound, because an
+	// event of the last hour says gap, or no bridge confirms the group now.
+	ChangesLastHourAtLeast bool       `json:"changes_last_hour_at_least,omitempty"`
+	OwnerlessSince         *time.Time `json:"ownerless_since,omitempty"`
 	// OwnerlessSinceAtMost: the stretch may have begun earlier (the
 	// bridge saw the loss late, publish.Event.NotBefore).
 	OwnerlessSinceAtMost bool `json:"ownerless_since_at_most,omitempty"`
@@ -442,10 +445,7 @@ func ownerlessSince(r whoReport) string {
 		}
 		out += fmt.Sprintf(" (%s ago)", time.Since(*r.OwnerlessSince).Round(time.Second))
 	}
-	if r.ChangesLastHour != nil {
-		out += fmt.Sprintf(", %d owner changes in the last hour", *r.ChangesLastHour)
-	}
-	return out
+	return out + changesLastHour(r)
 }
 
 // childrenBelow names the children of a node that holds no queue nodes,

@@ -26,8 +26,10 @@ import (
 // without an owner, nothing missed, leaves since when as it was.
 //
 // atMost says the stretch may have begun earlier than ownerless: the bridge
-// saw the loss late (publish.Event.NotBefore).
-func health(events []publish.Event, now time.Time) (changes int, ownerless *time.Time, atMost bool) {
+// saw the loss late (publish.Event.NotBefore). missed says changes may be
+// missing from the count: an event of the last hour says gap (owners may
+// have come and gone while no bridge observed the group).
+func health(events []publish.Event, now time.Time) (changes int, ownerless *time.Time, atMost, missed bool) {
 	seen := map[string]bool{}
 	var lastLoss, lastGain time.Time
 	late := false
@@ -37,6 +39,9 @@ func health(events []publish.Event, now time.Time) (changes int, ownerless *time
 			continue
 		}
 		seen[e.ID] = true
+		if e.Gap && now.Sub(e.Time) <= time.Hour {
+			missed = true
+		}
 		switch {
 		case e.Type.Gains():
 			node := ""
@@ -60,7 +65,7 @@ func health(events []publish.Event, now time.Time) (changes int, ownerless *time
 	if !lastLoss.IsZero() && lastLoss.After(lastGain) {
 		ownerless, atMost = &lastLoss, late
 	}
-	return changes, ownerless, atMost
+	return changes, ownerless, atMost, missed
 }
 
 // addHealth fills r's health from the group's history on the source r
@@ -77,8 +82,10 @@ func (a *app) addHealth(ctx context.Context, sf *sourceFlags, r *whoReport) {
 		// an empty group's too: none at all is most likely a wrong path.
 		r.Notes = append(r.Notes, fmt.Sprintf("no event of %s is stored (none was published, or all were dropped): is the path right? ZooKeeper tells: herald who --zk HOSTS %s", r.Group, r.Group))
 	}
-	n, since, atMost := health(events, time.Now())
+	n, since, atMost, missed := health(events, time.Now())
 	r.ChangesLastHour = &n
+	// A bridge that is not confirming now may be missing the latest.
+	r.ChangesLastHourAtLeast = missed || r.Stale
 	if r.Owner == nil {
 		r.OwnerlessSince, r.OwnerlessSinceAtMost = since, atMost
 	}
@@ -112,10 +119,26 @@ func (a *app) withHealth(ctx context.Context, sf *sourceFlags, r *whoReport, err
 		if r.OwnerlessSinceAtMost {
 			earlier = " or earlier (the bridge saw the loss late)"
 		}
-		return fmt.Errorf("%w; no owner since %s%s (%s ago), %d owner changes in the last hour", err,
-			r.OwnerlessSince.UTC().Format(time.RFC3339), earlier, time.Since(*r.OwnerlessSince).Round(time.Second), *r.ChangesLastHour)
+		return fmt.Errorf("%w; no owner since %s%s (%s ago)%s", err,
+			r.OwnerlessSince.UTC().Format(time.RFC3339), earlier, time.Since(*r.OwnerlessSince).Round(time.Second), changesLastHour(*r))
 	}
-	return fmt.Errorf("%w; %d owner changes in the last hour", err, *r.ChangesLastHour)
+	return fmt.Errorf("%w;%s", err, strings.TrimPrefix(changesLastHour(*r), ","))
+}
+
+// changesLastHour says how often the owner changed in the last hour, for
+// people: ", N owner changes in the last hour", a lower bound when the
+// count may be missing some (see whoReport.ChangesLastHourAtLeast); ""
+// when the history was not read.
+func changesLastHour(r whoReport) string {
+	switch {
+	case r.ChangesLastHour == nil:
+		return ""
+	case !r.ChangesLastHourAtLeast:
+		return fmt.Sprintf(", %d owner changes in the last hour", *r.ChangesLastHour)
+	case r.Stale:
+		return fmt.Sprintf(", at least %d owner changes in the last hour (no bridge confirms the group now: later changes are not counted)", *r.ChangesLastHour)
+	}
+	return fmt.Sprintf(", at least %d owner changes in the last hour (a bridge marked a gap: owners may have come and gone unseen)", *r.ChangesLastHour)
 }
 
 // unreachable reports whether err means the server a reading command was

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/jetstream"
@@ -36,37 +37,43 @@ func TestHealthFromEvents(t *testing.T) {
 		ev("4", publish.LeaderElected, p("c"), 30*time.Minute, false),
 		ev("5", publish.LeaderLost, nil, 10*time.Minute, false),
 	}
-	n, since, atMost := health(events, now)
-	if n != 2 || since == nil || !since.Equal(now.Add(-10*time.Minute)) || atMost {
-		t.Fatalf("health = %d, %v (at most %v); want 2 changes, ownerless since exactly 10 minutes ago", n, since, atMost)
+	n, since, atMost, missed := health(events, now)
+	if n != 2 || since == nil || !since.Equal(now.Add(-10*time.Minute)) || atMost || missed {
+		t.Fatalf("health = %d, %v (at most %v, missed %v); want 2 changes, exactly, ownerless since exactly 10 minutes ago", n, since, atMost, missed)
 	}
 	// A loss its bridge saw late began at or before it was seen.
 	late := slices.Clone(events)
 	nb := now.Add(-15 * time.Minute)
 	late[len(late)-1].NotBefore = &nb
-	if _, since, atMost := health(late, now); since == nil || !atMost {
+	if _, since, atMost, _ := health(late, now); since == nil || !atMost {
 		t.Fatalf("a loss seen late: ownerless since %v, at most %v; want it marked 'or earlier'", since, atMost)
 	}
 	// A reconnect's snapshot finding the group still without an owner,
 	// nothing missed, leaves since when as it was; one with gap does not
 	// (owners may have come and gone).
 	still := append(slices.Clone(events), ev("5s", publish.LeaderLost, nil, 8*time.Minute, true))
-	if _, since, _ := health(still, now); since == nil || !since.Equal(now.Add(-10*time.Minute)) {
+	if _, since, _, _ := health(still, now); since == nil || !since.Equal(now.Add(-10*time.Minute)) {
 		t.Fatalf("after a snapshot re-stating no owner: since %v, want 10 minutes ago still", since)
 	}
 	gap := ev("5g", publish.LeaderLost, nil, 7*time.Minute, true)
 	gap.Gap = true
-	if _, since, _ := health(append(still, gap), now); since == nil || !since.Equal(now.Add(-7*time.Minute)) {
-		t.Fatalf("after a snapshot with gap: since %v, want the snapshot's 7 minutes ago", since)
+	if _, since, _, missed := health(append(still, gap), now); since == nil || !since.Equal(now.Add(-7*time.Minute)) || !missed {
+		t.Fatalf("after a snapshot with gap: since %v, missed %v; want the snapshot's 7 minutes ago, and the count a lower bound", since, missed)
+	}
+	// A gap older than the hour leaves the count exact.
+	old := ev("0g", publish.LeaderLost, nil, 90*time.Minute, true)
+	old.Gap = true
+	if _, _, _, missed := health(append([]publish.Event{old}, events...), now); missed {
+		t.Fatal("a gap of two hours ago made the last hour's count a lower bound")
 	}
 	events = append(events, ev("6", publish.LeaderElected, p("d"), 5*time.Minute, false))
-	if n, since, _ := health(events, now); n != 3 || since != nil {
+	if n, since, _, _ := health(events, now); n != 3 || since != nil {
 		t.Fatalf("health after d took over = %d, %v; want 3 changes and an owner", n, since)
 	}
 	// A change seen only by a read afresh (a snapshot naming another
 	// owner) counts; the same owner re-stated does not.
 	events = append(events, ev("7", publish.LeaderElected, p("e"), 3*time.Minute, true), ev("8", publish.LeaderElected, p("e"), 2*time.Minute, true))
-	if n, _, _ := health(events, now); n != 4 {
+	if n, _, _, _ := health(events, now); n != 4 {
 		t.Fatalf("health after a snapshot named e = %d; want 4 changes", n)
 	}
 }
@@ -127,6 +134,32 @@ func TestWhoSaysWhenItCannotReadTheHealth(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "owner bravo") || !strings.Contains(stderr, "level=WARN") ||
 		!strings.Contains(stderr, "could not read the group's history") || !strings.Contains(stderr, "stream not found") {
 		t.Errorf("who --nats without the stream: exit %d, want the owner and a warning that its health could not be read:\n%s%s", code, out, stderr)
+	}
+}
+
+// TestWhoChangesAfterAGapAreALowerBound: a bridge marked a gap in the last
+// hour (it found another owner after a stretch it did not observe), so
+// owners may have come and gone that no event counts. who said "3 owner
+// changes in the last hour" as if that were all; it now says "at least".
+func TestWhoChangesAfterAGapAreALowerBound(t *testing.T) {
+	srv := natsserver.Start(t)
+	s, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	g := uniq(t)
+	c := &publish.Participant{ID: "charlie", Node: "n_0000000007", Session: "0x7"}
+	seen := publish.Event{Type: publish.LeaderElected, Group: g, Recipe: elect.RecipeElection, Owner: c, Term: 70, Zxid: 70,
+		Snapshot: true, Gap: true, Time: time.Now().UTC(), Source: "test"}.WithID()
+	write(t, s, append(story(g), seen)...)
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", srv.URL())
+	if code != 0 || !strings.Contains(out, "owner charlie") || !strings.Contains(out, "at least 3 owner changes in the last hour") {
+		t.Fatalf("who --nats after a gap: exit %d, want charlie and at least 3 changes:\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = heraldRun(t, nil, "who", g, "--nats", srv.URL(), "--json")
+	if code != 0 || !strings.Contains(out, `"changes_last_hour":3`) || !strings.Contains(out, `"changes_last_hour_at_least":true`) {
+		t.Fatalf("who --nats --json after a gap: exit %d:\n%s%s", code, out, stderr)
 	}
 }
 

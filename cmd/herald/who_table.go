@@ -54,9 +54,7 @@ func writeWho(w io.Writer, r whoReport) error {
 			state += " or earlier (first seen in a snapshot, or seen late)"
 		}
 	}
-	if r.ChangesLastHour != nil {
-		state += fmt.Sprintf(", %d owner changes in the last hour", *r.ChangesLastHour)
-	}
+	state += changesLastHour(r)
 	fmt.Fprintf(w, "%s (%s, from %s): owner %s%s\n", r.Group, recipe, r.Source, r.Owner.ID, state)
 	if r.Leader != nil {
 		fmt.Fprintln(w, "  "+r.Leader.line())
