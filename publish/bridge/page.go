@@ -350,12 +350,19 @@ func (sw *streamWriter) batch(groups []string, reload bool, seq uint64) bool {
 		return false
 	}
 	now := time.Now()
+	gone := 0
 	for _, g := range groups {
-		rw, _ := sw.b.rowOf(g, now)
+		rw, ok := sw.b.rowOf(g, now)
+		if !ok {
+			gone++
+		}
 		data, err := json.Marshal(rw)
 		if err == nil && !sw.send("group", "", data) {
 			return false
 		}
+	}
+	if !sw.refill(gone, now) {
+		return false
 	}
 	if h, err := json.Marshal(sw.b.headline()); err == nil && string(h) != string(sw.lastHead) {
 		sw.lastHead = h
@@ -378,6 +385,24 @@ func (sw *streamWriter) batch(groups []string, reload bool, seq uint64) bool {
 	}
 	if time.Since(sw.lastWrite) >= keepAlive-100*time.Millisecond {
 		return sw.send("ping", "", []byte("{}"))
+	}
+	return true
+}
+
+// refill sends, after gone groups left the page, the rows of the groups
+// that now come within its first pageLimit: on a page over its bound, a
+// listed group that goes makes room for the next one in order, which the
+// page could not know of otherwise. false when the reader is gone.
+func (sw *streamWriter) refill(gone int, now time.Time) bool {
+	if gone == 0 || sw.b.matched(sw.q) < pageLimit {
+		return true
+	}
+	rows, _ := sw.b.rows(sw.q, now)
+	for _, rw := range rows[max(len(rows)-gone, 0):] {
+		data, err := json.Marshal(rw)
+		if err == nil && !sw.send("group", "", data) {
+			return false
+		}
 	}
 	return true
 }

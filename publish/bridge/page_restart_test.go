@@ -178,4 +178,26 @@ func TestLivePageOverItsBoundFollowsNewGroups(t *testing.T) {
 	if rows != 500 || lastShown {
 		t.Fatalf("the page holds %d rows (want 500), %s still shown: %v", rows, last, lastShown)
 	}
+	// A listed group that goes makes room: the next in order comes back.
+	// Before, the page held 499 rows, and the group pushed out stayed off
+	// it until a reload.
+	leaving := fmt.Sprintf("%s/g-%03d", root, 10)
+	ch, _, err := conn.Children(leaving)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ch {
+		if err := conn.Delete(leaving+"/"+c, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := conn.Delete(leaving, -1); err != nil {
+		t.Fatal(err)
+	}
+	var leftShown bool
+	waitFor(t, 15*time.Second, "the group after the last listed one back on the page", func() bool {
+		look()
+		_ = chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`!!document.querySelector('tr[data-group=%q]')`, leaving), &leftShown))
+		return lastShown && !leftShown && rows == 500 && strings.Contains(caption, "Showing 500 of 501")
+	})
 }
