@@ -613,13 +613,10 @@ func TestHotStandbysOutliveAZooKeeperOutage(t *testing.T) {
 func TestDeletedOwnerNodeNeverRunsTwoCommands(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "3s"}
 	g := uniq(t)
-	marks := filepath.Join(t.TempDir(), "marks")
-	child := `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; trap "" TERM; exec sleep 60`
-	env := []string{"MARKS=" + marks}
+	child, env, read := overlapMarks(t)
 	for _, id := range []string{"copy-1", "copy-2"} {
 		start(t, env, append(zk, "run", "--election", g, "--id", id, "--grace", "10s", "--rejoin", "--", "sh", "-c", child)...)
 	}
-	read := func() string { b, _ := os.ReadFile(marks); return string(b) }
 	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
 		t.Fatalf("no command started: %q", read())
 	}
@@ -647,6 +644,17 @@ func TestDeletedOwnerNodeNeverRunsTwoCommands(t *testing.T) {
 	if strings.Contains(read(), "OVERLAP") {
 		t.Errorf("two commands ran at once after the owner's node was deleted by hand:\n%s", read())
 	}
+}
+
+// overlapMarks is a command for the copies of a runner that ignores
+// SIGTERM (so it lives until its runner's SIGKILL) and holds an flock on
+// one file while it runs: a command that starts while another runs writes
+// OVERLAP, even though the old one is killed outright. env passes the
+// marks file to the copies; read returns what the commands wrote.
+func overlapMarks(t *testing.T) (child string, env []string, read func() string) {
+	marks := filepath.Join(t.TempDir(), "marks")
+	child = `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; trap "" TERM; exec sleep 60`
+	return child, []string{"MARKS=" + marks}, func() string { b, _ := os.ReadFile(marks); return string(b) }
 }
 
 func mustSeq(node string) int32 {
@@ -684,10 +692,7 @@ func TestRunSaysItsCommandIsStopped(t *testing.T) {
 func TestOwnerDeletedBeforeTheNextCopyStarted(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	g := uniq(t)
-	marks := filepath.Join(t.TempDir(), "marks")
-	child := `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; trap "" TERM; exec sleep 60`
-	env := []string{"MARKS=" + marks}
-	read := func() string { b, _ := os.ReadFile(marks); return string(b) }
+	child, env, read := overlapMarks(t)
 	// A first tenure released, so that the group has a history.
 	if _, stderr, code := heraldRun(t, nil, append(zk, "run", "--election", g, "--id", "copy-0", "--", "true")...); code != 0 {
 		t.Fatalf("first run: exit %d: %s", code, stderr)

@@ -42,6 +42,19 @@ func finalLoss(group string) publish.Event {
 		Term: 20, Zxid: 30, Reason: elect.ReasonSessionExpired, Time: time.Now().UTC(), Source: "test"}.WithID()
 }
 
+// jetStreamSink starts a NATS server with JetStream and returns its URL
+// and a sink writing herald's stream and owners bucket there.
+func jetStreamSink(t *testing.T) (string, *jetstream.Sink) {
+	t.Helper()
+	srv := natsserver.Start(t)
+	s, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return srv.URL(), s
+}
+
 func write(t *testing.T, s publish.Sink, events ...publish.Event) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

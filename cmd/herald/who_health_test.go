@@ -16,7 +16,6 @@ import (
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/jetstream"
-	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // health counts the owner changes of the last hour (each event id once,
@@ -113,24 +112,19 @@ func TestWhoSaysSinceWhenNoOwner(t *testing.T) {
 // the group's health is not shown and why, rather than leaving it out
 // silently.
 func TestWhoSaysWhenItCannotReadTheHealth(t *testing.T) {
-	srv := natsserver.Start(t)
-	s, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	url, s := jetStreamSink(t)
 	g := uniq(t)
 	write(t, s, story(g)...)
-	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", srv.URL())
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", url)
 	if code != 0 || !strings.Contains(out, "owner changes in the last hour") || stderr != "" {
 		t.Fatalf("who --nats: exit %d, want the health and nothing on stderr:\n%s%s", code, out, stderr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := natsserver.JetStream(t, srv.URL()).DeleteStream(ctx, jetstream.DefaultStream); err != nil {
+	if err := natsserver.JetStream(t, url).DeleteStream(ctx, jetstream.DefaultStream); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code = heraldRun(t, nil, "who", g, "--nats", srv.URL())
+	out, stderr, code = heraldRun(t, nil, "who", g, "--nats", url)
 	if code != 0 || !strings.Contains(out, "owner bravo") || !strings.Contains(stderr, "level=WARN") ||
 		!strings.Contains(stderr, "could not read the group's history") || !strings.Contains(stderr, "stream not found") {
 		t.Errorf("who --nats without the stream: exit %d, want the owner and a warning that its health could not be read:\n%s%s", code, out, stderr)
@@ -142,22 +136,17 @@ func TestWhoSaysWhenItCannotReadTheHealth(t *testing.T) {
 // owners may have come and gone that no event counts. who said "3 owner
 // changes in the last hour" as if that were all; it now says "at least".
 func TestWhoChangesAfterAGapAreALowerBound(t *testing.T) {
-	srv := natsserver.Start(t)
-	s, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	url, s := jetStreamSink(t)
 	g := uniq(t)
 	c := &publish.Participant{ID: "charlie", Node: "n_0000000007", Session: "0x7"}
 	seen := publish.Event{Type: publish.LeaderElected, Group: g, Recipe: elect.RecipeElection, Owner: c, Term: 70, Zxid: 70,
 		Snapshot: true, Gap: true, Time: time.Now().UTC(), Source: "test"}.WithID()
 	write(t, s, append(story(g), seen)...)
-	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", srv.URL())
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", url)
 	if code != 0 || !strings.Contains(out, "owner charlie") || !strings.Contains(out, "at least 3 owner changes in the last hour") {
 		t.Fatalf("who --nats after a gap: exit %d, want charlie and at least 3 changes:\n%s%s", code, out, stderr)
 	}
-	out, stderr, code = heraldRun(t, nil, "who", g, "--nats", srv.URL(), "--json")
+	out, stderr, code = heraldRun(t, nil, "who", g, "--nats", url, "--json")
 	if code != 0 || !strings.Contains(out, `"changes_last_hour":3`) || !strings.Contains(out, `"changes_last_hour_at_least":true`) {
 		t.Fatalf("who --nats --json after a gap: exit %d:\n%s%s", code, out, stderr)
 	}

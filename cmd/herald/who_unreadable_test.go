@@ -13,7 +13,6 @@ import (
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/kafkasink"
-	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // TestWhoOwnerValueThatIsNoOwner: a group whose owners-bucket value was
@@ -22,21 +21,16 @@ import (
 // who says the value cannot be read and to ask ZooKeeper (exit 1), and
 // history shows the open tenure as not confirmed instead of holding.
 func TestWhoOwnerValueThatIsNoOwner(t *testing.T) {
-	srv := natsserver.Start(t)
-	s, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	url, s := jetStreamSink(t)
 	g := uniq(t)
 	write(t, s, story(g)...)
-	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", srv.URL())
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", url)
 	if code != 0 || !strings.Contains(out, "bravo") {
 		t.Fatalf("who --nats: exit %d, want bravo:\n%s%s", code, out, stderr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kv, err := natsserver.JetStream(t, srv.URL()).KeyValue(ctx, jetstream.DefaultBucket)
+	kv, err := natsserver.JetStream(t, url).KeyValue(ctx, jetstream.DefaultBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +38,12 @@ func TestWhoOwnerValueThatIsNoOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{}, {"--json"}} {
-		out, stderr, code = heraldRun(t, nil, append([]string{"who", g, "--nats", srv.URL()}, args...)...)
+		out, stderr, code = heraldRun(t, nil, append([]string{"who", g, "--nats", url}, args...)...)
 		if code != 1 || !strings.Contains(stderr, "no owner herald wrote") || !strings.Contains(stderr, "herald who --zk") {
 			t.Errorf("who --nats %v of a malformed value: exit %d, want 1 saying the value is no owner and to ask ZooKeeper:\n%s%s", args, code, out, stderr)
 		}
 	}
-	out, stderr, code = heraldRun(t, nil, "history", g, "--nats", srv.URL())
+	out, stderr, code = heraldRun(t, nil, "history", g, "--nats", url)
 	if code != 0 || !strings.Contains(out, "open, not confirmed") || strings.Contains(out, "holding") || !strings.Contains(stderr, "no owner herald wrote") {
 		t.Errorf("history --nats with a malformed owner value: exit %d, want bravo open, not confirmed, and a warning:\n%s%s", code, out, stderr)
 	}
@@ -93,12 +87,7 @@ func TestWhoKafkaOwnerRecordThatIsNoOwner(t *testing.T) {
 // nothing of the group is stored and to check the path against ZooKeeper,
 // rather than reading like a lock seen free.
 func TestWhoNotesAGroupWithoutEvents(t *testing.T) {
-	srv := natsserver.Start(t)
-	s, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	url, s := jetStreamSink(t)
 	other := uniq(t) + "-other"
 	write(t, s, story(other)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -109,11 +98,11 @@ func TestWhoNotesAGroupWithoutEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := uniq(t) + "-mistyped"
-	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", srv.URL())
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", url)
 	if code != exitNoOwner || !strings.Contains(out, "note: no event of "+g+" is stored") || !strings.Contains(out, "herald who --zk") {
 		t.Errorf("who --nats of a path without events: exit %d, want %d and a note to check the path:\n%s%s", code, exitNoOwner, out, stderr)
 	}
-	out, stderr, code = heraldRun(t, nil, "who", other, "--nats", srv.URL())
+	out, stderr, code = heraldRun(t, nil, "who", other, "--nats", url)
 	if code != 0 || strings.Contains(out, "note:") {
 		t.Errorf("who --nats of a group with events: exit %d, want 0 and no note:\n%s%s", code, out, stderr)
 	}
