@@ -275,8 +275,13 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding) bool {
 		return false
 	}
 	d := lossGrace(o.timeout) + o.timeout/12
-	a.log.Info("the previous owner's node went without a release (deleted by hand, or its session ended): waiting for its command to be stopped before starting ours",
-		"group", o.h.Group(), "previous", o.h.Predecessor(), "wait", d, "err", err)
+	if prev := o.h.Predecessor(); prev != "" {
+		a.log.Info("the previous owner's node went without a release (deleted by hand, or its session ended): waiting for its command to be stopped before starting ours",
+			"group", o.h.Group(), "previous", prev, "wait", d, "err", err)
+	} else {
+		a.log.Info("no owner was seen before ours, but the group's history cannot show that none went without a release just before (deleted by hand): waiting for such a command to be stopped before starting ours",
+			"group", o.h.Group(), "wait", d, "err", err)
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
