@@ -84,6 +84,12 @@ type View struct {
 	// connection), is the newest moment ZooKeeper vouched for it: Owner
 	// still held after it (see Session.Answered). Zero when unknown.
 	heldAsOf time.Time
+	// epoch is a single-node leader's epoch (SingleView.Epoch), when
+	// epochKnown: kept so that an observation continued from this view
+	// (Since, or a report's ReportEpoch) counts the elections in between
+	// exactly, as the observer that read it would have.
+	epoch      int64
+	epochKnown bool
 }
 
 // OfficeUnreadable reports whether the group has an office node holding
@@ -880,6 +886,9 @@ type observeOptions struct {
 	// after is what a previous observer last reported, when only that is
 	// known (AfterOwner).
 	after *View
+	// reportEpoch is the epoch that report carried (ReportEpoch), nil
+	// when it carried none.
+	reportEpoch *int64
 }
 
 // AfterOwner continues an observation of which only the last report is
@@ -913,10 +922,30 @@ func AfterReport(node string, zxid int64, recipe Recipe) ObserveOption {
 	}
 }
 
+// ReportEpoch adds to AfterOwner or AfterReport the system's leadership
+// epoch the last report carried (publish.Event.Epoch), for a single-node
+// leader with an EpochPath (Kafka's /controller_epoch). The first Snapshot
+// then counts the elections since that report by the epoch, as a running
+// observer does: one election that brought the owner it names is no gap,
+// although the parent's children changed. Without it, or when the epoch
+// cannot be read now, any other owner since the report's zxid is a gap.
+// Observers of groups, and single-node leaders without an EpochPath,
+// ignore it.
+func ReportEpoch(epoch int64) ObserveOption {
+	return func(o *observeOptions) error {
+		if epoch < 0 {
+			return fmt.Errorf("elect: negative epoch %d", epoch)
+		}
+		o.reportEpoch = &epoch
+		return nil
+	}
+}
+
 // Since continues an earlier observation of the group (one that ended with
 // its session, say): the first Snapshot is measured against v, the last
 // view that observation had (Observer.Last), and says Gap when an owner may
-// have come and gone in between.
+// have come and gone in between. A single-node leader's view keeps its
+// epoch, which then counts the elections in between exactly.
 func Since(v View) ObserveOption {
 	return func(o *observeOptions) error {
 		o.since = &v

@@ -120,10 +120,11 @@ type SingleView struct {
 func (sv SingleView) zxid() int64 { return max(sv.Pzxid, sv.dataZxid) }
 
 // view is the SingleView as the View an Observer keeps (Last): the
-// parent's counters, the owner alone in the queue. Exists says whether
-// the parent exists.
+// parent's counters, the owner alone in the queue, and the epoch. Exists
+// says whether the parent exists.
 func (sv SingleView) view() View {
-	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid}
+	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid,
+		epoch: sv.Epoch, epochKnown: sv.EpochKnown}
 	if sv.Owner != nil {
 		v.Queue = []Participant{*sv.Owner}
 		v.Owner = &v.Queue[0]
@@ -484,10 +485,12 @@ func notLeader(f ident.Format, p string, st *zk.Stat, id ident.Identity, decodeE
 // Unknown when the connection is lost and a fresh Snapshot once it is
 // back, Gap when an owner may have come and gone unseen. It needs one
 // watch, on the node. ObserveOption's Buffer, AsRecipe, WithRecipeRules,
-// Since and AfterOwner apply.
+// Since, AfterOwner (or AfterReport) and ReportEpoch apply.
 //
 // Gap: with an epoch (SingleNode.EpochPath) known for both owners, an
-// election went unseen exactly when the epoch moved by more than one.
+// election went unseen exactly when the epoch moved by more than one; so
+// too against a view given to Since (it keeps its epoch) and a report
+// given its epoch (ReportEpoch).
 // Otherwise the parent's child version must account for what the two
 // reads show (one create, one delete); a sibling of the node created or
 // deleted meanwhile also counts, so Gap may be said when nothing was
@@ -551,6 +554,9 @@ func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (
 	case oo.after != nil:
 		v := *oo.after
 		v.Group = p
+		if oo.reportEpoch != nil && sn.EpochPath != "" {
+			v.epoch, v.epochKnown = *oo.reportEpoch, true
+		}
 		st.before = &singleBefore{view: v}
 	}
 	return st, oo, nil
@@ -708,6 +714,10 @@ func (b *singleBefore) missed(sv SingleView) bool {
 	if v.Owner != nil && sv.Owner != nil && v.Owner.Node == sv.Owner.Node || v.Group != sv.Path {
 		return false
 	}
+	if gap, ok := missedByEpoch(v, sv); ok {
+		// The epoch counts the elections exactly, also from a report.
+		return gap
+	}
 	if v.ownerOnly {
 		// Only the last owner reported and its zxid are known (a bridge
 		// restarted on its audit log): no child change of the parent
@@ -722,14 +732,13 @@ func (b *singleBefore) missed(sv SingleView) bool {
 // the view prev (with its SingleView, when this observer read it) and sv:
 // an election beyond the one sv shows, if it shows a new owner.
 func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
+	if gap, ok := missedByEpoch(prev, sv); ok {
+		return gap
+	}
 	changed := ownerNode(prev.Owner) != ownerNode(sv.Owner)
 	seen := 0 // elections the two views show
 	if changed && sv.Owner != nil {
 		seen = 1
-	}
-	// The epoch, when known for both, counts the elections exactly.
-	if prevSV != nil && prevSV.EpochKnown && sv.EpochKnown {
-		return sv.Epoch-prevSV.Epoch > int64(seen)
 	}
 	// The same node written again (owners that rewrite it): only writes
 	// can have been missed, and its data version counts them.
@@ -755,6 +764,24 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 		expected += b2i(prev.Owner != nil) + b2i(sv.Owner != nil)
 	}
 	return int64(sv.Cversion-prev.Cversion)-int64(expected) > 0
+}
+
+// missedByEpoch is whether an election went unseen between prev and sv,
+// told by the system's epoch; known is false unless both views carry one.
+// The epoch counts the elections exactly: one more than the two views show
+// (a new owner in sv is one) was missed. An epoch that went back says the
+// system's data was replaced (restored, or another cluster's): nothing
+// then counts what happened in between.
+func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
+	if !prev.epochKnown || !sv.EpochKnown {
+		return false, false
+	}
+	seen := int64(0) // elections the two views show
+	if ownerNode(prev.Owner) != ownerNode(sv.Owner) && sv.Owner != nil {
+		seen = 1
+	}
+	d := sv.Epoch - prev.epoch
+	return d < 0 || d > seen, true
 }
 
 func b2i(b bool) int {

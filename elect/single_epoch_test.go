@@ -1,0 +1,100 @@
+package elect_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestKafkaEpochAcrossARestart: an observer of Kafka's controller stops (its
+// session ended, or its process), controllers are elected meanwhile, and a
+// new observer continues from what the first knew: its last view (Since),
+// or the last report a sink kept with its epoch (AfterReport and
+// ReportEpoch). The epoch counts the elections exactly: one is no gap,
+// although the parent's children changed besides (Kafka's /controller
+// often sits in /, whose children every application changes); two are. A
+// report without its epoch proves nothing, as before.
+func TestKafkaEpochAcrossARestart(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, admin := session(t, addrs), session(t, addrs)
+	chroot := groupPath(t)
+	mkdirs(t, admin.Conn(), chroot)
+	ctrl := chroot + "/controller"
+	sn := elect.SingleNodeFor(ctrl)
+	broker := func(id int) *elect.Session {
+		s := session(t, addrs)
+		kafkaElect(t, s.Conn(), chroot, id)
+		return s
+	}
+	sibling := func(name string) { // another application's node beside the controller
+		if _, err := admin.Conn().Create(chroot+"/"+name, nil, 0, openACL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// look runs an observer until its first snapshot, then stops it.
+	look := func(opts ...elect.ObserveOption) (elect.Change, elect.View) {
+		t.Helper()
+		ctx, stop := context.WithCancel(context.Background())
+		o, err := elect.ObserveSingle(ctx, obs, ctrl, sn, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := expect(t, o.Observer, elect.Snapshot, nil)
+		stop()
+		o.Wait()
+		v, ok := o.Last()
+		if !ok {
+			t.Fatal("no last view")
+		}
+		return c, v
+	}
+	report := func(c elect.Change) []elect.ObserveOption {
+		return []elect.ObserveOption{elect.AfterReport(c.Owner.Node, c.Zxid, c.Recipe), elect.ReportEpoch(c.Epoch)}
+	}
+	check := func(what string, c elect.Change, broker string, epoch int64, gap bool) {
+		t.Helper()
+		if c.Owner == nil || c.Owner.ID != broker || c.Epoch != epoch || c.Gap != gap {
+			t.Fatalf("%s: snapshot %+v; want broker %s, epoch %d, gap %v", what, c, broker, epoch, gap)
+		}
+	}
+
+	b1 := broker(1)
+	first, last := look()
+	check("first", first, "1", 1, false)
+
+	// One election while nobody looked, and a sibling made.
+	_ = b1.Close()
+	sibling("app-a")
+	b2 := broker(2)
+	c, _ := look(elect.Since(last))
+	check("since, one election", c, "2", 2, false)
+	second, last2 := look(report(first)...)
+	check("report, one election", second, "2", 2, false)
+	c, _ = look(elect.AfterReport(first.Owner.Node, first.Zxid, first.Recipe))
+	check("report without its epoch, one election", c, "2", 2, true)
+
+	// Two elections while nobody looked: broker 3's tenure passed unseen.
+	_ = b2.Close()
+	_ = broker(3).Close()
+	sibling("app-b")
+	b4 := broker(4)
+	c, _ = look(elect.Since(last2))
+	check("since, two elections", c, "4", 4, true)
+	c, _ = look(report(second)...)
+	check("report, two elections", c, "4", 4, true)
+
+	// Kafka's data replaced (its epoch node made again): the epoch went
+	// back, and nothing counts the elections in between.
+	fourth, last4 := look()
+	check("fourth", fourth, "4", 4, false)
+	_ = b4.Close()
+	if err := admin.Conn().Delete(chroot+"/controller_epoch", -1); err != nil {
+		t.Fatal(err)
+	}
+	broker(5)
+	c, _ = look(elect.Since(last4))
+	check("since, epoch made again", c, "5", 1, true)
+	c, _ = look(report(fourth)...)
+	check("report, epoch made again", c, "5", 1, true)
+}
