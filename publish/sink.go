@@ -71,6 +71,12 @@ type LastReport struct {
 	Term   int64
 	Zxid   int64
 	Recipe elect.Recipe
+	// Epoch is the system's leadership epoch the report carried
+	// (Event.Epoch: Kafka's controller epoch), 0 when unknown. With it,
+	// a single-node leader's first snapshot after a restart counts the
+	// elections since exactly, where the zxid alone says gap for any
+	// other owner.
+	Epoch int64
 }
 
 // Reporter is a sink that can say, once connected, what it last stored for

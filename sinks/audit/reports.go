@@ -13,10 +13,10 @@ import (
 var _ publish.Reporter = (*Sink)(nil)
 
 // LastReports reads the log (and its rotated files) for what it last
-// recorded about each group: the owner of the newest event (or none) and
-// that event's zxid. A bridge restarted on the same log uses it to tell, in
-// each group's first snapshot, whether an owner may have come and gone
-// while it was away. A log that does not exist yet reports nothing;
+// recorded about each group: the owner of the newest event (or none),
+// that event's zxid and its epoch. A bridge restarted on the same log uses
+// it to tell, in each group's first snapshot, whether an owner may have
+// come and gone while it was away. A log that does not exist yet reports nothing;
 // malformed lines are passed over, as the history reader does.
 func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, error) {
 	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
@@ -42,7 +42,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 		case err != nil:
 			return nil, fmt.Errorf("audit: read %s for the last reports: %w", s.path, err)
 		}
-		rep := publish.LastReport{Zxid: e.Zxid, Recipe: e.Recipe}
+		rep := publish.LastReport{Zxid: e.Zxid, Recipe: e.Recipe, Epoch: e.Epoch}
 		if last, ok := out[e.Group]; ok && e.Zxid < last.Zxid {
 			if e.Zxid != 0 {
 				continue // a late copy of an older event

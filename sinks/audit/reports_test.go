@@ -12,8 +12,8 @@ import (
 )
 
 // TestLastReports: a sink opened on an earlier run's log reports, per
-// group, the owner of its newest event (by zxid) or none, across rotated
-// files and past a malformed line; a group found gone (an event of zxid
+// group, the owner of its newest event (by zxid) or none, and that event's
+// epoch, across rotated files and past a malformed line; a group found gone (an event of zxid
 // 0, after the others) has none; a log not written yet reports nothing.
 func TestLastReports(t *testing.T) {
 	dir := t.TempDir()
@@ -40,6 +40,9 @@ func TestLastReports(t *testing.T) {
 		at(publish.CandidateLeft, "/c", "c1", 15),
 		at(publish.LockReleased, "/c", "", 0),
 	})
+	k := at(publish.LeaderElected, "/k", "k1", 16)
+	k.Epoch = 5
+	write(t, fresh, []publish.Event{k.WithID()})
 	_ = fresh.Close()
 	// A torn write of an earlier crash in the middle of the log, then more.
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
@@ -63,8 +66,8 @@ func TestLastReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20, Recipe: elect.RecipeLock}, "/b": {Zxid: 12, Recipe: elect.RecipeLock},
-		"/c": {Zxid: 15, Recipe: elect.RecipeLock}}
-	if len(got) != len(want) || got["/a"] != want["/a"] || got["/b"] != want["/b"] || got["/c"] != want["/c"] {
+		"/c": {Zxid: 15, Recipe: elect.RecipeLock}, "/k": {Owner: "k1", Zxid: 16, Recipe: elect.RecipeLock, Epoch: 5}}
+	if len(got) != len(want) || got["/a"] != want["/a"] || got["/b"] != want["/b"] || got["/c"] != want["/c"] || got["/k"] != want["/k"] {
 		t.Fatalf("reports %+v; want %+v", got, want)
 	}
 }

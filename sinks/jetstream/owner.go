@@ -16,6 +16,11 @@ type Owner struct {
 	Owner  publish.Participant `json:"owner"`
 	// Term is the owner node's czxid, the fencing token.
 	Term int64 `json:"term"`
+	// Epoch is the system's own leadership epoch for this owner, where it
+	// keeps one (Kafka's controller epoch; publish.Event.Epoch), 0 when
+	// unknown. A bridge restarted on the bucket counts the elections
+	// since by it.
+	Epoch int64 `json:"epoch,omitempty"`
 	// Zxid is the zxid of the last change recorded here.
 	Zxid int64 `json:"zxid"`
 	// Since is when the owner was first reported.
@@ -52,6 +57,9 @@ type vacancy struct {
 	// Recipe is what the group held (absent in markers written before
 	// herald recorded it).
 	Recipe elect.Recipe `json:"recipe,omitempty"`
+	// Epoch is the system's leadership epoch when the group was left
+	// without an owner (its last election's), 0 when unknown.
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 // view is what the bucket says about one group: an owner, or none; when
@@ -65,8 +73,10 @@ type view struct {
 	source  string
 	zxid    int64
 	written bool
-	// recipe is the group's, with no owner (an owner records its own).
+	// recipe is the group's, with no owner (an owner records its own),
+	// and epoch the system's epoch as of zxid (0 when unknown).
 	recipe elect.Recipe
+	epoch  int64
 }
 
 // step applies one event to a view and returns the next view. It never
@@ -79,7 +89,7 @@ func step(v view, e publish.Event) view {
 			return v
 		}
 		next := &Owner{
-			Group: e.Group, Recipe: e.Recipe, Owner: *e.Owner, Term: e.Term, Zxid: e.Zxid,
+			Group: e.Group, Recipe: e.Recipe, Owner: *e.Owner, Term: e.Term, Epoch: e.Epoch, Zxid: e.Zxid,
 			Since: e.Time, SinceUnseen: e.Snapshot || e.NotBefore != nil, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source, Hazard: e.Hazard,
 		}
 		switch {
@@ -115,12 +125,17 @@ func step(v view, e publish.Event) view {
 			guard = max(e.Term, e.Zxid)
 		}
 		if v.owner != nil && v.owner.Term <= guard {
-			return view{guard: guard, source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe}
+			return view{guard: guard, source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch}
 		}
 		if v.owner == nil && v.written && e.Source != "" && e.Source != v.source {
 			// Still no owner, now reported by another bridge (a
-			// takeover): it confirms the marker from now on.
-			return view{guard: max(v.guard, guard), source: e.Source, zxid: max(v.zxid, e.Zxid), written: true, recipe: e.Recipe}
+			// takeover): it confirms the marker from now on. The epoch
+			// stays the one of the newer zxid it is kept with.
+			epoch := v.epoch
+			if e.Zxid >= v.zxid {
+				epoch = e.Epoch
+			}
+			return view{guard: max(v.guard, guard), source: e.Source, zxid: max(v.zxid, e.Zxid), written: true, recipe: e.Recipe, epoch: epoch}
 		}
 		return v
 	}

@@ -13,9 +13,9 @@ import (
 var _ publish.Reporter = (*Sink)(nil)
 
 // LastReports reads the owners bucket: for every group any bridge wrote,
-// the owner it reported last (or none) and the zxid of that report. A
-// bridge starting on a connected sink uses it to tell, in each group's
-// first snapshot, whether an owner may have come and gone since.
+// the owner it reported last (or none) and the zxid and epoch of that
+// report. A bridge starting on a connected sink uses it to tell, in each
+// group's first snapshot, whether an owner may have come and gone since.
 //
 // It reads the last entry of every key once, with one ordered consumer,
 // and returns when it has seen them all. A "no owner" marker written
@@ -74,10 +74,10 @@ func report(out map[string]publish.LastReport, key string, v view) {
 	}
 	switch {
 	case v.owner != nil:
-		out[group] = publish.LastReport{Owner: v.owner.Owner.Node, Term: v.owner.Term, Zxid: v.owner.Zxid, Recipe: v.owner.Recipe}
+		out[group] = publish.LastReport{Owner: v.owner.Owner.Node, Term: v.owner.Term, Zxid: v.owner.Zxid, Recipe: v.owner.Recipe, Epoch: v.owner.Epoch}
 	case v.zxid != 0:
-		out[group] = publish.LastReport{Zxid: v.zxid, Recipe: v.recipe}
+		out[group] = publish.LastReport{Zxid: v.zxid, Recipe: v.recipe, Epoch: v.epoch}
 	case v.guard != 0:
-		out[group] = publish.LastReport{Zxid: v.guard, Recipe: v.recipe}
+		out[group] = publish.LastReport{Zxid: v.guard, Recipe: v.recipe, Epoch: v.epoch}
 	}
 }

@@ -33,17 +33,24 @@ func lastReports(t *testing.T, s *hjs.Sink, prefix string) map[string]publish.La
 // TestLastReports: what the owners bucket says last about each group, as a
 // bridge starting on it reads it: the owner and the zxid of the report
 // that named it, or no owner and the zxid of the change that emptied the
-// group; groups never written, and values that are not herald's, are not
-// reported. A second sink on the same bucket (another bridge) reads the
+// group, each with the epoch it carried (a Kafka controller's); groups never
+// written, and values that are not herald's, are not reported. A second sink on the same bucket (another bridge) reads the
 // same.
 func TestLastReports(t *testing.T) {
 	g := uniq(t)
 	held, emptied, handed, never := g+"/held", g+"/emptied", g+"/handed", g+"/never"
+	ctrl, vacated := g+"/controller", g+"/vacated"
+	epoch := func(e publish.Event, n int64) publish.Event {
+		e.Epoch = n
+		return e.WithID()
+	}
 	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
 	writeEventually(t, s,
 		gain(held, "a", 10),
 		gain(emptied, "b", 20), lost(emptied, "b", 20, ""),
-		gain(handed, "c", 30), lost(handed, "c", 30, "d"), gain(handed, "d", 40))
+		gain(handed, "c", 30), lost(handed, "c", 30, "d"), gain(handed, "d", 40),
+		epoch(gain(ctrl, "k", 50), 3),
+		epoch(gain(vacated, "v", 60), 4), epoch(lost(vacated, "v", 60, ""), 4))
 	// Someone else's value under a group's key is no report.
 	kv := bucket(t, client(t, url), hjs.DefaultBucket)
 	foreign := g + "/foreign"
@@ -54,6 +61,8 @@ func TestLastReports(t *testing.T) {
 		held:    {Owner: "a", Term: 10, Zxid: 11, Recipe: elect.RecipeElection},
 		emptied: {Zxid: 25, Recipe: elect.RecipeElection}, // the no-owner marker says it too
 		handed:  {Owner: "d", Term: 40, Zxid: 41, Recipe: elect.RecipeElection},
+		ctrl:    {Owner: "k", Term: 50, Zxid: 51, Recipe: elect.RecipeElection, Epoch: 3},
+		vacated: {Zxid: 65, Recipe: elect.RecipeElection, Epoch: 4}, // the marker keeps it
 	}
 	other := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
 	for name, sink := range map[string]*hjs.Sink{"writer": s, "another bridge": other} {

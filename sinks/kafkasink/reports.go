@@ -13,12 +13,12 @@ var _ publish.Reporter = (*Sink)(nil)
 
 // LastReports reads the compacted owners topic to its end as it stands:
 // for every group, the owner its last record names (or none, from a
-// tombstone herald wrote) and the zxid of the event behind it. A bridge
-// starting on the sink uses it to tell, in each group's first snapshot,
-// whether an owner may have come and gone since, whichever bridge wrote
-// the record. The terms read also become what the sink knows each group
-// reached, so a late event of an older term never replaces a newer owner
-// there after a restart.
+// tombstone herald wrote) and the zxid and epoch of the event behind it. A
+// bridge starting on the sink uses it to tell, in each group's first
+// snapshot, whether an owner may have come and gone since, whichever
+// bridge wrote the record. The terms read also become what the sink knows
+// each group reached, so a late event of an older term never replaces a
+// newer owner there after a restart.
 //
 // A tombstone someone else wrote, or one compaction already removed, leaves
 // the group unreported, as if no bridge had published it.
@@ -46,7 +46,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 				delete(out, u.Group)
 				continue
 			}
-			r := publish.LastReport{Zxid: u.Event.Zxid, Recipe: u.Event.Recipe}
+			r := publish.LastReport{Zxid: u.Event.Zxid, Recipe: u.Event.Recipe, Epoch: u.Event.Epoch}
 			if o := u.Owner(); o != nil {
 				r.Owner, r.Term = o.Node, u.Event.Term
 			}

@@ -15,7 +15,7 @@ import (
 // TestLastReports: what the owners topic says last about each group, as a
 // bridge starting on it reads it with a sink of its own: the owner and
 // the zxid of the event that named it, or no owner (a tombstone herald
-// wrote) and the zxid of the loss; a tombstone someone else wrote leaves
+// wrote) and the zxid of the loss, each with the event's epoch; a tombstone someone else wrote leaves
 // the group unreported. The terms read guard the topic afterwards: a late
 // event of an older term writes nothing there.
 func TestLastReports(t *testing.T) {
@@ -32,6 +32,10 @@ func TestLastReports(t *testing.T) {
 		}
 		return e.WithID()
 	}
+	epoch := func(e publish.Event, n int64) publish.Event {
+		e.Epoch = n
+		return e.WithID()
+	}
 	writer := connected(t, cfg)
 	if err := writer.Write(context.Background(), []publish.Event{
 		ev(publish.LeaderElected, "/held", "a", "", 10, 10),
@@ -41,6 +45,9 @@ func TestLastReports(t *testing.T) {
 		ev(publish.LeaderLost, "/handed", "d", "c", 30, 40),
 		ev(publish.LeaderElected, "/handed", "d", "c", 40, 40),
 		ev(publish.LeaderElected, "/foreign", "e", "", 50, 50),
+		epoch(ev(publish.LeaderElected, "/ctrl", "k", "", 60, 60), 6),
+		epoch(ev(publish.LeaderElected, "/vacated", "v", "", 70, 70), 7),
+		epoch(ev(publish.LeaderLost, "/vacated", "", "v", 70, 75), 7),
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +66,8 @@ func TestLastReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	el := elect.RecipeElection
-	want := map[string]publish.LastReport{"/held": {Owner: "a", Term: 10, Zxid: 10, Recipe: el}, "/emptied": {Zxid: 25, Recipe: el}, "/handed": {Owner: "d", Term: 40, Zxid: 40, Recipe: el}}
+	want := map[string]publish.LastReport{"/held": {Owner: "a", Term: 10, Zxid: 10, Recipe: el}, "/emptied": {Zxid: 25, Recipe: el}, "/handed": {Owner: "d", Term: 40, Zxid: 40, Recipe: el},
+		"/ctrl": {Owner: "k", Term: 60, Zxid: 60, Recipe: el, Epoch: 6}, "/vacated": {Zxid: 75, Recipe: el, Epoch: 7}}
 	if len(got) != len(want) {
 		t.Errorf("reports %+v; want %+v", got, want)
 	}
