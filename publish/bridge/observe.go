@@ -574,7 +574,10 @@ func (b *Bridge) countSuspects(c elect.Change) {
 // since continues the group's last observation, if there was one (an
 // observer on an earlier session, or one that failed, or what an earlier
 // run or another bridge published, see resume.go): its first snapshot
-// then says whether an owner may have come and gone in between.
+// then says whether an owner may have come and gone in between. A report's
+// epoch (0: it carried none) lets a single-node leader with one count the
+// elections since exactly: one Kafka controller election while the bridge
+// was down is then no gap.
 func (b *Bridge) since(group string, opts []elect.ObserveOption) []elect.ObserveOption {
 	b.viewMu.Lock()
 	defer b.viewMu.Unlock()
@@ -582,7 +585,11 @@ func (b *Bridge) since(group string, opts []elect.ObserveOption) []elect.Observe
 		return append(append([]elect.ObserveOption(nil), opts...), elect.Since(v))
 	}
 	if r, ok := b.resume[group]; ok {
-		return append(append([]elect.ObserveOption(nil), opts...), elect.AfterReport(r.Owner, r.Zxid, r.Recipe))
+		out := append(append([]elect.ObserveOption(nil), opts...), elect.AfterReport(r.Owner, r.Zxid, r.Recipe))
+		if r.Epoch > 0 {
+			out = append(out, elect.ReportEpoch(r.Epoch))
+		}
+		return out
 	}
 	return opts
 }

@@ -45,11 +45,11 @@ func TestMayObserve(t *testing.T) {
 }
 
 // TestMergeKeepsTheNewest: of two sinks' reports on a group, the one of
-// the higher zxid counts, whichever sink holds it.
+// the higher zxid counts, whichever sink holds it, with its epoch.
 func TestMergeKeepsTheNewest(t *testing.T) {
-	all := map[string]Resume{"/a": {Owner: "a1", Zxid: 10}, "/b": {Owner: "b2", Zxid: 30}}
-	merge(all, map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20}, "/b": {Owner: "b1", Zxid: 15}, "/c": {Zxid: 5}})
-	want := map[string]Resume{"/a": {Owner: "a2", Zxid: 20}, "/b": {Owner: "b2", Zxid: 30}, "/c": {Zxid: 5}}
+	all := map[string]Resume{"/a": {Owner: "a1", Zxid: 10, Epoch: 1}, "/b": {Owner: "b2", Zxid: 30, Epoch: 4}}
+	merge(all, map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20, Epoch: 2}, "/b": {Owner: "b1", Zxid: 15, Epoch: 3}, "/c": {Zxid: 5}})
+	want := map[string]Resume{"/a": {Owner: "a2", Zxid: 20, Epoch: 2}, "/b": {Owner: "b2", Zxid: 30, Epoch: 4}, "/c": {Zxid: 5}}
 	if len(all) != len(want) {
 		t.Fatalf("merged %v; want %v", all, want)
 	}
@@ -61,19 +61,19 @@ func TestMergeKeepsTheNewest(t *testing.T) {
 }
 
 // TestLaggardTakesTheSinkBehind: of the shared sinks' reports on a group,
-// the lowest zxid counts; a group one of them has none of is measured
-// against nothing, unless its newest report names no owner (a store keeps
-// no key of a group it only saw empty).
+// the lowest zxid counts, with its epoch; a group one of them has none of
+// is measured against nothing, unless its newest report names no owner (a
+// store keeps no key of a group it only saw empty).
 func TestLaggardTakesTheSinkBehind(t *testing.T) {
-	bucket := map[string]publish.LastReport{"/a": {Owner: "a1", Zxid: 10}, "/b": {Owner: "b2", Zxid: 30}}
-	topic := map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20}, "/b": {Owner: "b1", Zxid: 15}}
+	bucket := map[string]publish.LastReport{"/a": {Owner: "a1", Zxid: 10, Epoch: 1}, "/b": {Owner: "b2", Zxid: 30, Epoch: 4}}
+	topic := map[string]publish.LastReport{"/a": {Owner: "a2", Zxid: 20, Epoch: 2}, "/b": {Owner: "b1", Zxid: 15, Epoch: 3}}
 	newest := map[string]Resume{}
 	merge(newest, bucket)
 	merge(newest, topic)
 	newest["/c"] = Resume{Owner: "c1", Zxid: 40, Recipe: elect.RecipeLock} // the audit log's alone
 	newest["/d"] = Resume{Zxid: 41, Recipe: elect.RecipeLock}              // never owned: the stores keep no key
 	got := laggard(newest, []map[string]publish.LastReport{bucket, topic})
-	want := map[string]Resume{"/a": {Owner: "a1", Zxid: 10}, "/b": {Owner: "b1", Zxid: 15}, "/c": {Recipe: elect.RecipeLock},
+	want := map[string]Resume{"/a": {Owner: "a1", Zxid: 10, Epoch: 1}, "/b": {Owner: "b1", Zxid: 15, Epoch: 3}, "/c": {Recipe: elect.RecipeLock},
 		"/d": {Zxid: 41, Recipe: elect.RecipeLock}}
 	if len(got) != len(want) {
 		t.Fatalf("laggard %v; want %v", got, want)
