@@ -32,22 +32,9 @@ func TestKafkaEpochAcrossARestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// look runs an observer until its first snapshot, then stops it.
 	look := func(opts ...elect.ObserveOption) (elect.Change, elect.View) {
 		t.Helper()
-		ctx, stop := context.WithCancel(context.Background())
-		o, err := elect.ObserveSingle(ctx, obs, ctrl, sn, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := expect(t, o.Observer, elect.Snapshot, nil)
-		stop()
-		o.Wait()
-		v, ok := o.Last()
-		if !ok {
-			t.Fatal("no last view")
-		}
-		return c, v
+		return firstSnapshot(t, obs, ctrl, sn, opts...)
 	}
 	report := func(c elect.Change) []elect.ObserveOption {
 		return []elect.ObserveOption{elect.AfterReport(c.Owner.Node, c.Zxid, c.Recipe), elect.ReportEpoch(c.Epoch)}
@@ -97,4 +84,24 @@ func TestKafkaEpochAcrossARestart(t *testing.T) {
 	check("since, epoch made again", c, "5", 1, true)
 	c, _ = look(report(fourth)...)
 	check("report, epoch made again", c, "5", 1, true)
+}
+
+// firstSnapshot runs an observer of the leader node p until its first
+// snapshot, then stops it; it returns the snapshot and the observer's last
+// view.
+func firstSnapshot(t *testing.T, s *elect.Session, p string, sn elect.SingleNode, opts ...elect.ObserveOption) (elect.Change, elect.View) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	o, err := elect.ObserveSingle(ctx, s, p, sn, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o.Observer, elect.Snapshot, nil)
+	stop()
+	o.Wait()
+	v, ok := o.Last()
+	if !ok {
+		t.Fatal("no last view")
+	}
+	return c, v
 }
