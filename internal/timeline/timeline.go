@@ -31,6 +31,13 @@ type Line struct {
 	// the chart's end (the live page): its open tenure is drawn to the end
 	// as held, not as "not seen since".
 	HeldNow string
+	// before and after, in a chart of a window (BuildWindow), are the
+	// group's rows next to the first and the last row shown, left out as
+	// outside the window. They are not drawn, but they say what the
+	// stretches at the window's edges were: without before, the stretch
+	// from the window's start to a first row that follows a gap would be
+	// drawn empty, as if the group had been observed without an owner.
+	before, after *audit.Tenure
 }
 
 // Mark is a candidate joining or leaving.
@@ -45,6 +52,117 @@ type Mark struct {
 // order) up to now; held, when not nil, names per group the owner node an
 // observer sees holding now.
 func Build(events []publish.Event, now time.Time, held map[string]string) Chart {
+	c := build(events, now, held)
+	// Margins, so a tenure's first moment is not on the edge, nor (when no
+	// observer vouches for the present) the last event.
+	margin := c.To.Sub(c.From) / 40
+	c.From = c.From.Add(-margin)
+	if held == nil {
+		c.To = c.To.Add(margin)
+	}
+	return c
+}
+
+// BuildWindow makes the chart of events up to now, as Build does with no
+// observer's view of the present, showing only the rows keep accepts (the
+// rows overlapping a window: keep is the caller's, so that the chart shows
+// what its table shows) and the candidate marks between from and to (a
+// zero from or to leaves that side open). The rows are those of the whole
+// history, not cut at the window's edges; an open tenure is drawn not seen
+// since its last sighting up to now. The time axis spans the window, cut
+// to what is drawn, with no margins: a margin would show a stretch outside
+// the window, where rows that are not drawn may have been held.
+func BuildWindow(events []publish.Event, now, from, to time.Time, keep func(audit.Tenure) bool) Chart {
+	all := build(events, now, nil)
+	c := Chart{}
+	var first, last time.Time // what is drawn reaches from first to last
+	reach := func(a, b time.Time) {
+		if first.IsZero() || a.Before(first) {
+			first = a
+		}
+		if b.After(last) {
+			last = b
+		}
+	}
+	for _, l := range all.Lines {
+		w := l.window(from, to, keep)
+		for _, s := range w.Spans(all.From, all.To) {
+			reach(s.From, s.To)
+		}
+		for _, m := range w.Marks {
+			reach(m.At, m.At)
+		}
+		if len(w.Tenures) > 0 || len(w.Marks) > 0 {
+			c.Lines = append(c.Lines, w)
+		}
+	}
+	c.From, c.To = first, last
+	if !from.IsZero() && (c.From.IsZero() || from.After(c.From)) {
+		c.From = from
+	}
+	if !to.IsZero() && (c.To.IsZero() || to.Before(c.To)) {
+		c.To = to
+	}
+	switch {
+	case c.From.IsZero() && c.To.IsZero(): // nothing shown, no window given
+		c.From, c.To = all.From, all.To
+	case c.To.IsZero(): // nothing shown, after from
+		c.To = c.From.Add(time.Minute)
+	case c.From.IsZero() || !c.From.Before(c.To):
+		// One moment: the minute up to it, as Build, within the window.
+		c.From = c.To.Add(-time.Minute)
+		if from.After(c.From) && from.Before(c.To) {
+			c.From = from
+		}
+	}
+	return c
+}
+
+// window is the line with only the rows keep accepts and the marks
+// between from and to, and the rows next to those shown (before, after).
+// A line none of whose rows is shown keeps as before the last row that
+// ends before from, and as after the first that starts after to: the
+// stretch between them is what its marks lie in.
+func (l Line) window(from, to time.Time, keep func(audit.Tenure) bool) Line {
+	w := Line{Group: l.Group}
+	firstKept, lastKept := -1, -1
+	for i, t := range l.Tenures {
+		if !keep(t) {
+			continue
+		}
+		if firstKept < 0 {
+			firstKept = i
+		}
+		lastKept = i
+		w.Tenures = append(w.Tenures, t)
+	}
+	if firstKept < 0 { // where the window falls among the rows
+		firstKept = len(l.Tenures)
+		for i, t := range l.Tenures {
+			if !to.IsZero() && t.From.After(to) {
+				firstKept = i
+				break
+			}
+		}
+		lastKept = firstKept - 1
+	}
+	if firstKept > 0 {
+		w.before = &l.Tenures[firstKept-1]
+	}
+	if lastKept+1 < len(l.Tenures) {
+		w.after = &l.Tenures[lastKept+1]
+	}
+	for _, m := range l.Marks {
+		if (from.IsZero() || !m.At.Before(from)) && (to.IsZero() || !m.At.After(to)) {
+			w.Marks = append(w.Marks, m)
+		}
+	}
+	return w
+}
+
+// build is Build without the margins: from the first event to now (or
+// the last event, when later).
+func build(events []publish.Event, now time.Time, held map[string]string) Chart {
 	c := Chart{To: now}
 	lines := map[string]*Line{}
 	line := func(g string) *Line {
@@ -81,13 +199,6 @@ func Build(events []publish.Event, now time.Time, held map[string]string) Chart 
 	if c.From.IsZero() || !c.From.Before(c.To) {
 		c.From = c.To.Add(-time.Minute)
 	}
-	// Margins, so a tenure's first moment is not on the edge, nor (when no
-	// observer vouches for the present) the last event.
-	margin := c.To.Sub(c.From) / 40
-	c.From = c.From.Add(-margin)
-	if held == nil {
-		c.To = c.To.Add(margin)
-	}
 	return c
 }
 
@@ -123,45 +234,62 @@ type Span struct {
 // observation, or the chart's start when none is known, to the event that
 // found it empty), else Unseen where an end was not seen (or an open
 // tenure since it was last seen), up to the next row or the chart's end.
+// In a chart of a window, the stretches next to the rows left out are
+// laid out as the whole history has them; a stretch wholly outside the
+// chart is left out.
 func (l Line) Spans(from, to time.Time) []Span {
-	var out []Span
-	n := len(l.Tenures)
+	rows := make([]*audit.Tenure, 0, len(l.Tenures)+2)
+	if l.before != nil {
+		rows = append(rows, l.before)
+	}
 	for i := range l.Tenures {
-		t := &l.Tenures[i]
-		start, end := l.bounds(i, from, to)
-		if t.Missing {
+		rows = append(rows, &l.Tenures[i])
+	}
+	var out []Span
+	for i, t := range rows {
+		if t == l.after {
+			break // the stretch after it is past the window too
+		}
+		last := i+1 == len(rows)
+		start, end := l.bounds(t, last && l.heldNow(len(l.Tenures)-1), from, to)
+		switch {
+		case t == l.before: // not drawn
+		case t.Missing:
 			out = append(out, Span{Kind: Gap, From: start, To: end, Tenure: t})
-		} else {
+		default:
 			out = append(out, Span{Kind: Held, From: start, To: end, Tenure: t})
 		}
-		next := to
-		if i+1 < n {
-			next, _ = l.bounds(i+1, from, to)
+		next, nt := to, l.after
+		if !last {
+			nt = rows[i+1]
 		}
-		if !next.After(end) {
+		if nt != nil {
+			next, _ = l.bounds(nt, false, from, to)
+		}
+		if !next.After(end) || next.Before(from) || end.After(to) {
 			continue
 		}
 		switch {
 		case t.Missing:
-			if i+1 < n && l.Tenures[i+1].Gap {
+			if nt != nil && nt.Gap {
 				out = append(out, Span{Kind: Gap, From: end, To: next})
 			}
-		case i+1 < n && l.Tenures[i+1].Gap && !l.Tenures[i+1].Missing:
+		case nt != nil && nt.Gap && !nt.Missing:
 			out = append(out, Span{Kind: Gap, From: end, To: next})
-		case t.Open() && (i+1 < n || !l.heldNow(i)), !t.Open() && !t.UntilSeen:
+		case t.Open() && (nt != nil || !l.heldNow(len(l.Tenures)-1)), !t.Open() && !t.UntilSeen:
 			out = append(out, Span{Kind: Unseen, From: end, To: next, Tenure: t})
 		}
 	}
 	return out
 }
 
-// bounds is where row i's stretch begins and ends: a tenure's from its
+// bounds is where a row's stretch begins and ends: a tenure's from its
 // start (or when it was first seen) to its end, or to when it was last
 // seen holding, or to the chart's end while an observer sees it holding
-// now; a Missing row's from the group's last observation (the chart's
-// start when none is known) to the event that found the group empty.
-func (l Line) bounds(i int, from, to time.Time) (time.Time, time.Time) {
-	t := l.Tenures[i]
+// now (heldNow); a Missing row's from the group's last observation (the
+// chart's start when none is known) to the event that found the group
+// empty.
+func (l Line) bounds(t *audit.Tenure, heldNow bool, from, to time.Time) (time.Time, time.Time) {
 	if t.Missing {
 		start := t.From
 		if start.IsZero() {
@@ -178,7 +306,7 @@ func (l Line) bounds(i int, from, to time.Time) (time.Time, time.Time) {
 	}
 	end := t.Until
 	switch {
-	case t.Open() && l.heldNow(i):
+	case t.Open() && heldNow:
 		end = to
 	case t.Open():
 		end = t.LastSeen
@@ -189,7 +317,8 @@ func (l Line) bounds(i int, from, to time.Time) (time.Time, time.Time) {
 	return start, end
 }
 
-// heldNow: tenure i is the last and an observer sees its owner holding now.
+// heldNow: tenure i is the last (no later row left out of a window) and
+// an observer sees its owner holding now.
 func (l Line) heldNow(i int) bool {
-	return i == len(l.Tenures)-1 && l.Tenures[i].Open() && !l.Tenures[i].Missing && l.HeldNow != "" && l.HeldNow == l.Tenures[i].Owner.Node
+	return i >= 0 && i == len(l.Tenures)-1 && l.after == nil && l.Tenures[i].Open() && !l.Tenures[i].Missing && l.HeldNow != "" && l.HeldNow == l.Tenures[i].Owner.Node
 }
