@@ -20,15 +20,10 @@ import (
 
 func init() { register(newHistoryCmd) }
 
-func newHistoryCmd(a *app) *cobra.Command {
-	var sf sourceFlags
-	var files []string
-	var asJSON bool
-	var htmlOut, svgOut string
-	cmd := &cobra.Command{
-		Use:   "history [PATH] --audit FILE [--audit FILE...] | --nats URL | --kafka BROKERS",
-		Short: "Show who led when: one row per owner and term",
-		Long: `history reads every stored event (audit logs, the HERALD JetStream stream
+// historyLong and historyExample are herald history --help's text, kept
+// out of newHistoryCmd so that its code reads at a glance.
+const (
+	historyLong = `history reads every stored event (audit logs, the HERALD JetStream stream
 or the herald.events Kafka topic), for one group or all, and prints the
 leadership timeline: per group and term the owner, from, until, how long it
 held, why it ended, and whether an owner may be missing in between (GAP).
@@ -53,13 +48,36 @@ tenure labelled with its owner and term, gaps and stretches nobody observed
 drawn as such, candidates joining and leaving as marks: a file that opens in
 any browser, with no server and nothing fetched.
 
+--since and --until show the rows that overlap a window of time, each
+given as an RFC 3339 time (2026-11-20T10:00:00Z) or as a duration before
+now (90m, 2h, 3d: d is 24 hours). The history is still worked out from
+every event (a tenure that began before the window needs them), and the
+rows are shown whole, as without a window, not cut at its edges: a tenure
+still open counts as reaching now. --html and --svg draw those rows over
+the window's time, and only the candidates' marks inside it.
+
 Exit codes: 0; 69 NATS or Kafka cannot be reached, or JetStream on the NATS
 cluster cannot serve now (no quorum); 1 other failures (an audit log that
-does not exist, or holds no herald event at all, ...); 2 usage errors.`,
-		Example: `  herald history --audit /var/lib/herald/audit.log
+does not exist, or holds no herald event at all, ...); 2 usage errors.`
+	historyExample = `  herald history --audit /var/lib/herald/audit.log
   herald history --audit bridge-a/audit.log --audit bridge-b/audit.log
   herald history /jobs/nightly --nats nats://localhost:4222 --json
-  herald history --audit /var/lib/herald/audit.log --html timeline.html`,
+  herald history --audit /var/lib/herald/audit.log --html timeline.html
+  herald history /jobs/nightly --audit audit.log --since 2h
+  herald history --audit audit.log --since 2026-11-20T10:00:00Z --until 2026-11-20T12:00:00Z`
+)
+
+func newHistoryCmd(a *app) *cobra.Command {
+	var sf sourceFlags
+	var files []string
+	var asJSON bool
+	var htmlOut, svgOut string
+	var since, until string
+	cmd := &cobra.Command{
+		Use:     "history [PATH] --audit FILE [--audit FILE...] | --nats URL | --kafka BROKERS",
+		Short:   "Show who led when: one row per owner and term",
+		Long:    historyLong,
+		Example: historyExample,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageErr("history takes at most one group path, got %d", len(args))
@@ -70,6 +88,10 @@ does not exist, or holds no herald event at all, ...); 2 usage errors.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			w, err := parseWindow(since, until, time.Now())
+			if err != nil {
+				return err
+			}
 			group := ""
 			if len(args) == 1 {
 				group = args[0]
@@ -79,23 +101,13 @@ does not exist, or holds no herald event at all, ...); 2 usage errors.`,
 				return unreachableExit(err)
 			}
 			if htmlOut != "" || svgOut != "" {
-				return a.writeTimeline(events, htmlOut, svgOut, sf.describe(files))
+				return a.writeTimeline(events, htmlOut, svgOut, sf.describe(files), w)
 			}
 			ts := audit.History(events)
 			if err := a.confirmOpen(cmd.Context(), &sf, files, group, events, ts); err != nil {
 				return unreachableExit(err)
 			}
-			if asJSON {
-				if ts == nil {
-					ts = []audit.Tenure{}
-				}
-				return writeJSON(a.stdout, ts)
-			}
-			if len(ts) == 0 {
-				_, err := fmt.Fprintln(a.stdout, "no leadership or lock events recorded")
-				return err
-			}
-			return audit.WriteTable(a.stdout, ts, time.Now())
+			return a.printHistory(ts, asJSON, w)
 		},
 	}
 	sf.addFlags(cmd.Flags())
@@ -103,7 +115,36 @@ does not exist, or holds no herald event at all, ...); 2 usage errors.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tenures as a JSON array (snake_case keys, held_for in seconds)")
 	cmd.Flags().StringVar(&htmlOut, "html", "", "write the timeline to FILE as a self-contained HTML page (chart and table); - for standard output")
 	cmd.Flags().StringVar(&svgOut, "svg", "", "write the timeline chart to FILE as SVG; - for standard output")
+	cmd.Flags().StringVar(&since, "since", "", "show only the rows that reach this time or later: RFC 3339 (2026-11-20T10:00:00Z) or a duration before now (90m, 2h, 3d)")
+	cmd.Flags().StringVar(&until, "until", "", "show only the rows that began by this time: RFC 3339 or a duration before now, as --since")
 	return cmd
+}
+
+// printHistory prints the tenures as a table or as JSON, only those that
+// overlap the window when one is given (filtered here, after every source
+// has been read into the same tenures, so all show a window alike). The
+// table then starts with a line naming the window; JSON stays an array
+// alone, for the programs that read it.
+func (a *app) printHistory(ts []audit.Tenure, asJSON bool, w window) error {
+	shown := w.tenures(ts)
+	if asJSON {
+		if shown == nil {
+			shown = []audit.Tenure{}
+		}
+		return writeJSON(a.stdout, shown)
+	}
+	if w.set() {
+		fmt.Fprintf(a.stdout, "rows overlapping %s, shown whole (times as recorded, not cut to the window)\n", w)
+	}
+	switch {
+	case len(shown) > 0:
+		return audit.WriteTable(a.stdout, shown, time.Now())
+	case len(ts) > 0:
+		_, err := fmt.Fprintf(a.stdout, "no leadership or lock events recorded in this window (the history has %d rows, all outside it)\n", len(ts))
+		return err
+	}
+	_, err := fmt.Fprintln(a.stdout, "no leadership or lock events recorded")
+	return err
 }
 
 // confirmOpen marks the open tenures whose owner no bridge confirms now

@@ -10,14 +10,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkherald/herald/internal/timeline"
 	"github.com/zkherald/herald/publish"
 )
 
 // writeTimeline draws events as a timeline into an HTML page and/or an SVG
-// file, or to standard output for "-". Each file is written as writeWhole
-// says, so a failed write leaves no half a page in a regular file.
-func (a *app) writeTimeline(events []publish.Event, htmlOut, svgOut, source string) error {
+// file, or to standard output for "-": the rows overlapping the window w,
+// when one is given. Each file is written as writeWhole says, so a failed
+// write leaves no half a page in a regular file.
+func (a *app) writeTimeline(events []publish.Event, htmlOut, svgOut, source string, w window) error {
 	if htmlOut == "-" && svgOut == "-" {
 		return usageErr("--html - and --svg -: only one of them can go to standard output; give the other a file")
 	}
@@ -27,7 +27,10 @@ func (a *app) writeTimeline(events []publish.Event, htmlOut, svgOut, source stri
 	if htmlOut == "-" || svgOut == "-" {
 		report = a.stderr
 	}
-	chart := timeline.Build(events, lastEventTime(events), nil)
+	chart := w.chart(events)
+	if w.set() {
+		source += "; the rows overlapping " + w.String() + ", shown whole"
+	}
 	tenures := 0
 	for _, l := range chart.Lines {
 		for _, t := range l.Tenures {

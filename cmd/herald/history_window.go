@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkherald/herald/internal/timeline"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+)
+
+// windowForms is what --since and --until accept, for their errors.
+const windowForms = "give an RFC 3339 time (2026-11-20T10:00:00Z, 2026-11-20T11:00:00.250+01:00) or a duration before now (90m, 2h, 3d, 1d12h; d is 24 hours)"
+
+// window is the stretch of time `herald history --since/--until` asks
+// for. The history is worked out from every event, since a tenure that
+// began before the window needs its earlier events to be told right, and
+// one held at its end needs the later event that ended it (reading a log
+// cannot stop at until either); the window only chooses which of its rows
+// are shown, whole: a row is never cut at the window's edges, so no time
+// is printed that no event gave. A zero since or until leaves that side
+// open.
+type window struct {
+	since, until time.Time
+	// now is when history ran: the events cannot tell that an open tenure
+	// lasts past it, so it does not reach a window that lies in the future.
+	now time.Time
+}
+
+// parseWindow reads --since and --until ("" when not given) at now.
+func parseWindow(since, until string, now time.Time) (window, error) {
+	w := window{now: now}
+	var err error
+	if w.since, err = windowBound("--since", since, now); err != nil {
+		return w, err
+	}
+	if w.until, err = windowBound("--until", until, now); err != nil {
+		return w, err
+	}
+	if !w.since.IsZero() && !w.until.IsZero() && w.since.After(w.until) {
+		return w, usageErr("--since %s is after --until %s: no moment lies in both; %s to each, the earlier to --since",
+			given(since, w.since), given(until, w.until), windowForms)
+	}
+	return w, nil
+}
+
+// windowBound reads one flag's value: an RFC 3339 time (with or without
+// fractional seconds, at any offset), or a duration counted back from now.
+func windowBound(flag, v string, now time.Time) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, terr := time.Parse(time.RFC3339, v)
+	if terr == nil {
+		return t, nil
+	}
+	d, err := durationBack(v)
+	switch {
+	case err != nil && strings.ContainsAny(v, "T:"):
+		// Meant as a time: what is wrong with it helps most.
+		return time.Time{}, usageErr("%s %q: not an RFC 3339 time (%v); %s", flag, v, terr, windowForms)
+	case err != nil:
+		return time.Time{}, usageErr("%s %q: neither a time nor a duration; %s", flag, v, windowForms)
+	case d < 0:
+		return time.Time{}, usageErr("%s %q: a duration counts back from now and cannot be negative; %s", flag, v, windowForms)
+	}
+	// From the second now falls in: the window is then printed as the
+	// table prints times, and no digits the user did not give appear.
+	return now.Truncate(time.Second).Add(-d), nil
+}
+
+// given is a flag's value as the user gave it, and the time it stands
+// for when that was a duration.
+func given(v string, t time.Time) string {
+	if _, err := time.Parse(time.RFC3339, v); err == nil {
+		return v
+	}
+	return v + " (" + windowStamp(t) + ")"
+}
+
+// durationBack reads a Go duration (90m, 2h30m), or one that starts with
+// whole days of 24 hours (3d, 1d12h): Go's durations have no days, and
+// a window of an incident a few days ago is the common question.
+func durationBack(v string) (time.Duration, error) {
+	days, rest, ok := strings.Cut(v, "d")
+	if !ok {
+		return time.ParseDuration(v)
+	}
+	n, err := strconv.ParseUint(days, 10, 64)
+	if err != nil || n > math.MaxInt64/uint64(24*time.Hour) {
+		return 0, fmt.Errorf("not a duration: %q", v)
+	}
+	d := time.Duration(n) * 24 * time.Hour
+	if rest == "" {
+		return d, nil
+	}
+	r, err := time.ParseDuration(rest)
+	if err != nil || r < 0 || r > math.MaxInt64-d {
+		return 0, fmt.Errorf("not a duration: %q", v)
+	}
+	return d + r, nil
+}
+
+// set reports whether a window was asked for.
+func (w window) set() bool { return !w.since.IsZero() || !w.until.IsZero() }
+
+// overlaps reports whether a row of the history (a tenure, or a stretch
+// of missing owners) shares a moment with the window: it began no later
+// than until (a start not known may be any time before) and ended no
+// earlier than since, or is still open. An end not seen counts at the
+// last time the owner was seen holding, as the row prints it.
+func (w window) overlaps(t audit.Tenure) bool {
+	if !w.until.IsZero() && t.From.After(w.until) {
+		return false
+	}
+	switch {
+	case w.since.IsZero():
+		return true
+	case t.Open():
+		return !w.now.Before(w.since)
+	}
+	return !t.Until.Before(w.since)
+}
+
+// tenures is the rows of ts that overlap the window, in their order.
+func (w window) tenures(ts []audit.Tenure) []audit.Tenure {
+	if !w.set() {
+		return ts
+	}
+	var in []audit.Tenure
+	for _, t := range ts {
+		if w.overlaps(t) {
+			in = append(in, t)
+		}
+	}
+	return in
+}
+
+// chart draws the events' history: the rows that overlap the window
+// and the candidates' marks within it, over the window's time.
+func (w window) chart(events []publish.Event) timeline.Chart {
+	if !w.set() {
+		return timeline.Build(events, lastEventTime(events), nil)
+	}
+	// Up to now, not to the last event: an open tenure reaches a window
+	// after its last event as not seen since, as its row says.
+	return timeline.BuildWindow(events, w.now, w.since, w.until, w.overlaps)
+}
+
+// String says which window is shown, for the text output and the page.
+func (w window) String() string {
+	switch {
+	case w.since.IsZero():
+		return "up to " + windowStamp(w.until)
+	case w.until.IsZero():
+		return "from " + windowStamp(w.since) + " on"
+	}
+	return windowStamp(w.since) + " to " + windowStamp(w.until)
+}
+
+// windowStamp writes t as the history's table does, in UTC to the second, or
+// to the nanosecond when it has a fraction (a bound given to the
+// millisecond is not shown rounded).
+func windowStamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
