@@ -28,6 +28,63 @@ type window struct {
 	// now is when history ran: the events cannot tell that an open tenure
 	// lasts past it, so it does not reach a window that lies in the future.
 	now time.Time
+	// ends holds, for each row whose end no event showed, the latest it
+	// can have ended (see endsOf); a row without one ended at its Until.
+	ends map[rowKey]time.Time
+}
+
+// rowKey names a row of the history: a tenure by its group and term, a
+// stretch of missing owners by its group and start.
+type rowKey struct {
+	group string
+	term  int64
+	from  time.Time
+}
+
+func keyOf(t audit.Tenure) rowKey {
+	if t.Missing {
+		return rowKey{group: t.Group, from: t.From}
+	}
+	return rowKey{group: t.Group, term: t.Term}
+}
+
+// endsOf works out, for each row of ts whose end no event showed (its
+// Until is only when it was last seen holding), the latest it can have
+// ended: it ended before the next event of its group, so no later than
+// the next row of the group began (or was first seen, or last seen when
+// its start is not known either), and, with no row after it, up to now.
+// Such a row overlaps a window that begins after it was last seen but
+// before then: it may have held into the window.
+func endsOf(ts []audit.Tenure, now time.Time) map[rowKey]time.Time {
+	ends := map[rowKey]time.Time{}
+	for i, t := range ts {
+		if t.UntilSeen || t.Open() {
+			continue
+		}
+		end := now
+		for _, n := range ts[i+1:] {
+			if n.Group != t.Group {
+				continue
+			}
+			if b := firstKnown(n); !b.IsZero() {
+				end = b
+				break
+			}
+		}
+		ends[keyOf(t)] = end
+	}
+	return ends
+}
+
+// firstKnown is the earliest time a row gives: its start, or when it was
+// last seen or ended when the start is not known.
+func firstKnown(t audit.Tenure) time.Time {
+	for _, c := range []time.Time{t.From, t.LastSeen, t.Until} {
+		if !c.IsZero() {
+			return c
+		}
+	}
+	return time.Time{}
 }
 
 // parseWindow reads --since and --until ("" when not given) at now.
@@ -108,10 +165,11 @@ func durationBack(v string) (time.Duration, error) {
 func (w window) set() bool { return !w.since.IsZero() || !w.until.IsZero() }
 
 // overlaps reports whether a row of the history (a tenure, or a stretch
-// of missing owners) shares a moment with the window: it began no later
-// than until (a start not known may be any time before) and ended no
-// earlier than since, or is still open. An end not seen counts at the
-// last time the owner was seen holding, as the row prints it.
+// of missing owners) may share a moment with the window: it began no
+// later than until (a start not known may be any time before) and ended
+// no earlier than since, or is still open. An end not seen counts at the
+// latest it can have been (see endsOf), not at the last time the owner
+// was seen holding: the owner may have held into the window.
 func (w window) overlaps(t audit.Tenure) bool {
 	if !w.until.IsZero() && t.From.After(w.until) {
 		return false
@@ -122,7 +180,11 @@ func (w window) overlaps(t audit.Tenure) bool {
 	case t.Open():
 		return !w.now.Before(w.since)
 	}
-	return !t.Until.Before(w.since)
+	end := t.Until
+	if e, ok := w.ends[keyOf(t)]; ok && !t.UntilSeen {
+		end = e
+	}
+	return !end.Before(w.since)
 }
 
 // tenures is the rows of ts that overlap the window, in their order.
@@ -130,6 +192,7 @@ func (w window) tenures(ts []audit.Tenure) []audit.Tenure {
 	if !w.set() {
 		return ts
 	}
+	w.ends = endsOf(ts, w.now)
 	var in []audit.Tenure
 	for _, t := range ts {
 		if w.overlaps(t) {
@@ -147,6 +210,7 @@ func (w window) chart(events []publish.Event) timeline.Chart {
 	}
 	// Up to now, not to the last event: an open tenure reaches a window
 	// after its last event as not seen since, as its row says.
+	w.ends = endsOf(audit.History(events), w.now)
 	return timeline.BuildWindow(events, w.now, w.since, w.until, w.overlaps)
 }
 

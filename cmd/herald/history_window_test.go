@@ -294,3 +294,62 @@ func TestHistoryWindowBadValues(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryWindowKeepsAnEndNotSeen: foxtrot was last seen holding at
+// t0+10m; the bridge was then down, and at t0+100m a snapshot found golf
+// holding. Foxtrot ended somewhere in between, unseen, so it may have
+// held into a window from t0+1h: its row is shown there (until "≥ t0+10m",
+// as recorded). It was hidden, as if it had ended when last seen. A
+// window that begins after golf was found holding leaves it out.
+func TestHistoryWindowKeepsAnEndNotSeen(t *testing.T) {
+	g := uniq(t)
+	t0 := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Second)
+	foxtrot := &publish.Participant{ID: "foxtrot", Node: "n_0000000001", Session: "0x1"}
+	golf := &publish.Participant{ID: "golf", Node: "n_0000000002", Session: "0x2"}
+	elected := publish.Event{Type: publish.LeaderElected, Group: g, Recipe: elect.RecipeElection, Owner: foxtrot,
+		Term: 10, Zxid: 10, Time: t0.Add(10 * time.Minute), Source: "bridge-a"}.WithID()
+	found := publish.Event{Type: publish.LeaderElected, Group: g, Recipe: elect.RecipeElection, Owner: golf,
+		Term: 20, Zxid: 20, Time: t0.Add(100 * time.Minute), Snapshot: true, Gap: true, Source: "bridge-a"}.WithID()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	as, err := audit.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, as, elected, found)
+	if err := as.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ts []audit.Tenure) (out []string) {
+		for _, x := range ts {
+			out = append(out, x.Owner.ID)
+		}
+		return out
+	}
+	all := historyJSON(t, g, "--audit", path)
+	if got := ids(all); !slices.Equal(got, []string{"foxtrot", "golf"}) || all[0].UntilSeen {
+		t.Fatalf("the whole history: %v (foxtrot's end seen: %v); want foxtrot, its end not seen, then golf", got, all[0].UntilSeen)
+	}
+	for _, tc := range []struct {
+		since, until time.Duration
+		want         []string
+	}{
+		{60 * time.Minute, 90 * time.Minute, []string{"foxtrot"}},
+		{60 * time.Minute, 0, []string{"foxtrot", "golf"}},
+		{110 * time.Minute, 0, []string{"golf"}},
+	} {
+		args := []string{g, "--audit", path, "--since", t0.Add(tc.since).Format(time.RFC3339)}
+		if tc.until != 0 {
+			args = append(args, "--until", t0.Add(tc.until).Format(time.RFC3339))
+		}
+		if got := ids(historyJSON(t, args...)); !slices.Equal(got, tc.want) {
+			t.Errorf("%v: rows %v, want %v", args[3:], got, tc.want)
+		}
+		// The chart draws the same rows.
+		svg, stderr, code := heraldRun(t, nil, append([]string{"history", "--svg", "-"}, args...)...)
+		for _, id := range []string{"foxtrot", "golf"} {
+			if code != 0 || strings.Contains(svg, id) != slices.Contains(tc.want, id) {
+				t.Errorf("%v --svg: exit %d, %s drawn: %v, want %v:\n%s", args[3:], code, id, strings.Contains(svg, id), slices.Contains(tc.want, id), stderr)
+			}
+		}
+	}
+}
