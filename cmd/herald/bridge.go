@@ -270,35 +270,24 @@ func (f *bridgeFlags) recipeMap() (elect.RecipeRules, error) {
 	return out, nil
 }
 
-func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
-	if err := readSecretFiles(f.secrets); err != nil {
-		return err
-	}
-	if err := f.applyPresets(a.log); err != nil {
-		return err
-	}
-	if err := f.leaderFlags(); err != nil {
-		return err
-	}
-	if err := f.check(); err != nil {
-		return err
-	}
+// bridgeConfig is the bridge's configuration from the flags (checked before),
+// the sinks aside: runBridge checks it, then builds them.
+func (f *bridgeFlags) bridgeConfig(a *app) (bridge.Config, error) {
 	servers, err := a.servers()
 	if err != nil {
-		return err
+		return bridge.Config{}, err
 	}
 	recipes, _ := f.recipeMap()
-	ctx := cmd.Context()
 	zkAuth, err := a.zkAuth() // a bad --zk-auth-file is refused before the embedded NATS starts
 	if err != nil {
-		return err
+		return bridge.Config{}, err
 	}
 	zkSec, err := a.zkSecurity()
 	if err != nil {
-		return err
+		return bridge.Config{}, err
 	}
 	shard, _ := bridge.ParseShard(f.shard) // checked with the other flags
-	cfg := bridge.Config{
+	return bridge.Config{
 		DigestAuth:        zkAuth,
 		SessionOptions:    zkSec,
 		Leaders:           f.leaders,
@@ -321,7 +310,27 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		Logger:            a.log,
 		// A sink that stops delivering is a WARN, its recovery an INFO.
 		PipelineOptions: []publish.Option{publish.WithLogger(a.log)},
+	}, nil
+}
+
+func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
+	if err := readSecretFiles(f.secrets); err != nil {
+		return err
 	}
+	if err := f.applyPresets(a.log); err != nil {
+		return err
+	}
+	if err := f.leaderFlags(); err != nil {
+		return err
+	}
+	if err := f.check(); err != nil {
+		return err
+	}
+	cfg, err := f.bridgeConfig(a)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
 	// A configuration that cannot run is refused before the sinks start
 	// (an embedded NATS server, a Kafka dial).
 	if err := cfg.ValidateBeforeSinks(); err != nil {
@@ -346,7 +355,7 @@ func runBridge(cmd *cobra.Command, a *app, f *bridgeFlags) error {
 		}
 		return err
 	}
-	a.log.Info("bridge starting", "source", b.Source(), "zk", strings.Join(servers, ","),
+	a.log.Info("bridge starting", "source", b.Source(), "zk", strings.Join(cfg.Servers, ","),
 		"watch", f.watch, "discover", f.discover, "ha", f.ha, "shard", f.shard, "sinks", sinkNames(sinks))
 	if err := b.Run(ctx); err != nil {
 		if errors.Is(err, bridge.ErrSinkSettings) {
