@@ -51,6 +51,14 @@ type SingleNode struct {
 	OnFallback func(path string, err error)
 }
 
+// KRaftNote is what to know of a persistent /controller, which a KRaft
+// controller writes during a ZooKeeper-to-KRaft migration: no session
+// holds it, and once the migration is finalized nobody writes it again, so
+// it names the migration's last KRaft controller for ever, and ZooKeeper
+// holds nothing that says the migration ended.
+const KRaftNote = "written by a KRaft controller during a migration to KRaft; not rewritten once the migration is finalized, " +
+	"so it may name a past controller: ask the KRaft quorum (kafka-metadata-quorum.sh describe --status)"
+
 // SingleNodeFor is how herald reads the node at p by default: the format
 // its path suggests, and for Kafka's controller the epoch beside it.
 func SingleNodeFor(p string) SingleNode {

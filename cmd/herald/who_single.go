@@ -35,12 +35,8 @@ type whoLeader struct {
 }
 
 // kraftNote is who's word on a /controller a KRaft controller wrote during
-// a ZooKeeper-to-KRaft migration. No session holds it, and once the
-// migration is finalized nobody writes it again: it names the last KRaft
-// controller of the migration for ever, and ZooKeeper holds nothing that
-// says the migration ended.
-const kraftNote = "written by a KRaft controller during a migration to KRaft; not rewritten once the migration is finalized, " +
-	"so it may name a past controller: ask the KRaft quorum (kafka-metadata-quorum.sh describe --status)"
+// a ZooKeeper-to-KRaft migration (see elect.KRaftNote).
+const kraftNote = elect.KRaftNote
 
 // noOwner is what who adds to "no owner" for a single-node leader: the
 // last election's epoch, when the system keeps one.

@@ -88,10 +88,12 @@ func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
 		return row{Group: group, Gone: true}, false
 	}
 	r := row{Group: group}
+	persistent := false
 	b.truth.mu.Lock()
 	g := b.truth.groups[group]
 	if g != nil {
 		r.Recipe, r.Owner, r.Node, r.Term = string(g.recipe), g.ownerID, g.owner, g.term
+		persistent = g.persistent
 		r.Since, r.SinceSeen = g.since, g.sinceSeen
 		for _, t := range g.recent {
 			if now.Sub(t) <= time.Hour {
@@ -134,6 +136,11 @@ func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
 	}
 	if r.Node == "" {
 		r.Since = time.Time{}
+	}
+	if _, leader := b.leaderNode(group); leader && persistent && (r.State == "held" || r.State == "ready") {
+		// Only a KRaft controller's /controller is taken for a leader
+		// while no session holds it: it may name a past controller.
+		r.Why = elect.KRaftNote
 	}
 	return r, true
 }

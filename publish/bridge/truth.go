@@ -50,6 +50,9 @@ type groupTruth struct {
 	// group has been without one exactly since ownerless (else at least).
 	ownerlessSeen bool
 	ready         bool
+	// persistent: the owner's node is held by no session (a single-node
+	// leader's: Kafka's /controller as a KRaft controller writes it).
+	persistent bool
 }
 
 var (
@@ -113,9 +116,9 @@ func (tr *truth) see(c elect.Change) (turned bool) {
 	if owner != g.owner || g.since.IsZero() {
 		g.since, g.sinceSeen = now, seen
 	}
-	g.recipe, g.ready, g.ownerID, g.term = c.Recipe, c.Ready, "", 0
+	g.recipe, g.ready, g.ownerID, g.term, g.persistent = c.Recipe, c.Ready, "", 0, false
 	if c.Owner != nil {
-		g.ownerID, g.term = c.Owner.ID, c.Owner.Czxid
+		g.ownerID, g.term, g.persistent = c.Owner.ID, c.Owner.Czxid, c.Owner.Session == 0
 	}
 	if owner == "" && (g.owner != "" || g.ownerless.IsZero()) {
 		g.ownerless, g.ownerlessSeen = now, seen
