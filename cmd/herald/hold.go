@@ -102,17 +102,17 @@ func (o holding) release() {
 // child's exit code (as an *exitError when not 0), or exitNotLeader when
 // ownership was lost and the child had to be stopped.
 func (a *app) holdAndRun(ctx context.Context, o holding) error {
-	if !a.awaitGuard(ctx, o) || !a.awaitPredecessor(ctx, o) {
-		o.ann = nil
-		o.release()
+	guarded := a.awaitGuard(ctx, o)
+	safe, err := predecessorStopped(ctx, o)
+	if !guarded || !a.awaitPredecessor(ctx, o, safe, err) {
+		a.giveUpUnstarted(ctx, o, safe)
 		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
 	}
 	if !o.h.Held() {
 		// Lost between winning and here (the environment holds the term,
 		// which is 0 if ownership ended before it was known): never start
 		// the child for an owner that is already deposed, nor announce it.
-		o.ann = nil
-		o.release()
+		a.giveUpUnstarted(ctx, o, safe)
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), lostWhy(o.h))}
 	}
 	o.ann.gained(o.h, o.recipe)
@@ -254,27 +254,36 @@ func (a *app) awaitGuard(ctx context.Context, o holding) bool {
 	return true
 }
 
-// awaitPredecessor waits, before our command starts, for the command of
-// the herald owner before us to be stopped, when its node went without a
-// release (someone deleted it by hand, or its session ended): its runner
-// heard of the deletion when we did, and stops its command within
-// lossGrace of that (of its own --session-timeout; every copy is given
-// the same one). We wait that and a twelfth of the timeout more. Before,
-// a command that ignored SIGTERM ran beside ours for up to lossGrace. A
-// release herald recorded (the command had ended) costs no wait, nor does
-// a foreign client's predecessor; a look that fails waits, to be safe. It
-// reports false when ctx ended.
-func (a *app) awaitPredecessor(ctx context.Context, o holding) bool {
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+// predecessorStopped returns when the command of the herald owner before
+// us is sure to be stopped, when its node went without a release (someone
+// deleted it by hand, or its session ended): its runner heard of the
+// deletion when we did, and stops its command within lossGrace of that (of
+// its own --session-timeout; every copy is given the same one). That is
+// lossGrace and a twelfth of the timeout from now. A release herald
+// recorded (the command had ended, or its owner waited as we do) costs no
+// wait, nor does a foreign client's predecessor: the zero time then. A
+// look that fails (its error is returned) waits, to be safe. The look is
+// made even once ctx has ended: an owner told to stop needs the answer
+// too (giveUpUnstarted).
+func predecessorStopped(ctx context.Context, o holding) (time.Time, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
 	released, err := o.h.PredecessorReleased(rctx)
-	cancel()
 	if released {
-		return true
+		return time.Time{}, nil
 	}
-	if ctx.Err() != nil {
-		return false
+	return time.Now().Add(lossGrace(o.timeout) + o.timeout/12), err
+}
+
+// awaitPredecessor waits, before our command starts, until the command of
+// the owner before us is stopped (predecessorStopped, which found err).
+// Before, a command that ignored SIGTERM ran beside ours for up to
+// lossGrace. It reports false when ctx ended first.
+func (a *app) awaitPredecessor(ctx context.Context, o holding, until time.Time, err error) bool {
+	d := time.Until(until)
+	if d <= 0 {
+		return ctx.Err() == nil
 	}
-	d := lossGrace(o.timeout) + o.timeout/12
 	if prev := o.h.Predecessor(); prev != "" {
 		a.log.Info("the previous owner's node went without a release (deleted by hand, or its session ended): waiting for its command to be stopped before starting ours",
 			"group", o.h.Group(), "previous", prev, "wait", d, "err", err)
@@ -291,6 +300,25 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding) bool {
 		return false
 	}
 	return true
+}
+
+// giveUpUnstarted gives ownership back when our command never started.
+// The next owner takes a release herald recorded to mean that no command
+// before its own still runs, and starts at once; so ours is not recorded
+// before until, when the command of the owner before us is sure to be
+// stopped. Before, an owner told to stop while it waited for that released
+// at once, and the next owner's command ran beside the deposed one. A
+// second signal leaves without a release: our node then goes with the
+// session, with no record, and the next owner waits itself.
+func (a *app) giveUpUnstarted(ctx context.Context, o holding, until time.Time) {
+	o.ann = nil
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		o.release()
+	case <-forced(ctx):
+	}
 }
 
 // stoppedLook is how often the runner looks whether its command is

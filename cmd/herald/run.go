@@ -182,9 +182,12 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 	env = append(env, a.connEnv()...)
 	cp, err := a.checkpointEnv(ctx, h, s, o.election)
 	if err != nil {
-		if rerr := h.Resign(ctx); rerr != nil {
-			a.log.Warn("could not resign", "election", o.election, "err", rerr)
-		}
+		// Nothing started: given up as an owner interrupted before its
+		// command is, not before the command of the owner before it is
+		// sure to be stopped.
+		ho := holding{h: h, recipe: elect.RecipeElection, timeout: s.Timeout()}
+		safe, _ := predecessorStopped(ctx, ho)
+		a.giveUpUnstarted(ctx, ho, safe)
 		return err
 	}
 	env = append(env, cp...)

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// deleteLowest deletes a group's lowest queue node by hand, as an operator
+// deleting the owner's node with zkCli would.
+func deleteLowest(t *testing.T, g string) {
+	t.Helper()
+	conn := rawZK(t)
+	ch, _, err := conn.Children(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node string
+	for _, c := range ch {
+		if info, ok := elect.ParseName(c); ok && (node == "" || info.Sequence < mustSeq(node)) {
+			node = c
+		}
+	}
+	if node == "" {
+		t.Fatalf("no queue node in %s: %v", g, ch)
+	}
+	if err := conn.Delete(g+"/"+node, -1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOwnerStoppedWhileWaitingForThePreviousCommand: the leader's node is
+// deleted by hand; the next copy, now owner, waits for the deposed
+// command (which ignores SIGTERM) to be killed, and is told to stop
+// meanwhile. It gives the leadership up without starting its command,
+// and the third copy, finding that release on record, starts its own at
+// once: the release must not come before the deposed command is dead.
+// Before, it came at once, and the third copy's command ran beside the
+// first's (found by TestChaosRunners, in the lock group).
+func TestOwnerStoppedWhileWaitingForThePreviousCommand(t *testing.T) {
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	g := uniq(t)
+	child, env, read := overlapMarks(t)
+	run := func(id string) *proc {
+		return start(t, env, append(zk, "run", "--election", g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)...)
+	}
+	run("copy-1")
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+		t.Fatalf("no command started: %q", read())
+	}
+	second := run("copy-2")
+	waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
+	run("copy-3")
+	waitQueued(t, zk, g, 3, "copy-3 never joined the queue")
+	deleteLowest(t, g)
+	second.waitOutput(t, "waiting for its command to be stopped", 10*time.Second)
+	_ = second.cmd.Process.Signal(syscall.SIGTERM)
+	if code := second.wait(t, 10*time.Second); code != 128+int(syscall.SIGTERM) || !strings.Contains(second.out.String(), "interrupted before the command started") {
+		t.Fatalf("copy-2, told to stop while it waited: exit %d, want %d before its command started:\n%s", code, 128+int(syscall.SIGTERM), second.out)
+	}
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+		t.Fatalf("copy-3's command never started: %q", read())
+	}
+	if strings.Contains(read(), "OVERLAP") || strings.Contains(read(), "copy-2") {
+		t.Errorf("copy-3's command started beside copy-1's, or copy-2's ran:\n%s", read())
+	}
+}
