@@ -108,12 +108,15 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		a.giveUpUnstarted(ctx, o, safe)
 		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
 	}
-	if !o.h.Held() {
+	if err := confirmOwned(ctx, o); err != nil {
 		// Lost between winning and here (the environment holds the term,
 		// which is 0 if ownership ended before it was known): never start
 		// the child for an owner that is already deposed, nor announce it.
 		a.giveUpUnstarted(ctx, o, safe)
-		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), lostWhy(o.h))}
+		if ctx.Err() != nil {
+			return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
+		}
+		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), err)}
 	}
 	o.ann.gained(o.h, o.recipe)
 	c, err := startChild(o.args, o.env, a.stdin, a.stdout, a.stderr)
@@ -319,6 +322,44 @@ func (a *app) giveUpUnstarted(ctx context.Context, o holding, until time.Time) {
 		o.release()
 	case <-forced(ctx):
 	}
+}
+
+// confirmOwned asks the servers, just before the command starts, whether
+// our node is still there, and so our session alive. An owner frozen while
+// it waited (SIGSTOP, a paused VM) may run again after its session expired
+// and the next owner's command started, and would start its command beside
+// that one before its client has heard of the expiry: the look cannot
+// succeed then, the servers having closed the session and its node. It
+// returns why ownership is not confirmed: ended (or ctx did) meanwhile, the
+// node gone, or the look failed.
+func confirmOwned(ctx context.Context, o holding) error {
+	s := o.h.Session()
+	look := make(chan error, 1)
+	go func() {
+		ok, _, err := s.Conn().Exists(o.h.NodePath())
+		if err == nil && !ok {
+			err = errors.New("our node is gone")
+		}
+		look <- err
+	}()
+	t := time.NewTimer(s.Timeout())
+	defer t.Stop()
+	var err error
+	select {
+	case err = <-look:
+	case <-o.h.Done():
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		err = errors.New("no answer within the session timeout")
+	}
+	if !o.h.Held() {
+		return errors.New(lostWhy(o.h))
+	}
+	if err != nil {
+		return fmt.Errorf("the servers did not confirm our node: %w", err)
+	}
+	return nil
 }
 
 // stoppedLook is how often the runner looks whether its command is

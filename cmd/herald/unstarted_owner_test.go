@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
@@ -67,5 +68,52 @@ func TestOwnerStoppedWhileWaitingForThePreviousCommand(t *testing.T) {
 	}
 	if strings.Contains(read(), "OVERLAP") || strings.Contains(read(), "copy-2") {
 		t.Errorf("copy-3's command started beside copy-1's, or copy-2's ran:\n%s", read())
+	}
+}
+
+// TestOwnerCutOffWhileWaitingForThePreviousCommand: the leader's node is
+// deleted by hand; the next copy, now owner, waits for the deposed
+// command to be killed, and meanwhile loses touch with ZooKeeper while its
+// own node is deleted by hand too. The third copy leads and, after its own
+// wait, starts its command. The cut-off copy's wait ends as well, but
+// nothing has told it that it no longer owns: it must not start its
+// command before the servers confirm its node. Before, it started it at
+// once, beside the third copy's, as a copy frozen (SIGSTOP) during its
+// wait past its session timeout could when it ran again, before its
+// client had heard of the expiry.
+func TestOwnerCutOffWhileWaitingForThePreviousCommand(t *testing.T) {
+	addr := zktest.Shared(t).ConnectString()
+	p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	g := uniq(t)
+	child, env, read := overlapMarks(t)
+	run := func(id, servers string) *proc {
+		return start(t, env, "--zk", servers, "--session-timeout", "6s", "run", "--election", g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
+	}
+	run("copy-1", addr)
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+		t.Fatalf("no command started: %q", read())
+	}
+	zk := []string{"--zk", addr}
+	second := run("copy-2", p.Addr())
+	waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
+	run("copy-3", addr)
+	waitQueued(t, zk, g, 3, "copy-3 never joined the queue")
+	deleteLowest(t, g)
+	second.waitOutput(t, "waiting for its command to be stopped", 10*time.Second)
+	p.Blackhole(true)
+	deleteLowest(t, g) // copy-2's node, which it does not hear of
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+		t.Fatalf("copy-3's command never started: %q", read())
+	}
+	p.Blackhole(false) // copy-2 hears now that its node is gone
+	if code := second.wait(t, 20*time.Second); code != exitNotLeader || !strings.Contains(second.out.String(), "before the command started") {
+		t.Errorf("copy-2, cut off: exit %d, want %d before its command started:\n%s", code, exitNotLeader, second.out)
+	}
+	if strings.Contains(read(), "OVERLAP") || strings.Contains(read(), "copy-2") {
+		t.Errorf("copy-2 started its command though it no longer owned:\n%s", read())
 	}
 }
