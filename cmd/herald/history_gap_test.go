@@ -8,11 +8,7 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/elect"
-	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
-	"github.com/zkherald/herald/sinks/audit"
-	"github.com/zkherald/herald/sinks/jetstream"
-	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // gapStory is a lock group as a bridge restarted over it publishes it: F
@@ -49,23 +45,10 @@ func gapStory(group string, at time.Time) []publish.Event {
 func TestHistoryMarksOwnersMissing(t *testing.T) {
 	g := uniq(t)
 	story := gapStory(g, time.Now().UTC().Add(-time.Minute))
-	path := filepath.Join(t.TempDir(), "audit.log")
-	as, err := audit.New(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, as, story...)
-	if err := as.Close(); err != nil {
-		t.Fatal(err)
-	}
-	srv := natsserver.Start(t)
-	js, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { js.Close() })
+	path := auditLog(t, story...)
+	natsURL, js := jetStreamSink(t)
 	write(t, js, story...)
-	for _, src := range [][]string{{"--audit", path}, {"--nats", srv.URL()}} {
+	for _, src := range [][]string{{"--audit", path}, {"--nats", natsURL}} {
 		out, stderr, code := heraldRun(t, nil, append([]string{"history", g}, src...)...)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if code != 0 || len(lines) != 3 || !strings.Contains(lines[2], "owners may be missing") || !strings.Contains(lines[2], "maybe") {

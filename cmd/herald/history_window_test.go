@@ -12,12 +12,9 @@ import (
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/kafkatest"
-	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
-	"github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/kafkasink"
-	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // windowStory is an election group g and a lock group l around a window
@@ -110,21 +107,8 @@ func TestHistoryWindowShowsTheRowsThatOverlapIt(t *testing.T) {
 	story := windowStory(g, l, t0)
 	since, until := t0.Add(time.Hour).Format(time.RFC3339), t0.Add(3*time.Hour).Format(time.RFC3339)
 
-	path := filepath.Join(t.TempDir(), "audit.log")
-	as, err := audit.New(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, as, story...)
-	if err := as.Close(); err != nil {
-		t.Fatal(err)
-	}
-	srv := natsserver.Start(t)
-	js, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { js.Close() })
+	path := auditLog(t, story...)
+	natsURL, js := jetStreamSink(t)
 	write(t, js, story...)
 	kc := kafkatest.Start(t)
 	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
@@ -134,7 +118,7 @@ func TestHistoryWindowShowsTheRowsThatOverlapIt(t *testing.T) {
 	t.Cleanup(func() { ks.Close() })
 	write(t, ks, story...)
 
-	for _, src := range [][]string{{"--audit", path}, {"--nats", srv.URL()}, {"--kafka", strings.Join(kc.Addrs(), ",")}} {
+	for _, src := range [][]string{{"--audit", path}, {"--nats", natsURL}, {"--kafka", strings.Join(kc.Addrs(), ",")}} {
 		window := append(slices.Clone(src), "--since", since, "--until", until)
 		var all []audit.Tenure
 		for _, grp := range []string{g, l} {
@@ -219,19 +203,6 @@ func TestHistoryWindowShowsTheRowsThatOverlapIt(t *testing.T) {
 // that lies in the future shows nothing, not even the open tenure: the
 // events cannot tell it lasts that long.
 func TestHistoryWindowOfTheRecentPast(t *testing.T) {
-	dir := t.TempDir()
-	logOf := func(name string, events []publish.Event) string {
-		path := filepath.Join(dir, name)
-		as, err := audit.New(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(t, as, events...)
-		if err := as.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
 	g := uniq(t)
 	old := story(g) // alpha, then bravo, two minutes ago
 	for i := range old {
@@ -239,8 +210,8 @@ func TestHistoryWindowOfTheRecentPast(t *testing.T) {
 	}
 	end := finalLoss(g)
 	end.Time = old[len(old)-1].Time.Add(time.Minute)
-	oldLog := logOf("old.log", append(old, end.WithID()))
-	freshLog := logOf("fresh.log", story(g))
+	oldLog := auditLog(t, append(old, end.WithID())...)
+	freshLog := auditLog(t, story(g)...)
 
 	for _, tc := range []struct {
 		log    string
@@ -310,15 +281,7 @@ func TestHistoryWindowKeepsAnEndNotSeen(t *testing.T) {
 		Term: 10, Zxid: 10, Time: t0.Add(10 * time.Minute), Source: "bridge-a"}.WithID()
 	found := publish.Event{Type: publish.LeaderElected, Group: g, Recipe: elect.RecipeElection, Owner: golf,
 		Term: 20, Zxid: 20, Time: t0.Add(100 * time.Minute), Snapshot: true, Gap: true, Source: "bridge-a"}.WithID()
-	path := filepath.Join(t.TempDir(), "audit.log")
-	as, err := audit.New(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, as, elected, found)
-	if err := as.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := auditLog(t, elected, found)
 	ids := func(ts []audit.Tenure) (out []string) {
 		for _, x := range ts {
 			out = append(out, x.Owner.ID)

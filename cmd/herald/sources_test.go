@@ -55,6 +55,21 @@ func jetStreamSink(t *testing.T) (string, *jetstream.Sink) {
 	return srv.URL(), s
 }
 
+// auditLog writes events to a new audit log and returns its path.
+func auditLog(t *testing.T, events ...publish.Event) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	as, err := audit.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, as, events...)
+	if err := as.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func write(t *testing.T, s publish.Sink, events ...publish.Event) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
