@@ -3,6 +3,7 @@ package elect
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -15,13 +16,15 @@ func (h *Handle) Predecessor() string { return h.t.prev }
 // PredecessorReleased reports whether the node that owned before ours
 // went by a release herald recorded (the mark on the group node, or the
 // office's record, naming that node): its owner gave the group up on
-// purpose, after its work stopped. It is false for a herald node that went
-// without one: someone deleted it, or its session ended. A herald runner
-// whose node is deleted under it stops its command within a sixth of its
-// session timeout of hearing so, which is when the next owner hears it
-// too: `herald run` and `herald lock` wait that long before they start
-// theirs. It is true when the predecessor was not a herald node (a foreign
-// client's release records nothing, and no bound is known for its work).
+// purpose, after its work stopped, or said afterwards that its work had
+// stopped (RecordStopped). It is false for a herald node that went
+// without one: someone deleted it, or its session ended, and its owner
+// may not have heard yet (frozen, or cut off from the servers). `herald
+// run` and `herald lock` then wait for such a record, or for the longest
+// a runner that cannot hear takes to stop its command, before they start
+// theirs. It is true when the predecessor was not a herald node (a
+// foreign client's release records nothing, and no bound is known for its
+// work).
 //
 // With no owner seen before ours, "nobody before us" must be shown, not
 // assumed: an owner deleted by hand just before our node was made, or
@@ -30,12 +33,26 @@ func (h *Handle) Predecessor() string { return h.t.prev }
 // last node made before ours is one whose release herald recorded (see
 // releasedJustBefore).
 func (h *Handle) PredecessorReleased(ctx context.Context) (bool, error) {
+	ok, _, err := h.predecessorReleased(ctx, false)
+	return ok, err
+}
+
+// PredecessorReleasedW is PredecessorReleased that, when it reports
+// false, also returns a watch on the group node's data, which fires when
+// a record may have come (RecordStopped writes there): look again then.
+// The watch is nil when none was set (the answer is true, or the read
+// failed).
+func (h *Handle) PredecessorReleasedW(ctx context.Context) (bool, <-chan zk.Event, error) {
+	return h.predecessorReleased(ctx, true)
+}
+
+func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
 	p := h.t.prev
 	switch info, ok := ParseName(p); {
 	case p != "" && (!ok || info.Convention != "herald"):
-		return true, nil
+		return true, nil, nil
 	case p == "" && h.t.seq == 0:
-		return true, nil // the group's first child: nothing came before it
+		return true, nil, nil // the group's first child: nothing came before it
 	}
 	ours := func(r *Release) bool {
 		if r == nil {
@@ -47,22 +64,104 @@ func (h *Handle) PredecessorReleased(ctx context.Context) (bool, error) {
 		return releasedJustBefore(r.Node, h.t.seq)
 	}
 	c := h.q.s.Conn()
-	data, err := call(ctx, func() ([]byte, error) { b, _, err := c.Get(h.q.parent); return b, err })
-	if err != nil {
-		return false, err
+	type read struct {
+		b  []byte
+		ch <-chan zk.Event
 	}
-	if ours(decodeMarkRelease(data)) {
-		return true, nil
+	r, err := call(ctx, func() (read, error) {
+		if watch {
+			b, _, ch, err := c.GetW(h.q.parent)
+			return read{b, ch}, err
+		}
+		b, _, err := c.Get(h.q.parent)
+		return read{b: b}, err
+	})
+	if err != nil {
+		return false, nil, err
+	}
+	if ours(decodeMarkRelease(r.b)) {
+		return true, nil, nil
 	}
 	b, ost, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.parent + "/" + OfficeNode) })
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return false, nil
+		return false, r.ch, nil
 	case err != nil:
-		return false, err
+		return false, r.ch, err
 	}
 	o, ok := decodeOffice(b, ost)
-	return ok && ours(o.Released), nil
+	return ok && ours(o.Released), r.ch, nil
+}
+
+// RecordStopped says, once ownership has ended with our node gone while
+// our session lives (someone deleted it by hand, or it went while the
+// connection was down), that the owner's work has stopped: it writes
+// herald's mark on the group node naming our node, as a release would
+// have. The next herald owner cannot tell such a deletion from a
+// session's end, after which no runner's command still runs; a runner
+// that has not heard of the deletion (frozen, or cut off) may. So `herald
+// run` and `herald lock` wait, before they start their command, for this
+// record or for the longest such a runner takes to stop its own; the
+// record ends the wait as soon as the deposed command is stopped.
+//
+// Call it only once the work has stopped. It writes nothing when
+// ownership has not ended, its term is unknown, our node still exists (a
+// release deletes it), the session is gone (the next owner waits its
+// bound), the group node holds someone else's data or may not be
+// written, or a release of ours or of a later owner is already recorded
+// there.
+func (h *Handle) RecordStopped(ctx context.Context) error {
+	select {
+	case <-h.done:
+	default:
+		return nil
+	}
+	term := h.Term()
+	q := h.q
+	if term == 0 || q.s.gone() != nil || q.markState() == markDenied {
+		return nil
+	}
+	c := q.s.Conn()
+	there, _, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(h.NodePath()) })
+	if err != nil || there {
+		return err
+	}
+	rec := &Release{Node: h.t.name, ID: h.id, Term: term, Reason: ReasonDeleted, Time: time.Now().UTC()}
+	for tries := 0; tries < 4; tries++ {
+		b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(q.parent) })
+		switch {
+		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
+			return nil
+		case err != nil:
+			return err
+		case !markable(b):
+			return nil
+		}
+		if r := decodeMarkRelease(b); r != nil && (r.Node == h.t.name || h.laterThanOurs(r)) {
+			return nil
+		}
+		_, err = call(ctx, func() (*zk.Stat, error) { return c.Set(q.parent, q.releaseMark(rec), st.Version) })
+		switch {
+		case errors.Is(err, zk.ErrBadVersion):
+			continue
+		case errors.Is(err, zk.ErrNoAuth):
+			q.setMark(markDenied)
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// laterThanOurs reports whether the release r recorded is a later
+// owner's than ours: by its term, or, when a release recorded no term (it
+// came before its owner learned it), by its node's sequence.
+func (h *Handle) laterThanOurs(r *Release) bool {
+	if r.Term > h.Term() {
+		return true
+	}
+	rs, ok := ParseSequence(r.Node)
+	return ok && int32(uint32(rs)-uint32(h.t.seq)) > 0
 }
 
 // releasedJustBefore reports whether the released node, whose owner's

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/spf13/pflag"
 
 	"github.com/zkherald/herald/elect"
@@ -85,14 +87,22 @@ func (o holding) what() string {
 }
 
 // release gives ownership back with a fresh context: the command's own
-// context may already be cancelled by a signal.
+// context may already be cancelled by a signal. It is called once no
+// command of ours, nor of an owner before us, can still run. When
+// ownership had already ended (our node deleted by hand, say), it records
+// that our command is stopped, for the next owner waiting on it (see
+// predecessorGate).
 func (o holding) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	lost := !o.h.Held()
 	if o.recipe == elect.RecipeLock {
 		_ = o.h.Release(ctx)
 	} else {
 		_ = o.h.Resign(ctx)
+	}
+	if lost {
+		_ = o.h.RecordStopped(ctx)
 	}
 	o.ann.lost(o.h, o.recipe)
 }
@@ -103,8 +113,10 @@ func (o holding) release() {
 // ownership was lost and the child had to be stopped.
 func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	guarded := a.awaitGuard(ctx, o)
-	safe, err := predecessorStopped(ctx, o)
-	if !guarded || !a.awaitPredecessor(ctx, o, safe, err) {
+	quit := make(chan struct{})
+	defer close(quit)
+	safe := watchPredecessor(o, quit)
+	if !guarded || !a.awaitPredecessor(ctx, o, safe) {
 		a.giveUpUnstarted(ctx, o, safe)
 		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
 	}
@@ -257,47 +269,104 @@ func (a *app) awaitGuard(ctx context.Context, o holding) bool {
 	return true
 }
 
-// predecessorStopped returns when the command of the herald owner before
-// us is sure to be stopped, when its node went without a release (someone
-// deleted it by hand, or its session ended): its runner heard of the
-// deletion when we did, and stops its command within lossGrace of that (of
-// its own --session-timeout; every copy is given the same one). That is
-// lossGrace and a twelfth of the timeout from now. A release herald
-// recorded (the command had ended, or its owner waited as we do) costs no
-// wait, nor does a foreign client's predecessor: the zero time then. A
-// look that fails (its error is returned) waits, to be safe. The look is
-// made even once ctx has ended: an owner told to stop needs the answer
-// too (giveUpUnstarted).
-func predecessorStopped(ctx context.Context, o holding) (time.Time, error) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	released, err := o.h.PredecessorReleased(rctx)
-	if released {
-		return time.Time{}, nil
+// predecessorBound is how long after the node of the herald owner before
+// us went without a release its command may still run: its runner may
+// not have heard (cut off from the servers, or frozen). Cut off, its
+// client gives the silent connection up two thirds of the timeout after
+// it last heard, before the deletion, and the command is killed within
+// lossGrace of that; frozen, the watchdog kills it within watchdogKillBy
+// (less) of the last heartbeat. A twelfth more is for a busy machine.
+// Every copy is given the same --session-timeout.
+func predecessorBound(timeout time.Duration) time.Duration {
+	return timeout*2/3 + lossGrace(timeout) + timeout/12
+}
+
+// predecessorGate watches for the moment the command of the herald owner
+// before us is sure to be stopped.
+type predecessorGate struct {
+	// open is closed at that moment: at once when its release is on
+	// record (its command had ended, or its owner waited as we do) or the
+	// predecessor was a foreign client's; when its runner records that
+	// its command stopped (elect.Handle.RecordStopped: its node went by
+	// someone's hand, and it heard); or predecessorBound after our first
+	// look, since nothing tells a deletion by hand to a runner that could
+	// not hear from a session's end.
+	open chan struct{}
+	// until is when the bound ends; first is why it is being waited for:
+	// the first look's error, nil when it simply found no record.
+	until time.Time
+	first error
+	// recorded is set before open closes when a record, not the bound,
+	// opened it.
+	recorded atomic.Bool
+}
+
+// watchPredecessor starts the gate. The looks are made even once ctx has
+// ended: an owner told to stop needs the answer too (giveUpUnstarted).
+// They end with the gate, or when quit closes.
+func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
+	g := &predecessorGate{open: make(chan struct{}), until: time.Now().Add(predecessorBound(o.timeout))}
+	look := func() (bool, <-chan zk.Event, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return o.h.PredecessorReleasedW(ctx)
 	}
-	return time.Now().Add(lossGrace(o.timeout) + o.timeout/12), err
+	released, ch, err := look()
+	if released {
+		close(g.open)
+		return g
+	}
+	g.first = err
+	go func() {
+		defer close(g.open)
+		bound := time.NewTimer(time.Until(g.until))
+		defer bound.Stop()
+		retry := time.NewTicker(o.timeout / 12)
+		defer retry.Stop()
+		for {
+			var again <-chan time.Time
+			if ch == nil {
+				again = retry.C // the look failed: look again a little later
+			}
+			select {
+			case <-bound.C:
+				return
+			case <-quit:
+				return
+			case <-ch:
+			case <-again:
+			}
+			if released, ch, _ = look(); released {
+				g.recorded.Store(true)
+				return
+			}
+		}
+	}()
+	return g
 }
 
 // awaitPredecessor waits, before our command starts, until the command of
-// the owner before us is stopped (predecessorStopped, which found err).
-// Before, a command that ignored SIGTERM ran beside ours for up to
-// lossGrace. It reports false when ctx ended first.
-func (a *app) awaitPredecessor(ctx context.Context, o holding, until time.Time, err error) bool {
-	d := time.Until(until)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	if prev := o.h.Predecessor(); prev != "" {
-		a.log.Info("the previous owner's node went without a release (deleted by hand, or its session ended): waiting for its command to be stopped before starting ours",
-			"group", o.h.Group(), "previous", prev, "wait", d, "err", err)
-	} else {
-		a.log.Info("no owner was seen before ours, but the group's history cannot show that none went without a release just before (deleted by hand): waiting for such a command to be stopped before starting ours",
-			"group", o.h.Group(), "wait", d, "err", err)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+// the owner before us is stopped (the gate opens). Before, a command that
+// ignored SIGTERM ran beside ours. It reports false when ctx ended first.
+func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGate) bool {
 	select {
-	case <-t.C:
+	case <-g.open:
+		return ctx.Err() == nil
+	default:
+	}
+	d := time.Until(g.until).Round(time.Millisecond)
+	if prev := o.h.Predecessor(); prev != "" {
+		a.log.Info("the previous owner's node went without a release (deleted by hand, or its session ended): waiting for its command to be stopped before starting ours, until its runner says so or at most the wait",
+			"group", o.h.Group(), "previous", prev, "wait", d, "err", g.first)
+	} else {
+		a.log.Info("no owner was seen before ours, but the group's history cannot show that none went without a release just before (deleted by hand): waiting for such a command to be stopped before starting ours, until its runner says so or at most the wait",
+			"group", o.h.Group(), "wait", d, "err", g.first)
+	}
+	select {
+	case <-g.open:
+		if g.recorded.Load() {
+			a.log.Info("the previous owner's runner recorded that its command stopped", "group", o.h.Group())
+		}
 	case <-o.h.Done():
 	case <-ctx.Done():
 		return false
@@ -308,17 +377,15 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, until time.Time, 
 // giveUpUnstarted gives ownership back when our command never started.
 // The next owner takes a release herald recorded to mean that no command
 // before its own still runs, and starts at once; so ours is not recorded
-// before until, when the command of the owner before us is sure to be
-// stopped. Before, an owner told to stop while it waited for that released
-// at once, and the next owner's command ran beside the deposed one. A
-// second signal leaves without a release: our node then goes with the
-// session, with no record, and the next owner waits itself.
-func (a *app) giveUpUnstarted(ctx context.Context, o holding, until time.Time) {
+// before the gate opens, when the command of the owner before us is sure
+// to be stopped. Before, an owner told to stop while it waited for that
+// released at once, and the next owner's command ran beside the deposed
+// one. A second signal leaves without a release: our node then goes with
+// the session, with no record, and the next owner waits itself.
+func (a *app) giveUpUnstarted(ctx context.Context, o holding, g *predecessorGate) {
 	o.ann = nil
-	t := time.NewTimer(time.Until(until))
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-g.open:
 		o.release()
 	case <-forced(ctx):
 	}

@@ -43,6 +43,12 @@ Linux what it started apart from it (a daemon's setsid). A
 watchdog process does the same should lock itself freeze (no sign of life
 for half the session timeout) or be killed.
 
+When the previous owner's node went without a release (deleted by hand,
+or its session ended), the command starts only once that owner's runner
+records that its command stopped, or after 11/12 of the session timeout,
+by when a runner frozen or cut off has killed it: give every copy the
+same --session-timeout.
+
 The command finds the lock in its environment: HERALD_LOCK, HERALD_NODE,
 HERALD_TERM (the fencing token), HERALD_ID and HERALD_ZK.
 

@@ -52,6 +52,12 @@ expired), so it stays a hot standby instead of exiting. A watchdog process
 stops the command the same way should run itself freeze (no sign of life
 for half the session timeout) or be killed.
 
+When the previous owner's node went without a release (deleted by hand,
+or its session ended), the command starts only once that owner's runner
+records that its command stopped, or after 11/12 of the session timeout,
+by when a runner frozen or cut off has killed it: give every copy the
+same --session-timeout.
+
 The command finds its leadership in its environment: HERALD_ELECTION,
 HERALD_NODE, HERALD_TERM (the fencing token), HERALD_ID, HERALD_ZK, and the
 last checkpoint any leader saved (HERALD_CHECKPOINT, HERALD_CHECKPOINT_TERM;
@@ -186,8 +192,9 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 		// command is, not before the command of the owner before it is
 		// sure to be stopped.
 		ho := holding{h: h, recipe: elect.RecipeElection, timeout: s.Timeout()}
-		safe, _ := predecessorStopped(ctx, ho)
-		a.giveUpUnstarted(ctx, ho, safe)
+		quit := make(chan struct{})
+		defer close(quit)
+		a.giveUpUnstarted(ctx, ho, watchPredecessor(ho, quit))
 		return err
 	}
 	env = append(env, cp...)

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/faultproxy"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts: the leader's
+// node is deleted by hand while its runner cannot hear of it: frozen
+// (SIGSTOP), or cut off from the servers. Its command, which ignores
+// SIGTERM, runs on until the watchdog (frozen) or the runner's own loss
+// of the connection (cut off) kills it, up to five sixths of the session
+// timeout after the deletion. The next copy must not start its command
+// before then. Before, it waited a quarter of the timeout, and both
+// commands ran (found by TestChaosRunners).
+func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
+	for _, how := range []string{"frozen", "cut off"} {
+		t.Run(how, func(t *testing.T) {
+			addr := zktest.Shared(t).ConnectString()
+			p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = p.Close() })
+			g := uniq(t)
+			child, env, read := overlapMarks(t)
+			run := func(id, servers string) *proc {
+				return start(t, env, "--zk", servers, "--session-timeout", "6s", "run", "--election", g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
+			}
+			first := run("copy-1", p.Addr())
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("no command started: %q", read())
+			}
+			second := run("copy-2", addr)
+			waitQueued(t, []string{"--zk", addr}, g, 2, "copy-2 never joined the queue")
+			if how == "frozen" {
+				pid := first.cmd.Process.Pid
+				if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+			} else {
+				p.Blackhole(true)
+			}
+			deleteLowest(t, g)
+			second.waitOutput(t, "waiting for its command to be stopped", 10*time.Second)
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2's command started while copy-1's (%s) still ran:\n%s", how, read())
+			}
+		})
+	}
+}
+
+// TestDeposedOwnerSaysItsCommandStopped: the leader's node is deleted by
+// hand and its runner hears of it. It kills its command (which ignores
+// SIGTERM) a sixth of the session timeout later and records that it did:
+// the next copy starts its own then, rather than wait out the bound
+// herald keeps for a runner that cannot hear.
+func TestDeposedOwnerSaysItsCommandStopped(t *testing.T) {
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	for _, recipe := range []string{"run", "lock"} {
+		t.Run(recipe, func(t *testing.T) {
+			g := uniq(t)
+			child, env, read := overlapMarks(t)
+			run := func(id string) *proc {
+				args := append([]string{}, zk...)
+				if recipe == "run" {
+					args = append(args, "run", "--election", g, "--id", id)
+				} else {
+					args = append(args, "lock", "--lock", g, "--id", id)
+				}
+				return start(t, env, append(args, "--grace", "10s", "--", "sh", "-c", child)...)
+			}
+			first := run("copy-1")
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("no command started: %q", read())
+			}
+			second := run("copy-2")
+			waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
+			deleteLowest(t, g)
+			second.waitOutput(t, "recorded that its command stopped", 10*time.Second)
+			if err := waitFor(10*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2's command started while copy-1's still ran:\n%s", read())
+			}
+			if code := first.wait(t, 10*time.Second); code != exitNotLeader {
+				t.Errorf("copy-1: exit %d, want %d:\n%s", code, exitNotLeader, first.out)
+			}
+		})
+	}
+}

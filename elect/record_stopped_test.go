@@ -1,0 +1,125 @@
+package elect_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// deposedLock is a lock group whose first owner's node was deleted by hand
+// after a second waiter queued: first lost, second owns.
+func deposedLock(t *testing.T) (g string, first, second *elect.Handle) {
+	t.Helper()
+	addrs := sharedAddrs(t)
+	g = groupPath(t)
+	s1, s2 := session(t, addrs), session(t, addrs)
+	l1, err := elect.NewLock(s1, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err = l1.Acquire(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Before ownership ends there is nothing to record.
+	_, before, err := s1.Conn().Get(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.RecordStopped(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if b, after, err := s1.Conn().Get(g); err != nil || after.Version != before.Version {
+		t.Fatalf("RecordStopped while the owner held wrote %q (%v)", b, err)
+	}
+	l2, err := elect.NewLock(s2, g, elect.OnQueued(func(string) {
+		if err := s2.Conn().Delete(first.NodePath(), -1); err != nil {
+			t.Error(err)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err = l2.Acquire(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first owner never heard that its node was deleted")
+	}
+	return g, first, second
+}
+
+// markedNode is the node herald's mark on group g names as released.
+func markedNode(t *testing.T, s *elect.Session, g string) string {
+	t.Helper()
+	b, _, err := s.Conn().Get(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Released *elect.Release `json:"released"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.Released == nil {
+		return ""
+	}
+	return m.Released.Node
+}
+
+// TestRecordStopped: an owner whose node was deleted by hand records,
+// once its work stopped, that it did; the next owner, which found no
+// release and would wait for a bound, learns it from its watch at once.
+// The record never replaces a later owner's release, nor data someone
+// else keeps on the group node.
+func TestRecordStopped(t *testing.T) {
+	t.Run("ends the wait", func(t *testing.T) {
+		g, first, second := deposedLock(t)
+		released, ch, err := second.PredecessorReleasedW(ctxT(t, 10*time.Second))
+		if err != nil || released || ch == nil {
+			t.Fatalf("before the record: PredecessorReleasedW = %v, watch %v, %v; want false with a watch", released, ch != nil, err)
+		}
+		if err := first.RecordStopped(ctxT(t, 10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the record fired no watch")
+		}
+		if got, err := second.PredecessorReleased(ctxT(t, 10*time.Second)); err != nil || !got {
+			t.Errorf("after the record: PredecessorReleased = %v, %v; want true", got, err)
+		}
+		if n := markedNode(t, second.Session(), g); n != first.Node() {
+			t.Errorf("the mark names %q, want the deposed owner's %q", n, first.Node())
+		}
+	})
+	t.Run("never over a later release", func(t *testing.T) {
+		g, first, second := deposedLock(t)
+		if err := second.Release(ctxT(t, 10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := first.RecordStopped(ctxT(t, 10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if n := markedNode(t, second.Session(), g); n != second.Node() {
+			t.Errorf("the mark names %q, want the later owner's release (%q) kept", n, second.Node())
+		}
+	})
+	t.Run("never over someone else's data", func(t *testing.T) {
+		g, first, second := deposedLock(t)
+		c := second.Session().Conn()
+		if _, err := c.Set(g, []byte("kept by an operator"), -1); err != nil {
+			t.Fatal(err)
+		}
+		if err := first.RecordStopped(ctxT(t, 10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if b, _, err := c.Get(g); err != nil || string(b) != "kept by an operator" {
+			t.Errorf("the group node holds %q (%v), want the operator's data untouched", b, err)
+		}
+	})
+}
