@@ -109,7 +109,8 @@ func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-c
 // release deletes it), the session is gone (the next owner waits its
 // bound), the group node holds someone else's data or may not be
 // written, or a release of ours or of a later owner is already recorded
-// there.
+// there. Like a release for any reason but a resignation, it writes the
+// mark twice, in one transaction.
 func (h *Handle) RecordStopped(ctx context.Context) error {
 	select {
 	case <-h.done:
@@ -140,11 +141,19 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 		if r := decodeMarkRelease(b); r != nil && (r.Node == h.t.name || h.laterThanOurs(r)) {
 			return nil
 		}
-		_, err = call(ctx, func() (*zk.Stat, error) { return c.Set(q.parent, q.releaseMark(rec), st.Version) })
+		// Written twice, as every release for a reason other than a
+		// resignation or release is: observers take a mark written once,
+		// the last owner's session queued again, for a resignation
+		// without reading it (see reader.readRelease), and a runner that
+		// rejoins does queue again.
+		data := q.releaseMark(rec)
+		res, err := multi(ctx, c,
+			&zk.SetDataRequest{Path: q.parent, Data: data, Version: st.Version},
+			&zk.SetDataRequest{Path: q.parent, Data: data, Version: st.Version + 1})
 		switch {
-		case errors.Is(err, zk.ErrBadVersion):
+		case failedAt(res, 0, zk.ErrBadVersion):
 			continue
-		case errors.Is(err, zk.ErrNoAuth):
+		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 0, zk.ErrNoAuth):
 			q.setMark(markDenied)
 			return nil
 		}

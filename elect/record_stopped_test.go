@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -122,4 +123,47 @@ func TestRecordStopped(t *testing.T) {
 			t.Errorf("the group node holds %q (%v), want the operator's data untouched", b, err)
 		}
 	})
+}
+
+// TestRecordStoppedIsNoResignation: an owner deleted by hand records that
+// it stopped and, its session alive, campaigns again at once (herald run
+// --rejoin). An observer that lists only after all of it must not take
+// the record for a resignation: written once, with the last owner's
+// session queued again, a mark is one, read without reading the mark.
+// The record is written twice, as every release for another reason is,
+// so the observer reads it and reports the deletion.
+func TestRecordStoppedIsNoResignation(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	obs := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	a, b := session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	la, o := alphaLeadsBetaWaits(t, ctx, a, b, obs, path)
+	p.Blackhole(true)
+	if err := a.Conn().Delete(la.NodePath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-la.Done():
+	case <-ctx.Done():
+		t.Fatal("alpha never heard that its node was deleted")
+	}
+	if err := la.RecordStopped(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := elect.NewElection(a, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = again.Campaign(ctx, "alpha") }()
+	eventually(t, 10*time.Second, "alpha queued again", func() bool {
+		ch, _, err := a.Conn().Children(path)
+		return err == nil && len(ch) >= 2 && !slices.Contains(ch, la.Node())
+	})
+	p.Blackhole(false)
+	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+	if ch.Previous == nil || ch.Previous.Node != la.Node() || ch.Reason != elect.ReasonDeleted {
+		t.Fatalf("handover %+v: want previous %s, reason %q", ch, la.Node(), elect.ReasonDeleted)
+	}
 }
