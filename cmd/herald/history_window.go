@@ -210,8 +210,9 @@ func (w window) chart(events []publish.Event) timeline.Chart {
 	}
 	// Up to now, not to the last event: an open tenure reaches a window
 	// after its last event as not seen since, as its row says.
-	w.ends = endsOf(audit.History(events), w.now)
-	return timeline.BuildWindow(events, w.now, w.since, w.until, w.overlaps)
+	ts := audit.History(events)
+	w.ends = endsOf(ts, w.now)
+	return timeline.BuildWindow(events, ts, w.now, w.since, w.until, w.overlaps)
 }
 
 // String says which window is shown, for the text output and the page.

@@ -52,7 +52,7 @@ type Mark struct {
 // order) up to now; held, when not nil, names per group the owner node an
 // observer sees holding now.
 func Build(events []publish.Event, now time.Time, held map[string]string) Chart {
-	c := build(events, now, held)
+	c := build(events, audit.History(events), now, held)
 	// Margins, so a tenure's first moment is not on the edge, nor (when no
 	// observer vouches for the present) the last event.
 	margin := c.To.Sub(c.From) / 40
@@ -64,7 +64,10 @@ func Build(events []publish.Event, now time.Time, held map[string]string) Chart 
 }
 
 // BuildWindow makes the chart of events up to now, as Build does with no
-// observer's view of the present, showing only the rows keep accepts (the
+// observer's view of the present, from ts, the events' tenures
+// (audit.History(events), which the caller has already worked out for
+// keep; the history of a long audit log takes a while), showing only the
+// rows keep accepts (the
 // rows overlapping a window: keep is the caller's, so that the chart shows
 // what its table shows) and the candidate marks between from and to (a
 // zero from or to leaves that side open). The rows are those of the whole
@@ -72,8 +75,8 @@ func Build(events []publish.Event, now time.Time, held map[string]string) Chart 
 // since its last sighting up to now. The time axis spans the window, cut
 // to what is drawn, with no margins: a margin would show a stretch outside
 // the window, where rows that are not drawn may have been held.
-func BuildWindow(events []publish.Event, now, from, to time.Time, keep func(audit.Tenure) bool) Chart {
-	all := build(events, now, nil)
+func BuildWindow(events []publish.Event, ts []audit.Tenure, now, from, to time.Time, keep func(audit.Tenure) bool) Chart {
+	all := build(events, ts, now, nil)
 	c := Chart{}
 	var first, last time.Time // what is drawn reaches from first to last
 	reach := func(a, b time.Time) {
@@ -160,9 +163,9 @@ func (l Line) window(from, to time.Time, keep func(audit.Tenure) bool) Line {
 	return w
 }
 
-// build is Build without the margins: from the first event to now (or
-// the last event, when later).
-func build(events []publish.Event, now time.Time, held map[string]string) Chart {
+// build is Build without the margins, of the events and their tenures
+// ts: from the first event to now (or the last event, when later).
+func build(events []publish.Event, ts []audit.Tenure, now time.Time, held map[string]string) Chart {
 	c := Chart{To: now}
 	lines := map[string]*Line{}
 	line := func(g string) *Line {
@@ -186,7 +189,7 @@ func build(events []publish.Event, now time.Time, held map[string]string) Chart 
 		l := line(e.Group)
 		l.Marks = append(l.Marks, Mark{At: e.Time, Joined: e.Type == publish.CandidateJoined, Node: e.Candidate.Node, ID: e.Candidate.ID})
 	}
-	for _, t := range audit.History(events) {
+	for _, t := range ts {
 		l := line(t.Group)
 		l.Tenures = append(l.Tenures, t)
 	}

@@ -36,7 +36,7 @@ func TestBuildWindow(t *testing.T) {
 	}
 	since, until := at(30), at(70)
 	keep := func(x audit.Tenure) bool { return !x.From.After(until) && (x.Open() || !x.Until.Before(since)) }
-	c := BuildWindow(events, at(90), since, until, keep)
+	c := BuildWindow(events, audit.History(events), at(90), since, until, keep)
 	if len(c.Lines) != 1 || !c.From.Equal(since) || !c.To.Equal(until) {
 		t.Fatalf("chart %v to %v with %d lines: want the window, one line", c.From, c.To, len(c.Lines))
 	}
@@ -61,13 +61,13 @@ func TestBuildWindow(t *testing.T) {
 
 	// Only --since: the axis ends with the history, and the open tenure
 	// is drawn not seen since to that end.
-	c = BuildWindow(events, at(90), at(85), time.Time{}, func(x audit.Tenure) bool { return x.Open() || !x.Until.Before(at(85)) })
+	c = BuildWindow(events, audit.History(events), at(90), at(85), time.Time{}, func(x audit.Tenure) bool { return x.Open() || !x.Until.Before(at(85)) })
 	if len(c.Lines) != 1 || len(c.Lines[0].Tenures) != 1 || !c.From.Equal(at(85)) || !c.To.Equal(at(90)) {
 		t.Errorf("since +85s: chart %v to %v, %+v: want e alone, +85s to +90s", c.From, c.To, c.Lines)
 	}
 	// Later, long after the last event: the open tenure reaches the
 	// window as not seen since.
-	c = BuildWindow(events, at(200), at(150), time.Time{}, func(x audit.Tenure) bool { return x.Open() })
+	c = BuildWindow(events, audit.History(events), at(200), at(150), time.Time{}, func(x audit.Tenure) bool { return x.Open() })
 	if len(c.Lines) != 1 || !c.From.Equal(at(150)) || !c.To.Equal(at(200)) {
 		t.Fatalf("since +150s, now +200s: chart %v to %v, %d lines: want e, +150s to +200s", c.From, c.To, len(c.Lines))
 	}
@@ -75,7 +75,7 @@ func TestBuildWindow(t *testing.T) {
 		t.Errorf("since +150s: spans %+v: want e held, then not seen since +90s up to now", sp)
 	}
 	// Nothing in the window: no line, an axis of the window.
-	c = BuildWindow(events, at(90), at(200), at(300), func(audit.Tenure) bool { return false })
+	c = BuildWindow(events, audit.History(events), at(90), at(200), at(300), func(audit.Tenure) bool { return false })
 	if len(c.Lines) != 0 || !c.From.Equal(at(200)) || !c.To.Equal(at(300)) {
 		t.Errorf("an empty window: chart %v to %v, %d lines", c.From, c.To, len(c.Lines))
 	}

@@ -148,6 +148,18 @@ func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
 // rows lists the observed groups whose path contains q, sorted, at most
 // pageLimit of them, and how many matched.
 func (b *Bridge) rows(q string, now time.Time) ([]row, int) {
+	names, matched := b.pageGroups(q)
+	out := make([]row, 0, len(names))
+	for _, g := range names {
+		if r, ok := b.rowOf(g, now); ok {
+			out = append(out, r)
+		}
+	}
+	return out, matched
+}
+
+// pageGroups names the groups rows lists, and how many matched.
+func (b *Bridge) pageGroups(q string) ([]string, int) {
 	b.mu.Lock()
 	names := make([]string, 0, len(b.groups))
 	for g := range b.groups {
@@ -161,13 +173,7 @@ func (b *Bridge) rows(q string, now time.Time) ([]row, int) {
 	if len(names) > pageLimit {
 		names = names[:pageLimit]
 	}
-	out := make([]row, 0, len(names))
-	for _, g := range names {
-		if r, ok := b.rowOf(g, now); ok {
-			out = append(out, r)
-		}
-	}
-	return out, matched
+	return names, matched
 }
 
 // matched is how many observed groups' paths contain q.
@@ -404,8 +410,13 @@ func (sw *streamWriter) refill(gone int, now time.Time) bool {
 	if gone == 0 || sw.b.matched(sw.q) < pageLimit {
 		return true
 	}
-	rows, _ := sw.b.rows(sw.q, now)
-	for _, rw := range rows[max(len(rows)-gone, 0):] {
+	// Only the last rows: the page has the others.
+	names, _ := sw.b.pageGroups(sw.q)
+	for _, g := range names[max(len(names)-gone, 0):] {
+		rw, ok := sw.b.rowOf(g, now)
+		if !ok {
+			continue
+		}
 		data, err := json.Marshal(rw)
 		if err == nil && !sw.send("group", "", data) {
 			return false
