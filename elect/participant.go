@@ -77,6 +77,10 @@ const (
 	// let its own session READ it. ZooKeeper would not tell it of the
 	// node's deletion, so it gave ownership up as it began.
 	ReasonUnreadable Reason = "own node unreadable"
+	// ReasonRunnerDied: the process that owned (herald run or herald
+	// lock) died; its watchdog stopped the command and deleted the node
+	// (ReleaseAbandoned).
+	ReasonRunnerDied Reason = "runner died"
 )
 
 // ChangeKind is what an observed change is.

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
@@ -66,10 +68,19 @@ func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
 // herald keeps for a runner that cannot hear.
 func TestDeposedOwnerSaysItsCommandStopped(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
-	for _, recipe := range []string{"run", "lock"} {
-		t.Run(recipe, func(t *testing.T) {
+	for _, tc := range []struct{ recipe, holder string }{
+		{"run", "command"}, {"lock", "command"},
+		// The kernel kills the direct child with the runner; a process it
+		// started lives on, ignoring SIGTERM, until the watchdog's SIGKILL.
+		{"run", "grandchild"}, {"lock", "grandchild"},
+	} {
+		recipe := tc.recipe
+		t.Run(recipe+" "+tc.holder, func(t *testing.T) {
 			g := uniq(t)
 			child, env, read := overlapMarks(t)
+			if tc.holder == "grandchild" {
+				child = strings.Replace(child, "exec sleep 60", "sleep 60 & wait", 1)
+			}
 			run := func(id string) *proc {
 				args := append([]string{}, zk...)
 				if recipe == "run" {
@@ -95,6 +106,70 @@ func TestDeposedOwnerSaysItsCommandStopped(t *testing.T) {
 			}
 			if code := first.wait(t, 10*time.Second); code != exitNotLeader {
 				t.Errorf("copy-1: exit %d, want %d:\n%s", code, exitNotLeader, first.out)
+			}
+		})
+	}
+}
+
+// TestDeadRunnersNodeIsReleasedOnceItsCommandIsGone: the owning runner is
+// killed with SIGKILL while its command (which ignores SIGTERM) runs. Its
+// watchdog kills the command and, once nothing of it is left, deletes the
+// dead runner's node with the reason on record: the next copy starts its
+// command then, without waiting for the dead session to expire and then
+// for a runner that cannot hear. Before, it waited for both (11/12 of the
+// timeout after the expiry), the flock never held by two commands either
+// way.
+func TestDeadRunnersNodeIsReleasedOnceItsCommandIsGone(t *testing.T) {
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	for _, tc := range []struct{ recipe, holder string }{
+		{"run", "command"}, {"lock", "command"},
+		// The kernel kills the direct child with the runner; a process it
+		// started lives on, ignoring SIGTERM, until the watchdog's SIGKILL.
+		{"run", "grandchild"}, {"lock", "grandchild"},
+	} {
+		recipe := tc.recipe
+		t.Run(recipe+" "+tc.holder, func(t *testing.T) {
+			g := uniq(t)
+			child, env, read := overlapMarks(t)
+			if tc.holder == "grandchild" {
+				child = strings.Replace(child, "exec sleep 60", "sleep 60 & wait", 1)
+			}
+			run := func(id string) *proc {
+				args := append([]string{}, zk...)
+				if recipe == "run" {
+					args = append(args, "run", "--election", g, "--id", id)
+				} else {
+					args = append(args, "lock", "--lock", g, "--id", id)
+				}
+				return start(t, env, append(args, "--grace", "10s", "--", "sh", "-c", child)...)
+			}
+			first := run("copy-1")
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("no command started: %q", read())
+			}
+			second := run("copy-2")
+			waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
+			if err := first.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2's command started while copy-1's still ran:\n%s", read())
+			}
+			if out := second.out.String(); strings.Contains(out, "without a release") || strings.Contains(out, "no owner was seen") {
+				t.Errorf("copy-2 waited as for a node gone without a release:\n%s", out)
+			}
+			b, _, err := rawZK(t).Get(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mark struct {
+				Released *elect.Release `json:"released"`
+			}
+			if json.Unmarshal(b, &mark) != nil || mark.Released == nil || mark.Released.Reason != elect.ReasonRunnerDied || mark.Released.ID != "copy-1" {
+				t.Errorf("the group's mark %s: want copy-1's release, reason %q", b, elect.ReasonRunnerDied)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,7 +141,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	defer c.stopReaping()
 	go a.watchStopped(c, o)
 	a.warnGrace(o)
-	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.stderr)
+	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.releaseSpec(o), a.connEnv(), a.stderr)
 	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
 	if err != nil && !c.exited() {
 		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)
@@ -232,6 +233,17 @@ func watchdogStopped(o holding) error {
 	o.release()
 	return &exitError{code: exitNotLeader, err: fmt.Errorf("the watchdog stopped the command: herald gave no sign of life for half the session timeout (%v), so it could not vouch for %s; %s",
 		o.timeout/2, o.what(), why)}
+}
+
+// releaseSpec is how the watchdog starts the releaser should this runner
+// die while it owns (see release_abandoned.go): herald with the
+// connection this runner has (the rest of it, credentials and TLS, comes
+// in connEnv), naming our node. Every step of it is bounded by the
+// session timeout, so that it never lingers.
+func (a *app) releaseSpec(o holding) []string {
+	return []string{"--zk", strings.Join(o.h.Session().Servers(), ","), "--session-timeout", o.timeout.String(), "--connect-timeout", o.timeout.String(),
+		releaseArg, "--node", o.h.NodePath(), "--id", o.h.ID(), "--term", strconv.FormatInt(o.h.Term(), 10),
+		"--recipe", string(o.recipe), "--within", o.timeout.String()}
 }
 
 // lostWhy says why ownership ended: the reason, or for a step-down the

@@ -213,3 +213,25 @@ func reapStraysFor(pgid int) (stop func()) {
 		<-done
 	}
 }
+
+// commandGone reports whether nothing of a command is alive any more: no
+// process of its group pgid but except (the caller itself, when it is in
+// the group), and none of strays, is there unless as a zombie (dead, only
+// not reaped yet).
+func commandGone(pgid, except int, strays []procInfo) bool {
+	all := readProcs()
+	if all == nil {
+		return false // no /proc: nothing can be confirmed
+	}
+	for _, p := range all {
+		if p.pgid == pgid && p.pid != except && !p.zombie {
+			return false
+		}
+	}
+	for _, s := range strays {
+		if p, ok := all[s.pid]; ok && p.start == s.start && !p.zombie {
+			return false
+		}
+	}
+	return true
+}

@@ -20,4 +20,7 @@ func reapStrays(int)                              {}
 func reapAndList(int) []procInfo                  { return nil }
 func readProc(int) (procInfo, bool)               { return procInfo{}, false }
 
+// commandGone cannot be confirmed without /proc.
+func commandGone(int, int, []procInfo) bool { return false }
+
 func reapStraysFor(int) func() { return func() {} }

@@ -3,11 +3,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,7 +70,14 @@ type watchdog struct {
 // the last beat. It fails when it cannot (the command
 // already exited, or herald's binary cannot be found); the caller logs
 // that and goes on without it.
-func startWatchdog(c *child, after, grace, killBy time.Duration, stderr io.Writer) (*watchdog, error) {
+//
+// release, when not nil, is how to start the releaser (herald's arguments
+// before --pgid and --strays, see release_abandoned.go) should the runner
+// die while it owns: the watchdog starts it as it kills what is left of
+// the command, and it releases the dead runner's node once all of it is
+// gone. env is added to the watchdog's environment (the connection
+// settings the releaser needs).
+func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []string, stderr io.Writer) (*watchdog, error) {
 	// The running binary itself, even when an upgrade has replaced or
 	// removed the file since herald started (Linux); elsewhere its path.
 	self := "/proc/self/exe"
@@ -90,7 +99,13 @@ func startWatchdog(c *child, after, grace, killBy time.Duration, stderr io.Write
 		return nil, err
 	}
 	defer fw.Close()
-	cmd := exec.Command(self, watchdogArg, strconv.Itoa(c.Pid()), after.String(), grace.String(), killBy.String())
+	args := []string{watchdogArg, strconv.Itoa(c.Pid()), after.String(), grace.String(), killBy.String()}
+	if release != nil {
+		spec, _ := json.Marshal(release)
+		args = append(args, string(spec))
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.ExtraFiles = []*os.File{r, fw}
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: c.Pid()}
@@ -174,6 +189,10 @@ func (d *watchdog) stop() bool {
 // whatever the grace. The beats come on file descriptor 3; it writes to
 // file descriptor 4 when it fires.
 func runWatchdog(args []string, stderr io.Writer) int {
+	var release []string
+	if len(args) == 5 && json.Unmarshal([]byte(args[4]), &release) == nil && len(release) > 0 {
+		args = args[:4]
+	}
 	if len(args) != 4 {
 		fmt.Fprintln(stderr, "herald watchdog: internal use only (started by herald run and herald lock)")
 		return exitUsage
@@ -220,12 +239,13 @@ func runWatchdog(args []string, stderr io.Writer) int {
 	tick := time.NewTicker(max(after/10, 10*time.Millisecond))
 	defer tick.Stop()
 	var why string
+	var releaser []string // only for a runner that died, not one that is silent
 	for why == "" {
 		select {
 		case <-bye:
 			return 0
 		case <-gone:
-			why = "herald exited without stopping its command"
+			why, releaser = "herald exited without stopping its command", release
 		case <-tick.C:
 			strays.look(false)
 			// Bytes waiting in the pipe are beats not read yet (this
@@ -235,13 +255,15 @@ func runWatchdog(args []string, stderr io.Writer) int {
 			}
 		}
 	}
-	return fire(pgid, why, strays, time.Unix(0, last.Load()).Add(killBy), grace, bye, stderr)
+	return fire(pgid, why, strays, time.Unix(0, last.Load()).Add(killBy), grace, bye, releaser, stderr)
 }
 
 // fire stops the command's process group pgid and its strays for why:
 // SIGTERM now, SIGKILL after grace or at killAt, whichever comes first,
-// unless the runner says goodbye (bye) meanwhile.
-func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time.Duration, bye <-chan struct{}, stderr io.Writer) int {
+// unless the runner says goodbye (bye) meanwhile. With a releaser (the
+// runner died), the SIGKILL comes as soon as nothing of the command is
+// left, and the releaser is started just before it (see startReleaser).
+func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time.Duration, bye <-chan struct{}, releaser []string, stderr io.Writer) int {
 	// The SIGKILL comes before the session can expire, --grace or not.
 	now := time.Now()
 	kill := now.Add(grace)
@@ -270,12 +292,64 @@ func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time
 		case <-said:
 		case <-time.After(100 * time.Millisecond):
 		}
-	case <-time.After(time.Until(kill)):
-		stopStrays(strays.look(true), true)
+	case <-commandEnded(pgid, strays, releaser != nil, kill):
+		left := strays.look(true)
+		stopStrays(left, true)
+		if releaser != nil {
+			startReleaser(releaser, pgid, left, stderr)
+		}
 		// The watchdog is in the group: this ends it too.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	return watchdogFired
+}
+
+// commandEnded fires at kill, or, when early, as soon as nothing of the
+// command but the watchdog is left: a runner that died is released as
+// soon as its command is gone, not after its whole grace.
+func commandEnded(pgid int, strays *strayWatch, early bool, kill time.Time) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		t := time.NewTimer(time.Until(kill))
+		defer t.Stop()
+		var look <-chan time.Time
+		if early {
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			look = tick.C
+		}
+		for {
+			select {
+			case <-t.C:
+				return
+			case <-look:
+				if commandGone(pgid, os.Getpid(), strays.look(false)) {
+					return
+				}
+			}
+		}
+	}()
+	return ch
+}
+
+// startReleaser starts the releaser of a runner that died (see
+// release_abandoned.go) in a session of its own, so that the SIGKILL of
+// the command's group, which ends the watchdog, does not end it: it waits
+// for the group and the strays left to be gone before it releases.
+func startReleaser(args []string, pgid int, strays []procInfo, stderr io.Writer) {
+	self := "/proc/self/exe"
+	if _, err := os.Stat(self); err != nil {
+		if self, err = os.Executable(); err != nil {
+			return
+		}
+	}
+	cmd := exec.Command(self, append(slices.Clone(args), "--pgid", strconv.Itoa(pgid), "--strays", formatStrays(strays))...)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "herald watchdog: could not start the release of the dead runner's node (it goes when its session expires): %v\n", err)
+	}
 }
 
 // strayWatch is the watchdog's list of the command's strays (see

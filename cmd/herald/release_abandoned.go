@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zkherald/herald/elect"
+)
+
+func init() { register(newReleaseAbandonedCmd) }
+
+// releaseArg is the hidden command a watchdog starts when its runner died
+// while it owned (see watchdog_unix.go).
+const releaseArg = "release-abandoned"
+
+// abandoned is what the releaser needs: the dead runner's node and who
+// it was, and how to tell that its command is gone.
+type abandoned struct {
+	node, id, recipe string
+	term             int64
+	pgid             int
+	strays           string
+	within           time.Duration
+}
+
+// newReleaseAbandonedCmd is run by the watchdog of a runner (herald run or
+// lock) that died while it owned, once it has stopped the command: it
+// waits until the command's process group and what it started apart from
+// it are gone, then deletes the dead runner's node with a release on
+// record (elect.ReleaseAbandoned), so that the next owner starts at once
+// rather than after the dead session expired and its bound. Hidden: only
+// the watchdog runs it.
+func newReleaseAbandonedCmd(a *app) *cobra.Command {
+	var o abandoned
+	cmd := &cobra.Command{
+		Use:    releaseArg,
+		Short:  "Release the node of a runner that died, once its command is gone (started by the watchdog)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.releaseAbandoned(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.node, "node", "", "the dead runner's queue node")
+	f.StringVar(&o.id, "id", "", "its id")
+	f.StringVar(&o.recipe, "recipe", "", "its group's recipe")
+	f.Int64Var(&o.term, "term", 0, "its term")
+	f.IntVar(&o.pgid, "pgid", 0, "its command's process group")
+	f.StringVar(&o.strays, "strays", "", "what the command started apart from its group, as pid:start,...")
+	f.DurationVar(&o.within, "within", 10*time.Second, "how long to wait for the command to be gone")
+	return cmd
+}
+
+func (a *app) releaseAbandoned(ctx context.Context, o abandoned) error {
+	strays, err := parseStrays(o.strays)
+	if err != nil || o.node == "" || o.pgid <= 1 {
+		return usageErr("%s: internal use only (started by the watchdog of herald run and herald lock)", releaseArg)
+	}
+	for end := time.Now().Add(o.within); !commandGone(o.pgid, 0, strays); {
+		if time.Now().After(end) {
+			return fmt.Errorf("herald watchdog: the dead runner's command (process group %d) was not gone within %v; its node %s is left to its session's expiry", o.pgid, o.within, o.node)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s, err := a.openSession(ctx, false)
+	if err != nil {
+		return fmt.Errorf("herald watchdog: could not release %s, the node of a runner that died (it goes when its session expires): %w", o.node, err)
+	}
+	defer s.Close()
+	rctx, cancel := context.WithTimeout(ctx, s.Timeout())
+	defer cancel()
+	rec := elect.Release{Node: o.node[strings.LastIndexByte(o.node, '/')+1:], ID: o.id, Term: o.term, Reason: elect.ReasonRunnerDied, Time: time.Now().UTC()}
+	deleted, err := elect.ReleaseAbandoned(rctx, s, o.node, rec, elect.Recipe(o.recipe))
+	switch {
+	case err != nil:
+		return fmt.Errorf("herald watchdog: could not release %s, the node of a runner that died (it goes when its session expires): %w", o.node, err)
+	case deleted:
+		a.log.Warn("herald watchdog: the runner died while it owned; its command is stopped, and its node is released for the next owner", "node", o.node, "id", o.id)
+	}
+	return nil
+}
+
+// stray list: pid:start pairs, the start telling a pid reused.
+func formatStrays(ps []procInfo) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Itoa(p.pid) + ":" + strconv.FormatUint(p.start, 10)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseStrays(v string) ([]procInfo, error) {
+	var out []procInfo
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' }) {
+		pid, start, ok := strings.Cut(f, ":")
+		p, err1 := strconv.Atoi(pid)
+		st, err2 := strconv.ParseUint(start, 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("bad stray %q", f)
+		}
+		out = append(out, procInfo{pid: p, start: st})
+	}
+	return out, nil
+}

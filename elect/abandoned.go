@@ -1,0 +1,71 @@
+package elect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ReleaseAbandoned deletes, from another session, the queue node at
+// nodePath, whose owner's process died while it owned, and records rec on
+// the group node as its release, as the owner's own release would have.
+// Call it only once nothing of the owner's work can still run: herald run
+// and herald lock's watchdog call it once the dead runner's command and
+// what it started are gone. The next herald owner then starts at once,
+// where it would wait for the dead owner's session to expire, and then
+// for as long as a runner that cannot hear takes to stop its command (see
+// PredecessorReleased).
+//
+// rec is written twice in the transaction that deletes the node, as a
+// release for any reason but a resignation is, so that observers read it;
+// recipe is written into herald's mark unless the mark already names one.
+// Where herald may not write the group node (someone else's data, its
+// ACL), the node is deleted alone. It reports whether it deleted the node:
+// false, with a nil error, when the node was already gone.
+func ReleaseAbandoned(ctx context.Context, s *Session, nodePath string, rec Release, recipe Recipe) (bool, error) {
+	group := path.Dir(nodePath)
+	c := s.Conn()
+	for tries := 0; tries < 4; tries++ {
+		b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(group) })
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return false, nil // the node went with its group
+		case errors.Is(err, zk.ErrNoAuth) || err == nil && !markable(b):
+			return deleteAlone(ctx, c, nodePath)
+		case err != nil:
+			return false, err
+		}
+		if r, ok := recipeOf(b); ok {
+			recipe = r
+		}
+		data, _ := json.Marshal(groupMark{Herald: 1, Recipe: recipe, Released: &rec})
+		res, err := multi(ctx, c,
+			&zk.DeleteRequest{Path: nodePath, Version: -1},
+			&zk.SetDataRequest{Path: group, Data: data, Version: st.Version},
+			&zk.SetDataRequest{Path: group, Data: data, Version: st.Version + 1})
+		switch {
+		case err == nil:
+			return true, nil
+		case failedAt(res, 0, zk.ErrNoNode):
+			return false, nil
+		case failedAt(res, 1, zk.ErrBadVersion):
+			continue // someone wrote the group node: read it again
+		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
+			return deleteAlone(ctx, c, nodePath)
+		}
+		return false, err
+	}
+	return deleteAlone(ctx, c, nodePath)
+}
+
+// deleteAlone deletes the node at p without a record.
+func deleteAlone(ctx context.Context, c *zk.Conn, p string) (bool, error) {
+	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, c.Delete(p, -1) })
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil
+	}
+	return err == nil, err
+}
