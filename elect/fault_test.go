@@ -566,3 +566,59 @@ func TestConnectTimeoutIsKept(t *testing.T) {
 		t.Fatalf("NewSession gave up after %v with --connect-timeout %v: %v", took, timeout, err)
 	}
 }
+
+// The reply to the create of a missing parent is lost (a server restarted,
+// as in every rolling restart, or the client frozen meanwhile). The
+// campaign must go on once the connection is back, not fail: before, it
+// returned "create parent ...: connection closed", and herald run exited.
+func TestConnectionLossWhileCreatingParents(t *testing.T) {
+	addrs := sharedAddrs(t)
+	p := proxyTo(t, addrs[0])
+	s := session(t, []string{p.Addr()})
+	direct := session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	path := groupPath(t) + "/below/group"
+	// The first create, our node's, finds no group; its reply is lost
+	// too, and the listing that looks for it finds no group either. Then
+	// the reply to the first parent's create is lost.
+	p.DropReplyTo(faultproxy.OpCreate)
+	rearmed := make(chan struct{})
+	go func() {
+		defer close(rearmed)
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if p.Dropped() == 1 {
+				p.DropReplyTo(faultproxy.OpCreate)
+				return
+			}
+		}
+	}()
+	e, err := elect.NewElection(s, path, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.Campaign(ctx, "lossy")
+	<-rearmed
+	if err != nil {
+		t.Fatalf("campaign across lost replies to creates: %v", err)
+	}
+	if p.Dropped() != 2 {
+		t.Fatalf("the proxy dropped %d replies, want 2; the test did not exercise the loss", p.Dropped())
+	}
+	onlyNode(t, direct, path, h, "after lost replies to creates")
+
+	// The reply to the look for a parent is lost: only creating the
+	// parents looks (exists).
+	path = groupPath(t) + "/below/group"
+	p.DropReplyTo(faultproxy.OpExists)
+	e, err = elect.NewElection(s, path, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err = e.Campaign(ctx, "lossy"); err != nil {
+		t.Fatalf("campaign across a lost reply to the look for a parent: %v", err)
+	}
+	if p.Dropped() != 3 {
+		t.Fatalf("the proxy dropped %d replies, want 3; the test did not exercise the loss", p.Dropped())
+	}
+	onlyNode(t, direct, path, h, "after a lost reply to the look for a parent")
+}

@@ -264,6 +264,12 @@ func (q *queue) find(ctx context.Context, marker string) (ticket, bool, error) {
 		if expired(err) {
 			return ticket{}, false, ErrSessionLost
 		}
+		if errors.Is(err, zk.ErrNoNode) {
+			// No group, so no node of ours: the create whose reply was
+			// lost found no parent (the caller creates it and tries
+			// again), or the group was deleted whole, our node with it.
+			return ticket{}, false, nil
+		}
 		if !connLoss(err) || ctx.Err() != nil {
 			return ticket{}, false, err
 		}
@@ -339,6 +345,25 @@ func (q *queue) remove(ctx context.Context, name string) error {
 	return err
 }
 
+// afterLoss runs f, again once the session is connected after a lost
+// connection (a server restarted, the client frozen), for requests that
+// may safely be made twice. A session that ended meanwhile fails it with
+// ErrSessionLost, so that a caller that starts a session again does.
+func afterLoss[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error) {
+	for {
+		v, err := call(ctx, f)
+		switch {
+		case expired(err) && !errors.Is(err, ErrSessionLost):
+			return v, fmt.Errorf("%w: %w", ErrSessionLost, err)
+		case !connLoss(err) || ctx.Err() != nil:
+			return v, err
+		}
+		if err := s.awaitConnected(ctx); err != nil {
+			return v, err
+		}
+	}
+}
+
 func (q *queue) createParents(ctx context.Context) error {
 	// Parents get the recipe's ACL with create, read and delete added for
 	// every identity the ACL lets write or delete: queue nodes need no
@@ -357,7 +382,7 @@ func (q *queue) createParents(ctx context.Context) error {
 	for _, seg := range strings.Split(q.parent[1:], "/") {
 		p += "/" + seg
 		if !missing {
-			exists, err := call(ctx, func() (bool, error) { ok, _, err := q.s.Conn().Exists(p); return ok, err })
+			exists, err := afterLoss(ctx, q.s, func() (bool, error) { ok, _, err := q.s.Conn().Exists(p); return ok, err })
 			if err != nil {
 				return fmt.Errorf("elect: create parent %s: %w", p, err)
 			}
@@ -373,7 +398,8 @@ func (q *queue) createParents(ctx context.Context) error {
 		if p == q.parent {
 			data = markData(q.recipe)
 		}
-		_, err := call(ctx, func() (string, error) { return q.s.Conn().Create(p, data, 0, acl) })
+		// Made again after a lost reply, a parent that landed is there.
+		_, err := afterLoss(ctx, q.s, func() (string, error) { return q.s.Conn().Create(p, data, 0, acl) })
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("elect: create parent %s: %w", p, err)
 		}
