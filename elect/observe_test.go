@@ -474,8 +474,9 @@ func waitQueue(t *testing.T, e *elect.Election, n int) {
 // An owner writes its mark on the group node only over the version it
 // expects there: data someone else wrote there during the tenure (an
 // operator's set), however short the tenure, is kept, and the release is
-// then reported without a reason rather than over it. Without such a
-// write, the mark is written.
+// then reported without a reason rather than over it (a lock), or with
+// the one its election's office records. Without such a write, the mark
+// is written.
 func TestReleaseKeepsSomeoneElsesGroupData(t *testing.T) {
 	withAndWithoutAWriter(t, func(t *testing.T, recipe elect.Recipe, foreign bool) {
 		addrs := sharedAddrs(t)
@@ -574,12 +575,16 @@ func operatorWrites(t *testing.T, addrs []string, path string) {
 	}
 }
 
-// releaseReason is how an observer reports a release of recipe: with the
-// reason herald's mark records, or unknown when no mark was written.
+// releaseReason is how an observer reports a Release of recipe: with the
+// reason herald's mark records, or, when no mark was written (someone
+// else's data on the group node), unknown for a lock and, for an
+// election, the reason its office records: the call the owner made.
 func releaseReason(recipe elect.Recipe, marked bool) elect.Reason {
 	switch {
-	case !marked:
+	case !marked && recipe == elect.RecipeLock:
 		return elect.ReasonUnknown
+	case !marked:
+		return elect.ReasonReleased
 	case recipe == elect.RecipeLock:
 		return elect.ReasonReleased
 	}

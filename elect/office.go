@@ -132,9 +132,9 @@ func (q *queue) deleteOwn(ctx context.Context, t ticket, rec *Release, office *a
 	case rec == nil:
 		return q.remove(ctx, t.name)
 	case voluntary(rec.Reason):
-		return q.deleteMarked(ctx, t, rec, 1, tenure)
+		return q.deleteMarked(ctx, t, rec, 1, tenure, office)
 	case sideNodesRefused(q.parent, t.name) != nil:
-		return q.deleteMarked(ctx, t, rec, 2, tenure)
+		return q.deleteMarked(ctx, t, rec, 2, tenure, nil)
 	}
 	return q.deleteRecorded(ctx, t.name, rec, office)
 }
@@ -161,18 +161,24 @@ const markRecheckAfter = time.Second
 // never match it, whether the foreign write came before the next owner's
 // listing or after, so the next owner reads too; and observers, seeing
 // the version move by two, read the group node, find no mark, and report
-// the release without a reason, as before. (A predecessor that left
+// the release without a mark. (A predecessor that left
 // without writing, its session expired, still leaves that match open; an
 // owner that held for markRecheckAfter or more reads the group node
 // first, so only a tenure shorter than that, following such a
-// coincidence, can overwrite.)
-func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes int, tenure time.Duration) error {
+// coincidence, can overwrite.) An election's owner (office not nil, and
+// the group may hold an office) records the release in its office then,
+// in the same transaction: the next herald owner finds it
+// (PredecessorReleased), and starts its command at once rather than
+// after the bound kept for a node deleted by hand, and observers report
+// the reason.
+func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes int, tenure time.Duration, office *atomic.Bool) error {
 	if q.markState() == markDenied {
 		return q.remove(ctx, t.name)
 	}
 	data, n := q.releaseMark(rec), writes
 	version, known := t.markVersion, t.markKnown && q.markKnownHerald() && tenure < markRecheckAfter
-	for tries := 0; tries < 4; tries++ {
+	foreign, officeOK := false, office != nil && sideNodesRefused(q.parent, t.name) == nil
+	for tries := 0; tries < 6; tries++ {
 		if !known {
 			b, v, ok, err := q.readGroupData(ctx)
 			if err != nil {
@@ -181,19 +187,35 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 			if !ok {
 				return q.remove(ctx, t.name)
 			}
-			data, n, version, known = q.releaseMark(rec), writes, v, true
+			data, n, version, known, foreign = q.releaseMark(rec), writes, v, true, false
 			if !markable(b) {
-				data, n = b, 2 // someone else's: written back as it is
+				data, n, foreign = b, 2, true // someone else's: written back as it is
 			}
 		}
 		ops := []any{&zk.DeleteRequest{Path: q.full(t.name), Version: -1}}
 		for i := range n {
 			ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: data, Version: version + int32(i)})
 		}
+		recorded := foreign && officeOK
+		if recorded {
+			ops = append(ops, q.officeRecord(ctx, rec, office))
+		}
 		res, err := multi(ctx, q.s.Conn(), ops...)
 		switch {
 		case err == nil:
+			if recorded {
+				office.Store(true)
+			}
 			return nil
+		case recorded && failedAt(res, 1+n, zk.ErrNoNode):
+			office.Store(false) // gone: create it
+			continue
+		case recorded && failedAt(res, 1+n, zk.ErrNodeExists):
+			office.Store(true)
+			continue
+		case recorded && failedAt(res, 1+n, zk.ErrNoAuth):
+			officeOK = false // not ours to write: the mark's writes alone
+			continue
 		case failedAt(res, 0, zk.ErrNoNode):
 			return zk.ErrNoNode
 		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
@@ -245,20 +267,25 @@ func (q *queue) readGroupData(ctx context.Context) ([]byte, int32, bool, error) 
 	return b, st.Version, true, nil
 }
 
+// officeRecord is the op that records rec in the office: a write of it,
+// or its creation when it is not known to exist.
+func (q *queue) officeRecord(ctx context.Context, rec *Release, office *atomic.Bool) any {
+	data, _ := json.Marshal(Office{Herald: 1, Released: rec})
+	if office.Load() {
+		return &zk.SetDataRequest{Path: q.full(OfficeNode), Data: data, Version: -1}
+	}
+	return &zk.CreateRequest{Path: q.full(OfficeNode), Data: data, Acl: q.sideACL(ctx)}
+}
+
 // deleteRecorded deletes name and records rec in the office node, creating
-// the office when it is missing.
+// the office when it is missing. Where the office may not be written (its
+// ACL, or the group's for its creation), name is deleted alone.
 func (q *queue) deleteRecorded(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
 	conn := q.s.Conn()
 	// The record replaces the office's content without reading it first:
 	// any ack in it is ours or a predecessor's, and ends with our release.
-	data, _ := json.Marshal(Office{Herald: 1, Released: rec})
 	for tries := 0; tries < 4; tries++ {
-		ops := []any{&zk.DeleteRequest{Path: q.full(name), Version: -1}}
-		if office.Load() {
-			ops = append(ops, &zk.SetDataRequest{Path: q.full(OfficeNode), Data: data, Version: -1})
-		} else {
-			ops = append(ops, &zk.CreateRequest{Path: q.full(OfficeNode), Data: data, Acl: q.sideACL(ctx)})
-		}
+		ops := []any{&zk.DeleteRequest{Path: q.full(name), Version: -1}, q.officeRecord(ctx, rec, office)}
 		res, err := multi(ctx, conn, ops...)
 		switch {
 		case err == nil:
@@ -270,6 +297,8 @@ func (q *queue) deleteRecorded(ctx context.Context, name string, rec *Release, o
 			office.Store(false)
 		case failedAt(res, 1, zk.ErrNodeExists):
 			office.Store(true)
+		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
+			return q.remove(ctx, name)
 		default:
 			return err
 		}

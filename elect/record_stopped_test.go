@@ -2,9 +2,13 @@ package elect_test
 
 import (
 	"encoding/json"
+	"errors"
+	pathpkg "path"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
 )
@@ -165,5 +169,44 @@ func TestRecordStoppedIsNoResignation(t *testing.T) {
 	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
 	if ch.Previous == nil || ch.Previous.Node != la.Node() || ch.Reason != elect.ReasonDeleted {
 		t.Fatalf("handover %+v: want previous %s, reason %q", ch, la.Node(), elect.ReasonDeleted)
+	}
+}
+
+// TestReleaseUnderForeignGroupDataIsRecorded: the group node holds
+// someone else's data, under which herald writes no mark. An election's
+// resignation was then recorded nowhere, and the next herald owner waited
+// as for a node deleted by hand (herald run: 11/12 of the session
+// timeout). It is recorded in the office now; the group node's data is
+// left as it was.
+func TestReleaseUnderForeignGroupDataIsRecorded(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	a, b, obs := session(t, addrs), session(t, addrs), session(t, addrs)
+	if _, err := obs.Conn().Create(pathpkg.Dir(path), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	if _, err := obs.Conn().Create(path, []byte("kept by an operator"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 30*time.Second)
+	la, next, o := alphaHoldsBetaWaitsFor(t, ctx, a, b, obs, path, elect.RecipeElection)
+	if err := la.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var lb *elect.Handle
+	select {
+	case lb = <-next:
+	case <-ctx.Done():
+		t.Fatal("beta never led")
+	}
+	if got, err := lb.PredecessorReleased(ctx); err != nil || !got {
+		t.Errorf("beta: PredecessorReleased = %v, %v; want true", got, err)
+	}
+	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+	if ch.Previous == nil || ch.Previous.Node != la.Node() || ch.Reason != elect.ReasonResigned {
+		t.Errorf("handover %+v: want from %s, reason %q", ch, la.Node(), elect.ReasonResigned)
+	}
+	if d, _, err := obs.Conn().Get(path); err != nil || string(d) != "kept by an operator" {
+		t.Errorf("the group node holds %q (%v), want the operator's data untouched", d, err)
 	}
 }
