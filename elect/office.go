@@ -177,7 +177,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 	}
 	data, n := q.releaseMark(rec), writes
 	version, known := t.markVersion, t.markKnown && q.markKnownHerald() && tenure < markRecheckAfter
-	foreign, officeOK := false, office != nil && sideNodesRefused(q.parent, t.name) == nil
+	foreign, officeOK := false, office != nil // and the group may hold one: asked when foreign
 	for tries := 0; tries < 6; tries++ {
 		if !known {
 			b, v, ok, err := q.readGroupData(ctx)
@@ -195,6 +195,9 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 		ops := []any{&zk.DeleteRequest{Path: q.full(t.name), Version: -1}}
 		for i := range n {
 			ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: data, Version: version + int32(i)})
+		}
+		if foreign && officeOK && sideNodesRefused(q.parent, t.name) != nil {
+			officeOK = false
 		}
 		recorded := foreign && officeOK
 		if recorded {
