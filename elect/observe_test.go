@@ -773,3 +773,38 @@ func TestProtectedNamesAreNoID(t *testing.T) {
 		t.Fatalf("change %+v; want %s to %s", c, nodes[0], nodes[1])
 	}
 }
+
+// TestOperatorWriteSurvivesASuspendedOwnersRelease: an election's owner
+// that lets go for a reason other than a resignation (here its connection
+// suspended) records it in the office. It wrote nothing on the group
+// node, so an operator's write right after the next owner's listing
+// matched the one write that owner expected of the release, and a brief
+// next tenure wrote its mark over the operator's data. The release now
+// writes the group node's data back twice, as the others do.
+func TestOperatorWriteSurvivesASuspendedOwnersRelease(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	holder := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	obs, b := session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 30*time.Second)
+	la, beta, _ := alphaHoldsBetaWaitsFor(t, ctx, holder, b, obs, path, elect.RecipeElection)
+	p.Cut() // alpha's connection suspends: it gives the leadership up
+	select {
+	case <-la.Done():
+	case <-ctx.Done():
+		t.Fatal("alpha kept leading through a suspended connection")
+	}
+	if err := la.Resign(ctx); err != nil { // it stopped: its node goes now
+		t.Fatal(err)
+	}
+	h := <-beta
+	if h == nil {
+		t.Fatal("beta never led")
+	}
+	operatorWrites(t, addrs, path)
+	if err := h.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkGroupData(t, obs, path, true, h.Node())
+}

@@ -283,12 +283,32 @@ func (q *queue) officeRecord(ctx context.Context, rec *Release, office *atomic.B
 // deleteRecorded deletes name and records rec in the office node, creating
 // the office when it is missing. Where the office may not be written (its
 // ACL, or the group's for its creation), name is deleted alone.
+//
+// It also writes the group node's data back, unchanged, twice, for the
+// reason deleteMarked does over someone else's data: the next owner
+// expects one write of this release there, and an operator's write made
+// right after its listing would otherwise match that exactly, and a brief
+// next tenure would write its mark over it. Where herald may not write the
+// group node, the office record goes alone.
 func (q *queue) deleteRecorded(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
 	conn := q.s.Conn()
 	// The record replaces the office's content without reading it first:
 	// any ack in it is ours or a predecessor's, and ends with our release.
-	for tries := 0; tries < 4; tries++ {
+	writeBack := q.markState() != markDenied
+	for tries := 0; tries < 6; tries++ {
 		ops := []any{&zk.DeleteRequest{Path: q.full(name), Version: -1}, q.officeRecord(ctx, rec, office)}
+		if writeBack {
+			b, v, ok, err := q.readGroupData(ctx)
+			switch {
+			case err != nil:
+				return err
+			case ok:
+				ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: b, Version: v},
+					&zk.SetDataRequest{Path: q.parent, Data: b, Version: v + 1})
+			default:
+				writeBack = false // denied, or the group is gone
+			}
+		}
 		res, err := multi(ctx, conn, ops...)
 		switch {
 		case err == nil:
@@ -300,6 +320,11 @@ func (q *queue) deleteRecorded(ctx context.Context, name string, rec *Release, o
 			office.Store(false)
 		case failedAt(res, 1, zk.ErrNodeExists):
 			office.Store(true)
+		case writeBack && failedAt(res, 2, zk.ErrBadVersion):
+			// Someone wrote the group node meanwhile: read it again.
+		case writeBack && failedAt(res, 2, zk.ErrNoAuth):
+			q.setMark(markDenied)
+			writeBack = false
 		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
 			return q.remove(ctx, name)
 		default:
