@@ -68,34 +68,9 @@ func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
 // herald keeps for a runner that cannot hear.
 func TestDeposedOwnerSaysItsCommandStopped(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
-	for _, tc := range []struct{ recipe, holder string }{
-		{"run", "command"}, {"lock", "command"},
-		// The kernel kills the direct child with the runner; a process it
-		// started lives on, ignoring SIGTERM, until the watchdog's SIGKILL.
-		{"run", "grandchild"}, {"lock", "grandchild"},
-	} {
-		recipe := tc.recipe
-		t.Run(recipe+" "+tc.holder, func(t *testing.T) {
-			g := uniq(t)
-			child, env, read := overlapMarks(t)
-			if tc.holder == "grandchild" {
-				child = strings.Replace(child, "exec sleep 60", "sleep 60 & wait", 1)
-			}
-			run := func(id string) *proc {
-				args := append([]string{}, zk...)
-				if recipe == "run" {
-					args = append(args, "run", "--election", g, "--id", id)
-				} else {
-					args = append(args, "lock", "--lock", g, "--id", id)
-				}
-				return start(t, env, append(args, "--grace", "10s", "--", "sh", "-c", child)...)
-			}
-			first := run("copy-1")
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("no command started: %q", read())
-			}
-			second := run("copy-2")
-			waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
+	for _, c := range runnerCases {
+		t.Run(c.recipe+" "+c.holder, func(t *testing.T) {
+			g, first, second, read := twoCopies(t, zk, c)
 			deleteLowest(t, g)
 			second.waitOutput(t, "recorded that its command stopped", 10*time.Second)
 			if err := waitFor(10*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
@@ -121,34 +96,9 @@ func TestDeposedOwnerSaysItsCommandStopped(t *testing.T) {
 // way.
 func TestDeadRunnersNodeIsReleasedOnceItsCommandIsGone(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
-	for _, tc := range []struct{ recipe, holder string }{
-		{"run", "command"}, {"lock", "command"},
-		// The kernel kills the direct child with the runner; a process it
-		// started lives on, ignoring SIGTERM, until the watchdog's SIGKILL.
-		{"run", "grandchild"}, {"lock", "grandchild"},
-	} {
-		recipe := tc.recipe
-		t.Run(recipe+" "+tc.holder, func(t *testing.T) {
-			g := uniq(t)
-			child, env, read := overlapMarks(t)
-			if tc.holder == "grandchild" {
-				child = strings.Replace(child, "exec sleep 60", "sleep 60 & wait", 1)
-			}
-			run := func(id string) *proc {
-				args := append([]string{}, zk...)
-				if recipe == "run" {
-					args = append(args, "run", "--election", g, "--id", id)
-				} else {
-					args = append(args, "lock", "--lock", g, "--id", id)
-				}
-				return start(t, env, append(args, "--grace", "10s", "--", "sh", "-c", child)...)
-			}
-			first := run("copy-1")
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("no command started: %q", read())
-			}
-			second := run("copy-2")
-			waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
+	for _, c := range runnerCases {
+		t.Run(c.recipe+" "+c.holder, func(t *testing.T) {
+			g, first, second, read := twoCopies(t, zk, c)
 			if err := first.cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -173,4 +123,39 @@ func TestDeadRunnersNodeIsReleasedOnceItsCommandIsGone(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runnerCase is run or lock, whose command holds the flock itself or
+// through a grandchild that ignores SIGTERM: the kernel kills the direct
+// child with its runner, and the grandchild lives on until herald's (or
+// the watchdog's) SIGKILL.
+type runnerCase struct{ recipe, holder string }
+
+var runnerCases = []runnerCase{{"run", "command"}, {"lock", "command"}, {"run", "grandchild"}, {"lock", "grandchild"}}
+
+// twoCopies starts copy-1 of c in a group of its own and, once its
+// command runs, copy-2 queued behind it; read gives the flock marks.
+func twoCopies(t *testing.T, zk []string, c runnerCase) (g string, first, second *proc, read func() string) {
+	t.Helper()
+	g = uniq(t)
+	child, env, read := overlapMarks(t)
+	if c.holder == "grandchild" {
+		child = strings.Replace(child, "exec sleep 60", "sleep 60 & wait", 1)
+	}
+	run := func(id string) *proc {
+		args := append([]string{}, zk...)
+		if c.recipe == "run" {
+			args = append(args, "run", "--election", g, "--id", id)
+		} else {
+			args = append(args, "lock", "--lock", g, "--id", id)
+		}
+		return start(t, env, append(args, "--grace", "10s", "--", "sh", "-c", child)...)
+	}
+	first = run("copy-1")
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+		t.Fatalf("no command started: %q", read())
+	}
+	second = run("copy-2")
+	waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
+	return g, first, second, read
 }
