@@ -41,7 +41,9 @@ session can expire), and lock exits with status 3. What the command left
 running is stopped before the lock is released: its process group, and on
 Linux what it started apart from it (a daemon's setsid). A
 watchdog process does the same should lock itself freeze (no sign of life
-for half the session timeout) or be killed.
+for half the session timeout) or be killed; killed, lock's node is then
+released as soon as nothing of the command is left, so that the next
+waiter need not wait for the session to expire.
 
 When the previous owner's node went without a release (deleted by hand,
 or its session ended), the command starts only once that owner's runner

@@ -50,7 +50,9 @@ SIGQUIT stop the command and resign. With --rejoin, a runner that lost leadershi
 the same way and then campaigns again (on a new session if its session
 expired), so it stays a hot standby instead of exiting. A watchdog process
 stops the command the same way should run itself freeze (no sign of life
-for half the session timeout) or be killed.
+for half the session timeout) or be killed; killed, run's node is then
+released as soon as nothing of the command is left, so that the next
+candidate need not wait for the session to expire.
 
 When the previous owner's node went without a release (deleted by hand,
 or its session ended), the command starts only once that owner's runner
