@@ -173,7 +173,7 @@ const markRecheckAfter = time.Second
 // the reason.
 func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes int, tenure time.Duration, office *atomic.Bool) error {
 	if q.markState() == markDenied {
-		return q.remove(ctx, t.name)
+		return q.deleteUnmarked(ctx, t.name, rec, office)
 	}
 	data, n := q.releaseMark(rec), writes
 	version, known := t.markVersion, t.markKnown && q.markKnownHerald() && tenure < markRecheckAfter
@@ -226,7 +226,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 			// node (the delete alone would have passed): delete without
 			// the mark.
 			q.setMark(markDenied)
-			return q.remove(ctx, t.name)
+			return q.deleteUnmarked(ctx, t.name, rec, office)
 		case failedAt(res, 1, zk.ErrBadVersion):
 			known = false // someone wrote, or the guess missed: read
 			continue
@@ -268,6 +268,16 @@ func (q *queue) readGroupData(ctx context.Context) ([]byte, int32, bool, error) 
 		q.setMark(markForeign)
 	}
 	return b, st.Version, true, nil
+}
+
+// deleteUnmarked deletes name where herald may not write the group node:
+// with rec in the office when it is an election's (office not nil) and
+// the group may hold one, else alone.
+func (q *queue) deleteUnmarked(ctx context.Context, name string, rec *Release, office *atomic.Bool) error {
+	if office != nil && sideNodesRefused(q.parent, name) == nil {
+		return q.deleteRecorded(ctx, name, rec, office)
+	}
+	return q.remove(ctx, name)
 }
 
 // officeRecord is the op that records rec in the office: a write of it,

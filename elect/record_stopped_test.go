@@ -210,3 +210,39 @@ func TestReleaseUnderForeignGroupDataIsRecorded(t *testing.T) {
 		t.Errorf("the group node holds %q (%v), want the operator's data untouched", d, err)
 	}
 }
+
+// TestReleaseUnderAGroupHeraldMayNotWriteIsRecorded: the group's ACL lets
+// candidates in but not write the group node, so herald writes no mark.
+// An election's resignation then went unrecorded, and the next herald
+// owner waited as for a node deleted by hand; it is recorded in the
+// office now.
+func TestReleaseUnderAGroupHeraldMayNotWriteIsRecorded(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	a, b, obs := session(t, addrs), session(t, addrs), session(t, addrs)
+	if _, err := obs.Conn().Create(pathpkg.Dir(path), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	noWrite := zk.WorldACL(zk.PermCreate | zk.PermRead | zk.PermDelete | zk.PermAdmin)
+	if _, err := obs.Conn().Create(path, nil, 0, noWrite); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 30*time.Second)
+	la, next, o := alphaHoldsBetaWaitsFor(t, ctx, a, b, obs, path, elect.RecipeElection)
+	if err := la.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var lb *elect.Handle
+	select {
+	case lb = <-next:
+	case <-ctx.Done():
+		t.Fatal("beta never led")
+	}
+	if got, err := lb.PredecessorReleased(ctx); err != nil || !got {
+		t.Errorf("beta: PredecessorReleased = %v, %v; want true", got, err)
+	}
+	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
+	if ch.Previous == nil || ch.Previous.Node != la.Node() || ch.Reason != elect.ReasonResigned {
+		t.Errorf("handover %+v: want from %s, reason %q", ch, la.Node(), elect.ReasonResigned)
+	}
+}
