@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -75,7 +76,7 @@ func (a *app) releaseAbandoned(ctx context.Context, o abandoned) error {
 	defer s.Close()
 	rctx, cancel := context.WithTimeout(ctx, s.Timeout())
 	defer cancel()
-	rec := elect.Release{Node: o.node[strings.LastIndexByte(o.node, '/')+1:], ID: o.id, Term: o.term, Reason: elect.ReasonRunnerDied, Time: time.Now().UTC()}
+	rec := elect.Release{Node: path.Base(o.node), ID: o.id, Term: o.term, Reason: elect.ReasonRunnerDied, Time: time.Now().UTC()}
 	deleted, err := elect.ReleaseAbandoned(rctx, s, o.node, rec, elect.Recipe(o.recipe))
 	switch {
 	case err != nil:

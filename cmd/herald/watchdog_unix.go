@@ -78,13 +78,9 @@ type watchdog struct {
 // gone. env is added to the watchdog's environment (the connection
 // settings the releaser needs).
 func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []string, stderr io.Writer) (*watchdog, error) {
-	// The running binary itself, even when an upgrade has replaced or
-	// removed the file since herald started (Linux); elsewhere its path.
-	self := "/proc/self/exe"
-	if _, err := os.Stat(self); err != nil {
-		if self, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("cannot find herald's own binary to start the watchdog: %w", err)
-		}
+	self, err := heraldBinary()
+	if err != nil {
+		return nil, fmt.Errorf("cannot find herald's own binary to start the watchdog: %w", err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -134,6 +130,17 @@ func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []
 	}()
 	go d.beating(after / 6)
 	return d, nil
+}
+
+// heraldBinary is the running binary itself, even when an upgrade has
+// replaced or removed the file since herald started (Linux); elsewhere
+// its path.
+func heraldBinary() (string, error) {
+	const self = "/proc/self/exe"
+	if _, err := os.Stat(self); err == nil {
+		return self, nil
+	}
+	return os.Executable()
 }
 
 // pid is the watchdog's process id, 0 when there is none.
@@ -338,11 +345,10 @@ func commandEnded(pgid int, strays *strayWatch, early bool, kill time.Time) <-ch
 // the command's group, which ends the watchdog, does not end it: it waits
 // for the group and the strays left to be gone before it releases.
 func startReleaser(args []string, pgid int, strays []procInfo, stderr io.Writer) {
-	self := "/proc/self/exe"
-	if _, err := os.Stat(self); err != nil {
-		if self, err = os.Executable(); err != nil {
-			return
-		}
+	self, err := heraldBinary()
+	if err != nil {
+		fmt.Fprintf(stderr, "herald watchdog: could not start the release of the dead runner's node (it goes when its session expires): %v\n", err)
+		return
 	}
 	cmd := exec.Command(self, append(slices.Clone(args), "--pgid", strconv.Itoa(pgid), "--strays", formatStrays(strays))...)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
