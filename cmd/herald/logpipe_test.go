@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"io"
 	"os"
 	"os/exec"
@@ -146,6 +147,28 @@ func TestWatchdogStopsTheCommandWhateverItsStderr(t *testing.T) {
 	g := uniq(t)
 	p, r := startErr(t, append(zkFlags(t), "run", "--election", g, "--", "sh", "-c", `sleep 60 & echo "grandchild=$!"; wait`)...)
 	pid := pidOut(t, p, "grandchild")
+	// The runner starts its watchdog right after the command, and says
+	// so: killed before, it leaves no watchdog, which is not this test's
+	// case (a busy machine got there first).
+	started := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "child started") {
+				started <- true
+				return
+			}
+		}
+		started <- false
+	}()
+	select {
+	case ok := <-started:
+		if !ok {
+			t.Fatal("the runner's standard error ended before it said the child started")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the runner never said the child started")
+	}
 	r.Close()
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
