@@ -179,33 +179,7 @@ func TestRecordStoppedIsNoResignation(t *testing.T) {
 // timeout). It is recorded in the office now; the group node's data is
 // left as it was.
 func TestReleaseUnderForeignGroupDataIsRecorded(t *testing.T) {
-	addrs := sharedAddrs(t)
-	path := groupPath(t)
-	a, b, obs := session(t, addrs), session(t, addrs), session(t, addrs)
-	if _, err := obs.Conn().Create(pathpkg.Dir(path), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		t.Fatal(err)
-	}
-	if _, err := obs.Conn().Create(path, []byte("kept by an operator"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	ctx := ctxT(t, 30*time.Second)
-	la, next, o := alphaHoldsBetaWaitsFor(t, ctx, a, b, obs, path, elect.RecipeElection)
-	if err := la.Resign(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var lb *elect.Handle
-	select {
-	case lb = <-next:
-	case <-ctx.Done():
-		t.Fatal("beta never led")
-	}
-	if got, err := lb.PredecessorReleased(ctx); err != nil || !got {
-		t.Errorf("beta: PredecessorReleased = %v, %v; want true", got, err)
-	}
-	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
-	if ch.Previous == nil || ch.Previous.Node != la.Node() || ch.Reason != elect.ReasonResigned {
-		t.Errorf("handover %+v: want from %s, reason %q", ch, la.Node(), elect.ReasonResigned)
-	}
+	obs, path := resignationIsRecorded(t, []byte("kept by an operator"), zk.WorldACL(zk.PermAll))
 	if d, _, err := obs.Conn().Get(path); err != nil || string(d) != "kept by an operator" {
 		t.Errorf("the group node holds %q (%v), want the operator's data untouched", d, err)
 	}
@@ -217,14 +191,22 @@ func TestReleaseUnderForeignGroupDataIsRecorded(t *testing.T) {
 // owner waited as for a node deleted by hand; it is recorded in the
 // office now.
 func TestReleaseUnderAGroupHeraldMayNotWriteIsRecorded(t *testing.T) {
+	resignationIsRecorded(t, nil, zk.WorldACL(zk.PermCreate|zk.PermRead|zk.PermDelete|zk.PermAdmin))
+}
+
+// resignationIsRecorded makes the test's group node with data and acl,
+// has alpha lead it and beta wait, and checks that alpha's resignation is
+// on record: beta finds it (PredecessorReleased) and an observer reports
+// it. It returns the observer's session and the group.
+func resignationIsRecorded(t *testing.T, data []byte, acl []zk.ACL) (*elect.Session, string) {
+	t.Helper()
 	addrs := sharedAddrs(t)
 	path := groupPath(t)
 	a, b, obs := session(t, addrs), session(t, addrs), session(t, addrs)
 	if _, err := obs.Conn().Create(pathpkg.Dir(path), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatal(err)
 	}
-	noWrite := zk.WorldACL(zk.PermCreate | zk.PermRead | zk.PermDelete | zk.PermAdmin)
-	if _, err := obs.Conn().Create(path, nil, 0, noWrite); err != nil {
+	if _, err := obs.Conn().Create(path, data, 0, acl); err != nil {
 		t.Fatal(err)
 	}
 	ctx := ctxT(t, 30*time.Second)
@@ -245,4 +227,5 @@ func TestReleaseUnderAGroupHeraldMayNotWriteIsRecorded(t *testing.T) {
 	if ch.Previous == nil || ch.Previous.Node != la.Node() || ch.Reason != elect.ReasonResigned {
 		t.Errorf("handover %+v: want from %s, reason %q", ch, la.Node(), elect.ReasonResigned)
 	}
+	return obs, path
 }
