@@ -24,16 +24,10 @@ func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
 	for _, how := range []string{"frozen", "cut off"} {
 		t.Run(how, func(t *testing.T) {
 			addr := zktest.Shared(t).ConnectString()
-			p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = p.Close() })
+			p := sharedZKProxy(t)
 			g := uniq(t)
 			child, env, read := overlapMarks(t)
-			run := func(id, servers string) *proc {
-				return start(t, env, "--zk", servers, "--session-timeout", "6s", "run", "--election", g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
-			}
+			run := markedCopies(t, g, env, child)
 			first := run("copy-1", p.Addr())
 			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
 				t.Fatalf("no command started: %q", read())
@@ -158,4 +152,24 @@ func twoCopies(t *testing.T, zk []string, c runnerCase) (g string, first, second
 	second = run("copy-2")
 	waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
 	return g, first, second, read
+}
+
+// sharedZKProxy is a fault proxy to the shared ZooKeeper, closed with the
+// test.
+func sharedZKProxy(t *testing.T) *faultproxy.Proxy {
+	t.Helper()
+	p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// markedCopies starts copies of a herald run in election g, 6 s sessions,
+// through the servers given, each running child (see overlapMarks).
+func markedCopies(t *testing.T, g string, env []string, child string) func(id, servers string) *proc {
+	return func(id, servers string) *proc {
+		return start(t, env, "--zk", servers, "--session-timeout", "6s", "run", "--election", g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
+	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/internal/faultproxy"
-	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 // SIGHUP (the terminal closed, the SSH connection dropped) and SIGQUIT
@@ -176,11 +175,7 @@ func TestCommandKilledBeforeTheNextOwnerStarts(t *testing.T) {
 			var ways []string
 			var proxies []*faultproxy.Proxy
 			for range 2 {
-				p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = p.Close() })
+				p := sharedZKProxy(t)
 				ways, proxies = append(ways, p.Addr()), append(proxies, p)
 			}
 			viaProxy := []string{"--zk", strings.Join(ways, ","), "--session-timeout", "4s", "--connect-timeout", "10s"}
@@ -204,11 +199,7 @@ func TestCommandKilledBeforeTheNextOwnerStarts(t *testing.T) {
 		t.Run("connection lost, "+l.name, func(t *testing.T) {
 			g := uniq(t)
 			env := pidFile(t)
-			p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = p.Close() })
+			p := sharedZKProxy(t)
 			viaProxy := []string{"--zk", p.Addr(), "--session-timeout", "1s", "--connect-timeout", "10s"}
 			holder := start(t, env, append(viaProxy, "run", "--election", g, "--", "sh", "-c", l.sh+"echo holding; wait")...)
 			holder.waitOutput(t, "holding", 20*time.Second)
@@ -284,11 +275,7 @@ func TestLockCommandReadsTheTerminal(t *testing.T) {
 // process that is gone until the server expires the session.
 func TestCutOffHolderLeavesNoNodeBehind(t *testing.T) {
 	g := uniq(t)
-	p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p := sharedZKProxy(t)
 	const timeout = 15 * time.Second
 	viaProxy := []string{"--zk", p.Addr(), "--session-timeout", timeout.String(), "--connect-timeout", "10s"}
 	holder := start(t, nil, append(viaProxy, "lock", "--lock", g, "--", "sh", "-c", "echo node=$HERALD_NODE; exec sleep 60")...)

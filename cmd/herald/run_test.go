@@ -533,11 +533,7 @@ func TestWhoNotesAnOfficeSomeoneElseWrote(t *testing.T) {
 // (the server does not answer) is an interruption, exit 128+N as a shell
 // reports it, not "ZooKeeper unreachable".
 func TestInterruptedWhileConnecting(t *testing.T) {
-	p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p := sharedZKProxy(t)
 	p.Blackhole(true)
 	silent := []string{"--zk", p.Addr(), "--connect-timeout", "30s"}
 	for _, args := range [][]string{
@@ -562,11 +558,7 @@ func TestInterruptedWhileConnecting(t *testing.T) {
 // session could not be opened within --connect-timeout, and nothing ran
 // after the outage.
 func TestHotStandbysOutliveAZooKeeperOutage(t *testing.T) {
-	p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p := sharedZKProxy(t)
 	zk := []string{"--zk", p.Addr(), "--session-timeout", "1s", "--connect-timeout", "2s"}
 	g, l := uniq(t), uniq(t)+"-lock"
 	marks := filepath.Join(t.TempDir(), "marks")

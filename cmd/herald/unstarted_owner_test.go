@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/elect"
-	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
@@ -83,16 +82,10 @@ func TestOwnerStoppedWhileWaitingForThePreviousCommand(t *testing.T) {
 // client had heard of the expiry.
 func TestOwnerCutOffWhileWaitingForThePreviousCommand(t *testing.T) {
 	addr := zktest.Shared(t).ConnectString()
-	p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p := sharedZKProxy(t)
 	g := uniq(t)
 	child, env, read := overlapMarks(t)
-	run := func(id, servers string) *proc {
-		return start(t, env, "--zk", servers, "--session-timeout", "6s", "run", "--election", g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
-	}
+	run := markedCopies(t, g, env, child)
 	run("copy-1", addr)
 	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
 		t.Fatalf("no command started: %q", read())
