@@ -15,3 +15,13 @@ func SetRecheckEvery(d time.Duration) (restore func()) {
 	old := recheckEvery.Swap(int64(d))
 	return func() { recheckEvery.Store(old) }
 }
+
+// OnSessionLook has fn told of each look a ProveSessionEnd wait makes for
+// its owner's session node, until the returned function restores it.
+func OnSessionLook(fn func(prev string, seen bool)) (restore func()) {
+	sessionLooked.Store(&fn)
+	return func() { sessionLooked.Store(nil) }
+}
+
+// SessionNodeName is the session node of session id in its group's office.
+func SessionNodeName(id int64) string { return sessionNodeName(id) }

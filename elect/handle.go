@@ -49,6 +49,9 @@ type Handle struct {
 	// cannot read ours but held by no session (see guard); only the
 	// monitor uses it.
 	inert map[string]bool
+	// prevEnded: PredecessorReleased last found the predecessor's session
+	// ended (ProveSessionEnd).
+	prevEnded atomic.Bool
 }
 
 func newHandle(q *queue, t ticket, id string) *Handle {

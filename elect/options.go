@@ -212,6 +212,7 @@ type recipeOptions struct {
 	releaseWait   time.Duration
 	hazard        hazardCheck
 	queued        func(node string)
+	sessionProof  bool
 }
 
 // hazardCheck is when an owner starts guarding its group against a client
@@ -259,6 +260,23 @@ func OnQueued(fn func(node string)) Option {
 		o.queued = fn
 		return nil
 	}
+}
+
+// ProveSessionEnd keeps a session node for the participant's session: an
+// ephemeral node in the election's office, made with its first queue node
+// in the group (and the office with it, when there is none yet). And each
+// wait looks, once it knows which node owns ahead of it, for that owner's
+// session node: seen then and gone once that owner's node went, it proves
+// the owner's session ended, and Handle.PredecessorReleased counts that
+// as a release. A runner stops its work before its session can expire, so
+// the next one may start at once rather than wait for the longest a
+// runner that cannot hear takes to stop (`herald run` does). It costs one
+// request each time the owner a wait sees changes. It changes nothing in
+// a lock's group, which holds no office, nor behind an owner whose
+// session keeps no such node (one without this option, a foreign client,
+// an older herald).
+func ProveSessionEnd() Option {
+	return func(o *recipeOptions) error { o.sessionProof = true; return nil }
 }
 
 // WithLossPolicy chooses when ownership ends on connection trouble.

@@ -24,7 +24,9 @@ func (h *Handle) Predecessor() string { return h.t.prev }
 // a runner that cannot hear takes to stop its command, before they start
 // theirs. It is true when the predecessor was not a herald node (a
 // foreign client's release records nothing, and no bound is known for its
-// work).
+// work). Under ProveSessionEnd it is also true once the predecessor's
+// session has ended (see seeSessionNode): a runner's work stops before its
+// session can expire.
 //
 // With no owner seen before ours, "nobody before us" must be shown, not
 // assumed: an owner deleted by hand just before our node was made, or
@@ -38,21 +40,29 @@ func (h *Handle) PredecessorReleased(ctx context.Context) (bool, error) {
 }
 
 // PredecessorReleasedW is PredecessorReleased that, when it reports
-// false, also returns a watch on the group node's data, which fires when
-// a record may have come (RecordStopped writes there): look again then.
-// The watch is nil when none was set (the answer is true, or the read
-// failed).
+// false, also returns a watch that fires when the answer may have changed:
+// on the group node's data, where RecordStopped writes, and under
+// ProveSessionEnd on the predecessor's session node, which goes with its
+// session. Look again then. The watch is nil when none was set (the
+// answer is true, or the read failed).
 func (h *Handle) PredecessorReleasedW(ctx context.Context) (bool, <-chan zk.Event, error) {
 	return h.predecessorReleased(ctx, true)
 }
+
+// PredecessorSessionEnded reports whether the last PredecessorReleased (or
+// PredecessorReleasedW) that answered true did so because the
+// predecessor's session had ended (ProveSessionEnd), not on a record.
+func (h *Handle) PredecessorSessionEnded() bool { return h.prevEnded.Load() }
 
 func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
 	p := h.t.prev
 	switch info, ok := ParseName(p); {
 	case p != "" && (!ok || info.Convention != "herald"):
 		return true, nil, nil
-	case p == "" && h.t.seq == 0:
-		return true, nil, nil // the group's first child: nothing came before it
+	case p == "" && (h.t.seq == 0 || h.t.seq == 1 && h.t.madeOffice):
+		// The group's first child (but for the office made with it):
+		// nothing came before it.
+		return true, nil, nil
 	}
 	ours := func(r *Release) bool {
 		if r == nil {
@@ -61,7 +71,7 @@ func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-c
 		if p != "" {
 			return r.Node == p
 		}
-		return releasedJustBefore(r.Node, h.t.seq)
+		return releasedJustBefore(r.Node, h.t.seq, h.t.madeOffice)
 	}
 	c := h.q.s.Conn()
 	type read struct {
@@ -85,12 +95,40 @@ func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-c
 	b, ost, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.parent + "/" + OfficeNode) })
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return false, r.ch, nil
 	case err != nil:
 		return false, r.ch, err
+	default:
+		if o, ok := decodeOffice(b, ost); ok && ours(o.Released) {
+			return true, nil, nil
+		}
 	}
-	o, ok := decodeOffice(b, ost)
-	return ok && ours(o.Released), r.ch, nil
+	ended, sch, err := h.predecessorSessionEnded(ctx, watch)
+	if err != nil || ended {
+		h.prevEnded.Store(ended)
+		return ended, nil, err
+	}
+	return false, either(r.ch, sch), nil
+}
+
+// either is a channel that gets the first event of a or b (either may be
+// nil); nil when both are.
+func either(a, b <-chan zk.Event) <-chan zk.Event {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	ch := make(chan zk.Event, 1)
+	go func() {
+		select {
+		case ev := <-a:
+			ch <- ev
+		case ev := <-b:
+			ch <- ev
+		}
+	}()
+	return ch
 }
 
 // RecordStopped says, once ownership has ended with our node gone while
@@ -185,8 +223,11 @@ func (h *Handle) laterThanOurs(r *Release) bool {
 // between (a waiter that gave up, a foreign client, a side node) proves
 // nothing either way, and the caller waits as for an owner deleted by
 // hand. A busy group loses nothing by it: its next owner queued before
-// the release and saw its predecessor.
-func releasedJustBefore(released string, seq int32) bool {
+// the release and saw its predecessor. madeOffice: the transaction that
+// made our node made the office just before it, which took the number
+// before ours.
+func releasedJustBefore(released string, seq int32, madeOffice bool) bool {
 	rs, ok := ParseSequence(released)
-	return ok && uint32(seq)-uint32(rs) == 1
+	d := uint32(seq) - uint32(rs)
+	return ok && (d == 1 || d == 2 && madeOffice)
 }

@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,7 +16,29 @@ import (
 // its runner stops only within a sixth of the session timeout of hearing
 // of the deletion: PredecessorReleased said true, as for a group with
 // nobody before. It says false now, unless the change was a release.
+//
+// With ProveSessionEnd (see sessionProofCases) the office, made with the
+// group's first herald node, takes a sequence number too: the first
+// node's is then 1, not 0.
 func TestPredecessorDeletedBeforeTheFirstLook(t *testing.T) {
+	for _, v := range sessionProofCases {
+		t.Run(v.name, func(t *testing.T) { predecessorDeletedBeforeTheFirstLook(t, v.first, v.next) })
+	}
+}
+
+// sessionProofCases: the options of the candidates before ours (first)
+// and ours (next): none; ProveSessionEnd for all; for ours alone, whose
+// node then comes right after the office it made.
+var sessionProofCases = []struct {
+	name        string
+	first, next []elect.Option
+}{
+	{"plain", nil, nil},
+	{"session nodes", []elect.Option{elect.ProveSessionEnd()}, []elect.Option{elect.ProveSessionEnd()}},
+	{"our session node alone", nil, []elect.Option{elect.ProveSessionEnd()}},
+}
+
+func predecessorDeletedBeforeTheFirstLook(t *testing.T, first, next []elect.Option) {
 	addrs := sharedAddrs(t)
 	for _, tc := range []struct {
 		name     string
@@ -24,7 +47,7 @@ func TestPredecessorDeletedBeforeTheFirstLook(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := groupPath(t)
 			s1, s2 := session(t, addrs), session(t, addrs)
-			e1, err := elect.NewElection(s1, g, elect.CreateParents())
+			e1, err := elect.NewElection(s1, g, append([]elect.Option{elect.CreateParents()}, first...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -32,7 +55,7 @@ func TestPredecessorDeletedBeforeTheFirstLook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e2, err := elect.NewElection(s2, g, elect.OnQueued(func(string) {
+			e2, err := elect.NewElection(s2, g, append([]elect.Option{elect.OnQueued(func(string) {
 				if tc.released {
 					if err := h1.Resign(ctxT(t, 10*time.Second)); err != nil {
 						t.Error(err)
@@ -42,7 +65,7 @@ func TestPredecessorDeletedBeforeTheFirstLook(t *testing.T) {
 				if err := s2.Conn().Delete(h1.NodePath(), -1); err != nil {
 					t.Error(err)
 				}
-			}))
+			})}, next...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +81,7 @@ func TestPredecessorDeletedBeforeTheFirstLook(t *testing.T) {
 	}
 	// The first candidate of a new group had nobody before it.
 	g := groupPath(t)
-	e, err := elect.NewElection(session(t, addrs), g, elect.CreateParents())
+	e, err := elect.NewElection(session(t, addrs), g, append([]elect.Option{elect.CreateParents()}, next...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,10 +101,16 @@ func TestPredecessorDeletedBeforeTheFirstLook(t *testing.T) {
 // is false now unless the group's history proves that nobody owned between
 // the last recorded release and our node.
 func TestOwnerDeletedBeforeOurNodeWasMade(t *testing.T) {
+	for _, v := range sessionProofCases {
+		t.Run(v.name, func(t *testing.T) { ownerDeletedBeforeOurNodeWasMade(t, v.first, v.next) })
+	}
+}
+
+func ownerDeletedBeforeOurNodeWasMade(t *testing.T, first, next []elect.Option) {
 	addrs := sharedAddrs(t)
-	campaign := func(g, id string) *elect.Handle {
+	campaignWith := func(g, id string, opts []elect.Option) *elect.Handle {
 		t.Helper()
-		e, err := elect.NewElection(session(t, addrs), g, elect.CreateParents())
+		e, err := elect.NewElection(session(t, addrs), g, append([]elect.Option{elect.CreateParents()}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,6 +120,7 @@ func TestOwnerDeletedBeforeOurNodeWasMade(t *testing.T) {
 		}
 		return h
 	}
+	campaign := func(g, id string) *elect.Handle { return campaignWith(g, id, first) }
 	resign := func(h *elect.Handle) {
 		t.Helper()
 		if err := h.Resign(ctxT(t, 10*time.Second)); err != nil {
@@ -118,7 +148,7 @@ func TestOwnerDeletedBeforeOurNodeWasMade(t *testing.T) {
 		{"owner resigned", func(g string) { resign(campaign(g, "first")) }, true},
 		{"two owners in turn, both resigned", func(g string) {
 			h1 := campaign(g, "first")
-			e2, err := elect.NewElection(session(t, addrs), g)
+			e2, err := elect.NewElection(session(t, addrs), g, first...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +175,7 @@ func TestOwnerDeletedBeforeOurNodeWasMade(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := groupPath(t)
 			tc.before(g)
-			h := campaign(g, "next")
+			h := campaignWith(g, "next", next)
 			if p := h.Predecessor(); p != "" {
 				t.Fatalf("the next candidate saw %q before it; want nobody", p)
 			}
@@ -157,13 +187,16 @@ func TestOwnerDeletedBeforeOurNodeWasMade(t *testing.T) {
 	}
 }
 
-// waitChildren waits until g has n children.
+// waitChildren waits until g has n children besides herald's office and
+// checkpoint.
 func waitChildren(t *testing.T, g string, n int) error {
 	t.Helper()
 	c := session(t, sharedAddrs(t)).Conn()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if ch, _, err := c.Children(g); err == nil && len(ch) == n {
+		ch, _, err := c.Children(g)
+		ch = slices.DeleteFunc(ch, func(c string) bool { return c == elect.OfficeNode || c == elect.CheckpointNode })
+		if err == nil && len(ch) == n {
 			return nil
 		}
 		time.Sleep(10 * time.Millisecond)

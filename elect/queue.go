@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -35,6 +36,9 @@ type queue struct {
 	// read: a release writes it back, so that a lock taken in an election's
 	// group (or the reverse) does not turn the group into its own kind.
 	groupRecipe Recipe
+	// sessionNode is the session whose session node (see session_node.go)
+	// this group's office holds, or which gave up on one for good.
+	sessionNode atomic.Int64
 }
 
 func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Option) (*queue, error) {
@@ -102,8 +106,13 @@ type ticket struct {
 	// handle's own watch from then on.
 	ownW <-chan zk.Event
 	// prev is the node that owned before this one, as the wait last saw
-	// it ("" when it saw none).
-	prev string
+	// it ("" when it saw none). prevSession: its session node was there
+	// while it was (see seeSessionNode).
+	prev        string
+	prevSession bool
+	// madeOffice: the transaction that made this node made the group's
+	// office just before it (see createNode).
+	madeOffice bool
 }
 
 func (q *queue) full(name string) string { return q.parent + "/" + name }
@@ -122,11 +131,11 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 		if err := q.s.gone(); err != nil {
 			return ticket{}, err
 		}
-		created, err := q.create(ctx, conn, base, data, marker)
+		created, madeOffice, err := q.create(ctx, conn, base, d, data, marker)
 		switch {
 		case err == nil:
 			seq, _ := ParseSequence(path.Base(created))
-			return ticket{name: path.Base(created), seq: seq, dialect: d}, nil
+			return ticket{name: path.Base(created), seq: seq, dialect: d, madeOffice: madeOffice}, nil
 		case errors.Is(err, zk.ErrNoNode):
 			if !q.o.createParents {
 				return ticket{}, fmt.Errorf("%w: %s; create it first (herald never guesses ACLs for you) or use CreateParents", ErrNoParent, q.parent)
@@ -144,6 +153,9 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 				return ticket{}, err
 			}
 			if found {
+				if q.o.sessionProof && q.keepsSessionNode(d) {
+					q.sessionNode.Store(q.s.ID()) // made with it, if at all
+				}
 				t.dialect = d
 				return t, nil
 			}
@@ -164,19 +176,20 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 // not list the group at once: the create may not even have been sent yet,
 // and a listing sent before it would find nothing while the node it makes
 // stayed, unowned, blocking every later participant for the session's life.
-func (q *queue) create(ctx context.Context, conn *zk.Conn, base string, data []byte, marker string) (string, error) {
+func (q *queue) create(ctx context.Context, conn *zk.Conn, base string, d Dialect, data []byte, marker string) (string, bool, error) {
 	type result struct {
-		name string
-		err  error
+		name       string
+		madeOffice bool
+		err        error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
-		ch <- result{name, err}
+		name, madeOffice, err := q.createNode(context.WithoutCancel(ctx), conn, base, d, data)
+		ch <- result{name, madeOffice, err}
 	}()
 	select {
 	case r := <-ch:
-		return r.name, r.err
+		return r.name, r.madeOffice, r.err
 	case <-ctx.Done():
 	}
 	q.s.background(func() {
@@ -188,7 +201,7 @@ func (q *queue) create(ctx context.Context, conn *zk.Conn, base string, data []b
 			q.sweep(marker)
 		}
 	})
-	return "", ctx.Err()
+	return "", false, ctx.Err()
 }
 
 // stamp checks that a node found by its marker is ours and reads its

@@ -71,6 +71,9 @@ type waiter struct {
 	// unreadable: a recheck found the node below ours unreadable (warned
 	// once per wait).
 	unreadable bool
+	// seenSession is the owner whose session node this wait looked for
+	// (see seeSessionNode).
+	seenSession string
 }
 
 // recheckEvery is how often a watching waiter looks at its nodes without a
@@ -164,6 +167,7 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 		return stateListing, ErrLocked
 	}
 	w.t.prev = es[0].name // the owner as this listing shows it
+	w.seeSessionNode(ctx)
 	w.behind(es[:idx])
 	return stateWatching, nil
 }
@@ -432,7 +436,7 @@ func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error
 		return false, w.q.retryable(ctx, err)
 	}
 	old := w.t.name
-	w.t, w.own = ticket{}, nil
+	w.t, w.own, w.seenSession = ticket{}, nil, ""
 	t, err := w.q.enqueue(ctx, w.data)
 	if err != nil {
 		return false, err

@@ -55,6 +55,56 @@ func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
 	}
 }
 
+// TestOwnerLostPastItsSessionHandsOverAtItsEnd: the leader's runner is
+// frozen (SIGSTOP), or cut off from the servers, and stays so past its
+// session, as when its machine dies. Its command, which ignores SIGTERM,
+// is killed within five sixths of the session timeout (the watchdog, or
+// the runner's own loss of the connection), before the session can
+// expire. The next copy saw the leader's session node, and starts its
+// command once that node goes with the session. Before, it waited 11/12
+// of the timeout more, as for a node deleted by hand: 11.5 s after the
+// loss with 6 s sessions.
+func TestOwnerLostPastItsSessionHandsOverAtItsEnd(t *testing.T) {
+	const timeout = 6 * time.Second
+	for _, how := range []string{"frozen", "cut off"} {
+		t.Run(how, func(t *testing.T) {
+			addr := zktest.Shared(t).ConnectString()
+			p := sharedZKProxy(t)
+			g := uniq(t)
+			child, env, read := overlapMarks(t)
+			run := markedCopies(t, g, env, child)
+			first := run("copy-1", p.Addr())
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("no command started: %q", read())
+			}
+			second := run("copy-2", addr)
+			waitQueued(t, []string{"--zk", addr}, g, 2, "copy-2 never joined the queue")
+			lost := time.Now()
+			if how == "frozen" {
+				pid := first.cmd.Process.Pid
+				if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+			} else {
+				p.Blackhole(true)
+			}
+			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			took := time.Since(lost)
+			t.Logf("copy-2's command started %v after copy-1 was %s", took.Round(time.Millisecond), how)
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2's command started while copy-1's (%s) still ran:\n%s", how, read())
+			}
+			if limit := timeout + timeout*7/12; took > limit {
+				t.Errorf("copy-2's command started %v after copy-1 was %s, want within %v (the session's end, not 11/12 of the timeout after it):\n%s", took.Round(time.Millisecond), how, limit, second.out)
+			}
+			second.waitOutput(t, "went with its session", 5*time.Second)
+		})
+	}
+}
+
 // TestDeposedOwnerSaysItsCommandStopped: the leader's node is deleted by
 // hand and its runner hears of it. It kills its command (which ignores
 // SIGTERM) a sixth of the session timeout later and records that it did:

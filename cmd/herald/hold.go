@@ -363,6 +363,9 @@ func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
 func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGate) bool {
 	select {
 	case <-g.open:
+		if o.h.PredecessorSessionEnded() {
+			a.log.Info("the previous owner's node went with its session, so its command is stopped: starting ours", "group", o.h.Group(), "previous", o.h.Predecessor())
+		}
 		return ctx.Err() == nil
 	default:
 	}
@@ -376,7 +379,10 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 	}
 	select {
 	case <-g.open:
-		if g.recorded.Load() {
+		switch {
+		case g.recorded.Load() && o.h.PredecessorSessionEnded():
+			a.log.Info("the previous owner's session ended, so its command is stopped", "group", o.h.Group())
+		case g.recorded.Load():
 			a.log.Info("the previous owner's runner recorded that its command stopped", "group", o.h.Group())
 		}
 	case <-o.h.Done():

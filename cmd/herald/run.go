@@ -54,11 +54,12 @@ for half the session timeout) or be killed; killed, run's node is then
 released as soon as nothing of the command is left, so that the next
 candidate need not wait for the session to expire.
 
-When the previous owner's node went without a release (deleted by hand,
-or its session ended), the command starts only once that owner's runner
-records that its command stopped, or after 11/12 of the session timeout,
-by when a runner frozen or cut off has killed it: give every copy the
-same --session-timeout.
+When the previous owner's node went without a release, the command
+starts as soon as that owner's session is known to have ended (its runner
+stops its command before then), or its runner records that its command
+stopped (its node was deleted by hand), or after 11/12 of the session
+timeout, by when a runner frozen or cut off has killed it: give every
+copy the same --session-timeout.
 
 The command finds its leadership in its environment: HERALD_ELECTION,
 HERALD_NODE, HERALD_TERM (the fencing token), HERALD_ID, HERALD_ZK, and the
@@ -218,7 +219,7 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool) (*elect.H
 		if err != nil {
 			return nil, nil, err
 		}
-		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id), o.dialectOpt, elect.WatchForHazards())
+		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id), o.dialectOpt, elect.WatchForHazards(), elect.ProveSessionEnd())
 		if err != nil {
 			s.Close()
 			return nil, nil, usageErr("--election: %v", err)

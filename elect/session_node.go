@@ -1,0 +1,177 @@
+package elect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// A session node is an ephemeral child of an election's office,
+// herald-office/session-<session id in hex>-live, which each herald
+// candidate's session makes with its first queue node in the group
+// (under ProveSessionEnd, as `herald run` sets).
+// ZooKeeper cannot tell one client whether another's session lives, but it
+// deletes every ephemeral node of a session that ends. So a waiter that
+// saw the owner's session node while that owner's node was there, and
+// finds it gone after that node went, knows the owner's session ended:
+// for the owner's runner, which stops its work before its session can
+// expire (see Handle.PredecessorReleased), that proves the work stopped.
+// Without it, a node gone without a release may have been deleted by hand
+// while its owner could not hear (frozen, or cut off), and the next
+// runner has to wait for the longest such an owner takes to stop.
+//
+// The node ends in letters, so no recipe and no discovery takes it for a
+// queue node (and it sits in the office, which they skip anyway). Groups
+// that may hold no office (a lock, an election named for Curator's mutex,
+// see sideNodesRefused) get none, and their waiters keep the bound.
+
+// sessionNodeName is the session node of session id.
+func sessionNodeName(session int64) string {
+	return fmt.Sprintf("session-%016x-live", uint64(session))
+}
+
+// sessionNodeOf is the path of the session node of the session that made
+// the herald node name in group, or "" when name is not herald's.
+func sessionNodeOf(group, name string) string {
+	id, _, ok := heraldNode(name)
+	if !ok || id.session == 0 {
+		return ""
+	}
+	return group + "/" + OfficeNode + "/" + sessionNodeName(id.session)
+}
+
+// keepsSessionNode reports whether our nodes in dialect d may get a
+// session node (under ProveSessionEnd): only an election's, in a group
+// that may hold an office.
+func (q *queue) keepsSessionNode(d Dialect) bool {
+	return q.recipe == RecipeElection && d != DialectCuratorLock
+}
+
+// createNode creates our queue node (base, in dialect d). The first time
+// in a session, our session node goes in the same transaction, and the
+// office too when the group has none yet: so the session node is there
+// whenever our queue node is, and an office made for it takes the
+// group's sequence number just before our node's (madeOffice; see
+// releasedJustBefore). Where the session node cannot be made (the
+// office's ACL refuses it), our node is created alone, and a waiter behind
+// it keeps its bound should it go without a release.
+func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Dialect, data []byte) (name string, madeOffice bool, err error) {
+	sid := q.s.ID()
+	if !q.o.sessionProof || !q.keepsSessionNode(d) || q.sessionNode.Load() == sid {
+		name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+		return name, false, err
+	}
+	acl := q.sideACL(ctx)
+	officeData, _ := json.Marshal(Office{Herald: 1})
+	office := &zk.CreateRequest{Path: q.full(OfficeNode), Data: officeData, Acl: acl}
+	live := &zk.CreateRequest{Path: q.full(OfficeNode) + "/" + sessionNodeName(sid), Acl: acl, Flags: zk.FlagEphemeral}
+	node := &zk.CreateRequest{Path: q.full(base), Data: data, Acl: q.o.acl, Flags: zk.FlagEphemeral | zk.FlagSequence}
+	withOffice := false
+	for try := 0; try < 4; try++ {
+		ops := []any{live, node}
+		if withOffice {
+			ops = []any{office, live, node}
+		}
+		res, err := conn.Multi(ops...)
+		at := func(op any, want error) bool {
+			i := slices.Index(ops, op)
+			return i >= 0 && failedAt(res, i, want)
+		}
+		switch {
+		case err == nil:
+			q.sessionNode.Store(sid)
+			return res[len(res)-1].String, withOffice, nil
+		case at(live, zk.ErrNoNode) && !withOffice:
+			withOffice = true // no office yet
+		case at(office, zk.ErrNodeExists):
+			withOffice = false // made by someone else meanwhile
+		case at(office, zk.ErrNoNode):
+			return "", false, zk.ErrNoNode // the group is missing
+		case at(live, zk.ErrNodeExists):
+			q.sessionNode.Store(sid) // made with an earlier node of ours
+			name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+			return name, false, err
+		case at(office, zk.ErrNoAuth), at(live, zk.ErrNoAuth):
+			q.noSessionNode(sid, errors.New("the office's ACL, or the group's, refuses it"))
+			name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+			return name, false, err
+		case at(office, zk.ErrNoChildrenForEphemerals):
+			return "", false, zk.ErrNoChildrenForEphemerals
+		case at(node, zk.ErrNoAuth):
+			return "", false, zk.ErrNoAuth
+		default:
+			return "", false, err
+		}
+	}
+	return "", false, fmt.Errorf("elect: %s/%s keeps being created and deleted: %w", q.parent, OfficeNode, zk.ErrNodeExists)
+}
+
+// seeSessionNode looks, while the owner our wait last saw (t.prev) is
+// there, for that owner's session node, and records in the ticket whether
+// it was there (ProveSessionEnd). Only a node seen can later prove, by its
+// absence, that the owner's session ended. A failed look records nothing.
+func (w *waiter) seeSessionNode(ctx context.Context) {
+	p := w.t.prev
+	if !w.q.o.sessionProof || p == "" || p == w.seenSession {
+		return
+	}
+	w.seenSession = p
+	w.t.prevSession = false
+	node := sessionNodeOf(w.q.parent, p)
+	if node == "" {
+		return
+	}
+	id, _, _ := heraldNode(p)
+	found, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return w.q.s.Conn().Exists(node) })
+	w.t.prevSession = err == nil && found && st.EphemeralOwner == id.session
+	if f := sessionLooked.Load(); f != nil {
+		(*f)(p, w.t.prevSession)
+	}
+}
+
+// sessionLooked, when set (by tests), is told each look seeSessionNode
+// made: at whose node, and whether it saw that owner's session node.
+var sessionLooked atomic.Pointer[func(prev string, seen bool)]
+
+// predecessorSessionEnded reports whether the session of the owner before
+// ours has ended, as its session node, seen while that owner's node was
+// there, is gone now. With watch, a node still there is watched: the
+// session's end fires it.
+func (h *Handle) predecessorSessionEnded(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
+	if !h.t.prevSession {
+		return false, nil, nil
+	}
+	node := sessionNodeOf(h.q.parent, h.t.prev)
+	c := h.q.s.Conn()
+	type look struct {
+		found bool
+		ch    <-chan zk.Event
+	}
+	r, err := call(ctx, func() (look, error) {
+		if watch {
+			found, _, ch, err := c.ExistsW(node)
+			return look{found, ch}, err
+		}
+		found, _, err := c.Exists(node)
+		return look{found: found}, err
+	})
+	if err != nil {
+		return false, nil, err
+	}
+	if !r.found {
+		return true, nil, nil
+	}
+	return false, r.ch, nil
+}
+
+// noSessionNode gives up on our session's node in this group for good.
+func (q *queue) noSessionNode(sid int64, err error) {
+	q.sessionNode.Store(sid)
+	q.s.log.Debug("no session node in the group's office: a waiter behind our node waits its bound should our node go without a release",
+		"group", q.parent, "err", err)
+}

@@ -1,0 +1,159 @@
+package elect_test
+
+import (
+	pathpkg "path"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// behindOwner makes first the owner of a new election on its own session
+// (with firstOpts), and starts second campaigning behind it with opts. seen gets whether
+// second's wait saw first's session node, once it looked (ProveSessionEnd
+// only); owned gives second's handle once it owns.
+func behindOwner(t *testing.T, firstOpts []elect.Option, opts ...elect.Option) (s1 *elect.Session, first *elect.Handle, seen <-chan bool, owned func() *elect.Handle) {
+	t.Helper()
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	s1 = session(t, addrs)
+	s2 := session(t, addrs)
+	e1, err := elect.NewElection(s1, g, append([]elect.Option{elect.CreateParents()}, firstOpts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err = e1.Campaign(ctxT(t, 10*time.Second), "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	looks := make(chan bool, 1)
+	t.Cleanup(elect.OnSessionLook(func(prev string, saw bool) {
+		if prev == first.Node() {
+			select {
+			case looks <- saw:
+			default:
+			}
+		}
+	}))
+	e2, err := elect.NewElection(s2, g, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		h   *elect.Handle
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		h, err := e2.Campaign(ctxT(t, 30*time.Second), "second")
+		res <- result{h, err}
+	}()
+	return s1, first, looks, func() *elect.Handle {
+		t.Helper()
+		select {
+		case r := <-res:
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			return r.h
+		case <-time.After(30 * time.Second):
+			t.Fatal("the second candidate never came to own")
+		}
+		return nil
+	}
+}
+
+// sawSessionNode waits for second's look at first's session node, and
+// fails unless it saw one exactly when want says.
+func sawSessionNode(t *testing.T, seen <-chan bool, want bool) {
+	t.Helper()
+	select {
+	case got := <-seen:
+		if got != want {
+			t.Fatalf("the wait saw the owner's session node: %v, want %v", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wait never looked for the owner's session node")
+	}
+}
+
+// TestSessionEndProvesThePredecessorStopped: under ProveSessionEnd, a
+// node that went with its session (which a runner outlives by nothing:
+// its work stops before its session can expire) counts as released, at
+// once, where before the next runner waited for the longest a runner that
+// cannot hear takes to stop. A node deleted by hand while its session
+// lives does not, until that session ends; neither does the end of a
+// session that kept no session node, nor anything without the option.
+func TestSessionEndProvesThePredecessorStopped(t *testing.T) {
+	proof := []elect.Option{elect.ProveSessionEnd()}
+	released := func(t *testing.T, h *elect.Handle, want bool) {
+		t.Helper()
+		got, err := h.PredecessorReleased(ctxT(t, 10*time.Second))
+		if err != nil || got != want || h.PredecessorSessionEnded() != want {
+			t.Fatalf("PredecessorReleased = %v, %v (session ended: %v); want %v", got, err, h.PredecessorSessionEnded(), want)
+		}
+	}
+	t.Run("session ended", func(t *testing.T) {
+		s1, first, seen, owned := behindOwner(t, proof, proof...)
+		sawSessionNode(t, seen, true)
+		node := pathpkg.Dir(first.NodePath()) + "/" + elect.OfficeNode + "/" + elect.SessionNodeName(s1.ID())
+		if ok, st, err := s1.Conn().Exists(node); err != nil || !ok || st.EphemeralOwner != s1.ID() {
+			t.Fatalf("the owner's session node %s: there %v, %v", node, ok, err)
+		}
+		_ = s1.Close()
+		released(t, owned(), true)
+	})
+	t.Run("deleted by hand, then the session ended", func(t *testing.T) {
+		s1, first, seen, owned := behindOwner(t, proof, proof...)
+		sawSessionNode(t, seen, true)
+		if err := session(t, sharedAddrs(t)).Conn().Delete(first.NodePath(), -1); err != nil {
+			t.Fatal(err)
+		}
+		second := owned()
+		got, ch, err := second.PredecessorReleasedW(ctxT(t, 10*time.Second))
+		if err != nil || got || ch == nil {
+			t.Fatalf("its session alive: PredecessorReleasedW = %v, watch %v, %v; want false with a watch", got, ch != nil, err)
+		}
+		_ = s1.Close()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the session's end fired no watch")
+		}
+		released(t, second, true)
+	})
+	t.Run("without the option", func(t *testing.T) {
+		s1, _, seen, owned := behindOwner(t, proof)
+		_ = s1.Close()
+		second := owned()
+		select {
+		case <-seen:
+			t.Fatal("a wait without ProveSessionEnd looked for the owner's session node")
+		default:
+		}
+		released(t, second, false)
+	})
+	t.Run("an owner that keeps none", func(t *testing.T) {
+		s1, _, seen, owned := behindOwner(t, nil, proof...)
+		sawSessionNode(t, seen, false)
+		_ = s1.Close()
+		released(t, owned(), false)
+	})
+}
+
+// TestLocksKeepNoSessionNode: a lock's group holds no office, which
+// go-zookeeper's Lock would fail on, so no session node either.
+func TestLocksKeepNoSessionNode(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	g := groupPath(t)
+	l, err := elect.NewLock(s, g, elect.CreateParents(), elect.ProveSessionEnd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := s.Conn().Exists(g + "/" + elect.OfficeNode); err != nil || ok {
+		t.Fatalf("the lock's group has an office: %v, %v", ok, err)
+	}
+}
