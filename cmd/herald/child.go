@@ -26,19 +26,27 @@ type child struct {
 	// stopReaping ends the reaping of the strays handed to herald (see
 	// strays_linux.go); called once the child is done with.
 	stopReaping func()
+	// gate starts the command held by the gate (see gateArg) when
+	// written to; nil when the command started at once.
+	gate *os.File
 }
 
 // subreaper makes herald, once, the process the command's orphans go to.
 var subreaper sync.Once
 
-// startChild starts args with env added to herald's environment. A command
+// startChild starts args with env added to herald's environment, held
+// until begin (see gateArg): start the watchdog in between. A command
 // that cannot start gets the shell's exit codes: 127 not found, 126 not
 // executable.
 func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*child, error) {
 	if len(args) == 0 {
 		return nil, usageErr("no command given: put it after --, e.g. herald run --election /jobs/x -- ./job.sh")
 	}
-	cmd := exec.Command(args[0], args[1:]...)
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		return nil, cannotStart(args[0], path, err)
+	}
+	cmd, held, gate := gated(path, args)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = childProcAttr()
@@ -46,18 +54,33 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 	subreaper.Do(func() { _ = becomeSubreaper() }) // Linux ≥ 3.4; else strays are found while their parent lives
 	tty := foregroundTerminal(stdin)
 	started := tty.giveTo(cmd.SysProcAttr)
-	err := cmd.Start()
+	err = cmd.Start()
 	started()
-	if err != nil {
-		return nil, cannotStart(args[0], cmd.Path, err)
+	if held != nil {
+		held.Close()
 	}
-	c := &child{cmd: cmd, tty: tty, done: make(chan struct{}), stopReaping: reapStraysFor(cmd.Process.Pid)}
+	if err != nil {
+		if gate != nil {
+			gate.Close()
+		}
+		return nil, cannotStart(args[0], path, err)
+	}
+	c := &child{cmd: cmd, tty: tty, done: make(chan struct{}), stopReaping: reapStraysFor(cmd.Process.Pid), gate: gate}
 	go func() {
 		_ = cmd.Wait()
 		c.code = exitCode(cmd.ProcessState)
 		close(c.done)
 	}()
 	return c, nil
+}
+
+// begin lets a held command start.
+func (c *child) begin() {
+	if c.gate != nil {
+		_, _ = c.gate.Write([]byte{1})
+		c.gate.Close()
+		c.gate = nil
+	}
 }
 
 // checkCommand fails early, before any campaign, when the command cannot

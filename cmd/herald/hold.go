@@ -142,6 +142,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	go a.watchStopped(c, o)
 	a.warnGrace(o)
 	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.releaseSpec(o), a.connEnv(), a.stderr)
+	c.begin() // only now, with the watchdog watching its group
 	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
 	if err != nil && !c.exited() {
 		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)

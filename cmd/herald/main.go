@@ -11,5 +11,8 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == watchdogArg {
 		os.Exit(runWatchdog(os.Args[2:], os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == gateArg {
+		os.Exit(runGate(os.Args[2:], os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
