@@ -268,9 +268,13 @@ func OnQueued(fn func(node string)) Option {
 // wait looks, once it knows which node owns ahead of it, for that owner's
 // session node: seen then and gone once that owner's node went, it proves
 // the owner's session ended, and Handle.PredecessorReleased counts that
-// as a release. A runner stops its work before its session can expire, so
-// the next one may start at once rather than wait for the longest a
-// runner that cannot hear takes to stop (`herald run` does). It costs one
+// as a release. That is sound only where every participant's work stops
+// before its session can expire: `herald run` stops its command within
+// five sixths of the session timeout of its last reply (LoseOnSuspend,
+// the default, and a bound on the command's stop), so the next runner may
+// start at once rather than wait for the longest a runner that cannot
+// hear takes to stop. Under LoseOnExpiry work runs on past the session's
+// end, and this option proves nothing. It costs one
 // request each time the owner a wait sees changes. It changes nothing in
 // a lock's group, which holds no office, nor behind an owner whose
 // session keeps no such node (one without this option, a foreign client,
