@@ -60,6 +60,9 @@ func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Op
 			return nil, err
 		}
 	}
+	if o.sessionProof && o.policy == LoseOnExpiry {
+		return nil, errors.New("elect: ProveSessionEnd with LoseOnExpiry: under LoseOnExpiry an owner's work runs on past its session's end, so that end proves nothing to the next owner; use one or the other")
+	}
 	if !o.aclSet {
 		o.acl = s.DefaultACL()
 	}

@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	pathpkg "path"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,5 +156,16 @@ func TestLocksKeepNoSessionNode(t *testing.T) {
 	}
 	if ok, _, err := s.Conn().Exists(g + "/" + elect.OfficeNode); err != nil || ok {
 		t.Fatalf("the lock's group has an office: %v, %v", ok, err)
+	}
+}
+
+// TestSessionProofRefusesLoseOnExpiry: under LoseOnExpiry an owner's work
+// runs past its session's end, so its session node would prove a stop that
+// has not happened.
+func TestSessionProofRefusesLoseOnExpiry(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	_, err := elect.NewElection(s, groupPath(t), elect.ProveSessionEnd(), elect.WithLossPolicy(elect.LoseOnExpiry))
+	if err == nil || !strings.Contains(err.Error(), "LoseOnExpiry") {
+		t.Fatalf("ProveSessionEnd with LoseOnExpiry: %v, want refused", err)
 	}
 }
