@@ -23,26 +23,8 @@ import (
 func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
 	for _, how := range []string{"frozen", "cut off"} {
 		t.Run(how, func(t *testing.T) {
-			addr := zktest.Shared(t).ConnectString()
-			p := sharedZKProxy(t)
-			g := uniq(t)
-			child, env, read := overlapMarks(t)
-			run := markedCopies(t, g, env, child)
-			first := run("copy-1", p.Addr())
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("no command started: %q", read())
-			}
-			second := run("copy-2", addr)
-			waitQueued(t, []string{"--zk", addr}, g, 2, "copy-2 never joined the queue")
-			if how == "frozen" {
-				pid := first.cmd.Process.Pid
-				if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
-			} else {
-				p.Blackhole(true)
-			}
+			g, second, read, lose := leaderAboutToBeLost(t, how)
+			lose()
 			deleteLowest(t, g)
 			second.waitOutput(t, "waiting for its command to be stopped", 10*time.Second)
 			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
@@ -68,27 +50,9 @@ func TestOwnerLostPastItsSessionHandsOverAtItsEnd(t *testing.T) {
 	const timeout = 6 * time.Second
 	for _, how := range []string{"frozen", "cut off"} {
 		t.Run(how, func(t *testing.T) {
-			addr := zktest.Shared(t).ConnectString()
-			p := sharedZKProxy(t)
-			g := uniq(t)
-			child, env, read := overlapMarks(t)
-			run := markedCopies(t, g, env, child)
-			first := run("copy-1", p.Addr())
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("no command started: %q", read())
-			}
-			second := run("copy-2", addr)
-			waitQueued(t, []string{"--zk", addr}, g, 2, "copy-2 never joined the queue")
+			_, second, read, lose := leaderAboutToBeLost(t, how)
 			lost := time.Now()
-			if how == "frozen" {
-				pid := first.cmd.Process.Pid
-				if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
-			} else {
-				p.Blackhole(true)
-			}
+			lose()
 			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
 				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
 			}
@@ -202,6 +166,36 @@ func twoCopies(t *testing.T, zk []string, c runnerCase) (g string, first, second
 	second = run("copy-2")
 	waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
 	return g, first, second, read
+}
+
+// leaderAboutToBeLost starts copy-1 of a herald run (6 s sessions) through
+// a fault proxy and, once its command runs, copy-2 queued behind it; lose
+// then freezes copy-1's runner (SIGSTOP) or cuts it off from the servers,
+// as how says. read gives the flock marks.
+func leaderAboutToBeLost(t *testing.T, how string) (g string, second *proc, read func() string, lose func()) {
+	t.Helper()
+	addr := zktest.Shared(t).ConnectString()
+	p := sharedZKProxy(t)
+	g = uniq(t)
+	child, env, read := overlapMarks(t)
+	run := markedCopies(t, g, env, child)
+	first := run("copy-1", p.Addr())
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+		t.Fatalf("no command started: %q", read())
+	}
+	second = run("copy-2", addr)
+	waitQueued(t, []string{"--zk", addr}, g, 2, "copy-2 never joined the queue")
+	return g, second, read, func() {
+		if how == "cut off" {
+			p.Blackhole(true)
+			return
+		}
+		pid := first.cmd.Process.Pid
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	}
 }
 
 // sharedZKProxy is a fault proxy to the shared ZooKeeper, closed with the
