@@ -286,21 +286,51 @@ func (c Config) Validate() error { return c.validate(true) }
 func (c Config) ValidateBeforeSinks() error { return c.validate(false) }
 
 func (c Config) validate(sinks bool) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+	if err := c.validateServers(); err != nil {
+		return err
 	}
+	seen, err := c.validateGroups()
+	if err != nil {
+		return err
+	}
+	for _, check := range []func() error{
+		c.validatePatterns,
+		func() error { return c.validateRecipes(seen) },
+		func() error { return c.validateHA(seen) },
+		func() error { return c.validateSinks(sinks) },
+		c.validateTimes,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// badConfig is an ErrConfig saying what is wrong.
+func badConfig(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+}
+
+func (c Config) validateServers() error {
 	if len(c.Servers) == 0 {
-		return bad("no ZooKeeper servers: give host:port[,host:port...]")
+		return badConfig("no ZooKeeper servers: give host:port[,host:port...]")
 	}
 	for _, s := range c.Servers {
 		if strings.TrimSpace(s) == "" || !strings.Contains(s, ":") {
-			return bad("ZooKeeper server %q: want host:port", s)
+			return badConfig("ZooKeeper server %q: want host:port", s)
 		}
 	}
+	return nil
+}
+
+// validateGroups checks the paths watched, discovered and read as leaders,
+// each given once; seen says how each was given.
+func (c Config) validateGroups() (seen map[string]string, err error) {
 	if len(c.Watch) == 0 && len(c.Discover) == 0 && len(c.Leaders) == 0 && len(c.Patterns) == 0 {
-		return bad("nothing to observe: give at least one group to watch or one root to discover")
+		return nil, badConfig("nothing to observe: give at least one group to watch or one root to discover")
 	}
-	seen := map[string]string{}
+	seen = map[string]string{}
 	for _, list := range []struct {
 		what  string
 		paths []string
@@ -311,95 +341,120 @@ func (c Config) validate(sinks bool) error {
 				check = ValidateRoot
 			}
 			if err := check(p); err != nil {
-				return fmt.Errorf("%w: %s %q: %w", ErrConfig, list.what, p, err)
+				return nil, fmt.Errorf("%w: %s %q: %w", ErrConfig, list.what, p, err)
 			}
 			if strings.ContainsAny(p, "*?[") {
 				// Legal in a node's name, but a glob here is a mistake:
 				// the bridge would wait for a node of that very name.
-				return bad("%s %q: a path, not a glob: Discover a root to observe all its children, or give Patterns (root and levels, \"*\" for every child) for groups deeper below", list.what, p)
+				return nil, badConfig("%s %q: a path, not a glob: Discover a root to observe all its children, or give Patterns (root and levels, \"*\" for every child) for groups deeper below", list.what, p)
 			}
 			if prev, dup := seen[p]; dup {
-				return bad("%s %q is already given as %s: give each path once", list.what, p, prev)
+				return nil, badConfig("%s %q is already given as %s: give each path once", list.what, p, prev)
 			}
 			seen[p] = list.what
 		}
 	}
 	for p := range c.Leaders {
 		if err := elect.ValidatePath(p); err != nil {
-			return fmt.Errorf("%w: leader %q: %w", ErrConfig, p, err)
+			return nil, fmt.Errorf("%w: leader %q: %w", ErrConfig, p, err)
 		}
 		if prev, dup := seen[p]; dup {
-			return bad("leader %q is already given as %s: give each path once", p, prev)
+			return nil, badConfig("leader %q is already given as %s: give each path once", p, prev)
 		}
 		seen[p] = "leader"
 	}
+	return seen, nil
+}
+
+func (c Config) validatePatterns() error {
 	for _, pt := range c.Patterns {
 		if err := ValidateRoot(pt.Root); err != nil {
 			return fmt.Errorf("%w: pattern %q: %w", ErrConfig, pt, err)
 		}
 		if len(pt.Segs) == 0 || !slices.Contains(pt.Segs, "*") {
-			return bad("pattern %q: give the levels below the root, at least one of them \"*\" (every child)", pt)
+			return badConfig("pattern %q: give the levels below the root, at least one of them \"*\" (every child)", pt)
 		}
 		for _, seg := range pt.Segs {
 			if seg == "" || strings.ContainsAny(seg, "/?[") || seg != "*" && strings.Contains(seg, "*") || elect.ValidatePath("/"+seg) != nil {
-				return bad("pattern %q: level %q must be a node name or \"*\"", pt, seg)
+				return badConfig("pattern %q: level %q must be a node name or \"*\"", pt, seg)
 			}
 		}
 	}
+	return nil
+}
+
+// validateRecipes checks the recipe rules, each of which must be able to
+// apply to a group observed (seen: see validateGroups).
+func (c Config) validateRecipes(seen map[string]string) error {
 	if err := c.Recipes.Validate(); err != nil {
 		return fmt.Errorf("%w: recipe: %w", ErrConfig, err)
 	}
 	for p := range c.Recipes {
 		if _, ok := seen[p]; !ok && !elect.IsPattern(p) {
-			return bad("recipe rule for %q, which is neither watched nor discovered (a glob such as %q may name groups below them)", p, p+"/*")
+			return badConfig("recipe rule for %q, which is neither watched nor discovered (a glob such as %q may name groups below them)", p, p+"/*")
 		}
 		if elect.IsPattern(p) && !c.globCanMatch(p, seen) {
-			return bad("recipe rule for %q matches no watched group and nothing below a discover root, so it would never apply: check the path (a \"*\" stands for one level: %q matches /svc/a/leader, not /svc/leader)", p, "/svc/*/leader")
+			return badConfig("recipe rule for %q matches no watched group and nothing below a discover root, so it would never apply: check the path (a \"*\" stands for one level: %q matches /svc/a/leader, not /svc/leader)", p, "/svc/*/leader")
 		}
 	}
+	return nil
+}
+
+// validateHA checks the bridges' own election and the shard.
+func (c Config) validateHA(seen map[string]string) error {
 	if c.HAPath != "" {
 		if err := elect.ValidatePath(c.HAPath); err != nil {
 			return fmt.Errorf("%w: HA path: %w", ErrConfig, err)
 		}
 		if seen[c.HAPath] == "watch" {
-			return bad("HA path %q is also watched: give the bridges' own election a path of its own", c.HAPath)
+			return badConfig("HA path %q is also watched: give the bridges' own election a path of its own", c.HAPath)
 		}
 		if root, ok := c.discovers(c.HAPath); ok {
 			// Its shards' elections would be found as groups, and each
 			// shard would publish the others' bridges as owners.
-			return bad("HA path %q is below the discover root %q, so the bridges' own elections would be published as groups: give --ha a path outside it", c.HAPath, root)
+			return badConfig("HA path %q is below the discover root %q, so the bridges' own elections would be published as groups: give --ha a path outside it", c.HAPath, root)
 		}
 		if sh, ok := parseShardNode(path.Base(c.HAPath)); ok {
 			// The bridges log their shard's election; copied into --ha, it
 			// would join a shard's election as a bridge of every group.
-			return bad("HA path %q is the election of shard %s below %q: give every bridge of those shards --ha %s and its --shard (this one's would be %s)",
+			return badConfig("HA path %q is the election of shard %s below %q: give every bridge of those shards --ha %s and its --shard (this one's would be %s)",
 				c.HAPath, sh, path.Dir(c.HAPath), path.Dir(c.HAPath), sh)
 		}
 	}
 	if sh := c.Shard; sh != (Shard{}) {
 		if _, err := ParseShard(fmt.Sprintf("%d/%d", sh.K, sh.N)); err != nil {
-			return bad("%v", err)
+			return badConfig("%v", err)
 		}
 	}
-	if sinks && len(c.Sinks) == 0 {
-		return bad("no sinks: give at least one (NATS, JetStream, Kafka or the audit log)")
+	return nil
+}
+
+// validateSinks checks the sinks given; required says there must be one.
+func (c Config) validateSinks(required bool) error {
+	if required && len(c.Sinks) == 0 {
+		return badConfig("no sinks: give at least one (NATS, JetStream, Kafka or the audit log)")
 	}
 	for i, s := range c.Sinks {
 		if s == nil {
-			return bad("sink %d is nil", i)
+			return badConfig("sink %d is nil", i)
 		}
 	}
+	return nil
+}
+
+// validateTimes checks the durations, and the source.
+func (c Config) validateTimes() error {
 	for name, d := range map[string]time.Duration{
 		"session timeout": c.SessionTimeout, "connect timeout": c.ConnectTimeout,
 		"drain timeout": c.DrainTimeout, "max retry wait": c.MaxRetryWait, "HA replay window": c.HAReplay,
 		"heartbeat": c.Heartbeat, "resync interval": max(c.Resync, 0),
 	} {
 		if d < 0 {
-			return bad("%s %v is negative", name, d)
+			return badConfig("%s %v is negative", name, d)
 		}
 	}
 	if c.SessionTimeout != 0 && (c.SessionTimeout < 100*time.Millisecond || c.SessionTimeout > 10*time.Minute) {
-		return bad("session timeout %v out of range: give 100ms to 10m", c.SessionTimeout)
+		return badConfig("session timeout %v out of range: give 100ms to 10m", c.SessionTimeout)
 	}
 	if c.Source != "" { // empty means herald-bridge@<hostname>, built valid
 		if err := publish.ValidateSource(c.Source); err != nil {
