@@ -132,21 +132,13 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), err)}
 	}
 	o.ann.gained(o.h, o.recipe)
-	c, err := startChild(o.args, o.env, a.stdin, a.stdout, a.stderr)
+	c, wd, err := a.startCommand(o)
 	if err != nil {
 		o.release()
 		return err
 	}
 	defer c.takeTerminalBack()
 	defer c.stopReaping()
-	go a.watchStopped(c, o)
-	a.warnGrace(o)
-	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.releaseSpec(o), a.connEnv(), a.stderr)
-	c.begin() // only now, with the watchdog watching its group
-	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
-	if err != nil && !c.exited() {
-		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)
-	}
 	if o.recipe == elect.RecipeElection {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		if err := o.h.Acknowledge(actx, fmt.Sprintf("pid %d", c.Pid())); err != nil {
@@ -187,6 +179,24 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		wd.stop()
 		return a.stopOnSignal(ctx, c, o)
 	}
+}
+
+// startCommand starts the command, held (see gateArg) until its watchdog
+// runs, and the watchdog.
+func (a *app) startCommand(o holding) (*child, *watchdog, error) {
+	c, err := startChild(o.args, o.env, a.stdin, a.stdout, a.stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	go a.watchStopped(c, o)
+	a.warnGrace(o)
+	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.releaseSpec(o), a.connEnv(), a.stderr)
+	c.begin() // only now, with the watchdog watching its group
+	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term())
+	if err != nil && !c.exited() {
+		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)
+	}
+	return c, wd, nil
 }
 
 // stopOnSignal stops the command when herald was told to stop: SIGTERM,
