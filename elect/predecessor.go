@@ -2,7 +2,10 @@ package elect
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -92,43 +95,85 @@ func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-c
 	if ours(decodeMarkRelease(r.b)) {
 		return true, nil, nil
 	}
-	b, ost, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(h.q.parent + "/" + OfficeNode) })
+	o, och, err := h.readOfficeW(ctx, watch)
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
 	case err != nil:
 		return false, r.ch, err
-	default:
-		if o, ok := decodeOffice(b, ost); ok && ours(o.Released) {
-			return true, nil, nil
-		}
+	case ours(o.Released):
+		return true, nil, nil
 	}
 	ended, sch, err := h.predecessorSessionEnded(ctx, watch)
 	if err != nil || ended {
 		h.prevEnded.Store(ended)
 		return ended, nil, err
 	}
-	return false, either(r.ch, sch), nil
+	return false, firstOf(r.ch, och, sch), nil
 }
 
-// either is a channel that gets the first event of a or b (either may be
-// nil); nil when both are.
-func either(a, b <-chan zk.Event) <-chan zk.Event {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
+// readOfficeW reads the office (empty when there is none, or it holds no
+// herald record), with watch also watching it: for its creation when it
+// is missing. A record that stopped work lands there when herald may not
+// write the group node (see recordStoppedInOffice).
+func (h *Handle) readOfficeW(ctx context.Context, watch bool) (Office, <-chan zk.Event, error) {
+	c, p := h.q.s.Conn(), h.q.full(OfficeNode)
+	type read struct {
+		b  []byte
+		st *zk.Stat
+		ch <-chan zk.Event
 	}
-	ch := make(chan zk.Event, 1)
-	go func() {
-		select {
-		case ev := <-a:
-			ch <- ev
-		case ev := <-b:
-			ch <- ev
+	r, err := call(ctx, func() (read, error) {
+		if watch {
+			b, st, ch, err := c.GetW(p)
+			return read{b, st, ch}, err
 		}
-	}()
-	return ch
+		b, st, err := c.Get(p)
+		return read{b: b, st: st}, err
+	})
+	if errors.Is(err, zk.ErrNoNode) && watch {
+		type look struct {
+			found bool
+			ch    <-chan zk.Event
+		}
+		var l look
+		l, err = call(ctx, func() (look, error) {
+			found, _, ch, err := c.ExistsW(p)
+			return look{found, ch}, err
+		})
+		r.ch = l.ch
+		if err == nil && l.found {
+			return Office{}, r.ch, nil // made just now: the watch fires, look again
+		}
+	}
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return Office{}, r.ch, nil
+	case err != nil:
+		return Office{}, nil, err
+	}
+	o, _ := decodeOffice(r.b, r.st)
+	return o, r.ch, nil
+}
+
+// firstOf is a channel that gets the first event of chs (nil ones never
+// send); nil when all are nil.
+func firstOf(chs ...<-chan zk.Event) <-chan zk.Event {
+	chs = slices.DeleteFunc(chs, func(ch <-chan zk.Event) bool { return ch == nil })
+	switch len(chs) {
+	case 0:
+		return nil
+	case 1:
+		return chs[0]
+	}
+	out := make(chan zk.Event, 1)
+	var once sync.Once
+	for _, ch := range chs {
+		// Each watch fires once, at the latest when its session ends.
+		go func() {
+			ev := <-ch
+			once.Do(func() { out <- ev })
+		}()
+	}
+	return out
 }
 
 // RecordStopped says, once ownership has ended with our node gone while
@@ -157,7 +202,7 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 	}
 	term := h.Term()
 	q := h.q
-	if term == 0 || q.s.gone() != nil || q.markState() == markDenied {
+	if term == 0 || q.s.gone() != nil {
 		return nil
 	}
 	c := q.s.Conn()
@@ -166,15 +211,18 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 		return err
 	}
 	rec := &Release{Node: h.t.name, ID: h.id, Term: term, Reason: ReasonDeleted, Time: time.Now().UTC()}
+	if q.markState() == markDenied {
+		return h.recordStoppedInOffice(ctx, rec)
+	}
 	for tries := 0; tries < 4; tries++ {
 		b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(q.parent) })
 		switch {
-		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
+		case errors.Is(err, zk.ErrNoNode):
 			return nil
+		case errors.Is(err, zk.ErrNoAuth), err == nil && !markable(b):
+			return h.recordStoppedInOffice(ctx, rec)
 		case err != nil:
 			return err
-		case !markable(b):
-			return nil
 		}
 		if r := decodeMarkRelease(b); r != nil && (r.Node == h.t.name || h.laterThanOurs(r)) {
 			return nil
@@ -193,6 +241,47 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 			continue
 		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 0, zk.ErrNoAuth):
 			q.setMark(markDenied)
+			return h.recordStoppedInOffice(ctx, rec)
+		}
+		return err
+	}
+	return nil
+}
+
+// recordStoppedInOffice is RecordStopped where herald may not write the
+// group node (someone else's data, its ACL): an election's office takes
+// the record, as it takes a release there (see deleteRecorded), unless it
+// already holds ours or a later owner's. A group that may hold no office
+// (a lock) gets none, and the next owner waits its bound.
+func (h *Handle) recordStoppedInOffice(ctx context.Context, rec *Release) error {
+	q := h.q
+	if sideNodesRefused(q.parent, h.t.name) != nil {
+		return nil
+	}
+	c := q.s.Conn()
+	for tries := 0; tries < 4; tries++ {
+		b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return c.Get(q.full(OfficeNode)) })
+		data, _ := json.Marshal(Office{Herald: 1, Released: rec})
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			_, err = call(ctx, func() (string, error) { return c.Create(q.full(OfficeNode), data, 0, q.sideACL(ctx)) })
+		case errors.Is(err, zk.ErrNoAuth):
+			return nil
+		case err != nil:
+			return err
+		default:
+			o, _ := decodeOffice(b, st)
+			if later, _ := o.laterTerm(rec.Term); later != 0 || o.Released != nil && o.Released.Node == rec.Node {
+				return nil
+			}
+			_, err = call(ctx, func() (*zk.Stat, error) { return c.Set(q.full(OfficeNode), data, st.Version) })
+		}
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists):
+			continue // written meanwhile: read it again
+		case errors.Is(err, zk.ErrNoAuth), errors.Is(err, zk.ErrNoNode):
 			return nil
 		}
 		return err

@@ -16,18 +16,45 @@ import (
 // deposedLock is a lock group whose first owner's node was deleted by hand
 // after a second waiter queued: first lost, second owns.
 func deposedLock(t *testing.T) (g string, first, second *elect.Handle) {
+	return deposed(t, elect.RecipeLock, nil)
+}
+
+// deposed is deposedLock for recipe, in a group made first with data
+// when data is not nil.
+func deposed(t *testing.T, recipe elect.Recipe, data []byte) (g string, first, second *elect.Handle) {
 	t.Helper()
 	addrs := sharedAddrs(t)
 	g = groupPath(t)
 	s1, s2 := session(t, addrs), session(t, addrs)
-	l1, err := elect.NewLock(s1, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
+	if data != nil {
+		if _, err := s1.Conn().Create(pathpkg.Dir(g), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+		if _, err := s1.Conn().Create(g, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	first, err = l1.Acquire(ctxT(t, 10*time.Second))
-	if err != nil {
-		t.Fatal(err)
+	join := func(s *elect.Session, id string, opts ...elect.Option) *elect.Handle {
+		t.Helper()
+		var h *elect.Handle
+		var err error
+		if recipe == elect.RecipeLock {
+			var l *elect.Lock
+			if l, err = elect.NewLock(s, g, opts...); err == nil {
+				h, err = l.Acquire(ctxT(t, 10*time.Second))
+			}
+		} else {
+			var e *elect.Election
+			if e, err = elect.NewElection(s, g, opts...); err == nil {
+				h, err = e.Campaign(ctxT(t, 10*time.Second), id)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
 	}
+	first = join(s1, "first", elect.CreateParents())
 	// Before ownership ends there is nothing to record.
 	_, before, err := s1.Conn().Get(g)
 	if err != nil {
@@ -39,18 +66,11 @@ func deposedLock(t *testing.T) (g string, first, second *elect.Handle) {
 	if b, after, err := s1.Conn().Get(g); err != nil || after.Version != before.Version {
 		t.Fatalf("RecordStopped while the owner held wrote %q (%v)", b, err)
 	}
-	l2, err := elect.NewLock(s2, g, elect.OnQueued(func(string) {
+	second = join(s2, "second", elect.OnQueued(func(string) {
 		if err := s2.Conn().Delete(first.NodePath(), -1); err != nil {
 			t.Error(err)
 		}
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err = l2.Acquire(ctxT(t, 10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
 	select {
 	case <-first.Done():
 	case <-time.After(10 * time.Second):
@@ -127,6 +147,39 @@ func TestRecordStopped(t *testing.T) {
 			t.Errorf("the group node holds %q (%v), want the operator's data untouched", b, err)
 		}
 	})
+}
+
+// TestRecordStoppedUnderForeignGroupData: an election whose group node
+// holds someone else's data, where herald writes no mark. A deposed
+// owner's record that its work stopped went nowhere, and the next owner
+// waited its bound; it goes into the office now, as releases do there,
+// and the next owner's watch tells it. The group node's data is left as
+// it was.
+func TestRecordStoppedUnderForeignGroupData(t *testing.T) {
+	g, first, second := deposed(t, elect.RecipeElection, []byte("kept by an operator"))
+	released, ch, err := second.PredecessorReleasedW(ctxT(t, 10*time.Second))
+	if err != nil || released || ch == nil {
+		t.Fatalf("before the record: PredecessorReleasedW = %v, watch %v, %v; want false with a watch", released, ch != nil, err)
+	}
+	if err := first.RecordStopped(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the record fired no watch")
+	}
+	if got, err := second.PredecessorReleased(ctxT(t, 10*time.Second)); err != nil || !got {
+		t.Errorf("after the record: PredecessorReleased = %v, %v; want true", got, err)
+	}
+	c := second.Session().Conn()
+	if b, _, err := c.Get(g); err != nil || string(b) != "kept by an operator" {
+		t.Errorf("the group node holds %q (%v), want the operator's data untouched", b, err)
+	}
+	o, _, err := elect.ReadOffice(ctxT(t, 10*time.Second), second.Session(), g)
+	if err != nil || o.Released == nil || o.Released.Node != first.Node() || o.Released.Reason != elect.ReasonDeleted {
+		t.Errorf("office %+v (%v): want the deposed owner's record, reason %q", o, err, elect.ReasonDeleted)
+	}
 }
 
 // TestRecordStoppedIsNoResignation: an owner deleted by hand records that
