@@ -3,7 +3,6 @@ package elect
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -96,8 +95,8 @@ func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Di
 			q.sessionNode.Store(sid) // made with an earlier node of ours
 			name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
 			return name, false, err
-		case at(office, zk.ErrNoAuth), at(live, zk.ErrNoAuth):
-			q.noSessionNode(sid, errors.New("the office's ACL, or the group's, refuses it"))
+		case at(office, zk.ErrNoAuth), at(live, zk.ErrNoAuth), at(live, zk.ErrNoChildrenForEphemerals):
+			q.noSessionNode(sid, fmt.Errorf("%s refuses it (its ACL, or the group's, or it is an ephemeral node)", q.full(OfficeNode)))
 			name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
 			return name, false, err
 		case at(office, zk.ErrNoChildrenForEphemerals):

@@ -1,10 +1,13 @@
 package elect_test
 
 import (
+	"errors"
 	pathpkg "path"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
 )
@@ -167,5 +170,44 @@ func TestSessionProofRefusesLoseOnExpiry(t *testing.T) {
 	_, err := elect.NewElection(s, groupPath(t), elect.ProveSessionEnd(), elect.WithLossPolicy(elect.LoseOnExpiry))
 	if err == nil || !strings.Contains(err.Error(), "LoseOnExpiry") {
 		t.Fatalf("ProveSessionEnd with LoseOnExpiry: %v, want refused", err)
+	}
+}
+
+// TestSessionNodeRefusedStillJoins: an office that will not take our
+// session node (its ACL refuses it, or someone made it an ephemeral node)
+// costs only the proof: the candidate joins and leads without one.
+func TestSessionNodeRefusedStillJoins(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags int32
+		acl   []zk.ACL
+	}{
+		{"office read-only", 0, zk.WorldACL(zk.PermRead)},
+		{"office ephemeral", zk.FlagEphemeral, zk.WorldACL(zk.PermAll)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			g := groupPath(t)
+			s, other := session(t, addrs), session(t, addrs)
+			if _, err := other.Conn().Create(pathpkg.Dir(g), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				t.Fatal(err)
+			}
+			if _, err := other.Conn().Create(g, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.Conn().Create(g+"/"+elect.OfficeNode, nil, tc.flags, tc.acl); err != nil {
+				t.Fatal(err)
+			}
+			e, err := elect.NewElection(s, g, elect.ProveSessionEnd())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Campaign(ctxT(t, 10*time.Second), "alone"); err != nil {
+				t.Fatalf("joining beside an office that refuses our session node: %v", err)
+			}
+			if ok, _, err := s.Conn().Exists(g + "/" + elect.OfficeNode + "/" + elect.SessionNodeName(s.ID())); err != nil || ok {
+				t.Errorf("a session node was made: %v, %v", ok, err)
+			}
+		})
 	}
 }
