@@ -109,10 +109,11 @@ type ticket struct {
 	// handle's own watch from then on.
 	ownW <-chan zk.Event
 	// prev is the node that owned before this one, as the wait last saw
-	// it ("" when it saw none). prevSession: its session node was there
-	// while it was (see seeSessionNode).
+	// it ("" when it saw none). prevSession, when not nil, holds true
+	// while its session node, seen while it was there, is trusted to go
+	// only with its session (see seeSessionNode).
 	prev        string
-	prevSession bool
+	prevSession *atomic.Bool
 	// madeOffice: the transaction that made this node made the group's
 	// office just before it (see createNode).
 	madeOffice bool

@@ -114,22 +114,68 @@ func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Di
 // there, for that owner's session node, and records in the ticket whether
 // it was there (ProveSessionEnd). Only a node seen can later prove, by its
 // absence, that the owner's session ended. A failed look records nothing.
+// The node seen stays watched (see doubtSessionNode).
 func (w *waiter) seeSessionNode(ctx context.Context) {
 	p := w.t.prev
 	if !w.q.o.sessionProof || p == "" || p == w.seenSession {
 		return
 	}
 	w.seenSession = p
-	w.t.prevSession = false
+	w.t.prevSession = nil
 	node := sessionNodeOf(w.q.parent, p)
 	if node == "" {
 		return
 	}
 	id, _, _ := heraldNode(p)
-	found, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return w.q.s.Conn().Exists(node) })
-	w.t.prevSession = err == nil && found && st.EphemeralOwner == id.session
+	type look struct {
+		found bool
+		st    *zk.Stat
+		ch    <-chan zk.Event
+	}
+	l, err := call(ctx, func() (look, error) {
+		found, st, ch, err := w.q.s.Conn().ExistsW(node)
+		return look{found, st, ch}, err
+	})
+	seen := err == nil && l.found && l.st.EphemeralOwner == id.session
+	if seen {
+		w.t.prevSession = new(atomic.Bool)
+		w.t.prevSession.Store(true)
+		go w.q.doubtSessionNode(node, w.q.full(p), l.ch, w.t.prevSession)
+	}
 	if f := sessionLooked.Load(); f != nil {
-		(*f)(p, w.t.prevSession)
+		(*f)(p, seen)
+	}
+}
+
+// doubtSessionNode watches a session node seen (node, watched by ch)
+// while the owner's queue node (owner) was there: deleted while that
+// owner's node, an ephemeral node of the same session, still exists, it
+// was deleted by hand (an office reset with deleteall), not by the
+// session's end, and its absence proves nothing any more (trust turns
+// false). So does a deletion whose check fails. It ends with the watch:
+// on a deletion, or with our session.
+func (q *queue) doubtSessionNode(node, owner string, ch <-chan zk.Event, trust *atomic.Bool) {
+	conn := q.s.Conn()
+	for {
+		ev := <-ch
+		switch ev.Type {
+		case zk.EventNodeDeleted:
+			there, _, err := conn.Exists(owner)
+			if err != nil || there {
+				trust.Store(false)
+			}
+			return
+		case zk.EventNodeDataChanged:
+			// Someone wrote it: watch it again.
+			found, _, again, err := conn.ExistsW(node)
+			if err != nil || !found {
+				trust.Store(false) // gone meanwhile, unseen: doubt it
+				return
+			}
+			ch = again
+		default:
+			return // our session ended, or stopped watching
+		}
 	}
 }
 
@@ -142,7 +188,7 @@ var sessionLooked atomic.Pointer[func(prev string, seen bool)]
 // there, is gone now. With watch, a node still there is watched: the
 // session's end fires it.
 func (h *Handle) predecessorSessionEnded(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
-	if !h.t.prevSession {
+	if h.t.prevSession == nil || !h.t.prevSession.Load() {
 		return false, nil, nil
 	}
 	node := sessionNodeOf(h.q.parent, h.t.prev)

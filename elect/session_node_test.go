@@ -87,7 +87,9 @@ func sawSessionNode(t *testing.T, seen <-chan bool, want bool) {
 // once, where before the next runner waited for the longest a runner that
 // cannot hear takes to stop. A node deleted by hand while its session
 // lives does not, until that session ends; neither does the end of a
-// session that kept no session node, nor anything without the option.
+// session that kept no session node, or whose session node someone
+// deleted while its owner's node was there, nor anything without the
+// option.
 func TestSessionEndProvesThePredecessorStopped(t *testing.T) {
 	proof := []elect.Option{elect.ProveSessionEnd()}
 	released := func(t *testing.T, h *elect.Handle, want bool) {
@@ -125,6 +127,25 @@ func TestSessionEndProvesThePredecessorStopped(t *testing.T) {
 			t.Fatal("the session's end fired no watch")
 		}
 		released(t, second, true)
+	})
+	t.Run("session node deleted by hand first", func(t *testing.T) {
+		// An office reset (deleteall) while the owner lives: the session
+		// node's absence proves nothing from then on, not even after the
+		// session ends.
+		s1, first, seen, owned := behindOwner(t, proof, proof...)
+		sawSessionNode(t, seen, true)
+		c := session(t, sharedAddrs(t)).Conn()
+		if err := c.Delete(pathpkg.Dir(first.NodePath())+"/"+elect.OfficeNode+"/"+elect.SessionNodeName(s1.ID()), -1); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond) // an operator's next command
+		if err := c.Delete(first.NodePath(), -1); err != nil {
+			t.Fatal(err)
+		}
+		second := owned()
+		released(t, second, false)
+		_ = s1.Close()
+		released(t, second, false)
 	})
 	t.Run("without the option", func(t *testing.T) {
 		s1, _, seen, owned := behindOwner(t, proof)
