@@ -268,9 +268,11 @@ func goLoop(b *testing.B, cycles []func(context.Context) error) sliceRun {
 }
 
 // BenchmarkElectionHandoff: 50 candidates, 40 handoffs (the leader resigns,
-// the next leader's Campaign returns), against the raw floor of the same
-// server: the time from a delete to its exists watch firing. Issue 18's
-// target is a p50 within 2x that floor.
+// the next leader's Campaign returns), in 10 rounds, against the raw floor
+// of the same server, measured as often: the time from a delete to its
+// exists watch firing. Issue 18's targets are a p50 within 2x that floor
+// and a p99 under 3 ms. A single round's p99 would be its slowest of 40
+// handoffs; 400 make it a percentile.
 //
 // A candidate leads only from proof. All but the second candidate joined
 // behind two or more, so when its predecessor resigns it cannot tell from
@@ -291,73 +293,87 @@ func goLoop(b *testing.B, cycles []func(context.Context) error) sliceRun {
 func BenchmarkElectionHandoff(b *testing.B) {
 	zkc := benchCluster(b)
 	srv := zkc.Member(0)
-	const candidates, handoffs = 50, 40
+	const candidates, handoffs, rounds = 50, 40, 10
 	for range b.N {
-		floor := deleteWatchFloor(b, zkc.Addrs(), handoffs)
-		group := groupPath(b, "election")
-		leaders := make(chan *elect.Handle, candidates)
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		for i := range candidates {
-			e, err := elect.NewElection(benchSession(b, zkc.Addrs()), group, elect.CreateParents())
-			if err != nil {
-				b.Fatal(err)
-			}
-			// Join one by one so the queue order is known and every
-			// candidate waits before the measurement starts.
-			joined := make(chan struct{})
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				go func() {
-					// The node exists once Participants lists it.
-					for {
-						ps, _ := e.Participants(ctx)
-						if len(ps) > i || ctx.Err() != nil {
-							close(joined)
-							return
-						}
-						time.Sleep(time.Millisecond)
-					}
-				}()
-				h, err := e.Campaign(ctx, fmt.Sprint("c", i))
-				if err == nil {
-					leaders <- h
-				}
-			}()
-			<-joined
+		var lat, floor []time.Duration
+		var per float64
+		for range rounds {
+			floor = append(floor, deleteWatchFloor(b, zkc.Addrs(), handoffs)...)
+			l, p := electionRound(b, zkc, srv, candidates, handoffs)
+			lat, per = append(lat, l...), per+p/rounds
 		}
-		h := <-leaders
-		idle := idleRate(b, srv)
-		before := packets(b, srv)
-		start := time.Now()
-		lat := make([]time.Duration, 0, handoffs)
-		for range handoffs {
-			t0 := time.Now()
-			if err := h.Resign(ctx); err != nil {
-				b.Fatal(err)
-			}
-			h = <-leaders
-			lat = append(lat, time.Since(t0))
-		}
-		elapsed := time.Since(start)
-		after := packets(b, srv)
-		cancel()
-		_ = h.Resign(context.Background())
-		wg.Wait()
-		per := (float64(after-before-1) - idle*elapsed.Seconds()) / handoffs
 		p50, p99 := percentile(lat, 50), percentile(lat, 99)
 		f50, f99 := percentile(floor, 50), percentile(floor, 99)
 		b.ReportMetric(msf(p50), "herald-p50-ms")
 		b.ReportMetric(msf(p99), "herald-p99-ms")
 		b.ReportMetric(msf(f50), "floor-p50-ms")
 		b.ReportMetric(per, "packets/handoff")
-		table(benchOut(), fmt.Sprintf("Election handoff, %d candidates, %d handoffs (peer = raw delete -> exists watch on the same server)", candidates, handoffs), []row{
+		table(benchOut(), fmt.Sprintf("Election handoff, %d candidates, %d handoffs, %d rounds (peer = raw delete -> exists watch on the same server)", candidates, handoffs, rounds), []row{
 			{what: "latency p50", herald: ms(p50), peer: ms(f50), ratio: fmt.Sprintf("%.2fx", float64(p50)/float64(f50)), target: "<= 2x floor", verdict: met(p50 <= 2*f50)},
 			{what: "latency p99", herald: ms(p99), peer: ms(f99), ratio: fmt.Sprintf("%.2fx", float64(p99)/float64(f99)), target: "< 3 ms", verdict: met(p99 < 3*time.Millisecond)},
 			{what: "ZooKeeper packets per handoff (release + proof listing)", herald: fmt.Sprintf("%.2f", per), peer: "2 expected (+1 own-node watch if held)"},
 		})
 	}
+}
+
+// electionRound joins candidates to a new election, one by one, and
+// measures handoffs of it: each leader resigns, and the time until the
+// next one's Campaign returns is one latency. It also returns the
+// ZooKeeper packets per handoff, idle pings taken off.
+func electionRound(b *testing.B, zkc *zkserver.Cluster, srv *zkserver.Server, candidates, handoffs int) ([]time.Duration, float64) {
+	b.Helper()
+	group := groupPath(b, "election")
+	leaders := make(chan *elect.Handle, candidates)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range candidates {
+		e, err := elect.NewElection(benchSession(b, zkc.Addrs()), group, elect.CreateParents())
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Join one by one so the queue order is known and every
+		// candidate waits before the measurement starts.
+		joined := make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			go func() {
+				// The node exists once Participants lists it.
+				for {
+					ps, _ := e.Participants(ctx)
+					if len(ps) > i || ctx.Err() != nil {
+						close(joined)
+						return
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}()
+			h, err := e.Campaign(ctx, fmt.Sprint("c", i))
+			if err == nil {
+				leaders <- h
+			}
+		}()
+		<-joined
+	}
+	h := <-leaders
+	idle := idleRate(b, srv)
+	before := packets(b, srv)
+	start := time.Now()
+	lat := make([]time.Duration, 0, handoffs)
+	for range handoffs {
+		t0 := time.Now()
+		if err := h.Resign(ctx); err != nil {
+			b.Fatal(err)
+		}
+		h = <-leaders
+		lat = append(lat, time.Since(t0))
+	}
+	elapsed := time.Since(start)
+	after := packets(b, srv)
+	cancel()
+	_ = h.Resign(context.Background())
+	wg.Wait()
+	return lat, (float64(after-before-1) - idle*elapsed.Seconds()) / float64(handoffs)
 }
 
 // deleteWatchFloor measures n times how long ZooKeeper takes from a delete
