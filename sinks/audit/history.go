@@ -173,11 +173,20 @@ func (t *Tenure) UnmarshalJSON(b []byte) error {
 // owner or none, its end was not seen, and Until is the last time any
 // event showed it holding, with UntilSeen false.
 func History(events []publish.Event) []Tenure {
-	var out []Tenure
-	for _, evs := range byGroup(events) {
-		out = append(out, groupHistory(evs)...)
+	parts := byGroup(events)
+	sort.SliceStable(parts, func(i, j int) bool { return parts[i][0].Group < parts[j][0].Group })
+	each := make([][]Tenure, len(parts))
+	n := 0
+	for i, evs := range parts {
+		each[i] = groupHistory(evs)
+		n += len(each[i])
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	// Sized once: a log of millions of tenures is not copied again and
+	// again as the result grows.
+	out := make([]Tenure, 0, n)
+	for _, ts := range each {
+		out = append(out, ts...)
+	}
 	return out
 }
 

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/zkherald/herald/publish"
 )
@@ -21,6 +23,8 @@ type Reader struct {
 	br    *bufio.Reader
 	line  int
 	torn  int
+	// lines and bytes count the lines read so far, of every file.
+	lines, bytes int64
 }
 
 // Open opens the log at path and every rotated file next to it. The set of
@@ -74,6 +78,8 @@ func (r *Reader) Next() (publish.Event, error) {
 			continue
 		}
 		r.line++
+		r.lines++
+		r.bytes += int64(len(b))
 		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
@@ -131,6 +137,9 @@ func ReadAll(ctx context.Context, path string, filter func(publish.Event) bool) 
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
+		if r.lines == sizeAfter {
+			out = slices.Grow(out, r.expect(len(out))-len(out))
+		}
 		e, err := r.Next()
 		var le *LineError
 		switch {
@@ -144,4 +153,24 @@ func ReadAll(ctx context.Context, path string, filter func(publish.Event) bool) 
 			out = append(out, e)
 		}
 	}
+}
+
+// sizeAfter is how many lines ReadAll reads before it sizes its result for
+// the whole log: a year's log holds millions of events, and a slice grown
+// by doubling copies each of them again and again.
+const sizeAfter = 4096
+
+// expect estimates how many events a read that kept kept of the lines so
+// far keeps of the whole log, from the files' sizes, with a tenth more.
+func (r *Reader) expect(kept int) int {
+	if r.bytes == 0 {
+		return kept
+	}
+	var total int64
+	for _, f := range r.files {
+		if fi, err := f.Stat(); err == nil {
+			total += fi.Size()
+		}
+	}
+	return int(float64(kept) * float64(total) / float64(r.bytes) * 1.1)
 }
