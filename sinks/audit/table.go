@@ -1,11 +1,11 @@
 package audit
 
 import (
-	"fmt"
+	"bufio"
 	"io"
 	"strconv"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zkherald/herald/publish"
 )
@@ -24,67 +24,100 @@ import (
 // observation to the event that found it empty, GAP "maybe".
 func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
 	_ = now
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GROUP\tTERM\tOWNER\tFROM\tUNTIL\tHELD FOR\tEND\tGAP\tTWO OWNERS")
-	for _, t := range ts {
-		if t.Missing {
-			writeMissing(tw, t)
-			continue
+	// The columns are as wide as their widest cell and two spaces, as a
+	// tabwriter makes them; but the rows are formatted twice, to measure
+	// and then to write, rather than held: a year's history of a fleet
+	// has millions of rows.
+	var width [tableCols - 1]int
+	measure := func(c tableCells) {
+		for i := range width {
+			width[i] = max(width[i], utf8.RuneCountInString(c[i]))
 		}
-		from, until, held, end := "?", "holding", "?", "-"
-		if !t.From.IsZero() {
-			from = t.From.UTC().Format(time.RFC3339)
-			if !t.FromSeen {
-				from = "≤ " + from
-			}
-		}
-		switch {
-		case t.Open() && t.Unconfirmed && !t.Confirmed.IsZero():
-			until = "open, last confirmed " + t.Confirmed.UTC().Format(time.RFC3339)
-		case t.Open() && t.Unconfirmed:
-			until = "open, not confirmed"
-		case t.Open():
-		case !t.UntilSeen:
-			until, end = "≥ "+t.Until.UTC().Format(time.RFC3339), "not seen"
-			if t.Reason != "" {
-				end = string(t.Reason) + ", seen late" // publish.Event.NotBefore
-			}
-		default:
-			until, end = t.Until.UTC().Format(time.RFC3339), string(t.Reason)
-			if end == "" {
-				end = "unknown"
-			}
-		}
-		switch {
-		case t.From.IsZero():
-		case t.Exact():
-			held = roundHeld(t.HeldFor).String()
-		default:
-			held = "≥ " + roundHeld(t.HeldFor).String()
-		}
-		gap := "-"
-		if t.Gap {
-			gap = "maybe"
-		}
-		two := "-"
-		if t.TwoOwners {
-			two = "possible"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Group, strconv.FormatInt(t.Term, 10),
-			ownerName(t.Owner), from, until, held, end, gap, two)
 	}
-	return tw.Flush()
+	measure(tableHeader)
+	for _, t := range ts {
+		measure(tableRow(t))
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	write := func(c tableCells) {
+		for i, n := range width {
+			bw.WriteString(c[i])
+			for pad := n + 2 - utf8.RuneCountInString(c[i]); pad > 0; pad-- {
+				bw.WriteByte(' ')
+			}
+		}
+		bw.WriteString(c[tableCols-1])
+		bw.WriteByte('\n')
+	}
+	write(tableHeader)
+	for _, t := range ts {
+		write(tableRow(t))
+	}
+	return bw.Flush()
 }
 
-// writeMissing writes a stretch in which owners may have held unseen: no
-// owner, no term, from the group's last observation before it ("?" when
-// none) to the event that found it empty, GAP "maybe".
-func writeMissing(w io.Writer, t Tenure) {
+const tableCols = 9
+
+type tableCells [tableCols]string
+
+var tableHeader = tableCells{"GROUP", "TERM", "OWNER", "FROM", "UNTIL", "HELD FOR", "END", "GAP", "TWO OWNERS"}
+
+// tableRow is the row of one tenure.
+func tableRow(t Tenure) tableCells {
+	if t.Missing {
+		return missingRow(t)
+	}
+	from, until, held, end := "?", "holding", "?", "-"
+	if !t.From.IsZero() {
+		from = t.From.UTC().Format(time.RFC3339)
+		if !t.FromSeen {
+			from = "≤ " + from
+		}
+	}
+	switch {
+	case t.Open() && t.Unconfirmed && !t.Confirmed.IsZero():
+		until = "open, last confirmed " + t.Confirmed.UTC().Format(time.RFC3339)
+	case t.Open() && t.Unconfirmed:
+		until = "open, not confirmed"
+	case t.Open():
+	case !t.UntilSeen:
+		until, end = "≥ "+t.Until.UTC().Format(time.RFC3339), "not seen"
+		if t.Reason != "" {
+			end = string(t.Reason) + ", seen late" // publish.Event.NotBefore
+		}
+	default:
+		until, end = t.Until.UTC().Format(time.RFC3339), string(t.Reason)
+		if end == "" {
+			end = "unknown"
+		}
+	}
+	switch {
+	case t.From.IsZero():
+	case t.Exact():
+		held = roundHeld(t.HeldFor).String()
+	default:
+		held = "≥ " + roundHeld(t.HeldFor).String()
+	}
+	gap := "-"
+	if t.Gap {
+		gap = "maybe"
+	}
+	two := "-"
+	if t.TwoOwners {
+		two = "possible"
+	}
+	return tableCells{t.Group, strconv.FormatInt(t.Term, 10), ownerName(t.Owner), from, until, held, end, gap, two}
+}
+
+// missingRow is a stretch in which owners may have held unseen: no owner,
+// no term, from the group's last observation before it ("?" when none)
+// to the event that found it empty, GAP "maybe".
+func missingRow(t Tenure) tableCells {
 	from := "?"
 	if !t.From.IsZero() {
 		from = t.From.UTC().Format(time.RFC3339)
 	}
-	fmt.Fprintf(w, "%s\t-\t(not observed: owners may be missing)\t%s\t%s\t-\t-\tmaybe\t-\n", t.Group, from, t.Until.UTC().Format(time.RFC3339))
+	return tableCells{t.Group, "-", "(not observed: owners may be missing)", from, t.Until.UTC().Format(time.RFC3339), "-", "-", "maybe", "-"}
 }
 
 func ownerName(p publish.Participant) string {
