@@ -52,6 +52,19 @@ func (h *Handle) PredecessorReleasedW(ctx context.Context) (bool, <-chan zk.Even
 	return h.predecessorReleased(ctx, true)
 }
 
+// ReleasesRecorded reports whether herald can record a release in the
+// group, as PredecessorReleased reads it: false when the group node holds
+// someone else's data, or this identity may not write it, and the group
+// may hold no office (a lock's) to take the record instead. Every herald
+// owner before ours then goes without a release on record.
+func (h *Handle) ReleasesRecorded() bool {
+	switch h.q.markState() {
+	case markForeign, markDenied:
+		return sideNodesRefused(h.q.parent, h.t.name) == nil
+	}
+	return true
+}
+
 // PredecessorSessionEnded reports whether the last PredecessorReleased (or
 // PredecessorReleasedW) that answered true did so because the
 // predecessor's session had ended (ProveSessionEnd), not on a record.

@@ -381,6 +381,10 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 	default:
 	}
 	d := time.Until(g.until).Round(time.Millisecond)
+	if !o.h.ReleasesRecorded() {
+		a.log.Warn("the group's node holds data herald did not write, or herald may not write it, and a lock's group holds no other place for a record: no owner's release can be recorded, so every handoff waits as for a node gone without one; keep a lock group's node empty and writable by its clients",
+			"group", o.h.Group(), "wait", d)
+	}
 	if prev := o.h.Predecessor(); prev != "" {
 		a.log.Info("the previous owner's node went without a release (deleted by hand, or its session ended): waiting for its command to be stopped before starting ours, until its runner says so or at most the wait",
 			"group", o.h.Group(), "previous", prev, "wait", d, "err", g.first)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 func TestLockExitCodesAndTimeout(t *testing.T) {
@@ -305,5 +307,31 @@ func TestLockWaiterJoinsAgainAfterItsSessionExpired(t *testing.T) {
 	}
 	if code := holder.wait(t, 20*time.Second); code != 0 {
 		t.Fatalf("holder exit %d:\n%s", code, holder.out)
+	}
+}
+
+// TestLockUnderForeignGroupDataSaysWhyItWaits: a lock group whose node
+// holds someone else's data can record no release (herald never writes
+// over it, and a lock's group holds no office), so every herald lock
+// handoff waits as for a node gone without one. The waiting copy says so,
+// and what to do, where it used to speak of a deletion by hand or a
+// session's end that never happened.
+func TestLockUnderForeignGroupDataSaysWhyItWaits(t *testing.T) {
+	zkArgs := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	g := uniq(t)
+	c := rawZK(t)
+	mkpath(t, c, path.Dir(g))
+	if _, err := c.Create(g, []byte("kept by an operator"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	first := start(t, nil, append(zkArgs, "lock", "--lock", g, "--id", "first", "--", "sleep", "1")...)
+	first.waitOutput(t, "child started", 10*time.Second)
+	second := start(t, nil, append(zkArgs, "lock", "--lock", g, "--id", "second", "--", "true")...)
+	second.waitOutput(t, "keep a lock group's node empty", 15*time.Second)
+	if code := second.wait(t, 20*time.Second); code != 0 {
+		t.Errorf("second: exit %d:\n%s", code, second.out)
+	}
+	if b, _, err := c.Get(g); err != nil || string(b) != "kept by an operator" {
+		t.Errorf("the group node holds %q (%v), want the operator's data untouched", b, err)
 	}
 }
