@@ -96,6 +96,11 @@ type Session struct {
 	// ObserveMany); they run on the client's receive loop. Copy on write,
 	// under mu.
 	watchFns atomic.Pointer[[]*func(zk.Event)]
+
+	// sessionWatches: the session nodes (of other sessions) this session
+	// watches for the waits behind their owners, each with whether it is
+	// still trusted (see seeSessionNode): path -> *atomic.Bool.
+	sessionWatches sync.Map
 }
 
 // NewSession connects to the ensemble and waits until the servers grant a

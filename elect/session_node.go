@@ -127,23 +127,35 @@ func (w *waiter) seeSessionNode(ctx context.Context) {
 		return
 	}
 	id, _, _ := heraldNode(p)
+	// A node our session already watches (the same owner's session led
+	// before) keeps its watch and its trust: one watch per session node,
+	// however often that session leads.
+	trust, watching := w.q.s.sessionWatches.Load(node)
 	type look struct {
 		found bool
 		st    *zk.Stat
 		ch    <-chan zk.Event
 	}
 	l, err := call(ctx, func() (look, error) {
+		if watching {
+			found, st, err := w.q.s.Conn().Exists(node)
+			return look{found: found, st: st}, err
+		}
 		found, st, ch, err := w.q.s.Conn().ExistsW(node)
 		return look{found, st, ch}, err
 	})
 	seen := err == nil && l.found && l.st.EphemeralOwner == id.session
-	if seen {
+	switch {
+	case seen && watching:
+		w.t.prevSession = trust.(*atomic.Bool)
+	case seen:
 		w.t.prevSession = new(atomic.Bool)
 		w.t.prevSession.Store(true)
+		w.q.s.sessionWatches.Store(node, w.t.prevSession)
 		go w.q.doubtSessionNode(node, w.q.full(p), l.ch, w.t.prevSession)
 	}
 	if f := sessionLooked.Load(); f != nil {
-		(*f)(p, seen)
+		(*f)(p, seen && w.t.prevSession.Load())
 	}
 }
 
@@ -155,6 +167,7 @@ func (w *waiter) seeSessionNode(ctx context.Context) {
 // false). So does a deletion whose check fails. It ends with the watch:
 // on a deletion, or with our session.
 func (q *queue) doubtSessionNode(node, owner string, ch <-chan zk.Event, trust *atomic.Bool) {
+	defer q.s.sessionWatches.Delete(node)
 	conn := q.s.Conn()
 	for {
 		ev := <-ch

@@ -3,6 +3,7 @@ package elect_test
 import (
 	"errors"
 	pathpkg "path"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -230,5 +231,57 @@ func TestSessionNodeRefusedStillJoins(t *testing.T) {
 				t.Errorf("a session node was made: %v, %v", ok, err)
 			}
 		})
+	}
+}
+
+// TestOneWatchPerSessionNode: a session that waits again and again behind
+// the same owner's session keeps one watch on that session node, not one
+// more (and a goroutine to read it) for every wait: a standby behind a
+// long-lived leader's session would otherwise gather them as leadership
+// goes back and forth.
+func TestOneWatchPerSessionNode(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	s1, s2 := session(t, addrs), session(t, addrs)
+	e1, err := elect.NewElection(s1, g, elect.CreateParents(), elect.ProveSessionEnd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, err := elect.NewElection(s2, g, elect.ProveSessionEnd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	looks := make(chan bool, 1)
+	t.Cleanup(elect.OnSessionLook(func(_ string, saw bool) { looks <- saw }))
+	round := func() {
+		t.Helper()
+		ctx := ctxT(t, 10*time.Second)
+		h1, err := e1.Campaign(ctx, "first")
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := make(chan *elect.Handle, 1)
+		go func() {
+			h, err := e2.Campaign(ctx, "second")
+			if err != nil {
+				t.Error(err)
+			}
+			next <- h
+		}()
+		sawSessionNode(t, looks, true)
+		if err := h1.Resign(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if h2 := <-next; h2 != nil {
+			_ = h2.Resign(ctx)
+		}
+	}
+	round()
+	before := runtime.NumGoroutine()
+	for range 20 {
+		round()
+	}
+	if grew := runtime.NumGoroutine() - before; grew > 10 {
+		t.Errorf("20 more waits behind the same session left %d more goroutines", grew)
 	}
 }
