@@ -79,6 +79,28 @@ func deposed(t *testing.T, recipe elect.Recipe, data []byte) (g string, first, s
 	return g, first, second
 }
 
+// recordEndsTheWait checks that second, the owner after first, finds no
+// release on record, that first's RecordStopped fires the watch second
+// then holds, and that second finds the release on record after it.
+func recordEndsTheWait(t *testing.T, first, second *elect.Handle) {
+	t.Helper()
+	released, ch, err := second.PredecessorReleasedW(ctxT(t, 10*time.Second))
+	if err != nil || released || ch == nil {
+		t.Fatalf("before the record: PredecessorReleasedW = %v, watch %v, %v; want false with a watch", released, ch != nil, err)
+	}
+	if err := first.RecordStopped(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the record fired no watch")
+	}
+	if got, err := second.PredecessorReleased(ctxT(t, 10*time.Second)); err != nil || !got {
+		t.Errorf("after the record: PredecessorReleased = %v, %v; want true", got, err)
+	}
+}
+
 // markedNode is the node herald's mark on group g names as released.
 func markedNode(t *testing.T, s *elect.Session, g string) string {
 	t.Helper()
@@ -103,21 +125,7 @@ func markedNode(t *testing.T, s *elect.Session, g string) string {
 func TestRecordStopped(t *testing.T) {
 	t.Run("ends the wait", func(t *testing.T) {
 		g, first, second := deposedLock(t)
-		released, ch, err := second.PredecessorReleasedW(ctxT(t, 10*time.Second))
-		if err != nil || released || ch == nil {
-			t.Fatalf("before the record: PredecessorReleasedW = %v, watch %v, %v; want false with a watch", released, ch != nil, err)
-		}
-		if err := first.RecordStopped(ctxT(t, 10*time.Second)); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-ch:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the record fired no watch")
-		}
-		if got, err := second.PredecessorReleased(ctxT(t, 10*time.Second)); err != nil || !got {
-			t.Errorf("after the record: PredecessorReleased = %v, %v; want true", got, err)
-		}
+		recordEndsTheWait(t, first, second)
 		if n := markedNode(t, second.Session(), g); n != first.Node() {
 			t.Errorf("the mark names %q, want the deposed owner's %q", n, first.Node())
 		}
@@ -157,21 +165,7 @@ func TestRecordStopped(t *testing.T) {
 // it was.
 func TestRecordStoppedUnderForeignGroupData(t *testing.T) {
 	g, first, second := deposed(t, elect.RecipeElection, []byte("kept by an operator"))
-	released, ch, err := second.PredecessorReleasedW(ctxT(t, 10*time.Second))
-	if err != nil || released || ch == nil {
-		t.Fatalf("before the record: PredecessorReleasedW = %v, watch %v, %v; want false with a watch", released, ch != nil, err)
-	}
-	if err := first.RecordStopped(ctxT(t, 10*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the record fired no watch")
-	}
-	if got, err := second.PredecessorReleased(ctxT(t, 10*time.Second)); err != nil || !got {
-		t.Errorf("after the record: PredecessorReleased = %v, %v; want true", got, err)
-	}
+	recordEndsTheWait(t, first, second)
 	c := second.Session().Conn()
 	if b, _, err := c.Get(g); err != nil || string(b) != "kept by an operator" {
 		t.Errorf("the group node holds %q (%v), want the operator's data untouched", b, err)
