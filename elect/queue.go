@@ -113,7 +113,7 @@ type ticket struct {
 	// while its session node, seen while it was there, is trusted to go
 	// only with its session (see seeSessionNode).
 	prev        string
-	prevSession *atomic.Bool
+	prevSession *sessionTrust
 	// madeOffice: the transaction that made this node made the group's
 	// office just before it (see createNode).
 	madeOffice bool

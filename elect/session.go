@@ -99,7 +99,7 @@ type Session struct {
 
 	// sessionWatches: the session nodes (of other sessions) this session
 	// watches for the waits behind their owners, each with whether it is
-	// still trusted (see seeSessionNode): path -> *atomic.Bool.
+	// still trusted (see seeSessionNode): path -> *sessionTrust.
 	sessionWatches sync.Map
 }
 

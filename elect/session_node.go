@@ -147,42 +147,52 @@ func (w *waiter) seeSessionNode(ctx context.Context) {
 	seen := err == nil && l.found && l.st.EphemeralOwner == id.session
 	switch {
 	case seen && watching:
-		w.t.prevSession = trust.(*atomic.Bool)
+		w.t.prevSession = trust.(*sessionTrust)
+		w.t.prevSession.owner.Store(w.q.full(p))
 	case seen:
-		w.t.prevSession = new(atomic.Bool)
-		w.t.prevSession.Store(true)
+		w.t.prevSession = &sessionTrust{}
+		w.t.prevSession.ok.Store(true)
+		w.t.prevSession.owner.Store(w.q.full(p))
 		w.q.s.sessionWatches.Store(node, w.t.prevSession)
-		go w.q.doubtSessionNode(node, w.q.full(p), l.ch, w.t.prevSession)
+		go w.q.doubtSessionNode(node, l.ch, w.t.prevSession)
 	}
 	if f := sessionLooked.Load(); f != nil {
-		(*f)(p, seen && w.t.prevSession.Load())
+		(*f)(p, seen && w.t.prevSession.ok.Load())
 	}
 }
 
+// sessionTrust is what a session watches of another's session node: ok
+// while it is trusted to go only with its session, and owner, the path
+// of the latest queue node of that session a wait saw there with it.
+type sessionTrust struct {
+	ok    atomic.Bool
+	owner atomic.Value // string
+}
+
 // doubtSessionNode watches a session node seen (node, watched by ch)
-// while the owner's queue node (owner) was there: deleted while that
-// owner's node, an ephemeral node of the same session, still exists, it
-// was deleted by hand (an office reset with deleteall), not by the
-// session's end, and its absence proves nothing any more (trust turns
-// false). So does a deletion whose check fails. It ends with the watch:
-// on a deletion, or with our session.
-func (q *queue) doubtSessionNode(node, owner string, ch <-chan zk.Event, trust *atomic.Bool) {
+// while the owner's queue node (trust.owner, the latest seen) was there:
+// deleted while that owner's node, an ephemeral node of the same session,
+// still exists, it was deleted by hand (an office reset with deleteall),
+// not by the session's end, and its absence proves nothing any more
+// (trust turns false). So does a deletion whose check fails. It ends with
+// the watch: on a deletion, or with our session.
+func (q *queue) doubtSessionNode(node string, ch <-chan zk.Event, trust *sessionTrust) {
 	defer q.s.sessionWatches.Delete(node)
 	conn := q.s.Conn()
 	for {
 		ev := <-ch
 		switch ev.Type {
 		case zk.EventNodeDeleted:
-			there, _, err := conn.Exists(owner)
+			there, _, err := conn.Exists(trust.owner.Load().(string))
 			if err != nil || there {
-				trust.Store(false)
+				trust.ok.Store(false)
 			}
 			return
 		case zk.EventNodeDataChanged:
 			// Someone wrote it: watch it again.
 			found, _, again, err := conn.ExistsW(node)
 			if err != nil || !found {
-				trust.Store(false) // gone meanwhile, unseen: doubt it
+				trust.ok.Store(false) // gone meanwhile, unseen: doubt it
 				return
 			}
 			ch = again
@@ -201,7 +211,7 @@ var sessionLooked atomic.Pointer[func(prev string, seen bool)]
 // there, is gone now. With watch, a node still there is watched: the
 // session's end fires it.
 func (h *Handle) predecessorSessionEnded(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
-	if h.t.prevSession == nil || !h.t.prevSession.Load() {
+	if h.t.prevSession == nil || !h.t.prevSession.ok.Load() {
 		return false, nil, nil
 	}
 	node := sessionNodeOf(h.q.parent, h.t.prev)

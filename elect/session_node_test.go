@@ -285,3 +285,63 @@ func TestOneWatchPerSessionNode(t *testing.T) {
 		t.Errorf("20 more waits behind the same session left %d more goroutines", grew)
 	}
 }
+
+// TestSessionNodeDeletedInALaterTenure: the watch a waiting session keeps
+// on another session's node serves every later wait behind that session
+// (TestOneWatchPerSessionNode); its deletion by hand must be told from the
+// session's end by the owner node of the latest of them, not the first.
+func TestSessionNodeDeletedInALaterTenure(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	s1, s2, other := session(t, addrs), session(t, addrs), session(t, addrs)
+	e1, err := elect.NewElection(s1, g, elect.CreateParents(), elect.ProveSessionEnd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, err := elect.NewElection(s2, g, elect.ProveSessionEnd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	looks := make(chan bool, 1)
+	t.Cleanup(elect.OnSessionLook(func(_ string, saw bool) { looks <- saw }))
+	ctx := ctxT(t, 20*time.Second)
+	behind := func() (first *elect.Handle, second <-chan *elect.Handle) {
+		t.Helper()
+		h1, err := e1.Campaign(ctx, "first")
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := make(chan *elect.Handle, 1)
+		go func() {
+			h, err := e2.Campaign(ctx, "second")
+			if err != nil {
+				t.Error(err)
+			}
+			next <- h
+		}()
+		sawSessionNode(t, looks, true)
+		return h1, next
+	}
+	h1, next := behind()
+	if err := h1.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h2 := <-next; h2 == nil || h2.Resign(ctx) != nil {
+		t.Fatal("the second candidate's first tenure failed")
+	}
+	h1, next = behind()
+	if err := other.Conn().Delete(g+"/"+elect.OfficeNode+"/"+elect.SessionNodeName(s1.ID()), -1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // an operator's next command
+	if err := other.Conn().Delete(h1.NodePath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	h2 := <-next
+	if h2 == nil {
+		t.Fatal("the second candidate never led")
+	}
+	if got, err := h2.PredecessorReleased(ctx); err != nil || got {
+		t.Errorf("PredecessorReleased = %v, %v; want false: the first's session lives, its node was deleted by hand", got, err)
+	}
+}
