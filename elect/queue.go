@@ -109,9 +109,9 @@ type ticket struct {
 	// handle's own watch from then on.
 	ownW <-chan zk.Event
 	// prev is the node that owned before this one, as the wait last saw
-	// it ("" when it saw none). prevSession, when not nil, holds true
-	// while its session node, seen while it was there, is trusted to go
-	// only with its session (see seeSessionNode).
+	// it ("" when it saw none). prevSession, when not nil, is whether its
+	// session node, seen while it was there, is still trusted to go only
+	// with its session (see seeSessionNode).
 	prev        string
 	prevSession *sessionTrust
 	// madeOffice: the transaction that made this node made the group's
