@@ -138,7 +138,7 @@ func ReadAll(ctx context.Context, path string, filter func(publish.Event) bool) 
 			return out, err
 		}
 		if r.lines == sizeAfter {
-			out = slices.Grow(out, r.expect(len(out))-len(out))
+			out = slices.Grow(out, max(0, r.expect(len(out))-len(out)))
 		}
 		e, err := r.Next()
 		var le *LineError
@@ -161,7 +161,8 @@ func ReadAll(ctx context.Context, path string, filter func(publish.Event) bool) 
 const sizeAfter = 4096
 
 // expect estimates how many events a read that kept kept of the lines so
-// far keeps of the whole log, from the files' sizes, with a tenth more.
+// far keeps of the whole log, from the files' sizes, with a tenth more
+// (less than kept when a file shrank meanwhile).
 func (r *Reader) expect(kept int) int {
 	if r.bytes == 0 {
 		return kept
