@@ -1,6 +1,7 @@
 package elect_test
 
 import (
+	"context"
 	"errors"
 	pathpkg "path"
 	"runtime"
@@ -240,35 +241,11 @@ func TestSessionNodeRefusedStillJoins(t *testing.T) {
 // long-lived leader's session would otherwise gather them as leadership
 // goes back and forth.
 func TestOneWatchPerSessionNode(t *testing.T) {
-	addrs := sharedAddrs(t)
-	g := groupPath(t)
-	s1, s2 := session(t, addrs), session(t, addrs)
-	e1, err := elect.NewElection(s1, g, elect.CreateParents(), elect.ProveSessionEnd())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e2, err := elect.NewElection(s2, g, elect.ProveSessionEnd())
-	if err != nil {
-		t.Fatal(err)
-	}
-	looks := make(chan bool, 1)
-	t.Cleanup(elect.OnSessionLook(func(_ string, saw bool) { looks <- saw }))
+	_, _, behind := ownerThenWaiter(t)
 	round := func() {
 		t.Helper()
 		ctx := ctxT(t, 10*time.Second)
-		h1, err := e1.Campaign(ctx, "first")
-		if err != nil {
-			t.Fatal(err)
-		}
-		next := make(chan *elect.Handle, 1)
-		go func() {
-			h, err := e2.Campaign(ctx, "second")
-			if err != nil {
-				t.Error(err)
-			}
-			next <- h
-		}()
-		sawSessionNode(t, looks, true)
+		h1, next := behind(ctx)
 		if err := h1.Resign(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -286,14 +263,16 @@ func TestOneWatchPerSessionNode(t *testing.T) {
 	}
 }
 
-// TestSessionNodeDeletedInALaterTenure: the watch a waiting session keeps
-// on another session's node serves every later wait behind that session
-// (TestOneWatchPerSessionNode); its deletion by hand must be told from the
-// session's end by the owner node of the latest of them, not the first.
-func TestSessionNodeDeletedInALaterTenure(t *testing.T) {
+// ownerThenWaiter makes two candidates of a new election under
+// ProveSessionEnd, on sessions s1 and s2; behind has the first lead and
+// the second campaign behind it, and returns once the second looked at
+// (and saw) the first's session node: the first's handle, and the
+// second's once it leads.
+func ownerThenWaiter(t *testing.T) (g string, s1 *elect.Session, behind func(context.Context) (*elect.Handle, <-chan *elect.Handle)) {
+	t.Helper()
 	addrs := sharedAddrs(t)
-	g := groupPath(t)
-	s1, s2, other := session(t, addrs), session(t, addrs), session(t, addrs)
+	g = groupPath(t)
+	s1, s2 := session(t, addrs), session(t, addrs)
 	e1, err := elect.NewElection(s1, g, elect.CreateParents(), elect.ProveSessionEnd())
 	if err != nil {
 		t.Fatal(err)
@@ -304,8 +283,7 @@ func TestSessionNodeDeletedInALaterTenure(t *testing.T) {
 	}
 	looks := make(chan bool, 1)
 	t.Cleanup(elect.OnSessionLook(func(_ string, saw bool) { looks <- saw }))
-	ctx := ctxT(t, 20*time.Second)
-	behind := func() (first *elect.Handle, second <-chan *elect.Handle) {
+	return g, s1, func(ctx context.Context) (*elect.Handle, <-chan *elect.Handle) {
 		t.Helper()
 		h1, err := e1.Campaign(ctx, "first")
 		if err != nil {
@@ -322,14 +300,24 @@ func TestSessionNodeDeletedInALaterTenure(t *testing.T) {
 		sawSessionNode(t, looks, true)
 		return h1, next
 	}
-	h1, next := behind()
+}
+
+// TestSessionNodeDeletedInALaterTenure: the watch a waiting session keeps
+// on another session's node serves every later wait behind that session
+// (TestOneWatchPerSessionNode); its deletion by hand must be told from the
+// session's end by the owner node of the latest of them, not the first.
+func TestSessionNodeDeletedInALaterTenure(t *testing.T) {
+	g, s1, behind := ownerThenWaiter(t)
+	other := session(t, sharedAddrs(t))
+	ctx := ctxT(t, 20*time.Second)
+	h1, next := behind(ctx)
 	if err := h1.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if h2 := <-next; h2 == nil || h2.Resign(ctx) != nil {
 		t.Fatal("the second candidate's first tenure failed")
 	}
-	h1, next = behind()
+	h1, next = behind(ctx)
 	if err := other.Conn().Delete(g+"/"+elect.OfficeNode+"/"+elect.SessionNodeName(s1.ID()), -1); err != nil {
 		t.Fatal(err)
 	}
