@@ -1,6 +1,7 @@
 package elect_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	pathpkg "path"
@@ -261,18 +262,28 @@ func resignationIsRecorded(t *testing.T, data []byte, acl []zk.ACL) (*elect.Sess
 	if err := la.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
+	betaFindsTheRelease(t, ctx, next, o, la, elect.ReasonResigned)
+	return obs, path
+}
+
+// betaFindsTheRelease waits for beta, the owner after alpha (la), and
+// checks that alpha's release is on record: beta finds it
+// (PredecessorReleased) and the observer o reports the handover from
+// alpha with reason. It returns the handover.
+func betaFindsTheRelease(t *testing.T, ctx context.Context, next <-chan *elect.Handle, o source, la *elect.Handle, reason elect.Reason) elect.Change {
+	t.Helper()
 	var lb *elect.Handle
 	select {
 	case lb = <-next:
 	case <-ctx.Done():
-		t.Fatal("beta never led")
+		t.Fatal("beta never owned")
 	}
 	if got, err := lb.PredecessorReleased(ctx); err != nil || !got {
 		t.Errorf("beta: PredecessorReleased = %v, %v; want true", got, err)
 	}
 	ch := expect(t, o, elect.OwnerChanged, ownerIs("beta"))
-	if ch.Previous == nil || ch.Previous.Node != la.Node() || ch.Reason != elect.ReasonResigned {
-		t.Errorf("handover %+v: want from %s, reason %q", ch, la.Node(), elect.ReasonResigned)
+	if ch.Previous == nil || ch.Previous.Node != la.Node() || ch.Reason != reason {
+		t.Errorf("handover %+v: want from %s, reason %q", ch, la.Node(), reason)
 	}
-	return obs, path
+	return ch
 }
