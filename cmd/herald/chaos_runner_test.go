@@ -195,7 +195,7 @@ func newRunnerChaos(t *testing.T) *runnerChaos {
 		if err := os.WriteFile(m+".lock", nil, 0o644); err != nil || unix.Stat(m+".lock", &st) != nil {
 			t.Fatalf("lock file %s.lock: %v", m, err)
 		}
-		c.flocks[fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)] = kind
+		c.flocks[fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)] = kind
 	}
 	for i := 1; i <= 4; i++ {
 		c.slots = append(c.slots, &chaosSlot{name: fmt.Sprintf("run-%d", i), kind: "run", group: c.group["run"], wake: make(chan struct{}, 1)})
