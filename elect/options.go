@@ -213,6 +213,8 @@ type recipeOptions struct {
 	hazard        hazardCheck
 	queued        func(node string)
 	sessionProof  bool
+	sessionRoot   string // where a group that may hold no office keeps session nodes; "" for nowhere
+	rootSet       bool   // SessionNodesUnder was given
 }
 
 // hazardCheck is when an owner starts guarding its group against a client
@@ -224,7 +226,7 @@ type hazardCheck struct {
 
 func defaultRecipeOptions(prefix string) recipeOptions {
 	return recipeOptions{acl: zk.WorldACL(zk.PermAll), prefix: prefix, dialect: DialectAuto, releaseWait: 10 * time.Second,
-		hazard: hazardCheck{after: DefaultHazardCheck}}
+		hazard: hazardCheck{after: DefaultHazardCheck}, sessionRoot: DefaultSessionRoot}
 }
 
 // CreateParents creates the group's path (persistent nodes) when missing.
@@ -263,24 +265,52 @@ func OnQueued(fn func(node string)) Option {
 }
 
 // ProveSessionEnd keeps a session node for the participant's session: an
-// ephemeral node in the election's office, made with its first queue node
-// in the group (and the office with it, when there is none yet). And each
+// ephemeral node made with its first queue node in the group, in the
+// election's office (and the office with it, when there is none yet), or
+// for a group that may hold no office (a lock's, an election named for
+// Curator's mutex) under a session root outside every group
+// (DefaultSessionRoot, or the one SessionNodesUnder names). And each
 // wait looks, once it knows which node owns ahead of it, for that owner's
 // session node: seen then and gone once that owner's node went, it proves
 // the owner's session ended, and Handle.PredecessorReleased counts that
 // as a release. That is sound only where every participant's work stops
-// before its session can expire: `herald run` stops its command within
-// five sixths of the session timeout of its last reply (LoseOnSuspend,
-// the default, and a bound on the command's stop), so the next runner may
-// start at once rather than wait for the longest a runner that cannot
-// hear takes to stop. Under LoseOnExpiry work runs on past the session's
-// end, and this option proves nothing. It costs one
-// request each time the owner a wait sees changes. It changes nothing in
-// a lock's group, which holds no office, nor behind an owner whose
-// session keeps no such node (one without this option, a foreign client,
-// an older herald).
+// before its session can expire: `herald run` and `herald lock` stop
+// their command within five sixths of the session timeout of their last
+// reply (LoseOnSuspend, the default, and a bound on the command's stop),
+// so the next runner may start at once rather than wait for the longest
+// a runner that cannot hear takes to stop. Under LoseOnExpiry work runs
+// on past the session's end, and this option proves nothing. It costs
+// one request each time the owner a wait sees changes. It changes nothing
+// behind an owner whose session keeps no such node (one without this
+// option, a foreign client, an older herald, one whose session root is
+// elsewhere or refused it).
 func ProveSessionEnd() Option {
 	return func(o *recipeOptions) error { o.sessionProof = true; return nil }
+}
+
+// DefaultSessionRoot is where, under ProveSessionEnd, the sessions of a
+// group that may hold no office keep their session nodes.
+const DefaultSessionRoot = "/herald/sessions"
+
+// SessionNodesUnder sets the session root (see ProveSessionEnd): a path
+// outside the group, made (persistent, with CREATE for anyone, so that
+// every identity may keep its node there) when missing. Every participant
+// must name the same root: a waiter looks for its owner's session node
+// under its own. "" keeps no session node where the group may hold no
+// office.
+func SessionNodesUnder(root string) Option {
+	return func(o *recipeOptions) error {
+		if root == "/" {
+			return fmt.Errorf("elect: session root /: the top of the tree holds the groups; give a path below it, outside every group (default %s)", DefaultSessionRoot)
+		}
+		if root != "" {
+			if err := ValidatePath(root); err != nil {
+				return fmt.Errorf("elect: session root: %w", err)
+			}
+		}
+		o.sessionRoot, o.rootSet = root, true
+		return nil
+	}
 }
 
 // WithLossPolicy chooses when ownership ends on connection trouble.

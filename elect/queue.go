@@ -63,6 +63,12 @@ func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Op
 	if o.sessionProof && o.policy == LoseOnExpiry {
 		return nil, errors.New("elect: ProveSessionEnd with LoseOnExpiry: under LoseOnExpiry an owner's work runs on past its session's end, so that end proves nothing to the next owner; use one or the other")
 	}
+	if r := o.sessionRoot; r != "" && (r == parent || strings.HasPrefix(r, parent+"/")) {
+		if o.rootSet {
+			return nil, fmt.Errorf("elect: session root %s is in the group %s, which may hold only queue nodes: give a path outside every group (default %s)", r, parent, DefaultSessionRoot)
+		}
+		o.sessionRoot = "" // the default falls inside this group: keep none
+	}
 	if !o.aclSet {
 		o.acl = s.DefaultACL()
 	}
@@ -157,7 +163,7 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 				return ticket{}, err
 			}
 			if found {
-				if q.o.sessionProof && q.keepsSessionNode(d) {
+				if q.o.sessionProof && q.sessionParent(d) != "" {
 					q.sessionNode.Store(q.s.ID()) // made with it, if at all
 				}
 				t.dialect = d

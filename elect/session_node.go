@@ -3,6 +3,7 @@ package elect
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -10,10 +11,12 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// A session node is an ephemeral child of an election's office,
-// herald-office/session-<session id in hex>-live, which each herald
-// candidate's session makes with its first queue node in the group
-// (under ProveSessionEnd, as `herald run` sets).
+// A session node is an ephemeral node, session-<session id in hex>-live,
+// which each herald participant's session makes with its first queue node
+// in a group (under ProveSessionEnd, as `herald run` and `herald lock`
+// set): in an election's office, or, for a group that may hold no office
+// (a lock, an election named for Curator's mutex, see sideNodesRefused),
+// under the session root, a path outside every group (DefaultSessionRoot).
 // ZooKeeper cannot tell one client whether another's session lives, but it
 // deletes every ephemeral node of a session that ends. So a waiter that
 // saw the owner's session node while that owner's node was there, and
@@ -25,9 +28,9 @@ import (
 // runner has to wait for the longest such an owner takes to stop.
 //
 // The node ends in letters, so no recipe and no discovery takes it for a
-// queue node (and it sits in the office, which they skip anyway). Groups
-// that may hold no office (a lock, an election named for Curator's mutex,
-// see sideNodesRefused) get none, and their waiters keep the bound.
+// queue node (in the office, which they skip anyway, or in the root,
+// which holds no group). One session keeps one node under a root, however
+// many groups it joins; the node names the session alone.
 
 // sessionNodeName is the session node of session id.
 func sessionNodeName(session int64) string {
@@ -35,20 +38,30 @@ func sessionNodeName(session int64) string {
 }
 
 // sessionNodeOf is the path of the session node of the session that made
-// the herald node name in group, or "" when name is not herald's.
-func sessionNodeOf(group, name string) string {
+// the herald node name in our group, where it made it; "" when name is not
+// herald's, or its kind of group keeps it under a root we keep none in.
+// It matches sessionParent: the name tells the recipe and the dialect.
+func (q *queue) sessionNodeOf(name string) string {
 	id, _, ok := heraldNode(name)
-	if !ok || id.session == 0 {
+	switch {
+	case !ok || id.session == 0:
+		return ""
+	case sideNodesRefused(q.parent, name) == nil:
+		return q.full(OfficeNode) + "/" + sessionNodeName(id.session)
+	case q.o.sessionRoot == "":
 		return ""
 	}
-	return group + "/" + OfficeNode + "/" + sessionNodeName(id.session)
+	return q.o.sessionRoot + "/" + sessionNodeName(id.session)
 }
 
-// keepsSessionNode reports whether our nodes in dialect d may get a
-// session node (under ProveSessionEnd): only an election's, in a group
-// that may hold an office.
-func (q *queue) keepsSessionNode(d Dialect) bool {
-	return q.recipe == RecipeElection && d != DialectCuratorLock
+// sessionParent is where our session node goes beside our nodes in
+// dialect d: the office of an election's group, the session root for a
+// group that may hold no office, "" for none.
+func (q *queue) sessionParent(d Dialect) string {
+	if q.recipe == RecipeElection && d != DialectCuratorLock {
+		return q.full(OfficeNode)
+	}
+	return q.o.sessionRoot
 }
 
 // createNode creates our queue node (base, in dialect d). The first time
@@ -61,8 +74,13 @@ func (q *queue) keepsSessionNode(d Dialect) bool {
 // it keeps its bound should it go without a release.
 func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Dialect, data []byte) (name string, madeOffice bool, err error) {
 	sid := q.s.ID()
-	if !q.o.sessionProof || !q.keepsSessionNode(d) || q.sessionNode.Load() == sid {
+	parent := q.sessionParent(d)
+	switch {
+	case !q.o.sessionProof || parent == "" || q.sessionNode.Load() == sid:
 		name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+		return name, false, err
+	case parent != q.full(OfficeNode):
+		name, err := q.createUnderRoot(ctx, conn, base, data)
 		return name, false, err
 	}
 	acl := q.sideACL(ctx)
@@ -122,7 +140,7 @@ func (w *waiter) seeSessionNode(ctx context.Context) {
 	}
 	w.seenSession = p
 	w.t.prevSession = nil
-	node := sessionNodeOf(w.q.parent, p)
+	node := w.q.sessionNodeOf(p)
 	if node == "" {
 		return
 	}
@@ -214,7 +232,7 @@ func (h *Handle) predecessorSessionEnded(ctx context.Context, watch bool) (bool,
 	if h.t.prevSession == nil || !h.t.prevSession.ok.Load() {
 		return false, nil, nil
 	}
-	node := sessionNodeOf(h.q.parent, h.t.prev)
+	node := h.q.sessionNodeOf(h.t.prev)
 	c := h.q.s.Conn()
 	type look struct {
 		found bool
@@ -240,6 +258,72 @@ func (h *Handle) predecessorSessionEnded(ctx context.Context, watch bool) (bool,
 // noSessionNode gives up on our session's node in this group for good.
 func (q *queue) noSessionNode(sid int64, err error) {
 	q.sessionNode.Store(sid)
-	q.s.log.Debug("no session node in the group's office: a waiter behind our node waits its bound should our node go without a release",
+	q.s.log.Debug("no session node: a waiter behind our node waits its bound should our node go without a release",
 		"group", q.parent, "err", err)
+}
+
+// createUnderRoot creates our queue node (base) and, in the same
+// transaction, our session node under the session root, making the root
+// first when it is missing. Where the root refuses it (its ACL, or the
+// ACL above it; a root someone made ephemeral), our node is created alone.
+// A session node already there is ours, made with a node in another group.
+func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string, data []byte) (string, error) {
+	sid, root := q.s.ID(), q.o.sessionRoot
+	plain := func() (string, error) {
+		return conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+	}
+	live := &zk.CreateRequest{Path: root + "/" + sessionNodeName(sid), Acl: q.o.acl, Flags: zk.FlagEphemeral}
+	node := &zk.CreateRequest{Path: q.full(base), Data: data, Acl: q.o.acl, Flags: zk.FlagEphemeral | zk.FlagSequence}
+	for try := 0; try < 4; try++ {
+		res, err := conn.Multi(live, node)
+		switch {
+		case err == nil:
+			q.sessionNode.Store(sid)
+			return res[1].String, nil
+		case failedAt(res, 0, zk.ErrNoNode):
+			if err := makeSessionRoot(conn, root, q.o.acl); err != nil {
+				q.noSessionNode(sid, err)
+				return plain()
+			}
+		case failedAt(res, 0, zk.ErrNodeExists):
+			q.sessionNode.Store(sid)
+			return plain()
+		case failedAt(res, 0, zk.ErrNoAuth), failedAt(res, 0, zk.ErrNoChildrenForEphemerals):
+			q.noSessionNode(sid, fmt.Errorf("the session root %s refuses it (its ACL, or it is an ephemeral node)", root))
+			return plain()
+		case failedAt(res, 1, zk.ErrNoNode):
+			return "", zk.ErrNoNode // the group is missing
+		case failedAt(res, 1, zk.ErrNoAuth):
+			return "", zk.ErrNoAuth
+		case failedAt(res, 1, zk.ErrNoChildrenForEphemerals):
+			return "", zk.ErrNoChildrenForEphemerals
+		default:
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("elect: the session root %s keeps being deleted: %w", root, zk.ErrNoNode)
+}
+
+// makeSessionRoot creates root and the nodes above it where missing:
+// persistent, with acl and CREATE and READ for anyone, so that every
+// identity in a group may keep its session node there, whichever made the
+// root.
+func makeSessionRoot(conn *zk.Conn, root string, acl []zk.ACL) error {
+	rootACL := slices.Clone(acl)
+	open := int32(zk.PermCreate | zk.PermRead)
+	if i := slices.IndexFunc(rootACL, func(a zk.ACL) bool { return a.Scheme == "world" && a.ID == "anyone" }); i >= 0 {
+		rootACL[i].Perms |= open
+	} else {
+		rootACL = append(rootACL, zk.ACL{Perms: open, Scheme: "world", ID: "anyone"})
+	}
+	for i := 1; i <= len(root); i++ {
+		if i < len(root) && root[i] != '/' {
+			continue
+		}
+		_, err := conn.Create(root[:i], nil, 0, rootACL)
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("creating the session root's %s: %w", root[:i], err)
+		}
+	}
+	return nil
 }

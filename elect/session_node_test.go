@@ -5,6 +5,7 @@ import (
 	"errors"
 	pathpkg "path"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,21 +15,53 @@ import (
 	"github.com/zkherald/herald/elect"
 )
 
-// behindOwner makes first the owner of a new election on its own session
-// (with firstOpts), and starts second campaigning behind it with opts. seen gets whether
-// second's wait saw first's session node, once it looked (ProveSessionEnd
-// only); owned gives second's handle once it owns.
-func behindOwner(t *testing.T, firstOpts []elect.Option, opts ...elect.Option) (s1 *elect.Session, first *elect.Handle, seen <-chan bool, owned func() *elect.Handle) {
+// sessionKind is a kind of participant the session-node tests run with:
+// an election, which keeps its session nodes in its office, and a lock,
+// which keeps them under the session root.
+type sessionKind struct {
+	name string
+	// join joins g on s with opts as id, and returns once it owns.
+	join func(ctx context.Context, s *elect.Session, g, id string, opts ...elect.Option) (*elect.Handle, error)
+	// node is where s keeps its session node beside g.
+	node func(g string, s *elect.Session) string
+}
+
+var sessionKinds = []sessionKind{
+	{"election",
+		func(ctx context.Context, s *elect.Session, g, id string, opts ...elect.Option) (*elect.Handle, error) {
+			e, err := elect.NewElection(s, g, opts...)
+			if err != nil {
+				return nil, err
+			}
+			return e.Campaign(ctx, id)
+		},
+		func(g string, s *elect.Session) string {
+			return g + "/" + elect.OfficeNode + "/" + elect.SessionNodeName(s.ID())
+		}},
+	{"lock",
+		func(ctx context.Context, s *elect.Session, g, id string, opts ...elect.Option) (*elect.Handle, error) {
+			l, err := elect.NewLock(s, g, append(opts, elect.WithID(id))...)
+			if err != nil {
+				return nil, err
+			}
+			return l.Acquire(ctx)
+		},
+		func(_ string, s *elect.Session) string {
+			return elect.DefaultSessionRoot + "/" + elect.SessionNodeName(s.ID())
+		}},
+}
+
+// behindOwner makes first the owner of a new group of kind k on its own
+// session (with firstOpts), and starts second joining behind it with
+// opts. seen gets whether second's wait saw first's session node, once it
+// looked (ProveSessionEnd only); owned gives second's handle once it owns.
+func behindOwner(t *testing.T, k sessionKind, firstOpts []elect.Option, opts ...elect.Option) (s1 *elect.Session, first *elect.Handle, seen <-chan bool, owned func() *elect.Handle) {
 	t.Helper()
 	addrs := sharedAddrs(t)
 	g := groupPath(t)
 	s1 = session(t, addrs)
 	s2 := session(t, addrs)
-	e1, err := elect.NewElection(s1, g, append([]elect.Option{elect.CreateParents()}, firstOpts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err = e1.Campaign(ctxT(t, 10*time.Second), "first")
+	first, err := k.join(ctxT(t, 10*time.Second), s1, g, "first", append([]elect.Option{elect.CreateParents()}, firstOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,17 +74,13 @@ func behindOwner(t *testing.T, firstOpts []elect.Option, opts ...elect.Option) (
 			}
 		}
 	}))
-	e2, err := elect.NewElection(s2, g, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
 	type result struct {
 		h   *elect.Handle
 		err error
 	}
 	res := make(chan result, 1)
 	go func() {
-		h, err := e2.Campaign(ctxT(t, 30*time.Second), "second")
+		h, err := k.join(ctxT(t, 30*time.Second), s2, g, "second", opts...)
 		res <- result{h, err}
 	}()
 	return s1, first, looks, func() *elect.Handle {
@@ -63,7 +92,7 @@ func behindOwner(t *testing.T, firstOpts []elect.Option, opts ...elect.Option) (
 			}
 			return r.h
 		case <-time.After(30 * time.Second):
-			t.Fatal("the second candidate never came to own")
+			t.Fatal("the second participant never came to own")
 		}
 		return nil
 	}
@@ -93,6 +122,12 @@ func sawSessionNode(t *testing.T, seen <-chan bool, want bool) {
 // deleted while its owner's node was there, nor anything without the
 // option.
 func TestSessionEndProvesThePredecessorStopped(t *testing.T) {
+	for _, k := range sessionKinds {
+		t.Run(k.name, func(t *testing.T) { sessionEndProves(t, k) })
+	}
+}
+
+func sessionEndProves(t *testing.T, k sessionKind) {
 	proof := []elect.Option{elect.ProveSessionEnd()}
 	released := func(t *testing.T, h *elect.Handle, want bool) {
 		t.Helper()
@@ -102,9 +137,9 @@ func TestSessionEndProvesThePredecessorStopped(t *testing.T) {
 		}
 	}
 	t.Run("session ended", func(t *testing.T) {
-		s1, first, seen, owned := behindOwner(t, proof, proof...)
+		s1, first, seen, owned := behindOwner(t, k, proof, proof...)
 		sawSessionNode(t, seen, true)
-		node := pathpkg.Dir(first.NodePath()) + "/" + elect.OfficeNode + "/" + elect.SessionNodeName(s1.ID())
+		node := k.node(first.Group(), s1)
 		if ok, st, err := s1.Conn().Exists(node); err != nil || !ok || st.EphemeralOwner != s1.ID() {
 			t.Fatalf("the owner's session node %s: there %v, %v", node, ok, err)
 		}
@@ -112,7 +147,7 @@ func TestSessionEndProvesThePredecessorStopped(t *testing.T) {
 		released(t, owned(), true)
 	})
 	t.Run("deleted by hand, then the session ended", func(t *testing.T) {
-		s1, first, seen, owned := behindOwner(t, proof, proof...)
+		s1, first, seen, owned := behindOwner(t, k, proof, proof...)
 		sawSessionNode(t, seen, true)
 		if err := session(t, sharedAddrs(t)).Conn().Delete(first.NodePath(), -1); err != nil {
 			t.Fatal(err)
@@ -134,10 +169,10 @@ func TestSessionEndProvesThePredecessorStopped(t *testing.T) {
 		// An office reset (deleteall) while the owner lives: the session
 		// node's absence proves nothing from then on, not even after the
 		// session ends.
-		s1, first, seen, owned := behindOwner(t, proof, proof...)
+		s1, first, seen, owned := behindOwner(t, k, proof, proof...)
 		sawSessionNode(t, seen, true)
 		c := session(t, sharedAddrs(t)).Conn()
-		if err := c.Delete(pathpkg.Dir(first.NodePath())+"/"+elect.OfficeNode+"/"+elect.SessionNodeName(s1.ID()), -1); err != nil {
+		if err := c.Delete(k.node(first.Group(), s1), -1); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(500 * time.Millisecond) // an operator's next command
@@ -150,7 +185,7 @@ func TestSessionEndProvesThePredecessorStopped(t *testing.T) {
 		released(t, second, false)
 	})
 	t.Run("without the option", func(t *testing.T) {
-		s1, _, seen, owned := behindOwner(t, proof)
+		s1, _, seen, owned := behindOwner(t, k, proof)
 		_ = s1.Close()
 		second := owned()
 		select {
@@ -161,27 +196,82 @@ func TestSessionEndProvesThePredecessorStopped(t *testing.T) {
 		released(t, second, false)
 	})
 	t.Run("an owner that keeps none", func(t *testing.T) {
-		s1, _, seen, owned := behindOwner(t, nil, proof...)
+		s1, _, seen, owned := behindOwner(t, k, nil, proof...)
 		sawSessionNode(t, seen, false)
 		_ = s1.Close()
 		released(t, owned(), false)
 	})
 }
 
-// TestLocksKeepNoSessionNode: a lock's group holds no office, which
-// go-zookeeper's Lock would fail on, so no session node either.
-func TestLocksKeepNoSessionNode(t *testing.T) {
+// TestLockSessionNodeUnderTheRoot: a lock's group holds no office, which
+// go-zookeeper's Lock would fail on; its session node goes under the
+// session root instead, made when missing with CREATE for anyone (every
+// identity in a group keeps its node there), one per session however many
+// groups it joins. SessionNodesUnder moves the root, or with "" keeps none.
+func TestLockSessionNodeUnderTheRoot(t *testing.T) {
+	addrs := sharedAddrs(t)
+	root := groupPath(t) + "-sessions"
+	acquire := func(t *testing.T, s *elect.Session, opts ...elect.Option) *elect.Handle {
+		t.Helper()
+		l, err := elect.NewLock(s, groupPath(t), append([]elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := l.Acquire(ctxT(t, 10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	ownNode := func(t *testing.T, s *elect.Session, node string) {
+		t.Helper()
+		if ok, st, err := s.Conn().Exists(node); err != nil || !ok || st.EphemeralOwner != s.ID() {
+			t.Fatalf("session node %s: there %v, %v", node, ok, err)
+		}
+	}
+	t.Run("under the root", func(t *testing.T) {
+		s := session(t, addrs)
+		h := acquire(t, s, elect.SessionNodesUnder(root))
+		if children, _, err := s.Conn().Children(h.Group()); err != nil || len(children) != 1 || children[0] != h.Node() {
+			t.Fatalf("the lock's group holds %v (%v), want only its queue node", children, err)
+		}
+		ownNode(t, s, root+"/"+elect.SessionNodeName(s.ID()))
+		acl, _, err := s.Conn().GetACL(root)
+		if err != nil || !slices.ContainsFunc(acl, func(a zk.ACL) bool {
+			return a.Scheme == "world" && a.ID == "anyone" && a.Perms&zk.PermCreate != 0
+		}) {
+			t.Fatalf("the root's ACL %v (%v) lets not everyone keep a session node there", acl, err)
+		}
+		// A second group on the same session: its node is the one.
+		acquire(t, s, elect.SessionNodesUnder(root))
+		ownNode(t, s, root+"/"+elect.SessionNodeName(s.ID()))
+	})
+	t.Run("default root", func(t *testing.T) {
+		s := session(t, addrs)
+		acquire(t, s)
+		ownNode(t, s, elect.DefaultSessionRoot+"/"+elect.SessionNodeName(s.ID()))
+	})
+	t.Run("none", func(t *testing.T) {
+		s := session(t, addrs)
+		acquire(t, s, elect.SessionNodesUnder(""))
+		if ok, _, err := s.Conn().Exists(elect.DefaultSessionRoot + "/" + elect.SessionNodeName(s.ID())); err != nil || ok {
+			t.Fatalf("a session node was made without a root: %v, %v", ok, err)
+		}
+	})
+}
+
+// TestSessionRootOutsideTheGroup: a root in the group would put a child
+// without a sequence there, which go-zookeeper's Lock fails on.
+func TestSessionRootOutsideTheGroup(t *testing.T) {
 	s := session(t, sharedAddrs(t))
 	g := groupPath(t)
-	l, err := elect.NewLock(s, g, elect.CreateParents(), elect.ProveSessionEnd())
-	if err != nil {
-		t.Fatal(err)
+	for _, root := range []string{g, g + "/sessions", "/"} {
+		if _, err := elect.NewLock(s, g, elect.SessionNodesUnder(root)); err == nil || !strings.Contains(err.Error(), "outside every group") {
+			t.Errorf("session root %s for the group %s: %v, want refused", root, g, err)
+		}
 	}
-	if _, err := l.Acquire(ctxT(t, 10*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if ok, _, err := s.Conn().Exists(g + "/" + elect.OfficeNode); err != nil || ok {
-		t.Fatalf("the lock's group has an office: %v, %v", ok, err)
+	if _, err := elect.NewLock(s, g, elect.SessionNodesUnder("sessions")); err == nil || !strings.Contains(err.Error(), "session root") {
+		t.Errorf("a relative session root: %v, want refused", err)
 	}
 }
 
@@ -196,39 +286,40 @@ func TestSessionProofRefusesLoseOnExpiry(t *testing.T) {
 	}
 }
 
-// TestSessionNodeRefusedStillJoins: an office that will not take our
-// session node (its ACL refuses it, or someone made it an ephemeral node)
-// costs only the proof: the candidate joins and leads without one.
+// TestSessionNodeRefusedStillJoins: an office or a session root that will
+// not take our session node (its ACL refuses it, or someone made it an
+// ephemeral node) costs only the proof: the candidate joins and leads, the
+// lock's client takes the lock, without one.
 func TestSessionNodeRefusedStillJoins(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
+		k     sessionKind
 		flags int32
 		acl   []zk.ACL
 	}{
-		{"office read-only", 0, zk.WorldACL(zk.PermRead)},
-		{"office ephemeral", zk.FlagEphemeral, zk.WorldACL(zk.PermAll)},
+		{"office read-only", sessionKinds[0], 0, zk.WorldACL(zk.PermRead)},
+		{"office ephemeral", sessionKinds[0], zk.FlagEphemeral, zk.WorldACL(zk.PermAll)},
+		{"root read-only", sessionKinds[1], 0, zk.WorldACL(zk.PermRead)},
+		{"root ephemeral", sessionKinds[1], zk.FlagEphemeral, zk.WorldACL(zk.PermAll)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addrs := sharedAddrs(t)
 			g := groupPath(t)
 			s, other := session(t, addrs), session(t, addrs)
-			if _, err := other.Conn().Create(pathpkg.Dir(g), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			for _, p := range []string{pathpkg.Dir(g), g} {
+				if _, err := other.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+					t.Fatal(err)
+				}
+			}
+			root := g + "-sessions"
+			side := map[string]string{"election": g + "/" + elect.OfficeNode, "lock": root}[tc.k.name]
+			if _, err := other.Conn().Create(side, nil, tc.flags, tc.acl); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := other.Conn().Create(g, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-				t.Fatal(err)
+			if _, err := tc.k.join(ctxT(t, 10*time.Second), s, g, "alone", elect.ProveSessionEnd(), elect.SessionNodesUnder(root)); err != nil {
+				t.Fatalf("joining where the %s refuses our session node: %v", side, err)
 			}
-			if _, err := other.Conn().Create(g+"/"+elect.OfficeNode, nil, tc.flags, tc.acl); err != nil {
-				t.Fatal(err)
-			}
-			e, err := elect.NewElection(s, g, elect.ProveSessionEnd())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := e.Campaign(ctxT(t, 10*time.Second), "alone"); err != nil {
-				t.Fatalf("joining beside an office that refuses our session node: %v", err)
-			}
-			if ok, _, err := s.Conn().Exists(g + "/" + elect.OfficeNode + "/" + elect.SessionNodeName(s.ID())); err != nil || ok {
+			if ok, _, err := s.Conn().Exists(side + "/" + elect.SessionNodeName(s.ID())); err != nil || ok {
 				t.Errorf("a session node was made: %v, %v", ok, err)
 			}
 		})

@@ -111,6 +111,10 @@ func TestMissingRequiredInput(t *testing.T) {
 		{[]string{"tail", "--nats", "nats://127.0.0.1:99999"}, "not a port number"},
 		{[]string{"lock", "--lock", "/x", "--dialect", "zookeeper", "--", "true"}, "curator-lock, curator-latch, kazoo"},
 		{[]string{"run", "--election", "/x", "--dialect", "Kazoo", "--", "true"}, "unknown dialect"},
+		// a session root in the group, the top, or no path at all
+		{[]string{"lock", "--lock", "/locks/a", "--session-root", "/locks/a/s", "--", "true"}, "inside --lock /locks/a, which may hold only queue nodes"},
+		{[]string{"run", "--election", "/jobs/x", "--session-root", "/", "--", "true"}, "give an absolute path below /"},
+		{[]string{"lock", "--lock", "/locks/a", "--session-root", "sessions", "--", "true"}, "give an absolute path below /"},
 	} {
 		_, stderr, code := heraldRun(t, nil, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

@@ -21,9 +21,9 @@ import (
 // before then. Before, it waited a quarter of the timeout, and both
 // commands ran (found by TestChaosRunners).
 func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
-	for _, how := range []string{"frozen", "cut off"} {
-		t.Run(how, func(t *testing.T) {
-			g, second, read, lose := leaderAboutToBeLost(t, how)
+	for _, c := range lostCases {
+		t.Run(c.recipe+" "+c.how, func(t *testing.T) {
+			g, second, read, lose := leaderAboutToBeLost(t, c.recipe, c.how)
 			lose()
 			deleteLowest(t, g)
 			second.waitOutput(t, "waiting for its command to be stopped", 10*time.Second)
@@ -31,11 +31,15 @@ func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
 				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
 			}
 			if strings.Contains(read(), "OVERLAP") {
-				t.Errorf("copy-2's command started while copy-1's (%s) still ran:\n%s", how, read())
+				t.Errorf("copy-2's command started while copy-1's (%s) still ran:\n%s", c.how, read())
 			}
 		})
 	}
 }
+
+// lostCases are the recipes a runner holds and the ways it is lost in
+// the tests of a runner that cannot hear.
+var lostCases = []struct{ recipe, how string }{{"run", "frozen"}, {"run", "cut off"}, {"lock", "frozen"}, {"lock", "cut off"}}
 
 // TestOwnerLostPastItsSessionHandsOverAtItsEnd: the leader's runner is
 // frozen (SIGSTOP), or cut off from the servers, and stays so past its
@@ -45,12 +49,14 @@ func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
 // expire. The next copy saw the leader's session node, and starts its
 // command once that node goes with the session. Before, it waited 11/12
 // of the timeout more, as for a node deleted by hand: 11.5 s after the
-// loss with 6 s sessions.
+// loss with 6 s sessions. A lock's copies keep their session nodes under
+// the session root; before they kept none, and waited so.
 func TestOwnerLostPastItsSessionHandsOverAtItsEnd(t *testing.T) {
 	const timeout = 6 * time.Second
-	for _, how := range []string{"frozen", "cut off"} {
-		t.Run(how, func(t *testing.T) {
-			_, second, read, lose := leaderAboutToBeLost(t, how)
+	for _, c := range lostCases {
+		t.Run(c.recipe+" "+c.how, func(t *testing.T) {
+			how := c.how
+			_, second, read, lose := leaderAboutToBeLost(t, c.recipe, how)
 			lost := time.Now()
 			lose()
 			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
@@ -168,17 +174,17 @@ func twoCopies(t *testing.T, zk []string, c runnerCase) (g string, first, second
 	return g, first, second, read
 }
 
-// leaderAboutToBeLost starts copy-1 of a herald run (6 s sessions) through
-// a fault proxy and, once its command runs, copy-2 queued behind it; lose
-// then freezes copy-1's runner (SIGSTOP) or cuts it off from the servers,
-// as how says. read gives the flock marks.
-func leaderAboutToBeLost(t *testing.T, how string) (g string, second *proc, read func() string, lose func()) {
+// leaderAboutToBeLost starts copy-1 of a herald run or lock (recipe; 6 s
+// sessions) through a fault proxy and, once its command runs, copy-2
+// queued behind it; lose then freezes copy-1's runner (SIGSTOP) or cuts it
+// off from the servers, as how says. read gives the flock marks.
+func leaderAboutToBeLost(t *testing.T, recipe, how string) (g string, second *proc, read func() string, lose func()) {
 	t.Helper()
 	addr := zktest.Shared(t).ConnectString()
 	p := sharedZKProxy(t)
 	g = uniq(t)
 	child, env, read := overlapMarks(t)
-	run := markedCopies(t, g, env, child)
+	run := markedCopies(t, recipe, g, env, child)
 	first := run("copy-1", p.Addr())
 	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
 		t.Fatalf("no command started: %q", read())
@@ -210,10 +216,12 @@ func sharedZKProxy(t *testing.T) *faultproxy.Proxy {
 	return p
 }
 
-// markedCopies starts copies of a herald run in election g, 6 s sessions,
-// through the servers given, each running child (see overlapMarks).
-func markedCopies(t *testing.T, g string, env []string, child string) func(id, servers string) *proc {
+// markedCopies starts copies of a herald run or lock (recipe) in group g,
+// 6 s sessions, through the servers given, each running child (see
+// overlapMarks).
+func markedCopies(t *testing.T, recipe, g string, env []string, child string) func(id, servers string) *proc {
+	flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
 	return func(id, servers string) *proc {
-		return start(t, env, "--zk", servers, "--session-timeout", "6s", "run", "--election", g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
+		return start(t, env, "--zk", servers, "--session-timeout", "6s", recipe, flag, g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
 	}
 }

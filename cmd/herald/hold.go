@@ -516,6 +516,23 @@ func dialectFlag(f *pflag.FlagSet, v *string) {
 		" (auto: what the group's other clients read; force one when clients that join later need it)")
 }
 
+// sessionRootFlag adds --session-root.
+func sessionRootFlag(f *pflag.FlagSet, v *string) {
+	f.StringVar(v, "session-root", elect.DefaultSessionRoot, "where the copies of a lock (or of an election named for Curator's mutex, which like a lock's group may hold no other node) keep a node per session, so that the next copy starts as soon as the owner's session ended, not 11/12 of the session timeout later; give every copy the same, outside every group (\"\": none)")
+}
+
+// sessionRootOpt checks --session-root against the group (given by flag).
+func sessionRootOpt(root, flag, group string) (elect.Option, error) {
+	switch {
+	case root == "":
+	case root == "/" || elect.ValidatePath(root) != nil:
+		return nil, usageErr("--session-root %q: give an absolute path below /, outside every group, e.g. %s (\"\" keeps no session node)", root, elect.DefaultSessionRoot)
+	case root == group || strings.HasPrefix(root, group+"/"):
+		return nil, usageErr("--session-root %s is inside %s %s, which may hold only queue nodes: give a path outside every group, e.g. %s", root, flag, group, elect.DefaultSessionRoot)
+	}
+	return elect.SessionNodesUnder(root), nil
+}
+
 // dialectOpt checks --dialect.
 func dialectOpt(v string) (elect.Option, error) {
 	d, err := elect.ParseDialect(v)

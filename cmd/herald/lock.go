@@ -25,6 +25,9 @@ type lockOpts struct {
 	natsAuth natsAuth
 	secrets  []*secretFlag
 	dialect  string
+	root     string
+	// rootOpt is root, checked.
+	rootOpt elect.Option
 }
 
 func newLockCmd(a *app) *cobra.Command {
@@ -45,11 +48,13 @@ for half the session timeout) or be killed; killed, lock's node is then
 released as soon as nothing of the command is left, so that the next
 waiter need not wait for the session to expire.
 
-When the previous owner's node went without a release (deleted by hand,
-or its session ended), the command starts only once that owner's runner
-records that its command stopped, or after 11/12 of the session timeout,
-by when a runner frozen or cut off has killed it: give every copy the
-same --session-timeout.
+When the previous owner's node went without a release, the command
+starts as soon as that owner's session is known to have ended (its runner
+stops its command before then; each copy's session keeps a node under
+--session-root to tell), or its runner records that its command stopped
+(its node was deleted by hand), or after 11/12 of the session timeout, by
+when a runner frozen or cut off has killed it: give every copy the same
+--session-timeout and --session-root.
 
 The command finds the lock in its environment: HERALD_LOCK, HERALD_NODE,
 HERALD_TERM (the fencing token), HERALD_ID and HERALD_ZK.
@@ -77,6 +82,7 @@ names is refused.`,
 	o.secrets = o.natsAuth.addFlags(f)
 	addSecretFiles(f, o.secrets)
 	dialectFlag(f, &o.dialect)
+	sessionRootFlag(f, &o.root)
 	return cmd
 }
 
@@ -97,6 +103,9 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	}
 	dialect, err := dialectOpt(o.dialect)
 	if err != nil {
+		return err
+	}
+	if o.rootOpt, err = sessionRootOpt(o.root, "--lock", o.path); err != nil {
 		return err
 	}
 	if len(args) == 0 {
@@ -151,7 +160,7 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option)
 		if err != nil {
 			return nil, nil, err
 		}
-		l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id), dialect, elect.WatchForHazards())
+		l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id), dialect, elect.WatchForHazards(), elect.ProveSessionEnd(), o.rootOpt)
 		if err != nil {
 			return nil, s, usageErr("--lock: %v", err)
 		}

@@ -31,6 +31,9 @@ type runOpts struct {
 	dialect  string
 	// dialectOpt is dialect, checked.
 	dialectOpt elect.Option
+	root       string
+	// rootOpt is root, checked.
+	rootOpt elect.Option
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -56,7 +59,9 @@ candidate need not wait for the session to expire.
 
 When the previous owner's node went without a release, the command
 starts as soon as that owner's session is known to have ended (its runner
-stops its command before then), or its runner records that its command
+stops its command before then; each copy's session keeps a node in the
+election's herald-office, or under --session-root for an election named
+for Curator's mutex, to tell), or its runner records that its command
 stopped (its node was deleted by hand), or after 11/12 of the session
 timeout, by when a runner frozen or cut off has killed it: give every
 copy the same --session-timeout.
@@ -90,6 +95,7 @@ checkpoint put', which ZooKeeper rejects once its leader is gone.`,
 	addSecretFiles(f, o.secrets)
 	f.BoolVar(&o.rejoin, "rejoin", false, "after losing leadership, stop the command and campaign again instead of exiting 3")
 	dialectFlag(f, &o.dialect)
+	sessionRootFlag(f, &o.root)
 	return cmd
 }
 
@@ -126,6 +132,9 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 	}
 	var err error
 	if o.dialectOpt, err = dialectOpt(o.dialect); err != nil {
+		return err
+	}
+	if o.rootOpt, err = sessionRootOpt(o.root, "--election", o.election); err != nil {
 		return err
 	}
 	if o.grace <= 0 {
@@ -219,7 +228,7 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool) (*elect.H
 		if err != nil {
 			return nil, nil, err
 		}
-		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id), o.dialectOpt, elect.WatchForHazards(), elect.ProveSessionEnd())
+		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id), o.dialectOpt, elect.WatchForHazards(), elect.ProveSessionEnd(), o.rootOpt)
 		if err != nil {
 			s.Close()
 			return nil, nil, usageErr("--election: %v", err)

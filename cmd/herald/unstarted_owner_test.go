@@ -85,7 +85,7 @@ func TestOwnerCutOffWhileWaitingForThePreviousCommand(t *testing.T) {
 	p := sharedZKProxy(t)
 	g := uniq(t)
 	child, env, read := overlapMarks(t)
-	run := markedCopies(t, g, env, child)
+	run := markedCopies(t, "run", g, env, child)
 	run("copy-1", addr)
 	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
 		t.Fatalf("no command started: %q", read())
