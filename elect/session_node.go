@@ -74,9 +74,12 @@ func (q *queue) sessionParent(d Dialect) string {
 // it keeps its bound should it go without a release.
 func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Dialect, data []byte) (name string, madeOffice bool, err error) {
 	sid := q.s.ID()
-	parent := q.sessionParent(d)
-	switch {
-	case !q.o.sessionProof || parent == "" || q.sessionNode.Load() == sid:
+	if !q.o.sessionProof || q.sessionNode.Load() == sid {
+		name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+		return name, false, err
+	}
+	switch parent := q.sessionParent(d); {
+	case parent == "":
 		name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
 		return name, false, err
 	case parent != q.full(OfficeNode):

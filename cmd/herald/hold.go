@@ -382,7 +382,7 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 	}
 	d := time.Until(g.until).Round(time.Millisecond)
 	if !o.h.ReleasesRecorded() {
-		a.log.Warn("the group's node holds data herald did not write, or herald may not write it, and a lock's group holds no other place for a record: no owner's release can be recorded, so every handoff waits as for a node gone without one; keep a lock group's node empty and writable by its clients",
+		a.log.Warn("the group's node holds data herald did not write, or herald may not write it, and a lock's group holds no other place for a record: no owner's release can be recorded, so each handoff waits as for a node gone without one, until the previous owner's session ends (a herald lock's as it exits) or at most the wait; keep a lock group's node empty and writable by its clients",
 			"group", o.h.Group(), "wait", d)
 	}
 	if prev := o.h.Predecessor(); prev != "" {

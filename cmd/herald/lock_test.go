@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
@@ -312,26 +313,51 @@ func TestLockWaiterJoinsAgainAfterItsSessionExpired(t *testing.T) {
 
 // TestLockUnderForeignGroupDataSaysWhyItWaits: a lock group whose node
 // holds someone else's data can record no release (herald never writes
-// over it, and a lock's group holds no office), so every herald lock
-// handoff waits as for a node gone without one. The waiting copy says so,
-// and what to do, where it used to speak of a deletion by hand or a
-// session's end that never happened.
+// over it, and a lock's group holds no office), so a herald lock handoff
+// waits as for a node gone without one. The waiting copy says so, and
+// what to do, where it used to speak of a deletion by hand or a session's
+// end that never happened. With session nodes (the default) the wait ends
+// as the previous copy exits, its session closed: that proves its command
+// stopped, and the next starts then, not at the bound (5.5 s here).
 func TestLockUnderForeignGroupDataSaysWhyItWaits(t *testing.T) {
-	zkArgs := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
-	g := uniq(t)
-	c := rawZK(t)
-	mkpath(t, c, path.Dir(g))
-	if _, err := c.Create(g, []byte("kept by an operator"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	first := start(t, nil, append(zkArgs, "lock", "--lock", g, "--id", "first", "--", "sleep", "1")...)
-	first.waitOutput(t, "child started", 10*time.Second)
-	second := start(t, nil, append(zkArgs, "lock", "--lock", g, "--id", "second", "--", "true")...)
-	second.waitOutput(t, "keep a lock group's node empty", 15*time.Second)
-	if code := second.wait(t, 20*time.Second); code != 0 {
-		t.Errorf("second: exit %d:\n%s", code, second.out)
-	}
-	if b, _, err := c.Get(g); err != nil || string(b) != "kept by an operator" {
-		t.Errorf("the group node holds %q (%v), want the operator's data untouched", b, err)
+	for _, tc := range []struct {
+		name, root, says string
+	}{
+		{"without session nodes", "", "keep a lock group's node empty"},
+		{"with session nodes", elect.DefaultSessionRoot, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			zkArgs := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+			g := uniq(t)
+			c := rawZK(t)
+			mkpath(t, c, path.Dir(g))
+			if _, err := c.Create(g, []byte("kept by an operator"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			lock := func(id string, cmd ...string) *proc {
+				return start(t, nil, append(append(zkArgs, "lock", "--lock", g, "--session-root", tc.root, "--id", id, "--"), cmd...)...)
+			}
+			first := lock("first", "sleep", "1")
+			first.waitOutput(t, "child started", 10*time.Second)
+			second := lock("second", "true")
+			if tc.says != "" {
+				second.waitOutput(t, tc.says, 15*time.Second)
+			}
+			if code := first.wait(t, 10*time.Second); code != 0 {
+				t.Errorf("first: exit %d:\n%s", code, first.out)
+			}
+			exited := time.Now()
+			if code := second.wait(t, 20*time.Second); code != 0 {
+				t.Errorf("second: exit %d:\n%s", code, second.out)
+			}
+			out := second.out.String()
+			if took := time.Since(exited); tc.root != "" && (took > 3*time.Second ||
+				!strings.Contains(out, "went with its session") && !strings.Contains(out, "session ended, so its command is stopped")) {
+				t.Errorf("second exited %v after first, want its command started once first's session closed, saying so:\n%s", took.Round(time.Millisecond), out)
+			}
+			if b, _, err := c.Get(g); err != nil || string(b) != "kept by an operator" {
+				t.Errorf("the group node holds %q (%v), want the operator's data untouched", b, err)
+			}
+		})
 	}
 }
