@@ -483,7 +483,7 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 		if cur.exists {
 			op = &zk.SetDataRequest{Path: p, Data: rec, Version: cur.version}
 		} else {
-			op = &zk.CreateRequest{Path: p, Data: rec, Acl: sideACL(ctx, s, f.Group, s.DefaultACL(), s.acl != nil)}
+			op = &zk.CreateRequest{Path: p, Data: rec, Acl: checkpointACL(ctx, s, f.Group)}
 		}
 		res, err := f.multi(ctx, s, op)
 		switch {
@@ -730,6 +730,21 @@ func failedAt(res []zk.MultiResponse, i int, want error) bool {
 // creates in its group: see sideACL.
 func (q *queue) sideACL(ctx context.Context) []zk.ACL {
 	return sideACL(ctx, q.s, q.parent, q.o.acl, q.o.aclSet || q.s.acl != nil)
+}
+
+// checkpointACL is the ACL of a checkpoint herald creates in group: a side
+// node's (see sideACL), but under digest credentials with no ACL chosen,
+// without the READ for everyone that herald's other nodes keep so that
+// observers can watch them. Nobody watches a checkpoint, and it holds the
+// leaders' own state, which only the identities that may lead should read.
+func checkpointACL(ctx context.Context, s *Session, group string) []zk.ACL {
+	acl := sideACL(ctx, s, group, s.DefaultACL(), s.acl != nil)
+	if s.acl != nil || s.digestACL == nil {
+		return acl
+	}
+	return slices.DeleteFunc(slices.Clone(acl), func(a zk.ACL) bool {
+		return a.Scheme == "world" && a.ID == "anyone" && a.Perms == zk.PermRead
+	})
 }
 
 // sideACL is the ACL of a side node created in group: acl, and unless it

@@ -148,7 +148,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 
 // acquireLock waits for the lock within --timeout, joining the queue
 // again on a new session when its session expires while it waits (a
-// pause, a partition), as run does. It returns the session the lock was
+// pause, a partition), or its node is deleted, as run does. It returns the session the lock was
 // taken on (or the last one, to close, with the error).
 func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option) (*elect.Handle, *elect.Session, error) {
 	var deadline time.Time
@@ -175,6 +175,10 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option)
 			return h, s, nil
 		case errors.Is(err, elect.ErrSessionLost) && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)):
 			a.log.Warn("session expired while waiting for the lock; joining again", "lock", o.path)
+			_ = s.Close()
+			continue
+		case errors.Is(err, elect.ErrNodeDeleted) && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)):
+			a.log.Warn("our node was deleted while we waited for the lock (by hand, or a cleanup); joining the queue again, at its end", "lock", o.path, "err", err)
 			_ = s.Close()
 			continue
 		}

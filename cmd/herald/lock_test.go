@@ -361,3 +361,48 @@ func TestLockUnderForeignGroupDataSaysWhyItWaits(t *testing.T) {
 		})
 	}
 }
+
+// TestWaiterWhoseNodeIsDeletedJoinsAgain: someone deletes the node of a
+// copy that waits in line (a cleanup, or a hand that meant the owner's).
+// The copy joins the queue again, at its end, and its command runs in its
+// turn; before, it exited 1 and its command never ran.
+func TestWaiterWhoseNodeIsDeletedJoinsAgain(t *testing.T) {
+	zkArgs := []string{"--zk", zktest.Shared(t).ConnectString()}
+	for _, recipe := range []string{"run", "lock"} {
+		t.Run(recipe, func(t *testing.T) {
+			g := uniq(t)
+			flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
+			copyOf := func(id, cmd string) *proc {
+				return start(t, nil, append(zkArgs, recipe, flag, g, "--id", id, "--", "sh", "-c", cmd)...)
+			}
+			first := copyOf("first", "sleep 2")
+			first.waitOutput(t, "child started", 10*time.Second)
+			second := copyOf("second", "echo second ran")
+			waitQueued(t, zkArgs, g, 2, "the second copy never joined the queue")
+			c := rawZK(t)
+			children, _, err := c.Children(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var waiting string
+			for _, n := range children {
+				if b, _, err := c.Get(g + "/" + n); err == nil && string(b) == "second" {
+					waiting = n
+				}
+			}
+			if waiting == "" {
+				t.Fatalf("no node of the second copy in %v", children)
+			}
+			if err := c.Delete(g+"/"+waiting, -1); err != nil {
+				t.Fatal(err)
+			}
+			second.waitOutput(t, "joining the queue again", 10*time.Second)
+			if code := second.wait(t, 20*time.Second); code != 0 || !strings.Contains(second.out.String(), "second ran") {
+				t.Errorf("the copy whose node was deleted: exit %d, want 0 with its command run:\n%s", code, second.out)
+			}
+			if code := first.wait(t, 10*time.Second); code != 0 {
+				t.Errorf("first: exit %d:\n%s", code, first.out)
+			}
+		})
+	}
+}

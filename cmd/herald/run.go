@@ -214,7 +214,8 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 }
 
 // campaign joins the election and waits to be elected. A session that
-// expires while waiting is replaced and the candidate joins again, waiting
+// expires while waiting is replaced and the candidate joins again (so does
+// one whose node someone deleted while it waited), waiting
 // out a ZooKeeper outage (reopenSession), as does a runner that rejoins
 // after it lost leadership; only the first session gives up after
 // --connect-timeout.
@@ -246,6 +247,10 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool) (*elect.H
 			return nil, nil, interrupted(ctx, "interrupted while waiting for leadership of %s", o.election)
 		case errors.Is(err, elect.ErrSessionLost):
 			a.log.Warn("session expired while waiting; joining again", "election", o.election)
+			rejoining = true
+			continue
+		case errors.Is(err, elect.ErrNodeDeleted):
+			a.log.Warn("our node was deleted while we waited (by hand, or a cleanup); joining the queue again, at its end", "election", o.election, "err", err)
 			rejoining = true
 			continue
 		}

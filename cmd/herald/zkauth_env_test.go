@@ -14,7 +14,8 @@ import (
 // it (a Kubernetes secret given as a variable) logs in as user:password
 // without them, as --zk-auth-file does: the nodes herald creates belong
 // to alice:secret, and a herald the command starts (checkpoint put)
-// logs in as the same identity. A line break inside the value is a usage
+// logs in as the same identity. The checkpoint alone is not readable
+// without the credentials. A line break inside the value is a usage
 // error.
 func TestZKAuthEnvIsTidied(t *testing.T) {
 	zkFl := zkFlags(t)
@@ -34,11 +35,18 @@ func TestZKAuthEnvIsTidied(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "put-ok") {
 			t.Fatalf("HERALD_ZK_AUTH=%q: exit %d:\n%s%s", v, code, out, stderr)
 		}
-		for _, p := range []string{g, g + "/" + elect.CheckpointNode} {
+		// The checkpoint, the leaders' own state, is theirs to read.
+		for p, want := range map[string][]zk.ACL{g: want, g + "/" + elect.CheckpointNode: want[:1]} {
 			got, _, err := conn.GetACL(p)
 			if err != nil || !slices.Equal(got, want) {
 				t.Errorf("HERALD_ZK_AUTH=%q: ACL of %s is %s, %v; want %s", v, p, elect.FormatACL(got), err, elect.FormatACL(want))
 			}
+		}
+		if out, stderr, code := heraldRun(t, nil, append(zkFl, "checkpoint", "get", "--election", g)...); code != exitFailure || !strings.Contains(stderr, "refused this identity") {
+			t.Errorf("checkpoint get without the credentials: exit %d, want %d, refused:\n%s%s", code, exitFailure, out, stderr)
+		}
+		if out, stderr, code := heraldRun(t, []string{"HERALD_ZK_AUTH=" + v}, append(zkFl, "checkpoint", "get", "--election", g)...); code != 0 || !strings.Contains(out, "step=1") {
+			t.Errorf("checkpoint get with them: exit %d, want step=1:\n%s%s", code, out, stderr)
 		}
 	}
 	g := uniq(t)
