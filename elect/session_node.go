@@ -284,7 +284,7 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 			q.sessionNode.Store(sid)
 			return res[1].String, nil
 		case failedAt(res, 0, zk.ErrNoNode):
-			if err := makeSessionRoot(conn, root, q.o.acl); err != nil {
+			if err := makeSharedPath(conn, root, q.o.acl); err != nil {
 				q.noSessionNode(sid, err)
 				return plain()
 			}
@@ -307,11 +307,19 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 	return "", fmt.Errorf("elect: the session root %s keeps being deleted: %w", root, zk.ErrNoNode)
 }
 
-// makeSessionRoot creates root and the nodes above it where missing:
-// persistent, with acl and CREATE and READ for anyone, so that every
-// identity in a group may keep its session node there, whichever made the
-// root.
-func makeSessionRoot(conn *zk.Conn, root string, acl []zk.ACL) error {
+// MakeSharedPath creates p and the nodes above it where missing:
+// persistent, with the session's default ACL and CREATE and READ for
+// anyone, so that every identity may keep a node there, whichever made
+// the path (the session root; the bridges' source claims).
+func MakeSharedPath(s *Session, p string) error {
+	if err := ValidatePath(p); err != nil {
+		return err
+	}
+	return makeSharedPath(s.Conn(), p, s.DefaultACL())
+}
+
+// makeSharedPath is MakeSharedPath with acl.
+func makeSharedPath(conn *zk.Conn, root string, acl []zk.ACL) error {
 	rootACL := slices.Clone(acl)
 	open := int32(zk.PermCreate | zk.PermRead)
 	if i := slices.IndexFunc(rootACL, func(a zk.ACL) bool { return a.Scheme == "world" && a.ID == "anyone" }); i >= 0 {
@@ -325,7 +333,7 @@ func makeSessionRoot(conn *zk.Conn, root string, acl []zk.ACL) error {
 		}
 		_, err := conn.Create(root[:i], nil, 0, rootACL)
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("creating the session root's %s: %w", root[:i], err)
+			return fmt.Errorf("creating %s: %w", root[:i], err)
 		}
 	}
 	return nil

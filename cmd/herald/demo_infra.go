@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -102,7 +103,7 @@ func demoBridge(servers []string, group, natsURL, auditPath string) (*bridge.Bri
 		Watch:          []string{group},
 		Sinks:          []publish.Sink{js, as},
 		Lossless:       []string{as.Name()},
-		Source:         "herald-demo-bridge",
+		Source:         "herald-demo-bridge/" + path.Base(group), // one per demo: two demos on one ensemble claim their own
 		DrainTimeout:   5 * time.Second,
 		HTTPAddr:       "127.0.0.1:0", // the live page
 	})

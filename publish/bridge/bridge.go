@@ -31,9 +31,12 @@ type Bridge struct {
 	running atomic.Bool
 	aborted atomic.Bool
 	// failed is why the bridge stopped by itself (see fail).
-	failed  atomic.Pointer[error]
-	abortMu sync.Mutex
-	abort   context.CancelFunc // cancels Run's context; nil until Run
+	failed atomic.Pointer[error]
+	// claimWarned: the source could not be claimed, and that was said
+	// (see claimSource).
+	claimWarned atomic.Bool
+	abortMu     sync.Mutex
+	abort       context.CancelFunc // cancels Run's context; nil until Run
 
 	// caughtUp is when the live page last found the bridge caught up
 	// after a stall of its process (see caughtUpAfterStall).

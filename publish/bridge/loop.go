@@ -56,6 +56,7 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 	defer cancel()
 	go b.logStates(sctx, s)
 	if b.cfg.HAPath == "" {
+		go b.claimSource(sctx, s)
 		b.startPublishing(sctx)
 		b.observe(sctx, s, RoleActive)
 		return nil

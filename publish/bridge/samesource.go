@@ -2,8 +2,11 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -11,12 +14,97 @@ import (
 	"github.com/zkherald/herald/elect"
 )
 
-// ErrDuplicateSource is returned by Run when another live bridge
-// campaigns at this bridge's HA path under the same source. Readers keep
-// one heartbeat per source, so two bridges of one name would overwrite
-// each other's: a standby's heartbeat would say the active's values are
-// not being published, and a dead active's would be taken for alive.
-var ErrDuplicateSource = errors.New("bridge: another bridge of this HA election has the same source")
+// ErrDuplicateSource is returned by Run when another live bridge has the
+// same source: one campaigning at this bridge's HA path, or, without HA,
+// one holding the source's claim (see claimSource). Readers keep one
+// heartbeat per source, so two bridges of one name would overwrite each
+// other's: a standby's heartbeat would say the active's values are not
+// being published, a dead bridge's would be taken for alive, and two
+// bridges that observe different groups would each say the other's are
+// not observed.
+var ErrDuplicateSource = errors.New("bridge: another bridge has the same source")
+
+// SourcesRoot is where a bridge without HA claims its source: an
+// ephemeral node named for the source (escaped), which a second bridge of
+// the same source finds there.
+const SourcesRoot = "/herald/sources"
+
+// sourceClaim is the data of a source's claim: who holds it.
+type sourceClaim struct {
+	Source string    `json:"source"`
+	Host   string    `json:"host,omitempty"`
+	PID    int       `json:"pid"`
+	Since  time.Time `json:"since"`
+	// TimeoutMS is the holder's session timeout: a holder that died is
+	// gone within it.
+	TimeoutMS int64 `json:"timeout_ms"`
+}
+
+// claimSource claims this bridge's source for the session s (without HA;
+// an HA bridge's candidates are checked by checkSource): it creates the
+// source's ephemeral node under SourcesRoot. A node there of another
+// session is either this bridge's previous process, whose session the
+// server has not expired yet (a restart after a crash), or another bridge
+// of the same name: as checkSource, it waits for it up to twice the
+// longer of the two session timeouts (the holder's is in its claim), then
+// stops the bridge. The bridge publishes meanwhile,
+// so a restarted bridge loses no time. A claim herald may not make (the
+// ensemble's ACL) only costs the check, and is said once.
+func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
+	node := SourcesRoot + "/" + url.PathEscape(b.cfg.Source)
+	host, _ := os.Hostname()
+	data, _ := json.Marshal(sourceClaim{Source: b.cfg.Source, Host: host, PID: os.Getpid(), Since: time.Now().UTC(), TimeoutMS: s.Timeout().Milliseconds()})
+	start, wait := time.Now(), 2*max(b.cfg.SessionTimeout, s.Timeout())
+	c := s.Conn()
+	for tries := 0; ctx.Err() == nil && tries < 100; tries++ {
+		_, err := c.Create(node, data, zk.FlagEphemeral, s.DefaultACL())
+		switch {
+		case err == nil:
+			return // held for as long as the session lives
+		case errors.Is(err, zk.ErrNoNode):
+			if err := elect.MakeSharedPath(s, SourcesRoot); err != nil {
+				b.noClaim(err)
+				return
+			}
+			continue
+		case !errors.Is(err, zk.ErrNodeExists):
+			b.noClaim(err)
+			return
+		}
+		held, st, ch, err := c.GetW(node)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			continue // gone meanwhile
+		case err != nil:
+			b.noClaim(err)
+			return
+		case st.EphemeralOwner == s.ID():
+			return // ours: a create whose reply was lost
+		}
+		var other sourceClaim
+		_ = json.Unmarshal(held, &other)
+		wait = max(wait, 2*time.Duration(other.TimeoutMS)*time.Millisecond)
+		if time.Since(start) >= wait {
+			b.fail(fmt.Errorf("%w: %s is held by another live bridge named %q (host %q, pid %d, since %s; session 0x%x), which stayed longer than two session timeouts (%v); give each bridge its own --source",
+				ErrDuplicateSource, node, b.cfg.Source, other.Host, other.PID, other.Since.Format(time.RFC3339), uint64(st.EphemeralOwner), wait))
+			return
+		}
+		t := time.NewTimer(wait - time.Since(start))
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+}
+
+// noClaim says, once, that the source could not be claimed.
+func (b *Bridge) noClaim(err error) {
+	if b.claimWarned.CompareAndSwap(false, true) {
+		b.log.Info("cannot claim this bridge's source in ZooKeeper, so a second bridge of the same --source would go unnoticed", "root", SourcesRoot, "err", err)
+	}
+}
 
 // checkSource runs once this bridge's candidate, node, joined the HA
 // election. A candidate that came before it, of another session, with the

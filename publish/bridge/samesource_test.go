@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	gozk "github.com/go-zookeeper/zk"
+
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
@@ -71,5 +73,55 @@ func TestSameSourceOfAPreviousProcessAwaited(t *testing.T) {
 	case <-r.done:
 		t.Errorf("the restarted bridge stopped: %v", r.err)
 	case <-time.After(2*cfg.SessionTimeout + time.Second):
+	}
+}
+
+// TestSameSourceWithoutHARefused: without HA nothing shared told two
+// bridges of one name apart, and their heartbeats overwrote each other's.
+// A bridge now claims its source in ZooKeeper; a second one of the same
+// name (here observing other groups, as two bridges on one host with the
+// default source do) stops with ErrDuplicateSource once the claim has
+// stayed two session timeouts, naming --source and who holds it; the first
+// keeps publishing. A claim left by a previous process goes with its
+// session, and a bridge restarted after it publishes at once and stays.
+func TestSameSourceWithoutHARefused(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	source := "twin-" + strings.ReplaceAll(strings.TrimPrefix(groupPath(t), "/"), "/", "-")
+	cfg := bridge.Config{Servers: addrs, Discover: []string{groupPath(t)}, Source: source, SessionTimeout: 2 * time.Second, Sinks: []publish.Sink{jsSink(t, url)}}
+	a := start(t, cfg)
+	waitStatus(t, a.Bridge, 15*time.Second, "the first bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	cfg.Discover, cfg.Sinks = []string{groupPath(t)}, []publish.Sink{jsSink(t, url)}
+	b := start(t, cfg)
+	b.wait(t, 20*time.Second)
+	if !isErr(b.err, bridge.ErrDuplicateSource) || !strings.Contains(b.err.Error(), "--source") || !strings.Contains(b.err.Error(), "pid") {
+		t.Errorf("second bridge named %s: %v; want ErrDuplicateSource naming --source and the holder", source, b.err)
+	}
+	if st := a.Status(); st.Role != bridge.RoleActive {
+		t.Errorf("the first bridge is %s after the refusal, want active", st.Role)
+	}
+
+	// A previous process's claim, its session not yet expired.
+	old := session(t, addrs)
+	restarted := source + "-restarted"
+	if err := elect.MakeSharedPath(old, bridge.SourcesRoot); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Conn().Create(bridge.SourcesRoot+"/"+restarted, nil, gozk.FlagEphemeral, gozk.WorldACL(gozk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Source, cfg.Sinks = restarted, []publish.Sink{jsSink(t, url)}
+	r := start(t, cfg)
+	waitStatus(t, r.Bridge, 15*time.Second, "the restarted bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	time.Sleep(time.Second)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.done:
+		t.Errorf("the restarted bridge stopped: %v", r.err)
+	case <-time.After(2*cfg.SessionTimeout + time.Second):
+	}
+	if ok, st, err := session(t, addrs).Conn().Exists(bridge.SourcesRoot + "/" + restarted); err != nil || !ok || st.EphemeralOwner == 0 {
+		t.Errorf("the restarted bridge holds no claim: %v, %v", ok, err)
 	}
 }
