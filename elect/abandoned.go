@@ -23,8 +23,10 @@ import (
 // release for any reason but a resignation is, so that observers read it;
 // recipe is written into herald's mark unless the mark already names one.
 // Where herald may not write the group node (someone else's data, its
-// ACL), the node is deleted alone. It reports whether it deleted the node:
-// false, with a nil error, when the node was already gone.
+// ACL), an election's office takes the record, as it takes a release
+// there (see deleteRecorded); a group that may hold no office (a lock's)
+// gets none, and the node is deleted alone. It reports whether it deleted
+// the node: false, with a nil error, when the node was already gone.
 func ReleaseAbandoned(ctx context.Context, s *Session, nodePath string, rec Release, recipe Recipe) (bool, error) {
 	group := path.Dir(nodePath)
 	c := s.Conn()
@@ -34,7 +36,7 @@ func ReleaseAbandoned(ctx context.Context, s *Session, nodePath string, rec Rele
 		case errors.Is(err, zk.ErrNoNode):
 			return false, nil // the node went with its group
 		case errors.Is(err, zk.ErrNoAuth) || err == nil && !markable(b):
-			return deleteAlone(ctx, c, nodePath)
+			return abandonedInOffice(ctx, s, nodePath, rec)
 		case err != nil:
 			return false, err
 		}
@@ -54,6 +56,44 @@ func ReleaseAbandoned(ctx context.Context, s *Session, nodePath string, rec Rele
 		case failedAt(res, 1, zk.ErrBadVersion):
 			continue // someone wrote the group node: read it again
 		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
+			return abandonedInOffice(ctx, s, nodePath, rec)
+		}
+		return false, err
+	}
+	return deleteAlone(ctx, c, nodePath)
+}
+
+// abandonedInOffice is ReleaseAbandoned where herald may not write the
+// group node: the node is deleted with rec in its election's office (the
+// office created when missing), or alone where the group may hold no
+// office or herald may not write it. The record replaces the office's
+// content without reading it first: the dead node owned, so any ack
+// there is its own or a predecessor's.
+func abandonedInOffice(ctx context.Context, s *Session, nodePath string, rec Release) (bool, error) {
+	group, c := path.Dir(nodePath), s.Conn()
+	if sideNodesRefused(group, path.Base(nodePath)) != nil {
+		return deleteAlone(ctx, c, nodePath)
+	}
+	office := group + "/" + OfficeNode
+	data, _ := json.Marshal(Office{Herald: 1, Released: &rec})
+	for tries := 0; tries < 4; tries++ {
+		there, _, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(office) })
+		if err != nil {
+			return false, err
+		}
+		var write any = &zk.SetDataRequest{Path: office, Data: data, Version: -1}
+		if !there {
+			write = &zk.CreateRequest{Path: office, Data: data, Acl: sideACL(ctx, s, group, s.DefaultACL(), s.acl != nil)}
+		}
+		res, err := multi(ctx, c, &zk.DeleteRequest{Path: nodePath, Version: -1}, write)
+		switch {
+		case err == nil:
+			return true, nil
+		case failedAt(res, 0, zk.ErrNoNode):
+			return false, nil
+		case failedAt(res, 1, zk.ErrNoNode), failedAt(res, 1, zk.ErrNodeExists):
+			continue // the office came or went meanwhile
+		case failedAt(res, 1, zk.ErrNoAuth), failedAt(res, 1, zk.ErrNoChildrenForEphemerals):
 			return deleteAlone(ctx, c, nodePath)
 		}
 		return false, err
