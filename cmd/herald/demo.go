@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -123,37 +124,11 @@ func (a *app) demo(ctx context.Context, o demoOpts) (err error) {
 		return err
 	}
 	auditPath := filepath.Join(dir, "audit", "audit.log")
-	br, err := demoBridge(servers, group, natsURL, auditPath)
+	ev, stopBr, err := a.demoStartBridge(servers, group, natsURL, auditPath, out)
 	if err != nil {
 		return err
-	}
-	ev, err := a.subscribeEvents(natsURL, out.line)
-	if err != nil {
-		return err
-	}
-	brCtx, stopBridge := context.WithCancel(context.Background())
-	brDone := make(chan error, 1)
-	go func() { brDone <- br.Run(brCtx) }()
-	bridgeStopped := false
-	stopBr := func() {
-		if !bridgeStopped {
-			bridgeStopped = true
-			stopBridge()
-			if err := <-brDone; err != nil && !errors.Is(err, context.Canceled) {
-				out.line("demo: bridge: " + err.Error())
-			}
-			ev.close()
-		}
 	}
 	defer stopBr()
-	out.line("demo: bridge watching " + group + " → NATS, JetStream, audit log")
-	for range 50 { // the address is known once Run listens
-		if addr := br.HTTPAddr(); addr != "" {
-			out.line("demo: the live page is at http://" + addr + "/ while the demo runs")
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 
 	runners, err := a.startRunners(servers, sessionTimeout, group, o, out)
 	defer stopRunners(runners)
@@ -165,6 +140,41 @@ func (a *app) demo(ctx context.Context, o demoOpts) (err error) {
 	}
 	stopBr()
 	return a.demoSummary(ctx, servers, group, auditPath, runners, out, start)
+}
+
+// demoStartBridge starts the demo's bridge over group, its audit log at
+// auditPath, and the subscriber that prints its events. stop stops both,
+// once, saying how the bridge ended when it failed.
+func (a *app) demoStartBridge(servers []string, group, natsURL, auditPath string, out *demoOut) (ev *demoEvents, stop func(), err error) {
+	br, err := demoBridge(servers, group, natsURL, auditPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ev, err = a.subscribeEvents(natsURL, out.line); err != nil {
+		return nil, nil, err
+	}
+	brCtx, stopBridge := context.WithCancel(context.Background())
+	brDone := make(chan error, 1)
+	go func() { brDone <- br.Run(brCtx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			stopBridge()
+			if err := <-brDone; err != nil && !errors.Is(err, context.Canceled) {
+				out.line("demo: bridge: " + err.Error())
+			}
+			ev.close()
+		})
+	}
+	out.line("demo: bridge watching " + group + " → NATS, JetStream, audit log")
+	for range 50 { // the address is known once Run listens
+		if addr := br.HTTPAddr(); addr != "" {
+			out.line("demo: the live page is at http://" + addr + "/ while the demo runs")
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return ev, stop, nil
 }
 
 // demoRoot holds the demo's groups, one per run.

@@ -139,17 +139,7 @@ anything the preset names was found.`,
 			if recipe != "" && !elect.Recipe(recipe).Known() {
 				return usageErr("--recipe %q: want election or lock", recipe)
 			}
-			var r whoReport
-			switch src {
-			case "nats":
-				r, err = a.whoNATS(cmd.Context(), &sf, args[0])
-				err = a.withHealth(cmd.Context(), &sf, &r, err)
-			case "kafka":
-				r, err = a.whoKafka(cmd.Context(), &sf, args[0])
-				err = a.withHealth(cmd.Context(), &sf, &r, err)
-			default:
-				r, err = a.whoZK(cmd.Context(), args[0])
-			}
+			r, err := a.whoFrom(cmd.Context(), src, &sf, args[0])
 			if err == nil && recipe != "" && r.Leader == nil {
 				r.Recipe = elect.Recipe(recipe)
 			}
@@ -167,6 +157,23 @@ anything the preset names was found.`,
 	cmd.Flags().StringVar(&recipe, "recipe", "", "election or lock: what the group holds, where its node names do not tell (Kazoo Election and Curator LeaderSelector write lock names)")
 	addPresetFlag(cmd.Flags(), &preset)
 	return cmd
+}
+
+// whoFrom reads group's owner from src: ZooKeeper, or what a bridge
+// published on NATS or Kafka, with that bridge's health.
+func (a *app) whoFrom(ctx context.Context, src string, sf *sourceFlags, group string) (whoReport, error) {
+	var r whoReport
+	var err error
+	switch src {
+	case "nats":
+		r, err = a.whoNATS(ctx, sf, group)
+	case "kafka":
+		r, err = a.whoKafka(ctx, sf, group)
+	default:
+		return a.whoZK(ctx, group)
+	}
+	err = a.withHealth(ctx, sf, &r, err) // marks r stale when no bridge vouches for it
+	return r, err
 }
 
 // waitsBehind says what a blocked queue waits behind (elect.View.Blocked)
