@@ -163,7 +163,7 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 				return ticket{}, err
 			}
 			if found {
-				if q.o.sessionProof && q.sessionParent(d) != "" {
+				if q.o.sessionProof && q.keepsSessionNode(d) {
 					q.sessionNode.Store(q.s.ID()) // made with it, if at all
 				}
 				t.dialect = d

@@ -40,7 +40,7 @@ func sessionNodeName(session int64) string {
 // sessionNodeOf is the path of the session node of the session that made
 // the herald node name in our group, where it made it; "" when name is not
 // herald's, or its kind of group keeps it under a root we keep none in.
-// It matches sessionParent: the name tells the recipe and the dialect.
+// It matches inOffice: the name tells the recipe and the dialect.
 func (q *queue) sessionNodeOf(name string) string {
 	id, _, ok := heraldNode(name)
 	switch {
@@ -54,14 +54,22 @@ func (q *queue) sessionNodeOf(name string) string {
 	return q.o.sessionRoot + "/" + sessionNodeName(id.session)
 }
 
-// sessionParent is where our session node goes beside our nodes in
-// dialect d: the office of an election's group, the session root for a
-// group that may hold no office, "" for none.
-func (q *queue) sessionParent(d Dialect) string {
-	if q.recipe == RecipeElection && d != DialectCuratorLock {
-		return q.full(OfficeNode)
-	}
-	return q.o.sessionRoot
+// inOffice reports whether our nodes in dialect d keep their session node
+// in the group's office (an election's, not named for Curator's mutex),
+// rather than under the session root.
+func (q *queue) inOffice(d Dialect) bool {
+	return q.recipe == RecipeElection && d != DialectCuratorLock
+}
+
+// keepsSessionNode reports whether our nodes in dialect d get a session
+// node (under ProveSessionEnd): in the office, or under a session root.
+func (q *queue) keepsSessionNode(d Dialect) bool {
+	return q.inOffice(d) || q.o.sessionRoot != ""
+}
+
+// createAlone creates our queue node (base) without a session node.
+func (q *queue) createAlone(conn *zk.Conn, base string, data []byte) (string, error) {
+	return conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
 }
 
 // createNode creates our queue node (base, in dialect d). The first time
@@ -74,15 +82,11 @@ func (q *queue) sessionParent(d Dialect) string {
 // it keeps its bound should it go without a release.
 func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Dialect, data []byte) (name string, madeOffice bool, err error) {
 	sid := q.s.ID()
-	if !q.o.sessionProof || q.sessionNode.Load() == sid {
-		name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+	switch {
+	case !q.o.sessionProof || q.sessionNode.Load() == sid || !q.keepsSessionNode(d):
+		name, err := q.createAlone(conn, base, data)
 		return name, false, err
-	}
-	switch parent := q.sessionParent(d); {
-	case parent == "":
-		name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
-		return name, false, err
-	case parent != q.full(OfficeNode):
+	case !q.inOffice(d):
 		name, err := q.createUnderRoot(ctx, conn, base, data)
 		return name, false, err
 	}
@@ -114,11 +118,11 @@ func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Di
 			return "", false, zk.ErrNoNode // the group is missing
 		case at(live, zk.ErrNodeExists):
 			q.sessionNode.Store(sid) // made with an earlier node of ours
-			name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+			name, err := q.createAlone(conn, base, data)
 			return name, false, err
 		case at(office, zk.ErrNoAuth), at(live, zk.ErrNoAuth), at(live, zk.ErrNoChildrenForEphemerals):
 			q.noSessionNode(sid, fmt.Errorf("%s refuses it (its ACL, or the group's, or it is an ephemeral node)", q.full(OfficeNode)))
-			name, err := conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
+			name, err := q.createAlone(conn, base, data)
 			return name, false, err
 		case at(office, zk.ErrNoChildrenForEphemerals):
 			return "", false, zk.ErrNoChildrenForEphemerals
@@ -272,9 +276,7 @@ func (q *queue) noSessionNode(sid int64, err error) {
 // A session node already there is ours, made with a node in another group.
 func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string, data []byte) (string, error) {
 	sid, root := q.s.ID(), q.o.sessionRoot
-	plain := func() (string, error) {
-		return conn.Create(q.full(base), data, zk.FlagEphemeral|zk.FlagSequence, q.o.acl)
-	}
+	plain := func() (string, error) { return q.createAlone(conn, base, data) }
 	live := &zk.CreateRequest{Path: root + "/" + sessionNodeName(sid), Acl: q.o.acl, Flags: zk.FlagEphemeral}
 	node := &zk.CreateRequest{Path: q.full(base), Data: data, Acl: q.o.acl, Flags: zk.FlagEphemeral | zk.FlagSequence}
 	for try := 0; try < 4; try++ {

@@ -173,12 +173,8 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option)
 		switch {
 		case err == nil:
 			return h, s, nil
-		case errors.Is(err, elect.ErrSessionLost) && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)):
-			a.log.Warn("session expired while waiting for the lock; joining again", "lock", o.path)
-			_ = s.Close()
-			continue
-		case errors.Is(err, elect.ErrNodeDeleted) && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)):
-			a.log.Warn("our node was deleted while we waited for the lock (by hand, or a cleanup); joining the queue again, at its end", "lock", o.path, "err", err)
+		case waitLost(err) != "" && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)):
+			a.log.Warn(waitLost(err)+"; joining again, at the queue's end", "lock", o.path)
 			_ = s.Close()
 			continue
 		}

@@ -396,7 +396,7 @@ func TestWaiterWhoseNodeIsDeletedJoinsAgain(t *testing.T) {
 			if err := c.Delete(g+"/"+waiting, -1); err != nil {
 				t.Fatal(err)
 			}
-			second.waitOutput(t, "joining the queue again", 10*time.Second)
+			second.waitOutput(t, "our node was deleted while we waited; joining again", 10*time.Second)
 			if code := second.wait(t, 20*time.Second); code != 0 || !strings.Contains(second.out.String(), "second ran") {
 				t.Errorf("the copy whose node was deleted: exit %d, want 0 with its command run:\n%s", code, second.out)
 			}

@@ -245,17 +245,26 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool) (*elect.H
 		switch {
 		case ctx.Err() != nil:
 			return nil, nil, interrupted(ctx, "interrupted while waiting for leadership of %s", o.election)
-		case errors.Is(err, elect.ErrSessionLost):
-			a.log.Warn("session expired while waiting; joining again", "election", o.election)
-			rejoining = true
-			continue
-		case errors.Is(err, elect.ErrNodeDeleted):
-			a.log.Warn("our node was deleted while we waited (by hand, or a cleanup); joining the queue again, at its end", "election", o.election, "err", err)
+		case waitLost(err) != "":
+			a.log.Warn(waitLost(err)+"; joining again, at the queue's end", "election", o.election)
 			rejoining = true
 			continue
 		}
 		return nil, nil, fmt.Errorf("campaign for %s: %w", o.election, err)
 	}
+}
+
+// waitLost says why a wait in line ended that joining again mends: the
+// session expired, or someone deleted our node (a cleanup, or a hand that
+// meant the owner's); "" for any other end.
+func waitLost(err error) string {
+	switch {
+	case errors.Is(err, elect.ErrSessionLost):
+		return "session expired while waiting"
+	case errors.Is(err, elect.ErrNodeDeleted):
+		return "our node was deleted while we waited"
+	}
+	return ""
 }
 
 // checkpointEnv hands the last checkpoint to the child: its data and the
