@@ -80,6 +80,9 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 			return
 		case st.EphemeralOwner == s.ID():
 			return // ours: a create whose reply was lost
+		case st.EphemeralOwner == 0:
+			b.noClaim(fmt.Errorf("%s is a persistent node, which no bridge made; delete it to have sources claimed", node))
+			return
 		}
 		var other sourceClaim
 		_ = json.Unmarshal(held, &other)

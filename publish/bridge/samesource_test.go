@@ -90,6 +90,16 @@ func TestSameSourceWithoutHARefused(t *testing.T) {
 	cfg := bridge.Config{Servers: addrs, Discover: []string{groupPath(t)}, Source: source, SessionTimeout: 2 * time.Second, Sinks: []publish.Sink{jsSink(t, url)}}
 	a := start(t, cfg)
 	waitStatus(t, a.Bridge, 15*time.Second, "the first bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	// The claim is made beside the publishing: of two bridges started
+	// together either may hold it, and the other stops.
+	look := session(t, addrs)
+	deadline := time.Now().Add(10 * time.Second)
+	for ok := false; !ok; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first bridge never claimed its source")
+		}
+		ok, _, _ = look.Conn().Exists(bridge.SourcesRoot + "/" + source)
+	}
 	cfg.Discover, cfg.Sinks = []string{groupPath(t)}, []publish.Sink{jsSink(t, url)}
 	b := start(t, cfg)
 	b.wait(t, 20*time.Second)
@@ -123,5 +133,20 @@ func TestSameSourceWithoutHARefused(t *testing.T) {
 	}
 	if ok, st, err := session(t, addrs).Conn().Exists(bridge.SourcesRoot + "/" + restarted); err != nil || !ok || st.EphemeralOwner == 0 {
 		t.Errorf("the restarted bridge holds no claim: %v, %v", ok, err)
+	}
+
+	// A persistent node where the claim goes is no bridge's: it costs
+	// the check, not the bridge.
+	kept := source + "-kept"
+	if _, err := session(t, addrs).Conn().Create(bridge.SourcesRoot+"/"+kept, nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Source, cfg.Sinks = kept, []publish.Sink{jsSink(t, url)}
+	k := start(t, cfg)
+	waitStatus(t, k.Bridge, 15*time.Second, "the bridge beside a persistent node active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	select {
+	case <-k.done:
+		t.Errorf("the bridge beside a persistent node at its claim stopped: %v", k.err)
+	case <-time.After(2*cfg.SessionTimeout + time.Second):
 	}
 }
