@@ -37,11 +37,7 @@ func TestSameSourceInOneHAElectionRefused(t *testing.T) {
 	cfg.Source, cfg.Sinks = "other", []publish.Sink{jsSink(t, url)}
 	c := start(t, cfg)
 	waitStatus(t, c.Bridge, 15*time.Second, "the bridge named other standing by", func(st bridge.Status) bool { return st.Role == bridge.RoleStandby })
-	select {
-	case <-c.done:
-		t.Errorf("a bridge of another name stopped: %v", c.err)
-	case <-time.After(2*cfg.SessionTimeout + time.Second):
-	}
+	staysUp(t, c, 2*cfg.SessionTimeout+time.Second, "a bridge of another name")
 }
 
 // TestSameSourceOfAPreviousProcessAwaited: a bridge restarted after a
@@ -69,11 +65,7 @@ func TestSameSourceOfAPreviousProcessAwaited(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStatus(t, r.Bridge, 15*time.Second, "the restarted bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
-	select {
-	case <-r.done:
-		t.Errorf("the restarted bridge stopped: %v", r.err)
-	case <-time.After(2*cfg.SessionTimeout + time.Second):
-	}
+	staysUp(t, r, 2*cfg.SessionTimeout+time.Second, "the restarted bridge")
 }
 
 // TestSameSourceWithoutHARefused: without HA nothing shared told two
@@ -126,11 +118,7 @@ func TestSameSourceWithoutHARefused(t *testing.T) {
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-r.done:
-		t.Errorf("the restarted bridge stopped: %v", r.err)
-	case <-time.After(2*cfg.SessionTimeout + time.Second):
-	}
+	staysUp(t, r, 2*cfg.SessionTimeout+time.Second, "the restarted bridge")
 	if ok, st, err := session(t, addrs).Conn().Exists(bridge.SourcesRoot + "/" + restarted); err != nil || !ok || st.EphemeralOwner == 0 {
 		t.Errorf("the restarted bridge holds no claim: %v, %v", ok, err)
 	}
@@ -144,9 +132,16 @@ func TestSameSourceWithoutHARefused(t *testing.T) {
 	cfg.Source, cfg.Sinks = kept, []publish.Sink{jsSink(t, url)}
 	k := start(t, cfg)
 	waitStatus(t, k.Bridge, 15*time.Second, "the bridge beside a persistent node active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	staysUp(t, k, 2*cfg.SessionTimeout+time.Second, "the bridge beside a persistent node at its claim")
+}
+
+// staysUp fails the test if r, named what, stops within d: a bridge the
+// source checks must let run.
+func staysUp(t *testing.T, r *running, d time.Duration, what string) {
+	t.Helper()
 	select {
-	case <-k.done:
-		t.Errorf("the bridge beside a persistent node at its claim stopped: %v", k.err)
-	case <-time.After(2*cfg.SessionTimeout + time.Second):
+	case <-r.done:
+		t.Errorf("%s stopped: %v", what, r.err)
+	case <-time.After(d):
 	}
 }
