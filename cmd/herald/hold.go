@@ -164,22 +164,19 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		a.log.Info("child exited; gave up ownership", "code", c.code, "group", o.h.Group())
 		return codeErr(c.code)
 	case <-o.h.Done():
-		// The watchdog keeps watching while the command is stopped: a
-		// runner frozen between its SIGTERM and its SIGKILL would
-		// otherwise leave a command that ignores SIGTERM running beside
-		// the next owner's (seen in TestChaosRunners).
-		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, lossGrace(o.timeout)))
-		code := c.stop(o.plan())
 		if wd.stop() {
-			// Herald was frozen: the watchdog stopped the command (the
-			// loss may be what herald heard on thawing).
+			// Herald was frozen: the watchdog stopped the command, and
+			// the loss is what herald heard on thawing.
+			c.stop(o.plan())
 			return watchdogStopped(o)
 		}
+		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, lossGrace(o.timeout)))
+		code := c.stop(o.plan())
 		o.release()
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) while the child ran; stopped it (its exit status %d)",
 			o.what(), lostWhy(o.h), code)}
 	case <-ctx.Done():
-		defer wd.stop() // watching until the command is stopped, as above
+		wd.stop()
 		return a.stopOnSignal(ctx, c, o)
 	}
 }
