@@ -29,6 +29,11 @@ type child struct {
 	// gate starts the command held by the gate (see gateArg) when
 	// written to; nil when the command started at once.
 	gate *os.File
+	// keeper is the watchdog's pid, 0 when none watches: it is in the
+	// command's process group (see watchdog_unix.go) and watches on while
+	// the command is stopped, so the stop does not count it as the
+	// command's.
+	keeper int
 }
 
 // subreaper makes herald, once, the process the command's orphans go to.
@@ -145,6 +150,10 @@ func (c *child) exited() bool {
 // is done with it (see terminal).
 func (c *child) takeTerminalBack() { c.tty.takeBack(c.Pid()) }
 
+// groupAlive reports whether the command's process group has a process
+// left besides the watchdog.
+func (c *child) groupAlive() bool { return groupAliveBesides(c.Pid(), c.keeper) }
+
 // Pid is the child's process id.
 func (c *child) Pid() int { return c.cmd.Process.Pid }
 
@@ -199,11 +208,11 @@ func (c *child) strays() []procInfo { return reapAndList(c.Pid()) }
 // runs beside the next owner.
 func (c *child) sweep(p stopPlan, before func(left []string)) []string {
 	strays := c.strays()
-	if !groupAlive(c.Pid()) && len(strays) == 0 {
+	if !c.groupAlive() && len(strays) == 0 {
 		return nil
 	}
-	left := groupMembers(c.Pid())
-	if len(left) == 0 && groupAlive(c.Pid()) {
+	left := groupMembersBesides(c.Pid(), c.keeper)
+	if len(left) == 0 && c.groupAlive() {
 		left = []string{fmt.Sprintf("process group %d", c.Pid())}
 	}
 	for _, s := range strays {
@@ -222,7 +231,7 @@ func (c *child) endGroup(p stopPlan) {
 	var strays []procInfo
 	gone := func() bool {
 		strays = c.strays()
-		return c.exited() && !groupAlive(pg.Pid) && len(strays) == 0
+		return c.exited() && !c.groupAlive() && len(strays) == 0
 	}
 	if gone() {
 		return
@@ -278,7 +287,7 @@ func (c *child) killAll(pg *os.Process) {
 	stopStrays(c.strays(), true)
 	for end := time.Now().Add(groupKillWait); time.Now().Before(end); time.Sleep(groupPoll) {
 		strays := c.strays()
-		if !groupAlive(pg.Pid) && len(strays) == 0 {
+		if !c.groupAlive() && len(strays) == 0 {
 			return
 		}
 		stopStrays(strays, true)

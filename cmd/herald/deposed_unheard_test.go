@@ -225,3 +225,33 @@ func markedCopies(t *testing.T, recipe, g string, env []string, child string) fu
 		return start(t, env, "--zk", servers, "--session-timeout", "6s", recipe, flag, g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
 	}
 }
+
+// TestRunnerFrozenWhileStoppingItsCommand: the owner's node is deleted,
+// its runner hears of it and sends its command (which ignores SIGTERM)
+// SIGTERM, and freezes before the SIGKILL. The watchdog kept watching
+// only until the runner began to stop the command, so the command ran on
+// until the runner thawed, beside the next owner's (found by
+// TestChaosRunners). It now watches until the command is stopped, and
+// kills it before the frozen runner's session can expire.
+func TestRunnerFrozenWhileStoppingItsCommand(t *testing.T) {
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	for _, c := range []runnerCase{{"run", "command"}, {"lock", "command"}} {
+		t.Run(c.recipe, func(t *testing.T) {
+			g, first, second, read := twoCopies(t, zk, c)
+			deleteLowest(t, g)
+			first.waitOutput(t, "stopping the child", 10*time.Second)
+			pid := first.cmd.Process.Pid
+			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2's command started while frozen copy-1's still ran:\n%s", read())
+			}
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		})
+	}
+}

@@ -4,13 +4,44 @@ import "sort"
 
 // groupMembers names the processes in process group pgid, "pid (name)",
 // as /proc shows them, so that the log can say what herald stopped.
-func groupMembers(pgid int) []string {
+func groupMembers(pgid int) []string { return groupMembersBesides(pgid, 0) }
+
+// groupMembersBesides is groupMembers without process except.
+func groupMembersBesides(pgid, except int) []string {
 	var out []string
 	for _, p := range readProcs() {
-		if p.pgid == pgid {
+		if p.pgid == pgid && p.pid != except {
 			out = append(out, p.String())
 		}
 	}
 	sort.Strings(out)
 	return out
 }
+
+// groupAliveBesides reports whether process group pgid has a process
+// other than except (a zombie not yet reaped counts, as for groupAlive).
+// A process that forks and exits while /proc is read can hide its child
+// from one reading, so the group is found empty only by two in a row.
+func groupAliveBesides(pgid, except int) bool {
+	if except <= 0 || !groupAlive(pgid) {
+		return groupAlive(pgid)
+	}
+	for range 2 {
+		all := readProcs()
+		if all == nil {
+			return true // no /proc: the watchdog keeps the group alive
+		}
+		for _, p := range all {
+			if p.pgid == pgid && p.pid != except {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// watchdogThroughStop: the watchdog watches on while the runner stops the
+// command, so that a runner frozen between its SIGTERM and its SIGKILL
+// still has a command that ignores SIGTERM killed before the next owner
+// can start.
+const watchdogThroughStop = true

@@ -5,3 +5,15 @@ package main
 // groupMembers: without /proc, the processes in a group are not named;
 // the log gives the group's id alone.
 func groupMembers(int) []string { return nil }
+
+// groupMembersBesides: see groupMembers.
+func groupMembersBesides(int, int) []string { return nil }
+
+// groupAliveBesides: without /proc the watchdog cannot be told from the
+// command's processes; see watchdogThroughStop.
+func groupAliveBesides(pgid, _ int) bool { return groupAlive(pgid) }
+
+// watchdogThroughStop: here the watchdog says goodbye before the command
+// is stopped, as the stop could not tell it from the command's processes
+// and would wait its whole grace every time.
+const watchdogThroughStop = false

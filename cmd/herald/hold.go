@@ -148,37 +148,56 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	}
 	select {
 	case <-c.done:
-		if wd.stop() {
-			// The watchdog stopped the command while herald was frozen:
-			// ownership went unvouched for, and is likely gone.
-			c.stop(o.plan())
-			return watchdogStopped(o)
-		}
 		p := o.plan()
 		p.now = forced(ctx) // a second signal meanwhile kills them at once
-		c.sweep(p, func(left []string) {
-			a.log.Warn("the command exited leaving processes behind (in its process group, or started apart from it); stopping them (SIGTERM, SIGKILL after --grace, or at once on a second signal) before giving up ownership",
-				"pgid", c.Pid(), "stopping", strings.Join(left, ", "), "grace", o.grace)
-		})
+		if stopWatched(c, wd, func() {
+			c.sweep(p, func(left []string) {
+				a.log.Warn("the command exited leaving processes behind (in its process group, or started apart from it); stopping them (SIGTERM, SIGKILL after --grace, or at once on a second signal) before giving up ownership",
+					"pgid", c.Pid(), "stopping", strings.Join(left, ", "), "grace", o.grace)
+			})
+		}) {
+			// The watchdog stopped the command while herald was frozen:
+			// ownership went unvouched for, and is likely gone.
+			return watchdogStopped(o)
+		}
 		o.release()
 		a.log.Info("child exited; gave up ownership", "code", c.code, "group", o.h.Group())
 		return codeErr(c.code)
 	case <-o.h.Done():
-		if wd.stop() {
+		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, lossGrace(o.timeout)))
+		var code int
+		if stopWatched(c, wd, func() { code = c.stop(o.plan()) }) {
 			// Herald was frozen: the watchdog stopped the command, and
-			// the loss is what herald heard on thawing.
-			c.stop(o.plan())
+			// the loss may be what herald heard on thawing.
 			return watchdogStopped(o)
 		}
-		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, lossGrace(o.timeout)))
-		code := c.stop(o.plan())
 		o.release()
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) while the child ran; stopped it (its exit status %d)",
 			o.what(), lostWhy(o.h), code)}
 	case <-ctx.Done():
-		wd.stop()
-		return a.stopOnSignal(ctx, c, o)
+		var err error
+		stopWatched(c, wd, func() { err = a.stopOnSignal(ctx, c, o) })
+		return err
 	}
+}
+
+// stopWatched runs stop, which stops the command, with the watchdog still
+// watching where it can tell itself from the command (watchdogThroughStop):
+// a runner frozen between its SIGTERM and its SIGKILL must not leave a
+// command that ignores SIGTERM running beside the next owner's. Then it
+// says goodbye to the watchdog, and reports whether the watchdog stopped
+// the command first (herald was frozen).
+func stopWatched(c *child, wd *watchdog, stop func()) bool {
+	if !watchdogThroughStop {
+		fired := wd.stop()
+		stop()
+		return fired
+	}
+	c.keeper = wd.pid()
+	stop()
+	fired := wd.stop()
+	c.keeper = 0
+	return fired
 }
 
 // startCommand starts the command, held (see gateArg) until its watchdog

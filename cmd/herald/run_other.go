@@ -25,6 +25,15 @@ func groupAlive(int) bool { return false }
 // groupMembers: see group_linux.go.
 func groupMembers(int) []string { return nil }
 
+// groupMembersBesides: see group_linux.go.
+func groupMembersBesides(int, int) []string { return nil }
+
+// groupAliveBesides: see groupAlive.
+func groupAliveBesides(int, int) bool { return false }
+
+// watchdogThroughStop: there is no watchdog here.
+const watchdogThroughStop = false
+
 // exitCode is the child's exit status.
 func exitCode(ps *os.ProcessState) int {
 	if ps == nil {
