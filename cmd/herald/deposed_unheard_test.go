@@ -23,6 +23,7 @@ import (
 func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
 	for _, c := range lostCases {
 		t.Run(c.recipe+" "+c.how, func(t *testing.T) {
+			t.Parallel() // each waits out sessions and bounds: sleeps, not work
 			g, second, read, lose := leaderAboutToBeLost(t, c.recipe, c.how)
 			lose()
 			deleteLowest(t, g)
@@ -55,6 +56,7 @@ func TestOwnerLostPastItsSessionHandsOverAtItsEnd(t *testing.T) {
 	const timeout = 6 * time.Second
 	for _, c := range lostCases {
 		t.Run(c.recipe+" "+c.how, func(t *testing.T) {
+			t.Parallel()
 			how := c.how
 			_, second, read, lose := leaderAboutToBeLost(t, c.recipe, how)
 			lost := time.Now()
@@ -84,6 +86,7 @@ func TestDeposedOwnerSaysItsCommandStopped(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	for _, c := range runnerCases {
 		t.Run(c.recipe+" "+c.holder, func(t *testing.T) {
+			t.Parallel()
 			g, first, second, read := twoCopies(t, zk, c)
 			deleteLowest(t, g)
 			second.waitOutput(t, "recorded that its command stopped", 10*time.Second)
@@ -112,6 +115,7 @@ func TestDeadRunnersNodeIsReleasedOnceItsCommandIsGone(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	for _, c := range runnerCases {
 		t.Run(c.recipe+" "+c.holder, func(t *testing.T) {
+			t.Parallel()
 			g, first, second, read := twoCopies(t, zk, c)
 			if err := first.cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
@@ -237,6 +241,7 @@ func TestRunnerFrozenWhileStoppingItsCommand(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	for _, c := range []runnerCase{{"run", "command"}, {"lock", "command"}} {
 		t.Run(c.recipe, func(t *testing.T) {
+			t.Parallel()
 			g, first, second, read := twoCopies(t, zk, c)
 			deleteLowest(t, g)
 			first.waitOutput(t, "stopping the child", 10*time.Second)
