@@ -11,10 +11,24 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Predecessor is the node that owned the group before this handle's, as
-// the wait that made it owner last saw it: "" when it saw none (the queue
-// was empty, or its node was lowest at its first look).
+// Predecessor is the last node that can have owned the group before this
+// handle's, as the wait that made it owner last saw the queue: the node
+// just below ours ("" when it saw none: the queue was empty, or its node
+// was lowest at its first look). It owned before ours unless it left
+// while it waited.
 func (h *Handle) Predecessor() string { return h.t.prev }
+
+// PredecessorLowestSince is when the wait that made this handle owner
+// first saw its Predecessor as the group's lowest node, every owner
+// before it gone: zero when it never did (it saw other nodes below ours,
+// then ours lowest). A predecessor's session end (PredecessorSessionEnded)
+// proves that its own work stopped, not that of an owner before it whose
+// node went without a release: a runner that cannot hear stops its work
+// within some bound of its node's going, which came before this moment.
+// So from here the owner before the predecessor is vouched for by time
+// alone: herald run and herald lock wait that bound from this moment
+// before they trust a session end.
+func (h *Handle) PredecessorLowestSince() time.Time { return h.t.prevLowest }
 
 // PredecessorReleased reports whether the node that owned before ours
 // went by a release herald recorded (the mark on the group node, or the
@@ -29,7 +43,8 @@ func (h *Handle) Predecessor() string { return h.t.prev }
 // foreign client's release records nothing, and no bound is known for its
 // work). Under ProveSessionEnd it is also true once the predecessor's
 // session has ended (see seeSessionNode): a runner's work stops before its
-// session can expire.
+// session can expire. That vouches for the predecessor's work only: see
+// PredecessorLowestSince for the owners before it.
 //
 // With no owner seen before ours, "nobody before us" must be shown, not
 // assumed: an owner deleted by hand just before our node was made, or

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherald/herald/elect"
 )
 
@@ -202,4 +204,87 @@ func waitChildren(t *testing.T, g string, n int) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return fmt.Errorf("%s never had %d children", g, n)
+}
+
+// TestLaterOfTwoGoneIsThePredecessor: three candidates; the first's
+// release is recorded and the second's node deleted by hand in one
+// transaction, so the third's next listing shows it lowest with both
+// gone. The second may have owned between them, and its command, with no
+// release on record, may still run. Predecessor was the owner the third
+// last saw, the first, whose release is on record, so PredecessorReleased
+// said true, and a runner would have started at once. It is now the node
+// that was just below ours, the last that can have owned, which went
+// without a release.
+func TestLaterOfTwoGoneIsThePredecessor(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	look := session(t, addrs)
+	campaign := func(id string) <-chan *elect.Handle {
+		e, err := elect.NewElection(session(t, addrs), g, elect.CreateParents())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan *elect.Handle, 1)
+		go func() {
+			h, err := e.Campaign(ctxT(t, 30*time.Second), id)
+			if err != nil {
+				close(got)
+				return
+			}
+			got <- h
+		}()
+		return got
+	}
+	queue := func(n int) []string {
+		t.Helper()
+		var nodes []string
+		eventually(t, 10*time.Second, fmt.Sprint(n, " candidates queued"), func() bool {
+			children, _, err := look.Conn().Children(g)
+			if err != nil {
+				return false
+			}
+			nodes = nil
+			for _, c := range children {
+				if _, ok := elect.ParseSequence(c); ok {
+					nodes = append(nodes, c)
+				}
+			}
+			slices.SortFunc(nodes, func(a, b string) int {
+				x, _ := elect.ParseSequence(a)
+				y, _ := elect.ParseSequence(b)
+				return int(x - y)
+			})
+			return len(nodes) == n
+		})
+		return nodes
+	}
+	first := <-campaign("first")
+	if first == nil {
+		t.Fatal("the first candidate did not lead")
+	}
+	_ = campaign("second")
+	queue(2)
+	third := campaign("third")
+	nodes := queue(3)
+	mark := fmt.Sprintf(`{"herald":1,"recipe":"election","released":{"node":%q,"id":"first","reason":"resigned"}}`, nodes[0])
+	if _, err := look.Conn().Multi(
+		&zk.SetDataRequest{Path: g, Data: []byte(mark), Version: -1},
+		&zk.DeleteRequest{Path: g + "/" + nodes[0], Version: -1},
+		&zk.DeleteRequest{Path: g + "/" + nodes[1], Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	h := <-third
+	if h == nil {
+		t.Fatal("the third candidate did not lead")
+	}
+	if got := h.Predecessor(); got != nodes[1] {
+		t.Errorf("Predecessor = %q, want the second's node %q (the first's is %q)", got, nodes[1], nodes[0])
+	}
+	if got, err := h.PredecessorReleased(ctxT(t, 10*time.Second)); err != nil || got {
+		t.Errorf("PredecessorReleased = %v, %v; want false: the second's node went without a release", got, err)
+	}
+	if since := h.PredecessorLowestSince(); !since.IsZero() {
+		t.Errorf("PredecessorLowestSince = %v; want zero: the third never saw the second lowest", since)
+	}
 }

@@ -114,11 +114,15 @@ type ticket struct {
 	// ownW is the waiter's watch on this node, when it set one: the
 	// handle's own watch from then on.
 	ownW <-chan zk.Event
-	// prev is the node that owned before this one, as the wait last saw
-	// it ("" when it saw none). prevSession, when not nil, is whether its
-	// session node, seen while it was there, is still trusted to go only
-	// with its session (see seeSessionNode).
+	// prev is the last node that can have owned before this one, as the
+	// wait last saw the queue: the node just below ours ("" when it saw
+	// none). prevLowest is when the wait first saw prev as the lowest
+	// node, every owner before it gone (zero when it never did).
+	// prevSession, when not nil, is whether prev's session node, seen
+	// while it was there, is still trusted to go only with its session
+	// (see seeSessionNode).
 	prev        string
+	prevLowest  time.Time
 	prevSession *sessionTrust
 	// madeOffice: the transaction that made this node made the group's
 	// office just before it (see createNode).

@@ -146,6 +146,7 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	if err != nil {
 		return stateListing, w.q.retryable(ctx, err)
 	}
+	at := time.Now() // the listing's state held before its reply came
 	w.listed, w.listedOK = version, true
 	idx := slices.IndexFunc(es, func(e entry) bool { return e.name == w.t.name })
 	if idx < 0 {
@@ -166,10 +167,26 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	if w.tryOnly {
 		return stateListing, ErrLocked
 	}
-	w.t.prev = es[0].name // the owner as this listing shows it
+	w.notePrev(es[:idx], at)
 	w.seeSessionNode(ctx)
 	w.behind(es[:idx])
 	return stateWatching, nil
+}
+
+// notePrev notes, from a listing made at that showed lower nodes below
+// ours (lowest first), the last node that can own before ours: the one
+// just below. Should they all go before our next listing, any of them may
+// have owned in turn, and a release or proof about the lowest (the owner
+// this listing shows) says nothing about the ones after it; the one just
+// below owns last if it owns at all. When it is the only lower node, this
+// listing also shows every owner before it gone.
+func (w *waiter) notePrev(lower []entry, at time.Time) {
+	if p := lower[len(lower)-1].name; p != w.t.prev {
+		w.t.prev, w.t.prevLowest = p, time.Time{}
+	}
+	if len(lower) == 1 && w.t.prevLowest.IsZero() {
+		w.t.prevLowest = at
+	}
 }
 
 // behind notes what a listing showed below our node (lower, lowest

@@ -156,19 +156,7 @@ var runnerCases = []runnerCase{{"run", "command"}, {"lock", "command"}, {"run", 
 func twoCopies(t *testing.T, zk []string, c runnerCase) (g string, first, second *proc, read func() string) {
 	t.Helper()
 	g = uniq(t)
-	child, env, read := overlapMarks(t)
-	if c.holder == "grandchild" {
-		child = strings.Replace(child, "exec sleep 60", "sleep 60 & wait", 1)
-	}
-	run := func(id string) *proc {
-		args := append([]string{}, zk...)
-		if c.recipe == "run" {
-			args = append(args, "run", "--election", g, "--id", id)
-		} else {
-			args = append(args, "lock", "--lock", g, "--id", id)
-		}
-		return start(t, env, append(args, "--grace", "10s", "--", "sh", "-c", child)...)
-	}
+	run, read := copiesOf(t, zk, c, g)
 	first = run("copy-1")
 	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
 		t.Fatalf("no command started: %q", read())
@@ -176,6 +164,24 @@ func twoCopies(t *testing.T, zk []string, c runnerCase) (g string, first, second
 	second = run("copy-2")
 	waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
 	return g, first, second, read
+}
+
+// copiesOf starts copies of c in group g, each with the id given, their
+// commands marking the flock (see overlapMarks), which read gives.
+func copiesOf(t *testing.T, zk []string, c runnerCase, g string) (run func(id string) *proc, read func() string) {
+	child, env, read := overlapMarks(t)
+	if c.holder == "grandchild" {
+		child = strings.Replace(child, "exec sleep 60", "sleep 60 & wait", 1)
+	}
+	return func(id string) *proc {
+		args := append([]string{}, zk...)
+		if c.recipe == "run" {
+			args = append(args, "run", "--election", g, "--id", id)
+		} else {
+			args = append(args, "lock", "--lock", g, "--id", id)
+		}
+		return start(t, env, append(args, "--grace", "10s", "--", "sh", "-c", child)...)
+	}, read
 }
 
 // leaderAboutToBeLost starts copy-1 of a herald run or lock (recipe; 6 s
@@ -257,6 +263,51 @@ func TestRunnerFrozenWhileStoppingItsCommand(t *testing.T) {
 				t.Errorf("copy-2's command started while frozen copy-1's still ran:\n%s", read())
 			}
 			_ = syscall.Kill(pid, syscall.SIGCONT)
+		})
+	}
+}
+
+// TestBriefPredecessorsSessionEndVouchesOnlyForItself: copy-1 owns, its
+// runner frozen, and its node is deleted by hand, so its command (which
+// ignores SIGTERM) runs until the watchdog kills it. copy-2, next in line,
+// now owns and waits for that; told twice to stop, it leaves at once,
+// closing its session. copy-3 then finds its predecessor gone with its
+// session, which proves copy-2's command stopped (it never started), not
+// copy-1's. It started at once and ran beside copy-1's command (found by
+// TestChaosRunners, where the brief owner was a killed waiter's node whose
+// session expired). It now waits, from when it saw copy-2 lowest, as long
+// as a runner that cannot hear may take to stop its command.
+func TestBriefPredecessorsSessionEndVouchesOnlyForItself(t *testing.T) {
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	for _, c := range []runnerCase{{"run", "command"}, {"lock", "command"}} {
+		t.Run(c.recipe, func(t *testing.T) {
+			t.Parallel()
+			g := uniq(t)
+			run, read := copiesOf(t, zk, c, g)
+			first := run("copy-1")
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("no command started: %q", read())
+			}
+			second := run("copy-2")
+			waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
+			third := run("copy-3")
+			waitQueued(t, zk, g, 3, "copy-3 never joined the queue")
+			pid := first.cmd.Process.Pid
+			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+			deleteLowest(t, g)
+			second.waitOutput(t, "waiting for its command to be stopped", 10*time.Second)
+			_ = second.cmd.Process.Signal(syscall.SIGTERM)
+			time.Sleep(50 * time.Millisecond)
+			_ = second.cmd.Process.Signal(syscall.SIGTERM)
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-3's command never started: %q\n%s", read(), third.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-3's command started while frozen copy-1's still ran:\n%s\ncopy-3:\n%s", read(), third.out)
+			}
 		})
 	}
 }

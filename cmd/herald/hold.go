@@ -341,6 +341,36 @@ type predecessorGate struct {
 	// recorded is set before open closes when a record, not the bound,
 	// opened it.
 	recorded atomic.Bool
+	// earlier is set when the predecessor's session end came too soon
+	// to vouch for the owners before it (see after).
+	earlier atomic.Bool
+}
+
+// after is when a look that answered yes lets the gate open: at once for
+// a record. A session end vouches only for the predecessor's own command:
+// an owner before it, whose node went (by hand) without a release, is
+// vouched for predecessorBound after its node went, which was before the
+// predecessor was first seen lowest (elect.Handle.PredecessorLowestSince),
+// and only by the whole bound when it never was (a group's first node has
+// nobody before it). TestChaosRunners found a
+// dead waiter's node, lowest for 0.2 s as its session expired, opening the
+// gate while the owner before it, deleted by hand, was still stopping its
+// command.
+func (g *predecessorGate) after(o holding) time.Time {
+	if !o.h.PredecessorSessionEnded() {
+		return time.Time{}
+	}
+	if seq, ok := elect.ParseSequence(o.h.Predecessor()); ok && seq == 0 {
+		return time.Time{} // the group's first node: nobody owned before it
+	}
+	since := o.h.PredecessorLowestSince()
+	if since.IsZero() {
+		return g.until
+	}
+	if at := since.Add(predecessorBound(o.timeout)); at.Before(g.until) {
+		return at
+	}
+	return g.until
 }
 
 // watchPredecessor starts the gate. The looks are made even once ctx has
@@ -354,18 +384,19 @@ func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
 		return o.h.PredecessorReleasedW(ctx)
 	}
 	released, ch, err := look()
-	if released {
+	if released && !time.Now().Before(g.after(o)) {
 		close(g.open)
 		return g
 	}
 	g.first = err
+	g.earlier.Store(released)
 	go func() {
 		defer close(g.open)
 		bound := time.NewTimer(time.Until(g.until))
 		defer bound.Stop()
 		retry := time.NewTicker(o.timeout / 12)
 		defer retry.Stop()
-		for {
+		for !released {
 			var again <-chan time.Time
 			if ch == nil {
 				again = retry.C // the look failed: look again a little later
@@ -378,11 +409,18 @@ func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
 			case <-ch:
 			case <-again:
 			}
-			if released, ch, _ = look(); released {
-				g.recorded.Store(true)
-				return
-			}
+			released, ch, _ = look()
 		}
+		if at := g.after(o); time.Now().Before(at) {
+			g.earlier.Store(true)
+			bound.Reset(time.Until(at))
+			select {
+			case <-bound.C:
+			case <-quit:
+			}
+			return
+		}
+		g.recorded.Store(true)
 	}()
 	return g
 }
@@ -393,7 +431,7 @@ func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
 func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGate) bool {
 	select {
 	case <-g.open:
-		if o.h.PredecessorSessionEnded() {
+		if o.h.PredecessorSessionEnded() && !g.earlier.Load() {
 			a.log.Info("the previous owner's node went with its session, so its command is stopped: starting ours", "group", o.h.Group(), "previous", o.h.Predecessor())
 		}
 		return ctx.Err() == nil
@@ -404,16 +442,22 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 		a.log.Warn("the group's node holds data herald did not write, or herald may not write it, and a lock's group holds no other place for a record: no owner's release can be recorded, so each handoff waits as for a node gone without one, until the previous owner's session ends (a herald lock's as it exits) or at most the wait; keep a lock group's node empty and writable by its clients",
 			"group", o.h.Group(), "wait", d)
 	}
-	if prev := o.h.Predecessor(); prev != "" {
+	switch prev := o.h.Predecessor(); {
+	case g.earlier.Load():
+		a.log.Info("the previous owner's node went with its session, so its command is stopped, but it was lowest too briefly to vouch for an owner before it, whose node may have gone without a release: waiting until that one's command is surely stopped",
+			"group", o.h.Group(), "previous", prev, "wait", time.Until(g.after(o)).Round(time.Millisecond))
+	case prev != "":
 		a.log.Info("the previous owner's node went without a release (deleted by hand, or its session ended): waiting for its command to be stopped before starting ours, until its runner says so or at most the wait",
 			"group", o.h.Group(), "previous", prev, "wait", d, "err", g.first)
-	} else {
+	default:
 		a.log.Info("no owner was seen before ours, but the group's history cannot show that none went without a release just before (deleted by hand): waiting for such a command to be stopped before starting ours, until its runner says so or at most the wait",
 			"group", o.h.Group(), "wait", d, "err", g.first)
 	}
 	select {
 	case <-g.open:
 		switch {
+		case g.earlier.Load():
+			a.log.Info("the owner before the previous one is now surely stopped too", "group", o.h.Group())
 		case g.recorded.Load() && o.h.PredecessorSessionEnded():
 			a.log.Info("the previous owner's session ended, so its command is stopped", "group", o.h.Group())
 		case g.recorded.Load():

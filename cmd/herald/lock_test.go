@@ -318,7 +318,10 @@ func TestLockWaiterJoinsAgainAfterItsSessionExpired(t *testing.T) {
 // what to do, where it used to speak of a deletion by hand or a session's
 // end that never happened. With session nodes (the default) the wait ends
 // as the previous copy exits, its session closed: that proves its command
-// stopped, and the next starts then, not at the bound (5.5 s here).
+// stopped, and the next starts then, not at the bound (5.5 s here). (The
+// first copy's node is the group's first: nobody owned before it, so its
+// session's end vouches for everything before the second's turn; see
+// TestBriefPredecessorsSessionEndVouchesOnlyForItself.)
 func TestLockUnderForeignGroupDataSaysWhyItWaits(t *testing.T) {
 	for _, tc := range []struct {
 		name, root, says string
