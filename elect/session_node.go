@@ -135,9 +135,10 @@ func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Di
 	return "", false, fmt.Errorf("elect: %s/%s keeps being created and deleted: %w", q.parent, OfficeNode, zk.ErrNodeExists)
 }
 
-// seeSessionNode looks, while the owner our wait last saw (t.prev) is
-// there, for that owner's session node, and records in the ticket whether
-// it was there (ProveSessionEnd). Only a node seen can later prove, by its
+// seeSessionNode looks, while our predecessor (t.prev: the node just
+// below ours at the last listing, see notePrev) is there, for its
+// session node, and records in the ticket whether it was there
+// (ProveSessionEnd). Only a node seen can later prove, by its
 // absence, that the owner's session ended. A failed look records nothing.
 // The node seen stays watched (see doubtSessionNode).
 func (w *waiter) seeSessionNode(ctx context.Context) {
