@@ -241,9 +241,13 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 		time int64
 		snap bool
 	}
+	// placed is where an event goes: logs[log][i], at zxid, with its gap
+	// mark dropped when ungap. Not a copy of the event: a log holds
+	// millions, each some hundred bytes.
 	type placed struct {
-		e    publish.Event
-		zxid int64 // where it goes
+		log, i int32
+		ungap  bool
+		zxid   int64
 	}
 	// holders says which logs hold an id unmarked: the first, and
 	// whether another does too (no map per event: a log holds millions).
@@ -269,39 +273,44 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 	all := make([]placed, 0, total)
 	for i, l := range logs {
 		last := map[string]int64{} // group -> the last zxid in this log
-		for _, e := range l {
+		for j := range l {
+			e := &l[j]
 			at := e.Zxid
 			if at == 0 {
 				at = last[e.Group]
 			} else {
 				last[e.Group] = at
 			}
-			if h, ok := whole[e.ID]; e.Gap && ok && (h.more || h.first != i) {
-				e.Gap = false // covered by the log that holds it unmarked
-			}
+			h, ok := whole[e.ID]
+			ungap := e.Gap && ok && (h.more || h.first != i) // covered by the log that holds it unmarked
 			k := key{e.ID, e.Time.UnixNano(), e.Snapshot}
 			if e.ID != "" && seen[k] {
 				continue
 			}
 			seen[k] = true
-			all = append(all, placed{e, at})
+			all = append(all, placed{log: int32(i), i: int32(j), ungap: ungap, zxid: at})
 		}
 	}
+	ev := func(p placed) *publish.Event { return &logs[p.log][p.i] }
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
+		ea, eb := ev(a), ev(b)
 		switch {
-		case a.e.Group != b.e.Group:
-			return a.e.Group < b.e.Group
+		case ea.Group != eb.Group:
+			return ea.Group < eb.Group
 		case a.zxid != b.zxid:
 			return a.zxid < b.zxid
-		case a.e.Snapshot != b.e.Snapshot && a.e.Zxid != 0 && b.e.Zxid != 0:
-			return !a.e.Snapshot
+		case ea.Snapshot != eb.Snapshot && ea.Zxid != 0 && eb.Zxid != 0:
+			return !ea.Snapshot
 		}
-		return a.e.Time.Before(b.e.Time)
+		return ea.Time.Before(eb.Time)
 	})
 	out := make([]publish.Event, len(all))
 	for i, p := range all {
-		out[i] = p.e
+		out[i] = *ev(p)
+		if p.ungap {
+			out[i].Gap = false
+		}
 	}
 	return out
 }

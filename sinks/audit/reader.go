@@ -12,6 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 )
 
@@ -25,6 +26,10 @@ type Reader struct {
 	torn  int
 	// lines and bytes count the lines read so far, of every file.
 	lines, bytes int64
+	// strs holds one copy of each string the events repeat (groups,
+	// sources, types, ids, nodes), which every event read shares: a log
+	// of millions names a few thousand groups and owners.
+	strs map[string]string
 }
 
 // Open opens the log at path and every rotated file next to it. The set of
@@ -91,9 +96,31 @@ func (r *Reader) Next() (publish.Event, error) {
 		if err := e.Validate(); err != nil {
 			return e, &LineError{File: r.names[r.i], Line: r.line, Err: err}
 		}
+		r.share(&e)
 		return e, nil
 	}
 	return publish.Event{}, io.EOF
+}
+
+// share makes e's repeated strings the reader's one copy of each.
+func (r *Reader) share(e *publish.Event) {
+	if r.strs == nil {
+		r.strs = map[string]string{}
+	}
+	one := func(s string) string {
+		if c, ok := r.strs[s]; ok {
+			return c
+		}
+		r.strs[s] = s
+		return s
+	}
+	e.Group, e.Source, e.Hazard = one(e.Group), one(e.Source), one(e.Hazard)
+	e.Type, e.Recipe, e.Reason = publish.Type(one(string(e.Type))), elect.Recipe(one(string(e.Recipe))), elect.Reason(one(string(e.Reason)))
+	for _, p := range []*publish.Participant{e.Owner, e.Previous, e.Candidate} {
+		if p != nil {
+			p.ID, p.Node, p.Session = one(p.ID), one(p.Node), one(p.Session)
+		}
+	}
 }
 
 func (r *Reader) advance() {
