@@ -235,26 +235,21 @@ func TestLaterOfTwoGoneIsThePredecessor(t *testing.T) {
 		}()
 		return got
 	}
-	queue := func(n int) []string {
+	// queued waits until n candidates are in line and returns their
+	// nodes, lowest first.
+	queued := func(n int) []string {
 		t.Helper()
-		var nodes []string
-		eventually(t, 10*time.Second, fmt.Sprint(n, " candidates queued"), func() bool {
-			children, _, err := look.Conn().Children(g)
-			if err != nil {
-				return false
-			}
-			nodes = nil
-			for _, c := range children {
-				if _, ok := elect.ParseSequence(c); ok {
-					nodes = append(nodes, c)
-				}
-			}
-			slices.SortFunc(nodes, func(a, b string) int {
-				x, _ := elect.ParseSequence(a)
-				y, _ := elect.ParseSequence(b)
-				return int(x - y)
-			})
-			return len(nodes) == n
+		if err := waitChildren(t, g, n); err != nil {
+			t.Fatal(err)
+		}
+		nodes, _, err := look.Conn().Children(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(nodes, func(a, b string) int {
+			x, _ := elect.ParseSequence(a)
+			y, _ := elect.ParseSequence(b)
+			return int(x - y)
 		})
 		return nodes
 	}
@@ -263,9 +258,9 @@ func TestLaterOfTwoGoneIsThePredecessor(t *testing.T) {
 		t.Fatal("the first candidate did not lead")
 	}
 	_ = campaign("second")
-	queue(2)
+	queued(2)
 	third := campaign("third")
-	nodes := queue(3)
+	nodes := queued(3)
 	mark := fmt.Sprintf(`{"herald":1,"recipe":"election","released":{"node":%q,"id":"first","reason":"resigned"}}`, nodes[0])
 	if _, err := look.Conn().Multi(
 		&zk.SetDataRequest{Path: g, Data: []byte(mark), Version: -1},

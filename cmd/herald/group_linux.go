@@ -23,8 +23,8 @@ func groupMembersBesides(pgid, except int) []string {
 // A process that forks and exits while /proc is read can hide its child
 // from one reading, so the group is found empty only by two in a row.
 func groupAliveBesides(pgid, except int) bool {
-	if except <= 0 || !groupAlive(pgid) {
-		return groupAlive(pgid)
+	if alive := groupAlive(pgid); except <= 0 || !alive {
+		return alive
 	}
 	for range 2 {
 		all := readProcs()

@@ -352,10 +352,9 @@ type predecessorGate struct {
 // vouched for predecessorBound after its node went, which was before the
 // predecessor was first seen lowest (elect.Handle.PredecessorLowestSince),
 // and only by the whole bound when it never was (a group's first node has
-// nobody before it). TestChaosRunners found a
-// dead waiter's node, lowest for 0.2 s as its session expired, opening the
-// gate while the owner before it, deleted by hand, was still stopping its
-// command.
+// nobody before it). TestChaosRunners found a dead waiter's node, lowest
+// for 0.2 s as its session expired, opening the gate while the owner
+// before it, deleted by hand, was still stopping its command.
 func (g *predecessorGate) after(o holding) time.Time {
 	if !o.h.PredecessorSessionEnded() {
 		return time.Time{}
