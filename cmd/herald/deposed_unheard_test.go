@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,15 +156,26 @@ var runnerCases = []runnerCase{{"run", "command"}, {"lock", "command"}, {"run", 
 // command runs, copy-2 queued behind it; read gives the flock marks.
 func twoCopies(t *testing.T, zk []string, c runnerCase) (g string, first, second *proc, read func() string) {
 	t.Helper()
+	g, ps, read := queuedCopies(t, zk, c, 2)
+	return g, ps[0], ps[1], read
+}
+
+// queuedCopies starts copy-1 to copy-n of c in a group of its own: copy-1
+// first, and each next one once its command runs or the one before
+// queued; read gives the flock marks.
+func queuedCopies(t *testing.T, zk []string, c runnerCase, n int) (g string, ps []*proc, read func() string) {
+	t.Helper()
 	g = uniq(t)
 	run, read := copiesOf(t, zk, c, g)
-	first = run("copy-1")
-	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-		t.Fatalf("no command started: %q", read())
+	for i := 1; i <= n; i++ {
+		ps = append(ps, run(fmt.Sprint("copy-", i)))
+		if i > 1 {
+			waitQueued(t, zk, g, i, fmt.Sprintf("copy-%d never joined the queue", i))
+		} else if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+			t.Fatalf("no command started: %q", read())
+		}
 	}
-	second = run("copy-2")
-	waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
-	return g, first, second, read
+	return g, ps, read
 }
 
 // copiesOf starts copies of c in group g, each with the id given, their
@@ -282,16 +294,8 @@ func TestBriefPredecessorsSessionEndVouchesOnlyForItself(t *testing.T) {
 	for _, c := range []runnerCase{{"run", "command"}, {"lock", "command"}} {
 		t.Run(c.recipe, func(t *testing.T) {
 			t.Parallel()
-			g := uniq(t)
-			run, read := copiesOf(t, zk, c, g)
-			first := run("copy-1")
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("no command started: %q", read())
-			}
-			second := run("copy-2")
-			waitQueued(t, zk, g, 2, "copy-2 never joined the queue")
-			third := run("copy-3")
-			waitQueued(t, zk, g, 3, "copy-3 never joined the queue")
+			g, ps, read := queuedCopies(t, zk, c, 3)
+			first, second, third := ps[0], ps[1], ps[2]
 			pid := first.cmd.Process.Pid
 			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
