@@ -151,6 +151,10 @@ type Change struct {
 	// observer cannot tell, perhaps well before it was reported. Observe,
 	// ObserveSingle and ObserveMany set it.
 	NotBefore time.Time `json:"not_before,omitzero"`
+	// Note is what to know of Owner beyond its name (SingleView.Note):
+	// for Kafka's persistent /controller, that it may name a past
+	// controller. "" for every other owner.
+	Note string `json:"note,omitempty"`
 }
 
 // OwnerTerm returns the owner's term (czxid), 0 when there is no owner.

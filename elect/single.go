@@ -59,6 +59,16 @@ type SingleNode struct {
 const KRaftNote = "written by a KRaft controller during a migration to KRaft; not rewritten once the migration is finalized, " +
 	"so it may name a past controller: ask the KRaft quorum (kafka-metadata-quorum.sh describe --status)"
 
+// Note is what to know of the owner beyond its name, "" when nothing:
+// KRaftNote for Kafka's persistent /controller (the one leader node no
+// session holds that herald takes for a leader's, see NotLeaderNode).
+func (sv SingleView) Note() string {
+	if sv.Owner != nil && sv.Owner.Session == 0 && sv.Identity.Format == ident.Kafka && sv.Identity.Fields["controller"] == "kraft" {
+		return KRaftNote
+	}
+	return ""
+}
+
 // SingleNodeFor is how herald reads the node at p by default: the format
 // its path suggests, and for Kafka's controller the epoch beside it.
 func SingleNodeFor(p string) SingleNode {
@@ -649,7 +659,7 @@ func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) 
 // singleSnapshot is the Snapshot change that states sv afresh.
 func singleSnapshot(sv SingleView) Change {
 	v := sv.view()
-	c := Change{Kind: Snapshot, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.zxid()}
+	c := Change{Kind: Snapshot, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.zxid(), Note: sv.Note()}
 	if sv.EpochKnown {
 		c.Epoch = sv.Epoch
 	}
@@ -679,7 +689,7 @@ func (st *singleState) changes(sv SingleView) []Change {
 		return []Change{c}
 	case ownerNode(st.prev.Owner) != ownerNode(sv.Owner):
 		c := Change{Kind: OwnerChanged, Epoch: epoch, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Previous: st.prev.Owner,
-			Queue: v.Queue, Zxid: sv.zxid(), Gap: st.pendingGap || missedSingle(st.prev.view(), st.prev, sv)}
+			Queue: v.Queue, Zxid: sv.zxid(), Gap: st.pendingGap || missedSingle(st.prev.view(), st.prev, sv), Note: sv.Note()}
 		if st.prev.Owner != nil {
 			c.Reason = ReasonUnknown // ZooKeeper does not say why a node went
 		}

@@ -25,6 +25,7 @@ type heldState struct {
 	zxid       int64         // the newest zxid seen
 	epoch      int64
 	hazard     string
+	note       string // the owner's (Event.Note)
 	source     string
 	groupCzxid int64
 	// ownerless is, while there is no owner, when the group was seen to
@@ -57,7 +58,7 @@ func (c current) apply(e Event) {
 		if g.owner == nil || g.owner.Node != o.Node || g.term != e.Term {
 			g.since = e.Time // a new tenure; the same one re-stated keeps its start
 		}
-		g.owner, g.term, g.ready = &o, e.Term, false
+		g.owner, g.term, g.ready, g.note = &o, e.Term, false, e.Note
 		g.ownerless = time.Time{}
 		g.drop(o.Node)
 	case e.Type.Loses():
@@ -66,7 +67,7 @@ func (c current) apply(e Event) {
 			if g.owner != nil || g.ownerless.IsZero() {
 				g.ownerless = e.Time // it lost its owner now; nobody owning again keeps the time
 			}
-			g.owner, g.term = nil, 0
+			g.owner, g.term, g.note = nil, 0, ""
 		}
 	case e.Type == LeaderReady:
 		if g.owner != nil && e.Owner != nil && e.Owner.Node == g.owner.Node {
@@ -93,7 +94,7 @@ func (g *heldState) drop(node string) {
 // id: the ids are those of a snapshot of the same state.
 func (g *heldState) snapshot(group string, now time.Time) []Event {
 	base := Event{
-		Group: group, Recipe: g.recipe, Epoch: g.epoch, Zxid: g.zxid, Hazard: g.hazard,
+		Group: group, Recipe: g.recipe, Epoch: g.epoch, Zxid: g.zxid, Hazard: g.hazard, Note: g.note,
 		Snapshot: true, Time: now, Source: g.source, groupCzxid: g.groupCzxid,
 	}
 	var out []Event

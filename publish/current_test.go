@@ -24,6 +24,7 @@ func TestCurrentIsTheSnapshotOfTheState(t *testing.T) {
 		return &elect.Participant{ID: node, Node: node, Session: 0x100 + int64(seq), Sequence: seq, Czxid: czxid}
 	}
 	a, b, c, d := p(1, 101), p(2, 102), p(3, 103), p(4, 104)
+	n := &elect.Participant{ID: "3000", Node: "controller@105", Czxid: 105} // no session: Kafka's persistent /controller
 	el := elect.RecipeElection
 	base := elect.Change{Group: g, Recipe: el, GroupCzxid: czxid}
 	with := func(f func(*elect.Change)) elect.Change { c := base; f(&c); return c }
@@ -61,6 +62,15 @@ func TestCurrentIsTheSnapshotOfTheState(t *testing.T) {
 			x.Kind, x.Owner, x.Queue, x.Gap, x.Zxid = elect.Snapshot, d, []elect.Participant{*d, *b}, true, 20
 		}),
 			with(func(x *elect.Change) { x.Owner, x.Queue, x.Zxid = d, []elect.Participant{*d, *b}, 20 })},
+		{"owner with a note", with(func(x *elect.Change) {
+			x.Kind, x.Previous, x.Owner, x.Queue, x.Note, x.Zxid = elect.OwnerChanged, d, n, []elect.Participant{*n, *b}, elect.KRaftNote, 21
+		}), with(func(x *elect.Change) {
+			x.Owner, x.Queue, x.Note, x.Zxid = n, []elect.Participant{*n, *b}, elect.KRaftNote, 21
+		})},
+		{"no owner after the note", with(func(x *elect.Change) {
+			x.Kind, x.Previous, x.Queue, x.Zxid = elect.OwnerChanged, n, []elect.Participant{*b}, 22
+		}),
+			with(func(x *elect.Change) { x.Queue, x.Zxid = []elect.Participant{*b}, 22 })},
 	}
 	cur := current{}
 	for _, s := range steps {
@@ -85,6 +95,9 @@ func TestCurrentIsTheSnapshotOfTheState(t *testing.T) {
 				t.Fatalf("after %s: restated event %+v: want a snapshot without gap", s.name, e)
 			}
 		}
+	}
+	if e := cur[g].snapshot(g, now)[0]; e.Note != "" {
+		t.Fatalf("nobody owns, yet the restated event carries the last owner's note: %+v", e)
 	}
 	// The ids depend on the group node's czxid (the names may recur), so
 	// the test above did check that it is kept.

@@ -154,8 +154,12 @@ type Event struct {
 	// happened after NotBefore, perhaps well before Time (elect.Change
 	// NotBefore). history then gives the ends it marks as not seen.
 	NotBefore *time.Time `json:"not_before,omitempty"`
-	Time      time.Time  `json:"time"`
-	Source    string     `json:"source"`
+	// Note is what to know of Owner beyond its name (elect.Change.Note):
+	// for Kafka's persistent /controller, written by a KRaft controller
+	// during a migration, that it may name a past controller.
+	Note   string    `json:"note,omitempty"`
+	Time   time.Time `json:"time"`
+	Source string    `json:"source"`
 
 	// groupCzxid is elect.Change.GroupCzxid, kept for the id of candidate
 	// events (see candidateSubject); it is not published.

@@ -42,6 +42,7 @@ func Translate(c elect.Change, source string, now time.Time) []Event {
 		Zxid:   c.Zxid,
 		Gap:    c.Gap,
 		Hazard: c.Hazard,
+		Note:   c.Note,
 		Time:   now,
 		Source: source,
 

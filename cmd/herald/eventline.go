@@ -59,6 +59,9 @@ func eventLine(e publish.Event) string {
 	if e.Hazard != "" {
 		b.WriteString("  TWO-OWNERS-POSSIBLE")
 	}
+	if e.Note != "" {
+		b.WriteString("  note=" + strconv.Quote(e.Note))
+	}
 	return b.String()
 }
 

@@ -30,3 +30,17 @@ func TestEventLineNamesWhoReleased(t *testing.T) {
 		t.Errorf("acquisition line %q: want owner=bravo previous=alpha", l)
 	}
 }
+
+// TestEventLineSaysTheNote: an event whose owner comes with a note (a KRaft
+// controller's /controller) says it on its line, as who does.
+func TestEventLineSaysTheNote(t *testing.T) {
+	e := publish.Event{Type: publish.LeaderElected, Group: "/k/controller", Owner: &publish.Participant{ID: "3000", Node: "controller@42"},
+		Term: 42, Note: elect.KRaftNote, Time: time.Now()}
+	if l := eventLine(e); !strings.Contains(l, "may name a past controller") {
+		t.Errorf("line %q lacks the note", l)
+	}
+	e.Note = ""
+	if l := eventLine(e); strings.Contains(l, "note=") {
+		t.Errorf("line %q of an owner without a note says note=", l)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/elect/ident"
+	"github.com/zkherald/herald/internal/kafkatest"
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"github.com/zkherald/herald/publish"
 )
@@ -525,6 +528,42 @@ func TestWhoKRaftControllerSaysItMayBePast(t *testing.T) {
 	kafkaRegister(t, broker.Conn(), other, 1)
 	if out, _, _ := heraldRun(t, nil, append(zkf, "who", other+"/controller")...); strings.Contains(out, "KRaft quorum") {
 		t.Errorf("who of a ZooKeeper-mode controller notes KRaft:\n%s", out)
+	}
+}
+
+// TestKRaftNoteReachesConsumers: `who --zk` says that a KRaft
+// controller's /controller may name a past controller; the events a
+// bridge published said nothing of it, so `who --nats`, `who --kafka` and
+// `tail` showed it as any leader held. The events and the owners store
+// now carry the note, and who prints it from either.
+func TestKRaftNoteReachesConsumers(t *testing.T) {
+	zkf := zkFlags(t)
+	chroot := uniq(t)
+	c := rawZK(t)
+	mkpath(t, c, chroot)
+	data := fmt.Appendf(nil, `{"version":2,"brokerid":3000,"timestamp":"%d","kraftControllerEpoch":5}`, time.Now().UnixMilli())
+	if _, err := c.Create(chroot+"/controller", data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	url, kafka := natsserver.Start(t).URL(), strings.Join(kafkatest.Start(t).Addrs(), ",")
+	p := start(t, nil, append(zkf, "bridge", "--preset", "kafka="+chroot, "--nats", url, "--kafka", kafka, "--heartbeat", "200ms")...)
+	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
+		var out string
+		var code int
+		if err := waitFor(30*time.Second, func() bool {
+			out, _, code = heraldRun(t, nil, append([]string{"who", chroot + "/controller"}, src...)...)
+			return code == 0 && strings.Contains(out, "3000")
+		}); err != nil {
+			t.Fatalf("who %v never named the controller: exit %d\n%s\nbridge:\n%s", src, code, out, p.out)
+		}
+		if !strings.Contains(out, "note: "+elect.KRaftNote) {
+			t.Errorf("who %v of a KRaft controller's /controller lacks the note:\n%s", src, out)
+		}
+		out, _, _ = heraldRun(t, nil, append([]string{"who", chroot + "/controller", "--json"}, src...)...)
+		var r whoReport
+		if err := json.Unmarshal([]byte(out), &r); err != nil || !slices.Contains(r.Notes, elect.KRaftNote) {
+			t.Errorf("who %v --json: notes %q (%v), want the KRaft note:\n%s", src, r.Notes, err, out)
+		}
 	}
 }
 

@@ -72,6 +72,14 @@ type whoReport struct {
 	Below []string `json:"below,omitempty"`
 }
 
+// addNote adds what the bridge said to know of the owner (the event's
+// Note, as who --zk says it of a KRaft controller's /controller).
+func (r *whoReport) addNote(note string) {
+	if note != "" {
+		r.Notes = append(r.Notes, note)
+	}
+}
+
 // whoBelowMax is how many children of a node with no queue who names.
 const whoBelowMax = 5
 
@@ -256,6 +264,7 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 		since := o.Since
 		r.Recipe, r.Ready, r.Since, r.SinceAtMost, r.Hazard = o.Recipe, o.Ready, &since, o.SinceUnseen, o.Hazard
 		r.Owner = &whoNode{ID: o.Owner.ID, Node: o.Owner.Node, Session: o.Owner.Session, Sequence: o.Owner.Sequence, Term: o.Term}
+		r.addNote(o.Note)
 	}
 	r.setFreshness(last.Freshness)
 	return r, nil
@@ -307,6 +316,7 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 		since := last.Event.Time
 		r.Ready, r.Since, r.SinceAtMost, r.Hazard = last.Ready(), &since, last.SinceUnseen, last.Event.Hazard
 		r.Owner = &whoNode{ID: owner.ID, Node: owner.Node, Session: owner.Session, Sequence: owner.Sequence, Term: last.Event.Term}
+		r.addNote(last.Event.Note)
 	}
 	r.setFreshness(last.Freshness)
 	return r, nil

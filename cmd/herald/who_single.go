@@ -30,13 +30,9 @@ type whoLeader struct {
 	// Persistent: the leader node is not ephemeral (no session holds it),
 	// as Kafka's /controller during a migration to KRaft.
 	Persistent bool `json:"persistent,omitempty"`
-	// Note says what else to know about this owner (see kraftNote).
+	// Note says what else to know about this owner (elect.SingleView.Note).
 	Note string `json:"note,omitempty"`
 }
-
-// kraftNote is who's word on a /controller a KRaft controller wrote during
-// a ZooKeeper-to-KRaft migration (see elect.KRaftNote).
-const kraftNote = elect.KRaftNote
 
 // noOwner is what who adds to "no owner" for a single-node leader: the
 // last election's epoch, when the system keeps one.
@@ -123,9 +119,7 @@ func singleReport(group string, sv elect.SingleView, f ident.Format) whoReport {
 	if sv.DecodeErr != nil {
 		l.Fallback = sv.DecodeErr.Error()
 	}
-	if l.Persistent && l.Format == ident.Kafka && l.Fields["controller"] == "kraft" {
-		l.Note = kraftNote
-	}
+	l.Note = sv.Note()
 	n := whoNode{ID: sv.Owner.ID, Node: sv.Owner.Node, Session: sv.Owner.SessionHex(), Term: sv.Owner.Czxid}
 	since := sv.Since
 	r.Owner, r.Queue, r.Since = &n, []whoNode{n}, &since

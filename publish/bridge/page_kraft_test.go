@@ -15,6 +15,7 @@ import (
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/jetstream"
 )
 
 // TestLivePageNotesAKRaftController: a persistent /controller, written by
@@ -71,5 +72,24 @@ func TestLivePageNotesAKRaftController(t *testing.T) {
 	}
 	if zr := row(zkMode + "/controller"); strings.Contains(zr, "may name a past controller") {
 		t.Errorf("the ZooKeeper-mode controller's row carries the KRaft note:\n%s", zr)
+	}
+	// The events and the owners bucket say it too, where they said
+	// nothing: a consumer (who --nats, tail) saw the controller as any
+	// leader.
+	for _, c := range []struct {
+		group, note string
+	}{{kraft + "/controller", elect.KRaftNote}, {zkMode + "/controller", ""}} {
+		events := streamEvents(t, url, c.group)
+		events.c.waitCount(t, 15*time.Second, "the controller elected", 1, func(e publish.Event) bool { return e.Type == publish.LeaderElected })
+		for _, e := range events.all() {
+			if e.Type == publish.LeaderElected && e.Note != c.note {
+				t.Errorf("%s: event %s carries note %q, want %q", c.group, e.Type, e.Note, c.note)
+			}
+		}
+		w, _ := ownerWatch(t, url, c.group)
+		u := until(t, w, 15*time.Second, "the controller in the owners bucket", func(u jetstream.OwnerUpdate) bool { return u.Owner != nil })
+		if u.Owner.Note != c.note {
+			t.Errorf("%s: the owners bucket's value carries note %q, want %q", c.group, u.Owner.Note, c.note)
+		}
 	}
 }

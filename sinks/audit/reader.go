@@ -114,7 +114,7 @@ func (r *Reader) share(e *publish.Event) {
 		r.strs[s] = s
 		return s
 	}
-	e.Group, e.Source, e.Hazard = one(e.Group), one(e.Source), one(e.Hazard)
+	e.Group, e.Source, e.Hazard, e.Note = one(e.Group), one(e.Source), one(e.Hazard), one(e.Note)
 	e.Type, e.Recipe, e.Reason = publish.Type(one(string(e.Type))), elect.Recipe(one(string(e.Recipe))), elect.Reason(one(string(e.Reason)))
 	for _, p := range []*publish.Participant{e.Owner, e.Previous, e.Candidate} {
 		if p != nil {

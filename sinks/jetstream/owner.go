@@ -42,6 +42,10 @@ type Owner struct {
 	// again when a client that cannot read the others' nodes joins or
 	// leaves, though the owner stays.
 	Hazard string `json:"hazard,omitempty"`
+	// Note is what to know of the owner beyond its name
+	// (publish.Event.Note): for Kafka's persistent /controller, that it
+	// may name a past controller.
+	Note string `json:"note,omitempty"`
 }
 
 // vacancy is the body herald gives a delete marker (a group with no owner),
@@ -90,7 +94,7 @@ func step(v view, e publish.Event) view {
 		}
 		next := &Owner{
 			Group: e.Group, Recipe: e.Recipe, Owner: *e.Owner, Term: e.Term, Epoch: e.Epoch, Zxid: e.Zxid,
-			Since: e.Time, SinceUnseen: e.Snapshot || e.NotBefore != nil, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source, Hazard: e.Hazard,
+			Since: e.Time, SinceUnseen: e.Snapshot || e.NotBefore != nil, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source, Hazard: e.Hazard, Note: e.Note,
 		}
 		switch {
 		case v.owner == nil && e.Term <= v.guard:
