@@ -43,7 +43,9 @@ func ReleaseAbandoned(ctx context.Context, s *Session, nodePath string, rec Rele
 		if r, ok := recipeOf(b); ok {
 			recipe = r
 		}
-		data, _ := json.Marshal(groupMark{Herald: 1, Recipe: recipe, Released: &rec})
+		m := groupMark{Herald: 1, Recipe: recipe, Released: &rec}
+		m.keepWithdrawn(b)
+		data, _ := json.Marshal(m)
 		res, err := multi(ctx, c,
 			&zk.DeleteRequest{Path: nodePath, Version: -1},
 			&zk.SetDataRequest{Path: group, Data: data, Version: st.Version},

@@ -67,7 +67,7 @@ func (q *queue) acquire(ctx context.Context, id string, tryOnly bool) (*Handle, 
 	t, err = q.wait(ctx, t, []byte(id), tryOnly)
 	if err != nil {
 		if t.name != "" {
-			q.abandon(t.name)
+			q.withdraw(t.name)
 		}
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, q.parent)

@@ -32,6 +32,124 @@ type groupMark struct {
 	Herald   int      `json:"herald"`
 	Recipe   Recipe   `json:"recipe"`
 	Released *Release `json:"released,omitempty"`
+	// Withdrawn lists, by sequence, nodes made after Released's (after
+	// none, from the group's first, when there is no release) that left
+	// without owning: waiters that gave up (see queue.withdraw), the
+	// latest maxWithdrawn. A copy that finds nothing below its node then
+	// knows that nobody owned between that release and its node, where
+	// such a node used to cost it the wait kept for an owner deleted by
+	// hand (see accountedBefore).
+	Withdrawn []int32 `json:"withdrawn,omitempty"`
+}
+
+// maxWithdrawn is how many withdrawn nodes a mark lists at most: a longer
+// run of waiters that gave up, one after another, costs the next copy the
+// wait again, as any node left unaccounted for does.
+const maxWithdrawn = 32
+
+// decodeMark reads herald's mark (false when b is neither empty nor
+// herald's mark).
+func decodeMark(b []byte) (groupMark, bool) {
+	var m groupMark
+	if len(b) == 0 {
+		return m, true
+	}
+	if json.Unmarshal(b, &m) != nil || m.Herald == 0 {
+		return groupMark{}, false
+	}
+	return m, true
+}
+
+// withdrawnAfter is the entries of w that come after seq (ZooKeeper's
+// counter wraps, so "after" is within half its range).
+func withdrawnAfter(w []int32, seq int32) []int32 {
+	var out []int32
+	for _, x := range w {
+		if int32(uint32(x)-uint32(seq)) > 0 {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// keepWithdrawn gives m, a release's mark, the withdrawn nodes of old (the
+// mark read just before it is written) that come after m's release: they
+// left without owning after its node was made, and a copy made after them
+// still needs to know (see accountedBefore). A mark written without that
+// read (a busy lock's) drops them, and that copy waits as for a node gone
+// without a release.
+func (m *groupMark) keepWithdrawn(old []byte) {
+	prev, ok := decodeMark(old)
+	if !ok || m.Released == nil {
+		return
+	}
+	if rs, ok := ParseSequence(m.Released.Node); ok {
+		m.Withdrawn = withdrawnAfter(prev.Withdrawn, rs)
+	}
+}
+
+// withdrawnMark is the group node's data once the waiter whose node has
+// sequence seq withdrew: the mark b with seq added to Withdrawn (recipe
+// naming the group when b names none). false when b is someone else's
+// data, or seq comes before the release b records: nothing to add.
+func withdrawnMark(b []byte, seq int32, recipe Recipe) ([]byte, bool) {
+	m, ok := decodeMark(b)
+	if !ok {
+		return nil, false
+	}
+	if m.Herald == 0 {
+		m.Herald = 1
+	}
+	if !m.Recipe.Known() {
+		m.Recipe = recipe
+	}
+	w := m.Withdrawn
+	if m.Released != nil {
+		rs, ok := ParseSequence(m.Released.Node)
+		if !ok || int32(uint32(seq)-uint32(rs)) <= 0 {
+			return nil, false
+		}
+		w = withdrawnAfter(w, rs)
+	}
+	w = append(w, seq)
+	if len(w) > maxWithdrawn {
+		w = w[len(w)-maxWithdrawn:]
+	}
+	m.Withdrawn = w
+	out, _ := json.Marshal(m)
+	return out, true
+}
+
+// accountedBefore reports whether m accounts for every node made in the
+// group before ours (sequence seq): the release it records (or, with
+// none, the group's first node on), then only nodes that withdrew. A
+// release on record vouches for its owner and, as the owner waited for
+// them, for the owners before it; a withdrawn node never owned. ZooKeeper
+// numbers a sequential child with the number of children created before
+// it, so a number missing from the run is a node that may have owned and
+// gone without a release (deleted by hand), and the caller waits for it.
+// madeOffice: the office made with our node took the number before ours.
+func (m groupMark) accountedBefore(seq int32, madeOffice bool) bool {
+	var next uint32 // the first number not accounted for
+	if m.Released != nil {
+		rs, ok := ParseSequence(m.Released.Node)
+		if !ok {
+			return false
+		}
+		next = uint32(rs) + 1
+	}
+	end := uint32(seq)
+	if madeOffice {
+		end--
+	}
+	gone := make(map[uint32]bool, len(m.Withdrawn))
+	for _, w := range m.Withdrawn {
+		gone[uint32(w)] = true
+	}
+	for next != end && gone[next] {
+		next++
+	}
+	return next == end
 }
 
 // markState is whether herald may write a group node's data.

@@ -182,7 +182,29 @@ func readMarkRelease(ctx context.Context, conn *zk.Conn, group string) *Release 
 	if err != nil || st.Pzxid > st.Mzxid {
 		return nil
 	}
-	return decodeMarkRelease(b)
+	m, _ := decodeMark(b)
+	if len(m.Withdrawn) > 0 && !m.accountedBefore(markCounter(m, st), false) {
+		// Written last by a waiter that withdrew, perhaps after an owner
+		// after the release whose session ended: the write made the
+		// queue's last change, but not the release.
+		return nil
+	}
+	return m.Released
+}
+
+// markCounter is the group's sequence counter (see counter) from its stat,
+// the numbers the mark names telling its top bit.
+func markCounter(m groupMark, st *zk.Stat) int32 {
+	var es []entry
+	if m.Released != nil {
+		if rs, ok := ParseSequence(m.Released.Node); ok {
+			es = append(es, entry{seq: rs})
+		}
+	}
+	for _, w := range m.Withdrawn {
+		es = append(es, entry{seq: w})
+	}
+	return counter(st.Cversion, int(st.NumChildren), es)
 }
 
 // decodeMarkRelease reads the release in herald's mark, nil when the data

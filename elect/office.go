@@ -187,7 +187,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 			if !ok {
 				return q.remove(ctx, t.name)
 			}
-			data, n, version, known, foreign = q.releaseMark(rec), writes, v, true, false
+			data, n, version, known, foreign = q.releaseMarkOver(rec, b), writes, v, true, false
 			if !markable(b) {
 				data, n, foreign = b, 2, true // someone else's: written back as it is
 			}
@@ -239,8 +239,15 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 
 // releaseMark is the group node's data a release writes: herald's mark
 // naming the group's recipe, and rec.
-func (q *queue) releaseMark(rec *Release) []byte {
-	b, _ := json.Marshal(groupMark{Herald: 1, Recipe: q.markRecipe(), Released: rec})
+func (q *queue) releaseMark(rec *Release) []byte { return q.releaseMarkOver(rec, nil) }
+
+// releaseMarkOver is releaseMark written over the mark old, read just
+// before: the nodes after rec's that withdrew stay on it (see
+// groupMark.keepWithdrawn).
+func (q *queue) releaseMarkOver(rec *Release, old []byte) []byte {
+	m := groupMark{Herald: 1, Recipe: q.markRecipe(), Released: rec}
+	m.keepWithdrawn(old)
+	b, _ := json.Marshal(m)
 	return b
 }
 

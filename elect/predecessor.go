@@ -50,8 +50,10 @@ func (h *Handle) PredecessorLowestSince() time.Time { return h.t.prevLowest }
 // assumed: an owner deleted by hand just before our node was made, or
 // after it but before our first look, leaves no trace in our listing. It
 // is true then only when our node is the group's first child, or the
-// last node made before ours is one whose release herald recorded (see
-// releasedJustBefore).
+// nodes made before ours are, from the last whose release herald recorded
+// on, that release's and those of waiters that gave up without owning and
+// said so as they left (see groupMark.accountedBefore; releasedJustBefore
+// where the release is in the office).
 func (h *Handle) PredecessorReleased(ctx context.Context) (bool, error) {
 	ok, _, err := h.predecessorReleased(ctx, false)
 	return ok, err
@@ -120,7 +122,7 @@ func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-c
 	if err != nil {
 		return false, nil, err
 	}
-	if ours(decodeMarkRelease(r.b)) {
+	if m, _ := decodeMark(r.b); ours(m.Released) || p == "" && m.accountedBefore(h.t.seq, h.t.madeOffice) {
 		return true, nil, nil
 	}
 	o, och, err := h.readOfficeW(ctx, watch)
@@ -260,7 +262,7 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 		// the last owner's session queued again, for a resignation
 		// without reading it (see reader.readRelease), and a runner that
 		// rejoins does queue again.
-		data := q.releaseMark(rec)
+		data := q.releaseMarkOver(rec, b)
 		res, err := multi(ctx, c,
 			&zk.SetDataRequest{Path: q.parent, Data: data, Version: st.Version},
 			&zk.SetDataRequest{Path: q.parent, Data: data, Version: st.Version + 1})
@@ -337,9 +339,9 @@ func (h *Handle) laterThanOurs(r *Release) bool {
 // that release and our listing: a node that owned after it was made after
 // it (every older node was gone when it owned), and before ours (a later
 // one queues behind ours), and there was none. Any other node made in
-// between (a waiter that gave up, a foreign client, a side node) proves
-// nothing either way, and the caller waits as for an owner deleted by
-// hand. A busy group loses nothing by it: its next owner queued before
+// between (a foreign client, a side node, a waiter that gave up where the
+// group node could not take its note) proves nothing either way, and the
+// caller waits as for an owner deleted by hand. A busy group loses nothing by it: its next owner queued before
 // the release and saw its predecessor. madeOffice: the transaction that
 // made our node made the office just before it, which took the number
 // before ours.

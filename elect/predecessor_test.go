@@ -129,6 +129,19 @@ func ownerDeletedBeforeOurNodeWasMade(t *testing.T, first, next []elect.Option) 
 			t.Fatal(err)
 		}
 	}
+	giveUp := func(g string, opts []elect.Option, left int) {
+		t.Helper()
+		e, err := elect.NewElection(session(t, addrs), g, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, err := e.Campaign(ctxT(t, 300*time.Millisecond), "quitter"); err == nil {
+			t.Fatalf("the quitter owned %s beside its owner", h.NodePath())
+		}
+		if err := waitChildren(t, g, left); err != nil { // its node gone, the others' left
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		name     string
 		before   func(g string)
@@ -148,6 +161,48 @@ func ownerDeletedBeforeOurNodeWasMade(t *testing.T, first, next []elect.Option) 
 			}
 		}, false},
 		{"owner resigned", func(g string) { resign(campaign(g, "first")) }, true},
+		// A waiter that gave up while the owner held, its node made and
+		// gone between the release and ours: it never owned, and it
+		// says so on the group node. Before, it cost the next copy the
+		// wait kept for an owner deleted by hand.
+		{"a waiter gave up while the owner held, then the owner resigned", func(g string) {
+			h := campaign(g, "first")
+			giveUp(g, first, 1)
+			resign(h)
+		}, true},
+		{"a waiter gave up, then the owner after the release was deleted by hand", func(g string) {
+			h := campaign(g, "first")
+			giveUp(g, first, 1)
+			resign(h)
+			h2 := campaign(g, "second")
+			if err := session(t, addrs).Conn().Delete(h2.NodePath(), -1); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"a waiter gave up behind an owner later deleted by hand", func(g string) {
+			h := campaign(g, "first")
+			e2, err := elect.NewElection(session(t, addrs), g, first...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second := make(chan *elect.Handle, 1)
+			go func() {
+				h, _ := e2.Campaign(ctxT(t, 10*time.Second), "second")
+				second <- h
+			}()
+			if err := waitChildren(t, g, 2); err != nil {
+				t.Fatal(err)
+			}
+			giveUp(g, first, 2) // the last node made before the next one's
+			resign(h)
+			h2 := <-second
+			if h2 == nil {
+				t.Fatal("the second candidate never owned")
+			}
+			if err := session(t, addrs).Conn().Delete(h2.NodePath(), -1); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
 		{"two owners in turn, both resigned", func(g string) {
 			h1 := campaign(g, "first")
 			e2, err := elect.NewElection(session(t, addrs), g, first...)

@@ -364,6 +364,65 @@ func (q *queue) abandon(name string) {
 	})
 }
 
+// withdraw removes, like abandon, the node of a waiter that gave up
+// before it owned (its wait timed out or was cancelled, or a try found the
+// group held), and notes on the group node, in the same transaction, that
+// it left without owning (groupMark.Withdrawn): a `herald run` or `herald
+// lock` copy made after it that finds nothing below its own then knows
+// that nobody owned in between, where it waited as for an owner deleted
+// by hand. The note is written twice, as a release for any reason but a
+// resignation is, so that observers read the mark rather than take the
+// write for a release. Where herald may not write the group node, or its
+// mark records a release after our node, the node is deleted alone.
+func (q *queue) withdraw(name string) {
+	seq, ok := ParseSequence(name)
+	if !ok || q.markState() == markForeign || q.markState() == markDenied {
+		q.abandon(name)
+		return
+	}
+	q.s.background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), q.o.releaseWait)
+		defer cancel()
+		for ctx.Err() == nil && q.s.gone() == nil {
+			if err := q.withdrawNoted(ctx, name, seq); err == nil {
+				return
+			}
+			if err := q.s.awaitConnected(ctx); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// withdrawNoted is one attempt of withdraw.
+func (q *queue) withdrawNoted(ctx context.Context, name string, seq int32) error {
+	for tries := 0; tries < 4; tries++ {
+		b, v, ok, err := q.readGroupData(ctx)
+		if err != nil {
+			return err
+		}
+		data, noted := withdrawnMark(b, seq, q.markRecipe())
+		if !ok || !noted {
+			return q.remove(ctx, name)
+		}
+		res, err := multi(ctx, q.s.Conn(),
+			&zk.DeleteRequest{Path: q.full(name), Version: -1},
+			&zk.SetDataRequest{Path: q.parent, Data: data, Version: v},
+			&zk.SetDataRequest{Path: q.parent, Data: data, Version: v + 1})
+		switch {
+		case err == nil, failedAt(res, 0, zk.ErrNoNode):
+			return nil // withdrawn, or gone already (with the group, or by hand)
+		case failedAt(res, 1, zk.ErrBadVersion):
+			continue // someone wrote the group node: read it again
+		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
+			q.setMark(markDenied)
+			return q.remove(ctx, name)
+		}
+		return err
+	}
+	return q.remove(ctx, name)
+}
+
 func (q *queue) remove(ctx context.Context, name string) error {
 	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, q.s.Conn().Delete(q.full(name), -1) })
 	if err == nil || errors.Is(err, zk.ErrNoNode) {

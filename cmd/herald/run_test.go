@@ -711,6 +711,36 @@ func TestOwnerDeletedBeforeTheNextCopyStarted(t *testing.T) {
 	next.waitOutput(t, "no owner was seen before ours, but the group's history cannot show that none went without a release", time.Second)
 }
 
+// TestLockAfterAGiveUpStartsAtOnce: a `herald lock --timeout` that gave
+// up while the lock was held, then the holder's release, then a new
+// `herald lock`, which finds the group empty. The node of the one that gave
+// up was made between the release's and the new one's, so nothing showed
+// that it never owned, and the new command waited as for an owner deleted
+// by hand (9.2 s with the default session timeout; seen trying the
+// try-lock pattern of cron jobs). The one that gave up now says so on the
+// group node as it leaves, and the command starts at once.
+func TestLockAfterAGiveUpStartsAtOnce(t *testing.T) {
+	zk := zkFlags(t)
+	l := uniq(t)
+	holder := start(t, nil, append(zk, "lock", "--lock", l, "--id", "holder", "--", "sleep", "1")...)
+	holder.waitOutput(t, "child started", 15*time.Second)
+	_, stderr, code := heraldRun(t, nil, append(zk, "lock", "--lock", l, "--id", "quitter", "--timeout", "200ms", "--", "true")...)
+	if code != exitTempFail {
+		t.Fatalf("lock --timeout while held: exit %d, want %d: %s", code, exitTempFail, stderr)
+	}
+	if code := holder.wait(t, 15*time.Second); code != 0 {
+		t.Fatalf("holder: exit %d:\n%s", code, holder.out)
+	}
+	began := time.Now()
+	_, stderr, code = heraldRun(t, nil, append(zk, "lock", "--lock", l, "--id", "next", "--", "true")...)
+	if code != 0 {
+		t.Fatalf("lock after the release: exit %d: %s", code, stderr)
+	}
+	if took := time.Since(began); strings.Contains(stderr, "went without a release") || took > 5*time.Second {
+		t.Errorf("the lock after a give-up and a release waited (%v) as for an owner deleted by hand:\n%s", took.Round(time.Millisecond), stderr)
+	}
+}
+
 // TestReleasedLockStartsAtOnce: a lock released by its holder, then taken
 // again by a new `herald lock`, which finds the group empty. The release
 // is on record and was the last node made before the new one's, so the
