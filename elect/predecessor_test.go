@@ -3,6 +3,7 @@ package elect_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,6 +141,22 @@ func ownerDeletedBeforeOurNodeWasMade(t *testing.T, first, next []elect.Option) 
 		}
 		if err := waitChildren(t, g, left); err != nil { // its node gone, the others' left
 			t.Fatal(err)
+		}
+		// The note follows the deletion.
+		look := session(t, addrs).Conn()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			b, _, err := look.Get(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), `"withdrawn"`) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the quitter's node went, but the group node never noted it: %s", b)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	for _, tc := range []struct {

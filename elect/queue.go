@@ -366,14 +366,18 @@ func (q *queue) abandon(name string) {
 
 // withdraw removes, like abandon, the node of a waiter that gave up
 // before it owned (its wait timed out or was cancelled, or a try found the
-// group held), and notes on the group node, in the same transaction, that
-// it left without owning (groupMark.Withdrawn): a `herald run` or `herald
-// lock` copy made after it that finds nothing below its own then knows
-// that nobody owned in between, where it waited as for an owner deleted
-// by hand. The note is written twice, as a release for any reason but a
-// resignation is, so that observers read the mark rather than take the
-// write for a release. Where herald may not write the group node, or its
-// mark records a release after our node, the node is deleted alone.
+// group held), and then notes on the group node that it left without
+// owning (groupMark.Withdrawn): a `herald run` or `herald lock` copy made
+// after it that finds nothing below its own then knows that nobody owned
+// in between, where it waited as for an owner deleted by hand. The node
+// goes first, at once, as before: a node that gave up and stayed while the
+// note's read went out would be the lowest for that long, and observers
+// take the lowest node for the owner. A copy that looks between the two
+// waits, and its watch on the group node tells it of the note. The note
+// is written twice, as a release for any reason but a resignation is, so
+// that observers read the mark rather than take the write for a release.
+// Where herald may not write the group node, or its mark records a release
+// after our node, there is no note.
 func (q *queue) withdraw(name string) {
 	seq, ok := ParseSequence(name)
 	if !ok || q.markState() == markForeign || q.markState() == markDenied {
@@ -394,8 +398,12 @@ func (q *queue) withdraw(name string) {
 	})
 }
 
-// withdrawNoted is one attempt of withdraw.
+// withdrawNoted is one attempt of withdraw: the node deleted (again, if
+// an earlier attempt got that far), then the note.
 func (q *queue) withdrawNoted(ctx context.Context, name string, seq int32) error {
+	if err := q.remove(ctx, name); err != nil {
+		return err
+	}
 	for tries := 0; tries < 4; tries++ {
 		b, v, ok, err := q.readGroupData(ctx)
 		if err != nil {
@@ -403,24 +411,23 @@ func (q *queue) withdrawNoted(ctx context.Context, name string, seq int32) error
 		}
 		data, noted := withdrawnMark(b, seq, q.markRecipe())
 		if !ok || !noted {
-			return q.remove(ctx, name)
+			return nil
 		}
 		res, err := multi(ctx, q.s.Conn(),
-			&zk.DeleteRequest{Path: q.full(name), Version: -1},
 			&zk.SetDataRequest{Path: q.parent, Data: data, Version: v},
 			&zk.SetDataRequest{Path: q.parent, Data: data, Version: v + 1})
 		switch {
-		case err == nil, failedAt(res, 0, zk.ErrNoNode):
-			return nil // withdrawn, or gone already (with the group, or by hand)
-		case failedAt(res, 1, zk.ErrBadVersion):
+		case failedAt(res, 0, zk.ErrBadVersion):
 			continue // someone wrote the group node: read it again
-		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
+		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 0, zk.ErrNoAuth):
 			q.setMark(markDenied)
-			return q.remove(ctx, name)
+			return nil
+		case failedAt(res, 0, zk.ErrNoNode):
+			return nil // the group went
 		}
 		return err
 	}
-	return q.remove(ctx, name)
+	return nil
 }
 
 func (q *queue) remove(ctx context.Context, name string) error {
