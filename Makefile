@@ -50,9 +50,12 @@ demo: deps build
 zk: deps
 	$(GO) run ./internal/zkserver/zkrun -nodes $(or $(NODES),1)
 
+## lint: gofmt, and go vet here and for macOS and Windows, tests included (herald builds for both).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
+	GOOS=windows $(GO) vet ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseName -fuzztime 30s ./elect/

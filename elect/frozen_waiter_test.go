@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -101,7 +100,7 @@ func TestFrozenWaiterNeverOwnsAfterItsSessionExpired(t *testing.T) {
 		third <- h
 	}()
 	time.Sleep(500 * time.Millisecond) // the third queues behind the waiter
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := cmd.Process.Signal(sigStop); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -117,7 +116,7 @@ func TestFrozenWaiterNeverOwnsAfterItsSessionExpired(t *testing.T) {
 	if h == nil || !h.Held() {
 		t.Fatal("the third does not hold")
 	}
-	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := cmd.Process.Signal(sigCont); err != nil {
 		t.Fatal(err)
 	}
 	got := next("its Acquire")
@@ -152,7 +151,7 @@ func TestFrozenHolderSaysItsSessionExpired(t *testing.T) {
 			t.Fatalf("the holder said %q, want %s", l, want)
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := cmd.Process.Signal(sigStop); err != nil {
 		t.Fatal(err)
 	}
 	l, err := elect.NewLock(session(t, addrs), g)
@@ -163,7 +162,7 @@ func TestFrozenHolderSaysItsSessionExpired(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nobody owned once the frozen holder's session expired: %v", err)
 	}
-	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := cmd.Process.Signal(sigCont); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := next("its loss"), "lost "+string(elect.ReasonSessionExpired); got != want {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -130,14 +129,14 @@ func TestObserverSaysWhenItSawAChangeLate(t *testing.T) {
 			}
 			time.Sleep(300 * time.Millisecond) // the child is idle, waiting on its watches
 			stopped := time.Now()
-			if err := child.Process.Signal(syscall.SIGSTOP); err != nil {
+			if err := child.Process.Signal(sigStop); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(200 * time.Millisecond)
 			released := time.Now()
 			release()
 			time.Sleep(1500 * time.Millisecond)
-			if err := child.Process.Signal(syscall.SIGCONT); err != nil {
+			if err := child.Process.Signal(sigCont); err != nil {
 				t.Fatal(err)
 			}
 			c := next("the loss seen late")
@@ -187,7 +186,7 @@ func startTestChild(t *testing.T, env string) (<-chan string, *exec.Cmd) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Signal(sigCont)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -184,16 +183,6 @@ func (f loopFigures) per(n int64) float64      { return float64(n) / float64(f.c
 func (f loopFigures) serverCPU() time.Duration { return f.server / time.Duration(f.cycles) }
 func (f loopFigures) clientCPU() time.Duration { return f.client / time.Duration(f.cycles) }
 func (f loopFigures) busy() float64            { return (f.server + f.client).Seconds() / f.elapsed.Seconds() }
-
-// ownCPU is the CPU time this process (the Go clients) has used so far.
-func ownCPU(b *testing.B) time.Duration {
-	b.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // serverCPU is the CPU time srv has used so far.
 func serverCPU(b *testing.B, srv *zkserver.Server) time.Duration {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -48,7 +47,7 @@ func TestBridgeSinkSettingsExitConfig(t *testing.T) {
 func TestAuditPathNotARegularFileIsRefused(t *testing.T) {
 	zk := zktest.Shared(t)
 	fifo := filepath.Join(t.TempDir(), "audit.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	_, stderr, code := heraldRun(t, nil, "--zk", zk.ConnectString(), "bridge", "--watch", uniq(t), "--audit", "/dev/full")

@@ -229,7 +229,7 @@ func TestBridgeHAKill(t *testing.T) {
 	bCh := campaignAsync(s, g, "b")
 	waitQueue(t, s, g, 2)
 
-	if err := syscall.Kill(b1.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+	if err := signalPID(b1.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	b1.wait(t, 5*time.Second)

@@ -219,10 +219,10 @@ func leaderAboutToBeLost(t *testing.T, recipe, how string) (g string, second *pr
 			return
 		}
 		pid := first.cmd.Process.Pid
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		if err := signalPID(pid, sigStop); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+		t.Cleanup(func() { _ = signalPID(pid, sigCont) })
 	}
 }
 
@@ -264,17 +264,17 @@ func TestRunnerFrozenWhileStoppingItsCommand(t *testing.T) {
 			deleteLowest(t, g)
 			first.waitOutput(t, "stopping the child", 10*time.Second)
 			pid := first.cmd.Process.Pid
-			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			if err := signalPID(pid, sigStop); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
 			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
 				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
 			}
 			if strings.Contains(read(), "OVERLAP") {
 				t.Errorf("copy-2's command started while frozen copy-1's still ran:\n%s", read())
 			}
-			_ = syscall.Kill(pid, syscall.SIGCONT)
+			_ = signalPID(pid, sigCont)
 		})
 	}
 }
@@ -297,10 +297,10 @@ func TestBriefPredecessorsSessionEndVouchesOnlyForItself(t *testing.T) {
 			g, ps, read := queuedCopies(t, zk, c, 3)
 			first, second, third := ps[0], ps[1], ps[2]
 			pid := first.cmd.Process.Pid
-			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			if err := signalPID(pid, sigStop); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
 			deleteLowest(t, g)
 			second.waitOutput(t, "waiting for its command to be stopped", 10*time.Second)
 			_ = second.cmd.Process.Signal(syscall.SIGTERM)

@@ -30,7 +30,7 @@ func TestSecondSignalKillsAtOnce(t *testing.T) {
 		p := start(t, nil, append(zk, "run", "--election", g, "--grace", "30s", "--", "sh", "-c", c.script)...)
 		p.waitOutput(t, "running", 20*time.Second)
 		if c.code == 0 {
-			t.Cleanup(func() { _ = syscall.Kill(mustAtoi(outMatch(t, p, `left=(\d+)`)), syscall.SIGKILL) })
+			t.Cleanup(func() { _ = signalPID(mustAtoi(outMatch(t, p, `left=(\d+)`)), syscall.SIGKILL) })
 		} else {
 			_ = p.cmd.Process.Signal(syscall.SIGINT)
 		}
@@ -63,7 +63,7 @@ func TestCtrlZDoesNotSuspendTheHolder(t *testing.T) {
 	g := uniq(t)
 	p := start(t, nil, append(zkFlags(t), "run", "--election", g, "--", "sh", "-c", `echo "pid=$$"; while :; do sleep 0.05; done`)...)
 	pid := mustAtoi(outMatch(t, p, `pid=(\d+)`))
-	_ = p.cmd.Process.Signal(syscall.SIGTSTP)
+	_ = p.cmd.Process.Signal(sigTSTP)
 	p.waitOutput(t, "herald does not suspend", 5*time.Second)
 	time.Sleep(1500 * time.Millisecond) // a 1 s session: the watchdog fires after 0.5 s
 	if !running(pid) || strings.Contains(p.out.String(), "herald watchdog:") || p.exited() {

@@ -106,7 +106,7 @@ func TestHATakeoversLoseNoTenure(t *testing.T) {
 	pause := func() { time.Sleep(2 * time.Second) } // let tenures pass
 
 	pause()
-	_ = syscall.Kill(b1.p.cmd.Process.Pid, syscall.SIGKILL) // kill 1
+	_ = signalPID(b1.p.cmd.Process.Pid, syscall.SIGKILL) // kill 1
 	b1.p.wait(t, 5*time.Second)
 	waitRole(t, b2.addr, "active")
 	b3 := bridge("bridge-3", zk.ConnectString())
@@ -120,7 +120,7 @@ func TestHATakeoversLoseNoTenure(t *testing.T) {
 	waitRole(t, b2.addr, "standby")
 
 	pause()
-	_ = syscall.Kill(b3.p.cmd.Process.Pid, syscall.SIGKILL) // kill 2
+	_ = signalPID(b3.p.cmd.Process.Pid, syscall.SIGKILL) // kill 2
 	b3.p.wait(t, 5*time.Second)
 	waitRole(t, b2.addr, "active")
 
@@ -207,11 +207,11 @@ func bridgeMarksWhatItMissed(t *testing.T, sink string, sameLog bool, sinkFlags 
 		t.Fatal("the first bridge never logged the holders")
 	}
 	if sameLog {
-		_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = signalPID(p.cmd.Process.Pid, syscall.SIGKILL)
 		p.wait(t, 5*time.Second)
 	} else {
 		// Drained, so the sink holds what the bridge published.
-		_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
+		_ = signalPID(p.cmd.Process.Pid, syscall.SIGTERM)
 		p.wait(t, 15*time.Second)
 	}
 	// While no bridge looks: a lets go, b holds and lets go, c holds.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"regexp"
-	"syscall"
 	"testing"
 	"time"
 
@@ -99,10 +98,10 @@ func TestDeposedBridgeWritesNothingLate(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond) // observed by both, held back by bridge-a
-	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+	if err := signalPID(a.cmd.Process.Pid, sigStop); err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT)
+	defer signalPID(a.cmd.Process.Pid, sigCont)
 	role := func(addr string) string {
 		var st struct {
 			Role string `json:"role"`
@@ -124,7 +123,7 @@ func TestDeposedBridgeWritesNothingLate(t *testing.T) {
 	if err := waitFor(30*time.Second, released); err != nil {
 		t.Fatalf("bridge-b never wrote the release: %v", ownerRecords(t, kc.Addrs(), g))
 	}
-	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+	if err := signalPID(a.cmd.Process.Pid, sigCont); err != nil {
 		t.Fatal(err)
 	}
 	a.waitOutput(t, "HA leadership lost", 20*time.Second)

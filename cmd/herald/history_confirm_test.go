@@ -153,7 +153,7 @@ func TestHistoryFromAnHABridgesAuditLog(t *testing.T) {
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
 	a.wait(t, 20*time.Second)
 	untilRow([]string{logB}, "worker-2", "holding")
-	_ = syscall.Kill(b.cmd.Process.Pid, syscall.SIGKILL)
+	_ = signalPID(b.cmd.Process.Pid, syscall.SIGKILL)
 	b.wait(t, 5*time.Second)
 	out = untilRow([]string{logB}, "worker-2", "open, last confirmed ")
 	if strings.Contains(out, "holding") {

@@ -215,7 +215,7 @@ func TestHistoryStatesOnlyWhatWasSeen(t *testing.T) {
 		return p, addr
 	}
 	kill := func(p *proc) {
-		if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		if err := signalPID(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		p.wait(t, 5*time.Second)

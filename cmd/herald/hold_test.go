@@ -69,7 +69,7 @@ func pidFile(t *testing.T) []string {
 	t.Cleanup(func() {
 		if b, err := os.ReadFile(f); err == nil {
 			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+				_ = signalPID(pid, syscall.SIGKILL)
 			}
 		}
 	})
@@ -278,9 +278,13 @@ func TestCutOffHolderLeavesNoNodeBehind(t *testing.T) {
 	p := sharedZKProxy(t)
 	const timeout = 15 * time.Second
 	viaProxy := []string{"--zk", p.Addr(), "--session-timeout", timeout.String(), "--connect-timeout", "10s"}
-	holder := start(t, nil, append(viaProxy, "lock", "--lock", g, "--", "sh", "-c", "echo node=$HERALD_NODE; exec sleep 60")...)
-	holder.waitOutput(t, "node=", 20*time.Second)
-	node := strings.Fields(strings.SplitN(holder.out.String(), "node=", 2)[1])[0]
+	// The cut comes once the command runs: "node=" alone matched the log
+	// line of the lock's acquisition, and a cut made before the command
+	// started (the runner's last look unanswered) made a give-up, slower
+	// than the test's bound, one run in five.
+	holder := start(t, nil, append(viaProxy, "lock", "--lock", g, "--", "sh", "-c", "echo command-node=$HERALD_NODE; exec sleep 60")...)
+	holder.waitOutput(t, "command-node=", 20*time.Second)
+	node := strings.Fields(strings.SplitN(holder.out.String(), "command-node=", 2)[1])[0]
 	cut := time.Now()
 	p.Blackhole(true)
 	holder.waitOutput(t, "lost the lock", timeout)

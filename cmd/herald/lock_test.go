@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -296,11 +295,11 @@ func TestLockWaiterJoinsAgainAfterItsSessionExpired(t *testing.T) {
 	holder.waitOutput(t, "holding", 20*time.Second)
 	waiter := start(t, nil, append(zk, "lock", "--lock", g, "--", "echo", "waiter ran")...)
 	waitQueued(t, zk, g, 2, "the waiter never queued")
-	if err := waiter.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := waiter.cmd.Process.Signal(sigStop); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * time.Second) // its session expires
-	if err := waiter.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := waiter.cmd.Process.Signal(sigCont); err != nil {
 		t.Fatal(err)
 	}
 	if code := waiter.wait(t, 20*time.Second); code != 0 || !strings.Contains(waiter.out.String(), "waiter ran") || !strings.Contains(waiter.out.String(), "joining again") {

@@ -25,7 +25,7 @@ func startErr(t *testing.T, args ...string) (*proc, *os.File) {
 	p := &proc{cmd: exec.Command(heraldBin, args...), out: &syncBuf{}, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), "HERALD_BIN="+heraldBin)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, w
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.SysProcAttr = ownProcessGroup()
 	p.cmd.WaitDelay = 2 * time.Second // a grandchild left may hold the output open
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func startErr(t *testing.T, args ...string) (*proc, *os.File) {
 	}()
 	t.Cleanup(func() {
 		go func() { _, _ = io.Copy(io.Discard, r) }() // unblock it, should the test fail
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = signalPID(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
 		r.Close()
 	})
@@ -52,7 +52,7 @@ func pidOut(t *testing.T, p *proc, name string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	t.Cleanup(func() { _ = signalPID(pid, syscall.SIGKILL) })
 	return pid
 }
 
@@ -115,7 +115,7 @@ func TestStderrGoneHandsOver(t *testing.T) {
 	pid := pidOut(t, p, "pid")
 	r.Close()
 	// A log line: herald says so when its command is stopped.
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+	if err := signalPID(pid, sigStop); err != nil {
 		t.Fatal(err)
 	}
 	p.wait(t, 10*time.Second)

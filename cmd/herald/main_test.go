@@ -85,7 +85,7 @@ func startBin(t *testing.T, bin string, env []string, args ...string) *proc {
 	p := &proc{cmd: exec.Command(bin, args...), out: &syncBuf{}, done: make(chan struct{})}
 	p.cmd.Env = append(append(os.Environ(), "HERALD_BIN="+heraldBin), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.SysProcAttr = ownProcessGroup()
 	// A process herald leaves behind may hold the output open; herald's
 	// own exit is what the tests wait for.
 	p.cmd.WaitDelay = 2 * time.Second
@@ -98,8 +98,8 @@ func startBin(t *testing.T, bin string, env []string, args ...string) *proc {
 		close(p.done)
 	}()
 	t.Cleanup(func() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = signalPID(-p.cmd.Process.Pid, sigCont)
+		_ = signalPID(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
 		if t.Failed() {
 			t.Logf("herald %s:\n%s", strings.Join(args, " "), p.out)
@@ -174,7 +174,7 @@ func waitFor(d time.Duration, cond func() bool) error {
 
 // alive reports whether a process with pid exists (and is not a zombie of
 // ours: these are grandchildren, reaped by init).
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+func alive(pid int) bool { return signalPID(pid, 0) == nil }
 
 // uniq returns a ZooKeeper path unique to the test.
 func uniq(t *testing.T) string {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -56,10 +55,10 @@ func TestLivePageGreysAHungBridge(t *testing.T) {
 		t.Fatalf("a running bridge with nothing changing: the page reads %q", s)
 	}
 
-	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+	if err := signalPID(b.cmd.Process.Pid, sigStop); err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT)
+	defer signalPID(b.cmd.Process.Pid, sigCont)
 	stopped := time.Now()
 	if err := held.Release(context.Background()); err != nil {
 		t.Fatal(err)
@@ -70,7 +69,7 @@ func TestLivePageGreysAHungBridge(t *testing.T) {
 	}
 	t.Logf("greyed %v into the hang", time.Since(stopped).Round(100*time.Millisecond))
 
-	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+	if err := signalPID(b.cmd.Process.Pid, sigCont); err != nil {
 		t.Fatal(err)
 	}
 	if err := waitFor(15*time.Second, func() bool {

@@ -121,7 +121,7 @@ func TestRunFailover(t *testing.T) {
 
 	// SIGKILL the new leader's child: its runner passes 137 and resigns.
 	secondPid, _, _, _ := started(second)
-	_ = syscall.Kill(secondPid, syscall.SIGKILL)
+	_ = signalPID(secondPid, syscall.SIGKILL)
 	if code := second.wait(t, 10*time.Second); code != 128+int(syscall.SIGKILL) {
 		t.Fatalf("runner of a SIGKILLed child exited %d, want 137", code)
 	}
@@ -162,7 +162,7 @@ func TestRunPausedRunnerIsFenced(t *testing.T) {
 	b := start(t, env, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
 	waitQueued(t, zk, g, 2, "b never joined the queue")
 
-	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+	if err := signalPID(a.cmd.Process.Pid, sigStop); err != nil {
 		t.Fatal(err)
 	}
 	frozen := time.Now()
@@ -177,7 +177,7 @@ func TestRunPausedRunnerIsFenced(t *testing.T) {
 	if !strings.Contains(b.out.String(), "next owner: clean") {
 		t.Fatalf("a's command, which ignores SIGTERM, still ran when b's started:\n%s", b.out)
 	}
-	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+	if err := signalPID(a.cmd.Process.Pid, sigCont); err != nil {
 		t.Fatal(err)
 	}
 	if code := a.wait(t, 20*time.Second); code != exitNotLeader {
@@ -228,15 +228,15 @@ func TestRunKilledRunnerLeavesNothingRunning(t *testing.T) {
 	}
 	m := regexp.MustCompile(`grandchild (\d+)`).FindStringSubmatch(a.out.String())
 	pid, _ := strconv.Atoi(m[1])
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // should this test fail
-	if err := syscall.Kill(pid, 0); err != nil {
+	t.Cleanup(func() { _ = signalPID(pid, syscall.SIGKILL) }) // should this test fail
+	if err := signalPID(pid, 0); err != nil {
 		t.Fatalf("grandchild %d not running before the kill: %v", pid, err)
 	}
 	if err := a.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	a.wait(t, 5*time.Second)
-	if err := waitFor(10*time.Second, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH }); err != nil {
+	if err := waitFor(10*time.Second, func() bool { return signalPID(pid, 0) == syscall.ESRCH }); err != nil {
 		t.Fatalf("the command's grandchild %d still runs 10s after its runner was killed:\n%s", pid, a.out)
 	}
 	if !strings.Contains(a.out.String(), "herald exited without stopping its command") {
@@ -322,11 +322,11 @@ func TestRunRejoinFlagsGone(t *testing.T) {
 			if err := c.spoil(authA); err != nil {
 				t.Fatal(err)
 			}
-			if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+			if err := signalPID(a.cmd.Process.Pid, sigStop); err != nil {
 				t.Fatal(err)
 			}
 			b.waitOutput(t, "b running", 20*time.Second)
-			if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+			if err := signalPID(a.cmd.Process.Pid, sigCont); err != nil {
 				t.Fatal(err)
 			}
 			if code := a.wait(t, 20*time.Second); code != exitNotLeader {
@@ -357,11 +357,11 @@ func TestRunRejoin(t *testing.T) {
 	a.waitOutput(t, "a running", 20*time.Second)
 	b := start(t, nil, append(zk, "run", "--election", g, "--id", "b", "--grace", "2s", "--", "sh", "-c", child)...)
 	waitQueued(t, zk, g, 2, "b never joined the queue")
-	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+	if err := signalPID(a.cmd.Process.Pid, sigStop); err != nil {
 		t.Fatal(err)
 	}
 	b.waitOutput(t, "b running", 20*time.Second)
-	if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+	if err := signalPID(a.cmd.Process.Pid, sigCont); err != nil {
 		t.Fatal(err)
 	}
 	a.waitOutput(t, "a got TERM", 10*time.Second)
@@ -665,11 +665,11 @@ func TestRunSaysItsCommandIsStopped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+	if err := signalPID(pid, sigStop); err != nil {
 		t.Fatal(err)
 	}
 	p.waitOutput(t, "the command is stopped", 10*time.Second)
-	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+	if err := signalPID(pid, sigCont); err != nil {
 		t.Fatal(err)
 	}
 	p.waitOutput(t, "the command runs again", 10*time.Second)

@@ -39,7 +39,7 @@ func TestTailSaysWhenNoBridgeConfirms(t *testing.T) {
 	}
 	asJSON := start(t, nil, "tail", g, "--nats", url, "--since", "1m", "--json")
 	asJSON.waitOutput(t, "worker-1", 20*time.Second)
-	_ = syscall.Kill(b.cmd.Process.Pid, syscall.SIGKILL)
+	_ = signalPID(b.cmd.Process.Pid, syscall.SIGKILL)
 	b.wait(t, 5*time.Second)
 	// --json prints events only on standard output; it says so on stderr.
 	asJSON.waitOutput(t, "level=WARN msg=\"no bridge confirms these groups now", 10*time.Second)

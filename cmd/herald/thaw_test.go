@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -69,17 +68,17 @@ func TestThawedBridgeConfirmsOnlyWhatItPublished(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the bridge never confirmed its values")
 	}
-	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+	if err := signalPID(b.cmd.Process.Pid, sigStop); err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT)
+	defer signalPID(b.cmd.Process.Pid, sigCont)
 	time.Sleep(300 * time.Millisecond) // past the heartbeat the bridge may have been writing
 	if err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	released := time.Now()
 	time.Sleep(2 * time.Second)
-	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+	if err := signalPID(b.cmd.Process.Pid, sigCont); err != nil {
 		t.Fatal(err)
 	}
 
@@ -154,17 +153,17 @@ func TestReleaseSeenLateIsNotDatedExactly(t *testing.T) {
 	}
 	time.Sleep(time.Second) // a ping answered after the snapshot
 	frozen := time.Now()
-	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+	if err := signalPID(b.cmd.Process.Pid, sigStop); err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT)
+	defer signalPID(b.cmd.Process.Pid, sigCont)
 	if err := held.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	_, next := heldLock(t, zk.Addrs(), g)
 	time.Sleep(2500 * time.Millisecond)
 	thawed := time.Now()
-	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+	if err := signalPID(b.cmd.Process.Pid, sigCont); err != nil {
 		t.Fatal(err)
 	}
 	// The live page, asked at once, never shows the gone holder as holding:

@@ -62,7 +62,7 @@ func TestTimelineOfUnreadableGroupHoldsNobodyNow(t *testing.T) {
 	if err := waitFor(20*time.Second, func() bool { return strings.Contains(httpGet(t, "http://"+addr+"/"), "state state-unreadable") }); err != nil {
 		t.Fatalf("the group never unreadable on the page:\n%s", httpGet(t, "http://"+addr+"/"))
 	}
-	_ = syscall.Kill(-holder.cmd.Process.Pid, syscall.SIGKILL)
+	_ = signalPID(-holder.cmd.Process.Pid, syscall.SIGKILL)
 	time.Sleep(3 * time.Second) // h1's session (1 s) has ended
 	for _, p := range []string{"/timeline?group=" + g, "/timeline.svg?group=" + g} {
 		if body := httpGet(t, "http://"+addr+p); holdingNow(body, node) {
@@ -86,10 +86,10 @@ func TestTimelineAfterStallWaitsToCatchUp(t *testing.T) {
 		t.Fatal("the timeline never drew the holder holding now")
 	}
 	time.Sleep(time.Second) // a ping answered after the snapshot
-	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+	if err := signalPID(b.cmd.Process.Pid, sigStop); err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT)
+	defer signalPID(b.cmd.Process.Pid, sigCont)
 	if err := held.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestTimelineAfterStallWaitsToCatchUp(t *testing.T) {
 		}()
 	}
 	time.Sleep(300 * time.Millisecond) // the requests wait in the stopped process
-	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+	if err := signalPID(b.cmd.Process.Pid, sigCont); err != nil {
 		t.Fatal(err)
 	}
 	for range paths {

@@ -167,7 +167,7 @@ func TestWhoStaleAfterSIGKILL(t *testing.T) {
 	}
 
 	killed := time.Now()
-	if err := syscall.Kill(st.bridge.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+	if err := signalPID(st.bridge.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	st.bridge.wait(t, 5*time.Second)
@@ -278,7 +278,7 @@ func TestWhoNoOwnerIsConfirmedOrStale(t *testing.T) {
 		}
 	}
 
-	_ = syscall.Kill(st.bridge.cmd.Process.Pid, syscall.SIGKILL)
+	_ = signalPID(st.bridge.cmd.Process.Pid, syscall.SIGKILL)
 	st.bridge.wait(t, 5*time.Second)
 	js := natsserver.JetStream(t, st.natsURL)
 	if err := js.DeleteKeyValue(context.Background(), jetstream.DefaultBucket); err != nil {
