@@ -378,11 +378,25 @@ func (q *queue) abandon(name string) {
 // that observers read the mark rather than take the write for a release.
 // Where herald may not write the group node, or its mark records a release
 // after our node, there is no note.
+//
+// While connected it is done before the caller hears that it gave up,
+// within withdrawWait: a caller that closes its session right after (a
+// `herald lock --timeout` that exits) would cut a note left to the
+// background, and the next copy would wait. Otherwise, or when that
+// fails, it goes on in the background.
 func (q *queue) withdraw(name string) {
 	seq, ok := ParseSequence(name)
 	if !ok || q.markState() == markForeign || q.markState() == markDenied {
 		q.abandon(name)
 		return
+	}
+	if st, _ := q.s.State(); st == StateConnected {
+		ctx, cancel := context.WithTimeout(context.Background(), withdrawWait)
+		err := q.withdrawNoted(ctx, name, seq)
+		cancel()
+		if err == nil {
+			return
+		}
 	}
 	q.s.background(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), q.o.releaseWait)
@@ -397,6 +411,9 @@ func (q *queue) withdraw(name string) {
 		}
 	})
 }
+
+// withdrawWait bounds the part of withdraw its caller waits for.
+const withdrawWait = 2 * time.Second
 
 // withdrawNoted is one attempt of withdraw: the node deleted (again, if
 // an earlier attempt got that far), then the note.
