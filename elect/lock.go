@@ -25,6 +25,8 @@ func NewLock(s *Session, path string, opts ...Option) (*Lock, error) {
 func (l *Lock) Path() string { return l.q.parent }
 
 // Acquire blocks until the lock is ours, ctx ends, or the session is lost.
+// Giving up, it first removes its node and notes on the group node that it
+// never owned (see queue.withdraw), for at most half a second.
 func (l *Lock) Acquire(ctx context.Context) (*Handle, error) {
 	return l.q.acquire(ctx, l.id(), false)
 }

@@ -382,8 +382,10 @@ func (q *queue) abandon(name string) {
 // While connected it is done before the caller hears that it gave up,
 // within withdrawWait: a caller that closes its session right after (a
 // `herald lock --timeout` that exits) would cut a note left to the
-// background, and the next copy would wait. Otherwise, or when that
-// fails, it goes on in the background.
+// background, and the next copy would wait. The bound is short, since a
+// waiter whose context ended must return soon even when cut off from the
+// servers (TestCancelWaiterDuringPartition); past it, or disconnected, it
+// goes on in the background.
 func (q *queue) withdraw(name string) {
 	seq, ok := ParseSequence(name)
 	if !ok || q.markState() == markForeign || q.markState() == markDenied {
@@ -413,7 +415,7 @@ func (q *queue) withdraw(name string) {
 }
 
 // withdrawWait bounds the part of withdraw its caller waits for.
-const withdrawWait = 2 * time.Second
+const withdrawWait = 500 * time.Millisecond
 
 // withdrawNoted is one attempt of withdraw: the node deleted (again, if
 // an earlier attempt got that far), then the note.
