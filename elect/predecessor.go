@@ -341,8 +341,9 @@ func (h *Handle) laterThanOurs(r *Release) bool {
 // one queues behind ours), and there was none. Any other node made in
 // between (a foreign client, a side node, a waiter that gave up where the
 // group node could not take its note) proves nothing either way, and the
-// caller waits as for an owner deleted by hand. A busy group loses nothing by it: its next owner queued before
-// the release and saw its predecessor. madeOffice: the transaction that
+// caller waits as for an owner deleted by hand. A busy group loses
+// nothing by it: its next owner queued before the release and saw its
+// predecessor. madeOffice: the transaction that
 // made our node made the office just before it, which took the number
 // before ours.
 func releasedJustBefore(released string, seq int32, madeOffice bool) bool {
