@@ -65,7 +65,7 @@ func decodeMark(b []byte) (groupMark, bool) {
 func withdrawnAfter(w []int32, seq int32) []int32 {
 	var out []int32
 	for _, x := range w {
-		if int32(uint32(x)-uint32(seq)) > 0 {
+		if SeqLess(seq, x) {
 			out = append(out, x)
 		}
 	}
@@ -106,7 +106,7 @@ func withdrawnMark(b []byte, seq int32, recipe Recipe) ([]byte, bool) {
 	w := m.Withdrawn
 	if m.Released != nil {
 		rs, ok := ParseSequence(m.Released.Node)
-		if !ok || int32(uint32(seq)-uint32(rs)) <= 0 {
+		if !ok || !SeqLess(rs, seq) {
 			return nil, false
 		}
 		w = withdrawnAfter(w, rs)
@@ -231,8 +231,8 @@ func (q *queue) markWritable(ctx context.Context) bool {
 // markable reports whether group data b is herald's to write over: empty,
 // or herald's mark.
 func markable(b []byte) bool {
-	var g groupMark
-	return len(b) == 0 || json.Unmarshal(b, &g) == nil && g.Herald != 0
+	_, ok := decodeMark(b)
+	return ok
 }
 
 // noteRecipe remembers the recipe herald's mark on the group node names.

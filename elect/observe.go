@@ -3,7 +3,6 @@ package elect
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -210,10 +209,7 @@ func markCounter(m groupMark, st *zk.Stat) int32 {
 // decodeMarkRelease reads the release in herald's mark, nil when the data
 // is not herald's mark or records none.
 func decodeMarkRelease(b []byte) *Release {
-	var m groupMark
-	if json.Unmarshal(b, &m) != nil || m.Herald == 0 {
-		return nil
-	}
+	m, _ := decodeMark(b)
 	return m.Released
 }
 

@@ -144,20 +144,13 @@ func ownerDeletedBeforeOurNodeWasMade(t *testing.T, first, next []elect.Option) 
 		}
 		// The note follows the deletion.
 		look := session(t, addrs).Conn()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		eventually(t, 10*time.Second, "the group node to note the quitter's withdrawal", func() bool {
 			b, _, err := look.Get(g)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Contains(string(b), `"withdrawn"`) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the quitter's node went, but the group node never noted it: %s", b)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return strings.Contains(string(b), `"withdrawn"`)
+		})
 	}
 	for _, tc := range []struct {
 		name     string
