@@ -92,6 +92,11 @@ type Session struct {
 	// (see background).
 	bg      sync.WaitGroup
 	closing bool
+	// bgBusy counts the same work for Settle, and bgIdle is closed when
+	// it falls to zero (under mu): a WaitGroup may not be waited on while
+	// work is still being added.
+	bgBusy int
+	bgIdle chan struct{}
 	// watchFns are given every watch event the connection receives (see
 	// ObserveMany); they run on the client's receive loop. Copy on write,
 	// under mu.
@@ -457,14 +462,53 @@ func (s *Session) background(f func()) {
 	counted := !s.closing
 	if counted {
 		s.bg.Add(1)
+		if s.bgBusy++; s.bgBusy == 1 {
+			s.bgIdle = make(chan struct{})
+		}
 	}
 	s.mu.Unlock()
 	go func() {
 		if counted {
-			defer s.bg.Done()
+			defer s.backgroundDone()
 		}
 		f()
 	}()
+}
+
+// backgroundDone counts a piece of background work finished.
+func (s *Session) backgroundDone() {
+	s.mu.Lock()
+	if s.bgBusy--; s.bgBusy == 0 {
+		close(s.bgIdle)
+	}
+	s.mu.Unlock()
+	s.bg.Done()
+}
+
+// Settle waits, until ctx ends, for the work the session still does in
+// the background to finish while the connection is open: a release or a
+// give-up whose deletion or note did not finish before the call that
+// asked for it returned (the connection was down, or the servers slow),
+// a give-back waiting for its owner to stop. Call it before Close when
+// the next participant should find the group tidy: Close ends that work
+// where it stands, and the servers then delete the session's nodes
+// without herald's note, so that a `herald run` or `herald lock` copy
+// made after them may wait, as for an owner deleted by hand, before it
+// owns. It returns nil once nothing is left, or ctx's error.
+func (s *Session) Settle(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		busy, idle := s.bgBusy, s.bgIdle
+		s.mu.Unlock()
+		if busy == 0 {
+			return nil
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // resolvable fails at once, naming them, when no server's host name

@@ -1,7 +1,11 @@
 package elect_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,5 +62,73 @@ func TestLastReleaseNotVouchedByAWithdrawal(t *testing.T) {
 				t.Errorf("LastRelease %+v: shown %v, want %v", v.LastRelease, got, tc.shown)
 			}
 		})
+	}
+}
+
+// TestSettleFinishesAGiveUpsNote: a waiter that gives up while cut off
+// from the servers leaves its node and its note (see TestLockAfterAGiveUpStartsAtOnce)
+// to the background. Settle, called before Close, lets that work finish
+// once the connection is back; Close alone would end it where it stands,
+// and the next copy would wait as for an owner deleted by hand.
+func TestSettleFinishesAGiveUpsNote(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	p := proxyTo(t, addrs[0])
+	holder := session(t, addrs)
+	waiter := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	ctx := ctxT(t, 30*time.Second)
+	hl, _ := elect.NewLock(holder, path, elect.CreateParents())
+	h, err := hl.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release(ctx)
+	wl, _ := elect.NewLock(waiter, path)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := wl.Acquire(wctx); done <- err }()
+	var node string
+	eventually(t, 5*time.Second, "waiter queued", func() bool {
+		c, _, _ := holder.Conn().Children(path)
+		for _, n := range c {
+			if n != h.Node() {
+				node = n
+			}
+		}
+		return len(c) == 2
+	})
+	seq, _ := elect.ParseSequence(node)
+
+	p.Refuse(true)
+	p.Cut()
+	eventually(t, 5*time.Second, "the waiter cut off", func() bool {
+		st, _ := waiter.State()
+		return st != elect.StateConnected
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter returned %v", err)
+	}
+	p.Refuse(false)
+	if err := waiter.Settle(ctxT(t, 15*time.Second)); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	_ = waiter.Close()
+
+	if ok, _, err := holder.Conn().Exists(path + "/" + node); err != nil || ok {
+		t.Fatalf("the waiter's node %s is still there (%v) after Settle and Close", node, err)
+	}
+	b, _, err := holder.Conn().Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mark struct {
+		Withdrawn []int32 `json:"withdrawn"`
+	}
+	if err := json.Unmarshal(b, &mark); err != nil {
+		t.Fatalf("group node %q: %v", b, err)
+	}
+	if !slices.Contains(mark.Withdrawn, seq) {
+		t.Fatalf("group node %s does not name the waiter's node %s (%d) withdrawn", b, node, seq)
 	}
 }

@@ -241,7 +241,7 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool) (*elect.H
 		if err == nil {
 			return h, s, nil
 		}
-		s.Close()
+		a.closeSettled(s)
 		switch {
 		case ctx.Err() != nil:
 			return nil, nil, interrupted(ctx, "interrupted while waiting for leadership of %s", o.election)

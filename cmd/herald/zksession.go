@@ -144,8 +144,28 @@ func (a *app) closeOwned(s *elect.Session) {
 		_ = s.AwaitConnected(ctx) // connected, expired, or out of time: close either way
 		cancel()
 	}
+	a.closeSettled(s)
+}
+
+// closeSettled closes a session that was in a group once the work it
+// still does in the background has finished, for at most settleWait,
+// while it is connected: a give-up's note or a release's deletion that
+// did not finish before the call that asked for it returned. Closed
+// without it, the next copy may wait as for an owner deleted by hand.
+func (a *app) closeSettled(s *elect.Session) {
+	if st, _ := s.State(); st == elect.StateConnected {
+		ctx, cancel := context.WithTimeout(context.Background(), settleWait)
+		if s.Settle(ctx) != nil {
+			a.log.Debug("closing with work still under way", "waited", settleWait)
+		}
+		cancel()
+	}
 	_ = s.Close()
 }
+
+// settleWait bounds closeSettled's wait: the work left is a few requests
+// on a live connection.
+const settleWait = 2 * time.Second
 
 // reopenSession opens a new session for a participant that was in its group
 // before (one whose session expired while it waited, or a run --rejoin
