@@ -327,37 +327,60 @@ func TestBadInputErrors(t *testing.T) {
 
 // A waiter cut off from ZooKeeper still returns as soon as its ctx ends.
 func TestCancelWaiterDuringPartition(t *testing.T) {
-	addrs := sharedAddrs(t)
-	path := groupPath(t)
-	p := proxyTo(t, addrs[0])
-	holder := session(t, addrs)
-	waiter := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
-	ctx := ctxT(t, 30*time.Second)
-	hl, _ := elect.NewLock(holder, path, elect.CreateParents())
-	h, err := hl.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Release(ctx)
-	wl, _ := elect.NewLock(waiter, path)
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { _, err := wl.Acquire(wctx); done <- err }()
-	eventually(t, 5*time.Second, "waiter queued", func() bool {
-		c, _, _ := holder.Conn().Children(path)
-		return len(c) == 2
-	})
-	p.Blackhole(true)
-	defer p.Blackhole(false)
-	cancel()
+	w := waiterBehindAHolder(t)
+	w.proxy.Blackhole(true)
+	defer w.proxy.Blackhole(false)
+	w.cancel()
 	select {
-	case err := <-done:
+	case err := <-w.done:
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled waiter returned %v", err)
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("a cancelled waiter stayed blocked behind a partition")
 	}
+}
+
+// queuedWaiter is a lock waiter, on its own session through a proxy,
+// queued behind a holder on a direct one.
+type queuedWaiter struct {
+	path          string
+	proxy         *faultproxy.Proxy
+	holder, waits *elect.Session
+	node          string       // the waiter's node
+	cancel        func()       // ends its wait
+	done          <-chan error // what its Acquire returned
+}
+
+// waiterBehindAHolder queues a waiter behind a holder that keeps the lock
+// until the test ends.
+func waiterBehindAHolder(t *testing.T) queuedWaiter {
+	t.Helper()
+	addrs := sharedAddrs(t)
+	w := queuedWaiter{path: groupPath(t), proxy: proxyTo(t, addrs[0]), holder: session(t, addrs)}
+	w.waits = session(t, []string{w.proxy.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	ctx := ctxT(t, 30*time.Second)
+	hl, _ := elect.NewLock(w.holder, w.path, elect.CreateParents())
+	h, err := hl.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Release(context.Background()) })
+	wl, _ := elect.NewLock(w.waits, w.path)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := wl.Acquire(wctx); done <- err }()
+	w.cancel, w.done = cancel, done
+	eventually(t, 5*time.Second, "waiter queued", func() bool {
+		c, _, _ := w.holder.Conn().Children(w.path)
+		for _, n := range c {
+			if n != h.Node() {
+				w.node = n
+			}
+		}
+		return len(c) == 2
+	})
+	return w
 }
 
 // Recipe options validate their input, and a custom prefix and ACL reach

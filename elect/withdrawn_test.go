@@ -71,32 +71,8 @@ func TestLastReleaseNotVouchedByAWithdrawal(t *testing.T) {
 // once the connection is back; Close alone would end it where it stands,
 // and the next copy would wait as for an owner deleted by hand.
 func TestSettleFinishesAGiveUpsNote(t *testing.T) {
-	addrs := sharedAddrs(t)
-	path := groupPath(t)
-	p := proxyTo(t, addrs[0])
-	holder := session(t, addrs)
-	waiter := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
-	ctx := ctxT(t, 30*time.Second)
-	hl, _ := elect.NewLock(holder, path, elect.CreateParents())
-	h, err := hl.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Release(ctx)
-	wl, _ := elect.NewLock(waiter, path)
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { _, err := wl.Acquire(wctx); done <- err }()
-	var node string
-	eventually(t, 5*time.Second, "waiter queued", func() bool {
-		c, _, _ := holder.Conn().Children(path)
-		for _, n := range c {
-			if n != h.Node() {
-				node = n
-			}
-		}
-		return len(c) == 2
-	})
+	w := waiterBehindAHolder(t)
+	p, waiter, node := w.proxy, w.waits, w.node
 	seq, _ := elect.ParseSequence(node)
 
 	p.Refuse(true)
@@ -105,8 +81,8 @@ func TestSettleFinishesAGiveUpsNote(t *testing.T) {
 		st, _ := waiter.State()
 		return st != elect.StateConnected
 	})
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	w.cancel()
+	if err := <-w.done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled waiter returned %v", err)
 	}
 	p.Refuse(false)
@@ -115,10 +91,10 @@ func TestSettleFinishesAGiveUpsNote(t *testing.T) {
 	}
 	_ = waiter.Close()
 
-	if ok, _, err := holder.Conn().Exists(path + "/" + node); err != nil || ok {
+	if ok, _, err := w.holder.Conn().Exists(w.path + "/" + node); err != nil || ok {
 		t.Fatalf("the waiter's node %s is still there (%v) after Settle and Close", node, err)
 	}
-	b, _, err := holder.Conn().Get(path)
+	b, _, err := w.holder.Conn().Get(w.path)
 	if err != nil {
 		t.Fatal(err)
 	}
