@@ -4,6 +4,7 @@ GO        ?= go
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PKGS  := zookeeper libcurator-recipes-java python3-kazoo prometheus chromium
 TEST_TIMEOUT ?= 9m
+STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: all build test test-race bench bench-scale chaos demo deps zk lint fuzz clean
 
@@ -50,12 +51,13 @@ demo: deps build
 zk: deps
 	$(GO) run ./internal/zkserver/zkrun -nodes $(or $(NODES),1)
 
-## lint: gofmt, and go vet here and for macOS and Windows, tests included (herald builds for both).
+## lint: gofmt, go vet here and for macOS and Windows, tests included (herald builds for both), and staticcheck.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseName -fuzztime 30s ./elect/

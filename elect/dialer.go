@@ -332,7 +332,6 @@ type sniffConn struct {
 	r        *bufio.Reader
 	s        *Session
 	address  string
-	once     sync.Once
 	buf      []byte
 	done     bool
 	answered atomic.Bool // done, for SetReadDeadline

@@ -151,7 +151,7 @@ func (o *sessionOptions) checkIdentity(certSent bool) error {
 	}
 	for _, a := range o.acl {
 		if a.Scheme == "auth" {
-			return fmt.Errorf("%w: the servers did not ask for the client certificate (their ssl.clientAuth is none), so it names no one; set ssl.clientAuth=need (or want) on the servers, give digest credentials, or use an ACL without auth::", errNoIdentity)
+			return fmt.Errorf("%w: the servers did not ask for the client certificate (their ssl.clientAuth is none), so it names no one; set ssl.clientAuth=need (or want) on the servers, give digest credentials, or use an ACL without the auth:: scheme", errNoIdentity)
 		}
 	}
 	return nil

@@ -2,11 +2,9 @@ package main
 
 import "sort"
 
-// groupMembers names the processes in process group pgid, "pid (name)",
-// as /proc shows them, so that the log can say what herald stopped.
-func groupMembers(pgid int) []string { return groupMembersBesides(pgid, 0) }
-
-// groupMembersBesides is groupMembers without process except.
+// groupMembersBesides names the processes in process group pgid but
+// except, "pid (name)", as /proc shows them, so that the log can say what
+// herald stopped.
 func groupMembersBesides(pgid, except int) []string {
 	var out []string
 	for _, p := range readProcs() {

@@ -2,11 +2,8 @@
 
 package main
 
-// groupMembers: without /proc, the processes in a group are not named;
-// the log gives the group's id alone.
-func groupMembers(int) []string { return nil }
-
-// groupMembersBesides: see groupMembers.
+// groupMembersBesides: without /proc, the processes in a group are not
+// named; the log gives the group's id alone.
 func groupMembersBesides(int, int) []string { return nil }
 
 // groupAliveBesides: without /proc the watchdog cannot be told from the

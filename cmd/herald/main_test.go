@@ -65,11 +65,10 @@ func (s *syncBuf) String() string {
 
 // proc is a herald process started by a test.
 type proc struct {
-	cmd    *exec.Cmd
-	out    *syncBuf // stdout and stderr, with the child's output
-	done   chan struct{}
-	code   int
-	killed bool
+	cmd  *exec.Cmd
+	out  *syncBuf // stdout and stderr, with the child's output
+	done chan struct{}
+	code int
 }
 
 // start runs herald with args and env (added to the test's environment).

@@ -22,9 +22,6 @@ func continueGroup(*os.Process) error { return nil }
 // groupAlive: without process groups, nothing but the child is known.
 func groupAlive(int) bool { return false }
 
-// groupMembers: see group_linux.go.
-func groupMembers(int) []string { return nil }
-
 // groupMembersBesides: see group_linux.go.
 func groupMembersBesides(int, int) []string { return nil }
 

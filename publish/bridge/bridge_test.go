@@ -27,14 +27,14 @@ func TestSnapshotThenStream(t *testing.T) {
 	s := session(t, addrs)
 	a := leads(t, candidate(t, s, g, "a"))
 	bCh := candidate(t, s, g, "b")
-	q := queued(t, s, g, 2)
+	queued(t, s, g, 2)
 	sub := collect(t, url, "herald.*."+publish.MustTokens(g))
 
 	r := start(t, bridge.Config{Servers: addrs, Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, url)}, Source: "t-bridge"})
 	sub.waitCount(t, 15*time.Second, "the snapshot", 2, func(e publish.Event) bool { return e.Snapshot })
 
 	cCh := candidate(t, s, g, "c")
-	q = queued(t, s, g, 3)
+	q := queued(t, s, g, 3)
 	sub.waitCount(t, 10*time.Second, "c's candidate.joined", 1, isType(publish.CandidateJoined, q[2].Node))
 	if err := a.Resign(ctxT(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
