@@ -46,10 +46,8 @@ func ReleaseAbandoned(ctx context.Context, s *Session, nodePath string, rec Rele
 		m := groupMark{Herald: 1, Recipe: recipe, Released: &rec}
 		m.keepWithdrawn(b)
 		data, _ := json.Marshal(m)
-		res, err := multi(ctx, c,
-			&zk.DeleteRequest{Path: nodePath, Version: -1},
-			&zk.SetDataRequest{Path: group, Data: data, Version: st.Version},
-			&zk.SetDataRequest{Path: group, Data: data, Version: st.Version + 1})
+		ops := append([]any{&zk.DeleteRequest{Path: nodePath, Version: -1}}, markWrites(group, data, st.Version, 2)...)
+		res, err := multi(ctx, c, ops...)
 		switch {
 		case err == nil:
 			return true, nil

@@ -193,9 +193,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 			}
 		}
 		ops := []any{&zk.DeleteRequest{Path: q.full(t.name), Version: -1}}
-		for i := range n {
-			ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: data, Version: version + int32(i)})
-		}
+		ops = append(ops, markWrites(q.parent, data, version, n)...)
 		if foreign && officeOK && sideNodesRefused(q.parent, t.name) != nil {
 			officeOK = false
 		}
@@ -320,8 +318,7 @@ func (q *queue) deleteRecorded(ctx context.Context, name string, rec *Release, o
 			case err != nil:
 				return err
 			case ok:
-				ops = append(ops, &zk.SetDataRequest{Path: q.parent, Data: b, Version: v},
-					&zk.SetDataRequest{Path: q.parent, Data: b, Version: v + 1})
+				ops = append(ops, markWrites(q.parent, b, v, 2)...)
 			default:
 				writeBack = false // denied, or the group is gone
 			}
@@ -726,6 +723,20 @@ func ReadOffice(ctx context.Context, s *Session, group string) (Office, bool, er
 
 func multi(ctx context.Context, c *zk.Conn, ops ...any) ([]zk.MultiResponse, error) {
 	return call(ctx, func() ([]zk.MultiResponse, error) { return c.Multi(ops...) })
+}
+
+// markWrites are n writes, for one transaction, of data over the group
+// node at path, whose data version is version. herald writes its mark
+// twice for every release but a resignation (and for a note, or someone
+// else's data written back), so that an observer that sees the version
+// move by two reads the mark rather than take the write for a release
+// (see reader.readRelease).
+func markWrites(path string, data []byte, version int32, n int) []any {
+	ops := make([]any, n)
+	for i := range ops {
+		ops[i] = &zk.SetDataRequest{Path: path, Data: data, Version: version + int32(i)}
+	}
+	return ops
 }
 
 // failedAt reports whether op i of a multi failed with want.

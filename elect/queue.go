@@ -432,9 +432,7 @@ func (q *queue) withdrawNoted(ctx context.Context, name string, seq int32) error
 		if !ok || !noted {
 			return nil
 		}
-		res, err := multi(ctx, q.s.Conn(),
-			&zk.SetDataRequest{Path: q.parent, Data: data, Version: v},
-			&zk.SetDataRequest{Path: q.parent, Data: data, Version: v + 1})
+		res, err := multi(ctx, q.s.Conn(), markWrites(q.parent, data, v, 2)...)
 		switch {
 		case failedAt(res, 0, zk.ErrBadVersion):
 			continue // someone wrote the group node: read it again
