@@ -263,9 +263,7 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 		// without reading it (see reader.readRelease), and a runner that
 		// rejoins does queue again.
 		data := q.releaseMarkOver(rec, b)
-		res, err := multi(ctx, c,
-			&zk.SetDataRequest{Path: q.parent, Data: data, Version: st.Version},
-			&zk.SetDataRequest{Path: q.parent, Data: data, Version: st.Version + 1})
+		res, err := multi(ctx, c, markWrites(q.parent, data, st.Version, 2)...)
 		switch {
 		case failedAt(res, 0, zk.ErrBadVersion):
 			continue
@@ -327,7 +325,7 @@ func (h *Handle) laterThanOurs(r *Release) bool {
 		return true
 	}
 	rs, ok := ParseSequence(r.Node)
-	return ok && int32(uint32(rs)-uint32(h.t.seq)) > 0
+	return ok && SeqLess(h.t.seq, rs)
 }
 
 // releasedJustBefore reports whether the released node, whose owner's
