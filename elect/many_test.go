@@ -37,6 +37,7 @@ func TestMany(t *testing.T) {
 		{"GroupDeletedWithItsOwner", TestGroupDeletedWithItsOwner},
 		{"TellsARequeuedResignation", TestObserverTellsARequeuedResignation},
 		{"GroupMadeAgainUnderTheSameNames", TestObserverGroupMadeAgainUnderTheSameNames},
+		{"TellsASessionEnd", TestObserverTellsASessionEnd},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -79,6 +79,9 @@ type View struct {
 	// markedBy is the owner the mark's release must be, when the listings
 	// alone tell (see releaseBase.onlyRelease).
 	markedBy string
+	// sessionEnded is the last owner, gone with its session (see
+	// readSessionEnd).
+	sessionEnded string
 	// heldAsOf, on the last view before a stretch not seen (a lost
 	// connection), is the newest moment ZooKeeper vouched for it: Owner
 	// still held after it (see Session.Answered). Zero when unknown.
@@ -334,6 +337,7 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			continue
 		}
 		w.owner = r.ownerW
+		before := r.rel
 		if err := r.readRelease(ctx, &v); err != nil {
 			office.wait()
 			return View{}, w, err
@@ -344,6 +348,9 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 				return View{}, w, office.err
 			}
 			v.Office, v.OfficeZxid, w.office = office.o, office.mzxid, office.ch
+		}
+		if err := r.readSessionEnd(ctx, &v, before); err != nil {
+			return View{}, w, err
 		}
 		return v, w, nil
 	}
@@ -1068,6 +1075,43 @@ func (r *reader) readRelease(ctx context.Context, v *View) error {
 	}
 	v.released = decodeMarkRelease(b)
 	return nil
+}
+
+// readSessionEnd tells whether the owner the last read showed went with
+// its session, when it is the only change to the group's children since
+// and nothing recorded why it went. herald run and herald lock keep a
+// session node (ProveSessionEnd), and the servers delete every ephemeral
+// node of a session that ends in one transaction, while a release, a
+// deletion by hand or a withdrawal deletes the queue node alone. So when
+// the node that holds the owner's session node had its last child change
+// in the very transaction of the group's (their pzxid are equal), and
+// the session node is gone, the owner's session ended with it:
+// v.sessionEnded names the owner. Two reads, for such an end only; any
+// change since under either node leaves the end unknown, as before.
+func (r *reader) readSessionEnd(ctx context.Context, v *View, before releaseBase) error {
+	gone := before.owner
+	switch {
+	case gone == "" || before.children == nil || contains(v.children, gone) || v.Cversion != before.cversion+1:
+		return nil // not the owner's end alone
+	case v.markedOnce || v.markedBy == gone || v.released != nil && v.released.Node == gone,
+		v.Office != nil && v.Office.Released != nil && v.Office.Released.Node == gone:
+		return nil // a release says why
+	}
+	// A participant given another session root (SessionNodesUnder) keeps
+	// its node there, which readers do not know: they find none.
+	node := sessionNodeUnder(r.group, gone, DefaultSessionRoot)
+	if node == "" {
+		return nil
+	}
+	there, _, err := call2(ctx, func() (bool, *zk.Stat, error) { return r.conn.Exists(node) })
+	if err != nil || there {
+		return err
+	}
+	there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return r.conn.Exists(path.Dir(node)) })
+	if err == nil && there && st.Pzxid == v.Pzxid {
+		v.sessionEnded = gone
+	}
+	return err
 }
 
 // releaseBase is what the last read showed, to account for a release

@@ -188,6 +188,8 @@ func reasonFor(prev *View, v View, node string) Reason {
 			return ReasonReleased
 		}
 		return ReasonResigned
+	case v.sessionEnded == node:
+		return ReasonSessionEnded
 	}
 	return ReasonUnknown
 }

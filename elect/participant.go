@@ -81,6 +81,11 @@ const (
 	// lock) died; its watchdog stopped the command and deleted the node
 	// (ReleaseAbandoned).
 	ReasonRunnerDied Reason = "runner died"
+	// ReasonSessionEnded: the owner's session ended (it expired, or was
+	// closed without a release), as an observer saw: ZooKeeper deleted the
+	// owner's node together with the session node that herald run and
+	// herald lock keep (ProveSessionEnd), in one transaction.
+	ReasonSessionEnded Reason = "session ended"
 )
 
 // ChangeKind is what an observed change is.

@@ -42,16 +42,24 @@ func sessionNodeName(session int64) string {
 // herald's, or its kind of group keeps it under a root we keep none in.
 // It matches inOffice: the name tells the recipe and the dialect.
 func (q *queue) sessionNodeOf(name string) string {
+	return sessionNodeUnder(q.parent, name, q.o.sessionRoot)
+}
+
+// sessionNodeUnder is where the herald participant that made the queue
+// node name in group keeps its session node: in the election's office, or
+// under root for a group that may hold no office ("" when root is "").
+// "" for a name that is not herald's.
+func sessionNodeUnder(group, name, root string) string {
 	id, _, ok := heraldNode(name)
 	switch {
 	case !ok || id.session == 0:
 		return ""
-	case sideNodesRefused(q.parent, name) == nil:
-		return q.full(OfficeNode) + "/" + sessionNodeName(id.session)
-	case q.o.sessionRoot == "":
+	case sideNodesRefused(group, name) == nil:
+		return group + "/" + OfficeNode + "/" + sessionNodeName(id.session)
+	case root == "":
 		return ""
 	}
-	return q.o.sessionRoot + "/" + sessionNodeName(id.session)
+	return root + "/" + sessionNodeName(id.session)
 }
 
 // inOffice reports whether our nodes in dialect d keep their session node
