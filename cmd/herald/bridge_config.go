@@ -43,7 +43,7 @@ func applyConfigFile(cmd *cobra.Command, path string) error {
 			continue
 		}
 		if err := setFromConfig(f, values[k]); err != nil {
-			return usageErr("--config %s: %s: %v", path, k, err)
+			return usageErr("--config %s: %s: %v%s", path, k, err, valueHint(f.Value.Type()))
 		}
 	}
 	return nil
@@ -96,6 +96,20 @@ func envSet(flag string) bool {
 	// file's value counts rather than neither.
 	v, ok := os.LookupEnv("HERALD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
 	return ok && strings.TrimSpace(v) != ""
+}
+
+// valueHint says what a flag of a kind pflag names takes, for a value of
+// --config that it refused: its own error names the parser, not the form.
+func valueHint(kind string) string {
+	switch kind {
+	case "duration":
+		return "; give a duration such as 500ms, 5s or 1m30s"
+	case "int", "int32", "int64", "uint", "uint16", "uint32", "uint64":
+		return "; give a whole number"
+	case "bool":
+		return "; give true or false"
+	}
+	return ""
 }
 
 // commaLists are the flags that take one string of comma-separated items

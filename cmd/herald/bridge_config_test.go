@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// configCmd is a command with a string, a list and a duration flag, read
+// configCmd is a command with string, list, duration and int flags, read
 // from a --config file holding yaml.
 func configCmd(t *testing.T, yaml string) (*cobra.Command, string) {
 	t.Helper()
@@ -19,6 +19,7 @@ func configCmd(t *testing.T, yaml string) (*cobra.Command, string) {
 	cmd.Flags().String("kafka", "", "")
 	cmd.Flags().StringSlice("watch", nil, "")
 	cmd.Flags().Duration("drain-timeout", 0, "")
+	cmd.Flags().Int("kafka-partitions", 3, "")
 	path := filepath.Join(t.TempDir(), "bridge.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -72,8 +73,9 @@ func TestConfigKeepsScalarsAsWritten(t *testing.T) {
 		"- source\n":                     "not a YAML mapping",
 		"source: [a, b]\n":               "a list, but --source takes one value",
 		"watch: [[/a]]\n":                "got a list",
-		"drain-timeout: soon\n":          "drain-timeout",
+		"drain-timeout: soon\n":          "drain-timeout: time: invalid duration \"soon\"; give a duration such as 500ms, 5s or 1m30s",
 		"source: a\n  b: c\nwatch: /a\n": "not a YAML mapping",
+		"kafka-partitions: three\n":      "give a whole number",
 	} {
 		cmd, path := configCmd(t, yaml)
 		if err := applyConfigFile(cmd, path); err == nil || !strings.Contains(err.Error(), want) {
