@@ -1,0 +1,46 @@
+//go:build unix
+
+package main
+
+import (
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/sinks/audit"
+)
+
+// TestHistorySaysASessionEnded: a `herald lock` frozen (SIGSTOP) until its
+// session expires goes without a release; ZooKeeper deletes its node with
+// its session node, and the bridge's history ends the tenure "session
+// ended", where it said "unknown".
+func TestHistorySaysASessionEnded(t *testing.T) {
+	zk := zkFlags(t)
+	url := natsserver.Start(t).URL()
+	g := uniq(t)
+	br := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--source", "bridge-1", "--http", "127.0.0.1:0"}, zk...)...)
+	waitRole(t, waitMatch(t, br, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
+	holder := start(t, nil, append(zk, "lock", "--lock", g, "--id", "frozen", "--", "sh", "-c", "echo command-started; exec sleep 60")...)
+	holder.waitOutput(t, "command-started", 20*time.Second)
+	if err := signalPID(holder.cmd.Process.Pid, sigStop); err != nil {
+		t.Fatal(err)
+	}
+	var ts []audit.Tenure
+	if err := waitFor(20*time.Second, func() bool {
+		ts = historyJSON(t, g, "--nats", url)
+		return len(ts) == 1 && !ts[0].Open()
+	}); err != nil {
+		t.Fatalf("the frozen holder's tenure never ended in the history: %+v", ts)
+	}
+	if err := signalPID(holder.cmd.Process.Pid, sigCont); err != nil {
+		t.Fatal(err)
+	}
+	if x := ts[0]; x.Owner.ID != "frozen" || x.Reason != elect.ReasonSessionEnded || !x.UntilSeen {
+		t.Errorf("the frozen holder's tenure %+v: want it ended, seen, reason %q", x, elect.ReasonSessionEnded)
+	}
+	if code := holder.wait(t, 20*time.Second); code != exitNotLeader {
+		t.Errorf("the frozen holder exited %d on waking, want %d:\n%s", code, exitNotLeader, holder.out)
+	}
+}
