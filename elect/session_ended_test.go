@@ -64,7 +64,7 @@ func TestObserverTellsASessionEnd(t *testing.T) {
 			o := observe(t, obs, path)
 			expect(t, o, elect.Snapshot, func(c elect.Change) error {
 				if c.Owner == nil || c.Owner.Node != h.Node() {
-					t.Fatalf("snapshot owner %v, want %s", c.Owner, h.Node())
+					return fmt.Errorf("owner %v, want %s", c.Owner, h.Node())
 				}
 				return nil
 			})
