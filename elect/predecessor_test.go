@@ -130,6 +130,34 @@ func ownerDeletedBeforeOurNodeWasMade(t *testing.T, first, next []elect.Option) 
 			t.Fatal(err)
 		}
 	}
+	// campaignBehind queues candidate id behind the owner of g, and
+	// returns a wait for it to own.
+	campaignBehind := func(g, id string) func() *elect.Handle {
+		t.Helper()
+		e, err := elect.NewElection(session(t, addrs), g, first...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type res struct {
+			h   *elect.Handle
+			err error
+		}
+		got := make(chan res, 1)
+		go func() {
+			h, err := e.Campaign(ctxT(t, 10*time.Second), id)
+			got <- res{h, err}
+		}()
+		if err := waitChildren(t, g, 2); err != nil {
+			t.Fatal(err)
+		}
+		return func() *elect.Handle {
+			r := <-got
+			if r.err != nil {
+				t.Fatalf("%s never owned: %v", id, r.err)
+			}
+			return r.h
+		}
+	}
 	giveUp := func(g string, opts []elect.Option, left int) {
 		t.Helper()
 		e, err := elect.NewElection(session(t, addrs), g, opts...)
@@ -191,52 +219,18 @@ func ownerDeletedBeforeOurNodeWasMade(t *testing.T, first, next []elect.Option) 
 		}, false},
 		{"a waiter gave up behind an owner later deleted by hand", func(g string) {
 			h := campaign(g, "first")
-			e2, err := elect.NewElection(session(t, addrs), g, first...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			second := make(chan *elect.Handle, 1)
-			go func() {
-				h, _ := e2.Campaign(ctxT(t, 10*time.Second), "second")
-				second <- h
-			}()
-			if err := waitChildren(t, g, 2); err != nil {
-				t.Fatal(err)
-			}
+			second := campaignBehind(g, "second")
 			giveUp(g, first, 2) // the last node made before the next one's
 			resign(h)
-			h2 := <-second
-			if h2 == nil {
-				t.Fatal("the second candidate never owned")
-			}
-			if err := session(t, addrs).Conn().Delete(h2.NodePath(), -1); err != nil {
+			if err := session(t, addrs).Conn().Delete(second().NodePath(), -1); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
 		{"two owners in turn, both resigned", func(g string) {
 			h1 := campaign(g, "first")
-			e2, err := elect.NewElection(session(t, addrs), g, first...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			type res struct {
-				h   *elect.Handle
-				err error
-			}
-			second := make(chan res, 1)
-			go func() {
-				h, err := e2.Campaign(ctxT(t, 10*time.Second), "second")
-				second <- res{h, err}
-			}()
-			if err := waitChildren(t, g, 2); err != nil {
-				t.Fatal(err)
-			}
+			second := campaignBehind(g, "second")
 			resign(h1)
-			r := <-second
-			if r.err != nil {
-				t.Fatal(r.err)
-			}
-			resign(r.h)
+			resign(second())
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
