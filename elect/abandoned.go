@@ -60,7 +60,7 @@ func ReleaseAbandoned(ctx context.Context, s *Session, nodePath string, rec Rele
 		}
 		return false, err
 	}
-	return deleteAlone(ctx, c, nodePath)
+	return deleteAlone(ctx, c, nodePath, rec.Reason)
 }
 
 // abandonedInOffice is ReleaseAbandoned where herald may not write the
@@ -72,7 +72,7 @@ func ReleaseAbandoned(ctx context.Context, s *Session, nodePath string, rec Rele
 func abandonedInOffice(ctx context.Context, s *Session, nodePath string, rec Release) (bool, error) {
 	group, c := path.Dir(nodePath), s.Conn()
 	if sideNodesRefused(group, path.Base(nodePath)) != nil {
-		return deleteAlone(ctx, c, nodePath)
+		return deleteAlone(ctx, c, nodePath, rec.Reason)
 	}
 	office := group + "/" + OfficeNode
 	data, _ := json.Marshal(Office{Herald: 1, Released: &rec})
@@ -94,16 +94,35 @@ func abandonedInOffice(ctx context.Context, s *Session, nodePath string, rec Rel
 		case failedAt(res, 1, zk.ErrNoNode), failedAt(res, 1, zk.ErrNodeExists):
 			continue // the office came or went meanwhile
 		case failedAt(res, 1, zk.ErrNoAuth), failedAt(res, 1, zk.ErrNoChildrenForEphemerals):
-			return deleteAlone(ctx, c, nodePath)
+			return deleteAlone(ctx, c, nodePath, rec.Reason)
 		}
 		return false, err
 	}
-	return deleteAlone(ctx, c, nodePath)
+	return deleteAlone(ctx, c, nodePath, rec.Reason)
 }
 
-// deleteAlone deletes the node at p without a record.
-func deleteAlone(ctx context.Context, c *zk.Conn, p string) (bool, error) {
-	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, c.Delete(p, -1) })
+// deleteAlone deletes the node at p where neither the group's mark nor
+// an office may take why it goes: the dead runner's session node (under
+// the default root, where observers look) takes it instead, in the same
+// transaction, when it is there (see sessionNote); else the node goes
+// alone.
+func deleteAlone(ctx context.Context, c *zk.Conn, p string, why Reason) (bool, error) {
+	group, name := path.Dir(p), path.Base(p)
+	var err error
+	if live := sessionNodeUnder(group, name, DefaultSessionRoot); live != "" {
+		var res []zk.MultiResponse
+		res, err = multi(ctx, c, &zk.DeleteRequest{Path: p, Version: -1}, sessionNoteWrite(live, group, name, why))
+		if failedAt(res, 1, zk.ErrNoNode) || failedAt(res, 1, zk.ErrNoAuth) {
+			live = ""
+		}
+		if live != "" {
+			if errors.Is(err, zk.ErrNoNode) || failedAt(res, 0, zk.ErrNoNode) {
+				return false, nil
+			}
+			return err == nil, err
+		}
+	}
+	_, err = call(ctx, func() (struct{}, error) { return struct{}{}, c.Delete(p, -1) })
 	if errors.Is(err, zk.ErrNoNode) {
 		return false, nil
 	}

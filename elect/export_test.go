@@ -1,8 +1,11 @@
 package elect
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // StrangerMember listens at addr (127.0.0.1:0: any port) as a TLS
@@ -25,3 +28,25 @@ func OnSessionLook(fn func(prev string, seen bool)) (restore func()) {
 
 // SessionNodeName is the session node of session id in its group's office.
 func SessionNodeName(id int64) string { return sessionNodeName(id) }
+
+// WithdrawOwned deletes h's node as a waiter that gives up does (a
+// deletion recorded nowhere but on its session node, if it keeps one),
+// as if h had not yet learned that it owns.
+func WithdrawOwned(ctx context.Context, h *Handle) error {
+	return h.q.remove(ctx, h.t.name, ReasonCancelled)
+}
+
+// JudgeSessionNodeEvent has s judge, as a waiting session does, the event
+// ev on the session node at node, seen while the queue node owner (a full
+// path) was there, and reports whether s still trusts it to go only with
+// its session. Give only events after which the node is gone: for one
+// still there, the judgment goes on watching.
+func JudgeSessionNodeEvent(s *Session, node, owner string, ev zk.EventType) bool {
+	trust := &sessionTrust{}
+	trust.ok.Store(true)
+	trust.owner.Store(owner)
+	ch := make(chan zk.Event, 1)
+	ch <- zk.Event{Type: ev, Path: node}
+	(&queue{s: s}).doubtSessionNode(node, ch, trust)
+	return trust.ok.Load()
+}

@@ -37,7 +37,7 @@ func TestMany(t *testing.T) {
 		{"GroupDeletedWithItsOwner", TestGroupDeletedWithItsOwner},
 		{"TellsARequeuedResignation", TestObserverTellsARequeuedResignation},
 		{"GroupMadeAgainUnderTheSameNames", TestObserverGroupMadeAgainUnderTheSameNames},
-		{"TellsASessionEnd", TestObserverTellsASessionEnd},
+		{"TellsAnUnrecordedEnd", TestObserverTellsAnUnrecordedEnd},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -72,6 +72,8 @@ type View struct {
 	// last child change: a resignation or release (see readRelease).
 	version    int32
 	markedOnce bool
+	// markUnread says the mark changed but could not be read.
+	markUnread bool
 	// groupCzxid is the zxid that created the group node: a group deleted
 	// and made again may reuse its old children's names (sequences start
 	// again at 0), so names are compared only within one group node.
@@ -79,9 +81,11 @@ type View struct {
 	// markedBy is the owner the mark's release must be, when the listings
 	// alone tell (see releaseBase.onlyRelease).
 	markedBy string
-	// sessionEnded is the last owner, gone with its session (see
-	// readSessionEnd).
-	sessionEnded string
+	// endedOwner is the last owner, gone without a release on record,
+	// and endedWhy why, as its session node tells (see
+	// readUnrecordedEnd).
+	endedOwner string
+	endedWhy   Reason
 	// heldAsOf, on the last view before a stretch not seen (a lost
 	// connection), is the newest moment ZooKeeper vouched for it: Owner
 	// still held after it (see Session.Answered). Zero when unknown.
@@ -349,7 +353,7 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			}
 			v.Office, v.OfficeZxid, w.office = office.o, office.mzxid, office.ch
 		}
-		if err := r.readSessionEnd(ctx, &v, before); err != nil {
+		if err := r.readUnrecordedEnd(ctx, &v, before); err != nil {
 			return View{}, w, err
 		}
 		return v, w, nil
@@ -1069,6 +1073,7 @@ func (r *reader) readRelease(ctx context.Context, v *View) error {
 	b, _, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return r.conn.Get(r.group) })
 	switch {
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
+		v.markUnread = true
 		return nil
 	case err != nil:
 		return err
@@ -1077,18 +1082,30 @@ func (r *reader) readRelease(ctx context.Context, v *View) error {
 	return nil
 }
 
-// readSessionEnd tells whether the owner the last read showed went with
-// its session, when it is the only change to the group's children since
-// and nothing recorded why it went. herald run and herald lock keep a
-// session node (ProveSessionEnd), and the servers delete every ephemeral
-// node of a session that ends in one transaction, while a release, a
-// deletion by hand or a withdrawal deletes the queue node alone. So when
-// the node that holds the owner's session node had its last child change
-// in the very transaction of the group's (their pzxid are equal), and
-// the session node is gone, the owner's session ended with it:
-// v.sessionEnded names the owner. Two reads, for such an end only; any
-// change since under either node leaves the end unknown, as before.
-func (r *reader) readSessionEnd(ctx context.Context, v *View, before releaseBase) error {
+// readUnrecordedEnd tells why the owner the last read showed went, when
+// it is the only change to the group's children since and nothing in the
+// group records why: herald run and herald lock keep a session node
+// (ProveSessionEnd), which tells it in most cases. Two reads, for such an
+// end only:
+//
+//   - The session node is gone, and the node that held it had its last
+//     child change in the very transaction of the group's (their pzxid are
+//     equal): the servers delete every ephemeral node of a session that
+//     ends in one transaction, while any deletion by a client deletes
+//     nodes one by one. The owner's session ended: "session ended".
+//   - The session node is there, of the owner's session, and was written
+//     in the very transaction of the owner's deletion: herald deleted its
+//     own node where neither the mark nor an office could take the
+//     reason, and the session node took it (see sessionNote).
+//   - The session node is there, of the owner's session, and untouched
+//     since before the owner's deletion: the session lived, and every
+//     deletion herald makes of its own node records its reason somewhere;
+//     so someone else deleted it (by hand, a tool): "deleted".
+//
+// Any change since under either node, a session node written after the
+// deletion, or a session node that is not the owner's, leaves the end
+// unknown, as it is for clients that keep none.
+func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseBase) error {
 	gone := before.owner
 	switch {
 	case gone == "" || before.children == nil || contains(v.children, gone) || v.Cversion != before.cversion+1:
@@ -1096,6 +1113,8 @@ func (r *reader) readSessionEnd(ctx context.Context, v *View, before releaseBase
 	case v.markedOnce || v.markedBy == gone || v.released != nil && v.released.Node == gone,
 		v.Office != nil && v.Office.Released != nil && v.Office.Released.Node == gone:
 		return nil // a release says why
+	case v.markUnread || v.OfficeUnreadable():
+		return nil // a release may say why, unread
 	}
 	// A participant given another session root (SessionNodesUnder) keeps
 	// its node there, which readers do not know: they find none.
@@ -1103,15 +1122,36 @@ func (r *reader) readSessionEnd(ctx context.Context, v *View, before releaseBase
 	if node == "" {
 		return nil
 	}
-	there, _, err := call2(ctx, func() (bool, *zk.Stat, error) { return r.conn.Exists(node) })
-	if err != nil || there {
+	id, _, _ := heraldNode(gone)
+	type look struct {
+		b  []byte
+		st *zk.Stat
+	}
+	l, err := call(ctx, func() (look, error) {
+		b, st, err := r.conn.Get(node)
+		return look{b, st}, err
+	})
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return r.conn.Exists(path.Dir(node)) })
+		if err == nil && there && st.Pzxid == v.Pzxid {
+			v.endedOwner, v.endedWhy = gone, ReasonSessionEnded
+		}
 		return err
+	case errors.Is(err, zk.ErrNoAuth):
+		return nil
+	case err != nil:
+		return err
+	case l.st.EphemeralOwner != id.session:
+		return nil // not the owner's session's node
+	case l.st.Mzxid == v.Pzxid:
+		if why, ok := decodeSessionNote(l.b, r.group, gone); ok {
+			v.endedOwner, v.endedWhy = gone, why
+		}
+	case l.st.Mzxid < v.Pzxid:
+		v.endedOwner, v.endedWhy = gone, ReasonDeleted
 	}
-	there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return r.conn.Exists(path.Dir(node)) })
-	if err == nil && there && st.Pzxid == v.Pzxid {
-		v.sessionEnded = gone
-	}
-	return err
+	return nil
 }
 
 // releaseBase is what the last read showed, to account for a release

@@ -169,9 +169,11 @@ func snapshotAfter(before *View, v View) Change {
 // that left, that was its release (no read needed); otherwise the mark,
 // read when it changed (View.released), names the node and the reason. An
 // election's owner that gave up for another reason records it in the
-// office, a lock's owner in the mark, written twice. Anything else — a
-// session that expired, a node someone deleted, a waiter that gave up —
-// is ReasonUnknown.
+// office, a lock's owner in the mark, written twice. An owner gone
+// without any of these is told by its session node, where it keeps one
+// (see reader.readUnrecordedEnd): its session ended, herald deleted it
+// and noted why there, or someone else deleted it. Anything else is
+// ReasonUnknown.
 func reasonFor(prev *View, v View, node string) Reason {
 	switch {
 	case v.Office != nil && v.Office.Released != nil && v.Office.Released.Node == node:
@@ -188,8 +190,8 @@ func reasonFor(prev *View, v View, node string) Reason {
 			return ReasonReleased
 		}
 		return ReasonResigned
-	case v.sessionEnded == node:
-		return ReasonSessionEnded
+	case v.endedOwner == node:
+		return v.endedWhy
 	}
 	return ReasonUnknown
 }

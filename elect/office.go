@@ -130,7 +130,7 @@ func decodeOffice(b []byte, st *zk.Stat) (Office, bool) {
 func (q *queue) deleteOwn(ctx context.Context, t ticket, rec *Release, office *atomic.Bool, tenure time.Duration) error {
 	switch {
 	case rec == nil:
-		return q.remove(ctx, t.name)
+		return q.remove(ctx, t.name, ReasonUnknown)
 	case voluntary(rec.Reason):
 		return q.deleteMarked(ctx, t, rec, 1, tenure, office)
 	case sideNodesRefused(q.parent, t.name) != nil:
@@ -185,7 +185,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 				return err
 			}
 			if !ok {
-				return q.remove(ctx, t.name)
+				return q.remove(ctx, t.name, rec.Reason)
 			}
 			data, n, version, known, foreign = q.releaseMarkOver(rec, b), writes, v, true, false
 			if !markable(b) {
@@ -201,6 +201,14 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 		if recorded {
 			ops = append(ops, q.officeRecord(ctx, rec, office))
 		}
+		live := ""
+		if foreign && !recorded {
+			// No mark and no office: our session node, if any, takes
+			// the reason (see sessionNote).
+			if live = q.ownSessionNode(t.name); live != "" {
+				ops = append(ops, sessionNoteWrite(live, q.parent, t.name, rec.Reason))
+			}
+		}
 		res, err := multi(ctx, q.s.Conn(), ops...)
 		switch {
 		case err == nil:
@@ -208,6 +216,9 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 				office.Store(true)
 			}
 			return nil
+		case live != "" && (failedAt(res, 1+n, zk.ErrNoNode) || failedAt(res, 1+n, zk.ErrNoAuth)):
+			q.s.ownSessionNodes.Delete(live) // it takes no note: go without
+			continue
 		case recorded && failedAt(res, 1+n, zk.ErrNoNode):
 			office.Store(false) // gone: create it
 			continue
@@ -232,7 +243,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 		return err
 	}
 	// The group node keeps changing under us: delete without the mark.
-	return q.remove(ctx, t.name)
+	return q.remove(ctx, t.name, rec.Reason)
 }
 
 // releaseMark is the group node's data a release writes: herald's mark
@@ -282,7 +293,7 @@ func (q *queue) deleteUnmarked(ctx context.Context, name string, rec *Release, o
 	if office != nil && sideNodesRefused(q.parent, name) == nil {
 		return q.deleteRecorded(ctx, name, rec, office)
 	}
-	return q.remove(ctx, name)
+	return q.remove(ctx, name, rec.Reason)
 }
 
 // officeRecord is the op that records rec in the office: a write of it,
@@ -340,13 +351,13 @@ func (q *queue) deleteRecorded(ctx context.Context, name string, rec *Release, o
 			q.setMark(markDenied)
 			writeBack = false
 		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
-			return q.remove(ctx, name)
+			return q.remove(ctx, name, rec.Reason)
 		default:
 			return err
 		}
 	}
 	// The office keeps changing under us: delete without a record.
-	return q.remove(ctx, name)
+	return q.remove(ctx, name, rec.Reason)
 }
 
 // Acknowledge records that we took office (seed 002: the lowest node does

@@ -67,9 +67,16 @@ const (
 	// (Session.Close), which deletes its nodes.
 	ReasonSessionClosed Reason = "session closed"
 	ReasonSuspended     Reason = "connection suspended"
-	ReasonDeleted       Reason = "deleted"
-	ReasonCancelled     Reason = "cancelled"
-	ReasonUnknown       Reason = "unknown"
+	// ReasonDeleted: someone else deleted the owner's node while its
+	// session lived (by hand, a tool). The owner reports it when it hears;
+	// observers, for an owner that keeps a session node (ProveSessionEnd),
+	// from that node, there and untouched by the deletion.
+	ReasonDeleted Reason = "deleted"
+	// ReasonCancelled: a waiter gave up, or left the queue, before it
+	// learned that it owned (observers took it for the owner as the lowest
+	// node; told by its session node where it keeps one).
+	ReasonCancelled Reason = "cancelled"
+	ReasonUnknown   Reason = "unknown"
 	// ReasonTwoOwners: an owner stepped down because a client joined that
 	// cannot read its node (see WatchForHazards).
 	ReasonTwoOwners Reason = "two owners possible"

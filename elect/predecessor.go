@@ -31,8 +31,9 @@ func (h *Handle) Predecessor() string { return h.t.prev }
 func (h *Handle) PredecessorLowestSince() time.Time { return h.t.prevLowest }
 
 // PredecessorReleased reports whether the node that owned before ours
-// went by a release herald recorded (the mark on the group node, or the
-// office's record, naming that node): its owner gave the group up on
+// went by a release herald recorded (the mark on the group node, the
+// office's record, or, where neither may be written, the note on its
+// owner's session node, naming that node): its owner gave the group up on
 // purpose, after its work stopped, or said afterwards that its work had
 // stopped (RecordStopped). It is false for a herald node that went
 // without one: someone deleted it, or its session ended, and its owner
@@ -71,15 +72,51 @@ func (h *Handle) PredecessorReleasedW(ctx context.Context) (bool, <-chan zk.Even
 
 // ReleasesRecorded reports whether herald can record a release in the
 // group, as PredecessorReleased reads it: false when the group node holds
-// someone else's data, or this identity may not write it, and the group
-// may hold no office (a lock's) to take the record instead. Every herald
-// owner before ours then goes without a release on record.
+// someone else's data, or this identity may not write it, the group may
+// hold no office (a lock's) to take the record instead, and our session
+// keeps no session node that could (ProveSessionEnd, with a session root
+// it may write). Every herald owner before ours then goes without a
+// release on record.
 func (h *Handle) ReleasesRecorded() bool {
 	switch h.q.markState() {
 	case markForeign, markDenied:
-		return sideNodesRefused(h.q.parent, h.t.name) == nil
+		return sideNodesRefused(h.q.parent, h.t.name) == nil || h.q.ownSessionNode(h.t.name) != ""
 	}
 	return true
+}
+
+// predecessorNoted reports whether the predecessor's session node notes
+// its release (see sessionNote): where neither the mark nor an office may
+// take a release, its owner's session node took it, in the transaction
+// that deleted its node. A note of a waiter that gave up (cancelled) does
+// not count: like a withdrawal on the mark, it vouches for no owner
+// before it. With watch, a session node without such a note is watched:
+// a later note (RecordStopped's) fires it.
+func (h *Handle) predecessorNoted(ctx context.Context, watch bool) (bool, <-chan zk.Event) {
+	node := h.q.sessionNodeOf(h.t.prev)
+	if node == "" {
+		return false, nil
+	}
+	type read struct {
+		b  []byte
+		ch <-chan zk.Event
+	}
+	r, err := call(ctx, func() (read, error) {
+		if watch {
+			b, _, ch, err := h.q.s.Conn().GetW(node)
+			return read{b, ch}, err
+		}
+		b, _, err := h.q.s.Conn().Get(node)
+		return read{b: b}, err
+	})
+	if err != nil {
+		return false, nil
+	}
+	why, ok := decodeSessionNote(r.b, h.q.parent, h.t.prev)
+	if ok && why != ReasonCancelled && why != ReasonUnknown {
+		return true, nil
+	}
+	return false, r.ch
 }
 
 // PredecessorSessionEnded reports whether the last PredecessorReleased (or
@@ -132,12 +169,19 @@ func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-c
 	case ours(o.Released):
 		return true, nil, nil
 	}
+	var nch <-chan zk.Event
+	if p != "" {
+		var noted bool
+		if noted, nch = h.predecessorNoted(ctx, watch); noted {
+			return true, nil, nil
+		}
+	}
 	ended, sch, err := h.predecessorSessionEnded(ctx, watch)
 	if err != nil || ended {
 		h.prevEnded.Store(ended)
 		return ended, nil, err
 	}
-	return false, firstOf(r.ch, och, sch), nil
+	return false, firstOf(r.ch, och, sch, nch), nil
 }
 
 // readOfficeW reads the office (empty when there is none, or it holds no
@@ -279,12 +323,22 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 // recordStoppedInOffice is RecordStopped where herald may not write the
 // group node (someone else's data, its ACL): an election's office takes
 // the record, as it takes a release there (see deleteRecorded), unless it
-// already holds ours or a later owner's. A group that may hold no office
-// (a lock) gets none, and the next owner waits its bound.
+// already holds ours or a later owner's. In a group that may hold no
+// office (a lock) our session node takes it, where we keep one (see
+// sessionNote); else the next owner waits its bound.
 func (h *Handle) recordStoppedInOffice(ctx context.Context, rec *Release) error {
 	q := h.q
 	if sideNodesRefused(q.parent, h.t.name) != nil {
-		return nil
+		live := q.ownSessionNode(h.t.name)
+		if live == "" {
+			return nil
+		}
+		w := sessionNoteWrite(live, q.parent, h.t.name, rec.Reason)
+		_, err := call(ctx, func() (*zk.Stat, error) { return q.s.Conn().Set(w.Path, w.Data, -1) })
+		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNoAuth) {
+			return nil
+		}
+		return err
 	}
 	c := q.s.Conn()
 	for tries := 0; tries < 4; tries++ {

@@ -336,7 +336,7 @@ func (q *queue) sweep(marker string) {
 		clean := true
 		for _, c := range children {
 			if strings.Contains(c, marker) {
-				if err := q.remove(ctx, c); err != nil {
+				if err := q.remove(ctx, c, ReasonCancelled); err != nil {
 					clean = false
 				}
 			}
@@ -354,7 +354,7 @@ func (q *queue) abandon(name string) {
 		ctx, cancel := context.WithTimeout(context.Background(), q.o.releaseWait)
 		defer cancel()
 		for ctx.Err() == nil && q.s.gone() == nil {
-			if err := q.remove(ctx, name); err == nil {
+			if err := q.remove(ctx, name, ReasonCancelled); err == nil {
 				return
 			}
 			if err := q.s.awaitConnected(ctx); err != nil {
@@ -420,7 +420,7 @@ const withdrawWait = 500 * time.Millisecond
 // withdrawNoted is one attempt of withdraw: the node deleted (again, if
 // an earlier attempt got that far), then the note.
 func (q *queue) withdrawNoted(ctx context.Context, name string, seq int32) error {
-	if err := q.remove(ctx, name); err != nil {
+	if err := q.remove(ctx, name, ReasonCancelled); err != nil {
 		return err
 	}
 	for tries := 0; tries < 4; tries++ {
@@ -447,11 +447,40 @@ func (q *queue) withdrawNoted(ctx context.Context, name string, seq int32) error
 	return nil
 }
 
-func (q *queue) remove(ctx context.Context, name string) error {
-	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, q.s.Conn().Delete(q.full(name), -1) })
+// remove deletes our queue node name, where why it goes (why) is
+// recorded nowhere else: where our session keeps a session node for it,
+// the note of why goes there in the same transaction (see sessionNote),
+// so that an observer tells this deletion from someone else's. Where the
+// session node cannot take it (gone, or its ACL changed), the node is
+// deleted alone.
+func (q *queue) remove(ctx context.Context, name string, why Reason) error {
+	conn := q.s.Conn()
+	del := &zk.DeleteRequest{Path: q.full(name), Version: -1}
+	var err error
+	if live := q.ownSessionNode(name); live != "" {
+		var res []zk.MultiResponse
+		res, err = multi(ctx, conn, del, sessionNoteWrite(live, q.parent, name, why))
+		switch {
+		case failedAt(res, 1, zk.ErrNoNode), failedAt(res, 1, zk.ErrNoAuth):
+			q.s.ownSessionNodes.Delete(live)
+			q.s.log.Debug("our session node takes no note: an observer may report our node deleted by someone else",
+				"group", q.parent, "node", live, "err", err)
+			err = q.remove1(ctx, conn, del.Path)
+		case failedAt(res, 0, zk.ErrNoNode):
+			err = zk.ErrNoNode
+		}
+	} else {
+		err = q.remove1(ctx, conn, del.Path)
+	}
 	if err == nil || errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
+	return err
+}
+
+// remove1 deletes the node at p alone.
+func (q *queue) remove1(ctx context.Context, conn *zk.Conn, p string) error {
+	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, conn.Delete(p, -1) })
 	return err
 }
 

@@ -287,3 +287,101 @@ func betaFindsTheRelease(t *testing.T, ctx context.Context, next <-chan *elect.H
 	}
 	return ch
 }
+
+// TestLockReleaseNotedOnTheSessionNode: a lock group whose node holds
+// someone else's data, or whose ACL lets herald create and delete but not
+// write it, may hold neither herald's mark nor an office. A release there
+// was recorded nowhere, and the next herald lock waited as for a node
+// deleted by hand (11/12 of the session timeout) at every handoff. Where
+// the owners keep session nodes (ProveSessionEnd), the release's
+// transaction notes it on the owner's session node: the next owner finds
+// it (PredecessorReleased), and an observer reports "released". So too
+// RecordStopped, for an owner deleted by hand: its note ends the next
+// owner's wait, through the watch that owner holds.
+func TestLockReleaseNotedOnTheSessionNode(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		acl    []zk.ACL
+		byHand bool
+	}{
+		{"someone else's data, released", []byte("kept by an operator"), zk.WorldACL(zk.PermAll), false},
+		{"no write permission, released", nil, zk.WorldACL(zk.PermCreate | zk.PermRead | zk.PermDelete | zk.PermAdmin), false},
+		{"someone else's data, deleted by hand", []byte("kept by an operator"), zk.WorldACL(zk.PermAll), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			path := groupPath(t)
+			a, b, obs := session(t, addrs), session(t, addrs), session(t, addrs)
+			mkdirs(t, obs.Conn(), pathpkg.Dir(path))
+			if _, err := obs.Conn().Create(path, tc.data, 0, tc.acl); err != nil {
+				t.Fatal(err)
+			}
+			ctx := ctxT(t, 30*time.Second)
+			acquire := func(s *elect.Session, id string) (*elect.Handle, error) {
+				l, err := elect.NewLock(s, path, elect.WithID(id), elect.ProveSessionEnd())
+				if err != nil {
+					return nil, err
+				}
+				return l.Acquire(ctx)
+			}
+			la, err := acquire(a, "alpha")
+			if err != nil {
+				t.Fatal(err)
+			}
+			looked := make(chan bool, 4)
+			defer elect.OnSessionLook(func(prev string, seen bool) {
+				if prev == la.Node() {
+					looked <- seen
+				}
+			})()
+			next := make(chan *elect.Handle, 1)
+			go func() {
+				h, _ := acquire(b, "beta")
+				next <- h
+			}()
+			select {
+			case seen := <-looked:
+				if !seen {
+					t.Fatal("beta did not see alpha's session node")
+				}
+			case <-ctx.Done():
+				t.Fatal("beta never looked for alpha's session node")
+			}
+			o := observe(t, obs, path)
+			expect(t, o, elect.Snapshot, ownerIs("alpha"))
+			if !tc.byHand {
+				if err := la.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				betaFindsTheRelease(t, ctx, next, o, la, elect.ReasonReleased)
+				// alpha's release learned that the group node takes no mark.
+				if !la.ReleasesRecorded() {
+					t.Error("alpha: ReleasesRecorded = false with a session node to note releases on")
+				}
+			} else {
+				if err := obs.Conn().Delete(la.NodePath(), -1); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-la.Done():
+				case <-ctx.Done():
+					t.Fatal("alpha never heard that its node was deleted")
+				}
+				var lb *elect.Handle
+				select {
+				case lb = <-next:
+				case <-ctx.Done():
+					t.Fatal("beta never owned")
+				}
+				if lb == nil || lb.Predecessor() != la.Node() {
+					t.Fatalf("beta owns after %v, want after %s", lb, la.Node())
+				}
+				recordEndsTheWait(t, la, lb)
+			}
+			if d, _, err := obs.Conn().Get(path); err != nil || string(d) != string(tc.data) {
+				t.Errorf("the group node holds %q (%v), want %q untouched", d, err, tc.data)
+			}
+		})
+	}
+}

@@ -106,6 +106,11 @@ type Session struct {
 	// watches for the waits behind their owners, each with whether it is
 	// still trusted (see seeSessionNode): path -> *sessionTrust.
 	sessionWatches sync.Map
+	// ownSessionNodes: the session nodes this session made, or found made
+	// by an earlier node of its own (path -> struct{}): every deletion of
+	// one of its queue nodes that records its reason nowhere else notes it
+	// there (see queue.remove).
+	ownSessionNodes sync.Map
 }
 
 // NewSession connects to the ensemble and waits until the servers grant a

@@ -1,6 +1,7 @@
 package elect_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -8,37 +9,70 @@ import (
 	"github.com/zkherald/herald/elect"
 )
 
-// TestObserverTellsASessionEnd: an owner that keeps a session node
-// (ProveSessionEnd, as herald run and herald lock do) and whose session
-// ends without a release (here closed; an expiry is the same transaction)
-// is reported "session ended", for an election (session node in its
-// office) and a lock (under the default session root). A node deleted
-// by hand while its session lives, and an owner that keeps no session
-// node, stay "unknown": ZooKeeper does not say why they went.
-func TestObserverTellsASessionEnd(t *testing.T) {
+// TestObserverTellsAnUnrecordedEnd: an owner that keeps a session node
+// (ProveSessionEnd, as herald run and herald lock do) and goes without a
+// release recorded in the group is told by its session node, for an
+// election (session node in its office) and a lock (under the default
+// session root):
+//   - its session ends (here closed; an expiry is the same transaction):
+//     "session ended";
+//   - someone deletes its node by hand while its session lives: "deleted";
+//   - herald deletes it where neither the mark nor an office may take the
+//     reason (a lock whose group node holds someone else's data; a waiter
+//     that gives up; the watchdog's release of a dead runner's node): the
+//     reason it noted on the session node.
+//
+// A session node deleted by hand first, and an owner that keeps none,
+// leave the end "unknown": ZooKeeper does not say why the node went.
+func TestObserverTellsAnUnrecordedEnd(t *testing.T) {
+	const (
+		closed    = "session closed"
+		byHand    = "deleted by hand"
+		first     = "session node deleted by hand, then the node"
+		release   = "released over someone else's data"
+		withdraw  = "withdrawn"
+		abandoned = "released by the watchdog over someone else's data"
+	)
 	for _, tc := range []struct {
-		name   string
-		lock   bool
-		prove  bool
-		byHand bool
-		// first: the owner's session node is deleted by hand first: gone,
-		// but not in the transaction that deleted the owner's node.
-		first bool
+		lock  bool
+		prove bool
+		end   string
 		want  elect.Reason
 	}{
-		{"election, session closed", false, true, false, false, elect.ReasonSessionEnded},
-		{"lock, session closed", true, true, false, false, elect.ReasonSessionEnded},
-		{"election, node deleted by hand", false, true, true, false, elect.ReasonUnknown},
-		{"lock, node deleted by hand", true, true, true, false, elect.ReasonUnknown},
-		{"election, no session node", false, false, false, false, elect.ReasonUnknown},
-		{"election, session node deleted before", false, true, true, true, elect.ReasonUnknown},
-		{"lock, session node deleted before", true, true, true, true, elect.ReasonUnknown},
+		{false, true, closed, elect.ReasonSessionEnded},
+		{true, true, closed, elect.ReasonSessionEnded},
+		{false, true, byHand, elect.ReasonDeleted},
+		{true, true, byHand, elect.ReasonDeleted},
+		{false, false, closed, elect.ReasonUnknown},
+		{true, false, byHand, elect.ReasonUnknown},
+		{false, true, first, elect.ReasonUnknown},
+		{true, true, first, elect.ReasonUnknown},
+		{true, true, release, elect.ReasonReleased},
+		{true, false, release, elect.ReasonUnknown},
+		{false, true, withdraw, elect.ReasonCancelled},
+		{true, true, withdraw, elect.ReasonCancelled},
+		{true, true, abandoned, elect.ReasonRunnerDied},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		kind, proof := "election", "session node"
+		if tc.lock {
+			kind = "lock"
+		}
+		if !tc.prove {
+			proof = "no session node"
+		}
+		t.Run(fmt.Sprintf("%s, %s, %s", kind, proof, tc.end), func(t *testing.T) {
 			addrs := sharedAddrs(t)
 			path := groupPath(t)
 			obs, owner := session(t, addrs), session(t, addrs)
 			ctx := ctxT(t, 30*time.Second)
+			if tc.end == release || tc.end == abandoned {
+				// The group node holds another client's data: herald's
+				// mark may not go there, and a lock keeps no office.
+				mkdirs(t, obs.Conn(), path)
+				if _, err := obs.Conn().Set(path, []byte("10.0.0.7"), -1); err != nil {
+					t.Fatal(err)
+				}
+			}
 			opts := []elect.Option{elect.CreateParents()}
 			if tc.prove {
 				opts = append(opts, elect.ProveSessionEnd())
@@ -68,21 +102,8 @@ func TestObserverTellsASessionEnd(t *testing.T) {
 				}
 				return nil
 			})
-			if tc.first {
-				sessionNode := path + "/herald-office/" + fmt.Sprintf("session-%016x-live", uint64(owner.ID()))
-				if tc.lock {
-					sessionNode = elect.DefaultSessionRoot + "/" + fmt.Sprintf("session-%016x-live", uint64(owner.ID()))
-				}
-				if err := obs.Conn().Delete(sessionNode, -1); err != nil {
-					t.Fatalf("delete the session node %s: %v", sessionNode, err)
-				}
-			}
-			if tc.byHand {
-				if err := obs.Conn().Delete(h.NodePath(), -1); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				_ = owner.Close()
+			if err := endOwner(ctx, tc.end, tc.lock, path, obs, owner, h); err != nil {
+				t.Fatal(err)
 			}
 			end := expect(t, o, elect.OwnerChanged, nil)
 			if end.Owner != nil || end.Previous == nil || end.Previous.Node != h.Node() || end.Reason != tc.want {
@@ -90,4 +111,32 @@ func TestObserverTellsASessionEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// endOwner ends h's ownership of the group at path as end says.
+func endOwner(ctx context.Context, end string, lock bool, path string, obs, owner *elect.Session, h *elect.Handle) error {
+	switch end {
+	case "session closed":
+		return owner.Close()
+	case "session node deleted by hand, then the node":
+		sessionNode := path + "/herald-office/" + elect.SessionNodeName(owner.ID())
+		if lock {
+			sessionNode = elect.DefaultSessionRoot + "/" + elect.SessionNodeName(owner.ID())
+		}
+		if err := obs.Conn().Delete(sessionNode, -1); err != nil {
+			return fmt.Errorf("delete the session node %s: %w", sessionNode, err)
+		}
+		return obs.Conn().Delete(h.NodePath(), -1)
+	case "deleted by hand":
+		return obs.Conn().Delete(h.NodePath(), -1)
+	case "released over someone else's data":
+		return h.Release(ctx)
+	case "withdrawn":
+		return elect.WithdrawOwned(ctx, h)
+	case "released by the watchdog over someone else's data":
+		rec := elect.Release{Node: h.Node(), ID: h.ID(), Term: h.Term(), Reason: elect.ReasonRunnerDied, Time: time.Now().UTC()}
+		_, err := elect.ReleaseAbandoned(ctx, obs, h.NodePath(), rec, elect.RecipeLock)
+		return err
+	}
+	return fmt.Errorf("no such end %q", end)
 }

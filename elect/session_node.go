@@ -116,7 +116,7 @@ func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Di
 		}
 		switch {
 		case err == nil:
-			q.sessionNode.Store(sid)
+			q.madeSessionNode(live.Path)
 			return res[len(res)-1].String, withOffice, nil
 		case at(live, zk.ErrNoNode) && !withOffice:
 			withOffice = true // no office yet
@@ -125,7 +125,7 @@ func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Di
 		case at(office, zk.ErrNoNode):
 			return "", false, zk.ErrNoNode // the group is missing
 		case at(live, zk.ErrNodeExists):
-			q.sessionNode.Store(sid) // made with an earlier node of ours
+			q.madeSessionNode(live.Path) // made with an earlier node of ours
 			name, err := q.createAlone(conn, base, data)
 			return name, false, err
 		case at(office, zk.ErrNoAuth), at(live, zk.ErrNoAuth), at(live, zk.ErrNoChildrenForEphemerals):
@@ -213,20 +213,32 @@ type sessionTrust struct {
 func (q *queue) doubtSessionNode(node string, ch <-chan zk.Event, trust *sessionTrust) {
 	defer q.s.sessionWatches.Delete(node)
 	conn := q.s.Conn()
+	// deleted judges the session node's deletion: by hand while the
+	// owner's node was still there, it proves nothing.
+	deleted := func() {
+		there, _, err := conn.Exists(trust.owner.Load().(string))
+		if err != nil || there {
+			trust.ok.Store(false)
+		}
+	}
 	for {
 		ev := <-ch
 		switch ev.Type {
 		case zk.EventNodeDeleted:
-			there, _, err := conn.Exists(trust.owner.Load().(string))
-			if err != nil || there {
-				trust.ok.Store(false)
-			}
+			deleted()
 			return
 		case zk.EventNodeDataChanged:
-			// Someone wrote it: watch it again.
+			// Written (its session's note of a deletion, see
+			// sessionNote): watch it again. Gone meanwhile (a release
+			// noted there, and the session closed at once), it is
+			// judged as a deletion seen.
 			found, _, again, err := conn.ExistsW(node)
-			if err != nil || !found {
-				trust.ok.Store(false) // gone meanwhile, unseen: doubt it
+			switch {
+			case err != nil:
+				trust.ok.Store(false)
+				return
+			case !found:
+				deleted()
 				return
 			}
 			ch = again
@@ -292,7 +304,7 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 		res, err := conn.Multi(live, node)
 		switch {
 		case err == nil:
-			q.sessionNode.Store(sid)
+			q.madeSessionNode(live.Path)
 			return res[1].String, nil
 		case failedAt(res, 0, zk.ErrNoNode):
 			if err := makeSharedPath(conn, root, q.o.acl); err != nil {
@@ -300,7 +312,7 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 				return plain()
 			}
 		case failedAt(res, 0, zk.ErrNodeExists):
-			q.sessionNode.Store(sid)
+			q.madeSessionNode(live.Path) // ours, made with a node in another group
 			return plain()
 		case failedAt(res, 0, zk.ErrNoAuth), failedAt(res, 0, zk.ErrNoChildrenForEphemerals):
 			q.noSessionNode(sid, fmt.Errorf("the session root %s refuses it (its ACL, or it is an ephemeral node)", root))
@@ -348,4 +360,63 @@ func makeSharedPath(conn *zk.Conn, root string, acl []zk.ACL) error {
 		}
 	}
 	return nil
+}
+
+// madeSessionNode records that our session's session node is at p (made
+// now, or by an earlier node of ours).
+func (q *queue) madeSessionNode(p string) {
+	q.sessionNode.Store(q.s.ID())
+	q.s.ownSessionNodes.Store(p, struct{}{})
+}
+
+// A sessionNote is what a session node holds: the last of its session's
+// queue nodes that went by a deletion of its own recorded nowhere else (a
+// waiter that gave up, a release where herald may write neither the
+// group's mark nor an office), written in the transaction that deleted it.
+// An observer that finds the owner's node gone without a release on
+// record reads the owner's session node (see reader.readUnrecordedEnd):
+// written in the very transaction of the owner's deletion, it says why
+// the owner went; there but untouched since before that deletion, the
+// session lived and did not delete its node, so someone else did.
+type sessionNote struct {
+	Herald int    `json:"herald"`
+	Group  string `json:"group"`
+	Node   string `json:"node"`
+	Reason Reason `json:"reason"`
+}
+
+// sessionNoteWrite is the write, for the transaction that deletes the
+// queue node name of group, of why it goes on the session node at p.
+func sessionNoteWrite(p, group, name string, why Reason) *zk.SetDataRequest {
+	if why == ReasonNone {
+		why = ReasonUnknown
+	}
+	b, _ := json.Marshal(sessionNote{Herald: 1, Group: group, Node: name, Reason: why})
+	return &zk.SetDataRequest{Path: p, Data: b, Version: -1}
+}
+
+// decodeSessionNote reads a session node's data as sessionNoteWrite
+// writes it: ok only for a note naming node in group.
+func decodeSessionNote(b []byte, group, node string) (Reason, bool) {
+	var n sessionNote
+	if len(b) == 0 || json.Unmarshal(b, &n) != nil || n.Herald == 0 || n.Group != group || n.Node != node || n.Reason == ReasonNone {
+		return "", false
+	}
+	return n.Reason, true
+}
+
+// ownSessionNode is the path of our session's session node that goes
+// with our queue node name, "" when our session made none there.
+func (q *queue) ownSessionNode(name string) string {
+	p := q.sessionNodeOf(name)
+	if p == "" {
+		return ""
+	}
+	if _, ok := q.s.ownSessionNodes.Load(p); !ok {
+		return ""
+	}
+	if id, _, ok := heraldNode(name); !ok || id.session != q.s.ID() {
+		return ""
+	}
+	return p
 }

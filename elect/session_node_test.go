@@ -424,3 +424,61 @@ func TestSessionNodeDeletedInALaterTenure(t *testing.T) {
 		t.Errorf("PredecessorReleased = %v, %v; want false: the first's session lives, its node was deleted by hand", got, err)
 	}
 }
+
+// TestSessionNodeNotedThenGone: a release that herald may record nowhere
+// in the group notes itself on the owner's session node (a data change),
+// and the runner's session closes moments later. A waiter that watched
+// that node sees the data change and, looking again, finds the node gone:
+// the session ended after the release, which proves its work stopped. It
+// used to doubt any node gone unseen after a write, and the next herald
+// lock waited its whole bound instead of starting as its predecessor
+// exited. A session node written and then deleted by hand while the
+// owner's node is still there is doubted as before.
+func TestSessionNodeNotedThenGone(t *testing.T) {
+	addrs := sharedAddrs(t)
+	ctx := ctxT(t, 30*time.Second)
+	for _, tc := range []struct {
+		name   string
+		byHand bool
+		want   bool
+	}{
+		{"released, then the session closed", false, true},
+		{"deleted by hand while the owner held", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := groupPath(t)
+			owner, waiter := session(t, addrs), session(t, addrs)
+			mkdirs(t, waiter.Conn(), path)
+			if _, err := waiter.Conn().Set(path, []byte("kept by an operator"), -1); err != nil {
+				t.Fatal(err)
+			}
+			l, err := elect.NewLock(owner, path, elect.ProveSessionEnd())
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := l.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			node := elect.DefaultSessionRoot + "/" + elect.SessionNodeName(owner.ID())
+			if tc.byHand {
+				if err := waiter.Conn().Delete(node, -1); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := h.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if b, _, err := waiter.Conn().Get(node); err != nil || !strings.Contains(string(b), h.Node()) {
+					t.Fatalf("the session node holds %q (%v): want a note naming %s", b, err, h.Node())
+				}
+				if err := owner.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := elect.JudgeSessionNodeEvent(waiter, node, h.NodePath(), zk.EventNodeDataChanged); got != tc.want {
+				t.Errorf("trusted after a data change and the node gone: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

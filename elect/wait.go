@@ -449,7 +449,7 @@ func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error
 	if w.moves++; w.moves > maxMoves {
 		return false, fmt.Errorf("%w: %s: foreign clients keep joining that need other node names than ours (%d replacements); give each client its own group or force a dialect", ErrUnsafeGroup, w.q.parent, maxMoves)
 	}
-	if err := w.q.remove(ctx, w.t.name); err != nil {
+	if err := w.q.remove(ctx, w.t.name, ReasonCancelled); err != nil {
 		return false, w.q.retryable(ctx, err)
 	}
 	old := w.t.name

@@ -44,3 +44,34 @@ func TestHistorySaysASessionEnded(t *testing.T) {
 		t.Errorf("the frozen holder exited %d on waking, want %d:\n%s", code, exitNotLeader, holder.out)
 	}
 }
+
+// TestHistorySaysDeletedByHand: someone deletes a running `herald lock`'s
+// node by hand. Its session lives on, and its session node, untouched by
+// the deletion, says so: the bridge's history ends the tenure "deleted",
+// where it said "unknown", and the holder stops its command and exits
+// as deposed.
+func TestHistorySaysDeletedByHand(t *testing.T) {
+	zk := zkFlags(t)
+	url := natsserver.Start(t).URL()
+	g := uniq(t)
+	br := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--source", "bridge-1", "--http", "127.0.0.1:0"}, zk...)...)
+	waitRole(t, waitMatch(t, br, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
+	holder := start(t, nil, append(zk, "lock", "--lock", g, "--id", "deposed", "--", "sh", "-c", `echo "node=$HERALD_NODE"; exec sleep 60`)...)
+	node := outMatch(t, holder, `node=(\S+)`)
+	if err := rawZK(t).Delete(g+"/"+node, -1); err != nil {
+		t.Fatal(err)
+	}
+	var ts []audit.Tenure
+	if err := waitFor(20*time.Second, func() bool {
+		ts = historyJSON(t, g, "--nats", url)
+		return len(ts) == 1 && !ts[0].Open()
+	}); err != nil {
+		t.Fatalf("the deposed holder's tenure never ended in the history: %+v", ts)
+	}
+	if x := ts[0]; x.Owner.ID != "deposed" || x.Owner.Node != node || x.Reason != elect.ReasonDeleted || !x.UntilSeen {
+		t.Errorf("the deposed holder's tenure %+v: want %s ended, seen, reason %q", x, node, elect.ReasonDeleted)
+	}
+	if code := holder.wait(t, 20*time.Second); code != exitNotLeader {
+		t.Errorf("the deposed holder exited %d, want %d:\n%s", code, exitNotLeader, holder.out)
+	}
+}
