@@ -18,26 +18,18 @@ import (
 // ended", where it said "unknown".
 func TestHistorySaysASessionEnded(t *testing.T) {
 	zk := zkFlags(t)
-	url := natsserver.Start(t).URL()
 	g := uniq(t)
-	br := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--source", "bridge-1", "--http", "127.0.0.1:0"}, zk...)...)
-	waitRole(t, waitMatch(t, br, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
+	url := bridgedToNATS(t, zk, g)
 	holder := start(t, nil, append(zk, "lock", "--lock", g, "--id", "frozen", "--", "sh", "-c", "echo command-started; exec sleep 60")...)
 	holder.waitOutput(t, "command-started", 20*time.Second)
 	if err := signalPID(holder.cmd.Process.Pid, sigStop); err != nil {
 		t.Fatal(err)
 	}
-	var ts []audit.Tenure
-	if err := waitFor(20*time.Second, func() bool {
-		ts = historyJSON(t, g, "--nats", url)
-		return len(ts) == 1 && !ts[0].Open()
-	}); err != nil {
-		t.Fatalf("the frozen holder's tenure never ended in the history: %+v", ts)
-	}
+	x := endedTenure(t, g, url, "the frozen holder")
 	if err := signalPID(holder.cmd.Process.Pid, sigCont); err != nil {
 		t.Fatal(err)
 	}
-	if x := ts[0]; x.Owner.ID != "frozen" || x.Reason != elect.ReasonSessionEnded || !x.UntilSeen {
+	if x.Owner.ID != "frozen" || x.Reason != elect.ReasonSessionEnded || !x.UntilSeen {
 		t.Errorf("the frozen holder's tenure %+v: want it ended, seen, reason %q", x, elect.ReasonSessionEnded)
 	}
 	if code := holder.wait(t, 20*time.Second); code != exitNotLeader {
@@ -52,26 +44,41 @@ func TestHistorySaysASessionEnded(t *testing.T) {
 // as deposed.
 func TestHistorySaysDeletedByHand(t *testing.T) {
 	zk := zkFlags(t)
-	url := natsserver.Start(t).URL()
 	g := uniq(t)
-	br := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--source", "bridge-1", "--http", "127.0.0.1:0"}, zk...)...)
-	waitRole(t, waitMatch(t, br, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
+	url := bridgedToNATS(t, zk, g)
 	holder := start(t, nil, append(zk, "lock", "--lock", g, "--id", "deposed", "--", "sh", "-c", `echo "node=$HERALD_NODE"; exec sleep 60`)...)
 	node := outMatch(t, holder, `node=(\S+)`)
 	if err := rawZK(t).Delete(g+"/"+node, -1); err != nil {
 		t.Fatal(err)
 	}
-	var ts []audit.Tenure
-	if err := waitFor(20*time.Second, func() bool {
-		ts = historyJSON(t, g, "--nats", url)
-		return len(ts) == 1 && !ts[0].Open()
-	}); err != nil {
-		t.Fatalf("the deposed holder's tenure never ended in the history: %+v", ts)
-	}
-	if x := ts[0]; x.Owner.ID != "deposed" || x.Owner.Node != node || x.Reason != elect.ReasonDeleted || !x.UntilSeen {
+	if x := endedTenure(t, g, url, "the deposed holder"); x.Owner.ID != "deposed" || x.Owner.Node != node || x.Reason != elect.ReasonDeleted || !x.UntilSeen {
 		t.Errorf("the deposed holder's tenure %+v: want %s ended, seen, reason %q", x, node, elect.ReasonDeleted)
 	}
 	if code := holder.wait(t, 20*time.Second); code != exitNotLeader {
 		t.Errorf("the deposed holder exited %d, want %d:\n%s", code, exitNotLeader, holder.out)
 	}
+}
+
+// bridgedToNATS starts a bridge that publishes group g to a NATS server
+// of its own, and returns the server's URL once the bridge is active.
+func bridgedToNATS(t *testing.T, zk []string, g string) string {
+	t.Helper()
+	url := natsserver.Start(t).URL()
+	br := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--source", "bridge-1", "--http", "127.0.0.1:0"}, zk...)...)
+	waitRole(t, waitMatch(t, br, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
+	return url
+}
+
+// endedTenure waits until the history of g, read from NATS at url, holds
+// one tenure, ended, and returns it; who names its owner in the failure.
+func endedTenure(t *testing.T, g, url, who string) audit.Tenure {
+	t.Helper()
+	var ts []audit.Tenure
+	if err := waitFor(20*time.Second, func() bool {
+		ts = historyJSON(t, g, "--nats", url)
+		return len(ts) == 1 && !ts[0].Open()
+	}); err != nil {
+		t.Fatalf("%s's tenure never ended in the history: %+v", who, ts)
+	}
+	return ts[0]
 }
