@@ -312,7 +312,7 @@ func TestWhoPresets(t *testing.T) {
 		base + "/hadoop-ha/ns1/ActiveStandbyElectorLock (election, from zookeeper): owner nn2",
 		"nameservice=ns1, port=8020, zkfc_port=8019",
 		base + "/hadoop-ha/ns2/ActiveStandbyElectorLock (election, from zookeeper): no owner: no leader node",
-		base + "/solr/overseer_elect/leader (election, from zookeeper): owner 72057594037927936-10.0.0.7:8983_solr-n_0000000000",
+		base + "/solr/overseer_elect/leader (election, from zookeeper): owner 10.0.0.7:8983_solr",
 		base + "/solr/collections/films/leaders/shard1/leader (election, from zookeeper): owner core_node2",
 		base + "/solr/overseer_elect/election (election, from zookeeper): owner 10.0.0.7:8983_solr",
 		base + "/druid/coordinator/_COORDINATOR (election, from zookeeper): owner http://coord1:8081",

@@ -172,10 +172,11 @@ func TestSolr(t *testing.T) {
 	// Utils.toJSON writes it (indented).
 	over := []byte("{\n  \"id\":\"72057594037927940-10.0.0.7:8983_solr-n_0000000003\"}")
 	id := decode(t, ident.Auto, "/solr/overseer_elect/leader", over)
-	if id.Format != ident.SolrOverseer || id.ID != "72057594037927940-10.0.0.7:8983_solr-n_0000000003" {
+	if id.Format != ident.SolrOverseer || id.ID != "10.0.0.7:8983_solr" {
 		t.Fatalf("overseer: %+v", id)
 	}
-	wantFields(t, id, map[string]string{"node_name": "10.0.0.7:8983_solr", "sequence": "3", "session": "0x100000000000004"})
+	wantFields(t, id, map[string]string{"node_name": "10.0.0.7:8983_solr", "sequence": "3", "session": "0x100000000000004",
+		"election_node": "72057594037927940-10.0.0.7:8983_solr-n_0000000003"})
 	shard := []byte(`{
   "core":"films_shard1_replica_n1",
   "node_name":"10.0.0.7:8983_solr",

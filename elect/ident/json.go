@@ -125,16 +125,22 @@ func ParseEpoch(data []byte) (int64, error) {
 }
 
 // decodeSolrOverseer reads /overseer_elect/leader: {"id": "<election
-// node>"}, the name of the winning node of /overseer_elect/election.
+// node>"}, the name of the winning node of /overseer_elect/election. The
+// overseer's id is the Solr node name that election node carries, as the
+// election group's owner is named and as Solr's OVERSEERSTATUS names its
+// leader, so that both views of one overseer agree; the election node
+// itself is kept as a field.
 func decodeSolrOverseer(data []byte) (Identity, error) {
 	_, id, err := objectWithID(data, SolrOverseer)
 	if err != nil {
 		return Identity{}, err
 	}
 	if n, ok := ParseSolrNode(id.ID); ok {
+		id.put("election_node", id.ID)
 		id.put("session", fmt.Sprintf("0x%x", uint64(n.Session)))
 		id.put("node_name", n.ID)
 		id.put("sequence", strconv.FormatInt(int64(n.Sequence), 10))
+		id.ID = n.ID
 	}
 	return id, nil
 }
