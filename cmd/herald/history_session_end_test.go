@@ -37,25 +37,31 @@ func TestHistorySaysASessionEnded(t *testing.T) {
 	}
 }
 
-// TestHistorySaysDeletedByHand: someone deletes a running `herald lock`'s
-// node by hand. Its session lives on, and its session node, untouched by
-// the deletion, says so: the bridge's history ends the tenure "deleted",
-// where it said "unknown", and the holder stops its command and exits
-// as deposed.
+// TestHistorySaysDeletedByHand: someone deletes the node of a running
+// `herald lock`, or of a `herald run` leader, by hand. Its session lives
+// on, and its session node (under the session root for a lock, in the
+// election's office for run), untouched by the deletion, says so: the
+// bridge's history ends the tenure "deleted", where it said "unknown",
+// and the runner stops its command and exits as deposed.
 func TestHistorySaysDeletedByHand(t *testing.T) {
-	zk := zkFlags(t)
-	g := uniq(t)
-	url := bridgedToNATS(t, zk, g)
-	holder := start(t, nil, append(zk, "lock", "--lock", g, "--id", "deposed", "--", "sh", "-c", `echo "node=$HERALD_NODE"; exec sleep 60`)...)
-	node := outMatch(t, holder, `node=(\S+)`)
-	if err := rawZK(t).Delete(g+"/"+node, -1); err != nil {
-		t.Fatal(err)
-	}
-	if x := endedTenure(t, g, url, "the deposed holder"); x.Owner.ID != "deposed" || x.Owner.Node != node || x.Reason != elect.ReasonDeleted || !x.UntilSeen {
-		t.Errorf("the deposed holder's tenure %+v: want %s ended, seen, reason %q", x, node, elect.ReasonDeleted)
-	}
-	if code := holder.wait(t, 20*time.Second); code != exitNotLeader {
-		t.Errorf("the deposed holder exited %d, want %d:\n%s", code, exitNotLeader, holder.out)
+	for _, verb := range []string{"lock", "run"} {
+		t.Run(verb, func(t *testing.T) {
+			zk := zkFlags(t)
+			g := uniq(t)
+			url := bridgedToNATS(t, zk, g)
+			flag := map[string]string{"lock": "--lock", "run": "--election"}[verb]
+			holder := start(t, nil, append(zk, verb, flag, g, "--id", "deposed", "--", "sh", "-c", `echo "node=$HERALD_NODE"; exec sleep 60`)...)
+			node := outMatch(t, holder, `node=(\S+)`)
+			if err := rawZK(t).Delete(g+"/"+node, -1); err != nil {
+				t.Fatal(err)
+			}
+			if x := endedTenure(t, g, url, "the deposed owner"); x.Owner.ID != "deposed" || x.Owner.Node != node || x.Reason != elect.ReasonDeleted || !x.UntilSeen {
+				t.Errorf("the deposed owner's tenure %+v: want %s ended, seen, reason %q", x, node, elect.ReasonDeleted)
+			}
+			if code := holder.wait(t, 20*time.Second); code != exitNotLeader {
+				t.Errorf("the deposed owner exited %d, want %d:\n%s", code, exitNotLeader, holder.out)
+			}
+		})
 	}
 }
 
