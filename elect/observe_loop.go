@@ -300,21 +300,31 @@ func (ob *observation) read(ctx context.Context, changed <-chan struct{}) (View,
 	return v, err
 }
 
-// readFailed decides what a failed read means: the session's state loop
-// handles a lost connection; anything else ends the observer.
+// readFailed decides what a failed read means (see readEnds); after a
+// lost connection the group is listed again.
 func (ob *observation) readFailed(ctx context.Context, err error) error {
+	if readEnds(ctx, err, ob.group, ob.o.finish) {
+		return errStop
+	}
+	ob.childrenFired = true
+	return nil
+}
+
+// readEnds reports whether a failed read of an observer of path ends it,
+// finishing it with why: its context ended, its session expired, or any
+// error but a lost connection, which the session's state loop handles.
+func readEnds(ctx context.Context, err error, path string, finish func(error)) bool {
 	switch {
 	case ctx.Err() != nil:
-		ob.o.finish(ctx.Err())
+		finish(ctx.Err())
 	case expired(err):
-		ob.o.finish(ErrSessionLost)
+		finish(ErrSessionLost)
 	case connLoss(err) || errors.Is(err, context.Canceled):
-		ob.childrenFired = true
-		return nil
+		return false
 	default:
-		ob.o.finish(observeErr(ob.group, err))
+		finish(observeErr(path, err))
 	}
-	return errStop
+	return true
 }
 
 // observeErr puts an observer's read error in context: the group, unless

@@ -830,20 +830,12 @@ func (ob *singleObservation) suspended(ctx context.Context, changed <-chan struc
 	}
 }
 
-// readFailed: the session's state loop handles a lost connection;
-// anything else ends the observer.
+// readFailed decides what a failed read means (see readEnds).
 func (ob *singleObservation) readFailed(ctx context.Context, err error) error {
-	switch {
-	case ctx.Err() != nil:
-		ob.o.finish(ctx.Err())
-	case expired(err):
-		ob.o.finish(ErrSessionLost)
-	case connLoss(err) || errors.Is(err, context.Canceled):
-		return nil
-	default:
-		ob.o.finish(fmt.Errorf("elect: observe %s: %w", ob.r.path, err))
+	if readEnds(ctx, err, ob.r.path, ob.o.finish) {
+		return errStop
 	}
-	return errStop
+	return nil
 }
 
 // await waits for the node's watch (its deletion, a write to it, or its
