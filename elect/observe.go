@@ -1086,7 +1086,8 @@ func (r *reader) readRelease(ctx context.Context, v *View) error {
 // it is the only change to the group's children since and nothing in the
 // group records why: herald run and herald lock keep a session node
 // (ProveSessionEnd), which tells it in most cases. Two reads, for such an
-// end only:
+// end only (the note's data, which needs READ, only where herald noted
+// the end):
 //
 //   - The session node is gone, and the node that held it had its last
 //     child change in the very transaction of the group's (their pzxid are
@@ -1123,33 +1124,35 @@ func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseB
 		return nil
 	}
 	id, _, _ := heraldNode(gone)
-	type look struct {
-		b  []byte
-		st *zk.Stat
-	}
-	l, err := call(ctx, func() (look, error) {
-		b, st, err := r.conn.Get(node)
-		return look{b, st}, err
-	})
+	// The stat first: it needs no permission, where the note's data
+	// needs READ, and only an end herald noted needs the data.
+	there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return r.conn.Exists(node) })
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
+	case err != nil:
+		return err
+	case !there:
 		there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return r.conn.Exists(path.Dir(node)) })
 		if err == nil && there && st.Pzxid == v.Pzxid {
 			v.endedOwner, v.endedWhy = gone, ReasonSessionEnded
 		}
 		return err
-	case errors.Is(err, zk.ErrNoAuth):
+	case st.EphemeralOwner != id.session:
+		return nil // not the owner's session's node
+	case st.Mzxid < v.Pzxid:
+		v.endedOwner, v.endedWhy = gone, ReasonDeleted
+		return nil
+	case st.Mzxid > v.Pzxid:
+		return nil // written since: what it says now is another deletion's
+	}
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return r.conn.Get(node) })
+	switch {
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
 		return nil
 	case err != nil:
 		return err
-	case l.st.EphemeralOwner != id.session:
-		return nil // not the owner's session's node
-	case l.st.Mzxid == v.Pzxid:
-		if why, ok := decodeSessionNote(l.b, r.group, gone); ok {
-			v.endedOwner, v.endedWhy = gone, why
-		}
-	case l.st.Mzxid < v.Pzxid:
-		v.endedOwner, v.endedWhy = gone, ReasonDeleted
+	}
+	if why, ok := decodeSessionNote(b, r.group, gone); ok && st.Mzxid == v.Pzxid {
+		v.endedOwner, v.endedWhy = gone, why
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherald/herald/elect"
 )
 
@@ -29,6 +31,7 @@ func TestObserverTellsAnUnrecordedEnd(t *testing.T) {
 		closed    = "session closed"
 		byHand    = "deleted by hand"
 		first     = "session node deleted by hand, then the node"
+		noRead    = "deleted by hand, its session node unreadable"
 		release   = "released over someone else's data"
 		withdraw  = "withdrawn"
 		abandoned = "released by the watchdog over someone else's data"
@@ -43,6 +46,8 @@ func TestObserverTellsAnUnrecordedEnd(t *testing.T) {
 		{true, true, closed, elect.ReasonSessionEnded},
 		{false, true, byHand, elect.ReasonDeleted},
 		{true, true, byHand, elect.ReasonDeleted},
+		{false, true, noRead, elect.ReasonDeleted},
+		{true, true, noRead, elect.ReasonDeleted},
 		{false, false, closed, elect.ReasonUnknown},
 		{true, false, byHand, elect.ReasonUnknown},
 		{false, true, first, elect.ReasonUnknown},
@@ -119,12 +124,15 @@ func endOwner(ctx context.Context, end string, lock bool, path string, obs, owne
 	case "session closed":
 		return owner.Close()
 	case "session node deleted by hand, then the node":
-		sessionNode := path + "/herald-office/" + elect.SessionNodeName(owner.ID())
-		if lock {
-			sessionNode = elect.DefaultSessionRoot + "/" + elect.SessionNodeName(owner.ID())
+		if err := obs.Conn().Delete(sessionNodeOf(path, lock, owner), -1); err != nil {
+			return fmt.Errorf("delete the session node: %w", err)
 		}
-		if err := obs.Conn().Delete(sessionNode, -1); err != nil {
-			return fmt.Errorf("delete the session node %s: %w", sessionNode, err)
+		return obs.Conn().Delete(h.NodePath(), -1)
+	case "deleted by hand, its session node unreadable":
+		// Its stat tells all but a note, and needs no permission.
+		noRead := zk.WorldACL(zk.PermAll &^ zk.PermRead)
+		if _, err := obs.Conn().SetACL(sessionNodeOf(path, lock, owner), noRead, -1); err != nil {
+			return fmt.Errorf("take READ from the session node: %w", err)
 		}
 		return obs.Conn().Delete(h.NodePath(), -1)
 	case "deleted by hand":
@@ -139,4 +147,13 @@ func endOwner(ctx context.Context, end string, lock bool, path string, obs, owne
 		return err
 	}
 	return fmt.Errorf("no such end %q", end)
+}
+
+// sessionNodeOf is where owner keeps its session node for the group at
+// path: the election's office, or the default session root for a lock.
+func sessionNodeOf(path string, lock bool, owner *elect.Session) string {
+	if lock {
+		return elect.DefaultSessionRoot + "/" + elect.SessionNodeName(owner.ID())
+	}
+	return path + "/herald-office/" + elect.SessionNodeName(owner.ID())
 }
