@@ -81,11 +81,11 @@ type View struct {
 	// markedBy is the owner the mark's release must be, when the listings
 	// alone tell (see releaseBase.onlyRelease).
 	markedBy string
-	// endedOwner is the last owner, gone without a release on record,
-	// and endedWhy why, as its session node tells (see
-	// readUnrecordedEnd).
-	endedOwner string
-	endedWhy   Reason
+	// endedNode is the node (the last owner, or a waiter) gone alone since
+	// the last read without a release on record, and endedWhy why, as its
+	// session node tells (see readUnrecordedEnd).
+	endedNode string
+	endedWhy  Reason
 	// heldAsOf, on the last view before a stretch not seen (a lost
 	// connection), is the newest moment ZooKeeper vouched for it: Owner
 	// still held after it (see Session.Answered). Zero when unknown.
@@ -1082,35 +1082,35 @@ func (r *reader) readRelease(ctx context.Context, v *View) error {
 	return nil
 }
 
-// readUnrecordedEnd tells why the owner the last read showed went, when
-// it is the only change to the group's children since and nothing in the
-// group records why: herald run and herald lock keep a session node
-// (ProveSessionEnd), which tells it in most cases. Two reads, for such an
-// end only (the note's data, which needs READ, only where herald noted
-// the end):
+// readUnrecordedEnd tells why a node the last read showed went (the
+// owner, or a waiter), when its deletion is the only change to the
+// group's children since and nothing in the group records why: herald
+// run and herald lock keep a session node (ProveSessionEnd), which tells
+// it in most cases. Two reads, for such an end only (the note's data,
+// which needs READ, only where herald noted the end):
 //
 //   - The session node is gone, and the node that held it had its last
 //     child change in the very transaction of the group's (their pzxid are
 //     equal): the servers delete every ephemeral node of a session that
 //     ends in one transaction, while any deletion by a client deletes
-//     nodes one by one. The owner's session ended: "session ended".
-//   - The session node is there, of the owner's session, and was written
-//     in the very transaction of the owner's deletion: herald deleted its
+//     nodes one by one. Its session ended: "session ended".
+//   - The session node is there, of the node's session, and was written
+//     in the very transaction of the node's deletion: herald deleted its
 //     own node where neither the mark nor an office could take the
 //     reason, and the session node took it (see sessionNote).
-//   - The session node is there, of the owner's session, and untouched
-//     since before the owner's deletion: the session lived, and every
-//     deletion herald makes of its own node records its reason somewhere;
-//     so someone else deleted it (by hand, a tool): "deleted".
+//   - The session node is there, of the node's session, and untouched
+//     since before the deletion: the session lived, and every deletion
+//     herald makes of its own node records its reason somewhere; so
+//     someone else deleted it (by hand, a tool): "deleted".
 //
 // Any change since under either node, a session node written after the
-// deletion, or a session node that is not the owner's, leaves the end
-// unknown, as it is for clients that keep none.
+// deletion, or a session node that is not of the node's session, leaves
+// the end unknown, as it is for clients that keep none.
 func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseBase) error {
-	gone := before.owner
+	gone := before.onlyGone(*v)
 	switch {
-	case gone == "" || before.children == nil || contains(v.children, gone) || v.Cversion != before.cversion+1:
-		return nil // not the owner's end alone
+	case gone == "":
+		return nil // not one node's end alone
 	case v.markedOnce || v.markedBy == gone || v.released != nil && v.released.Node == gone,
 		v.Office != nil && v.Office.Released != nil && v.Office.Released.Node == gone:
 		return nil // a release says why
@@ -1133,13 +1133,13 @@ func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseB
 	case !there:
 		there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return r.conn.Exists(path.Dir(node)) })
 		if err == nil && there && st.Pzxid == v.Pzxid {
-			v.endedOwner, v.endedWhy = gone, ReasonSessionEnded
+			v.endedNode, v.endedWhy = gone, ReasonSessionEnded
 		}
 		return err
 	case st.EphemeralOwner != id.session:
 		return nil // not the owner's session's node
 	case st.Mzxid < v.Pzxid:
-		v.endedOwner, v.endedWhy = gone, ReasonDeleted
+		v.endedNode, v.endedWhy = gone, ReasonDeleted
 		return nil
 	case st.Mzxid > v.Pzxid:
 		return nil // written since: what it says now is another deletion's
@@ -1152,7 +1152,7 @@ func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseB
 		return err
 	}
 	if why, ok := decodeSessionNote(b, r.group, gone); ok && st.Mzxid == v.Pzxid {
-		v.endedOwner, v.endedWhy = gone, why
+		v.endedNode, v.endedWhy = gone, why
 	}
 	return nil
 }
@@ -1163,6 +1163,21 @@ type releaseBase struct {
 	children []string
 	cversion int32
 	owner    string
+}
+
+// onlyGone is the child the last read showed that v no longer holds,
+// when its deletion is the only change to the group's children since
+// (one cversion, one child fewer); "" otherwise.
+func (b releaseBase) onlyGone(v View) string {
+	if b.children == nil || v.Cversion != b.cversion+1 || len(v.children) != len(b.children)-1 {
+		return ""
+	}
+	for _, c := range b.children {
+		if !contains(v.children, c) {
+			return c
+		}
+	}
+	return ""
 }
 
 // onlyRelease names the owner whose release the group's mark must record,

@@ -190,7 +190,7 @@ func reasonFor(prev *View, v View, node string) Reason {
 			return ReasonReleased
 		}
 		return ReasonResigned
-	case v.endedOwner == node:
+	case v.endedNode == node:
 		return v.endedWhy
 	}
 	return ReasonUnknown

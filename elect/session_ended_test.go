@@ -157,3 +157,70 @@ func sessionNodeOf(path string, lock bool, owner *elect.Session) string {
 	}
 	return path + "/herald-office/" + elect.SessionNodeName(owner.ID())
 }
+
+// TestObserverTellsWhyAWaiterLeft: a waiter that keeps a session node and
+// leaves the queue alone is told the same way as an owner: it gave up
+// ("cancelled", noted on its session node as its node went), someone
+// deleted its node ("deleted"), or its session ended ("session ended").
+// candidate.left said "unknown" for all three.
+func TestObserverTellsWhyAWaiterLeft(t *testing.T) {
+	for _, tc := range []struct {
+		end  string
+		want elect.Reason
+	}{
+		{"gave up", elect.ReasonCancelled},
+		{"deleted by hand", elect.ReasonDeleted},
+		{"session closed", elect.ReasonSessionEnded},
+	} {
+		t.Run(tc.end, func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			path := groupPath(t)
+			obs, owner, waiter := session(t, addrs), session(t, addrs), session(t, addrs)
+			ctx := ctxT(t, 30*time.Second)
+			l, err := elect.NewLock(owner, path, elect.CreateParents(), elect.WithID("owner"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Acquire(ctx); err != nil {
+				t.Fatal(err)
+			}
+			queued := make(chan string, 1)
+			w, err := elect.NewLock(waiter, path, elect.WithID("waiter"), elect.ProveSessionEnd(), elect.OnQueued(func(n string) { queued <- n }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { _, err := w.Acquire(wctx); done <- err }()
+			var node string
+			select {
+			case node = <-queued:
+			case <-ctx.Done():
+				t.Fatal("the waiter never queued")
+			}
+			o := observe(t, obs, path)
+			expect(t, o, elect.Snapshot, func(c elect.Change) error {
+				if c.Owner == nil || c.Owner.ID != "owner" || len(c.Queue) != 2 {
+					return fmt.Errorf("want the owner and the waiter, got %+v", c.Queue)
+				}
+				return nil
+			})
+			switch tc.end {
+			case "gave up":
+				cancel()
+				<-done
+			case "deleted by hand":
+				if err := obs.Conn().Delete(path+"/"+node, -1); err != nil {
+					t.Fatal(err)
+				}
+			case "session closed":
+				_ = waiter.Close()
+			}
+			left := expect(t, o, elect.Left, nil)
+			if left.Candidate == nil || left.Candidate.Node != node || left.Reason != tc.want {
+				t.Fatalf("left %+v: want %s, reason %q", left, node, tc.want)
+			}
+		})
+	}
+}
