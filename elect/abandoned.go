@@ -103,26 +103,10 @@ func abandonedInOffice(ctx context.Context, s *Session, nodePath string, rec Rel
 
 // deleteAlone deletes the node at p where neither the group's mark nor
 // an office may take why it goes: the dead runner's session node (under
-// the default root, where observers look) takes it instead, in the same
-// transaction, when it is there (see sessionNote); else the node goes
-// alone.
+// the default root, where observers look) takes it instead, where it is
+// there (see deleteNoted).
 func deleteAlone(ctx context.Context, c *zk.Conn, p string, why Reason) (bool, error) {
-	group, name := path.Dir(p), path.Base(p)
-	var err error
-	if live := sessionNodeUnder(group, name, DefaultSessionRoot); live != "" {
-		var res []zk.MultiResponse
-		res, err = multi(ctx, c, &zk.DeleteRequest{Path: p, Version: -1}, sessionNoteWrite(live, group, name, why))
-		if failedAt(res, 1, zk.ErrNoNode) || failedAt(res, 1, zk.ErrNoAuth) {
-			live = ""
-		}
-		if live != "" {
-			if errors.Is(err, zk.ErrNoNode) || failedAt(res, 0, zk.ErrNoNode) {
-				return false, nil
-			}
-			return err == nil, err
-		}
-	}
-	_, err = call(ctx, func() (struct{}, error) { return struct{}{}, c.Delete(p, -1) })
+	_, err := deleteNoted(ctx, c, p, sessionNodeUnder(path.Dir(p), path.Base(p), DefaultSessionRoot), why)
 	if errors.Is(err, zk.ErrNoNode) {
 		return false, nil
 	}

@@ -449,38 +449,19 @@ func (q *queue) withdrawNoted(ctx context.Context, name string, seq int32) error
 
 // remove deletes our queue node name, where why it goes (why) is
 // recorded nowhere else: where our session keeps a session node for it,
-// the note of why goes there in the same transaction (see sessionNote),
-// so that an observer tells this deletion from someone else's. Where the
-// session node cannot take it (gone, or its ACL changed), the node is
-// deleted alone.
+// the note of why goes there in the same transaction (see deleteNoted),
+// so that an observer tells this deletion from someone else's.
 func (q *queue) remove(ctx context.Context, name string, why Reason) error {
-	conn := q.s.Conn()
-	del := &zk.DeleteRequest{Path: q.full(name), Version: -1}
-	var err error
-	if live := q.ownSessionNode(name); live != "" {
-		var res []zk.MultiResponse
-		res, err = multi(ctx, conn, del, sessionNoteWrite(live, q.parent, name, why))
-		switch {
-		case failedAt(res, 1, zk.ErrNoNode), failedAt(res, 1, zk.ErrNoAuth):
-			q.s.ownSessionNodes.Delete(live)
-			q.s.log.Debug("our session node takes no note: an observer may report our node deleted by someone else",
-				"group", q.parent, "node", live, "err", err)
-			err = q.remove1(ctx, conn, del.Path)
-		case failedAt(res, 0, zk.ErrNoNode):
-			err = zk.ErrNoNode
-		}
-	} else {
-		err = q.remove1(ctx, conn, del.Path)
+	live := q.ownSessionNode(name)
+	refused, err := deleteNoted(ctx, q.s.Conn(), q.full(name), live, why)
+	if refused {
+		q.s.ownSessionNodes.Delete(live)
+		q.s.log.Debug("our session node takes no note: an observer may report our node deleted by someone else",
+			"group", q.parent, "node", live)
 	}
 	if err == nil || errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
-	return err
-}
-
-// remove1 deletes the node at p alone.
-func (q *queue) remove1(ctx context.Context, conn *zk.Conn, p string) error {
-	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, conn.Delete(p, -1) })
 	return err
 }
 

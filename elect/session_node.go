@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"sync/atomic"
 
@@ -393,6 +394,26 @@ func sessionNoteWrite(p, group, name string, why Reason) *zk.SetDataRequest {
 	}
 	b, _ := json.Marshal(sessionNote{Herald: 1, Group: group, Node: name, Reason: why})
 	return &zk.SetDataRequest{Path: p, Data: b, Version: -1}
+}
+
+// deleteNoted deletes the queue node at p and, in the same transaction,
+// notes why on the session node at live (see sessionNote; none when live
+// is ""). Where that node refuses the note (gone, or its ACL changed),
+// refused says so, and the queue node is deleted alone. A queue node
+// already gone is zk.ErrNoNode.
+func deleteNoted(ctx context.Context, c *zk.Conn, p, live string, why Reason) (refused bool, err error) {
+	if live != "" {
+		res, err := multi(ctx, c, &zk.DeleteRequest{Path: p, Version: -1}, sessionNoteWrite(live, path.Dir(p), path.Base(p), why))
+		switch {
+		case failedAt(res, 0, zk.ErrNoNode):
+			return false, zk.ErrNoNode
+		case !failedAt(res, 1, zk.ErrNoNode) && !failedAt(res, 1, zk.ErrNoAuth):
+			return false, err
+		}
+		refused = true
+	}
+	_, err = call(ctx, func() (struct{}, error) { return struct{}{}, c.Delete(p, -1) })
+	return refused, err
 }
 
 // decodeSessionNote reads a session node's data as sessionNoteWrite
