@@ -50,8 +50,12 @@ func TestHistorySaysDeletedByHand(t *testing.T) {
 			g := uniq(t)
 			url := bridgedToNATS(t, zk, g)
 			flag := map[string]string{"lock": "--lock", "run": "--election"}[verb]
-			holder := start(t, nil, append(zk, verb, flag, g, "--id", "deposed", "--", "sh", "-c", `echo "node=$HERALD_NODE"; exec sleep 60`)...)
-			node := outMatch(t, holder, `node=(\S+)`)
+			holder := start(t, nil, append(zk, verb, flag, g, "--id", "deposed", "--", "sh", "-c", `echo "command-on=$HERALD_NODE"; exec sleep 60`)...)
+			// The command's own line, not herald's log line (which names
+			// the node too, before the command starts): deleted earlier,
+			// the runner exits at once, its session node goes with its
+			// session, and nothing is left to tell a deletion by hand.
+			node := outMatch(t, holder, `command-on=(\S+)`)
 			if err := rawZK(t).Delete(g+"/"+node, -1); err != nil {
 				t.Fatal(err)
 			}
