@@ -317,8 +317,8 @@ func (q *queue) find(ctx context.Context, marker string) (ticket, bool, error) {
 	return ticket{}, false, nil
 }
 
-// sweep removes any node carrying our marker; used when a create was
-// abandoned and might still have landed.
+// sweep gives up (see giveUp) any node carrying our marker; used when a
+// create was abandoned and might still have landed.
 func (q *queue) sweep(marker string) {
 	ctx, cancel := context.WithTimeout(context.Background(), q.o.releaseWait)
 	defer cancel()
@@ -336,7 +336,7 @@ func (q *queue) sweep(marker string) {
 		clean := true
 		for _, c := range children {
 			if strings.Contains(c, marker) {
-				if err := q.remove(ctx, c, ReasonCancelled); err != nil {
+				if err := q.giveUp(ctx, c); err != nil {
 					clean = false
 				}
 			}
@@ -347,14 +347,16 @@ func (q *queue) sweep(marker string) {
 	}
 }
 
-// abandon removes a node we created but will not use, in the background
-// with a fresh context (the caller's may be cancelled already).
+// abandon removes, in the background with a fresh context (the caller's
+// may be cancelled already), a node of ours that never owned and will not
+// be used: a create that landed after its caller gave up, or a waiter that
+// gave up while cut off from the servers (see withdraw).
 func (q *queue) abandon(name string) {
 	q.s.background(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), q.o.releaseWait)
 		defer cancel()
 		for ctx.Err() == nil && q.s.gone() == nil {
-			if err := q.remove(ctx, name, ReasonCancelled); err == nil {
+			if err := q.giveUp(ctx, name); err == nil {
 				return
 			}
 			if err := q.s.awaitConnected(ctx); err != nil {
@@ -364,61 +366,57 @@ func (q *queue) abandon(name string) {
 	})
 }
 
-// withdraw removes, like abandon, the node of a waiter that gave up
-// before it owned (its wait timed out or was cancelled, or a try found the
-// group held), and then notes on the group node that it left without
-// owning (groupMark.Withdrawn): a `herald run` or `herald lock` copy made
-// after it that finds nothing below its own then knows that nobody owned
-// in between, where it waited as for an owner deleted by hand. The node
-// goes first, at once, as before: a node that gave up and stayed while the
-// note's read went out would be the lowest for that long, and observers
-// take the lowest node for the owner. A copy that looks between the two
-// waits, and its watch on the group node tells it of the note. The note
-// is written twice, as a release for any reason but a resignation is, so
-// that observers read the mark rather than take the write for a release.
-// Where herald may not write the group node, or its mark records a release
-// after our node, there is no note.
-//
-// While connected it is done before the caller hears that it gave up,
-// within withdrawWait: a caller that closes its session right after (a
-// `herald lock --timeout` that exits) would cut a note left to the
-// background, and the next copy would wait. The bound is short, since a
-// waiter whose context ended must return soon even when cut off from the
-// servers (TestCancelWaiterDuringPartition); past it, or disconnected, it
-// goes on in the background.
+// withdraw removes the node of a waiter that gave up before it owned (its
+// wait timed out or was cancelled, or a try found the group held) and
+// notes it withdrawn (see giveUp). While connected it is done before the
+// caller hears that it gave up, within withdrawWait: a caller that closes
+// its session right after (a `herald lock --timeout` that exits) would cut
+// a note left to the background, and the next copy would wait. The bound
+// is short, since a waiter whose context ended must return soon even when
+// cut off from the servers (TestCancelWaiterDuringPartition); past it, or
+// disconnected, it goes on in the background.
 func (q *queue) withdraw(name string) {
-	seq, ok := ParseSequence(name)
-	if !ok || q.markState() == markForeign || q.markState() == markDenied {
-		q.abandon(name)
-		return
-	}
 	if st, _ := q.s.State(); st == StateConnected {
 		ctx, cancel := context.WithTimeout(context.Background(), withdrawWait)
-		err := q.withdrawNoted(ctx, name, seq)
+		err := q.giveUp(ctx, name)
 		cancel()
 		if err == nil {
 			return
 		}
 	}
-	q.s.background(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), q.o.releaseWait)
-		defer cancel()
-		for ctx.Err() == nil && q.s.gone() == nil {
-			if err := q.withdrawNoted(ctx, name, seq); err == nil {
-				return
-			}
-			if err := q.s.awaitConnected(ctx); err != nil {
-				return
-			}
-		}
-	})
+	q.abandon(name)
 }
 
 // withdrawWait bounds the part of withdraw its caller waits for.
 const withdrawWait = 500 * time.Millisecond
 
-// withdrawNoted is one attempt of withdraw: the node deleted (again, if
-// an earlier attempt got that far), then the note.
+// giveUp removes name, a node of ours that never owned, and then notes on
+// the group node that it left without owning (groupMark.Withdrawn): a
+// `herald run` or `herald lock` copy made after it that finds nothing
+// below its own then knows that nobody owned in between, where it waited
+// as for an owner deleted by hand. Every node herald makes and leaves
+// unowned goes this way (a waiter that gives up, a create that landed after
+// its caller gave up or whose reply was lost, a node replaced by one in
+// another dialect), so that none leaves a gap in the group's record. The
+// node goes first, at once: a node that gave up and stayed while the
+// note's read went out would be the lowest for that long, and observers
+// take the lowest node for the owner. A copy that looks between the two
+// waits, and its watch on the group node tells it of the note. The note is
+// written twice, as a release for any reason but a resignation is, so that
+// observers read the mark rather than take the write for a release. Where
+// herald may not write the group node, or its mark records a release after
+// our node, there is no note (the session node's, see remove, tells
+// observers).
+func (q *queue) giveUp(ctx context.Context, name string) error {
+	seq, ok := ParseSequence(name)
+	if !ok || q.markState() == markForeign || q.markState() == markDenied {
+		return q.remove(ctx, name, ReasonCancelled)
+	}
+	return q.withdrawNoted(ctx, name, seq)
+}
+
+// withdrawNoted is one attempt of giveUp: the node deleted (again, if an
+// earlier attempt got that far), then the note.
 func (q *queue) withdrawNoted(ctx context.Context, name string, seq int32) error {
 	if err := q.remove(ctx, name, ReasonCancelled); err != nil {
 		return err

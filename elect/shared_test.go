@@ -183,6 +183,13 @@ func TestWaiterMovesToTheDialectOfLaterClients(t *testing.T) {
 		n := queued(t, look, group, b)
 		return n != before && strings.Contains(n, "__lock__")
 	})
+	// The old node never owned, and says so, or a `herald lock` copy made
+	// later would wait as for an owner deleted by hand.
+	oldSeq, _ := elect.ParseSequence(before)
+	eventually(t, 5*time.Second, "b's old node noted withdrawn", func() bool {
+		_, ok := notedWithdrawn(t, look, group, oldSeq)
+		return ok
+	})
 	if err := ha.Release(ctx); err != nil {
 		t.Fatal(err)
 	}

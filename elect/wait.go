@@ -453,6 +453,7 @@ func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error
 		return false, w.q.retryable(ctx, err)
 	}
 	old := w.t.name
+	w.q.abandon(old) // gone already: notes it withdrawn, off the waiter's path
 	w.t, w.own, w.seenSession = ticket{}, nil, ""
 	t, err := w.q.enqueue(ctx, w.data)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
 )
 
 // TestLastReleaseNotVouchedByAWithdrawal: `who` says since when a group has
@@ -65,6 +66,76 @@ func TestLastReleaseNotVouchedByAWithdrawal(t *testing.T) {
 	}
 }
 
+// TestALostCreateGivenUpIsNotedWithdrawn: a waiter's create lands on the
+// server, but its reply is lost with the connection, and the waiter gives
+// up before it is back. Its node, found by the sweep once the connection
+// is, must go as any waiter's that gives up does: noted withdrawn on the
+// group node, or the next `herald lock` copy waits as for an owner deleted
+// by hand. (It went with no note, and TestSettleFinishesAGiveUpsNote failed
+// whenever the cut came before the create's reply.)
+func TestALostCreateGivenUpIsNotedWithdrawn(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path, p, holder := groupPath(t), proxyTo(t, addrs[0]), session(t, addrs)
+	waiter := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	ctx := ctxT(t, 30*time.Second)
+	hl, _ := elect.NewLock(holder, path, elect.CreateParents())
+	h, err := hl.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Release(context.Background()) })
+
+	p.Refuse(true)
+	p.DropReplyTo(faultproxy.OpCreate, faultproxy.OpCreate2)
+	wl, _ := elect.NewLock(waiter, path)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := wl.Acquire(wctx); done <- err }()
+	eventually(t, 5*time.Second, "the create's reply dropped", func() bool { return p.Dropped() == 1 })
+	var node string
+	eventually(t, 5*time.Second, "the waiter's node on the server", func() bool {
+		c, _, _ := holder.Conn().Children(path)
+		for _, n := range c {
+			if n != h.Node() {
+				node = n
+			}
+		}
+		return node != ""
+	})
+	seq, _ := elect.ParseSequence(node)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter returned %v", err)
+	}
+	p.Refuse(false)
+	if err := waiter.Settle(ctxT(t, 15*time.Second)); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	if ok, _, err := holder.Conn().Exists(path + "/" + node); err != nil || ok {
+		t.Fatalf("the waiter's node %s is still there (%v) after Settle", node, err)
+	}
+	if b, ok := notedWithdrawn(t, holder, path, seq); !ok {
+		t.Fatalf("group node %s does not name the waiter's node %s (%d) withdrawn", b, node, seq)
+	}
+}
+
+// notedWithdrawn reports whether herald's mark on group names seq
+// withdrawn, and returns the group node's data.
+func notedWithdrawn(t *testing.T, s *elect.Session, group string, seq int32) ([]byte, bool) {
+	t.Helper()
+	b, _, err := s.Conn().Get(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mark struct {
+		Withdrawn []int32 `json:"withdrawn"`
+	}
+	if err := json.Unmarshal(b, &mark); err != nil {
+		t.Fatalf("group node %q: %v", b, err)
+	}
+	return b, slices.Contains(mark.Withdrawn, seq)
+}
+
 // TestSettleFinishesAGiveUpsNote: a waiter that gives up while cut off
 // from the servers leaves its node and its note (see TestLockAfterAGiveUpStartsAtOnce)
 // to the background. Settle, called before Close, lets that work finish
@@ -94,17 +165,7 @@ func TestSettleFinishesAGiveUpsNote(t *testing.T) {
 	if ok, _, err := w.holder.Conn().Exists(w.path + "/" + node); err != nil || ok {
 		t.Fatalf("the waiter's node %s is still there (%v) after Settle and Close", node, err)
 	}
-	b, _, err := w.holder.Conn().Get(w.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mark struct {
-		Withdrawn []int32 `json:"withdrawn"`
-	}
-	if err := json.Unmarshal(b, &mark); err != nil {
-		t.Fatalf("group node %q: %v", b, err)
-	}
-	if !slices.Contains(mark.Withdrawn, seq) {
+	if b, ok := notedWithdrawn(t, w.holder, w.path, seq); !ok {
 		t.Fatalf("group node %s does not name the waiter's node %s (%d) withdrawn", b, node, seq)
 	}
 }
