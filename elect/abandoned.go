@@ -60,7 +60,7 @@ func ReleaseAbandoned(ctx context.Context, s *Session, nodePath string, rec Rele
 		}
 		return false, err
 	}
-	return deleteAlone(ctx, c, nodePath, rec.Reason)
+	return deleteAlone(ctx, c, nodePath, rec)
 }
 
 // abandonedInOffice is ReleaseAbandoned where herald may not write the
@@ -72,7 +72,7 @@ func ReleaseAbandoned(ctx context.Context, s *Session, nodePath string, rec Rele
 func abandonedInOffice(ctx context.Context, s *Session, nodePath string, rec Release) (bool, error) {
 	group, c := path.Dir(nodePath), s.Conn()
 	if sideNodesRefused(group, path.Base(nodePath)) != nil {
-		return deleteAlone(ctx, c, nodePath, rec.Reason)
+		return deleteAlone(ctx, c, nodePath, rec)
 	}
 	office := group + "/" + OfficeNode
 	data, _ := json.Marshal(Office{Herald: 1, Released: &rec})
@@ -94,19 +94,19 @@ func abandonedInOffice(ctx context.Context, s *Session, nodePath string, rec Rel
 		case failedAt(res, 1, zk.ErrNoNode), failedAt(res, 1, zk.ErrNodeExists):
 			continue // the office came or went meanwhile
 		case failedAt(res, 1, zk.ErrNoAuth), failedAt(res, 1, zk.ErrNoChildrenForEphemerals):
-			return deleteAlone(ctx, c, nodePath, rec.Reason)
+			return deleteAlone(ctx, c, nodePath, rec)
 		}
 		return false, err
 	}
-	return deleteAlone(ctx, c, nodePath, rec.Reason)
+	return deleteAlone(ctx, c, nodePath, rec)
 }
 
 // deleteAlone deletes the node at p where neither the group's mark nor
 // an office may take why it goes: the dead runner's session node (under
 // the default root, where observers look) takes it instead, where it is
 // there (see deleteNoted).
-func deleteAlone(ctx context.Context, c *zk.Conn, p string, why Reason) (bool, error) {
-	_, err := deleteNoted(ctx, c, p, sessionNodeUnder(path.Dir(p), path.Base(p), DefaultSessionRoot), why)
+func deleteAlone(ctx context.Context, c *zk.Conn, p string, rec Release) (bool, error) {
+	_, err := deleteNoted(ctx, c, p, sessionNodeUnder(path.Dir(p), path.Base(p), DefaultSessionRoot), rec.Reason, rec.Vouches)
 	if errors.Is(err, zk.ErrNoNode) {
 		return false, nil
 	}

@@ -123,8 +123,9 @@ func withdrawnMark(b []byte, seq int32, recipe Recipe) ([]byte, bool) {
 // accountedBefore reports whether m accounts for every node made in the
 // group before ours (sequence seq): the release it records (or, with
 // none, the group's first node on), then only nodes that withdrew. A
-// release on record vouches for its owner and, as the owner waited for
-// them, for the owners before it; a withdrawn node never owned. ZooKeeper
+// release on record vouches for its owner and, where its owner waited for
+// them (Release.Vouches), for the owners before it; a withdrawn node
+// never owned. ZooKeeper
 // numbers a sequential child with the number of children created before
 // it, so a number missing from the run is a node that may have owned and
 // gone without a release (deleted by hand), and the caller waits for it.

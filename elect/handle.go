@@ -50,8 +50,11 @@ type Handle struct {
 	// monitor uses it.
 	inert map[string]bool
 	// prevEnded: PredecessorReleased last found the predecessor's session
-	// ended (ProveSessionEnd).
-	prevEnded atomic.Bool
+	// ended (ProveSessionEnd); prevVouched: that its answer vouched for
+	// the owners before the predecessor too (see PredecessorVouched).
+	prevEnded, prevVouched atomic.Bool
+	// vouched: see Vouch.
+	vouched atomic.Bool
 }
 
 func newHandle(q *queue, t ticket, id string) *Handle {
@@ -462,7 +465,7 @@ func (h *Handle) release(ctx context.Context, reason Reason) error {
 // deleteOwn removes our node, with a record of why in an election's
 // office (see queue.deleteOwn).
 func (h *Handle) deleteOwn(ctx context.Context, reason Reason) error {
-	rec := &Release{Node: h.t.name, ID: h.id, Term: h.Term(), Reason: reason, Time: time.Now().UTC()}
+	rec := &Release{Node: h.t.name, ID: h.id, Term: h.Term(), Reason: reason, Time: time.Now().UTC(), Vouches: h.vouched.Load()}
 	for {
 		if h.q.s.gone() != nil {
 			return nil // the servers delete our ephemeral node themselves

@@ -1151,8 +1151,8 @@ func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseB
 	case err != nil:
 		return err
 	}
-	if why, ok := decodeSessionNote(b, r.group, gone); ok && st.Mzxid == v.Pzxid {
-		v.endedNode, v.endedWhy = gone, why
+	if n, ok := decodeSessionNote(b, r.group, gone); ok && st.Mzxid == v.Pzxid {
+		v.endedNode, v.endedWhy = gone, n.Reason
 	}
 	return nil
 }

@@ -53,6 +53,11 @@ type Release struct {
 	Term   int64     `json:"term"`
 	Reason Reason    `json:"reason"`
 	Time   time.Time `json:"time"`
+	// Vouches: the owner started its work only once the work of every
+	// owner before it had stopped (see Handle.Vouch), so the record
+	// vouches for those owners too. Without it, it vouches for its own
+	// owner's work only.
+	Vouches bool `json:"vouches,omitempty"`
 }
 
 // Checkpoint is the last progress a leader published (seed 004).
@@ -185,7 +190,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 				return err
 			}
 			if !ok {
-				return q.remove(ctx, t.name, rec.Reason)
+				return q.removeRecord(ctx, t.name, rec)
 			}
 			data, n, version, known, foreign = q.releaseMarkOver(rec, b), writes, v, true, false
 			if !markable(b) {
@@ -206,7 +211,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 			// No mark and no office: our session node, if any, takes
 			// the reason (see sessionNote).
 			if live = q.ownSessionNode(t.name); live != "" {
-				ops = append(ops, sessionNoteWrite(live, q.parent, t.name, rec.Reason))
+				ops = append(ops, sessionNoteWrite(live, q.parent, t.name, rec.Reason, rec.Vouches))
 			}
 		}
 		res, err := multi(ctx, q.s.Conn(), ops...)
@@ -243,7 +248,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 		return err
 	}
 	// The group node keeps changing under us: delete without the mark.
-	return q.remove(ctx, t.name, rec.Reason)
+	return q.removeRecord(ctx, t.name, rec)
 }
 
 // releaseMark is the group node's data a release writes: herald's mark
@@ -293,7 +298,7 @@ func (q *queue) deleteUnmarked(ctx context.Context, name string, rec *Release, o
 	if office != nil && sideNodesRefused(q.parent, name) == nil {
 		return q.deleteRecorded(ctx, name, rec, office)
 	}
-	return q.remove(ctx, name, rec.Reason)
+	return q.removeRecord(ctx, name, rec)
 }
 
 // officeRecord is the op that records rec in the office: a write of it,
@@ -351,13 +356,13 @@ func (q *queue) deleteRecorded(ctx context.Context, name string, rec *Release, o
 			q.setMark(markDenied)
 			writeBack = false
 		case errors.Is(err, zk.ErrNoAuth) || failedAt(res, 1, zk.ErrNoAuth):
-			return q.remove(ctx, name, rec.Reason)
+			return q.removeRecord(ctx, name, rec)
 		default:
 			return err
 		}
 	}
 	// The office keeps changing under us: delete without a record.
-	return q.remove(ctx, name, rec.Reason)
+	return q.removeRecord(ctx, name, rec)
 }
 
 // Acknowledge records that we took office (seed 002: the lowest node does

@@ -92,10 +92,10 @@ func (h *Handle) ReleasesRecorded() bool {
 // not count: like a withdrawal on the mark, it vouches for no owner
 // before it. With watch, a session node without such a note is watched:
 // a later note (RecordStopped's) fires it.
-func (h *Handle) predecessorNoted(ctx context.Context, watch bool) (bool, <-chan zk.Event) {
+func (h *Handle) predecessorNoted(ctx context.Context, watch bool) (noted, vouches bool, _ <-chan zk.Event) {
 	node := h.q.sessionNodeOf(h.t.prev)
 	if node == "" {
-		return false, nil
+		return false, false, nil
 	}
 	type read struct {
 		b  []byte
@@ -110,13 +110,13 @@ func (h *Handle) predecessorNoted(ctx context.Context, watch bool) (bool, <-chan
 		return read{b: b}, err
 	})
 	if err != nil {
-		return false, nil
+		return false, false, nil
 	}
-	why, ok := decodeSessionNote(r.b, h.q.parent, h.t.prev)
-	if ok && why != ReasonCancelled && why != ReasonUnknown {
-		return true, nil
+	n, ok := decodeSessionNote(r.b, h.q.parent, h.t.prev)
+	if ok && n.Reason != ReasonCancelled && n.Reason != ReasonUnknown {
+		return true, n.Vouches, nil
 	}
-	return false, r.ch
+	return false, false, r.ch
 }
 
 // PredecessorSessionEnded reports whether the last PredecessorReleased (or
@@ -124,15 +124,55 @@ func (h *Handle) predecessorNoted(ctx context.Context, watch bool) (bool, <-chan
 // predecessor's session had ended (ProveSessionEnd), not on a record.
 func (h *Handle) PredecessorSessionEnded() bool { return h.prevEnded.Load() }
 
+// PredecessorVouched reports whether the last PredecessorReleased (or
+// PredecessorReleasedW) that answered true also showed the work of every
+// owner before the predecessor stopped: the record it found vouches for
+// them (Release.Vouches: its owner, a herald run or herald lock, started
+// only once they had stopped), or nobody can have owned before it (our
+// node, or the predecessor, is the group's first, or every node made
+// before it is accounted for by such a record and withdrawals). A foreign
+// client's or a library owner's release, and a session's end, vouch for
+// their own owner's work only: an owner before it whose node went by
+// someone's hand may still be stopping its command, and `herald run` and
+// `herald lock` wait, from when the predecessor was first seen lowest
+// (PredecessorLowestSince), as long as a runner that cannot hear takes to
+// stop.
+func (h *Handle) PredecessorVouched() bool { return h.prevVouched.Load() }
+
+// Vouch declares that this owner started its work only once the work of
+// every owner before it had stopped: `herald run` and `herald lock` call
+// it once they have waited for that (their predecessor gate opened). The
+// release records written for this handle afterwards (a release, a
+// resignation, RecordStopped) say so (Release.Vouches), and the next
+// runner trusts them for every owner before this one and starts at once.
+// A library owner that does not wait so leaves it unset: its release
+// vouches for its own work only.
+func (h *Handle) Vouch() { h.vouched.Store(true) }
+
 func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
+	released, vouched, ended, ch, err := h.lookAtPredecessor(ctx, watch)
+	if released {
+		h.prevEnded.Store(ended)
+		h.prevVouched.Store(vouched)
+	}
+	return released, ch, err
+}
+
+// lookAtPredecessor is predecessorReleased's look: whether the predecessor
+// went by a release on record (or is a foreign client's, or nobody came
+// before), whether that vouches for the owners before it too (see
+// PredecessorVouched), and whether it was its session's end that showed
+// it.
+func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, vouched, ended bool, _ <-chan zk.Event, _ error) {
 	p := h.t.prev
+	foreign := false
 	switch info, ok := ParseName(p); {
 	case p != "" && (!ok || info.Convention != "herald"):
-		return true, nil, nil
+		foreign = true
 	case p == "" && (h.t.seq == 0 || h.t.seq == 1 && h.t.madeOffice):
 		// The group's first child (but for the office made with it):
 		// nothing came before it.
-		return true, nil, nil
+		return true, true, false, nil, nil
 	}
 	ours := func(r *Release) bool {
 		if r == nil {
@@ -149,39 +189,50 @@ func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-c
 		ch <-chan zk.Event
 	}
 	r, err := call(ctx, func() (read, error) {
-		if watch {
+		if watch && !foreign {
 			b, _, ch, err := c.GetW(h.q.parent)
 			return read{b, ch}, err
 		}
 		b, _, err := c.Get(h.q.parent)
 		return read{b: b}, err
 	})
-	if err != nil {
-		return false, nil, err
-	}
-	if m, _ := decodeMark(r.b); ours(m.Released) || p == "" && m.accountedBefore(h.t.seq, h.t.madeOffice) {
-		return true, nil, nil
+	m, _ := decodeMark(r.b)
+	switch {
+	case foreign:
+		// A foreign client's release records nothing, and no bound is
+		// known for its work. It vouches for the owners before it only
+		// where the mark accounts for every node made before it, by a
+		// release that vouches (or none) and withdrawals.
+		if ps, ok := ParseSequence(p); ok && err == nil {
+			vouched = m.accountedBefore(ps, false) && (m.Released == nil || m.Released.Vouches)
+		}
+		return true, vouched, false, nil, nil
+	case err != nil:
+		return false, false, false, nil, err
+	case ours(m.Released):
+		return true, m.Released.Vouches, false, nil, nil
+	case p == "" && m.accountedBefore(h.t.seq, h.t.madeOffice):
+		return true, m.Released == nil || m.Released.Vouches, false, nil, nil
 	}
 	o, och, err := h.readOfficeW(ctx, watch)
 	switch {
 	case err != nil:
-		return false, r.ch, err
+		return false, false, false, r.ch, err
 	case ours(o.Released):
-		return true, nil, nil
+		return true, o.Released.Vouches, false, nil, nil
 	}
 	var nch <-chan zk.Event
 	if p != "" {
 		var noted bool
-		if noted, nch = h.predecessorNoted(ctx, watch); noted {
-			return true, nil, nil
+		if noted, vouched, nch = h.predecessorNoted(ctx, watch); noted {
+			return true, vouched, false, nil, nil
 		}
 	}
 	ended, sch, err := h.predecessorSessionEnded(ctx, watch)
 	if err != nil || ended {
-		h.prevEnded.Store(ended)
-		return ended, nil, err
+		return ended, false, ended, nil, err
 	}
-	return false, firstOf(r.ch, och, sch, nch), nil
+	return false, false, false, firstOf(r.ch, och, sch, nch), nil
 }
 
 // readOfficeW reads the office (empty when there is none, or it holds no
@@ -284,7 +335,7 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 	if err != nil || there {
 		return err
 	}
-	rec := &Release{Node: h.t.name, ID: h.id, Term: term, Reason: ReasonDeleted, Time: time.Now().UTC()}
+	rec := &Release{Node: h.t.name, ID: h.id, Term: term, Reason: ReasonDeleted, Time: time.Now().UTC(), Vouches: h.vouched.Load()}
 	if q.markState() == markDenied {
 		return h.recordStoppedInOffice(ctx, rec)
 	}
@@ -333,7 +384,7 @@ func (h *Handle) recordStoppedInOffice(ctx context.Context, rec *Release) error 
 		if live == "" {
 			return nil
 		}
-		w := sessionNoteWrite(live, q.parent, h.t.name, rec.Reason)
+		w := sessionNoteWrite(live, q.parent, h.t.name, rec.Reason, rec.Vouches)
 		_, err := call(ctx, func() (*zk.Stat, error) { return q.s.Conn().Set(w.Path, w.Data, -1) })
 		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNoAuth) {
 			return nil

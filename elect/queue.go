@@ -450,8 +450,20 @@ func (q *queue) withdrawNoted(ctx context.Context, name string, seq int32) error
 // the note of why goes there in the same transaction (see deleteNoted),
 // so that an observer tells this deletion from someone else's.
 func (q *queue) remove(ctx context.Context, name string, why Reason) error {
+	return q.removeNoted(ctx, name, why, false)
+}
+
+// removeRecord is remove for an owner's node that goes with rec, its
+// release record, where rec is written nowhere else.
+func (q *queue) removeRecord(ctx context.Context, name string, rec *Release) error {
+	return q.removeNoted(ctx, name, rec.Reason, rec.Vouches)
+}
+
+// removeNoted is remove, the note also saying whether the owner vouches
+// for the owners before it (see Release.Vouches).
+func (q *queue) removeNoted(ctx context.Context, name string, why Reason, vouches bool) error {
 	live := q.ownSessionNode(name)
-	refused, err := deleteNoted(ctx, q.s.Conn(), q.full(name), live, why)
+	refused, err := deleteNoted(ctx, q.s.Conn(), q.full(name), live, why, vouches)
 	if refused {
 		q.s.ownSessionNodes.Delete(live)
 		q.s.log.Debug("our session node takes no note: an observer may report our node deleted by someone else",

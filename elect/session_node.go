@@ -384,15 +384,17 @@ type sessionNote struct {
 	Group  string `json:"group"`
 	Node   string `json:"node"`
 	Reason Reason `json:"reason"`
+	// Vouches: as a release record's (see Release.Vouches).
+	Vouches bool `json:"vouches,omitempty"`
 }
 
 // sessionNoteWrite is the write, for the transaction that deletes the
 // queue node name of group, of why it goes on the session node at p.
-func sessionNoteWrite(p, group, name string, why Reason) *zk.SetDataRequest {
+func sessionNoteWrite(p, group, name string, why Reason, vouches bool) *zk.SetDataRequest {
 	if why == ReasonNone {
 		why = ReasonUnknown
 	}
-	b, _ := json.Marshal(sessionNote{Herald: 1, Group: group, Node: name, Reason: why})
+	b, _ := json.Marshal(sessionNote{Herald: 1, Group: group, Node: name, Reason: why, Vouches: vouches})
 	return &zk.SetDataRequest{Path: p, Data: b, Version: -1}
 }
 
@@ -401,9 +403,9 @@ func sessionNoteWrite(p, group, name string, why Reason) *zk.SetDataRequest {
 // is ""). Where that node refuses the note (gone, or its ACL changed),
 // refused says so, and the queue node is deleted alone. A queue node
 // already gone is zk.ErrNoNode.
-func deleteNoted(ctx context.Context, c *zk.Conn, p, live string, why Reason) (refused bool, err error) {
+func deleteNoted(ctx context.Context, c *zk.Conn, p, live string, why Reason, vouches bool) (refused bool, err error) {
 	if live != "" {
-		res, err := multi(ctx, c, &zk.DeleteRequest{Path: p, Version: -1}, sessionNoteWrite(live, path.Dir(p), path.Base(p), why))
+		res, err := multi(ctx, c, &zk.DeleteRequest{Path: p, Version: -1}, sessionNoteWrite(live, path.Dir(p), path.Base(p), why, vouches))
 		switch {
 		case failedAt(res, 0, zk.ErrNoNode):
 			return false, zk.ErrNoNode
@@ -418,12 +420,12 @@ func deleteNoted(ctx context.Context, c *zk.Conn, p, live string, why Reason) (r
 
 // decodeSessionNote reads a session node's data as sessionNoteWrite
 // writes it: ok only for a note naming node in group.
-func decodeSessionNote(b []byte, group, node string) (Reason, bool) {
+func decodeSessionNote(b []byte, group, node string) (sessionNote, bool) {
 	var n sessionNote
 	if len(b) == 0 || json.Unmarshal(b, &n) != nil || n.Herald == 0 || n.Group != group || n.Node != node || n.Reason == ReasonNone {
-		return "", false
+		return sessionNote{}, false
 	}
-	return n.Reason, true
+	return n, true
 }
 
 // ownSessionNode is the path of our session's session node that goes

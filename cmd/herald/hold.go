@@ -131,6 +131,11 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		}
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), err)}
 	}
+	if safe.opened() {
+		// Every owner before us has stopped: our records say so, and the
+		// next runner need not wait for those owners again.
+		o.h.Vouch()
+	}
 	o.ann.gained(o.h, o.recipe)
 	c, wd, err := a.startCommand(o)
 	if err != nil {
@@ -341,22 +346,27 @@ type predecessorGate struct {
 	// recorded is set before open closes when a record, not the bound,
 	// opened it.
 	recorded atomic.Bool
-	// earlier is set when the predecessor's session end came too soon
-	// to vouch for the owners before it (see after).
+	// earlier is set when the predecessor's release (or session end) came
+	// too soon, and did not vouch for the owners before it (see after).
 	earlier atomic.Bool
 }
 
 // after is when a look that answered yes lets the gate open: at once for
-// a record. A session end vouches only for the predecessor's own command:
-// an owner before it, whose node went (by hand) without a release, is
-// vouched for predecessorBound after its node went, which was before the
-// predecessor was first seen lowest (elect.Handle.PredecessorLowestSince),
-// and only by the whole bound when it never was (a group's first node has
-// nobody before it). TestChaosRunners found a dead waiter's node, lowest
-// for 0.2 s as its session expired, opening the gate while the owner
-// before it, deleted by hand, was still stopping its command.
+// a record of a runner, which waited as we do (elect.Handle.Vouch), and
+// where nobody can have owned before the predecessor
+// (elect.Handle.PredecessorVouched). A session end, a foreign client's
+// release and a library owner's vouch only for the predecessor's own
+// work: an owner before it, whose node went (by hand) without a release,
+// is vouched for predecessorBound after its node went, which was before
+// the predecessor was first seen lowest
+// (elect.Handle.PredecessorLowestSince), and only by the whole bound when
+// it never was (a group's first node has nobody before it).
+// TestChaosRunners found a dead waiter's node, lowest for 0.2 s as its
+// session expired, opening the gate while the owner before it, deleted by
+// hand, was still stopping its command; TestRunnerAfterALibraryOwner a
+// library owner's release doing the same.
 func (g *predecessorGate) after(o holding) time.Time {
-	if !o.h.PredecessorSessionEnded() {
+	if o.h.PredecessorVouched() {
 		return time.Time{}
 	}
 	if seq, ok := elect.ParseSequence(o.h.Predecessor()); ok && seq == 0 {
@@ -442,8 +452,11 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 			"group", o.h.Group(), "wait", d)
 	}
 	switch prev := o.h.Predecessor(); {
-	case g.earlier.Load():
+	case g.earlier.Load() && o.h.PredecessorSessionEnded():
 		a.log.Info("the previous owner's node went with its session, so its command is stopped, but it was lowest too briefly to vouch for an owner before it, whose node may have gone without a release: waiting until that one's command is surely stopped",
+			"group", o.h.Group(), "previous", prev, "wait", time.Until(g.after(o)).Round(time.Millisecond))
+	case g.earlier.Load():
+		a.log.Info("the previous owner released, but it was not a herald run or herald lock that waited for the owners before it (a library's or another client's), and it was lowest too briefly to vouch for an owner before it, whose node may have gone without a release: waiting until that one's command is surely stopped",
 			"group", o.h.Group(), "previous", prev, "wait", time.Until(g.after(o)).Round(time.Millisecond))
 	case prev != "":
 		a.log.Info("the previous owner's node went without a release (deleted by hand, or its session ended): waiting for its command to be stopped before starting ours, until its runner says so or at most the wait",
@@ -481,8 +494,20 @@ func (a *app) giveUpUnstarted(ctx context.Context, o holding, g *predecessorGate
 	o.ann = nil
 	select {
 	case <-g.open:
+		o.h.Vouch()
 		o.release()
 	case <-forced(ctx):
+	}
+}
+
+// opened reports whether the gate is open: the command of every owner
+// before us is stopped.
+func (g *predecessorGate) opened() bool {
+	select {
+	case <-g.open:
+		return true
+	default:
+		return false
 	}
 }
 

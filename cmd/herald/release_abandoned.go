@@ -76,7 +76,9 @@ func (a *app) releaseAbandoned(ctx context.Context, o abandoned) error {
 	defer s.Close()
 	rctx, cancel := context.WithTimeout(ctx, s.Timeout())
 	defer cancel()
-	rec := elect.Release{Node: path.Base(o.node), ID: o.id, Term: o.term, Reason: elect.ReasonRunnerDied, Time: time.Now().UTC()}
+	// Vouches: the dead runner started its command, which the watchdog
+	// watched, only once every owner before it had stopped.
+	rec := elect.Release{Node: path.Base(o.node), ID: o.id, Term: o.term, Reason: elect.ReasonRunnerDied, Time: time.Now().UTC(), Vouches: true}
 	deleted, err := elect.ReleaseAbandoned(rctx, s, o.node, rec, elect.Recipe(o.recipe))
 	switch {
 	case err != nil:
