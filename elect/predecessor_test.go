@@ -342,3 +342,146 @@ func TestLaterOfTwoGoneIsThePredecessor(t *testing.T) {
 		t.Errorf("PredecessorLowestSince = %v; want zero: the third never saw the second lowest", since)
 	}
 }
+
+// TestPredecessorVouched: a release vouches for the owners before its
+// owner only when that owner called Vouch (it waited for them, as herald
+// run and herald lock do). A library owner's release without it, a
+// foreign client's after an owner that left no record, and a release that
+// vouches, are each read through the group node's mark, an election's
+// office (the group node holding someone else's data), and the owner's
+// session node (a lock whose group node holds someone else's data).
+// Each lock's first owner only makes the group, and its own node goes by
+// hand, so that the owner under test is not the group's first.
+func TestPredecessorVouched(t *testing.T) {
+	addrs := sharedAddrs(t)
+	for _, where := range []string{"mark", "office", "session node"} {
+		for _, vouch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s vouch=%v", where, vouch), func(t *testing.T) {
+				g := groupPath(t)
+				opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
+				join := func(s *elect.Session) (*elect.Handle, error) {
+					if where == "office" {
+						e, _ := elect.NewElection(s, g, opts...)
+						return e.Campaign(ctxT(t, 10*time.Second), "x")
+					}
+					l, _ := elect.NewLock(s, g, opts...)
+					return l.Acquire(ctxT(t, 10*time.Second))
+				}
+				s0, s1, s2 := session(t, addrs), session(t, addrs), session(t, addrs)
+				h0, err := join(s0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if where != "mark" {
+					if _, err := s0.Conn().Set(g, []byte("someone else's"), -1); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got1 := make(chan *elect.Handle, 1)
+				go func() { h, _ := join(s1); got1 <- h }()
+				queuedBehind(t, s0, g, 2)
+				if err := s0.Conn().Delete(h0.NodePath(), -1); err != nil {
+					t.Fatal(err)
+				}
+				h1 := <-got1
+				if h1 == nil {
+					t.Fatal("the second owner never owned")
+				}
+				if vouch {
+					h1.Vouch()
+				}
+				got2 := make(chan *elect.Handle, 1)
+				go func() { h, _ := join(s2); got2 <- h }()
+				queuedBehind(t, s0, g, 2)
+				if err := h1.Release(ctxT(t, 10*time.Second)); err != nil {
+					t.Fatal(err)
+				}
+				h2 := <-got2
+				if h2 == nil {
+					t.Fatal("the third owner never owned")
+				}
+				released, err := h2.PredecessorReleased(ctxT(t, 10*time.Second))
+				if err != nil || !released {
+					t.Fatalf("PredecessorReleased = %v, %v; want true (a release on record)", released, err)
+				}
+				if got := h2.PredecessorVouched(); got != vouch {
+					t.Errorf("PredecessorVouched = %v after a release by an owner that vouched: %v", got, vouch)
+				}
+			})
+		}
+	}
+	// A foreign client between: it vouches only where the mark accounts
+	// for every node before it.
+	t.Run("foreign", func(t *testing.T) {
+		for _, tc := range []struct {
+			name      string
+			firstGone func(c *zk.Conn, h *elect.Handle) error
+			vouched   bool
+		}{
+			{"after a release that vouches", func(_ *zk.Conn, h *elect.Handle) error {
+				h.Vouch()
+				return h.Release(ctxT(t, 10*time.Second))
+			}, true},
+			{"after a release that does not", func(_ *zk.Conn, h *elect.Handle) error { return h.Release(ctxT(t, 10*time.Second)) }, false},
+			{"after an owner deleted by hand", func(c *zk.Conn, h *elect.Handle) error { return c.Delete(h.NodePath(), -1) }, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				g := groupPath(t)
+				s0, s2 := session(t, addrs), session(t, addrs)
+				foreignConn := session(t, addrs).Conn()
+				l0, _ := elect.NewLock(s0, g, elect.CreateParents())
+				if _, err := l0.Acquire(ctxT(t, 10*time.Second)); err != nil {
+					t.Fatal(err) // the group's first node: nobody before it
+				}
+				_ = s0.Close()
+				l1, _ := elect.NewLock(session(t, addrs), g)
+				h1, err := l1.Acquire(ctxT(t, 10*time.Second))
+				if err != nil {
+					t.Fatal(err)
+				}
+				fl := zk.NewLock(foreignConn, g, zk.WorldACL(zk.PermAll))
+				locked := make(chan error, 1)
+				go func() { locked <- fl.Lock() }()
+				queuedBehind(t, s2, g, 2)
+				got := make(chan *elect.Handle, 1)
+				l2, _ := elect.NewLock(s2, g)
+				go func() { h, _ := l2.Acquire(ctxT(t, 10*time.Second)); got <- h }()
+				queuedBehind(t, s2, g, 3)
+				if err := tc.firstGone(s2.Conn(), h1); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-locked; err != nil {
+					t.Fatal(err)
+				}
+				if err := fl.Unlock(); err != nil {
+					t.Fatal(err)
+				}
+				h2 := <-got
+				if h2 == nil {
+					t.Fatal("the herald lock behind the foreign one never owned")
+				}
+				if released, err := h2.PredecessorReleased(ctxT(t, 10*time.Second)); err != nil || !released {
+					t.Fatalf("PredecessorReleased = %v, %v; want true (a foreign client's)", released, err)
+				}
+				if got := h2.PredecessorVouched(); got != tc.vouched {
+					t.Errorf("PredecessorVouched = %v, want %v", got, tc.vouched)
+				}
+			})
+		}
+	})
+}
+
+// queuedBehind waits until group g holds n queue nodes.
+func queuedBehind(t *testing.T, s *elect.Session, g string, n int) {
+	t.Helper()
+	eventually(t, 5*time.Second, fmt.Sprintf("%d queue nodes in %s", n, g), func() bool {
+		c, _, _ := s.Conn().Children(g)
+		k := 0
+		for _, x := range c {
+			if _, ok := elect.ParseSequence(x); ok {
+				k++
+			}
+		}
+		return k == n
+	})
+}
