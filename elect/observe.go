@@ -1138,6 +1138,8 @@ func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseB
 		return err
 	case st.EphemeralOwner != id.session:
 		return nil // not the owner's session's node
+	case st.Mzxid < v.Pzxid && st.DataLength == 0:
+		return nil // an older herald's, which noted nothing: it may have deleted its node itself
 	case st.Mzxid < v.Pzxid:
 		v.endedNode, v.endedWhy = gone, ReasonDeleted
 		return nil

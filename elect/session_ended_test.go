@@ -35,6 +35,7 @@ func TestObserverTellsAnUnrecordedEnd(t *testing.T) {
 		release   = "released over someone else's data"
 		withdraw  = "withdrawn"
 		abandoned = "released by the watchdog over someone else's data"
+		older     = "an older herald's session node, then the node deleted"
 	)
 	for _, tc := range []struct {
 		lock  bool
@@ -57,6 +58,8 @@ func TestObserverTellsAnUnrecordedEnd(t *testing.T) {
 		{false, true, withdraw, elect.ReasonCancelled},
 		{true, true, withdraw, elect.ReasonCancelled},
 		{true, true, abandoned, elect.ReasonRunnerDied},
+		{false, true, older, elect.ReasonUnknown},
+		{true, true, older, elect.ReasonUnknown},
 	} {
 		kind, proof := "election", "session node"
 		if tc.lock {
@@ -136,6 +139,14 @@ func endOwner(ctx context.Context, end string, lock bool, path string, obs, owne
 		}
 		return obs.Conn().Delete(h.NodePath(), -1)
 	case "deleted by hand":
+		return obs.Conn().Delete(h.NodePath(), -1)
+	case "an older herald's session node, then the node deleted":
+		// An older herald made its session nodes without data and noted
+		// none of its own deletions on them: its node gone, untouched
+		// session node or not, may be its own doing.
+		if _, err := obs.Conn().Set(sessionNodeOf(path, lock, owner), nil, -1); err != nil {
+			return fmt.Errorf("empty the session node: %w", err)
+		}
 		return obs.Conn().Delete(h.NodePath(), -1)
 	case "released over someone else's data":
 		return h.Release(ctx)

@@ -102,7 +102,7 @@ func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Di
 	acl := q.sideACL(ctx)
 	officeData, _ := json.Marshal(Office{Herald: 1})
 	office := &zk.CreateRequest{Path: q.full(OfficeNode), Data: officeData, Acl: acl}
-	live := &zk.CreateRequest{Path: q.full(OfficeNode) + "/" + sessionNodeName(sid), Acl: acl, Flags: zk.FlagEphemeral}
+	live := &zk.CreateRequest{Path: q.full(OfficeNode) + "/" + sessionNodeName(sid), Data: sessionNodeData, Acl: acl, Flags: zk.FlagEphemeral}
 	node := &zk.CreateRequest{Path: q.full(base), Data: data, Acl: q.o.acl, Flags: zk.FlagEphemeral | zk.FlagSequence}
 	withOffice := false
 	for try := 0; try < 4; try++ {
@@ -299,7 +299,7 @@ func (q *queue) noSessionNode(sid int64, err error) {
 func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string, data []byte) (string, error) {
 	sid, root := q.s.ID(), q.o.sessionRoot
 	plain := func() (string, error) { return q.createAlone(conn, base, data) }
-	live := &zk.CreateRequest{Path: root + "/" + sessionNodeName(sid), Acl: q.o.acl, Flags: zk.FlagEphemeral}
+	live := &zk.CreateRequest{Path: root + "/" + sessionNodeName(sid), Data: sessionNodeData, Acl: q.o.acl, Flags: zk.FlagEphemeral}
 	node := &zk.CreateRequest{Path: q.full(base), Data: data, Acl: q.o.acl, Flags: zk.FlagEphemeral | zk.FlagSequence}
 	for try := 0; try < 4; try++ {
 		res, err := conn.Multi(live, node)
@@ -369,6 +369,14 @@ func (q *queue) madeSessionNode(p string) {
 	q.sessionNode.Store(q.s.ID())
 	q.s.ownSessionNodes.Store(p, struct{}{})
 }
+
+// sessionNodeData is what a session node holds when it is made, before any
+// note: it says that its session notes every deletion of its own nodes
+// that it records nowhere else. An observer tells it from the stat alone
+// (DataLength), with no permission: a session node without data is an
+// older herald's, which noted nothing, so that a node of its session gone
+// without a record may be its own deletion, not someone else's.
+var sessionNodeData = []byte(`{"herald":1}`)
 
 // A sessionNote is what a session node holds: the last of its session's
 // queue nodes that went by a deletion of its own recorded nowhere else (a
