@@ -53,6 +53,10 @@ type Handle struct {
 	// ended (ProveSessionEnd); prevVouched: that its answer vouched for
 	// the owners before the predecessor too (see PredecessorVouched).
 	prevEnded, prevVouched atomic.Bool
+	// prevGoneBy: the last look that found the predecessor's release on
+	// record, less how long the record says it held (see
+	// PredecessorLowestSince); zero when it says nothing.
+	prevGoneBy atomic.Int64
 	// vouched: see Vouch.
 	vouched atomic.Bool
 }
@@ -465,7 +469,7 @@ func (h *Handle) release(ctx context.Context, reason Reason) error {
 // deleteOwn removes our node, with a record of why in an election's
 // office (see queue.deleteOwn).
 func (h *Handle) deleteOwn(ctx context.Context, reason Reason) error {
-	rec := &Release{Node: h.t.name, ID: h.id, Term: h.Term(), Reason: reason, Time: time.Now().UTC(), Vouches: h.vouched.Load()}
+	rec := &Release{Node: h.t.name, ID: h.id, Term: h.Term(), Reason: reason, Time: time.Now().UTC(), Vouches: h.vouched.Load(), Held: time.Since(h.since)}
 	for {
 		if h.q.s.gone() != nil {
 			return nil // the servers delete our ephemeral node themselves

@@ -58,6 +58,10 @@ type Release struct {
 	// vouches for those owners too. Without it, it vouches for its own
 	// owner's work only.
 	Vouches bool `json:"vouches,omitempty"`
+	// Held is how long the owner held, by its own clock, when it released
+	// (none for a record written later, such as RecordStopped's): every
+	// owner before it was gone at least that long before the release.
+	Held time.Duration `json:"held,omitempty"`
 }
 
 // Checkpoint is the last progress a leader published (seed 004).

@@ -27,8 +27,24 @@ func (h *Handle) Predecessor() string { return h.t.prev }
 // within some bound of its node's going, which came before this moment.
 // So from here the owner before the predecessor is vouched for by time
 // alone: herald run and herald lock wait that bound from this moment
-// before they trust a session end.
-func (h *Handle) PredecessorLowestSince() time.Time { return h.t.prevLowest }
+// before they trust a session end, or a release that does not vouch for
+// those owners (PredecessorVouched).
+//
+// Where the last PredecessorReleased found the predecessor's release on
+// record with how long it held (Release.Held), every owner before it was
+// gone that long before the look, at the latest: the earlier of the two
+// moments is returned, or that one alone when the wait never saw the
+// predecessor lowest (it came after the release). Only durations are
+// compared, each on its own clock.
+func (h *Handle) PredecessorLowestSince() time.Time {
+	seen := h.t.prevLowest
+	if n := h.prevGoneBy.Load(); n != 0 {
+		if by := time.Unix(0, n); seen.IsZero() || by.Before(seen) {
+			return by
+		}
+	}
+	return seen
+}
 
 // PredecessorReleased reports whether the node that owned before ours
 // went by a release herald recorded (the mark on the group node, the
@@ -150,10 +166,16 @@ func (h *Handle) PredecessorVouched() bool { return h.prevVouched.Load() }
 func (h *Handle) Vouch() { h.vouched.Store(true) }
 
 func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
-	released, vouched, ended, ch, err := h.lookAtPredecessor(ctx, watch)
+	look := time.Now()
+	released, vouched, ended, held, ch, err := h.lookAtPredecessor(ctx, watch)
 	if released {
 		h.prevEnded.Store(ended)
 		h.prevVouched.Store(vouched)
+		var by int64
+		if held > 0 {
+			by = look.Add(-held).UnixNano()
+		}
+		h.prevGoneBy.Store(by)
 	}
 	return released, ch, err
 }
@@ -163,7 +185,7 @@ func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-c
 // before), whether that vouches for the owners before it too (see
 // PredecessorVouched), and whether it was its session's end that showed
 // it.
-func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, vouched, ended bool, _ <-chan zk.Event, _ error) {
+func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, vouched, ended bool, held time.Duration, _ <-chan zk.Event, _ error) {
 	p := h.t.prev
 	foreign := false
 	switch info, ok := ParseName(p); {
@@ -172,7 +194,7 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 	case p == "" && (h.t.seq == 0 || h.t.seq == 1 && h.t.madeOffice):
 		// The group's first child (but for the office made with it):
 		// nothing came before it.
-		return true, true, false, nil, nil
+		return true, true, false, 0, nil, nil
 	}
 	ours := func(r *Release) bool {
 		if r == nil {
@@ -206,33 +228,36 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 		if ps, ok := ParseSequence(p); ok && err == nil {
 			vouched = m.accountedBefore(ps, false) && (m.Released == nil || m.Released.Vouches)
 		}
-		return true, vouched, false, nil, nil
+		return true, vouched, false, 0, nil, nil
 	case err != nil:
-		return false, false, false, nil, err
+		return false, false, false, 0, nil, err
 	case ours(m.Released):
-		return true, m.Released.Vouches, false, nil, nil
+		return true, m.Released.Vouches, false, m.Released.Held, nil, nil
 	case p == "" && m.accountedBefore(h.t.seq, h.t.madeOffice):
-		return true, m.Released == nil || m.Released.Vouches, false, nil, nil
+		if m.Released == nil {
+			return true, true, false, 0, nil, nil
+		}
+		return true, m.Released.Vouches, false, m.Released.Held, nil, nil
 	}
 	o, och, err := h.readOfficeW(ctx, watch)
 	switch {
 	case err != nil:
-		return false, false, false, r.ch, err
+		return false, false, false, 0, r.ch, err
 	case ours(o.Released):
-		return true, o.Released.Vouches, false, nil, nil
+		return true, o.Released.Vouches, false, o.Released.Held, nil, nil
 	}
 	var nch <-chan zk.Event
 	if p != "" {
 		var noted bool
 		if noted, vouched, nch = h.predecessorNoted(ctx, watch); noted {
-			return true, vouched, false, nil, nil
+			return true, vouched, false, 0, nil, nil
 		}
 	}
 	ended, sch, err := h.predecessorSessionEnded(ctx, watch)
 	if err != nil || ended {
-		return ended, false, ended, nil, err
+		return ended, false, ended, 0, nil, err
 	}
-	return false, false, false, firstOf(r.ch, och, sch, nch), nil
+	return false, false, false, 0, firstOf(r.ch, och, sch, nch), nil
 }
 
 // readOfficeW reads the office (empty when there is none, or it holds no

@@ -485,3 +485,40 @@ func queuedBehind(t *testing.T, s *elect.Session, g string, n int) {
 		return k == n
 	})
 }
+
+// TestPredecessorLowestSinceCountsTheReleasesHold: an owner that comes
+// after a release, with nobody in the queue, never saw the releasing
+// owner lowest; the release's record says how long it held, and every
+// owner before it was gone at least that long before the release. So
+// PredecessorLowestSince is at least that long before the look, where it
+// was zero (and herald lock, after a release that does not vouch, waited
+// its whole bound even after an owner that had held for hours).
+func TestPredecessorLowestSinceCountsTheReleasesHold(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	const held = 400 * time.Millisecond
+	l1, _ := elect.NewLock(session(t, addrs), g, elect.CreateParents())
+	h1, err := l1.Acquire(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(held)
+	if err := h1.Release(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	l2, _ := elect.NewLock(session(t, addrs), g)
+	h2, err := l2.Acquire(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := h2.Predecessor(); p != "" {
+		t.Fatalf("the new owner saw %s before it; the test wants it to come after the release", p)
+	}
+	if ok, err := h2.PredecessorReleased(ctxT(t, 10*time.Second)); err != nil || !ok {
+		t.Fatalf("PredecessorReleased = %v, %v; want true", ok, err)
+	}
+	since := h2.PredecessorLowestSince()
+	if since.IsZero() || time.Since(since) < held {
+		t.Errorf("PredecessorLowestSince %v (%v ago), want at least %v ago: the release held that long", since, time.Since(since), held)
+	}
+}
