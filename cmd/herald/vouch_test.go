@@ -16,7 +16,8 @@ import (
 
 // TestRunnerAfterALibraryOwner: a runner's node is deleted by hand while
 // the runner is frozen (SIGSTOP), so its command, which ignores SIGTERM,
-// runs on until the watchdog kills it. A client that does not run a
+// runs on until the watchdog kills it; or while it hears, and its command
+// runs on for the grace the runner gives it before SIGKILL. A client that does not run a
 // command, and so does not wait for the one before it to stop (herald's
 // library, go-zookeeper's zk.Lock), owns at once, then releases. The next
 // runner must still wait for the frozen runner's command: a library's or a
@@ -28,15 +29,20 @@ func TestRunnerAfterALibraryOwner(t *testing.T) {
 	cases := []struct {
 		recipe, between string
 		queuedBehind    bool // the next runner queues before the release
+		hears           bool // the first runner is not frozen
 	}{
-		{"lock", "library", true},
-		{"run", "library", true},
-		{"lock", "library", false},
-		{"run", "library", false},
-		{"lock", "zk.Lock", true},
+		{"lock", "library", true, false},
+		{"run", "library", true, false},
+		{"lock", "library", false, false},
+		{"run", "library", false, false},
+		{"lock", "zk.Lock", true, false},
+		{"run", "library", true, true},
 	}
 	for _, c := range cases {
 		name := c.recipe + " " + c.between + map[bool]string{true: " queued behind", false: " after its release"}[c.queuedBehind]
+		if c.hears {
+			name += ", the first runner hearing"
+		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel() // each waits out a frozen runner's command
 			addr := zktest.Shared(t).ConnectString()
@@ -53,11 +59,13 @@ func TestRunnerAfterALibraryOwner(t *testing.T) {
 				second = run("copy-2", addr)
 				waitQueued(t, []string{"--zk", addr}, g, 3, "copy-2 never joined the queue")
 			}
-			pid := first.cmd.Process.Pid
-			if err := signalPID(pid, sigStop); err != nil {
-				t.Fatal(err)
+			if !c.hears {
+				pid := first.cmd.Process.Pid
+				if err := signalPID(pid, sigStop); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = signalPID(pid, sigCont) })
 			}
-			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
 			deleteLowest(t, g)
 			release()
 			if !c.queuedBehind {
@@ -67,7 +75,7 @@ func TestRunnerAfterALibraryOwner(t *testing.T) {
 				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
 			}
 			if strings.Contains(read(), "OVERLAP") {
-				t.Errorf("copy-2's command started while frozen copy-1's still ran, after the %s owner's release:\n%s\n%s", c.between, read(), second.out)
+				t.Errorf("copy-2's command started while copy-1's still ran, after the %s owner's release:\n%s\n%s", c.between, read(), second.out)
 			}
 		})
 	}
