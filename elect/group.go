@@ -125,10 +125,10 @@ func withdrawnMark(b []byte, seq int32, recipe Recipe) ([]byte, bool) {
 // none, the group's first node on), then only nodes that withdrew. A
 // release on record vouches for its owner and, where its owner waited for
 // them (Release.Vouches), for the owners before it; a withdrawn node
-// never owned. ZooKeeper
-// numbers a sequential child with the number of children created before
-// it, so a number missing from the run is a node that may have owned and
-// gone without a release (deleted by hand), and the caller waits for it.
+// never owned. ZooKeeper numbers a sequential child with the number of
+// children created before it, so a number missing from the run is a node
+// that may have owned and gone without a release (deleted by hand), and
+// the caller waits for it.
 // madeOffice: the office made with our node took the number before ours.
 func (m groupMark) accountedBefore(seq int32, madeOffice bool) bool {
 	var next uint32 // the first number not accounted for
