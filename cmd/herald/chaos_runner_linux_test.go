@@ -158,6 +158,9 @@ type runnerChaos struct {
 	// a copy with --rejoin should not.
 	unasked []*chaosProc
 	stopped bool
+	// minRun and minLock are the fewest tenures a minute each group must
+	// show (see check).
+	minRun, minLock int
 }
 
 func newRunnerChaos(t *testing.T) *runnerChaos {
@@ -178,6 +181,7 @@ func newRunnerChaos(t *testing.T) *runnerChaos {
 		marks:  map[string]string{"run": filepath.Join(dir, "run.marks"), "lock": filepath.Join(dir, "lock.marks")},
 		rnd:    rand.New(rand.NewPCG(seed, 11)),
 		faults: map[string]int{}, exits: map[string]int{},
+		minRun: 6, minLock: 50,
 	}
 	t.Cleanup(func() {
 		c.stopAll()
@@ -671,10 +675,10 @@ func (c *runnerChaos) check(d, wall time.Duration, gaps map[string]time.Duration
 	// waits 11/12 of the 2 s session timeout, and a SIGKILL's the session
 	// timeout first: 11 to 22 tenures a minute; 6 still shows the group
 	// changing hands throughout.
-	if want := int(6 * minutes); runN < want {
+	if want := int(float64(c.minRun) * minutes); runN < want {
 		t.Errorf("run group: %d tenures in %v, want at least %d", runN, d, want)
 	}
-	if want := int(50 * minutes); lockN < want {
+	if want := int(float64(c.minLock) * minutes); lockN < want {
 		t.Errorf("lock group: %d tenures in %v, want at least %d", lockN, d, want)
 	}
 	for _, s := range c.slots {
