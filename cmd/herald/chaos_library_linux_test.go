@@ -31,8 +31,10 @@ func TestChaosRunnersBesideALibrary(t *testing.T) {
 	began := time.Now()
 	c := newRunnerChaos(t)
 	// A runner after the library waits up to 11/12 of the 2 s session
-	// timeout before its command starts: fewer tenures than without it.
-	c.minRun, c.minLock = 3, 20
+	// timeout before its command starts: fewer tenures than without it,
+	// about 13 a minute in the election, so that a minute may leave one
+	// of the four copies without a turn; three may not.
+	c.minRun, c.minLock, c.everyLeads = 3, 20, 3*time.Minute
 	stopGaps := c.watchGaps()
 	c.startLoops()
 	lib := c.startLibrary()
