@@ -84,41 +84,43 @@ func (c *runnerChaos) libraryLoop(ctx context.Context, kind string, owned *atomi
 			return
 		}
 		for ctx.Err() == nil {
-			if err := c.libraryTenure(ctx, s, kind); err != nil {
-				if errors.Is(err, elect.ErrSessionLost) {
-					break
-				}
-				if ctx.Err() == nil {
-					time.Sleep(100 * time.Millisecond)
-				}
-				continue
+			held, err := c.libraryTenure(ctx, s, kind)
+			if held {
+				owned.Add(1)
 			}
-			owned.Add(1)
-			time.Sleep(c.between(0, 200))
+			if errors.Is(err, elect.ErrSessionLost) {
+				break // a new session
+			}
+			pause := c.between(0, 200)
+			if err != nil {
+				pause = 100 * time.Millisecond // its node deleted by hand, say
+			}
+			time.Sleep(pause)
 		}
 		_ = s.Close()
 	}
 }
 
-// libraryTenure is one turn of the library in the group of kind.
-func (c *runnerChaos) libraryTenure(ctx context.Context, s *elect.Session, kind string) error {
+// libraryTenure is one turn of the library in the group of kind: held
+// says whether it owned.
+func (c *runnerChaos) libraryTenure(ctx context.Context, s *elect.Session, kind string) (held bool, _ error) {
 	var h *elect.Handle
 	var err error
 	if kind == "lock" {
 		l, lerr := elect.NewLock(s, c.group[kind])
 		if lerr != nil {
-			return fmt.Errorf("library lock: %w", lerr)
+			return false, fmt.Errorf("library lock: %w", lerr)
 		}
 		h, err = l.Acquire(ctx)
 	} else {
 		e, eerr := elect.NewElection(s, c.group[kind])
 		if eerr != nil {
-			return fmt.Errorf("library election: %w", eerr)
+			return false, fmt.Errorf("library election: %w", eerr)
 		}
 		h, err = e.Campaign(ctx, "library")
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	select {
 	case <-time.After(c.between(20, 80)):
@@ -127,7 +129,7 @@ func (c *runnerChaos) libraryTenure(ctx context.Context, s *elect.Session, kind 
 	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if kind == "lock" {
-		return h.Release(rctx)
+		return true, h.Release(rctx)
 	}
-	return h.Resign(rctx)
+	return true, h.Resign(rctx)
 }
