@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,33 +23,23 @@ import (
 // of one group at once; both groups keep changing hands, more slowly than
 // without the library, as each runner after it waits.
 func TestChaosRunnersBesideALibrary(t *testing.T) {
-	if os.Getenv("HERALD_CHAOS") != "1" {
-		t.Skip("chaos test: set HERALD_CHAOS=1 (make chaos); HERALD_CHAOS_RUNNERS_DURATION sets how long (default 60s)")
-	}
-	duration := chaosRunnersDuration(t)
-	began := time.Now()
 	c := newRunnerChaos(t)
 	// A runner after the library waits up to 11/12 of the 2 s session
 	// timeout before its command starts: fewer tenures than without it,
 	// about 13 a minute in the election, so that a minute may leave one
 	// of the four copies without a turn; three may not.
 	c.minRun, c.minLock, c.everyLeads = 3, 20, 3*time.Minute
-	stopGaps := c.watchGaps()
-	c.startLoops()
-	lib := c.startLibrary()
-	c.inject(duration)
-	recovery := c.recovers()
-	gaps := stopGaps()
-	held := lib()
-	c.stopAll()
-	c.checkLeftovers()
+	var held map[string]int
+	c.run(func() func() {
+		lib := c.startLibrary()
+		return func() { held = lib() }
+	})
 	t.Logf("the library owned the run group %d times and the lock group %d times", held["run"], held["lock"])
 	for _, kind := range []string{"run", "lock"} {
 		if held[kind] == 0 {
 			t.Errorf("the library never owned the %s group: the test did not put it between runners", kind)
 		}
 	}
-	c.check(duration, time.Since(began), gaps, recovery)
 }
 
 // startLibrary starts a library handle's loop in each group; the func it

@@ -55,17 +55,25 @@ const (
 // told to stop with SIGTERM while a new copy starts beside them. Never two
 // commands of one group at once, and both groups keep changing hands.
 func TestChaosRunners(t *testing.T) {
-	if os.Getenv("HERALD_CHAOS") != "1" {
-		t.Skip("chaos test: set HERALD_CHAOS=1 (make chaos); HERALD_CHAOS_RUNNERS_DURATION sets how long (default 60s)")
-	}
-	duration := chaosRunnersDuration(t)
+	newRunnerChaos(t).run(nil)
+}
+
+// run runs the chaos for HERALD_CHAOS_RUNNERS_DURATION and checks what it
+// must show (see check); beside, when not nil, starts more in the groups
+// with the runners, and returns what stops it, before the runners are.
+func (c *runnerChaos) run(beside func() (stop func())) {
+	duration := chaosRunnersDuration(c.t)
 	began := time.Now()
-	c := newRunnerChaos(t)
 	stopGaps := c.watchGaps()
 	c.startLoops()
+	stopBeside := func() {}
+	if beside != nil {
+		stopBeside = beside()
+	}
 	c.inject(duration)
 	recovery := c.recovers()
 	gaps := stopGaps()
+	stopBeside()
 	c.stopAll()
 	c.checkLeftovers()
 	c.check(duration, time.Since(began), gaps, recovery)
@@ -165,7 +173,12 @@ type runnerChaos struct {
 	everyLeads      time.Duration
 }
 
+// newRunnerChaos sets up the runner chaos's groups and slots; it skips
+// the test unless HERALD_CHAOS=1.
 func newRunnerChaos(t *testing.T) *runnerChaos {
+	if os.Getenv("HERALD_CHAOS") != "1" {
+		t.Skip("chaos test: set HERALD_CHAOS=1 (make chaos); HERALD_CHAOS_RUNNERS_DURATION sets how long (default 60s)")
+	}
 	// Not t.TempDir: the logs and marks stay on disk when the test fails.
 	dir, err := os.MkdirTemp("", "herald-chaos-runners-")
 	if err != nil {
