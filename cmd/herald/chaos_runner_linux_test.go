@@ -688,8 +688,8 @@ func (c *runnerChaos) check(d, wall time.Duration, gaps map[string]time.Duration
 	// Most of the election's handoffs follow a node gone without a
 	// release (a deletion by hand, a SIGKILL), after which the next copy
 	// waits 11/12 of the 2 s session timeout, and a SIGKILL's the session
-	// timeout first: 11 to 22 tenures a minute; 6 still shows the group
-	// changing hands throughout.
+	// timeout first: 11 to 22 tenures a minute; 6 (minRun, for the runners
+	// alone) still shows the group changing hands throughout.
 	if want := int(float64(c.minRun) * minutes); runN < want {
 		t.Errorf("run group: %d tenures in %v, want at least %d", runN, d, want)
 	}
