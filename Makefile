@@ -67,6 +67,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzGroupFromTokens -fuzztime 30s ./publish/
 	$(GO) test -run '^$$' -fuzz FuzzEnvelope -fuzztime 30s ./publish/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBody -fuzztime 30s ./publish/
+	$(GO) test -run '^$$' -fuzz FuzzSkimGroup -fuzztime 30s ./sinks/audit/
 
 clean:
 	rm -rf bin

@@ -70,10 +70,29 @@ func Open(path string) (*Reader, error) {
 // on. An unterminated last line of a file, a write cut short or still in
 // progress, is skipped and counted in Torn.
 func (r *Reader) Next() (publish.Event, error) {
+	b, err := r.nextLine()
+	if err != nil {
+		return publish.Event{}, err
+	}
+	return r.decode(b)
+}
+
+// nextLine returns the next line that is not blank, trimmed, or io.EOF.
+// The line is valid until the next call.
+func (r *Reader) nextLine() ([]byte, error) {
 	for r.i < len(r.files) {
-		b, err := r.br.ReadBytes('\n')
+		b, err := r.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: read the rest of it.
+			long := append([]byte(nil), b...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				b, err = r.br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return publish.Event{}, fmt.Errorf("audit: read %s: %w", r.names[r.i], err)
+			return nil, fmt.Errorf("audit: read %s: %w", r.names[r.i], err)
 		}
 		if errors.Is(err, io.EOF) {
 			if len(b) > 0 {
@@ -85,21 +104,24 @@ func (r *Reader) Next() (publish.Event, error) {
 		r.line++
 		r.lines++
 		r.bytes += int64(len(b))
-		b = bytes.TrimSpace(b)
-		if len(b) == 0 {
-			continue
+		if b = bytes.TrimSpace(b); len(b) > 0 {
+			return b, nil
 		}
-		var e publish.Event
-		if err := json.Unmarshal(b, &e); err != nil {
-			return e, &LineError{File: r.names[r.i], Line: r.line, Err: err}
-		}
-		if err := e.Validate(); err != nil {
-			return e, &LineError{File: r.names[r.i], Line: r.line, Err: err}
-		}
-		r.share(&e)
-		return e, nil
 	}
-	return publish.Event{}, io.EOF
+	return nil, io.EOF
+}
+
+// decode reads line b, the reader's current line, as an event.
+func (r *Reader) decode(b []byte) (publish.Event, error) {
+	var e publish.Event
+	if err := json.Unmarshal(b, &e); err != nil {
+		return e, &LineError{File: r.names[r.i], Line: r.line, Err: err}
+	}
+	if err := e.Validate(); err != nil {
+		return e, &LineError{File: r.names[r.i], Line: r.line, Err: err}
+	}
+	r.share(&e)
+	return e, nil
 }
 
 // share makes e's repeated strings the reader's one copy of each.
