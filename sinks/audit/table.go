@@ -28,32 +28,47 @@ func WriteTable(w io.Writer, ts []Tenure, now time.Time) error {
 	// tabwriter makes them; but the rows are formatted twice, to measure
 	// and then to write, rather than held: a year's history of a fleet
 	// has millions of rows.
-	var width [tableCols - 1]int
-	measure := func(c tableCells) {
-		for i := range width {
-			width[i] = max(width[i], utf8.RuneCountInString(c[i]))
-		}
-	}
-	measure(tableHeader)
+	var o tableOut
 	for _, t := range ts {
-		measure(tableRow(t))
+		o.measure(tableRow(t))
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	write := func(c tableCells) {
-		for i, n := range width {
-			bw.WriteString(c[i])
-			for pad := n + 2 - utf8.RuneCountInString(c[i]); pad > 0; pad-- {
-				bw.WriteByte(' ')
-			}
-		}
-		bw.WriteString(c[tableCols-1])
-		bw.WriteByte('\n')
-	}
-	write(tableHeader)
+	o.write(bw, tableHeader)
 	for _, t := range ts {
-		write(tableRow(t))
+		o.write(bw, tableRow(t))
 	}
 	return bw.Flush()
+}
+
+// tableOut lays out the table: each column as wide as its widest cell
+// measured, and two spaces.
+type tableOut struct {
+	width    [tableCols - 1]int
+	measured bool // the header is measured
+}
+
+func (o *tableOut) measure(c tableCells) {
+	if !o.measured {
+		o.measured = true
+		o.measure(tableHeader)
+	}
+	for i := range o.width {
+		o.width[i] = max(o.width[i], utf8.RuneCountInString(c[i]))
+	}
+}
+
+func (o *tableOut) write(bw *bufio.Writer, c tableCells) {
+	if !o.measured {
+		o.measure(tableHeader)
+	}
+	for i, n := range o.width {
+		bw.WriteString(c[i])
+		for pad := n + 2 - utf8.RuneCountInString(c[i]); pad > 0; pad-- {
+			bw.WriteByte(' ')
+		}
+	}
+	bw.WriteString(c[tableCols-1])
+	bw.WriteByte('\n')
 }
 
 const tableCols = 9
