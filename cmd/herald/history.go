@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -73,6 +73,7 @@ func newHistoryCmd(a *app) *cobra.Command {
 	var asJSON bool
 	var htmlOut, svgOut string
 	var since, until string
+	var heldEvents int
 	cmd := &cobra.Command{
 		Use:     "history [PATH] --audit FILE [--audit FILE...] | --nats URL | --kafka BROKERS",
 		Short:   "Show who led when: one row per owner and term",
@@ -96,6 +97,12 @@ func newHistoryCmd(a *app) *cobra.Command {
 			if len(args) == 1 {
 				group = args[0]
 			}
+			if len(files) > 0 && htmlOut == "" && svgOut == "" {
+				if err := auditOnly(&sf, heldEvents); err != nil {
+					return err
+				}
+				return a.auditHistory(cmd.Context(), files, group, heldEvents, asJSON, w)
+			}
 			events, err := a.historyEvents(cmd.Context(), &sf, files, group)
 			if err != nil {
 				return unreachableExit(err)
@@ -116,6 +123,7 @@ func newHistoryCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&htmlOut, "html", "", "write the timeline to FILE as a self-contained HTML page (chart and table); - for standard output")
 	cmd.Flags().StringVar(&svgOut, "svg", "", "write the timeline chart to FILE as SVG; - for standard output")
 	cmd.Flags().StringVar(&since, "since", "", "show only the rows that reach this time or later: RFC 3339 (2026-11-20T10:00:00Z) or a duration before now (90m, 2h, 3d)")
+	cmd.Flags().IntVar(&heldEvents, "events-in-memory", defaultHeldEvents, "with --audit, hold at most about this many events at once: logs with more are read again for each batch of groups (slower, in less memory)")
 	cmd.Flags().StringVar(&until, "until", "", "show only the rows that began by this time: RFC 3339 or a duration before now, as --since")
 	return cmd
 }
@@ -126,7 +134,12 @@ func newHistoryCmd(a *app) *cobra.Command {
 // table then starts with a line naming the window; JSON stays an array
 // alone, for the programs that read it.
 func (a *app) printHistory(ts []audit.Tenure, asJSON bool, w window) error {
-	shown := w.tenures(ts)
+	return a.writeHistory(w.tenures(ts), len(ts), asJSON, w)
+}
+
+// writeHistory prints shown, the rows of a history of total rows that
+// the window shows.
+func (a *app) writeHistory(shown []audit.Tenure, total int, asJSON bool, w window) error {
 	if asJSON {
 		if shown == nil {
 			shown = []audit.Tenure{}
@@ -139,8 +152,8 @@ func (a *app) printHistory(ts []audit.Tenure, asJSON bool, w window) error {
 	switch {
 	case len(shown) > 0:
 		return audit.WriteTable(a.stdout, shown, time.Now())
-	case len(ts) > 0:
-		_, err := fmt.Fprintf(a.stdout, "no leadership or lock events recorded in this window (the history has %d rows, all outside it)\n", len(ts))
+	case total > 0:
+		_, err := fmt.Fprintf(a.stdout, "no leadership or lock events recorded in this window (the history has %d rows, all outside it)\n", total)
 		return err
 	}
 	_, err := fmt.Fprintln(a.stdout, "no leadership or lock events recorded")
@@ -295,7 +308,12 @@ func (a *app) historyEvents(ctx context.Context, sf *sourceFlags, files []string
 	var events []publish.Event
 	switch {
 	case len(files) > 0:
-		return a.historyAudit(ctx, files, group)
+		// Every event at once (the timeline draws them all).
+		err := a.readAudit(ctx, files, group, math.MaxInt, func(merged []publish.Event) error {
+			events = merged
+			return nil
+		})
+		return events, err
 	case src == "nats":
 		events, err = a.historyNATS(ctx, sf, group)
 	case src == "kafka":
@@ -331,52 +349,6 @@ func mergeBySource(events []publish.Event) []publish.Event {
 		logs[i] = append(logs[i], e)
 	}
 	return audit.Merge(logs...)
-}
-
-// historyAudit reads audit logs. The logs (one per bridge) are merged, one
-// log as well: per group by zxid, each event id counted once by History.
-func (a *app) historyAudit(ctx context.Context, files []string, group string) ([]publish.Event, error) {
-	logs := make([][]publish.Event, 0, len(files))
-	for _, f := range files {
-		if f == "" {
-			return nil, usageErr("--audit is empty: give the audit log's file name")
-		}
-		events, err := a.readAuditLog(ctx, f, group)
-		if err != nil {
-			return nil, err
-		}
-		logs = append(logs, events)
-	}
-	// One log too: a log's order is the order its bridge wrote, which
-	// need not be the order of the changes.
-	return audit.Merge(logs...), nil
-}
-
-// readAuditLog reads the events of group ("" for all) from the audit log
-// f and its rotated files. Lines that are not herald events (a torn line
-// a crash left, a corrupt one) are skipped with a warning, as the log
-// holds them; but a log none of whose lines is a herald event is no audit
-// log at all (--audit /etc/passwd), not an empty history.
-func (a *app) readAuditLog(ctx context.Context, f, group string) ([]publish.Event, error) {
-	records := 0 // herald events read, of any group
-	keep := func(e publish.Event) bool {
-		records++
-		return group == "" || e.Group == group
-	}
-	events, err := audit.ReadAll(ctx, f, keep)
-	var le *audit.LineError
-	if missing, _ := audit.MissingRotated(f); len(missing) > 0 && (err == nil || errors.As(err, &le)) {
-		a.log.Warn("rotated files of the audit log are missing between the others: what they held is not in this history", "file", f, "missing", missing)
-	}
-	if !errors.As(err, &le) {
-		return events, err
-	}
-	if records == 0 {
-		return nil, fmt.Errorf("--audit %s holds no herald audit records: not one of its lines is a herald event (the first, %s:%d: %v); "+
-			"an audit log is what herald bridge --audit FILE writes, one JSON event per line", f, le.File, le.Line, le.Err)
-	}
-	a.log.Warn("skipped malformed lines in the audit log", "file", f, "err", err)
-	return events, nil
 }
 
 // historyStall is how long the history read waits for the stream's next

@@ -19,6 +19,12 @@ import (
 // heartbeat file cannot be read makes the tenures only it would confirm
 // stale, saying why.
 func (a *app) confirmAudit(files []string, events []publish.Event, ts []audit.Tenure, now time.Time) {
+	judgeAudit(a.auditBridges(files), events, ts, now)
+}
+
+// auditBridges reads the heartbeats kept beside the audit logs in files,
+// warning of those missing or unreadable.
+func (a *app) auditBridges(files []string) *publish.Bridges {
 	bridges := publish.NewBridges()
 	for _, f := range files {
 		h, found, err := audit.ReadHeartbeat(f)
@@ -32,6 +38,13 @@ func (a *app) confirmAudit(files []string, events []publish.Event, ts []audit.Te
 			a.log.Warn("no heartbeat beside the audit log (it was not copied with the log, or herald before 2026-11-26 wrote the log): the owners only its bridge would confirm are shown as not confirmed", "file", audit.HeartbeatPath(f))
 		}
 	}
+	return bridges
+}
+
+// judgeAudit marks the open tenures of ts that bridges do not confirm at
+// now; events are the events ts was told from, which name the bridges
+// that wrote of each group.
+func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now time.Time) {
 	writers := map[string][]string{} // group -> the sources of its events
 	seen := map[[2]string]bool{}
 	for _, e := range events {
