@@ -97,24 +97,14 @@ func newHistoryCmd(a *app) *cobra.Command {
 			if len(args) == 1 {
 				group = args[0]
 			}
-			if len(files) > 0 && htmlOut == "" && svgOut == "" {
-				if err := auditOnly(&sf, heldEvents); err != nil {
-					return err
-				}
-				return a.auditHistory(cmd.Context(), files, group, heldEvents, asJSON, w)
-			}
-			events, err := a.historyEvents(cmd.Context(), &sf, files, group)
-			if err != nil {
-				return unreachableExit(err)
-			}
 			if htmlOut != "" || svgOut != "" {
+				events, err := a.historyEvents(cmd.Context(), &sf, files, group)
+				if err != nil {
+					return unreachableExit(err)
+				}
 				return a.writeTimeline(events, htmlOut, svgOut, sf.describe(files), w)
 			}
-			ts := audit.History(events)
-			if err := a.confirmOpen(cmd.Context(), &sf, files, group, events, ts); err != nil {
-				return unreachableExit(err)
-			}
-			return a.printHistory(ts, asJSON, w)
+			return a.history(cmd.Context(), &sf, files, group, heldEvents, asJSON, w)
 		},
 	}
 	sf.addFlags(cmd.Flags())
@@ -123,22 +113,15 @@ func newHistoryCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&htmlOut, "html", "", "write the timeline to FILE as a self-contained HTML page (chart and table); - for standard output")
 	cmd.Flags().StringVar(&svgOut, "svg", "", "write the timeline chart to FILE as SVG; - for standard output")
 	cmd.Flags().StringVar(&since, "since", "", "show only the rows that reach this time or later: RFC 3339 (2026-11-20T10:00:00Z) or a duration before now (90m, 2h, 3d)")
-	cmd.Flags().IntVar(&heldEvents, "events-in-memory", defaultHeldEvents, "with --audit, hold at most about this many events at once: logs with more are read again for each batch of groups (slower, in less memory)")
+	cmd.Flags().IntVar(&heldEvents, "events-in-memory", defaultHeldEvents, "hold at most about this many events at once: a source with more is read again for each batch of groups (slower, in less memory)")
 	cmd.Flags().StringVar(&until, "until", "", "show only the rows that began by this time: RFC 3339 or a duration before now, as --since")
 	return cmd
 }
 
-// printHistory prints the tenures as a table or as JSON, only those that
-// overlap the window when one is given (filtered here, after every source
-// has been read into the same tenures, so all show a window alike). The
-// table then starts with a line naming the window; JSON stays an array
-// alone, for the programs that read it.
-func (a *app) printHistory(ts []audit.Tenure, asJSON bool, w window) error {
-	return a.writeHistory(w.tenures(ts), len(ts), asJSON, w)
-}
-
-// writeHistory prints shown, the rows of a history of total rows that
-// the window shows.
+// writeHistory prints shown, the rows of a history of total rows that the
+// window shows, as a table or as JSON. The table then starts with a line
+// naming the window; JSON stays an array alone, for the programs that
+// read it.
 func (a *app) writeHistory(shown []audit.Tenure, total int, asJSON bool, w window) error {
 	if asJSON {
 		if shown == nil {
@@ -158,70 +141,6 @@ func (a *app) writeHistory(shown []audit.Tenure, total int, asJSON bool, w windo
 	}
 	_, err := fmt.Fprintln(a.stdout, "no leadership or lock events recorded")
 	return err
-}
-
-// confirmOpen marks the open tenures whose owner no bridge confirms now
-// (audit.Tenure.Unconfirmed). From NATS or Kafka: the owners view names
-// another owner or none, or the bridge that reported it stopped or went
-// silent. A group the view does not hold, or whose bridge sends no
-// heartbeats, is left as the events tell; when the view cannot be read,
-// no open tenure is confirmed (a warning says why). From audit logs: the heartbeats kept
-// beside them (confirmAudit).
-func (a *app) confirmOpen(ctx context.Context, sf *sourceFlags, files []string, group string, events []publish.Event, ts []audit.Tenure) error {
-	open := false
-	for _, t := range ts {
-		open = open || t.Open() && !t.Missing
-	}
-	if !open {
-		return nil
-	}
-	if len(files) > 0 {
-		a.confirmAudit(files, events, ts, time.Now())
-		return nil
-	}
-	src, err := sf.which()
-	if err != nil {
-		return err
-	}
-	var now map[string]ownerNow
-	switch src {
-	case "nats":
-		now, err = a.ownersNATS(ctx, sf, group)
-	case "kafka":
-		now, err = a.ownersKafka(ctx, sf, group)
-	}
-	if err != nil {
-		// Nothing confirms them then: "holding" would present as current
-		// what may have ended since (the owners store deleted while the
-		// bridge was down, say).
-		a.log.Warn("could not read the owners view: the open tenures are shown as not confirmed", "err", err)
-		for i := range ts {
-			if ts[i].Open() && !ts[i].Missing {
-				ts[i].Unconfirmed = true
-			}
-		}
-		return nil
-	}
-	_, someUnreadable := now[unreadableGroups]
-	for i := range ts {
-		t := &ts[i]
-		n, ok := now[t.Group]
-		if !ok && someUnreadable && t.Open() && !t.Missing {
-			t.Unconfirmed = true
-		}
-		if !t.Open() || t.Missing || !ok {
-			continue
-		}
-		switch {
-		case n.node != t.Owner.Node:
-			t.Unconfirmed = true
-		case n.Stale:
-			t.Unconfirmed, t.Confirmed = true, n.Confirmed
-		default:
-			heldUntilConfirmed(t, n.Confirmed)
-		}
-	}
-	return nil
 }
 
 // unreadableGroups, a key of the owners view that is no group path, says
@@ -364,33 +283,77 @@ const historyStall = 5 * time.Second
 // could find nobody to answer it. The client makes the consumer again, from
 // where it was, only when it fails (a missed heartbeat, its server gone).
 func (a *app) historyNATS(ctx context.Context, sf *sourceFlags, group string) ([]publish.Event, error) {
-	jsc, closeNC, err := sf.jetStream(ctx, a.log)
+	pass, closeNC, err := a.natsPass(ctx, sf, group)
 	if err != nil {
 		return nil, err
 	}
 	defer closeNC()
+	var events []publish.Event
+	err = pass(ctx, func(string) bool { return true }, func(e publish.Event) { events = append(events, e) })
+	return events, err
+}
+
+// natsPass connects to NATS and returns a pass over the stream (the
+// events of group, or all) and a func that closes the connection. Each
+// pass reads the stream from its start to its end as the pass begins.
+func (a *app) natsPass(ctx context.Context, sf *sourceFlags, group string) (audit.Pass, func(), error) {
+	jsc, closeNC, err := sf.jetStream(ctx, a.log)
+	if err != nil {
+		return nil, nil, err
+	}
 	cfg := js.OrderedConsumerConfig{DeliverPolicy: js.DeliverAllPolicy, MaxResetAttempts: 3}
 	if group != "" {
 		tokens, err := publish.Tokens(group)
 		if err != nil {
-			return nil, usageErr("PATH: %v", err)
+			closeNC()
+			return nil, nil, usageErr("PATH: %v", err)
 		}
 		cfg.FilterSubjects = []string{"herald.*." + tokens}
 	}
+	warned := map[uint64]bool{} // stream sequences warned of, once each
+	pass := func(ctx context.Context, want func(string) bool, add func(publish.Event)) error {
+		return a.natsRead(ctx, jsc, cfg, func(msg js.Msg, seq uint64) {
+			if _, g, err := publish.ParseSubject(msg.Subject()); err == nil && !want(g) {
+				return
+			}
+			e, err := natssink.Decode(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
+			if err != nil {
+				if !warned[seq] {
+					warned[seq] = true
+					a.log.Warn("skipping a message that is not a herald event", "subject", msg.Subject(), "err", err)
+				}
+				return
+			}
+			add(e)
+		})
+	}
+	return pass, closeNC, nil
+}
+
+// natsRead reads the stream from its start to its current end, handing
+// each message and its stream sequence to f: until a message says none
+// after it matched the filter when it was delivered (those stored while it
+// reads included). One ordered consumer serves the whole read, its
+// messages pulled as they come (Messages): fetching one at a time would
+// make the client create a consumer per message, each of which a
+// cluster's other servers learn of a moment later, so a fetch could find
+// nobody to answer it. The client makes the consumer again, from where it
+// was, only when it fails (a missed heartbeat, its server gone).
+func (a *app) natsRead(ctx context.Context, jsc js.JetStream, cfg js.OrderedConsumerConfig, f func(msg js.Msg, seq uint64)) error {
 	c, err := jsc.OrderedConsumer(ctx, jetstream.DefaultStream, cfg)
 	if err != nil {
-		return nil, streamErr(ctx, err)
+		return streamErr(ctx, err)
 	}
 	info, err := c.Info(ctx)
 	if err != nil {
-		return nil, streamErr(ctx, err)
+		return streamErr(ctx, err)
 	}
 	if info.NumPending == 0 {
-		return nil, nil
+		return nil
 	}
 	it, err := c.Messages(js.PullHeartbeat(time.Second))
 	if err != nil {
-		return nil, streamErr(ctx, err)
+		return streamErr(ctx, err)
 	}
 	defer it.Stop()
 	// A read that makes no progress for historyStall is stopped (the
@@ -399,54 +362,64 @@ func (a *app) historyNATS(ctx context.Context, sf *sourceFlags, group string) ([
 	stall := time.AfterFunc(historyStall, func() { stalled.Store(true); it.Stop() })
 	defer stall.Stop()
 	defer context.AfterFunc(ctx, it.Stop)()
-	var events []publish.Event
 	for left := info.NumPending; left > 0; {
 		msg, err := it.Next()
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return nil, ctx.Err()
+			return ctx.Err()
 		case err != nil && stalled.Load():
-			return nil, streamErr(ctx, fmt.Errorf("no message for %v with %d left to read: %w", historyStall, left, errStalled))
+			return streamErr(ctx, fmt.Errorf("no message for %v with %d left to read: %w", historyStall, left, errStalled))
 		case err != nil:
-			return nil, streamErr(ctx, err)
+			return streamErr(ctx, err)
 		}
 		stall.Reset(historyStall)
 		md, err := msg.Metadata()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		left = md.NumPending
-		e, err := natssink.Decode(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
-		if err != nil {
-			a.log.Warn("skipping a message that is not a herald event", "subject", msg.Subject(), "err", err)
-			continue
-		}
-		events = append(events, e)
+		f(msg, md.Sequence.Stream)
 	}
-	return events, nil
+	return nil
 }
 
 // historyKafka reads the events topic up to where it ended at the start.
 func (a *app) historyKafka(ctx context.Context, sf *sourceFlags, group string) ([]publish.Event, error) {
+	pass, err := a.kafkaPass(sf, group)
+	if err != nil {
+		return nil, err
+	}
+	var events []publish.Event
+	err = pass(ctx, func(string) bool { return true }, func(e publish.Event) { events = append(events, e) })
+	return events, err
+}
+
+// kafkaPass returns a pass over the events topic (the events of group, or
+// all): each reads it from its start up to where it ended as the pass
+// began. Records are decoded before their group is known.
+func (a *app) kafkaPass(sf *sourceFlags, group string) (audit.Pass, error) {
 	cfg, err := sf.kafkaConfig(a.log)
 	if err != nil {
 		return nil, err
 	}
-	st, err := kafkasink.Events(ctx, cfg, group, kafkasink.Unfiltered())
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", kafkasink.DefaultEventsTopic, err)
-	}
-	defer st.Close()
-	var events []publish.Event
-	for {
-		select {
-		case e, ok := <-st.C():
-			if !ok {
-				return nil, fmt.Errorf("read %s: %v", kafkasink.DefaultEventsTopic, st.Err())
-			}
-			events = append(events, e)
-		case <-st.Synced():
-			return events, nil
+	return func(ctx context.Context, want func(string) bool, add func(publish.Event)) error {
+		st, err := kafkasink.Events(ctx, cfg, group, kafkasink.Unfiltered())
+		if err != nil {
+			return fmt.Errorf("read %s: %w", kafkasink.DefaultEventsTopic, err)
 		}
-	}
+		defer st.Close()
+		for {
+			select {
+			case e, ok := <-st.C():
+				if !ok {
+					return fmt.Errorf("read %s: %v", kafkasink.DefaultEventsTopic, st.Err())
+				}
+				if want("") {
+					add(e)
+				}
+			case <-st.Synced():
+				return nil
+			}
+		}
+	}, nil
 }

@@ -1,47 +1,111 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/internal/kafkatest"
+	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/kafkasink"
+	"github.com/zkherald/herald/sinks/natssink"
 )
 
-// history --audit holding a few events at a time tells what it tells
-// holding them all: the table, the JSON, a window and one group, from two
-// bridges' logs; the rows it shows are more than it holds, so they go
-// through the spool. A malformed line is warned of once, a file of no
-// herald events is still refused, and a budget below one is a usage error.
-func TestHistoryReadInBatchesTellsTheSame(t *testing.T) {
-	dir := t.TempDir()
-	logs := []string{filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")}
-	base := uniq(t)
-	var groups []string
+// batchStory is the events of eight groups, as two bridges saw them: the
+// first the whole story of each, the second its end.
+func batchStory(t *testing.T) (base string, groups []string, bridges [2][]publish.Event) {
+	base = uniq(t)
 	for i := range 8 {
 		groups = append(groups, fmt.Sprintf("%s/g%d", base, i))
 	}
+	for i := range bridges {
+		for j, g := range groups {
+			st := story(g)
+			if i == 1 {
+				st = st[2:]
+			}
+			bridges[i] = append(bridges[i], st...)
+			if j%2 == 0 {
+				bridges[i] = append(bridges[i], finalLoss(g))
+			}
+		}
+	}
+	return base, groups, bridges
+}
+
+// sameInBatches runs herald history with src, as a table, as JSON, with a
+// window and for one group, holding every event and then batch at a time
+// (more than 3: only the table, and a window as JSON), and wants
+// the same output; warn, when not "", is a warning each run
+// prints once (for one group only when groupWarns: a stream is read only
+// for the group's subjects).
+func sameInBatches(t *testing.T, base string, groups []string, batch int, warn string, groupWarns bool, src ...string) {
+	t.Helper()
+	all := warn
+	// A time, not a duration: the runs begin at different moments.
+	since := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	variants := [][]string{nil, {"--json"}, {"--since", since}, {"--since", since, "--json"}, {groups[3]}, {groups[3], "--json"}}
+	if batch > 3 {
+		// Each read of a topic takes a while: the table, and a window as
+		// JSON.
+		variants = [][]string{nil, {"--since", since, "--json"}}
+	}
+	for _, args := range variants {
+		if warn = all; len(args) > 0 && args[0] == groups[3] && !groupWarns {
+			warn = ""
+		}
+		args = append(append([]string{"history"}, args...), src...)
+		whole, stderr, code := heraldRun(t, nil, args...)
+		if code != 0 || strings.Count(whole, base) < 2 || warn != "" && strings.Count(stderr, warn) != 1 {
+			t.Fatalf("herald %v: exit %d, want 0, rows and %q once:\n%s%s", args, code, warn, whole, stderr)
+		}
+		batched, stderr, code := heraldRun(t, nil, append(args, "--events-in-memory", fmt.Sprint(batch))...)
+		if code != 0 || batched != whole {
+			t.Errorf("herald %v --events-in-memory %d: exit %d:\n%s\nwant what it tells holding every event:\n%s", args, batch, code, batched, whole)
+		}
+		if warn != "" && strings.Count(stderr, warn) != 1 {
+			t.Errorf("herald %v --events-in-memory %d: %q %d times, want once:\n%s", args, batch, warn, strings.Count(stderr, warn), stderr)
+		}
+	}
+}
+
+// rowsInBatchesOfOne wants every row told holding a single event at a
+// time, one group a batch.
+func rowsInBatchesOfOne(t *testing.T, groups []string, src ...string) {
+	t.Helper()
+	var ts []audit.Tenure
+	out, _, _ := heraldRun(t, nil, append([]string{"history", "--json", "--events-in-memory", "1"}, src...)...)
+	if err := json.Unmarshal([]byte(out), &ts); err != nil || len(ts) != 2*len(groups) {
+		t.Errorf("history --json --events-in-memory 1 %v: %d rows, %v; want %d:\n%s", src, len(ts), err, 2*len(groups), out)
+	}
+}
+
+// history --audit holding a few events at a time tells what it tells
+// holding them all, from two bridges' logs; the rows it shows are more
+// than it holds, so they go through the spool. A malformed line is warned
+// of once, a file of no herald events is still refused, and a budget
+// below one is a usage error.
+func TestHistoryReadInBatchesTellsTheSame(t *testing.T) {
+	dir := t.TempDir()
+	logs := []string{filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")}
+	base, groups, bridges := batchStory(t)
 	for i, p := range logs {
 		s, err := audit.New(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var evs []publish.Event
-		for j, g := range groups {
-			st := story(g)
-			if i == 1 { // the second bridge saw only the end of each story
-				st = st[2:]
-			}
-			evs = append(evs, st...)
-			if j%2 == 0 {
-				evs = append(evs, finalLoss(g))
-			}
-		}
-		write(t, s, evs...)
+		write(t, s, bridges[i]...)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -59,27 +123,9 @@ func TestHistoryReadInBatchesTellsTheSame(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-
 	src := []string{"--audit", logs[0], "--audit", logs[1]}
-	for _, args := range [][]string{nil, {"--json"}, {"--since", "60s"}, {"--since", "60s", "--json"}, {groups[3]}, {groups[3], "--json"}} {
-		args = append(append([]string{"history"}, args...), src...)
-		whole, stderr, code := heraldRun(t, nil, args...)
-		if code != 0 || strings.Count(whole, base) < 2 || strings.Count(stderr, "skipped malformed lines") != 1 {
-			t.Fatalf("herald %v: exit %d, want 0, rows and one warning of the malformed line:\n%s%s", args, code, whole, stderr)
-		}
-		batched, stderr, code := heraldRun(t, nil, append(args, "--events-in-memory", "3")...)
-		if code != 0 || batched != whole {
-			t.Errorf("herald %v --events-in-memory 3: exit %d:\n%s\nwant what it tells holding every event:\n%s", args, code, batched, whole)
-		}
-		if n := strings.Count(stderr, "skipped malformed lines"); n != 1 || strings.Count(stderr, garbageAt) != 1 {
-			t.Errorf("herald %v --events-in-memory 3: warned %d times of the malformed line, want once, naming %s once:\n%s", args, n, garbageAt, stderr)
-		}
-	}
-	var ts []audit.Tenure
-	out, _, _ := heraldRun(t, nil, append([]string{"history", "--json", "--events-in-memory", "1"}, src...)...)
-	if err := json.Unmarshal([]byte(out), &ts); err != nil || len(ts) != 2*len(groups) {
-		t.Errorf("history --json --events-in-memory 1: %d rows, %v; want %d:\n%s", len(ts), err, 2*len(groups), out)
-	}
+	sameInBatches(t, base, groups, 3, garbageAt, true, src...)
+	rowsInBatchesOfOne(t, groups, src...)
 
 	passwd := filepath.Join(dir, "passwd")
 	if err := os.WriteFile(passwd, []byte(strings.Repeat("root:x:0:0:root:/root:/bin/bash\n", 5)), 0o644); err != nil {
@@ -94,4 +140,44 @@ func TestHistoryReadInBatchesTellsTheSame(t *testing.T) {
 			t.Errorf("herald %v: exit %d, want %d naming %s:\n%s", args, code, exitUsage, bad[0], stderr)
 		}
 	}
+}
+
+// history --nats and --kafka read in batches too, and tell the same; a
+// message in the stream that is no herald event, on a subject that names
+// no group (so every batch's read decodes it), is warned of once, not once
+// a batch.
+func TestHistoryFromAStreamReadInBatchesTellsTheSame(t *testing.T) {
+	base, groups, bridges := batchStory(t)
+	kc := kafkatest.Start(t)
+	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
+	srv := natsserver.Start(t)
+	js, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.Close() })
+	for _, s := range []publish.Sink{ks, js} {
+		write(t, s, bridges[0]...)
+		write(t, s, bridges[1]...)
+	}
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	raw, err := natsjs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Publish(context.Background(), "herald.garbage", []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	sameInBatches(t, base, groups, 3, "not a herald event", false, "--nats", srv.URL())
+	rowsInBatchesOfOne(t, groups, "--nats", srv.URL())
+	// Each read of a topic takes a while: fewer, bigger batches.
+	sameInBatches(t, base, groups, 20, "", false, "--kafka", strings.Join(kc.Addrs(), ","))
 }

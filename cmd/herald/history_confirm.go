@@ -7,21 +7,6 @@ import (
 	"github.com/zkherald/herald/sinks/audit"
 )
 
-// confirmAudit marks, from audit logs, the open tenures no bridge confirms
-// at now, judged with the heartbeats kept beside the logs
-// (audit.HeartbeatPath) as the owners bucket's readers judge its values:
-// a tenure is confirmed by a bridge whose events showed its group and
-// whose heartbeat is active, recent and covers the group, or by the active
-// bridge of that bridge's HA election when its log is read too. Nothing
-// else confirms: a tenure whose bridges left no heartbeat (a log copied
-// without its heartbeat file, or written by herald before 2026-11-26) is
-// not confirmed, with a warning naming the missing file; one whose
-// heartbeat file cannot be read makes the tenures only it would confirm
-// stale, saying why.
-func (a *app) confirmAudit(files []string, events []publish.Event, ts []audit.Tenure, now time.Time) {
-	judgeAudit(a.auditBridges(files), events, ts, now)
-}
-
 // auditBridges reads the heartbeats kept beside the audit logs in files,
 // warning of those missing or unreadable.
 func (a *app) auditBridges(files []string) *publish.Bridges {
@@ -41,9 +26,19 @@ func (a *app) auditBridges(files []string) *publish.Bridges {
 	return bridges
 }
 
-// judgeAudit marks the open tenures of ts that bridges do not confirm at
-// now; events are the events ts was told from, which name the bridges
-// that wrote of each group.
+// judgeAudit marks, from audit logs, the open tenures no bridge confirms
+// at now, judged with the heartbeats kept beside the logs
+// (audit.HeartbeatPath) as the owners bucket's readers judge its values:
+// a tenure is confirmed by a bridge whose events showed its group and
+// whose heartbeat is active, recent and covers the group, or by the active
+// bridge of that bridge's HA election when its log is read too. Nothing
+// else confirms: a tenure whose bridges left no heartbeat (a log copied
+// without its heartbeat file, or written by herald before 2026-11-26) is
+// not confirmed, with a warning naming the missing file; one whose
+// heartbeat file cannot be read makes the tenures only it would confirm
+// stale, saying why.
+// Events are the events ts was told from, which name the bridges that
+// wrote of each group.
 func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now time.Time) {
 	writers := map[string][]string{} // group -> the sources of its events
 	seen := map[[2]string]bool{}

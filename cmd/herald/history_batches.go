@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+)
+
+// defaultHeldEvents is how many events `herald history` holds at once by
+// default: some 200 MB of a log, read, merged and told as tenures. A
+// year's log of a busy fleet holds millions of events, and so may a stream
+// or topic kept without a limit; holding them all would take gigabytes.
+const defaultHeldEvents = 200_000
+
+// history prints the history a source tells (audit logs, the stream or
+// the events topic), of group ("" for all), holding about heldEvents
+// events at a time: the source is read a batch of groups at a time
+// (audit.ReadBatches, audit.InPasses), and each batch is merged, told as
+// tenures, confirmed and cut to the window before the next is read. Only
+// the rows shown are kept, and past heldEvents of them, in a file.
+func (a *app) history(ctx context.Context, sf *sourceFlags, files []string, group string, heldEvents int, asJSON bool, w window) error {
+	src, err := sf.which()
+	switch {
+	case err != nil:
+		return err
+	case len(files) > 0 && src != "":
+		return usageErr("give one source: --audit, --nats or --kafka")
+	case len(files) == 0 && src == "":
+		return usageErr("history needs a source: --audit FILE, --nats URL or --kafka BROKERS")
+	case heldEvents < 1:
+		return usageErr("--events-in-memory %d: give how many events to hold at once, 1 or more (default %d)", heldEvents, defaultHeldEvents)
+	}
+	h := &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}}
+	defer h.rows.close()
+	switch src {
+	case "":
+		now := time.Now()
+		var bridges *publish.Bridges // read at the first open tenure
+		h.judge = func(events []publish.Event, ts []audit.Tenure) {
+			if bridges == nil {
+				bridges = a.auditBridges(files)
+			}
+			judgeAudit(bridges, events, ts, now)
+		}
+		err = a.readAudit(ctx, files, group, heldEvents, h.batch)
+	default:
+		err = a.streamHistory(ctx, sf, src, group, h)
+	}
+	if err != nil {
+		return unreachableExit(err)
+	}
+	if h.rows.spool == nil {
+		return a.writeHistory(h.rows.held, h.total, asJSON, w)
+	}
+	if w.set() && !asJSON {
+		fmt.Fprintf(a.stdout, "rows overlapping %s, shown whole (times as recorded, not cut to the window)\n", w)
+	}
+	_, err = h.rows.spool.WriteTo(a.stdout)
+	return err
+}
+
+// streamHistory reads the stream (src "nats") or the events topic
+// ("kafka") in passes (audit.InPasses) into h. The owners view that
+// confirms the open tenures is read once, at the first batch that has
+// one.
+func (a *app) streamHistory(ctx context.Context, sf *sourceFlags, src, group string, h *historyOut) error {
+	var pass audit.Pass
+	switch src {
+	case "nats":
+		p, closeNC, err := a.natsPass(ctx, sf, group)
+		if err != nil {
+			return err
+		}
+		defer closeNC()
+		pass = p
+	case "kafka":
+		p, err := a.kafkaPass(sf, group)
+		if err != nil {
+			return err
+		}
+		pass = p
+	}
+	var view map[string]ownerNow
+	var viewErr error
+	read := false
+	h.judge = func(_ []publish.Event, ts []audit.Tenure) {
+		if !read {
+			read = true
+			if src == "nats" {
+				view, viewErr = a.ownersNATS(ctx, sf, group)
+			} else {
+				view, viewErr = a.ownersKafka(ctx, sf, group)
+			}
+			if viewErr != nil {
+				// Nothing confirms them then: "holding" would present as
+				// current what may have ended since (the owners store
+				// deleted while the bridge was down, say).
+				a.log.Warn("could not read the owners view: the open tenures are shown as not confirmed", "err", viewErr)
+			}
+		}
+		judgeOwners(view, viewErr, ts)
+	}
+	return audit.InPasses(ctx, h.rows.hold, pass, func(events []publish.Event) error {
+		return h.batch(mergeBySource(events))
+	})
+}
+
+// judgeOwners marks the open tenures of ts that the owners view (view, or
+// none when it could not be read: err) does not confirm.
+func judgeOwners(view map[string]ownerNow, err error, ts []audit.Tenure) {
+	_, someUnreadable := view[unreadableGroups]
+	for i := range ts {
+		t := &ts[i]
+		if !t.Open() || t.Missing {
+			continue
+		}
+		n, ok := view[t.Group]
+		switch {
+		case err != nil, !ok && someUnreadable:
+			t.Unconfirmed = true
+		case !ok:
+		case n.node != t.Owner.Node:
+			t.Unconfirmed = true
+		case n.Stale:
+			t.Unconfirmed, t.Confirmed = true, n.Confirmed
+		default:
+			heldUntilConfirmed(t, n.Confirmed)
+		}
+	}
+}
+
+// historyOut tells each batch of events as tenures into rows.
+type historyOut struct {
+	w     window
+	rows  historyRows
+	total int // the rows told, shown or not
+	// judge marks the open tenures of ts (told from events) that nothing
+	// confirms.
+	judge func(events []publish.Event, ts []audit.Tenure)
+}
+
+// batch takes the events of a batch of groups, merged.
+func (h *historyOut) batch(events []publish.Event) error {
+	ts := audit.History(events)
+	h.total += len(ts)
+	if anyOpen(ts) {
+		h.judge(events, ts)
+	}
+	return h.rows.add(h.w.tenures(ts))
+}
+
+// anyOpen reports whether a tenure of ts is open and is no stretch of
+// missing owners: one a bridge's heartbeat may confirm.
+func anyOpen(ts []audit.Tenure) bool {
+	for _, t := range ts {
+		if t.Open() && !t.Missing {
+			return true
+		}
+	}
+	return false
+}
+
+// historyRows are the rows a history shows, as its batches tell them:
+// held until there are more than hold, then kept in a file
+// (audit.Spool).
+type historyRows struct {
+	hold   int
+	asJSON bool
+	held   []audit.Tenure
+	spool  *audit.Spool
+}
+
+func (r *historyRows) add(ts []audit.Tenure) error {
+	if r.spool == nil && len(r.held)+len(ts) <= r.hold {
+		r.held = append(r.held, ts...)
+		return nil
+	}
+	if r.spool == nil {
+		s, err := audit.NewSpool(r.asJSON)
+		if err != nil {
+			return err
+		}
+		r.spool = s
+		err = s.Add(r.held...)
+		r.held = nil
+		if err != nil {
+			return err
+		}
+	}
+	return r.spool.Add(ts...)
+}
+
+func (r *historyRows) close() {
+	if r.spool != nil {
+		r.spool.Close()
+	}
+}
+
+// readAudit reads the events of group ("" for all) from the audit logs in
+// files (one per bridge, each with its rotated files) and hands fn each
+// batch of groups merged (audit.Merge: per group by zxid, each line once),
+// holding about heldEvents events at once. Lines that are not herald
+// events (a torn line a crash left, a corrupt one) are skipped with a
+// warning, as the log holds them; but a log none of whose lines is a
+// herald event is no audit log at all (--audit /etc/passwd), not an empty
+// history.
+func (a *app) readAudit(ctx context.Context, files []string, group string, heldEvents int, fn func(events []publish.Event) error) error {
+	for _, f := range files {
+		if f == "" {
+			return usageErr("--audit is empty: give the audit log's file name")
+		}
+	}
+	reads, err := audit.ReadBatches(ctx, files, group, heldEvents, func(logs [][]publish.Event) error {
+		// One log too: a log's order is the order its bridge wrote, which
+		// need not be the order of the changes.
+		return fn(audit.Merge(logs...))
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range reads {
+		if missing, _ := audit.MissingRotated(r.Path); len(missing) > 0 {
+			a.log.Warn("rotated files of the audit log are missing between the others: what they held is not in this history", "file", r.Path, "missing", missing)
+		}
+		var le *audit.LineError
+		if !errors.As(r.Malformed, &le) {
+			continue
+		}
+		if r.Records == 0 {
+			return fmt.Errorf("--audit %s holds no herald audit records: not one of its lines is a herald event (the first, %s:%d: %v); "+
+				"an audit log is what herald bridge --audit FILE writes, one JSON event per line", r.Path, le.File, le.Line, le.Err)
+		}
+		a.log.Warn("skipped malformed lines in the audit log", "file", r.Path, "err", r.Malformed)
+	}
+	return nil
+}
