@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync/atomic"
 	"time"
 
@@ -98,11 +97,7 @@ func newHistoryCmd(a *app) *cobra.Command {
 				group = args[0]
 			}
 			if htmlOut != "" || svgOut != "" {
-				events, err := a.historyEvents(cmd.Context(), &sf, files, group)
-				if err != nil {
-					return unreachableExit(err)
-				}
-				return a.writeTimeline(events, htmlOut, svgOut, sf.describe(files), w)
+				return a.timeline(cmd.Context(), &sf, files, group, heldEvents, htmlOut, svgOut, w)
 			}
 			return a.history(cmd.Context(), &sf, files, group, heldEvents, asJSON, w)
 		},
@@ -216,29 +211,22 @@ func (a *app) ownersKafka(ctx context.Context, sf *sourceFlags, group string) (m
 	}
 }
 
-func (a *app) historyEvents(ctx context.Context, sf *sourceFlags, files []string, group string) ([]publish.Event, error) {
+// historyEvents reads the events of group from the stream or the events
+// topic, whichever sf names, merged as audit.Merge merges the bridges'
+// logs: one group's, which who's health line reads whole.
+func (a *app) historyEvents(ctx context.Context, sf *sourceFlags, group string) ([]publish.Event, error) {
 	src, err := sf.which()
 	if err != nil {
 		return nil, err
 	}
-	if len(files) > 0 && src != "" {
-		return nil, usageErr("give one source: --audit, --nats or --kafka")
-	}
 	var events []publish.Event
-	switch {
-	case len(files) > 0:
-		// Every event at once (the timeline draws them all).
-		err := a.readAudit(ctx, files, group, math.MaxInt, func(merged []publish.Event) error {
-			events = merged
-			return nil
-		})
-		return events, err
-	case src == "nats":
+	switch src {
+	case "nats":
 		events, err = a.historyNATS(ctx, sf, group)
-	case src == "kafka":
+	case "kafka":
 		events, err = a.historyKafka(ctx, sf, group)
 	default:
-		return nil, usageErr("history needs a source: --audit FILE, --nats URL or --kafka BROKERS")
+		return nil, usageErr("history needs a source: --nats URL or --kafka BROKERS")
 	}
 	if err != nil {
 		return nil, err

@@ -19,38 +19,17 @@ const defaultHeldEvents = 200_000
 // history prints the history a source tells (audit logs, the stream or
 // the events topic), of group ("" for all), holding about heldEvents
 // events at a time: the source is read a batch of groups at a time
-// (audit.ReadBatches, audit.InPasses), and each batch is merged, told as
-// tenures, confirmed and cut to the window before the next is read. Only
-// the rows shown are kept, and past heldEvents of them, in a file.
+// (eachBatch), and each batch is merged, told as tenures, confirmed and
+// cut to the window before the next is read. Only the rows shown are
+// kept, and past heldEvents of them, in a file.
 func (a *app) history(ctx context.Context, sf *sourceFlags, files []string, group string, heldEvents int, asJSON bool, w window) error {
-	src, err := sf.which()
-	switch {
-	case err != nil:
-		return err
-	case len(files) > 0 && src != "":
-		return usageErr("give one source: --audit, --nats or --kafka")
-	case len(files) == 0 && src == "":
-		return usageErr("history needs a source: --audit FILE, --nats URL or --kafka BROKERS")
-	case heldEvents < 1:
-		return usageErr("--events-in-memory %d: give how many events to hold at once, 1 or more (default %d)", heldEvents, defaultHeldEvents)
-	}
-	h := &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}}
-	defer h.rows.close()
-	switch src {
-	case "":
-		now := time.Now()
-		var bridges *publish.Bridges // read at the first open tenure
-		h.judge = func(events []publish.Event, ts []audit.Tenure) {
-			if bridges == nil {
-				bridges = a.auditBridges(files)
-			}
-			judgeAudit(bridges, events, ts, now)
-		}
-		err = a.readAudit(ctx, files, group, heldEvents, h.batch)
-	default:
-		err = a.streamHistory(ctx, sf, src, group, h)
-	}
+	src, err := historySource(sf, files, heldEvents)
 	if err != nil {
+		return err
+	}
+	h := &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(ctx, sf, src, files, group)}
+	defer h.rows.close()
+	if err := a.eachBatch(ctx, sf, src, files, group, heldEvents, h.batch); err != nil {
 		return unreachableExit(err)
 	}
 	if h.rows.spool == nil {
@@ -63,13 +42,33 @@ func (a *app) history(ctx context.Context, sf *sourceFlags, files []string, grou
 	return err
 }
 
-// streamHistory reads the stream (src "nats") or the events topic
-// ("kafka") in passes (audit.InPasses) into h. The owners view that
-// confirms the open tenures is read once, at the first batch that has
-// one.
-func (a *app) streamHistory(ctx context.Context, sf *sourceFlags, src, group string, h *historyOut) error {
+// historySource checks history's source flags and says which source they
+// name: "" for audit logs (files), "nats" or "kafka".
+func historySource(sf *sourceFlags, files []string, heldEvents int) (string, error) {
+	src, err := sf.which()
+	switch {
+	case err != nil:
+		return "", err
+	case len(files) > 0 && src != "":
+		return "", usageErr("give one source: --audit, --nats or --kafka")
+	case len(files) == 0 && src == "":
+		return "", usageErr("history needs a source: --audit FILE, --nats URL or --kafka BROKERS")
+	case heldEvents < 1:
+		return "", usageErr("--events-in-memory %d: give how many events to hold at once, 1 or more (default %d)", heldEvents, defaultHeldEvents)
+	}
+	return src, nil
+}
+
+// eachBatch reads the events of group ("" for all) from src (audit logs
+// in files, the stream or the events topic) a batch of groups at a time
+// (audit.ReadBatches, audit.InPasses), holding about heldEvents, and
+// hands fn each batch merged: every event of a group in one batch, the
+// batches in the order of their groups.
+func (a *app) eachBatch(ctx context.Context, sf *sourceFlags, src string, files []string, group string, heldEvents int, fn func(events []publish.Event) error) error {
 	var pass audit.Pass
 	switch src {
+	case "":
+		return a.readAudit(ctx, files, group, heldEvents, fn)
 	case "nats":
 		p, closeNC, err := a.natsPass(ctx, sf, group)
 		if err != nil {
@@ -84,10 +83,30 @@ func (a *app) streamHistory(ctx context.Context, sf *sourceFlags, src, group str
 		}
 		pass = p
 	}
+	return audit.InPasses(ctx, heldEvents, pass, func(events []publish.Event) error {
+		return fn(mergeBySource(events))
+	})
+}
+
+// judge returns what marks the open tenures that nothing confirms: from
+// audit logs, the heartbeats kept beside them (read at the first batch
+// with an open tenure); from the stream or topic, the owners view (read
+// once, then too).
+func (a *app) judge(ctx context.Context, sf *sourceFlags, src string, files []string, group string) func([]publish.Event, []audit.Tenure) {
+	if src == "" {
+		now := time.Now()
+		var bridges *publish.Bridges
+		return func(events []publish.Event, ts []audit.Tenure) {
+			if bridges == nil {
+				bridges = a.auditBridges(files)
+			}
+			judgeAudit(bridges, events, ts, now)
+		}
+	}
 	var view map[string]ownerNow
 	var viewErr error
 	read := false
-	h.judge = func(_ []publish.Event, ts []audit.Tenure) {
+	return func(_ []publish.Event, ts []audit.Tenure) {
 		if !read {
 			read = true
 			if src == "nats" {
@@ -104,9 +123,6 @@ func (a *app) streamHistory(ctx context.Context, sf *sourceFlags, src, group str
 		}
 		judgeOwners(view, viewErr, ts)
 	}
-	return audit.InPasses(ctx, h.rows.hold, pass, func(events []publish.Event) error {
-		return h.batch(mergeBySource(events))
-	})
 }
 
 // judgeOwners marks the open tenures of ts that the owners view (view, or

@@ -45,7 +45,7 @@ func batchStory(t *testing.T) (base string, groups []string, bridges [2][]publis
 }
 
 // sameInBatches runs herald history with src, as a table, as JSON, with a
-// window and for one group, holding every event and then batch at a time
+// window, for one group and as a timeline (SVG, and HTML of a window), holding every event and then batch at a time
 // (more than 3: only the table, and a window as JSON), and wants
 // the same output; warn, when not "", is a warning each run
 // prints once (for one group only when groupWarns: a stream is read only
@@ -53,9 +53,12 @@ func batchStory(t *testing.T) (base string, groups []string, bridges [2][]publis
 func sameInBatches(t *testing.T, base string, groups []string, batch int, warn string, groupWarns bool, src ...string) {
 	t.Helper()
 	all := warn
-	// A time, not a duration: the runs begin at different moments.
+	// Times, not durations: the runs begin at different moments (and a
+	// window's chart reaches to now unless it ends before).
 	since := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
-	variants := [][]string{nil, {"--json"}, {"--since", since}, {"--since", since, "--json"}, {groups[3]}, {groups[3], "--json"}}
+	until := time.Now().UTC().Format(time.RFC3339)
+	variants := [][]string{nil, {"--json"}, {"--since", since}, {"--since", since, "--json"}, {groups[3]}, {groups[3], "--json"},
+		{"--svg", "-"}, {"--html", "-", "--since", since, "--until", until}}
 	if batch > 3 {
 		// Each read of a topic takes a while: the table, and a window as
 		// JSON.

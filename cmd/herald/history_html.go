@@ -2,32 +2,61 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/zkherald/herald/internal/timeline"
 	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
 )
 
-// writeTimeline draws events as a timeline into an HTML page and/or an SVG
-// file, or to standard output for "-": the rows overlapping the window w,
-// when one is given. Each file is written as writeWhole says, so a failed
-// write leaves no half a page in a regular file.
-func (a *app) writeTimeline(events []publish.Event, htmlOut, svgOut, source string, w window) error {
+// timeline draws the history a source tells (see history) as a timeline
+// into an HTML page and/or an SVG file, or to standard output for "-": the
+// rows overlapping the window w, when one is given. The source is read a
+// batch of groups at a time, as history reads it: the chart holds the
+// rows it draws, not the events. Each file is written as writeWhole says,
+// so a failed write leaves no half a page in a regular file.
+func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, group string, heldEvents int, htmlOut, svgOut string, w window) error {
 	if htmlOut == "-" && svgOut == "-" {
 		return usageErr("--html - and --svg -: only one of them can go to standard output; give the other a file")
 	}
+	src, err := historySource(sf, files, heldEvents)
+	if err != nil {
+		return err
+	}
+	b := timeline.NewBuilder()
+	if w.set() {
+		// Up to now, not to the last event: an open tenure reaches a
+		// window after its last event as not seen since, as its row says.
+		b = timeline.NewWindowBuilder(w.now, w.since, w.until)
+	}
+	err = a.eachBatch(ctx, sf, src, files, group, heldEvents, func(events []publish.Event) error {
+		ts := audit.History(events)
+		if w.set() {
+			w.ends = endsOf(ts, w.now) // each group's rows are all in its batch
+		}
+		b.Add(events, ts, w.overlaps)
+		return nil
+	})
+	if err != nil {
+		return unreachableExit(err)
+	}
+	return a.writeTimeline(b.Chart(), htmlOut, svgOut, sf.describe(files), w)
+}
+
+// writeTimeline writes chart, as timeline says.
+func (a *app) writeTimeline(chart timeline.Chart, htmlOut, svgOut, source string, w window) error {
 	// What herald says about the files goes where it does not mix with a
 	// page written to standard output.
 	report := a.stdout
 	if htmlOut == "-" || svgOut == "-" {
 		report = a.stderr
 	}
-	chart := w.chart(events)
 	if w.set() {
 		source += "; the rows overlapping " + w.String() + ", shown whole"
 	}
@@ -68,21 +97,6 @@ func (a *app) writeTimeline(events []publish.Event, htmlOut, svgOut, source stri
 		fmt.Fprintf(report, "wrote %s: %d tenures of %d groups\n", name, tenures, len(chart.Lines))
 	}
 	return nil
-}
-
-// lastEventTime is when the last event happened (the chart ends there, so
-// a file drawn later does not stretch to the time it was drawn).
-func lastEventTime(events []publish.Event) time.Time {
-	var last time.Time
-	for _, e := range events {
-		if e.Time.After(last) {
-			last = e.Time
-		}
-	}
-	if last.IsZero() {
-		return time.Now()
-	}
-	return last
 }
 
 // writeWhole writes data to path. A regular file (or a new one) is

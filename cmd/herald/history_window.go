@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkherald/herald/internal/timeline"
-	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
 )
 
@@ -200,19 +198,6 @@ func (w window) tenures(ts []audit.Tenure) []audit.Tenure {
 		}
 	}
 	return in
-}
-
-// chart draws the events' history: the rows that overlap the window
-// and the candidates' marks within it, over the window's time.
-func (w window) chart(events []publish.Event) timeline.Chart {
-	if !w.set() {
-		return timeline.Build(events, lastEventTime(events), nil)
-	}
-	// Up to now, not to the last event: an open tenure reaches a window
-	// after its last event as not seen since, as its row says.
-	ts := audit.History(events)
-	w.ends = endsOf(ts, w.now)
-	return timeline.BuildWindow(events, ts, w.now, w.since, w.until, w.overlaps)
 }
 
 // String says which window is shown, for the text output and the page.

@@ -72,7 +72,7 @@ func health(events []publish.Event, now time.Time) (changes int, ownerless *time
 // was read from; a history that cannot be read leaves it out, with a
 // warning saying why (who's warnings are shown by default).
 func (a *app) addHealth(ctx context.Context, sf *sourceFlags, r *whoReport) {
-	events, err := a.historyEvents(ctx, sf, nil, r.Group)
+	events, err := a.historyEvents(ctx, sf, r.Group)
 	if err != nil {
 		a.log.Warn("could not read the group's history: its health (owner changes in the last hour, no owner since) is not shown", "group", r.Group, "err", err)
 		return

@@ -52,12 +52,16 @@ type Mark struct {
 // order) up to now; held, when not nil, names per group the owner node an
 // observer sees holding now.
 func Build(events []publish.Event, now time.Time, held map[string]string) Chart {
-	c := build(events, audit.History(events), now, held)
-	// Margins, so a tenure's first moment is not on the edge, nor (when no
-	// observer vouches for the present) the last event.
+	return margins(build(events, audit.History(events), now, held), held == nil)
+}
+
+// margins widens c so a tenure's first moment is not on the edge, nor
+// (at the end too, when no observer vouches for the present) the last
+// event.
+func margins(c Chart, end bool) Chart {
 	margin := c.To.Sub(c.From) / 40
 	c.From = c.From.Add(-margin)
-	if held == nil {
+	if end {
 		c.To = c.To.Add(margin)
 	}
 	return c
@@ -76,8 +80,71 @@ func Build(events []publish.Event, now time.Time, held map[string]string) Chart 
 // to what is drawn, with no margins: a margin would show a stretch outside
 // the window, where rows that are not drawn may have been held.
 func BuildWindow(events []publish.Event, ts []audit.Tenure, now, from, to time.Time, keep func(audit.Tenure) bool) Chart {
-	all := build(events, ts, now, nil)
-	c := Chart{}
+	b := NewWindowBuilder(now, from, to)
+	b.Add(events, ts, keep)
+	return b.Chart()
+}
+
+// Builder makes a chart a batch of groups at a time, holding only the
+// lines drawn, not the events: BuildWindow's chart (NewWindowBuilder), or
+// Build's with no observer's view of the present (NewBuilder), of events
+// too many to hold at once. Each group's events must come in one batch.
+type Builder struct {
+	now, from, to time.Time
+	window        bool
+	lines         []Line
+	all           Chart // the extent of every batch so far, as build has it
+}
+
+// NewBuilder makes Build's chart of the events added, up to the last of
+// them.
+func NewBuilder() *Builder { return &Builder{} }
+
+// NewWindowBuilder makes BuildWindow's chart of the events added.
+func NewWindowBuilder(now, from, to time.Time) *Builder {
+	return &Builder{now: now, from: from, to: to, window: true}
+}
+
+// Add draws a batch of whole groups: their events and ts, the tenures
+// they tell. A window builder shows the rows keep accepts (BuildWindow);
+// keep is called during Add only.
+func (b *Builder) Add(events []publish.Event, ts []audit.Tenure, keep func(audit.Tenure) bool) {
+	c := build(events, ts, b.now, nil)
+	first := c.From
+	if len(events) == 0 {
+		first = time.Time{} // build's stand-in start for no events
+	}
+	if !first.IsZero() && (b.all.From.IsZero() || first.Before(b.all.From)) {
+		b.all.From = first
+	}
+	if c.To.After(b.all.To) {
+		b.all.To = c.To
+	}
+	for _, l := range c.Lines {
+		if b.window {
+			l = l.window(b.from, b.to, keep)
+			if len(l.Tenures) == 0 && len(l.Marks) == 0 {
+				continue
+			}
+		}
+		b.lines = append(b.lines, l)
+	}
+}
+
+// Chart is the chart of the batches added.
+func (b *Builder) Chart() Chart {
+	all := b.all
+	if b.window && b.now.After(all.To) { // nothing added
+		all.To = b.now
+	}
+	if all.From.IsZero() || !all.From.Before(all.To) {
+		all.From = all.To.Add(-time.Minute)
+	}
+	if !b.window {
+		all.Lines = b.lines
+		return margins(all, true)
+	}
+	c := Chart{Lines: b.lines}
 	var first, last time.Time // what is drawn reaches from first to last
 	reach := func(a, b time.Time) {
 		if first.IsZero() || a.Before(first) {
@@ -87,18 +154,15 @@ func BuildWindow(events []publish.Event, ts []audit.Tenure, now, from, to time.T
 			last = b
 		}
 	}
-	for _, l := range all.Lines {
-		w := l.window(from, to, keep)
+	for _, w := range c.Lines {
 		for _, s := range w.Spans(all.From, all.To) {
 			reach(s.From, s.To)
 		}
 		for _, m := range w.Marks {
 			reach(m.At, m.At)
 		}
-		if len(w.Tenures) > 0 || len(w.Marks) > 0 {
-			c.Lines = append(c.Lines, w)
-		}
 	}
+	from, to := b.from, b.to
 	c.From, c.To = first, last
 	if !from.IsZero() && (c.From.IsZero() || from.After(c.From)) {
 		c.From = from
