@@ -1,7 +1,9 @@
 package timeline
 
 import (
+	"fmt"
 	"reflect"
+	"runtime"
 	"sort"
 	"testing"
 	"time"
@@ -88,5 +90,42 @@ func TestBuilderDrawsWhatBuildDraws(t *testing.T) {
 				t.Errorf("batches of %d groups, window %v to %v:\n%+v\nwant\n%+v", size, w.from, w.to, got, want)
 			}
 		}
+	}
+}
+
+// A window builder holds the rows it draws, not the batch's: a group of
+// 100,000 tenures of which a window shows one leaves a few rows' worth of
+// heap behind once its batch is done.
+func TestBuilderHoldsOnlyWhatItDraws(t *testing.T) {
+	const n = 100_000
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	events := make([]publish.Event, 0, n)
+	for i := range n {
+		prev := ""
+		if i > 0 {
+			prev = fmt.Sprint("o", i-1)
+		}
+		e := ev(time.Duration(i)*time.Second, publish.LeaderElected, fmt.Sprint("o", i), prev, int64(i+1), false, false)
+		e.ID = fmt.Sprint(i)
+		events = append(events, e)
+	}
+	ts := audit.History(events)
+	mid := t0.Add(n / 2 * time.Second)
+	b := NewWindowBuilder(t0.Add(n*time.Second), mid, mid.Add(time.Second/2))
+	b.Add(events, ts, func(x audit.Tenure) bool { return !x.From.After(mid.Add(time.Second/2)) && !x.Until.Before(mid) })
+	events, ts = nil, nil
+	held := int64(heap()) - int64(before)
+	c := b.Chart()
+	if len(c.Lines) != 1 || len(c.Lines[0].Tenures) == 0 || len(c.Lines[0].Tenures) > 2 {
+		t.Fatalf("the window's chart: %+v, want one line of a row or two", c.Lines)
+	}
+	if held > 1<<20 {
+		t.Errorf("the builder holds %d bytes after a batch of %d rows of which it draws %d: want its rows' worth, not the batch's", held, n, len(c.Lines[0].Tenures))
 	}
 }

@@ -126,6 +126,14 @@ func (b *Builder) Add(events []publish.Event, ts []audit.Tenure, keep func(audit
 			if len(l.Tenures) == 0 && len(l.Marks) == 0 {
 				continue
 			}
+			// Copies: pointing into the batch's rows, they would keep
+			// every row of the group alive.
+			for _, p := range []**audit.Tenure{&l.before, &l.after} {
+				if *p != nil {
+					t := **p
+					*p = &t
+				}
+			}
 		}
 		b.lines = append(b.lines, l)
 	}
