@@ -52,7 +52,9 @@ func keyOf(t audit.Tenure) rowKey {
 // the next row of the group began (or was first seen, or last seen when
 // its start is not known either), and, with no row after it, up to now.
 // Such a row overlaps a window that begins after it was last seen but
-// before then: it may have held into the window.
+// before then: it may have held into the window. ts is in History's
+// order, each group's rows together: the search for the next row stops at
+// the group's end.
 func endsOf(ts []audit.Tenure, now time.Time) map[rowKey]time.Time {
 	ends := map[rowKey]time.Time{}
 	for i, t := range ts {
@@ -62,7 +64,7 @@ func endsOf(ts []audit.Tenure, now time.Time) map[rowKey]time.Time {
 		end := now
 		for _, n := range ts[i+1:] {
 			if n.Group != t.Group {
-				continue
+				break
 			}
 			if b := firstKnown(n); !b.IsZero() {
 				end = b
