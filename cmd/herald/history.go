@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
 
 	"github.com/zkherald/herald/publish"
@@ -384,27 +386,57 @@ func (a *app) historyKafka(ctx context.Context, sf *sourceFlags, group string) (
 
 // kafkaPass returns a pass over the events topic (the events of group, or
 // all): each reads it from its start up to where it ended as the pass
-// began. Records are decoded before their group is known.
+// began. A record is passed over by its key (its group) before it is
+// decoded; a record that is no herald event is warned of once, however
+// many passes read it.
 func (a *app) kafkaPass(sf *sourceFlags, group string) (audit.Pass, error) {
 	cfg, err := sf.kafkaConfig(a.log)
 	if err != nil {
 		return nil, err
 	}
+	type at struct {
+		partition int
+		offset    int64
+	}
+	var warnMu sync.Mutex
+	warned := map[at]bool{}
+	skipped := kafkasink.OnSkipped(func(m kafka.Message, err error) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		if k := (at{m.Partition, m.Offset}); !warned[k] {
+			warned[k] = true
+			a.log.Warn("skipping a record that is not a herald event", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset, "err", err)
+		}
+	})
 	return func(ctx context.Context, want func(string) bool, add func(publish.Event)) error {
-		st, err := kafkasink.Events(ctx, cfg, group, kafkasink.Unfiltered())
+		// want runs on the reader's goroutine, add on this one: the pass's
+		// state is theirs in turn, and nobody's once the pass is over.
+		var mu sync.Mutex
+		over := false
+		keys := kafkasink.Keys(func(key string) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return !over && want(key)
+		})
+		st, err := kafkasink.Events(ctx, cfg, group, kafkasink.Unfiltered(), keys, skipped)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", kafkasink.DefaultEventsTopic, err)
 		}
-		defer st.Close()
+		defer func() {
+			mu.Lock()
+			over = true
+			mu.Unlock()
+			st.Close()
+		}()
 		for {
 			select {
 			case e, ok := <-st.C():
 				if !ok {
 					return fmt.Errorf("read %s: %v", kafkasink.DefaultEventsTopic, st.Err())
 				}
-				if want("") {
-					add(e)
-				}
+				mu.Lock()
+				add(e)
+				mu.Unlock()
 			case <-st.Synced():
 				return nil
 			}

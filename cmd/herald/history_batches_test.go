@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/segmentio/kafka-go"
 
 	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/internal/natsserver"
@@ -146,9 +147,9 @@ func TestHistoryReadInBatchesTellsTheSame(t *testing.T) {
 }
 
 // history --nats and --kafka read in batches too, and tell the same; a
-// message in the stream that is no herald event, on a subject that names
-// no group (so every batch's read decodes it), is warned of once, not once
-// a batch.
+// message in the stream or a record in the topic that is no herald event,
+// and names no group (so every batch's read decodes it), is warned of
+// once, not once a batch.
 func TestHistoryFromAStreamReadInBatchesTellsTheSame(t *testing.T) {
 	base, groups, bridges := batchStory(t)
 	kc := kafkatest.Start(t)
@@ -167,6 +168,15 @@ func TestHistoryFromAStreamReadInBatchesTellsTheSame(t *testing.T) {
 		write(t, s, bridges[0]...)
 		write(t, s, bridges[1]...)
 	}
+	// A record that is no herald event and names no group (so every
+	// batch's read decodes it).
+	kw := &kafka.Writer{Addr: kafka.TCP(kc.Addrs()...), Topic: kafkasink.DefaultEventsTopic}
+	defer kw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := kw.WriteMessages(ctx, kafka.Message{Value: []byte("garbage")}); err != nil {
+		t.Fatal(err)
+	}
 	nc, err := nats.Connect(srv.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -182,5 +192,5 @@ func TestHistoryFromAStreamReadInBatchesTellsTheSame(t *testing.T) {
 	sameInBatches(t, base, groups, 3, "not a herald event", false, "--nats", srv.URL())
 	rowsInBatchesOfOne(t, groups, "--nats", srv.URL())
 	// Each read of a topic takes a while: fewer, bigger batches.
-	sameInBatches(t, base, groups, 20, "", false, "--kafka", strings.Join(kc.Addrs(), ","))
+	sameInBatches(t, base, groups, 20, "not a herald event", false, "--kafka", strings.Join(kc.Addrs(), ","))
 }

@@ -18,6 +18,8 @@ type FollowOption func(*followOpts) error
 type followOpts struct {
 	follower   *publish.Follower
 	unfiltered bool
+	keys       func(key string) bool
+	onSkipped  func(m kafka.Message, err error)
 }
 
 // WithFollower makes the stream judge events with f (to share it, or to
@@ -36,6 +38,32 @@ func WithFollower(f *publish.Follower) FollowOption {
 // (for audits and `herald history`, which deduplicate themselves).
 func Unfiltered() FollowOption {
 	return func(o *followOpts) error { o.unfiltered = true; return nil }
+}
+
+// Keys reads only the records whose key (their group: every record of
+// herald's topics is keyed by it) keep accepts; the others are passed over
+// before they are decoded (`herald history` reading a batch of groups).
+func Keys(keep func(key string) bool) FollowOption {
+	return func(o *followOpts) error {
+		if keep == nil {
+			return fmt.Errorf("%w: Keys(nil)", ErrBadConfig)
+		}
+		o.keys = keep
+		return nil
+	}
+}
+
+// OnSkipped hands f each record that is no herald event (or owner), with
+// why, instead of logging a warning (a reader that reads a topic more than
+// once warns of each such record once).
+func OnSkipped(f func(m kafka.Message, err error)) FollowOption {
+	return func(o *followOpts) error {
+		if f == nil {
+			return fmt.Errorf("%w: OnSkipped(nil)", ErrBadConfig)
+		}
+		o.onSkipped = f
+		return nil
+	}
 }
 
 // Stream is a live read of one of herald's topics, every partition (or the
@@ -251,12 +279,16 @@ func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan record, fail
 }
 
 func (s *Stream[T]) deliver(ctx context.Context, cfg Config, m kafka.Message, group string, o followOpts, dec decoder[T], st *staleness[T]) error {
-	if group != "" && string(m.Key) != group {
+	if group != "" && string(m.Key) != group || o.keys != nil && !o.keys(string(m.Key)) {
 		return nil
 	}
 	v, e, judge, err := dec(m)
 	if err != nil {
-		cfg.Logger.Warn("kafkasink: skipping a record that is not a herald event", "err", err)
+		if o.onSkipped != nil {
+			o.onSkipped(m, err)
+		} else {
+			cfg.Logger.Warn("kafkasink: skipping a record that is not a herald event", "err", err)
+		}
 		s.skipped.Add(1)
 		return nil
 	}
