@@ -15,13 +15,9 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/zkherald/herald/internal/kafkatest"
-	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
-	"github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/kafkasink"
-	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // batchStory is the events of eight groups, as two bridges saw them: the
@@ -162,32 +158,21 @@ func TestHistoryReadInBatchesTellsTheSame(t *testing.T) {
 // once, not once a batch.
 func TestHistoryFromAStreamReadInBatchesTellsTheSame(t *testing.T) {
 	base, groups, bridges := batchStory(t)
-	kc := kafkatest.Start(t)
-	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ks.Close() })
-	srv := natsserver.Start(t)
-	js, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { js.Close() })
-	for _, s := range []publish.Sink{ks, js} {
+	kafkaAddrs, natsURL, sinks := streamSinks(t)
+	for _, s := range sinks {
 		write(t, s, bridges[0]...)
 		write(t, s, bridges[1]...)
 	}
 	// A record that is no herald event and names no group (so every
 	// batch's read decodes it).
-	kw := &kafka.Writer{Addr: kafka.TCP(kc.Addrs()...), Topic: kafkasink.DefaultEventsTopic}
+	kw := &kafka.Writer{Addr: kafka.TCP(strings.Split(kafkaAddrs, ",")...), Topic: kafkasink.DefaultEventsTopic}
 	defer kw.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := kw.WriteMessages(ctx, kafka.Message{Value: []byte("garbage")}); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(srv.URL())
+	nc, err := nats.Connect(natsURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,8 +184,8 @@ func TestHistoryFromAStreamReadInBatchesTellsTheSame(t *testing.T) {
 	if _, err := raw.Publish(context.Background(), "herald.garbage", []byte("garbage")); err != nil {
 		t.Fatal(err)
 	}
-	sameInBatches(t, base, groups, 3, "not a herald event", false, "--nats", srv.URL())
-	rowsInBatchesOfOne(t, groups, "--nats", srv.URL())
+	sameInBatches(t, base, groups, 3, "not a herald event", false, "--nats", natsURL)
+	rowsInBatchesOfOne(t, groups, "--nats", natsURL)
 	// Each read of a topic takes a while: fewer, bigger batches.
-	sameInBatches(t, base, groups, 20, "not a herald event", false, "--kafka", strings.Join(kc.Addrs(), ","))
+	sameInBatches(t, base, groups, 20, "not a herald event", false, "--kafka", kafkaAddrs)
 }

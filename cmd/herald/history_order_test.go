@@ -8,13 +8,8 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/elect"
-	"github.com/zkherald/herald/internal/kafkatest"
-	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
-	"github.com/zkherald/herald/sinks/jetstream"
-	"github.com/zkherald/herald/sinks/kafkasink"
-	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // lateStory is what an HA pair of bridges writes to a stream or topic when
@@ -93,19 +88,8 @@ func TestHistoryFromAStreamOutOfZxidOrder(t *testing.T) {
 	g := uniq(t)
 	early, taker, late := lateStory(g, start)
 
-	kc := kafkatest.Start(t)
-	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ks.Close() })
-	srv := natsserver.Start(t)
-	js, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { js.Close() })
-	for _, s := range []publish.Sink{ks, js} {
+	kafkaAddrs, natsURL, sinks := streamSinks(t)
+	for _, s := range sinks {
 		write(t, s, early...)
 		write(t, s, taker...)
 		write(t, s, late...)
@@ -123,7 +107,7 @@ func TestHistoryFromAStreamOutOfZxidOrder(t *testing.T) {
 	if err := as.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, src := range [][]string{{"--kafka", strings.Join(kc.Addrs(), ",")}, {"--nats", srv.URL()}, {"--audit", path}} {
+	for _, src := range [][]string{{"--kafka", kafkaAddrs}, {"--nats", natsURL}, {"--audit", path}} {
 		checkOneRowPerTenure(t, "history "+strings.Join(src, " "), historyJSON(t, append([]string{g}, src...)...), start)
 		out, stderr, code := heraldRun(t, nil, append([]string{"history", g}, src...)...)
 		if code != 0 || strings.Count(out, "n_0000000866") != 1 || strings.Contains(out, "open") || strings.Contains(out, "maybe") {

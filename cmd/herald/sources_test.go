@@ -18,6 +18,26 @@ import (
 	"github.com/zkherald/herald/sinks/natssink"
 )
 
+// streamSinks starts a Kafka broker (kfake) and a NATS server with
+// JetStream, and returns their addresses, as --kafka and --nats take them,
+// and herald's sinks writing to each.
+func streamSinks(t *testing.T) (kafkaAddrs, natsURL string, sinks []publish.Sink) {
+	t.Helper()
+	kc := kafkatest.Start(t)
+	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
+	srv := natsserver.Start(t)
+	js, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.Close() })
+	return strings.Join(kc.Addrs(), ","), srv.URL(), []publish.Sink{ks, js}
+}
+
 // story is a short election: a is elected and ready, resigns, b follows.
 func story(group string) []publish.Event {
 	now := time.Now().UTC().Add(-2 * time.Minute)

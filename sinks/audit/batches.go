@@ -107,17 +107,9 @@ func (b *batchRead) malformed(i int, err error) {
 // first reads every log once, keeping the events of group until more
 // than budget are kept. It returns them when they are all (logs is then
 // not nil), or else how many events each group has.
-func (b *batchRead) first(group string, budget int) ([][]publish.Event, map[string]*int, error) {
+func (b *batchRead) first(group string, budget int) ([][]publish.Event, groupCounts, error) {
 	logs := make([][]publish.Event, len(b.paths))
-	counts := map[string]*int{}
-	count := func(g string) {
-		if n := counts[g]; n != nil {
-			*n++
-			return
-		}
-		n := 1
-		counts[g] = &n
-	}
+	counts := groupCounts{}
 	kept, over := 0, false
 	for i, p := range b.paths {
 		r, err := Open(p)
@@ -137,7 +129,7 @@ func (b *batchRead) first(group string, budget int) ([][]publish.Event, map[stri
 					g = []byte(e.Group)
 				}
 				b.reads[i].Records++
-				count(string(g))
+				count(counts, g)
 				return nil
 			}
 			e, err := r.decode(line)
@@ -148,7 +140,7 @@ func (b *batchRead) first(group string, budget int) ([][]publish.Event, map[stri
 			if group != "" && e.Group != group {
 				return nil
 			}
-			count(e.Group)
+			count(counts, e.Group)
 			if r.lines == sizeAfter {
 				logs[i] = slices.Grow(logs[i], min(budget+1, max(0, r.expect(len(logs[i]))-len(logs[i]))))
 			}
@@ -230,9 +222,23 @@ type groupRange struct{ first, last string }
 
 func (r groupRange) holds(g string) bool { return r.first <= g && g <= r.last }
 
+// groupCounts counts each group's events.
+type groupCounts map[string]*int
+
+// count counts an event of group g in c, a skimmed group's bytes as a
+// decoded group's string (a key made only for a group new to c).
+func count[G string | []byte](c groupCounts, g G) {
+	if n := c[string(g)]; n != nil {
+		*n++
+		return
+	}
+	n := 1
+	c[string(g)] = &n
+}
+
 // batchRanges cuts the groups counted, in order, into ranges of no more
 // than budget events each, or of one group that alone has more.
-func batchRanges(counts map[string]*int, budget int) []groupRange {
+func batchRanges(counts groupCounts, budget int) []groupRange {
 	groups := make([]string, 0, len(counts))
 	for g := range counts {
 		groups = append(groups, g)

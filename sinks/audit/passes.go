@@ -22,25 +22,17 @@ type Pass func(ctx context.Context, want func(group string) bool, add func(publi
 // to where that batch's read ended.
 func InPasses(ctx context.Context, budget int, pass Pass, fn func(events []publish.Event) error) error {
 	budget = max(budget, 1)
-	counts := map[string]*int{}
-	count := func(g string) {
-		if n := counts[g]; n != nil {
-			*n++
-			return
-		}
-		n := 1
-		counts[g] = &n
-	}
+	counts := groupCounts{}
 	var events []publish.Event
 	over := false
 	err := pass(ctx, func(g string) bool {
 		if over && g != "" {
-			count(g) // counting only
+			count(counts, g) // counting only
 			return false
 		}
 		return true
 	}, func(e publish.Event) {
-		count(e.Group)
+		count(counts, e.Group)
 		if over {
 			return
 		}
