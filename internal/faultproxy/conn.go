@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // pair is one proxied connection: the client's socket and ours to the
@@ -12,6 +13,9 @@ type pair struct {
 	client, server net.Conn
 	done           chan struct{}
 	once           sync.Once
+	// delay is how long each frame waits before it is forwarded (see
+	// Proxy.Delay), fixed when the connection was accepted.
+	delay time.Duration
 
 	// dropXid is the xid of the request whose reply must be swallowed,
 	// valid once dropArmed is set.
@@ -19,8 +23,8 @@ type pair struct {
 	dropArmed atomic.Bool
 }
 
-func newPair(client, server net.Conn) *pair {
-	return &pair{client: client, server: server, done: make(chan struct{})}
+func newPair(client, server net.Conn, delay time.Duration) *pair {
+	return &pair{client: client, server: server, done: make(chan struct{}), delay: delay}
 }
 
 func (c *pair) close() {
@@ -35,6 +39,8 @@ func (c *pair) close() {
 // after it, a request whose opcode DropReplyTo armed marks its xid.
 func (p *Proxy) clientToServer(c *pair) {
 	defer c.close()
+	out := p.sender(c, c.server)
+	defer out.flush()
 	f := framer{r: c.client}
 	first := true
 	for {
@@ -50,10 +56,7 @@ func (p *Proxy) clientToServer(c *pair) {
 			}
 		}
 		first = false
-		if !p.gate(c) {
-			return
-		}
-		if _, err := c.server.Write(b); err != nil {
+		if !out.send(b) {
 			return
 		}
 	}
@@ -63,6 +66,8 @@ func (p *Proxy) clientToServer(c *pair) {
 // cutting the connection in its place.
 func (p *Proxy) serverToClient(c *pair) {
 	defer c.close()
+	out := p.sender(c, c.client)
+	defer out.flush()
 	f := framer{r: c.server}
 	first := true
 	for {
@@ -78,11 +83,93 @@ func (p *Proxy) serverToClient(c *pair) {
 			}
 		}
 		first = false
-		if !p.gate(c) {
-			return
-		}
-		if _, err := c.client.Write(b); err != nil {
+		if !out.send(b) {
 			return
 		}
 	}
+}
+
+// sender forwards one direction's frames to w: at once, or each c.delay
+// after it was read.
+type sender struct {
+	p     *Proxy
+	c     *pair
+	w     net.Conn
+	queue chan delayed  // nil without a delay
+	sent  chan struct{} // closed once the queue is drained
+	ok    atomic.Bool   // false once a write failed
+}
+
+// delayed is a frame and when it is due.
+type delayed struct {
+	b   []byte
+	due time.Time
+}
+
+// delayQueue bounds the frames in flight one way on a delayed connection;
+// a reader that gets this far ahead waits, as behind a full network buffer.
+const delayQueue = 1024
+
+func (p *Proxy) sender(c *pair, w net.Conn) *sender {
+	s := &sender{p: p, c: c, w: w}
+	s.ok.Store(true)
+	if c.delay > 0 {
+		s.queue, s.sent = make(chan delayed, delayQueue), make(chan struct{})
+		go s.forward()
+	}
+	return s
+}
+
+// send forwards b, or queues it to be forwarded when due. It reports false
+// once the connection is closed or a write failed.
+func (s *sender) send(b []byte) bool {
+	if s.queue == nil {
+		return s.p.gate(s.c) && s.write(b)
+	}
+	select {
+	case s.queue <- delayed{b: b, due: time.Now().Add(s.c.delay)}:
+		return s.ok.Load()
+	case <-s.c.done:
+		return false
+	}
+}
+
+func (s *sender) write(b []byte) bool {
+	if _, err := s.w.Write(b); err != nil {
+		s.ok.Store(false)
+		return false
+	}
+	return true
+}
+
+// forward writes the queued frames as they come due, in order. Each is
+// delayed from when it was read, so frames read together arrive together.
+func (s *sender) forward() {
+	defer close(s.sent)
+	timer := time.NewTimer(0)
+	<-timer.C
+	for f := range s.queue {
+		if wait := time.Until(f.due); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-s.c.done:
+				return
+			}
+		}
+		if !s.p.gate(s.c) || !s.write(f.b) {
+			return
+		}
+	}
+}
+
+// flush, as the direction ends, lets the frames already read arrive
+// before the connection closes, as a network delivers data before the
+// close that follows it.
+func (s *sender) flush() {
+	if s.queue == nil {
+		return
+	}
+	close(s.queue)
+	<-s.sent
 }

@@ -31,6 +31,7 @@ type Proxy struct {
 	unblocked chan struct{} // closed whenever blackhole is off
 	dropOps   map[int32]bool
 	dropped   int
+	delay     time.Duration
 }
 
 // New starts a proxy for target ("host:port") listening on 127.0.0.1:0.
@@ -102,6 +103,19 @@ func (p *Proxy) Blackhole(on bool) {
 		close(p.unblocked)
 	}
 	p.blackhole = on
+}
+
+// Delay makes every frame on connections accepted from now on arrive d
+// later than it would, in each direction, as over a network between
+// machines: a request's round trip gains 2d. Frames keep their order, and
+// each waits d from when the proxy read it, so frames sent together
+// arrive together. Connections accepted before keep the delay they had
+// (Cut them to apply it). Go's timers wake about a millisecond late at
+// best on Linux, so a d below that behaves as about a millisecond.
+func (p *Proxy) Delay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = max(d, 0)
+	p.mu.Unlock()
 }
 
 // Refuse, while on, closes new connections as soon as they are accepted.
@@ -215,7 +229,10 @@ func (p *Proxy) relay(client net.Conn) {
 		client.Close() // the client sees what it would see from a dead server
 		return
 	}
-	c := newPair(client, server)
+	p.mu.Lock()
+	delay := p.delay
+	p.mu.Unlock()
+	c := newPair(client, server, delay)
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
