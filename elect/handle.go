@@ -514,18 +514,47 @@ func stateCtx(changed <-chan struct{}, stop <-chan struct{}) (context.Context, c
 // exists, it sets no watch on a missing node: a sequential name never
 // comes back to fire one.
 func getW(ctx context.Context, c *zk.Conn, p string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	type r struct {
-		st *zk.Stat
-		ch <-chan zk.Event
+	r := getWAll(ctx, c, p)[0]
+	return r.found, r.st, r.ch, r.err
+}
+
+// nodeWatch is the reply to a getData that sets a watch: a node not
+// there is found false, with no error and no watch.
+type nodeWatch struct {
+	found bool
+	st    *zk.Stat
+	ch    <-chan zk.Event
+	err   error
+}
+
+// getWAll sends a getData with a watch for every path at once and waits
+// for every reply: one round trip for all. A ctx that ends first fails
+// every reply with its error (a watch the server sets meanwhile fires
+// into a channel nobody reads).
+func getWAll(ctx context.Context, c *zk.Conn, paths ...string) []nodeWatch {
+	replies := make([]nodeWatch, len(paths))
+	done := make(chan struct{}, len(paths))
+	for i, p := range paths {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			_, st, ch, err := c.GetW(p)
+			if !errors.Is(err, zk.ErrNoNode) {
+				replies[i] = nodeWatch{found: err == nil, st: st, ch: ch, err: err}
+			}
+		}()
 	}
-	res, err := call(ctx, func() (r, error) {
-		_, st, ch, err := c.GetW(p)
-		return r{st, ch}, err
-	})
-	if errors.Is(err, zk.ErrNoNode) {
-		return false, nil, nil, nil
+	for range paths {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			failed := make([]nodeWatch, len(paths))
+			for i := range failed {
+				failed[i].err = ctx.Err()
+			}
+			return failed
+		}
 	}
-	return err == nil, res.st, res.ch, err
+	return replies
 }
 
 // ownerOf reads whether p exists and the session that holds it (its

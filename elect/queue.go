@@ -587,21 +587,22 @@ func unlistable(group string, err error) error {
 	return fmt.Errorf("elect: may not list %s: %w (its ACL does not let this identity READ it); every participant and observer must read the group: check its ACL and your credentials", group, err)
 }
 
-// watchNode sets a one-shot watch on a node if it exists, and none if it
-// does not. getData does exactly that; exists would leave a watch behind
-// on a missing name, and a sequential name never comes back to fire it.
-func (q *queue) watchNode(ctx context.Context, name string) (bool, <-chan zk.Event, error) {
-	ok, st, ch, err := getW(ctx, q.s.Conn(), q.full(name))
-	if ok && st.EphemeralOwner == 0 {
+// nodeWatched reads the reply that set a watch on name, a node ours waits
+// behind: whether it is there and the watch. The watch is set with
+// getData, which sets one only on a node that exists; exists would leave
+// a watch behind on a missing name, and a sequential name never comes back
+// to fire it.
+func (q *queue) nodeWatched(name string, r nodeWatch) (bool, <-chan zk.Event, error) {
+	if r.found && r.st.EphemeralOwner == 0 {
 		// Every recipe waits for it too; only a person can end the wait.
 		q.s.log.Warn("waiting behind a node no session holds: it is not ephemeral, so it never goes away by itself; if it is a leftover, delete it", "group", q.parent, "node", name)
 	}
-	if errors.Is(err, zk.ErrNoAuth) {
+	if errors.Is(r.err, zk.ErrNoAuth) {
 		// exists would set the watch, but ZooKeeper sends its event only
 		// to a session that may read the node: we would wait forever.
-		return false, nil, fmt.Errorf("elect: may not read %s, the node ours waits behind: %w; grant READ to every participant in the nodes' ACL", q.full(name), err)
+		return false, nil, fmt.Errorf("elect: may not read %s, the node ours waits behind: %w; grant READ to every participant in the nodes' ACL", q.full(name), r.err)
 	}
-	return ok, ch, err
+	return r.found, r.ch, r.err
 }
 
 // retryable waits out a connection loss; other errors are returned.

@@ -18,14 +18,16 @@ import "context"
 // no round trip. A cycle costs create, two watches, the listing, the
 // owner's watch on its own node and the delete: 6 requests, one more than
 // the 5 of a listing before a single watch, but none of them between a
-// release and the next owner.
+// release and the next owner. The three watches go out together, one
+// round trip after the create's.
 //
 // Only a rotation deeper than two is guessed: with one node below ours,
 // listing first costs as much as guessing (create, listing, watch) and
 // already proves, where a guess would wait for the listing after the
-// release. A wrong guess costs one request and sets no watch (getData on
-// a missing node leaves none); the waiter then lists, keeping a watch set
-// on the node just below.
+// release. A wrong guess sets no watch (getData on a missing node leaves
+// none); the waiter then lists, keeping the watches set on guessed nodes
+// that were there. A miss just below also wastes the guess two below,
+// sent with it: two requests more than listing first would cost.
 //
 // Two clients racing to queue again sometimes swap places. After a miss
 // on a guess two waits agreed on, the rotation stays trusted and a later
@@ -77,28 +79,31 @@ func (q *queue) nextOf(p predecessor, seq int32) entry {
 	return entry{name: nodeBase(p.dialect, id, q.prefix()) + FormatSequence(seq), seq: seq}
 }
 
-// guessing sets data watches on the guessed nodes, the one just below
-// first. Both found: watching. A miss (or an error, which the listing
-// meets again) leads to listing; a watch set on the node just below is
-// kept, and the listing keeps using it if that node is still there.
+// guessing sets data watches on the guessed nodes (and on our own), in
+// one round trip (see watchAll). Both found: watching. A miss leads to
+// listing, and so does a failed read, which the listing meets again; a
+// watch set on a guessed node is kept, and the listing keeps using it if
+// that node is still there, just below ours or two below.
 func (w *waiter) guessing(ctx context.Context) waitState {
 	one, two, ok := w.q.guess(w.t)
-	if !ok || w.watchOwn(ctx) != nil {
-		return stateListing // a listing tells what became of our node
-	}
-	found, ch, err := w.q.watchNode(ctx, one.name)
-	if err != nil || !found {
-		w.q.missed()
+	if !ok {
 		return stateListing
 	}
-	w.below = watched{entry: one, ch: ch}
-	found, ch, err = w.q.watchNode(ctx, two.name)
-	if err != nil || !found {
-		w.q.missed()
-		return stateListing
+	w.below, w.twoBelow = watched{entry: one}, watched{entry: two}
+	below, twoBelow, ok, _ := w.watchAll(ctx)
+	if ok && below && twoBelow {
+		w.seenTwo = two
+		return stateWatching
 	}
-	w.twoBelow, w.seenTwo = watched{entry: two, ch: ch}, two
-	return stateWatching
+	if ok {
+		w.q.missed() // a failed read (or our node gone) says nothing of the guess
+	}
+	for _, x := range [2]*watched{&w.below, &w.twoBelow} {
+		if x.ch == nil {
+			*x = watched{} // a missed guess names no node
+		}
+	}
+	return stateListing // which also tells what became of our node
 }
 
 // missed forgets the rotation after a guess named a node that is not

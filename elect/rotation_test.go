@@ -530,9 +530,9 @@ func TestWritesToWatchedNodesAreNoRelease(t *testing.T) {
 }
 
 // When the rotation breaks (another client queued in between), the guess
-// of the node just below misses: one request more, no watch left on the
-// missing name, and no guess two below; the waiter lists and watches its
-// real two predecessors.
+// of the node just below misses: two requests more (the guess two below
+// went out with it), no watch left on the missing name; the waiter lists
+// and watches its real two predecessors.
 func TestWrongGuessFallsBackToListing(t *testing.T) {
 	r, a, b, c := guessingThree(t)
 	r.turn(a, b)
@@ -541,7 +541,7 @@ func TestWrongGuessFallsBackToListing(t *testing.T) {
 	r.handOver(b, c)
 	r.enqueue(d)
 	r.enqueue(b)
-	r.spentIs(b, 6, "create, missed guess, listing, own watch, two watches")
+	r.spentIs(b, 7, "create, own watch and both guesses at once (the one below missed), listing, two watches")
 	r.watchesOnly(b, r.nodeOf(a), r.nodeOf(d))
 	r.noneMissing()
 	r.release(c)
@@ -568,7 +568,7 @@ func TestMissedGuessTwoBelowKeepsWatchBelow(t *testing.T) {
 	r.enqueue(d)
 	r.enqueue(a)
 	r.enqueue(b)
-	r.spentIs(b, 6, "create, guessed watch below, missed guess two below, listing, own watch, watch two below")
+	r.spentIs(b, 6, "create, own watch and both guesses at once (the one two below missed), listing, watch two below")
 	r.watchesOnly(b, r.nodeOf(a), r.nodeOf(d))
 	r.noneMissing()
 	r.release(c)
@@ -592,8 +592,8 @@ func swapped(t *testing.T) (r *rotation, a, b, c *member) {
 	// b holds; it queues again only after c has.
 	r.handOver(b, c)
 	r.handOver(c, a)
-	r.enqueueCosts(c, 5, "create, missed guess, listing, own watch, watch")
-	r.enqueueCosts(b, 6, "create, missed guess, listing, own watch, two watches")
+	r.enqueueCosts(c, 6, "create, own watch and both guesses at once (the one below missed), listing, watch")
+	r.enqueueCosts(b, 7, "create, own watch and both guesses at once (the one below missed), listing, two watches")
 	return r, a, b, c
 }
 
@@ -623,7 +623,7 @@ func TestMissOnTrustAloneStopsGuessing(t *testing.T) {
 	r.enqueue(a)
 	r.handOver(b, c)
 	// Now c, a: b guesses on trust c's next node just below, but a's is.
-	r.enqueueCosts(b, 6, "create, guess on trust alone missed, listing, own watch, two watches")
+	r.enqueueCosts(b, 7, "create, own watch and both guesses on trust alone at once (missed), listing, two watches")
 	r.turn(c, a)
 	r.turn(a, b)
 	r.handOver(b, c)

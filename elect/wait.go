@@ -243,33 +243,76 @@ func (w *waiter) watching(ctx context.Context) (waitState, error) {
 	}
 }
 
-// arm sets the watches not set yet. A node found gone moves the waiter
-// on as its deletion would; armed is then false.
+// arm sets the watches not set yet (see watchAll). A node found gone
+// moves the waiter on as its deletion would; armed is then false.
 func (w *waiter) arm(ctx context.Context) (state waitState, armed bool, err error) {
-	if err := w.watchOwn(ctx); err != nil {
+	below, twoBelow, ok, err := w.watchAll(ctx)
+	switch {
+	case !ok:
 		return stateListing, false, err
-	}
-	if w.below.ch == nil {
-		found, ch, err := w.q.watchNode(ctx, w.below.name)
-		switch {
-		case err != nil:
-			return stateListing, false, w.q.retryable(ctx, err)
-		case !found:
-			return w.belowGone(), false, nil
-		}
-		w.below.ch = ch
-	}
-	if w.twoBelow.name != "" && w.twoBelow.ch == nil {
-		found, ch, err := w.q.watchNode(ctx, w.twoBelow.name)
-		switch {
-		case err != nil:
-			return stateListing, false, w.q.retryable(ctx, err)
-		case !found:
-			return twoBelowGone(), false, nil
-		}
-		w.twoBelow.ch = ch
+	case !below:
+		return w.belowGone(), false, nil
+	case !twoBelow:
+		return twoBelowGone(), false, nil
 	}
 	return stateWatching, true, nil
+}
+
+// watchAll sets the watches the waiter lacks: on our own node (learning
+// our term from its stat), and on the nodes below and twoBelow name where
+// they hold none. The requests go out together and cost one round trip,
+// not one each, which counts where the servers are a network away. The
+// order they reach the server in does not matter: it answers one
+// session's requests in order and sends a watch's event before the reply
+// to any request it handles after the change, so once every reply is in,
+// our node's deletion is known (its reply says NoNode, or its watch's
+// event waits in its channel, which ownKept reads) before we act on what
+// the other replies say.
+//
+// ok is false when a reply failed (err is what retryable made of it: nil
+// once a lost connection is back, and the waiter lists again) or our node
+// is gone (err says so). Otherwise below and twoBelow say whether those
+// nodes are there (true for one not asked about); the watches on the ones
+// there are kept in w.
+func (w *waiter) watchAll(ctx context.Context) (below, twoBelow, ok bool, err error) {
+	var paths []string
+	own := w.own == nil
+	if own {
+		paths = append(paths, w.q.full(w.t.name))
+	}
+	var asked []*watched
+	for _, x := range [2]*watched{&w.below, &w.twoBelow} {
+		if x.name != "" && x.ch == nil {
+			asked = append(asked, x)
+			paths = append(paths, w.q.full(x.name))
+		}
+	}
+	if len(paths) == 0 {
+		return true, true, true, nil
+	}
+	replies := getWAll(ctx, w.q.s.Conn(), paths...)
+	if own {
+		if err := w.ownWatched(replies[0]); err != nil {
+			return false, false, false, w.q.retryable(ctx, err)
+		}
+		replies = replies[1:]
+	}
+	below, twoBelow = true, true
+	for i, x := range asked {
+		found, ch, err := w.q.nodeWatched(x.name, replies[i])
+		if err != nil {
+			return false, false, false, w.q.retryable(ctx, err)
+		}
+		x.ch = ch
+		switch {
+		case found:
+		case x == &w.below:
+			below = false
+		default:
+			twoBelow = false
+		}
+	}
+	return below, twoBelow, true, nil
 }
 
 // recheck reads the watched nodes without a watch: one found gone moves
@@ -323,22 +366,18 @@ func (w *waiter) fired(ev zk.Event, gone func() waitState) (waitState, error) {
 	return stateWatching, nil
 }
 
-// watchOwn sets the watch on our own node, first of a wait's watches, and
-// learns our term from its stat.
-func (w *waiter) watchOwn(ctx context.Context) error {
-	if w.own != nil {
-		return nil
-	}
-	found, st, ch, err := getW(ctx, w.q.s.Conn(), w.q.full(w.t.name))
+// ownWatched takes the reply that set the watch on our own node, first of
+// a wait's watches, and learns our term from its stat.
+func (w *waiter) ownWatched(r nodeWatch) error {
 	switch {
-	case err != nil:
-		return w.q.retryable(ctx, err)
-	case !found:
+	case r.err != nil:
+		return r.err
+	case !r.found:
 		return w.ownDeleted()
 	}
-	w.own = ch
+	w.own = r.ch
 	if w.t.czxid == 0 {
-		w.t.czxid = st.Czxid
+		w.t.czxid = r.st.Czxid
 	}
 	return nil
 }
