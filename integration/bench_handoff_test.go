@@ -3,6 +3,8 @@ package integration_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/zkserver"
 )
 
@@ -36,117 +39,166 @@ func benchSession(b *testing.B, addrs []string) *elect.Session {
 // then compiled Curator's and the ZooKeeper client's hot paths, and the
 // server has seen every side's requests.
 //
-// A cycle is one acquire and one release. herald's costs 4 requests
-// (create; a data watch on the guessed predecessor; once that is deleted,
-// the listing that proves we are lowest; the delete that releases), the
-// peers' 5 (create, listing, watch, a second listing after the wake-up,
-// delete). The table also splits them by kind, from the server's own
-// counters: the "reads of a gone node" are watches set on a node deleted
-// meanwhile, and for herald guesses that named a node that never existed.
+// A cycle is one acquire and one release. herald's costs 6 requests
+// (create; data watches on its own node, the node just below and the one
+// two below, guessed in a steady rotation; the listing when the node two
+// below goes; the delete that releases), the peers' 5 (create, listing,
+// watch, a second listing after the wake-up, delete). The table also
+// splits them by kind, from the server's own counters: the "reads of a
+// gone node" are watches set on a node deleted meanwhile, and for herald
+// guesses that named a node that never existed.
 //
-// What bounds all three is the handoff chain more than the requests: a
-// waiter learns of the release from the NodeDeleted event, and only the
-// listing after it proves it owns, so every handoff waits for the release
-// to reach the server, the event, and the listing's round trip, for herald
-// as for the peers. The request herald saves, the listing before the
-// watch, is off that chain; the two cores are not saturated (the "CPU in
-// use" row), and the server's CPU per cycle follows its wake-ups along the
-// chain more than the number of requests (BenchmarkServerCostPerRequest).
+// The peers' handoff is a chain of two round trips: the release reaches
+// the server, the event the waiter, and only the listing after it proves
+// the waiter owns. herald's waiter next in line has listed before the
+// release (when the node two below went), so the release's event alone
+// hands over. It pays for that with more requests and fired watches off
+// the chain, and with the server and the clients on the same two cores
+// (the "CPU in use" row) those compete with the chain: how far ahead the
+// short chain puts herald depends on how much CPU the server spends per
+// request (BenchmarkServerCostPerRequest).
 func BenchmarkLockHandoff(b *testing.B) {
 	zkc := benchCluster(b)
+	for range b.N {
+		lockHandoff(b, zkc, zkc.Addrs(), "")
+	}
+}
+
+// networkDelay is what BenchmarkLockHandoffAcrossANetwork adds each way.
+const networkDelay = time.Millisecond
+
+// BenchmarkLockHandoffAcrossANetwork: BenchmarkLockHandoff with every
+// client's connection through a proxy that delays each packet by a
+// millisecond each way (about 2.2 ms round trips: Go's timers wake a
+// little late), as between a client and a ZooKeeper server on different
+// machines, a zone apart. On loopback a round trip costs less than the
+// CPU a request takes, and the handoff chain's length hardly shows; here
+// it sets the rate. The proxy's CPU is in the Go clients' figures, not
+// Curator's.
+func BenchmarkLockHandoffAcrossANetwork(b *testing.B) {
+	zkc := benchCluster(b)
+	p, err := faultproxy.New(zkc.Member(0).Addr())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Close() })
+	p.Delay(networkDelay)
+	rtt := roundTrip(b, p.Addr())
+	for range b.N {
+		lockHandoff(b, zkc, []string{p.Addr()}, fmt.Sprintf(", across a network (%v added each way: %v round trips)", networkDelay, rtt.Round(100*time.Microsecond)))
+	}
+}
+
+// roundTrip is the median time a getData takes to answer at addr.
+func roundTrip(b *testing.B, addr string) time.Duration {
+	b.Helper()
+	c := rawConn(b, []string{addr}, benchSessionTimeout)
+	var rtts []time.Duration
+	for range 21 {
+		start := time.Now()
+		if _, _, err := c.Get("/"); err != nil {
+			b.Fatal(err)
+		}
+		rtts = append(rtts, time.Since(start))
+	}
+	slices.Sort(rtts)
+	return rtts[len(rtts)/2]
+}
+
+// lockHandoff runs BenchmarkLockHandoff's three sides, their clients
+// connected to addrs, and prints the table (where says where they are).
+func lockHandoff(b *testing.B, zkc *zkserver.Cluster, addrs []string, where string) {
 	srv := zkc.Member(0)
 	const clients, slice, warm = 10, 2500 * time.Millisecond, 2 * time.Second
 	const order = "hpcphc" + "chpcph"
-	for range b.N {
-		hp, gp, cp := groupPath(b, "herald-lock"), groupPath(b, "gozk-lock"), groupPath(b, "curator-lock")
-		heraldCycles := make([]func(context.Context) error, clients)
-		for i := range heraldCycles {
-			l, err := elect.NewLock(benchSession(b, zkc.Addrs()), hp, elect.CreateParents(), elect.WithID(fmt.Sprint("h", i)))
+	hp, gp, cp := groupPath(b, "herald-lock"), groupPath(b, "gozk-lock"), groupPath(b, "curator-lock")
+	heraldCycles := make([]func(context.Context) error, clients)
+	for i := range heraldCycles {
+		l, err := elect.NewLock(benchSession(b, addrs), hp, elect.CreateParents(), elect.WithID(fmt.Sprint("h", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		heraldCycles[i] = func(ctx context.Context) error {
+			h, err := l.Acquire(ctx)
 			if err != nil {
-				b.Fatal(err)
+				return err
 			}
-			heraldCycles[i] = func(ctx context.Context) error {
-				h, err := l.Acquire(ctx)
-				if err != nil {
-					return err
-				}
-				return h.Release(ctx)
-			}
+			return h.Release(ctx)
 		}
-		peerCycles := make([]func(context.Context) error, clients)
-		for i := range peerCycles {
-			l := zk.NewLock(rawConn(b, zkc.Addrs(), benchSessionTimeout), gp, zk.WorldACL(zk.PermAll))
-			peerCycles[i] = func(context.Context) error {
-				if err := l.Lock(); err != nil {
-					return err
-				}
-				return l.Unlock()
-			}
-		}
-		cur := startCuratorBench(b, zkc.ConnectString(), benchSessionTimeout, clients)
-		look := rawConn(b, zkc.Addrs(), benchSessionTimeout)
-		sides := map[rune]*lockSide{
-			'h': {group: hp, run: goLoop(b, heraldCycles)},
-			'p': {group: gp, run: goLoop(b, peerCycles)},
-			'c': {group: cp, run: func(w time.Duration) (int64, time.Duration, time.Duration) { return cur.run(b, cp, w) }},
-		}
-		for _, k := range "hpc" {
-			s, w := sides[k], warm
-			if k == 'c' {
-				w = 2 * warm
-			}
-			s.run(w)
-			emptied(b, look, s.group)
-		}
-		for _, k := range order {
-			s := sides[k]
-			s.fig = s.fig.add(measureLoop(b, srv, s.run, slice))
-			emptied(b, look, s.group)
-		}
-		h, g, c := sides['h'].fig, sides['p'].fig, sides['c'].fig
-		rg, rc := h.rate()/g.rate(), h.rate()/c.rate()
-		b.ReportMetric(h.rate(), "herald-handoffs/s")
-		b.ReportMetric(g.rate(), "gozk-handoffs/s")
-		b.ReportMetric(c.rate(), "curator-handoffs/s")
-		b.ReportMetric(rg, "ratio-gozk")
-		b.ReportMetric(rc, "ratio-curator")
-		b.ReportMetric(h.per(h.zk.packets), "herald-packets/cycle")
-		figs := []loopFigures{h, g, c}
-		each := func(f func(loopFigures) string) []string {
-			var out []string
-			for _, x := range figs {
-				out = append(out, f(x))
-			}
-			return out
-		}
-		line := func(what string, v func(loopFigures) float64, format string) []string {
-			r := append([]string{what}, each(func(x loopFigures) string { return fmt.Sprintf(format, v(x)) })...)
-			return append(r, fmt.Sprintf("%.2fx", v(h)/v(g)), fmt.Sprintf("%.2fx", v(h)/v(c)))
-		}
-		count := func(field func(zkCounts) int64) func(loopFigures) float64 {
-			return func(x loopFigures) float64 { return x.per(field(x.zk)) }
-		}
-		usec := func(d func(loopFigures) time.Duration) func(loopFigures) float64 {
-			return func(x loopFigures) float64 { return float64(d(x)) / float64(time.Microsecond) }
-		}
-		mix := append([]string{"  of which writes + reads"}, each(func(x loopFigures) string {
-			return fmt.Sprintf("%.2f + %.2f", x.per(x.zk.writes), x.per(x.zk.reads))
-		})...)
-		rows := [][]string{
-			append(line("handoffs/s", loopFigures.rate, "%.0f"),
-				">= 1.25x / >= 2x", met(rg >= 1.25)+" / "+met(rc >= 2)),
-			line("ZooKeeper requests per cycle", count(func(z zkCounts) int64 { return z.packets }), "%.2f"),
-			mix,
-			line("  listings (getChildren)", count(func(z zkCounts) int64 { return z.getChildren }), "%.2f"),
-			append([]string{"  reads of a gone node (missed watch or guess)"}, each(func(x loopFigures) string { return fmt.Sprintf("%.3f", x.per(x.zk.gone())) })...),
-			line("watches fired by deletes", count(func(z zkCounts) int64 { return z.deletedWatches }), "%.2f"),
-			line("ZooKeeper CPU per cycle", usec(loopFigures.serverCPU), "%.0f µs"),
-			line("client CPU per cycle (Curator: its JVM)", usec(loopFigures.clientCPU), "%.0f µs"),
-			line("CPU in use, ZooKeeper + clients (2 cores)", loopFigures.busy, "%.2f"),
-		}
-		wideTable(benchOut(), fmt.Sprintf("Lock handoff throughput, %d clients with their own sessions, one lock, %v per side in %d interleaved slices", clients, slice*time.Duration(len(order)/3), len(order)/3),
-			[]string{"measure", "herald", "zk.Lock", "Curator", "herald/zk.Lock", "herald/Curator", "target", "result"}, rows)
 	}
+	peerCycles := make([]func(context.Context) error, clients)
+	for i := range peerCycles {
+		l := zk.NewLock(rawConn(b, addrs, benchSessionTimeout), gp, zk.WorldACL(zk.PermAll))
+		peerCycles[i] = func(context.Context) error {
+			if err := l.Lock(); err != nil {
+				return err
+			}
+			return l.Unlock()
+		}
+	}
+	cur := startCuratorBench(b, strings.Join(addrs, ","), benchSessionTimeout, clients)
+	look := rawConn(b, zkc.Addrs(), benchSessionTimeout)
+	sides := map[rune]*lockSide{
+		'h': {group: hp, run: goLoop(b, heraldCycles)},
+		'p': {group: gp, run: goLoop(b, peerCycles)},
+		'c': {group: cp, run: func(w time.Duration) (int64, time.Duration, time.Duration) { return cur.run(b, cp, w) }},
+	}
+	for _, k := range "hpc" {
+		s, w := sides[k], warm
+		if k == 'c' {
+			w = 2 * warm
+		}
+		s.run(w)
+		emptied(b, look, s.group)
+	}
+	for _, k := range order {
+		s := sides[k]
+		s.fig = s.fig.add(measureLoop(b, srv, s.run, slice))
+		emptied(b, look, s.group)
+	}
+	h, g, c := sides['h'].fig, sides['p'].fig, sides['c'].fig
+	rg, rc := h.rate()/g.rate(), h.rate()/c.rate()
+	b.ReportMetric(h.rate(), "herald-handoffs/s")
+	b.ReportMetric(g.rate(), "gozk-handoffs/s")
+	b.ReportMetric(c.rate(), "curator-handoffs/s")
+	b.ReportMetric(rg, "ratio-gozk")
+	b.ReportMetric(rc, "ratio-curator")
+	b.ReportMetric(h.per(h.zk.packets), "herald-packets/cycle")
+	figs := []loopFigures{h, g, c}
+	each := func(f func(loopFigures) string) []string {
+		var out []string
+		for _, x := range figs {
+			out = append(out, f(x))
+		}
+		return out
+	}
+	line := func(what string, v func(loopFigures) float64, format string) []string {
+		r := append([]string{what}, each(func(x loopFigures) string { return fmt.Sprintf(format, v(x)) })...)
+		return append(r, fmt.Sprintf("%.2fx", v(h)/v(g)), fmt.Sprintf("%.2fx", v(h)/v(c)))
+	}
+	count := func(field func(zkCounts) int64) func(loopFigures) float64 {
+		return func(x loopFigures) float64 { return x.per(field(x.zk)) }
+	}
+	usec := func(d func(loopFigures) time.Duration) func(loopFigures) float64 {
+		return func(x loopFigures) float64 { return float64(d(x)) / float64(time.Microsecond) }
+	}
+	mix := append([]string{"  of which writes + reads"}, each(func(x loopFigures) string {
+		return fmt.Sprintf("%.2f + %.2f", x.per(x.zk.writes), x.per(x.zk.reads))
+	})...)
+	rows := [][]string{
+		append(line("handoffs/s", loopFigures.rate, "%.0f"),
+			">= 1.25x / >= 2x", met(rg >= 1.25)+" / "+met(rc >= 2)),
+		line("ZooKeeper requests per cycle", count(func(z zkCounts) int64 { return z.packets }), "%.2f"),
+		mix,
+		line("  listings (getChildren)", count(func(z zkCounts) int64 { return z.getChildren }), "%.2f"),
+		append([]string{"  reads of a gone node (missed watch or guess)"}, each(func(x loopFigures) string { return fmt.Sprintf("%.3f", x.per(x.zk.gone())) })...),
+		line("watches fired by deletes", count(func(z zkCounts) int64 { return z.deletedWatches }), "%.2f"),
+		line("ZooKeeper CPU per cycle", usec(loopFigures.serverCPU), "%.0f µs"),
+		line("client CPU per cycle (Curator: its JVM)", usec(loopFigures.clientCPU), "%.0f µs"),
+		line("CPU in use, ZooKeeper + clients (2 cores)", loopFigures.busy, "%.2f"),
+	}
+	wideTable(benchOut(), fmt.Sprintf("Lock handoff throughput, %d clients with their own sessions, one lock, %v per side in %d interleaved slices%s", clients, slice*time.Duration(len(order)/3), len(order)/3, where),
+		[]string{"measure", "herald", "zk.Lock", "Curator", "herald/zk.Lock", "herald/Curator", "target", "result"}, rows)
 }
 
 // lockSide is one recipe's clients in BenchmarkLockHandoff: its group, a

@@ -12,6 +12,8 @@
 //	p.Refuse(true)                    // new connections are closed at once
 //	p.DropReplyTo(faultproxy.OpCreate) // the next create runs on the server, but its reply is
 //	                                   // swallowed and the connection cut: "connection loss during create"
+//	p.Delay(time.Millisecond)         // new connections: every packet a millisecond late each way,
+//	                                   // as between machines
 //
 // The proxy reads ZooKeeper's framing (a 4-byte big-endian length before
 // every packet). The first packet each way is the connect request and
