@@ -343,7 +343,11 @@ type sniffConn struct {
 // Write writes one request (the client writes each in one call).
 func (c *sniffConn) Write(p []byte) (int, error) {
 	c.answers.written()
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	if err == nil {
+		c.s.writes.wrote(p)
+	}
+	return n, err
 }
 
 // answerWait is how long a server has to answer the connect request

@@ -57,14 +57,16 @@ func (q *queue) acquire(ctx context.Context, id string, tryOnly bool) (*Handle, 
 	if err := q.s.awaitConnected(ctx); err != nil {
 		return nil, err
 	}
-	t, err := q.enqueue(ctx, []byte(id))
+	// The first listing is sent right behind the create, unless the
+	// waiter will guess instead (see rotation).
+	t, pre, err := q.enqueueListing(ctx, []byte(id), tryOnly || !q.guessable())
 	if err != nil {
 		return nil, err
 	}
 	if q.o.queued != nil {
 		q.o.queued(t.name)
 	}
-	t, err = q.wait(ctx, t, []byte(id), tryOnly)
+	t, err = q.wait(ctx, t, []byte(id), tryOnly, pre)
 	if err != nil {
 		if t.name != "" {
 			q.withdraw(t.name)

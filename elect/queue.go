@@ -137,48 +137,56 @@ func (q *queue) full(name string) string { return q.parent + "/" + name }
 // ephemeralOwner is our session; otherwise we create again. A cancelled
 // ctx never leaves a node behind.
 func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
+	t, _, err := q.enqueueListing(ctx, data, false)
+	return t, err
+}
+
+// enqueueListing is enqueue that, when list is set, also lists the group
+// right behind the create (see listBehind): the listing comes on the
+// channel, if it was sent.
+func (q *queue) enqueueListing(ctx context.Context, data []byte, list bool) (ticket, <-chan listed, error) {
 	d := q.nextDialect()
 	id := heraldID{session: q.s.ID(), nonce: q.s.nextNonce(), recipe: q.recipe}
 	base, marker := nodeBase(d, id, q.prefix()), marker(d, id)
 	conn := q.s.Conn()
 	for attempt := 0; ; attempt++ {
 		if err := q.s.gone(); err != nil {
-			return ticket{}, err
+			return ticket{}, nil, err
 		}
-		created, madeOffice, err := q.create(ctx, conn, base, d, data, marker)
+		created, madeOffice, pre, err := q.create(ctx, conn, base, d, data, marker, list)
 		switch {
 		case err == nil:
 			seq, _ := ParseSequence(path.Base(created))
-			return ticket{name: path.Base(created), seq: seq, dialect: d, madeOffice: madeOffice}, nil
+			return ticket{name: path.Base(created), seq: seq, dialect: d, madeOffice: madeOffice}, pre, nil
 		case errors.Is(err, zk.ErrNoNode):
 			if !q.o.createParents {
-				return ticket{}, fmt.Errorf("%w: %s; create it first (herald never guesses ACLs for you) or use CreateParents", ErrNoParent, q.parent)
+				return ticket{}, nil, fmt.Errorf("%w: %s; create it first (herald never guesses ACLs for you) or use CreateParents", ErrNoParent, q.parent)
 			}
 			if err := q.createParents(ctx); err != nil {
-				return ticket{}, err
+				return ticket{}, nil, err
 			}
 		case errors.Is(err, zk.ErrNoAuth):
-			return ticket{}, fmt.Errorf("elect: not allowed to create nodes under %s: %w; check the ACL and your credentials", q.parent, err)
+			return ticket{}, nil, fmt.Errorf("elect: not allowed to create nodes under %s: %w; check the ACL and your credentials", q.parent, err)
 		case ctx.Err() != nil:
-			return ticket{}, ctx.Err() // create cleans up behind us
+			return ticket{}, nil, ctx.Err() // create cleans up behind us
 		case connLoss(err):
 			t, found, err := q.findAfterLoss(ctx, marker)
 			if err != nil {
-				return ticket{}, err
+				return ticket{}, nil, err
 			}
 			if found {
 				if q.o.sessionProof && q.keepsSessionNode(d) {
 					q.sessionNode.Store(q.s.ID()) // made with it, if at all
 				}
 				t.dialect = d
-				return t, nil
+				return t, nil, nil
 			}
 		case expired(err):
-			return ticket{}, ErrSessionLost
+			return ticket{}, nil, ErrSessionLost
 		case errors.Is(err, zk.ErrNoChildrenForEphemerals):
-			return ticket{}, fmt.Errorf("elect: %s is an ephemeral node (a single-node leader such as Kafka's /controller, or a queue node), which cannot hold a queue; give the path of a group, a persistent node: %w", q.parent, err)
+			return ticket{}, nil, fmt.Errorf("elect: %s is an ephemeral node (a single-node leader such as Kafka's /controller, or a queue node), which cannot hold a queue; give the path of a group, a persistent node: %w", q.parent, err)
 		default:
-			return ticket{}, fmt.Errorf("elect: create node under %s: %w", q.parent, err)
+			return ticket{}, nil, fmt.Errorf("elect: create node under %s: %w", q.parent, err)
 		}
 	}
 }
@@ -190,20 +198,31 @@ func (q *queue) enqueue(ctx context.Context, data []byte) (ticket, error) {
 // not list the group at once: the create may not even have been sent yet,
 // and a listing sent before it would find nothing while the node it makes
 // stayed, unowned, blocking every later participant for the session's life.
-func (q *queue) create(ctx context.Context, conn *zk.Conn, base string, d Dialect, data []byte, marker string) (string, bool, error) {
+func (q *queue) create(ctx context.Context, conn *zk.Conn, base string, d Dialect, data []byte, marker string, list bool) (string, bool, <-chan listed, error) {
 	type result struct {
 		name       string
 		madeOffice bool
 		err        error
 	}
 	ch := make(chan result, 1)
+	var written <-chan struct{}
+	var stop func()
+	if list {
+		written, stop = q.s.afterWrite(marker) // before the create can be written
+	}
+	created := make(chan struct{})
 	go func() {
 		name, madeOffice, err := q.createNode(context.WithoutCancel(ctx), conn, base, d, data)
+		close(created)
 		ch <- result{name, madeOffice, err}
 	}()
+	var pre <-chan listed
+	if list {
+		pre = q.listBehind(conn, written, created, stop)
+	}
 	select {
 	case r := <-ch:
-		return r.name, r.madeOffice, r.err
+		return r.name, r.madeOffice, pre, r.err
 	case <-ctx.Done():
 	}
 	q.s.background(func() {
@@ -215,7 +234,47 @@ func (q *queue) create(ctx context.Context, conn *zk.Conn, base string, d Dialec
 			q.sweep(marker)
 		}
 	})
-	return "", false, ctx.Err()
+	return "", false, nil, ctx.Err()
+}
+
+// listed is a listing of the group sent right behind our create (see
+// listBehind); at is when its reply came.
+type listed struct {
+	children []string
+	st       *zk.Stat
+	at       time.Time
+	err      error
+}
+
+// errNotListed: listBehind did not list.
+var errNotListed = errors.New("elect: no listing behind the create")
+
+// listBehind lists the group right behind our create, as soon as the
+// create is written to the connection (written closes) rather than once
+// its reply came: the server answers the listing after the create, so it
+// shows our node, and the round trip a listing sent after the reply would
+// cost is saved. Should the create end (created closes) without having
+// been seen written (it failed first, or the connection was replaced), it
+// does not list. A listing that does not show our node is never used as
+// ours (see waiter.list).
+func (q *queue) listBehind(conn *zk.Conn, written, created <-chan struct{}, stop func()) <-chan listed {
+	out := make(chan listed, 1)
+	go func() {
+		defer stop()
+		select {
+		case <-written:
+		case <-created:
+			select {
+			case <-written:
+			default:
+				out <- listed{err: errNotListed}
+				return
+			}
+		}
+		c, st, err := conn.Children(q.parent)
+		out <- listed{children: c, st: st, at: time.Now(), err: err}
+	}()
+	return out
 }
 
 // stamp checks that a node found by its marker is ours and reads its

@@ -65,11 +65,23 @@ func (r *rotation) agreed() bool {
 func (q *queue) guess(t ticket) (one, two entry, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	last := q.rot.waits[0]
-	if !last.one.ok || !last.two.ok || !q.rot.agreed() && !q.rot.trusted {
+	if !q.guessableLocked() {
 		return entry{}, entry{}, false
 	}
+	last := q.rot.waits[0]
 	return q.nextOf(last.one, t.seq-1), q.nextOf(last.two, t.seq-2), true
+}
+
+// guessable reports whether the next wait will guess.
+func (q *queue) guessable() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.guessableLocked()
+}
+
+func (q *queue) guessableLocked() bool {
+	last := q.rot.waits[0]
+	return last.one.ok && last.two.ok && (q.rot.agreed() || q.rot.trusted)
 }
 
 // nextOf names p's session's next node, at sequence seq.

@@ -111,3 +111,59 @@ func watchedBy(t *testing.T, cluster *zkserverCluster, id int64, group string) [
 	}
 	return paths
 }
+
+// TestFreeLockTakesOneRoundTrip: taking a free lock, or winning an empty
+// election, a network away from the server costs one round trip: the
+// listing that proves our node the lowest goes out right behind its
+// create, not after the create's reply. (A release costs one more.)
+func TestFreeLockTakesOneRoundTrip(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	addrs := sharedAddrs(t)
+	p := proxyTo(t, addrs[0])
+	p.Delay(delay)
+	ctx := ctxT(t, 60*time.Second)
+	far := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	near := session(t, addrs)
+	lockPath, electionPath := groupPath(t)+"-lock", groupPath(t)+"-election"
+	// The groups exist first: making them costs round trips of its own.
+	nl, _ := elect.NewLock(near, lockPath, elect.CreateParents())
+	ne, _ := elect.NewElection(near, electionPath, elect.CreateParents())
+	for _, take := range []func() (*elect.Handle, error){
+		func() (*elect.Handle, error) { return nl.Acquire(ctx) },
+		func() (*elect.Handle, error) { return ne.Campaign(ctx, "near") },
+	} {
+		h, err := take()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock, _ := elect.NewLock(far, lockPath)
+	election, _ := elect.NewElection(far, electionPath)
+	rtt := 2 * delay
+	for _, tc := range []struct {
+		name string
+		take func() (*elect.Handle, error)
+	}{
+		{"Acquire", func() (*elect.Handle, error) { return lock.Acquire(ctx) }},
+		{"TryAcquire", func() (*elect.Handle, error) { return lock.TryAcquire(ctx) }},
+		{"Campaign", func() (*elect.Handle, error) { return election.Campaign(ctx, "far") }},
+	} {
+		for range 2 {
+			start := time.Now()
+			h, err := tc.take()
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			took := time.Since(start)
+			if err := h.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if took >= rtt*3/2 {
+				t.Errorf("%s of a free group took %v, more than one round trip (%v): the listing waited for the create's reply", tc.name, took, rtt)
+			}
+		}
+	}
+}

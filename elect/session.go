@@ -65,6 +65,7 @@ type Session struct {
 	acl       []zk.ACL    // WithDefaultACL, else nil
 	id        atomic.Int64
 	nonces    atomic.Uint32 // counts our queue nodes; see heraldID
+	writes    writeWaits    // see afterWrite
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
 	answered  atomic.Int64  // see Answered (unix ns)
 	lostFlag  atomic.Bool

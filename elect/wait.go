@@ -48,6 +48,9 @@ type waiter struct {
 	t       ticket
 	data    []byte
 	tryOnly bool
+	// pre is the listing sent right behind our create, for the first
+	// listing (nil when none was).
+	pre <-chan listed
 	// below is the node just below ours; onlyLower says it was the only
 	// lower node at the last listing. twoBelow is the node below that one
 	// (none when below was the only lower node). A guessed node (see
@@ -106,8 +109,8 @@ const (
 // wait blocks until w's node owns the queue, and returns the ticket that
 // owns (a node replaced for a dialect has a new one). On error the ticket
 // names the node to remove, if any.
-func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool) (ticket, error) {
-	w := &waiter{q: q, t: t, data: data, tryOnly: tryOnly}
+func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool, pre <-chan listed) (ticket, error) {
+	w := &waiter{q: q, t: t, data: data, tryOnly: tryOnly, pre: pre}
 	state := stateListing
 	if !tryOnly {
 		state = w.guessing(ctx)
@@ -142,11 +145,10 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool) (
 // listing reads the queue and decides: own, replace our node, or watch the
 // nodes below ours.
 func (w *waiter) listing(ctx context.Context) (waitState, error) {
-	es, children, version, err := w.q.list(ctx)
+	es, children, version, at, err := w.list(ctx)
 	if err != nil {
 		return stateListing, w.q.retryable(ctx, err)
 	}
-	at := time.Now() // the listing's state held before its reply came
 	w.listed, w.listedOK = version, true
 	idx := slices.IndexFunc(es, func(e entry) bool { return e.name == w.t.name })
 	if idx < 0 {
@@ -171,6 +173,27 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	w.seeSessionNode(ctx)
 	w.behind(es[:idx])
 	return stateWatching, nil
+}
+
+// list reads the queue, and when its reply came (the listing's state held
+// before that): the listing sent behind our create, if it shows our node
+// (the server answered it after the create, as it would a listing sent
+// now), else a new one.
+func (w *waiter) list(ctx context.Context) (es []entry, children []string, version int32, at time.Time, err error) {
+	if pre := w.pre; pre != nil {
+		w.pre = nil
+		select {
+		case l := <-pre:
+			if l.err == nil && contains(l.children, w.t.name) {
+				w.q.noteGroup(l.st)
+				return parseChildren(l.children, l.st.Cversion), l.children, l.st.Version, l.at, nil
+			}
+		case <-ctx.Done():
+			return nil, nil, 0, time.Time{}, ctx.Err()
+		}
+	}
+	es, children, version, err = w.q.list(ctx)
+	return es, children, version, time.Now(), err
 }
 
 // notePrev notes, from a listing made at that showed lower nodes below

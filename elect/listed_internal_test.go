@@ -1,0 +1,58 @@
+package elect
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// TestListingBehindTheCreateOnlyWithOurNode: the listing sent behind a
+// create is the waiter's first listing only when it shows the waiter's
+// node, which proves the server answered it after the create. One that
+// does not (it came first, or the node went meanwhile) is set aside, and
+// a new listing decides.
+func TestListingBehindTheCreateOnlyWithOurNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := NewSession(ctx, zktest.Shared(t).Addrs(), WithSessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	group := fmt.Sprintf("/t/%s-%d", t.Name(), time.Now().UnixNano())
+	q, err := newQueue(s, group, RecipeLock, "lock-", []Option{CreateParents()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := q.enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := func(children ...string) <-chan listed {
+		ch := make(chan listed, 1)
+		ch <- listed{children: children, st: &zk.Stat{Cversion: tk.seq + 1}, at: time.Now()}
+		return ch
+	}
+
+	w := &waiter{q: q, t: tk, pre: behind()} // answered before the create
+	_, children, _, _, err := w.list(ctx)
+	if err != nil || !slices.Equal(children, []string{tk.name}) {
+		t.Errorf("with a listing behind the create that lacks our node: listed %v, %v; want a new listing, showing %s", children, err, tk.name)
+	}
+	if w.pre != nil {
+		t.Error("the listing behind the create was kept for a later listing")
+	}
+
+	ghost := "lock-" + FormatSequence(tk.seq-1) // in no listing the server made
+	w = &waiter{q: q, t: tk, pre: behind(ghost, tk.name)}
+	es, children, _, _, err := w.list(ctx)
+	if err != nil || !slices.Equal(children, []string{ghost, tk.name}) || len(es) != 2 || es[0].name != ghost {
+		t.Errorf("with a listing behind the create that shows our node: listed %v (%v), %v; want that listing", children, es, err)
+	}
+}
