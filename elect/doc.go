@@ -25,7 +25,11 @@
 // so no lower node can appear after a listing). The node two below going
 // only makes us list, while our predecessor still owns: when that listing
 // shows it alone below us, its release hands over with no round trip. A
-// data change on a watched node is never a release. An owner releases by
+// data change on a watched node is never a release. The first listing goes
+// out right behind the create, once the create is written rather than
+// answered (the server answers a session's requests in order), and a
+// waiter's watches go out together: a free group costs one round trip to
+// take, a waiter two to be in place. An owner releases by
 // deleting its node, and nothing else ever touches a queue node, so every
 // recipe's watch fires NodeDeleted; why it went is written on the group
 // node in the same transaction (see the fencing section). Sequences are
@@ -40,7 +44,8 @@
 // waits show that, the waiter names them (a herald id counts its session's
 // creates) and watches them without listing first. A guess names one
 // sequence number each, so a node found under it is the one at that place;
-// a miss costs a request and stops the guessing until the pattern returns.
+// a miss costs the requests sent and stops the guessing until the pattern
+// returns.
 // Participants must be allowed to read each other's nodes: ZooKeeper sends
 // watch events only to sessions that may read the node.
 //
