@@ -47,7 +47,11 @@ same credentials, TLS and ACL flags every command takes:
   - lock handoffs: --clients clients take and release one lock for
     --duration, then go-zookeeper's zk.Lock does the same for as long on
     the same sessions; handoffs per second of each, and the time from a
-    release to the next holder.
+    release to the next holder;
+  - a free lock: one client takes and releases a lock nobody else wants
+    for --duration, herald's then zk.Lock's: what a lock costs when it is
+    free, which across a network is mostly round trips (herald takes a
+    free lock in one, zk.Lock in two).
 
 While the locks change hands, bench checks that no two clients ever believe
 they hold the lock at once, and exits 1 if they did.
@@ -68,7 +72,7 @@ samples says "no samples".`,
 	f := cmd.Flags()
 	f.StringVar(&o.path, "path", "/herald-bench", "parent of the groups bench makes (each run makes its own node below it and removes it)")
 	f.IntVar(&o.clients, "clients", 10, "participants, each with its own ZooKeeper session (2 to 200)")
-	f.DurationVar(&o.duration, "duration", 5*time.Second, "how long each lock phase runs (herald's, then zk.Lock's)")
+	f.DurationVar(&o.duration, "duration", 5*time.Second, "how long each of the four lock phases runs (handoffs, then a free lock; herald's, then zk.Lock's)")
 	f.IntVar(&o.handoffs, "handoffs", 50, "election handoffs to time, and floor samples")
 	f.BoolVar(&o.asJSON, "json", false, "print the figures as JSON")
 	return cmd
@@ -92,6 +96,13 @@ type benchReport struct {
 		Checked  int64       `json:"tenures_checked"`
 		Duration string      `json:"duration_each"`
 	} `json:"locks"`
+	// FreeLock: one client taking and releasing a lock nobody else
+	// wants; a figure's release_to_next_holder is a whole cycle.
+	FreeLock struct {
+		Herald lockFigures `json:"herald"`
+		GoZK   lockFigures `json:"gozk"`
+		VsGoZK float64     `json:"herald_vs_gozk"`
+	} `json:"free_lock"`
 }
 
 // latency is the spread of timed samples, in milliseconds.
@@ -179,11 +190,11 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 }
 
 // benchPhases names bench's phases in the order they run.
-var benchPhases = []string{"the floor", "the election handoffs", "herald's lock phase", "zk.Lock's lock phase"}
+var benchPhases = []string{"the floor", "the election handoffs", "herald's lock phase", "zk.Lock's lock phase", "herald's free lock phase", "zk.Lock's free lock phase"}
 
-// measure runs the three parts under run: the floor, the election
-// handoffs, and the two lock phases. done is how many of benchPhases ran
-// to their end; r holds their figures only.
+// measure runs the parts under run: the floor, the election handoffs, the
+// two lock phases and the two free lock phases. done is how many of
+// benchPhases ran to their end; r holds their figures only.
 func measure(ctx context.Context, a *app, ctl *elect.Session, sessions []*elect.Session, run string, o benchOpts) (r benchReport, done int, err error) {
 	r = benchReport{Servers: strings.Join(ctl.Servers(), ","), Clients: o.clients}
 	a.log.Info("bench: measuring", "phase", benchPhases[0])
@@ -218,6 +229,20 @@ func measure(ctx context.Context, a *app, ctl *elect.Session, sessions []*elect.
 	r.Locks.VsGoZK = ratio(h.PerSec, p.PerSec)
 	r.Locks.Checked += p.Cycles
 	r.Locks.Duration = o.duration.String()
+	// A free lock: the first session alone, on groups of its own.
+	a.log.Info("bench: measuring", "phase", benchPhases[4])
+	hf, err := lockLoop(ctx, sessions[:1], o.duration, heraldLocker(sessions, run+"/free-lock"))
+	if err != nil {
+		return r, 4, fmt.Errorf("bench: herald free lock: %w", err)
+	}
+	r.FreeLock.Herald = hf
+	a.log.Info("bench: measuring", "phase", benchPhases[5])
+	pf, err := lockLoop(ctx, sessions[:1], o.duration, gozkLocker(sessions, run+"/gozk-free-lock"))
+	if err != nil {
+		return r, 5, fmt.Errorf("bench: zk.Lock free lock: %w", err)
+	}
+	r.FreeLock.GoZK = pf
+	r.FreeLock.VsGoZK = ratio(hf.PerSec, pf.PerSec)
 	return r, len(benchPhases), nil
 }
 
@@ -247,6 +272,12 @@ func printBench(w io.Writer, r benchReport, o benchOpts, done int) {
 	if done > 3 {
 		row("zk.Lock: release -> next holder", r.Locks.GoZK.Handoff, "")
 	}
+	if done > 4 {
+		row("herald free lock: release -> taken again", r.FreeLock.Herald.Handoff, "")
+	}
+	if done > 5 {
+		row("zk.Lock free lock: release -> taken again", r.FreeLock.GoZK.Handoff, "")
+	}
 	tw.Flush()
 	switch {
 	case done > 3:
@@ -266,6 +297,17 @@ func printBench(w io.Writer, r benchReport, o benchOpts, done int) {
 		fmt.Fprintf(w, "TWO HOLDERS AT ONCE: %d times in %d tenures\n", r.Locks.Overlaps, r.Locks.Checked)
 	case done > 2:
 		fmt.Fprintf(w, "never two holders: checked at each of %d tenures\n", r.Locks.Checked)
+	}
+	switch f := r.FreeLock; {
+	case done > 5:
+		vs := ""
+		if f.Herald.PerSec > 0 && f.GoZK.PerSec > 0 {
+			vs = fmt.Sprintf(" (herald %.2fx)", f.VsGoZK)
+		}
+		fmt.Fprintf(w, "a free lock, one client taking and releasing it, cycles/s over %v each: herald %.0f, go-zookeeper zk.Lock %.0f%s\n",
+			o.duration, f.Herald.PerSec, f.GoZK.PerSec, vs)
+	case done > 4:
+		fmt.Fprintf(w, "a free lock, one client taking and releasing it, cycles/s over %v: herald %.0f\n", o.duration, f.Herald.PerSec)
 	}
 }
 

@@ -32,15 +32,19 @@ func TestBenchMeasuresAndCleansUp(t *testing.T) {
 	if r.Floor.Samples != 12 || r.Election.Samples != 12 {
 		t.Errorf("samples: floor %d, election %d; want 12 each (--handoffs)", r.Floor.Samples, r.Election.Samples)
 	}
-	for what, l := range map[string]latency{"floor": r.Floor, "election": r.Election.latency, "herald lock handoff": r.Locks.Herald.Handoff, "zk.Lock handoff": r.Locks.GoZK.Handoff} {
+	for what, l := range map[string]latency{"floor": r.Floor, "election": r.Election.latency, "herald lock handoff": r.Locks.Herald.Handoff, "zk.Lock handoff": r.Locks.GoZK.Handoff,
+		"herald free lock cycle": r.FreeLock.Herald.Handoff, "zk.Lock free lock cycle": r.FreeLock.GoZK.Handoff} {
 		if l.P50 <= 0 || l.P99 < l.P50 || l.Max < l.P99 {
 			t.Errorf("%s: p50 %.3f, p99 %.3f, max %.3f ms; want 0 < p50 <= p99 <= max", what, l.P50, l.P99, l.Max)
 		}
 	}
-	for what, f := range map[string]lockFigures{"herald": r.Locks.Herald, "zk.Lock": r.Locks.GoZK} {
+	for what, f := range map[string]lockFigures{"herald": r.Locks.Herald, "zk.Lock": r.Locks.GoZK, "herald free": r.FreeLock.Herald, "zk.Lock free": r.FreeLock.GoZK} {
 		if f.Cycles < 10 || f.PerSec <= 0 {
 			t.Errorf("%s lock: %d cycles, %.0f/s; want real handoffs", what, f.Cycles, f.PerSec)
 		}
+	}
+	if f := r.FreeLock; f.VsGoZK != f.Herald.PerSec/f.GoZK.PerSec {
+		t.Errorf("free lock: herald %.0f/s, zk.Lock %.0f/s, ratio %.2f", f.Herald.PerSec, f.GoZK.PerSec, f.VsGoZK)
 	}
 	if !r.Locks.NeverTwo || r.Locks.Checked != r.Locks.Herald.Cycles+r.Locks.GoZK.Cycles {
 		t.Errorf("safety check: never two %v over %d tenures (%d + %d cycles)", r.Locks.NeverTwo, r.Locks.Checked, r.Locks.Herald.Cycles, r.Locks.GoZK.Cycles)
@@ -57,7 +61,8 @@ func TestBenchMeasuresAndCleansUp(t *testing.T) {
 	// The table names each measure.
 	out, stderr, code = heraldRun(t, nil, "--zk", srv.ConnectString(), "--session-timeout", "4s", "bench",
 		"--path", root, "--clients", "2", "--duration", "300ms", "--handoffs", "3")
-	for _, want := range []string{"floor: delete -> watch fired (3)", "election: resign -> next leader (3)", "lock handoffs/s", "never two holders: checked"} {
+	for _, want := range []string{"floor: delete -> watch fired (3)", "election: resign -> next leader (3)", "lock handoffs/s", "never two holders: checked",
+		"herald free lock: release -> taken again", "zk.Lock free lock: release -> taken again", "a free lock, one client taking and releasing it, cycles/s"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("bench table: exit %d, no %q in\n%s%s", code, want, out, stderr)
 		}
