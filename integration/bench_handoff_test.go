@@ -69,25 +69,13 @@ const networkDelay = time.Millisecond
 
 // BenchmarkLockHandoffAcrossANetwork: BenchmarkLockHandoff with every
 // client's connection through a proxy that delays each packet by a
-// millisecond each way (about 2.2 ms round trips: Go's timers wake a
-// little late), as between a client and a ZooKeeper server on different
+// millisecond each way (2.5 ms round trips here: Go's timers wake a little
+// late), as between a client and a ZooKeeper server on different
 // machines, a zone apart. On loopback a round trip costs less than the
 // CPU a request takes, and the handoff chain's length hardly shows; here
 // it sets the rate. The proxy's CPU is in the Go clients' figures, not
 // Curator's.
-func BenchmarkLockHandoffAcrossANetwork(b *testing.B) {
-	zkc := benchCluster(b)
-	p, err := faultproxy.New(zkc.Member(0).Addr())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = p.Close() })
-	p.Delay(networkDelay)
-	rtt := roundTrip(b, p.Addr())
-	for range b.N {
-		lockHandoff(b, zkc, []string{p.Addr()}, 10, acrossANetwork(rtt), rtt)
-	}
-}
+func BenchmarkLockHandoffAcrossANetwork(b *testing.B) { lockAcrossANetwork(b, 10) }
 
 // BenchmarkFreeLockAcrossANetwork: one client takes and gives back a lock
 // nobody else wants, again and again, across the same delaying proxy as
@@ -96,7 +84,11 @@ func BenchmarkLockHandoffAcrossANetwork(b *testing.B) {
 // proves its node the lowest right behind the create (one round trip to
 // take, one to give back); zk.Lock and Curator wait for the create's
 // reply before they list (two, and one).
-func BenchmarkFreeLockAcrossANetwork(b *testing.B) {
+func BenchmarkFreeLockAcrossANetwork(b *testing.B) { lockAcrossANetwork(b, 1) }
+
+// lockAcrossANetwork runs lockHandoff with clients each, through a proxy
+// adding networkDelay each way.
+func lockAcrossANetwork(b *testing.B, clients int) {
 	zkc := benchCluster(b)
 	p, err := faultproxy.New(zkc.Member(0).Addr())
 	if err != nil {
@@ -106,7 +98,7 @@ func BenchmarkFreeLockAcrossANetwork(b *testing.B) {
 	p.Delay(networkDelay)
 	rtt := roundTrip(b, p.Addr())
 	for range b.N {
-		lockHandoff(b, zkc, []string{p.Addr()}, 1, acrossANetwork(rtt), rtt)
+		lockHandoff(b, zkc, []string{p.Addr()}, clients, acrossANetwork(rtt), rtt)
 	}
 }
 
