@@ -290,14 +290,6 @@ func printBench(w io.Writer, r benchReport, o benchOpts, done int) {
 	case done > 2:
 		fmt.Fprintf(w, "\nlock handoffs/s over %v: herald %.0f\n", o.duration, r.Locks.Herald.PerSec)
 	}
-	switch {
-	case r.Locks.Overlaps > 0 && r.Locks.Checked == 0: // seen in a phase cut short
-		fmt.Fprintf(w, "TWO HOLDERS AT ONCE: %d times\n", r.Locks.Overlaps)
-	case r.Locks.Overlaps > 0:
-		fmt.Fprintf(w, "TWO HOLDERS AT ONCE: %d times in %d tenures\n", r.Locks.Overlaps, r.Locks.Checked)
-	case done > 2:
-		fmt.Fprintf(w, "never two holders: checked at each of %d tenures\n", r.Locks.Checked)
-	}
 	switch f := r.FreeLock; {
 	case done > 5:
 		vs := ""
@@ -308,6 +300,14 @@ func printBench(w io.Writer, r benchReport, o benchOpts, done int) {
 			o.duration, f.Herald.PerSec, f.GoZK.PerSec, vs)
 	case done > 4:
 		fmt.Fprintf(w, "a free lock, one client taking and releasing it, cycles/s over %v: herald %.0f\n", o.duration, f.Herald.PerSec)
+	}
+	switch {
+	case r.Locks.Overlaps > 0 && r.Locks.Checked == 0: // seen in a phase cut short
+		fmt.Fprintf(w, "TWO HOLDERS AT ONCE: %d times\n", r.Locks.Overlaps)
+	case r.Locks.Overlaps > 0:
+		fmt.Fprintf(w, "TWO HOLDERS AT ONCE: %d times in %d tenures\n", r.Locks.Overlaps, r.Locks.Checked)
+	case done > 2:
+		fmt.Fprintf(w, "never two holders: checked at each of %d tenures\n", r.Locks.Checked)
 	}
 }
 
