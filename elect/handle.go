@@ -59,6 +59,10 @@ type Handle struct {
 	prevGoneBy atomic.Int64
 	// vouched: see Vouch.
 	vouched atomic.Bool
+	// markSeen is the group node as the monitor read it, with a watch, a
+	// second into the tenure, for the release (see readMark); nil until
+	// then, and from the moment the watch fires until the read after it.
+	markSeen atomic.Pointer[groupData]
 }
 
 func newHandle(q *queue, t ticket, id string) *Handle {
@@ -204,6 +208,12 @@ func (h *Handle) monitor() {
 	// but for this look without a watch.
 	recheck := time.NewTicker(time.Duration(recheckEvery.Load()))
 	defer recheck.Stop()
+	// The group node, read with a watch once the tenure is long enough for
+	// the release to want it (see readMark).
+	markAt := time.NewTimer(markRecheckAfter)
+	defer markAt.Stop()
+	var markDue bool
+	var markW <-chan zk.Event
 	for {
 		select {
 		case <-h.stop:
@@ -238,6 +248,9 @@ func (h *Handle) monitor() {
 			if over {
 				return
 			}
+			if markDue && markW == nil {
+				markW, markDue = h.readMark(changed)
+			}
 		}
 		select {
 		case ev, ok := <-own:
@@ -248,6 +261,12 @@ func (h *Handle) monitor() {
 			}
 		case <-group: // a child joined or left: list again
 			group = nil
+		case <-markAt.C:
+			markDue = true
+		case <-markW: // written, deleted, or the watch lost: read again
+			markW = nil
+			h.markSeen.Store(nil)
+			markDue = true
 		case <-recheck.C:
 			if st == StateConnected && h.ownGone(changed) {
 				h.loseNode()
@@ -260,6 +279,31 @@ func (h *Handle) monitor() {
 			return
 		}
 	}
+}
+
+// readMark reads the group node with a watch for the release: an owner
+// that held a second or more must know what the group node holds before
+// it writes its mark there (see deleteMarked), and reading it now, rather
+// than as it releases, keeps that round trip off the handoff's path. The
+// watch tells of any write since, and the monitor reads again; a write the
+// release learns of too late only fails its version check. It returns the
+// watch, and whether to read again should it fire: not where herald may
+// not read or write the group node, or the group is gone.
+func (h *Handle) readMark(changed <-chan struct{}) (<-chan zk.Event, bool) {
+	if h.q.markState() == markDenied {
+		return nil, false
+	}
+	ctx, cancel := stateCtx(changed, h.stop)
+	defer cancel()
+	r, ok, err := h.q.readGroupNode(ctx, true)
+	switch {
+	case err != nil:
+		return nil, true // the loop asks again
+	case !ok:
+		return nil, false
+	}
+	h.markSeen.Store(&r)
+	return r.w, true
 }
 
 // loseNode ends ownership because our node is gone. Someone deleted it,
@@ -474,7 +518,7 @@ func (h *Handle) deleteOwn(ctx context.Context, reason Reason) error {
 		if h.q.s.gone() != nil {
 			return nil // the servers delete our ephemeral node themselves
 		}
-		err := h.q.deleteOwn(ctx, h.t, rec, &h.office, time.Since(h.since))
+		err := h.q.deleteOwn(ctx, h.t, rec, &h.office, time.Since(h.since), h.markSeen.Swap(nil))
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
 			return nil

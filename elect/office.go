@@ -135,15 +135,16 @@ func decodeOffice(b []byte, st *zk.Stat) (Office, bool) {
 // hold no office (a lock, see sideNodesRefused) in the mark, written
 // twice. Where herald may write neither, it just deletes.
 //
-// tenure is how long the owner held (see deleteMarked).
-func (q *queue) deleteOwn(ctx context.Context, t ticket, rec *Release, office *atomic.Bool, tenure time.Duration) error {
+// tenure is how long the owner held; seen, when not nil, is the group
+// node as the owner read it during its tenure (see deleteMarked).
+func (q *queue) deleteOwn(ctx context.Context, t ticket, rec *Release, office *atomic.Bool, tenure time.Duration, seen *groupData) error {
 	switch {
 	case rec == nil:
 		return q.remove(ctx, t.name, ReasonUnknown)
 	case voluntary(rec.Reason):
-		return q.deleteMarked(ctx, t, rec, 1, tenure, office)
+		return q.deleteMarked(ctx, t, rec, 1, tenure, office, seen)
 	case sideNodesRefused(q.parent, t.name) != nil:
-		return q.deleteMarked(ctx, t, rec, 2, tenure, nil)
+		return q.deleteMarked(ctx, t, rec, 2, tenure, nil, seen)
 	}
 	return q.deleteRecorded(ctx, t.name, rec, office)
 }
@@ -174,13 +175,18 @@ const markRecheckAfter = time.Second
 // without writing, its session expired, still leaves that match open; an
 // owner that held for markRecheckAfter or more reads the group node
 // first, so only a tenure shorter than that, following such a
-// coincidence, can overwrite.) An election's owner (office not nil, and
+// coincidence, can overwrite. That read is made a second into the tenure,
+// with a watch, off the handoff's path (see Handle.readMark): seen is what
+// it read, still current as far as the owner knows, and the release uses
+// it as the read it would make; should anyone have written since, the
+// version check fails the transaction, and the owner reads.) An
+// election's owner (office not nil, and
 // the group may hold an office) records the release in its office then,
 // in the same transaction: the next herald owner finds it
 // (PredecessorReleased), and starts its command at once rather than
 // after the bound kept for a node deleted by hand, and observers report
 // the reason.
-func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes int, tenure time.Duration, office *atomic.Bool) error {
+func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes int, tenure time.Duration, office *atomic.Bool, seen *groupData) error {
 	if q.markState() == markDenied {
 		return q.deleteUnmarked(ctx, t.name, rec, office)
 	}
@@ -189,7 +195,8 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 	foreign, officeOK := false, office != nil // and the group may hold one: asked when foreign
 	for tries := 0; tries < 6; tries++ {
 		if !known {
-			b, v, ok, err := q.readGroupData(ctx)
+			b, v, ok, err := q.readOrSeen(ctx, seen)
+			seen = nil // a retry reads
 			if err != nil {
 				return err
 			}
@@ -274,25 +281,62 @@ func (q *queue) releaseMarkOver(rec *Release, old []byte) []byte {
 // the group is gone), remembering whether the data is herald's mark (or
 // nothing) for later releases.
 func (q *queue) readGroupData(ctx context.Context) ([]byte, int32, bool, error) {
-	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return q.s.Conn().Get(q.parent) })
+	r, ok, err := q.readGroupNode(ctx, false)
+	return r.b, r.version, ok, err
+}
+
+// readOrSeen is seen, the group node as the owner read it during its
+// tenure, when there is one, else a read now.
+func (q *queue) readOrSeen(ctx context.Context, seen *groupData) ([]byte, int32, bool, error) {
+	if seen != nil {
+		return seen.b, seen.version, true, nil
+	}
+	return q.readGroupData(ctx)
+}
+
+// groupData is the group node's data and version as read, and the watch
+// set with the read, if one was.
+type groupData struct {
+	b       []byte
+	version int32
+	w       <-chan zk.Event
+}
+
+// readGroupNode is readGroupData, setting a data watch on the group node
+// when watch is set.
+func (q *queue) readGroupNode(ctx context.Context, watch bool) (groupData, bool, error) {
+	r, err := call(ctx, func() (groupData, error) {
+		if watch {
+			b, st, w, err := q.s.Conn().GetW(q.parent)
+			if err != nil {
+				return groupData{}, err
+			}
+			return groupData{b: b, version: st.Version, w: w}, nil
+		}
+		b, st, err := q.s.Conn().Get(q.parent)
+		if err != nil {
+			return groupData{}, err
+		}
+		return groupData{b: b, version: st.Version}, nil
+	})
 	switch {
 	case errors.Is(err, zk.ErrNoAuth):
 		q.setMark(markDenied)
-		return nil, 0, false, nil
+		return groupData{}, false, nil
 	case errors.Is(err, zk.ErrNoNode):
-		return nil, 0, false, nil // our node went with the group
+		return groupData{}, false, nil // our node went with the group
 	case err != nil:
-		return nil, 0, false, err
+		return groupData{}, false, err
 	}
-	if markable(b) {
+	if markable(r.b) {
 		q.setMark(markHerald)
-		if r, ok := recipeOf(b); ok {
-			q.noteRecipe(r)
+		if recipe, ok := recipeOf(r.b); ok {
+			q.noteRecipe(recipe)
 		}
 	} else {
 		q.setMark(markForeign)
 	}
-	return b, st.Version, true, nil
+	return r, true, nil
 }
 
 // deleteUnmarked deletes name where herald may not write the group node:

@@ -167,3 +167,53 @@ func TestFreeLockTakesOneRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestLongHeldReleaseTakesOneRoundTrip: an owner that held a second or
+// more must know what the group node holds before it writes its mark
+// there; it reads it during its tenure, with a watch, so that its release,
+// a network away, still takes one round trip. Someone writing the group
+// node during the tenure (an operator's set) fires that watch: the owner
+// reads again, its release still takes one round trip, and the operator's
+// data is kept.
+func TestLongHeldReleaseTakesOneRoundTrip(t *testing.T) {
+	// The owner reads the group node a second into its tenure; the
+	// operator writes after that read, and the read again after the
+	// watch's event has the time to end before the release.
+	const delay, hold, write = 100 * time.Millisecond, 2 * time.Second, 1400 * time.Millisecond
+	addrs := sharedAddrs(t)
+	p := proxyTo(t, addrs[0])
+	p.Delay(delay)
+	ctx := ctxT(t, 60*time.Second)
+	far := session(t, []string{p.Addr()}, elect.WithSessionTimeout(10*time.Second))
+	look := session(t, addrs).Conn()
+	path := groupPath(t)
+	l, _ := elect.NewLock(far, path, elect.CreateParents())
+	rtt := 2 * delay
+	for _, operator := range []bool{false, true} {
+		h, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if operator {
+			time.Sleep(time.Until(h.Since().Add(write)))
+			operatorWrites(t, addrs, path)
+		}
+		time.Sleep(time.Until(h.Since().Add(hold)))
+		start := time.Now()
+		if err := h.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took >= rtt*3/2 {
+			t.Errorf("release after %v held (someone wrote the group node during it: %v) took %v, more than one round trip (%v)", hold, operator, took, rtt)
+		}
+		got, _, err := look.Get(path)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case operator && string(got) != string(operatorNote):
+			t.Errorf("group data after the release: %q; want the operator's %q kept", got, operatorNote)
+		case !operator && !strings.Contains(string(got), h.Node()):
+			t.Errorf("group data after the release: %q; want herald's mark naming %s", got, h.Node())
+		}
+	}
+}
