@@ -189,96 +189,138 @@ func (h *Handle) stopMonitor() {
 
 // monitor watches our own node and the session, and ends ownership when
 // either says it is no longer safe; it also guards the group against a
-// client that cannot read our node (see guard, WatchForHazards).
+// client that cannot read our node (see guard, WatchForHazards), and keeps
+// the group node read for the release (see readMark). Each turn looks at
+// the session's state (onState), then waits for what comes next (await).
 func (h *Handle) monitor() {
 	defer close(h.monDone)
-	s := h.q.s
-	own := h.t.ownW // set while we waited, if we did
-	var group <-chan zk.Event
-	hc := h.q.o.hazard
-	guarding := !hc.off && hc.after == 0
-	var start <-chan time.Time
-	if !hc.off && hc.after > 0 {
-		t := time.NewTimer(hc.after)
-		defer t.Stop()
-		start = t.C
-	}
-	// ZooKeeper tells nobody who may not READ a node of its deletion: our
-	// node, should someone take READ from us and delete it, goes unheard
-	// but for this look without a watch.
-	recheck := time.NewTicker(time.Duration(recheckEvery.Load()))
-	defer recheck.Stop()
-	// The group node, read with a watch once the tenure is long enough for
-	// the release to want it (see readMark).
-	markAt := time.NewTimer(markRecheckAfter)
-	defer markAt.Stop()
-	var markDue bool
-	var markW <-chan zk.Event
+	m := h.newWatches()
+	defer m.stop()
 	for {
 		select {
 		case <-h.stop:
 			return
 		default:
 		}
-		st, changed := s.State()
-		switch st {
-		case StateLost:
-			h.lose(ReasonSessionExpired, ErrSessionLost)
-			return
-		case StateClosed:
-			h.lose(ReasonSessionClosed, ErrSessionClosed)
-			return
-		case StateSuspended:
-			if h.q.o.policy == LoseOnSuspend {
-				if s.unheardPastTimeout() {
-					h.lose(ReasonSessionExpired, ErrSessionLost)
-				}
-				h.lose(ReasonSuspended, errors.New("elect: connection to ZooKeeper suspended; ownership given up as the loss policy says"))
-				h.giveBack(ReasonSuspended)
-				return
-			}
-		case StateConnected:
-			var over bool
-			if own == nil {
-				own, over = h.watchOwn(changed)
-			}
-			if !over && group == nil && guarding {
-				group, over = h.guard(changed)
-			}
-			if over {
-				return
-			}
-			if markDue && markW == nil {
-				markW, markDue = h.readMark(changed)
-			}
-		}
-		select {
-		case ev, ok := <-own:
-			own = nil
-			if ok && ev.Type == zk.EventNodeDeleted {
-				h.loseNode()
-				return
-			}
-		case <-group: // a child joined or left: list again
-			group = nil
-		case <-markAt.C:
-			markDue = true
-		case <-markW: // written, deleted, or the watch lost: read again
-			markW = nil
-			h.markSeen.Store(nil)
-			markDue = true
-		case <-recheck.C:
-			if st == StateConnected && h.ownGone(changed) {
-				h.loseNode()
-				return
-			}
-		case <-start:
-			guarding = true
-		case <-changed:
-		case <-h.stop:
+		st, changed := h.q.s.State()
+		if h.onState(&m, st, changed) || h.await(&m, st, changed) {
 			return
 		}
 	}
+}
+
+// ownerWatches is what the monitor has in place, or is due to set.
+type ownerWatches struct {
+	own   <-chan zk.Event // our node's watch, set while we waited, if we did
+	group <-chan zk.Event // the guard's children watch
+	// guarding: the guard is on; start turns it on later (WatchForHazards).
+	guarding bool
+	start    <-chan time.Time
+	// ZooKeeper tells nobody who may not READ a node of its deletion: our
+	// node, should someone take READ from us and delete it, goes unheard
+	// but for this look without a watch.
+	recheck *time.Ticker
+	// markAt: the tenure is long enough for the release to want the group
+	// node read (markDue), and markW is the watch set with that read.
+	markAt  *time.Timer
+	markDue bool
+	markW   <-chan zk.Event
+	startT  *time.Timer
+}
+
+func (h *Handle) newWatches() ownerWatches {
+	hc := h.q.o.hazard
+	m := ownerWatches{
+		own:      h.t.ownW,
+		guarding: !hc.off && hc.after == 0,
+		recheck:  time.NewTicker(time.Duration(recheckEvery.Load())),
+		markAt:   time.NewTimer(markRecheckAfter),
+	}
+	if !hc.off && hc.after > 0 {
+		m.startT = time.NewTimer(hc.after)
+		m.start = m.startT.C
+	}
+	return m
+}
+
+func (m *ownerWatches) stop() {
+	m.recheck.Stop()
+	m.markAt.Stop()
+	if m.startT != nil {
+		m.startT.Stop()
+	}
+}
+
+// onState acts on the session's state: ownership ends with the session,
+// or on suspension where the loss policy says so; while connected, the
+// watches missing are set. It reports whether ownership is over.
+func (h *Handle) onState(m *ownerWatches, st State, changed <-chan struct{}) bool {
+	switch st {
+	case StateLost:
+		h.lose(ReasonSessionExpired, ErrSessionLost)
+		return true
+	case StateClosed:
+		h.lose(ReasonSessionClosed, ErrSessionClosed)
+		return true
+	case StateSuspended:
+		if h.q.o.policy != LoseOnSuspend {
+			return false
+		}
+		if h.q.s.unheardPastTimeout() {
+			h.lose(ReasonSessionExpired, ErrSessionLost)
+		}
+		h.lose(ReasonSuspended, errors.New("elect: connection to ZooKeeper suspended; ownership given up as the loss policy says"))
+		h.giveBack(ReasonSuspended)
+		return true
+	case StateConnected:
+		var over bool
+		if m.own == nil {
+			m.own, over = h.watchOwn(changed)
+		}
+		if !over && m.group == nil && m.guarding {
+			m.group, over = h.guard(changed)
+		}
+		if over {
+			return true
+		}
+		if m.markDue && m.markW == nil {
+			m.markW, m.markDue = h.readMark(changed)
+		}
+	}
+	return false
+}
+
+// await waits for the next thing the monitor acts on: a watch firing, a
+// timer, the session's state changing, or the release. It reports whether
+// ownership is over.
+func (h *Handle) await(m *ownerWatches, st State, changed <-chan struct{}) bool {
+	select {
+	case ev, ok := <-m.own:
+		m.own = nil
+		if ok && ev.Type == zk.EventNodeDeleted {
+			h.loseNode()
+			return true
+		}
+	case <-m.group: // a child joined or left: list again
+		m.group = nil
+	case <-m.markAt.C:
+		m.markDue = true
+	case <-m.markW: // written, deleted, or the watch lost: read again
+		m.markW = nil
+		h.markSeen.Store(nil)
+		m.markDue = true
+	case <-m.recheck.C:
+		if st == StateConnected && h.ownGone(changed) {
+			h.loseNode()
+			return true
+		}
+	case <-m.start:
+		m.guarding = true
+	case <-changed:
+	case <-h.stop:
+		return true
+	}
+	return false
 }
 
 // readMark reads the group node with a watch for the release: an owner
