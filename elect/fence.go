@@ -1,0 +1,384 @@
+package elect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Acknowledge records that we took office (seed 002: the lowest node does
+// not by itself mean its owner knows it leads). Observers turn it into
+// leader.ready. info is free text (e.g. the child command's pid).
+func (h *Handle) Acknowledge(ctx context.Context, info string) error {
+	term, err := h.heldTerm(ctx)
+	if err != nil {
+		return err
+	}
+	if err := sideNodesRefused(h.q.parent, h.t.name); err != nil {
+		return err
+	}
+	conn := h.q.s.Conn()
+	for {
+		b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return conn.Get(h.q.full(OfficeNode)) })
+		var prev Office
+		exists := err == nil
+		switch {
+		case err == nil:
+			prev, _ = decodeOffice(b, st)
+		case errors.Is(err, zk.ErrNoNode):
+		default:
+			return h.fenceErr(err)
+		}
+		if later, writer := prev.laterTerm(term); later != 0 {
+			if !h.fenceAt(term).foreign(ctx, h.q.s, writer) {
+				return fmt.Errorf("%w: term %d of %s already wrote the office, so %s (term %d) is deposed", ErrNotLeader, later, h.q.parent, h.t.name, term)
+			}
+			prev = Office{} // copied from another group (see foreign): not this one's
+		}
+		next := Office{Herald: 1, Released: prev.Released,
+			Ack: &Ack{Node: h.t.name, ID: h.id, Term: term, Time: time.Now().UTC(), Info: info}}
+		data, _ := json.Marshal(next)
+		var op any = &zk.CreateRequest{Path: h.q.full(OfficeNode), Data: data, Acl: h.q.sideACL(ctx)}
+		if exists {
+			op = &zk.SetDataRequest{Path: h.q.full(OfficeNode), Data: data, Version: st.Version}
+		}
+		res, err := h.fenced(ctx, op)
+		switch {
+		case err == nil:
+			h.office.Store(true)
+			return nil
+		case failedAt(res, 1, zk.ErrBadVersion), failedAt(res, 1, zk.ErrNodeExists), failedAt(res, 1, zk.ErrNoNode):
+			continue // raced with another write of the office: read again
+		default:
+			return err
+		}
+	}
+}
+
+// Checkpoint publishes progress, fenced by our ownership: the write fails
+// with ErrNotLeader once we are deposed. The next owner reads it with
+// ReadCheckpoint and resumes from there.
+func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
+	term, err := h.heldTerm(ctx)
+	if err != nil {
+		return err
+	}
+	return h.fenceAt(term).Checkpoint(ctx, h.q.s, data)
+}
+
+// heldTerm is our term while we own, and ErrNotLeader once ownership has
+// ended, including when it ended before the term was learned (Term is 0):
+// no record then carries a term of 0. It waits for the term (see Term) no
+// longer than ctx.
+func (h *Handle) heldTerm(ctx context.Context) (int64, error) {
+	select {
+	case <-h.termKnown:
+	case <-h.done:
+	case <-ctx.Done():
+		return 0, fmt.Errorf("elect: the term of %s is not known yet (the read of its node has not been answered; the connection may be down): %w", h.t.name, ctx.Err())
+	}
+	t := h.Term()
+	if t == 0 || !h.Held() {
+		return 0, fmt.Errorf("%w: %s no longer owns %s (%s)", ErrNotLeader, h.t.name, h.q.parent, h.Reason())
+	}
+	return t, nil
+}
+
+// Fence names an owner's node; writes through it succeed only while that
+// node exists, whichever session makes them. It lets a helper process (the
+// child of herald run) write on behalf of its leader: the servers check the
+// leader's node in the same transaction.
+type Fence struct {
+	Group string `json:"group"`
+	Node  string `json:"node"`
+	ID    string `json:"id"`
+	Term  int64  `json:"term"`
+}
+
+// Fence returns the handle's fence.
+func (h *Handle) Fence() Fence { return h.fenceAt(h.Term()) }
+
+func (h *Handle) fenceAt(term int64) Fence {
+	return Fence{Group: h.q.parent, Node: h.t.name, ID: h.id, Term: term}
+}
+
+// Validate says what is wrong with a fence taken from the environment.
+func (f Fence) Validate() error {
+	if err := ValidatePath(f.Group); err != nil {
+		return err
+	}
+	if _, ok := ParseSequence(f.Node); !ok || strings.Contains(f.Node, "/") {
+		return fmt.Errorf("elect: fence node %q is not a queue node name", f.Node)
+	}
+	if f.Term <= 0 {
+		// A handle that ended before its term was known gives 0 (Term):
+		// no owner writes with it.
+		return fmt.Errorf("%w: fence term %d is not an owner's term (the owner node's czxid, > 0)", ErrNotLeader, f.Term)
+	}
+	return nil
+}
+
+// Checkpoint writes data as the group's checkpoint, fenced twice: the
+// write is a multi that first checks f's node still exists, and it is
+// version-checked against the checkpoint f read, which must carry no later
+// term than f's. So once a newer owner has written, an older one never
+// can, even if its node still exists.
+func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
+	if s == nil {
+		return errNilSession
+	}
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	if err := sideNodesRefused(f.Group, f.Node); err != nil {
+		return err
+	}
+	rec, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})
+	p := f.Group + "/" + CheckpointNode
+	for tries := 0; tries < 8; tries++ {
+		cur, err := f.readCheckpoint(ctx, s)
+		if err != nil {
+			return err
+		}
+		var op any
+		if cur.exists {
+			op = &zk.SetDataRequest{Path: p, Data: rec, Version: cur.version}
+		} else {
+			op = &zk.CreateRequest{Path: p, Data: rec, Acl: checkpointACL(ctx, s, f.Group)}
+		}
+		res, err := f.multi(ctx, s, op)
+		switch {
+		case err == nil:
+			return nil
+		case connLoss(err) && ctx.Err() == nil:
+			// Read again after reconnecting: a lost reply may hide our
+			// own write, which the next read shows with our term.
+			if err := s.awaitConnected(ctx); err != nil {
+				return fmt.Errorf("elect: checkpoint of %s: %w", f.Group, err)
+			}
+		case failedAt(res, 1, zk.ErrNoNode), failedAt(res, 1, zk.ErrNodeExists), failedAt(res, 1, zk.ErrBadVersion):
+			// Another write came between our read and ours: read again.
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("elect: checkpoint of %s kept racing with other writes", f.Group)
+}
+
+// checkpointRead is the checkpoint as a fenced writer last saw it.
+type checkpointRead struct {
+	exists  bool
+	version int32
+}
+
+// readCheckpoint reads the group's checkpoint and refuses when a term
+// later than f's wrote it.
+func (f Fence) readCheckpoint(ctx context.Context, s *Session) (checkpointRead, error) {
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(f.Group + "/" + CheckpointNode) })
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return checkpointRead{}, nil
+	case err != nil && expired(err):
+		return checkpointRead{}, fmt.Errorf("%w: session expired: %v", ErrNotLeader, err)
+	case err != nil:
+		return checkpointRead{}, err
+	}
+	if c, err := decodeCheckpoint(b, st); err == nil && c.Term > f.Term && !f.foreign(ctx, s, c.Node) {
+		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the checkpoint, so %s (term %d) is deposed", ErrNotLeader, c.Term, f.Group, f.Node, f.Term)
+	}
+	return checkpointRead{exists: true, version: st.Version}, nil
+}
+
+// hasSequence reports whether name ends in a ZooKeeper sequence, as every
+// queue node's does.
+func hasSequence(name string) bool {
+	_, ok := ParseSequence(name)
+	return ok
+}
+
+// foreign reports whether a record naming a later term than f's, written
+// by writer, cannot be this group's: f's node, with f's term, exists and
+// owns the group now, and writer is no node of the group. A node made
+// after ours sorts after it, so it never owned while ours existed; a
+// record it wrote while it is still there is a second owner's (a client
+// that cannot see our node), which deposes us as any later term does.
+// One whose writer is nowhere in the group was copied from another group
+// or written by hand: the owner's write replaces it rather than take it
+// for its deposition (which stopped a live leader's every save).
+func (f Fence) foreign(ctx context.Context, s *Session, writer string) bool {
+	c := s.Conn()
+	_, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(f.Group + "/" + f.Node) })
+	if err != nil || st == nil || st.Czxid != f.Term || f.owns(ctx, s) != nil {
+		return false
+	}
+	there, _, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(f.Group + "/" + writer) })
+	return err == nil && !there
+}
+
+// owns checks that the fence's node owns its group: the lowest node, or
+// the group's owner as ReadGroup reads it when suspect nodes sort lower.
+// A waiter's node exists too, and carries a later term than the owner's: a
+// fence made from it (a stale or mistaken environment) would otherwise
+// write, and every later write of the real owner be refused as older.
+// Lowest at this listing and still there at the write means owner at the
+// write: sequence numbers only grow, so no lower node can appear.
+func (f Fence) owns(ctx context.Context, s *Session) error {
+	type listing struct {
+		c  []string
+		st *zk.Stat
+	}
+	got, err := call(ctx, func() (listing, error) {
+		c, st, err := s.Conn().Children(f.Group)
+		return listing{c, st}, err
+	})
+	if err != nil {
+		return err
+	}
+	es := parseChildren(got.c, got.st.Cversion)
+	if len(es) > 0 && es[0].name == f.Node {
+		return nil
+	}
+	// A node below ours may be one that cannot be what its name says
+	// (suspect: made by hand, held by no session, or younger than the
+	// owner): the group's reading decides.
+	v, err := ReadGroup(ctx, s, f.Group)
+	if err != nil {
+		return err
+	}
+	if v.Owner != nil && v.Owner.Node == f.Node {
+		return nil
+	}
+	owner := "nobody"
+	if v.Owner != nil {
+		owner = v.Owner.Node
+	}
+	return fmt.Errorf("%w: %s does not own %s (%s does): it waits, or its owner went", ErrNotLeader, f.Node, f.Group, owner)
+}
+
+// multi runs op after a check that the fence's node still exists, with the
+// term checked too: a node of the same name cannot come back, but a fence
+// from a stale environment must not pass for a newer owner.
+func (f Fence) multi(ctx context.Context, s *Session, op any) ([]zk.MultiResponse, error) {
+	node := f.Group + "/" + f.Node
+	st, err := call(ctx, func() (*zk.Stat, error) {
+		ok, st, err := s.Conn().Exists(node)
+		if err == nil && !ok {
+			return nil, zk.ErrNoNode
+		}
+		return st, err
+	})
+	if errors.Is(err, zk.ErrNoNode) || err == nil && st.Czxid != f.Term {
+		return nil, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, node, f.Group)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := f.owns(ctx, s); err != nil {
+		return nil, err
+	}
+	res, err := multi(ctx, s.Conn(), &zk.CheckVersionRequest{Path: node, Version: -1}, op)
+	if err != nil && failedAt(res, 0, zk.ErrNoNode) {
+		return res, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, node, f.Group)
+	}
+	if err != nil && len(res) == 0 && expired(err) {
+		return res, fmt.Errorf("%w: session expired: %v", ErrNotLeader, err)
+	}
+	return res, err
+}
+
+// fenced runs op in a multi after a check that our node still exists.
+func (h *Handle) fenced(ctx context.Context, op any) ([]zk.MultiResponse, error) {
+	res, err := multi(ctx, h.q.s.Conn(), &zk.CheckVersionRequest{Path: h.NodePath(), Version: -1}, op)
+	if err != nil && failedAt(res, 0, zk.ErrNoNode) {
+		return res, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, h.NodePath(), h.q.parent)
+	}
+	if err != nil && len(res) == 0 {
+		return res, h.fenceErr(err)
+	}
+	return res, err
+}
+
+func (h *Handle) fenceErr(err error) error {
+	if expired(err) {
+		return fmt.Errorf("%w: session expired, so %s is gone: %v", ErrNotLeader, h.NodePath(), err)
+	}
+	return err
+}
+
+// ReadCheckpoint returns a group's last checkpoint (ErrNoCheckpoint when
+// none was written yet, ErrBadCheckpoint when its node holds something
+// else), after the session's server caught up with the
+// leader (see catchUp), so that it is the last checkpoint written, not a
+// lagging server's copy.
+func ReadCheckpoint(ctx context.Context, s *Session, group string) (Checkpoint, error) {
+	if s == nil {
+		return Checkpoint{}, errNilSession
+	}
+	if err := ValidatePath(group); err != nil {
+		return Checkpoint{}, err
+	}
+	if err := catchUp(ctx, s, group); err != nil {
+		return Checkpoint{}, err
+	}
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(group + "/" + CheckpointNode) })
+	if errors.Is(err, zk.ErrNoNode) {
+		// A mistyped path and an election that never saved look alike;
+		// tell them apart for whoever reads the error.
+		if ok, _, xerr := call2(ctx, func() (bool, *zk.Stat, error) { return s.Conn().Exists(group) }); xerr == nil && !ok {
+			return Checkpoint{}, fmt.Errorf("%w: %s does not exist in ZooKeeper; check the path", ErrNoCheckpoint, group)
+		}
+		return Checkpoint{}, fmt.Errorf("%w in %s", ErrNoCheckpoint, group)
+	}
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("read %s/%s: %w", group, CheckpointNode, err)
+	}
+	c, err := decodeCheckpoint(b, st)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: %s/%s holds %d bytes someone else wrote (%v); the leader's next checkpoint replaces them, or delete the node to start afresh", ErrBadCheckpoint, group, CheckpointNode, len(b), err)
+	}
+	return c, nil
+}
+
+// decodeCheckpoint reads a checkpoint node's data as herald writes it, and
+// refuses anything else, so that a record someone else wrote is neither
+// passed off as progress nor taken for a later term that deposes every
+// leader: a herald checkpoint names its writer's node and when it wrote,
+// and its term (that node's czxid) is older than the write that stored it
+// (st.Mzxid).
+func decodeCheckpoint(b []byte, st *zk.Stat) (Checkpoint, error) {
+	var c Checkpoint
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Checkpoint{}, err
+	}
+	switch {
+	case c.Node == "" || c.Term <= 0 || c.Time.IsZero():
+		return Checkpoint{}, errors.New("it names no writer's node, term and time")
+	case !hasSequence(c.Node):
+		return Checkpoint{}, fmt.Errorf("its writer %q is no queue node's name", c.Node)
+	case c.Term >= st.Mzxid:
+		return Checkpoint{}, fmt.Errorf("its term %d is not older than the write that stored it (zxid %d)", c.Term, st.Mzxid)
+	}
+	c.Version = st.Version
+	return c, nil
+}
+
+// ReadOffice returns a group's office record (ok=false when there is none).
+func ReadOffice(ctx context.Context, s *Session, group string) (Office, bool, error) {
+	if s == nil {
+		return Office{}, false, errNilSession
+	}
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(group + "/" + OfficeNode) })
+	if errors.Is(err, zk.ErrNoNode) {
+		return Office{}, false, nil
+	}
+	if err != nil {
+		return Office{}, false, err
+	}
+	o, ok := decodeOffice(b, st)
+	return o, ok, nil
+}

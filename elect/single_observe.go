@@ -1,0 +1,384 @@
+package elect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect/ident"
+)
+
+// ObserveSingle streams the changes of a single-node leader at p, with the
+// same contract as Observe: a Snapshot first, OwnerChanged when the node
+// goes (Owner nil) or appears (Previous nil) or both between two reads,
+// Unknown when the connection is lost and a fresh Snapshot once it is
+// back, Gap when an owner may have come and gone unseen. It needs one
+// watch, on the node. ObserveOption's Buffer, AsRecipe, WithRecipeRules,
+// Since, AfterOwner (or AfterReport) and ReportEpoch apply.
+//
+// Gap: with an epoch (SingleNode.EpochPath) known for both owners, an
+// election went unseen exactly when the epoch moved by more than one; so
+// too against a view given to Since (it keeps its epoch) and a report
+// given its epoch (ReportEpoch).
+// Otherwise the parent's child version must account for what the two
+// reads show (one create, one delete); a sibling of the node created or
+// deleted meanwhile also counts, so Gap may be said when nothing was
+// missed, never the other way round.
+func ObserveSingle(ctx context.Context, s *Session, p string, sn SingleNode, opts ...ObserveOption) (*SingleObserver, error) {
+	if s == nil {
+		return nil, errors.New("elect: nil session")
+	}
+	st, oo, err := newSingleState(s, p, sn, opts)
+	if err != nil {
+		return nil, err
+	}
+	so := &SingleObserver{Observer: &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}}
+	ob := &singleObservation{o: so, s: s, singleState: st}
+	stop := watchLate(s, &ob.lateMark, func(q string) bool { return q == p })
+	go func() {
+		defer stop()
+		ob.run(ctx)
+	}()
+	return so, nil
+}
+
+// newSingleState checks a single-node leader's path, SingleNode and
+// options, and makes the state its observation starts from.
+func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (singleState, observeOptions, error) {
+	if err := ValidatePath(p); err != nil {
+		return singleState{}, observeOptions{}, err
+	}
+	if p == "/" {
+		return singleState{}, observeOptions{}, fmt.Errorf("%w: / cannot be a leader node", ErrBadPath)
+	}
+	if sn.EpochPath != "" {
+		if err := ValidatePath(sn.EpochPath); err != nil {
+			return singleState{}, observeOptions{}, fmt.Errorf("elect: epoch path: %w", err)
+		}
+	}
+	if sn.Format != "" {
+		if _, err := ident.ParseFormat(string(sn.Format)); err != nil {
+			return singleState{}, observeOptions{}, err
+		}
+	}
+	oo := observeOptions{buffer: 64}
+	for _, opt := range opts {
+		if opt == nil {
+			return singleState{}, observeOptions{}, errNilOption
+		}
+		if err := opt(&oo); err != nil {
+			return singleState{}, observeOptions{}, err
+		}
+	}
+	if r, ok := oo.rules.For(p); ok && oo.recipe == "" {
+		oo.recipe = r
+	}
+	if oo.recipe == "" {
+		oo.recipe = RecipeElection
+	}
+	st := singleState{r: singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: oo.recipe, crumb: crumbOf(sn.Format, p)}}
+	switch {
+	case oo.since != nil:
+		st.before = &singleBefore{view: *oo.since}
+	case oo.after != nil:
+		v := *oo.after
+		v.Group = p
+		if oo.reportEpoch != nil && sn.EpochPath != "" {
+			v.epoch, v.epochKnown = *oo.reportEpoch, true
+		}
+		st.before = &singleBefore{view: v}
+	}
+	return st, oo, nil
+}
+
+// SingleObserver is the Observer of a single-node leader; Leader adds
+// what the events cannot carry: the owner's decoded identity and the
+// system's epoch.
+type SingleObserver struct {
+	*Observer
+	mu     sync.Mutex
+	leader *SingleView
+}
+
+// Leader is the latest view the observer emitted changes for (false
+// before the first).
+func (o *SingleObserver) Leader() (SingleView, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.leader == nil {
+		return SingleView{}, false
+	}
+	return *o.leader, true
+}
+
+// singleBefore is the last state before a stretch not seen: a view, and
+// the epoch when this observer knew it.
+type singleBefore struct {
+	view  View
+	epoch *SingleView
+}
+
+// singleState is what the observation of a single-node leader carries
+// from one read to the next, whether it runs on a goroutine of its own
+// (ObserveSingle) or by turns (Many.AddSingle).
+type singleState struct {
+	r      singleReader
+	prev   *SingleView
+	before *singleBefore
+	// pendingGap: a read showed no new owner, but an election went
+	// unseen; the next change carries Gap.
+	pendingGap bool
+}
+
+type singleObservation struct {
+	singleState
+	o     *SingleObserver
+	s     *Session
+	watch <-chan zk.Event
+	lateMark
+}
+
+func (ob *singleObservation) run(ctx context.Context) {
+	ob.o.loop(ctx, ob.s, ob.suspended, ob.step)
+}
+
+// step reads the node, emits what changed and waits for its watch.
+func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) error {
+	ob.takeFired()
+	cctx, cancel := stateCtx(changed, ctx.Done())
+	sv, ch, err := ob.r.read(cctx, true)
+	cancel()
+	if err != nil {
+		return ob.readFailed(ctx, err)
+	}
+	ob.watch = ch
+	changes := ob.changes(sv)
+	ob.late(changes)
+	// Leader says what the changes say by the time a reader has them;
+	// Last only once they are out, since the next observation is measured
+	// against it.
+	ob.o.mu.Lock()
+	ob.o.leader = &sv
+	ob.o.mu.Unlock()
+	if !ob.emit(ctx, changes) {
+		return errStop
+	}
+	ob.setLast(sv)
+	return ob.await(ctx, changed)
+}
+
+// singleSnapshot is the Snapshot change that states sv afresh.
+func singleSnapshot(sv SingleView) Change {
+	v := sv.view()
+	c := Change{Kind: Snapshot, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Queue: v.Queue, Zxid: sv.zxid(), Note: sv.Note()}
+	if sv.EpochKnown {
+		c.Epoch = sv.Epoch
+	}
+	return c
+}
+
+// changes are what a read shows since the last one: a Snapshot first
+// (measured against the state before a stretch not seen), then
+// OwnerChanged when the owner differs. The caller records sv as prev
+// (with the changes, see step).
+func (st *singleState) changes(sv SingleView) []Change {
+	v := sv.view()
+	epoch := int64(0)
+	if sv.EpochKnown {
+		epoch = sv.Epoch
+	}
+	switch {
+	case st.prev == nil:
+		c := singleSnapshot(sv)
+		if st.before != nil {
+			c.Gap = st.pendingGap || st.before.missed(sv)
+			if b := st.before.view; b.Owner != nil && !b.heldAsOf.IsZero() && ownerNode(b.Owner) != ownerNode(sv.Owner) {
+				c.Before, c.BeforeHeld = b.Owner, b.heldAsOf
+			}
+			st.before, st.pendingGap = nil, false
+		}
+		return []Change{c}
+	case ownerNode(st.prev.Owner) != ownerNode(sv.Owner):
+		c := Change{Kind: OwnerChanged, Epoch: epoch, Group: sv.Path, Recipe: sv.Recipe, Owner: v.Owner, Previous: st.prev.Owner,
+			Queue: v.Queue, Zxid: sv.zxid(), Gap: st.pendingGap || missedSingle(st.prev.view(), st.prev, sv), Note: sv.Note()}
+		if st.prev.Owner != nil {
+			c.Reason = ReasonUnknown // ZooKeeper does not say why a node went
+		}
+		st.pendingGap = false
+		return []Change{c}
+	}
+	// No owner change to report, but a node may have come and gone since
+	// the last read (its creation fired the watch): the next change says
+	// so.
+	st.pendingGap = st.pendingGap || missedSingle(st.prev.view(), st.prev, sv)
+	return nil
+}
+
+// unseen ends what the last read showed when the connection is lost: the
+// Unknown change to send (false when nothing was shown yet), and the next
+// read is measured against it (which ZooKeeper vouched for up to held,
+// zero when not known).
+func (st *singleState) unseen(held time.Time) (Change, bool) {
+	if st.prev == nil {
+		return Change{}, false
+	}
+	prev := *st.prev
+	st.before = &singleBefore{view: prev.view(), epoch: &prev}
+	st.before.view.heldAsOf = held
+	st.prev = nil
+	return Change{Kind: Unknown, Group: prev.Path, Recipe: prev.Recipe, Zxid: prev.zxid()}, true
+}
+
+func ownerNode(p *Participant) string {
+	if p == nil {
+		return ""
+	}
+	return p.Node
+}
+
+// missed is whether an owner may have come and gone between the state
+// before a stretch not seen and sv.
+func (b *singleBefore) missed(sv SingleView) bool {
+	v := b.view
+	if v.Owner != nil && sv.Owner != nil && v.Owner.Node == sv.Owner.Node || v.Group != sv.Path {
+		return false
+	}
+	if gap, ok := missedByEpoch(v, sv); ok {
+		// The epoch counts the elections exactly, also from a report.
+		return gap
+	}
+	if v.ownerOnly {
+		// Only the last owner reported and its zxid are known (a bridge
+		// restarted on its audit log): no child change of the parent
+		// since proves nothing happened, nor a write to the node (an owner
+		// that rewrites it) since.
+		return sv.zxid() > v.Pzxid
+	}
+	return missedSingle(v, b.epoch, sv)
+}
+
+// missedSingle is whether an owner may have come and gone unseen between
+// the view prev (with its SingleView, when this observer read it) and sv:
+// an election beyond the one sv shows, if it shows a new owner.
+func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
+	if gap, ok := missedByEpoch(prev, sv); ok {
+		return gap
+	}
+	changed := ownerNode(prev.Owner) != ownerNode(sv.Owner)
+	seen := 0 // elections the two views show
+	if changed && sv.Owner != nil {
+		seen = 1
+	}
+	// The same node written again (owners that rewrite it): only writes
+	// can have been missed, and its data version counts them.
+	if prevSV != nil && prevSV.Owner != nil && sv.Owner != nil && prevSV.nodeCzxid == sv.nodeCzxid {
+		// An owner kept across writes (sameTenure) was not re-elected.
+		return changed && int64(sv.dataVersion)-int64(prevSV.dataVersion) > int64(seen)
+	}
+	switch {
+	case !sv.ParentExists:
+		// The parent went: nothing tells what happened below it.
+		return prev.Exists && changed
+	case !prev.Exists:
+		// The parent appeared: its child version counts every create
+		// and delete since; only the owner's create is accounted for.
+		return int64(sv.Cversion) > int64(b2i(sv.Owner != nil)+b2i(sv.crumb != 0))
+	case prevSV != nil && !prevSV.consistent || !sv.consistent:
+		return changed // the counters are not exact
+	}
+	// Every create and delete of the parent's children bumps its child
+	// version: one delete and one create explain a new owner.
+	expected := crumbChanges(prevSV, sv)
+	if changed {
+		expected += b2i(prev.Owner != nil) + b2i(sv.Owner != nil)
+	}
+	return int64(sv.Cversion-prev.Cversion)-int64(expected) > 0
+}
+
+// missedByEpoch is whether an election went unseen between prev and sv,
+// told by the system's epoch; known is false unless both views carry one.
+// The epoch counts the elections exactly: one more than the two views show
+// (a new owner in sv is one) was missed. An epoch that went back says the
+// system's data was replaced (restored, or another cluster's): nothing
+// then counts what happened in between.
+func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
+	if !prev.epochKnown || !sv.EpochKnown {
+		return false, false
+	}
+	seen := int64(0) // elections the two views show
+	if ownerNode(prev.Owner) != ownerNode(sv.Owner) && sv.Owner != nil {
+		seen = 1
+	}
+	d := sv.Epoch - prev.epoch
+	return d < 0 || d > seen, true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// suspended says Unknown once and waits for the session to change state.
+func (ob *singleObservation) suspended(ctx context.Context, changed <-chan struct{}) error {
+	held := ob.s.Answered() // first: see observation.vouched
+	if ob.watch == nil || len(ob.watch) > 0 {
+		held = time.Time{} // it fired, or was never set
+	}
+	if c, ok := ob.unseen(held); ok {
+		ob.watch = nil
+		if !ob.emit(ctx, []Change{c}) {
+			return errStop
+		}
+	}
+	select {
+	case <-changed:
+		return nil
+	case <-ctx.Done():
+		ob.o.finish(ctx.Err())
+		return errStop
+	}
+}
+
+// readFailed decides what a failed read means (see readEnds).
+func (ob *singleObservation) readFailed(ctx context.Context, err error) error {
+	if readEnds(ctx, err, ob.r.path, ob.o.finish) {
+		return errStop
+	}
+	return nil
+}
+
+// await waits for the node's watch (its deletion, a write to it, or its
+// creation) or a change of the session's state.
+func (ob *singleObservation) await(ctx context.Context, changed <-chan struct{}) error {
+	select {
+	case <-ob.watch:
+		ob.watch = nil
+	case <-changed:
+	case <-ctx.Done():
+		ob.o.finish(ctx.Err())
+		return errStop
+	}
+	return nil
+}
+
+func (ob *singleObservation) emit(ctx context.Context, cs []Change) bool {
+	return ob.o.emit(ctx, cs)
+}
+
+func (ob *singleObservation) setLast(sv SingleView) {
+	ob.prev = &sv
+	v := sv.view()
+	ob.o.Observer.mu.Lock()
+	ob.o.Observer.last = &v
+	ob.o.Observer.mu.Unlock()
+	ob.o.mu.Lock()
+	ob.o.leader = &sv
+	ob.o.mu.Unlock()
+}
