@@ -35,23 +35,7 @@ import (
 // becomes leader.ready, Joined and Left become candidate.joined and
 // candidate.left, and Unknown becomes nothing: the next Snapshot tells.
 func Translate(c elect.Change, source string, now time.Time) []Event {
-	base := Event{
-		Group:  c.Group,
-		Recipe: c.Recipe,
-		Epoch:  c.Epoch,
-		Zxid:   c.Zxid,
-		Gap:    c.Gap,
-		Hazard: c.Hazard,
-		Note:   c.Note,
-		Time:   now,
-		Source: source,
-
-		groupCzxid: c.GroupCzxid,
-	}
-	if !c.NotBefore.IsZero() {
-		nb := c.NotBefore.UTC()
-		base.NotBefore = &nb
-	}
+	base := baseOf(c, source, now)
 	gain, loss := GainOf(c.Recipe), LossOf(c.Recipe)
 	owner := FromElect(c.Owner)
 	var out []Event
@@ -59,29 +43,7 @@ func Translate(c elect.Change, source string, now time.Time) []Event {
 
 	switch c.Kind {
 	case elect.Snapshot:
-		if owner == nil {
-			e := base
-			e.Type, e.Reason, e.Snapshot, e.LastSeen = loss, elect.ReasonUnknown, true, sightingOf(c)
-			add(e)
-		} else {
-			e := base
-			e.Type, e.Owner, e.Term, e.Snapshot, e.LastSeen = gain, owner, c.OwnerTerm(), true, sightingOf(c)
-			add(e)
-			if c.Ready && c.Recipe == elect.RecipeElection {
-				r := base
-				r.Type, r.Owner, r.Term, r.Snapshot = LeaderReady, owner, c.OwnerTerm(), true
-				add(r)
-			}
-		}
-		for i := range c.Queue {
-			q := c.Queue[i]
-			if c.Owner != nil && q.Node == c.Owner.Node {
-				continue
-			}
-			e := base
-			e.Type, e.Owner, e.Candidate, e.Term, e.Snapshot = CandidateJoined, owner, FromElect(&q), c.OwnerTerm(), true
-			add(e)
-		}
+		snapshotEvents(c, base, owner, add)
 	case elect.OwnerChanged:
 		if c.Previous != nil {
 			e := base
@@ -114,4 +76,55 @@ func Translate(c elect.Change, source string, now time.Time) []Event {
 		}
 	}
 	return out
+}
+
+// baseOf is what every event translated from c carries.
+func baseOf(c elect.Change, source string, now time.Time) Event {
+	base := Event{
+		Group:  c.Group,
+		Recipe: c.Recipe,
+		Epoch:  c.Epoch,
+		Zxid:   c.Zxid,
+		Gap:    c.Gap,
+		Hazard: c.Hazard,
+		Note:   c.Note,
+		Time:   now,
+		Source: source,
+
+		groupCzxid: c.GroupCzxid,
+	}
+	if !c.NotBefore.IsZero() {
+		nb := c.NotBefore.UTC()
+		base.NotBefore = &nb
+	}
+	return base
+}
+
+// snapshotEvents adds the events of a snapshot: the owner (or its absence)
+// as it is, the leader ready when it acknowledged, and every candidate.
+func snapshotEvents(c elect.Change, base Event, owner *Participant, add func(Event)) {
+	gain, loss := GainOf(c.Recipe), LossOf(c.Recipe)
+	if owner == nil {
+		e := base
+		e.Type, e.Reason, e.Snapshot, e.LastSeen = loss, elect.ReasonUnknown, true, sightingOf(c)
+		add(e)
+	} else {
+		e := base
+		e.Type, e.Owner, e.Term, e.Snapshot, e.LastSeen = gain, owner, c.OwnerTerm(), true, sightingOf(c)
+		add(e)
+		if c.Ready && c.Recipe == elect.RecipeElection {
+			r := base
+			r.Type, r.Owner, r.Term, r.Snapshot = LeaderReady, owner, c.OwnerTerm(), true
+			add(r)
+		}
+	}
+	for i := range c.Queue {
+		q := c.Queue[i]
+		if c.Owner != nil && q.Node == c.Owner.Node {
+			continue
+		}
+		e := base
+		e.Type, e.Owner, e.Candidate, e.Term, e.Snapshot = CandidateJoined, owner, FromElect(&q), c.OwnerTerm(), true
+		add(e)
+	}
 }

@@ -241,35 +241,8 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 		time int64
 		snap bool
 	}
-	// placed is where an event goes: logs[log][i], at zxid, with its gap
-	// mark dropped when ungap. Not a copy of the event: a log holds
-	// millions, each some hundred bytes.
-	type placed struct {
-		log, i int32
-		ungap  bool
-		zxid   int64
-	}
-	// holders says which logs hold an id unmarked: the first, and
-	// whether another does too (no map per event: a log holds millions).
-	type holders struct {
-		first int
-		more  bool
-	}
 	seen := map[key]bool{}
-	whole := map[string]holders{} // id -> the logs holding it unmarked
-	total := 0
-	for i, l := range logs {
-		total += len(l)
-		for _, e := range l {
-			if !e.Gap && e.ID != "" {
-				if h, ok := whole[e.ID]; !ok {
-					whole[e.ID] = holders{first: i}
-				} else if h.first != i {
-					whole[e.ID] = holders{first: h.first, more: true}
-				}
-			}
-		}
-	}
+	whole, total := unmarkedHolders(logs)
 	all := make([]placed, 0, total)
 	for i, l := range logs {
 		last := map[string]int64{} // group -> the last zxid in this log
@@ -313,4 +286,40 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 		}
 	}
 	return out
+}
+
+// placed is where a merged event goes: logs[log][i], at zxid, with its gap
+// mark dropped when ungap. Not a copy of the event: a log holds millions,
+// each some hundred bytes.
+type placed struct {
+	log, i int32
+	ungap  bool
+	zxid   int64
+}
+
+// holders says which logs hold an event's id unmarked: the first, and
+// whether another does too (no map per event: a log holds millions).
+type holders struct {
+	first int
+	more  bool
+}
+
+// unmarkedHolders maps every id held without a gap mark to the logs
+// holding it so, and counts the events of all logs.
+func unmarkedHolders(logs [][]publish.Event) (map[string]holders, int) {
+	whole := map[string]holders{}
+	total := 0
+	for i, l := range logs {
+		total += len(l)
+		for _, e := range l {
+			if !e.Gap && e.ID != "" {
+				if h, ok := whole[e.ID]; !ok {
+					whole[e.ID] = holders{first: i}
+				} else if h.first != i {
+					whole[e.ID] = holders{first: h.first, more: true}
+				}
+			}
+		}
+	}
+	return whole, total
 }
