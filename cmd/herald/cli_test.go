@@ -96,6 +96,8 @@ func TestMissingRequiredInput(t *testing.T) {
 		{[]string{"run", "/jobs/nightly"}, "herald run --election /jobs/nightly -- ./job.sh"},
 		// flags after the path belong before the --, not in the command
 		{[]string{"lock", "/locks/a", "--timeout", "1s", "--", "echo", "hi"}, "write herald lock --lock /locks/a --timeout 1s -- echo hi"},
+		// the line is one to paste: words the shell would split or expand are quoted
+		{[]string{"lock", "/locks/a", "--", "sh", "-c", "echo held; sleep 1", "it's", ""}, `write herald lock --lock /locks/a -- sh -c 'echo held; sleep 1' 'it'\''s' ''`},
 		{[]string{"run", "/jobs/nightly", "--rejoin", "./job.sh"}, "herald run --election /jobs/nightly, then herald's flags, then -- and the command"},
 		{[]string{"checkpoint", "get"}, "herald checkpoint get PATH"},
 		// Kafka's zookeeper.connect, chroot and all

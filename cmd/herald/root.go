@@ -96,6 +96,18 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
 }
 
+// shellWord is w as a POSIX shell reads it back as one word: as it is
+// when it holds nothing the shell treats specially, else single-quoted.
+func shellWord(w string) string {
+	plain := w != "" && strings.IndexFunc(w, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
+	}) < 0
+	if plain {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
 // missingPathFlag is the usage error of run or lock started without the
 // group's flag. A path given where the command should be (herald lock
 // /locks/x -- cmd) is named, with the line that was most likely meant.
@@ -114,6 +126,9 @@ func missingPathFlag(command, flag, example, exampleCmd string, args []string) e
 			rest = []string{exampleCmd}
 		}
 		line = append(append(line, "--"), rest...)
+		for i := range line {
+			line[i] = shellWord(line[i])
+		}
 		return usageErr("%s is required: %q was taken for the command to run; if it is the path in ZooKeeper, write %s", flag, args[0], strings.Join(line, " "))
 	}
 	env := "HERALD_" + strings.ToUpper(strings.TrimPrefix(flag, "--"))
