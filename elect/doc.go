@@ -109,4 +109,26 @@
 // leaders, on one dispatcher: every watch event is routed by path from the
 // session's receive loop, and a bounded pool of workers reads what fired,
 // with no goroutine per group.
+//
+// # Reading the code
+//
+// The states a participant and an observer go through each have a short
+// function named after them:
+//
+//   - queue.go: the create (enqueue, create), finding our node after a
+//     lost reply (find), and leaving without owning (withdraw, giveUp).
+//   - wait.go: a waiter's states, run by wait: listing (list, behind),
+//     watching (watching, arm, watchAll, fired, ownFired) and owning
+//     (belowGone, ownKept). rotation.go names the nodes below without
+//     listing (guessing).
+//   - handle.go: an owner's monitor, each turn onState then await; the
+//     guard against clients that cannot read our node (guard).
+//   - office.go and group.go: the release (deleteOwn, deleteMarked) and
+//     the mark it writes on the group node; fence.go: fenced writes.
+//   - observe_loop.go: an observer's loop (step, suspended, await);
+//     observe.go reads a snapshot (reader.readGuess, fillQueue),
+//     observe_diff.go turns two snapshots into changes (diff, missed),
+//     observe_release.go tells why an owner went. many.go runs many
+//     groups on one dispatcher; single.go and single_observe.go read and
+//     follow single-node leaders.
 package elect
