@@ -76,6 +76,8 @@ type View struct {
 	// markedBy is the owner the mark's release must be, when the listings
 	// alone tell (see releaseBase.onlyRelease).
 	markedBy string
+	// recipeGuessed: nothing told the recipe (see RecipeGuessed).
+	recipeGuessed bool
 	// endedNode is the node (the last owner, or a waiter) gone alone since
 	// the last read without a release on record, and endedWhy why, as its
 	// session node tells (see readUnrecordedEnd).
@@ -92,6 +94,13 @@ type View struct {
 	epoch      int64
 	epochKnown bool
 }
+
+// RecipeGuessed reports whether Recipe is only herald's rule for a group
+// that tells nothing of its recipe: no node name that says, no mark of
+// herald's on the group node, no recipe given (AsRecipe) or known from an
+// earlier observation. Such a group reads as an election; one that never
+// held a queue node may be no group at all (a parent of groups).
+func (v View) RecipeGuessed() bool { return v.recipeGuessed }
 
 // OfficeUnreadable reports whether the group has an office node holding
 // data herald did not write (someone else's set): whether the owner took
@@ -313,7 +322,7 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 		}
 		w.children = got.ch
 		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version, groupCzxid: got.stat.Czxid}
-		v.Recipe = r.recipeOf(ctx, got.children)
+		v.Recipe, v.recipeGuessed = r.recipeOf(ctx, got.children)
 		office := early
 		if office == nil && contains(got.children, OfficeNode) {
 			office = r.startOffice(ctx, watch && armOffice)

@@ -56,26 +56,27 @@ func (g *guessRead) wait() {
 // that tells (see RecipeOfName), else what herald wrote on the group node
 // when it created it. Once known it is kept: an emptied lock stays a lock,
 // also for a later observation that knows what an earlier one saw
-// (reader.hint). A group that nothing tells about reads as an election.
-func (r *reader) recipeOf(ctx context.Context, children []string) Recipe {
+// (reader.hint). A group that nothing tells about reads as an election,
+// and guessed says so.
+func (r *reader) recipeOf(ctx context.Context, children []string) (rec Recipe, guessed bool) {
 	if r.recipe != "" {
-		return r.recipe
+		return r.recipe, false
 	}
 	if rec, ok := recipeOfNames(children); ok {
 		r.recipe = rec
-		return rec
+		return rec, false
 	}
 	if !r.askedGroup {
 		r.askedGroup = true
 		if rec, ok := readGroupRecipe(ctx, r.conn, r.group); ok {
 			r.recipe = rec
-			return rec
+			return rec, false
 		}
 	}
 	if r.hint != "" {
-		return r.hint
+		return r.hint, false
 	}
-	return RecipeElection
+	return RecipeElection, true
 }
 
 // officeRead is a read of the office running beside the owner's read.

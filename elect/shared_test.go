@@ -417,6 +417,21 @@ func TestObservedRecipe(t *testing.T) {
 	if c := snapshot(kazoo, elect.AsRecipe(elect.RecipeElection)); c.Recipe != elect.RecipeElection {
 		t.Errorf("Kazoo names with AsRecipe(election) read as %s", c.Recipe)
 	}
+
+	// Only a group that tells nothing reads as an election by the rule,
+	// and the view says it guessed.
+	bare := groupPath(t)
+	makeGroup(t, obs.Conn(), bare)
+	for _, g := range []struct {
+		group   string
+		recipe  elect.Recipe
+		guessed bool
+	}{{bare, elect.RecipeElection, true}, {emptied, elect.RecipeLock, false}, {kazoo, elect.RecipeLock, false}, {selector, elect.RecipeElection, false}} {
+		v, err := elect.ReadGroup(ctx, obs, g.group)
+		if err != nil || v.Recipe != g.recipe || v.RecipeGuessed() != g.guessed {
+			t.Errorf("ReadGroup(%s) = %s, guessed %v (%v); want %s, guessed %v", g.group, v.Recipe, v.RecipeGuessed(), err, g.recipe, g.guessed)
+		}
+	}
 }
 
 // A lock taken and released in an election's group leaves the group an

@@ -89,10 +89,14 @@ func TestWhoOnAParentNamesTheGroupsBelow(t *testing.T) {
 	if code != exitNoOwner || !strings.Contains(out, "below it: backup, reindex —") || !strings.Contains(out, "herald who "+parent+"/backup") {
 		t.Fatalf("who on a parent of groups: exit %d, want %d naming backup and reindex:\n%s%s", code, exitNoOwner, out, stderr)
 	}
+	// Nothing there tells a recipe: it is not called an election.
+	if !strings.Contains(out, parent+" (unknown recipe, from zookeeper)") {
+		t.Errorf("who on a parent of groups names a recipe:\n%s", out)
+	}
 	out, _, _ = heraldRun(t, nil, append(zkFl, "who", parent, "--json")...)
 	var r whoReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil || strings.Join(r.Below, ",") != "backup,reindex" {
-		t.Fatalf("who --json = %s (%v); want below [backup reindex]", out, err)
+	if err := json.Unmarshal([]byte(out), &r); err != nil || strings.Join(r.Below, ",") != "backup,reindex" || r.Recipe != "" {
+		t.Fatalf("who --json = %s (%v); want below [backup reindex] and no recipe", out, err)
 	}
 }
 

@@ -208,6 +208,9 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 		return whoReport{}, err
 	}
 	r := whoReport{Group: group, Recipe: v.Recipe, Source: "zookeeper", Ready: v.Ready(), Hazard: v.Hazard}
+	if v.RecipeGuessed() && v.Owner == nil && len(v.Queue) == 0 {
+		r.Recipe = "" // nothing tells: not called an election (it may be a parent of groups)
+	}
 	if v.Owner == nil && v.LastRelease != nil {
 		t := v.LastRelease.Time
 		r.OwnerlessSince = &t
