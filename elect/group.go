@@ -75,9 +75,11 @@ func withdrawnAfter(w []int32, seq int32) []int32 {
 // keepWithdrawn gives m, a release's mark, the withdrawn nodes of old (the
 // mark read just before it is written) that come after m's release: they
 // left without owning after its node was made, and a copy made after them
-// still needs to know (see accountedBefore). A mark written without that
-// read (a busy lock's) drops them, and that copy waits as for a node gone
-// without a release.
+// still needs to know (see accountedBefore). A mark is written without
+// that read (a busy lock's brief tenure) only where the owner's last
+// listing showed no node made after its own gone (see noneGoneAbove):
+// then there is none to keep, or its note came after that listing and
+// fails the write's version check.
 func (m *groupMark) keepWithdrawn(old []byte) {
 	prev, ok := decodeMark(old)
 	if !ok || m.Released == nil {

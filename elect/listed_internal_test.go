@@ -3,6 +3,7 @@ package elect
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestListingBehindTheCreateOnlyWithOurNode(t *testing.T) {
 	}
 
 	w := &waiter{q: q, t: tk, pre: behind()} // answered before the create
-	_, children, _, _, err := w.list(ctx)
+	_, children, _, _, _, err := w.list(ctx)
 	if err != nil || !slices.Equal(children, []string{tk.name}) {
 		t.Errorf("with a listing behind the create that lacks our node: listed %v, %v; want a new listing, showing %s", children, err, tk.name)
 	}
@@ -51,8 +52,41 @@ func TestListingBehindTheCreateOnlyWithOurNode(t *testing.T) {
 
 	ghost := "lock-" + FormatSequence(tk.seq-1) // in no listing the server made
 	w = &waiter{q: q, t: tk, pre: behind(ghost, tk.name)}
-	es, children, _, _, err := w.list(ctx)
+	es, children, _, _, _, err := w.list(ctx)
 	if err != nil || !slices.Equal(children, []string{ghost, tk.name}) || len(es) != 2 || es[0].name != ghost {
 		t.Errorf("with a listing behind the create that shows our node: listed %v (%v), %v; want that listing", children, es, err)
+	}
+}
+
+// noneGoneAbove: every number between our node's and the group's counter
+// must be a node in the listing for the owner to write its mark unread.
+func TestNoneGoneAbove(t *testing.T) {
+	es := func(seqs ...int32) []entry {
+		var out []entry
+		for _, s := range seqs {
+			out = append(out, entry{name: "lock-" + FormatSequence(s), seq: s})
+		}
+		return out
+	}
+	const top = math.MaxInt32
+	for _, tc := range []struct {
+		name      string
+		above     []entry
+		seq, next int32
+		want      bool
+	}{
+		{"nothing made after ours", nil, 4, 5, true},
+		{"every later node there", es(5, 6, 7), 4, 8, true},
+		{"one later node gone", es(5, 7), 4, 8, false},
+		{"the newest gone", es(5, 6), 4, 8, false},
+		{"a name given twice does not fill a gap", es(5, 5, 7), 4, 8, false},
+		{"a name by hand the counter has not reached fills none", es(5, 9), 4, 7, false},
+		{"across the counter's wrap", es(top, math.MinInt32, math.MinInt32+1), top - 1, math.MinInt32 + 2, true},
+		{"across the wrap, one gone", es(top, math.MinInt32+1), top - 1, math.MinInt32 + 2, false},
+		{"our node not behind the counter", nil, 8, 8, false},
+	} {
+		if got := noneGoneAbove(tc.above, tc.seq, tc.next); got != tc.want {
+			t.Errorf("%s: noneGoneAbove(%v, %d, %d) = %v, want %v", tc.name, tc.above, tc.seq, tc.next, got, tc.want)
+		}
 	}
 }

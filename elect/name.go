@@ -73,14 +73,45 @@ type entry struct {
 // Others (herald's own state nodes, foreign clutter) are ignored, never an
 // error.
 func parseChildren(children []string, cversion int32) []entry {
+	es, _ := parseListing(children, cversion)
+	return es
+}
+
+// parseListing is parseChildren, with the group's sequence counter at the
+// listing (see counter).
+func parseListing(children []string, cversion int32) ([]entry, int32) {
 	out := make([]entry, 0, len(children))
 	for _, c := range children {
 		if seq, ok := ParseSequence(c); ok {
 			out = append(out, entry{name: c, seq: seq})
 		}
 	}
-	sortEntries(out, counter(cversion, len(children), out))
-	return out
+	next := counter(cversion, len(children), out)
+	sortEntries(out, next)
+	return out, next
+}
+
+// noneGoneAbove reports whether a listing shows every child made after
+// the node with sequence seq still there: above, the listing's entries
+// after that node's (oldest first), hold every number from seq+1 up to
+// next, the group's counter then. A number missing is a child made after
+// ours and gone before the listing: a waiter that gave up (and may have
+// noted so on the group node), or a node made by hand, or herald's office
+// or checkpoint made then (their names carry no sequence).
+func noneGoneAbove(above []entry, seq, next int32) bool {
+	ours := behindCounter(next, seq)
+	if ours <= 0 {
+		return false // our node is not behind the counter: not as listed
+	}
+	n, last := int32(0), seq
+	for _, e := range above {
+		d := behindCounter(next, e.seq)
+		if d <= 0 || d >= ours || e.seq == last {
+			continue // not made after ours by a sequential create, or a name twice
+		}
+		n, last = n+1, e.seq
+	}
+	return n == ours-1
 }
 
 // counter is the group's sequence counter: the number ZooKeeper gives the

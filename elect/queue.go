@@ -616,9 +616,10 @@ func (q *queue) nestable(ctx context.Context, p string) error {
 	return nil
 }
 
-// list returns the parsed queue, lowest first, every child's name and the
-// group node's data version.
-func (q *queue) list(ctx context.Context) (es []entry, children []string, version int32, err error) {
+// list returns the parsed queue, lowest first, every child's name, the
+// group node's data version and the group's sequence counter (see
+// counter).
+func (q *queue) list(ctx context.Context) (es []entry, children []string, version, next int32, err error) {
 	type listing struct {
 		c  []string
 		st *zk.Stat
@@ -629,12 +630,13 @@ func (q *queue) list(ctx context.Context) (es []entry, children []string, versio
 	})
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
-			return nil, nil, 0, fmt.Errorf("%w: %s", ErrNoParent, q.parent)
+			return nil, nil, 0, 0, fmt.Errorf("%w: %s", ErrNoParent, q.parent)
 		}
-		return nil, nil, 0, unlistable(q.parent, err)
+		return nil, nil, 0, 0, unlistable(q.parent, err)
 	}
 	q.noteGroup(got.st)
-	return parseChildren(got.c, got.st.Cversion), got.c, got.st.Version, nil
+	es, next = parseListing(got.c, got.st.Cversion)
+	return es, got.c, got.st.Version, next, nil
 }
 
 // unlistable says what a refused listing of group means: a participant

@@ -68,9 +68,12 @@ type waiter struct {
 	seenTwo entry
 	// moves counts the nodes replaced for a dialect in this wait.
 	moves int
-	// listed is the group node's data version at the last listing.
-	listed   int32
-	listedOK bool
+	// listed is the group node's data version at the last listing;
+	// aboveKept, that the listing showed every node made after ours still
+	// there (see noneGoneAbove).
+	listed    int32
+	listedOK  bool
+	aboveKept bool
 	// unreadable: a recheck found the node below ours unreadable (warned
 	// once per wait).
 	unreadable bool
@@ -145,12 +148,15 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool, p
 // listing reads the queue and decides: own, replace our node, or watch the
 // nodes below ours.
 func (w *waiter) listing(ctx context.Context) (waitState, error) {
-	es, children, version, at, err := w.list(ctx)
+	es, children, version, next, at, err := w.list(ctx)
 	if err != nil {
 		return stateListing, w.q.retryable(ctx, err)
 	}
-	w.listed, w.listedOK = version, true
+	w.listed, w.listedOK, w.aboveKept = version, true, false
 	idx := slices.IndexFunc(es, func(e entry) bool { return e.name == w.t.name })
+	if idx >= 0 {
+		w.aboveKept = noneGoneAbove(es[idx+1:], w.t.seq, next)
+	}
 	if idx < 0 {
 		if err := w.q.s.gone(); err != nil {
 			return stateListing, err
@@ -162,8 +168,9 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	}
 	if idx == 0 {
 		// Every earlier owner's release, and its mark, came before this
-		// listing, and nobody else writes the mark.
-		w.t.markVersion, w.t.markKnown = version, true
+		// listing, and nobody else writes the mark but a waiter after ours
+		// that gave up, whose node the listing then misses.
+		w.t.markVersion, w.t.markKnown = version, w.aboveKept
 		return stateOwning, nil
 	}
 	if w.tryOnly {
@@ -179,21 +186,22 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 // before that): the listing sent behind our create, if it shows our node
 // (the server answered it after the create, as it would a listing sent
 // now), else a new one.
-func (w *waiter) list(ctx context.Context) (es []entry, children []string, version int32, at time.Time, err error) {
+func (w *waiter) list(ctx context.Context) (es []entry, children []string, version, next int32, at time.Time, err error) {
 	if pre := w.pre; pre != nil {
 		w.pre = nil
 		select {
 		case l := <-pre:
 			if l.err == nil && contains(l.children, w.t.name) {
 				w.q.noteGroup(l.st)
-				return parseChildren(l.children, l.st.Cversion), l.children, l.st.Version, l.at, nil
+				es, next := parseListing(l.children, l.st.Cversion)
+				return es, l.children, l.st.Version, next, l.at, nil
 			}
 		case <-ctx.Done():
-			return nil, nil, 0, time.Time{}, ctx.Err()
+			return nil, nil, 0, 0, time.Time{}, ctx.Err()
 		}
 	}
-	es, children, version, err = w.q.list(ctx)
-	return es, children, version, time.Now(), err
+	es, children, version, next, err = w.q.list(ctx)
+	return es, children, version, next, time.Now(), err
 }
 
 // notePrev notes, from a listing made at that showed lower nodes below
@@ -464,7 +472,7 @@ func (w *waiter) belowGone() waitState {
 // session expired, or it gave up for another reason and wrote twice, or
 // someone else wrote) costs the release a read, never a wrong write.
 func (w *waiter) expectMark() {
-	if !w.listedOK || !w.q.markKnownHerald() {
+	if !w.listedOK || !w.aboveKept || !w.q.markKnownHerald() {
 		w.t.markKnown = false
 		return
 	}

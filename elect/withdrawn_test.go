@@ -169,3 +169,95 @@ func TestSettleFinishesAGiveUpsNote(t *testing.T) {
 		t.Fatalf("group node %s does not name the waiter's node %s (%d) withdrawn", b, node, seq)
 	}
 }
+
+// TestBriefReleaseKeepsAWithdrawalNotedBeforeItsListing: an owner that
+// held under a second writes its release mark over the version its last
+// listing showed, without reading what is there. A waiter behind it that
+// gave up, and noted so on the group node before that listing, is in the
+// data at that version: writing over it dropped the note, and the next
+// lock taken in the empty group waited as for an owner deleted by hand
+// (PredecessorReleased false), though every node before its own was
+// accounted for. The owner now writes without a read only when its
+// listing shows every node made after its own still there.
+func TestBriefReleaseKeepsAWithdrawalNotedBeforeItsListing(t *testing.T) {
+	addrs := sharedAddrs(t)
+	ctx := ctxT(t, 30*time.Second)
+	path := groupPath(t)
+	look := session(t, addrs)
+	lock := func() *elect.Lock {
+		l, err := elect.NewLock(session(t, addrs), path, elect.CreateParents())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	queued := func(n int) {
+		t.Helper()
+		eventually(t, 10*time.Second, fmt.Sprintf("%d nodes queued", n), func() bool {
+			c, _, _ := look.Conn().Children(path)
+			return len(c) == n
+		})
+	}
+	// z owns; y, a and b wait, in that order.
+	z, err := lock().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handles := make(chan *elect.Handle, 2)
+	errs := make(chan error, 3)
+	for i, l := range []*elect.Lock{lock(), lock()} {
+		go func() {
+			h, err := l.Acquire(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			handles <- h
+		}()
+		queued(2 + i)
+	}
+	bctx, cancelB := context.WithCancel(ctx)
+	go func() { _, err := lock().Acquire(bctx); errs <- err }()
+	queued(4)
+	c, _, err := look.Conn().Children(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int32
+	for _, n := range c {
+		s, _ := elect.ParseSequence(n)
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	bSeq := seqs[3]
+
+	cancelB() // b gives up, noting it on the group node
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Fatalf("b's Acquire returned %v", err)
+	}
+	eventually(t, 10*time.Second, "b's withdrawal noted", func() bool { _, ok := notedWithdrawn(t, look, path, bSeq); return ok })
+
+	// z goes: a, two behind it, lists now, the note in what it sees.
+	if err := z.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	y := <-handles
+	if err := y.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := <-handles
+	if err := a.Release(ctx); err != nil { // held for far less than a second
+		t.Fatal(err)
+	}
+	if b, ok := notedWithdrawn(t, look, path, bSeq); !ok {
+		t.Errorf("after a's brief tenure the group node %s no longer names b (%d) withdrawn", b, bSeq)
+	}
+	next, err := lock().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = next.Release(context.Background()) }()
+	if ok, err := next.PredecessorReleased(ctx); err != nil || !ok {
+		t.Errorf("the next lock in the empty group: PredecessorReleased = %v (%v); want true: a's release and b's withdrawal account for every node before it", ok, err)
+	}
+}
