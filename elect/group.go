@@ -3,6 +3,7 @@ package elect
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -40,12 +41,27 @@ type groupMark struct {
 	// such a node used to cost it the wait kept for an owner deleted by
 	// hand (see accountedBefore).
 	Withdrawn []int32 `json:"withdrawn,omitempty"`
+	// WithdrawnRuns lists the same nodes as runs of consecutive sequences,
+	// [first, last] each, oldest first, and earlier ones Withdrawn no
+	// longer holds: a storm of waiters that gave up one after another (a
+	// fleet's `herald lock --timeout` from cron while the lock is held) is
+	// one run, however long. Withdrawn keeps the latest of them one by one
+	// for a herald that reads no runs.
+	WithdrawnRuns []seqRun `json:"withdrawn_runs,omitempty"`
 }
 
-// maxWithdrawn is how many withdrawn nodes a mark lists at most: a longer
-// run of waiters that gave up, one after another, costs the next copy the
-// wait again, as any node left unaccounted for does.
-const maxWithdrawn = 32
+// seqRun is the sequences first to last, both included.
+type seqRun [2]int32
+
+// maxWithdrawn is how many withdrawn nodes a mark lists one by one
+// (Withdrawn), and maxWithdrawnRuns how many runs it keeps: more runs of
+// waiters that gave up between nodes that did not, without a release
+// between, cost the next copy the wait again, as any node left
+// unaccounted for does.
+const (
+	maxWithdrawn     = 32
+	maxWithdrawnRuns = 64
+)
 
 // decodeMark reads herald's mark (false when b is neither empty nor
 // herald's mark).
@@ -60,13 +76,79 @@ func decodeMark(b []byte) (groupMark, bool) {
 	return m, true
 }
 
-// withdrawnAfter is the entries of w that come after seq (ZooKeeper's
-// counter wraps, so "after" is within half its range).
-func withdrawnAfter(w []int32, seq int32) []int32 {
-	var out []int32
-	for _, x := range w {
-		if SeqLess(seq, x) {
-			out = append(out, x)
+// withdrawn is every node m names withdrawn, as runs oldest first (see
+// joinRuns): the runs, and the nodes listed one by one, which a mark
+// written before runs holds alone.
+func (m groupMark) withdrawn() []seqRun {
+	rs := slices.Clone(m.WithdrawnRuns)
+	for _, w := range m.Withdrawn {
+		rs = append(rs, seqRun{w, w})
+	}
+	return joinRuns(rs)
+}
+
+// setWithdrawn records rs as m's withdrawn nodes: the latest
+// maxWithdrawnRuns runs, and the latest maxWithdrawn nodes one by one.
+func (m *groupMark) setWithdrawn(rs []seqRun) {
+	rs = joinRuns(rs)
+	if len(rs) > maxWithdrawnRuns {
+		rs = rs[len(rs)-maxWithdrawnRuns:]
+	}
+	m.WithdrawnRuns, m.Withdrawn = nil, nil
+	if len(rs) == 0 {
+		return
+	}
+	m.WithdrawnRuns = rs
+	var w []int32
+	for i := len(rs) - 1; i >= 0 && len(w) < maxWithdrawn; i-- {
+		for x := rs[i][1]; len(w) < maxWithdrawn; x-- {
+			w = append(w, x)
+			if x == rs[i][0] {
+				break
+			}
+		}
+	}
+	slices.Reverse(w)
+	m.Withdrawn = w
+}
+
+// joinRuns orders rs oldest first (ZooKeeper's counter wraps, so order is
+// within half its range) and joins runs that overlap or touch; a run that
+// ends before it starts is dropped.
+func joinRuns(rs []seqRun) []seqRun {
+	rs = slices.DeleteFunc(slices.Clone(rs), func(r seqRun) bool { return SeqLess(r[1], r[0]) })
+	slices.SortFunc(rs, func(a, b seqRun) int {
+		switch {
+		case SeqLess(a[0], b[0]):
+			return -1
+		case SeqLess(b[0], a[0]):
+			return 1
+		}
+		return 0
+	})
+	var out []seqRun
+	for _, r := range rs {
+		if n := len(out); n > 0 && !SeqLess(out[n-1][1]+1, r[0]) {
+			if SeqLess(out[n-1][1], r[1]) {
+				out[n-1][1] = r[1]
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// runsAfter is the part of rs that comes after seq.
+func runsAfter(rs []seqRun, seq int32) []seqRun {
+	var out []seqRun
+	for _, r := range rs {
+		switch {
+		case !SeqLess(seq, r[1]): // ends at or before seq
+		case SeqLess(seq, r[0]):
+			out = append(out, r)
+		default:
+			out = append(out, seqRun{seq + 1, r[1]})
 		}
 	}
 	return out
@@ -86,7 +168,7 @@ func (m *groupMark) keepWithdrawn(old []byte) {
 		return
 	}
 	if rs, ok := ParseSequence(m.Released.Node); ok {
-		m.Withdrawn = withdrawnAfter(prev.Withdrawn, rs)
+		m.setWithdrawn(runsAfter(prev.withdrawn(), rs))
 	}
 }
 
@@ -105,19 +187,15 @@ func withdrawnMark(b []byte, seq int32, recipe Recipe) ([]byte, bool) {
 	if !m.Recipe.Known() {
 		m.Recipe = recipe
 	}
-	w := m.Withdrawn
+	w := m.withdrawn()
 	if m.Released != nil {
 		rs, ok := ParseSequence(m.Released.Node)
 		if !ok || !SeqLess(rs, seq) {
 			return nil, false
 		}
-		w = withdrawnAfter(w, rs)
+		w = runsAfter(w, rs)
 	}
-	w = append(w, seq)
-	if len(w) > maxWithdrawn {
-		w = w[len(w)-maxWithdrawn:]
-	}
-	m.Withdrawn = w
+	m.setWithdrawn(append(w, seqRun{seq, seq}))
 	out, _ := json.Marshal(m)
 	return out, true
 }
@@ -145,12 +223,19 @@ func (m groupMark) accountedBefore(seq int32, madeOffice bool) bool {
 	if madeOffice {
 		end--
 	}
-	gone := make(map[uint32]bool, len(m.Withdrawn))
-	for _, w := range m.Withdrawn {
-		gone[uint32(w)] = true
-	}
-	for next != end && gone[next] {
-		next++
+	for _, r := range m.withdrawn() { // oldest first
+		first, last := uint32(r[0]), uint32(r[1])
+		switch {
+		case next == end:
+			return true
+		case SeqLess(int32(last), int32(next)): // all before next
+			continue
+		case SeqLess(int32(next), int32(first)): // a number nobody accounts for
+			return false
+		case SeqLess(int32(end), int32(last+1)): // the run reaches ours
+			return true
+		}
+		next = last + 1
 	}
 	return next == end
 }

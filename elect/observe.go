@@ -193,7 +193,7 @@ func readMarkRelease(ctx context.Context, conn *zk.Conn, group string) *Release 
 		return nil
 	}
 	m, _ := decodeMark(b)
-	if len(m.Withdrawn) > 0 && !m.accountedBefore(markCounter(m, st), false) {
+	if len(m.withdrawn()) > 0 && !m.accountedBefore(markCounter(m, st), false) {
 		// Written last by a waiter that withdrew, perhaps after an owner
 		// after the release whose session ended: the write made the
 		// queue's last change, but not the release.
@@ -211,8 +211,8 @@ func markCounter(m groupMark, st *zk.Stat) int32 {
 			es = append(es, entry{seq: rs})
 		}
 	}
-	for _, w := range m.Withdrawn {
-		es = append(es, entry{seq: w})
+	for _, r := range m.withdrawn() {
+		es = append(es, entry{seq: r[0]}, entry{seq: r[1]})
 	}
 	return counter(st.Cversion, int(st.NumChildren), es)
 }

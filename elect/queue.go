@@ -450,7 +450,7 @@ func (q *queue) withdraw(name string) {
 const withdrawWait = 500 * time.Millisecond
 
 // giveUp removes name, a node of ours that never owned, and then notes on
-// the group node that it left without owning (groupMark.Withdrawn): a
+// the group node that it left without owning (groupMark.WithdrawnRuns): a
 // `herald run` or `herald lock` copy made after it that finds nothing
 // below its own then knows that nobody owned in between, where it waited
 // as for an owner deleted by hand. Every node herald makes and leaves

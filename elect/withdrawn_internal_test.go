@@ -91,3 +91,73 @@ func TestKeepWithdrawn(t *testing.T) {
 		t.Errorf("kept %v from someone else's data", m.Withdrawn)
 	}
 }
+
+// TestWithdrawnRuns: a storm of waiters that give up one after another is
+// one run on the mark, however long, so the next copy finds every node
+// before its own accounted for; the nodes listed one by one stay the
+// latest maxWithdrawn, for a herald that reads no runs; a release keeps
+// only the part of a run after its own node; and a mark written before
+// runs (one by one alone) still counts.
+func TestWithdrawnRuns(t *testing.T) {
+	read := func(b []byte) groupMark {
+		t.Helper()
+		var m groupMark
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	rel := func(seq int32) *Release { return &Release{Node: "lock-" + FormatSequence(seq)} }
+	start, _ := json.Marshal(groupMark{Herald: 1, Recipe: RecipeLock, Released: rel(9)})
+	b := start
+	const storm = 500
+	for seq := int32(11); seq < 11+storm; seq++ { // 10 holds the lock throughout
+		b, _ = withdrawnMark(b, seq, RecipeLock)
+	}
+	m := read(b)
+	if !slices.Equal(m.WithdrawnRuns, []seqRun{{11, 10 + storm}}) || len(m.Withdrawn) != maxWithdrawn || m.Withdrawn[maxWithdrawn-1] != 10+storm {
+		t.Errorf("after %d withdrawals: runs %v, one by one %v; want one run and the latest %d", storm, m.WithdrawnRuns, m.Withdrawn, maxWithdrawn)
+	}
+	if len(b) > 1024 {
+		t.Errorf("the mark after %d withdrawals is %d bytes", storm, len(b))
+	}
+	// The holder, 10, releases over it: the whole run comes after it.
+	after := groupMark{Herald: 1, Recipe: RecipeLock, Released: rel(10)}
+	after.keepWithdrawn(b)
+	if !after.accountedBefore(11+storm, false) {
+		t.Errorf("the copy after the storm is not accounted for: runs %v", after.WithdrawnRuns)
+	}
+	if after.accountedBefore(12+storm, false) {
+		t.Error("a node after the storm that said nothing was taken as accounted for")
+	}
+	// A release in the middle of a run keeps the run's part after it.
+	mid := groupMark{Herald: 1, Released: rel(100)}
+	mid.keepWithdrawn(b)
+	if !slices.Equal(mid.WithdrawnRuns, []seqRun{{101, 10 + storm}}) {
+		t.Errorf("a release at 100 kept %v; want [[101 %d]]", mid.WithdrawnRuns, 10+storm)
+	}
+	// Runs that touch join; a gap keeps them apart, and a copy behind the
+	// gap waits.
+	g := groupMark{Released: rel(1), WithdrawnRuns: []seqRun{{5, 6}, {2, 3}}, Withdrawn: []int32{4, 8}}
+	if got := g.withdrawn(); !slices.Equal(got, []seqRun{{2, 6}, {8, 8}}) {
+		t.Errorf("withdrawn() = %v; want [[2 6] [8 8]]", got)
+	}
+	if !g.accountedBefore(7, false) || g.accountedBefore(9, false) {
+		t.Errorf("with 7 unaccounted: accountedBefore(7) %v (want true), (9) %v (want false)", g.accountedBefore(7, false), g.accountedBefore(9, false))
+	}
+	// Across the counter's wrap.
+	w := groupMark{Released: rel(math.MaxInt32 - 2), WithdrawnRuns: []seqRun{{math.MaxInt32 - 1, math.MinInt32 + 1}}}
+	if !w.accountedBefore(math.MinInt32+2, false) {
+		t.Errorf("a run across the wrap: not accounted for (%v)", w.withdrawn())
+	}
+	// More runs than kept: the oldest go.
+	var many []seqRun
+	for i := range int32(maxWithdrawnRuns + 3) {
+		many = append(many, seqRun{20 + 2*i, 20 + 2*i})
+	}
+	var k groupMark
+	k.setWithdrawn(many)
+	if len(k.WithdrawnRuns) != maxWithdrawnRuns || k.WithdrawnRuns[0] != many[3] {
+		t.Errorf("kept %d runs from %v; want the latest %d", len(k.WithdrawnRuns), k.WithdrawnRuns[0], maxWithdrawnRuns)
+	}
+}

@@ -261,3 +261,53 @@ func TestBriefReleaseKeepsAWithdrawalNotedBeforeItsListing(t *testing.T) {
 		t.Errorf("the next lock in the empty group: PredecessorReleased = %v (%v); want true: a's release and b's withdrawal account for every node before it", ok, err)
 	}
 }
+
+// TestStormOfGiveUpsIsAccountedFor: more waiters give up, one after
+// another, behind a held lock than the mark lists one by one (a fleet's
+// `herald lock --timeout` from cron). Their notes join into one run, and
+// the lock taken after the holder's release starts at once
+// (PredecessorReleased); with the latest 32 alone it waited as for an
+// owner deleted by hand.
+func TestStormOfGiveUpsIsAccountedFor(t *testing.T) {
+	addrs := sharedAddrs(t)
+	ctx := ctxT(t, 60*time.Second)
+	path := groupPath(t)
+	holder, err := elect.NewLock(session(t, addrs), path, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := holder.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tries, err := elect.NewLock(session(t, addrs), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const storm = 45
+	for range storm {
+		if _, err := tries.TryAcquire(ctx); !errors.Is(err, elect.ErrLocked) {
+			t.Fatalf("a try while the lock is held: %v", err)
+		}
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ns := session(t, addrs)
+	next, err := elect.NewLock(ns, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nh, err := next.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = nh.Release(context.Background()) }()
+	if seq := nh.Sequence(); seq != storm+1 {
+		t.Fatalf("the next lock's node has sequence %d; want %d (the holder's, then the tries')", seq, storm+1)
+	}
+	if ok, err := nh.PredecessorReleased(ctx); err != nil || !ok {
+		b, _, _ := ns.Conn().Get(path)
+		t.Errorf("after %d give-ups the next lock: PredecessorReleased = %v (%v); want true; group node %s", storm, ok, err, b)
+	}
+}
