@@ -51,6 +51,11 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 		switch {
 		case err == nil:
 			h.office.Store(true)
+			if !exists {
+				// The office took a number no queue node has: learn it,
+				// so that our release says nobody owned under it.
+				h.lookAbove(ctx)
+			}
 			return nil
 		case failedAt(res, 1, zk.ErrBadVersion), failedAt(res, 1, zk.ErrNodeExists), failedAt(res, 1, zk.ErrNoNode):
 			continue // raced with another write of the office: read again

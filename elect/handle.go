@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,11 +64,15 @@ type Handle struct {
 	// second into the tenure, for the release (see readMark); nil until
 	// then, and from the moment the watch fires until the read after it.
 	markSeen atomic.Pointer[groupData]
+	// gone: the numbers after our node's a listing showing it found gone
+	// (see goneAbove), the waiter's, then a look during the tenure's;
+	// guarded by mu.
+	gone []seqRun
 }
 
 func newHandle(q *queue, t ticket, id string) *Handle {
 	h := &Handle{q: q, t: t, id: id, since: time.Now(), done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{}), termKnown: make(chan struct{}), guarded: make(chan struct{}),
-		hurry: make(chan struct{}), gaveBack: make(chan struct{})}
+		hurry: make(chan struct{}), gaveBack: make(chan struct{}), gone: t.aboveGone}
 	if t.czxid != 0 {
 		h.learnTerm(t.czxid)
 	}
@@ -404,11 +409,12 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	defer cancel()
 	type listing struct {
 		c  []string
+		st *zk.Stat
 		ch <-chan zk.Event
 	}
 	got, err := call(ctx, func() (listing, error) {
-		c, _, ch, err := h.q.s.Conn().ChildrenW(h.q.parent)
-		return listing{c, ch}, err
+		c, st, ch, err := h.q.s.Conn().ChildrenW(h.q.parent)
+		return listing{c, st, ch}, err
 	})
 	switch {
 	case expired(err):
@@ -417,6 +423,7 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	case err != nil:
 		return nil, false // connection trouble: the loop looks again
 	}
+	h.learnAbove(got.c, got.st)
 	n, node, blind := blindTo(got.c, h.t.name, func(c string) bool { return h.inert[c] })
 	for blind {
 		client, err := h.isClient(ctx, node)
@@ -552,6 +559,49 @@ func (h *Handle) release(ctx context.Context, reason Reason) error {
 	return err
 }
 
+// aboveGone is what the latest look at the group while our node was there
+// found gone after it (see goneAbove).
+func (h *Handle) aboveGone() []seqRun {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.gone
+}
+
+// lookAbove lists the group and learns what went after our node since the
+// waiter's last listing (see goneAbove): the office or checkpoint made
+// during the tenure took a number, which the release then names. A
+// listing that fails, or does not show our node, changes nothing.
+func (h *Handle) lookAbove(ctx context.Context) {
+	type listing struct {
+		c  []string
+		st *zk.Stat
+	}
+	got, err := call(ctx, func() (listing, error) {
+		c, st, err := h.q.s.Conn().Children(h.q.parent)
+		return listing{c, st}, err
+	})
+	if err == nil {
+		h.learnAbove(got.c, got.st)
+	}
+}
+
+// learnAbove learns from a listing of the group (children, and the
+// group's stat) what went after our node (see goneAbove), when it shows
+// our node. The guard's listings, made on every child change from a
+// second into the tenure, keep it current.
+func (h *Handle) learnAbove(children []string, st *zk.Stat) {
+	es, next := parseListing(children, st.Cversion)
+	idx := slices.IndexFunc(es, func(e entry) bool { return e.name == h.t.name })
+	if idx < 0 {
+		return
+	}
+	if gone, ok := goneAbove(es[idx+1:], h.t.seq, next); ok && len(gone) > 0 {
+		h.mu.Lock()
+		h.gone = joinRuns(append(h.gone, gone...)) // each look proves its own
+		h.mu.Unlock()
+	}
+}
+
 // deleteOwn removes our node, with a record of why in an election's
 // office (see queue.deleteOwn).
 func (h *Handle) deleteOwn(ctx context.Context, reason Reason) error {
@@ -560,7 +610,9 @@ func (h *Handle) deleteOwn(ctx context.Context, reason Reason) error {
 		if h.q.s.gone() != nil {
 			return nil // the servers delete our ephemeral node themselves
 		}
-		err := h.q.deleteOwn(ctx, h.t, rec, &h.office, time.Since(h.since), h.markSeen.Swap(nil))
+		t := h.t
+		t.aboveGone = h.aboveGone()
+		err := h.q.deleteOwn(ctx, t, rec, &h.office, time.Since(h.since), h.markSeen.Swap(nil))
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
 			return nil

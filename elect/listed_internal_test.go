@@ -58,9 +58,10 @@ func TestListingBehindTheCreateOnlyWithOurNode(t *testing.T) {
 	}
 }
 
-// noneGoneAbove: every number between our node's and the group's counter
-// must be a node in the listing for the owner to write its mark unread.
-func TestNoneGoneAbove(t *testing.T) {
+// goneAbove: every number between our node's and the group's counter
+// that no node in the listing has is one that never owned, and our
+// release names it.
+func TestGoneAbove(t *testing.T) {
 	es := func(seqs ...int32) []entry {
 		var out []entry
 		for _, s := range seqs {
@@ -73,20 +74,22 @@ func TestNoneGoneAbove(t *testing.T) {
 		name      string
 		above     []entry
 		seq, next int32
-		want      bool
+		want      []seqRun
+		ok        bool
 	}{
-		{"nothing made after ours", nil, 4, 5, true},
-		{"every later node there", es(5, 6, 7), 4, 8, true},
-		{"one later node gone", es(5, 7), 4, 8, false},
-		{"the newest gone", es(5, 6), 4, 8, false},
-		{"a name given twice does not fill a gap", es(5, 5, 7), 4, 8, false},
-		{"a name by hand the counter has not reached fills none", es(5, 9), 4, 7, false},
-		{"across the counter's wrap", es(top, math.MinInt32, math.MinInt32+1), top - 1, math.MinInt32 + 2, true},
-		{"across the wrap, one gone", es(top, math.MinInt32+1), top - 1, math.MinInt32 + 2, false},
-		{"our node not behind the counter", nil, 8, 8, false},
+		{"nothing made after ours", nil, 4, 5, nil, true},
+		{"every later node there", es(5, 6, 7), 4, 8, nil, true},
+		{"one later node gone", es(5, 7), 4, 8, []seqRun{{6, 6}}, true},
+		{"the newest gone", es(5, 6), 4, 8, []seqRun{{7, 7}}, true},
+		{"all gone", nil, 4, 8, []seqRun{{5, 7}}, true},
+		{"a name given twice does not fill a gap", es(5, 5, 7), 4, 8, []seqRun{{6, 6}}, true},
+		{"a name by hand the counter has not reached fills none", es(5, 9), 4, 7, []seqRun{{6, 6}}, true},
+		{"across the counter's wrap", es(top, math.MinInt32+1), top - 1, math.MinInt32 + 2, []seqRun{{math.MinInt32, math.MinInt32}}, true},
+		{"our node not behind the counter", nil, 8, 8, nil, false},
 	} {
-		if got := noneGoneAbove(tc.above, tc.seq, tc.next); got != tc.want {
-			t.Errorf("%s: noneGoneAbove(%v, %d, %d) = %v, want %v", tc.name, tc.above, tc.seq, tc.next, got, tc.want)
+		got, ok := goneAbove(tc.above, tc.seq, tc.next)
+		if ok != tc.ok || !slices.Equal(got, tc.want) {
+			t.Errorf("%s: goneAbove(%v, %d, %d) = %v, %v; want %v, %v", tc.name, tc.above, tc.seq, tc.next, got, ok, tc.want, tc.ok)
 		}
 	}
 }

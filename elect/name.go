@@ -91,27 +91,34 @@ func parseListing(children []string, cversion int32) ([]entry, int32) {
 	return out, next
 }
 
-// noneGoneAbove reports whether a listing shows every child made after
-// the node with sequence seq still there: above, the listing's entries
-// after that node's (oldest first), hold every number from seq+1 up to
-// next, the group's counter then. A number missing is a child made after
-// ours and gone before the listing: a waiter that gave up (and may have
-// noted so on the group node), or a node made by hand, or herald's office
-// or checkpoint made then (their names carry no sequence).
-func noneGoneAbove(above []entry, seq, next int32) bool {
-	ours := behindCounter(next, seq)
-	if ours <= 0 {
-		return false // our node is not behind the counter: not as listed
+// goneAbove is what a listing that shows the node with sequence seq tells
+// of the children made after it: the numbers from seq+1 up to next, the
+// group's counter then, that no entry of above (the listing's entries
+// after that node's, oldest first) has, as runs oldest first. Each was a
+// child made after ours and gone before the listing, or one whose name
+// carries no sequence (herald's office or checkpoint, a node made by hand).
+// None of them ever owned: a queue node owns only as the lowest, and ours,
+// lower, was there from before it was made until after it went. ok is
+// false when the listing does not place our node behind the counter.
+func goneAbove(above []entry, seq, next int32) (gone []seqRun, ok bool) {
+	if behindCounter(next, seq) <= 0 {
+		return nil, false
 	}
-	n, last := int32(0), seq
+	want := seq + 1 // the first number not yet seen
 	for _, e := range above {
 		d := behindCounter(next, e.seq)
-		if d <= 0 || d >= ours || e.seq == last {
+		if d <= 0 || !SeqLess(seq, e.seq) || SeqLess(e.seq, want) {
 			continue // not made after ours by a sequential create, or a name twice
 		}
-		n, last = n+1, e.seq
+		if e.seq != want {
+			gone = append(gone, seqRun{want, e.seq - 1})
+		}
+		want = e.seq + 1
 	}
-	return n == ours-1
+	if want != next {
+		gone = append(gone, seqRun{want, next - 1})
+	}
+	return gone, true
 }
 
 // counter is the group's sequence counter: the number ZooKeeper gives the

@@ -189,7 +189,8 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 	if q.markState() == markDenied {
 		return q.deleteUnmarked(ctx, t.name, rec, office)
 	}
-	data, n := q.releaseMark(rec), writes
+	data, withdrawn := q.releaseMark(rec, t.aboveGone)
+	n := marksWritten(writes, withdrawn)
 	version, known := t.markVersion, t.markKnown && q.markKnownHerald() && tenure < markRecheckAfter
 	foreign, officeOK := false, office != nil // and the group may hold one: asked when foreign
 	for tries := 0; tries < 6; tries++ {
@@ -202,7 +203,8 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 			if !ok {
 				return q.removeRecord(ctx, t.name, rec)
 			}
-			data, n, version, known, foreign = q.releaseMarkOver(rec, b), writes, v, true, false
+			data, withdrawn = q.releaseMarkOver(rec, b, t.aboveGone)
+			n, version, known, foreign = marksWritten(writes, withdrawn), v, true, false
 			if !markable(b) {
 				data, n, foreign = b, 2, true // someone else's: written back as it is
 			}
@@ -261,18 +263,39 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 	return q.removeRecord(ctx, t.name, rec)
 }
 
+// marksWritten is how many times a release writes its mark: writes, or
+// twice when the mark names nodes withdrawn. The next owner expects one
+// write of a resignation's or release's mark and, meeting it, writes its
+// own without reading; a mark that names nodes after the next owner's,
+// some of which it may not know of (the office made during this tenure,
+// see Handle.learnAbove), must make it read and keep them.
+func marksWritten(writes int, withdrawn bool) int {
+	if withdrawn {
+		return max(writes, 2)
+	}
+	return writes
+}
+
 // releaseMark is the group node's data a release writes: herald's mark
-// naming the group's recipe, and rec.
-func (q *queue) releaseMark(rec *Release) []byte { return q.releaseMarkOver(rec, nil) }
+// naming the group's recipe, rec, and gone, the numbers after rec's node
+// that the owner knows never owned (see goneAbove), as withdrawn.
+// withdrawn says the mark names some: the release then writes it twice
+// (see deleteMarked).
+func (q *queue) releaseMark(rec *Release, gone []seqRun) (data []byte, withdrawn bool) {
+	return q.releaseMarkOver(rec, nil, gone)
+}
 
 // releaseMarkOver is releaseMark written over the mark old, read just
 // before: the nodes after rec's that withdrew stay on it (see
 // groupMark.keepWithdrawn).
-func (q *queue) releaseMarkOver(rec *Release, old []byte) []byte {
+func (q *queue) releaseMarkOver(rec *Release, old []byte, gone []seqRun) (data []byte, withdrawn bool) {
 	m := groupMark{Herald: 1, Recipe: q.markRecipe(), Released: rec}
 	m.keepWithdrawn(old)
+	if rs, ok := ParseSequence(rec.Node); ok && len(gone) > 0 {
+		m.setWithdrawn(append(m.withdrawn(), runsAfter(gone, rs)...))
+	}
 	b, _ := json.Marshal(m)
-	return b
+	return b, len(m.WithdrawnRuns) > 0
 }
 
 // readGroupData reads the group node: its data and version, and whether

@@ -382,7 +382,7 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 		// the last owner's session queued again, for a resignation
 		// without reading it (see reader.readRelease), and a runner that
 		// rejoins does queue again.
-		data := q.releaseMarkOver(rec, b)
+		data, _ := q.releaseMarkOver(rec, b, h.aboveGone())
 		res, err := multi(ctx, c, markWrites(q.parent, data, st.Version, 2)...)
 		switch {
 		case failedAt(res, 0, zk.ErrBadVersion):

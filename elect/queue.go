@@ -127,6 +127,10 @@ type ticket struct {
 	// madeOffice: the transaction that made this node made the group's
 	// office just before it (see createNode).
 	madeOffice bool
+	// aboveGone are the numbers after this node's that the last listing
+	// showing it found gone (see goneAbove): none of them ever owned, and
+	// its release says so on the mark.
+	aboveGone []seqRun
 }
 
 func (q *queue) full(name string) string { return q.parent + "/" + name }

@@ -68,12 +68,10 @@ type waiter struct {
 	seenTwo entry
 	// moves counts the nodes replaced for a dialect in this wait.
 	moves int
-	// listed is the group node's data version at the last listing;
-	// aboveKept, that the listing showed every node made after ours still
-	// there (see noneGoneAbove).
-	listed    int32
-	listedOK  bool
-	aboveKept bool
+	// listed is the group node's data version at the last listing, and
+	// listedOK that the listing placed our node behind the group's counter.
+	listed   int32
+	listedOK bool
 	// unreadable: a recheck found the node below ours unreadable (warned
 	// once per wait).
 	unreadable bool
@@ -152,10 +150,10 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	if err != nil {
 		return stateListing, w.q.retryable(ctx, err)
 	}
-	w.listed, w.listedOK, w.aboveKept = version, true, false
 	idx := slices.IndexFunc(es, func(e entry) bool { return e.name == w.t.name })
+	w.listed, w.listedOK = version, false
 	if idx >= 0 {
-		w.aboveKept = noneGoneAbove(es[idx+1:], w.t.seq, next)
+		w.t.aboveGone, w.listedOK = goneAbove(es[idx+1:], w.t.seq, next)
 	}
 	if idx < 0 {
 		if err := w.q.s.gone(); err != nil {
@@ -169,8 +167,9 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	if idx == 0 {
 		// Every earlier owner's release, and its mark, came before this
 		// listing, and nobody else writes the mark but a waiter after ours
-		// that gave up, whose node the listing then misses.
-		w.t.markVersion, w.t.markKnown = version, w.aboveKept
+		// that gave up, whose node the listing then misses: our release
+		// names it (aboveGone).
+		w.t.markVersion, w.t.markKnown = version, w.listedOK
 		return stateOwning, nil
 	}
 	if w.tryOnly {
@@ -472,7 +471,7 @@ func (w *waiter) belowGone() waitState {
 // session expired, or it gave up for another reason and wrote twice, or
 // someone else wrote) costs the release a read, never a wrong write.
 func (w *waiter) expectMark() {
-	if !w.listedOK || !w.aboveKept || !w.q.markKnownHerald() {
+	if !w.listedOK || !w.q.markKnownHerald() {
 		w.t.markKnown = false
 		return
 	}
