@@ -44,14 +44,7 @@ func TestAccountedBefore(t *testing.T) {
 // before the release, keeps the latest maxWithdrawn, and writes nothing
 // over someone else's data or for a node before the release.
 func TestWithdrawnMark(t *testing.T) {
-	read := func(b []byte) groupMark {
-		t.Helper()
-		var m groupMark
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	read := func(b []byte) groupMark { return readMarkData(t, b) }
 	b, ok := withdrawnMark(nil, 7, RecipeLock)
 	if m := read(b); !ok || m.Herald != 1 || m.Recipe != RecipeLock || !slices.Equal(m.Withdrawn, []int32{7}) {
 		t.Errorf("over empty data: %s %v", b, ok)
@@ -99,14 +92,7 @@ func TestKeepWithdrawn(t *testing.T) {
 // only the part of a run after its own node; and a mark written before
 // runs (one by one alone) still counts.
 func TestWithdrawnRuns(t *testing.T) {
-	read := func(b []byte) groupMark {
-		t.Helper()
-		var m groupMark
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	read := func(b []byte) groupMark { return readMarkData(t, b) }
 	rel := func(seq int32) *Release { return &Release{Node: "lock-" + FormatSequence(seq)} }
 	start, _ := json.Marshal(groupMark{Herald: 1, Recipe: RecipeLock, Released: rel(9)})
 	b := start
@@ -160,4 +146,14 @@ func TestWithdrawnRuns(t *testing.T) {
 	if len(k.WithdrawnRuns) != maxWithdrawnRuns || k.WithdrawnRuns[0] != many[3] {
 		t.Errorf("kept %d runs from %v; want the latest %d", len(k.WithdrawnRuns), k.WithdrawnRuns[0], maxWithdrawnRuns)
 	}
+}
+
+// readMarkData decodes a group node's data as herald's mark.
+func readMarkData(t *testing.T, b []byte) groupMark {
+	t.Helper()
+	var m groupMark
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
