@@ -157,11 +157,11 @@ func runsAfter(rs []seqRun, seq int32) []seqRun {
 // keepWithdrawn gives m, a release's mark, the withdrawn nodes of old (the
 // mark read just before it is written) that come after m's release: they
 // left without owning after its node was made, and a copy made after them
-// still needs to know (see accountedBefore). A mark is written without
-// that read (a busy lock's brief tenure) only where the owner's last
-// listing showed no node made after its own gone (see noneGoneAbove):
-// then there is none to keep, or its note came after that listing and
-// fails the write's version check.
+// still needs to know (see accountedBefore). A mark written without that
+// read (a busy lock's brief tenure) loses none: a note made before the
+// owner's last listing is of a node that listing misses, which the release
+// names itself (see goneAbove), and one made after fails the write's
+// version check.
 func (m *groupMark) keepWithdrawn(old []byte) {
 	prev, ok := decodeMark(old)
 	if !ok || m.Released == nil {

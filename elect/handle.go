@@ -423,7 +423,7 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	case err != nil:
 		return nil, false // connection trouble: the loop looks again
 	}
-	h.learnAbove(got.c, got.st)
+	h.learnAbove(parseListing(got.c, got.st.Cversion))
 	n, node, blind := blindTo(got.c, h.t.name, func(c string) bool { return h.inert[c] })
 	for blind {
 		client, err := h.isClient(ctx, node)
@@ -572,25 +572,16 @@ func (h *Handle) aboveGone() []seqRun {
 // during the tenure took a number, which the release then names. A
 // listing that fails, or does not show our node, changes nothing.
 func (h *Handle) lookAbove(ctx context.Context) {
-	type listing struct {
-		c  []string
-		st *zk.Stat
-	}
-	got, err := call(ctx, func() (listing, error) {
-		c, st, err := h.q.s.Conn().Children(h.q.parent)
-		return listing{c, st}, err
-	})
-	if err == nil {
-		h.learnAbove(got.c, got.st)
+	if es, _, _, next, err := h.q.list(ctx); err == nil {
+		h.learnAbove(es, next)
 	}
 }
 
-// learnAbove learns from a listing of the group (children, and the
-// group's stat) what went after our node (see goneAbove), when it shows
-// our node. The guard's listings, made on every child change from a
+// learnAbove learns from a listing of the group (es, lowest first, and the
+// group's counter then) what went after our node (see goneAbove), when it
+// shows our node. The guard's listings, made on every child change from a
 // second into the tenure, keep it current.
-func (h *Handle) learnAbove(children []string, st *zk.Stat) {
-	es, next := parseListing(children, st.Cversion)
+func (h *Handle) learnAbove(es []entry, next int32) {
 	idx := slices.IndexFunc(es, func(e entry) bool { return e.name == h.t.name })
 	if idx < 0 {
 		return
