@@ -647,6 +647,27 @@ func getW(ctx context.Context, c *zk.Conn, p string) (bool, *zk.Stat, <-chan zk.
 	return r.found, r.st, r.ch, r.err
 }
 
+// nodeRead is a node's data and stat as a getData returned them, and the
+// data watch set with it, if one was.
+type nodeRead struct {
+	data []byte
+	st   *zk.Stat
+	ch   <-chan zk.Event
+}
+
+// readNode reads p's data and stat, setting a data watch on p when watch
+// is set.
+func readNode(ctx context.Context, c *zk.Conn, p string, watch bool) (nodeRead, error) {
+	return call(ctx, func() (nodeRead, error) {
+		if watch {
+			d, st, ch, err := c.GetW(p)
+			return nodeRead{d, st, ch}, err
+		}
+		d, st, err := c.Get(p)
+		return nodeRead{data: d, st: st}, err
+	})
+}
+
 // nodeWatch is the reply to a getData that sets a watch: a node not
 // there is found false, with no error and no watch.
 type nodeWatch struct {

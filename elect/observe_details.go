@@ -130,19 +130,7 @@ func (r *reader) ownerDetails(ctx context.Context, e entry, watch bool) (Partici
 // details reads a node's data (the participant id) and stat (session,
 // term); with watch it also arms a data watch on the node.
 func (r *reader) details(ctx context.Context, e entry, watch bool) (Participant, <-chan zk.Event, error) {
-	type res struct {
-		data []byte
-		st   *zk.Stat
-		ch   <-chan zk.Event
-	}
-	got, err := call(ctx, func() (res, error) {
-		if watch {
-			d, st, ch, err := r.conn.GetW(r.group + "/" + e.name)
-			return res{d, st, ch}, err
-		}
-		d, st, err := r.conn.Get(r.group + "/" + e.name)
-		return res{d, st, nil}, err
-	})
+	got, err := readNode(ctx, r.conn, r.group+"/"+e.name, watch)
 	if errors.Is(err, zk.ErrNoAuth) {
 		// Its ACL hides the node's data (the id) from us. Its stat says
 		// what matters more, the session that holds it and its term, and
@@ -174,19 +162,7 @@ func (r *reader) details(ctx context.Context, e entry, watch bool) (Participant,
 }
 
 func (r *reader) readOffice(ctx context.Context, watch bool) (*Office, int64, <-chan zk.Event, error) {
-	type res struct {
-		data []byte
-		st   *zk.Stat
-		ch   <-chan zk.Event
-	}
-	got, err := call(ctx, func() (res, error) {
-		if watch {
-			d, st, ch, err := r.conn.GetW(r.group + "/" + OfficeNode)
-			return res{d, st, ch}, err
-		}
-		d, st, err := r.conn.Get(r.group + "/" + OfficeNode)
-		return res{d, st, nil}, err
-	})
+	got, err := readNode(ctx, r.conn, r.group+"/"+OfficeNode, watch)
 	if err != nil {
 		return nil, 0, nil, err
 	}

@@ -327,20 +327,11 @@ type groupData struct {
 // readGroupNode is readGroupData, setting a data watch on the group node
 // when watch is set.
 func (q *queue) readGroupNode(ctx context.Context, watch bool) (groupData, bool, error) {
-	r, err := call(ctx, func() (groupData, error) {
-		if watch {
-			b, st, w, err := q.s.Conn().GetW(q.parent)
-			if err != nil {
-				return groupData{}, err
-			}
-			return groupData{b: b, version: st.Version, w: w}, nil
-		}
-		b, st, err := q.s.Conn().Get(q.parent)
-		if err != nil {
-			return groupData{}, err
-		}
-		return groupData{b: b, version: st.Version}, nil
-	})
+	got, err := readNode(ctx, q.s.Conn(), q.parent, watch)
+	var r groupData
+	if err == nil {
+		r = groupData{b: got.data, version: got.st.Version, w: got.ch}
+	}
 	switch {
 	case errors.Is(err, zk.ErrNoAuth):
 		q.setMark(markDenied)

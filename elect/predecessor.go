@@ -113,22 +113,11 @@ func (h *Handle) predecessorNoted(ctx context.Context, watch bool) (noted, vouch
 	if node == "" {
 		return false, false, nil
 	}
-	type read struct {
-		b  []byte
-		ch <-chan zk.Event
-	}
-	r, err := call(ctx, func() (read, error) {
-		if watch {
-			b, _, ch, err := h.q.s.Conn().GetW(node)
-			return read{b, ch}, err
-		}
-		b, _, err := h.q.s.Conn().Get(node)
-		return read{b: b}, err
-	})
+	r, err := readNode(ctx, h.q.s.Conn(), node, watch)
 	if err != nil {
 		return false, false, nil
 	}
-	n, ok := decodeSessionNote(r.b, h.q.parent, h.t.prev)
+	n, ok := decodeSessionNote(r.data, h.q.parent, h.t.prev)
 	if ok && n.Reason != ReasonCancelled && n.Reason != ReasonUnknown {
 		return true, n.Vouches, nil
 	}
@@ -266,19 +255,7 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 // write the group node (see recordStoppedInOffice).
 func (h *Handle) readOfficeW(ctx context.Context, watch bool) (Office, <-chan zk.Event, error) {
 	c, p := h.q.s.Conn(), h.q.full(OfficeNode)
-	type read struct {
-		b  []byte
-		st *zk.Stat
-		ch <-chan zk.Event
-	}
-	r, err := call(ctx, func() (read, error) {
-		if watch {
-			b, st, ch, err := c.GetW(p)
-			return read{b, st, ch}, err
-		}
-		b, st, err := c.Get(p)
-		return read{b: b, st: st}, err
-	})
+	r, err := readNode(ctx, c, p, watch)
 	if errors.Is(err, zk.ErrNoNode) && watch {
 		type look struct {
 			found bool
@@ -300,7 +277,7 @@ func (h *Handle) readOfficeW(ctx context.Context, watch bool) (Office, <-chan zk
 	case err != nil:
 		return Office{}, nil, err
 	}
-	o, _ := decodeOffice(r.b, r.st)
+	o, _ := decodeOffice(r.data, r.st)
 	return o, r.ch, nil
 }
 

@@ -370,20 +370,8 @@ func (r *singleReader) parentStat(ctx context.Context) (*zk.Stat, error) {
 // exist). With watch it arms a data watch on it, or an exists watch for
 // its creation.
 func (r *singleReader) node(ctx context.Context, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	type res struct {
-		data []byte
-		st   *zk.Stat
-		ch   <-chan zk.Event
-	}
 	for {
-		got, err := call(ctx, func() (res, error) {
-			if watch {
-				d, st, ch, err := r.conn.GetW(r.path)
-				return res{d, st, ch}, err
-			}
-			d, st, err := r.conn.Get(r.path)
-			return res{d, st, nil}, err
-		})
+		got, err := readNode(ctx, r.conn, r.path, watch)
 		if err == nil {
 			return got.data, got.st, got.ch, nil
 		}
