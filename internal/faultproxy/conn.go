@@ -50,9 +50,13 @@ func (p *Proxy) clientToServer(c *pair) {
 			return
 		}
 		if isFrame && !first {
-			if xid, op, ok := requestHeader(b); ok && p.takeDrop(op) {
+			xid, op, ok := requestHeader(b)
+			if ok && p.takeDrop(op) {
 				c.dropXid.Store(xid)
 				c.dropArmed.Store(true)
+			}
+			if order := p.setWatchesOrder(); ok && order != nil && (op == OpSetWatches || op == OpSetWatches2) {
+				b = reorderSetWatches(b, order)
 			}
 		}
 		first = false
@@ -80,6 +84,15 @@ func (p *Proxy) serverToClient(c *pair) {
 			if xid, ok := replyXid(b); ok && xid == c.dropXid.Load() {
 				p.countDrop()
 				return
+			}
+		}
+		if gap := p.eventSpacing(); isFrame && !first && gap > 0 {
+			if xid, ok := replyXid(b); ok && xid == -1 {
+				select {
+				case <-time.After(gap):
+				case <-c.done:
+					return
+				}
 			}
 		}
 		first = false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -53,5 +54,37 @@ func TestReplyXid(t *testing.T) {
 	}
 	if _, ok := replyXid(frame(9)); ok {
 		t.Fatal("replyXid accepted a frame shorter than a reply header")
+	}
+}
+
+// A set-watches request keeps its header and relative zxid, and each of
+// its path lists comes out in the order the test's function gives; a
+// frame that does not parse as one goes on as it came.
+func TestReorderSetWatches(t *testing.T) {
+	build := func(lists ...[]string) []byte {
+		b := make([]byte, 20)
+		binary.BigEndian.PutUint32(b[4:], 7)
+		binary.BigEndian.PutUint32(b[8:], uint32(OpSetWatches))
+		binary.BigEndian.PutUint64(b[12:], 42)
+		for _, l := range lists {
+			b = binary.BigEndian.AppendUint32(b, uint32(len(l)))
+			for _, s := range l {
+				b = binary.BigEndian.AppendUint32(b, uint32(len(s)))
+				b = append(b, s...)
+			}
+		}
+		binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+		return b
+	}
+	reverse := func(paths []string) { slices.Reverse(paths) }
+	got := reorderSetWatches(build([]string{"/a", "/bb", "/ccc"}, nil, []string{"/x", "/y"}), reverse)
+	want := build([]string{"/ccc", "/bb", "/a"}, nil, []string{"/y", "/x"})
+	if !bytes.Equal(got, want) {
+		t.Fatalf("reordered:\n%x\nwant\n%x", got, want)
+	}
+	bad := build([]string{"/a"})
+	bad = bad[:len(bad)-1] // a path cut short
+	if got := reorderSetWatches(bad, reverse); !bytes.Equal(got, bad) {
+		t.Fatalf("a frame that does not parse was changed: %x", got)
 	}
 }

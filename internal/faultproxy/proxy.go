@@ -32,6 +32,9 @@ type Proxy struct {
 	dropOps   map[int32]bool
 	dropped   int
 	delay     time.Duration
+	// watchOrder and eventGap: see OrderSetWatches and SpaceEvents.
+	watchOrder func([]string)
+	eventGap   time.Duration
 }
 
 // New starts a proxy for target ("host:port") listening on 127.0.0.1:0.
