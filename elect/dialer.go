@@ -146,7 +146,7 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 		}
 		s.certSent.Store(sent)
 		return &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: m.label(), plain: tlsCfg == nil,
-			answerBy: time.Now().Add(max(timeout, answerWait)), answers: answers{answered: s.noteAnswered}}, nil
+			answerBy: time.Now().Add(max(timeout, answerWait)), answers: answers{answered: s.noteAnswered, heard: s.noteHeard, gated: s.connection() > 0}}, nil
 	}
 }
 
@@ -342,7 +342,7 @@ type sniffConn struct {
 
 // Write writes one request (the client writes each in one call).
 func (c *sniffConn) Write(p []byte) (int, error) {
-	c.answers.written()
+	c.answers.written(p)
 	n, err := c.Conn.Write(p)
 	if err == nil {
 		c.s.writes.wrote(p)

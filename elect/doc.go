@@ -22,7 +22,9 @@
 // wakes one process, not a herd. Ownership comes only from proof: a
 // listing that shows our node lowest, or the node just below gone when it
 // was the only lower one at the last listing (sequence numbers only grow,
-// so no lower node can appear after a listing). The node two below going
+// so no lower node can appear after a listing), heard on the connection
+// our own node's watch was set on: ZooKeeper keeps a session's events in
+// order along one connection only (see Session.connection). The node two below going
 // only makes us list, while our predecessor still owns: when that listing
 // shows it alone below us, its release hands over with no round trip. A
 // data change on a watched node is never a release. The first listing goes

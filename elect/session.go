@@ -65,9 +65,11 @@ type Session struct {
 	acl       []zk.ACL    // WithDefaultACL, else nil
 	id        atomic.Int64
 	nonces    atomic.Uint32 // counts our queue nodes; see heraldID
+	conns     atomic.Uint64 // counts the connections the session had; see connection
 	writes    writeWaits    // see afterWrite
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
 	answered  atomic.Int64  // see Answered (unix ns)
+	heardAt   atomic.Int64  // see heard (unix ns)
 	lostFlag  atomic.Bool
 	dialErr   atomic.Pointer[error] // the last failed dial, named when no server answers
 	tlsFailed chan error            // a handshake retrying cannot mend (buffered 1)
@@ -198,6 +200,9 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 			}
 			return
 		}
+		if ev.State == zk.StateHasSession {
+			s.conns.Add(1) // before the client reads anything on the connection
+		}
 		s.onState(ev)
 		if ev.State == zk.StateHasSession {
 			firstOnce.Do(func() { close(first) })
@@ -306,6 +311,18 @@ func (s *Session) DefaultACL() []zk.ACL {
 	}
 	return zk.WorldACL(zk.PermAll)
 }
+
+// connection numbers the connection the session is on, counting from 1:
+// it moves as each connection is made, before the client reads a byte
+// from it. ZooKeeper sends a session's replies and events in the order it
+// handled them only along one connection. On a new one the client sets its
+// watches again, and the events that brings for nodes that went meanwhile
+// come in the order of the client's list (go-zookeeper builds it from a
+// map: any order), and not in order with the replies to other requests
+// (it sends the list from a goroutine of its own). So what an event or a
+// reply says about the order of two changes holds only when both came on
+// one connection.
+func (s *Session) connection() uint64 { return s.conns.Load() }
 
 func (s *Session) onState(ev zk.Event) {
 	s.mu.Lock()

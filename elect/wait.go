@@ -31,9 +31,13 @@ import (
 //   - owning: reached only from proof, never from a guess or a data change:
 //     the listing showed nothing below us, or the node below us is gone
 //     (NodeDeleted, or the read that would set the watch answered NoNode)
-//     and it was the only lower node at the last listing. Sequence numbers
+//     and it was the only lower node at the last listing, and the watch
+//     on our own node was set on the connection that told us so, which
+//     would have told us first of our node's deletion. Sequence numbers
 //     only grow, so no lower node can appear after a listing. The node two
-//     below never gives proof: its deletion only makes us list.
+//     below never gives proof: its deletion only makes us list, and so
+//     does the deletion below us heard on a later connection than our own
+//     watch was set on.
 //
 // A data change on a watched node is not a release: nothing herald does
 // writes a queue node, so it is someone else's write (an operator's set,
@@ -61,8 +65,12 @@ type waiter struct {
 	// below it: should someone delete our node while we wait, its event
 	// comes before that of any later deletion below (one reply stream, in
 	// zxid order), and we must not own on the strength of the latter. The
-	// handle keeps it as its own watch.
-	own <-chan zk.Event
+	// handle keeps it as its own watch. That order holds on one
+	// connection only (see Session.connection): ownConn is the connection
+	// that answered the request setting the watch, 0 when the requests that
+	// went with it were not all answered on that one.
+	own     <-chan zk.Event
+	ownConn uint64
 	// seenTwo is the last node two below ours this wait learned of, for
 	// the next wait's guess.
 	seenTwo entry
@@ -306,6 +314,7 @@ func (w *waiter) arm(ctx context.Context) (state waitState, armed bool, err erro
 // there are kept in w.
 func (w *waiter) watchAll(ctx context.Context) (below, twoBelow, ok bool, err error) {
 	var paths []string
+	conn := w.q.s.connection()
 	own := w.own == nil
 	if own {
 		paths = append(paths, w.q.full(w.t.name))
@@ -324,6 +333,10 @@ func (w *waiter) watchAll(ctx context.Context) (below, twoBelow, ok bool, err er
 	if own {
 		if err := w.ownWatched(replies[0]); err != nil {
 			return false, false, false, w.q.retryable(ctx, err)
+		}
+		w.ownConn = 0
+		if w.q.s.connection() == conn {
+			w.ownConn = conn // every reply came on the connection they were sent on
 		}
 		replies = replies[1:]
 	}
@@ -455,9 +468,13 @@ func (w *waiter) ownDeleted() error {
 }
 
 // belowGone is where a waiter goes once the node just below it is gone:
-// owning when that node was the only lower one, else listing again.
+// owning when that node was the only lower one and we heard of it on the
+// connection our own node's watch was set on, else listing again. Heard
+// on a later one, the deletion may have come before our own node's that
+// went first (see Session.connection); the listing, on the connection we
+// are on, tells.
 func (w *waiter) belowGone() waitState {
-	if w.onlyLower {
+	if w.onlyLower && w.ownConn != 0 && w.ownConn == w.q.s.connection() {
 		w.expectMark()
 		return stateOwning
 	}
