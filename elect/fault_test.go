@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -644,4 +645,49 @@ func TestConnectionLossWhileCreatingParents(t *testing.T) {
 		t.Fatalf("the proxy dropped %d replies, want 3; the test did not exercise the loss", p.Dropped())
 	}
 	onlyNode(t, direct, path, h, "after a lost reply to the look for a parent")
+}
+
+// The reply to our create is lost, then the reply to the read that checks
+// that the node found by our marker is ours, and the caller gives up while
+// the connection is down. The node is most likely ours: it is swept once
+// the connection is back, not left in the queue, unowned, for the
+// session's life.
+func TestGivingUpWhileCheckingAFoundNodeLeavesNoNode(t *testing.T) {
+	group, p, s, direct, ctx := lossyGroup(t)
+	p.DropReplyTo(faultproxy.OpCreate, faultproxy.OpCreate2)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	down := make(chan struct{})
+	go func() { // the create's reply gone: drop the check's, then keep the connection down
+		defer close(down)
+		armed := false
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			switch {
+			case !armed && p.Dropped() == 1:
+				p.DropReplyTo(faultproxy.OpExists)
+				armed = true
+			case armed && p.Dropped() == 2:
+				p.Refuse(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	l, _ := elect.NewLock(s, group)
+	if h, err := l.Acquire(actx); err == nil {
+		h.Release(ctx)
+		t.Fatal("acquired although the caller gave up")
+	}
+	<-down
+	if p.Dropped() != 2 {
+		t.Fatalf("the proxy dropped %d replies, want 2; the test did not exercise the loss", p.Dropped())
+	}
+	p.Refuse(false)
+	eventually(t, 10*time.Second, "our node swept", func() bool {
+		children, _, err := direct.Conn().Children(group)
+		return err == nil && !slices.ContainsFunc(children, func(c string) bool { _, ok := elect.ParseSequence(c); return ok })
+	})
+	if err := s.Err(); err != nil {
+		t.Fatalf("the session ended (%v): the sweep proves nothing", err)
+	}
 }

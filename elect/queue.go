@@ -171,9 +171,9 @@ func (q *queue) enqueueListing(ctx context.Context, data []byte, list bool) (tic
 			}
 		case errors.Is(err, zk.ErrNoAuth):
 			return ticket{}, nil, fmt.Errorf("elect: not allowed to create nodes under %s: %w; check the ACL and your credentials", q.parent, err)
-		case ctx.Err() != nil:
-			return ticket{}, nil, ctx.Err() // create cleans up behind us
 		case connLoss(err):
+			// Before ctx: a create whose reply was lost as ctx ended too
+			// may have landed, and findAfterLoss sweeps for it.
 			t, found, err := q.findAfterLoss(ctx, marker)
 			if err != nil {
 				return ticket{}, nil, err
@@ -185,6 +185,8 @@ func (q *queue) enqueueListing(ctx context.Context, data []byte, list bool) (tic
 				t.dialect = d
 				return t, nil, nil
 			}
+		case ctx.Err() != nil:
+			return ticket{}, nil, ctx.Err() // create cleans up behind us
 		case expired(err):
 			return ticket{}, nil, ErrSessionLost
 		case errors.Is(err, zk.ErrNoChildrenForEphemerals):
@@ -281,6 +283,9 @@ func (q *queue) listBehind(conn *zk.Conn, written, created <-chan struct{}, stop
 	return out
 }
 
+// errNotOurs: a node carrying our marker belongs to another session.
+var errNotOurs = errors.New("elect: not our node")
+
 // stamp checks that a node found by its marker is ours and reads its
 // czxid (the term it will carry as owner).
 func (q *queue) stamp(ctx context.Context, name string) (ticket, error) {
@@ -296,7 +301,7 @@ func (q *queue) stamp(ctx context.Context, name string) (ticket, error) {
 		switch {
 		case err == nil:
 			if st.EphemeralOwner != q.s.ID() {
-				return ticket{}, fmt.Errorf("elect: node %s belongs to session 0x%x, not ours (0x%x)", q.full(name), st.EphemeralOwner, q.s.ID())
+				return ticket{}, fmt.Errorf("%w: node %s belongs to session 0x%x, not ours (0x%x)", errNotOurs, q.full(name), st.EphemeralOwner, q.s.ID())
 			}
 			return ticket{name: name, seq: seq, czxid: st.Czxid}, nil
 		case connLoss(err) && ctx.Err() == nil:
@@ -372,10 +377,15 @@ func (q *queue) find(ctx context.Context, marker string) (ticket, bool, error) {
 			continue
 		}
 		t, err := q.stamp(ctx, c)
-		if err != nil {
+		switch {
+		case err == nil:
+			return t, true, nil
+		case errors.Is(err, ErrNodeDeleted) || errors.Is(err, errNotOurs):
 			return ticket{}, false, nil
 		}
-		return t, true, nil
+		// Not known whether it is ours, and still there: the caller
+		// sweeps for it, as for a create given up on.
+		return ticket{}, false, err
 	}
 	return ticket{}, false, nil
 }
