@@ -242,11 +242,11 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 			return true, vouched, false, 0, nil, nil
 		}
 	}
-	ended, sch, err := h.predecessorSessionEnded(ctx, watch)
+	ended, err = h.predecessorSessionEnded(ctx)
 	if err != nil || ended {
 		return ended, false, ended, 0, nil, err
 	}
-	return false, false, false, 0, firstOf(r.ch, och, sch, nch), nil
+	return false, false, false, 0, firstOf(r.ch, och, nch), nil
 }
 
 // readOfficeW reads the office (empty when there is none, or it holds no

@@ -255,33 +255,26 @@ var sessionLooked atomic.Pointer[func(prev string, seen bool)]
 
 // predecessorSessionEnded reports whether the session of the owner before
 // ours has ended, as its session node, seen while that owner's node was
-// there, is gone now. With watch, a node still there is watched: the
-// session's end fires it.
-func (h *Handle) predecessorSessionEnded(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
+// there, went with that node.
+func (h *Handle) predecessorSessionEnded(ctx context.Context) (bool, error) {
 	if h.t.prevSession == nil || !h.t.prevSession.ok.Load() {
-		return false, nil, nil
+		return false, nil
 	}
-	node := h.q.sessionNodeOf(h.t.prev)
-	c := h.q.s.Conn()
-	type look struct {
-		found bool
-		ch    <-chan zk.Event
-	}
-	r, err := call(ctx, func() (look, error) {
-		if watch {
-			found, _, ch, err := c.ExistsW(node)
-			return look{found, ch}, err
-		}
-		found, _, err := c.Exists(node)
-		return look{found: found}, err
+	found, err := call(ctx, func() (bool, error) {
+		found, _, err := h.q.s.Conn().Exists(h.q.sessionNodeOf(h.t.prev))
+		return found, err
 	})
-	if err != nil {
-		return false, nil, err
+	if err != nil || !found {
+		return err == nil, err
 	}
-	if !r.found {
-		return true, nil, nil
-	}
-	return false, r.ch, nil
+	// The owner's node went and its session node is still there: someone
+	// deleted the node by hand (a session's end takes both in one
+	// transaction, and herald notes its own deletions, which the caller
+	// looked for first). Whoever did may delete the session node next, and
+	// its going would look like the session's end while the owner, cut off
+	// or frozen, still runs: from now on it proves nothing.
+	h.t.prevSession.ok.Store(false)
+	return false, nil
 }
 
 // noSessionNode gives up on our session's node in this group for good.
