@@ -344,6 +344,9 @@ func hazard(es []entry) string {
 // hazardBy is hazard with the node of the client that misreads: the one
 // that may believe it owns ("" when none may).
 func hazardBy(es []entry) (why, node string) {
+	if why, node := wrapHazard(es); why != "" {
+		return why, node
+	}
 	for i, c := range es {
 		n, ok, err := needOf(c.name)
 		if !ok && err == nil {
@@ -366,6 +369,33 @@ func hazardBy(es []entry) (why, node string) {
 		}
 	}
 	return "", ""
+}
+
+// wrapHazard says why a queue (es) whose group's counter went past
+// 2147483647 may have two owners ("" when it may not): ZooKeeper then
+// names nodes with negative numbers counting up from -2147483648, which
+// herald orders as they were made (SeqLess) and other clients do not:
+// Curator and Kazoo compare the text, which puts -0000000003 before
+// -0000000005 and every negative name before every positive one;
+// go-zookeeper's Lock and the classic recipe compare the signed number,
+// which puts the newest negative name before the oldest positive one. So
+// once a negative name and a foreign client's name are in one queue, two
+// clients may each believe they own. node is the first foreign node.
+func wrapHazard(es []entry) (why, node string) {
+	var wrapped string
+	for _, e := range es {
+		if e.seq < 0 && wrapped == "" {
+			wrapped = e.name
+		}
+		if info, _ := ParseName(e.name); info.Convention != "herald" && node == "" {
+			node = e.name
+		}
+	}
+	if wrapped == "" || node == "" || len(es) < 2 {
+		return "", ""
+	}
+	return fmt.Sprintf("the group's sequence counter went past 2147483647, and ZooKeeper now names its nodes with negative numbers (%s), which the client of %s does not order as they were made, so two clients may each believe they own; give the group a new path (a new parent node starts its counter again)",
+		wrapped, node), node
 }
 
 // blindTo finds the foreign client in children that cannot read our node

@@ -37,7 +37,8 @@
 // node in the same transaction (see the fencing section). Sequences are
 // signed 32-bit counters that can wrap; they are ordered with
 // serial-number arithmetic, and children whose names do not end in a
-// sequence are ignored.
+// sequence are ignored. Foreign clients do not order across the wrap, so a
+// group past it that holds one is refused (wrapHazard).
 //
 // The watches are data watches, which are never left behind on a node
 // that is already gone. In a rotation, where the same clients take a lock

@@ -423,7 +423,11 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	case err != nil:
 		return nil, false // connection trouble: the loop looks again
 	}
-	h.learnAbove(parseListing(got.c, got.st.Cversion))
+	es, next := parseListing(got.c, got.st.Cversion)
+	h.learnAbove(es, next)
+	if over, err := h.wrapped(ctx, es); over || err != nil {
+		return nil, over // err: connection trouble, the loop looks again
+	}
 	n, node, blind := blindTo(got.c, h.t.name, func(c string) bool { return h.inert[c] })
 	for blind {
 		client, err := h.isClient(ctx, node)
@@ -451,6 +455,32 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 		ErrUnsafeGroup, n.client, h.q.parent, h.t.name, fix))
 	h.giveBack(ReasonTwoOwners)
 	return nil, true
+}
+
+// wrapped steps down (over) when the queue es holds a name past the
+// counter's wrap beside a client's that orders it otherwise (wrapHazard):
+// that client may believe it owns beside us.
+func (h *Handle) wrapped(ctx context.Context, es []entry) (over bool, err error) {
+	for {
+		why, node := wrapHazard(slices.DeleteFunc(slices.Clone(es), func(e entry) bool { return h.inert[e.name] }))
+		if why == "" {
+			return false, nil
+		}
+		client, err := h.isClient(ctx, node) // marks a node that is none inert
+		if err != nil {
+			return false, err
+		}
+		if client {
+			h.stepDownWrapped(why, node)
+			return true, nil
+		}
+	}
+}
+
+func (h *Handle) stepDownWrapped(why, node string) {
+	h.q.s.log.Warn("stepping down: the group's counter wrapped, and a client in it may believe it owns", "group", h.q.parent, "node", h.t.name, "client", node)
+	h.lose(ReasonTwoOwners, fmt.Errorf("%w: %s; gave up ownership so that one owner is left", ErrUnsafeGroup, why))
+	h.giveBack(ReasonTwoOwners)
 }
 
 // isClient reports whether node, named like a client that cannot read our

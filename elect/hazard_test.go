@@ -40,6 +40,10 @@ func TestHazard(t *testing.T) {
 		{"Curator read and write locks", []string{curator("__READ__", 0), curator("__WRIT__", 1), curator("__READ__", 2)}, nil},
 		{"Curator semaphore leases", []string{curator("lease-", 0), curator("lease-", 1)}, nil},
 		{"herald election, then a Curator semaphore lease", []string{herald(DialectCuratorLatch, RecipeElection, 0), curator("lease-", 1)}, []string{"Curator lease", "groups of their own"}},
+		{"after the counter's wrap: herald, then Curator mutex", []string{herald(DialectCuratorLock, RecipeLock, -7), curator("lock-", -6)}, []string{"went past 2147483647", curator("lock-", -6), "new path"}},
+		{"across the wrap: go-zookeeper, then herald", []string{gozk(1<<31 - 1), herald(DialectCuratorLock, RecipeLock, -1<<31)}, []string{"went past 2147483647", gozk(1<<31 - 1)}},
+		{"after the wrap: herald only", []string{herald(DialectCuratorLock, RecipeLock, -7), herald(DialectClassic, RecipeLock, -6)}, nil},
+		{"a foreign client alone after the wrap", []string{curator("lock-", -6)}, nil},
 		{"empty", nil, nil},
 	} {
 		got, node := hazardBy(parseChildren(c.queue, 100))

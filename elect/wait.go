@@ -172,6 +172,9 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	if moved, err := w.fitDialect(ctx, children); err != nil || moved {
 		return stateListing, err
 	}
+	if relist, err := w.wrapRefused(ctx, es); err != nil || relist {
+		return stateListing, err
+	}
 	if idx == 0 {
 		// Every earlier owner's release, and its mark, came before this
 		// listing, and nobody else writes the mark but a waiter after ours
@@ -501,6 +504,27 @@ func (w *waiter) expectMark() {
 // twoBelowGone is where a waiter goes once the node two below it is gone:
 // listing, to learn whether the node just below is now the only lower one.
 func twoBelowGone() waitState { return stateListing }
+
+// wrapRefused refuses a queue (es) past the group counter's wrap that
+// holds a client ordering it otherwise (wrapHazard). A node no session
+// holds is no client, whatever its name. relist: a read failed, list
+// again once the connection is back.
+func (w *waiter) wrapRefused(ctx context.Context, es []entry) (relist bool, err error) {
+	for {
+		why, node := wrapHazard(es)
+		if why == "" {
+			return false, nil
+		}
+		_, session, err := ownerOf(ctx, w.q.s.Conn(), w.q.full(node))
+		switch {
+		case err != nil:
+			return true, w.q.retryable(ctx, err)
+		case session != 0:
+			return false, fmt.Errorf("%w: %s: %s", ErrUnsafeGroup, w.q.parent, why)
+		}
+		es = slices.DeleteFunc(slices.Clone(es), func(e entry) bool { return e.name == node })
+	}
+}
 
 // fitDialect makes sure every foreign client in the group can order our
 // node: when they need another dialect than our node's, our node is
