@@ -138,6 +138,9 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool, p
 				state = stateListing
 				continue
 			}
+			if err := w.q.s.gone(); err != nil {
+				return w.t, err // the proof may be from before the session ended
+			}
 			if err := w.ownKept(); err != nil {
 				return w.t, err
 			}
