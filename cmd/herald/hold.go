@@ -31,6 +31,34 @@ type holding struct {
 	// timeout is the session's: the watchdog stops the command after half
 	// of it without a sign of life from herald (see watchdog_unix.go).
 	timeout time.Duration
+	// notBefore: the command starts no sooner, whatever the gate says.
+	// Someone deleted this copy's node while it waited, or while it owned
+	// before its command started (a deleteall, a cleanup): the owner it
+	// was behind may have been deposed by the same hand, and its command
+	// may run until then, while a group made again shows nobody before us.
+	notBefore time.Time
+	// startBy: lock's --timeout; a command not started by then is not
+	// started at all.
+	startBy time.Time
+}
+
+// errUnstartedLoss: ownership ended before the command started (our node
+// deleted, or the session ended, while we waited for the owner before us
+// to stop). A copy joins again, as a waiter whose node was deleted does;
+// by then the owner before us is surely stopped (giveUpUnstarted waits
+// for that).
+var errUnstartedLoss = errors.New("lost ownership before the command started")
+
+// errStartTimedOut: lock's --timeout ran out while the command waited for
+// the owner before it to stop.
+var errStartTimedOut = errors.New("--timeout ran out before the command could start")
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // lossGrace is the most time a command gets between SIGTERM and SIGKILL
@@ -117,7 +145,16 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	quit := make(chan struct{})
 	defer close(quit)
 	safe := watchPredecessor(o, quit)
-	if !guarded || !a.awaitPredecessor(ctx, o, safe) {
+	awaited := errors.New("interrupted")
+	if guarded {
+		awaited = a.awaitPredecessor(ctx, o, safe)
+	}
+	if errors.Is(awaited, errStartTimedOut) {
+		// Leave without a release: our node goes with the session, and
+		// the next owner waits for the owners before us as we did.
+		return &exitError{code: exitTempFail, err: fmt.Errorf("%s: %w (the owner before us may still be stopping its command)", o.what(), errStartTimedOut)}
+	}
+	if awaited != nil {
 		a.giveUpUnstarted(ctx, o, safe)
 		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
 	}
@@ -129,7 +166,10 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		if ctx.Err() != nil {
 			return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
 		}
-		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), err)}
+		if r := o.h.Reason(); r == elect.ReasonTwoOwners || r == elect.ReasonUnreadable {
+			return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), err)}
+		}
+		return &exitError{code: exitNotLeader, err: fmt.Errorf("%w: %s (%s)", errUnstartedLoss, o.what(), err)}
 	}
 	if safe.opened() {
 		// Every owner before us has stopped: our records say so, and the
@@ -366,6 +406,11 @@ type predecessorGate struct {
 // hand, was still stopping its command; TestRunnerAfterALibraryOwner a
 // library owner's release doing the same.
 func (g *predecessorGate) after(o holding) time.Time {
+	return later(g.afterLook(o), o.notBefore)
+}
+
+// afterLook is after, from what the looks told alone.
+func (g *predecessorGate) afterLook(o holding) time.Time {
 	if o.h.PredecessorVouched() {
 		return time.Time{}
 	}
@@ -386,7 +431,7 @@ func (g *predecessorGate) after(o holding) time.Time {
 // ended: an owner told to stop needs the answer too (giveUpUnstarted).
 // They end with the gate, or when quit closes.
 func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
-	g := &predecessorGate{open: make(chan struct{}), until: time.Now().Add(predecessorBound(o.timeout))}
+	g := &predecessorGate{open: make(chan struct{}), until: later(time.Now().Add(predecessorBound(o.timeout)), o.notBefore)}
 	look := func() (bool, <-chan zk.Event, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -436,22 +481,56 @@ func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
 
 // awaitPredecessor waits, before our command starts, until the command of
 // the owner before us is stopped (the gate opens). Before, a command that
-// ignored SIGTERM ran beside ours. It reports false when ctx ended first.
-func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGate) bool {
+// ignored SIGTERM ran beside ours. It fails when ctx ends first
+// (interrupted), or lock's --timeout does (errStartTimedOut).
+func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGate) error {
 	select {
 	case <-g.open:
 		if o.h.PredecessorSessionEnded() && !g.earlier.Load() {
 			a.log.Info("the previous owner's node went with its session, so its command is stopped: starting ours", "group", o.h.Group(), "previous", o.h.Predecessor())
 		}
-		return ctx.Err() == nil
+		return ctx.Err()
 	default:
 	}
+	a.sayWhyWeWait(o, g)
+	var startBy <-chan time.Time
+	if !o.startBy.IsZero() {
+		t := time.NewTimer(time.Until(o.startBy))
+		defer t.Stop()
+		startBy = t.C
+	}
+	select {
+	case <-g.open:
+		switch {
+		case !o.notBefore.IsZero() && !g.recorded.Load():
+			a.log.Info("the owner we waited behind before our node was deleted is now surely stopped", "group", o.h.Group())
+		case g.earlier.Load():
+			a.log.Info("the owner before the previous one is now surely stopped too", "group", o.h.Group())
+		case g.recorded.Load() && o.h.PredecessorSessionEnded():
+			a.log.Info("the previous owner's session ended, so its command is stopped", "group", o.h.Group())
+		case g.recorded.Load():
+			a.log.Info("the previous owner's runner recorded that its command stopped", "group", o.h.Group())
+		}
+	case <-o.h.Done():
+	case <-startBy:
+		return errStartTimedOut
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// sayWhyWeWait logs why the command waits for the gate.
+func (a *app) sayWhyWeWait(o holding, g *predecessorGate) {
 	d := time.Until(g.until).Round(time.Millisecond)
 	if !o.h.ReleasesRecorded() {
 		a.log.Warn("the group's node holds data herald did not write, or herald may not write it, and a lock's group holds no other place for a record: no owner's release can be recorded, so each handoff waits as for a node gone without one, until the previous owner's session ends (a herald lock's as it exits) or at most the wait; keep a lock group's node empty and writable by its clients",
 			"group", o.h.Group(), "wait", d)
 	}
 	switch prev := o.h.Predecessor(); {
+	case time.Now().Before(o.notBefore):
+		a.log.Info("someone deleted our node while we waited (a deleteall, a cleanup), and may have deposed the owner we waited behind the same way, whose command may still be stopping: waiting until it surely is",
+			"group", o.h.Group(), "wait", time.Until(o.notBefore).Round(time.Millisecond))
 	case g.earlier.Load() && o.h.PredecessorSessionEnded():
 		a.log.Info("the previous owner's node went with its session, so its command is stopped, but it was lowest too briefly to vouch for an owner before it, whose node may have gone without a release: waiting until that one's command is surely stopped",
 			"group", o.h.Group(), "previous", prev, "wait", time.Until(g.after(o)).Round(time.Millisecond))
@@ -465,21 +544,6 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 		a.log.Info("no owner was seen before ours, but the group's history cannot show that none went without a release just before (deleted by hand): waiting for such a command to be stopped before starting ours, until its runner says so or at most the wait",
 			"group", o.h.Group(), "wait", d, "err", g.first)
 	}
-	select {
-	case <-g.open:
-		switch {
-		case g.earlier.Load():
-			a.log.Info("the owner before the previous one is now surely stopped too", "group", o.h.Group())
-		case g.recorded.Load() && o.h.PredecessorSessionEnded():
-			a.log.Info("the previous owner's session ended, so its command is stopped", "group", o.h.Group())
-		case g.recorded.Load():
-			a.log.Info("the previous owner's runner recorded that its command stopped", "group", o.h.Group())
-		}
-	case <-o.h.Done():
-	case <-ctx.Done():
-		return false
-	}
-	return true
 }
 
 // giveUpUnstarted gives ownership back when our command never started.

@@ -76,7 +76,7 @@ names is refused.`,
 	f.SetInterspersed(false)
 	f.StringVar(&o.path, "lock", "", "lock path in ZooKeeper (required), e.g. /locks/backup")
 	f.StringVar(&o.id, "id", "", "holder id stored in the lock node (default host-pid)")
-	f.DurationVar(&o.timeout, "timeout", 0, "how long to wait for the lock (0: as long as it takes)")
+	f.DurationVar(&o.timeout, "timeout", 0, "how long to wait before the command starts: for the lock, then for the command of an owner before it to be surely stopped (0: as long as it takes)")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the command must stop (once ownership is lost or in doubt, at most a sixth of the session timeout, so that it is dead before the session can expire)")
 	f.StringSliceVar(&o.nats, "nats", nil, "NATS URL(s) to announce acquire and release on (optional)")
 	o.secrets = o.natsAuth.addFlags(f)
@@ -120,7 +120,32 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	if err := checkID(o.id); err != nil {
 		return err
 	}
-	h, s, err := a.acquireLock(ctx, o, dialect)
+	w := lockWait{rejoining: false}
+	if o.timeout > 0 {
+		w.deadline = time.Now().Add(o.timeout)
+	}
+	for {
+		err := a.lockOnce(ctx, o, dialect, args, &w)
+		if !errors.Is(err, errUnstartedLoss) || ctx.Err() != nil {
+			return err
+		}
+		a.log.Warn(err.Error()+"; joining again, at the queue's end", "lock", o.path)
+		w.rejoining = true
+	}
+}
+
+// lockWait is what a lock's waits share across the copy's joins: lock's
+// --timeout (deadline; zero: none), whether the copy joined before, and
+// until when an owner before it may still run its command though no
+// listing shows it any more (notBefore; see holding).
+type lockWait struct {
+	deadline, notBefore time.Time
+	rejoining           bool
+}
+
+// lockOnce takes the lock and runs the command under it.
+func (a *app) lockOnce(ctx context.Context, o lockOpts, dialect elect.Option, args []string, w *lockWait) error {
+	h, s, err := a.acquireLock(ctx, o, dialect, w)
 	if s != nil {
 		defer a.closeOwned(s)
 	}
@@ -143,20 +168,18 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	}
 	ann := newAnnouncer(ctx, a.log, o.nats, o.natsAuth, "herald-lock/"+o.id)
 	defer ann.close()
-	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeLock, args: args, env: env, grace: o.grace, graceSet: o.graceSet, ann: ann, timeout: s.Timeout()})
+	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeLock, args: args, env: env, grace: o.grace, graceSet: o.graceSet, ann: ann,
+		timeout: s.Timeout(), notBefore: w.notBefore, startBy: w.deadline})
 }
 
 // acquireLock waits for the lock within --timeout, joining the queue
 // again on a new session when its session expires while it waits (a
 // pause, a partition), or its node is deleted, as run does. It returns the session the lock was
 // taken on (or the last one, to close, with the error).
-func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option) (*elect.Handle, *elect.Session, error) {
-	var deadline time.Time
-	if o.timeout > 0 {
-		deadline = time.Now().Add(o.timeout)
-	}
-	for rejoining := false; ; rejoining = true {
-		s, err := a.openAgain(ctx, o.path, rejoining, deadline)
+func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option, w *lockWait) (*elect.Handle, *elect.Session, error) {
+	deadline := w.deadline
+	for ; ; w.rejoining = true {
+		s, err := a.openAgain(ctx, o.path, w.rejoining, deadline)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -175,6 +198,9 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option)
 			return h, s, nil
 		case waitLost(err) != "" && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)):
 			a.log.Warn(waitLost(err)+"; joining again, at the queue's end", "lock", o.path)
+			if errors.Is(err, elect.ErrNodeDeleted) {
+				w.notBefore = later(w.notBefore, time.Now().Add(predecessorBound(s.Timeout())))
+			}
 			_ = s.Close()
 			continue
 		}

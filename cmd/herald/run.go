@@ -154,9 +154,15 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 	}
 	ann := newAnnouncer(ctx, a.log, o.nats, o.natsAuth, "herald-run/"+o.id)
 	defer ann.close()
-	var lost error // the leadership lost last, when campaigning again
+	var lost error          // the leadership lost last, when campaigning again
+	var notBefore time.Time // see holding
 	for {
-		err := a.leadOnce(ctx, o, args, ann, lost != nil)
+		err := a.leadOnce(ctx, o, args, ann, lost != nil, &notBefore)
+		if errors.Is(err, errUnstartedLoss) && ctx.Err() == nil {
+			a.log.Warn(err.Error()+"; joining again, at the queue's end", "election", o.election)
+			lost = err
+			continue
+		}
 		var ee *exitError
 		if lost != nil && (errors.As(err, &ee) && ee.code == exitUsage || refusedIdentity(err)) {
 			// Flags that held at start no longer do (a client
@@ -183,8 +189,8 @@ func refusedIdentity(err error) bool {
 
 // leadOnce campaigns, runs the command while elected, and returns what run
 // would exit with.
-func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *announcer, rejoining bool) error {
-	h, s, err := a.campaign(ctx, o, rejoining)
+func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *announcer, rejoining bool, notBefore *time.Time) error {
+	h, s, err := a.campaign(ctx, o, rejoining, notBefore)
 	if err != nil {
 		return err
 	}
@@ -203,14 +209,15 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 		// Nothing started: given up as an owner interrupted before its
 		// command is, not before the command of the owner before it is
 		// sure to be stopped.
-		ho := holding{h: h, recipe: elect.RecipeElection, timeout: s.Timeout()}
+		ho := holding{h: h, recipe: elect.RecipeElection, timeout: s.Timeout(), notBefore: *notBefore}
 		quit := make(chan struct{})
 		defer close(quit)
 		a.giveUpUnstarted(ctx, ho, watchPredecessor(ho, quit))
 		return err
 	}
 	env = append(env, cp...)
-	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeElection, args: args, env: env, grace: o.grace, graceSet: o.graceSet, ann: ann, timeout: s.Timeout()})
+	return a.holdAndRun(ctx, holding{h: h, recipe: elect.RecipeElection, args: args, env: env, grace: o.grace, graceSet: o.graceSet, ann: ann,
+		timeout: s.Timeout(), notBefore: *notBefore})
 }
 
 // campaign joins the election and waits to be elected. A session that
@@ -219,7 +226,7 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 // out a ZooKeeper outage (reopenSession), as does a runner that rejoins
 // after it lost leadership; only the first session gives up after
 // --connect-timeout.
-func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool) (*elect.Handle, *elect.Session, error) {
+func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool, notBefore *time.Time) (*elect.Handle, *elect.Session, error) {
 	for {
 		open := a.openSession
 		if rejoining {
@@ -247,6 +254,9 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool) (*elect.H
 			return nil, nil, interrupted(ctx, "interrupted while waiting for leadership of %s", o.election)
 		case waitLost(err) != "":
 			a.log.Warn(waitLost(err)+"; joining again, at the queue's end", "election", o.election)
+			if errors.Is(err, elect.ErrNodeDeleted) {
+				*notBefore = later(*notBefore, time.Now().Add(predecessorBound(s.Timeout())))
+			}
 			rejoining = true
 			continue
 		}
