@@ -180,9 +180,10 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 	switch info, ok := ParseName(p); {
 	case p != "" && (!ok || info.Convention != "herald"):
 		foreign = true
-	case p == "" && (h.t.seq == 0 || h.t.seq == 1 && h.t.madeOffice):
-		// The group's first child (but for the office made with it):
-		// nothing came before it.
+	case p == "" && (h.t.seq == 0 || h.t.seq == 1 && h.t.madeOffice || h.t.noneGone):
+		// The group's first child (but for the office made with it), or
+		// no child of the group ever went (a persistent node made before
+		// ours is no owner): nothing came before it.
 		return true, true, false, 0, nil, nil
 	}
 	ours := func(r *Release) bool {

@@ -522,3 +522,46 @@ func TestPredecessorLowestSinceCountsTheReleasesHold(t *testing.T) {
 		t.Errorf("PredecessorLowestSince %v (%v ago), want at least %v ago: the release held that long", since, time.Since(since), held)
 	}
 }
+
+// TestNoChildEverGoneProvesNoPredecessor: a group holding a persistent node
+// someone made before ours (so the counter gave ours the number 1): no
+// child of the group ever went, so no owner can have gone before ours
+// without a release, and PredecessorReleased says so at once, where a
+// runner used to wait its whole bound. A group where a child did go (one
+// made and deleted by hand before ours) may have lost an owner so, and is
+// not proven.
+func TestNoChildEverGoneProvesNoPredecessor(t *testing.T) {
+	addrs := sharedAddrs(t)
+	ctx := ctxT(t, 20*time.Second)
+	c := session(t, addrs).Conn()
+	for _, tc := range []struct {
+		name    string
+		deleted bool
+	}{{"a node of someone else's still there", false}, {"a node made and deleted before ours", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := groupPath(t)
+			makeGroup(t, c, g)
+			if _, err := c.Create(g+"/foo", []byte("bar"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.deleted {
+				if err := c.Delete(g+"/foo", -1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, _ := elect.NewLock(session(t, addrs), g)
+			h, err := l.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Release(ctx)
+			if h.Sequence() != 1 {
+				t.Fatalf("our node %s; want sequence 1, after the node made by hand", h.Node())
+			}
+			released, err := h.PredecessorReleased(ctx)
+			if err != nil || released == tc.deleted || released != h.PredecessorVouched() {
+				t.Fatalf("PredecessorReleased = %v, %v (vouched %v); want %v", released, err, h.PredecessorVouched(), !tc.deleted)
+			}
+		})
+	}
+}

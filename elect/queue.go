@@ -127,6 +127,10 @@ type ticket struct {
 	// madeOffice: the transaction that made this node made the group's
 	// office just before it (see createNode).
 	madeOffice bool
+	// noneGone: the listing that showed this node lowest showed every
+	// child the group ever had still there (its counter, which counts
+	// creates, equal to its children): no owner can have gone before it.
+	noneGone bool
 	// aboveGone are the numbers after this node's that the last listing
 	// showing it found gone (see goneAbove): none of them ever owned, and
 	// its release says so on the mark.

@@ -184,6 +184,7 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 		// that gave up, whose node the listing then misses: our release
 		// names it (aboveGone).
 		w.t.markVersion, w.t.markKnown = version, w.listedOK
+		w.t.noneGone = w.listedOK && next == int32(len(children))
 		return stateOwning, nil
 	}
 	if w.tryOnly {
