@@ -424,6 +424,10 @@ func (a *app) printWho(r whoReport, asJSON bool) error {
 	switch {
 	case asJSON:
 		err = writeJSON(a.stdout, r)
+	case r.Owner == nil && r.Source != "zookeeper" && r.Stale:
+		// Not "no owner": nothing confirms it, and ZooKeeper may say
+		// otherwise (the line after says why).
+		_, err = fmt.Fprintf(a.stdout, "%s (from %s): owner unknown: no bridge confirms the group now%s\n", r.Group, r.Source, lastSaid(r))
 	case r.Owner == nil && r.Source != "zookeeper":
 		_, err = fmt.Fprintf(a.stdout, "%s (from %s): no owner%s\n", r.Group, r.Source, ownerlessSince(r))
 	default:
@@ -451,6 +455,15 @@ func (a *app) printWho(r whoReport, asJSON bool) error {
 		return &exitError{code: exitStale, err: fmt.Errorf("the %s value of %s is %s (ask ZooKeeper: herald who --zk HOSTS %s)", r.Source, r.Group, r.freshness, r.Group)}
 	}
 	return &exitError{code: exitStale}
+}
+
+// lastSaid says what the latest value a bridge published of a group said,
+// when it said no owner, for a report that is stale.
+func lastSaid(r whoReport) string {
+	if r.OwnerlessSince == nil {
+		return ""
+	}
+	return "; the last value published said no owner" + ownerlessSince(r)
 }
 
 // ownerlessSince says, for a group without an owner, since when and how

@@ -26,7 +26,7 @@ import (
 // without an owner, nothing missed, leaves since when as it was.
 //
 // atMost says the stretch may have begun earlier than ownerless: the bridge
-// saw the loss late (publish.Event.NotBefore). missed says changes may be
+// saw the loss late (publish.Event.NotBefore), or only in a snapshot. missed says changes may be
 // missing from the count: an event of the last hour says gap (owners may
 // have come and gone while no bridge observed the group).
 func health(events []publish.Event, now time.Time) (changes int, ownerless *time.Time, atMost, missed bool) {
@@ -59,7 +59,10 @@ func health(events []publish.Event, now time.Time) (changes int, ownerless *time
 				// the loss before.
 				continue
 			}
-			lastLoss, late = e.Time, e.NotBefore != nil
+			// Seen late, or only by a read afresh (a snapshot: after a
+			// stall, a reconnect, a takeover), the loss came at or
+			// before this moment.
+			lastLoss, late = e.Time, e.NotBefore != nil || e.Snapshot
 		}
 	}
 	if !lastLoss.IsZero() && lastLoss.After(lastGain) {
@@ -117,7 +120,7 @@ func (a *app) withHealth(ctx context.Context, sf *sourceFlags, r *whoReport, err
 	if r.OwnerlessSince != nil {
 		earlier := ""
 		if r.OwnerlessSinceAtMost {
-			earlier = " or earlier (the bridge saw the loss late)"
+			earlier = " or earlier (the bridge saw the loss late, or only in a snapshot)"
 		}
 		return fmt.Errorf("%w; no owner since %s%s (%s ago)%s", err,
 			r.OwnerlessSince.UTC().Format(time.RFC3339), earlier, time.Since(*r.OwnerlessSince).Round(time.Second), changesLastHour(*r))

@@ -56,8 +56,14 @@ func TestHealthFromEvents(t *testing.T) {
 	}
 	gap := ev("5g", publish.LeaderLost, nil, 7*time.Minute, true)
 	gap.Gap = true
-	if _, since, _, missed := health(append(still, gap), now); since == nil || !since.Equal(now.Add(-7*time.Minute)) || !missed {
-		t.Fatalf("after a snapshot with gap: since %v, missed %v; want the snapshot's 7 minutes ago, and the count a lower bound", since, missed)
+	if _, since, atMost, missed := health(append(still, gap), now); since == nil || !since.Equal(now.Add(-7*time.Minute)) || !atMost || !missed {
+		t.Fatalf("after a snapshot with gap: since %v (at most %v), missed %v; want the snapshot's 7 minutes ago or earlier, and the count a lower bound", since, atMost, missed)
+	}
+	// A loss seen only in a snapshot (the bridge stalled, or reconnected,
+	// while the owner left) came at that moment or before.
+	unseen := append(slices.Clone(events[:len(events)-1]), ev("5u", publish.LeaderLost, nil, 9*time.Minute, true))
+	if _, since, atMost, _ := health(unseen, now); since == nil || !since.Equal(now.Add(-9*time.Minute)) || !atMost {
+		t.Fatalf("a loss seen in a snapshot: ownerless since %v, at most %v; want 9 minutes ago or earlier", since, atMost)
 	}
 	// A gap older than the hour leaves the count exact.
 	old := ev("0g", publish.LeaderLost, nil, 90*time.Minute, true)
