@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -128,7 +127,7 @@ func TestLockTimeoutBoundsTheStart(t *testing.T) {
 	waitQueued(t, zkFlags(t), g, 2, "the next copy never queued")
 	c := rawZK(t)
 	node := nodeOf(t, c, g, "holder")
-	if holder.cmd.Process.Signal(syscall.SIGSTOP) != nil {
+	if holder.cmd.Process.Signal(sigStop) != nil {
 		t.Fatal("could not freeze the holder")
 	}
 	if err := c.Delete(g+"/"+node, -1); err != nil {
@@ -141,7 +140,7 @@ func TestLockTimeoutBoundsTheStart(t *testing.T) {
 	if took := time.Since(begun); took > 3500*time.Millisecond {
 		t.Fatalf("gave up %v after starting, with --timeout 2s", took.Round(time.Millisecond))
 	}
-	_ = holder.cmd.Process.Signal(syscall.SIGCONT)
+	_ = holder.cmd.Process.Signal(sigCont)
 	holder.wait(t, 20*time.Second)
 }
 

@@ -145,31 +145,8 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	quit := make(chan struct{})
 	defer close(quit)
 	safe := watchPredecessor(o, quit)
-	awaited := errors.New("interrupted")
-	if guarded {
-		awaited = a.awaitPredecessor(ctx, o, safe)
-	}
-	if errors.Is(awaited, errStartTimedOut) {
-		// Leave without a release: our node goes with the session, and
-		// the next owner waits for the owners before us as we did.
-		return &exitError{code: exitTempFail, err: fmt.Errorf("%s: %w (the owner before us may still be stopping its command)", o.what(), errStartTimedOut)}
-	}
-	if awaited != nil {
-		a.giveUpUnstarted(ctx, o, safe)
-		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
-	}
-	if err := confirmOwned(ctx, o); err != nil {
-		// Lost between winning and here (the environment holds the term,
-		// which is 0 if ownership ended before it was known): never start
-		// the child for an owner that is already deposed, nor announce it.
-		a.giveUpUnstarted(ctx, o, safe)
-		if ctx.Err() != nil {
-			return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
-		}
-		if r := o.h.Reason(); r == elect.ReasonTwoOwners || r == elect.ReasonUnreadable {
-			return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), err)}
-		}
-		return &exitError{code: exitNotLeader, err: fmt.Errorf("%w: %s (%s)", errUnstartedLoss, o.what(), err)}
+	if err := a.mayStart(ctx, o, safe, guarded); err != nil {
+		return err
 	}
 	if safe.opened() {
 		// Every owner before us has stopped: our records say so, and the
@@ -224,6 +201,39 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		stopWatched(c, wd, func() { err = a.stopOnSignal(ctx, c, o) })
 		return err
 	}
+}
+
+// mayStart waits until the command may start: the owner before us surely
+// stopped (the gate), and our node confirmed by the servers. It returns
+// what holdAndRun returns when the command must not start.
+func (a *app) mayStart(ctx context.Context, o holding, safe *predecessorGate, guarded bool) error {
+	awaited := errors.New("interrupted")
+	if guarded {
+		awaited = a.awaitPredecessor(ctx, o, safe)
+	}
+	if errors.Is(awaited, errStartTimedOut) {
+		// Leave without a release: our node goes with the session, and
+		// the next owner waits for the owners before us as we did.
+		return &exitError{code: exitTempFail, err: fmt.Errorf("%s: %w (the owner before us may still be stopping its command)", o.what(), errStartTimedOut)}
+	}
+	if awaited != nil {
+		a.giveUpUnstarted(ctx, o, safe)
+		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
+	}
+	if err := confirmOwned(ctx, o); err != nil {
+		// Lost between winning and here (the environment holds the term,
+		// which is 0 if ownership ended before it was known): never start
+		// the child for an owner that is already deposed, nor announce it.
+		a.giveUpUnstarted(ctx, o, safe)
+		if ctx.Err() != nil {
+			return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
+		}
+		if r := o.h.Reason(); r == elect.ReasonTwoOwners || r == elect.ReasonUnreadable {
+			return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), err)}
+		}
+		return &exitError{code: exitNotLeader, err: fmt.Errorf("%w: %s (%s)", errUnstartedLoss, o.what(), err)}
+	}
+	return nil
 }
 
 // stopWatched runs stop, which stops the command, with the watchdog still
