@@ -2,6 +2,7 @@ package elect
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -382,16 +383,18 @@ func hazardBy(es []entry) (why, node string) {
 // once a negative name and a foreign client's name are in one queue, two
 // clients may each believe they own. node is the first foreign node.
 func wrapHazard(es []entry) (why, node string) {
-	var wrapped string
+	i := slices.IndexFunc(es, func(e entry) bool { return e.seq < 0 })
+	if i < 0 || len(es) < 2 {
+		return "", "" // the usual case, on every listing: no name read
+	}
+	wrapped := es[i].name
 	for _, e := range es {
-		if e.seq < 0 && wrapped == "" {
-			wrapped = e.name
-		}
-		if info, _ := ParseName(e.name); info.Convention != "herald" && node == "" {
+		if info, _ := ParseName(e.name); info.Convention != "herald" {
 			node = e.name
+			break
 		}
 	}
-	if wrapped == "" || node == "" || len(es) < 2 {
+	if node == "" {
 		return "", ""
 	}
 	return fmt.Sprintf("the group's sequence counter went past 2147483647, and ZooKeeper now names its nodes with negative numbers (%s), which the client of %s does not order as they were made, so two clients may each believe they own; give the group a new path (a new parent node starts its counter again)",

@@ -461,6 +461,9 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 // counter's wrap beside a client's that orders it otherwise (wrapHazard):
 // that client may believe it owns beside us.
 func (h *Handle) wrapped(ctx context.Context, es []entry) (over bool, err error) {
+	if why, _ := wrapHazard(es); why == "" {
+		return false, nil // the usual case: nothing to copy
+	}
 	for {
 		why, node := wrapHazard(slices.DeleteFunc(slices.Clone(es), func(e entry) bool { return h.inert[e.name] }))
 		if why == "" {
