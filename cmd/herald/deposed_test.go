@@ -56,16 +56,10 @@ func deleteAll(t *testing.T, c *zk.Conn, g string) {
 // would after a delete of the owner's node alone. Before, its command
 // started 20 ms after the deleteall, beside the old one.
 func TestDeleteallWhileWaitingStartsNoCommandBesideTheDeposedOwner(t *testing.T) {
-	zk := fourSecondSessions(t)
 	for _, recipe := range []string{"lock", "run"} {
 		t.Run(recipe, func(t *testing.T) {
 			g := uniq(t)
-			env := pidFile(t)
-			flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
-			holder := start(t, env, append(zk, recipe, flag, g, "--", "sh", "-c", leftover+"echo holding; wait")...)
-			holder.waitOutput(t, "holding", 20*time.Second)
-			next := start(t, env, append(zk, recipe, flag, g, "--", "sh", "-c", checkLeftover)...)
-			waitQueued(t, zkFlags(t), g, 2, "the next copy never queued")
+			holder, next := deposedPair(t, recipe, g, "--", "sh", "-c", checkLeftover)
 			deleteAll(t, rawZK(t), g)
 			if code := next.wait(t, 30*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
 				t.Fatalf("the copy that joined again ran its command beside the deposed owner's (exit %d):\n%s\nholder:\n%s", code, next.out, holder.out)
@@ -85,16 +79,10 @@ func TestDeleteallWhileWaitingStartsNoCommandBesideTheDeposedOwner(t *testing.T)
 // deleted does, rather than exiting 3 with its command never run; its
 // command starts once the owner before it is surely stopped.
 func TestOwnerDeletedBeforeItsCommandStartedJoinsAgain(t *testing.T) {
-	zk := fourSecondSessions(t)
 	for _, recipe := range []string{"lock", "run"} {
 		t.Run(recipe, func(t *testing.T) {
 			g := uniq(t)
-			env := pidFile(t)
-			flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
-			holder := start(t, env, append(zk, recipe, flag, g, "--id", "holder", "--", "sh", "-c", leftover+"echo holding; wait")...)
-			holder.waitOutput(t, "holding", 20*time.Second)
-			next := start(t, env, append(zk, recipe, flag, g, "--id", "next", "--", "sh", "-c", checkLeftover)...)
-			waitQueued(t, zkFlags(t), g, 2, "the next copy never queued")
+			holder, next := deposedPair(t, recipe, g, "--", "sh", "-c", checkLeftover)
 			c := rawZK(t)
 			if err := c.Delete(g+"/"+nodeOf(t, c, g, "holder"), -1); err != nil {
 				t.Fatal(err)
@@ -117,14 +105,9 @@ func TestOwnerDeletedBeforeItsCommandStartedJoinsAgain(t *testing.T) {
 // before it to stop (frozen, its node deleted by hand) gives up when
 // --timeout runs out, exits 75 and never starts its command.
 func TestLockTimeoutBoundsTheStart(t *testing.T) {
-	zk := fourSecondSessions(t)
 	g := uniq(t)
-	env := pidFile(t)
-	holder := start(t, env, append(zk, "lock", "--lock", g, "--id", "holder", "--", "sh", "-c", leftover+"echo holding; wait")...)
-	holder.waitOutput(t, "holding", 20*time.Second)
-	begun := time.Now()
-	next := start(t, env, append(zk, "lock", "--lock", g, "--id", "next", "--timeout", "2s", "--", "echo", "next ran")...)
-	waitQueued(t, zkFlags(t), g, 2, "the next copy never queued")
+	holder, next := deposedPair(t, "lock", g, "--timeout", "2s", "--", "echo", "next ran")
+	begun := time.Now() // after next started: its --timeout runs from before
 	c := rawZK(t)
 	node := nodeOf(t, c, g, "holder")
 	if holder.cmd.Process.Signal(sigStop) != nil {
@@ -138,10 +121,26 @@ func TestLockTimeoutBoundsTheStart(t *testing.T) {
 		t.Fatalf("exit %d after %v, want %d with the command never run:\n%s", code, time.Since(begun).Round(time.Millisecond), exitTempFail, next.out)
 	}
 	if took := time.Since(begun); took > 3500*time.Millisecond {
-		t.Fatalf("gave up %v after starting, with --timeout 2s", took.Round(time.Millisecond))
+		t.Fatalf("gave up %v after queueing, with --timeout 2s", took.Round(time.Millisecond))
 	}
 	_ = holder.cmd.Process.Signal(sigCont)
 	holder.wait(t, 20*time.Second)
+}
+
+// deposedPair starts, on a new group g of recipe (lock or run), with 4 s
+// sessions, a holder ("holder") whose command leaves a process that
+// ignores SIGTERM (its pid in $PIDFILE), and once it holds, a second copy
+// ("next") with args (its flags, "--", its command), and waits for that
+// one to queue.
+func deposedPair(t *testing.T, recipe, g string, args ...string) (holder, next *proc) {
+	t.Helper()
+	zk, env := fourSecondSessions(t), pidFile(t)
+	flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
+	holder = start(t, env, append(zk, recipe, flag, g, "--id", "holder", "--", "sh", "-c", leftover+"echo holding; wait")...)
+	holder.waitOutput(t, "holding", 20*time.Second)
+	next = start(t, env, append(append(zk, recipe, flag, g, "--id", "next"), args...)...)
+	waitQueued(t, zkFlags(t), g, 2, "the next copy never queued")
+	return holder, next
 }
 
 // fourSecondSessions is zkFlags with 4 s sessions: the wait for a
