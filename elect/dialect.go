@@ -401,6 +401,23 @@ func wrapHazard(es []entry) (why, node string) {
 		wrapped, node), node
 }
 
+// clientWrapHazard is wrapHazard over the nodes of es that are clients:
+// isClient tells whether a session holds a node (a node made by hand is no
+// client, whatever its name). Each node it rules out is passed over and
+// the queue judged again; err is isClient's.
+func clientWrapHazard(es []entry, isClient func(node string) (bool, error)) (why, node string, err error) {
+	for {
+		if why, node = wrapHazard(es); why == "" {
+			return "", "", nil
+		}
+		client, err := isClient(node)
+		if err != nil || client {
+			return why, node, err
+		}
+		es = slices.DeleteFunc(slices.Clone(es), func(e entry) bool { return e.name == node })
+	}
+}
+
 // blindTo finds the foreign client in children that cannot read our node
 // ours and so may believe it owns while we do (ok false when none is
 // there). Curator misorders a name it cannot read behind its own, Kazoo

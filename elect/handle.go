@@ -461,23 +461,17 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 // counter's wrap beside a client's that orders it otherwise (wrapHazard):
 // that client may believe it owns beside us.
 func (h *Handle) wrapped(ctx context.Context, es []entry) (over bool, err error) {
-	if why, _ := wrapHazard(es); why == "" {
-		return false, nil // the usual case: nothing to copy
-	}
-	for {
-		why, node := wrapHazard(slices.DeleteFunc(slices.Clone(es), func(e entry) bool { return h.inert[e.name] }))
-		if why == "" {
+	why, node, err := clientWrapHazard(es, func(node string) (bool, error) {
+		if h.inert[node] {
 			return false, nil
 		}
-		client, err := h.isClient(ctx, node) // marks a node that is none inert
-		if err != nil {
-			return false, err
-		}
-		if client {
-			h.stepDownWrapped(why, node)
-			return true, nil
-		}
+		return h.isClient(ctx, node) // marks a node that is none inert
+	})
+	if why == "" || err != nil {
+		return false, err
 	}
+	h.stepDownWrapped(why, node)
+	return true, nil
 }
 
 func (h *Handle) stepDownWrapped(why, node string) {

@@ -514,20 +514,17 @@ func twoBelowGone() waitState { return stateListing }
 // holds is no client, whatever its name. relist: a read failed, list
 // again once the connection is back.
 func (w *waiter) wrapRefused(ctx context.Context, es []entry) (relist bool, err error) {
-	for {
-		why, node := wrapHazard(es)
-		if why == "" {
-			return false, nil
-		}
+	why, _, err := clientWrapHazard(es, func(node string) (bool, error) {
 		_, session, err := ownerOf(ctx, w.q.s.Conn(), w.q.full(node))
-		switch {
-		case err != nil:
-			return true, w.q.retryable(ctx, err)
-		case session != 0:
-			return false, fmt.Errorf("%w: %s: %s", ErrUnsafeGroup, w.q.parent, why)
-		}
-		es = slices.DeleteFunc(slices.Clone(es), func(e entry) bool { return e.name == node })
+		return session != 0, err
+	})
+	switch {
+	case err != nil:
+		return true, w.q.retryable(ctx, err)
+	case why != "":
+		return false, fmt.Errorf("%w: %s: %s", ErrUnsafeGroup, w.q.parent, why)
 	}
+	return false, nil
 }
 
 // fitDialect makes sure every foreign client in the group can order our
