@@ -502,7 +502,8 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 		return ctx.Err()
 	default:
 	}
-	a.sayWhyWeWait(o, g)
+	floored := time.Now().Before(o.notBefore) // the wait is ours, not only the gate's
+	a.sayWhyWeWait(o, g, floored)
 	var startBy <-chan time.Time
 	if !o.startBy.IsZero() {
 		t := time.NewTimer(time.Until(o.startBy))
@@ -512,7 +513,7 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 	select {
 	case <-g.open:
 		switch {
-		case !o.notBefore.IsZero() && !g.recorded.Load():
+		case floored && !g.recorded.Load():
 			a.log.Info("the owner we waited behind before our node was deleted is now surely stopped", "group", o.h.Group())
 		case g.earlier.Load():
 			a.log.Info("the owner before the previous one is now surely stopped too", "group", o.h.Group())
@@ -530,15 +531,16 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 	return nil
 }
 
-// sayWhyWeWait logs why the command waits for the gate.
-func (a *app) sayWhyWeWait(o holding, g *predecessorGate) {
+// sayWhyWeWait logs why the command waits for the gate; floored, that
+// the copy's own notBefore holds it.
+func (a *app) sayWhyWeWait(o holding, g *predecessorGate, floored bool) {
 	d := time.Until(g.until).Round(time.Millisecond)
 	if !o.h.ReleasesRecorded() {
 		a.log.Warn("the group's node holds data herald did not write, or herald may not write it, and a lock's group holds no other place for a record: no owner's release can be recorded, so each handoff waits as for a node gone without one, until the previous owner's session ends (a herald lock's as it exits) or at most the wait; keep a lock group's node empty and writable by its clients",
 			"group", o.h.Group(), "wait", d)
 	}
 	switch prev := o.h.Predecessor(); {
-	case time.Now().Before(o.notBefore):
+	case floored:
 		a.log.Info("someone deleted our node while we waited (a deleteall, a cleanup), and may have deposed the owner we waited behind the same way, whose command may still be stopping: waiting until it surely is",
 			"group", o.h.Group(), "wait", time.Until(o.notBefore).Round(time.Millisecond))
 	case g.earlier.Load() && o.h.PredecessorSessionEnded():

@@ -120,7 +120,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	if err := checkID(o.id); err != nil {
 		return err
 	}
-	w := lockWait{rejoining: false}
+	w := lockWait{}
 	if o.timeout > 0 {
 		w.deadline = time.Now().Add(o.timeout)
 	}
