@@ -223,7 +223,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 			// No mark and no office: our session node, if any, takes
 			// the reason (see sessionNote).
 			if live = q.ownSessionNode(t.name); live != "" {
-				ops = append(ops, sessionNoteWrite(live, q.parent, t.name, rec.Reason, rec.Vouches))
+				ops = append(ops, sessionNoteWrite(live, q.parent, t.name, rec.Reason, rec.Vouches, q.s.Timeout()))
 			}
 		}
 		res, err := multi(ctx, q.s.Conn(), ops...)

@@ -280,10 +280,12 @@ func OnQueued(fn func(node string)) Option {
 // so the next runner may start at once rather than wait for the longest
 // a runner that cannot hear takes to stop. Under LoseOnExpiry work runs
 // on past the session's end, and this option proves nothing. It costs
-// one request each time the owner a wait sees changes. It changes nothing
-// behind an owner whose session keeps no such node (one without this
-// option, a foreign client, an older herald, one whose session root is
-// elsewhere or refused it).
+// one request each time the owner a wait sees changes, and a read of
+// the session node of each other session a wait finds ahead of it, once
+// per session, for the timeout it carries (Session.LongestTimeoutSeen).
+// It changes nothing behind an owner whose session keeps no such node
+// (one without this option, a foreign client, an older herald, one whose
+// session root is elsewhere or refused it).
 func ProveSessionEnd() Option {
 	return func(o *recipeOptions) error { o.sessionProof = true; return nil }
 }

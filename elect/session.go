@@ -114,6 +114,11 @@ type Session struct {
 	// one of its queue nodes that records its reason nowhere else notes it
 	// there (see queue.remove).
 	ownSessionNodes sync.Map
+	// timeoutsRead: the session nodes of other sessions whose timeout this
+	// session has read (path -> time.Duration, 0 for none), and
+	// longestSeen the longest, in nanoseconds (see LongestTimeoutSeen).
+	timeoutsRead sync.Map
+	longestSeen  atomic.Int64
 }
 
 // NewSession connects to the ensemble and waits until the servers grant a

@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -102,7 +103,7 @@ func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Di
 	acl := q.sideACL(ctx)
 	officeData, _ := json.Marshal(Office{Herald: 1})
 	office := &zk.CreateRequest{Path: q.full(OfficeNode), Data: officeData, Acl: acl}
-	live := &zk.CreateRequest{Path: q.full(OfficeNode) + "/" + sessionNodeName(sid), Data: sessionNodeData, Acl: acl, Flags: zk.FlagEphemeral}
+	live := &zk.CreateRequest{Path: q.full(OfficeNode) + "/" + sessionNodeName(sid), Data: sessionNodeContent(q.s.Timeout()), Acl: acl, Flags: zk.FlagEphemeral}
 	node := &zk.CreateRequest{Path: q.full(base), Data: data, Acl: q.o.acl, Flags: zk.FlagEphemeral | zk.FlagSequence}
 	withOffice := false
 	for try := 0; try < 4; try++ {
@@ -176,8 +177,17 @@ func (w *waiter) seeSessionNode(ctx context.Context) {
 			found, st, err := w.q.s.Conn().Exists(node)
 			return look{found: found, st: st}, err
 		}
-		found, st, ch, err := w.q.s.Conn().ExistsW(node)
-		return look{found, st, ch}, err
+		// Read, not only watched: its data carries the owner's session
+		// timeout (see LongestTimeoutSeen).
+		b, st, ch, err := w.q.s.Conn().GetW(node)
+		if err == nil {
+			w.q.s.noteTimeout(node, timeoutIn(b))
+		}
+		if errors.Is(err, zk.ErrNoNode) {
+			w.q.s.noteTimeout(node, 0)
+			return look{}, nil
+		}
+		return look{true, st, ch}, err
 	})
 	seen := err == nil && l.found && l.st.EphemeralOwner == id.session
 	switch {
@@ -292,7 +302,7 @@ func (q *queue) noSessionNode(sid int64, err error) {
 func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string, data []byte) (string, error) {
 	sid, root := q.s.ID(), q.o.sessionRoot
 	plain := func() (string, error) { return q.createAlone(conn, base, data) }
-	live := &zk.CreateRequest{Path: root + "/" + sessionNodeName(sid), Data: sessionNodeData, Acl: q.o.acl, Flags: zk.FlagEphemeral}
+	live := &zk.CreateRequest{Path: root + "/" + sessionNodeName(sid), Data: sessionNodeContent(q.s.Timeout()), Acl: q.o.acl, Flags: zk.FlagEphemeral}
 	node := &zk.CreateRequest{Path: q.full(base), Data: data, Acl: q.o.acl, Flags: zk.FlagEphemeral | zk.FlagSequence}
 	for try := 0; try < 4; try++ {
 		res, err := conn.Multi(live, node)
@@ -363,13 +373,13 @@ func (q *queue) madeSessionNode(p string) {
 	q.s.ownSessionNodes.Store(p, struct{}{})
 }
 
-// sessionNodeData is what a session node holds when it is made, before any
-// note: it says that its session notes every deletion of its own nodes
-// that it records nowhere else. An observer tells it from the stat alone
-// (DataLength), with no permission: a session node without data is an
-// older herald's, which noted nothing, so that a node of its session gone
-// without a record may be its own deletion, not someone else's.
-var sessionNodeData = []byte(`{"herald":1}`)
+// A session node holds data from when it is made, before any note (see
+// sessionNodeContent): it says that its session notes every deletion of
+// its own nodes that it records nowhere else. An observer tells it from
+// the stat alone (DataLength), with no permission: a session node without
+// data is an older herald's, which noted nothing, so that a node of its
+// session gone without a record may be its own deletion, not someone
+// else's.
 
 // A sessionNote is what a session node holds: the last of its session's
 // queue nodes that went by a deletion of its own recorded nowhere else (a
@@ -382,20 +392,24 @@ var sessionNodeData = []byte(`{"herald":1}`)
 // session lived and did not delete its node, so someone else did.
 type sessionNote struct {
 	Herald int    `json:"herald"`
-	Group  string `json:"group"`
-	Node   string `json:"node"`
-	Reason Reason `json:"reason"`
+	Group  string `json:"group,omitempty"`
+	Node   string `json:"node,omitempty"`
+	Reason Reason `json:"reason,omitempty"`
 	// Vouches: as a release record's (see Release.Vouches).
 	Vouches bool `json:"vouches,omitempty"`
+	// TimeoutMS is the session's timeout in milliseconds (see
+	// LongestTimeoutSeen), 0 where the writer did not know it.
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
 
 // sessionNoteWrite is the write, for the transaction that deletes the
-// queue node name of group, of why it goes on the session node at p.
-func sessionNoteWrite(p, group, name string, why Reason, vouches bool) *zk.SetDataRequest {
+// queue node name of group, of why it goes on the session node at p, whose
+// session's timeout is timeout (0 when the writer does not know it).
+func sessionNoteWrite(p, group, name string, why Reason, vouches bool, timeout time.Duration) *zk.SetDataRequest {
 	if why == ReasonNone {
 		why = ReasonUnknown
 	}
-	b, _ := json.Marshal(sessionNote{Herald: 1, Group: group, Node: name, Reason: why, Vouches: vouches})
+	b, _ := json.Marshal(sessionNote{Herald: 1, Group: group, Node: name, Reason: why, Vouches: vouches, TimeoutMS: timeout.Milliseconds()})
 	return &zk.SetDataRequest{Path: p, Data: b, Version: -1}
 }
 
@@ -404,9 +418,9 @@ func sessionNoteWrite(p, group, name string, why Reason, vouches bool) *zk.SetDa
 // is ""). Where that node refuses the note (gone, or its ACL changed),
 // refused says so, and the queue node is deleted alone. A queue node
 // already gone is zk.ErrNoNode.
-func deleteNoted(ctx context.Context, c *zk.Conn, p, live string, why Reason, vouches bool) (refused bool, err error) {
+func deleteNoted(ctx context.Context, c *zk.Conn, p, live string, why Reason, vouches bool, timeout time.Duration) (refused bool, err error) {
 	if live != "" {
-		res, err := multi(ctx, c, &zk.DeleteRequest{Path: p, Version: -1}, sessionNoteWrite(live, path.Dir(p), path.Base(p), why, vouches))
+		res, err := multi(ctx, c, &zk.DeleteRequest{Path: p, Version: -1}, sessionNoteWrite(live, path.Dir(p), path.Base(p), why, vouches, timeout))
 		switch {
 		case failedAt(res, 0, zk.ErrNoNode):
 			return false, zk.ErrNoNode

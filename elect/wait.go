@@ -192,6 +192,7 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 	}
 	w.notePrev(es[:idx], at)
 	w.seeSessionNode(ctx)
+	w.learnTimeouts(ctx, es[:idx])
 	w.behind(es[:idx])
 	return stateWatching, nil
 }

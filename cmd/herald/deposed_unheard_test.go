@@ -315,3 +315,44 @@ func TestBriefPredecessorsSessionEndVouchesOnlyForItself(t *testing.T) {
 		})
 	}
 }
+
+// TestShorterTimeoutWaitsForTheLongerOwner: copies given different
+// --session-timeouts. The owner, given the longer, is frozen (SIGSTOP)
+// and its node deleted by hand; its watchdog kills its command (which
+// ignores SIGTERM) within 7/12 of that timeout of its last heartbeat. The
+// next copy, given a quarter of it, used to wait the bound of its own
+// timeout (11/12 of it) and start its command beside the old one. It now
+// reads the owner's timeout on the owner's session node, and waits the
+// bound of the longer.
+func TestShorterTimeoutWaitsForTheLongerOwner(t *testing.T) {
+	for _, recipe := range []string{"run", "lock"} {
+		t.Run(recipe, func(t *testing.T) {
+			t.Parallel()
+			addr := zktest.Shared(t).ConnectString()
+			g := uniq(t)
+			child, env, read := overlapMarks(t)
+			flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
+			copyWith := func(id, timeout string) *proc {
+				return start(t, env, "--zk", addr, "--session-timeout", timeout, recipe, flag, g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
+			}
+			first := copyWith("copy-1", "8s")
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("no command started: %q\n%s", read(), first.out)
+			}
+			second := copyWith("copy-2", "2s")
+			waitQueued(t, []string{"--zk", addr}, g, 2, "copy-2 never joined the queue")
+			pid := first.cmd.Process.Pid
+			if err := signalPID(pid, sigStop); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
+			deleteLowest(t, g)
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2 (2s sessions) started its command while that of copy-1 (8s sessions, frozen) still ran:\n%s\n%s", read(), second.out)
+			}
+		})
+	}
+}

@@ -373,9 +373,17 @@ func (a *app) awaitGuard(ctx context.Context, o holding) bool {
 // it last heard, before the deletion, and the command is killed within
 // lossGrace of that; frozen, the watchdog kills it within watchdogKillBy
 // (less) of the last heartbeat. A twelfth more is for a busy machine.
-// Every copy is given the same --session-timeout.
+// timeout is the owner's: see holding.bound.
 func predecessorBound(timeout time.Duration) time.Duration {
 	return timeout*2/3 + lossGrace(timeout) + timeout/12
+}
+
+// bound is predecessorBound for the owners before ours: taken from the
+// longest session timeout of ours and of the copies our wait found ahead
+// of ours (elect.Session.LongestTimeoutSeen), so that a copy given a
+// shorter --session-timeout waits as long as they may take to stop.
+func (o holding) bound() time.Duration {
+	return predecessorBound(o.h.Session().LongestTimeoutSeen())
 }
 
 // predecessorGate watches for the moment the command of the herald owner
@@ -431,7 +439,7 @@ func (g *predecessorGate) afterLook(o holding) time.Time {
 	if since.IsZero() {
 		return g.until
 	}
-	if at := since.Add(predecessorBound(o.timeout)); at.Before(g.until) {
+	if at := since.Add(o.bound()); at.Before(g.until) {
 		return at
 	}
 	return g.until
@@ -441,7 +449,7 @@ func (g *predecessorGate) afterLook(o holding) time.Time {
 // ended: an owner told to stop needs the answer too (giveUpUnstarted).
 // They end with the gate, or when quit closes.
 func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
-	g := &predecessorGate{open: make(chan struct{}), until: later(time.Now().Add(predecessorBound(o.timeout)), o.notBefore)}
+	g := &predecessorGate{open: make(chan struct{}), until: later(time.Now().Add(o.bound()), o.notBefore)}
 	look := func() (bool, <-chan zk.Event, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -199,7 +199,7 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option,
 		case waitLost(err) != "" && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)):
 			a.log.Warn(waitLost(err)+"; joining again, at the queue's end", "lock", o.path)
 			if errors.Is(err, elect.ErrNodeDeleted) {
-				w.notBefore = later(w.notBefore, time.Now().Add(predecessorBound(s.Timeout())))
+				w.notBefore = later(w.notBefore, time.Now().Add(predecessorBound(s.LongestTimeoutSeen())))
 			}
 			_ = s.Close()
 			continue

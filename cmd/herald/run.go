@@ -255,7 +255,7 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool, notBefore
 		case waitLost(err) != "":
 			a.log.Warn(waitLost(err)+"; joining again, at the queue's end", "election", o.election)
 			if errors.Is(err, elect.ErrNodeDeleted) {
-				*notBefore = later(*notBefore, time.Now().Add(predecessorBound(s.Timeout())))
+				*notBefore = later(*notBefore, time.Now().Add(predecessorBound(s.LongestTimeoutSeen())))
 			}
 			rejoining = true
 			continue

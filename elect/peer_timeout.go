@@ -1,0 +1,105 @@
+package elect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// A runner's bound (how long after its node went without a release its
+// work may still run, see Handle.PredecessorLowestSince) grows with its
+// own session timeout: the client gives a silent connection up after a
+// share of it, and a frozen runner's watchdog waits a share of it. A
+// waiter given a shorter timeout than the owner before it would wait too
+// little. So each session node carries its session's timeout (timeout_ms,
+// in sessionNodeContent and in every note written over it), and a waiter
+// under ProveSessionEnd reads the session nodes of the herald nodes below
+// its own, once per session: LongestTimeoutSeen is the longest of them
+// and its own, the timeout a runner's bound is taken from.
+
+// sessionNodeContent is what our session node holds when it is made,
+// before any note: the herald mark and our session's timeout.
+func sessionNodeContent(timeout time.Duration) []byte {
+	b, _ := json.Marshal(sessionNote{Herald: 1, TimeoutMS: timeout.Milliseconds()})
+	return b
+}
+
+// timeoutIn reads the session timeout a session node's data carries (0
+// when it carries none: an older herald's, or not herald's at all).
+func timeoutIn(b []byte) time.Duration {
+	var n sessionNote
+	if len(b) == 0 || json.Unmarshal(b, &n) != nil || n.Herald == 0 || n.TimeoutMS <= 0 {
+		return 0
+	}
+	return time.Duration(n.TimeoutMS) * time.Millisecond
+}
+
+// LongestTimeoutSeen is the longest of this session's timeout and those
+// of the herald sessions whose session nodes it has read: under
+// ProveSessionEnd, a waiter reads those of the herald nodes below its own
+// in each listing (each session once). `herald run` and `herald lock`
+// take the bound they wait for an owner that cannot hear from it, so that
+// a copy given a shorter --session-timeout than the owner before it waits
+// as long as that owner may take to stop. It only grows: a long timeout
+// seen once is kept for the session's life.
+func (s *Session) LongestTimeoutSeen() time.Duration {
+	if d := time.Duration(s.longestSeen.Load()); d > s.timeout {
+		return d
+	}
+	return s.timeout
+}
+
+// noteTimeout records the session timeout a session node at p showed (0:
+// none, or the node was not there; the node is not read again).
+func (s *Session) noteTimeout(p string, d time.Duration) {
+	s.timeoutsRead.Store(p, d)
+	for {
+		cur := s.longestSeen.Load()
+		if int64(d) <= cur || s.longestSeen.CompareAndSwap(cur, int64(d)) {
+			return
+		}
+	}
+}
+
+// learnTimeouts reads, in one round trip, the session nodes of the herald
+// nodes in lower that this session has not read yet, and notes the
+// timeouts they carry. A failed read is left for the next listing.
+func (w *waiter) learnTimeouts(ctx context.Context, lower []entry) {
+	if !w.q.o.sessionProof {
+		return
+	}
+	var paths []string
+	for _, e := range lower {
+		p := w.q.sessionNodeOf(e.name)
+		if _, read := w.q.s.timeoutsRead.Load(p); p == "" || read {
+			continue
+		}
+		paths = append(paths, p)
+	}
+	if len(paths) == 0 {
+		return
+	}
+	c := w.q.s.Conn()
+	var wg sync.WaitGroup
+	for _, p := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, err := call(ctx, func() ([]byte, error) {
+				b, _, err := c.Get(p)
+				return b, err
+			})
+			switch {
+			case err == nil:
+				w.q.s.noteTimeout(p, timeoutIn(b))
+			case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
+				w.q.s.noteTimeout(p, 0)
+			}
+		}()
+	}
+	wg.Wait()
+}
