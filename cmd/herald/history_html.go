@@ -38,7 +38,7 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 	err = a.eachBatch(ctx, sf, src, files, group, heldEvents, func(events []publish.Event) error {
 		ts := audit.History(events)
 		if w.set() {
-			w.ends = endsOf(ts, w.now) // each group's rows are all in its batch
+			w.learn(ts) // each group's rows are all in its batch
 		}
 		b.Add(events, ts, w.overlaps)
 		return nil

@@ -28,7 +28,9 @@ type window struct {
 	now time.Time
 	// ends holds, for each row whose end no event showed, the latest it
 	// can have ended (see endsOf); a row without one ended at its Until.
-	ends map[rowKey]time.Time
+	// starts holds, for each row whose start no event showed, the
+	// earliest it can have begun (see startsOf).
+	ends, starts map[rowKey]time.Time
 }
 
 // rowKey names a row of the history: a tenure by its group and term, a
@@ -74,6 +76,42 @@ func endsOf(ts []audit.Tenure, now time.Time) map[rowKey]time.Time {
 		ends[keyOf(t)] = end
 	}
 	return ends
+}
+
+// startsOf works out, for each row of ts whose start no event showed (its
+// From is only when it was first seen holding), the earliest it can have
+// begun: after the previous row of its group was last known (its end, or
+// when it was last seen holding), and, with no row before it, at any time
+// (zero). Such a row overlaps a window that ends before it was first seen
+// but after then: it may have held in the window, as a bridge stalled or
+// down while it came to own. ts is in History's order, as for endsOf.
+func startsOf(ts []audit.Tenure) map[rowKey]time.Time {
+	starts := map[rowKey]time.Time{}
+	for i, t := range ts {
+		if t.FromSeen || t.From.IsZero() || t.Missing {
+			continue // a stretch of missing owners begins at its From
+		}
+		var start time.Time
+		if i > 0 && ts[i-1].Group == t.Group {
+			start = lastKnown(ts[i-1])
+		}
+		if start.After(t.From) {
+			start = t.From
+		}
+		starts[keyOf(t)] = start
+	}
+	return starts
+}
+
+// lastKnown is the latest time a row gives: its end, or when it was last
+// seen holding, or its start.
+func lastKnown(t audit.Tenure) time.Time {
+	for _, c := range []time.Time{t.Until, t.LastSeen, t.From} {
+		if !c.IsZero() {
+			return c
+		}
+	}
+	return time.Time{}
 }
 
 // firstKnown is the earliest time a row gives: its start, or when it was
@@ -166,12 +204,16 @@ func (w window) set() bool { return !w.since.IsZero() || !w.until.IsZero() }
 
 // overlaps reports whether a row of the history (a tenure, or a stretch
 // of missing owners) may share a moment with the window: it began no
-// later than until (a start not known may be any time before) and ended
-// no earlier than since, or is still open. An end not seen counts at the
-// latest it can have been (see endsOf), not at the last time the owner
-// was seen holding: the owner may have held into the window.
+// later than until and ended no earlier than since, or is still open. A
+// start not seen counts at the earliest it can have been (see startsOf),
+// an end not seen at the latest (see endsOf), not at the first or last
+// time the owner was seen holding: the owner may have held in the window.
 func (w window) overlaps(t audit.Tenure) bool {
-	if !w.until.IsZero() && t.From.After(w.until) {
+	start := t.From
+	if s, ok := w.starts[keyOf(t)]; ok && !t.FromSeen {
+		start = s
+	}
+	if !w.until.IsZero() && start.After(w.until) {
 		return false
 	}
 	switch {
@@ -187,12 +229,18 @@ func (w window) overlaps(t audit.Tenure) bool {
 	return !end.Before(w.since)
 }
 
+// learn works out, from the rows of ts, when those whose ends were not
+// seen can have begun and ended (see overlaps).
+func (w *window) learn(ts []audit.Tenure) {
+	w.ends, w.starts = endsOf(ts, w.now), startsOf(ts)
+}
+
 // tenures is the rows of ts that overlap the window, in their order.
 func (w window) tenures(ts []audit.Tenure) []audit.Tenure {
 	if !w.set() {
 		return ts
 	}
-	w.ends = endsOf(ts, w.now)
+	w.learn(ts)
 	var in []audit.Tenure
 	for _, t := range ts {
 		if w.overlaps(t) {

@@ -270,8 +270,13 @@ func TestHistoryWindowBadValues(t *testing.T) {
 // t0+10m; the bridge was then down, and at t0+100m a snapshot found golf
 // holding. Foxtrot ended somewhere in between, unseen, so it may have
 // held into a window from t0+1h: its row is shown there (until "≥ t0+10m",
-// as recorded). It was hidden, as if it had ended when last seen. A
-// window that begins after golf was found holding leaves it out.
+// as recorded). It was hidden, as if it had ended when last seen. Golf
+// began somewhere in between too, so a window from t0+1h to t0+90m shows
+// it as well (from "≤ t0+100m"): it was hidden, as if it had begun when
+// first seen, and a window inside a bridge's stall showed the owner
+// before it alone. A window that begins after golf was found holding
+// leaves foxtrot out, and one that ends before foxtrot was first seen
+// shows neither.
 func TestHistoryWindowKeepsAnEndNotSeen(t *testing.T) {
 	g := uniq(t)
 	t0 := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Second)
@@ -296,9 +301,10 @@ func TestHistoryWindowKeepsAnEndNotSeen(t *testing.T) {
 		since, until time.Duration
 		want         []string
 	}{
-		{60 * time.Minute, 90 * time.Minute, []string{"foxtrot"}},
+		{60 * time.Minute, 90 * time.Minute, []string{"foxtrot", "golf"}},
 		{60 * time.Minute, 0, []string{"foxtrot", "golf"}},
 		{110 * time.Minute, 0, []string{"golf"}},
+		{0, 5 * time.Minute, nil},
 	} {
 		args := []string{g, "--audit", path, "--since", t0.Add(tc.since).Format(time.RFC3339)}
 		if tc.until != 0 {
