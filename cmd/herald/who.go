@@ -56,9 +56,16 @@ type whoReport struct {
 	// time of a release herald recorded).
 	ChangesLastHour *int `json:"changes_last_hour,omitempty"`
 	// ChangesLastHourAtLeast: ChangesLastHour is a lower bound, because an
-	// event of the last hour says gap, or no bridge confirms the group now.
-	ChangesLastHourAtLeast bool       `json:"changes_last_hour_at_least,omitempty"`
-	OwnerlessSince         *time.Time `json:"ownerless_since,omitempty"`
+	// event of the last hour says gap, no bridge confirms the group now, or
+	// the group's stored events begin within the hour (EventsFrom).
+	ChangesLastHourAtLeast bool `json:"changes_last_hour_at_least,omitempty"`
+	// EventsFrom is when the group's oldest stored event was published,
+	// when that is within the last hour: changes before it (dropped by
+	// the stream's limits, or made before a bridge observed the group)
+	// are not counted. changesGap: an event of the hour says gap.
+	EventsFrom     *time.Time `json:"events_from,omitempty"`
+	changesGap     bool
+	OwnerlessSince *time.Time `json:"ownerless_since,omitempty"`
 	// OwnerlessSinceAtMost: the stretch may have begun earlier (the
 	// bridge saw the loss late, publish.Event.NotBefore).
 	OwnerlessSinceAtMost bool `json:"ownerless_since_at_most,omitempty"`

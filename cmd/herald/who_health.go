@@ -85,16 +85,32 @@ func (a *app) addHealth(ctx context.Context, sf *sourceFlags, r *whoReport) {
 		// an empty group's too: none at all is most likely a wrong path.
 		r.Notes = append(r.Notes, fmt.Sprintf("no event of %s is stored (none was published, or all were dropped): is the path right? ZooKeeper tells: herald who --zk HOSTS %s", r.Group, r.Group))
 	}
-	n, since, atMost, missed := health(events, time.Now())
+	now := time.Now()
+	n, since, atMost, missed := health(events, now)
 	r.ChangesLastHour = &n
+	if from, ok := oldestEvent(events); ok && now.Sub(from) < time.Hour {
+		r.EventsFrom = &from
+	}
 	// A bridge that is not confirming now may be missing the latest.
-	r.ChangesLastHourAtLeast = missed || r.Stale
+	r.ChangesLastHourAtLeast = missed || r.Stale || r.EventsFrom != nil
+	r.changesGap = missed
 	if r.Owner == nil {
 		r.OwnerlessSince, r.OwnerlessSinceAtMost = since, atMost
 	}
 	if r.Hazard == "" {
 		r.Hazard = lastHazard(events)
 	}
+}
+
+// oldestEvent is the time of the earliest of events (false for none).
+func oldestEvent(events []publish.Event) (time.Time, bool) {
+	var first time.Time
+	for _, e := range events {
+		if first.IsZero() || e.Time.Before(first) {
+			first = e.Time
+		}
+	}
+	return first, !first.IsZero()
 }
 
 // lastHazard is the hazard the group's latest event carried: whether, as
@@ -140,8 +156,11 @@ func changesLastHour(r whoReport) string {
 		return fmt.Sprintf(", %d owner changes in the last hour", *r.ChangesLastHour)
 	case r.Stale:
 		return fmt.Sprintf(", at least %d owner changes in the last hour (no bridge confirms the group now: later changes are not counted)", *r.ChangesLastHour)
+	case r.changesGap || r.EventsFrom == nil:
+		return fmt.Sprintf(", at least %d owner changes in the last hour (a bridge marked a gap: owners may have come and gone unseen)", *r.ChangesLastHour)
 	}
-	return fmt.Sprintf(", at least %d owner changes in the last hour (a bridge marked a gap: owners may have come and gone unseen)", *r.ChangesLastHour)
+	return fmt.Sprintf(", at least %d owner changes in the last hour (the group's stored events begin at %s: none tell of changes before)",
+		*r.ChangesLastHour, r.EventsFrom.UTC().Format(time.RFC3339))
 }
 
 // unreachable reports whether err means the server a reading command was

@@ -194,3 +194,38 @@ func TestJetStreamDownIsUnreachable(t *testing.T) {
 		t.Errorf("streamErr(timeout) = %v: want JetStream unavailable, without the hint", err)
 	}
 }
+
+// TestWhoChangesBeforeTheStoredEventsAreNotCounted: the group's oldest
+// stored event is two minutes old (the stream's max age dropped the rest,
+// or no bridge observed the group before), so changes earlier in the hour
+// are not known. who said "2 owner changes in the last hour" as if that
+// were all; it now says "at least" and when the events begin. Events that
+// reach back past the hour leave the count exact.
+func TestWhoChangesBeforeTheStoredEventsAreNotCounted(t *testing.T) {
+	url, s := jetStreamSink(t)
+	g := uniq(t)
+	write(t, s, story(g)...)
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", url)
+	if code != 0 || !strings.Contains(out, "at least 2 owner changes in the last hour (the group's stored events begin at ") {
+		t.Fatalf("who --nats over two minutes of events: exit %d, want at least 2 changes and when the events begin:\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = heraldRun(t, nil, "who", g, "--nats", url, "--json")
+	if code != 0 || !strings.Contains(out, `"changes_last_hour_at_least":true`) || !strings.Contains(out, `"events_from":"`) {
+		t.Fatalf("who --nats --json: exit %d:\n%s%s", code, out, stderr)
+	}
+	g2 := uniq(t) + "-old"
+	old := story(g2)
+	for i := range old {
+		old[i].Time = old[i].Time.Add(-2 * time.Hour)
+		old[i] = old[i].WithID()
+	}
+	c := &publish.Participant{ID: "charlie", Node: "n_0000000003", Session: "0x3"}
+	now := publish.Event{Type: publish.LeaderElected, Group: g2, Recipe: elect.RecipeElection, Owner: c,
+		Previous: &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"},
+		Term: 30, Zxid: 30, Time: time.Now().UTC(), Source: "test"}.WithID()
+	write(t, s, append(old, now)...)
+	out, stderr, code = heraldRun(t, nil, "who", g2, "--nats", url)
+	if code != 0 || !strings.Contains(out, "owner charlie") || !strings.Contains(out, ", 1 owner changes in the last hour") || strings.Contains(out, "at least") {
+		t.Fatalf("who --nats over events older than the hour: exit %d, want exactly 1 change:\n%s%s", code, out, stderr)
+	}
+}

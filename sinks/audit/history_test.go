@@ -692,3 +692,35 @@ func TestHistoryLateLossOfAnEarlierOwnerMakesNoGap(t *testing.T) {
 		}
 	}
 }
+
+// An owner no gain showed, named only by candidates' events (its gain
+// aged out of a stream with a max age, or sat in the part of a log that
+// is gone), is the current tenure from the first of them on, its start
+// not seen: it was left out of the history while who named it. After
+// other events of the group, an owner may have come and gone unseen
+// between them: a gap. The next owner's gain ends it.
+func TestHistoryOwnerNamedOnlyByCandidates(t *testing.T) {
+	ts := History([]publish.Event{joinedUnder("xray", 57, 5), joinedUnder("xray", 57, 6)})
+	if len(ts) != 1 {
+		t.Fatalf("%d tenures, want xray's: %+v", len(ts), ts)
+	}
+	x := ts[0]
+	if x.Owner.ID != "xray" || x.Term != 57 || !x.Open() || x.FromSeen || x.From != h0.Add(5*time.Minute) || x.LastSeen != h0.Add(6*time.Minute) || x.Gap {
+		t.Fatalf("xray %+v: want from ≤ +5m, seen at +6m, holding, no gap (nothing before it)", x)
+	}
+	ts = History([]publish.Event{
+		hev(publish.LeaderElected, "a", "", 10, 0),
+		hev(publish.LeaderLost, "", "a", 10, 1),
+		joinedUnder("xray", 57, 5),
+		hev(publish.LeaderElected, "yank", "xray", 70, 8),
+	})
+	if len(ts) != 3 {
+		t.Fatalf("%d tenures, want a's, xray's and yank's: %+v", len(ts), ts)
+	}
+	if x := ts[1]; x.Owner.ID != "xray" || !x.Gap || x.FromSeen || x.Open() || !x.UntilSeen || x.Until != h0.Add(8*time.Minute) {
+		t.Fatalf("xray %+v: want from ≤ +5m with a gap before it, ended at yank's gain", x)
+	}
+	if y := ts[2]; y.Owner.ID != "yank" || y.Gap {
+		t.Fatalf("yank %+v: want it following xray, no gap", y)
+	}
+}

@@ -100,6 +100,8 @@ func (t *tenures) add(e publish.Event) {
 		t.nobody(e, since, upTo, prevMissing)
 	case e.Type.Loses():
 		t.loss(e, since)
+	case e.Owner != nil && e.Term != 0:
+		t.named(e, after)
 	}
 }
 
@@ -208,6 +210,26 @@ func (t *tenures) ready(e publish.Event) {
 	r := t.newRow(e, e.Owner)
 	r.Gap = true
 	r.From, r.FromSeen, r.Ready = e.Time, false, e.Time
+	r.see(e.Time)
+	if t.cur == nil || t.cur.Term <= r.Term {
+		unseenEnd(t.cur)
+		t.cur, t.last = r, r
+	}
+}
+
+// named: e, an event of another kind (a candidate's), names the owner
+// holding at its time. An owner no gain, ready or loss showed (its gain
+// dropped by the stream's age limit, a log whose older part is gone) is
+// current from then on, its start not seen, as for ready: not left out of
+// the history while who names it. It may follow owners nobody saw when
+// other events of the group came before it (after).
+func (t *tenures) named(e publish.Event, after bool) {
+	if t.byTerm[e.Term] != nil {
+		return
+	}
+	r := t.newRow(e, e.Owner)
+	r.Gap = after || e.Gap
+	r.From, r.FromSeen = e.Time, false
 	r.see(e.Time)
 	if t.cur == nil || t.cur.Term <= r.Term {
 		unseenEnd(t.cur)
