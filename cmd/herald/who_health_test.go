@@ -222,7 +222,7 @@ func TestWhoChangesBeforeTheStoredEventsAreNotCounted(t *testing.T) {
 	c := &publish.Participant{ID: "charlie", Node: "n_0000000003", Session: "0x3"}
 	now := publish.Event{Type: publish.LeaderElected, Group: g2, Recipe: elect.RecipeElection, Owner: c,
 		Previous: &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"},
-		Term: 30, Zxid: 30, Time: time.Now().UTC(), Source: "test"}.WithID()
+		Term:     30, Zxid: 30, Time: time.Now().UTC(), Source: "test"}.WithID()
 	write(t, s, append(old, now)...)
 	out, stderr, code = heraldRun(t, nil, "who", g2, "--nats", url)
 	if code != 0 || !strings.Contains(out, "owner charlie") || !strings.Contains(out, ", 1 owner changes in the last hour") || strings.Contains(out, "at least") {
