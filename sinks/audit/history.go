@@ -76,6 +76,12 @@ type Tenure struct {
 	// bridge last confirmed it (zero when not known).
 	Unconfirmed bool
 	Confirmed   time.Time
+	// ClocksDisagree is set on a tenure whose end is dated before its
+	// start: the events of its two ends came from bridges on hosts whose
+	// clocks disagree by more than it lasted (an HA takeover between
+	// them). Their order, by zxid, is right; how long it held is not
+	// known (HeldFor zero), and the row is not exact.
+	ClocksDisagree bool
 }
 
 // Open reports whether the tenure has not ended as far as the events tell.
@@ -84,7 +90,9 @@ func (t Tenure) Open() bool { return t.Until.IsZero() }
 // Exact reports whether both ends were seen happen, so HeldFor is the
 // tenure's length (up to the observation delay), not a lower bound. A
 // Missing row is never exact: nobody was seen holding.
-func (t Tenure) Exact() bool { return t.FromSeen && t.UntilSeen && !t.Open() && !t.Missing }
+func (t Tenure) Exact() bool {
+	return t.FromSeen && t.UntilSeen && !t.Open() && !t.Missing && !t.ClocksDisagree
+}
 
 // tenureJSON is Tenure on the wire (`herald history --json`): snake_case
 // keys like `herald who --json`, durations in seconds, unknown times null.
@@ -108,6 +116,8 @@ type tenureJSON struct {
 	// Unconfirmed and LastConfirmed: an open tenure no bridge confirms.
 	Unconfirmed   bool       `json:"unconfirmed,omitempty"`
 	LastConfirmed *time.Time `json:"last_confirmed,omitempty"`
+	// ClocksDisagree: the end is dated before the start (held_for null).
+	ClocksDisagree bool `json:"clocks_disagree,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -126,8 +136,8 @@ func (t Tenure) MarshalJSON() ([]byte, error) {
 		From: timePtr(t.From), FromSeen: t.FromSeen, Ready: timePtr(t.Ready),
 		Until: timePtr(t.Until), UntilSeen: t.UntilSeen, LastSeen: timePtr(t.LastSeen),
 		Exact: t.Exact(), Reason: t.Reason, Gap: t.Gap, TwoOwners: t.TwoOwners, Missing: t.Missing,
-		Unconfirmed: t.Unconfirmed, LastConfirmed: timePtr(t.Confirmed)}
-	if !t.From.IsZero() && !t.Missing {
+		Unconfirmed: t.Unconfirmed, LastConfirmed: timePtr(t.Confirmed), ClocksDisagree: t.ClocksDisagree}
+	if !t.From.IsZero() && !t.Missing && !t.ClocksDisagree {
 		s := t.HeldFor.Seconds()
 		j.HeldFor = &s
 	}
@@ -150,7 +160,7 @@ func (t *Tenure) UnmarshalJSON(b []byte) error {
 		From: get(j.From), FromSeen: j.FromSeen, Ready: get(j.Ready),
 		Until: get(j.Until), UntilSeen: j.UntilSeen, LastSeen: get(j.LastSeen),
 		Reason: j.Reason, Gap: j.Gap, TwoOwners: j.TwoOwners, Missing: j.Missing,
-		Unconfirmed: j.Unconfirmed, Confirmed: get(j.LastConfirmed)}
+		Unconfirmed: j.Unconfirmed, Confirmed: get(j.LastConfirmed), ClocksDisagree: j.ClocksDisagree}
 	if j.HeldFor != nil {
 		t.HeldFor = time.Duration(*j.HeldFor * float64(time.Second))
 	}

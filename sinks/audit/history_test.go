@@ -724,3 +724,43 @@ func TestHistoryOwnerNamedOnlyByCandidates(t *testing.T) {
 		t.Fatalf("yank %+v: want it following xray, no gap", y)
 	}
 }
+
+// A tenure whose gain one bridge logged and whose loss another logged, on
+// a host whose clock runs five minutes slow (an HA takeover between
+// them), ends before it begins by their times. It read as exact, HELD FOR
+// -4m59s; its length is now unknown and the row says the clocks disagree,
+// its order (by zxid) unchanged.
+func TestHistoryEndsDatedByClocksThatDisagree(t *testing.T) {
+	gain := hev(publish.LeaderElected, "a", "", 10, 10)
+	gain.Zxid, gain.Source = 10, "bridge-a"
+	loss := hev(publish.LeaderLost, "", "a", 10, 5)
+	loss.Zxid, loss.Source, loss.Reason = 20, "bridge-b", elect.ReasonResigned
+	next := hev(publish.LeaderElected, "b", "a", 20, 6)
+	next.Zxid, next.Source = 20, "bridge-b"
+	ts := History(Merge([]publish.Event{gain.WithID()}, []publish.Event{loss.WithID(), next.WithID()}))
+	if len(ts) != 2 || ts[0].Owner.ID != "a" || ts[1].Owner.ID != "b" {
+		t.Fatalf("tenures %+v: want a's, then b's", ts)
+	}
+	a := ts[0]
+	if !a.ClocksDisagree || a.Exact() || a.HeldFor != 0 {
+		t.Fatalf("a %+v: want its clocks said to disagree, not exact, no length", a)
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, ts, h0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "? (clocks disagree)") || strings.Contains(buf.String(), "-4m") {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+	b, err := json.Marshal(a)
+	if err != nil || !strings.Contains(string(b), `"clocks_disagree":true`) || !strings.Contains(string(b), `"held_for":null`) || !strings.Contains(string(b), `"exact":false`) {
+		t.Fatalf("json: %s (%v)", b, err)
+	}
+	var back Tenure
+	if err := json.Unmarshal(b, &back); err != nil || !back.ClocksDisagree {
+		t.Fatalf("read back: %+v (%v)", back, err)
+	}
+	if ts[1].ClocksDisagree {
+		t.Fatalf("b %+v: its ends came from one clock", ts[1])
+	}
+}

@@ -108,6 +108,8 @@ func tableRow(t Tenure) tableCells {
 	}
 	switch {
 	case t.From.IsZero():
+	case t.ClocksDisagree:
+		held = "? (clocks disagree)"
 	case t.Exact():
 		held = roundHeld(t.HeldFor).String()
 	default:

@@ -329,6 +329,11 @@ func (t *tenures) result() []Tenure {
 		case !r.LastSeen.IsZero():
 			r.HeldFor = r.LastSeen.Sub(r.From)
 		}
+		if r.HeldFor < 0 {
+			// Its ends were dated by clocks that disagree: a length
+			// below zero is no length, and no exact one.
+			r.HeldFor, r.ClocksDisagree = 0, true
+		}
 		out[i] = r.Tenure
 	}
 	return out
