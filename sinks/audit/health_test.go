@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -197,5 +198,35 @@ func TestProbeIntervalValidated(t *testing.T) {
 		if _, err := New("audit.log", ProbeInterval(d)); !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), "ProbeInterval") {
 			t.Errorf("ProbeInterval(%v): %v, want ErrBadOption naming it", d, err)
 		}
+	}
+}
+
+// TestWriteAfterACopytruncate: an outside logrotate with copytruncate cuts
+// the log to nothing behind the sink's back. The sink counted the bytes
+// written before as still there, so it rotated the near-empty file at the
+// next batch (and a failed write would have padded it back out with
+// zeros). It now counts what the file holds, and says what happened.
+func TestWriteAfterACopytruncate(t *testing.T) {
+	var log logBuf
+	path := filepath.Join(t.TempDir(), "audit.log")
+	evs := sinktest.Events("truncated", 1, 4)
+	one, err := json.Marshal(evs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, path, MaxSize(int64(len(one))*5/2), Logger(slog.New(slog.NewTextHandler(&log, nil))))
+	write(t, s, evs[:2])
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, evs[2:3])
+	if got, want := readIDs(t, path), ids(evs[2:3]); !slices.Equal(got, want) {
+		t.Fatalf("the log holds %v, want %v", got, want)
+	}
+	if _, err := os.Stat(rotatedName(path, 1)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the log was rotated with one event in it (stat %s: %v)", rotatedName(path, 1), err)
+	}
+	if !strings.Contains(log.String(), "cut shorter behind herald's back") {
+		t.Errorf("no WARN for the truncated log:\n%s", log.String())
 	}
 }

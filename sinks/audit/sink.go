@@ -212,9 +212,20 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 // directory deleted and made again, a disk unmounted, an outside
 // logrotate). Appending to the open one would store events where nobody
 // reads them. Called with s.mu held and the log open.
+//
+// A file cut shorter behind its back (logrotate's copytruncate, which
+// leaves the events written before in its copy, where history does not
+// read them) is appended to as it is: the sink's count of its bytes
+// follows, so that it neither rotates early nor, undoing a failed
+// write, pads the file back out to the old length with zeros.
 func (s *Sink) followPath() error {
 	fi, err := os.Stat(s.path)
 	if err == nil && os.SameFile(fi, s.fi) {
+		if fi.Size() < s.size {
+			s.opts.log.Warn("audit: the log file was cut shorter behind herald's back (logrotate's copytruncate?); the events written before are only in the copy, which herald history does not read: leave rotation to herald (its numbered files are read), or use logrotate's create mode",
+				"file", s.path, "bytes_were", s.size, "bytes_now", fi.Size())
+			s.size = fi.Size()
+		}
 		return nil
 	}
 	s.opts.log.Warn("audit: the log file is no longer the one herald had open (removed, renamed or replaced); starting a new one at its path",
