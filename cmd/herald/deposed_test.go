@@ -56,6 +56,7 @@ func deleteAll(t *testing.T, c *zk.Conn, g string) {
 // would after a delete of the owner's node alone. Before, its command
 // started 20 ms after the deleteall, beside the old one.
 func TestDeleteallWhileWaitingStartsNoCommandBesideTheDeposedOwner(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	for _, recipe := range []string{"lock", "run"} {
 		t.Run(recipe, func(t *testing.T) {
 			g := uniq(t)

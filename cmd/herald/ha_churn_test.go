@@ -75,6 +75,7 @@ func churn(ctx context.Context, t *testing.T, group string, log *tenureLog) *syn
 // session timeout; a standby is up the whole time. Every tenure the
 // holders logged reaches the stream, each once.
 func TestHATakeoversLoseNoTenure(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zktest.Shared(t)
 	url := natsserver.Start(t).URL()
 	g, ha := uniq(t), uniq(t)+"-ha"

@@ -69,6 +69,7 @@ func heldLock(t *testing.T, servers []string, group string) (*elect.Lock, *elect
 // group stays the release, not an owner long gone (the last record is
 // what a compacted topic keeps, and what any reader of it takes).
 func TestDeposedBridgeWritesNothingLate(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zktest.Shared(t)
 	kc := kafkatest.Start(t)
 	brokers := kc.Addrs()[0]

@@ -22,6 +22,7 @@ import (
 // new active bridge, not the gone owner, which its heartbeats would
 // otherwise confirm for ever.
 func TestTakeoverEndsAGroupGoneMeanwhile(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zks := zktest.Shared(t)
 	kc := kafkatest.Start(t)
 	brokers := kc.Addrs()[0]

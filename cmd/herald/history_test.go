@@ -193,6 +193,7 @@ func checkAgainstTruth(t *testing.T, name string, ts []audit.Tenure, tr *truths,
 // what a log did not observe is marked. Merged, the logs miss no tenure and
 // every one is exact (a standby was up throughout).
 func TestHistoryStatesOnlyWhatWasSeen(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	url := natsserver.Start(t).URL()
 	base := uniq(t)

@@ -138,6 +138,7 @@ func TestLeftoverThatEndsAtSIGTERMIsNotWaitedOnForGrace(t *testing.T) {
 // cannot give the whole --grace then (given none, it does not warn: the
 // flag's help says so).
 func TestCommandKilledBeforeTheNextOwnerStarts(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	for _, l := range leftovers {
 		t.Run("kill -9, "+l.name, func(t *testing.T) {
@@ -274,6 +275,7 @@ func TestLockCommandReadsTheTerminal(t *testing.T) {
 // session deletes its node at once rather than leaving the lock to a
 // process that is gone until the server expires the session.
 func TestCutOffHolderLeavesNoNodeBehind(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	g := uniq(t)
 	p := sharedZKProxy(t)
 	const timeout = 15 * time.Second

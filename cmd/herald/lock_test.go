@@ -290,6 +290,7 @@ func mustGetwd(t *testing.T) string {
 // does, and runs its command once the holder is done, rather than giving
 // up with the expiry.
 func TestLockWaiterJoinsAgainAfterItsSessionExpired(t *testing.T) {
+	t.Parallel()     // waits on sessions and processes, not the CPU
 	zk := zkFlags(t) // 1s sessions
 	g := uniq(t)
 	// The holder's session is longer, so that a busy machine does not cost
@@ -327,6 +328,7 @@ func TestLockWaiterJoinsAgainAfterItsSessionExpired(t *testing.T) {
 // session's end vouches for everything before the second's turn; see
 // TestBriefPredecessorsSessionEndVouchesOnlyForItself.)
 func TestLockUnderForeignGroupDataSaysWhyItWaits(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	for _, tc := range []struct {
 		name, root, says string
 	}{
@@ -373,6 +375,7 @@ func TestLockUnderForeignGroupDataSaysWhyItWaits(t *testing.T) {
 // The copy joins the queue again, at its end, and its command runs in its
 // turn; before, it exited 1 and its command never ran.
 func TestWaiterWhoseNodeIsDeletedJoinsAgain(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zkArgs := []string{"--zk", zktest.Shared(t).ConnectString()}
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {

@@ -294,6 +294,7 @@ func TestWaitingRunnerStoppedBySignal(t *testing.T) {
 // else had failed. Its auth file is gone, or holds other credentials,
 // which the group's ACL refuses.
 func TestRunRejoinFlagsGone(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	openTestRoot(t)
 	for _, c := range []struct {
@@ -558,6 +559,7 @@ func TestInterruptedWhileConnecting(t *testing.T) {
 // session could not be opened within --connect-timeout, and nothing ran
 // after the outage.
 func TestHotStandbysOutliveAZooKeeperOutage(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	p := sharedZKProxy(t)
 	zk := []string{"--zk", p.Addr(), "--session-timeout", "1s", "--connect-timeout", "2s"}
 	g, l := uniq(t), uniq(t)+"-lock"

@@ -33,6 +33,7 @@ func holdingNow(body, node string) bool {
 // as holding now, gone as it may be. Before, it did, long after the owner
 // had gone.
 func TestTimelineOfUnreadableGroupHoldsNobodyNow(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zkFl := zkFlags(t)
 	openTestRoot(t)
 	root := uniq(t)

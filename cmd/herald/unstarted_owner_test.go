@@ -82,6 +82,7 @@ func TestOwnerStoppedWhileWaitingForThePreviousCommand(t *testing.T) {
 // client had heard of the expiry. Once it hears, it joins again at the
 // queue's end, as a waiter whose node was deleted does.
 func TestOwnerCutOffWhileWaitingForThePreviousCommand(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	addr := zktest.Shared(t).ConnectString()
 	p := sharedZKProxy(t)
 	g := uniq(t)

@@ -156,6 +156,7 @@ func (st *staleSetup) checkStaleJSON(t *testing.T, reason string, src ...string)
 // `who --nats` and `who --kafka` say stale (exit 4) while ZooKeeper has no
 // owner; the Go followers see the stale flag though nothing else changed.
 func TestWhoStaleAfterSIGKILL(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	st := newStaleSetup(t, "killed-bridge")
 	// Heartbeats keep the value fresh past the bound while the bridge runs.
 	time.Sleep(2 * staleBound)
