@@ -507,6 +507,21 @@ func TestFlagGivenTwice(t *testing.T) {
 	}
 }
 
+// TestUnprintableIDIsRefused: an --id with a newline (a shell variable
+// read with its trailing newline, say) was taken, and split every log
+// line, event and who table that showed it. It is refused before
+// connecting, naming --id; so are bytes that are not UTF-8.
+func TestUnprintableIDIsRefused(t *testing.T) {
+	for _, id := range []string{"worker-1\n", "a\tb", "\xff\xfe"} {
+		for _, args := range [][]string{{"run", "--election", "/x"}, {"lock", "--lock", "/x"}} {
+			_, stderr, code := heraldRun(t, nil, append(append([]string{"--zk", "127.0.0.1:1", "--connect-timeout", "1s"}, args...), "--id", id, "--", "true")...)
+			if code != exitUsage || !strings.Contains(stderr, "--id ") || !strings.Contains(stderr, "control character") {
+				t.Errorf("herald %s --id %q: exit %d, want %d naming --id: %s", args[0], id, code, exitUsage, stderr)
+			}
+		}
+	}
+}
+
 // TestLongIDNamesTheFlag: an --id longer than the library takes is
 // refused before connecting, naming --id. Before, the campaign's error was
 // reported as "--election: ..." (or "--lock: ...").

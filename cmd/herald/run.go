@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
@@ -105,6 +107,9 @@ checkpoint put', which ZooKeeper rejects once its leader is gone.`,
 func checkID(id string) error {
 	if len(id) > maxID {
 		return usageErr("--id is %d bytes long: give at most %d (it is the data of the node herald creates)", len(id), maxID)
+	}
+	if !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl) {
+		return usageErr("--id %q holds a control character (a newline, a tab) or bytes that are not UTF-8: give a printable id; it is shown on one line in logs, events and who's tables", id)
 	}
 	return nil
 }
