@@ -39,6 +39,9 @@ type queue struct {
 	// sessionNode is the session whose session node (see session_node.go)
 	// this group's office holds, or which gave up on one for good.
 	sessionNode atomic.Int64
+	// blindWarned: a wait in a forced dialect warned of a client that
+	// cannot read our names (see warnBlind), once per queue.
+	blindWarned atomic.Bool
 }
 
 func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Option) (*queue, error) {

@@ -510,6 +510,28 @@ func (w *waiter) expectMark() {
 // listing, to learn whether the node just below is now the only lower one.
 func twoBelowGone() waitState { return stateListing }
 
+// warnBlind warns, once per queue, when a forced dialect put our node
+// ours in a group (children) whose foreign client, by its name, cannot
+// read it: the dialect is the user's word that it can (Kazoo's
+// extra_lock_patterns), which herald cannot check. If it cannot, once it
+// joins behind our owner it owns beside it, until our owner, seeing it,
+// steps down (Handle's guard).
+func (q *queue) warnBlind(children []string, ours string) {
+	if q.blindWarned.Load() {
+		return
+	}
+	n, node, blind := blindTo(children, ours, nil)
+	if !blind || q.blindWarned.Swap(true) {
+		return
+	}
+	fix := "no name of herald's can be read by it: give it a group of its own"
+	if n.dialect != "" {
+		fix = fmt.Sprintf("unless it is configured to read other names, give herald the %s dialect (--dialect %s, elect.WithDialect), or leave the dialect to herald", n.dialect, n.dialect)
+	}
+	q.s.log.Warn("the forced dialect names our node so that a client in the group cannot read it, by that client's own rules: should it queue behind a herald owner, both may believe they own until herald's owner steps down; "+fix,
+		"group", q.parent, "node", ours, "dialect", q.o.dialect, "client", n.client, "client_node", node)
+}
+
 // wrapRefused refuses a queue (es) past the group counter's wrap that
 // holds a client ordering it otherwise (wrapHazard). A node no session
 // holds is no client, whatever its name. relist: a read failed, list
@@ -538,6 +560,7 @@ func (w *waiter) wrapRefused(ctx context.Context, es []entry) (relist bool, err 
 // list again: its node was replaced, or a read it needed failed.
 func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error) {
 	if w.q.forced() {
+		w.q.warnBlind(children, w.t.name)
 		return false, nil
 	}
 	d, others, err := w.q.learnFrom(children, w.t.name)
