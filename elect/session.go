@@ -188,8 +188,12 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	} else if ctx.Err() != nil && !errors.Is(last, ctx.Err()) {
 		last = fmt.Errorf("%v (%w)", last, ctx.Err())
 	}
-	return nil, fmt.Errorf("%w: no session from %s after %d attempts: %v; check that ZooKeeper runs there and the addresses are right",
-		ErrUnreachable, strings.Join(servers, ","), attempt, last)
+	tries := fmt.Sprintf("%d attempts", attempt)
+	if attempt == 1 {
+		tries = "1 attempt"
+	}
+	return nil, fmt.Errorf("%w: no session from %s after %s: %v; check that ZooKeeper runs there and the addresses are right",
+		ErrUnreachable, strings.Join(servers, ","), tries, last)
 }
 
 func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, error) {

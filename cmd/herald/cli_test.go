@@ -329,7 +329,8 @@ func TestFastHonestFailure(t *testing.T) {
 		want string
 	}{
 		{[]string{"--zk", closed, "who", "/x"}, exitUnreachable, 3*time.Second + 2*time.Second, "gave up after the connect timeout, 3s"},
-		{[]string{"--zk", closed, "--connect-timeout", "1s", "lock", "--lock", "/x", "--", "true"}, exitFailure, 1*time.Second + 2*time.Second, "gave up after the connect timeout, 1s"},
+		{[]string{"--zk", closed, "--connect-timeout", "1s", "lock", "--lock", "/x", "--", "true"}, exitUnreachable, 1*time.Second + 2*time.Second, "gave up after the connect timeout, 1s"},
+		{[]string{"--zk", closed, "--connect-timeout", "1s", "run", "--election", "/x", "--", "true"}, exitUnreachable, 1*time.Second + 2*time.Second, "gave up after the connect timeout, 1s"},
 		{[]string{"--zk", "no-such-host.invalid:2181", "who", "/x"}, exitUnreachable, 2 * time.Second, "no such host: no-such-host.invalid"},
 		// the other reading commands exit as who does
 		{[]string{"--zk", closed, "--connect-timeout", "1s", "checkpoint", "get", "/x"}, exitUnreachable, 1*time.Second + 2*time.Second, "gave up after the connect timeout, 1s"},

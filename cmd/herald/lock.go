@@ -211,10 +211,12 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option,
 // openAgain opens the session to wait for the lock on: the first within
 // --connect-timeout, a later one (the session expired while it waited)
 // waiting out a ZooKeeper outage until --timeout, if given, runs out
-// (exit 75).
+// (exit 75). ZooKeeper unreachable at the first is exit 69, as for who:
+// a script tells "try again later" from a failure.
 func (a *app) openAgain(ctx context.Context, path string, rejoining bool, deadline time.Time) (*elect.Session, error) {
 	if !rejoining {
-		return a.openSession(ctx, true)
+		s, err := a.openSession(ctx, true)
+		return s, unreachableExit(err)
 	}
 	if deadline.IsZero() {
 		return a.reopenSession(ctx)

@@ -239,7 +239,7 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool, notBefore
 		}
 		s, err := open(ctx, true)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, unreachableExit(err) // 69 at the first, as for who
 		}
 		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id), o.dialectOpt, elect.WatchForHazards(), elect.ProveSessionEnd(), o.rootOpt)
 		if err != nil {
