@@ -315,14 +315,20 @@ type holders struct {
 }
 
 // unmarkedHolders maps every id held without a gap mark to the logs
-// holding it so, and counts the events of all logs.
+// holding it so, and counts the events of all logs. A log's first event
+// of a group holds nothing so: unmarked, it says only that its bridge had
+// no report of the group to measure against (a bridge's first run), not
+// that it saw what came before.
 func unmarkedHolders(logs [][]publish.Event) (map[string]holders, int) {
 	whole := map[string]holders{}
 	total := 0
 	for i, l := range logs {
 		total += len(l)
+		observed := map[string]bool{}
 		for _, e := range l {
-			if !e.Gap && e.ID != "" {
+			before := observed[e.Group]
+			observed[e.Group] = true
+			if !e.Gap && e.ID != "" && before {
 				if h, ok := whole[e.ID]; !ok {
 					whole[e.ID] = holders{first: i}
 				} else if h.first != i {

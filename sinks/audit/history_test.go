@@ -764,3 +764,24 @@ func TestHistoryEndsDatedByClocksThatDisagree(t *testing.T) {
 		t.Fatalf("b %+v: its ends came from one clock", ts[1])
 	}
 }
+
+// A bridge taking over past its replay window marks G's gain gap: its
+// log missed what came before. Another bridge's log holds G's gain
+// unmarked, but as its very first event of the group (its first run,
+// with no report to measure against): it saw nothing before G either.
+// The mark was dropped as covered, and the merged history read F then G
+// with nothing missing, where an owner may have held between them.
+func TestMergeFirstEventOfALogCoversNoGap(t *testing.T) {
+	old := viaLog(t,
+		lev(publish.LockAcquired, "F", "", 633, 633, 0, false),
+		lev(publish.LockReleased, "", "F", 633, 634, 1000, false),
+	)
+	first := viaLog(t, lev(publish.LockAcquired, "G", "", 650, 650, 2100, true))
+	marked := lev(publish.LockAcquired, "G", "", 650, 650, 2000, false)
+	marked.Gap = true
+	takeover := viaLog(t, marked.WithID())
+	ts := History(Merge(old, first, takeover))
+	if len(ts) != 2 || ts[0].Owner.ID != "F" || ts[1].Owner.ID != "G" || !ts[1].Gap {
+		t.Fatalf("merged: %+v: want F, then G marked as a gap", ts)
+	}
+}
