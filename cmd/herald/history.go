@@ -98,6 +98,9 @@ func newHistoryCmd(a *app) *cobra.Command {
 			if len(args) == 1 {
 				group = args[0]
 			}
+			if (htmlOut != "" || svgOut != "") && asJSON {
+				return usageErr("--json with --html or --svg: --json prints the rows, the others draw them; run history once for each")
+			}
 			if htmlOut != "" || svgOut != "" {
 				return a.timeline(cmd.Context(), &sf, files, group, heldEvents, htmlOut, svgOut, w)
 			}

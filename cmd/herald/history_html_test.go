@@ -289,4 +289,15 @@ func TestHistoryHTMLToStandardOutput(t *testing.T) {
 	if code := exitCode(cmd.ProcessState); code != exitUsage || !strings.Contains(stderr.String(), "standard output") {
 		t.Errorf("--html - --svg -: exit %d, %q; want a usage error", code, stderr.String())
 	}
+	// --json with a drawing was dropped in silence: the chart was written
+	// and no JSON printed.
+	for _, draw := range []string{"--html", "--svg"} {
+		_, stderr, code := heraldRun(t, nil, "history", "--audit", log, draw, filepath.Join(dir, "x"), "--json")
+		if code != exitUsage || !strings.Contains(stderr, "--json with --html or --svg") {
+			t.Errorf("%s with --json: exit %d, %q; want a usage error", draw, code, stderr)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "x")); err == nil {
+			t.Errorf("%s with --json: the drawing was written", draw)
+		}
+	}
 }
