@@ -141,7 +141,10 @@ anything the preset names was found.`,
 			if len(args) != 1 {
 				return usageErr("who takes exactly one group path, got %d (e.g. herald who /jobs/nightly)", len(args))
 			}
-			return groupArg("PATH", args[0])
+			if err := groupArg("PATH", args[0]); err != nil {
+				return err
+			}
+			return notHeraldsOwn(args[0])
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(preset) > 0 {

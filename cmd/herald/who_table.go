@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/zkherald/herald/elect"
 )
 
 // writeWho renders a whoReport for people: a line about the group, then
@@ -109,6 +111,30 @@ func (r whoReport) ownerlessFor() string {
 	return fmt.Sprintf(" since %s (%s ago)", r.OwnerlessSince.UTC().Format(time.RFC3339), time.Since(*r.OwnerlessSince).Round(time.Second))
 }
 
+// notHeraldsOwn refuses a path that names one of herald's own nodes in a
+// group (its office, its checkpoint), which hold no queue: it names the
+// group to ask about instead.
+func notHeraldsOwn(p string) error {
+	switch path.Base(p) {
+	case elect.OfficeNode:
+		return usageErr("%s is herald's office of the group %s (its session nodes and release records), not a group: herald who %s", p, path.Dir(p), path.Dir(p))
+	case elect.CheckpointNode:
+		return usageErr("%s is the checkpoint of the group %s (herald checkpoint get reads it), not a group: herald who %s", p, path.Dir(p), path.Dir(p))
+	}
+	return nil
+}
+
+// sessionNodes reports whether names, not none, are all herald's session
+// nodes (session-<id>-live): a session root's children.
+func sessionNodes(names []string) bool {
+	return len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool {
+		id, ok := strings.CutPrefix(n, "session-")
+		id, live := strings.CutSuffix(id, "-live")
+		_, err := strconv.ParseUint(id, 16, 64)
+		return !ok || !live || len(id) != 16 || err != nil
+	})
+}
+
 // belowHint names what to read instead of a group with no queue nodes but
 // children. A Hadoop HA nameservice with no active node holds only the
 // breadcrumb, the last active's record kept for fencing, which is no
@@ -117,6 +143,9 @@ func belowHint(group string, below []string) string {
 	if slices.Contains(below, "ActiveBreadCrumb") || slices.Contains(below, "ActiveStandbyElectorLock") {
 		return fmt.Sprintf("(a Hadoop HA nameservice: its active holds %s, and ActiveBreadCrumb only records the last active, for fencing; "+
 			"herald who %s, or herald who --preset hadoop-ha for every nameservice)", path.Join(group, "ActiveStandbyElectorLock"), path.Join(group, "ActiveStandbyElectorLock"))
+	}
+	if sessionNodes(below) {
+		return fmt.Sprintf("(herald's session root: each child is the session node of a herald run or lock copy, %d now, which tells the next copy that its owner's session ended; no group: ask herald who about the group itself)", len(below))
 	}
 	return fmt.Sprintf("(no queue nodes here; below it: %s — e.g. herald who %s)", strings.Join(below, ", "), path.Join(group, below[0]))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
@@ -105,5 +106,28 @@ func TestWhoNotesAGroupWithoutEvents(t *testing.T) {
 	out, stderr, code = heraldRun(t, nil, "who", other, "--nats", url)
 	if code != 0 || strings.Contains(out, "note:") {
 		t.Errorf("who --nats of a group with events: exit %d, want 0 and no note:\n%s%s", code, out, stderr)
+	}
+}
+
+// TestWhoOnHeraldsOwnNodes: who given a group's office or checkpoint, or
+// a session root, read them as groups with no owner (exit 5), the office
+// with its session nodes as "below it" to try next. The office and the
+// checkpoint are refused before connecting, naming the group to ask
+// about; a session root says what its children are.
+func TestWhoOnHeraldsOwnNodes(t *testing.T) {
+	for _, p := range []string{"/jobs/nightly/" + elect.OfficeNode, "/jobs/nightly/" + elect.CheckpointNode} {
+		_, stderr, code := heraldRun(t, nil, "--zk", "127.0.0.1:1", "who", p)
+		if code != exitUsage || !strings.Contains(stderr, "not a group: herald who /jobs/nightly") {
+			t.Errorf("who %s: exit %d, want %d naming the group: %s", p, code, exitUsage, stderr)
+		}
+	}
+	zk := zkFlags(t)
+	g := uniq(t)
+	root := g + "-sessions"
+	holder := start(t, nil, append(zk, "lock", "--lock", g, "--session-root", root, "--", "sleep", "30")...)
+	holder.waitOutput(t, "lock acquired", 20*time.Second)
+	out, stderr, code := heraldRun(t, nil, append(zk, "who", root)...)
+	if code != exitNoOwner || !strings.Contains(out, "herald's session root: each child is the session node of a herald run or lock copy, 1 now") {
+		t.Errorf("who %s: exit %d, want %d saying it is a session root:\n%s%s", root, code, exitNoOwner, out, stderr)
 	}
 }
