@@ -23,7 +23,18 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 		return err
 	}
 	conn := h.q.s.Conn()
+	f := h.fenceAt(term)
 	for {
+		// A later term that saved a checkpoint deposes us as one that
+		// wrote the office does; the checkpoint is checked unchanged in
+		// the write's transaction.
+		cp, err := f.readCheckpoint(ctx, h.q.s)
+		switch {
+		case errors.Is(err, zk.ErrNoAuth):
+			cp = checkpointRead{} // not ours to read (another identity's): unchecked, as before
+		case err != nil:
+			return err
+		}
 		b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return conn.Get(h.q.full(OfficeNode)) })
 		var prev Office
 		exists := err == nil
@@ -47,7 +58,7 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 		if exists {
 			op = &zk.SetDataRequest{Path: h.q.full(OfficeNode), Data: data, Version: st.Version}
 		}
-		res, err := h.fenced(ctx, op)
+		res, err := h.fenced(ctx, append(cp.check(f.Group+"/"+CheckpointNode), op)...)
 		switch {
 		case err == nil:
 			h.office.Store(true)
@@ -57,8 +68,8 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 				h.lookAbove(ctx)
 			}
 			return nil
-		case failedAt(res, 1, zk.ErrBadVersion), failedAt(res, 1, zk.ErrNodeExists), failedAt(res, 1, zk.ErrNoNode):
-			continue // raced with another write of the office: read again
+		case raced(res):
+			continue // raced with another write of the office or the checkpoint: read again
 		default:
 			return err
 		}
@@ -150,13 +161,20 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 		if err != nil {
 			return err
 		}
+		office, err := f.readOffice(ctx, s)
+		switch {
+		case errors.Is(err, zk.ErrNoAuth):
+			office = checkpointRead{} // not ours to read: unchecked
+		case err != nil:
+			return err
+		}
 		var op any
 		if cur.exists {
 			op = &zk.SetDataRequest{Path: p, Data: rec, Version: cur.version}
 		} else {
 			op = &zk.CreateRequest{Path: p, Data: rec, Acl: checkpointACL(ctx, s, f.Group)}
 		}
-		res, err := f.multi(ctx, s, op)
+		res, err := f.multi(ctx, s, append(office.check(f.Group+"/"+OfficeNode), op)...)
 		switch {
 		case err == nil:
 			return nil
@@ -166,7 +184,7 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 			if err := s.awaitConnected(ctx); err != nil {
 				return fmt.Errorf("elect: checkpoint of %s: %w", f.Group, err)
 			}
-		case failedAt(res, 1, zk.ErrNoNode), failedAt(res, 1, zk.ErrNodeExists), failedAt(res, 1, zk.ErrBadVersion):
+		case raced(res):
 			// Another write came between our read and ours: read again.
 		default:
 			return err
@@ -175,10 +193,58 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 	return fmt.Errorf("elect: checkpoint of %s kept racing with other writes", f.Group)
 }
 
-// checkpointRead is the checkpoint as a fenced writer last saw it.
+// checkpointRead is a record node (the checkpoint, the office) as a
+// fenced writer last saw it.
 type checkpointRead struct {
 	exists  bool
 	version int32
+}
+
+// check is the check, for the write's transaction, that the record node
+// at p is as read: unchanged since (none when it was not there: a record
+// written meanwhile by a later term is left to that term's next write,
+// which reads ours and replaces it).
+func (r checkpointRead) check(p string) []any {
+	if !r.exists {
+		return nil
+	}
+	return []any{&zk.CheckVersionRequest{Path: p, Version: r.version}}
+}
+
+// raced reports whether a fenced write's transaction failed on a record
+// node that changed after it was read (the first op checks the owner's
+// node, whose failure is no race).
+func raced(res []zk.MultiResponse) bool {
+	for i := 1; i < len(res); i++ {
+		if failedAt(res, i, zk.ErrNoNode) || failedAt(res, i, zk.ErrNodeExists) || failedAt(res, i, zk.ErrBadVersion) {
+			return true
+		}
+	}
+	return false
+}
+
+// readOffice reads the group's office and refuses when a term later than
+// f's wrote it (its acknowledgment or its release): that owner has taken
+// office after ours, whether or not it saved a checkpoint yet, and
+// whatever became of the checkpoint since (deleted or overwritten by
+// hand). The office of a group whose nodes may hold none (a lock's) is
+// not read.
+func (f Fence) readOffice(ctx context.Context, s *Session) (checkpointRead, error) {
+	p := f.Group + "/" + OfficeNode
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(p) })
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return checkpointRead{}, nil
+	case err != nil && expired(err):
+		return checkpointRead{}, fmt.Errorf("%w: session expired: %v", ErrNotLeader, err)
+	case err != nil:
+		return checkpointRead{}, err
+	}
+	o, _ := decodeOffice(b, st)
+	if later, writer := o.laterTerm(f.Term); later != 0 && !f.foreign(ctx, s, writer) {
+		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the office, so %s (term %d) is deposed", ErrNotLeader, later, f.Group, f.Node, f.Term)
+	}
+	return checkpointRead{exists: true, version: st.Version}, nil
 }
 
 // readCheckpoint reads the group's checkpoint and refuses when a term
@@ -268,7 +334,7 @@ func (f Fence) owns(ctx context.Context, s *Session) error {
 // multi runs op after a check that the fence's node still exists, with the
 // term checked too: a node of the same name cannot come back, but a fence
 // from a stale environment must not pass for a newer owner.
-func (f Fence) multi(ctx context.Context, s *Session, op any) ([]zk.MultiResponse, error) {
+func (f Fence) multi(ctx context.Context, s *Session, ops ...any) ([]zk.MultiResponse, error) {
 	node := f.Group + "/" + f.Node
 	st, err := call(ctx, func() (*zk.Stat, error) {
 		ok, st, err := s.Conn().Exists(node)
@@ -286,7 +352,7 @@ func (f Fence) multi(ctx context.Context, s *Session, op any) ([]zk.MultiRespons
 	if err := f.owns(ctx, s); err != nil {
 		return nil, err
 	}
-	res, err := multi(ctx, s.Conn(), &zk.CheckVersionRequest{Path: node, Version: -1}, op)
+	res, err := multi(ctx, s.Conn(), append([]any{&zk.CheckVersionRequest{Path: node, Version: -1}}, ops...)...)
 	if err != nil && failedAt(res, 0, zk.ErrNoNode) {
 		return res, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, node, f.Group)
 	}
@@ -297,8 +363,8 @@ func (f Fence) multi(ctx context.Context, s *Session, op any) ([]zk.MultiRespons
 }
 
 // fenced runs op in a multi after a check that our node still exists.
-func (h *Handle) fenced(ctx context.Context, op any) ([]zk.MultiResponse, error) {
-	res, err := multi(ctx, h.q.s.Conn(), &zk.CheckVersionRequest{Path: h.NodePath(), Version: -1}, op)
+func (h *Handle) fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	res, err := multi(ctx, h.q.s.Conn(), append([]any{&zk.CheckVersionRequest{Path: h.NodePath(), Version: -1}}, ops...)...)
 	if err != nil && failedAt(res, 0, zk.ErrNoNode) {
 		return res, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, h.NodePath(), h.q.parent)
 	}

@@ -354,15 +354,86 @@ func TestFenceRefusesOlderTermAfterNewerWrote(t *testing.T) {
 	if err != nil || string(cp.Data) != "b-1" || cp.Term != st.Czxid {
 		t.Fatalf("checkpoint %+v, %v; want b-1 at term %d", cp, err, st.Czxid)
 	}
-	// The newer owner's acknowledgment outranks the older one's too.
-	if err := ha.Acknowledge(ctx, "a"); err != nil {
-		t.Fatal(err)
+	// Nor may it take office now: a later term saved a checkpoint.
+	if err := ha.Acknowledge(ctx, "a"); !errors.Is(err, elect.ErrNotLeader) {
+		t.Fatalf("older handle's acknowledgment after a newer term's checkpoint: %v; want ErrNotLeader", err)
 	}
-	if err := newerAck(ctx, t, w, group, newer); err != nil {
-		t.Fatal(err)
-	}
-	if err := ha.Acknowledge(ctx, "a again"); !errors.Is(err, elect.ErrNotLeader) {
-		t.Fatalf("older handle's acknowledgment after a newer one: %v; want ErrNotLeader", err)
+}
+
+// TestFenceRefusesOlderTermAfterNewerTookOffice: beside an owner whose
+// node still exists, a second owner with a later term (a client that
+// cannot see herald's nodes) wrote the office or the checkpoint. The older
+// term's acknowledgment was refused once the later one acknowledged, but
+// its checkpoint was taken, replacing the later term's state, when the
+// later term had only acknowledged, or when its checkpoint had since been
+// deleted or overwritten by hand (found by a review). Each record now
+// deposes the older term for both writes.
+func TestFenceRefusesOlderTermAfterNewerTookOffice(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after func(ctx context.Context, t *testing.T, w *elect.Session, group string)
+	}{
+		{"acknowledged only", func(context.Context, *testing.T, *elect.Session, string) {}},
+		{"its checkpoint deleted", func(ctx context.Context, t *testing.T, w *elect.Session, group string) {
+			if err := w.Conn().Delete(group+"/"+elect.CheckpointNode, -1); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"its checkpoint overwritten", func(ctx context.Context, t *testing.T, w *elect.Session, group string) {
+			if _, err := w.Conn().Set(group+"/"+elect.CheckpointNode, []byte("not herald's"), -1); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := ctxT(t, 30*time.Second)
+			group := groupPath(t)
+			addrs := sharedAddrs(t)
+			a, b, w := session(t, addrs), session(t, addrs), session(t, addrs)
+			ea, _ := elect.NewElection(a, group, elect.CreateParents())
+			ha, err := ea.Campaign(ctx, "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ha.Acknowledge(ctx, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if err := ha.Checkpoint(ctx, []byte("a-1")); err != nil {
+				t.Fatal(err)
+			}
+			p, err := b.Conn().Create(group+"/n_", []byte("b"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, st, err := b.Conn().Get(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			newer := elect.Fence{Group: group, Node: path.Base(p), ID: "b", Term: st.Czxid}
+			if err := newerAck(ctx, t, w, group, newer); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name != "acknowledged only" {
+				cpData, _ := json.Marshal(elect.Checkpoint{Term: st.Czxid, Node: newer.Node, ID: "b", Time: time.Now(), Data: []byte("b-1")})
+				if _, err := w.Conn().Set(group+"/"+elect.CheckpointNode, cpData, -1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.after(ctx, t, w, group)
+			before, _, _ := w.Conn().Get(group + "/" + elect.CheckpointNode)
+			if err := ha.Checkpoint(ctx, []byte("a-2")); !errors.Is(err, elect.ErrNotLeader) {
+				t.Fatalf("older term's checkpoint: %v; want ErrNotLeader", err)
+			}
+			if err := ha.Fence().Checkpoint(ctx, w, []byte("a-3")); !errors.Is(err, elect.ErrNotLeader) {
+				t.Fatalf("older term's checkpoint through its fence: %v; want ErrNotLeader", err)
+			}
+			if after, _, _ := w.Conn().Get(group + "/" + elect.CheckpointNode); string(after) != string(before) {
+				t.Fatalf("the checkpoint changed: %q, was %q", after, before)
+			}
+			if err := ha.Acknowledge(ctx, "a again"); !errors.Is(err, elect.ErrNotLeader) {
+				t.Fatalf("older handle's acknowledgment after a newer one: %v; want ErrNotLeader", err)
+			}
+		})
 	}
 }
 
