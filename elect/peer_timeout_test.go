@@ -65,15 +65,83 @@ func TestWaiterWithoutProofReadsNoTimeouts(t *testing.T) {
 	short := session(t, addrs, elect.WithSessionTimeout(time.Second))
 	ctx := ctxT(t, 30*time.Second)
 	k := sessionKinds[1]
-	if _, err := k.join(ctx, long, g, "long", elect.CreateParents(), elect.ProveSessionEnd()); err != nil {
+	first, err := k.join(ctx, long, g, "long", elect.CreateParents(), elect.ProveSessionEnd())
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _, _ = k.join(ctx, short, g, "short") }()
+	owned := make(chan error, 1)
+	go func() { _, err := k.join(ctx, short, g, "short"); owned <- err }()
 	if err := waitChildren(t, g, 2); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the wait's listing and watches
+	// Its wait has listed behind the owner (and read what it reads) by
+	// the time it owns.
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-owned; err != nil {
+		t.Fatal(err)
+	}
 	if got := short.LongestTimeoutSeen(); got != time.Second {
 		t.Errorf("LongestTimeoutSeen = %v, want the session's own, 1s", got)
+	}
+}
+
+// TestOwnersTimeoutLearnedWhenItsNodeGoes: a wait that could not read the
+// owner's timeout while it waited (the read failed, here: the session
+// node held no timeout then) learns it when it looks for the owner's
+// release after the owner's node went by hand, which reads that session
+// node anyway. Before, the wait's own timeout stood, and a runner waited
+// too little behind an owner given a longer one.
+func TestOwnersTimeoutLearnedWhenItsNodeGoes(t *testing.T) {
+	for _, k := range sessionKinds {
+		t.Run(k.name, func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			g := groupPath(t)
+			long := session(t, addrs, elect.WithSessionTimeout(6*time.Second))
+			short := session(t, addrs, elect.WithSessionTimeout(time.Second))
+			opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
+			ctx := ctxT(t, 30*time.Second)
+			first, err := k.join(ctx, long, g, "long", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := k.node(g, long)
+			if _, err := long.Conn().Set(live, []byte(`{"herald":1}`), -1); err != nil {
+				t.Fatal(err)
+			}
+			owned := make(chan *elect.Handle, 1)
+			go func() {
+				h, err := k.join(ctx, short, g, "short", opts...)
+				if err == nil {
+					owned <- h
+				}
+			}()
+			if err := waitChildren(t, g, 2); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond) // the wait lists and reads, learning nothing
+			if got := short.LongestTimeoutSeen(); got != time.Second {
+				t.Fatalf("with no timeout on the owner's session node: LongestTimeoutSeen = %v, want 1s", got)
+			}
+			if _, err := long.Conn().Set(live, []byte(`{"herald":1,"timeout_ms":6000}`), -1); err != nil {
+				t.Fatal(err)
+			}
+			if err := long.Conn().Delete(first.NodePath(), -1); err != nil {
+				t.Fatal(err)
+			}
+			var h *elect.Handle
+			select {
+			case h = <-owned:
+			case <-ctx.Done():
+				t.Fatal("the waiter never owned")
+			}
+			if released, err := h.PredecessorReleased(ctx); err != nil || released {
+				t.Fatalf("PredecessorReleased = %v, %v; want false: the owner's node was deleted by hand", released, err)
+			}
+			if got := short.LongestTimeoutSeen(); got != 6*time.Second {
+				t.Errorf("after looking for the owner's release: LongestTimeoutSeen = %v, want the owner's 6s", got)
+			}
+		})
 	}
 }

@@ -117,6 +117,11 @@ func (h *Handle) predecessorNoted(ctx context.Context, watch bool) (noted, vouch
 	if err != nil {
 		return false, false, nil
 	}
+	if d := timeoutIn(r.data); d > 0 {
+		// The owner's timeout, should the wait have failed to read it
+		// (see LongestTimeoutSeen).
+		h.q.s.noteTimeout(node, d)
+	}
 	n, ok := decodeSessionNote(r.data, h.q.parent, h.t.prev)
 	if ok && n.Reason != ReasonCancelled && n.Reason != ReasonUnknown {
 		return true, n.Vouches, nil

@@ -178,14 +178,18 @@ func (w *waiter) seeSessionNode(ctx context.Context) {
 			return look{found: found, st: st}, err
 		}
 		// Read, not only watched: its data carries the owner's session
-		// timeout (see LongestTimeoutSeen).
+		// timeout (see LongestTimeoutSeen). A node we may not read is
+		// watched as before, for the proof alone.
 		b, st, ch, err := w.q.s.Conn().GetW(node)
-		if err == nil {
+		switch {
+		case err == nil:
 			w.q.s.noteTimeout(node, timeoutIn(b))
-		}
-		if errors.Is(err, zk.ErrNoNode) {
+		case errors.Is(err, zk.ErrNoNode):
 			w.q.s.noteTimeout(node, 0)
 			return look{}, nil
+		case errors.Is(err, zk.ErrNoAuth):
+			found, st, ch, err := w.q.s.Conn().ExistsW(node)
+			return look{found, st, ch}, err
 		}
 		return look{true, st, ch}, err
 	})

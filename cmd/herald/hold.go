@@ -449,13 +449,18 @@ func (g *predecessorGate) afterLook(o holding) time.Time {
 // ended: an owner told to stop needs the answer too (giveUpUnstarted).
 // They end with the gate, or when quit closes.
 func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
-	g := &predecessorGate{open: make(chan struct{}), until: later(time.Now().Add(o.bound()), o.notBefore)}
+	g := &predecessorGate{open: make(chan struct{})}
 	look := func() (bool, <-chan zk.Event, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		return o.h.PredecessorReleasedW(ctx)
 	}
+	start := time.Now()
 	released, ch, err := look()
+	// The bound after the first look, which reads the predecessor's
+	// session node when no record is found: its timeout counts even when
+	// the wait could not read it.
+	g.until = later(start.Add(o.bound()), o.notBefore)
 	if released && !time.Now().Before(g.after(o)) {
 		close(g.open)
 		return g
