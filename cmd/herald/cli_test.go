@@ -513,10 +513,10 @@ func TestFlagGivenTwice(t *testing.T) {
 // line, event and who table that showed it. It is refused before
 // connecting, naming --id; so are bytes that are not UTF-8.
 func TestUnprintableIDIsRefused(t *testing.T) {
-	for _, id := range []string{"worker-1\n", "a\tb", "\xff\xfe"} {
+	for _, id := range []string{"worker-1\n", "a\tb", "\xff\xfe", "a\u2028b", "a\u202eb"} {
 		for _, args := range [][]string{{"run", "--election", "/x"}, {"lock", "--lock", "/x"}} {
 			_, stderr, code := heraldRun(t, nil, append(append([]string{"--zk", "127.0.0.1:1", "--connect-timeout", "1s"}, args...), "--id", id, "--", "true")...)
-			if code != exitUsage || !strings.Contains(stderr, "--id ") || !strings.Contains(stderr, "control character") {
+			if code != exitUsage || !strings.Contains(stderr, "--id ") || !strings.Contains(stderr, "does not print") {
 				t.Errorf("herald %s --id %q: exit %d, want %d naming --id: %s", args[0], id, code, exitUsage, stderr)
 			}
 		}

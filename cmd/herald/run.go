@@ -108,8 +108,8 @@ func checkID(id string) error {
 	if len(id) > maxID {
 		return usageErr("--id is %d bytes long: give at most %d (it is the data of the node herald creates)", len(id), maxID)
 	}
-	if !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl) {
-		return usageErr("--id %q holds a control character (a newline, a tab) or bytes that are not UTF-8: give a printable id; it is shown on one line in logs, events and who's tables", id)
+	if !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return usageErr("--id %q holds a character that does not print (a control character such as a newline or a tab, a line separator, a direction override) or bytes that are not UTF-8: give a printable id; it is shown on one line in logs, events and who's tables", id)
 	}
 	return nil
 }
