@@ -316,9 +316,11 @@ type holders struct {
 
 // unmarkedHolders maps every id held without a gap mark to the logs
 // holding it so, and counts the events of all logs. A log's first event
-// of a group holds nothing so: unmarked, it says only that its bridge had
-// no report of the group to measure against (a bridge's first run), not
-// that it saw what came before.
+// of a group, a snapshot, holds nothing so: unmarked, it says only that
+// its bridge had no report of the group to measure against (a bridge's
+// first run), not that it saw what came before. (A first event that is a
+// change its bridge saw happen, as in a log whose older files are gone,
+// does.)
 func unmarkedHolders(logs [][]publish.Event) (map[string]holders, int) {
 	whole := map[string]holders{}
 	total := 0
@@ -328,7 +330,7 @@ func unmarkedHolders(logs [][]publish.Event) (map[string]holders, int) {
 		for _, e := range l {
 			before := observed[e.Group]
 			observed[e.Group] = true
-			if !e.Gap && e.ID != "" && before {
+			if !e.Gap && e.ID != "" && (before || !e.Snapshot) {
 				if h, ok := whole[e.ID]; !ok {
 					whole[e.ID] = holders{first: i}
 				} else if h.first != i {
