@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"strconv"
 	"strings"
 	"syscall"
@@ -223,5 +224,44 @@ func TestCheckpointPutUnreachableExits69(t *testing.T) {
 		"--election", "/x", "--node", "_c_01000468-470b-0050-0000-000168726c65-latch-0000000000", "--term", "5", "step=3")
 	if code != exitUnreachable || !strings.Contains(stderr, "not saved") {
 		t.Fatalf("checkpoint put with ZooKeeper unreachable: exit %d, want %d saying nothing was saved: %s", code, exitUnreachable, stderr)
+	}
+}
+
+// TestCheckpointOfASecondOwnerIsNamedSo: the last checkpoint names a
+// later term than the new leader's, written by a node after the leader's
+// that is still in the group: as the fence reads it, a second owner's (a
+// client that cannot see herald's node), whose term refuses the leader's
+// puts. The child was told the checkpoint was copied from another group
+// or written by hand, and that its first put would replace it.
+func TestCheckpointOfASecondOwnerIsNamedSo(t *testing.T) {
+	zkFl := zkFlags(t)
+	g := uniq(t)
+	s, w := zkSession(t), zkSession(t)
+	mkpath(t, s.Conn(), g)
+	first, err := s.Conn().Create(g+"/n_", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := `echo "term=[$HERALD_CHECKPOINT_TERM] err=[$HERALD_CHECKPOINT_ERROR]"`
+	leader := start(t, nil, append(zkFl, "run", "--election", g, "--id", "leader", "--", "sh", "-c", child)...)
+	waitQueued(t, zkFl, g, 2, "the herald copy never queued")
+	second, err := w.Conn().Create(g+"/n_", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := w.Conn().Exists(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(elect.Checkpoint{Term: st.Czxid, Node: path.Base(second), ID: "second", Time: time.Now(), Data: []byte("theirs")})
+	if _, err := w.Conn().Create(g+"/"+elect.CheckpointNode, rec, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Conn().Delete(first, -1); err != nil {
+		t.Fatal(err)
+	}
+	leader.waitOutput(t, "a node after ours still in the group: a second owner's", 20*time.Second)
+	if strings.Contains(leader.out.String(), "copied from another group") {
+		t.Errorf("the child was told the checkpoint came from another group:\n%s", leader.out.String())
 	}
 }

@@ -282,6 +282,16 @@ func waitLost(err error) string {
 	return ""
 }
 
+// nodeThere reports whether group holds the node name (false when it
+// cannot tell).
+func nodeThere(s *elect.Session, group, name string) bool {
+	if name == "" {
+		return false
+	}
+	there, _, err := s.Conn().Exists(group + "/" + name)
+	return err == nil && there
+}
+
 // checkpointEnv hands the last checkpoint to the child: its data and the
 // term of the leader that saved it. Both are empty when there is none. A
 // read that fails for want of a server is tried again while h leads: a
@@ -300,6 +310,13 @@ func (a *app) checkpointEnv(ctx context.Context, h *elect.Handle, s *elect.Sessi
 	for attempt := 1; ; attempt++ {
 		cp, err := readWhileHeld(ctx, h, s, group)
 		switch {
+		case err == nil && h.Term() > 0 && cp.Term > h.Term() && nodeThere(s, group, cp.Node):
+			// Written by a node after ours that is still in the group: as
+			// the fence reads it, a second owner's (a client that cannot
+			// see our node), which deposes us.
+			msg := fmt.Sprintf("the checkpoint names term %d, later than this leader's %d, written by %s, a node after ours still in the group: a second owner's (a client that cannot see herald's node); the child starts without it, and its checkpoint puts are refused while that node is there", cp.Term, h.Term(), cp.Node)
+			a.log.Warn("two owners possible: a node after ours wrote the last checkpoint as owner; the child starts without it (HERALD_CHECKPOINT_ERROR)", "term", cp.Term, "by", cp.Node, "leader_term", h.Term())
+			return append(none[:2:2], "HERALD_CHECKPOINT_ERROR="+msg), nil
 		case err == nil && h.Term() > 0 && cp.Term > h.Term():
 			// A leader before us has an older term: no leader of this
 			// group wrote it.
