@@ -227,30 +227,32 @@ func raced(res []zk.MultiResponse) bool {
 // f's wrote it (its acknowledgment or its release): that owner has taken
 // office after ours, whether or not it saved a checkpoint yet, and
 // whatever became of the checkpoint since (deleted or overwritten by
-// hand). The office of a group whose nodes may hold none (a lock's) is
-// not read.
+// hand). (Checkpoint refuses a group that may hold no office, a lock's,
+// before it reads.)
 func (f Fence) readOffice(ctx context.Context, s *Session) (checkpointRead, error) {
-	p := f.Group + "/" + OfficeNode
-	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(p) })
-	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		return checkpointRead{}, nil
-	case err != nil && expired(err):
-		return checkpointRead{}, fmt.Errorf("%w: session expired: %v", ErrNotLeader, err)
-	case err != nil:
-		return checkpointRead{}, err
-	}
-	o, _ := decodeOffice(b, st)
-	if later, writer := o.laterTerm(f.Term); later != 0 && !f.foreign(ctx, s, writer) {
-		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the office, so %s (term %d) is deposed", ErrNotLeader, later, f.Group, f.Node, f.Term)
-	}
-	return checkpointRead{exists: true, version: st.Version}, nil
+	return f.readRecord(ctx, s, OfficeNode, "office", func(b []byte, st *zk.Stat) (int64, string) {
+		o, _ := decodeOffice(b, st)
+		return o.laterTerm(f.Term)
+	})
 }
 
 // readCheckpoint reads the group's checkpoint and refuses when a term
 // later than f's wrote it.
 func (f Fence) readCheckpoint(ctx context.Context, s *Session) (checkpointRead, error) {
-	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(f.Group + "/" + CheckpointNode) })
+	return f.readRecord(ctx, s, CheckpointNode, "checkpoint", func(b []byte, st *zk.Stat) (int64, string) {
+		if c, err := decodeCheckpoint(b, st); err == nil && c.Term > f.Term {
+			return c.Term, c.Node
+		}
+		return 0, ""
+	})
+}
+
+// readRecord reads the record node name (what it is, for errors) of f's
+// group, and refuses when later, given its data and stat, names a term
+// later than f's and its writer, unless that record is not this group's
+// (see foreign).
+func (f Fence) readRecord(ctx context.Context, s *Session, name, what string, later func([]byte, *zk.Stat) (int64, string)) (checkpointRead, error) {
+	b, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.Conn().Get(f.Group + "/" + name) })
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return checkpointRead{}, nil
@@ -259,8 +261,8 @@ func (f Fence) readCheckpoint(ctx context.Context, s *Session) (checkpointRead, 
 	case err != nil:
 		return checkpointRead{}, err
 	}
-	if c, err := decodeCheckpoint(b, st); err == nil && c.Term > f.Term && !f.foreign(ctx, s, c.Node) {
-		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the checkpoint, so %s (term %d) is deposed", ErrNotLeader, c.Term, f.Group, f.Node, f.Term)
+	if term, writer := later(b, st); term != 0 && !f.foreign(ctx, s, writer) {
+		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the %s, so %s (term %d) is deposed", ErrNotLeader, term, f.Group, what, f.Node, f.Term)
 	}
 	return checkpointRead{exists: true, version: st.Version}, nil
 }

@@ -377,14 +377,6 @@ func (q *queue) madeSessionNode(p string) {
 	q.s.ownSessionNodes.Store(p, struct{}{})
 }
 
-// A session node holds data from when it is made, before any note (see
-// sessionNodeContent): it says that its session notes every deletion of
-// its own nodes that it records nowhere else. An observer tells it from
-// the stat alone (DataLength), with no permission: a session node without
-// data is an older herald's, which noted nothing, so that a node of its
-// session gone without a record may be its own deletion, not someone
-// else's.
-
 // A sessionNote is what a session node holds: the last of its session's
 // queue nodes that went by a deletion of its own recorded nowhere else (a
 // waiter that gave up, a release where herald may write neither the
