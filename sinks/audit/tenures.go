@@ -207,14 +207,22 @@ func (t *tenures) ready(e publish.Event) {
 	// Its election was never seen (a log whose older part is gone, say):
 	// the ready proves it held then, and it is the current tenure, which
 	// a later owner ends like any other.
+	t.unseenStart(e, true).Ready = e.Time
+}
+
+// unseenStart makes the row of e's owner, whose start no event showed:
+// it held at e's time, and is the current tenure from then on unless a
+// later term is (gap: owners may be hidden before it).
+func (t *tenures) unseenStart(e publish.Event, gap bool) *row {
 	r := t.newRow(e, e.Owner)
-	r.Gap = true
-	r.From, r.FromSeen, r.Ready = e.Time, false, e.Time
+	r.Gap = gap
+	r.From, r.FromSeen = e.Time, false
 	r.see(e.Time)
 	if t.cur == nil || t.cur.Term <= r.Term {
 		unseenEnd(t.cur)
 		t.cur, t.last = r, r
 	}
+	return r
 }
 
 // named: e, an event of another kind (a candidate's), names the owner
@@ -224,16 +232,8 @@ func (t *tenures) ready(e publish.Event) {
 // the history while who names it. It may follow owners nobody saw when
 // other events of the group came before it (after).
 func (t *tenures) named(e publish.Event, after bool) {
-	if t.byTerm[e.Term] != nil {
-		return
-	}
-	r := t.newRow(e, e.Owner)
-	r.Gap = after || e.Gap
-	r.From, r.FromSeen = e.Time, false
-	r.see(e.Time)
-	if t.cur == nil || t.cur.Term <= r.Term {
-		unseenEnd(t.cur)
-		t.cur, t.last = r, r
+	if t.byTerm[e.Term] == nil {
+		t.unseenStart(e, after || e.Gap)
 	}
 }
 
