@@ -27,6 +27,8 @@ type Pipeline struct {
 
 	published atomic.Int64
 	gaps      atomic.Int64
+	// writing counts the sinks' Write calls under way (see AwaitWrites).
+	writing atomic.Int64
 
 	// cur is every group's state as published (current.go), for a sink
 	// that lost its store of current state (StateKeeper); nil when no

@@ -65,6 +65,42 @@ func (p *Pipeline) gateOpen(l *lane) bool {
 	return p.cfg.gate(ctx) == nil
 }
 
+// errStale: a batch's epoch ended (Pause) before its write began.
+var errStale = errors.New("publish: paused before the write")
+
+// write writes batch to l's sink unless Pause ended its epoch first,
+// counted in writing while it runs: from Pause on, AwaitWrites sees every
+// write that can still land (one that began after the epoch ended sees it
+// ended, and does not begin).
+func (p *Pipeline) write(ctx context.Context, l *lane, batch []Event, epoch uint64) error {
+	p.writing.Add(1)
+	defer p.writing.Add(-1)
+	if l.stale(epoch) {
+		return errStale
+	}
+	return l.sink.Write(ctx, batch)
+}
+
+// AwaitWrites waits, after Pause, until no write of any sink is under way
+// (a write begun before the Pause lands or fails first), or ctx ends; it
+// reports whether none is. A deposed HA bridge calls it before it hands
+// its election over, so that a slow write of its own (a Kafka produce
+// retried inside its client) does not land after its successor's newer
+// ones. A write a server holds past the client's timeout may still land
+// later: only the server could fence it.
+func (p *Pipeline) AwaitWrites(ctx context.Context) bool {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for p.writing.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}
+
 // newBackoff returns the retry schedule. MaxElapsedTime is 0 on purpose:
 // a sink that is down must not make herald give up on it. Giving up would
 // either drop events (a hole in a group's history that no consumer could
@@ -109,7 +145,10 @@ func (p *Pipeline) deliver(l *lane, batch []Event, epoch uint64, connected *bool
 			}
 		}
 		if err == nil {
-			if err = l.sink.Write(ctx, batch); err == nil {
+			if err = p.write(ctx, l, batch, epoch); errors.Is(err, errStale) {
+				continue // paused since the gate opened: dropped above
+			}
+			if err == nil {
 				b.Reset()
 				l.ack(batch, p.cfg.clock)
 				p.delivers(l)

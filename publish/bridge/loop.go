@@ -145,6 +145,14 @@ func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *e
 		b.stopPublishing()
 		b.setRole(RoleStandby) // now, not after the resign below: it may wait for a server
 		b.log.Warn("HA leadership lost: stopped publishing", "path", b.cfg.haPath(), "reason", h.Reason(), "err", h.Err())
+		// A write begun before that (a slow Kafka produce, retried inside
+		// its client) lands or fails before the standby may take over,
+		// so that it never lands after the standby's newer ones.
+		wctx, wcancel := context.WithTimeout(context.Background(), writesBound)
+		if !b.pipe.AwaitWrites(wctx) {
+			b.log.Warn("a sink's write begun before publishing stopped is still under way; handing over anyway: it may land after the next bridge's", "waited", writesBound)
+		}
+		wcancel()
 		// Publishing has stopped, so the standby may take over now: a
 		// handle lost to a suspension keeps its node until told so (or
 		// for elect.GiveBackDelay).
@@ -159,6 +167,11 @@ func (b *Bridge) campaignLoop(ctx, sctx context.Context, s *elect.Session, el *e
 	b.stopPublishing()
 	return nil
 }
+
+// writesBound bounds how long a bridge that lost its HA election waits
+// for the writes under way to land before it hands the election over: a
+// Kafka produce's timeout (10 s by default) and a retry's start.
+const writesBound = 12 * time.Second
 
 // logStates logs the session's connection changes, once per change rather
 // than once per group.
