@@ -310,14 +310,7 @@ func TestDeletedOnlyWaiterWakesBehindHerald(t *testing.T) {
 // just existence.
 func TestFenceRefusesOlderTermAfterNewerWrote(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
-	group := groupPath(t)
-	addrs := sharedAddrs(t)
-	a, b, w := session(t, addrs), session(t, addrs), session(t, addrs)
-	ea, _ := elect.NewElection(a, group, elect.CreateParents())
-	ha, err := ea.Campaign(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	group, ha, b, w := fencedOwner(ctx, t)
 	old := ha.Fence()
 	if err := old.Checkpoint(ctx, w, []byte("a-1")); err != nil {
 		t.Fatal(err)
@@ -335,7 +328,7 @@ func TestFenceRefusesOlderTermAfterNewerWrote(t *testing.T) {
 	if _, err := w.Conn().Set(group+"/"+elect.CheckpointNode, cpData, -1); err != nil {
 		t.Fatal(err)
 	}
-	err = old.Checkpoint(ctx, w, []byte("a-2"))
+	err := old.Checkpoint(ctx, w, []byte("a-2"))
 	if !errors.Is(err, elect.ErrNotLeader) {
 		t.Fatalf("older term's checkpoint after a newer one: %v; want ErrNotLeader", err)
 	}
@@ -379,14 +372,7 @@ func TestFenceRefusesOlderTermAfterNewerTookOffice(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := ctxT(t, 30*time.Second)
-			group := groupPath(t)
-			addrs := sharedAddrs(t)
-			a, b, w := session(t, addrs), session(t, addrs), session(t, addrs)
-			ea, _ := elect.NewElection(a, group, elect.CreateParents())
-			ha, err := ea.Campaign(ctx, "a")
-			if err != nil {
-				t.Fatal(err)
-			}
+			group, ha, b, w := fencedOwner(ctx, t)
 			if err := ha.Acknowledge(ctx, "a"); err != nil {
 				t.Fatal(err)
 			}
@@ -422,6 +408,22 @@ func TestFenceRefusesOlderTermAfterNewerTookOffice(t *testing.T) {
 }
 
 // newerAck writes an office record as a later term would.
+// fencedOwner makes a new group whose owner, "a", is ha, and two more
+// sessions: b, for a second owner's node (secondOwner), and w, a writer.
+func fencedOwner(ctx context.Context, t *testing.T) (group string, ha *elect.Handle, b, w *elect.Session) {
+	t.Helper()
+	group = groupPath(t)
+	addrs := sharedAddrs(t)
+	a := session(t, addrs)
+	b, w = session(t, addrs), session(t, addrs)
+	ea, _ := elect.NewElection(a, group, elect.CreateParents())
+	ha, err := ea.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return group, ha, b, w
+}
+
 // secondOwner makes, on s, a node in group after the owner's, and returns
 // a fence naming it with its term (its czxid): a second owner's, as a
 // client that cannot see herald's nodes would make.
