@@ -60,6 +60,9 @@ type Handle struct {
 	prevGoneBy atomic.Int64
 	// vouched: see Vouch.
 	vouched atomic.Bool
+	// timeoutsListed: the live session nodes' timeouts were read (see
+	// learnLiveTimeouts).
+	timeoutsListed atomic.Bool
 	// markSeen is the group node as the monitor read it, with a watch, a
 	// second into the tenure, for the release (see readMark); nil until
 	// then, and from the moment the watch fires until the read after it.

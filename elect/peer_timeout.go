@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,7 +49,10 @@ func timeoutIn(b []byte) time.Duration {
 // LongestTimeoutSeen is the longest of this session's timeout and those
 // of the herald sessions whose session nodes it has read: under
 // ProveSessionEnd, a waiter reads those of the herald nodes below its own
-// in each listing (each session once). `herald run` and `herald lock`
+// in each listing (each session once), and PredecessorReleased, finding
+// no release that vouches for the owners before, those of every live
+// session node kept where ours is (see learnLiveTimeouts). `herald run`
+// and `herald lock`
 // take the bound they wait for an owner that cannot hear from it, so that
 // a copy given a shorter --session-timeout than the owner before it waits
 // as long as that owner may take to stop. It only grows: a long timeout
@@ -88,23 +94,84 @@ func (w *waiter) learnTimeouts(ctx context.Context, lower []entry) {
 	if len(paths) == 0 {
 		return
 	}
-	c := w.q.s.Conn()
+	w.q.s.readTimeouts(ctx, paths)
+}
+
+// readTimeouts reads the session nodes at paths, a few at a time, and
+// notes the timeouts they carry (0 for one gone or not ours to read). A
+// failed read is left for a later look.
+func (s *Session) readTimeouts(ctx context.Context, paths []string) {
+	c := s.Conn()
 	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
 	for _, p := range paths {
 		wg.Add(1)
+		sem <- struct{}{}
 		go func() {
-			defer wg.Done()
+			defer func() { <-sem; wg.Done() }()
 			b, err := call(ctx, func() ([]byte, error) {
 				b, _, err := c.Get(p)
 				return b, err
 			})
 			switch {
 			case err == nil:
-				w.q.s.noteTimeout(p, timeoutIn(b))
+				s.noteTimeout(p, timeoutIn(b))
 			case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
-				w.q.s.noteTimeout(p, 0)
+				s.noteTimeout(p, 0)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// learnLiveTimeouts reads the timeouts of every herald session that keeps
+// its session node where ours for this handle's node is (the election's
+// office, or the session root), once per handle, before a runner waits
+// for an owner that may not have heard that its node went. The owner a
+// copy waits for need not be in the queue it found: its node may have
+// been deleted by hand before the copy joined, leaving nothing ahead to
+// read a timeout from. Its session node stays while its session lives,
+// which is as long as its work may run (its runner stops the work before
+// the session can expire); one gone is a session that ended, whose work
+// is stopped. So the longest timeout among the live session nodes covers
+// every owner whose work may still run. A session root is shared by every
+// lock group that uses it: the read is made once, and only on this path.
+func (h *Handle) learnLiveTimeouts(ctx context.Context) {
+	q := h.q
+	if !q.o.sessionProof || !h.timeoutsListed.CompareAndSwap(false, true) {
+		return
+	}
+	own := q.sessionNodeOf(h.t.name)
+	if own == "" {
+		return
+	}
+	dir := path.Dir(own)
+	names, err := call(ctx, func() ([]string, error) {
+		c, _, err := q.s.Conn().Children(dir)
+		return c, err
+	})
+	if err != nil {
+		h.timeoutsListed.Store(false) // look again next time
+		return
+	}
+	var paths []string
+	for _, n := range names {
+		p := dir + "/" + n
+		if _, read := q.s.timeoutsRead.Load(p); read || p == own || !isSessionNodeName(n) {
+			continue
+		}
+		paths = append(paths, p)
+	}
+	q.s.readTimeouts(ctx, paths)
+}
+
+// isSessionNodeName reports whether n is named as a session node.
+func isSessionNodeName(n string) bool {
+	hex, ok := strings.CutPrefix(n, "session-")
+	if !ok {
+		return false
+	}
+	hex, ok = strings.CutSuffix(hex, "-live")
+	_, err := strconv.ParseUint(hex, 16, 64)
+	return ok && len(hex) == 16 && err == nil
 }

@@ -145,3 +145,46 @@ func TestOwnersTimeoutLearnedWhenItsNodeGoes(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnerGoneBeforeTheWaiterJoinedCountsItsTimeout: the owner's node
+// is deleted by hand before a copy given a shorter timeout joins, so the
+// copy finds nobody ahead whose timeout it could read. When it looks for
+// the release of an owner before it (as herald run and herald lock do
+// before they start), it finds none, and reads the timeouts on every live
+// session node kept where its own is: the deposed owner's session lives
+// on, and its 6 s count.
+func TestOwnerGoneBeforeTheWaiterJoinedCountsItsTimeout(t *testing.T) {
+	for _, k := range sessionKinds {
+		t.Run(k.name, func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			g := groupPath(t)
+			long := session(t, addrs, elect.WithSessionTimeout(6*time.Second))
+			short := session(t, addrs, elect.WithSessionTimeout(time.Second))
+			opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
+			ctx := ctxT(t, 30*time.Second)
+			first, err := k.join(ctx, long, g, "long", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := short.Conn().Delete(first.NodePath(), -1); err != nil {
+				t.Fatal(err)
+			}
+			h, err := k.join(ctx, short, g, "short", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := short.LongestTimeoutSeen(); got != time.Second {
+				t.Errorf("before the look: LongestTimeoutSeen = %v, want its own timeout, 1s", got)
+			}
+			released, err := h.PredecessorReleased(ctx)
+			if err != nil || released {
+				t.Fatalf("PredecessorReleased = %v, %v; want false: the owner before went by hand", released, err)
+			}
+			// The lock's session root is shared with every other test's
+			// lock sessions, which may have longer timeouts.
+			if got := short.LongestTimeoutSeen(); got < 6*time.Second || k.name == "election" && got != 6*time.Second {
+				t.Errorf("after the look: LongestTimeoutSeen = %v, want the deposed owner's 6s", got)
+			}
+		})
+	}
+}

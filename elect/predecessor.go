@@ -162,6 +162,11 @@ func (h *Handle) Vouch() { h.vouched.Store(true) }
 func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
 	look := time.Now()
 	released, vouched, ended, held, ch, err := h.lookAtPredecessor(ctx, watch)
+	if !released || !vouched {
+		// A runner may now wait for an owner that could not hear: its
+		// bound grows with that owner's timeout, whoever it was.
+		h.learnLiveTimeouts(ctx)
+	}
 	if released {
 		h.prevEnded.Store(ended)
 		h.prevVouched.Store(vouched)

@@ -356,3 +356,43 @@ func TestShorterTimeoutWaitsForTheLongerOwner(t *testing.T) {
 		})
 	}
 }
+
+// TestShorterTimeoutWaitsForAnOwnerGoneBeforeItJoined: as
+// TestShorterTimeoutWaitsForTheLongerOwner, but the frozen owner's node
+// is deleted before the copy given the shorter timeout starts, so that
+// copy finds no node ahead of it to read a timeout from. It used to wait
+// the bound of its own timeout and start its command beside the frozen
+// owner's; it now reads the timeouts of every herald session that keeps
+// a session node where its own is (the election's office, or the session
+// root), the deposed owner's among them while its session lives.
+func TestShorterTimeoutWaitsForAnOwnerGoneBeforeItJoined(t *testing.T) {
+	for _, recipe := range []string{"run", "lock"} {
+		t.Run(recipe, func(t *testing.T) {
+			t.Parallel()
+			addr := zktest.Shared(t).ConnectString()
+			g := uniq(t)
+			child, env, read := overlapMarks(t)
+			flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
+			copyWith := func(id, timeout string) *proc {
+				return start(t, env, "--zk", addr, "--session-timeout", timeout, recipe, flag, g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
+			}
+			first := copyWith("copy-1", "8s")
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("no command started: %q\n%s", read(), first.out)
+			}
+			pid := first.cmd.Process.Pid
+			if err := signalPID(pid, sigStop); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
+			deleteLowest(t, g)
+			second := copyWith("copy-2", "2s")
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2 (2s sessions), started after the node of copy-1 (8s sessions, frozen) was deleted, ran its command beside copy-1's:\n%s\n%s", read(), second.out)
+			}
+		})
+	}
+}
