@@ -117,6 +117,9 @@ func TestMissingRequiredInput(t *testing.T) {
 		{[]string{"lock", "--lock", "/locks/a", "--session-root", "/locks/a/s", "--", "true"}, "inside --lock /locks/a, which may hold only queue nodes"},
 		{[]string{"run", "--election", "/jobs/x", "--session-root", "/", "--", "true"}, "give an absolute path below /"},
 		{[]string{"lock", "--lock", "/locks/a", "--session-root", "sessions", "--", "true"}, "give an absolute path below /"},
+		// a grace of nothing: what to give for a SIGKILL at once
+		{[]string{"lock", "--lock", "/locks/a", "--grace", "0", "--", "true"}, "--grace 1ms"},
+		{[]string{"run", "--election", "/jobs/x", "--grace", "-1s", "--", "true"}, "between SIGTERM and SIGKILL"},
 	} {
 		_, stderr, code := heraldRun(t, nil, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

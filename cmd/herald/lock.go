@@ -96,7 +96,7 @@ func (a *app) runLock(ctx context.Context, o lockOpts, args []string) error {
 	case o.timeout < 0:
 		return usageErr("--timeout %v: must not be negative (0 waits forever)", o.timeout)
 	case o.grace <= 0:
-		return usageErr("--grace %v: must be positive", o.grace)
+		return usageErr("--grace %v: must be positive: it is the time the command gets between SIGTERM and SIGKILL (for a SIGKILL at once, give a very short one, such as --grace 1ms)", o.grace)
 	}
 	if err := groupArg("--lock", o.path); err != nil {
 		return err

@@ -143,7 +143,7 @@ func (a *app) runElection(ctx context.Context, o runOpts, args []string) error {
 		return err
 	}
 	if o.grace <= 0 {
-		return usageErr("--grace %v: must be positive", o.grace)
+		return usageErr("--grace %v: must be positive: it is the time the command gets between SIGTERM and SIGKILL (for a SIGKILL at once, give a very short one, such as --grace 1ms)", o.grace)
 	}
 	if err := checkCommand(args); err != nil {
 		return err
