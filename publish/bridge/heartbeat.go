@@ -22,7 +22,9 @@ import (
 //     session and every group has had its snapshot, save those it cannot
 //     read, which the record lists as unconfirmed (at most
 //     publish.MaxUnconfirmed; with more, no active record), dated with the
-//     time a round began, and written to a sink only once every event published
+//     time a round began: when it asked ZooKeeper the round trip that
+//     ZooKeeper then answered, after which what the session had heard was
+//     published; and written to a sink only once every event published
 //     before that time is acknowledged (or dropped) by that sink: a sink
 //     that lags or is down is not confirmed, and readers see its values go
 //     stale;
@@ -150,14 +152,19 @@ func (h *heartbeater) tick(now time.Time) {
 		clear(h.claims) // the values are not confirmed now; readers judge them by the bound
 		return
 	}
-	if h.proofNeeded {
+	if h.proofNeeded || h.roundDue(now) {
+		// A round is dated when ZooKeeper was last asked and answered,
+		// never merely now: a client still says connected while its
+		// connection carries nothing (a frozen server, a silent
+		// partition), and a heartbeat dated by the clock alone confirmed
+		// an owner whose node was already gone.
 		asked := time.Now()
 		if !h.b.zkAnswers(h.timeout()) || !h.b.observersCaughtUp(h.ctx, h.timeout()) {
 			return // unconfirmed: readers judge the values by the bound
 		}
 		// What happened before asking was heard, and what was heard is
-		// published: a change made while the bridge was frozen is in
-		// the backlog the claim below waits for.
+		// published: a change made while the bridge was frozen, or its
+		// connection silent, is in the backlog the claim below waits for.
 		h.proofNeeded, now = false, asked
 	}
 	// A round's claim: every event published before now is in a sink
@@ -190,6 +197,16 @@ func (h *heartbeater) tick(now time.Time) {
 			h.confirmed = c.at
 		}
 	}
+}
+
+// roundDue reports whether a sink's next round may begin at now.
+func (h *heartbeater) roundDue(now time.Time) bool {
+	for _, s := range h.sinks {
+		if n := s.Name(); h.claims[n] == nil && now.Sub(h.last[n]) >= h.interval {
+			return true
+		}
+	}
+	return false
 }
 
 // stalled reports whether the heartbeater did not run for an interval or

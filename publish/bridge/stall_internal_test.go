@@ -76,3 +76,61 @@ func TestHeartbeatAfterAStallWaitsForZooKeeper(t *testing.T) {
 		t.Fatalf("ZooKeeper answering again: %d heartbeats, want the round confirmed", sink.count())
 	}
 }
+
+// TestHeartbeatOverASilentConnectionConfirmsNothing: the bridge runs on,
+// but its connection carries nothing (a frozen server, a silent
+// partition) while its client still says connected. Its rounds used to be
+// dated by the clock and written, confirming owners whose nodes had gone
+// meanwhile as fresh, at a time ZooKeeper never vouched for (found by a
+// review: who said "fresh" 18 s after the owner left). A round is now
+// dated when ZooKeeper was asked a round trip it answered: none is written
+// while it is silent, and the first after is dated after it spoke again.
+func TestHeartbeatOverASilentConnectionConfirmsNothing(t *testing.T) {
+	addrs := zktest.Shared(t).Addrs()
+	p, err := faultproxy.New(addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	s := heraldtest.Session(t, []string{p.Addr()})
+	sink := &beats{}
+	b, err := New(Config{Servers: addrs, Watch: []string{"/x"}, Sinks: []publish.Sink{nopSink{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.pipe.Close(context.Background()) })
+	b.mu.Lock()
+	b.role, b.session, b.groups = RoleActive, s, map[string]GroupState{}
+	b.mu.Unlock()
+	b.publishing = true
+	const interval = 100 * time.Millisecond
+	h := &heartbeater{b: b, interval: interval, sinks: []publish.HeartbeatSink{sink}, last: map[string]time.Time{},
+		claims: map[string]*claim{}, failing: map[string]bool{}}
+	h.tick(time.Now())
+	if sink.count() != 1 {
+		t.Fatalf("a running bridge wrote %d heartbeats, want 1", sink.count())
+	}
+	p.Blackhole(true) // the client still says connected
+	silent := time.Now()
+	for end := silent.Add(5 * interval); time.Now().Before(end); {
+		time.Sleep(interval / 4) // on time, as run ticks: no stall of the bridge's own
+		h.tick(time.Now())
+	}
+	if n := sink.count(); n != 1 {
+		t.Fatalf("with the connection silent since %s, the bridge confirmed its values %d times, the last dated %s",
+			silent.Format("15:04:05.000"), n-1, sink.got[n-1].Time.Format("15:04:05.000"))
+	}
+	p.Blackhole(false)
+	spoke := time.Now()
+	for end := spoke.Add(10 * time.Second); sink.count() == 1 && time.Now().Before(end); {
+		time.Sleep(interval / 4)
+		h.tick(time.Now()) // the client may have to connect again first
+	}
+	if n := sink.count(); n != 2 {
+		t.Fatalf("ZooKeeper answering again: %d heartbeats in 10 s, want the round confirmed", n)
+	}
+	if at := sink.got[1].Time; at.Before(spoke) {
+		t.Errorf("the round after the silence is dated %s, before ZooKeeper spoke again at %s",
+			at.Format("15:04:05.000"), spoke.Format("15:04:05.000"))
+	}
+}
