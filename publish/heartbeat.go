@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -242,6 +243,9 @@ func roundAge(d time.Duration) time.Duration {
 type Bridges struct {
 	mu sync.Mutex
 	m  map[string]Heartbeat
+	// removed: the bridges whose heartbeat the store says was deleted
+	// (see Removed), and when.
+	removed map[string]time.Time
 	// unreadable: why the store of heartbeats, which exists, cannot be
 	// read now ("" when it can, or does not exist).
 	unreadable string
@@ -268,7 +272,52 @@ func (b *Bridges) SetUnreadable(err error) bool {
 }
 
 // NewBridges returns an empty table.
-func NewBridges() *Bridges { return &Bridges{m: map[string]Heartbeat{}} }
+func NewBridges() *Bridges {
+	return &Bridges{m: map[string]Heartbeat{}, removed: map[string]time.Time{}}
+}
+
+// Removed records that the store deleted the heartbeat of source at at (a
+// purge, a key deleted by hand when a bridge was taken down): a value it
+// wrote is then stale, saying so, not passed unjudged as one whose bridge
+// never sent a heartbeat; nothing confirms it any more. A later heartbeat
+// of source replaces it. It reports whether the table changed.
+func (b *Bridges) Removed(source string, at time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, had := b.m[source]
+	delete(b.m, source)
+	if was, ok := b.removed[source]; ok && was.Equal(at) && !had {
+		return false
+	}
+	if b.removed == nil {
+		b.removed = map[string]time.Time{}
+	}
+	b.removed[source] = at
+	return true
+}
+
+// SourceOfBridgeKey is the source whose heartbeat BridgeKey files under
+// key; false when key is not such a key.
+func SourceOfBridgeKey(key string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case plain(c):
+			b.WriteByte(c)
+		case c == '=' && i+2 < len(key):
+			v, err := strconv.ParseUint(key[i+1:i+3], 16, 8)
+			if err != nil || plain(byte(v)) {
+				return "", false
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		default:
+			return "", false
+		}
+	}
+	return b.String(), b.Len() > 0
+}
 
 // Put records h as its bridge's latest heartbeat (the store keeps the last
 // one written per bridge, and readers deliver them in that order, so the
@@ -284,6 +333,7 @@ func (b *Bridges) Put(h Heartbeat) bool {
 		return false
 	}
 	b.m[h.Source] = h
+	delete(b.removed, h.Source)
 	return true
 }
 
@@ -321,7 +371,15 @@ func (b *Bridges) JudgeGroup(now time.Time, group string, writers ...string) Fre
 		if !ok {
 			if !judged && best.ConfirmedBy == "" {
 				best = Freshness{ConfirmedBy: w}
-				if b.unreadable != "" {
+				switch at, gone := b.removed[w]; {
+				case gone:
+					best.Stale = true
+					best.StaleReason = "the heartbeat of " + w + " was deleted from the store"
+					if !at.IsZero() {
+						best.StaleReason += " at " + at.UTC().Format("2006-01-02T15:04:05.00Z07:00")
+					}
+					best.StaleReason += " (purged, or removed by hand): nothing confirms its values any more"
+				case b.unreadable != "":
 					best.Stale = true
 					best.StaleReason = "the bridges' heartbeats cannot be read: " + b.unreadable
 				}

@@ -49,6 +49,14 @@ func TestBridgeKey(t *testing.T) {
 			t.Errorf("BridgeKey(%q) = BridgeKey(%q) = %q", src, prev, k)
 		}
 		seen[k] = src
+		if back, ok := SourceOfBridgeKey(k); !ok || back != src {
+			t.Errorf("SourceOfBridgeKey(%q) = %q, %v; want %q", k, back, ok, src)
+		}
+	}
+	for _, k := range []string{"", "a.b", "a=2", "a=zz", "a=41"} { // '=41' is 'A', which a key holds plain
+		if src, ok := SourceOfBridgeKey(k); ok {
+			t.Errorf("SourceOfBridgeKey(%q) = %q: no BridgeKey gives it", k, src)
+		}
 	}
 	if k := BridgeKey("bridge-1"); k != "bridge-1" {
 		t.Errorf("a plain source should be its own key, got %q", k)

@@ -74,6 +74,31 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 // confirming, would be told it has no owner. (A full bucket that discards
 // new values fails the write instead, which the sink reports.)
 func checkOwnersBucket(bucket string, have jetstream.StreamConfig) error {
+	why := dropsOldValues(have)
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: jetstream: KV bucket %s has %s: it would drop the only record of a group whose owner has not changed, and readers would be told the group has no owner; make the bucket again without it (nats kv del %s; herald makes it when it starts), or give herald another bucket",
+		publish.ErrSinkConfig, bucket, why, bucket)
+}
+
+// checkBridgesBucket refuses a bucket of heartbeats that may drop a
+// heartbeat by itself, as checkOwnersBucket does an owners bucket: the
+// last heartbeat of a bridge that died (kill -9 writes no "stopped") is
+// what tells readers its values are stale, and without it they are read
+// as from a bridge that sends none: not judged.
+func checkBridgesBucket(bucket string, have jetstream.StreamConfig) error {
+	why := dropsOldValues(have)
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: jetstream: KV bucket %s, of the bridges' heartbeats, has %s: it would drop the last heartbeat of a bridge that died, and readers would no longer call its values stale; make the bucket again without it (nats kv del %s; herald makes it when it starts), or give herald another bucket",
+		publish.ErrSinkConfig, bucket, why, bucket)
+}
+
+// dropsOldValues says how a KV bucket's stream may drop a value by itself
+// ("" when it does not).
+func dropsOldValues(have jetstream.StreamConfig) string {
 	var why string
 	switch {
 	case have.MaxAge > 0:
@@ -82,11 +107,8 @@ func checkOwnersBucket(bucket string, have jetstream.StreamConfig) error {
 		why = fmt.Sprintf("a limit of %d bytes that discards old values", have.MaxBytes)
 	case have.Discard == jetstream.DiscardOld && have.MaxMsgs > 0:
 		why = fmt.Sprintf("a limit of %d values that discards old ones", have.MaxMsgs)
-	default:
-		return nil
 	}
-	return fmt.Errorf("%w: jetstream: KV bucket %s has %s: it would drop the only record of a group whose owner has not changed, and readers would be told the group has no owner; make the bucket again without it (nats kv del %s; herald makes it when it starts), or give herald another bucket",
-		publish.ErrSinkConfig, bucket, why, bucket)
+	return why
 }
 
 // replicasError says what to do when the server cannot place replicas

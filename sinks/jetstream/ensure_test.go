@@ -115,6 +115,10 @@ func TestOwnersBucketThatDropsValuesIsRefused(t *testing.T) {
 	}{
 		{jetstream.KeyValueConfig{Bucket: hjs.DefaultBucket, TTL: time.Hour}, "a TTL of 1h0m0s"},
 		{jetstream.KeyValueConfig{Bucket: hjs.DefaultBucket, History: 5}, ""},
+		// the bridges' heartbeats: a TTL drops the last heartbeat of a
+		// bridge that died, and its values were then read as unjudged
+		{jetstream.KeyValueConfig{Bucket: hjs.DefaultBridgesBucket, TTL: 30 * time.Second}, "a TTL of 30s: it would drop the last heartbeat of a bridge that died"},
+		{jetstream.KeyValueConfig{Bucket: hjs.DefaultBridgesBucket, History: 3}, ""},
 	} {
 		srv := natsserver.Start(t)
 		js := client(t, srv.URL())

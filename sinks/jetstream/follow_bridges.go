@@ -175,6 +175,14 @@ func (f *ownerFollow) consumeBridges(ctx context.Context, w jetstream.KeyWatcher
 				f.beatsRead.Store(e.Revision())
 			}
 			if e.Operation() != jetstream.KeyValuePut {
+				// A heartbeat deleted or purged: its bridge's values are
+				// confirmed by nothing now, and say so.
+				if src, ok := publish.SourceOfBridgeKey(e.Key()); ok && f.bridges.Removed(src, e.Created()) {
+					select {
+					case f.beat <- struct{}{}:
+					default:
+					}
+				}
 				continue
 			}
 			h, err := publish.DecodeHeartbeat(e.Value())

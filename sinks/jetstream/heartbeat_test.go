@@ -304,3 +304,45 @@ func TestFollowHeartbeatFromAClockAhead(t *testing.T) {
 		t.Fatalf("the bridge's last heartbeat is dated 10 minutes ahead and it wrote none since: %+v, want stale within the bound", u)
 	}
 }
+
+// TestFollowHeartbeatDeletedIsStale: the heartbeat of a bridge that died
+// is deleted from the bridges bucket (a purge when the bridge is taken
+// down, a key removed by hand). Its values used to be read as from a
+// bridge that sends no heartbeats, not judged, and `who` exited 0 naming
+// an owner long gone (found by a review). They are stale now, saying why,
+// for a reader that saw the deletion and for one that starts after it.
+func TestFollowHeartbeatDeletedIsStale(t *testing.T) {
+	for _, how := range []string{"delete", "purge"} {
+		t.Run(how, func(t *testing.T) {
+			g := uniq(t)
+			b1 := source(t, "b1")
+			s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})
+			beat(t, s, b1, publish.BridgeActive, "")
+			write(t, s, from(gain(g, "a", 100), b1))
+			w := follow(t, g)
+			if u := nextFor(t, w, g, 10*time.Second); u.Owner == nil || u.Stale {
+				t.Fatalf("initial update %+v: want a, fresh", u)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			kv, err := client(t, url).KeyValue(ctx, hjs.DefaultBridgesBucket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			del := kv.Delete
+			if how == "purge" {
+				del = kv.Purge
+			}
+			if err := del(ctx, publish.BridgeKey(b1)); err != nil {
+				t.Fatal(err)
+			}
+			u := nextFor(t, w, g, 5*time.Second)
+			if !u.Stale || !strings.Contains(u.StaleReason, "was deleted") || u.Owner == nil {
+				t.Fatalf("after the heartbeat was deleted: %+v, want the owner, stale, saying its heartbeat was deleted", u)
+			}
+			if u := nextFor(t, follow(t, g), g, 10*time.Second); !u.Stale || !strings.Contains(u.StaleReason, "was deleted") {
+				t.Fatalf("a reader started after the deletion: %+v, want stale, saying its heartbeat was deleted", u)
+			}
+		})
+	}
+}

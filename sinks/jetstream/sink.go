@@ -103,6 +103,14 @@ func (s *Sink) Connect(ctx context.Context) error {
 	if err := checkOwnersBucket(s.cfg.Bucket, st.CachedInfo().Config); err != nil {
 		return err
 	}
+	// The bucket of heartbeats is made with the first heartbeat; one made
+	// before by someone else is checked now. (One that cannot be looked
+	// up is left to the heartbeat's write, which says why.)
+	if bst, err := s.js.Stream(ctx, "KV_"+s.cfg.BridgesBucket); err == nil {
+		if err := checkBridgesBucket(s.cfg.BridgesBucket, bst.CachedInfo().Config); err != nil {
+			return err
+		}
+	}
 	s.owners = &owners{js: s.js, stream: st, prefix: "$KV." + kv.Bucket() + "."}
 	s.opened = true
 	return nil

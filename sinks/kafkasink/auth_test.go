@@ -298,3 +298,45 @@ func TestPlainWithoutTLSWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgesTopicMustBeCompacted: a bridges topic made beforehand that
+// deletes records by age drops the last heartbeat of a bridge that died,
+// and readers then took its values for a bridge's that sends none, not
+// judged (found by a review, for JetStream's bucket with a TTL). It is
+// refused at start, as such an owners topic is; a compacted one is used.
+func TestBridgesTopicMustBeCompacted(t *testing.T) {
+	c := kafkatest.Start(t)
+	cfg := testConfig(t, c)
+	cl, tr, err := cfg.client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for topic, policy := range map[string]string{"bridges-delete": "delete", "bridges-compact": "compact"} {
+		res, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+			Topic: topic, NumPartitions: 1, ReplicationFactor: 1,
+			ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: policy}, {ConfigName: "retention.ms", ConfigValue: "60000"}},
+		}}})
+		if err != nil || res.Errors[topic] != nil {
+			t.Fatalf("create %s: %v %v", topic, err, res.Errors)
+		}
+	}
+	connect := func(topic string) error {
+		cfg := cfg
+		cfg.BridgesTopic = topic
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		return s.Connect(ctx)
+	}
+	if err := connect("bridges-delete"); !errors.Is(err, ErrTopic) || !errors.Is(err, publish.ErrSinkConfig) || !strings.Contains(err.Error(), "each bridge's last heartbeat") {
+		t.Fatalf("connect with a bridges topic that deletes: %v, want a configuration error about its last heartbeats", err)
+	}
+	if err := connect("bridges-compact"); err != nil {
+		t.Fatalf("connect with a compacted bridges topic: %v", err)
+	}
+}

@@ -73,6 +73,13 @@ func (s *Sink) ensureTopics(ctx context.Context, cl *kafka.Client) error {
 	if err := checkCompacted(ctx, cl, c.OwnersTopic); err != nil {
 		return err
 	}
+	// The bridges topic is made with the first heartbeat; one made before
+	// by someone else is checked now.
+	if gone, err := missingTopics(ctx, cl, c.BridgesTopic); err == nil && len(gone) == 0 {
+		if err := checkBridgesCompacted(ctx, cl, c.BridgesTopic); err != nil {
+			return err
+		}
+	}
 	// A created topic reaches every broker's metadata a moment later.
 	for {
 		missing, err := missingTopics(ctx, cl, c.EventsTopic, c.OwnersTopic)
@@ -113,6 +120,23 @@ func missingTopics(ctx context.Context, cl *kafka.Client, topics ...string) ([]s
 // "compact,delete" deletes too, unless retention.ms and retention.bytes
 // are -1 (never).
 func checkCompacted(ctx context.Context, cl *kafka.Client, topic string) error {
+	return checkKept(ctx, cl, topic, "each group's owner", "a group whose owner has not changed for that long would lose its only record, and readers would say it has no owner",
+		"a quiet group's only one among them, and readers would say it has no owner")
+}
+
+// checkBridgesCompacted refuses, as checkCompacted does an owners topic, a
+// bridges topic that deletes: the last heartbeat of a bridge that died
+// (kill -9 writes no "stopped") is what tells readers its values are
+// stale, and without it they would be read as from a bridge that sends
+// none.
+func checkBridgesCompacted(ctx context.Context, cl *kafka.Client, topic string) error {
+	return checkKept(ctx, cl, topic, "each bridge's last heartbeat", "the last heartbeat of a bridge dead for that long would go, and readers would no longer call its values stale",
+		"a dead bridge's last heartbeat among them, and readers would no longer call its values stale")
+}
+
+// checkKept refuses a topic that deletes records by age or size: keeps is
+// what it must keep, byAge and bySize what is lost by each.
+func checkKept(ctx context.Context, cl *kafka.Client, topic, keeps, byAge, bySize string) error {
 	res, err := cl.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
 		ResourceType: kafka.ResourceTypeTopic, ResourceName: topic, ConfigNames: []string{"cleanup.policy", "retention.ms", "retention.bytes"},
 	}}})
@@ -143,19 +167,18 @@ func checkCompacted(ctx context.Context, cl *kafka.Client, topic string) error {
 		}
 		switch {
 		case !kinds["compact"]:
-			return settingsError{fmt.Errorf("%w: topic %s has cleanup.policy=%s; it must be compacted to keep each group's owner: "+
+			return settingsError{fmt.Errorf("%w: topic %s has cleanup.policy=%s; it must be compacted to keep %s: "+
 				"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact",
-				ErrTopic, topic, policy, topic)}
+				ErrTopic, topic, policy, keeps, topic)}
 		case kinds["delete"] && retention != "-1":
-			return settingsError{fmt.Errorf("%w: topic %s has cleanup.policy=%s and retention.ms=%s: a group whose owner has not changed for that long "+
-				"would lose its only record, and readers would say it has no owner; compact only: "+
+			return settingsError{fmt.Errorf("%w: topic %s has cleanup.policy=%s and retention.ms=%s: %s; compact only: "+
 				"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact (or retention.ms=-1)",
-				ErrTopic, topic, policy, retention, topic)}
+				ErrTopic, topic, policy, retention, byAge, topic)}
 		case kinds["delete"] && size != "" && size != "-1":
 			return settingsError{fmt.Errorf("%w: topic %s has cleanup.policy=%s and retention.bytes=%s: once a partition holds that much, the oldest records go, "+
-				"a quiet group's only one among them, and readers would say it has no owner; compact only: "+
+				"%s; compact only: "+
 				"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact (or retention.bytes=-1)",
-				ErrTopic, topic, policy, size, topic)}
+				ErrTopic, topic, policy, size, bySize, topic)}
 		}
 	}
 	return nil
