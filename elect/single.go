@@ -411,24 +411,28 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 		if err != nil && r.sn.OnFallback != nil {
 			r.sn.OnFallback(r.path, err)
 		}
-		if r.sameTenure(st, id, err) {
+		switch {
+		case r.sameTenure(st, id, err):
 			// Rewritten by someone else than its system (an operator's
-			// set), or with the same owner: no new leader.
-			p = r.lastOwner
+			// set), or with the same owner: no new leader, nor a new
+			// start.
+			p, sv.Since = r.lastOwner, r.last.Since
 			if err != nil {
 				sv.Identity = r.last.Identity
 			}
-		} else {
+		case err != nil && st.EphemeralOwner != 0 && st.Mzxid != st.Czxid:
+			// An ephemeral node first read (a reader started, a session
+			// made again) holding data its system did not write, written
+			// after the node was made (an operator's set): the tenure is
+			// the node's, from its creation, and the data names nobody.
+			// Taking the write for the start made a new leader, named by
+			// the operator's text, of every restart.
+			p = singleOwner(r.path, st, st.Czxid, "")
+			sv.Since = time.UnixMilli(st.Ctime).UTC()
+		default:
 			// The term is the zxid of the write that made this owner:
 			// the czxid of a node written once.
-			term := st.Mzxid
-			p = Participant{ID: id.ID, Node: path.Base(r.path) + "@" + strconv.FormatInt(term, 10), Session: st.EphemeralOwner, Czxid: term}
-			if p.ID == "" {
-				p.ID = p.SessionHex()
-				if p.ID == "" {
-					p.ID = path.Base(r.path)
-				}
-			}
+			p = singleOwner(r.path, st, st.Mzxid, id.ID)
 		}
 	}
 	sv.Owner = &p
@@ -437,6 +441,19 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 	}
 	keep := *sv
 	r.last, r.lastOwner = &keep, p
+}
+
+// singleOwner is the owner of the leader node at p, its stat st, in term
+// (a zxid): named id, else by its session, else by the node's name.
+func singleOwner(p string, st *zk.Stat, term int64, id string) Participant {
+	o := Participant{ID: id, Node: path.Base(p) + "@" + strconv.FormatInt(term, 10), Session: st.EphemeralOwner, Czxid: term}
+	if o.ID == "" {
+		o.ID = o.SessionHex()
+		if o.ID == "" {
+			o.ID = path.Base(p)
+		}
+	}
+	return o
 }
 
 // sameTenure reports whether the ephemeral node last read, written again

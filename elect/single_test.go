@@ -844,12 +844,36 @@ func TestOperatorSetKeepsTheTenure(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	before, _ := o.Leader()
+	time.Sleep(5 * time.Millisecond) // the set's mtime is later than the creation's
 	if _, err := op.Conn().Set(master, []byte("garbage"), -1); err != nil {
 		t.Fatal(err)
 	}
 	leaderSays("garbage read", func(l elect.SingleView) bool {
 		return l.DecodeErr != nil && l.Owner != nil && l.Owner.Node == snap.Owner.Node && l.Identity.ID == snap.Owner.ID
 	})
+	if l, _ := o.Leader(); !l.Since.Equal(before.Since) {
+		t.Errorf("the tenure kept through the set says since %v, was %v", l.Since, before.Since)
+	}
+	// A reader that did not see the node before the set (a bridge
+	// restarted, a session made again, who): the same tenure, from the
+	// node's creation, named by its session, not by the operator's text.
+	// It used to be a new leader named "garbage", from the set's time.
+	_, st, err := op.Conn().Get(master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := elect.ReadSingle(ctxT(t, 10*time.Second), op, master, elect.SingleNodeFor(master))
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case fresh.Owner == nil || fresh.Owner.Node != snap.Owner.Node || fresh.Owner.Czxid != st.Czxid:
+		t.Errorf("read afresh after an operator's set: owner %+v, want the master's tenure, %s", fresh.Owner, snap.Owner.Node)
+	case fresh.Owner.ID == "garbage" || fresh.Owner.ID != fresh.Owner.SessionHex():
+		t.Errorf("read afresh after an operator's set: owner named %q, want its session, %s", fresh.Owner.ID, fresh.Owner.SessionHex())
+	case !fresh.Since.Equal(time.UnixMilli(st.Ctime).UTC()):
+		t.Errorf("read afresh after an operator's set: since %v, want the node's creation, %v", fresh.Since, time.UnixMilli(st.Ctime).UTC())
+	}
 	if _, err := op.Conn().Set(master, good, -1); err != nil {
 		t.Fatal(err)
 	}
