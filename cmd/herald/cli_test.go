@@ -538,3 +538,25 @@ func TestLongIDNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestWhoLeaderUnderAMissingParent: a leader path whose parent does not
+// exist (a Kafka chroot left out or mistyped) was answered "no owner: no
+// leader node", exit 5, which a script takes for a cluster without a
+// controller (found by a review). It is an error naming the missing
+// parent, exit 1; under a parent that exists, no leader node is still
+// exit 5.
+func TestWhoLeaderUnderAMissingParent(t *testing.T) {
+	flags := zkFlags(t)
+	root := uniq(t)
+	mkpath(t, rawZK(t), root)
+	out, stderr, code := heraldRun(t, nil, append(flags, "who", root+"/controller")...)
+	if code != exitNoOwner || !strings.Contains(out, "no leader node") {
+		t.Errorf("who under a parent that exists: exit %d (want %d):\n%s%s", code, exitNoOwner, out, stderr)
+	}
+	for _, p := range []string{root + "/kafka/controller", root + "/hadoop-ha/ns1/ActiveStandbyElectorLock", root + "/hbase/master"} {
+		out, stderr, code = heraldRun(t, nil, append(flags, "who", p)...)
+		if code != 1 || !strings.Contains(stderr, path.Dir(p)+" does not exist") || strings.Contains(out, "no owner") {
+			t.Errorf("who %s, its parent missing: exit %d (want 1 naming %s):\n%s%s", p, code, path.Dir(p), out, stderr)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,6 +90,12 @@ func (a *app) whoSingleZK(ctx context.Context, s *elect.Session, group string, s
 	}
 	known := sn != nil || ident.ForPath(group) != ident.Generic
 	switch {
+	case sv.Owner == nil && known && !sv.ParentExists:
+		// Not "no leader": nothing is there to lead (a wrong chroot, a
+		// system not installed under this path), and a script would take
+		// exit 5 for a leaderless cluster.
+		return whoReport{}, false, fmt.Errorf("%s does not exist in ZooKeeper at %s, so %s cannot be there; check the path, and the chroot the system is configured with (Kafka's zookeeper.connect=zk1:2181/kafka puts its controller at /kafka/controller)",
+			path.Dir(group), a.zk, group)
 	case sv.NotLeaderNode != "":
 		return whoReport{}, false, nil // read as a group, which it is or holds
 	case sv.Owner != nil && sv.Owner.Session != 0:
