@@ -560,3 +560,38 @@ func TestWhoLeaderUnderAMissingParent(t *testing.T) {
 		}
 	}
 }
+
+// TestWhoSaysWhyASystemsNodeIsNoLeader: Hadoop's ActiveBreadCrumb (a
+// persistent record of the last active NameNode) and a persistent copy of
+// /hbase/master were answered "no owner, 0 waiting" alone, the reason
+// herald had worked out thrown away (found by a review). who now adds it
+// as a note, pointing to the lock for the breadcrumb; an empty group of no
+// system's path gets none.
+func TestWhoSaysWhyASystemsNodeIsNoLeader(t *testing.T) {
+	flags := zkFlags(t)
+	root := uniq(t)
+	c := rawZK(t)
+	crumb, master, group := root+"/hadoop-ha/ns1/ActiveBreadCrumb", root+"/hbase/master", root+"/locks/a"
+	for _, p := range []string{crumb, master, group} {
+		mkpath(t, c, path.Dir(p))
+	}
+	for _, p := range []string{crumb, master} {
+		if _, err := c.Create(p, []byte("nn2\x01\x02"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkpath(t, c, group)
+	for p, want := range map[string]string{crumb: "the leader is " + path.Dir(crumb) + "/ActiveStandbyElectorLock", master: "made by hand, not by a leader"} {
+		out, stderr, code := heraldRun(t, nil, append(flags, "who", p)...)
+		if code != exitNoOwner || !strings.Contains(out, "no owner") || !strings.Contains(out, "note: "+p+" is not a leader node") || !strings.Contains(out, want) {
+			t.Errorf("who %s: exit %d (want %d, no owner, with a note saying %q):\n%s%s", p, code, exitNoOwner, want, out, stderr)
+		}
+		out, _, _ = heraldRun(t, nil, append(flags, "who", p, "--json")...)
+		if !strings.Contains(out, `"notes":[`) || !strings.Contains(out, want) {
+			t.Errorf("who %s --json: no note saying %q: %s", p, want, out)
+		}
+	}
+	if out, _, code := heraldRun(t, nil, append(flags, "who", group)...); code != exitNoOwner || strings.Contains(out, "note:") {
+		t.Errorf("who on an empty group: exit %d, want %d without a note:\n%s", code, exitNoOwner, out)
+	}
+}

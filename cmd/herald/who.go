@@ -207,8 +207,9 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 	}
 	defer s.Close()
 	// A single-node leader (Kafka's /controller, ...): who_single.go.
-	if r, ok, err := a.whoSingleZK(ctx, s, group, nil); ok || err != nil {
-		return r, err
+	single, ok, err := a.whoSingleZK(ctx, s, group, nil)
+	if ok || err != nil {
+		return single, err
 	}
 	v, err := elect.ReadGroup(ctx, s, group)
 	if errors.Is(err, elect.ErrNoParent) {
@@ -236,6 +237,7 @@ func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
 	if len(v.Queue) == 0 {
 		r.Below = childrenBelow(ctx, s, group)
 	}
+	r.Notes = append(r.Notes, single.Notes...) // why a system's node is no leader's
 	if b := v.Blocked; b != nil {
 		r.BlockedBy = b.Node
 		r.Notes = append(r.Notes, "nobody owns: the queue "+waitsBehind(group, *b)+" and the next in line owns")

@@ -96,6 +96,11 @@ func (a *app) whoSingleZK(ctx context.Context, s *elect.Session, group string, s
 		// exit 5 for a leaderless cluster.
 		return whoReport{}, false, fmt.Errorf("%s does not exist in ZooKeeper at %s, so %s cannot be there; check the path, and the chroot the system is configured with (Kafka's zookeeper.connect=zk1:2181/kafka puts its controller at /kafka/controller)",
 			path.Dir(group), a.zk, group)
+	case sv.NotLeaderNode != "" && known && sv.Children == 0:
+		// Read as a group, as nothing else it is; but say why a node
+		// where a system keeps its leader holds none (a breadcrumb, a
+		// copy made by hand), which "no owner" alone hid.
+		return whoReport{Notes: []string{group + " is not a leader node: " + sv.NotLeaderNode}}, false, nil
 	case sv.NotLeaderNode != "":
 		return whoReport{}, false, nil // read as a group, which it is or holds
 	case sv.Owner != nil && sv.Owner.Session != 0:
