@@ -262,6 +262,9 @@ func (f *bridgeFlags) recipeMap() (elect.RecipeRules, error) {
 		if !rec.Known() {
 			return nil, usageErr("--recipe %q: recipe %q is neither election nor lock", r, rec)
 		}
+		if was, twice := out[p]; twice && was != rec {
+			return nil, usageErr("--recipe %s=%s and %s=%s: one path, two recipes; keep the one the group holds", p, was, p, rec)
+		}
 		out[p] = rec
 	}
 	if err := out.Validate(); err != nil {

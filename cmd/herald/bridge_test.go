@@ -78,6 +78,8 @@ func TestBridgeBadInput(t *testing.T) {
 		{[]string{"bridge", "--watch", "/a", "--preset", "zookeeper"}, "kafka"},
 		{[]string{"bridge", "--zk", "127.0.0.1:1"}, "nothing to observe"},
 		{[]string{"bridge", "--watch", "/a", "--recipe", "/a/[=lock"}, "path.Match"},
+		// one path, two recipes: the last used to win silently
+		{[]string{"bridge", "--watch", "/a", "--recipe", "/locks/x=lock", "--recipe", "/locks/x=election"}, "one path, two recipes"},
 		{[]string{"bridge", "--discover", "/b/*"}, `--discover "/b/*": a path, not a glob; --discover /b observes every child of /b`},
 		{[]string{"bridge", "--discover", "/svc/*/leader"}, "(e.g. --discover /svc)"},
 		{[]string{"bridge", "--watch", "/b/lock-?"}, "not a glob"},
