@@ -373,8 +373,9 @@ func (c *sniffConn) Read(p []byte) (int, error) {
 		c.s.dialFailed(c.address, certRefused(c.address, err))
 	case c.plain && errors.Is(err, io.EOF):
 		// A secureClientPort closes on a plain connect request; so does a
-		// server going down, hence "if".
-		c.s.dialFailed(c.address, fmt.Errorf("%s closed the connection before answering the ZooKeeper handshake; if it is a secureClientPort, give --zk-tls (and --zk-ca)", c.address))
+		// server going down, and a member of an ensemble that has lost its
+		// quorum (it serves no session then), hence "if".
+		c.s.dialFailed(c.address, fmt.Errorf("%s closed the connection before answering the ZooKeeper handshake: it may be a member of an ensemble that has lost its quorum (a majority of its servers down or cut off; it serves no session until they are back), or a server going down; if it is a secureClientPort, give --zk-tls (and --zk-ca)", c.address))
 	}
 	if !c.done && n > 0 {
 		need := 12 - len(c.buf)

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,5 +102,27 @@ func TestEnsembleFailover(t *testing.T) {
 	}
 	if samples < 100 {
 		t.Fatalf("only %d samples of the handles: the exclusion check did not run", samples)
+	}
+
+	// Two members down: the last one serves no session, and closes each
+	// connection at the handshake. The error says a lost quorum may be
+	// why; it used to suggest TLS alone.
+	stop()
+	wg.Wait()
+	for _, m := range zkc.Members()[:2] {
+		if err := m.Kill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	survivor := zkc.Members()[2].Addr()
+	cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+	defer ccancel()
+	s, err := elect.NewSession(cctx, []string{survivor}, elect.WithConnectTimeout(3*time.Second))
+	if err == nil {
+		s.Close()
+		t.Fatalf("a session through %s, the last member of three up", survivor)
+	}
+	if !strings.Contains(err.Error(), "lost its quorum") {
+		t.Errorf("connecting to the last member up of three: %v; want it to say the ensemble may have lost its quorum", err)
 	}
 }
