@@ -102,6 +102,8 @@ func TestMissingRequiredInput(t *testing.T) {
 		{[]string{"checkpoint", "get"}, "herald checkpoint get PATH"},
 		// Kafka's zookeeper.connect, chroot and all
 		{[]string{"--zk", "zk1:2181,zk2:2181/kafka", "who", "/controller"}, "give the servers alone (--zk zk1:2181,zk2:2181) and the full paths below the chroot (/kafka/controller"},
+		// a trailing "/" is no chroot: not called one, with nothing named
+		{[]string{"--zk", "zk1:2181/", "who", "/controller"}, `ends in "/", which herald does not take: give the servers alone (--zk zk1:2181)`},
 		{[]string{"checkpoint", "get", "/a", "/b"}, "one election path"},
 		{[]string{"checkpoint", "get", "/a", "--election", "/b"}, "give one"},
 		{[]string{"checkpoint", "put", "x"}, "herald run"},

@@ -388,6 +388,10 @@ func (a *app) servers() ([]string, error) {
 		// A chroot suffix, as in Kafka's zookeeper.connect: herald's
 		// client has no chroot, and paths below it would silently miss.
 		hosts, chroot := strings.TrimRight(a.zk[:i], ","), strings.TrimRight(a.zk[i:], "/")
+		if chroot == "" {
+			// "host:2181/": the root, which is no chroot at all.
+			return nil, usageErr("--zk %q ends in \"/\", which herald does not take: give the servers alone (--zk %s)", a.zk, hosts)
+		}
 		return nil, usageErr("--zk %q ends in a chroot (%s), which herald does not take: give the servers alone (--zk %s) and the full paths below the chroot (%s/controller, --preset kafka=%s, --watch %s/...)", a.zk, chroot, hosts, chroot, chroot, chroot)
 	}
 	return s, nil
