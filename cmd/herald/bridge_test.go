@@ -543,3 +543,25 @@ func TestBeyondLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeWarnsOfALeaderWithoutItsParent: a --leader whose parent does
+// not exist (Kafka's /controller given without its chroot) was observed
+// and published as having no leader, the bridge ready, without a word
+// (found by a review). It now warns, naming the missing parent and the
+// chroot to check; a --leader whose parent exists gets no such warning.
+func TestBridgeWarnsOfALeaderWithoutItsParent(t *testing.T) {
+	zk := zkFlags(t)
+	root := uniq(t)
+	mkpath(t, rawZK(t), root)
+	missing, there := root+"/kafka/controller", root+"/controller"
+	log := filepath.Join(t.TempDir(), "audit.log")
+	br := start(t, nil, append([]string{"bridge", "--leader", missing, "--leader", there, "--audit", log}, zk...)...)
+	br.waitOutput(t, "the parent of a --leader does not exist", 20*time.Second)
+	out := br.out.String()
+	if !strings.Contains(out, "missing="+root+"/kafka") || !strings.Contains(out, "zookeeper.connect=zk1:2181/kafka") {
+		t.Errorf("the warning does not name the missing parent and the chroot to check:\n%s", out)
+	}
+	if strings.Contains(out, "leader="+there+" ") {
+		t.Errorf("a --leader whose parent exists was warned of:\n%s", out)
+	}
+}

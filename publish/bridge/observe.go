@@ -65,6 +65,13 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	for p := range b.cfg.Leaders {
 		gs.add(p, "")
 	}
+	if len(b.cfg.Leaders) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.warnMissingParents(ctx, s)
+		}()
+	}
 	roots := b.discoverRoots()
 	for _, r := range roots {
 		b.setDiscovering(r.Root, true)
@@ -88,6 +95,24 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 		gs.wait()
 		for _, r := range roots {
 			b.setDiscovering(r.Root, false)
+		}
+	}
+}
+
+// warnMissingParents warns, once a session, of each --leader whose parent
+// does not exist: it is observed, and published as having no leader,
+// which a wrong chroot (/controller for Kafka under /kafka) would make
+// look like a system without one.
+func (b *Bridge) warnMissingParents(ctx context.Context, s *elect.Session) {
+	for p := range b.cfg.Leaders {
+		dir := path.Dir(p)
+		ok, _, err := s.Conn().Exists(dir)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil && !ok {
+			b.log.Warn("the parent of a --leader does not exist, so nothing can lead there yet: its events say no owner until it is made; check the path and the chroot the system is configured with (Kafka's zookeeper.connect=zk1:2181/kafka puts its controller at /kafka/controller)",
+				"leader", p, "missing", dir)
 		}
 	}
 }
