@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -62,10 +63,14 @@ const KRaftNote = "written by a KRaft controller during a migration to KRaft; no
 // KRaftNote for Kafka's persistent /controller (the one leader node no
 // session holds that herald takes for a leader's, see NotLeaderNode).
 func (sv SingleView) Note() string {
+	var notes []string
 	if sv.Owner != nil && sv.Owner.Session == 0 && sv.Identity.Format == ident.Kafka && sv.Identity.Fields["controller"] == "kraft" {
-		return KRaftNote
+		notes = append(notes, KRaftNote)
 	}
-	return ""
+	if sv.EpochErr != "" {
+		notes = append(notes, "its epoch is not known: "+sv.EpochErr)
+	}
+	return strings.Join(notes, "; ")
 }
 
 // SingleNodeFor is how herald reads the node at p by default: the format
@@ -98,6 +103,10 @@ type SingleView struct {
 	// node does not exist: no election yet).
 	Epoch      int64
 	EpochKnown bool
+	// EpochErr says why the epoch node's data, read with the owner's,
+	// is no epoch ("" when it is, or there is none): written by someone
+	// else than the system (an operator's set).
+	EpochErr string
 	// ParentExists, Cversion and Pzxid are the parent's: whether it
 	// exists, its child version and the zxid of its last child change.
 	ParentExists bool
@@ -185,6 +194,9 @@ type singleReader struct {
 	// its data is decoded (and a fallback reported) once per owner.
 	last      *SingleView
 	lastOwner Participant
+	// epochErrAt is the mzxid of the epoch node last found holding no
+	// epoch, reported (OnFallback) once.
+	epochErrAt int64
 }
 
 // readAttempts bounds how often a read is repeated because the parent
@@ -258,9 +270,18 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 			// its initial epoch, before the first).
 			sv.EpochKnown = true
 		case est != nil && (st == nil || est.Mzxid == st.Mzxid || own):
-			if e, err := ident.ParseEpoch(epoch); err == nil {
+			e, err := ident.ParseEpoch(epoch)
+			if err == nil {
 				sv.Epoch, sv.EpochKnown = e, true
+				break
 			}
+			// Written by someone else than its system: say so, as for
+			// a leader node's data, once per write.
+			sv.EpochErr = fmt.Sprintf("%s holds data that is no epoch (%v)", r.sn.EpochPath, err)
+			if r.sn.OnFallback != nil && r.epochErrAt != est.Mzxid {
+				r.sn.OnFallback(r.sn.EpochPath, err)
+			}
+			r.epochErrAt = est.Mzxid
 		}
 		return sv, ch, nil
 	}

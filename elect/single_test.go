@@ -898,3 +898,39 @@ func TestOperatorSetKeepsTheTenure(t *testing.T) {
 	}
 	expect(t, k.Observer, elect.OwnerChanged, ownerIs("3000"))
 }
+
+// TestSingleEpochThatIsNoNumber: an operator's set of Kafka's
+// /controller_epoch to text was dropped without a word: the epoch simply
+// vanished from the events and from who (found by a review). The view
+// now says why (EpochErr, in its Note, which events and who carry), and
+// the reader reports it once per write (OnFallback), as it does a leader
+// node's undecodable data.
+func TestSingleEpochThatIsNoNumber(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, broker, op := session(t, addrs), session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	kafkaElect(t, broker.Conn(), root, 1)
+	if _, err := op.Conn().Set(epoch, []byte("abc"), -1); err != nil { // the operator's set
+		t.Fatal(err)
+	}
+	var reported []string
+	sn := elect.SingleNodeFor(ctrl)
+	sn.OnFallback = func(p string, err error) { reported = append(reported, p) }
+	ctx := ctxT(t, 10*time.Second)
+	for i := 0; i < 2; i++ {
+		sv, err := elect.ReadSingle(ctx, obs, ctrl, sn)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case sv.Owner == nil || sv.EpochKnown:
+			t.Fatalf("owner %+v, epoch known %v: want broker 1, its epoch not known", sv.Owner, sv.EpochKnown)
+		case !strings.Contains(sv.EpochErr, epoch+" holds data that is no epoch") || !strings.Contains(sv.Note(), "its epoch is not known"):
+			t.Fatalf("epoch error %q, note %q: want both to say the epoch node holds no epoch", sv.EpochErr, sv.Note())
+		}
+	}
+	if len(reported) == 0 || reported[0] != epoch {
+		t.Errorf("reported %v, want the epoch node %s", reported, epoch)
+	}
+}

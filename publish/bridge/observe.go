@@ -662,6 +662,10 @@ func (b *Bridge) counted(sn elect.SingleNode) elect.SingleNode {
 	format := string(sn.Format)
 	sn.OnFallback = func(p string, err error) {
 		b.fallbacks.WithLabelValues(format).Inc()
+		if p == sn.EpochPath {
+			b.log.Warn("the epoch node beside a leader holds no epoch (written by someone else than its system); the leader's events carry no epoch, and a note saying why", "node", p, "format", format, "err", err)
+			return
+		}
 		b.log.Warn("a leader's data does not decode as its system writes it; its id is the raw form", "node", p, "format", format, "err", err)
 	}
 	return sn
