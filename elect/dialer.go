@@ -128,7 +128,7 @@ func (hp *hostProvider) memberAt(address string) zkMember {
 // certificate against the host name the member was given as.
 func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 	return func(network, address string, _ time.Duration) (net.Conn, error) {
-		if s.lostFlag.Load() {
+		if s.lostFlag.Load() && !s.lingerOpen.Load() {
 			return nil, errors.New("elect: session lost; not reconnecting")
 		}
 		m := s.hosts.memberAt(address)

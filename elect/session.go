@@ -100,6 +100,14 @@ type Session struct {
 	// work is still being added.
 	bgBusy int
 	bgIdle chan struct{}
+	// lingering is closed once the connection of a session presumed
+	// lost has been closed (see lingerLocked); nil when none lingers.
+	// lingerEnded: its closing has begun; stopLinger stops its bound.
+	lingering   chan struct{}
+	lingerEnded bool
+	stopLinger  func() bool
+	// lingerOpen: the dialer still connects for a lingering session.
+	lingerOpen atomic.Bool
 	// watchFns are given every watch event the connection receives (see
 	// ObserveMany); they run on the client's receive loop. Copy on write,
 	// under mu.
@@ -201,6 +209,9 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 	first := make(chan struct{})
 	var firstOnce sync.Once
 	cb := func(ev zk.Event) {
+		if ev.Type != zk.EventSession && s.lostFlag.Load() {
+			return // a lingering connection's (see lingerLocked): nobody's
+		}
 		if ev.Type != zk.EventSession {
 			if fns := s.watchFns.Load(); fns != nil && ev.Type != zk.EventNotWatching {
 				for _, fn := range *fns {
@@ -337,6 +348,14 @@ func (s *Session) onState(ev zk.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.state == StateLost || s.state == StateClosed {
+		if s.lingering != nil {
+			switch ev.State {
+			case zk.StateHasSession, zk.StateExpired, zk.StateAuthFailed:
+				// The servers answered the connection kept after the
+				// session was presumed lost: close it now (see linger).
+				s.endLingerLocked()
+			}
+		}
 		return
 	}
 	next := s.state
@@ -374,10 +393,10 @@ func (s *Session) onState(ev zk.Event) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if s.gen == gen && s.state == StateSuspended {
-				s.log.Warn("ZooKeeper unreachable for a whole session timeout: session considered expired",
+				s.log.Warn("ZooKeeper unreachable for a whole session timeout: session considered expired (or the ensemble has no quorum, and expires nothing until it has)",
 					"session", fmt.Sprintf("0x%x", uint64(s.id.Load())), "timeout", s.timeout)
 				s.setLocked(StateLost)
-				s.loseLocked()
+				s.lingerLocked()
 			}
 		})
 	}
@@ -389,6 +408,71 @@ func (s *Session) loseLocked() {
 	close(s.done)
 	// Never let the client quietly open a new session: close it.
 	go s.conn.Close()
+}
+
+// lingerMax bounds how long a session presumed lost keeps its connection
+// trying to reach the servers (see lingerLocked).
+const lingerMax = 10 * time.Minute
+
+// lingerLocked is loseLocked for a session presumed lost because no
+// server answered for a whole session timeout. The servers may not have
+// expired it: an ensemble without a quorum expires nothing, and the
+// leader it elects when the quorum is back gives every session a whole
+// timeout again. Closed cut off, the session's nodes (an owner's, whose
+// work has stopped) would then hold its groups for that timeout after
+// the ensemble is back, every copy waiting behind them. So the client
+// goes on trying to reach the servers, for at most lingerMax, and the
+// connection is closed as soon as they answer: closing a session they
+// still hold deletes its ephemeral nodes at once; one they expired, or a
+// new session the client was given instead, is closed as well. Nothing
+// of herald acts on the session meanwhile: it is lost.
+func (s *Session) lingerLocked() {
+	s.lostFlag.Store(true)
+	s.err = ErrSessionLost
+	close(s.done)
+	s.lingering = make(chan struct{})
+	s.lingerOpen.Store(true)
+	t := time.AfterFunc(lingerMax, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.endLingerLocked()
+	})
+	s.stopLinger = t.Stop
+}
+
+// endLingerLocked closes the connection of a lingering session, once.
+func (s *Session) endLingerLocked() {
+	if s.lingering == nil || s.lingerEnded {
+		return
+	}
+	s.lingerEnded = true
+	s.lingerOpen.Store(false)
+	if s.stopLinger != nil {
+		s.stopLinger()
+	}
+	done := s.lingering
+	go func() {
+		s.conn.Close() // sends closeSession when connected
+		close(done)
+	}()
+}
+
+// Lingering is closed once the connection of a session presumed lost
+// after a whole timeout without an answer has been closed: when the
+// servers answered again (closing a session they still held deletes its
+// nodes at once) or said it expired, after lingerMax, or on Close. It is
+// closed already for a session not lost that way. A process that exits
+// once its session is lost may wait on it, for a while, so that its
+// nodes do not outlive it.
+func (s *Session) Lingering() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lingering == nil {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return s.lingering
 }
 
 func (s *Session) setLocked(st State) {
@@ -442,8 +526,14 @@ func (s *Session) Close() error {
 			close(s.done)
 		}
 		s.lostFlag.Store(true)
+		lingering := s.lingering
+		s.endLingerLocked()
 		s.mu.Unlock()
-		s.conn.Close()
+		if lingering != nil {
+			<-lingering // its connection is closed, or being closed
+		} else {
+			s.conn.Close()
+		}
 		s.bg.Wait()
 	})
 	return nil

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/zkserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
@@ -104,11 +106,20 @@ func TestEnsembleFailover(t *testing.T) {
 		t.Fatalf("only %d samples of the handles: the exclusion check did not run", samples)
 	}
 
+	// An owner's session, and its node, before the ensemble loses its
+	// quorum for longer than the session's timeout.
+	stop()
+	wg.Wait()
+	const lingerTimeout = 6 * time.Second
+	lingerer := session(t, zkc.Addrs(), elect.WithSessionTimeout(lingerTimeout))
+	node := group + "-lingerer"
+	if _, err := lingerer.Conn().Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+
 	// Two members down: the last one serves no session, and closes each
 	// connection at the handshake. The error says a lost quorum may be
 	// why; it used to suggest TLS alone.
-	stop()
-	wg.Wait()
 	for _, m := range zkc.Members()[:2] {
 		if err := m.Kill(); err != nil {
 			t.Fatal(err)
@@ -124,5 +135,42 @@ func TestEnsembleFailover(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "lost its quorum") {
 		t.Errorf("connecting to the last member up of three: %v; want it to say the ensemble may have lost its quorum", err)
+	}
+
+	// The session, unanswered for its whole timeout, is presumed lost;
+	// the servers, without a quorum, expire nothing, and the leader of
+	// the ensemble made again gives every session a whole timeout anew.
+	// Its node (an owner's, whose work stopped with the loss) used to
+	// hold the group for that timeout after the quorum was back, every
+	// copy waiting behind it; the client now reaches the servers again
+	// and closes the session, which deletes the node at once.
+	eventually(t, 3*lingerTimeout, "the session presumed lost", func() bool {
+		st, _ := lingerer.State()
+		return st == elect.StateLost
+	})
+	time.Sleep(time.Second)
+	for _, m := range zkc.Members()[:2] {
+		if err := m.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := zkc.Leader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	look := session(t, zkc.Addrs())
+	eventually(t, 3*lingerTimeout, "the lost owner's node gone", func() bool {
+		ok, _, err := look.Conn().Exists(node)
+		return err == nil && !ok
+	})
+	if took := time.Since(back); took > lingerTimeout*2/3 {
+		t.Errorf("the node of the session presumed lost went %v after the quorum was back: as late as the servers' own expiry (%v), not closed by its client", took.Round(time.Millisecond), lingerTimeout)
+	} else {
+		t.Logf("the node of the session presumed lost went %v after the quorum was back", took.Round(time.Millisecond))
+	}
+	select {
+	case <-lingerer.Lingering():
+	case <-time.After(5 * time.Second):
+		t.Errorf("the lost session's connection was not closed once the servers answered")
 	}
 }
