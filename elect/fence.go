@@ -1,6 +1,7 @@
 package elect
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -156,17 +157,21 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 	}
 	rec, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})
 	p := f.Group + "/" + CheckpointNode
+	var sent bool // a write went without its answer (a connection lost)
+	var cut error // the last connection loss, should the tries run out
 	for tries := 0; tries < 8; tries++ {
-		cur, err := f.readCheckpoint(ctx, s)
-		if err != nil {
-			return err
-		}
-		office, err := f.readOffice(ctx, s)
+		cur, office, err := f.readBoth(ctx, s)
 		switch {
-		case errors.Is(err, zk.ErrNoAuth):
-			office = checkpointRead{} // not ours to read: unchecked
+		case err == nil && sent && cur.exists && bytes.Equal(cur.data, rec):
+			return nil // our write landed; only its answer was lost
+		case connLoss(err) && ctx.Err() == nil:
+			cut = err
+			if err := f.reconnect(ctx, s, sent); err != nil {
+				return err
+			}
+			continue
 		case err != nil:
-			return err
+			return f.sessionErr(s, err, sent)
 		}
 		var op any
 		if cur.exists {
@@ -180,17 +185,80 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 			return nil
 		case connLoss(err) && ctx.Err() == nil:
 			// Read again after reconnecting: a lost reply may hide our
-			// own write, which the next read shows with our term.
-			if err := s.awaitConnected(ctx); err != nil {
-				return fmt.Errorf("elect: checkpoint of %s: %w", f.Group, err)
+			// own write, which the next read shows, byte for byte.
+			sent, cut = true, err
+			if err := f.reconnect(ctx, s, sent); err != nil {
+				return err
 			}
 		case raced(res):
 			// Another write came between our read and ours: read again.
 		default:
-			return err
+			return f.sessionErr(s, err, sent)
 		}
 	}
+	if cut != nil {
+		return fmt.Errorf("elect: checkpoint of %s: the connection to ZooKeeper kept being lost (%w)%s", f.Group, cut, maySaved(sent))
+	}
 	return fmt.Errorf("elect: checkpoint of %s kept racing with other writes", f.Group)
+}
+
+// readBoth reads the checkpoint and the office for a fenced checkpoint
+// (an office this identity may not read is left unchecked).
+func (f Fence) readBoth(ctx context.Context, s *Session) (cur, office checkpointRead, err error) {
+	if cur, err = f.readCheckpoint(ctx, s); err != nil {
+		return cur, office, err
+	}
+	office, err = f.readOffice(ctx, s)
+	if errors.Is(err, zk.ErrNoAuth) {
+		return cur, checkpointRead{}, nil
+	}
+	return cur, office, err
+}
+
+// reconnect waits for the session to connect again after a connection
+// was lost, sent saying whether a write of ours may have landed.
+func (f Fence) reconnect(ctx context.Context, s *Session, sent bool) error {
+	if err := s.awaitConnected(ctx); err != nil {
+		return f.sessionErr(s, fmt.Errorf("the connection to ZooKeeper was lost: %w", err), sent)
+	}
+	return nil
+}
+
+// sessionErr is err, from a fenced write through s, with what it means:
+// s's session ending deposes the owner only when s is the owner's own
+// session (its node goes with it); a helper's (herald checkpoint put's)
+// says nothing of the owner, and is ErrSessionLost; sent says whether a
+// write of ours went unanswered, so it may have been saved.
+func (f Fence) sessionErr(s *Session, err error, sent bool) error {
+	switch {
+	case errors.Is(err, ErrNotLeader):
+		return err
+	case expired(err) && !f.ownersSession(s):
+		return fmt.Errorf("elect: checkpoint of %s: %w: this writer's own session (not the leader's) ended%s", f.Group, ErrSessionLost, maySaved(sent))
+	case connLoss(err) || errors.Is(err, ErrSessionLost) || errors.Is(err, ErrSessionClosed) || ctx0(err):
+		return fmt.Errorf("elect: checkpoint of %s: %w%s", f.Group, err, maySaved(sent))
+	}
+	return err
+}
+
+// ctx0 reports whether err is a context's end.
+func ctx0(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// maySaved says, when a write went unanswered, that it may have landed.
+func maySaved(sent bool) string {
+	if sent {
+		return "; a write of it went unanswered, so it may or may not have been saved: read it back (herald checkpoint get) before relying on either"
+	}
+	return "; it was not saved"
+}
+
+// ownersSession reports whether s is the session that made the fence's
+// node: its end deposes the owner.
+func (f Fence) ownersSession(s *Session) bool {
+	id, _, ok := heraldNode(f.Node)
+	return ok && id.session == s.ID()
 }
 
 // checkpointRead is a record node (the checkpoint, the office) as a
@@ -198,6 +266,7 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 type checkpointRead struct {
 	exists  bool
 	version int32
+	data    []byte
 }
 
 // check is the check, for the write's transaction, that the record node
@@ -256,7 +325,7 @@ func (f Fence) readRecord(ctx context.Context, s *Session, name, what string, la
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return checkpointRead{}, nil
-	case err != nil && expired(err):
+	case err != nil && expired(err) && f.ownersSession(s):
 		return checkpointRead{}, fmt.Errorf("%w: session expired: %v", ErrNotLeader, err)
 	case err != nil:
 		return checkpointRead{}, err
@@ -264,7 +333,7 @@ func (f Fence) readRecord(ctx context.Context, s *Session, name, what string, la
 	if term, writer := later(b, st); term != 0 && !f.foreign(ctx, s, writer) {
 		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the %s, so %s (term %d) is deposed", ErrNotLeader, term, f.Group, what, f.Node, f.Term)
 	}
-	return checkpointRead{exists: true, version: st.Version}, nil
+	return checkpointRead{exists: true, version: st.Version, data: b}, nil
 }
 
 // hasSequence reports whether name ends in a ZooKeeper sequence, as every
@@ -358,7 +427,7 @@ func (f Fence) multi(ctx context.Context, s *Session, ops ...any) ([]zk.MultiRes
 	if err != nil && failedAt(res, 0, zk.ErrNoNode) {
 		return res, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, node, f.Group)
 	}
-	if err != nil && len(res) == 0 && expired(err) {
+	if err != nil && len(res) == 0 && expired(err) && f.ownersSession(s) {
 		return res, fmt.Errorf("%w: session expired: %v", ErrNotLeader, err)
 	}
 	return res, err

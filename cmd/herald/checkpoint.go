@@ -183,6 +183,11 @@ func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) err
 	}
 	defer s.Close()
 	err = f.Checkpoint(ctx, s, data)
+	if err != nil && ctx.Err() != nil {
+		// A signal (the runner stopping its command): 128+N, saying
+		// whether the write may have landed.
+		return interrupted(ctx, "interrupted while saving the checkpoint: %v", err)
+	}
 	if errors.Is(err, elect.ErrNotLeader) {
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("checkpoint rejected: leader %s (term %d) no longer leads %s; stop working: %w",
 			f.Node, f.Term, f.Group, err)}
@@ -190,10 +195,21 @@ func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) err
 	if errors.Is(err, zk.ErrNoAuth) {
 		return fmt.Errorf("checkpoint %s/%s: this identity may not write it: its ACL lets other identities write it (another identity's leader made it, or someone set it by hand); give this identity WRITE on it, or delete it to start afresh: %w", f.Group, elect.CheckpointNode, err)
 	}
+	if lostConnection(err) {
+		// This put's own connection, not the leader's: try again (69).
+		return &exitError{code: exitUnreachable, err: fmt.Errorf("checkpoint %s: %w", f.Group, err)}
+	}
 	if err != nil {
 		return unreachableExit(fmt.Errorf("checkpoint %s: %w", f.Group, err))
 	}
 	return nil
+}
+
+// lostConnection reports whether err is a connection to ZooKeeper lost
+// while the command worked, or its session ended.
+func lostConnection(err error) bool {
+	return errors.Is(err, elect.ErrSessionLost) || errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrSessionExpired)
 }
 
 func newCheckpointGetCmd(a *app) *cobra.Command {

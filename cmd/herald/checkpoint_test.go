@@ -16,6 +16,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 // A checkpoint too big for an environment variable (Linux takes at most
@@ -263,5 +265,72 @@ func TestCheckpointOfASecondOwnerIsNamedSo(t *testing.T) {
 	leader.waitOutput(t, "a node after ours still in the group: a second owner's", 20*time.Second)
 	if strings.Contains(leader.out.String(), "copied from another group") {
 		t.Errorf("the child was told the checkpoint came from another group:\n%s", leader.out.String())
+	}
+}
+
+// TestCheckpointPutCutOffSaysWhatItMayHaveSaved: herald checkpoint put
+// whose connection is lost after its write went out (its reply lost, the
+// servers then refusing it) exited 1, "context canceled" when the runner
+// stopped the command with SIGTERM, and "session expired" (as if the
+// leader's) when its own session ended, though the write had landed
+// both times (found by a review). It now exits 128+N on the signal and 69
+// when its own session ends, each saying the checkpoint may or may not
+// have been saved.
+func TestCheckpointPutCutOffSaysWhatItMayHaveSaved(t *testing.T) {
+	owner := zkSession(t)
+	g := uniq(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	e, err := elect.NewElection(owner, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.Campaign(ctx, "leader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	f := h.Fence()
+	for i, signal := range []bool{true, false} {
+		p.Refuse(false)
+		p.DropReplyTo(faultproxy.OpMulti)
+		go func() { // once the write's reply is gone, refuse the reconnects
+			for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+				if p.Dropped() == i+1 {
+					p.Refuse(true)
+					return
+				}
+			}
+		}()
+		data := "step=" + itoa(i+1)
+		put := start(t, []string{"HERALD_PARENT="}, "--zk", p.Addr(), "--session-timeout", "2s", "checkpoint", "put",
+			"--election", g, "--node", f.Node, "--term", strconv.FormatInt(f.Term, 10), data)
+		if err := waitFor(20*time.Second, func() bool { return p.Dropped() == i+1 }); err != nil {
+			t.Fatalf("the write's reply was never dropped:\n%s", put.out)
+		}
+		if signal {
+			time.Sleep(300 * time.Millisecond) // it waits to reconnect
+			_ = put.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		select {
+		case <-put.done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("checkpoint put still runs:\n%s", put.out)
+		}
+		out := put.out.String()
+		want := map[bool]int{true: 143, false: exitUnreachable}[signal]
+		if put.code != want || !strings.Contains(out, "may or may not have been saved") {
+			t.Errorf("checkpoint put cut off after its write (signal %v): exit %d, want %d saying it may have been saved:\n%s", signal, put.code, want, out)
+		}
+		if !signal && !strings.Contains(out, "not the leader's") {
+			t.Errorf("checkpoint put whose own session ended does not say it was not the leader's:\n%s", out)
+		}
+		if c, err := elect.ReadCheckpoint(ctx, owner, g); err != nil || string(c.Data) != data {
+			t.Errorf("checkpoint %+v (%v): want %s, the write that landed", c, err, data)
+		}
 	}
 }

@@ -1,0 +1,81 @@
+package elect_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
+)
+
+// TestFenceCheckpointAcrossLostConnections: a checkpoint written through
+// an owner's fence by a helper session (herald checkpoint put) whose
+// connection is lost midway (found by a review, with a member dying under
+// the put):
+//   - the reply to its write is lost: the write landed, and the read after
+//     reconnecting shows it byte for byte; it is not written a second time
+//     (it was, and a put still retrying could overwrite a newer one);
+//   - the reply to its first read is lost: it reads again once
+//     reconnected, where it failed at once;
+//   - the helper's own session ends: ErrSessionLost, not ErrNotLeader,
+//     which told the leader's command to stop working when only the
+//     put's connection had gone.
+func TestFenceCheckpointAcrossLostConnections(t *testing.T) {
+	addrs := sharedAddrs(t)
+	group := groupPath(t)
+	owner := session(t, addrs)
+	ctx := ctxT(t, 60*time.Second)
+	e, _ := elect.NewElection(owner, group, elect.CreateParents())
+	h, err := e.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := proxyTo(t, addrs[0])
+	w := session(t, []string{p.Addr()}, elect.WithSessionTimeout(2*time.Second))
+	f := h.Fence()
+	cp := group + "/" + elect.CheckpointNode
+
+	p.DropReplyTo(faultproxy.OpMulti)
+	if err := f.Checkpoint(ctx, w, []byte("one")); err != nil {
+		t.Fatalf("a checkpoint whose write's reply was lost: %v", err)
+	}
+	if p.Dropped() != 1 {
+		t.Fatalf("the proxy dropped %d replies; the test did not exercise the loss", p.Dropped())
+	}
+	b, st, err := owner.Conn().Get(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := elect.ReadCheckpoint(ctx, owner, group); err != nil || string(c.Data) != "one" {
+		t.Fatalf("checkpoint %q (%v), want one", b, err)
+	}
+	if st.Version != 0 {
+		t.Errorf("the checkpoint was written %d times, want once: the write whose reply was lost was made again", st.Version+1)
+	}
+
+	p.DropReplyTo(faultproxy.OpGetData)
+	if err := f.Checkpoint(ctx, w, []byte("two")); err != nil {
+		t.Fatalf("a checkpoint whose first read's reply was lost: %v", err)
+	}
+	if p.Dropped() != 2 {
+		t.Fatalf("the proxy dropped %d replies, want 2; the test did not exercise the loss", p.Dropped())
+	}
+	if c, err := elect.ReadCheckpoint(ctx, owner, group); err != nil || string(c.Data) != "two" {
+		t.Fatalf("checkpoint %+v (%v), want two", c, err)
+	}
+
+	p.Blackhole(true)
+	t.Cleanup(func() { p.Blackhole(false) })
+	err = f.Checkpoint(ctx, w, []byte("three"))
+	if !errors.Is(err, elect.ErrSessionLost) || errors.Is(err, elect.ErrNotLeader) || !strings.Contains(err.Error(), "not the leader's") || !strings.Contains(err.Error(), "it was not saved") {
+		t.Fatalf("a checkpoint whose writer's own session ended: %v; want ErrSessionLost, not ErrNotLeader, saying whose session ended and that nothing was saved", err)
+	}
+	if !h.Held() {
+		t.Fatal("the owner lost its group meanwhile; the test proves nothing")
+	}
+	if c, err := elect.ReadCheckpoint(ctx, owner, group); err != nil || string(c.Data) != "two" {
+		t.Fatalf("checkpoint %+v (%v), want two still", c, err)
+	}
+}
