@@ -328,32 +328,46 @@ func TestShorterTimeoutWaitsForTheLongerOwner(t *testing.T) {
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel()
-			addr := zktest.Shared(t).ConnectString()
-			g := uniq(t)
-			child, env, read := overlapMarks(t)
-			flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
-			copyWith := func(id, timeout string) *proc {
-				return start(t, env, "--zk", addr, "--session-timeout", timeout, recipe, flag, g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
-			}
-			first := copyWith("copy-1", "8s")
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("no command started: %q\n%s", read(), first.out)
-			}
-			second := copyWith("copy-2", "2s")
-			waitQueued(t, []string{"--zk", addr}, g, 2, "copy-2 never joined the queue")
-			pid := first.cmd.Process.Pid
-			if err := signalPID(pid, sigStop); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
-			deleteLowest(t, g)
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
-				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
-			}
-			if strings.Contains(read(), "OVERLAP") {
-				t.Errorf("copy-2 (2s sessions) started its command while that of copy-1 (8s sessions, frozen) still ran:\n%s\n%s", read(), second.out)
-			}
+			shorterTimeoutBehindFrozenOwner(t, recipe, true)
 		})
+	}
+}
+
+// shorterTimeoutBehindFrozenOwner: copy-1, given 8 s sessions, owns and
+// is frozen, and its node deleted by hand; copy-2, given 2 s, joined the
+// queue before that (queued) or starts after it. copy-2's command must
+// not run beside copy-1's, which ignores SIGTERM.
+func shorterTimeoutBehindFrozenOwner(t *testing.T, recipe string, queued bool) {
+	addr := zktest.Shared(t).ConnectString()
+	g := uniq(t)
+	child, env, read := overlapMarks(t)
+	flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
+	copyWith := func(id, timeout string) *proc {
+		return start(t, env, "--zk", addr, "--session-timeout", timeout, recipe, flag, g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
+	}
+	first := copyWith("copy-1", "8s")
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+		t.Fatalf("no command started: %q\n%s", read(), first.out)
+	}
+	var second *proc
+	if queued {
+		second = copyWith("copy-2", "2s")
+		waitQueued(t, []string{"--zk", addr}, g, 2, "copy-2 never joined the queue")
+	}
+	pid := first.cmd.Process.Pid
+	if err := signalPID(pid, sigStop); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = signalPID(pid, sigCont) })
+	deleteLowest(t, g)
+	if !queued {
+		second = copyWith("copy-2", "2s")
+	}
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+		t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+	}
+	if strings.Contains(read(), "OVERLAP") {
+		t.Errorf("copy-2 (2s sessions, queued before the deletion: %v) started its command while that of copy-1 (8s sessions, frozen) still ran:\n%s\n%s", queued, read(), second.out)
 	}
 }
 
@@ -369,30 +383,7 @@ func TestShorterTimeoutWaitsForAnOwnerGoneBeforeItJoined(t *testing.T) {
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel()
-			addr := zktest.Shared(t).ConnectString()
-			g := uniq(t)
-			child, env, read := overlapMarks(t)
-			flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
-			copyWith := func(id, timeout string) *proc {
-				return start(t, env, "--zk", addr, "--session-timeout", timeout, recipe, flag, g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
-			}
-			first := copyWith("copy-1", "8s")
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("no command started: %q\n%s", read(), first.out)
-			}
-			pid := first.cmd.Process.Pid
-			if err := signalPID(pid, sigStop); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
-			deleteLowest(t, g)
-			second := copyWith("copy-2", "2s")
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
-				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
-			}
-			if strings.Contains(read(), "OVERLAP") {
-				t.Errorf("copy-2 (2s sessions), started after the node of copy-1 (8s sessions, frozen) was deleted, ran its command beside copy-1's:\n%s\n%s", read(), second.out)
-			}
+			shorterTimeoutBehindFrozenOwner(t, recipe, false)
 		})
 	}
 }

@@ -32,13 +32,13 @@ func (s *beats) count() int {
 	return len(s.got)
 }
 
-// TestHeartbeatAfterAStallWaitsForZooKeeper: a heartbeater that did not
-// run for an interval (the bridge was frozen, or starved) confirms nothing
-// until ZooKeeper has answered once since: its client may still say
-// connected while the connection is gone and what changed meanwhile is
-// unheard, and an active heartbeat dated now would make stale values read
-// fresh.
-func TestHeartbeatAfterAStallWaitsForZooKeeper(t *testing.T) {
+// interval is the heartbeat interval of proxiedHeartbeater's heartbeater.
+const interval = 100 * time.Millisecond
+
+// proxiedHeartbeater is the heartbeater of an active bridge whose session
+// reaches ZooKeeper through p, writing to sink, ticked by the test.
+func proxiedHeartbeater(t *testing.T) (p *faultproxy.Proxy, h *heartbeater, sink *beats) {
+	t.Helper()
 	addrs := zktest.Shared(t).Addrs()
 	p, err := faultproxy.New(addrs[0])
 	if err != nil {
@@ -46,7 +46,7 @@ func TestHeartbeatAfterAStallWaitsForZooKeeper(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	s := heraldtest.Session(t, []string{p.Addr()})
-	sink := &beats{}
+	sink = &beats{}
 	b, err := New(Config{Servers: addrs, Watch: []string{"/x"}, Sinks: []publish.Sink{nopSink{}}})
 	if err != nil {
 		t.Fatal(err)
@@ -56,9 +56,19 @@ func TestHeartbeatAfterAStallWaitsForZooKeeper(t *testing.T) {
 	b.role, b.session, b.groups = RoleActive, s, map[string]GroupState{}
 	b.mu.Unlock()
 	b.publishing = true
-	const interval = 100 * time.Millisecond
-	h := &heartbeater{b: b, interval: interval, sinks: []publish.HeartbeatSink{sink}, last: map[string]time.Time{},
+	h = &heartbeater{b: b, interval: interval, sinks: []publish.HeartbeatSink{sink}, last: map[string]time.Time{},
 		claims: map[string]*claim{}, failing: map[string]bool{}}
+	return p, h, sink
+}
+
+// TestHeartbeatAfterAStallWaitsForZooKeeper: a heartbeater that did not
+// run for an interval (the bridge was frozen, or starved) confirms nothing
+// until ZooKeeper has answered once since: its client may still say
+// connected while the connection is gone and what changed meanwhile is
+// unheard, and an active heartbeat dated now would make stale values read
+// fresh.
+func TestHeartbeatAfterAStallWaitsForZooKeeper(t *testing.T) {
+	p, h, sink := proxiedHeartbeater(t)
 
 	t0 := time.Now()
 	h.tick(t0)
@@ -86,26 +96,7 @@ func TestHeartbeatAfterAStallWaitsForZooKeeper(t *testing.T) {
 // dated when ZooKeeper was asked a round trip it answered: none is written
 // while it is silent, and the first after is dated after it spoke again.
 func TestHeartbeatOverASilentConnectionConfirmsNothing(t *testing.T) {
-	addrs := zktest.Shared(t).Addrs()
-	p, err := faultproxy.New(addrs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	s := heraldtest.Session(t, []string{p.Addr()})
-	sink := &beats{}
-	b, err := New(Config{Servers: addrs, Watch: []string{"/x"}, Sinks: []publish.Sink{nopSink{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.pipe.Close(context.Background()) })
-	b.mu.Lock()
-	b.role, b.session, b.groups = RoleActive, s, map[string]GroupState{}
-	b.mu.Unlock()
-	b.publishing = true
-	const interval = 100 * time.Millisecond
-	h := &heartbeater{b: b, interval: interval, sinks: []publish.HeartbeatSink{sink}, last: map[string]time.Time{},
-		claims: map[string]*claim{}, failing: map[string]bool{}}
+	p, h, sink := proxiedHeartbeater(t)
 	h.tick(time.Now())
 	if sink.count() != 1 {
 		t.Fatalf("a running bridge wrote %d heartbeats, want 1", sink.count())

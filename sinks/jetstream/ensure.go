@@ -74,12 +74,7 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 // confirming, would be told it has no owner. (A full bucket that discards
 // new values fails the write instead, which the sink reports.)
 func checkOwnersBucket(bucket string, have jetstream.StreamConfig) error {
-	why := dropsOldValues(have)
-	if why == "" {
-		return nil
-	}
-	return fmt.Errorf("%w: jetstream: KV bucket %s has %s: it would drop the only record of a group whose owner has not changed, and readers would be told the group has no owner; make the bucket again without it (nats kv del %s; herald makes it when it starts), or give herald another bucket",
-		publish.ErrSinkConfig, bucket, why, bucket)
+	return checkKeptBucket(bucket, "", have, "the only record of a group whose owner has not changed, and readers would be told the group has no owner")
 }
 
 // checkBridgesBucket refuses a bucket of heartbeats that may drop a
@@ -88,12 +83,18 @@ func checkOwnersBucket(bucket string, have jetstream.StreamConfig) error {
 // what tells readers its values are stale, and without it they are read
 // as from a bridge that sends none: not judged.
 func checkBridgesBucket(bucket string, have jetstream.StreamConfig) error {
+	return checkKeptBucket(bucket, ", of the bridges' heartbeats,", have, "the last heartbeat of a bridge that died, and readers would no longer call its values stale")
+}
+
+// checkKeptBucket refuses a bucket (what, when not "", says of what) whose
+// stream may drop a value by itself, which would drop lost.
+func checkKeptBucket(bucket, what string, have jetstream.StreamConfig, lost string) error {
 	why := dropsOldValues(have)
 	if why == "" {
 		return nil
 	}
-	return fmt.Errorf("%w: jetstream: KV bucket %s, of the bridges' heartbeats, has %s: it would drop the last heartbeat of a bridge that died, and readers would no longer call its values stale; make the bucket again without it (nats kv del %s; herald makes it when it starts), or give herald another bucket",
-		publish.ErrSinkConfig, bucket, why, bucket)
+	return fmt.Errorf("%w: jetstream: KV bucket %s%s has %s: it would drop %s; make the bucket again without it (nats kv del %s; herald makes it when it starts), or give herald another bucket",
+		publish.ErrSinkConfig, bucket, what, why, lost, bucket)
 }
 
 // dropsOldValues says how a KV bucket's stream may drop a value by itself

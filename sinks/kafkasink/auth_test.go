@@ -228,34 +228,14 @@ func TestTLS(t *testing.T) {
 // retention.ms is -1.
 func TestOwnersTopicMustNotDeleteToo(t *testing.T) {
 	c := kafkatest.Start(t)
-	cfg := testConfig(t, c)
-	cl, tr, err := cfg.client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for topic, retention := range map[string][2]string{"owners-cd": {"60000", "-1"}, "owners-cd-forever": {"-1", "-1"}, "owners-cd-bytes": {"-1", "1000000"}} {
-		res, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
-			Topic: topic, NumPartitions: 1, ReplicationFactor: 1,
-			ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact,delete"},
-				{ConfigName: "retention.ms", ConfigValue: retention[0]}, {ConfigName: "retention.bytes", ConfigValue: retention[1]}},
-		}}})
-		if err != nil || res.Errors[topic] != nil {
-			t.Fatalf("create %s: %v %v", topic, err, res.Errors)
-		}
+	policy := func(ms, bytes string) []string {
+		return []string{"cleanup.policy", "compact,delete", "retention.ms", ms, "retention.bytes", bytes}
 	}
-	connect := func(topic string) error {
-		cfg := cfg
-		cfg.OwnersTopic = topic
-		s, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		return s.Connect(ctx)
-	}
+	connect := topicsMade(t, ctx, testConfig(t, c), map[string][]string{
+		"owners-cd": policy("60000", "-1"), "owners-cd-forever": policy("-1", "-1"), "owners-cd-bytes": policy("-1", "1000000"),
+	}, func(cfg *Config, topic string) { cfg.OwnersTopic = topic })
 	if err := connect("owners-cd"); !errors.Is(err, ErrTopic) || !strings.Contains(err.Error(), "retention.ms=60000") {
 		t.Fatalf("connect with owners topic compact,delete: %v, want ErrTopic about retention.ms", err)
 	}
@@ -306,37 +286,50 @@ func TestPlainWithoutTLSWarns(t *testing.T) {
 // refused at start, as such an owners topic is; a compacted one is used.
 func TestBridgesTopicMustBeCompacted(t *testing.T) {
 	c := kafkatest.Start(t)
-	cfg := testConfig(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	connect := topicsMade(t, ctx, testConfig(t, c), map[string][]string{
+		"bridges-delete":  {"cleanup.policy", "delete", "retention.ms", "60000"},
+		"bridges-compact": {"cleanup.policy", "compact", "retention.ms", "60000"},
+	}, func(cfg *Config, topic string) { cfg.BridgesTopic = topic })
+	if err := connect("bridges-delete"); !errors.Is(err, ErrTopic) || !errors.Is(err, publish.ErrSinkConfig) || !strings.Contains(err.Error(), "each bridge's last heartbeat") {
+		t.Fatalf("connect with a bridges topic that deletes: %v, want a configuration error about its last heartbeats", err)
+	}
+	if err := connect("bridges-compact"); err != nil {
+		t.Fatalf("connect with a compacted bridges topic: %v", err)
+	}
+}
+
+// topicsMade creates, on cfg's brokers, each topic with its settings
+// (config name, value, ...), and returns a function that connects a sink
+// whose topic set names it, as set sets it, and reports its error.
+func topicsMade(t *testing.T, ctx context.Context, cfg Config, topics map[string][]string, set func(*Config, string)) (connect func(string) error) {
+	t.Helper()
 	cl, tr, err := cfg.client()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.CloseIdleConnections()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for topic, policy := range map[string]string{"bridges-delete": "delete", "bridges-compact": "compact"} {
+	for topic, kv := range topics {
+		var entries []kafka.ConfigEntry
+		for i := 0; i+1 < len(kv); i += 2 {
+			entries = append(entries, kafka.ConfigEntry{ConfigName: kv[i], ConfigValue: kv[i+1]})
+		}
 		res, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
-			Topic: topic, NumPartitions: 1, ReplicationFactor: 1,
-			ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: policy}, {ConfigName: "retention.ms", ConfigValue: "60000"}},
+			Topic: topic, NumPartitions: 1, ReplicationFactor: 1, ConfigEntries: entries,
 		}}})
 		if err != nil || res.Errors[topic] != nil {
 			t.Fatalf("create %s: %v %v", topic, err, res.Errors)
 		}
 	}
-	connect := func(topic string) error {
+	return func(topic string) error {
 		cfg := cfg
-		cfg.BridgesTopic = topic
+		set(&cfg, topic)
 		s, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
 		return s.Connect(ctx)
-	}
-	if err := connect("bridges-delete"); !errors.Is(err, ErrTopic) || !errors.Is(err, publish.ErrSinkConfig) || !strings.Contains(err.Error(), "each bridge's last heartbeat") {
-		t.Fatalf("connect with a bridges topic that deletes: %v, want a configuration error about its last heartbeats", err)
-	}
-	if err := connect("bridges-compact"); err != nil {
-		t.Fatalf("connect with a compacted bridges topic: %v", err)
 	}
 }
