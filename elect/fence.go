@@ -235,14 +235,14 @@ func (f Fence) sessionErr(s *Session, err error, sent bool) error {
 		return err
 	case expired(err) && !f.ownersSession(s):
 		return fmt.Errorf("elect: checkpoint of %s: %w: this writer's own session (not the leader's) ended%s", f.Group, ErrSessionLost, maySaved(sent))
-	case connLoss(err) || errors.Is(err, ErrSessionLost) || errors.Is(err, ErrSessionClosed) || ctx0(err):
+	case connLoss(err) || errors.Is(err, ErrSessionLost) || errors.Is(err, ErrSessionClosed) || ctxEnded(err):
 		return fmt.Errorf("elect: checkpoint of %s: %w%s", f.Group, err, maySaved(sent))
 	}
 	return err
 }
 
-// ctx0 reports whether err is a context's end.
-func ctx0(err error) bool {
+// ctxEnded reports whether err is a context's end.
+func ctxEnded(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 

@@ -403,11 +403,16 @@ func (s *Session) onState(ev zk.Event) {
 }
 
 func (s *Session) loseLocked() {
+	s.markLostLocked()
+	// Never let the client quietly open a new session: close it.
+	go s.conn.Close()
+}
+
+// markLostLocked says the session is lost, to every waiter on it.
+func (s *Session) markLostLocked() {
 	s.lostFlag.Store(true)
 	s.err = ErrSessionLost
 	close(s.done)
-	// Never let the client quietly open a new session: close it.
-	go s.conn.Close()
 }
 
 // lingerMax bounds how long a session presumed lost keeps its connection
@@ -427,9 +432,7 @@ const lingerMax = 10 * time.Minute
 // new session the client was given instead, is closed as well. Nothing
 // of herald acts on the session meanwhile: it is lost.
 func (s *Session) lingerLocked() {
-	s.lostFlag.Store(true)
-	s.err = ErrSessionLost
-	close(s.done)
+	s.markLostLocked()
 	s.lingering = make(chan struct{})
 	s.lingerOpen.Store(true)
 	t := time.AfterFunc(lingerMax, func() {
