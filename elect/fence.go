@@ -193,7 +193,9 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 		case raced(res):
 			// Another write came between our read and ours: read again.
 		default:
-			return f.sessionErr(s, err, sent)
+			// Cut off by ctx while the write was on its way, it may
+			// have been applied all the same.
+			return f.sessionErr(s, err, sent || ctx.Err() != nil || connLoss(err))
 		}
 	}
 	if cut != nil {

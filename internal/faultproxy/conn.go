@@ -21,6 +21,16 @@ type pair struct {
 	// valid once dropArmed is set.
 	dropXid   atomic.Int32
 	dropArmed atomic.Bool
+
+	// hold, when set, is the xid of the reply HoldReplyTo holds and the
+	// channel whose close lets it go on.
+	hold atomic.Pointer[heldReply]
+}
+
+// heldReply is a reply HoldReplyTo holds: its xid and what releases it.
+type heldReply struct {
+	xid     int32
+	release chan struct{}
 }
 
 func newPair(client, server net.Conn, delay time.Duration) *pair {
@@ -49,11 +59,16 @@ func (p *Proxy) clientToServer(c *pair) {
 			p.gate(c) // a partitioned peer does not see the close either
 			return
 		}
+		var forwarded chan struct{} // closed once b went on: HoldReplyTo
 		if isFrame && !first {
 			xid, op, ok := requestHeader(b)
 			if ok && p.takeDrop(op) {
 				c.dropXid.Store(xid)
 				c.dropArmed.Store(true)
+			}
+			if held, release := p.takeHold(op); ok && held != nil {
+				c.hold.Store(&heldReply{xid: xid, release: release})
+				forwarded = held
 			}
 			if order := p.setWatchesOrder(); ok && order != nil && (op == OpSetWatches || op == OpSetWatches2) {
 				b = reorderSetWatches(b, order)
@@ -63,11 +78,15 @@ func (p *Proxy) clientToServer(c *pair) {
 		if !out.send(b) {
 			return
 		}
+		if forwarded != nil {
+			close(forwarded)
+		}
 	}
 }
 
 // serverToClient relays replies, swallowing the one DropReplyTo chose and
-// cutting the connection in its place.
+// cutting the connection in its place, and holding the one HoldReplyTo
+// chose (and so every reply after it) until Release.
 func (p *Proxy) serverToClient(c *pair) {
 	defer c.close()
 	out := p.sender(c, c.client)
@@ -84,6 +103,16 @@ func (p *Proxy) serverToClient(c *pair) {
 			if xid, ok := replyXid(b); ok && xid == c.dropXid.Load() {
 				p.countDrop()
 				return
+			}
+		}
+		if h := c.hold.Load(); isFrame && !first && h != nil {
+			if xid, ok := replyXid(b); ok && xid == h.xid {
+				select {
+				case <-h.release:
+					c.hold.Store(nil)
+				case <-c.done:
+					return
+				}
 			}
 		}
 		if gap := p.eventSpacing(); isFrame && !first && gap > 0 {

@@ -12,6 +12,9 @@
 //	p.Refuse(true)                    // new connections are closed at once
 //	p.DropReplyTo(faultproxy.OpCreate) // the next create runs on the server, but its reply is
 //	                                   // swallowed and the connection cut: "connection loss during create"
+//	held := p.HoldReplyTo(faultproxy.OpMulti) // the next multi runs on the server; its reply
+//	<-held                            // waits, on an open connection, until
+//	p.Release()                       // this
 //	p.Delay(time.Millisecond)         // new connections: every packet a millisecond late each way,
 //	                                   // as between machines
 //

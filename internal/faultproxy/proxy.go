@@ -31,7 +31,11 @@ type Proxy struct {
 	unblocked chan struct{} // closed whenever blackhole is off
 	dropOps   map[int32]bool
 	dropped   int
-	delay     time.Duration
+	// holdOps, held and release: see HoldReplyTo.
+	holdOps map[int32]bool
+	held    chan struct{}
+	release chan struct{}
+	delay   time.Duration
 	// watchOrder and eventGap: see OrderSetWatches and SpaceEvents.
 	watchOrder func([]string)
 	eventGap   time.Duration
@@ -145,6 +149,50 @@ func (p *Proxy) DropReplyTo(opcodes ...int32) {
 	for _, op := range opcodes {
 		p.dropOps[op] = true
 	}
+}
+
+// HoldReplyTo arms a one-shot fault: the next client request, on any
+// connection, whose opcode is one of opcodes is forwarded to the server,
+// and its reply, with everything after it on that connection, is held
+// until Release. The connection stays open, so the client sees a request
+// in flight, as behind a slow network or server. The channel returned is
+// closed once that request was forwarded. Arming it again replaces the
+// set; a hold already in place stays until Release.
+func (p *Proxy) HoldReplyTo(opcodes ...int32) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holdOps = make(map[int32]bool, len(opcodes))
+	for _, op := range opcodes {
+		p.holdOps[op] = true
+	}
+	p.held = make(chan struct{})
+	if p.release == nil {
+		p.release = make(chan struct{})
+	}
+	return p.held
+}
+
+// Release lets every reply held by HoldReplyTo go on.
+func (p *Proxy) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.release != nil {
+		close(p.release)
+		p.release = nil
+	}
+}
+
+// takeHold disarms and, when op is armed, returns the channel to close
+// once the request is forwarded and the one whose close releases its
+// reply.
+func (p *Proxy) takeHold(op int32) (held, release chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.holdOps[op] {
+		return nil, nil
+	}
+	p.holdOps = nil
+	return p.held, p.release
 }
 
 // Dropped is the number of replies swallowed by DropReplyTo so far.

@@ -183,6 +183,63 @@ func TestDropReplyToCreate(t *testing.T) {
 	}
 }
 
+// TestHoldReplyTo: the armed request reaches the server at once, its reply
+// (and the replies after it) waits for Release, on a connection kept open.
+func TestHoldReplyTo(t *testing.T) {
+	srv := zktest.Shared(t)
+	p := newProxy(t, srv.Member(0).Addr())
+	c := dial(t, p.Addr(), 4*time.Second)
+	c.await(t, zk.StateHasSession, 10*time.Second)
+	path := uniq(t)
+
+	forwarded := p.HoldReplyTo(faultproxy.OpCreate, faultproxy.OpCreate2)
+	if _, _, err := c.Exists(path); err != nil {
+		t.Fatalf("an exists must not trigger the hold: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Create(path, nil, 0, acl)
+		done <- err
+	}()
+	select {
+	case <-forwarded:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the create was not forwarded")
+	}
+	direct := dial(t, srv.Member(0).Addr(), 4*time.Second)
+	eventuallyTrue(t, 10*time.Second, func() bool {
+		ok, _, err := direct.Exists(path)
+		return err == nil && ok
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("the create returned (%v) while its reply was held", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	p.Release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the held create, released: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the create's reply did not come after Release")
+	}
+	if p.Dropped() != 0 {
+		t.Fatalf("Dropped = %d; a hold drops nothing", p.Dropped())
+	}
+}
+
+// eventuallyTrue fails t unless cond holds within d.
+func eventuallyTrue(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not so within %v", d)
+		}
+	}
+}
+
 func TestRefuse(t *testing.T) {
 	srv := zktest.Shared(t)
 	p := newProxy(t, srv.Member(0).Addr())
