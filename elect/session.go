@@ -542,6 +542,22 @@ func (s *Session) Close() error {
 	return nil
 }
 
+// CloseWithin is Close for a process about to exit, which would end a
+// lingering connection (see Lingering) before it reached the servers:
+// it first gives that connection up to d to reach them, so that the
+// session's nodes go as soon as an ensemble that lost its quorum has it
+// back rather than a whole timeout later. For a session not lingering it
+// is Close.
+func (s *Session) CloseWithin(d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.Lingering():
+	case <-t.C:
+	}
+	return s.Close()
+}
+
 // AwaitConnected blocks until the session is connected (nil), lost or
 // closed (ErrSessionLost, ErrSessionClosed), or ctx ends (its error).
 func (s *Session) AwaitConnected(ctx context.Context) error { return s.awaitConnected(ctx) }

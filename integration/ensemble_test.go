@@ -116,6 +116,15 @@ func TestEnsembleFailover(t *testing.T) {
 	if _, err := lingerer.Conn().Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
+	// And one closed by a process about to exit once its loss is
+	// presumed (herald run and lock do): Close ended the lingering
+	// before the servers could be reached, so its node waited for the
+	// servers' expiry all the same; CloseWithin gives it the time.
+	closer := session(t, zkc.Addrs(), elect.WithSessionTimeout(lingerTimeout))
+	closerNode := group + "-closer"
+	if _, err := closer.Conn().Create(closerNode, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
 
 	// Two members down: the last one serves no session, and closes each
 	// connection at the handshake. The error says a lost quorum may be
@@ -144,10 +153,16 @@ func TestEnsembleFailover(t *testing.T) {
 	// hold the group for that timeout after the quorum was back, every
 	// copy waiting behind it; the client now reaches the servers again
 	// and closes the session, which deletes the node at once.
-	eventually(t, 3*lingerTimeout, "the session presumed lost", func() bool {
+	eventually(t, 3*lingerTimeout, "the sessions presumed lost", func() bool {
 		st, _ := lingerer.State()
-		return st == elect.StateLost
+		cst, _ := closer.State()
+		return st == elect.StateLost && cst == elect.StateLost
 	})
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		closer.CloseWithin(2 * lingerTimeout)
+	}()
 	time.Sleep(time.Second)
 	for _, m := range zkc.Members()[:2] {
 		if err := m.Start(ctx); err != nil {
@@ -159,14 +174,28 @@ func TestEnsembleFailover(t *testing.T) {
 	}
 	back := time.Now()
 	look := session(t, zkc.Addrs())
-	eventually(t, 3*lingerTimeout, "the lost owner's node gone", func() bool {
-		ok, _, err := look.Conn().Exists(node)
-		return err == nil && !ok
+	gone := map[string]time.Duration{}
+	eventually(t, 3*lingerTimeout, "the lost owners' nodes gone", func() bool {
+		for _, n := range []string{node, closerNode} {
+			if _, ok := gone[n]; !ok {
+				if ok, _, err := look.Conn().Exists(n); err == nil && !ok {
+					gone[n] = time.Since(back)
+				}
+			}
+		}
+		return len(gone) == 2
 	})
-	if took := time.Since(back); took > lingerTimeout*2/3 {
-		t.Errorf("the node of the session presumed lost went %v after the quorum was back: as late as the servers' own expiry (%v), not closed by its client", took.Round(time.Millisecond), lingerTimeout)
-	} else {
-		t.Logf("the node of the session presumed lost went %v after the quorum was back", took.Round(time.Millisecond))
+	for _, n := range []string{node, closerNode} {
+		if took := gone[n]; took > lingerTimeout*2/3 {
+			t.Errorf("the node %s of a session presumed lost went %v after the quorum was back: as late as the servers' own expiry (%v), not closed by its client", n, took.Round(time.Millisecond), lingerTimeout)
+		} else {
+			t.Logf("the node %s of a session presumed lost went %v after the quorum was back", n, took.Round(time.Millisecond))
+		}
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Errorf("CloseWithin did not return once the servers answered")
 	}
 	select {
 	case <-lingerer.Lingering():

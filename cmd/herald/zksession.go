@@ -152,15 +152,29 @@ func (a *app) closeOwned(s *elect.Session) {
 // while it is connected: a give-up's note or a release's deletion that
 // did not finish before the call that asked for it returned. Closed
 // without it, the next copy may wait as for an owner deleted by hand.
+//
+// A session presumed lost after a whole timeout without an answer keeps
+// its connection trying the servers (see elect.Session.Lingering), for at
+// most its timeout more here: the servers of an ensemble that lost its
+// quorum expire nothing, and give every session a whole timeout again
+// once it is back, so closing it cut off would leave its node holding the
+// group for that long after ZooKeeper answers again.
 func (a *app) closeSettled(s *elect.Session) {
-	if st, _ := s.State(); st == elect.StateConnected {
+	switch st, _ := s.State(); st {
+	case elect.StateConnected:
 		ctx, cancel := context.WithTimeout(context.Background(), settleWait)
 		if s.Settle(ctx) != nil {
 			a.log.Debug("closing with work still under way", "waited", settleWait)
 		}
 		cancel()
+	case elect.StateLost:
+		select {
+		case <-s.Lingering():
+		default:
+			a.log.Info("session presumed lost: trying ZooKeeper a while longer, so that our node goes as soon as it answers", "up to", s.Timeout())
+		}
 	}
-	_ = s.Close()
+	_ = s.CloseWithin(s.Timeout())
 }
 
 // settleWait bounds closeSettled's wait: the work left is a few requests
