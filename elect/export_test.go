@@ -26,6 +26,11 @@ func OnSessionLook(fn func(prev string, seen bool)) (restore func()) {
 	return func() { sessionLooked.Store(nil) }
 }
 
+// LearnLiveTimeouts has h read the timeouts of the live session nodes
+// kept where its own is, as its look at a predecessor that did not vouch
+// does.
+func LearnLiveTimeouts(ctx context.Context, h *Handle) { h.learnLiveTimeouts(ctx) }
+
 // SessionNodeName is the session node of session id in its group's office.
 func SessionNodeName(id int64) string { return sessionNodeName(id) }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -99,9 +100,11 @@ func (w *waiter) learnTimeouts(ctx context.Context, lower []entry) {
 
 // readTimeouts reads the session nodes at paths, a few at a time, and
 // notes the timeouts they carry (0 for one gone or not ours to read). A
-// failed read is left for a later look.
-func (s *Session) readTimeouts(ctx context.Context, paths []string) {
+// failed read is left for a later look; it reports whether every read was
+// answered.
+func (s *Session) readTimeouts(ctx context.Context, paths []string) bool {
 	c := s.Conn()
+	var failed atomic.Bool
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
 	for _, p := range paths {
@@ -118,10 +121,13 @@ func (s *Session) readTimeouts(ctx context.Context, paths []string) {
 				s.noteTimeout(p, timeoutIn(b))
 			case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
 				s.noteTimeout(p, 0)
+			default:
+				failed.Store(true)
 			}
 		}()
 	}
 	wg.Wait()
+	return !failed.Load()
 }
 
 // learnLiveTimeouts reads the timeouts of every herald session that keeps
@@ -162,7 +168,9 @@ func (h *Handle) learnLiveTimeouts(ctx context.Context) {
 		}
 		paths = append(paths, p)
 	}
-	q.s.readTimeouts(ctx, paths)
+	if !q.s.readTimeouts(ctx, paths) {
+		h.timeoutsListed.Store(false) // read those left at the next look
+	}
 }
 
 // isSessionNodeName reports whether n is named as a session node.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
 )
 
 // TestWaiterLearnsTheTimeoutsOfTheCopiesAhead: a waiter under
@@ -190,5 +191,49 @@ func TestOwnerGoneBeforeTheWaiterJoinedCountsItsTimeout(t *testing.T) {
 				t.Errorf("after the look: LongestTimeoutSeen = %v, want the deposed owner's 6s", got)
 			}
 		})
+	}
+}
+
+// TestLiveTimeoutsReadAgainAfterAFailedRead: the look at every live
+// session node reads them once per handle; a read that failed (a
+// connection lost under it) is made at the next look. Before, the first
+// look counted as done once the listing was answered, and a timeout whose
+// read failed was never learned.
+func TestLiveTimeoutsReadAgainAfterAFailedRead(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	k := sessionKinds[0] // an election: its office holds only this group's session nodes
+	long := session(t, addrs, elect.WithSessionTimeout(6*time.Second))
+	p := proxyTo(t, addrs[0])
+	short := session(t, []string{p.Addr()}, elect.WithSessionTimeout(2*time.Second))
+	opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
+	ctx := ctxT(t, 30*time.Second)
+	first, err := k.join(ctx, long, g, "long", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := long.Conn().Delete(first.NodePath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	h, err := k.join(ctx, short, g, "short", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := short.Settle(ctx); err != nil { // no read of its own under way to take the fault
+		t.Fatal(err)
+	}
+	p.DropReplyTo(faultproxy.OpGetData)
+	elect.LearnLiveTimeouts(ctx, h)
+	if p.Dropped() != 1 {
+		t.Fatalf("the proxy dropped %d replies; the test did not exercise the failed read", p.Dropped())
+	}
+	// The handle may look again itself once reconnected (its watches are
+	// set again); either way the timeout is learned now.
+	if err := short.AwaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	elect.LearnLiveTimeouts(ctx, h)
+	if got := short.LongestTimeoutSeen(); got != 6*time.Second {
+		t.Errorf("after a second look: LongestTimeoutSeen = %v; want the deposed owner's 6s, whose read had failed", got)
 	}
 }

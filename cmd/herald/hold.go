@@ -397,9 +397,12 @@ type predecessorGate struct {
 	// look, since nothing tells a deletion by hand to a runner that could
 	// not hear from a session's end.
 	open chan struct{}
-	// until is when the bound ends; first is why it is being waited for:
-	// the first look's error, nil when it simply found no record.
-	until time.Time
+	// until is when the bound ends, in Unix nanoseconds: set by the first
+	// look, and moved later by a later look that learned a longer session
+	// timeout (one whose read had failed before). first is why it is
+	// being waited for: the first look's error, nil when it simply found
+	// no record.
+	until atomic.Int64
 	first error
 	// recorded is set before open closes when a record, not the bound,
 	// opened it.
@@ -437,12 +440,26 @@ func (g *predecessorGate) afterLook(o holding) time.Time {
 	}
 	since := o.h.PredecessorLowestSince()
 	if since.IsZero() {
-		return g.until
+		return g.untilTime()
 	}
-	if at := since.Add(o.bound()); at.Before(g.until) {
+	if at := since.Add(o.bound()); at.Before(g.untilTime()) {
 		return at
 	}
-	return g.until
+	return g.untilTime()
+}
+
+// untilTime is when the bound ends.
+func (g *predecessorGate) untilTime() time.Time { return time.Unix(0, g.until.Load()) }
+
+// lengthen moves the bound's end to the one the looks now give, should
+// that be later, and reports the new end (zero when unchanged).
+func (g *predecessorGate) lengthen(o holding, start time.Time) time.Time {
+	u := later(start.Add(o.bound()), o.notBefore)
+	if !u.After(g.untilTime()) {
+		return time.Time{}
+	}
+	g.until.Store(u.UnixNano())
+	return u
 }
 
 // watchPredecessor starts the gate. The looks are made even once ctx has
@@ -460,7 +477,7 @@ func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
 	// The bound after the first look, which reads the predecessor's
 	// session node when no record is found: its timeout counts even when
 	// the wait could not read it.
-	g.until = later(start.Add(o.bound()), o.notBefore)
+	g.until.Store(later(start.Add(o.bound()), o.notBefore).UnixNano())
 	if released && !time.Now().Before(g.after(o)) {
 		close(g.open)
 		return g
@@ -469,7 +486,7 @@ func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
 	g.earlier.Store(released)
 	go func() {
 		defer close(g.open)
-		bound := time.NewTimer(time.Until(g.until))
+		bound := time.NewTimer(time.Until(g.untilTime()))
 		defer bound.Stop()
 		retry := time.NewTicker(o.timeout / 12)
 		defer retry.Stop()
@@ -487,6 +504,9 @@ func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
 			case <-again:
 			}
 			released, ch, _ = look()
+			if u := g.lengthen(o, start); !u.IsZero() {
+				bound.Reset(time.Until(u))
+			}
 		}
 		if at := g.after(o); time.Now().Before(at) {
 			g.earlier.Store(true)
@@ -547,7 +567,7 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 // sayWhyWeWait logs why the command waits for the gate; floored, that
 // the copy's own notBefore holds it.
 func (a *app) sayWhyWeWait(o holding, g *predecessorGate, floored bool) {
-	d := time.Until(g.until).Round(time.Millisecond)
+	d := time.Until(g.untilTime()).Round(time.Millisecond)
 	if !o.h.ReleasesRecorded() {
 		a.log.Warn("the group's node holds data herald did not write, or herald may not write it, and a lock's group holds no other place for a record: no owner's release can be recorded, so each handoff waits as for a node gone without one, until the previous owner's session ends (a herald lock's as it exits) or at most the wait; keep a lock group's node empty and writable by its clients",
 			"group", o.h.Group(), "wait", d)

@@ -151,7 +151,9 @@ func TestLockBehindALeftoverNode(t *testing.T) {
 	if err := c.Delete(left, -1); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := heraldRun(t, nil, append(zkFl, "lock", "--lock", l, "--timeout", "5s", "--", "true")...); code != 0 {
+	// The wait behind a node deleted by hand takes the longest timeout of
+	// the live sessions under the session root, which other tests share.
+	if _, stderr, code := heraldRun(t, nil, append(zkFl, "lock", "--lock", l, "--timeout", "30s", "--", "true")...); code != 0 {
 		t.Fatalf("lock once the node is deleted: exit %d; stderr:\n%s", code, stderr)
 	}
 }
