@@ -118,11 +118,11 @@ func (st *staleness[T]) refresh(ctx context.Context, c chan<- T, only string) er
 }
 
 // followBridges reads the bridges topic: the heartbeats it holds now are
-// given to put before it returns, later ones as they come, each signalled
-// on beat. Without the topic (no bridge has written a heartbeat yet) it
-// returns at once and looks for the topic now and then: values are not
-// judged until a heartbeat arrives. Its goroutines join wg and end with
-// ctx.
+// given to bridges before it returns, later ones as they come, each
+// signalled on beat, as is a tombstone that deletes one (Bridges.Removed).
+// Without the topic (no bridge has written a heartbeat yet) it returns at
+// once and looks for the topic now and then: values are not judged until
+// a heartbeat arrives. Its goroutines join wg and end with ctx.
 func followBridges(ctx context.Context, cfg Config, bridges *publish.Bridges, beat chan struct{}, wg *sync.WaitGroup) error {
 	signal := func() {
 		select {
@@ -132,6 +132,11 @@ func followBridges(ctx context.Context, cfg Config, bridges *publish.Bridges, be
 	}
 	got := func(h publish.Heartbeat) {
 		if bridges.Put(h) {
+			signal()
+		}
+	}
+	gone := func(source string, at time.Time) {
+		if bridges.Removed(source, at) {
 			signal()
 		}
 	}
@@ -165,7 +170,7 @@ func followBridges(ctx context.Context, cfg Config, bridges *publish.Bridges, be
 				// Readable once the heartbeats stored now are in the
 				// table, so that no value is judged without them.
 				select {
-				case <-readBridges(ctx, cfg, parts, ends, got, reach, wg):
+				case <-readBridges(ctx, cfg, parts, ends, got, gone, reach, wg):
 					reach.set(-1, nil)
 				case <-ctx.Done():
 				}
@@ -174,7 +179,7 @@ func followBridges(ctx context.Context, cfg Config, bridges *publish.Bridges, be
 		}()
 		return nil
 	}
-	initial := readBridges(ctx, cfg, parts, ends, got, reach, wg)
+	initial := readBridges(ctx, cfg, parts, ends, got, gone, reach, wg)
 	select {
 	case <-initial:
 		return nil
@@ -183,9 +188,11 @@ func followBridges(ctx context.Context, cfg Config, bridges *publish.Bridges, be
 	}
 }
 
-// readBridges reads every partition of the bridges topic from the start;
-// the channel it returns closes once the records up to ends are read.
-func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int64, got func(publish.Heartbeat), reach *bridgesReach, wg *sync.WaitGroup) <-chan struct{} {
+// readBridges reads every partition of the bridges topic from the start,
+// giving got each heartbeat and gone the source and time of each
+// tombstone; the channel it returns closes once the records up to ends
+// are read.
+func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int64, got func(publish.Heartbeat), gone func(string, time.Time), reach *bridgesReach, wg *sync.WaitGroup) <-chan struct{} {
 	initial := make(chan struct{})
 	var pending atomic.Int64
 	for _, end := range ends {
@@ -208,7 +215,15 @@ func readBridges(ctx context.Context, cfg Config, parts []int, ends map[int]int6
 		}
 		pr := &partRead{cfg: cfg, topic: cfg.BridgesTopic, p: p, again: true,
 			got: func(m kafka.Message) bool {
-				if h, err := publish.DecodeHeartbeat(m.Value); err == nil && h.Source == string(m.Key) {
+				if m.Value == nil && len(m.Key) > 0 {
+					// A tombstone: the heartbeat deleted (by hand or a
+					// tool, when its bridge was taken down). Its bridge's
+					// values are confirmed by nothing now, and say so,
+					// rather than pass unjudged as those of a bridge that
+					// never sent a heartbeat. The key is the source, as
+					// WriteHeartbeat writes it.
+					gone(string(m.Key), m.Time)
+				} else if h, err := publish.DecodeHeartbeat(m.Value); err == nil && h.Source == string(m.Key) {
 					got(h)
 				} else {
 					cfg.Logger.Debug("kafkasink: skipping a record of the bridges topic that is not a heartbeat", "partition", m.Partition, "offset", m.Offset)

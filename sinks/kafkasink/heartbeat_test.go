@@ -215,6 +215,48 @@ func TestFollowOwnersWithoutHeartbeats(t *testing.T) {
 	}
 }
 
+// TestFollowOwnersHeartbeatDeletedIsStale: the heartbeat of a bridge that
+// died is deleted from the bridges topic (a tombstone under its key,
+// written by hand or a tool when the bridge was taken down). The follower
+// used to skip the tombstone as a record that is no heartbeat, keeping the
+// deleted heartbeat, so the bridge's values stayed fresh until its bound
+// passed (and a reader that started later judged them only then). They
+// are stale at once now, saying why, for a reader that saw the deletion
+// and for one that starts after it, as with the JetStream bucket.
+func TestFollowOwnersHeartbeatDeletedIsStale(t *testing.T) {
+	c := kafkatest.Start(t)
+	cfg := hbConfig(t, c)
+	s := connected(t, cfg)
+	const g = "/deleted/g"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// A long interval: nothing but the tombstone makes the value stale
+	// within this test.
+	now := time.Now()
+	if err := s.WriteHeartbeat(ctx, publish.Heartbeat{Source: "b1", State: publish.BridgeActive, Time: now, Confirmed: now, Interval: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	writeEvents(t, s, gainFrom(g, "a", 100, "b1"))
+	st := followOwners(t, cfg, g)
+	if u := nextOwner(t, st, 20*time.Second); u.Owner() == nil || u.Stale || u.ConfirmedBy != "b1" {
+		t.Fatalf("first update %+v: want a, fresh, confirmed by b1", u)
+	}
+	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.BridgesTopic, RequiredAcks: kafka.RequireAll}
+	defer w.Close()
+	at := time.Now()
+	if err := w.WriteMessages(ctx, kafka.Message{Key: []byte("b1"), Time: at}); err != nil {
+		t.Fatal(err)
+	}
+	when := at.UTC().Format("2006-01-02T15:04:05.00Z07:00")
+	u := nextOwner(t, st, 10*time.Second)
+	if !u.Stale || u.Owner() == nil || u.ConfirmedBy != "b1" || !strings.Contains(u.StaleReason, "was deleted") || !strings.Contains(u.StaleReason, when) {
+		t.Fatalf("after b1's heartbeat was deleted: %+v, want a, stale, saying its heartbeat was deleted at %s", u, when)
+	}
+	if u := nextOwner(t, followOwners(t, cfg, g), 20*time.Second); !u.Stale || !strings.Contains(u.StaleReason, "was deleted") {
+		t.Fatalf("a reader started after the deletion: %+v, want stale, saying b1's heartbeat was deleted", u)
+	}
+}
+
 // A value read before its bridge's first heartbeat (not judged yet) is
 // delivered again once the bridge confirms it.
 func TestFollowOwnersConfirmedAfterDelivery(t *testing.T) {
