@@ -152,6 +152,7 @@ func (h *heartbeater) tick(now time.Time) {
 		clear(h.claims) // the values are not confirmed now; readers judge them by the bound
 		return
 	}
+	proven := false
 	if h.proofNeeded || h.roundDue(now) {
 		// A round is dated when ZooKeeper was last asked and answered,
 		// never merely now: a client still says connected while its
@@ -159,13 +160,15 @@ func (h *heartbeater) tick(now time.Time) {
 		// partition), and a heartbeat dated by the clock alone confirmed
 		// an owner whose node was already gone.
 		asked := time.Now()
-		if !h.b.zkAnswers(h.timeout()) || !h.b.observersCaughtUp(h.ctx, h.timeout()) {
-			return // unconfirmed: readers judge the values by the bound
-		}
 		// What happened before asking was heard, and what was heard is
 		// published: a change made while the bridge was frozen, or its
 		// connection silent, is in the backlog the claim below waits for.
-		h.proofNeeded, now = false, asked
+		// Unproven, no new round is claimed (readers judge the values
+		// by the bound), but the rounds claimed before still are
+		// written as their sinks catch up: their proof holds.
+		if proven = h.b.zkAnswers(h.timeout()) && h.b.observersCaughtUp(h.ctx, h.timeout()); proven {
+			h.proofNeeded, now = false, asked
+		}
 	}
 	// A round's claim: every event published before now is in a sink
 	// once the sink has settled what it had settled plus its backlog. The
@@ -174,7 +177,7 @@ func (h *heartbeater) tick(now time.Time) {
 	after := h.b.pipe.Stats()
 	for _, s := range h.sinks {
 		n := s.Name()
-		if h.claims[n] == nil && now.Sub(h.last[n]) >= h.interval {
+		if proven && h.claims[n] == nil && now.Sub(h.last[n]) >= h.interval {
 			h.last[n] = now
 			h.claims[n] = &claim{at: now, target: settled(after.Sinks[n]) + int64(before.Sinks[n].Backlog), unconfirmed: unconfirmed}
 		}

@@ -125,3 +125,37 @@ func TestHeartbeatOverASilentConnectionConfirmsNothing(t *testing.T) {
 			at.Format("15:04:05.000"), spoke.Format("15:04:05.000"))
 	}
 }
+
+// namedBeats is a beats sink under a name of its own, for a heartbeater
+// with more than one sink.
+type namedBeats struct {
+	*beats
+	name string
+}
+
+func (s namedBeats) Name() string { return s.name }
+
+// TestHeartbeatPendingClaimWrittenWhileANewRoundCannotBeProven: a round
+// claimed while ZooKeeper answered waits for its sink to catch up; a later
+// round, due for another sink, whose proof fails (ZooKeeper silent, or the
+// observers slow with a long backlog of reads) must not hold it back. The
+// tick used to return as soon as the new proof failed, and the claim
+// already proven was written only once a proof passed again, so the
+// sink's values read staler than they were.
+func TestHeartbeatPendingClaimWrittenWhileANewRoundCannotBeProven(t *testing.T) {
+	p, h, _ := proxiedHeartbeater(t)
+	slow, due := namedBeats{&beats{}, "slow"}, namedBeats{&beats{}, "due"}
+	h.sinks = []publish.HeartbeatSink{slow, due}
+	proven := time.Now()
+	// slow's round was proven and claimed at proven; its sink has caught
+	// up with it. due's next round is due now.
+	h.last["slow"], h.claims["slow"] = proven, &claim{at: proven}
+	p.Blackhole(true) // the new round's proof cannot pass
+	h.tick(time.Now())
+	if n := due.count(); n != 0 {
+		t.Fatalf("a round whose proof failed was written: %+v", due.got[n-1])
+	}
+	if n := slow.count(); n != 1 || !slow.got[0].Time.Equal(proven) {
+		t.Fatalf("the claim proven before was not written while a new round's proof failed: %d heartbeats %+v; want one dated %s", n, slow.got, proven.Format("15:04:05.000"))
+	}
+}
