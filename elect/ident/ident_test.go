@@ -308,6 +308,9 @@ func TestMalformedFallsBack(t *testing.T) {
 		if !errors.Is(err, ident.ErrMalformed) {
 			t.Errorf("%s %q: err %v, want ErrMalformed", c.f, c.data, err)
 		}
+		if err != nil && strings.ContainsRune(err.Error(), '\u00a0') {
+			t.Errorf("%s %q: err %q has a non-breaking space, which logs show as an odd character", c.f, c.data, err)
+		}
 		if !id.Fallback || id.Format != ident.Generic {
 			t.Errorf("%s %q: %+v, want the generic form with Fallback", c.f, c.data, id)
 		}

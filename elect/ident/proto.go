@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -93,10 +94,19 @@ func file(name, pkg string, msgs ...*descriptorpb.DescriptorProto) protoreflect.
 func decodeMessage(md protoreflect.MessageDescriptor, data []byte) (protoreflect.Message, error) {
 	m := dynamicpb.NewMessage(md)
 	if err := proto.Unmarshal(data, m); err != nil {
-		return nil, fmt.Errorf("protobuf %s: %w", md.FullName(), err)
+		return nil, fmt.Errorf("protobuf %s: %w", md.FullName(), plainSpaced{err})
 	}
 	return m, nil
 }
+
+// plainSpaced is a protobuf error whose text has plain spaces: protobuf
+// puts a non-breaking space in some of its messages at random (so that
+// nobody matches them), which a log line or a terminal shows as an odd
+// character or an escape.
+type plainSpaced struct{ err error }
+
+func (e plainSpaced) Error() string { return strings.ReplaceAll(e.err.Error(), "\u00a0", " ") }
+func (e plainSpaced) Unwrap() error { return e.err }
 
 // onlyKnownFields reports whether data, decoded as md, holds no field md
 // does not declare.
