@@ -67,10 +67,27 @@ func (sv SingleView) Note() string {
 	if sv.Owner != nil && sv.Owner.Session == 0 && sv.Identity.Format == ident.Kafka && sv.Identity.Fields["controller"] == "kraft" {
 		notes = append(notes, KRaftNote)
 	}
+	if sv.Owner != nil && sv.DecodeErr != nil {
+		notes = append(notes, sv.undecodedNote())
+	}
 	if sv.EpochErr != "" {
 		notes = append(notes, "its epoch is not known: "+sv.EpochErr)
 	}
 	return strings.Join(notes, "; ")
+}
+
+// undecodedNote says, of a leader node whose data does not decode as its
+// system writes it, what the owner's name is then: without it, a
+// consumer takes the raw text for the system's own name of its leader.
+func (sv SingleView) undecodedNote() string {
+	why := fmt.Sprintf("its data is not as its system writes it (%v)", sv.DecodeErr)
+	switch {
+	case !sv.Identity.Fallback:
+		return why + ": rewritten by someone else than its system; the owner is the one it named before"
+	case sv.Owner.ID == sv.Identity.ID:
+		return why + ": the id is that data, as text"
+	}
+	return why + ": the owner is named by its session"
 }
 
 // SingleNodeFor is how herald reads the node at p by default: the format

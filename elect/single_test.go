@@ -343,7 +343,11 @@ func TestSingleMalformedData(t *testing.T) {
 	if l, _ := o.Leader(); !l.Identity.Fallback || !errors.Is(l.DecodeErr, ident.ErrMalformed) {
 		t.Fatalf("leader %+v: want a fallback", l)
 	}
-	_ = snap
+	// The events say so: the raw data used to be published as the id,
+	// with nothing saying it was not the system's name of its leader.
+	if !strings.Contains(snap.Note, "its data is not as its system writes it") || !strings.Contains(snap.Note, "the id is that data, as text") {
+		t.Errorf("the snapshot of a leader whose data does not decode notes %q; want it to say the id is the raw data", snap.Note)
+	}
 	// A good NameNode replaces it.
 	if _, err := w.Conn().Multi(
 		&zk.DeleteRequest{Path: lock, Version: -1},
@@ -852,6 +856,9 @@ func TestOperatorSetKeepsTheTenure(t *testing.T) {
 	leaderSays("garbage read", func(l elect.SingleView) bool {
 		return l.DecodeErr != nil && l.Owner != nil && l.Owner.Node == snap.Owner.Node && l.Identity.ID == snap.Owner.ID
 	})
+	if l, _ := o.Leader(); !strings.Contains(l.Note(), "the owner is the one it named before") {
+		t.Errorf("a tenure kept through an operator's set notes %q; want it to say the owner is the one named before", l.Note())
+	}
 	if l, _ := o.Leader(); !l.Since.Equal(before.Since) {
 		t.Errorf("the tenure kept through the set says since %v, was %v", l.Since, before.Since)
 	}
@@ -873,6 +880,8 @@ func TestOperatorSetKeepsTheTenure(t *testing.T) {
 		t.Errorf("read afresh after an operator's set: owner named %q, want its session, %s", fresh.Owner.ID, fresh.Owner.SessionHex())
 	case !fresh.Since.Equal(time.UnixMilli(st.Ctime).UTC()):
 		t.Errorf("read afresh after an operator's set: since %v, want the node's creation, %v", fresh.Since, time.UnixMilli(st.Ctime).UTC())
+	case !strings.Contains(fresh.Note(), "named by its session"):
+		t.Errorf("read afresh after an operator's set: note %q; want it to say the owner is named by its session", fresh.Note())
 	}
 	if _, err := op.Conn().Set(master, good, -1); err != nil {
 		t.Fatal(err)
