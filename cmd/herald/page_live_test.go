@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/zkherald/herald/internal/browsertest"
+	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
@@ -80,6 +81,51 @@ func TestLivePageGreysAHungBridge(t *testing.T) {
 	}
 	if s := state(); strings.Contains(s, "interrupted") {
 		t.Fatalf("after the hang, the page still marked: %q", s)
+	}
+}
+
+// TestLivePageSaysWhenItsRowsAreNotConfirmed: a page whose stream is live
+// while the bridge cannot reach ZooKeeper shows every row stale, and its
+// caption says so, in the browser and without script. It used to say
+// "Updated live." alone, as if the owners shown were current.
+func TestLivePageSaysWhenItsRowsAreNotConfirmed(t *testing.T) {
+	zk := zktest.Shared(t)
+	p, err := faultproxy.New(zk.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	g := uniq(t)
+	heldLock(t, zk.Addrs(), g)
+	_, addr := pageBridge(t, p.Addr(), g, "30s")
+	ctx := browsertest.New(t, 120*time.Second)
+	caption := func() string {
+		var s string
+		_ = chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("live-state").textContent`, &s))
+		return s
+	}
+	sel := fmt.Sprintf(`tr[data-group=%q]`, g)
+	if err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(sel, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(10*time.Second, func() bool { return caption() == "Updated live." }); err != nil {
+		t.Fatalf("a live page with its owner held: caption %q, want \"Updated live.\"", caption())
+	}
+
+	p.Refuse(true) // the bridge's connection goes, and no new one comes
+	p.Cut()
+	const want = "Updated live, but 1 group is not confirmed now (see its state)."
+	if err := waitFor(15*time.Second, func() bool { return caption() == want }); err != nil {
+		t.Fatalf("with the bridge cut off from ZooKeeper: caption %q, want %q", caption(), want)
+	}
+	body := httpGet(t, "http://"+addr+"/")
+	if !strings.Contains(body, `data-state="stale"`) || !strings.Contains(body, `<span id="live-state">`+want+`</span>`) {
+		t.Errorf("GET / (no script) with the bridge cut off: want its stale row and the caption %q:\n%s", want, body)
+	}
+
+	p.Refuse(false)
+	if err := waitFor(30*time.Second, func() bool { return caption() == "Updated live." }); err != nil {
+		t.Fatalf("ZooKeeper reachable again: caption %q, want \"Updated live.\"", caption())
 	}
 }
 

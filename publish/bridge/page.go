@@ -207,8 +207,8 @@ func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
 	rows, matched := b.rows(q, now)
 	if behind {
 		for i := range rows {
-			switch rows[i].State {
-			case "stale", "unknown", "unreadable", "pending":
+			switch {
+			case unconfirmedState(rows[i].State):
 				// Already not shown as current, saying why.
 			default:
 				rows[i].State, rows[i].Why = "stale", "the bridge has just run again after its process stalled and has not read what changed meanwhile: the owner shown may be gone"
@@ -216,18 +216,49 @@ func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	data := struct {
-		H       headline
-		Rows    []row
-		Matched int
-		Limit   int
-		Query   string
-		Cursor  string
-	}{b.headline(), rows, matched, pageLimit, q, b.live.cursor(seq)}
+		H         headline
+		Rows      []row
+		Matched   int
+		Limit     int
+		Query     string
+		Cursor    string
+		LiveState string
+	}{b.headline(), rows, matched, pageLimit, q, b.live.cursor(seq), liveState(rows)}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := pageTmpl.ExecuteTemplate(w, "page", data); err != nil {
 		b.log.Warn("live page", "err", err)
 	}
+}
+
+// liveState is the caption's word on the rows while the page's stream is
+// live: that it is, and how many rows show an owner not confirmed now.
+// A live stream of rows that all read stale said "Updated live." alone.
+// page.js says the same as rows change.
+func liveState(rows []row) string {
+	n := 0
+	for _, r := range rows {
+		if unconfirmedState(r.State) {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return "Updated live."
+	case 1:
+		return "Updated live, but 1 group is not confirmed now (see its state)."
+	}
+	return fmt.Sprintf("Updated live, but %d groups are not confirmed now (see their state).", n)
+}
+
+// unconfirmedState reports whether a row in state st shows nothing
+// confirmed now (page.js keeps the same list).
+func unconfirmedState(st string) bool {
+	switch st {
+	case "stale", "unknown", "unreadable", "pending":
+		return true
+	}
+	return false
 }
 
 // caughtUpAfterStall reports whether what the bridge shows is as current

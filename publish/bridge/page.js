@@ -51,7 +51,7 @@
 
   // row builds a group's row as the server's template does.
   function row(r) {
-    const tr = el("tr", { class: "group" + (r.state === "stale" ? " stale" : ""), tabindex: "0", "data-group": r.group });
+    const tr = el("tr", { class: "group" + (r.state === "stale" ? " stale" : ""), tabindex: "0", "data-group": r.group, "data-state": r.state });
     const link = el("a", { href: "timeline?group=" + encodeURIComponent(r.group) }, r.group);
     tr.append(el("th", { scope: "row" }, link));
     tr.append(el("td", { "data-k": "recipe" }, r.recipe || ""));
@@ -174,8 +174,19 @@
       if (bridge) bridge.classList.toggle("interrupted", down);
       if (note) note.hidden = !down;
     };
-    follow(es, () => { mark(false); say("Updated live."); },
-      () => { mark(true); say("Live updates interrupted; reconnecting… the rows and the bridge's state may be out of date."); });
+    // Live, the caption also says how many rows show an owner not
+    // confirmed now, as the server's caption does (liveState).
+    let live = true;
+    const unconfirmed = new Set(["stale", "unknown", "unreadable", "pending"]);
+    const sayLive = () => {
+      if (!live) return;
+      const n = [...body.rows].filter((tr) => unconfirmed.has(tr.dataset.state)).length;
+      say(n === 0 ? "Updated live." : n === 1 ? "Updated live, but 1 group is not confirmed now (see its state)."
+        : "Updated live, but " + n + " groups are not confirmed now (see their state).");
+    };
+    es.addEventListener("group", sayLive);
+    follow(es, () => { live = true; mark(false); sayLive(); },
+      () => { live = false; mark(true); say("Live updates interrupted; reconnecting… the rows and the bridge's state may be out of date."); });
   }
 
   const tl = document.getElementById("timeline");
