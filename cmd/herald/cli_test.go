@@ -563,6 +563,44 @@ func TestWhoLeaderUnderAMissingParent(t *testing.T) {
 	}
 }
 
+// TestWhoFormatReadsANodeNamedLikeAnotherSystems: a leader node whose
+// name suggests another system's (an application's own .../master, not
+// HBase's) was read as that system's, its id the raw data with a note
+// that it does not decode; --format reads it as written. Bad uses of the
+// flag are usage errors saying what to give.
+func TestWhoFormatReadsANodeNamedLikeAnotherSystems(t *testing.T) {
+	flags := zkFlags(t)
+	master := uniq(t) + "/app/master"
+	c := rawZK(t)
+	mkpath(t, c, path.Dir(master))
+	s := zkSession(t)
+	if _, err := s.Conn().Create(master, []byte("worker-7"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, append(flags, "who", master)...)
+	if code != 0 || !strings.Contains(out, "worker-7") || !strings.Contains(out, "its data is not as its system writes it") {
+		t.Fatalf("who %s (read as HBase's by its name): exit %d, want 0 naming worker-7 with a note that its data is not HBase's:\n%s%s", master, code, out, stderr)
+	}
+	out, stderr, code = heraldRun(t, nil, append(flags, "who", master, "--format", "generic")...)
+	if code != 0 || !strings.Contains(out, "worker-7") || strings.Contains(out, "note:") {
+		t.Fatalf("who %s --format generic: exit %d, want 0 naming worker-7 without a note:\n%s%s", master, code, out, stderr)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"who", master, "--format", "hbse"}, "want one of auto, generic, kafka, hbase"},
+		{[]string{"who", master, "--format", "generic", "--recipe", "lock"}, "not both"},
+		{[]string{"who", master, "--format", "generic", "--nats", "nats://127.0.0.1:1"}, "--leader PATH=FORMAT"},
+		{[]string{"who", "--preset", "kafka", "--format", "generic"}, "give --format with a PATH"},
+	} {
+		_, stderr, code := heraldRun(t, nil, append(flags, bad.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, bad.want) {
+			t.Errorf("%v: exit %d, want %d saying %q:\n%s", bad.args, code, exitUsage, bad.want, stderr)
+		}
+	}
+}
+
 // TestWhoSaysWhyASystemsNodeIsNoLeader: Hadoop's ActiveBreadCrumb (a
 // persistent record of the last active NameNode) and a persistent copy of
 // /hbase/master were answered "no owner, 0 waiting" alone, the reason

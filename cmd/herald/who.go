@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	jsapi "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/elect/ident"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/kafkasink"
@@ -108,7 +110,7 @@ func newWhoCmd(a *app) *cobra.Command {
 	var sf sourceFlags
 	var asJSON bool
 	var preset []string // --preset (who_single.go)
-	var recipe string
+	var recipe, format string
 	cmd := &cobra.Command{
 		Use:   "who PATH",
 		Short: "Show who owns an election or lock now, and who waits",
@@ -148,6 +150,9 @@ anything the preset names was found.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(preset) > 0 {
+				if format != "" {
+					return usageErr("--preset reads each node in its system's format; give --format with a PATH instead")
+				}
 				return a.whoPreset(cmd.Context(), preset, args, &sf, asJSON)
 			}
 			src, err := sf.which()
@@ -157,7 +162,11 @@ anything the preset names was found.`,
 			if recipe != "" && !elect.Recipe(recipe).Known() {
 				return usageErr("--recipe %q: want election or lock", recipe)
 			}
-			r, err := a.whoFrom(cmd.Context(), src, &sf, args[0])
+			sn, err := whoFormat(format, recipe, src)
+			if err != nil {
+				return err
+			}
+			r, err := a.whoFrom(cmd.Context(), src, &sf, args[0], sn)
 			if err == nil && recipe != "" && r.Leader == nil {
 				r.Recipe = elect.Recipe(recipe)
 			}
@@ -173,13 +182,43 @@ anything the preset names was found.`,
 	sf.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	cmd.Flags().StringVar(&recipe, "recipe", "", "election or lock: what the group holds, where its node names do not tell (Kazoo Election and Curator LeaderSelector write lock names)")
+	cmd.Flags().StringVar(&format, "format", "", "read PATH as a single-node leader written in this format ("+formatNames()+"), where its name suggests another system's (a .../master that is not HBase's); by default the format follows the path")
 	addPresetFlag(cmd.Flags(), &preset)
 	return cmd
 }
 
+// whoFormat is how who --format reads the node (nil without the flag).
+// It reads ZooKeeper only: what a bridge published it decoded itself,
+// as its --leader PATH=FORMAT said.
+func whoFormat(format, recipe, src string) (*elect.SingleNode, error) {
+	if format == "" {
+		return nil, nil
+	}
+	f, err := ident.ParseFormat(format)
+	switch {
+	case err != nil:
+		return nil, usageErr("--format %q: want one of %s", format, formatNames())
+	case recipe != "":
+		return nil, usageErr("give --format (a single-node leader's) or --recipe (a queue group's), not both")
+	case src != "":
+		return nil, usageErr("--format reads ZooKeeper (--zk); the bridge decodes what it publishes to --%s as its --leader PATH=FORMAT says", src)
+	}
+	sn := elect.SingleNode{Format: f}
+	return &sn, nil
+}
+
+// formatNames lists the leader formats, for flags' help and errors.
+func formatNames() string {
+	names := make([]string, len(ident.Formats))
+	for i, f := range ident.Formats {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
+
 // whoFrom reads group's owner from src: ZooKeeper, or what a bridge
 // published on NATS or Kafka, with that bridge's health.
-func (a *app) whoFrom(ctx context.Context, src string, sf *sourceFlags, group string) (whoReport, error) {
+func (a *app) whoFrom(ctx context.Context, src string, sf *sourceFlags, group string, sn *elect.SingleNode) (whoReport, error) {
 	var r whoReport
 	var err error
 	switch src {
@@ -188,7 +227,7 @@ func (a *app) whoFrom(ctx context.Context, src string, sf *sourceFlags, group st
 	case "kafka":
 		r, err = a.whoKafka(ctx, sf, group)
 	default:
-		return a.whoZK(ctx, group)
+		return a.whoZK(ctx, group, sn)
 	}
 	err = a.withHealth(ctx, sf, &r, err) // marks r stale when no bridge vouches for it
 	return r, err
@@ -200,14 +239,14 @@ func waitsBehind(group string, b elect.Participant) string {
 	return fmt.Sprintf("waits behind %s, which is %s; if it is a leftover, delete it (zkCli.sh: delete %s/%s)", b.Node, b.Suspect, group, b.Node)
 }
 
-func (a *app) whoZK(ctx context.Context, group string) (whoReport, error) {
+func (a *app) whoZK(ctx context.Context, group string, sn *elect.SingleNode) (whoReport, error) {
 	s, err := a.openSession(ctx, false)
 	if err != nil {
 		return whoReport{}, err
 	}
 	defer s.Close()
 	// A single-node leader (Kafka's /controller, ...): who_single.go.
-	single, ok, err := a.whoSingleZK(ctx, s, group, nil)
+	single, ok, err := a.whoSingleZK(ctx, s, group, sn)
 	if ok || err != nil {
 		return single, err
 	}

@@ -178,7 +178,7 @@ func (a *app) whoPreset(ctx context.Context, specs, args []string, sf *sourceFla
 			r, ok, err = a.whoSingleZK(ctx, s, t.path, t.single)
 		}
 		if err == nil && !ok {
-			r, err = a.whoZK(ctx, t.path)
+			r, err = a.whoZK(ctx, t.path, nil)
 		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", t.path, err))
