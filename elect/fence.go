@@ -233,6 +233,10 @@ func (f Fence) reconnect(ctx context.Context, s *Session, sent bool) error {
 // write of ours went unanswered, so it may have been saved.
 func (f Fence) sessionErr(s *Session, err error, sent bool) error {
 	switch {
+	case errors.Is(err, ErrNotLeader) && sent:
+		// Deposed after a write of ours went unanswered: it may have
+		// landed before the newer term's, which replaced it.
+		return fmt.Errorf("%w; a write of it went unanswered before, so it may have been saved and then replaced by the newer term's", err)
 	case errors.Is(err, ErrNotLeader):
 		return err
 	case expired(err) && !f.ownersSession(s):

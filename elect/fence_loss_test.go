@@ -123,3 +123,49 @@ func TestFenceCheckpointCutOffInFlightMaySaved(t *testing.T) {
 		t.Fatalf("a put cut off while its write was in flight (which landed): %v; want it to say the checkpoint may or may not have been saved", err)
 	}
 }
+
+// TestFenceCheckpointDeposedAfterAnUnansweredWrite: a put whose write went
+// unanswered (its connection lost), and which finds a newer term's
+// checkpoint once reconnected, is deposed (ErrNotLeader) and says its own
+// write may have been saved before the newer term replaced it; it said
+// only that it was deposed, as if it had written nothing.
+func TestFenceCheckpointDeposedAfterAnUnansweredWrite(t *testing.T) {
+	addrs := sharedAddrs(t)
+	group := groupPath(t)
+	ctx := ctxT(t, 60*time.Second)
+	owner, next := session(t, addrs), session(t, addrs)
+	e, _ := elect.NewElection(owner, group, elect.CreateParents())
+	h, err := e.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := proxyTo(t, addrs[0])
+	w := session(t, []string{p.Addr()})
+	t.Cleanup(func() { p.Refuse(false) })
+	p.Refuse(true) // once the reply is dropped, no new connection until the next term wrote
+	p.DropReplyTo(faultproxy.OpMulti)
+	done := make(chan error, 1)
+	go func() { done <- h.Fence().Checkpoint(ctx, w, []byte("old")) }()
+	eventually(t, 10*time.Second, "the put's write sent, its reply dropped", func() bool { return p.Dropped() == 1 })
+
+	if err := h.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := elect.NewElection(next, group)
+	h2, err := e2.Campaign(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h2.Fence().Checkpoint(ctx, next, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	p.Refuse(false)
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the put did not end once reconnected")
+	}
+	if !errors.Is(err, elect.ErrNotLeader) || !strings.Contains(err.Error(), "may have been saved") {
+		t.Fatalf("a put deposed after its write went unanswered: %v; want ErrNotLeader saying its write may have been saved", err)
+	}
+}
