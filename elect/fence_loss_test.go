@@ -24,17 +24,8 @@ import (
 //     which told the leader's command to stop working when only the
 //     put's connection had gone.
 func TestFenceCheckpointAcrossLostConnections(t *testing.T) {
-	addrs := sharedAddrs(t)
-	group := groupPath(t)
-	owner := session(t, addrs)
-	ctx := ctxT(t, 60*time.Second)
-	e, _ := elect.NewElection(owner, group, elect.CreateParents())
-	h, err := e.Campaign(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := proxyTo(t, addrs[0])
-	w := session(t, []string{p.Addr()}, elect.WithSessionTimeout(2*time.Second))
+	pf := newProxiedPut(t, elect.WithSessionTimeout(2*time.Second))
+	group, owner, ctx, h, p, w := pf.group, pf.owner, pf.ctx, pf.h, pf.p, pf.w
 	f := h.Fence()
 	cp := group + "/" + elect.CheckpointNode
 
@@ -87,17 +78,8 @@ func TestFenceCheckpointAcrossLostConnections(t *testing.T) {
 // and here it did (found by a review: the context's end skipped the case
 // that remembers a write went unanswered).
 func TestFenceCheckpointCutOffInFlightMaySaved(t *testing.T) {
-	addrs := sharedAddrs(t)
-	group := groupPath(t)
-	owner := session(t, addrs)
-	ctx := ctxT(t, 60*time.Second)
-	e, _ := elect.NewElection(owner, group, elect.CreateParents())
-	h, err := e.Campaign(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := proxyTo(t, addrs[0])
-	w := session(t, []string{p.Addr()})
+	pf := newProxiedPut(t)
+	group, owner, ctx, h, p, w := pf.group, pf.owner, pf.ctx, pf.h, pf.p, pf.w
 	t.Cleanup(p.Release)
 
 	forwarded := p.HoldReplyTo(faultproxy.OpMulti)
@@ -110,7 +92,7 @@ func TestFenceCheckpointCutOffInFlightMaySaved(t *testing.T) {
 		case <-pctx.Done():
 		}
 	}()
-	err = h.Fence().Checkpoint(pctx, w, []byte("in flight"))
+	err := h.Fence().Checkpoint(pctx, w, []byte("in flight"))
 	p.Release()
 	if err == nil {
 		t.Fatal("a put cut off before its write's answer came says it saved the checkpoint")
@@ -130,17 +112,9 @@ func TestFenceCheckpointCutOffInFlightMaySaved(t *testing.T) {
 // write may have been saved before the newer term replaced it; it said
 // only that it was deposed, as if it had written nothing.
 func TestFenceCheckpointDeposedAfterAnUnansweredWrite(t *testing.T) {
-	addrs := sharedAddrs(t)
-	group := groupPath(t)
-	ctx := ctxT(t, 60*time.Second)
-	owner, next := session(t, addrs), session(t, addrs)
-	e, _ := elect.NewElection(owner, group, elect.CreateParents())
-	h, err := e.Campaign(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := proxyTo(t, addrs[0])
-	w := session(t, []string{p.Addr()})
+	pf := newProxiedPut(t)
+	group, ctx, h, p, w := pf.group, pf.ctx, pf.h, pf.p, pf.w
+	next := session(t, sharedAddrs(t))
 	t.Cleanup(func() { p.Refuse(false) })
 	p.Refuse(true) // once the reply is dropped, no new connection until the next term wrote
 	p.DropReplyTo(faultproxy.OpMulti)
@@ -168,4 +142,30 @@ func TestFenceCheckpointDeposedAfterAnUnansweredWrite(t *testing.T) {
 	if !errors.Is(err, elect.ErrNotLeader) || !strings.Contains(err.Error(), "may have been saved") {
 		t.Fatalf("a put deposed after its write went unanswered: %v; want ErrNotLeader saying its write may have been saved", err)
 	}
+}
+
+// proxiedPut is a group's owner (its own session, h) and a helper session
+// w, as herald checkpoint put's, whose connection goes through p.
+type proxiedPut struct {
+	group string
+	owner *elect.Session
+	ctx   context.Context
+	h     *elect.Handle
+	p     *faultproxy.Proxy
+	w     *elect.Session
+}
+
+// newProxiedPut makes a proxiedPut; opts are w's.
+func newProxiedPut(t *testing.T, opts ...elect.SessionOption) proxiedPut {
+	t.Helper()
+	addrs := sharedAddrs(t)
+	pf := proxiedPut{group: groupPath(t), owner: session(t, addrs), ctx: ctxT(t, 60*time.Second)}
+	e, _ := elect.NewElection(pf.owner, pf.group, elect.CreateParents())
+	h, err := e.Campaign(pf.ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf.h, pf.p = h, proxyTo(t, addrs[0])
+	pf.w = session(t, []string{pf.p.Addr()}, opts...)
+	return pf
 }

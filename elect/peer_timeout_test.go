@@ -1,6 +1,7 @@
 package elect_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -162,22 +163,9 @@ func TestOwnerGoneBeforeTheWaiterJoinedCountsItsTimeout(t *testing.T) {
 	for _, k := range sessionKinds {
 		t.Run(k.name, func(t *testing.T) {
 			addrs := sharedAddrs(t)
-			g := groupPath(t)
-			long := session(t, addrs, elect.WithSessionTimeout(6*time.Second))
 			short := session(t, addrs, elect.WithSessionTimeout(time.Second))
-			opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
 			ctx := ctxT(t, 30*time.Second)
-			first, err := k.join(ctx, long, g, "long", opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := short.Conn().Delete(first.NodePath(), -1); err != nil {
-				t.Fatal(err)
-			}
-			h, err := k.join(ctx, short, g, "short", opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := joinAfterOwnerGone(ctx, t, k, session(t, addrs, elect.WithSessionTimeout(6*time.Second)), short)
 			if got := short.LongestTimeoutSeen(); got != time.Second {
 				t.Errorf("before the look: LongestTimeoutSeen = %v, want its own timeout, 1s", got)
 			}
@@ -201,24 +189,11 @@ func TestOwnerGoneBeforeTheWaiterJoinedCountsItsTimeout(t *testing.T) {
 // read failed was never learned.
 func TestLiveTimeoutsReadAgainAfterAFailedRead(t *testing.T) {
 	addrs := sharedAddrs(t)
-	g := groupPath(t)
 	k := sessionKinds[0] // an election: its office holds only this group's session nodes
-	long := session(t, addrs, elect.WithSessionTimeout(6*time.Second))
 	p := proxyTo(t, addrs[0])
 	short := session(t, []string{p.Addr()}, elect.WithSessionTimeout(2*time.Second))
-	opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
 	ctx := ctxT(t, 30*time.Second)
-	first, err := k.join(ctx, long, g, "long", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := long.Conn().Delete(first.NodePath(), -1); err != nil {
-		t.Fatal(err)
-	}
-	h, err := k.join(ctx, short, g, "short", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := joinAfterOwnerGone(ctx, t, k, session(t, addrs, elect.WithSessionTimeout(6*time.Second)), short)
 	if err := short.Settle(ctx); err != nil { // no read of its own under way to take the fault
 		t.Fatal(err)
 	}
@@ -236,4 +211,25 @@ func TestLiveTimeoutsReadAgainAfterAFailedRead(t *testing.T) {
 	if got := short.LongestTimeoutSeen(); got != 6*time.Second {
 		t.Errorf("after a second look: LongestTimeoutSeen = %v; want the deposed owner's 6s, whose read had failed", got)
 	}
+}
+
+// joinAfterOwnerGone makes long the owner of a new group of kind k, under
+// ProveSessionEnd, deletes its node by hand, and has short join the group
+// then: nothing ahead of short shows long's timeout.
+func joinAfterOwnerGone(ctx context.Context, t *testing.T, k sessionKind, long, short *elect.Session) *elect.Handle {
+	t.Helper()
+	g := groupPath(t)
+	opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
+	first, err := k.join(ctx, long, g, "long", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := long.Conn().Delete(first.NodePath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	h, err := k.join(ctx, short, g, "short", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
