@@ -106,15 +106,8 @@ type whoNode struct {
 	MayOwn bool `json:"may_believe_it_owns,omitempty"`
 }
 
-func newWhoCmd(a *app) *cobra.Command {
-	var sf sourceFlags
-	var asJSON bool
-	var preset []string // --preset (who_single.go)
-	var recipe, format string
-	cmd := &cobra.Command{
-		Use:   "who PATH",
-		Short: "Show who owns an election or lock now, and who waits",
-		Long: `who reads the current owner and queue of a group from ZooKeeper. It works for
+// whoLong is who's help.
+const whoLong = `who reads the current owner and queue of a group from ZooKeeper. It works for
 any SEQUENCE|EPHEMERAL election or lock, written by herald or by other
 clients (Curator, Kazoo, go-zookeeper). With --nats or --kafka it asks the
 owners a bridge published instead (no queue), without touching ZooKeeper.
@@ -132,7 +125,17 @@ it); 4 the value shown is stale (--nats, --kafka), with an owner or without,
 or no running bridge observes the group; 69 ZooKeeper, NATS or Kafka cannot be reached, or JetStream on the
 NATS cluster cannot serve now (no quorum); 1 it could not be read otherwise
 (the group does not exist, ...); 2 usage errors. With --preset: 0 when
-anything the preset names was found.`,
+anything the preset names was found.`
+
+func newWhoCmd(a *app) *cobra.Command {
+	var sf sourceFlags
+	var asJSON bool
+	var preset []string // --preset (who_single.go)
+	var recipe, format string
+	cmd := &cobra.Command{
+		Use:   "who PATH",
+		Short: "Show who owns an election or lock now, and who waits",
+		Long:  whoLong,
 		Example: `  herald who --zk zk1:2181 /jobs/nightly
   herald who --nats nats://localhost:4222 /jobs/nightly --json
   herald who --kafka broker1:9092 /locks/backup`,
