@@ -220,11 +220,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 		}
 		live := ""
 		if foreign && !recorded {
-			// No mark and no office: our session node, if any, takes
-			// the reason (see sessionNote).
-			if live = q.ownSessionNode(t.name); live != "" {
-				ops = append(ops, sessionNoteWrite(live, q.parent, t.name, rec.Reason, rec.Vouches, q.s.Timeout()))
-			}
+			ops, live = q.withSessionNote(ops, t.name, rec)
 		}
 		res, err := multi(ctx, q.s.Conn(), ops...)
 		switch {
@@ -261,6 +257,17 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 	}
 	// The group node keeps changing under us: delete without the mark.
 	return q.removeRecord(ctx, t.name, rec)
+}
+
+// withSessionNote adds to ops, for a release of our node name that writes
+// neither a mark nor an office record, the note of its reason on our
+// session node, if we keep one (see sessionNote); live is that node ("":
+// none).
+func (q *queue) withSessionNote(ops []any, name string, rec *Release) (_ []any, live string) {
+	if live = q.ownSessionNode(name); live != "" {
+		ops = append(ops, sessionNoteWrite(live, q.parent, name, rec.Reason, rec.Vouches, q.s.Timeout()))
+	}
+	return ops, live
 }
 
 // marksWritten is how many times a release writes its mark: writes, or
