@@ -244,6 +244,23 @@ func TestHistoryGainNamingAnotherPrevious(t *testing.T) {
 	}
 }
 
+// A history whose first event is a change of owner (a log whose older
+// part is gone) names an owner before it that no row shows: the new
+// owner's row carries the gap, where it read as following nobody.
+func TestHistoryFirstGainNamingAPreviousIsAGap(t *testing.T) {
+	ts := History([]publish.Event{
+		hev(publish.LeaderElected, "b", "a", 20, 7),
+		hev(publish.LeaderLost, "", "b", 20, 9),
+	})
+	if len(ts) != 1 || ts[0].Owner.ID != "b" || !ts[0].Gap {
+		t.Fatalf("tenures %+v: want b's, marked with a gap for a, its unseen predecessor", ts)
+	}
+	ts = History([]publish.Event{hev(publish.LeaderElected, "b", "", 20, 7)})
+	if len(ts) != 1 || ts[0].Gap {
+		t.Fatalf("tenures %+v: want b's without a gap: nobody owned before it", ts)
+	}
+}
+
 // An open tenure is counted to the last time it was seen holding, not to
 // the time the history is read.
 func TestHistoryOpenTenureCountsWhatWasSeen(t *testing.T) {

@@ -170,7 +170,11 @@ func (t *tenures) gain(e publish.Event, after bool) {
 		r.From, r.FromSeen = e.Time, seenAt(e)
 		r.Gap = e.Gap || t.gapNext ||
 			(e.Snapshot && after) || // first seen after a stretch nobody observed
-			(e.Previous != nil && t.last != nil && e.Previous.Node != t.last.Owner.Node)
+			// A previous owner no row shows: another than the last seen,
+			// or one held before the first event read (a log whose older
+			// part is gone), whose tenure the history would otherwise
+			// leave out without a mark.
+			(e.Previous != nil && (t.last == nil || e.Previous.Node != t.last.Owner.Node))
 		r.see(e.Time)
 	case r.From.IsZero() || (!e.Snapshot && !r.FromSeen && !e.Time.After(r.From)):
 		r.From, r.FromSeen = e.Time, seenAt(e)
