@@ -14,6 +14,12 @@ import (
 // that kept the first session from opening.
 func (b *Bridge) loop(ctx context.Context) (*elect.Handle, error) {
 	first := true
+	var lost []*elect.Session // sessions presumed lost, their connections trying on
+	defer func() {
+		for _, s := range lost {
+			_ = s.Close()
+		}
+	}()
 	for {
 		s, err := b.openSession(ctx, first)
 		if err != nil {
@@ -30,8 +36,35 @@ func (b *Bridge) loop(ctx context.Context) (*elect.Handle, error) {
 		b.markAll(GroupUnknown)
 		b.log.Warn("ZooKeeper session lost; opening a new one and publishing every group's snapshot again",
 			"session", fmt.Sprintf("0x%x", uint64(s.ID())), "err", s.Err())
-		_ = s.Close()
+		lost = closeWhenAnswered(lost, s)
 	}
+}
+
+// closeWhenAnswered closes s, a session lost, once its connection is done
+// trying the servers (elect.Session.Lingering), and returns lost with s
+// and without those already closed. A session presumed lost after a whole
+// timeout without an answer may not be lost to the servers: an ensemble
+// without a quorum expires nothing, and a server that restarted, or the
+// leader elected once the quorum is back, gives every session a whole
+// timeout again. Its connection closes it as soon as the servers answer,
+// which deletes its nodes (an HA candidate's, a source claim) at once;
+// closed cut off, they held the bridges' election for that timeout, the
+// standby and this bridge's own new candidate waiting behind them.
+func closeWhenAnswered(lost []*elect.Session, s *elect.Session) []*elect.Session {
+	kept := lost[:0]
+	for _, l := range lost {
+		select {
+		case <-l.Lingering():
+			_ = l.Close()
+		default:
+			kept = append(kept, l)
+		}
+	}
+	go func() {
+		<-s.Lingering()
+		_ = s.Close()
+	}()
+	return append(kept, s)
 }
 
 // sessionCtx is cancelled when ctx ends or s is lost.
