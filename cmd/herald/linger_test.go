@@ -40,12 +40,59 @@ func lostSessionLeavesWithTheServersBack(t *testing.T, cmd, flag string) {
 	// Once its command runs: an owner that loses before then joins again.
 	node := waitMatch(t, p, regexp.MustCompile(`msg="child started".* node=(\S+)`), 30*time.Second)
 
+	back, c := serverBackAfterLoss(t, zkc, p, "herald "+cmd)
+	goneSoon(t, c, l+"/"+node, back, "herald "+cmd+"'s lost session")
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("herald %s did not exit after its session was lost:\n%s", cmd, p.out)
+	}
+}
+
+// TestLockWaiterLostSessionLeavesWithTheServersBack: the same for a herald
+// lock waiting in line, which joins again with a new session once its
+// old one is presumed lost. The old session's node, left to the servers'
+// expiry, became the lowest once the holder's went, and held the lock for
+// nobody for a whole timeout after ZooKeeper was back.
+func TestLockWaiterLostSessionLeavesWithTheServersBack(t *testing.T) {
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 1})
+	l := uniq(t)
+	_, held := heldLock(t, zkc.Addrs(), l)
+	p := start(t, nil, "--zk", zkc.ConnectString(), "--session-timeout", "6s", "lock", "--lock", l, "--", "true")
+	c, _, err := zk.Connect(zkc.Addrs(), 4*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waiter string
+	if err := waitFor(30*time.Second, func() bool {
+		kids, _, err := c.Children(l)
+		for _, k := range kids {
+			if err == nil && k != held.Node() && strings.Contains(k, "lock-") {
+				waiter = k
+			}
+		}
+		return waiter != ""
+	}); err != nil {
+		t.Fatalf("herald lock never queued behind %s:\n%s", held.Node(), p.out)
+	}
+	c.Close()
+	back, c := serverBackAfterLoss(t, zkc, p, "herald lock")
+	goneSoon(t, c, l+"/"+waiter, back, "the waiting herald lock's lost session")
+}
+
+// serverBackAfterLoss kills zkc's one server, waits until herald p (what)
+// presumes its session lost, starts the server again, and returns when it
+// was back and a connection to it.
+func serverBackAfterLoss(t *testing.T, zkc *zkserver.Cluster, p *proc, what string) (time.Time, *zk.Conn) {
+	t.Helper()
 	m := zkc.Member(0)
 	if err := m.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitFor(30*time.Second, func() bool { return strings.Contains(p.out.String(), "session presumed lost") }); err != nil {
-		t.Fatalf("herald %s never said it presumed its session lost:\n%s", cmd, p.out)
+	if err := waitFor(30*time.Second, func() bool {
+		return strings.Contains(p.out.String(), "ZooKeeper unreachable for a whole session timeout")
+	}); err != nil {
+		t.Fatalf("%s never said it presumed its session lost:\n%s", what, p.out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -57,23 +104,26 @@ func lostSessionLeavesWithTheServersBack(t *testing.T, cmd, flag string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(c.Close)
+	return back, c
+}
+
+// goneSoon fails t unless node, of whose (6 s sessions), went within 4 s
+// of back, when the server was back: herald gives the lost session's
+// connection its timeout from when it presumed the session lost, and the
+// server restarts well within that; left to the server, the node stays
+// the whole timeout.
+func goneSoon(t *testing.T, c *zk.Conn, node string, back time.Time, whose string) {
+	t.Helper()
 	if err := waitFor(15*time.Second, func() bool {
-		there, _, err := c.Exists(l + "/" + node)
+		there, _, err := c.Exists(node)
 		return err == nil && !there
 	}); err != nil {
-		t.Fatalf("the lost session's node %s still there 15 s after ZooKeeper was back", node)
+		t.Fatalf("the node %s of %s still there 15 s after ZooKeeper was back", node, whose)
 	}
-	// herald gives the connection its timeout (6 s) from when it presumed
-	// the session lost; the server restarts well within that.
 	if took := time.Since(back); took > 4*time.Second {
-		t.Errorf("the node of herald %s's lost session went %v after ZooKeeper was back: as late as the servers' own expiry (6s), not closed by herald", cmd, took.Round(time.Millisecond))
+		t.Errorf("the node of %s went %v after ZooKeeper was back: as late as the servers' own expiry (6s), not closed by herald", whose, took.Round(time.Millisecond))
 	} else {
-		t.Logf("the node of herald %s's lost session went %v after ZooKeeper was back", cmd, took.Round(time.Millisecond))
-	}
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		t.Fatalf("herald %s did not exit after its session was lost:\n%s", cmd, p.out)
+		t.Logf("the node of %s went %v after ZooKeeper was back", whose, took.Round(time.Millisecond))
 	}
 }

@@ -201,7 +201,7 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option,
 			if errors.Is(err, elect.ErrNodeDeleted) {
 				w.notBefore = later(w.notBefore, time.Now().Add(predecessorBound(s.LongestTimeoutSeen())))
 			}
-			_ = s.Close()
+			a.closeSettled(s) // a lingering connection closes it once ZooKeeper answers
 			continue
 		}
 		return nil, s, a.lockFailed(ctx, s, o, err)
