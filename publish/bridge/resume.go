@@ -32,6 +32,7 @@ func (b *Bridge) readReports(ctx context.Context) {
 		newest = map[string]Resume{}
 	}
 	var shared []map[string]publish.LastReport
+	privates := map[string]map[string]publish.LastReport{} // by sink name
 	b.lastReports(ctx, false, func(s publish.Sink, private bool, reports map[string]publish.LastReport, err error) bool {
 		if err != nil {
 			b.log.Warn("could not read what the sink published last; the first snapshots of its groups cannot tell what they missed",
@@ -41,6 +42,8 @@ func (b *Bridge) readReports(ctx context.Context) {
 		merge(newest, reports)
 		if !private {
 			shared = append(shared, reports)
+		} else {
+			privates[s.Name()] = reports
 		}
 		b.log.Info("read what the sink published last", "sink", s.Name(), "groups", len(reports))
 		return true
@@ -54,6 +57,7 @@ func (b *Bridge) readReports(ctx context.Context) {
 	keep := func(group string, _ Resume) bool { return !b.mayObserve(group) }
 	maps.DeleteFunc(newest, keep)
 	maps.DeleteFunc(measure, keep)
+	b.markPrivatesBehind(privates, measure)
 	owned := map[string]bool{}
 	for g, r := range newest {
 		if r.Owner != "" {
@@ -63,6 +67,27 @@ func (b *Bridge) readReports(ctx context.Context) {
 	b.viewMu.Lock()
 	b.resume, b.reportedOwned = measure, owned
 	b.viewMu.Unlock()
+}
+
+// markPrivatesBehind marks a gap, in a Private sink (an audit log) alone,
+// before the first event of each group whose last report there is behind
+// the one the first snapshots are measured against. Such a sink may fall
+// behind the shared ones before the bridge stops (a write that failed, a
+// directory gone, a drain cut short): the snapshot, unmarked against the
+// shared store, followed in it the last owner it held, and the owners in
+// between were missing from its history with no mark. A group it has no
+// report of is not marked: it holds nothing earlier to miss.
+func (b *Bridge) markPrivatesBehind(privates map[string]map[string]publish.LastReport, measure map[string]Resume) {
+	for name, reports := range privates {
+		for g, p := range reports {
+			m, ok := measure[g]
+			if !ok || (p.Zxid >= m.Zxid && p.Owner == m.Owner && p.Term == m.Term) {
+				continue
+			}
+			b.log.Info("the sink is behind the others for a group: its next event of it carries a gap", "sink", name, "group", g)
+			b.pipe.MarkGap(g, func(sink string, private bool) bool { return private && sink == name })
+		}
+	}
 }
 
 // lastReports reads what each sink that keeps a report (publish.Reporter)

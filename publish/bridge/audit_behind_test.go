@@ -1,0 +1,121 @@
+package bridge_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/publish/bridge"
+	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/jetstream"
+)
+
+// TestAuditLogBehindTheSharedStoreMarksAGap: the audit log cannot be written
+// (its directory replaced by a file) while a lock is released, taken by
+// b and released again; the JetStream sink stores all of it. The bridge
+// stops (or is killed) before the audit log is back, so the audit backlog
+// is lost. Restarted with the audit log back, the bridge measures against
+// the owners bucket (ahead), and the audit log's history has b's tenure
+// missing with no gap mark.
+func TestAuditLogBehindTheSharedStoreMarksAGap(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g := groupPath(t)
+	s := session(t, addrs)
+	l, err := elect.NewLock(s, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 90*time.Second)
+	a, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	dir := filepath.Join(base, "logs")
+	log := filepath.Join(dir, "audit.log")
+	cfg := func(src string) bridge.Config {
+		as, err := audit.New(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bridge.Config{Servers: addrs, Watch: []string{g}, Source: src, Sinks: []publish.Sink{jsSink(t, url), as},
+			Lossless: []string{"audit"}, DrainTimeout: time.Second}
+	}
+	r1 := start(t, cfg("one"))
+	waitFor(t, 15*time.Second, "a in the audit log", func() bool {
+		evs, _ := audit.ReadAll(context.Background(), log, nil)
+		for _, e := range evs {
+			if e.Owner != nil && e.Owner.Node == a.Node() {
+				return true
+			}
+		}
+		return false
+	})
+	// The audit log's directory goes away (a disk unmounted, say).
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := ownerWatch(t, url, g)
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	until(t, w, 15*time.Second, "b in the bucket", func(u jetstream.OwnerUpdate) bool { return u.Owner != nil && u.Owner.Owner.Node == b.Node() })
+	if err := b.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	until(t, w, 15*time.Second, "no owner in the bucket", func(u jetstream.OwnerUpdate) bool { return u.Owner == nil })
+	_ = r1.stop(t) // the audit backlog is lost with it (as with kill -9)
+
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir+".away", dir); err != nil {
+		t.Fatal(err)
+	}
+	events := collect(t, url, "herald.*."+publish.MustTokens(g))
+	start(t, cfg("two"))
+	events.waitCount(t, 20*time.Second, "the restarted bridge's snapshot", 1, func(e publish.Event) bool { return e.Snapshot && e.Source == "two" })
+	waitFor(t, 10*time.Second, "the snapshot in the audit log", func() bool {
+		evs, _ := audit.ReadAll(context.Background(), log, nil)
+		for _, e := range evs {
+			if e.Source == "two" {
+				return true
+			}
+		}
+		return false
+	})
+	evs, err := audit.ReadAll(context.Background(), log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		o := "-"
+		if e.Owner != nil {
+			o = e.Owner.Node
+		}
+		t.Logf("audit event: %s src=%s snap=%v gap=%v owner=%s zxid=%d", e.Type, e.Source, e.Snapshot, e.Gap, o, e.Zxid)
+	}
+	rows := audit.History(evs)
+	sawB, gap := false, false
+	for _, r := range rows {
+		t.Logf("row: owner=%s term=%d from=%v until=%v untilSeen=%v gap=%v missing=%v", r.Owner.Node, r.Term, r.From.Format(time.TimeOnly), r.Until.Format(time.TimeOnly), r.UntilSeen, r.Gap, r.Missing)
+		if r.Owner.Node == b.Node() {
+			sawB = true
+		}
+		gap = gap || r.Gap || r.Missing
+	}
+	if !sawB && !gap {
+		t.Errorf("the audit log's history leaves b's tenure out with no gap mark")
+	}
+}
