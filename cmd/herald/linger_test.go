@@ -4,11 +4,13 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/zkserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
@@ -125,5 +127,55 @@ func goneSoon(t *testing.T, c *zk.Conn, node string, back time.Time, whose strin
 		t.Errorf("the node of %s went %v after ZooKeeper was back: as late as the servers' own expiry (6s), not closed by herald", whose, took.Round(time.Millisecond))
 	} else {
 		t.Logf("the node of %s went %v after ZooKeeper was back", whose, took.Round(time.Millisecond))
+	}
+}
+
+// TestSignalEndsALostSessionsWait: the wait that gives a lost session's
+// connection its timeout to reach ZooKeeper ends on a signal. A herald
+// lock or run waiting in line whose ZooKeeper is down took the whole
+// timeout (8 s here) to exit after SIGINT, twice (found by a review).
+func TestSignalEndsALostSessionsWait(t *testing.T) {
+	for _, k := range []struct{ name, flag string }{{"lock", "--lock"}, {"run", "--election"}} {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel() // each has a ZooKeeper of its own
+			zkc := zktest.ForTest(t, zkserver.Config{Nodes: 1})
+			l := uniq(t)
+			if k.name == "lock" {
+				heldLock(t, zkc.Addrs(), l)
+			} else {
+				s, err := elect.NewSession(context.Background(), zkc.Addrs())
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				e, err := elect.NewElection(s, l, elect.CreateParents())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.Campaign(context.Background(), "holder"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := start(t, nil, "--zk", zkc.ConnectString(), "--session-timeout", "8s", k.name, k.flag, l, "--", "true")
+			time.Sleep(2 * time.Second) // in line
+			if err := zkc.Member(0).Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := waitFor(30*time.Second, func() bool {
+				return strings.Contains(p.out.String(), "a signal ends the wait")
+			}); err != nil {
+				t.Fatalf("herald %s never waited for its lost session:\n%s", k.name, p.out)
+			}
+			sig := time.Now()
+			_ = p.cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-p.done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("herald %s still running 20 s after SIGINT:\n%s", k.name, p.out)
+			}
+			if took := time.Since(sig); took > 2*time.Second {
+				t.Errorf("herald %s took %v to exit after SIGINT while its lost session's connection tried ZooKeeper", k.name, took.Round(time.Millisecond))
+			}
+		})
 	}
 }

@@ -147,7 +147,7 @@ type lockWait struct {
 func (a *app) lockOnce(ctx context.Context, o lockOpts, dialect elect.Option, args []string, w *lockWait) error {
 	h, s, err := a.acquireLock(ctx, o, dialect, w)
 	if s != nil {
-		defer a.closeOwned(s)
+		defer a.closeOwned(ctx, s)
 	}
 	if err != nil {
 		return err
@@ -201,7 +201,7 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option,
 			if errors.Is(err, elect.ErrNodeDeleted) {
 				w.notBefore = later(w.notBefore, time.Now().Add(predecessorBound(s.LongestTimeoutSeen())))
 			}
-			a.closeSettled(s) // a lingering connection closes it once ZooKeeper answers
+			a.closeSettled(ctx, s) // a lingering connection closes it once ZooKeeper answers
 			continue
 		}
 		return nil, s, a.lockFailed(ctx, s, o, err)

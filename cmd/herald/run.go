@@ -199,7 +199,7 @@ func (a *app) leadOnce(ctx context.Context, o runOpts, args []string, ann *annou
 	if err != nil {
 		return err
 	}
-	defer a.closeOwned(s)
+	defer a.closeOwned(ctx, s)
 	a.log.Info("elected", "election", o.election, "id", o.id, "node", h.Node(), "term", h.Term())
 	env := []string{
 		"HERALD_ELECTION=" + o.election,
@@ -253,7 +253,7 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool, notBefore
 		if err == nil {
 			return h, s, nil
 		}
-		a.closeSettled(s)
+		a.closeSettled(ctx, s)
 		switch {
 		case ctx.Err() != nil:
 			return nil, nil, interrupted(ctx, "interrupted while waiting for leadership of %s", o.election)

@@ -136,7 +136,7 @@ func (a *app) zkSecurity() ([]elect.SessionOption, error) {
 // a connected session deletes its nodes at once, while one closed cut off
 // leaves them, and with them the group owned by nobody alive, until the
 // server expires it. The wait ends early when the session expires.
-func (a *app) closeOwned(s *elect.Session) {
+func (a *app) closeOwned(ctx context.Context, s *elect.Session) {
 	st, _ := s.State()
 	if st == elect.StateSuspended || st == elect.StateConnecting {
 		a.log.Info("waiting for ZooKeeper to come back, so that our node goes now rather than when the session expires", "up to", s.Timeout())
@@ -144,7 +144,7 @@ func (a *app) closeOwned(s *elect.Session) {
 		_ = s.AwaitConnected(ctx) // connected, expired, or out of time: close either way
 		cancel()
 	}
-	a.closeSettled(s)
+	a.closeSettled(ctx, s)
 }
 
 // closeSettled closes a session that was in a group once the work it
@@ -158,8 +158,9 @@ func (a *app) closeOwned(s *elect.Session) {
 // most its timeout more here: the servers of an ensemble that lost its
 // quorum expire nothing, and give every session a whole timeout again
 // once it is back, so closing it cut off would leave its node holding the
-// group for that long after ZooKeeper answers again.
-func (a *app) closeSettled(s *elect.Session) {
+// group for that long after ZooKeeper answers again. That wait ends when
+// ctx does (a signal: whoever stops herald wants it gone now).
+func (a *app) closeSettled(ctx context.Context, s *elect.Session) {
 	switch st, _ := s.State(); st {
 	case elect.StateConnected:
 		ctx, cancel := context.WithTimeout(context.Background(), settleWait)
@@ -170,11 +171,18 @@ func (a *app) closeSettled(s *elect.Session) {
 	case elect.StateLost:
 		select {
 		case <-s.Lingering():
+		case <-ctx.Done():
 		default:
-			a.log.Info("session presumed lost: trying ZooKeeper a while longer, so that our node goes as soon as it answers", "up to", s.Timeout())
+			a.log.Info("session presumed lost: trying ZooKeeper a while longer, so that our node goes as soon as it answers (a signal ends the wait)", "up to", s.Timeout())
+			wctx, cancel := context.WithTimeout(ctx, s.Timeout())
+			select {
+			case <-s.Lingering():
+			case <-wctx.Done():
+			}
+			cancel()
 		}
 	}
-	_ = s.CloseWithin(s.Timeout())
+	_ = s.Close()
 }
 
 // settleWait bounds closeSettled's wait: the work left is a few requests
