@@ -186,7 +186,7 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 		case connLoss(err) && ctx.Err() == nil:
 			// Read again after reconnecting: a lost reply may hide our
 			// own write, which the next read shows, byte for byte.
-			sent, cut = true, err
+			sent, cut = sent || writeSent(err), err
 			if err := f.reconnect(ctx, s, sent); err != nil {
 				return err
 			}
@@ -195,7 +195,7 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 		default:
 			// Cut off by ctx while the write was on its way, it may
 			// have been applied all the same.
-			return f.sessionErr(s, err, sent || ctx.Err() != nil || connLoss(err))
+			return f.sessionErr(s, err, sent || writeSent(err) && (ctx.Err() != nil || connLoss(err)))
 		}
 	}
 	if cut != nil {
@@ -421,13 +421,13 @@ func (f Fence) multi(ctx context.Context, s *Session, ops ...any) ([]zk.MultiRes
 		return st, err
 	})
 	if errors.Is(err, zk.ErrNoNode) || err == nil && st.Czxid != f.Term {
-		return nil, fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, node, f.Group)
+		return nil, beforeSend{fmt.Errorf("%w: %s is gone, so %s belongs to someone else now", ErrNotLeader, node, f.Group)}
 	}
 	if err != nil {
-		return nil, err
+		return nil, beforeSend{err}
 	}
 	if err := f.owns(ctx, s); err != nil {
-		return nil, err
+		return nil, beforeSend{err}
 	}
 	res, err := multi(ctx, s.Conn(), append([]any{&zk.CheckVersionRequest{Path: node, Version: -1}}, ops...)...)
 	if err != nil && failedAt(res, 0, zk.ErrNoNode) {
@@ -437,6 +437,19 @@ func (f Fence) multi(ctx context.Context, s *Session, ops ...any) ([]zk.MultiRes
 		return res, fmt.Errorf("%w: session expired: %v", ErrNotLeader, err)
 	}
 	return res, err
+}
+
+// beforeSend is an error of Fence.multi's checks, made before its write
+// was sent: nothing of that write can have landed.
+type beforeSend struct{ error }
+
+func (e beforeSend) Unwrap() error { return e.error }
+
+// writeSent reports whether err, from Fence.multi, came once its write
+// was sent.
+func writeSent(err error) bool {
+	var pre beforeSend
+	return !errors.As(err, &pre)
 }
 
 // fenced runs op in a multi after a check that our node still exists.

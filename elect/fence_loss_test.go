@@ -169,3 +169,38 @@ func newProxiedPut(t *testing.T, opts ...elect.SessionOption) proxiedPut {
 	pf.w = session(t, []string{pf.p.Addr()}, opts...)
 	return pf
 }
+
+// TestFenceCheckpointCutOffBeforeItsWriteWasSent: a put whose context ends
+// while the fence's check before its write (the Exists of the owner's
+// node) is on its way never sent the write: it says it was not saved, not
+// that it may have been (found by a review of the in-flight fix above).
+func TestFenceCheckpointCutOffBeforeItsWriteWasSent(t *testing.T) {
+	pf := newProxiedPut(t)
+	group, owner, ctx, h, p, w := pf.group, pf.owner, pf.ctx, pf.h, pf.p, pf.w
+	t.Cleanup(p.Release)
+	if err := w.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	forwarded := p.HoldReplyTo(faultproxy.OpExists)
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-forwarded:
+			cancel() // the pre-check is on its way; the multi is not sent
+		case <-pctx.Done():
+		}
+	}()
+	err := h.Fence().Checkpoint(pctx, w, []byte("never sent"))
+	p.Release()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	time.Sleep(time.Second)
+	if c, rerr := elect.ReadCheckpoint(ctx, owner, group); rerr == nil && string(c.Data) == "never sent" {
+		t.Fatalf("the checkpoint was written: the test did not cut off the pre-check")
+	}
+	if strings.Contains(err.Error(), "may or may not have been saved") || !strings.Contains(err.Error(), "it was not saved") {
+		t.Errorf("a put cut off before its write was sent says it may have been saved: %v", err)
+	}
+}
