@@ -63,6 +63,8 @@ type Handle struct {
 	// timeoutsListed: the live session nodes' timeouts were read (see
 	// learnLiveTimeouts).
 	timeoutsListed atomic.Bool
+	// timeoutsTried: learnLiveTimeouts has looked (see TimeoutsUnread).
+	timeoutsTried atomic.Bool
 	// markSeen is the group node as the monitor read it, with a watch, a
 	// second into the tenure, for the release (see readMark); nil until
 	// then, and from the moment the watch fires until the read after it.

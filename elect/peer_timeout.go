@@ -147,6 +147,7 @@ func (h *Handle) learnLiveTimeouts(ctx context.Context) {
 	if !q.o.sessionProof || !h.timeoutsListed.CompareAndSwap(false, true) {
 		return
 	}
+	h.timeoutsTried.Store(true)
 	own := q.sessionNodeOf(h.t.name)
 	if own == "" {
 		return
@@ -171,6 +172,15 @@ func (h *Handle) learnLiveTimeouts(ctx context.Context) {
 	if !q.s.readTimeouts(ctx, paths) {
 		h.timeoutsListed.Store(false) // read those left at the next look
 	}
+}
+
+// TimeoutsUnread reports whether a look at the predecessor (see
+// PredecessorReleased) found live session nodes whose timeouts it could
+// not read yet: LongestTimeoutSeen may then be short of a deposed
+// owner's, and a runner waiting the bound for it looks again, now and
+// then, rather than only when a watch fires, before it trusts the bound.
+func (h *Handle) TimeoutsUnread() bool {
+	return h.timeoutsTried.Load() && !h.timeoutsListed.Load()
 }
 
 // isSessionNodeName reports whether n is named as a session node.

@@ -211,6 +211,9 @@ func TestLiveTimeoutsReadAgainAfterAFailedRead(t *testing.T) {
 	if got := short.LongestTimeoutSeen(); got != 6*time.Second {
 		t.Errorf("after a second look: LongestTimeoutSeen = %v; want the deposed owner's 6s, whose read had failed", got)
 	}
+	if h.TimeoutsUnread() {
+		t.Error("every timeout read, yet TimeoutsUnread says some are not")
+	}
 }
 
 // joinAfterOwnerGone makes long the owner of a new group of kind k, under

@@ -492,11 +492,23 @@ func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
 		defer retry.Stop()
 		for !released {
 			var again <-chan time.Time
-			if ch == nil {
-				again = retry.C // the look failed: look again a little later
+			if ch == nil || o.h.TimeoutsUnread() {
+				// The look failed, or could not read every timeout that
+				// may be the deposed owner's: look again a little later.
+				again = retry.C
 			}
 			select {
 			case <-bound.C:
+				if !o.h.TimeoutsUnread() {
+					return
+				}
+				// Not on a bound taken while timeouts were unread: one
+				// more look, which may lengthen it.
+				released, ch, _ = look()
+				if u := g.lengthen(o, start); !u.IsZero() {
+					bound.Reset(time.Until(u))
+					continue
+				}
 				return
 			case <-quit:
 				return
