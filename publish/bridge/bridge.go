@@ -231,6 +231,13 @@ func (b *Bridge) HTTPAddr() string {
 	return b.httpAddr
 }
 
+// roleNow is the bridge's role.
+func (b *Bridge) roleNow() Role {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.role
+}
+
 func (b *Bridge) sessionState() (elect.State, *elect.Session) {
 	b.mu.Lock()
 	s := b.session

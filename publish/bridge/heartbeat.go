@@ -53,8 +53,11 @@ const (
 type claim struct {
 	at     time.Time
 	target int64
-	// unconfirmed is what the bridge could not read at the time.
+	// unconfirmed is what the bridge could not read at the time, and
+	// scope what it confirmed then: the claim is written later, dated at,
+	// and must not confirm a group that came into its scope since.
 	unconfirmed map[string]time.Time
+	scope       *publish.Scope
 }
 
 type heartbeater struct {
@@ -169,6 +172,13 @@ func (h *heartbeater) tick(now time.Time) {
 		if proven = h.b.zkAnswers(h.timeout()) && h.b.observersCaughtUp(h.ctx, h.timeout()); proven {
 			h.proofNeeded, now = false, asked
 		}
+		// The proof may have taken seconds: a bridge aborted or made
+		// standby meanwhile writes no active heartbeat after that, not
+		// even for a round claimed before (the next tick says standby).
+		if h.b.aborted.Load() || h.b.roleNow() != RoleActive {
+			clear(h.claims)
+			return
+		}
 	}
 	// A round's claim: every event published before now is in a sink
 	// once the sink has settled what it had settled plus its backlog. The
@@ -179,7 +189,8 @@ func (h *heartbeater) tick(now time.Time) {
 		n := s.Name()
 		if proven && h.claims[n] == nil && now.Sub(h.last[n]) >= h.interval {
 			h.last[n] = now
-			h.claims[n] = &claim{at: now, target: settled(after.Sinks[n]) + int64(before.Sinks[n].Backlog), unconfirmed: unconfirmed}
+			h.claims[n] = &claim{at: now, target: settled(after.Sinks[n]) + int64(before.Sinks[n].Backlog), unconfirmed: unconfirmed,
+				scope: h.scope()}
 		}
 	}
 	for _, s := range h.sinks {
@@ -194,7 +205,7 @@ func (h *heartbeater) tick(now time.Time) {
 		}
 		delete(h.claims, n)
 		hb := h.record(publish.BridgeActive, c.at)
-		hb.Unconfirmed = c.unconfirmed
+		hb.Unconfirmed, hb.Scope = c.unconfirmed, c.scope
 		if h.write(s, hb, h.timeout()) {
 			h.active = true
 			h.confirmed = c.at
@@ -327,13 +338,18 @@ func (h *heartbeater) record(state publish.BridgeState, at time.Time) publish.He
 	if state == publish.BridgeActive {
 		confirmed = at
 	}
+	return publish.Heartbeat{Source: h.b.cfg.Source, State: state, Time: at, Interval: h.interval, HA: h.b.cfg.haPath(), Confirmed: confirmed,
+		Scope: h.scope()}
+}
+
+// scope is the scope a heartbeat written now confirms: the configured
+// one less the paths found not to be groups (see Bridge.scopeNow).
+func (h *heartbeater) scope() *publish.Scope {
 	sc := h.b.scope
 	if len(sc.Watch) > maxScopeWatch {
 		sc = nil // too long for every heartbeat: it then confirms every group, as before
 	}
-	sc = h.b.scopeNow(sc)
-	return publish.Heartbeat{Source: h.b.cfg.Source, State: state, Time: at, Interval: h.interval, HA: h.b.cfg.haPath(), Confirmed: confirmed,
-		Scope: sc}
+	return h.b.scopeNow(sc)
 }
 
 // write writes one heartbeat, logging the first failure in a row and the

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ const interval = 100 * time.Millisecond
 
 // proxiedHeartbeater is the heartbeater of an active bridge whose session
 // reaches ZooKeeper through p, writing to sink, ticked by the test.
-func proxiedHeartbeater(t *testing.T) (p *faultproxy.Proxy, h *heartbeater, sink *beats) {
+func proxiedHeartbeater(t *testing.T, pipeSinks ...publish.Sink) (p *faultproxy.Proxy, h *heartbeater, sink *beats) {
 	t.Helper()
 	addrs := zktest.Shared(t).Addrs()
 	p, err := faultproxy.New(addrs[0])
@@ -47,7 +48,10 @@ func proxiedHeartbeater(t *testing.T) (p *faultproxy.Proxy, h *heartbeater, sink
 	t.Cleanup(func() { _ = p.Close() })
 	s := heraldtest.Session(t, []string{p.Addr()})
 	sink = &beats{}
-	b, err := New(Config{Servers: addrs, Watch: []string{"/x"}, Sinks: []publish.Sink{nopSink{}}})
+	if len(pipeSinks) == 0 {
+		pipeSinks = []publish.Sink{nopSink{}}
+	}
+	b, err := New(Config{Servers: addrs, Watch: []string{"/x"}, Sinks: pipeSinks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,5 +161,89 @@ func TestHeartbeatPendingClaimWrittenWhileANewRoundCannotBeProven(t *testing.T) 
 	}
 	if n := slow.count(); n != 1 || !slow.got[0].Time.Equal(proven) {
 		t.Fatalf("the claim proven before was not written while a new round's proof failed: %d heartbeats %+v; want one dated %s", n, slow.got, proven.Format("15:04:05.000"))
+	}
+}
+
+// TestHeartbeatNoActiveClaimAfterStandingDownDuringAProof: the proof of a
+// new round may take seconds (ZooKeeper silent, the observers behind). A
+// bridge that was made standby meanwhile (its HA partner took over) must
+// not then write an active heartbeat, not even the one a round proven
+// before was waiting for: the partner's heartbeats say what is current,
+// and the next tick says standby.
+func TestHeartbeatNoActiveClaimAfterStandingDownDuringAProof(t *testing.T) {
+	p, h, _ := proxiedHeartbeater(t)
+	slow, due := namedBeats{&beats{}, "slow"}, namedBeats{&beats{}, "due"}
+	h.sinks = []publish.HeartbeatSink{slow, due}
+	proven := time.Now()
+	h.last["slow"], h.claims["slow"] = proven, &claim{at: proven}
+	p.Blackhole(true) // the new round's proof takes its whole timeout, and fails
+	go func() {
+		time.Sleep(h.timeout() / 4)
+		h.b.mu.Lock()
+		h.b.role = RoleStandby
+		h.b.mu.Unlock()
+	}()
+	h.tick(time.Now())
+	for _, s := range []namedBeats{slow, due} {
+		if n := s.count(); n != 0 {
+			t.Errorf("a bridge made standby during the proof wrote %d heartbeats to %s, the last %s", n, s.name, s.got[n-1].State)
+		}
+	}
+}
+
+// heldSink is a sink whose writes wait until release closes.
+type heldSink struct {
+	name    string
+	release chan struct{}
+}
+
+func (s heldSink) Name() string                  { return s.name }
+func (s heldSink) Connect(context.Context) error { return nil }
+func (s heldSink) Close() error                  { return nil }
+func (s heldSink) Write(ctx context.Context, _ []publish.Event) error {
+	select {
+	case <-s.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestHeartbeatClaimConfirmsTheScopeOfItsRound: a round's claim is
+// written when its sink has caught up, dated when it was proven. It must
+// confirm what the bridge confirmed then: a path it skipped then (not a
+// group) and took in since was not observed at that date. The claim used
+// to take the scope at writing.
+func TestHeartbeatClaimConfirmsTheScopeOfItsRound(t *testing.T) {
+	held := heldSink{name: "held", release: make(chan struct{})}
+	_, h, _ := proxiedHeartbeater(t, held)
+	hb := namedBeats{&beats{}, "held"}
+	h.sinks = []publish.HeartbeatSink{hb}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = h.b.pipe.Run(ctx) }()
+	if err := h.b.pipe.Publish(context.Background(), publish.Event{ID: "e1", Type: publish.LeaderElected, Group: "/x/g", Owner: &publish.Participant{ID: "a", Node: "/x/g/n_0000000001", Sequence: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	h.b.setSkipped("/x", nil, nil, []string{"/x/q"})
+	h.tick(time.Now()) // claims the round; the sink has not caught up
+	if n := hb.count(); n != 0 {
+		t.Fatalf("the round was written before its sink caught up: %+v", hb.got[n-1])
+	}
+	if h.claims["held"] == nil {
+		t.Fatal("no round was claimed: the test no longer holds a claim pending")
+	}
+	h.b.setSkipped("/x", nil, nil, nil) // /x/q is a group now
+	close(held.release)
+	for end := time.Now().Add(5 * time.Second); hb.count() == 0 && time.Now().Before(end); {
+		time.Sleep(interval / 4)
+		h.tick(time.Now())
+	}
+	if hb.count() == 0 {
+		t.Fatal("the claim was not written once its sink caught up")
+	}
+	got := hb.got[0]
+	if got.Scope == nil || !slices.Contains(got.Scope.Skip, "/x/q") {
+		t.Fatalf("the round proven while /x/q was skipped confirms it: scope %+v", got.Scope)
 	}
 }
