@@ -106,11 +106,18 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 func (b *Bridge) warnMissingParents(ctx context.Context, s *elect.Session) {
 	for p := range b.cfg.Leaders {
 		dir := path.Dir(p)
-		ok, _, err := s.Conn().Exists(dir)
-		if ctx.Err() != nil {
-			return
+		missing := make(chan bool, 1)
+		go func() {
+			ok, _, err := s.Conn().Exists(dir)
+			missing <- err == nil && !ok
+		}()
+		var m bool
+		select {
+		case <-ctx.Done():
+			return // a silent connection must not hold up the observers' stop
+		case m = <-missing:
 		}
-		if err == nil && !ok {
+		if m {
 			b.log.Warn("the parent of a --leader does not exist, so nothing can lead there yet: its events say no owner until it is made; check the path and the chroot the system is configured with (Kafka's zookeeper.connect=zk1:2181/kafka puts its controller at /kafka/controller)",
 				"leader", p, "missing", dir)
 		}

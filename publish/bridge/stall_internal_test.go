@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/heraldtest"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
@@ -245,5 +246,23 @@ func TestHeartbeatClaimConfirmsTheScopeOfItsRound(t *testing.T) {
 	got := hb.got[0]
 	if got.Scope == nil || !slices.Contains(got.Scope.Skip, "/x/q") {
 		t.Fatalf("the round proven while /x/q was skipped confirms it: scope %+v", got.Scope)
+	}
+}
+
+// TestMissingParentsCheckEndsWithItsContext: the check of the --leader
+// parents, made once a session, asked ZooKeeper with no way to stop: over
+// a silent connection it held the observers' stop until the client gave
+// the request up.
+func TestMissingParentsCheckEndsWithItsContext(t *testing.T) {
+	p, h, _ := proxiedHeartbeater(t)
+	h.b.cfg.Leaders = map[string]elect.SingleNode{"/no-such-system/controller": {}}
+	p.Blackhole(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, s := h.b.sessionState()
+	start := time.Now()
+	h.b.warnMissingParents(ctx, s)
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the check went on %v after its context ended at 100ms", took.Round(time.Millisecond))
 	}
 }
