@@ -46,15 +46,7 @@ func TestAuditLogBehindTheSharedStoreMarksAGap(t *testing.T) {
 			Lossless: []string{"audit"}, DrainTimeout: time.Second}
 	}
 	r1 := start(t, cfg("one"))
-	waitFor(t, 15*time.Second, "a in the audit log", func() bool {
-		evs, _ := audit.ReadAll(context.Background(), log, nil)
-		for _, e := range evs {
-			if e.Owner != nil && e.Owner.Node == a.Node() {
-				return true
-			}
-		}
-		return false
-	})
+	waitFor(t, 15*time.Second, "a in the audit log", auditHas(log, func(e publish.Event) bool { return e.Owner != nil && e.Owner.Node == a.Node() }))
 	// The audit log's directory goes away (a disk unmounted, say).
 	if err := os.Rename(dir, dir+".away"); err != nil {
 		t.Fatal(err)
@@ -86,15 +78,7 @@ func TestAuditLogBehindTheSharedStoreMarksAGap(t *testing.T) {
 	events := collect(t, url, "herald.*."+publish.MustTokens(g))
 	start(t, cfg("two"))
 	events.waitCount(t, 20*time.Second, "the restarted bridge's snapshot", 1, func(e publish.Event) bool { return e.Snapshot && e.Source == "two" })
-	waitFor(t, 10*time.Second, "the snapshot in the audit log", func() bool {
-		evs, _ := audit.ReadAll(context.Background(), log, nil)
-		for _, e := range evs {
-			if e.Source == "two" {
-				return true
-			}
-		}
-		return false
-	})
+	waitFor(t, 10*time.Second, "the snapshot in the audit log", auditHas(log, func(e publish.Event) bool { return e.Source == "two" }))
 	evs, err := audit.ReadAll(context.Background(), log, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -117,5 +101,99 @@ func TestAuditLogBehindTheSharedStoreMarksAGap(t *testing.T) {
 	}
 	if !sawB && !gap {
 		t.Errorf("the audit log's history leaves b's tenure out with no gap mark")
+	}
+}
+
+// auditHas reports whether the audit log at log holds an event that cond
+// accepts.
+func auditHas(log string, cond func(publish.Event) bool) func() bool {
+	return func() bool {
+		evs, _ := audit.ReadAll(context.Background(), log, nil)
+		for _, e := range evs {
+			if cond(e) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// TestStandbyTakingOverWithAnAuditLogBehindMarksAGap: the same fall
+// behind, through high availability. Bridge y, with its own audit log,
+// publishes a's tenure and stops; its partner x leads while b's tenure
+// comes and goes, into the shared owners bucket. y starts again as a
+// standby and takes over when x stops. Its audit log never heard of b:
+// its history must show b's tenure or mark a gap where it was.
+func TestStandbyTakingOverWithAnAuditLogBehindMarksAGap(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	g := groupPath(t)
+	ha := groupPath(t) + "-ha"
+	s := session(t, addrs)
+	l, err := elect.NewLock(s, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 90*time.Second)
+	a, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	logs := map[string]string{"x": filepath.Join(dir, "x.log"), "y": filepath.Join(dir, "y.log")}
+	cfg := func(src string) bridge.Config {
+		as, err := audit.New(logs[src])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bridge.Config{Servers: addrs, Watch: []string{g}, HAPath: ha, Source: src, Sinks: []publish.Sink{jsSink(t, url), as},
+			Lossless: []string{"audit"}, SessionTimeout: 2 * time.Second}
+	}
+	y := start(t, cfg("y"))
+	waitFor(t, 15*time.Second, "a in y's audit log", auditHas(logs["y"], func(e publish.Event) bool { return e.Owner != nil && e.Owner.Node == a.Node() }))
+	if err := y.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	x := start(t, cfg("x"))
+	waitStatus(t, x.Bridge, 20*time.Second, "x active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive && len(st.NotReady()) == 0 })
+	w, _ := ownerWatch(t, url, g)
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	until(t, w, 15*time.Second, "b in the bucket", func(u jetstream.OwnerUpdate) bool { return u.Owner != nil && u.Owner.Owner.Node == b.Node() })
+	if err := b.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	until(t, w, 15*time.Second, "no owner in the bucket", func(u jetstream.OwnerUpdate) bool { return u.Owner == nil })
+
+	y = start(t, cfg("y"))
+	waitStatus(t, y.Bridge, 20*time.Second, "y standby", func(st bridge.Status) bool { return st.Role == bridge.RoleStandby && len(st.NotReady()) == 0 })
+	if err := x.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, y.Bridge, 20*time.Second, "y active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	// y publishes what it holds as it takes over: wait until its log
+	// shows the group empty, past a's tenure.
+	waitFor(t, 15*time.Second, "y's log past a's tenure", auditHas(logs["y"], func(e publish.Event) bool {
+		return e.Source == "y" && e.Owner == nil && e.Type != publish.LeaderElected && e.Type != publish.LockAcquired
+	}))
+	evs, err := audit.ReadAll(context.Background(), logs["y"], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sawB, gap := false, false
+	for _, r := range audit.History(evs) {
+		t.Logf("y's row: owner=%s term=%d untilSeen=%v gap=%v missing=%v", r.Owner.Node, r.Term, r.UntilSeen, r.Gap, r.Missing)
+		sawB = sawB || r.Owner.Node == b.Node()
+		gap = gap || r.Gap || r.Missing
+	}
+	if !sawB && !gap {
+		for _, e := range evs {
+			t.Logf("y's audit event: %s snapshot=%v gap=%v zxid=%d", e.Type, e.Snapshot, e.Gap, e.Zxid)
+		}
+		t.Errorf("y's audit log leaves b's tenure out with no gap mark")
 	}
 }
