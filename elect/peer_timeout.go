@@ -157,6 +157,13 @@ func (h *Handle) learnLiveTimeouts(ctx context.Context) {
 		c, _, err := q.s.Conn().Children(dir)
 		return c, err
 	})
+	if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrNoNode) {
+		// Nothing to learn here, now or later: a runner's wait takes
+		// the longest timeout it knows.
+		q.s.log.Warn("cannot list the session nodes kept beside ours, to learn how long an owner gone before us may still run: waiting as long as the longest session timeout this copy has seen; give every copy the same --session-timeout, or READ on the session root",
+			"dir", dir, "err", err)
+		return
+	}
 	if err != nil {
 		h.timeoutsListed.Store(false) // look again next time
 		return

@@ -3,9 +3,12 @@ package elect_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"path"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/faultproxy"
 )
@@ -235,4 +238,38 @@ func joinAfterOwnerGone(ctx context.Context, t *testing.T, k sessionKind, long, 
 		t.Fatal(err)
 	}
 	return h
+}
+
+// TestLiveTimeoutsUnlistableRootIsNotLeftUnread: a session root where
+// this identity may create its session node but not list (an operator's
+// ACL without READ) can never be read. Its listing must not count as
+// outstanding: a runner's gate stays shut while timeouts are unread, and
+// would wait forever. It takes the longest timeout it knows instead.
+func TestLiveTimeoutsUnlistableRootIsNotLeftUnread(t *testing.T) {
+	addrs := sharedAddrs(t)
+	ctx := ctxT(t, 30*time.Second)
+	root := groupPath(t) + "-sessions"
+	raw := session(t, addrs)
+	if _, err := raw.Conn().Create(path.Dir(root), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	if _, err := raw.Conn().Create(root, nil, 0, zk.WorldACL(zk.PermCreate|zk.PermDelete)); err != nil {
+		t.Fatal(err)
+	}
+	s := session(t, addrs)
+	l, err := elect.NewLock(s, groupPath(t), elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Conn().Children(root); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("listing the session root: %v; the test needs it refused", err)
+	}
+	elect.LearnLiveTimeouts(ctx, h)
+	if h.TimeoutsUnread() {
+		t.Error("a session root this identity may not list leaves its timeouts unread for good: a runner's gate would never open")
+	}
 }

@@ -20,6 +20,20 @@ import (
 // shut past the bound a 9 s owner would give. Before, it opened on that
 // short bound while the deposed owner's command might still run.
 func TestGateLooksAgainAfterASlowTimeoutRead(t *testing.T) {
+	gateAfterSlowReadBoth(t, false)
+}
+
+// TestGateAfterAReleaseLooksAgainAfterASlowTimeoutRead: the same deposed
+// owner, but a library owner came between it and ours, and released.
+// Such a release vouches only for its own work, so the gate waits the
+// bound from when that owner was first seen lowest. It used to take that
+// bound from the first look alone, and to open 6 s after it with the
+// 40 s owner's timeout unread (found by a review).
+func TestGateAfterAReleaseLooksAgainAfterASlowTimeoutRead(t *testing.T) {
+	gateAfterSlowReadBoth(t, true)
+}
+
+func gateAfterSlowReadBoth(t *testing.T, between bool) {
 	for _, lock := range []bool{false, true} {
 		name := "election"
 		if lock {
@@ -27,13 +41,39 @@ func TestGateLooksAgainAfterASlowTimeoutRead(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			gateAfterSlowRead(t, lock)
+			gateAfterSlowRead(t, lock, between)
 		})
 	}
 }
 
-func gateAfterSlowRead(t *testing.T, lock bool) {
-	const longT, shortT = 40 * time.Second, 9 * time.Second
+// gateAfterSlowRead deposes a 40 s owner by hand, lets a 9 s copy own
+// next (behind a library owner that releases, when between), holds the
+// read of the deposed owner's session node past the gate's first look,
+// and checks that the gate learns the 40 s before the 9 s bound would
+// open it.
+func gateAfterSlowRead(t *testing.T, lock, between bool) {
+	h, short, p := gateSetup(t, lock, between)
+	gateLearnsTheLongTimeout(t, lock, between, h, short, p, 0)
+}
+
+// TestGateStaysShutWhileTimeoutReadsFail: the read of the deposed owner's
+// session node keeps coming back too late, look after look, for longer
+// than the 9 s copy's bound. The gate took one more look at the end of
+// that bound and, that one failing too, opened on it; it now stays shut
+// until the read is answered, and then waits the 40 s owner's bound.
+func TestGateStaysShutWhileTimeoutReadsFail(t *testing.T) {
+	t.Parallel()
+	h, short, p := gateSetup(t, true, false)
+	// Past the bound, and the one more look the gate used to take.
+	gateLearnsTheLongTimeout(t, true, false, h, short, p, predecessorBound(shortT)+6*time.Second)
+}
+
+const longT, shortT = 40 * time.Second, 9 * time.Second
+
+// gateSetup deposes a 40 s owner by hand and lets a 9 s copy, connected
+// through p, own next (behind a library owner that releases, when
+// between).
+func gateSetup(t *testing.T, lock, between bool) (h *elect.Handle, short *elect.Session, p *faultproxy.Proxy) {
 	addrs := zktest.Shared(t).Addrs()
 	g := uniq(t)
 	opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions")}
@@ -48,41 +88,79 @@ func gateAfterSlowRead(t *testing.T, lock bool) {
 	if err := long.Conn().Delete(deposed.NodePath(), -1); err != nil {
 		t.Fatal(err)
 	}
-	p, err := faultproxy.New(addrs[0])
+	var lib *elect.Handle
+	if between {
+		libS, err := elect.NewSession(ctx, addrs, elect.WithSessionTimeout(shortT))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { libS.Close() })
+		lib = joinForGate(ctx, t, lock, libS, g, "library", opts)
+	}
+	p, err = faultproxy.New(addrs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	short, err := elect.NewSession(ctx, []string{p.Addr()}, elect.WithSessionTimeout(shortT))
+	short, err = elect.NewSession(ctx, []string{p.Addr()}, elect.WithSessionTimeout(shortT))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { short.Close() })
-	h := joinForGate(ctx, t, lock, short, g, "next", opts)
+	joined := make(chan *elect.Handle, 1)
+	go func() { joined <- joinForGate(ctx, t, lock, short, g, "next", opts) }()
+	if between {
+		if err := waitFor(10*time.Second, func() bool { c, _, _ := long.Conn().Children(g); return len(c) >= 2 }); err != nil {
+			t.Fatalf("the copy did not queue behind the library owner: %v", err)
+		}
+		if err := lib.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h = <-joined
+	if h == nil {
+		t.Fatal("the copy did not come to own")
+	}
 	if err := short.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return h, short, p
+}
+
+// gateLearnsTheLongTimeout starts h's gate, holds the read of the deposed
+// owner's session node past the deadline of the first slow looks, and
+// checks that the gate stays shut and learns the 40 s, however long
+// the reads take.
+func gateLearnsTheLongTimeout(t *testing.T, lock, between bool, h *elect.Handle, short *elect.Session, p *faultproxy.Proxy, slowFor time.Duration) {
 	recipe := elect.RecipeElection
 	if lock {
 		recipe = elect.RecipeLock
 	}
-
 	// Let the listing of the session nodes through, then hold the read of
-	// the deposed owner's past the look's deadline.
+	// the deposed owner's past the look's deadline, slow times.
 	listed := p.HoldReplyTo(faultproxy.OpGetChildren2)
 	slowRead := make(chan struct{})
+	armed := time.Now()
 	go func() {
 		<-listed
 		p.Release()
-		<-p.HoldReplyTo(faultproxy.OpGetData)
-		close(slowRead)
-		time.Sleep(5200 * time.Millisecond)
-		p.Release()
+		for i := 0; ; i++ {
+			<-p.HoldReplyTo(faultproxy.OpGetData)
+			if i == 0 {
+				close(slowRead)
+			}
+			time.Sleep(5200 * time.Millisecond)
+			p.Release()
+			if time.Since(armed) >= slowFor {
+				return
+			}
+		}
 	}()
 	quit := make(chan struct{})
 	defer close(quit)
 	start := time.Now()
-	gate := watchPredecessor(holding{h: h, recipe: recipe, timeout: shortT}, quit)
+	o := holding{h: h, recipe: recipe, timeout: shortT}
+	gate := watchPredecessor(o, quit)
 	select {
 	case <-slowRead:
 	default:
@@ -95,17 +173,22 @@ func gateAfterSlowRead(t *testing.T, lock bool) {
 		t.Fatal("a look whose read timed out does not say that timeouts are unread")
 	}
 	// The gate must learn the 40 s by looking again, before the 9 s
-	// owner's bound would open it.
-	want := start.Add(predecessorBound(longT))
-	deadline := time.After(time.Until(start.Add(predecessorBound(shortT) + 2*time.Second)))
-	for !gate.untilTime().After(want.Add(-time.Second)) {
+	// owner's bound would open it. The bound counts from the first look,
+	// or, behind a release, from when that owner was first seen lowest.
+	from := start
+	if between {
+		from = h.PredecessorLowestSince()
+	}
+	want := from.Add(predecessorBound(longT))
+	deadline := time.After(max(time.Until(from.Add(predecessorBound(shortT)+2*time.Second)), time.Until(armed.Add(slowFor+8*time.Second))))
+	for !gate.after(o).After(want.Add(-time.Second)) {
 		select {
 		case <-gate.open:
 			t.Fatalf("the gate opened %v after the first look, on the bound of a %v owner, while the deposed owner (a %v session, alive) may run its command for %v",
 				time.Since(start).Round(time.Millisecond), shortT, longT, predecessorBound(longT))
 		case <-deadline:
-			t.Fatalf("the gate's bound still ends %v after its first look, not %v: it did not look again for the timeout it could not read (longest seen %v)",
-				gate.untilTime().Sub(start).Round(time.Millisecond), predecessorBound(longT), short.LongestTimeoutSeen())
+			t.Fatalf("the gate opens %v after its first look, not %v after %s: it did not look again for the timeout it could not read (longest seen %v)",
+				gate.after(o).Sub(start).Round(time.Millisecond), predecessorBound(longT), from.Format("15:04:05.000"), short.LongestTimeoutSeen())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -478,60 +478,78 @@ func watchPredecessor(o holding, quit <-chan struct{}) *predecessorGate {
 	// session node when no record is found: its timeout counts even when
 	// the wait could not read it.
 	g.until.Store(later(start.Add(o.bound()), o.notBefore).UnixNano())
-	if released && !time.Now().Before(g.after(o)) {
+	if released && !o.h.TimeoutsUnread() && !time.Now().Before(g.after(o)) {
 		close(g.open)
 		return g
 	}
 	g.first = err
-	g.earlier.Store(released)
+	g.earlier.Store(released && time.Now().Before(g.after(o)))
 	go func() {
 		defer close(g.open)
-		bound := time.NewTimer(time.Until(g.untilTime()))
-		defer bound.Stop()
-		retry := time.NewTicker(o.timeout / 12)
-		defer retry.Stop()
-		for !released {
-			var again <-chan time.Time
-			if ch == nil || o.h.TimeoutsUnread() {
-				// The look failed, or could not read every timeout that
-				// may be the deposed owner's: look again a little later.
-				again = retry.C
-			}
-			select {
-			case <-bound.C:
-				if !o.h.TimeoutsUnread() {
-					return
-				}
-				// Not on a bound taken while timeouts were unread: one
-				// more look, which may lengthen it.
-				released, ch, _ = look()
-				if u := g.lengthen(o, start); !u.IsZero() {
-					bound.Reset(time.Until(u))
-					continue
-				}
-				return
-			case <-quit:
-				return
-			case <-ch:
-			case <-again:
-			}
-			released, ch, _ = look()
-			if u := g.lengthen(o, start); !u.IsZero() {
-				bound.Reset(time.Until(u))
-			}
-		}
-		if at := g.after(o); time.Now().Before(at) {
-			g.earlier.Store(true)
-			bound.Reset(time.Until(at))
-			select {
-			case <-bound.C:
-			case <-quit:
-			}
-			return
-		}
-		g.recorded.Store(true)
+		g.watch(o, quit, look, start, released, ch)
 	}()
 	return g
+}
+
+// watch waits, looking again as the predecessor's watch fires, until the
+// gate may open: the predecessor released and the owners before it are
+// vouched for (after), or, with no release, the bound ran out. Neither
+// is trusted while a timeout that may be a deposed owner's is unread
+// (elect.Handle.TimeoutsUnread): the bound may be short of that owner's.
+// The gate then looks again every twelfth of the timeout, each look
+// lengthening the bound by what it learned, and stays shut until every
+// such timeout is read. A gate that opened on a bound taken with a
+// timeout unread started a 9 s copy's command 8 s after a 40 s owner
+// was deposed (TestGateLooksAgainAfterASlowTimeoutRead), and one behind
+// a library owner's release after 6 s
+// (TestGateAfterAReleaseLooksAgainAfterASlowTimeoutRead).
+func (g *predecessorGate) watch(o holding, quit <-chan struct{}, look func() (bool, <-chan zk.Event, error), start time.Time, released bool, ch <-chan zk.Event) {
+	bound := time.NewTimer(time.Until(g.untilTime()))
+	defer bound.Stop()
+	retry := time.NewTicker(o.timeout / 12)
+	defer retry.Stop()
+	for {
+		unread := o.h.TimeoutsUnread()
+		at := g.untilTime()
+		if released {
+			at = g.after(o)
+			if time.Now().Before(at) {
+				// The release came too soon to vouch for the owners
+				// before it.
+				g.earlier.Store(true)
+			}
+		}
+		if !unread && !time.Now().Before(at) {
+			g.recorded.Store(released && !g.earlier.Load())
+			return
+		}
+		var boundC <-chan time.Time
+		if d := time.Until(at); d > 0 {
+			bound.Reset(d)
+			boundC = bound.C
+		}
+		var again <-chan time.Time
+		if unread || ch == nil && !released {
+			// A timeout that may be the deposed owner's is unread, or
+			// the look failed: look again a little later.
+			again = retry.C
+		}
+		select {
+		case <-quit:
+			return
+		case <-boundC:
+			if !unread {
+				continue
+			}
+		case <-ch:
+		case <-again:
+		}
+		r, c, _ := look()
+		if !released {
+			released, ch = r, c
+		}
+		g.lengthen(o, start)
+	}
 }
 
 // awaitPredecessor waits, before our command starts, until the command of
@@ -588,6 +606,9 @@ func (a *app) sayWhyWeWait(o holding, g *predecessorGate, floored bool) {
 	case floored:
 		a.log.Info("someone deleted our node while we waited (a deleteall, a cleanup), and may have deposed the owner we waited behind the same way, whose command may still be stopping: waiting until it surely is",
 			"group", o.h.Group(), "wait", time.Until(o.notBefore).Round(time.Millisecond))
+	case o.h.TimeoutsUnread():
+		a.log.Info("the session timeouts of the herald copies that may have owned before us could not all be read yet (ZooKeeper slow, or the connection troubled): an owner deposed by hand may run its command as long as its timeout allows, so ours waits until they are read and that long has passed",
+			"group", o.h.Group(), "previous", prev, "wait", d)
 	case g.earlier.Load() && o.h.PredecessorSessionEnded():
 		a.log.Info("the previous owner's node went with its session, so its command is stopped, but it was lowest too briefly to vouch for an owner before it, whose node may have gone without a release: waiting until that one's command is surely stopped",
 			"group", o.h.Group(), "previous", prev, "wait", time.Until(g.after(o)).Round(time.Millisecond))
