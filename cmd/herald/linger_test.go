@@ -179,3 +179,37 @@ func TestSignalEndsALostSessionsWait(t *testing.T) {
 		})
 	}
 }
+
+// TestLockTimeoutEndsTheWaitForALostSession: a herald lock --timeout 10s
+// waits in line when its ZooKeeper goes down; its 6 s session is presumed
+// lost at about 7 s. Its wait for that session's connection to reach the
+// servers (so that its node goes at once) used to take a whole session
+// timeout more, ignoring --timeout: exit 75 after 13 s (found by a review).
+func TestLockTimeoutEndsTheWaitForALostSession(t *testing.T) {
+	t.Parallel() // a ZooKeeper of its own
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 1})
+	l := uniq(t)
+	heldLock(t, zkc.Addrs(), l)
+	begin := time.Now()
+	p := start(t, nil, "--zk", zkc.ConnectString(), "--session-timeout", "6s", "lock", "--lock", l, "--timeout", "10s", "--", "true")
+	c, _, err := zk.Connect(zkc.Addrs(), 4*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(15*time.Second, func() bool { kids, _, _ := c.Children(l); return len(kids) >= 2 }); err != nil {
+		t.Fatalf("herald lock never queued:\n%s", p.out)
+	}
+	c.Close()
+	if err := zkc.Member(0).Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(40 * time.Second):
+		t.Fatalf("herald lock --timeout 10s still running 40 s after it started:\n%s", p.out)
+	}
+	took := time.Since(begin)
+	if p.code != 75 || took > 11500*time.Millisecond {
+		t.Errorf("herald lock --timeout 10s exited %d after %v, want 75 by about 10 s:\n%s", p.code, took.Round(time.Millisecond), p.out)
+	}
+}

@@ -201,11 +201,24 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option,
 			if errors.Is(err, elect.ErrNodeDeleted) {
 				w.notBefore = later(w.notBefore, time.Now().Add(predecessorBound(s.LongestTimeoutSeen())))
 			}
-			a.closeSettled(ctx, s) // a lingering connection closes it once ZooKeeper answers
+			a.closeLost(ctx, s, deadline)
 			continue
 		}
 		return nil, s, a.lockFailed(ctx, s, o, err)
 	}
+}
+
+// closeLost closes the session of a waiter presumed lost before it joins
+// again, letting its lingering connection delete its node once ZooKeeper
+// answers (closeSettled), but not past --timeout: a lock given 10 s used
+// to exit after 13 s, waiting a whole session timeout for that.
+func (a *app) closeLost(ctx context.Context, s *elect.Session, deadline time.Time) {
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	a.closeSettled(ctx, s)
 }
 
 // openAgain opens the session to wait for the lock on: the first within

@@ -159,7 +159,8 @@ func (a *app) closeOwned(ctx context.Context, s *elect.Session) {
 // quorum expire nothing, and give every session a whole timeout again
 // once it is back, so closing it cut off would leave its node holding the
 // group for that long after ZooKeeper answers again. That wait ends when
-// ctx does (a signal: whoever stops herald wants it gone now).
+// ctx does (a signal: whoever stops herald wants it gone now; lock's
+// --timeout).
 func (a *app) closeSettled(ctx context.Context, s *elect.Session) {
 	switch st, _ := s.State(); st {
 	case elect.StateConnected:
