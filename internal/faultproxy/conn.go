@@ -66,9 +66,11 @@ func (p *Proxy) clientToServer(c *pair) {
 				c.dropXid.Store(xid)
 				c.dropArmed.Store(true)
 			}
-			if held, release := p.takeHold(op); ok && held != nil {
-				c.hold.Store(&heldReply{xid: xid, release: release})
-				forwarded = held
+			if ok {
+				if held, release := p.takeHold(op); held != nil {
+					c.hold.Store(&heldReply{xid: xid, release: release})
+					forwarded = held
+				}
 			}
 			if order := p.setWatchesOrder(); ok && order != nil && (op == OpSetWatches || op == OpSetWatches2) {
 				b = reorderSetWatches(b, order)
