@@ -148,14 +148,7 @@ func (s namedBeats) Name() string { return s.name }
 // already proven was written only once a proof passed again, so the
 // sink's values read staler than they were.
 func TestHeartbeatPendingClaimWrittenWhileANewRoundCannotBeProven(t *testing.T) {
-	p, h, _ := proxiedHeartbeater(t)
-	slow, due := namedBeats{&beats{}, "slow"}, namedBeats{&beats{}, "due"}
-	h.sinks = []publish.HeartbeatSink{slow, due}
-	proven := time.Now()
-	// slow's round was proven and claimed at proven; its sink has caught
-	// up with it. due's next round is due now.
-	h.last["slow"], h.claims["slow"] = proven, &claim{at: proven}
-	p.Blackhole(true) // the new round's proof cannot pass
+	h, slow, due, proven := pendingClaimAndADueRound(t)
 	h.tick(time.Now())
 	if n := due.count(); n != 0 {
 		t.Fatalf("a round whose proof failed was written: %+v", due.got[n-1])
@@ -165,6 +158,20 @@ func TestHeartbeatPendingClaimWrittenWhileANewRoundCannotBeProven(t *testing.T) 
 	}
 }
 
+// pendingClaimAndADueRound is a heartbeater with two sinks: slow's round
+// was proven and claimed at proven, and its sink has caught up with it;
+// due's next round is due now, and its proof takes its whole timeout and
+// fails (ZooKeeper silent).
+func pendingClaimAndADueRound(t *testing.T) (h *heartbeater, slow, due namedBeats, proven time.Time) {
+	p, h, _ := proxiedHeartbeater(t)
+	slow, due = namedBeats{&beats{}, "slow"}, namedBeats{&beats{}, "due"}
+	h.sinks = []publish.HeartbeatSink{slow, due}
+	proven = time.Now()
+	h.last["slow"], h.claims["slow"] = proven, &claim{at: proven}
+	p.Blackhole(true)
+	return h, slow, due, proven
+}
+
 // TestHeartbeatNoActiveClaimAfterStandingDownDuringAProof: the proof of a
 // new round may take seconds (ZooKeeper silent, the observers behind). A
 // bridge that was made standby meanwhile (its HA partner took over) must
@@ -172,12 +179,7 @@ func TestHeartbeatPendingClaimWrittenWhileANewRoundCannotBeProven(t *testing.T) 
 // before was waiting for: the partner's heartbeats say what is current,
 // and the next tick says standby.
 func TestHeartbeatNoActiveClaimAfterStandingDownDuringAProof(t *testing.T) {
-	p, h, _ := proxiedHeartbeater(t)
-	slow, due := namedBeats{&beats{}, "slow"}, namedBeats{&beats{}, "due"}
-	h.sinks = []publish.HeartbeatSink{slow, due}
-	proven := time.Now()
-	h.last["slow"], h.claims["slow"] = proven, &claim{at: proven}
-	p.Blackhole(true) // the new round's proof takes its whole timeout, and fails
+	h, slow, due, _ := pendingClaimAndADueRound(t)
 	go func() {
 		time.Sleep(h.timeout() / 4)
 		h.b.mu.Lock()
