@@ -458,7 +458,11 @@ func better(a, b Freshness) bool {
 func judge(h Heartbeat, now time.Time, group string, unreadable string) Freshness {
 	f := Freshness{ConfirmedBy: h.Source, BridgeState: h.State, Confirmed: h.Confirmed}
 	if group != "" && !h.Scope.Covers(group) {
-		f.Stale = true
+		// Its confirmations are of other groups: none of them dates
+		// this one (a bridge restarted under the same source without
+		// the group lent it a later "last confirmed" than its owner's
+		// release).
+		f.Stale, f.Confirmed = true, time.Time{}
 		f.StaleReason = fmt.Sprintf("%s does not observe the group (its %s): no bridge of its election confirms it", h.Source, h.Scope)
 		return f
 	}

@@ -331,3 +331,18 @@ func TestScopeSkipsWhatTheBridgeSkips(t *testing.T) {
 		}
 	}
 }
+
+// TestHeartbeatOutsideItsScopeDatesNothing: a bridge restarted under the
+// same source without a group confirms other groups; its heartbeats must
+// not date this one. history printed "last confirmed" at such a
+// heartbeat's time, after the owner it left open had released (found by
+// an adversarial test).
+func TestHeartbeatOutsideItsScopeDatesNothing(t *testing.T) {
+	now := time.Now()
+	b := NewBridges()
+	b.Put(Heartbeat{Source: "b1", State: BridgeActive, Time: now, Confirmed: now, Interval: time.Second, Scope: &Scope{Watch: []string{"/other"}}})
+	f := b.JudgeGroup(now, "/dropped", "b1")
+	if !f.Stale || !f.Confirmed.IsZero() {
+		t.Errorf("a group outside the heartbeat's scope: stale %v, confirmed %v; want stale and no confirmation", f.Stale, f.Confirmed)
+	}
+}
