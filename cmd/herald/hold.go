@@ -452,14 +452,11 @@ func (g *predecessorGate) afterLook(o holding) time.Time {
 func (g *predecessorGate) untilTime() time.Time { return time.Unix(0, g.until.Load()) }
 
 // lengthen moves the bound's end to the one the looks now give, should
-// that be later, and reports the new end (zero when unchanged).
-func (g *predecessorGate) lengthen(o holding, start time.Time) time.Time {
-	u := later(start.Add(o.bound()), o.notBefore)
-	if !u.After(g.untilTime()) {
-		return time.Time{}
+// that be later.
+func (g *predecessorGate) lengthen(o holding, start time.Time) {
+	if u := later(start.Add(o.bound()), o.notBefore); u.After(g.untilTime()) {
+		g.until.Store(u.UnixNano())
 	}
-	g.until.Store(u.UnixNano())
-	return u
 }
 
 // watchPredecessor starts the gate. The looks are made even once ctx has
