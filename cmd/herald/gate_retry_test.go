@@ -2,6 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -74,6 +79,12 @@ const longT, shortT = 40 * time.Second, 9 * time.Second
 // through p, own next (behind a library owner that releases, when
 // between).
 func gateSetup(t *testing.T, lock, between bool) (h *elect.Handle, short *elect.Session, p *faultproxy.Proxy) {
+	_, h, short, p = gateSetupDeposed(t, lock, between)
+	return h, short, p
+}
+
+// gateSetupDeposed is gateSetup, returning the deposed owner's handle too.
+func gateSetupDeposed(t *testing.T, lock, between bool) (deposed, h *elect.Handle, short *elect.Session, p *faultproxy.Proxy) {
 	addrs := zktest.Shared(t).Addrs()
 	g := uniq(t)
 	opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions")}
@@ -84,7 +95,11 @@ func gateSetup(t *testing.T, lock, between bool) (h *elect.Handle, short *elect.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { long.Close() })
-	deposed := joinForGate(ctx, t, lock, long, g, "deposed", opts)
+	deposed = joinForGate(ctx, t, lock, long, g, "deposed", opts)
+	// A runner knows its term before its command starts.
+	if err := waitFor(10*time.Second, func() bool { return deposed.Term() != 0 }); err != nil {
+		t.Fatalf("the deposed owner never learned its term: %v", err)
+	}
 	if err := long.Conn().Delete(deposed.NodePath(), -1); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +139,7 @@ func gateSetup(t *testing.T, lock, between bool) (h *elect.Handle, short *elect.
 	if err := short.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return h, short, p
+	return deposed, h, short, p
 }
 
 // gateLearnsTheLongTimeout starts h's gate, holds the read of the deposed
@@ -229,4 +244,121 @@ func joinForGate(ctx context.Context, t *testing.T, lock bool, s *elect.Session,
 		t.Fatal(err)
 	}
 	return h
+}
+
+// TestGateOpensOnAVouchedRecordWithTimeoutsUnread: the gate's first look
+// cannot list the session root in time, so timeouts are unread; then the
+// deposed owner's runner hears, stops its command and records so, which
+// vouches for every owner before it. The wait no longer depends on any
+// bound, and later looks, finding that record, read no timeouts: the
+// gate kept waiting for them, and `run` (or `lock` without --timeout)
+// held ownership without ever starting its command (found by a review).
+func TestGateOpensOnAVouchedRecordWithTimeoutsUnread(t *testing.T) {
+	t.Parallel()
+	deposed, h, _, p := gateSetupDeposed(t, false, false)
+	deposed.Vouch() // a herald runner, whose own gate had opened
+	select {
+	case <-deposed.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the deposed owner never heard that its node went")
+	}
+	listed := p.HoldReplyTo(faultproxy.OpGetChildren2)
+	go func() {
+		<-listed
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := deposed.RecordStopped(ctx); err != nil {
+			t.Errorf("the deposed runner could not record that its command stopped: %v", err)
+		}
+		time.Sleep(5300 * time.Millisecond) // past the look's deadline
+		p.Release()
+	}()
+	quit := make(chan struct{})
+	defer close(quit)
+	o := holding{h: h, recipe: elect.RecipeElection, timeout: shortT}
+	gate := watchPredecessor(o, quit)
+	if !h.TimeoutsUnread() {
+		t.Fatal("the first look read every timeout: the test no longer holds the listing past its deadline")
+	}
+	looked := time.Now()
+	select {
+	case <-gate.open:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the gate is still shut %v after its first look, behind a release on record that vouches for every owner before it (timeouts unread: %v)",
+			time.Since(looked).Round(time.Millisecond), h.TimeoutsUnread())
+	}
+	if !gate.recorded.Load() || !h.PredecessorVouched() {
+		t.Errorf("the gate opened, but not on the deposed runner's record (recorded %v, vouched %v)", gate.recorded.Load(), h.PredecessorVouched())
+	}
+}
+
+// TestGateOpensOnceOurSessionIsGone: timeouts unread, then our own session
+// ends. Every look fails from then on, and the gate waited for a read
+// that could never come; giveUpUnstarted, which waits for the gate before
+// giving ownership back, then never returned. Once the session is gone
+// nothing of ours can be recorded, so the gate ends with its bound.
+func TestGateOpensOnceOurSessionIsGone(t *testing.T) {
+	t.Parallel()
+	h, short, p := gateSetup(t, true, false)
+	listed := p.HoldReplyTo(faultproxy.OpGetChildren2)
+	go func() {
+		<-listed
+		time.Sleep(5300 * time.Millisecond) // past the look's deadline
+		p.Release()
+	}()
+	quit := make(chan struct{})
+	defer close(quit)
+	start := time.Now()
+	o := holding{h: h, recipe: elect.RecipeLock, timeout: shortT}
+	gate := watchPredecessor(o, quit)
+	if !h.TimeoutsUnread() {
+		t.Fatal("the first look read every timeout: the test no longer holds the listing past its deadline")
+	}
+	short.Close()
+	select {
+	case <-h.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handle did not end with its session")
+	}
+	select {
+	case <-gate.open:
+	case <-time.After(time.Until(start.Add(predecessorBound(shortT) + 5*time.Second))):
+		t.Fatalf("the gate is still shut %v after its first look with our session closed (timeouts unread: %v): giveUpUnstarted would wait for it forever",
+			time.Since(start).Round(time.Millisecond), h.TimeoutsUnread())
+	}
+}
+
+// TestHoldAndRunReturnsWhenTheSessionEndsWithTimeoutsUnread: the same,
+// end to end. holdAndRun, waiting at the gate with timeouts unread when
+// its session ended, never returned; now it reports the loss, and the
+// command never starts.
+func TestHoldAndRunReturnsWhenTheSessionEndsWithTimeoutsUnread(t *testing.T) {
+	t.Parallel()
+	h, short, p := gateSetup(t, true, false)
+	listed := p.HoldReplyTo(faultproxy.OpGetChildren2)
+	go func() {
+		<-listed
+		time.Sleep(5300 * time.Millisecond)
+		short.Close() // the session ends while the listing is unanswered
+		p.Release()
+	}()
+	ran := filepath.Join(t.TempDir(), "ran")
+	a := &app{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	done := make(chan error, 1)
+	go func() {
+		done <- a.holdAndRun(context.Background(), holding{h: h, recipe: elect.RecipeLock, args: []string{"touch", ran}, timeout: shortT})
+	}()
+	limit := predecessorBound(shortT) + 15*time.Second
+	select {
+	case err := <-done:
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitNotLeader {
+			t.Errorf("holdAndRun returned %v, want exit %d: ownership was lost before the command started", err, exitNotLeader)
+		}
+	case <-time.After(limit):
+		t.Fatalf("holdAndRun still waits %v after it began, its session closed (timeouts unread: %v)", limit, h.TimeoutsUnread())
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command ran although the session had ended before it could start")
+	}
 }

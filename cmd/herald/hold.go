@@ -506,10 +506,12 @@ func (g *predecessorGate) watch(o holding, quit <-chan struct{}, look func() (bo
 	retry := time.NewTicker(o.timeout / 12)
 	defer retry.Stop()
 	for {
-		unread := o.h.TimeoutsUnread()
 		at := g.untilTime()
 		if released {
 			at = g.after(o)
+		}
+		unread := g.unread(o, released)
+		if released {
 			if time.Now().Before(at) {
 				// The release came too soon to vouch for the owners
 				// before it.
@@ -531,9 +533,15 @@ func (g *predecessorGate) watch(o holding, quit <-chan struct{}, look func() (bo
 			// the look failed: look again a little later.
 			again = retry.C
 		}
+		var gone <-chan struct{}
+		if unread {
+			gone = o.h.Session().Done() // and with it the wait for reads
+		}
 		select {
 		case <-quit:
 			return
+		case <-gone:
+			continue
 		case <-boundC:
 			if !unread {
 				continue
@@ -546,6 +554,28 @@ func (g *predecessorGate) watch(o holding, quit <-chan struct{}, look func() (bo
 			released, ch = r, c
 		}
 		g.lengthen(o, start)
+	}
+}
+
+// unread reports whether the gate waits for a session timeout it could
+// not read (elect.Handle.TimeoutsUnread). Such a timeout counts only while
+// the wait is the bound's: not behind a release that vouches for every
+// owner before it (nor behind a group's first node), whose later looks
+// read no timeouts; nor once our session is gone, when every look fails,
+// and no command of ours will start. The gate waited for the read in
+// both, and `run` held ownership without ever starting its command
+// (TestGateOpensOnAVouchedRecordWithTimeoutsUnread), or gave it back only
+// once the gate opened, which it never did
+// (TestHoldAndRunReturnsWhenTheSessionEndsWithTimeoutsUnread).
+func (g *predecessorGate) unread(o holding, released bool) bool {
+	if !o.h.TimeoutsUnread() || released && g.afterLook(o).IsZero() {
+		return false
+	}
+	select {
+	case <-o.h.Session().Done():
+		return false
+	default:
+		return true
 	}
 }
 
@@ -605,7 +635,7 @@ func (a *app) sayWhyWeWait(o holding, g *predecessorGate, floored bool) {
 			"group", o.h.Group(), "wait", time.Until(o.notBefore).Round(time.Millisecond))
 	case o.h.TimeoutsUnread():
 		a.log.Info("the session timeouts of the herald copies that may have owned before us could not all be read yet (ZooKeeper slow, or the connection troubled): an owner deposed by hand may run its command as long as its timeout allows, so ours waits until they are read and that long has passed",
-			"group", o.h.Group(), "previous", prev, "wait", d)
+			"group", o.h.Group(), "previous", prev, "wait_at_least", d)
 	case g.earlier.Load() && o.h.PredecessorSessionEnded():
 		a.log.Info("the previous owner's node went with its session, so its command is stopped, but it was lowest too briefly to vouch for an owner before it, whose node may have gone without a release: waiting until that one's command is surely stopped",
 			"group", o.h.Group(), "previous", prev, "wait", time.Until(g.after(o)).Round(time.Millisecond))
