@@ -155,6 +155,10 @@ func (h *heartbeater) tick(now time.Time) {
 		clear(h.claims) // the values are not confirmed now; readers judge them by the bound
 		return
 	}
+	// The scope of a round claimed below is taken with what it confirms,
+	// before ZooKeeper is asked: a path taken in as a group during the
+	// proof was not observed as of the round's date.
+	scope := h.scope()
 	proven := false
 	if h.proofNeeded || h.roundDue(now) {
 		// A round is dated when ZooKeeper was last asked and answered,
@@ -190,7 +194,7 @@ func (h *heartbeater) tick(now time.Time) {
 		if proven && h.claims[n] == nil && now.Sub(h.last[n]) >= h.interval {
 			h.last[n] = now
 			h.claims[n] = &claim{at: now, target: settled(after.Sinks[n]) + int64(before.Sinks[n].Backlog), unconfirmed: unconfirmed,
-				scope: h.scope()}
+				scope: scope}
 		}
 	}
 	for _, s := range h.sinks {

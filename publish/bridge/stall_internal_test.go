@@ -268,3 +268,27 @@ func TestMissingParentsCheckEndsWithItsContext(t *testing.T) {
 		t.Errorf("the check went on %v after its context ended at 100ms", took.Round(time.Millisecond))
 	}
 }
+
+// TestHeartbeatRoundScopeIsTakenBeforeItsProof: a round is dated when
+// ZooKeeper was asked, before its proof; its scope was taken after the
+// proof. A path skipped when ZooKeeper was asked, and taken in as a group
+// while the proof waited for its answer, then read as confirmed at a date
+// the bridge had not observed it (found by a review).
+func TestHeartbeatRoundScopeIsTakenBeforeItsProof(t *testing.T) {
+	p, h, sink := proxiedHeartbeater(t)
+	h.b.setSkipped("/x", nil, nil, []string{"/x/q"})
+	held := p.HoldReplyTo(faultproxy.OpExists)
+	go func() {
+		<-held
+		h.b.setSkipped("/x", nil, nil, nil) // /x/q is a group now
+		p.Release()
+	}()
+	h.proofNeeded = true
+	h.tick(time.Now())
+	if sink.count() != 1 {
+		t.Fatalf("%d heartbeats, want the proven round written", sink.count())
+	}
+	if got := sink.got[0]; got.Scope == nil || !slices.Contains(got.Scope.Skip, "/x/q") {
+		t.Fatalf("a heartbeat dated %s, when ZooKeeper was asked, confirms /x/q (scope %+v), taken in as a group only after that", got.Time.Format("15:04:05.000"), got.Scope)
+	}
+}
