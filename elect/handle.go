@@ -60,6 +60,10 @@ type Handle struct {
 	prevGoneBy atomic.Int64
 	// vouched: see Vouch.
 	vouched atomic.Bool
+	// runNote is the path of our run note while we keep one (see
+	// MarkRunning); runBeside: see RunsBeside.
+	runNote   atomic.Pointer[string]
+	runBeside atomic.Bool
 	// timeoutsListed: the live session nodes' timeouts were read (see
 	// learnLiveTimeouts).
 	timeoutsListed atomic.Bool
@@ -566,6 +570,7 @@ func (h *Handle) Release(ctx context.Context) error { return h.release(ctx, Reas
 // on in the background until it succeeds or the session ends (which deletes
 // the node too), so nothing is left orphaned.
 func (h *Handle) release(ctx context.Context, reason Reason) error {
+	h.unmarkRunning(ctx) // the work has stopped before any release
 	if h.released.Swap(true) {
 		h.lose(reason, nil)
 		h.hurryOnce.Do(func() { close(h.hurry) }) // the owner has stopped: a give-back deletes now

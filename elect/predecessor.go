@@ -162,6 +162,14 @@ func (h *Handle) Vouch() { h.vouched.Store(true) }
 func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
 	look := time.Now()
 	released, vouched, ended, held, ch, err := h.lookAtPredecessor(ctx, watch)
+	if released && !vouched && h.predecessorFirst() {
+		// Nobody owned before the predecessor in this group, but the
+		// group may have been deleted, and made again, under an owner
+		// whose command still runs (see the run notes).
+		if runs, rch, rerr := h.runsBeside(ctx, watch); runs || rerr != nil {
+			released, ch, err = false, rch, rerr
+		}
+	}
 	if !released || !vouched {
 		// A runner may now wait for an owner that could not hear: its
 		// bound grows with that owner's timeout, whoever it was.
@@ -179,6 +187,13 @@ func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-c
 	return released, ch, err
 }
 
+// predecessorFirst reports whether our predecessor is its group's first
+// node, before which nobody owned there.
+func (h *Handle) predecessorFirst() bool {
+	seq, ok := ParseSequence(h.t.prev)
+	return ok && seq == 0
+}
+
 // lookAtPredecessor is predecessorReleased's look: whether the predecessor
 // went by a release on record (or is a foreign client's, or nobody came
 // before), whether that vouches for the owners before it too (see
@@ -193,8 +208,8 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 	case p == "" && (h.t.seq == 0 || h.t.seq == 1 && h.t.madeOffice || h.t.noneGone):
 		// The group's first child (but for the office made with it), or
 		// no child of the group ever went (a persistent node made before
-		// ours is no owner): nothing came before it.
-		return true, true, false, 0, nil, nil
+		// ours is no owner): nothing came before it in this group.
+		return h.nobodyBefore(ctx, watch)
 	}
 	ours := func(r *Release) bool {
 		if r == nil {
@@ -221,21 +236,14 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 	m, _ := decodeMark(r.b)
 	switch {
 	case foreign:
-		// A foreign client's release records nothing, and no bound is
-		// known for its work. It vouches for the owners before it only
-		// where the mark accounts for every node made before it, by a
-		// release that vouches (or none) and withdrawals.
-		if ps, ok := ParseSequence(p); ok && err == nil {
-			vouched = m.accountedBefore(ps, false) && (m.Released == nil || m.Released.Vouches)
-		}
-		return true, vouched, false, 0, nil, nil
+		return h.foreignReleased(ctx, watch, m, err)
 	case err != nil:
 		return false, false, false, 0, nil, err
 	case ours(m.Released):
 		return true, m.Released.Vouches, false, m.Released.Held, nil, nil
 	case p == "" && m.accountedBefore(h.t.seq, h.t.madeOffice):
 		if m.Released == nil {
-			return true, true, false, 0, nil, nil
+			return h.nobodyBefore(ctx, watch)
 		}
 		return true, m.Released.Vouches, false, m.Released.Held, nil, nil
 	}
@@ -258,6 +266,21 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 		return ended, false, ended, 0, nil, err
 	}
 	return false, false, false, 0, firstOf(r.ch, och, nch), nil
+}
+
+// foreignReleased is lookAtPredecessor's answer for a foreign client's
+// predecessor, gone, given the group's mark m (read with err). Its
+// release records nothing, and no bound is known for its work. It vouches
+// for the owners before it only where the mark accounts for every node
+// made before it, by a release that vouches (or none) and withdrawals.
+func (h *Handle) foreignReleased(ctx context.Context, watch bool, m groupMark, err error) (released, vouched, ended bool, held time.Duration, _ <-chan zk.Event, _ error) {
+	if ps, ok := ParseSequence(h.t.prev); ok && err == nil {
+		vouched = m.accountedBefore(ps, false) && (m.Released == nil || m.Released.Vouches)
+		if vouched && m.Released == nil {
+			return h.nobodyBefore(ctx, watch)
+		}
+	}
+	return true, vouched, false, 0, nil, nil
 }
 
 // readOfficeW reads the office (empty when there is none, or it holds no
@@ -333,6 +356,11 @@ func firstOf(chs ...<-chan zk.Event) <-chan zk.Event {
 // there. Like a release for any reason but a resignation, it writes the
 // mark twice, in one transaction.
 func (h *Handle) RecordStopped(ctx context.Context) error {
+	select {
+	case <-h.done:
+		h.unmarkRunning(ctx) // the work has stopped
+	default:
+	}
 	select {
 	case <-h.done:
 	default:

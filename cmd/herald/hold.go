@@ -154,6 +154,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		o.h.Vouch()
 	}
 	o.ann.gained(o.h, o.recipe)
+	a.markRunning(o)
 	c, wd, err := a.startCommand(o)
 	if err != nil {
 		o.release()
@@ -253,6 +254,18 @@ func stopWatched(c *child, wd *watchdog, stop func()) bool {
 	fired := wd.stop()
 	c.keeper = 0
 	return fired
+}
+
+// markRunning notes, outside the group, that our command may run from
+// now on (elect.Handle.MarkRunning): a copy that comes to own after a
+// deleteall of the group, its first node, waits for that note to go.
+// Without the note it would not.
+func (a *app) markRunning(o holding) {
+	ctx, cancel := context.WithTimeout(context.Background(), min(5*time.Second, o.timeout/3))
+	defer cancel()
+	if err := o.h.MarkRunning(ctx); err != nil {
+		a.log.Warn("could not note our command under the session root: should someone delete the whole group (a deleteall) while herald is frozen, a copy that joins it afterwards will not wait for our command to stop", "group", o.h.Group(), "err", err)
+	}
 }
 
 // startCommand starts the command, held (see gateArg) until its watchdog
@@ -633,6 +646,9 @@ func (a *app) sayWhyWeWait(o holding, g *predecessorGate, floored bool) {
 	case floored:
 		a.log.Info("someone deleted our node while we waited (a deleteall, a cleanup), and may have deposed the owner we waited behind the same way, whose command may still be stopping: waiting until it surely is",
 			"group", o.h.Group(), "wait", time.Until(o.notBefore).Round(time.Millisecond))
+	case o.h.RunsBeside():
+		a.log.Info("every owner this group shows before ours is accounted for, but a herald copy in another session noted a command for the group that may still run: the group was deleted with its owner's node (a deleteall) while that owner could not hear; waiting until its command is surely stopped, until its note goes or at most the wait",
+			"group", o.h.Group(), "wait", d)
 	case o.h.TimeoutsUnread():
 		a.log.Info("the session timeouts of the herald copies that may have owned before us could not all be read yet (ZooKeeper slow, or the connection troubled): an owner deposed by hand may run its command as long as its timeout allows, so ours waits until they are read and that long has passed",
 			"group", o.h.Group(), "previous", prev, "wait_at_least", d)
@@ -774,7 +790,7 @@ func dialectFlag(f *pflag.FlagSet, v *string) {
 
 // sessionRootFlag adds --session-root.
 func sessionRootFlag(f *pflag.FlagSet, v *string) {
-	f.StringVar(v, "session-root", elect.DefaultSessionRoot, "where the copies of a lock (or of an election named for Curator's mutex, which like a lock's group may hold no other node) keep a node per session, so that the next copy starts as soon as the owner's session ended, not 11/12 of the session timeout later; give every copy the same, outside every group (\"\": none)")
+	f.StringVar(v, "session-root", elect.DefaultSessionRoot, "where the copies of a lock (or of an election named for Curator's mutex, which like a lock's group may hold no other node) keep a node per session, so that the next copy starts as soon as the owner's session ended, not 11/12 of the session timeout later, and where every copy notes its running command, so that a copy joining a group deleted whole (a deleteall) waits for it; give every copy the same, outside every group (\"\": none)")
 }
 
 // sessionRootOpt checks --session-root against the group (given by flag).

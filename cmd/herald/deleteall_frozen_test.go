@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// TestNewCopyAfterADeleteallWaitsForTheFrozenOwner: the owner of a group
+// is frozen (SIGSTOP) while its command, which ignores SIGTERM, runs;
+// someone deletes the whole group (a deleteall); then a new copy starts
+// on the same path. Its node is the first of the group made anew, with
+// nobody before it in the group, and it started its command at once,
+// beside the frozen owner's, until the watchdog killed that one: 2.7 s
+// with 6 s sessions (found by an adversarial test). The owner's run note,
+// kept outside the group, now tells the new copy to wait until that
+// command is surely stopped.
+func TestNewCopyAfterADeleteallWaitsForTheFrozenOwner(t *testing.T) {
+	for _, recipe := range []string{"run", "lock"} {
+		t.Run(recipe, func(t *testing.T) {
+			t.Parallel() // waits on sessions and processes, not the CPU
+			addr := zktest.Shared(t).ConnectString()
+			g := uniq(t)
+			child, env, read := overlapMarks(t)
+			run := markedCopies(t, recipe, g, env, child)
+			first := run("copy-1", addr)
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("no command started: %q\n%s", read(), first.out)
+			}
+			pid := first.cmd.Process.Pid
+			if err := signalPID(pid, sigStop); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
+			deleteAll(t, rawZK(t), g)
+			second := run("copy-2", addr)
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2 started its command in the group made anew while frozen copy-1's still ran:\n%s\n%s", read(), second.out)
+			}
+			second.waitOutput(t, "noted a command for the group that may still run", time.Second)
+		})
+	}
+}
