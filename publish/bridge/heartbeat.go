@@ -184,6 +184,13 @@ func (h *heartbeater) tick(now time.Time) {
 			return
 		}
 	}
+	h.claimAndWrite(now, proven, &claim{at: now, unconfirmed: unconfirmed, scope: scope})
+}
+
+// claimAndWrite claims a round (round, its target set per sink) for
+// each sink due one, when it was proven, and writes every claimed round
+// whose sink has caught up with it.
+func (h *heartbeater) claimAndWrite(now time.Time, proven bool, round *claim) {
 	// A round's claim: every event published before now is in a sink
 	// once the sink has settled what it had settled plus its backlog. The
 	// backlog is read before the settled count, so the claim errs late.
@@ -193,8 +200,9 @@ func (h *heartbeater) tick(now time.Time) {
 		n := s.Name()
 		if proven && h.claims[n] == nil && now.Sub(h.last[n]) >= h.interval {
 			h.last[n] = now
-			h.claims[n] = &claim{at: now, target: settled(after.Sinks[n]) + int64(before.Sinks[n].Backlog), unconfirmed: unconfirmed,
-				scope: scope}
+			c := *round
+			c.target = settled(after.Sinks[n]) + int64(before.Sinks[n].Backlog)
+			h.claims[n] = &c
 		}
 	}
 	for _, s := range h.sinks {
