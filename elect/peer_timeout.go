@@ -157,7 +157,14 @@ func (h *Handle) learnLiveTimeouts(ctx context.Context) {
 		c, _, err := q.s.Conn().Children(dir)
 		return c, err
 	})
-	if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrNoNode) {
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		// Deleted, with every session node in it (ours too): nothing is
+		// left to read, now or later.
+		q.s.log.Warn("the session nodes kept beside ours are gone with the node that held them (deleted by hand?), so how long an owner gone before us may still run cannot be learned: waiting as long as the longest session timeout this copy has seen; do not delete the session root, and give every copy the same --session-timeout",
+			"dir", dir)
+		return
+	case errors.Is(err, zk.ErrNoAuth):
 		// Nothing to learn here, now or later: a runner's wait takes
 		// the longest timeout it knows.
 		q.s.log.Warn("cannot list the session nodes kept beside ours, to learn how long an owner gone before us may still run: waiting as long as the longest session timeout this copy has seen; give every copy the same --session-timeout, or READ on the session root",
