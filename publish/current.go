@@ -44,6 +44,9 @@ func (c current) apply(e Event) {
 	}
 	g.recipe, g.epoch, g.hazard, g.source = e.Recipe, e.Epoch, e.Hazard, e.Source
 	g.zxid = max(g.zxid, e.Zxid)
+	if e.Restarts() {
+		g.zxid = e.Zxid // the old ensemble's zxids do not count
+	}
 	if e.groupCzxid != 0 {
 		g.groupCzxid = e.groupCzxid
 	}

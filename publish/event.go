@@ -157,9 +157,16 @@ type Event struct {
 	// Note is what to know of Owner beyond its name (elect.Change.Note):
 	// for Kafka's persistent /controller, written by a KRaft controller
 	// during a migration, that it may name a past controller.
-	Note   string    `json:"note,omitempty"`
-	Time   time.Time `json:"time"`
-	Source string    `json:"source"`
+	Note string `json:"note,omitempty"`
+	// NewEnsemble, on the owner event of a snapshot (its first), says the
+	// ZooKeeper ensemble the bridge reads is not the one the group's
+	// earlier events came from: it was rebuilt empty, or the bridge was
+	// pointed at another. Its zxids and terms started again, lower, and do
+	// not order against the earlier ones: readers take the snapshot for the
+	// group's state whatever they held before, and its Gap is set.
+	NewEnsemble bool      `json:"new_ensemble,omitempty"`
+	Time        time.Time `json:"time"`
+	Source      string    `json:"source"`
 
 	// groupCzxid is elect.Change.GroupCzxid, kept for the id of candidate
 	// events (see candidateSubject); it is not published.
@@ -227,8 +234,34 @@ func MakeID(group, node string, t Type) string {
 
 // WithID returns e with its deterministic id filled in.
 func (e Event) WithID() Event {
-	e.ID = MakeID(e.Group, e.subjectNode(), e.Type)
+	node := e.subjectNode()
+	if e.NewEnsemble {
+		// A new ensemble may give its owner the node name and term (or
+		// the empty group the zxid) an old one had: not a duplicate.
+		node += "\x00new-ensemble"
+	}
+	e.ID = MakeID(e.Group, node, e.Type)
 	return e
+}
+
+// Restarts reports whether e is the owner event of a snapshot taken from a
+// new ensemble (NewEnsemble): what was known of its group before no longer
+// orders against it.
+func (e Event) Restarts() bool {
+	return e.NewEnsemble && (e.Type.Gains() || e.Type.Loses() || e.Type == LeaderReady)
+}
+
+// MarkNewEnsemble marks the events of one snapshot (Translate's, in its
+// order) as taken from a new ensemble: every one a gap, the first, the
+// owner event, NewEnsemble, with its id made again.
+func MarkNewEnsemble(events []Event) {
+	for i := range events {
+		events[i].Gap = true
+	}
+	if len(events) > 0 && events[0].Snapshot {
+		events[0].NewEnsemble = true
+		events[0] = events[0].WithID()
+	}
 }
 
 // Validate reports what is wrong with an event, if anything.

@@ -169,8 +169,9 @@ func (f *Follower) Judge(e Event) Verdict {
 		}
 		return Duplicate
 	}
-	fresh := g == nil
+	fresh := g == nil || e.Restarts()
 	if fresh {
+		// A new ensemble's snapshot states the group afresh too.
 		g = &groupState{OwnerState: OwnerState{Group: e.Group, Recipe: e.Recipe}}
 		f.groups[e.Group] = g
 	}

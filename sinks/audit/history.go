@@ -245,6 +245,11 @@ func byGroup(events []publish.Event) [][]publish.Event {
 // event before it in its own log, where its bridge saw it come: by time
 // among those, after them. At zxid 0 it would come before the tenure it
 // ends.
+//
+// A snapshot from a new ensemble (publish.Event.NewEnsemble) starts a new
+// era of its group in its log: its events, and those after it, come after
+// the earlier ones whatever their zxids (a rebuilt ensemble's start again
+// low). Logs are taken to have seen the same new ensembles.
 func Merge(logs ...[]publish.Event) []publish.Event {
 	type key struct {
 		id   string
@@ -256,8 +261,13 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 	all := make([]placed, 0, total)
 	for i, l := range logs {
 		last := map[string]int64{} // group -> the last zxid in this log
+		era := map[string]int32{}  // group -> the new ensembles so far in this log
 		for j := range l {
 			e := &l[j]
+			if e.Restarts() {
+				era[e.Group]++
+				last[e.Group] = 0
+			}
 			at := e.Zxid
 			if at == 0 {
 				at = last[e.Group]
@@ -271,7 +281,7 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 				continue
 			}
 			seen[k] = true
-			all = append(all, placed{log: int32(i), i: int32(j), ungap: ungap, zxid: at})
+			all = append(all, placed{log: int32(i), i: int32(j), ungap: ungap, zxid: at, era: era[e.Group]})
 		}
 	}
 	ev := func(p placed) *publish.Event { return &logs[p.log][p.i] }
@@ -281,6 +291,8 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 		switch {
 		case ea.Group != eb.Group:
 			return ea.Group < eb.Group
+		case a.era != b.era:
+			return a.era < b.era
 		case a.zxid != b.zxid:
 			return a.zxid < b.zxid
 		case ea.Snapshot != eb.Snapshot && ea.Zxid != 0 && eb.Zxid != 0:
@@ -303,8 +315,12 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 // each some hundred bytes.
 type placed struct {
 	log, i int32
-	ungap  bool
-	zxid   int64
+	// era counts the snapshots from a new ensemble (publish.Event
+	// NewEnsemble) its log held of the group up to it: zxids order events
+	// of one ensemble only, and a later ensemble's come after.
+	era   int32
+	ungap bool
+	zxid  int64
 }
 
 // holders says which logs hold an event's id unmarked: the first, and

@@ -17,7 +17,9 @@ var _ publish.Reporter = (*Sink)(nil)
 // that event's zxid and its epoch. A bridge restarted on the same log uses
 // it to tell, in each group's first snapshot, whether an owner may have
 // come and gone while it was away. A log that does not exist yet reports nothing;
-// malformed lines are passed over, as the history reader does.
+// malformed lines are passed over, as the history reader does. A snapshot
+// from a new ensemble (publish.Event.NewEnsemble) is the last word of its
+// group whatever zxids came before it.
 func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, error) {
 	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
 		return map[string]publish.LastReport{}, nil
@@ -43,7 +45,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 			return nil, fmt.Errorf("audit: read %s for the last reports: %w", s.path, err)
 		}
 		rep := publish.LastReport{Zxid: e.Zxid, Recipe: e.Recipe, Epoch: e.Epoch}
-		if last, ok := out[e.Group]; ok && e.Zxid < last.Zxid {
+		if last, ok := out[e.Group]; ok && e.Zxid < last.Zxid && !e.Restarts() {
 			if e.Zxid != 0 {
 				continue // a late copy of an older event
 			}

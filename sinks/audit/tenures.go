@@ -16,6 +16,9 @@ type row struct {
 	// Missing row the zxid that found the group empty (no lower than any
 	// term seen before it: every owner it may hide came before that).
 	order int64
+	// era is the number of new ensembles (publish.Event.NewEnsemble) the
+	// group's events showed before the row: rows of a later one come after.
+	era int
 }
 
 // see records that the owner was holding at when.
@@ -71,10 +74,14 @@ type tenures struct {
 	// missing is the Missing row of the event just before, to extend.
 	missing *row
 	maxTerm int64 // the highest term of a row so far
+	era     int   // the new ensembles seen so far
 }
 
 // add reads the group's next event.
 func (t *tenures) add(e publish.Event) {
+	if e.Restarts() && !t.seenID[e.ID] {
+		t.newEnsemble()
+	}
 	since, upTo := t.observed, t.maxZxid
 	if e.Time.After(t.observed) {
 		t.observed = e.Time
@@ -122,8 +129,20 @@ func (t *tenures) sighting(e publish.Event) {
 	}
 }
 
+// newEnsemble starts the group's history again at e, a snapshot from a new
+// ensemble: the tenure held until then ended unseen, and the terms and
+// zxids before no longer order against the ones to come. Its snapshot
+// carries the gap mark that says owners may be missing in between.
+func (t *tenures) newEnsemble() {
+	unseenEnd(t.cur)
+	t.cur, t.last, t.missing, t.gapNext = nil, nil, nil, false
+	t.byTerm = map[int64]*row{}
+	t.maxZxid, t.maxTerm = 0, 0
+	t.era++
+}
+
 func (t *tenures) newRow(e publish.Event, p *publish.Participant) *row {
-	r := &row{Tenure: Tenure{Group: e.Group, Recipe: e.Recipe, Term: e.Term, TwoOwners: e.Hazard != ""}, order: e.Term}
+	r := &row{Tenure: Tenure{Group: e.Group, Recipe: e.Recipe, Term: e.Term, TwoOwners: e.Hazard != ""}, order: e.Term, era: t.era}
 	if p != nil {
 		r.Owner = *p
 	}
@@ -152,7 +171,7 @@ func (t *tenures) gapRow(e publish.Event, prev *row, since time.Time) *row {
 		return prev
 	}
 	r := &row{Tenure: Tenure{Group: e.Group, Recipe: e.Recipe, Missing: true, Gap: true, Until: e.Time, UntilSeen: true},
-		ended: true, order: max(e.Zxid, t.maxTerm)}
+		ended: true, order: max(e.Zxid, t.maxTerm), era: t.era}
 	if !since.IsZero() && !since.After(e.Time) {
 		r.From, r.FromSeen = since, true
 	}
@@ -314,6 +333,8 @@ func (t *tenures) result() []Tenure {
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
 		switch {
+		case a.era != b.era:
+			return a.era < b.era
 		case a.order != b.order:
 			return a.order < b.order
 		case a.Missing != b.Missing:

@@ -34,7 +34,7 @@ func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, init
 			f.w.skipped.Add(1)
 			return nil
 		}
-		if o.Term < k.term {
+		if o.Term < k.term && !o.NewEnsemble {
 			k.rev = e.Revision()
 			f.known[e.Key()] = k
 			return nil // a lower term than delivered: stale

@@ -46,6 +46,11 @@ type Owner struct {
 	// (publish.Event.Note): for Kafka's persistent /controller, that it
 	// may name a past controller.
 	Note string `json:"note,omitempty"`
+	// NewEnsemble says the owner was first reported from a ZooKeeper
+	// ensemble other than the one the group's earlier values came from
+	// (publish.Event.NewEnsemble): its term may be below theirs, and it
+	// still replaces them.
+	NewEnsemble bool `json:"new_ensemble,omitempty"`
 }
 
 // vacancy is the body herald gives a delete marker (a group with no owner),
@@ -87,6 +92,13 @@ type view struct {
 // lets a lower term replace a higher one, and within one term it only adds
 // (ready stays ready, since keeps the first time).
 func step(v view, e publish.Event) view {
+	if e.Restarts() {
+		// A new ensemble: the terms before it do not order against its.
+		v = view{written: v.written}
+		if e.Type.Loses() && e.Owner == nil {
+			return view{guard: max(e.Term, e.Zxid), source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch}
+		}
+	}
 	switch {
 	case e.Type.Gains() || e.Type == publish.LeaderReady:
 		if e.Owner == nil {
@@ -95,6 +107,7 @@ func step(v view, e publish.Event) view {
 		next := &Owner{
 			Group: e.Group, Recipe: e.Recipe, Owner: *e.Owner, Term: e.Term, Epoch: e.Epoch, Zxid: e.Zxid,
 			Since: e.Time, SinceUnseen: e.Snapshot || e.NotBefore != nil, Ready: e.Type == publish.LeaderReady, EventID: e.ID, Source: e.Source, Hazard: e.Hazard, Note: e.Note,
+			NewEnsemble: e.NewEnsemble,
 		}
 		switch {
 		case v.owner == nil && e.Term <= v.guard:

@@ -98,6 +98,9 @@ func ownerChanges(batch []publish.Event, reached map[string]ownerState) ([]publi
 		if !known {
 			st, known = reached[e.Group]
 		}
+		if e.Restarts() {
+			st, known = ownerState{}, false // a new ensemble: older terms do not count
+		}
 		if !e.Type.Gains() && !e.Type.Loses() && e.Type != publish.LeaderReady {
 			if r, ok := restate(st, e); ok {
 				st.hazard, st.zxid = e.Hazard, e.Zxid

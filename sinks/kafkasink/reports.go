@@ -51,7 +51,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 				r.Owner, r.Term = o.Node, u.Event.Term
 			}
 			out[u.Group] = r
-			if st := states[u.Group]; u.Event.Term >= st.term {
+			if st := states[u.Group]; u.Event.Term >= st.term || u.Event.Restarts() {
 				states[u.Group] = stateOf(u)
 			}
 		case <-st.Synced():
