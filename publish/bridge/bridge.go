@@ -108,6 +108,12 @@ type Bridge struct {
 	// ones adoptReported looks for), as read at start and kept up to date
 	// with what this bridge publishes since (noteReported).
 	reportedOwned map[string]bool
+	// highZxid is each group's highest zxid its stores hold (as read at
+	// start) or this bridge published since: a snapshot below it comes
+	// from another ensemble (ensemble.go). synced is the session whose
+	// server was synced with its leader before its groups were read.
+	highZxid map[string]int64
+	synced   *elect.Session
 }
 
 // New checks cfg and builds a bridge and its pipeline. It touches no

@@ -32,6 +32,7 @@ func (b *Bridge) observe(ctx context.Context, s *elect.Session, role Role) {
 // returns a function that waits for them once ctx has ended.
 func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait func()) {
 	b.markAll("") // groups of an earlier session come back as they are found
+	b.syncLeader(ctx, s)
 	gs := &groupSet{b: b, s: s, ctx: ctx, running: map[string]*follower{}}
 	many, err := elect.ObserveMany(ctx, s, elect.Resync(b.cfg.Resync), elect.OnGroupError(b.cfg.MaxRetryWait, func(group string, err error, in time.Duration) {
 		if errors.Is(err, elect.ErrNotAGroup) && gs.skipNotAGroup(group) {
@@ -560,6 +561,8 @@ func (b *Bridge) apply(ctx, pub context.Context, c elect.Change) bool {
 		b.setGroup(ctx, c.Group, GroupLive)
 		b.dateGone(pub, &c)
 	}
+	replaced := b.replacedEnsemble(c)
+	c.Gap = c.Gap || replaced
 	if ctx.Err() == nil { // a group dropped meanwhile keeps no figures
 		b.countSuspects(c)
 		if b.truth.see(c) {
@@ -571,6 +574,9 @@ func (b *Bridge) apply(ctx, pub context.Context, c elect.Change) bool {
 		}
 	}
 	events := publish.Translate(c, b.cfg.Source, time.Now())
+	if replaced {
+		publish.MarkNewEnsemble(events)
+	}
 	b.live.record(events)
 	published, err := b.deliver(pub, events)
 	if err != nil {
@@ -580,6 +586,7 @@ func (b *Bridge) apply(ctx, pub context.Context, c elect.Change) bool {
 		return false
 	}
 	b.noteReported(c)
+	b.noteZxid(c, replaced)
 	if published {
 		b.log.Debug("published", "group", c.Group, "kind", c.Kind, "events", len(events))
 	}

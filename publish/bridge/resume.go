@@ -58,14 +58,15 @@ func (b *Bridge) readReports(ctx context.Context) {
 	maps.DeleteFunc(newest, keep)
 	maps.DeleteFunc(measure, keep)
 	b.markPrivatesBehind(privates, measure)
-	owned := map[string]bool{}
+	owned, high := map[string]bool{}, map[string]int64{}
 	for g, r := range newest {
 		if r.Owner != "" {
 			owned[g] = true
 		}
+		high[g] = r.Zxid
 	}
 	b.viewMu.Lock()
-	b.resume, b.reportedOwned = measure, owned
+	b.resume, b.reportedOwned, b.highZxid = measure, owned, high
 	b.viewMu.Unlock()
 }
 
