@@ -5,9 +5,7 @@ package elect
 func diff(prev *View, v View) []Change {
 	base := Change{Group: v.Group, Recipe: v.Recipe, Owner: v.Owner, Zxid: v.Pzxid, Ready: v.Ready(), Hazard: v.Hazard, GroupCzxid: v.groupCzxid}
 	if prev == nil {
-		c := base
-		c.Kind, c.Queue = Snapshot, v.Queue
-		return []Change{c}
+		return []Change{snapshotOf(base, v)}
 	}
 	if replaced(prev, v) {
 		// The group node was deleted and made again between the views:
@@ -74,6 +72,19 @@ func diff(prev *View, v View) []Change {
 		out = append(out, c)
 	}
 	return out
+}
+
+// snapshotOf is the Snapshot of v, from base. It is the state as of
+// everything it read: the office's last write too, at which a readiness
+// was reported. Dated by the group's zxid alone, a snapshot read after
+// that report looked older than it, and a restarted bridge took its
+// ensemble for a new one
+// (TestBridgeRestartAfterAnAcknowledgmentIsNoNewEnsemble).
+func snapshotOf(base Change, v View) Change {
+	c := base
+	c.Kind, c.Queue = Snapshot, v.Queue
+	c.Zxid = max(c.Zxid, v.OfficeZxid)
+	return c
 }
 
 // unseenTenure is what says that a whole tenure passed between two views

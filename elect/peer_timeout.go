@@ -178,7 +178,7 @@ func (h *Handle) learnLiveTimeouts(ctx context.Context) {
 	var paths []string
 	for _, n := range names {
 		p := dir + "/" + n
-		if _, read := q.s.timeoutsRead.Load(p); read || p == own || !isSessionNodeName(n) {
+		if _, read := q.s.timeoutsRead.Load(p); read || p == own || !IsSessionNodeName(n) {
 			continue
 		}
 		paths = append(paths, p)
@@ -197,8 +197,8 @@ func (h *Handle) TimeoutsUnread() bool {
 	return h.timeoutsTried.Load() && !h.timeoutsListed.Load()
 }
 
-// isSessionNodeName reports whether n is named as a session node.
-func isSessionNodeName(n string) bool {
+// IsSessionNodeName reports whether n is named as a session node.
+func IsSessionNodeName(n string) bool {
 	hex, ok := strings.CutPrefix(n, "session-")
 	if !ok {
 		return false

@@ -49,6 +49,13 @@ func groupHash(group string) uint64 {
 	return h.Sum64()
 }
 
+// IsRunNoteName reports whether n is named as a run note: with the
+// session nodes, what a session root holds.
+func IsRunNoteName(n string) bool {
+	_, _, ok := parseRunNote(n)
+	return ok
+}
+
 // parseRunNote reads a run note's name.
 func parseRunNote(n string) (session int64, group uint64, ok bool) {
 	rest, ok1 := strings.CutPrefix(n, "run-")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -154,5 +155,38 @@ func stopBridge(t *testing.T, br *proc) {
 	_ = br.cmd.Process.Signal(syscall.SIGTERM)
 	if code := br.wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("bridge: exit %d after SIGTERM", code)
+	}
+}
+
+// TestBridgeRestartAfterAnAcknowledgmentIsNoNewEnsemble: a `herald run`
+// leader acknowledges (leader.ready), which the bridge reports at the
+// office's zxid, above the group's. A bridge restarted on the same
+// ensemble reads the group's snapshot at the group's own zxid, below
+// that: it must not take the ensemble for a new one (a false gap, and a
+// snapshot published over the stores' state).
+func TestBridgeRestartAfterAnAcknowledgmentIsNoNewEnsemble(t *testing.T) {
+	g, url := uniq(t), natsserver.Start(t).URL()
+	log := filepath.Join(t.TempDir(), "audit.log")
+	zkc := zktest.Shared(t)
+	bridge := func() *proc {
+		return start(t, nil, "bridge", "--zk", zkc.ConnectString(), "--session-timeout", "2s", "--connect-timeout", "10s",
+			"--watch", g, "--nats", url, "--audit", log, "--heartbeat", "200ms", "--source", "br", "--drain-timeout", "5s")
+	}
+	br := bridge()
+	leader := start(t, nil, "--zk", zkc.ConnectString(), "run", "--election", g, "--id", "leader", "--", "sleep", "60")
+	if err := waitFor(30*time.Second, func() bool { b, _ := os.ReadFile(log); return strings.Contains(string(b), "leader.ready") }); err != nil {
+		t.Fatalf("the bridge never reported the leader's acknowledgment: %v\nbridge:\n%s\nleader:\n%s", err, br.out, leader.out)
+	}
+	stopBridge(t, br)
+	br = bridge()
+	waitWhoNATS(t, g, url, "leader", br)
+	time.Sleep(time.Second) // the restarted bridge's snapshot is published
+	if strings.Contains(br.out.String(), "not the one reported from before") {
+		t.Errorf("a bridge restarted on the same ensemble took it for a new one:\n%s", br.out)
+	}
+	for _, r := range historyJSON(t, g, "--audit", log) {
+		if r.Gap {
+			t.Errorf("history after a plain restart shows a gap: %+v", r)
+		}
 	}
 }

@@ -124,15 +124,21 @@ func notHeraldsOwn(p string) error {
 	return nil
 }
 
-// sessionNodes reports whether names, not none, are all herald's session
-// nodes (session-<id>-live): a session root's children.
-func sessionNodes(names []string) bool {
-	return len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool {
-		id, ok := strings.CutPrefix(n, "session-")
-		id, live := strings.CutSuffix(id, "-live")
-		_, err := strconv.ParseUint(id, 16, 64)
-		return !ok || !live || len(id) != 16 || err != nil
-	})
+// sessionRoot reports whether names, not none, are all herald's session
+// nodes (session-<id>-live) and run notes (run-<id>-<hash>-cmd): a
+// session root's children. It counts each kind.
+func sessionRoot(names []string) (ok bool, sessions, runs int) {
+	for _, n := range names {
+		switch {
+		case elect.IsSessionNodeName(n):
+			sessions++
+		case elect.IsRunNoteName(n):
+			runs++
+		default:
+			return false, 0, 0
+		}
+	}
+	return len(names) > 0, sessions, runs
 }
 
 // belowHint names what to read instead of a group with no queue nodes but
@@ -144,8 +150,8 @@ func belowHint(group string, below []string) string {
 		return fmt.Sprintf("(a Hadoop HA nameservice: its active holds %s, and ActiveBreadCrumb only records the last active, for fencing; "+
 			"herald who %s, or herald who --preset hadoop-ha for every nameservice)", path.Join(group, "ActiveStandbyElectorLock"), path.Join(group, "ActiveStandbyElectorLock"))
 	}
-	if sessionNodes(below) {
-		return fmt.Sprintf("(herald's session root: each child is the session node of a herald run or lock copy, %d now, which tells the next copy that its owner's session ended; no group: ask herald who about the group itself)", len(below))
+	if ok, sessions, runs := sessionRoot(below); ok {
+		return fmt.Sprintf("(herald's session root: session nodes of herald run or lock copies, %d now, each telling the next copy when its owner's session ended, and notes of running commands, %d now, each telling a copy that joins a group deleted whole to wait for it; no group: ask herald who about the group itself)", sessions, runs)
 	}
 	return fmt.Sprintf("(no queue nodes here; below it: %s — e.g. herald who %s)", strings.Join(below, ", "), path.Join(group, below[0]))
 }

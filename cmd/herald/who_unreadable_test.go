@@ -127,7 +127,7 @@ func TestWhoOnHeraldsOwnNodes(t *testing.T) {
 	holder := start(t, nil, append(zk, "lock", "--lock", g, "--session-root", root, "--", "sleep", "30")...)
 	holder.waitOutput(t, "lock acquired", 20*time.Second)
 	out, stderr, code := heraldRun(t, nil, append(zk, "who", root)...)
-	if code != exitNoOwner || !strings.Contains(out, "herald's session root: each child is the session node of a herald run or lock copy, 1 now") {
+	if code != exitNoOwner || !strings.Contains(out, "herald's session root: session nodes of herald run or lock copies, 1 now, each telling the next copy when its owner's session ended, and notes of running commands, 1 now") {
 		t.Errorf("who %s: exit %d, want %d saying it is a session root:\n%s%s", root, code, exitNoOwner, out, stderr)
 	}
 }
