@@ -169,39 +169,75 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		}
 		cancel()
 	}
-	select {
-	case <-c.done:
-		p := o.plan()
-		p.now = forced(ctx) // a second signal meanwhile kills them at once
-		if stopWatched(c, wd, func() {
-			c.sweep(p, func(left []string) {
-				a.log.Warn("the command exited leaving processes behind (in its process group, or started apart from it); stopping them (SIGTERM, SIGKILL after --grace, or at once on a second signal) before giving up ownership",
-					"pgid", c.Pid(), "stopping", strings.Join(left, ", "), "grace", o.grace)
-			})
-		}) {
-			// The watchdog stopped the command while herald was frozen:
-			// ownership went unvouched for, and is likely gone.
-			return watchdogStopped(o)
+	return a.superviseCommand(ctx, c, wd, o)
+}
+
+// superviseCommand waits, the command running, for its exit, the loss of
+// ownership or a shutdown signal, and acts on it; it starts the watchdog
+// again should it die meanwhile, not by its own hand (see keepWatchdog).
+func (a *app) superviseCommand(ctx context.Context, c *child, wd *watchdog, o holding) error {
+	for {
+		select {
+		case <-c.done:
+			p := o.plan()
+			p.now = forced(ctx) // a second signal meanwhile kills them at once
+			if stopWatched(c, wd, func() {
+				c.sweep(p, func(left []string) {
+					a.log.Warn("the command exited leaving processes behind (in its process group, or started apart from it); stopping them (SIGTERM, SIGKILL after --grace, or at once on a second signal) before giving up ownership",
+						"pgid", c.Pid(), "stopping", strings.Join(left, ", "), "grace", o.grace)
+				})
+			}) {
+				// The watchdog stopped the command while herald was frozen:
+				// ownership went unvouched for, and is likely gone.
+				return watchdogStopped(o)
+			}
+			o.release()
+			a.log.Info("child exited; gave up ownership", "code", c.code, "group", o.h.Group())
+			return codeErr(c.code)
+		case <-o.h.Done():
+			a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, lossGrace(o.timeout)))
+			var code int
+			if stopWatched(c, wd, func() { code = c.stop(o.plan()) }) {
+				// Herald was frozen: the watchdog stopped the command, and
+				// the loss may be what herald heard on thawing.
+				return watchdogStopped(o)
+			}
+			o.release()
+			return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) while the child ran; stopped it (its exit status %d)",
+				o.what(), lostWhy(o.h), code)}
+		case <-ctx.Done():
+			var err error
+			stopWatched(c, wd, func() { err = a.stopOnSignal(ctx, c, o) })
+			return err
+		case <-wd.exited():
+			wd = a.keepWatchdog(c, wd, o)
 		}
-		o.release()
-		a.log.Info("child exited; gave up ownership", "code", c.code, "group", o.h.Group())
-		return codeErr(c.code)
-	case <-o.h.Done():
-		a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, lossGrace(o.timeout)))
-		var code int
-		if stopWatched(c, wd, func() { code = c.stop(o.plan()) }) {
-			// Herald was frozen: the watchdog stopped the command, and
-			// the loss may be what herald heard on thawing.
-			return watchdogStopped(o)
-		}
-		o.release()
-		return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) while the child ran; stopped it (its exit status %d)",
-			o.what(), lostWhy(o.h), code)}
-	case <-ctx.Done():
-		var err error
-		stopWatched(c, wd, func() { err = a.stopOnSignal(ctx, c, o) })
-		return err
 	}
+}
+
+// keepWatchdog is what follows the watchdog's exit while the command
+// runs. One that fired is stopping the command, which exits next: it is
+// kept, to say so. One that died otherwise (someone's kill -9, an
+// out-of-memory killer) left the command unguarded: a runner frozen
+// after that ran its command, which ignored SIGTERM, beside the next
+// owner's for 5.1 s (found by an adversarial test), and one killed then
+// left its command's strays running for good. The runner is running this
+// very code, so the moments without a watchdog are not a freeze: it
+// starts a new one over the same process group. Should that fail, the
+// command runs on as it does when no watchdog could be started at all.
+func (a *app) keepWatchdog(c *child, wd *watchdog, o holding) *watchdog {
+	if wd.hasFired() {
+		return wd.spent()
+	}
+	wd.stop() // its pipe
+	next, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.releaseSpec(o), a.connEnv(), a.stderr)
+	if err != nil {
+		a.log.Warn("the watchdog died, and no new one could be started: should herald freeze, the command runs on until it thaws (fenced writes are still refused)",
+			"pid", wd.pid(), "err", err)
+		return nil
+	}
+	a.log.Warn("the watchdog died without stopping the command (killed?): started a new one", "pid", wd.pid(), "watchdog", next.pid(), "group", o.h.Group())
+	return next
 }
 
 // mayStart waits until the command may start: the owner before us surely

@@ -19,8 +19,11 @@ func startWatchdog(*child, time.Duration, time.Duration, time.Duration, []string
 	return nil, errors.New("no watchdog on this platform: a frozen runner's command runs until the runner thaws")
 }
 
-func (*watchdog) stop() bool { return false }
-func (*watchdog) pid() int   { return 0 }
+func (*watchdog) stop() bool              { return false }
+func (*watchdog) pid() int                { return 0 }
+func (*watchdog) exited() <-chan struct{} { return nil }
+func (d *watchdog) spent() *watchdog      { return d }
+func (*watchdog) hasFired() bool          { return false }
 
 func runWatchdog(_ []string, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "herald watchdog: not supported on this platform")

@@ -63,6 +63,8 @@ type watchdog struct {
 	quit  chan struct{}
 	done  chan struct{}
 	fired atomic.Bool
+	// heard: the runner has acted on the exit (see spent).
+	heard bool
 }
 
 // startWatchdog starts the watchdog over c's process group, which stops it
@@ -150,6 +152,25 @@ func (d *watchdog) pid() int {
 	}
 	return d.cmd.Process.Pid
 }
+
+// exited is closed once the watchdog process has exited, unless the
+// runner already acted on that (spent); nil for none.
+func (d *watchdog) exited() <-chan struct{} {
+	if d == nil || d.heard {
+		return nil
+	}
+	return d.done
+}
+
+// spent marks the watchdog's exit as acted on: exited no longer reports
+// it.
+func (d *watchdog) spent() *watchdog {
+	d.heard = true
+	return d
+}
+
+// hasFired reports whether the watchdog stopped the command.
+func (d *watchdog) hasFired() bool { return d != nil && d.fired.Load() }
 
 // beating writes a beat every period until stop.
 func (d *watchdog) beating(period time.Duration) {

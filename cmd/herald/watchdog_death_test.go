@@ -1,0 +1,73 @@
+//go:build unix
+
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// TestWatchdogKilledIsStartedAgain: someone kills the owner's watchdog
+// (kill -9) while the command, which ignores SIGTERM, runs; later the
+// runner freezes (SIGSTOP) past its session. The runner did not notice
+// the watchdog go, so nothing stopped the frozen runner's command, and the
+// next copy's ran beside it (5.1 s in an adversarial test). The runner now
+// starts a new watchdog, which stops the command before the session can
+// expire.
+func TestWatchdogKilledIsStartedAgain(t *testing.T) {
+	for _, recipe := range []string{"run", "lock"} {
+		t.Run(recipe, func(t *testing.T) {
+			t.Parallel() // waits on sessions and processes, not the CPU
+			zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+			_, ps, read := queuedCopies(t, zk, runnerCase{recipe, "command"}, 2)
+			first, second := ps[0], ps[1]
+			old := watchdogPID(t, first)
+			if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			first.waitOutput(t, "the watchdog died without stopping the command", 10*time.Second)
+			if pid := watchdogPIDAfter(t, first, "started a new one"); pid == old || syscall.Kill(pid, 0) != nil {
+				t.Fatalf("no new watchdog runs (old %d, new %d):\n%s", old, pid, first.out)
+			}
+			pid := first.cmd.Process.Pid
+			if err := signalPID(pid, sigStop); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
+			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2 started its command while frozen copy-1's, whose watchdog was killed, still ran:\n%s\n%s", read(), first.out)
+			}
+		})
+	}
+}
+
+// watchdogPID is the pid of p's watchdog, from its "child started" line.
+func watchdogPID(t *testing.T, p *proc) int {
+	t.Helper()
+	return watchdogPIDAfter(t, p, "child started")
+}
+
+// watchdogPIDAfter is the watchdog pid in p's last line saying what.
+func watchdogPIDAfter(t *testing.T, p *proc, what string) int {
+	t.Helper()
+	re := regexp.MustCompile(`watchdog=(\d+)`)
+	var pid int
+	for _, line := range strings.Split(p.out.String(), "\n") {
+		if m := re.FindStringSubmatch(line); m != nil && strings.Contains(line, what) {
+			pid, _ = strconv.Atoi(m[1])
+		}
+	}
+	if pid <= 0 {
+		t.Fatalf("no watchdog pid in a %q line:\n%s", what, p.out)
+	}
+	return pid
+}
