@@ -82,6 +82,9 @@ type manyOptions struct {
 	maxRetry time.Duration
 	onError  func(group string, err error, retryIn time.Duration)
 	resync   time.Duration
+	// resyncRate and resyncFloor: see ResyncSooner.
+	resyncRate  int
+	resyncFloor time.Duration
 }
 
 // Workers bounds how many groups are read at once (default 32).
@@ -116,6 +119,23 @@ func OnGroupError(maxRetry time.Duration, fn func(group string, err error, retry
 			o.maxRetry = maxRetry
 		}
 		o.onError = fn
+		return nil
+	}
+}
+
+// ResyncSooner has Resync check every group more often than once per its
+// interval where that costs ZooKeeper little: a round of checks lasts as
+// long as the groups take at perSecond checks a second, but no less than
+// floor, and no more than Resync's interval. The check is what finds a
+// group whose READ was taken away, of which ZooKeeper reports nothing: a
+// bridge with a few groups learned of it up to Resync's whole interval
+// (5 minutes) late, and went on confirming the owner it last heard.
+func ResyncSooner(perSecond int, floor time.Duration) ManyOption {
+	return func(o *manyOptions) error {
+		if perSecond < 1 || floor <= 0 {
+			return fmt.Errorf("elect: resync sooner at %d checks a second, every %v at the most: want both above 0", perSecond, floor)
+		}
+		o.resyncRate, o.resyncFloor = perSecond, floor
 		return nil
 	}
 }

@@ -11,8 +11,22 @@ import (
 // resyncLoop gives every group a Resync turn once per interval, spread
 // evenly over it, until Many stops.
 func (m *Many) resyncLoop() {
-	for m.resyncRound(m.opts.resync, m.members()) {
+	for {
+		gs := m.members()
+		if !m.resyncRound(resyncPeriod(m.opts, len(gs)), gs) {
+			return
+		}
 	}
+}
+
+// resyncPeriod is how long a round of Resync turns over n groups lasts:
+// the Resync interval, shortened by ResyncSooner.
+func resyncPeriod(o manyOptions, n int) time.Duration {
+	if o.resyncRate <= 0 {
+		return o.resync
+	}
+	d := time.Duration(n) * time.Second / time.Duration(o.resyncRate)
+	return min(max(d, o.resyncFloor), o.resync)
 }
 
 // members lists the groups observed now.

@@ -124,7 +124,7 @@ sinks to acknowledge what was published.`,
 	fl.DurationVar(&f.drainTimeout, "drain-timeout", bridge.DefaultDrainTimeout, "on stop, how long to wait for the sinks to acknowledge what was published")
 	fl.DurationVar(&f.heartbeat, "heartbeat", publish.DefaultHeartbeat, "how often the active bridge confirms the owners it wrote to JetStream and Kafka (one record per bridge); readers call them stale after 3 heartbeats without one")
 
-	fl.DurationVar(&f.resync, "resync", bridge.DefaultResync, "check every group once per this interval with one read that sets no watch (ZooKeeper tells a watcher nothing once it may not READ a node); 0 checks none")
+	fl.DurationVar(&f.resync, "resync", bridge.DefaultResync, "check every group at least once per this interval with one read that sets no watch (ZooKeeper tells a watcher nothing once it may not READ a node); with fewer groups more often, up to every 30s while that costs at most 33 reads a second; 0 checks none")
 	fl.StringVar(&f.nats, "nats", "", "NATS URL(s), comma separated; empty with no --kafka: serve an embedded NATS server")
 	fl.StringVar(&f.natsMode, "nats-mode", "jetstream", "jetstream (stream HERALD and owners bucket; core subscribers see the events too) or core (plain subjects only)")
 	fl.StringVar(&f.natsStore, "nats-store", "", "embedded NATS: JetStream directory (default $XDG_STATE_HOME/herald/nats or ~/.local/state/herald/nats)")

@@ -40,6 +40,13 @@ const (
 	DefaultMaxRetryWait   = 5 * time.Second
 	DefaultHAReplay       = 2 * time.Minute
 	DefaultResync         = 5 * time.Minute
+	// ResyncRate and ResyncFloor: the checks of Config.Resync come more
+	// often than its interval where that costs ZooKeeper little, at most
+	// ResyncRate a second, each group at most once per ResyncFloor (see
+	// elect.ResyncSooner): 30 s for up to 990 groups, 5 minutes from
+	// 9,900.
+	ResyncRate  = 33
+	ResyncFloor = 30 * time.Second
 	// NoResync, as Config.Resync, checks no group beyond its watches.
 	NoResync time.Duration = -1
 )
@@ -136,8 +143,9 @@ type Config struct {
 	// per bridge (default publish.DefaultHeartbeat, 5s); readers call them
 	// stale after 3 intervals without one. See heartbeat.go.
 	Heartbeat time.Duration
-	// Resync is how often every observed group is checked with one read
-	// that sets no watch (spread evenly, default 5m; NoResync for none):
+	// Resync is how often at least every observed group is checked with
+	// one read that sets no watch (spread evenly, default 5m, more often
+	// with fewer groups, see ResyncRate; NoResync for none):
 	// ZooKeeper sends no watch event to a session that may not read the
 	// node, so a group whose ACL stops letting the bridge READ would
 	// otherwise stay as it was last seen, confirmed by every heartbeat,

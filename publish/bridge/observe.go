@@ -34,7 +34,7 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	b.markAll("") // groups of an earlier session come back as they are found
 	b.syncLeader(ctx, s)
 	gs := &groupSet{b: b, s: s, ctx: ctx, running: map[string]*follower{}}
-	many, err := elect.ObserveMany(ctx, s, elect.Resync(b.cfg.Resync), elect.OnGroupError(b.cfg.MaxRetryWait, func(group string, err error, in time.Duration) {
+	many, err := elect.ObserveMany(ctx, s, elect.Resync(b.cfg.Resync), elect.ResyncSooner(ResyncRate, ResyncFloor), elect.OnGroupError(b.cfg.MaxRetryWait, func(group string, err error, in time.Duration) {
 		if errors.Is(err, elect.ErrNotAGroup) && gs.skipNotAGroup(group) {
 			return
 		}
