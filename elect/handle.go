@@ -570,7 +570,9 @@ func (h *Handle) Release(ctx context.Context) error { return h.release(ctx, Reas
 // on in the background until it succeeds or the session ends (which deletes
 // the node too), so nothing is left orphaned.
 func (h *Handle) release(ctx context.Context, reason Reason) error {
-	h.unmarkRunning(ctx) // the work has stopped before any release
+	// The work has stopped: its run note goes, after the release, which
+	// the next owner waits for.
+	defer h.unmarkRunning(ctx)
 	if h.released.Swap(true) {
 		h.lose(reason, nil)
 		h.hurryOnce.Do(func() { close(h.hurry) }) // the owner has stopped: a give-back deletes now
