@@ -29,8 +29,9 @@ or the herald.events Kafka topic), for one group or all, and prints the
 leadership timeline: per group and term the owner, from, until, how long it
 held, why it ended, and whether an owner may be missing in between (GAP).
 A stretch where owners may have come and gone unseen (a bridge found the
-group empty and said gap) is a row of its own: "(not observed: owners may
-be missing)".
+group empty and said gap, or the bridges that wrote of the group still
+send heartbeats but no longer observe it) is a row of its own: "(not
+observed: owners may be missing)".
 
 It states only what was observed. An end no bridge saw (the bridge was down
 or standing by, and its next event is a snapshot showing another owner or

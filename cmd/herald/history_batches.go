@@ -27,7 +27,8 @@ func (a *app) history(ctx context.Context, sf *sourceFlags, files []string, grou
 	if err != nil {
 		return err
 	}
-	h := &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(ctx, sf, src, files, group)}
+	h := &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(ctx, sf, src, files, group),
+		scope: a.scopeMarks(ctx, sf, src, files)}
 	defer h.rows.close()
 	if err := a.eachBatch(ctx, sf, src, files, group, heldEvents, h.batch); err != nil {
 		return unreachableExit(err)
@@ -157,11 +158,14 @@ type historyOut struct {
 	// judge marks the open tenures of ts (told from events) that nothing
 	// confirms.
 	judge func(events []publish.Event, ts []audit.Tenure)
+	// scope adds to ts the stretches of missing owners of the groups
+	// their bridges no longer observe (markOutOfScope).
+	scope func(events []publish.Event, ts []audit.Tenure) []audit.Tenure
 }
 
 // batch takes the events of a batch of groups, merged.
 func (h *historyOut) batch(events []publish.Event) error {
-	ts := audit.History(events)
+	ts := h.scope(events, audit.History(events))
 	h.total += len(ts)
 	if anyOpen(ts) {
 		h.judge(events, ts)

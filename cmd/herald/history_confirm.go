@@ -40,15 +40,7 @@ func (a *app) auditBridges(files []string) *publish.Bridges {
 // Events are the events ts was told from, which name the bridges that
 // wrote of each group.
 func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now time.Time) {
-	writers := map[string][]string{} // group -> the sources of its events
-	seen := map[[2]string]bool{}
-	for _, e := range events {
-		k := [2]string{e.Group, e.Source}
-		if e.Source != "" && !seen[k] {
-			seen[k] = true
-			writers[e.Group] = append(writers[e.Group], e.Source)
-		}
-	}
+	writers := writersOf(events)
 	for i := range ts {
 		t := &ts[i]
 		if !t.Open() || t.Missing {

@@ -35,8 +35,9 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 		// window after its last event as not seen since, as its row says.
 		b = timeline.NewWindowBuilder(w.now, w.since, w.until)
 	}
+	scope := a.scopeMarks(ctx, sf, src, files)
 	err = a.eachBatch(ctx, sf, src, files, group, heldEvents, func(events []publish.Event) error {
-		ts := audit.History(events)
+		ts := scope(events, audit.History(events))
 		if w.set() {
 			w.learn(ts) // each group's rows are all in its batch
 		}
