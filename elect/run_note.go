@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,8 +86,9 @@ func (h *Handle) MarkRunning(ctx context.Context) error {
 	}
 	p := root + "/" + runNoteName(q.s.ID(), q.parent)
 	data, _ := json.Marshal(sessionNote{Herald: 1, Group: q.parent, TimeoutMS: q.s.Timeout().Milliseconds()})
+	acl := noteACL(q.o.acl)
 	for try := 0; try < 3; try++ {
-		_, err := call(ctx, func() (string, error) { return q.s.Conn().Create(p, data, zk.FlagEphemeral, q.o.acl) })
+		_, err := call(ctx, func() (string, error) { return q.s.Conn().Create(p, data, zk.FlagEphemeral, acl) })
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNodeExists):
 			h.runNote.Store(&p)
@@ -100,6 +102,30 @@ func (h *Handle) MarkRunning(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("elect: the session root %s keeps being deleted: %w", root, zk.ErrNoNode)
+}
+
+// noteACL is a run note's ACL: acl, with READ for everyone. The next copy
+// reads the note for how long its owner's command may run; one it could
+// not read (an ACL chosen without READ for others) left it waiting only
+// its own, shorter bound, and its command ran 7.4 s beside a frozen 20 s
+// owner's (found by an adversarial test). The note holds only its
+// session's timeout and its group's path.
+func noteACL(acl []zk.ACL) []zk.ACL {
+	for _, a := range acl {
+		if a.Scheme == "world" && a.ID == "anyone" {
+			if a.Perms&zk.PermRead != 0 {
+				return acl
+			}
+			out := slices.Clone(acl)
+			for i := range out {
+				if out[i].Scheme == "world" && out[i].ID == "anyone" {
+					out[i].Perms |= zk.PermRead
+				}
+			}
+			return out
+		}
+	}
+	return append(slices.Clone(acl), zk.WorldACL(zk.PermRead)...)
 }
 
 // unmarkRunning removes our run note, if we made one: the work it noted

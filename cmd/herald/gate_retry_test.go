@@ -296,7 +296,7 @@ func TestGateOpensOnAVouchedRecordWithTimeoutsUnread(t *testing.T) {
 // ends. Every look fails from then on, and the gate waited for a read
 // that could never come; giveUpUnstarted, which waits for the gate before
 // giving ownership back, then never returned. Once the session is gone
-// nothing of ours can be recorded, so the gate ends with its bound.
+// nothing of ours can be recorded nor started, so the gate opens at once.
 func TestGateOpensOnceOurSessionIsGone(t *testing.T) {
 	t.Parallel()
 	h, short, p := gateSetup(t, true, false)
@@ -320,11 +320,17 @@ func TestGateOpensOnceOurSessionIsGone(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the handle did not end with its session")
 	}
+	ended := time.Now()
 	select {
 	case <-gate.open:
 	case <-time.After(time.Until(start.Add(predecessorBound(shortT) + 5*time.Second))):
 		t.Fatalf("the gate is still shut %v after its first look with our session closed (timeouts unread: %v): giveUpUnstarted would wait for it forever",
 			time.Since(start).Round(time.Millisecond), h.TimeoutsUnread())
+	}
+	// Nothing of ours starts on a gone session: the gate has nothing
+	// left to wait for (it used to wait out its bound).
+	if took := time.Since(ended); took > time.Second {
+		t.Errorf("the gate opened %v after our session ended, want at once", took.Round(time.Millisecond))
 	}
 }
 

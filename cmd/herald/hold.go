@@ -154,7 +154,6 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		o.h.Vouch()
 	}
 	o.ann.gained(o.h, o.recipe)
-	a.markRunning(o)
 	c, wd, err := a.startCommand(o)
 	if err != nil {
 		o.release()
@@ -257,6 +256,12 @@ func (a *app) mayStart(ctx context.Context, o holding, safe *predecessorGate, gu
 		a.giveUpUnstarted(ctx, o, safe)
 		return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
 	}
+	// The run note is made before the look that confirms our node: a
+	// deleteall that look did not see comes after the note, and so does
+	// the node of any copy that joins the group made anew, which then
+	// finds the note. Made after it, the note could come after such a
+	// copy's look, and its command start beside ours.
+	a.markRunning(o)
 	if err := confirmOwned(ctx, o); err != nil {
 		// Lost between winning and here (the environment holds the term,
 		// which is 0 if ownership ended before it was known): never start
@@ -582,15 +587,15 @@ func (g *predecessorGate) watch(o holding, quit <-chan struct{}, look func() (bo
 			// the look failed: look again a little later.
 			again = retry.C
 		}
-		var gone <-chan struct{}
-		if unread {
-			gone = o.h.Session().Done() // and with it the wait for reads
-		}
 		select {
 		case <-quit:
 			return
-		case <-gone:
-			continue
+		case <-o.h.Session().Done():
+			// No command of ours starts on a session that is gone
+			// (confirmOwned), so there is nothing left to wait for: a
+			// copy frozen past its session waited out its whole bound
+			// before it joined again (found by an adversarial test).
+			return
 		case <-boundC:
 			if !unread {
 				continue
