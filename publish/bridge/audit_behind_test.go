@@ -24,16 +24,7 @@ import (
 func TestAuditLogBehindTheSharedStoreMarksAGap(t *testing.T) {
 	addrs, url := zkAddrs(t), natsURL(t)
 	g := groupPath(t)
-	s := session(t, addrs)
-	l, err := elect.NewLock(s, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := ctxT(t, 90*time.Second)
-	a, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, a, ctx := lockTaken(t, addrs, g)
 	base := t.TempDir()
 	dir := filepath.Join(base, "logs")
 	log := filepath.Join(dir, "audit.log")
@@ -70,6 +61,22 @@ func TestAuditLogBehindTheSharedStoreMarksAGap(t *testing.T) {
 	requireTenureOrGap(t, log, b)
 }
 
+// lockTaken is a lock on g, taken (a), with a context for the test's
+// steps.
+func lockTaken(t *testing.T, addrs []string, g string) (*elect.Lock, *elect.Handle, context.Context) {
+	t.Helper()
+	l, err := elect.NewLock(session(t, addrs), g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 90*time.Second)
+	a, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, a, ctx
+}
+
 // auditHas reports whether the audit log at log holds an event that cond
 // accepts.
 func auditHas(log string, cond func(publish.Event) bool) func() bool {
@@ -94,16 +101,7 @@ func TestStandbyTakingOverWithAnAuditLogBehindMarksAGap(t *testing.T) {
 	addrs, url := zkAddrs(t), natsURL(t)
 	g := groupPath(t)
 	ha := groupPath(t) + "-ha"
-	s := session(t, addrs)
-	l, err := elect.NewLock(s, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := ctxT(t, 90*time.Second)
-	a, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, a, ctx := lockTaken(t, addrs, g)
 	dir := t.TempDir()
 	logs := map[string]string{"x": filepath.Join(dir, "x.log"), "y": filepath.Join(dir, "y.log")}
 	cfg := func(src string) bridge.Config {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 	"github.com/zkherald/herald/sinks/audit"
@@ -21,16 +20,7 @@ import (
 func TestGroupOutOfScopeForAWhileMarksAGap(t *testing.T) {
 	addrs, url := zkAddrs(t), natsURL(t)
 	g, other := groupPath(t), groupPath(t)+"-other"
-	s := session(t, addrs)
-	l, err := elect.NewLock(s, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := ctxT(t, 90*time.Second)
-	a, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, a, ctx := lockTaken(t, addrs, g)
 	log := filepath.Join(t.TempDir(), "audit.log")
 	cfg := func(watch string) bridge.Config {
 		as, err := audit.New(log)
