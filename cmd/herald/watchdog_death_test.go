@@ -50,6 +50,38 @@ func TestWatchdogKilledIsStartedAgain(t *testing.T) {
 	}
 }
 
+// TestRunnerKilledAfterItsWatchdog: someone kills the owner's watchdog
+// (kill -9), then the runner itself, while its command's grandchild,
+// which ignores SIGTERM, holds the flock. The kernel ends the runner's
+// direct child only; before, nothing was left to stop the grandchild,
+// which ran on beside the next copy's command for good (adversarial
+// test). The watchdog the runner started again stops it, and releases
+// the dead runner's node once it is gone.
+func TestRunnerKilledAfterItsWatchdog(t *testing.T) {
+	for _, recipe := range []string{"run", "lock"} {
+		t.Run(recipe, func(t *testing.T) {
+			t.Parallel() // waits on sessions and processes, not the CPU
+			zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+			_, ps, read := queuedCopies(t, zk, runnerCase{recipe, "grandchild"}, 2)
+			first, second := ps[0], ps[1]
+			old := watchdogPID(t, first)
+			if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			first.waitOutput(t, "started a new one", 10*time.Second)
+			if err := first.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2 started its command while dead copy-1's grandchild, its watchdog killed first, still held the flock:\n%s\n%s", read(), first.out)
+			}
+		})
+	}
+}
+
 // watchdogPID is the pid of p's watchdog, from its "child started" line.
 func watchdogPID(t *testing.T, p *proc) int {
 	t.Helper()
