@@ -175,6 +175,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 // ownership or a shutdown signal, and acts on it; it starts the watchdog
 // again should it die meanwhile, not by its own hand (see keepWatchdog).
 func (a *app) superviseCommand(ctx context.Context, c *child, wd *watchdog, o holding) error {
+	var restarted time.Time // when keepWatchdog last started one
 	for {
 		select {
 		case <-c.done:
@@ -209,7 +210,7 @@ func (a *app) superviseCommand(ctx context.Context, c *child, wd *watchdog, o ho
 			stopWatched(c, wd, func() { err = a.stopOnSignal(ctx, c, o) })
 			return err
 		case <-wd.exited():
-			wd = a.keepWatchdog(c, wd, o)
+			wd, restarted = a.keepWatchdog(c, wd, o, restarted)
 		}
 	}
 }
@@ -223,20 +224,29 @@ func (a *app) superviseCommand(ctx context.Context, c *child, wd *watchdog, o ho
 // left its command's strays running for good. The runner is running this
 // very code, so the moments without a watchdog are not a freeze: it
 // starts a new one over the same process group. Should that fail, the
-// command runs on as it does when no watchdog could be started at all.
-func (a *app) keepWatchdog(c *child, wd *watchdog, o holding) *watchdog {
+// command runs on as it does when no watchdog could be started at all,
+// and so it does when the one started again (at restarted) dies within a
+// second, which would otherwise be started again and again.
+func (a *app) keepWatchdog(c *child, wd *watchdog, o holding, restarted time.Time) (*watchdog, time.Time) {
 	if wd.hasFired() {
-		return wd.spent()
+		return wd.spent(), restarted
 	}
 	wd.stop() // its pipe
+	if !restarted.IsZero() && time.Since(restarted) < time.Second {
+		// One that dies as soon as it is started again would be
+		// started again and again: take it for one that cannot start.
+		a.log.Warn("the watchdog started again died within a second, so it is not started again: should herald freeze, the command runs on until it thaws (fenced writes are still refused)",
+			"pid", wd.pid())
+		return nil, restarted
+	}
 	next, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.releaseSpec(o), a.connEnv(), a.stderr)
 	if err != nil {
 		a.log.Warn("the watchdog died, and no new one could be started: should herald freeze, the command runs on until it thaws (fenced writes are still refused)",
 			"pid", wd.pid(), "err", err)
-		return nil
+		return nil, restarted
 	}
 	a.log.Warn("the watchdog died without stopping the command (killed?): started a new one", "pid", wd.pid(), "watchdog", next.pid(), "group", o.h.Group())
-	return next
+	return next, time.Now()
 }
 
 // mayStart waits until the command may start: the owner before us surely

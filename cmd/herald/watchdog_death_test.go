@@ -103,3 +103,24 @@ func watchdogPIDAfter(t *testing.T, p *proc, what string) int {
 	}
 	return pid
 }
+
+// TestWatchdogDyingAtOnceIsNotStartedAgainAndAgain: a watchdog started
+// again that dies at once (killed as it starts, or unable to run) is not
+// started again, which would repeat as fast as it dies: the runner warns
+// and the command runs on, as when no watchdog could be started at all.
+func TestWatchdogDyingAtOnceIsNotStartedAgainAndAgain(t *testing.T) {
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	_, ps, _ := queuedCopies(t, zk, runnerCase{"lock", "command"}, 1)
+	first := ps[0]
+	if err := syscall.Kill(watchdogPID(t, first), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	first.waitOutput(t, "started a new one", 10*time.Second)
+	if err := syscall.Kill(watchdogPIDAfter(t, first, "started a new one"), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	first.waitOutput(t, "died within a second, so it is not started again", 10*time.Second)
+	if n := strings.Count(first.out.String(), "started a new one"); n != 1 {
+		t.Errorf("the watchdog was started again %d times, want once:\n%s", n, first.out)
+	}
+}
