@@ -162,7 +162,7 @@ func (h *Handle) Vouch() { h.vouched.Store(true) }
 func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-chan zk.Event, error) {
 	look := time.Now()
 	released, vouched, ended, held, ch, err := h.lookAtPredecessor(ctx, watch)
-	if released && !vouched && h.predecessorFirst() {
+	if released && !vouched && h.PredecessorFirst() {
 		// Nobody owned before the predecessor in this group, but the
 		// group may have been deleted, and made again, under an owner
 		// whose command still runs (see the run notes).
@@ -187,9 +187,11 @@ func (h *Handle) predecessorReleased(ctx context.Context, watch bool) (bool, <-c
 	return released, ch, err
 }
 
-// predecessorFirst reports whether our predecessor is its group's first
-// node, before which nobody owned there.
-func (h *Handle) predecessorFirst() bool {
+// PredecessorFirst reports whether our predecessor is its group's first
+// node, before which nobody owned there (but for an owner whose node went
+// with a group deleted whole, which a run note tells: PredecessorReleased
+// does not answer true while one may still run).
+func (h *Handle) PredecessorFirst() bool {
 	seq, ok := ParseSequence(h.t.prev)
 	return ok && seq == 0
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,23 +109,7 @@ func (h *Handle) MarkRunning(ctx context.Context) error {
 // its own, shorter bound, and its command ran 7.4 s beside a frozen 20 s
 // owner's (found by an adversarial test). The note holds only its
 // session's timeout and its group's path.
-func noteACL(acl []zk.ACL) []zk.ACL {
-	for _, a := range acl {
-		if a.Scheme == "world" && a.ID == "anyone" {
-			if a.Perms&zk.PermRead != 0 {
-				return acl
-			}
-			out := slices.Clone(acl)
-			for i := range out {
-				if out[i].Scheme == "world" && out[i].ID == "anyone" {
-					out[i].Perms |= zk.PermRead
-				}
-			}
-			return out
-		}
-	}
-	return append(slices.Clone(acl), zk.WorldACL(zk.PermRead)...)
-}
+func noteACL(acl []zk.ACL) []zk.ACL { return withAnyone(acl, zk.PermRead) }
 
 // unmarkRunning removes our run note, if we made one: the work it noted
 // has stopped. Where the deletion fails it goes on in the background

@@ -349,15 +349,20 @@ func MakeSharedPath(s *Session, p string) error {
 	return makeSharedPath(s.Conn(), p, s.DefaultACL())
 }
 
+// withAnyone is a copy of acl that grants everyone perms too, besides
+// what it granted.
+func withAnyone(acl []zk.ACL, perms int32) []zk.ACL {
+	out := slices.Clone(acl)
+	if i := slices.IndexFunc(out, func(a zk.ACL) bool { return a.Scheme == "world" && a.ID == "anyone" }); i >= 0 {
+		out[i].Perms |= perms
+		return out
+	}
+	return append(out, zk.ACL{Perms: perms, Scheme: "world", ID: "anyone"})
+}
+
 // makeSharedPath is MakeSharedPath with acl.
 func makeSharedPath(conn *zk.Conn, root string, acl []zk.ACL) error {
-	rootACL := slices.Clone(acl)
-	open := int32(zk.PermCreate | zk.PermRead)
-	if i := slices.IndexFunc(rootACL, func(a zk.ACL) bool { return a.Scheme == "world" && a.ID == "anyone" }); i >= 0 {
-		rootACL[i].Perms |= open
-	} else {
-		rootACL = append(rootACL, zk.ACL{Perms: open, Scheme: "world", ID: "anyone"})
-	}
+	rootACL := withAnyone(acl, zk.PermCreate|zk.PermRead)
 	for i := 1; i <= len(root); i++ {
 		if i < len(root) && root[i] != '/' {
 			continue

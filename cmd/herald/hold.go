@@ -499,7 +499,7 @@ func (g *predecessorGate) afterLook(o holding) time.Time {
 	if o.h.PredecessorVouched() {
 		return time.Time{}
 	}
-	if seq, ok := elect.ParseSequence(o.h.Predecessor()); ok && seq == 0 {
+	if o.h.PredecessorFirst() {
 		return time.Time{} // the group's first node: nobody owned before it
 	}
 	since := o.h.PredecessorLowestSince()
