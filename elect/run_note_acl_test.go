@@ -2,7 +2,6 @@ package elect_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -23,17 +22,7 @@ func TestRunNoteIsReadableUnderAChosenACL(t *testing.T) {
 		t.Fatal(err)
 	}
 	acl := elect.WithACL(append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.ACL{Perms: zk.PermAll &^ zk.PermRead, Scheme: "world", ID: "anyone"}))
-	l, err := elect.NewLock(s, g, elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(root), acl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := l.Acquire(ctxT(t, 10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.MarkRunning(ctxT(t, 10*time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	runningLock(t, s, g, root, acl)
 	other := session(t, addrs).Conn()
 	names, _, err := other.Children(root)
 	if err != nil {

@@ -118,7 +118,23 @@ func TestReleaseRemovesTheRunNote(t *testing.T) {
 	g := groupPath(t)
 	root := g + "-sessions"
 	s := session(t, addrs)
-	l, err := elect.NewLock(s, g, elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(root))
+	h := runningLock(t, s, g, root)
+	if n := runNotes(t, s.Conn(), root); n != 1 {
+		t.Fatalf("%d run notes under %s while the work runs, want 1", n, root)
+	}
+	if err := h.Release(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n := runNotes(t, s.Conn(), root); n != 0 {
+		t.Fatalf("%d run notes under %s after the release, want none", n, root)
+	}
+}
+
+// runningLock takes the lock g on s, as a runner does (its session
+// nodes under root, more options with opts), and notes its work running.
+func runningLock(t *testing.T, s *elect.Session, g, root string, opts ...elect.Option) *elect.Handle {
+	t.Helper()
+	l, err := elect.NewLock(s, g, append([]elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(root)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,15 +145,7 @@ func TestReleaseRemovesTheRunNote(t *testing.T) {
 	if err := h.MarkRunning(ctxT(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if n := runNotes(t, s.Conn(), root); n != 1 {
-		t.Fatalf("%d run notes under %s while the work runs, want 1", n, root)
-	}
-	if err := h.Release(ctxT(t, 10*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if n := runNotes(t, s.Conn(), root); n != 0 {
-		t.Fatalf("%d run notes under %s after the release, want none", n, root)
-	}
+	return h
 }
 
 // runNotes counts the run notes under root.

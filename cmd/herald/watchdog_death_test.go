@@ -25,16 +25,7 @@ func TestWatchdogKilledIsStartedAgain(t *testing.T) {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel() // waits on sessions and processes, not the CPU
 			zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
-			_, ps, read := queuedCopies(t, zk, runnerCase{recipe, "command"}, 2)
-			first, second := ps[0], ps[1]
-			old := watchdogPID(t, first)
-			if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			first.waitOutput(t, "the watchdog died without stopping the command", 10*time.Second)
-			if pid := watchdogPIDAfter(t, first, "started a new one"); pid == old || syscall.Kill(pid, 0) != nil {
-				t.Fatalf("no new watchdog runs (old %d, new %d):\n%s", old, pid, first.out)
-			}
+			first, second, read := ownerWithItsWatchdogKilled(t, zk, runnerCase{recipe, "command"})
 			pid := first.cmd.Process.Pid
 			if err := signalPID(pid, sigStop); err != nil {
 				t.Fatal(err)
@@ -62,13 +53,7 @@ func TestRunnerKilledAfterItsWatchdog(t *testing.T) {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel() // waits on sessions and processes, not the CPU
 			zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
-			_, ps, read := queuedCopies(t, zk, runnerCase{recipe, "grandchild"}, 2)
-			first, second := ps[0], ps[1]
-			old := watchdogPID(t, first)
-			if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			first.waitOutput(t, "started a new one", 10*time.Second)
+			first, second, read := ownerWithItsWatchdogKilled(t, zk, runnerCase{recipe, "grandchild"})
 			if err := first.cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -80,6 +65,24 @@ func TestRunnerKilledAfterItsWatchdog(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ownerWithItsWatchdogKilled starts copy-1 and copy-2 of c, queued, kills
+// copy-1's watchdog (kill -9), and checks that copy-1 says so and runs a
+// new one; read gives the flock marks.
+func ownerWithItsWatchdogKilled(t *testing.T, zk []string, c runnerCase) (first, second *proc, read func() string) {
+	t.Helper()
+	_, ps, read := queuedCopies(t, zk, c, 2)
+	first, second = ps[0], ps[1]
+	old := watchdogPID(t, first)
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	first.waitOutput(t, "the watchdog died without stopping the command", 10*time.Second)
+	if pid := watchdogPIDAfter(t, first, "started a new one"); pid == old || syscall.Kill(pid, 0) != nil {
+		t.Fatalf("no new watchdog runs (old %d, new %d):\n%s", old, pid, first.out)
+	}
+	return first, second, read
 }
 
 // watchdogPID is the pid of p's watchdog, from its "child started" line.
