@@ -625,22 +625,12 @@ func (g *predecessorGate) watch(o holding, quit <-chan struct{}, look func() (bo
 // not read (elect.Handle.TimeoutsUnread). Such a timeout counts only while
 // the wait is the bound's: not behind a release that vouches for every
 // owner before it (nor behind a group's first node), whose later looks
-// read no timeouts; nor once our session is gone, when every look fails,
-// and no command of ours will start. The gate waited for the read in
-// both, and `run` held ownership without ever starting its command
-// (TestGateOpensOnAVouchedRecordWithTimeoutsUnread), or gave it back only
-// once the gate opened, which it never did
-// (TestHoldAndRunReturnsWhenTheSessionEndsWithTimeoutsUnread).
+// read no timeouts. The gate waited for the read there, and `run` held
+// ownership without ever starting its command
+// (TestGateOpensOnAVouchedRecordWithTimeoutsUnread). Once our session is
+// gone the gate waits for nothing (see watch).
 func (g *predecessorGate) unread(o holding, released bool) bool {
-	if !o.h.TimeoutsUnread() || released && g.afterLook(o).IsZero() {
-		return false
-	}
-	select {
-	case <-o.h.Session().Done():
-		return false
-	default:
-		return true
-	}
+	return o.h.TimeoutsUnread() && !(released && g.afterLook(o).IsZero())
 }
 
 // awaitPredecessor waits, before our command starts, until the command of
