@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 )
 
 // A run note is an ephemeral node, run-<session id in hex>-<group hash in
-// hex>-cmd, that a runner (`herald run`, `herald lock`) keeps under the
+// hex>-<count in hex>-cmd, that a runner (`herald run`, `herald lock`) keeps under the
 // session root while the command it started for a group may run
 // (MarkRunning): from just before the command starts until it has surely
 // stopped (a release, RecordStopped), or until its session ends, which
@@ -35,9 +36,12 @@ import (
 // The name ends in letters, as a session node's does, so no recipe and no
 // discovery takes it for a queue node.
 
-// runNoteName is session's run note for group.
-func runNoteName(session int64, group string) string {
-	return fmt.Sprintf("run-%016x-%016x-cmd", uint64(session), groupHash(group))
+// runNoteName is session's n-th run note, for group. Each note has a name
+// of its own: a note whose deletion failed is deleted again in the
+// background, and under a shared name that deletion could take the note
+// of the session's next tenure in the group, leaving its command unnoted.
+func runNoteName(session int64, group string, n uint32) string {
+	return fmt.Sprintf("run-%016x-%016x-%x-cmd", uint64(session), groupHash(group), n)
 }
 
 // groupHash names a group in a run note: the path may be longer than a
@@ -60,13 +64,14 @@ func IsRunNoteName(n string) bool {
 func parseRunNote(n string) (session int64, group uint64, ok bool) {
 	rest, ok1 := strings.CutPrefix(n, "run-")
 	rest, ok2 := strings.CutSuffix(rest, "-cmd")
-	sid, gh, ok3 := strings.Cut(rest, "-")
-	if !ok1 || !ok2 || !ok3 || len(sid) != 16 || len(gh) != 16 {
+	f := strings.Split(rest, "-")
+	if !ok1 || !ok2 || len(f) != 3 || len(f[0]) != 16 || len(f[1]) != 16 || len(f[2]) > 8 {
 		return 0, 0, false
 	}
-	s, err1 := strconv.ParseUint(sid, 16, 64)
-	g, err2 := strconv.ParseUint(gh, 16, 64)
-	return int64(s), g, err1 == nil && err2 == nil
+	s, err1 := strconv.ParseUint(f[0], 16, 64)
+	g, err2 := strconv.ParseUint(f[1], 16, 64)
+	_, err3 := strconv.ParseUint(f[2], 16, 32)
+	return int64(s), g, err1 == nil && err2 == nil && err3 == nil
 }
 
 // MarkRunning notes, under the session root, that this owner's work for
@@ -74,16 +79,16 @@ func parseRunNote(n string) (session int64, group uint64, ok bool) {
 // and `herald lock` call it just before they start their command. A
 // release, a resignation and RecordStopped remove the note, as does the
 // session's end. It does nothing without ProveSessionEnd or a session
-// root. An error (the root's ACL refuses the note, the connection lost)
+// root, or when the work is noted already. An error (the root's ACL refuses the note, the connection lost)
 // leaves the work unnoted: a copy that joins the group after a deleteall
 // of it would not wait for this owner's work.
 func (h *Handle) MarkRunning(ctx context.Context) error {
 	q := h.q
 	root := q.o.sessionRoot
-	if !q.o.sessionProof || root == "" {
+	if !q.o.sessionProof || root == "" || h.runNote.Load() != nil {
 		return nil
 	}
-	p := root + "/" + runNoteName(q.s.ID(), q.parent)
+	p := root + "/" + runNoteName(q.s.ID(), q.parent, q.s.notes.Add(1))
 	data, _ := json.Marshal(sessionNote{Herald: 1, Group: q.parent, TimeoutMS: q.s.Timeout().Milliseconds()})
 	acl := noteACL(q.o.acl)
 	for try := 0; try < 3; try++ {
@@ -110,6 +115,33 @@ func (h *Handle) MarkRunning(ctx context.Context) error {
 // owner's (found by an adversarial test). The note holds only its
 // session's timeout and its group's path.
 func noteACL(acl []zk.ACL) []zk.ACL { return withAnyone(acl, zk.PermRead) }
+
+// RunNote is the path of our run note while we keep one (MarkRunning),
+// or "". herald run and herald lock's watchdog hand it to the releaser of
+// a runner that died, which deletes it once the command is gone.
+func (h *Handle) RunNote() string {
+	if p := h.runNote.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// DropRunNote deletes, from another session, the run note at p of a
+// runner that died: herald run and herald lock's watchdog has the
+// releaser call it once the dead runner's command and what it started are
+// gone. Left to the dead session's expiry, the note would keep a copy that
+// joins the group after a deleteall waiting for a command that is no
+// more. A note already gone is no error; p must name a run note.
+func DropRunNote(ctx context.Context, s *Session, p string) error {
+	if !IsRunNoteName(path.Base(p)) {
+		return fmt.Errorf("elect: %s is not a run note", p)
+	}
+	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, s.Conn().Delete(p, -1) })
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
 
 // unmarkRunning removes our run note, if we made one: the work it noted
 // has stopped. Where the deletion fails it goes on in the background

@@ -130,6 +130,38 @@ func TestReleaseRemovesTheRunNote(t *testing.T) {
 	}
 }
 
+// TestALateDeletionOfANoteSparesTheNextTenures: a release whose note
+// could not be deleted (here the session root refuses DELETE for a while)
+// deletes it in the background. The same session's next tenure in the
+// group, noted meanwhile, keeps its own note once that deletion lands:
+// under one shared name the late deletion took it, and a copy joining the
+// group after a deleteall would not have waited for that tenure's command.
+func TestALateDeletionOfANoteSparesTheNextTenures(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	root := g + "-sessions"
+	s := session(t, addrs)
+	first := runningLock(t, s, g, root)
+	admin := s.Conn()
+	noDelete := zk.WorldACL(zk.PermAll &^ zk.PermDelete)
+	if _, err := admin.SetACL(root, noDelete, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Release(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	runningLock(t, s, g, root) // the next tenure, its work noted
+	if _, err := admin.SetACL(root, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(ctxT(t, 20*time.Second)); err != nil {
+		t.Fatalf("the first tenure's note was never deleted: %v", err)
+	}
+	if n := runNotes(t, s.Conn(), root); n != 1 {
+		t.Fatalf("%d run notes under %s once the first tenure's late deletion landed, want 1: the next tenure's, whose work still runs", n, root)
+	}
+}
+
 // runningLock takes the lock g on s, as a runner does (its session
 // nodes under root, more options with opts), and notes its work running.
 func runningLock(t *testing.T, s *elect.Session, g, root string, opts ...elect.Option) *elect.Handle {

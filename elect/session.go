@@ -65,6 +65,7 @@ type Session struct {
 	acl       []zk.ACL    // WithDefaultACL, else nil
 	id        atomic.Int64
 	nonces    atomic.Uint32 // counts our queue nodes; see heraldID
+	notes     atomic.Uint32 // counts our run notes; see runNoteName
 	conns     atomic.Uint64 // counts the connections the session had; see connection
 	writes    writeWaits    // see afterWrite
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake

@@ -125,7 +125,7 @@ func notHeraldsOwn(p string) error {
 }
 
 // sessionRoot reports whether names, not none, are all herald's session
-// nodes (session-<id>-live) and run notes (run-<id>-<hash>-cmd): a
+// nodes (session-<id>-live) and run notes (run-<id>-<hash>-<n>-cmd): a
 // session root's children. It counts each kind.
 func sessionRoot(names []string) (ok bool, sessions, runs int) {
 	for _, n := range names {
