@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,8 +141,33 @@ func TestDeadRunnersNodeIsReleasedOnceItsCommandIsGone(t *testing.T) {
 			if json.Unmarshal(b, &mark) != nil || mark.Released == nil || mark.Released.Reason != elect.ReasonRunnerDied || mark.Released.ID != "copy-1" {
 				t.Errorf("the group's mark %s: want copy-1's release, reason %q", b, elect.ReasonRunnerDied)
 			}
+			// The releaser deletes the dead runner's run note too, long
+			// before its session (6 s) expires: a copy joining the group
+			// after a deleteall would otherwise wait for that expiry.
+			if err := waitFor(2*time.Second, func() bool { return len(runNotesOf(t, g)) == 1 }); err != nil {
+				t.Errorf("run notes of the group once copy-2 ran: %q; want copy-2's alone", runNotesOf(t, g))
+			}
 		})
 	}
+}
+
+// runNotesOf lists the run notes of group g under the default session
+// root.
+func runNotesOf(t *testing.T, g string) []string {
+	t.Helper()
+	names, _, err := rawZK(t).Children(elect.DefaultSessionRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(g))
+	var notes []string
+	for _, n := range names {
+		if elect.IsRunNoteName(n) && strings.Contains(n, fmt.Sprintf("-%016x-", h.Sum64())) {
+			notes = append(notes, n)
+		}
+	}
+	return notes
 }
 
 // runnerCase is run or lock, whose command holds the flock itself or

@@ -392,7 +392,7 @@ func watchdogStopped(o holding) error {
 func (a *app) releaseSpec(o holding) []string {
 	return []string{"--zk", strings.Join(o.h.Session().Servers(), ","), "--session-timeout", o.timeout.String(), "--connect-timeout", o.timeout.String(),
 		releaseArg, "--node", o.h.NodePath(), "--id", o.h.ID(), "--term", strconv.FormatInt(o.h.Term(), 10),
-		"--recipe", string(o.recipe), "--within", o.timeout.String()}
+		"--recipe", string(o.recipe), "--within", o.timeout.String(), "--note", o.h.RunNote()}
 }
 
 // lostWhy says why ownership ended: the reason, or for a step-down the

@@ -23,10 +23,12 @@ const releaseArg = "release-abandoned"
 // it was, and how to tell that its command is gone.
 type abandoned struct {
 	node, id, recipe string
-	term             int64
-	pgid             int
-	strays           string
-	within           time.Duration
+	// note is the dead runner's run note (elect.Handle.RunNote), or "".
+	note   string
+	term   int64
+	pgid   int
+	strays string
+	within time.Duration
 }
 
 // newReleaseAbandonedCmd is run by the watchdog of a runner (herald run or
@@ -51,6 +53,7 @@ func newReleaseAbandonedCmd(a *app) *cobra.Command {
 	f.StringVar(&o.node, "node", "", "the dead runner's queue node")
 	f.StringVar(&o.id, "id", "", "its id")
 	f.StringVar(&o.recipe, "recipe", "", "its group's recipe")
+	f.StringVar(&o.note, "note", "", "its run note")
 	f.Int64Var(&o.term, "term", 0, "its term")
 	f.IntVar(&o.pgid, "pgid", 0, "its command's process group")
 	f.StringVar(&o.strays, "strays", "", "what the command started apart from its group, as pid:start,...")
@@ -80,6 +83,7 @@ func (a *app) releaseAbandoned(ctx context.Context, o abandoned) error {
 	// watched, only once every owner before it had stopped.
 	rec := elect.Release{Node: path.Base(o.node), ID: o.id, Term: o.term, Reason: elect.ReasonRunnerDied, Time: time.Now().UTC(), Vouches: true}
 	deleted, err := elect.ReleaseAbandoned(rctx, s, o.node, rec, elect.Recipe(o.recipe))
+	a.dropRunNote(ctx, s, o.note)
 	switch {
 	case err != nil:
 		return fmt.Errorf("herald watchdog: could not release %s, the node of a runner that died (it goes when its session expires): %w", o.node, err)
@@ -87,6 +91,21 @@ func (a *app) releaseAbandoned(ctx context.Context, o abandoned) error {
 		a.log.Warn("herald watchdog: the runner died while it owned; its command is stopped, and its node is released for the next owner", "node", o.node, "id", o.id)
 	}
 	return nil
+}
+
+// dropRunNote deletes the dead runner's run note, if it had one: its
+// command is gone, whether or not its node could be released, and a copy
+// joining its group after a deleteall need not wait for the dead
+// session's expiry.
+func (a *app) dropRunNote(ctx context.Context, s *elect.Session, note string) {
+	if note == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout())
+	defer cancel()
+	if err := elect.DropRunNote(ctx, s, note); err != nil {
+		a.log.Warn("herald watchdog: could not delete the run note of a runner that died (it goes when its session expires; until then a copy joining its group after a deleteall waits)", "note", note, "err", err)
+	}
 }
 
 // stray list: pid:start pairs, the start telling a pid reused.
