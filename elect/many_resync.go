@@ -41,10 +41,14 @@ func (m *Many) members() []*member {
 }
 
 // resyncRound queues the turns of gs a few at a time over d; false once
-// Many stops.
+// Many stops. A round over no groups lasts a second at the most: groups
+// are added after ObserveMany starts, so the first round nearly always
+// finds none, and one as long as d put the first check of a group added
+// meanwhile two rounds away (a bridge watching one group checked it
+// after 60 s, not its 30 s floor).
 func (m *Many) resyncRound(d time.Duration, gs []*member) bool {
 	if len(gs) == 0 {
-		return m.pause(d)
+		return m.pause(min(d, time.Second))
 	}
 	tick := max(d/time.Duration(len(gs)), 10*time.Millisecond)
 	per := int((int64(len(gs))*int64(tick) + int64(d) - 1) / int64(d))

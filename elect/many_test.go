@@ -272,6 +272,44 @@ func TestManyResyncFindsWhatNoWatchSaid(t *testing.T) {
 	}
 }
 
+// TestManyChecksALateGroupWithinARound: groups come after ObserveMany
+// starts (Add), so its first round of checks finds none. That round
+// lasted as long as a full one, and a group added meanwhile was first
+// checked at the end of the next: after twice the round, 60 s for a
+// bridge's one group (its 30 s floor), where a release the observer may
+// not READ of went unseen all that while.
+func TestManyChecksALateGroupWithinARound(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	obs, a, admin := session(t, addrs), session(t, addrs), session(t, addrs)
+	ctx := ctxT(t, 40*time.Second)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	if _, err := ea.Campaign(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	const round = 4 * time.Second
+	mctx, cancel := context.WithCancel(ctx)
+	m, err := elect.ObserveMany(mctx, obs, elect.Resync(time.Minute), elect.ResyncSooner(33, round))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); <-m.Done() })
+	time.Sleep(200 * time.Millisecond) // the first round began, over no groups
+	added := time.Now()
+	if err := m.Add(path); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, elect.Snapshot, ownerIs("alpha"))
+	noRead := zk.WorldACL(zk.PermCreate | zk.PermDelete | zk.PermWrite | zk.PermAdmin)
+	if _, err := admin.Conn().SetACL(path, noRead, -1); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, elect.Unknown, nil)
+	if took := time.Since(added); took > round+round/2 {
+		t.Errorf("the group, added just after ObserveMany began, was first checked %v later; want within a round (%v) and the empty round's second", took.Round(time.Millisecond), round)
+	}
+}
+
 // TestManySettle: once the session has heard a change (a round trip made
 // after it), Settle returns only when the group was read again and the
 // change is on Changes, unread: a bridge about to confirm its values after
