@@ -295,7 +295,7 @@ func (a *app) natsPass(ctx context.Context, sf *sourceFlags, group string) (audi
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := js.OrderedConsumerConfig{DeliverPolicy: js.DeliverAllPolicy, MaxResetAttempts: 3}
+	cfg := js.OrderedConsumerConfig{DeliverPolicy: js.DeliverAllPolicy, MaxResetAttempts: 3, InactiveThreshold: jetstream.ReaderIdle}
 	if group != "" {
 		tokens, err := publish.Tokens(group)
 		if err != nil {
@@ -338,6 +338,7 @@ func (a *app) natsRead(ctx context.Context, jsc js.JetStream, cfg js.OrderedCons
 	if err != nil {
 		return streamErr(ctx, err)
 	}
+	defer jetstream.DropConsumer(jsc, jetstream.DefaultStream, c)
 	info, err := c.Info(ctx)
 	if err != nil {
 		return streamErr(ctx, err)

@@ -135,7 +135,7 @@ func (o *readOutage) ok() {
 }
 
 func (r *eventReader) consumer(ctx context.Context) (jetstream.Consumer, error) {
-	oc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{r.filter}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	oc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{r.filter}, DeliverPolicy: jetstream.DeliverAllPolicy, InactiveThreshold: ReaderIdle}
 	switch {
 	case r.last.Load() > 0:
 		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, r.last.Load()+1
@@ -263,6 +263,9 @@ func (r *eventReader) again(ctx context.Context) (jetstream.Consumer, error) {
 
 // read delivers one consumer's messages until it fails or ctx ends.
 func (r *eventReader) read(ctx context.Context, c jetstream.Consumer) error {
+	// The next consumer, if any, starts after what this one delivered.
+	// Deleted aside: a connection that is down would hold the reader up.
+	defer func() { go DropConsumer(r.js, r.cfg.stream, c) }()
 	it, err := c.Messages(jetstream.PullHeartbeat(eventsHeartbeat))
 	if err != nil {
 		return err

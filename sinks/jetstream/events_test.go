@@ -194,3 +194,46 @@ func TestEventsSayWhileTheStreamCannotBeRead(t *testing.T) {
 		t.Fatalf("%d WARNs for one outage, want 1:\n%s", n, log.String())
 	}
 }
+
+// TestEventsReaderDeletesItsConsumer: a reader that stops deletes the
+// consumer it read through, rather than leave it to the server for five
+// idle minutes against the stream's limit of 1,000 consumers.
+func TestEventsReaderDeletesItsConsumer(t *testing.T) {
+	srv := natsserver.Start(t)
+	g := uniq(t)
+	s := connectSink(t, hjs.Config{Conn: natssink.Options{URL: srv.URL()}})
+	a := gain(g, "a", 100)
+	write(t, s, a)
+	js := client(t, srv.URL())
+	consumers := func() int {
+		st, err := js.Stream(context.Background(), hjs.DefaultStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.Consumers
+	}
+	before := consumers()
+	ctx, cancel := context.WithCancel(context.Background())
+	ev, err := hjs.Events(ctx, js, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ev, a)
+	if n := consumers(); n != before+1 {
+		t.Fatalf("%d consumers while the reader reads, %d before; want one more", n, before)
+	}
+	cancel()
+	for range ev.Events() {
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for consumers() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d consumers 5 s after the reader stopped, %d before it began: its own was left behind", consumers(), before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -29,12 +29,20 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 		return nil, fmt.Errorf("jetstream: read the owners bucket: not connected")
 	}
 	cons, err := o.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{o.prefix + ">"},
-		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+		FilterSubjects:    []string{o.prefix + ">"},
+		DeliverPolicy:     jetstream.DeliverLastPerSubjectPolicy,
+		InactiveThreshold: ReaderIdle,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: read the owners bucket %s: %w", s.cfg.Bucket, err)
 	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if info := cons.CachedInfo(); info != nil {
+			_ = o.stream.DeleteConsumer(ctx, info.Name)
+		}
+	}()
 	info, err := cons.Info(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: read the owners bucket %s: %w", s.cfg.Bucket, err)
