@@ -23,8 +23,11 @@ build:
 	$(GO) build -o bin/herald ./cmd/herald
 
 ## test: every test, unit and integration, against real servers (failing, not skipping, when one is missing).
+# -parallel 4: only cmd/herald's tests call t.Parallel, and they wait on
+# sessions and processes, not the CPU; two at a time left it the longest
+# package by a minute.
 test: deps
-	HERALD_REQUIRE_SERVERS=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	HERALD_REQUIRE_SERVERS=1 $(GO) test -count=1 -parallel 4 -timeout $(TEST_TIMEOUT) ./...
 
 ## test-race: the same with the race detector on the core packages.
 test-race: deps
