@@ -51,8 +51,9 @@ const (
 // four `herald run --rejoin` copies of one election and three loops of
 // `herald lock` on one lock, while owners' nodes are deleted by hand
 // (sometimes right before a new copy starts), runners are killed with
-// SIGKILL, frozen with SIGSTOP for up to past their session timeout, and
-// told to stop with SIGTERM while a new copy starts beside them. Never two
+// SIGKILL, frozen with SIGSTOP for up to past their session timeout,
+// told to stop with SIGTERM while a new copy starts beside them, and whole
+// groups deleted (a deleteall) under them. Never two
 // commands of one group at once, and both groups keep changing hands.
 func TestChaosRunners(t *testing.T) {
 	newRunnerChaos(t).run(nil)
@@ -359,7 +360,7 @@ func (c *runnerChaos) inject(d time.Duration) {
 			return
 		}
 		s := c.target()
-		switch c.intn(5) {
+		switch c.intn(6) {
 		case 0:
 			what, ok := c.deleteOwner(s.kind)
 			c.note(map[bool]string{true: "delete owner", false: "delete owner (nothing deleted)"}[ok], "%s", what)
@@ -371,6 +372,15 @@ func (c *runnerChaos) inject(d time.Duration) {
 			c.freeze(s)
 		case 4:
 			c.replace(s, syscall.SIGTERM, false)
+		case 5:
+			// A deleteall of the whole group: the next first node has
+			// nobody before it in the group made anew, while a frozen
+			// owner's command may still run (the run notes' case).
+			if err := deleteTree(c.conn, c.group[s.kind]); err != nil {
+				c.note("deleteall (failed)", "%s group: %v", s.kind, err)
+			} else {
+				c.note("deleteall", "%s group", s.kind)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -20,13 +21,22 @@ import (
 // the group, again while a copy that joins again makes a node meanwhile.
 func deleteAll(t *testing.T, c *zk.Conn, g string) {
 	t.Helper()
+	if err := deleteTree(c, g); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deleteTree deletes g and what is under it (two levels deep, as a group
+// holds), its highest queue nodes first, as zkCli's deleteall would:
+// nodes made meanwhile are deleted on the next try.
+func deleteTree(c *zk.Conn, g string) error {
 	for try := 0; try < 20; try++ {
 		children, _, err := c.Children(g)
 		if errors.Is(err, zk.ErrNoNode) {
-			return
+			return nil
 		}
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		slices.SortFunc(children, func(a, b string) int {
 			x, _ := elect.ParseSequence(a)
@@ -41,10 +51,10 @@ func deleteAll(t *testing.T, c *zk.Conn, g string) {
 			_ = c.Delete(g+"/"+ch, -1)
 		}
 		if err := c.Delete(g, -1); err == nil || errors.Is(err, zk.ErrNoNode) {
-			return
+			return nil
 		}
 	}
-	t.Fatalf("could not delete %s", g)
+	return fmt.Errorf("could not delete %s: nodes kept coming", g)
 }
 
 // A deleteall of a group deposes its owner and deletes every waiter's
