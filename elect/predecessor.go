@@ -353,9 +353,9 @@ func firstOf(chs ...<-chan zk.Event) <-chan zk.Event {
 // Call it only once the work has stopped. It writes nothing when
 // ownership has not ended, its term is unknown, our node still exists (a
 // release deletes it), the session is gone (the next owner waits its
-// bound), the group node holds someone else's data or may not be
-// written, or a release of ours or of a later owner is already recorded
-// there. Like a release for any reason but a resignation, it writes the
+// bound), the group node was made anew since our node (see
+// groupMadeAnew), holds someone else's data or may not be written, or a
+// release of ours or of a later owner is already recorded there. Like a release for any reason but a resignation, it writes the
 // mark twice, in one transaction.
 func (h *Handle) RecordStopped(ctx context.Context) error {
 	select {
@@ -379,6 +379,9 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 		return err
 	}
 	rec := &Release{Node: h.t.name, ID: h.id, Term: term, Reason: ReasonDeleted, Time: time.Now().UTC(), Vouches: h.vouched.Load()}
+	if anew, err := h.groupMadeAnew(ctx, term); anew || err != nil {
+		return err
+	}
 	if q.markState() == markDenied {
 		return h.recordStoppedInOffice(ctx, rec)
 	}
@@ -391,6 +394,8 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 			return h.recordStoppedInOffice(ctx, rec)
 		case err != nil:
 			return err
+		case st.Czxid > term:
+			return nil // made anew meanwhile (see groupMadeAnew)
 		}
 		if r := decodeMarkRelease(b); r != nil && (r.Node == h.t.name || h.laterThanOurs(r)) {
 			return nil
@@ -412,6 +417,28 @@ func (h *Handle) RecordStopped(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// groupMadeAnew reports whether the group node now at our group's path
+// was made after our node (a deleteall, and a copy that joined again):
+// or is missing. RecordStopped then records nothing. Its record vouches
+// for the owners before the node it names, matched by sequence alone, so
+// written into the group made anew it vouched for that group's owners,
+// and a copy behind the new group's first owner, frozen and its node
+// deleted by hand, started its command 3.4 s beside the frozen one's
+// (found by an adversarial test). What was ours went with the old group
+// node; nobody in the new group waits for our record.
+// term, our node's czxid, dates our node.
+func (h *Handle) groupMadeAnew(ctx context.Context, term int64) (bool, error) {
+	c := h.q.s.Conn()
+	there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(h.q.parent) })
+	switch {
+	case err != nil:
+		return false, err
+	case !there:
+		return true, nil
+	}
+	return st.Czxid > term, nil
 }
 
 // recordStoppedInOffice is RecordStopped where herald may not write the

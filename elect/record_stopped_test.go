@@ -385,3 +385,30 @@ func TestLockReleaseNotedOnTheSessionNode(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordStoppedSkipsAGroupMadeAnew: the owner's node went with its
+// whole group (a deleteall), and a new copy made the group again. The
+// deposed owner's record of its stop names its node, and a record vouches
+// for the owners before the node it names, by sequence alone: written into
+// the group made anew, it vouched for that group's owners too, and a copy
+// behind the new group's first owner (frozen, its node deleted by hand)
+// started its command 3.4 s beside the frozen one's (found by an
+// adversarial test). Nothing of the old group is left to vouch for, so
+// nothing is written.
+func TestRecordStoppedSkipsAGroupMadeAnew(t *testing.T) {
+	owner, s2, lock, _ := runNoteGroup(t)
+	next := lock(s2)
+	if err := owner.RecordStopped(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := s2.Conn().Get(next.Group())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mark struct {
+		Released *elect.Release `json:"released"`
+	}
+	if json.Unmarshal(b, &mark) == nil && mark.Released != nil && mark.Released.Node == owner.Node() {
+		t.Errorf("the deposed owner recorded its stop in the group made anew: %s", b)
+	}
+}
