@@ -207,8 +207,9 @@ func (c *child) strays() []procInfo { return reapAndList(c.Pid()) }
 // lock release ownership after it, so that nothing the command started
 // runs beside the next owner.
 func (c *child) sweep(p stopPlan, before func(left []string)) []string {
+	alive := c.groupAlive() // before the strays, as in endGroup
 	strays := c.strays()
-	if !c.groupAlive() && len(strays) == 0 {
+	if !alive && len(strays) == 0 {
 		return nil
 	}
 	left := groupMembersBesides(c.Pid(), c.keeper)
@@ -230,8 +231,15 @@ func (c *child) endGroup(p stopPlan) {
 	pg := c.cmd.Process
 	var strays []procInfo
 	gone := func() bool {
+		// The group before the strays: a process that leaves the group
+		// (setsid) while we look is a stray by the second look, for we
+		// are its subreaper. Read the other way round, one that left
+		// after the strays were read, its parent gone before the group
+		// was, was in neither look, and ran on beside the next owner's
+		// command (found by an adversarial test).
+		ended := c.exited() && !c.groupAlive()
 		strays = c.strays()
-		return c.exited() && !c.groupAlive() && len(strays) == 0
+		return ended && len(strays) == 0
 	}
 	if gone() {
 		return
@@ -286,8 +294,9 @@ func (c *child) killAll(pg *os.Process) {
 	_ = killGroup(pg) // what the child started while it died
 	stopStrays(c.strays(), true)
 	for end := time.Now().Add(groupKillWait); time.Now().Before(end); time.Sleep(groupPoll) {
+		alive := c.groupAlive() // before the strays, as in endGroup
 		strays := c.strays()
-		if !c.groupAlive() && len(strays) == 0 {
+		if !alive && len(strays) == 0 {
 			return
 		}
 		stopStrays(strays, true)
