@@ -10,6 +10,7 @@ import (
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
 	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/kafkasink"
 )
 
 // writersOf maps each group of events to the sources (bridges) that wrote
@@ -116,10 +117,28 @@ func (a *app) natsBridges(ctx context.Context, sf *sourceFlags) *publish.Bridges
 	return bridges
 }
 
+// kafkaBridges reads the bridges' heartbeats from the Kafka bridges topic;
+// nil, with a warning, when it cannot (no stretch out of scope is then
+// marked).
+func (a *app) kafkaBridges(ctx context.Context, sf *sourceFlags) *publish.Bridges {
+	cfg, err := sf.kafkaConfig(a.log)
+	if err != nil {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, ownersRead)
+	defer cancel()
+	bridges, err := kafkasink.ReadBridges(rctx, cfg)
+	if err != nil {
+		a.log.Warn("could not read the bridges' heartbeats: groups their bridges no longer observe are not marked as such", "topic", kafkasink.DefaultBridgesTopic, "err", err)
+		return nil
+	}
+	return bridges
+}
+
 // scopeMarks returns what marks, in each batch, the groups their bridges
 // no longer observe (markOutOfScope), with the heartbeats of src (audit
-// logs' heartbeat files, or the bridges bucket), read at the first batch.
-// Kafka's heartbeats are not read here: nothing is marked from Kafka.
+// logs' heartbeat files, the bridges bucket, or the bridges topic), read
+// at the first batch.
 func (a *app) scopeMarks(ctx context.Context, sf *sourceFlags, src string, files []string) func([]publish.Event, []audit.Tenure) []audit.Tenure {
 	var bridges *publish.Bridges
 	read := false
@@ -131,6 +150,8 @@ func (a *app) scopeMarks(ctx context.Context, sf *sourceFlags, src string, files
 				bridges = a.auditBridgesQuiet(files)
 			case "nats":
 				bridges = a.natsBridges(ctx, sf)
+			case "kafka":
+				bridges = a.kafkaBridges(ctx, sf)
 			}
 		}
 		return markOutOfScope(bridges, events, ts)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
@@ -16,25 +17,30 @@ import (
 
 // TestHistoryMarksAGroupOutOfItsBridgesScope: a bridge publishes A's
 // tenure of a group, then is killed; it runs again under the same source,
-// audit log and NATS, watching another group only, while A resigns and B
+// audit log, NATS and Kafka, watching another group only, while A resigns and B
 // and C lead and resign in turn and D leads. Its heartbeats go on, but
-// none covers the group: history, from the audit log and from NATS, must
-// show B and C, or a stretch of missing owners after A (found by an
-// adversarial test, F5). Once the bridge watches the group again, D's row
+// none covers the group: history, from the audit log, from NATS and from
+// Kafka, must show B and C, or a stretch of missing owners after A (found
+// by an adversarial test, F5; from Kafka, whose heartbeats history did not
+// read, the last row was A's, open, with nothing after it). Once the bridge watches the group again, D's row
 // says gap.
 func TestHistoryMarksAGroupOutOfItsBridgesScope(t *testing.T) {
 	zk := zkFlags(t)
 	g := uniq(t)
 	url := natsserver.Start(t).URL()
+	kafka := strings.Join(kafkatest.Start(t).Addrs(), ",")
 	log := filepath.Join(t.TempDir(), "audit.log")
 	bridge := func(watch string) *proc {
-		return start(t, nil, append([]string{"bridge", "--watch", watch, "--nats", url, "--audit", log,
+		return start(t, nil, append([]string{"bridge", "--watch", watch, "--nats", url, "--kafka", kafka, "--audit", log,
 			"--heartbeat", "200ms", "--source", "br1", "--drain-timeout", "5s"}, zk...)...)
 	}
+	srcs := [][]string{{"--audit", log}, {"--nats", url}, {"--kafka", kafka}}
 	s := zkSession(t)
 	a := campaign(t, s, g, "A")
 	p := bridge(g)
-	untilHistory(t, g, log, "A")
+	for _, src := range srcs {
+		untilHistory(t, g, src, "A") // in every sink before the kill
+	}
 	_ = signalPID(p.cmd.Process.Pid, syscall.SIGKILL)
 	p.wait(t, 20*time.Second)
 	p = bridge(g + "-other")
@@ -46,7 +52,6 @@ func TestHistoryMarksAGroupOutOfItsBridgesScope(t *testing.T) {
 		a = campaign(t, s, g, h)
 		time.Sleep(500 * time.Millisecond)
 	}
-	srcs := [][]string{{"--audit", log}, {"--nats", url}}
 	for _, src := range srcs {
 		requireGapAfter(t, g, src, "A", "")
 	}
@@ -62,8 +67,8 @@ func TestHistoryMarksAGroupOutOfItsBridgesScope(t *testing.T) {
 	}
 	p.wait(t, 20*time.Second)
 	bridge(g)
-	untilHistory(t, g, log, "D")
 	for _, src := range srcs {
+		untilHistory(t, g, src, "D")
 		requireGapAfter(t, g, src, "A", "D")
 	}
 }
@@ -85,15 +90,15 @@ func requireGapAfter(t *testing.T, g string, src []string, before, upTo string) 
 	}
 }
 
-// untilHistory waits until the history of the audit log shows owner.
-func untilHistory(t *testing.T, g, log, owner string) {
+// untilHistory waits until the history of g from src shows owner.
+func untilHistory(t *testing.T, g string, src []string, owner string) {
 	t.Helper()
 	var out string
 	if err := waitFor(30*time.Second, func() bool {
-		out, _, _ = heraldRun(t, nil, "history", g, "--audit", log)
+		out, _, _ = heraldRun(t, nil, append([]string{"history", g}, src...)...)
 		return strings.Contains(out, " "+owner+" (")
 	}); err != nil {
-		t.Fatalf("history never showed %s:\n%s", owner, out)
+		t.Fatalf("history %v never showed %s:\n%s", src, owner, out)
 	}
 }
 

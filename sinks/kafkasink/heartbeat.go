@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -116,5 +117,41 @@ func closeWriter(w *kafka.Writer) {
 	_ = w.Close()
 	if tr, ok := w.Transport.(*kafka.Transport); ok {
 		tr.CloseIdleConnections()
+	}
+}
+
+// ReadBridges reads the bridges topic (Config.BridgesTopic) to its end as
+// it stands: the heartbeat of every bridge that wrote one, less those a
+// tombstone deleted since (publish.Bridges.Removed). Without the topic (no
+// bridge has written a heartbeat) it returns an empty table. `herald
+// history --kafka` reads it to tell the groups their bridges no longer
+// observe.
+func ReadBridges(ctx context.Context, cfg Config) (*publish.Bridges, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	cfg.warnPlainInClear()
+	bridges := publish.NewBridges()
+	parts, ends, err := partitionsAndEnds(ctx, cfg, cfg.BridgesTopic, "")
+	if err != nil {
+		if err := unlessMissing(err); err != nil {
+			return nil, fmt.Errorf("kafkasink: read the bridges topic %s: %w", cfg.BridgesTopic, err)
+		}
+		return bridges, nil
+	}
+	cfg = cfg.withClusterBrokers(ctx, cfg.BridgesTopic)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // before the wait: the reads end with ctx
+	reach := &bridgesReach{topic: cfg.BridgesTopic, bridges: bridges, changed: func() {}, down: map[int]error{}}
+	got := func(h publish.Heartbeat) { bridges.Put(h) }
+	gone := func(source string, at time.Time) { bridges.Removed(source, at) }
+	select {
+	case <-readBridges(ctx, cfg, parts, ends, got, gone, reach, &wg):
+		return bridges, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("kafkasink: read the bridges topic %s: %w", cfg.BridgesTopic, ctx.Err())
 	}
 }
