@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +36,24 @@ type child struct {
 	// the command is stopped, so the stop does not count it as the
 	// command's.
 	keeper int
+	// runID is the command's HERALD_RUN_ID (see runIDVar).
+	runID string
+}
+
+// runIDVar names, in the command's environment, a value drawn for each
+// command that herald run or lock starts. Whatever the command starts
+// inherits it unless it clears its environment, so it tells the command's
+// processes once nothing else can: after the runner's death (kill -9) its
+// strays go to init, out of any tree herald can walk, and a process that
+// then leaves the process group (setsid, a helper started at the
+// watchdog's SIGTERM) is found by it alone (see commandGone).
+const runIDVar = "HERALD_RUN_ID"
+
+// newRunID draws a command's HERALD_RUN_ID.
+func newRunID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // subreaper makes herald, once, the process the command's orphans go to.
@@ -52,7 +72,8 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 		return nil, cannotStart(args[0], path, err)
 	}
 	cmd, held, gate := gated(path, args)
-	cmd.Env = append(os.Environ(), env...)
+	runID := newRunID()
+	cmd.Env = append(append(os.Environ(), env...), runIDVar+"="+runID)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = childProcAttr()
 	cmd.WaitDelay = time.Second                    // do not hang on pipes a grandchild keeps open
@@ -70,7 +91,7 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 		}
 		return nil, cannotStart(args[0], path, err)
 	}
-	c := &child{cmd: cmd, tty: tty, done: make(chan struct{}), stopReaping: reapStraysFor(cmd.Process.Pid), gate: gate}
+	c := &child{cmd: cmd, tty: tty, done: make(chan struct{}), stopReaping: reapStraysFor(cmd.Process.Pid), gate: gate, runID: runID}
 	go func() {
 		_ = cmd.Wait()
 		c.code = exitCode(cmd.ProcessState)

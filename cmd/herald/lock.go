@@ -57,7 +57,8 @@ when a runner frozen or cut off has killed it: give every copy the same
 --session-timeout and --session-root.
 
 The command finds the lock in its environment: HERALD_LOCK, HERALD_NODE,
-HERALD_TERM (the fencing token), HERALD_ID and HERALD_ZK.
+HERALD_TERM (the fencing token), HERALD_ID and HERALD_ZK; HERALD_RUN_ID, drawn
+for each command, tells herald the command's processes wherever they go.
 
 The lock's node is named so that the other clients already in the group
 (Curator, go-zookeeper, Kazoo, the classic recipe) order it by sequence;

@@ -69,7 +69,9 @@ timeout, by when a runner frozen or cut off has killed it: give every
 copy the same --session-timeout.
 
 The command finds its leadership in its environment: HERALD_ELECTION,
-HERALD_NODE, HERALD_TERM (the fencing token), HERALD_ID, HERALD_ZK, and the
+HERALD_NODE, HERALD_TERM (the fencing token), HERALD_ID, HERALD_ZK,
+HERALD_RUN_ID (drawn for each command: it tells herald the command's
+processes wherever they go), and the
 last checkpoint any leader saved (HERALD_CHECKPOINT, HERALD_CHECKPOINT_TERM;
 empty when there is none; HERALD_CHECKPOINT_ERROR says why when the node
 holds something that is not a checkpoint, or one too big for an environment

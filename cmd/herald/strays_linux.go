@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -218,7 +219,7 @@ func reapStraysFor(pgid int) (stop func()) {
 // process of its group pgid but except (the caller itself, when it is in
 // the group), and none of strays, is there unless as a zombie (dead, only
 // not reaped yet).
-func commandGone(pgid, except int, strays []procInfo) bool {
+func commandGone(pgid, except int, strays []procInfo, runID string) bool {
 	all := readProcs()
 	if all == nil {
 		return false // no /proc: nothing can be confirmed
@@ -233,5 +234,39 @@ func commandGone(pgid, except int, strays []procInfo) bool {
 			return false
 		}
 	}
-	return true
+	return len(carriersIn(all, pgid, except, runID)) == 0
+}
+
+// carriersIn is the live processes of all, outside process group pgid and
+// other than except and herald itself, whose environment holds the
+// command's HERALD_RUN_ID (runIDVar): the command's processes, wherever
+// they went. None when runID is "".
+func carriersIn(all map[int]procInfo, pgid, except int, runID string) []procInfo {
+	if runID == "" {
+		return nil
+	}
+	want := []byte("\x00" + runIDVar + "=" + runID + "\x00")
+	self := os.Getpid()
+	var out []procInfo
+	for _, p := range all {
+		if p.zombie || p.pgid == pgid || p.pid == except || p.pid == self || p.pid <= 1 {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/environ")
+		if err == nil && bytes.Contains(append([]byte{0}, env...), want) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// strayCarriers adds to known the processes outside process group pgid
+// that carry the command's HERALD_RUN_ID (see carriersIn).
+func strayCarriers(pgid int, runID string, known []procInfo) []procInfo {
+	for _, p := range carriersIn(readProcs(), pgid, 0, runID) {
+		if !slices.ContainsFunc(known, func(k procInfo) bool { return k.pid == p.pid && k.start == p.start }) {
+			known = append(known, p)
+		}
+	}
+	return known
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -12,20 +14,26 @@ import (
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
-// TestHelperStartedAtSIGTERMIsStoppedBeforeTheNextOwner: the owner's node
-// is deleted by hand; its runner hears and stops the command. A process of
-// the command answers the SIGTERM by starting a helper in a session of its
-// own (setsid, out of the process group) and exiting at once; the helper
-// keeps the command's flock. herald, the command's subreaper, adopts the
-// helper, but it read the strays before the group: a helper that left the
-// group after the first read, its parent gone before the second, was in
-// neither, the runner released, and the next owner's command ran beside
-// the helper (4 runs in 8; found by an adversarial test). Three copies of
-// the case run at once, so the old order fails one run in eight at most.
+// TestHelperStartedAtSIGTERMIsStoppedBeforeTheNextOwner: a process of the
+// owner's command answers the SIGTERM that stops it by starting a helper
+// in a session of its own (setsid, out of the process group) and exiting
+// at once; the helper keeps the command's flock. Found by an adversarial
+// test, two ways:
+//   - The owner's node is deleted by hand; its runner hears and stops the
+//     command. herald, the command's subreaper, adopts the helper, but it
+//     read the strays before the group: a helper that left the group after
+//     the first read, its parent gone before the second, was in neither,
+//     and the next owner's command ran beside it (4 runs in 8). Three
+//     copies run at once, so the old order passes one run in eight at most.
+//   - The runner is killed with kill -9; its watchdog stops the command.
+//     The helper, started after the runner's death, went to init, out of
+//     any tree, and the releaser released at once: the next command ran
+//     beside it every time. It carries the command's HERALD_RUN_ID, and is
+//     now stopped with the command.
 func TestHelperStartedAtSIGTERMIsStoppedBeforeTheNextOwner(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
-	for i := range 3 {
-		t.Run(strconv.Itoa(i), func(t *testing.T) {
+	for _, how := range []string{"deleted-1", "deleted-2", "deleted-3", "kill-9"} {
+		t.Run(how, func(t *testing.T) {
 			t.Parallel() // waits on processes, not the CPU
 			dir := t.TempDir()
 			marks := filepath.Join(dir, "marks")
@@ -57,7 +65,13 @@ func TestHelperStartedAtSIGTERMIsStoppedBeforeTheNextOwner(t *testing.T) {
 			}
 			second := copyOf("copy-2", `trap "" TERM; sleep 60 & wait`)
 			waitQueued(t, zk, g, 2, "copy-2 never queued")
-			deleteLowest(t, g)
+			if how == "kill-9" {
+				if err := first.cmd.Process.Kill(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				deleteLowest(t, g)
+			}
 			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
 				t.Fatalf("copy-2's command never started: %q\n%s\n%s", read(), first.out, second.out)
 			}

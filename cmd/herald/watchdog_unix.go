@@ -103,7 +103,7 @@ func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []
 		args = append(args, string(spec))
 	}
 	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), env...), watchRunIDVar+"="+c.runID)
 	cmd.ExtraFiles = []*os.File{r, fw}
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: c.Pid()}
@@ -263,7 +263,7 @@ func runWatchdog(args []string, stderr io.Writer) int {
 			}
 		}
 	}()
-	strays := watchStrays(pgid)
+	strays := watchStrays(pgid, os.Getenv(watchRunIDVar))
 	tick := time.NewTicker(max(after/10, 10*time.Millisecond))
 	defer tick.Stop()
 	var why string
@@ -324,7 +324,7 @@ func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time
 		left := strays.look(true)
 		stopStrays(left, true)
 		if releaser != nil {
-			startReleaser(releaser, pgid, left, stderr)
+			startReleaser(releaser, pgid, left, strays.runID, stderr)
 		}
 		// The watchdog is in the group: this ends it too.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
@@ -352,7 +352,7 @@ func commandEnded(pgid int, strays *strayWatch, early bool, kill time.Time) <-ch
 			case <-t.C:
 				return
 			case <-look:
-				if commandGone(pgid, os.Getpid(), strays.look(false)) {
+				if commandGone(pgid, os.Getpid(), strays.look(false), strays.runID) {
 					return
 				}
 			}
@@ -365,13 +365,13 @@ func commandEnded(pgid int, strays *strayWatch, early bool, kill time.Time) <-ch
 // release_abandoned.go) in a session of its own, so that the SIGKILL of
 // the command's group, which ends the watchdog, does not end it: it waits
 // for the group and the strays left to be gone before it releases.
-func startReleaser(args []string, pgid int, strays []procInfo, stderr io.Writer) {
+func startReleaser(args []string, pgid int, strays []procInfo, runID string, stderr io.Writer) {
 	self, err := heraldBinary()
 	if err != nil {
 		fmt.Fprintf(stderr, "herald watchdog: could not start the release of the dead runner's node (it goes when its session expires): %v\n", err)
 		return
 	}
-	cmd := exec.Command(self, append(slices.Clone(args), "--pgid", strconv.Itoa(pgid), "--strays", formatStrays(strays))...)
+	cmd := exec.Command(self, append(slices.Clone(args), "--pgid", strconv.Itoa(pgid), "--strays", formatStrays(strays), "--run-id", runID)...)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -386,15 +386,23 @@ func startReleaser(args []string, pgid int, strays []procInfo, stderr io.Writer)
 type strayWatch struct {
 	pgid   int
 	runner procInfo // the runner as it was when the watchdog started
-	known  []procInfo
-	last   time.Time
+	// runID is the command's HERALD_RUN_ID (see runIDVar): once the
+	// runner is dead, what carries it is the command's too.
+	runID string
+	known []procInfo
+	last  time.Time
 }
+
+// watchRunIDVar hands the watchdog the command's HERALD_RUN_ID under
+// another name: carrying runIDVar itself, it would be one of the
+// command's processes.
+const watchRunIDVar = "HERALD_WATCHDOG_RUN_ID"
 
 // strayLookEvery bounds how often the watchdog reads /proc while all is well.
 const strayLookEvery = 250 * time.Millisecond
 
-func watchStrays(pgid int) *strayWatch {
-	w := &strayWatch{pgid: pgid}
+func watchStrays(pgid int, runID string) *strayWatch {
+	w := &strayWatch{pgid: pgid, runID: runID}
 	w.runner, _ = readProc(os.Getppid())
 	w.look(true)
 	return w
@@ -412,6 +420,11 @@ func (w *strayWatch) look(now bool) []procInfo {
 		roots = []int{p.pid}
 	}
 	w.known = strayList(roots, w.pgid, w.known)
+	if len(roots) == 0 {
+		// The runner is dead, and what its command started apart from
+		// its group went to init: only the environment tells it now.
+		w.known = strayCarriers(w.pgid, w.runID, w.known)
+	}
 	return w.known
 }
 
