@@ -65,7 +65,12 @@ func parseRunNote(n string) (session int64, group uint64, ok bool) {
 	rest, ok1 := strings.CutPrefix(n, "run-")
 	rest, ok2 := strings.CutSuffix(rest, "-cmd")
 	f := strings.Split(rest, "-")
-	if !ok1 || !ok2 || len(f) != 3 || len(f[0]) != 16 || len(f[1]) != 16 || len(f[2]) > 8 {
+	if len(f) == 2 {
+		// The first notes had no count: a copy of that herald may run
+		// beside this one while a group's copies are upgraded.
+		f = append(f, "0")
+	}
+	if !ok1 || !ok2 || len(f) != 3 || len(f[0]) != 16 || len(f[1]) != 16 || len(f[2]) == 0 || len(f[2]) > 8 {
 		return 0, 0, false
 	}
 	s, err1 := strconv.ParseUint(f[0], 16, 64)
