@@ -46,3 +46,45 @@ func TestNewCopyAfterADeleteallWaitsForTheFrozenOwner(t *testing.T) {
 		})
 	}
 }
+
+// TestNewCopyAfterADeleteallStartsOnceTheKilledOwnersCommandIsGone: as
+// above, but the frozen owner's runner is then killed (kill -9) while the
+// new copy waits for its run note. Its watchdog stops the command and its
+// releaser deletes the note: the new copy starts then, saying why, where
+// it waited for the dead session to expire (6 s).
+func TestNewCopyAfterADeleteallStartsOnceTheKilledOwnersCommandIsGone(t *testing.T) {
+	for _, recipe := range []string{"run", "lock"} {
+		t.Run(recipe, func(t *testing.T) {
+			t.Parallel() // waits on sessions and processes, not the CPU
+			addr := zktest.Shared(t).ConnectString()
+			g := uniq(t)
+			child, env, read := overlapMarks(t)
+			run := markedCopies(t, recipe, g, env, child)
+			first := run("copy-1", addr)
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("no command started: %q\n%s", read(), first.out)
+			}
+			pid := first.cmd.Process.Pid
+			if err := signalPID(pid, sigStop); err != nil {
+				t.Fatal(err)
+			}
+			deleteAll(t, rawZK(t), g)
+			second := run("copy-2", addr)
+			second.waitOutput(t, "noted a command for the group that may still run", 10*time.Second)
+			if err := first.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			killed := time.Now()
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if took := time.Since(killed); took > 4*time.Second {
+				t.Errorf("copy-2 started %v after copy-1's runner was killed: it waited for the dead session (6 s), not for the releaser", took.Round(time.Millisecond))
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2 started beside copy-1's command:\n%s", read())
+			}
+			second.waitOutput(t, "its run note went", time.Second)
+		})
+	}
+}

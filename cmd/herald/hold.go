@@ -647,6 +647,7 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 	default:
 	}
 	floored := time.Now().Before(o.notBefore) // the wait is ours, not only the gate's
+	noted := o.h.RunsBeside()                 // we wait for another session's run note
 	a.sayWhyWeWait(o, g, floored)
 	var startBy <-chan time.Time
 	if !o.startBy.IsZero() {
@@ -661,6 +662,8 @@ func (a *app) awaitPredecessor(ctx context.Context, o holding, g *predecessorGat
 			a.log.Info("the owner we waited behind before our node was deleted is now surely stopped", "group", o.h.Group())
 		case g.earlier.Load():
 			a.log.Info("the owner before the previous one is now surely stopped too", "group", o.h.Group())
+		case g.recorded.Load() && noted && !o.h.RunsBeside():
+			a.log.Info("the command another runner noted for this group is stopped (its run note went)", "group", o.h.Group())
 		case g.recorded.Load() && o.h.PredecessorSessionEnded():
 			a.log.Info("the previous owner's session ended, so its command is stopped", "group", o.h.Group())
 		case g.recorded.Load():
