@@ -49,6 +49,14 @@ type child struct {
 // watchdog's SIGTERM) is found by it alone (see commandGone).
 const runIDVar = "HERALD_RUN_ID"
 
+// runTag tells a command's processes once its runner is dead: its
+// HERALD_RUN_ID, and the runner's start (clock ticks after boot, 0 when
+// not known), before which none of them started.
+type runTag struct {
+	id    string
+	since uint64
+}
+
 // newRunID draws a command's HERALD_RUN_ID.
 func newRunID() string {
 	var b [16]byte

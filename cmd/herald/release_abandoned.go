@@ -28,7 +28,7 @@ type abandoned struct {
 	term   int64
 	pgid   int
 	strays string
-	runID  string
+	tag    runTag
 	within time.Duration
 }
 
@@ -58,7 +58,8 @@ func newReleaseAbandonedCmd(a *app) *cobra.Command {
 	f.Int64Var(&o.term, "term", 0, "its term")
 	f.IntVar(&o.pgid, "pgid", 0, "its command's process group")
 	f.StringVar(&o.strays, "strays", "", "what the command started apart from its group, as pid:start,...")
-	f.StringVar(&o.runID, "run-id", "", "its command's HERALD_RUN_ID")
+	f.StringVar(&o.tag.id, "run-id", "", "its command's HERALD_RUN_ID")
+	f.Uint64Var(&o.tag.since, "since", 0, "when the runner started, in clock ticks after boot")
 	f.DurationVar(&o.within, "within", 10*time.Second, "how long to wait for the command to be gone")
 	return cmd
 }
@@ -68,7 +69,7 @@ func (a *app) releaseAbandoned(ctx context.Context, o abandoned) error {
 	if err != nil || o.node == "" || o.pgid <= 1 {
 		return usageErr("%s: internal use only (started by the watchdog of herald run and herald lock)", releaseArg)
 	}
-	for end := time.Now().Add(o.within); !commandGone(o.pgid, 0, strays, o.runID); {
+	for end := time.Now().Add(o.within); !commandGone(o.pgid, 0, strays, o.tag); {
 		if time.Now().After(end) {
 			return fmt.Errorf("herald watchdog: the dead runner's command (process group %d) was not gone within %v; its node %s is left to its session's expiry", o.pgid, o.within, o.node)
 		}

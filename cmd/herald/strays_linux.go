@@ -219,7 +219,7 @@ func reapStraysFor(pgid int) (stop func()) {
 // process of its group pgid but except (the caller itself, when it is in
 // the group), and none of strays, is there unless as a zombie (dead, only
 // not reaped yet).
-func commandGone(pgid, except int, strays []procInfo, runID string) bool {
+func commandGone(pgid, except int, strays []procInfo, tag runTag) bool {
 	all := readProcs()
 	if all == nil {
 		return false // no /proc: nothing can be confirmed
@@ -234,22 +234,24 @@ func commandGone(pgid, except int, strays []procInfo, runID string) bool {
 			return false
 		}
 	}
-	return len(carriersIn(all, pgid, except, runID)) == 0
+	return len(carriersIn(all, pgid, except, tag)) == 0
 }
 
 // carriersIn is the live processes of all, outside process group pgid and
 // other than except and herald itself, whose environment holds the
 // command's HERALD_RUN_ID (runIDVar): the command's processes, wherever
-// they went. None when runID is "".
-func carriersIn(all map[int]procInfo, pgid, except int, runID string) []procInfo {
-	if runID == "" {
+// they went. None when the tag has no id. Only processes started since
+// the tag's runner are read: none before it can be the command's, and a
+// host's many older processes then cost nothing.
+func carriersIn(all map[int]procInfo, pgid, except int, tag runTag) []procInfo {
+	if tag.id == "" {
 		return nil
 	}
-	want := []byte("\x00" + runIDVar + "=" + runID + "\x00")
+	want := []byte("\x00" + runIDVar + "=" + tag.id + "\x00")
 	self := os.Getpid()
 	var out []procInfo
 	for _, p := range all {
-		if p.zombie || p.pgid == pgid || p.pid == except || p.pid == self || p.pid <= 1 {
+		if p.zombie || p.pgid == pgid || p.pid == except || p.pid == self || p.pid <= 1 || p.start < tag.since {
 			continue
 		}
 		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/environ")
@@ -262,8 +264,8 @@ func carriersIn(all map[int]procInfo, pgid, except int, runID string) []procInfo
 
 // strayCarriers adds to known the processes outside process group pgid
 // that carry the command's HERALD_RUN_ID (see carriersIn).
-func strayCarriers(pgid int, runID string, known []procInfo) []procInfo {
-	for _, p := range carriersIn(readProcs(), pgid, 0, runID) {
+func strayCarriers(pgid int, tag runTag, known []procInfo) []procInfo {
+	for _, p := range carriersIn(readProcs(), pgid, 0, tag) {
 		if !slices.ContainsFunc(known, func(k procInfo) bool { return k.pid == p.pid && k.start == p.start }) {
 			known = append(known, p)
 		}

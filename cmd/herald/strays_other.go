@@ -21,8 +21,8 @@ func reapAndList(int) []procInfo                  { return nil }
 func readProc(int) (procInfo, bool)               { return procInfo{}, false }
 
 // commandGone cannot be confirmed without /proc.
-func commandGone(int, int, []procInfo, string) bool { return false }
+func commandGone(int, int, []procInfo, runTag) bool { return false }
 
-func strayCarriers(_ int, _ string, known []procInfo) []procInfo { return known }
+func strayCarriers(_ int, _ runTag, known []procInfo) []procInfo { return known }
 
 func reapStraysFor(int) func() { return func() {} }

@@ -324,7 +324,7 @@ func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time
 		left := strays.look(true)
 		stopStrays(left, true)
 		if releaser != nil {
-			startReleaser(releaser, pgid, left, strays.runID, stderr)
+			startReleaser(releaser, pgid, left, strays.tag, stderr)
 		}
 		// The watchdog is in the group: this ends it too.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
@@ -352,7 +352,7 @@ func commandEnded(pgid int, strays *strayWatch, early bool, kill time.Time) <-ch
 			case <-t.C:
 				return
 			case <-look:
-				if commandGone(pgid, os.Getpid(), strays.look(false), strays.runID) {
+				if commandGone(pgid, os.Getpid(), strays.look(false), strays.tag) {
 					return
 				}
 			}
@@ -365,13 +365,13 @@ func commandEnded(pgid int, strays *strayWatch, early bool, kill time.Time) <-ch
 // release_abandoned.go) in a session of its own, so that the SIGKILL of
 // the command's group, which ends the watchdog, does not end it: it waits
 // for the group and the strays left to be gone before it releases.
-func startReleaser(args []string, pgid int, strays []procInfo, runID string, stderr io.Writer) {
+func startReleaser(args []string, pgid int, strays []procInfo, tag runTag, stderr io.Writer) {
 	self, err := heraldBinary()
 	if err != nil {
 		fmt.Fprintf(stderr, "herald watchdog: could not start the release of the dead runner's node (it goes when its session expires): %v\n", err)
 		return
 	}
-	cmd := exec.Command(self, append(slices.Clone(args), "--pgid", strconv.Itoa(pgid), "--strays", formatStrays(strays), "--run-id", runID)...)
+	cmd := exec.Command(self, append(slices.Clone(args), "--pgid", strconv.Itoa(pgid), "--strays", formatStrays(strays), "--run-id", tag.id, "--since", strconv.FormatUint(tag.since, 10))...)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -386,9 +386,10 @@ func startReleaser(args []string, pgid int, strays []procInfo, runID string, std
 type strayWatch struct {
 	pgid   int
 	runner procInfo // the runner as it was when the watchdog started
-	// runID is the command's HERALD_RUN_ID (see runIDVar): once the
-	// runner is dead, what carries it is the command's too.
-	runID string
+	// tag is the command's HERALD_RUN_ID (see runIDVar) and the
+	// runner's start: once the runner is dead, what carries the id is
+	// the command's too.
+	tag   runTag
 	known []procInfo
 	last  time.Time
 }
@@ -402,8 +403,9 @@ const watchRunIDVar = "HERALD_WATCHDOG_RUN_ID"
 const strayLookEvery = 250 * time.Millisecond
 
 func watchStrays(pgid int, runID string) *strayWatch {
-	w := &strayWatch{pgid: pgid, runID: runID}
+	w := &strayWatch{pgid: pgid}
 	w.runner, _ = readProc(os.Getppid())
+	w.tag = runTag{id: runID, since: w.runner.start}
 	w.look(true)
 	return w
 }
@@ -423,7 +425,7 @@ func (w *strayWatch) look(now bool) []procInfo {
 	if len(roots) == 0 {
 		// The runner is dead, and what its command started apart from
 		// its group went to init: only the environment tells it now.
-		w.known = strayCarriers(w.pgid, w.runID, w.known)
+		w.known = strayCarriers(w.pgid, w.tag, w.known)
 	}
 	return w.known
 }
