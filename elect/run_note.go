@@ -15,7 +15,8 @@ import (
 )
 
 // A run note is an ephemeral node, run-<session id in hex>-<group hash in
-// hex>-<count in hex>-cmd, that a runner (`herald run`, `herald lock`) keeps under the
+// hex>-cmd (and -<count in hex> before -cmd from a session's second note
+// on), that a runner (`herald run`, `herald lock`) keeps under the
 // session root while the command it started for a group may run
 // (MarkRunning): from just before the command starts until it has surely
 // stopped (a release, RecordStopped), or until its session ends, which
@@ -36,11 +37,17 @@ import (
 // The name ends in letters, as a session node's does, so no recipe and no
 // discovery takes it for a queue node.
 
-// runNoteName is session's n-th run note, for group. Each note has a name
-// of its own: a note whose deletion failed is deleted again in the
-// background, and under a shared name that deletion could take the note
-// of the session's next tenure in the group, leaving its command unnoted.
+// runNoteName is session's n-th run note (from 1), for group. Each note
+// has a name of its own: a note whose deletion failed is deleted again in
+// the background, and under a shared name that deletion could take the
+// note of the session's next tenure in the group, leaving its command
+// unnoted. The first note has no count, as every note had before there
+// was one: a herald that old, sharing the group during an upgrade, reads
+// the first note of each session, which is most runners' only one.
 func runNoteName(session int64, group string, n uint32) string {
+	if n <= 1 {
+		return fmt.Sprintf("run-%016x-%016x-cmd", uint64(session), groupHash(group))
+	}
 	return fmt.Sprintf("run-%016x-%016x-%x-cmd", uint64(session), groupHash(group), n)
 }
 
@@ -66,9 +73,7 @@ func parseRunNote(n string) (session int64, group uint64, ok bool) {
 	rest, ok2 := strings.CutSuffix(rest, "-cmd")
 	f := strings.Split(rest, "-")
 	if len(f) == 2 {
-		// The first notes had no count: a copy of that herald may run
-		// beside this one while a group's copies are upgraded.
-		f = append(f, "0")
+		f = append(f, "1") // a session's first note (see runNoteName)
 	}
 	if !ok1 || !ok2 || len(f) != 3 || len(f[0]) != 16 || len(f[1]) != 16 || len(f[2]) == 0 || len(f[2]) > 8 {
 		return 0, 0, false

@@ -6,10 +6,9 @@ import (
 )
 
 // TestRunNoteNames: a note's name says its session and its group's hash,
-// with the count of the session's notes (runNoteName), or without it, as
-// the first notes were named: a copy of that herald may run beside this
-// one while a group's copies are upgraded, and its notes must keep ours
-// waiting as ours do.
+// and from the session's second note on, the count (runNoteName). A
+// session's first note is named as every note was before the count, both
+// ways readable while a group's copies are upgraded.
 func TestRunNoteNames(t *testing.T) {
 	g := "/jobs/nightly"
 	h := fmt.Sprintf("%016x", groupHash(g))
@@ -18,6 +17,7 @@ func TestRunNoteNames(t *testing.T) {
 		ok   bool
 	}{
 		{runNoteName(0x0100abcd, g, 1), true},
+		{runNoteName(0x0100abcd, g, 2), true},
 		{runNoteName(0x0100abcd, g, 0xffffffff), true},
 		{"run-000000000100abcd-" + h + "-cmd", true}, // the first notes
 		{"run-000000000100abcd-" + h + "--cmd", false},
@@ -30,5 +30,19 @@ func TestRunNoteNames(t *testing.T) {
 		if ok != c.ok || ok && (sid != 0x0100abcd || gh != groupHash(g)) {
 			t.Errorf("parseRunNote(%q) = %x, %x, %v; want ok %v", c.name, sid, gh, ok, c.ok)
 		}
+	}
+}
+
+// TestFirstRunNoteKeepsTheOldName: the session's first note is named
+// without a count, as the herald before the count named every note and
+// reads only; later notes are told apart by their count.
+func TestFirstRunNoteKeepsTheOldName(t *testing.T) {
+	g := "/jobs/nightly"
+	old := fmt.Sprintf("run-%016x-%016x-cmd", uint64(0x0100abcd), groupHash(g))
+	if got := runNoteName(0x0100abcd, g, 1); got != old {
+		t.Errorf("first note %q, want %q", got, old)
+	}
+	if a, b := runNoteName(0x0100abcd, g, 2), runNoteName(0x0100abcd, g, 3); a == old || a == b {
+		t.Errorf("later notes %q, %q: want names of their own", a, b)
 	}
 }

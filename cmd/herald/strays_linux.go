@@ -220,21 +220,46 @@ func reapStraysFor(pgid int) (stop func()) {
 // the group), and none of strays, is there unless as a zombie (dead, only
 // not reaped yet).
 func commandGone(pgid, except int, strays []procInfo, tag runTag) bool {
+	left, ok := commandLeft(pgid, except, strays, tag)
+	return ok && len(left) == 0
+}
+
+// commandLeft is what is left of a command (see commandGone): the live
+// processes of its group pgid but except, of strays, and those that carry
+// its tag. ok is false without /proc.
+func commandLeft(pgid, except int, strays []procInfo, tag runTag) (left []procInfo, ok bool) {
 	all := readProcs()
 	if all == nil {
-		return false // no /proc: nothing can be confirmed
+		return nil, false // no /proc: nothing can be confirmed
 	}
 	for _, p := range all {
 		if p.pgid == pgid && p.pid != except && !p.zombie {
-			return false
+			left = append(left, p)
 		}
 	}
 	for _, s := range strays {
-		if p, ok := all[s.pid]; ok && p.start == s.start && !p.zombie {
-			return false
+		if p, ok := all[s.pid]; ok && p.start == s.start && !p.zombie && p.pgid != pgid {
+			left = append(left, p)
 		}
 	}
-	return len(carriersIn(all, pgid, except, tag)) == 0
+	if len(left) > 0 {
+		return left, true // the environments need not be read
+	}
+	return carriersIn(all, pgid, except, tag), true
+}
+
+// killLeft kills what commandLeft finds of a command whose runner died
+// and whose watchdog already sent its SIGKILL: what came after it (a
+// process that left the group, a helper started meanwhile). Each is
+// killed by pid, not the group by its id, which another group may have
+// taken since.
+func killLeft(pgid int, strays []procInfo, tag runTag) {
+	left, _ := commandLeft(pgid, 0, strays, tag)
+	for _, p := range left {
+		if p.pgid != pgid || p.start >= tag.since {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // carriersIn is the live processes of all, outside process group pgid and

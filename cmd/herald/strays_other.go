@@ -23,6 +23,8 @@ func readProc(int) (procInfo, bool)               { return procInfo{}, false }
 // commandGone cannot be confirmed without /proc.
 func commandGone(int, int, []procInfo, runTag) bool { return false }
 
+func killLeft(int, []procInfo, runTag) {}
+
 func strayCarriers(_ int, _ runTag, known []procInfo) []procInfo { return known }
 
 func reapStraysFor(int) func() { return func() {} }

@@ -283,29 +283,35 @@ func runWatchdog(args []string, stderr io.Writer) int {
 			}
 		}
 	}
-	return fire(pgid, why, strays, time.Unix(0, last.Load()).Add(killBy), grace, bye, releaser, stderr)
+	return fire(pgid, why, strays, time.Unix(0, last.Load()).Add(killBy), grace, bye, gone, release, releaser, stderr)
 }
 
 // fire stops the command's process group pgid and its strays for why:
 // SIGTERM now, SIGKILL after grace or at killAt, whichever comes first,
 // unless the runner says goodbye (bye) meanwhile. With a releaser (the
 // runner died), the SIGKILL comes as soon as nothing of the command is
-// left, and the releaser is started just before it (see startReleaser).
-func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time.Duration, bye <-chan struct{}, releaser []string, stderr io.Writer) int {
+// left, and the releaser is started just before it (see startReleaser);
+// a silent runner that dies meanwhile (gone) gets release as its releaser
+// from then on, so that its node and run note go with its command, not
+// with its session.
+func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time.Duration, bye, gone <-chan struct{}, release, releaser []string, stderr io.Writer) int {
 	// The SIGKILL comes before the session can expire, --grace or not.
 	now := time.Now()
 	kill := now.Add(grace)
 	if killAt.Before(kill) {
 		kill = killAt
 	}
-	also := ""
-	if ps := strays.look(true); len(ps) > 0 {
-		also = fmt.Sprintf(" and what it started apart from it (%s)", procList(ps))
-	}
 	_, _ = os.NewFile(4, "fired").Write([]byte{'f'})
+	// The signals before the look: once the runner is dead, a look reads
+	// the environment of processes, which can stall (see lookWithin).
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	_ = syscall.Kill(-pgid, syscall.SIGCONT)
-	stopStrays(strays.known, false)
+	stopStrays(strays.lastSeen(), false)
+	also := ""
+	if ps := strays.lookWithin(finalLook); len(ps) > 0 {
+		also = fmt.Sprintf(" and what it started apart from it (%s)", procList(ps))
+		stopStrays(ps, false)
+	}
 	// Said after the signals, and aside: a standard error nobody reads
 	// (a full pipe) must not hold them up, nor the SIGKILL.
 	said := make(chan struct{})
@@ -314,23 +320,42 @@ func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time
 			why, pgid, also, max(kill.Sub(now), 0).Round(time.Millisecond))
 		close(said)
 	}()
-	select {
-	case <-bye: // the runner is back and stops the command itself
-		select { // the line, unless standard error is blocked
-		case <-said:
-		case <-time.After(100 * time.Millisecond):
-		}
-	case <-commandEnded(pgid, strays, releaser != nil, kill):
-		left := strays.look(true)
-		stopStrays(left, true)
-		if releaser != nil {
-			startReleaser(releaser, pgid, left, strays.tag, stderr)
-		}
-		// The watchdog is in the group: this ends it too.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if releaser != nil {
+		gone = nil
 	}
+	ended := commandEnded(pgid, strays, releaser != nil, kill)
+	// The deadline apart from ended, whose looks may stall.
+	deadline := time.NewTimer(time.Until(kill))
+	defer deadline.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-bye: // the runner is back and stops the command itself
+			select { // the line, unless standard error is blocked
+			case <-said:
+			case <-time.After(100 * time.Millisecond):
+			}
+			return watchdogFired
+		case <-gone:
+			gone, releaser = nil, release
+			ended = commandEnded(pgid, strays, true, kill)
+		case <-ended:
+			waiting = false
+		case <-deadline.C:
+			waiting = false
+		}
+	}
+	left := strays.lookWithin(finalLook)
+	stopStrays(left, true)
+	if releaser != nil {
+		startReleaser(releaser, pgid, left, strays.tag, stderr)
+	}
+	// The watchdog is in the group: this ends it too.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	return watchdogFired
 }
+
+// finalLook bounds the looks that come before signals.
+const finalLook = 250 * time.Millisecond
 
 // commandEnded fires at kill, or, when early, as soon as nothing of the
 // command but the watchdog is left: a runner that died is released as
@@ -384,6 +409,7 @@ func startReleaser(args []string, pgid int, strays []procInfo, tag runTag, stder
 // which the runner's death hands to init, out of the runner's tree, so
 // they are remembered as last seen.
 type strayWatch struct {
+	mu     sync.Mutex // one look at a time
 	pgid   int
 	runner procInfo // the runner as it was when the watchdog started
 	// tag is the command's HERALD_RUN_ID (see runIDVar) and the
@@ -392,6 +418,8 @@ type strayWatch struct {
 	tag   runTag
 	known []procInfo
 	last  time.Time
+	// seen is known as of the last look that finished.
+	seen atomic.Pointer[[]procInfo]
 }
 
 // watchRunIDVar hands the watchdog the command's HERALD_RUN_ID under
@@ -413,6 +441,8 @@ func watchStrays(pgid int, runID string) *strayWatch {
 // look updates the list, at most every strayLookEvery unless now, and
 // returns it.
 func (w *strayWatch) look(now bool) []procInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if !now && time.Since(w.last) < strayLookEvery {
 		return w.known
 	}
@@ -427,7 +457,34 @@ func (w *strayWatch) look(now bool) []procInfo {
 		// its group went to init: only the environment tells it now.
 		w.known = strayCarriers(w.pgid, w.tag, w.known)
 	}
+	seen := slices.Clone(w.known)
+	w.seen.Store(&seen)
 	return w.known
+}
+
+// lastSeen is the list as the last look that finished left it.
+func (w *strayWatch) lastSeen() []procInfo {
+	if p := w.seen.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// lookWithin is look(true), or lastSeen should it not finish within d:
+// reading a process's environment waits for its memory map, which a
+// process stuck in the kernel (a hung NFS mount) may hold for good, and
+// the signals that follow must not wait with it.
+func (w *strayWatch) lookWithin(d time.Duration) []procInfo {
+	ch := make(chan []procInfo, 1)
+	go func() { ch <- slices.Clone(w.look(true)) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case ps := <-ch:
+		return ps
+	case <-t.C:
+		return w.lastSeen()
+	}
 }
 
 // procList is ps as "pid (name), ...".

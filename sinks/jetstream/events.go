@@ -264,8 +264,16 @@ func (r *eventReader) again(ctx context.Context) (jetstream.Consumer, error) {
 // read delivers one consumer's messages until it fails or ctx ends.
 func (r *eventReader) read(ctx context.Context, c jetstream.Consumer) error {
 	// The next consumer, if any, starts after what this one delivered.
-	// Deleted aside: a connection that is down would hold the reader up.
-	defer func() { go DropConsumer(r.js, r.cfg.stream, c) }()
+	// Deleted aside while reading goes on (a connection that is down
+	// would hold it up), and at once when it ends: the reader's program
+	// (tail) closes its connection right after.
+	defer func() {
+		if ctx.Err() != nil {
+			DropConsumer(r.js, r.cfg.stream, c)
+		} else {
+			go DropConsumer(r.js, r.cfg.stream, c)
+		}
+	}()
 	it, err := c.Messages(jetstream.PullHeartbeat(eventsHeartbeat))
 	if err != nil {
 		return err
