@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,26 +36,7 @@ func TestHelperStartedAtSIGTERMIsStoppedBeforeTheNextOwner(t *testing.T) {
 	for _, how := range []string{"deleted-1", "deleted-2", "deleted-3", "kill-9"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel() // waits on processes, not the CPU
-			dir := t.TempDir()
-			marks := filepath.Join(dir, "marks")
-			script := func(name, body string) {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			script("helper.sh", `echo $$ >> "$MARKS.pids"; while :; do sleep 0.1; done`+"\n")
-			script("onterm.sh", `trap 'setsid sh "$DIR/helper.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
-			t.Cleanup(func() {
-				b, _ := os.ReadFile(marks + ".pids")
-				for _, f := range strings.Fields(string(b)) {
-					if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
-						_ = syscall.Kill(pid, syscall.SIGKILL)
-					}
-				}
-			})
-			read := func() string { b, _ := os.ReadFile(marks); return string(b) }
-			env := []string{"MARKS=" + marks, "DIR=" + dir}
-			child := `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; `
+			env, read, child := helperAtSIGTERM(t)
 			g := uniq(t)
 			copyOf := func(id, command string) *proc {
 				return start(t, env, append(zk, "lock", "--lock", g, "--id", id, "--grace", "10s", "--", "sh", "-c", child+command)...)
@@ -79,5 +61,81 @@ func TestHelperStartedAtSIGTERMIsStoppedBeforeTheNextOwner(t *testing.T) {
 				t.Errorf("copy-2's command started while the helper copy-1's command started at its SIGTERM held the flock:\n%s\ncopy-1:\n%s", read(), first.out)
 			}
 		})
+	}
+}
+
+// helperAtSIGTERM sets up a command's scripts: onterm.sh, which answers
+// SIGTERM by starting helper.sh in a session of its own and exiting, and
+// helper.sh, which runs until killed (its pid noted, killed when the test
+// ends). child opens a command: it takes the flock the helper inherits,
+// marking an overlap and its start in the file read reads.
+func helperAtSIGTERM(t *testing.T) (env []string, read func() string, child string) {
+	t.Helper()
+	dir := t.TempDir()
+	marks := filepath.Join(dir, "marks")
+	script := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script("helper.sh", `echo $$ >> "$MARKS.pids"; while :; do sleep 0.1; done`+"\n")
+	script("onterm.sh", `trap 'setsid sh "$DIR/helper.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
+	t.Cleanup(func() {
+		b, _ := os.ReadFile(marks + ".pids")
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	read = func() string { b, _ := os.ReadFile(marks); return string(b) }
+	child = `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; `
+	return []string{"MARKS=" + marks, "DIR=" + dir}, read, child
+}
+
+// TestUnreapedDeadRunnersHelperIsStopped: the kill-9 case above, with a
+// runner whose parent never reaps it (a program that starts herald and
+// does not wait). The dead runner stays a zombie, which the watchdog took
+// for a live runner: it never looked for the command's HERALD_RUN_ID, the
+// helper lived on, and the next copy started beside it once the dead
+// session expired (found by an adversarial test). The releaser now kills
+// what carries the id, and a zombie runner counts as dead.
+func TestUnreapedDeadRunnersHelperIsStopped(t *testing.T) {
+	t.Parallel() // waits on processes, not the CPU
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	env, read, child := helperAtSIGTERM(t)
+	g := uniq(t)
+	var q []string
+	for _, a := range append(append([]string{}, zk...), "lock", "--lock", g, "--id", "copy-1", "--grace", "10s", "--", "sh", "-c", child+`sh "$DIR/onterm.sh" & wait`) {
+		q = append(q, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	dir := t.TempDir()
+	out, pidFile := filepath.Join(dir, "copy-1.out"), filepath.Join(dir, "runner.pid")
+	wrapper := exec.Command("sh", "-c", `"$HERALD_BIN" `+strings.Join(q, " ")+` >"$OUT" 2>&1 & echo $! > "$PIDFILE"; exec sleep 300`)
+	wrapper.Env = append(append(os.Environ(), "HERALD_BIN="+heraldBin, "OUT="+out, "PIDFILE="+pidFile), env...)
+	wrapper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := wrapper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-wrapper.Process.Pid, syscall.SIGKILL); _ = wrapper.Wait() })
+	firstOut := func() string { b, _ := os.ReadFile(out); return string(b) }
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+		t.Fatalf("copy-1's command never started: %q\n%s", read(), firstOut())
+	}
+	second := start(t, env, append(zk, "lock", "--lock", g, "--id", "copy-2", "--grace", "10s", "--", "sh", "-c", child+`trap "" TERM; sleep 60 & wait`)...)
+	waitQueued(t, zk, g, 2, "copy-2 never queued")
+	b, _ := os.ReadFile(pidFile)
+	runner, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || runner <= 1 {
+		t.Fatalf("no runner pid in %q", b)
+	}
+	if err := syscall.Kill(runner, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+		t.Fatalf("copy-2's command never started: %q\n%s\n%s", read(), firstOut(), second.out)
+	}
+	if strings.Contains(read(), "OVERLAP") {
+		t.Errorf("copy-2's command started while the helper of copy-1's command held the flock:\n%s\ncopy-1:\n%s", read(), firstOut())
 	}
 }

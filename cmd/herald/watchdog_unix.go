@@ -448,7 +448,8 @@ func (w *strayWatch) look(now bool) []procInfo {
 	}
 	w.last = time.Now()
 	var roots []int
-	if p, ok := readProc(w.runner.pid); ok && p.start == w.runner.start && w.runner.pid > 1 {
+	// A zombie runner is dead: its parent has not reaped it yet.
+	if p, ok := readProc(w.runner.pid); ok && p.start == w.runner.start && !p.zombie && w.runner.pid > 1 {
 		roots = []int{p.pid}
 	}
 	w.known = strayList(roots, w.pgid, w.known)
