@@ -10,6 +10,7 @@ type procInfo struct {
 	pid     int
 	start   uint64
 	stopped bool
+	zombie  bool
 }
 
 func (p procInfo) String() string                 { return fmt.Sprint(p.pid) }
