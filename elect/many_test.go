@@ -200,14 +200,7 @@ func TestManyRetriesAFailedGroup(t *testing.T) {
 // refused; a change made meanwhile is read once READ is back; and a change
 // made while READ was briefly away (its watch spent unheard) is read too.
 func TestManyResyncFindsWhatNoWatchSaid(t *testing.T) {
-	addrs := sharedAddrs(t)
-	path := groupPath(t)
-	obs, a, admin := session(t, addrs), session(t, addrs), session(t, addrs)
-	ctx := ctxT(t, 40*time.Second)
-	ea, _ := elect.NewElection(a, path, elect.CreateParents())
-	if _, err := ea.Campaign(ctx, "alpha"); err != nil {
-		t.Fatal(err)
-	}
+	path, obs, admin, ctx := alphaLeads(t)
 	errs := make(chan string, 64)
 	mctx, cancel := context.WithCancel(ctx)
 	m, err := elect.ObserveMany(mctx, obs, elect.Resync(time.Second), elect.OnGroupError(200*time.Millisecond, func(group string, err error, _ time.Duration) {
@@ -272,6 +265,21 @@ func TestManyResyncFindsWhatNoWatchSaid(t *testing.T) {
 	}
 }
 
+// alphaLeads is an election group where alpha leads, a session to
+// observe it with, an admin session, and a context for the test.
+func alphaLeads(t *testing.T) (path string, obs, admin *elect.Session, ctx context.Context) {
+	t.Helper()
+	addrs := sharedAddrs(t)
+	path = groupPath(t)
+	obs, a, admin := session(t, addrs), session(t, addrs), session(t, addrs)
+	ctx = ctxT(t, 40*time.Second)
+	ea, _ := elect.NewElection(a, path, elect.CreateParents())
+	if _, err := ea.Campaign(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	return path, obs, admin, ctx
+}
+
 // TestManyChecksALateGroupWithinARound: groups come after ObserveMany
 // starts (Add), so its first round of checks finds none. That round
 // lasted as long as a full one, and a group added meanwhile was first
@@ -279,14 +287,7 @@ func TestManyResyncFindsWhatNoWatchSaid(t *testing.T) {
 // bridge's one group (its 30 s floor), where a release the observer may
 // not READ of went unseen all that while.
 func TestManyChecksALateGroupWithinARound(t *testing.T) {
-	addrs := sharedAddrs(t)
-	path := groupPath(t)
-	obs, a, admin := session(t, addrs), session(t, addrs), session(t, addrs)
-	ctx := ctxT(t, 40*time.Second)
-	ea, _ := elect.NewElection(a, path, elect.CreateParents())
-	if _, err := ea.Campaign(ctx, "alpha"); err != nil {
-		t.Fatal(err)
-	}
+	path, obs, admin, ctx := alphaLeads(t)
 	const round = 4 * time.Second
 	mctx, cancel := context.WithCancel(ctx)
 	m, err := elect.ObserveMany(mctx, obs, elect.Resync(time.Minute), elect.ResyncSooner(33, round))

@@ -21,21 +21,7 @@ func TestNewCopyAfterADeleteallWaitsForTheFrozenOwner(t *testing.T) {
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel() // waits on sessions and processes, not the CPU
-			addr := zktest.Shared(t).ConnectString()
-			g := uniq(t)
-			child, env, read := overlapMarks(t)
-			run := markedCopies(t, recipe, g, env, child)
-			first := run("copy-1", addr)
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("no command started: %q\n%s", read(), first.out)
-			}
-			pid := first.cmd.Process.Pid
-			if err := signalPID(pid, sigStop); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
-			deleteAll(t, rawZK(t), g)
-			second := run("copy-2", addr)
+			_, second, read := frozenOwnerAndAGroupMadeAnew(t, recipe)
 			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
 				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
 			}
@@ -59,20 +45,7 @@ func TestNewCopyAfterADeleteallStartsOnceTheKilledOwnersCommandIsGone(t *testing
 		t.Run(recipe, func(t *testing.T) {
 			recipe, late := strings.CutSuffix(recipe, " late")
 			t.Parallel() // waits on sessions and processes, not the CPU
-			addr := zktest.Shared(t).ConnectString()
-			g := uniq(t)
-			child, env, read := overlapMarks(t)
-			run := markedCopies(t, recipe, g, env, child)
-			first := run("copy-1", addr)
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("no command started: %q\n%s", read(), first.out)
-			}
-			pid := first.cmd.Process.Pid
-			if err := signalPID(pid, sigStop); err != nil {
-				t.Fatal(err)
-			}
-			deleteAll(t, rawZK(t), g)
-			second := run("copy-2", addr)
+			first, second, read := frozenOwnerAndAGroupMadeAnew(t, recipe)
 			second.waitOutput(t, "noted a command for the group that may still run", 10*time.Second)
 			if late {
 				first.waitOutput(t, "herald watchdog: herald gave no sign of life", 10*time.Second)
@@ -93,4 +66,27 @@ func TestNewCopyAfterADeleteallStartsOnceTheKilledOwnersCommandIsGone(t *testing
 			second.waitOutput(t, "its run note went", time.Second)
 		})
 	}
+}
+
+// frozenOwnerAndAGroupMadeAnew starts copy-1 of recipe (6 s sessions, a
+// command that ignores SIGTERM and marks its start and any overlap in
+// what read reads), freezes its runner once the command runs, deletes the
+// whole group and starts copy-2, which makes the group again.
+func frozenOwnerAndAGroupMadeAnew(t *testing.T, recipe string) (first, second *proc, read func() string) {
+	t.Helper()
+	addr := zktest.Shared(t).ConnectString()
+	g := uniq(t)
+	child, env, read := overlapMarks(t)
+	run := markedCopies(t, recipe, g, env, child)
+	first = run("copy-1", addr)
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+		t.Fatalf("no command started: %q\n%s", read(), first.out)
+	}
+	pid := first.cmd.Process.Pid
+	if err := signalPID(pid, sigStop); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = signalPID(pid, sigCont) })
+	deleteAll(t, rawZK(t), g)
+	return first, run("copy-2", addr), read
 }

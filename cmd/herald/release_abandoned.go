@@ -69,10 +69,14 @@ func (a *app) releaseAbandoned(ctx context.Context, o abandoned) error {
 	if err != nil || o.node == "" || o.pgid <= 1 {
 		return usageErr("%s: internal use only (started by the watchdog of herald run and herald lock)", releaseArg)
 	}
-	for end := time.Now().Add(o.within); !commandGone(o.pgid, 0, strays, o.tag); {
+	for end := time.Now().Add(o.within); ; {
+		left, ok := commandLeft(o.pgid, 0, strays, o.tag)
+		if ok && len(left) == 0 {
+			break
+		}
 		// The watchdog killed the command and what it saw of it: what
 		// is left came after, and is killed here, as it would have been.
-		killLeft(o.pgid, strays, o.tag)
+		killLeft(left, o.pgid, o.tag)
 		if time.Now().After(end) {
 			return fmt.Errorf("herald watchdog: the dead runner's command (process group %d) was not gone within %v; its node %s is left to its session's expiry", o.pgid, o.within, o.node)
 		}

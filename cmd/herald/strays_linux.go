@@ -248,13 +248,12 @@ func commandLeft(pgid, except int, strays []procInfo, tag runTag) (left []procIn
 	return carriersIn(all, pgid, except, tag), true
 }
 
-// killLeft kills what commandLeft finds of a command whose runner died
-// and whose watchdog already sent its SIGKILL: what came after it (a
+// killLeft kills left, what commandLeft found of a command whose runner
+// died and whose watchdog already sent its SIGKILL: what came after it (a
 // process that left the group, a helper started meanwhile). Each is
 // killed by pid, not the group by its id, which another group may have
 // taken since.
-func killLeft(pgid int, strays []procInfo, tag runTag) {
-	left, _ := commandLeft(pgid, 0, strays, tag)
+func killLeft(left []procInfo, pgid int, tag runTag) {
 	for _, p := range left {
 		if p.pgid != pgid || p.start >= tag.since {
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)

@@ -31,7 +31,8 @@ func TestKillLeftKillsWhatCarriesTheRunID(t *testing.T) {
 	if commandGone(1<<22, 0, nil, tag) {
 		t.Fatal("commandGone: a live process carrying the run id is not counted")
 	}
-	killLeft(1<<22, nil, tag)
+	left, _ := commandLeft(1<<22, 0, nil, tag)
+	killLeft(left, 1<<22, tag)
 	exited := make(chan error, 1)
 	go func() { exited <- ours.Wait() }()
 	select {

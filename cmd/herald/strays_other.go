@@ -24,7 +24,8 @@ func readProc(int) (procInfo, bool)               { return procInfo{}, false }
 // commandGone cannot be confirmed without /proc.
 func commandGone(int, int, []procInfo, runTag) bool { return false }
 
-func killLeft(int, []procInfo, runTag) {}
+func commandLeft(int, int, []procInfo, runTag) ([]procInfo, bool) { return nil, false }
+func killLeft([]procInfo, int, runTag)                            {}
 
 func strayCarriers(_ int, _ runTag, known []procInfo) []procInfo { return known }
 
