@@ -38,6 +38,9 @@ type child struct {
 	keeper int
 	// runID is the command's HERALD_RUN_ID (see runIDVar).
 	runID string
+	// cg is the command's cgroup, "" when it has none (see
+	// cgroup_linux.go); why tells why not.
+	cg, why string
 }
 
 // runIDVar names, in the command's environment, a value drawn for each
@@ -49,12 +52,22 @@ type child struct {
 // watchdog's SIGTERM) is found by it alone (see commandGone).
 const runIDVar = "HERALD_RUN_ID"
 
+// cgroupVar, set to "off" in herald's environment, keeps herald from
+// making cgroups.
+const cgroupVar = "HERALD_CGROUP"
+
+// watchCgroupVar hands the watchdog the command's cgroup.
+const watchCgroupVar = "HERALD_WATCHDOG_CGROUP"
+
 // runTag tells a command's processes once its runner is dead: its
 // HERALD_RUN_ID, and the runner's start (clock ticks after boot, 0 when
 // not known), before which none of them started.
 type runTag struct {
 	id    string
 	since uint64
+	// cg is the command's cgroup (see cgroup_linux.go), "" for none:
+	// where there is one, it alone tells what is left of the command.
+	cg string
 }
 
 // newRunID draws a command's HERALD_RUN_ID.
@@ -79,33 +92,72 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 	if err != nil {
 		return nil, cannotStart(args[0], path, err)
 	}
-	cmd, held, gate := gated(path, args)
 	runID := newRunID()
-	cmd.Env = append(append(os.Environ(), env...), runIDVar+"="+runID)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.SysProcAttr = childProcAttr()
-	cmd.WaitDelay = time.Second                    // do not hang on pipes a grandchild keeps open
-	subreaper.Do(func() { _ = becomeSubreaper() }) // Linux ≥ 3.4; else strays are found while their parent lives
+	cg, dir, why := commandCgroup(runID)
 	tty := foregroundTerminal(stdin)
-	started := tty.giveTo(cmd.SysProcAttr)
-	err = cmd.Start()
-	started()
-	if held != nil {
-		held.Close()
+	subreaper.Do(func() { _ = becomeSubreaper() }) // Linux ≥ 3.4; else strays are found while their parent lives
+	cmd, gate, err := startIn(path, args, env, runID, dir, tty, stdin, stdout, stderr)
+	if err != nil && dir != nil {
+		// Not for want of the command (the gate starts herald's own
+		// binary): try without the cgroup.
+		why = fmt.Errorf("could not start the command in cgroup %s: %w", cg, err)
+		removeCgroup(cg)
+		cg, dir = "", nil
+		cmd, gate, err = startIn(path, args, env, runID, nil, tty, stdin, stdout, stderr)
+	}
+	if dir != nil {
+		dir.Close()
 	}
 	if err != nil {
-		if gate != nil {
-			gate.Close()
-		}
+		removeCgroup(cg)
 		return nil, cannotStart(args[0], path, err)
 	}
-	c := &child{cmd: cmd, tty: tty, done: make(chan struct{}), stopReaping: reapStraysFor(cmd.Process.Pid), gate: gate, runID: runID}
+	c := &child{cmd: cmd, tty: tty, done: make(chan struct{}), gate: gate, runID: runID, cg: cg}
+	if why != nil {
+		c.why = why.Error()
+	}
+	stop := reapStraysFor(cmd.Process.Pid)
+	c.stopReaping = func() {
+		stop()
+		removeCgroup(cg) // empty by now, or left as it is
+	}
 	go func() {
 		_ = cmd.Wait()
 		c.code = exitCode(cmd.ProcessState)
 		close(c.done)
 	}()
 	return c, nil
+}
+
+// startIn starts the command (see startChild), in the cgroup dir when
+// not nil, held by its gate, which it returns.
+func startIn(path string, args, env []string, runID string, dir *os.File, tty *terminal, stdin io.Reader, stdout, stderr io.Writer) (*exec.Cmd, *os.File, error) {
+	cmd, held, gate := gated(path, args)
+	cmd.Env = append(append(os.Environ(), env...), runIDVar+"="+runID)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.SysProcAttr = childProcAttr()
+	if dir != nil {
+		inCgroup(cmd.SysProcAttr, dir)
+	}
+	cmd.WaitDelay = time.Second // do not hang on pipes a grandchild keeps open
+	started := tty.giveTo(cmd.SysProcAttr)
+	err := cmd.Start()
+	started()
+	if held != nil {
+		held.Close()
+	}
+	if err != nil && gate != nil {
+		gate.Close()
+	}
+	return cmd, gate, err
+}
+
+// cgroupSaid is the command's cgroup for the log, or why it has none.
+func (c *child) cgroupSaid() string {
+	if c.cg != "" {
+		return c.cg
+	}
+	return "none (" + c.why + "): the command is tracked by its process group and /proc"
 }
 
 // begin lets a held command start.
@@ -226,7 +278,20 @@ func (c *child) stop(p stopPlan) int {
 
 // strays are the processes the command started that left its process
 // group and still run (see strays_linux.go).
-func (c *child) strays() []procInfo { return reapAndList(c.Pid()) }
+// With a cgroup, its members outside the group are strays too, wherever
+// they went.
+func (c *child) strays() []procInfo { return withMembers(reapAndList(c.Pid()), c.cg, c.Pid()) }
+
+// inCgroup reports whether a process of the command's cgroup is alive;
+// false without a cgroup, or when it cannot be read (the process group
+// and the strays still tell).
+func (c *child) inCgroup() bool {
+	if c.cg == "" {
+		return false
+	}
+	populated, err := cgroupPopulated(c.cg)
+	return err == nil && populated
+}
 
 // sweep stops, as stop does, what the child, which has exited, left
 // running, in its process group or apart from it, and returns what that
@@ -238,7 +303,7 @@ func (c *child) strays() []procInfo { return reapAndList(c.Pid()) }
 func (c *child) sweep(p stopPlan, before func(left []string)) []string {
 	alive := c.groupAlive() // before the strays, as in endGroup
 	strays := c.strays()
-	if !alive && len(strays) == 0 {
+	if !alive && len(strays) == 0 && !c.inCgroup() {
 		return nil
 	}
 	left := groupMembersBesides(c.Pid(), c.keeper)
@@ -268,7 +333,9 @@ func (c *child) endGroup(p stopPlan) {
 		// command (found by an adversarial test).
 		ended := c.exited() && !c.groupAlive()
 		strays = c.strays()
-		return ended && len(strays) == 0
+		// The cgroup last: it holds all of the command, and a process
+		// cannot leave it.
+		return ended && len(strays) == 0 && !c.inCgroup()
 	}
 	if gone() {
 		return
@@ -317,6 +384,9 @@ func (c *child) endGroup(p stopPlan) {
 // them to be gone.
 func (c *child) killAll(pg *os.Process) {
 	c.killed = true
+	if c.cg != "" {
+		_ = cgroupKill(c.cg) // all of it at once, a process that forks meanwhile too
+	}
 	stopStrays(c.strays(), true)
 	_ = killGroup(pg)
 	<-c.done
@@ -325,8 +395,11 @@ func (c *child) killAll(pg *os.Process) {
 	for end := time.Now().Add(groupKillWait); time.Now().Before(end); time.Sleep(groupPoll) {
 		alive := c.groupAlive() // before the strays, as in endGroup
 		strays := c.strays()
-		if !alive && len(strays) == 0 {
+		if !alive && len(strays) == 0 && !c.inCgroup() {
 			return
+		}
+		if c.cg != "" {
+			_ = cgroupKill(c.cg)
 		}
 		stopStrays(strays, true)
 	}

@@ -2,7 +2,10 @@
 
 package main
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // childProcAttr puts the child in its own process group, and has the kernel
 // kill it if herald dies (SIGKILL included): a child must never outlive the
@@ -10,4 +13,10 @@ import "syscall"
 // watchdog's to stop (see watchdog_unix.go).
 func childProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// inCgroup has the child born in the cgroup dir is open on (clone3 with
+// CLONE_INTO_CGROUP, Linux 5.7).
+func inCgroup(attr *syscall.SysProcAttr, dir *os.File) {
+	attr.UseCgroupFD, attr.CgroupFD = true, int(dir.Fd())
 }

@@ -2,7 +2,13 @@
 
 package main
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // childProcAttr puts the child in its own process group.
 func childProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// inCgroup: cgroups are Linux's; commandCgroup makes none here.
+func inCgroup(*syscall.SysProcAttr, *os.File) {}

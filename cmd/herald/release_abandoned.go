@@ -60,6 +60,7 @@ func newReleaseAbandonedCmd(a *app) *cobra.Command {
 	f.StringVar(&o.strays, "strays", "", "what the command started apart from its group, as pid:start,...")
 	f.StringVar(&o.tag.id, "run-id", "", "its command's HERALD_RUN_ID")
 	f.Uint64Var(&o.tag.since, "since", 0, "when the runner started, in clock ticks after boot")
+	f.StringVar(&o.tag.cg, "cgroup", "", "its command's cgroup, if it had one")
 	f.DurationVar(&o.within, "within", 10*time.Second, "how long to wait for the command to be gone")
 	return cmd
 }
@@ -82,6 +83,7 @@ func (a *app) releaseAbandoned(ctx context.Context, o abandoned) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	removeCgroup(o.tag.cg)
 	s, err := a.openSession(ctx, false)
 	if err != nil {
 		return fmt.Errorf("herald watchdog: could not release %s, the node of a runner that died (it goes when its session expires): %w", o.node, err)

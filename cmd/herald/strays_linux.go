@@ -227,7 +227,16 @@ func commandGone(pgid, except int, strays []procInfo, tag runTag) bool {
 // commandLeft is what is left of a command (see commandGone): the live
 // processes of its group pgid but except, of strays, and those that carry
 // its tag. ok is false without /proc.
+//
+// With a cgroup (tag.cg) the cgroup alone tells: it holds all of the
+// command, wherever its processes went, and nothing else (not the
+// watchdog).
 func commandLeft(pgid, except int, strays []procInfo, tag runTag) (left []procInfo, ok bool) {
+	if tag.cg != "" {
+		if left, ok, known := cgroupLeft(tag.cg); known {
+			return left, ok
+		}
+	}
 	all := readProcs()
 	if all == nil {
 		return nil, false // no /proc: nothing can be confirmed
@@ -254,6 +263,9 @@ func commandLeft(pgid, except int, strays []procInfo, tag runTag) (left []procIn
 // killed by pid, not the group by its id, which another group may have
 // taken since.
 func killLeft(left []procInfo, pgid int, tag runTag) {
+	if tag.cg != "" {
+		_ = cgroupKill(tag.cg) // all of it at once
+	}
 	for _, p := range left {
 		if p.pgid != pgid || p.start >= tag.since {
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)

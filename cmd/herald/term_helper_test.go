@@ -64,11 +64,12 @@ func TestHelperStartedAtSIGTERMIsStoppedBeforeTheNextOwner(t *testing.T) {
 	}
 }
 
-// helperAtSIGTERM sets up a command's scripts: onterm.sh, which answers
-// SIGTERM by starting helper.sh in a session of its own and exiting, and
-// helper.sh, which runs until killed (its pid noted, killed when the test
-// ends). child opens a command: it takes the flock the helper inherits,
-// marking an overlap and its start in the file read reads.
+// helperAtSIGTERM sets up, for herald without a cgroup, a command's
+// scripts: onterm.sh, which answers SIGTERM by starting helper.sh in a
+// session of its own and exiting, and helper.sh, which runs until killed
+// (its pid noted, killed when the test ends). child opens a command: it
+// takes the flock the helper inherits, marking an overlap and its start in
+// the file read reads.
 func helperAtSIGTERM(t *testing.T) (env []string, read func() string, child string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -90,7 +91,10 @@ func helperAtSIGTERM(t *testing.T) (env []string, read func() string, child stri
 	})
 	read = func() string { b, _ := os.ReadFile(marks); return string(b) }
 	child = `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; `
-	return []string{"MARKS=" + marks, "DIR=" + dir}, read, child
+	// The tracking by /proc, what herald has where it cannot make a
+	// cgroup: in one, the helper could not hide (see
+	// TestHopperIsStoppedBeforeTheNextOwner).
+	return []string{"MARKS=" + marks, "DIR=" + dir, cgroupVar + "=off"}, read, child
 }
 
 // TestUnreapedDeadRunnersHelperIsStopped: the kill-9 case above, with a

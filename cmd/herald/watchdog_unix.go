@@ -103,7 +103,7 @@ func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []
 		args = append(args, string(spec))
 	}
 	cmd := exec.Command(self, args...)
-	cmd.Env = append(append(os.Environ(), env...), watchRunIDVar+"="+c.runID)
+	cmd.Env = append(append(os.Environ(), env...), watchRunIDVar+"="+c.runID, watchCgroupVar+"="+c.cg)
 	cmd.ExtraFiles = []*os.File{r, fw}
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: c.Pid()}
@@ -263,7 +263,7 @@ func runWatchdog(args []string, stderr io.Writer) int {
 			}
 		}
 	}()
-	strays := watchStrays(pgid, os.Getenv(watchRunIDVar))
+	strays := watchStrays(pgid, os.Getenv(watchRunIDVar), os.Getenv(watchCgroupVar))
 	tick := time.NewTicker(max(after/10, 10*time.Millisecond))
 	defer tick.Stop()
 	var why string
@@ -306,6 +306,9 @@ func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time
 	// the environment of processes, which can stall (see lookWithin).
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+	if strays.tag.cg != "" {
+		cgroupSignal(strays.tag.cg, syscall.SIGTERM)
+	}
 	stopStrays(strays.lastSeen(), false)
 	also := ""
 	if ps := strays.lookWithin(finalLook); len(ps) > 0 {
@@ -343,6 +346,9 @@ func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time
 		case <-deadline.C:
 			waiting = false
 		}
+	}
+	if strays.tag.cg != "" {
+		_ = cgroupKill(strays.tag.cg) // all of it at once
 	}
 	left := strays.lookWithin(finalLook)
 	stopStrays(left, true)
@@ -396,7 +402,7 @@ func startReleaser(args []string, pgid int, strays []procInfo, tag runTag, stder
 		fmt.Fprintf(stderr, "herald watchdog: could not start the release of the dead runner's node (it goes when its session expires): %v\n", err)
 		return
 	}
-	cmd := exec.Command(self, append(slices.Clone(args), "--pgid", strconv.Itoa(pgid), "--strays", formatStrays(strays), "--run-id", tag.id, "--since", strconv.FormatUint(tag.since, 10))...)
+	cmd := exec.Command(self, append(slices.Clone(args), "--pgid", strconv.Itoa(pgid), "--strays", formatStrays(strays), "--run-id", tag.id, "--since", strconv.FormatUint(tag.since, 10), "--cgroup", tag.cg)...)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -430,10 +436,10 @@ const watchRunIDVar = "HERALD_WATCHDOG_RUN_ID"
 // strayLookEvery bounds how often the watchdog reads /proc while all is well.
 const strayLookEvery = 250 * time.Millisecond
 
-func watchStrays(pgid int, runID string) *strayWatch {
+func watchStrays(pgid int, runID, cg string) *strayWatch {
 	w := &strayWatch{pgid: pgid}
 	w.runner, _ = readProc(os.Getppid())
-	w.tag = runTag{id: runID, since: w.runner.start}
+	w.tag = runTag{id: runID, since: w.runner.start, cg: cg}
 	w.look(true)
 	return w
 }
@@ -452,8 +458,8 @@ func (w *strayWatch) look(now bool) []procInfo {
 	if p, ok := readProc(w.runner.pid); ok && p.start == w.runner.start && !p.zombie && w.runner.pid > 1 {
 		roots = []int{p.pid}
 	}
-	w.known = strayList(roots, w.pgid, w.known)
-	if len(roots) == 0 {
+	w.known = withMembers(strayList(roots, w.pgid, w.known), w.tag.cg, w.pgid)
+	if len(roots) == 0 && w.tag.cg == "" {
 		// The runner is dead, and what its command started apart from
 		// its group went to init: only the environment tells it now.
 		w.known = strayCarriers(w.pgid, w.tag, w.known)

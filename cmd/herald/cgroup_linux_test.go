@@ -1,0 +1,200 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// needCgroup fails the test (skips it, outside make test) where herald
+// cannot make a command's cgroup: cgroup v2 not mounted or not writable.
+func needCgroup(t *testing.T) {
+	t.Helper()
+	path, dir, err := commandCgroup("probe-" + newRunID())
+	if err != nil {
+		if os.Getenv(zktest.RequireEnv) == "1" {
+			t.Fatalf("herald cannot make a command's cgroup here (%v): run the tests as root, or in a systemd unit or scope with Delegate=yes", err)
+		}
+		t.Skipf("herald cannot make a command's cgroup here: %v (set %s=1 to fail instead)", err, zktest.RequireEnv)
+	}
+	dir.Close()
+	removeCgroup(path)
+}
+
+// TestHopperIsStoppedBeforeTheNextOwner: at its SIGTERM, the owner's
+// command starts, in a session of its own, a process that ignores SIGTERM
+// and changes its pid every millisecond: each generation starts the next
+// and exits. Every generation keeps the command's flock. Found by an
+// adversarial test: a look at /proc reads the processes one by one, and a
+// generation started after the look passed its pid, its parent gone
+// before the look reached that, is in no look; most runs ended the
+// command's stop with a generation alive, and the next owner's command
+// ran beside it. In its cgroup the command cannot hide: the kernel says
+// when nothing of it is left, and kills all of it at once.
+func TestHopperIsStoppedBeforeTheNextOwner(t *testing.T) {
+	needCgroup(t)
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	for _, how := range []string{"deleted", "kill-9"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel() // waits on processes, not the CPU
+			env, read, child, hops := hopperAtSIGTERM(t)
+			g := uniq(t)
+			copyOf := func(id, command string) *proc {
+				return start(t, env, append(zk, "lock", "--lock", g, "--id", id, "--grace", "2s", "--", "sh", "-c", child+command)...)
+			}
+			first := copyOf("copy-1", `sh "$DIR/onterm.sh" & wait`)
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("copy-1's command never started: %q\n%s", read(), first.out)
+			}
+			if !strings.Contains(first.out.String(), "cgroup=") || strings.Contains(first.out.String(), "cgroup=none") {
+				t.Fatalf("copy-1's command runs in no cgroup of its own:\n%s", first.out)
+			}
+			second := copyOf("copy-2", `sleep 60 & wait`)
+			waitQueued(t, zk, g, 2, "copy-2 never queued")
+			if how == "kill-9" {
+				if err := first.cmd.Process.Kill(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				deleteLowest(t, g)
+			}
+			if err := waitFor(40*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s\n%s", read(), first.out, second.out)
+			}
+			if hops() < 20 {
+				t.Errorf("the hopper made %d generations only: it did not hop as this test means it to", hops())
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2's command started while a hopper started by copy-1's command held the flock:\n%s\ncopy-1:\n%s", read(), first.out)
+			}
+			n := hops()
+			time.Sleep(300 * time.Millisecond)
+			if m := hops(); m != n {
+				t.Errorf("the hopper still runs after copy-2's command started (%d generations, then %d)", n, m)
+			}
+		})
+	}
+}
+
+// hopperAtSIGTERM is helperAtSIGTERM with a helper that changes its pid
+// every millisecond; hops counts its generations so far.
+func hopperAtSIGTERM(t *testing.T) (env []string, read func() string, child string, hops func() int) {
+	t.Helper()
+	dir := t.TempDir()
+	marks := filepath.Join(dir, "marks")
+	script := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script("hop.sh", `[ -e "$DIR/stop" ] && exit 0
+trap '' TERM
+echo $$ >> "$MARKS.pids"
+sleep 0.001
+sh "$DIR/hop.sh" &
+`)
+	script("onterm.sh", `trap 'setsid sh "$DIR/hop.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
+	pids := func() []string { b, _ := os.ReadFile(marks + ".pids"); return strings.Fields(string(b)) }
+	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644)
+		for range 20 {
+			for _, f := range pids() {
+				if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	read = func() string { b, _ := os.ReadFile(marks); return string(b) }
+	child = `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; `
+	return []string{"MARKS=" + marks, "DIR=" + dir}, read, child, func() int { return len(pids()) }
+}
+
+// TestCommandRunsInACgroupOfItsOwn: the command, and what it starts, are
+// in a cgroup of herald's making, which goes once the command is done.
+func TestCommandRunsInACgroupOfItsOwn(t *testing.T) {
+	needCgroup(t)
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "cgroup")
+	p := start(t, []string{"OUT=" + out}, append(zkFlags(t), "lock", "--lock", uniq(t), "--", "sh", "-c", `sh -c 'grep ^0:: /proc/self/cgroup' > "$OUT"`)...)
+	<-p.done
+	if p.code != 0 {
+		t.Fatalf("herald lock exited %d:\n%s", p.code, p.out)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := strings.TrimSpace(strings.TrimPrefix(string(b), "0::"))
+	if !strings.Contains(filepath.Base(rel), "herald-cmd-") {
+		t.Fatalf("the command's grandchild is in cgroup %q, not one herald made", rel)
+	}
+	own, err := ownCgroup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mount, _, _ := cgroup2Mount()
+	if _, err := os.Stat(filepath.Join(mount, rel)); !os.IsNotExist(err) {
+		t.Errorf("the command's cgroup %s is left after herald lock exited (stat: %v; herald's tests run in %s)", rel, err, own)
+	}
+}
+
+// TestStaleCommandCgroupsAreSwept: a command cgroup left empty by a
+// runner killed with its watchdog goes when another herald makes one, once
+// it is older than staleCgroup; a young one, which a runner may be about
+// to start its command in, and a populated one stay.
+func TestStaleCommandCgroupsAreSwept(t *testing.T) {
+	needCgroup(t)
+	own, err := ownCgroup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(age time.Duration) string {
+		p := filepath.Join(own, cgroupPrefix+"test-"+newRunID())
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { removeCgroup(p) })
+		if age > 0 {
+			old := time.Now().Add(-age)
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	stale, young, busy := mk(2*staleCgroup), mk(0), mk(2*staleCgroup)
+	sleeper := exec.Command("sleep", "60")
+	d, err := os.Open(busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleeper.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(d.Fd())}
+	err = sleeper.Start()
+	d.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	path, dir, err := commandCgroup(newRunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir.Close()
+	removeCgroup(path)
+	for p, want := range map[string]bool{stale: false, young: true, busy: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s (kept: %v): stat says %v", filepath.Base(p), want, err)
+		}
+	}
+}
