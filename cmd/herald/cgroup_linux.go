@@ -36,8 +36,9 @@ import (
 // where cgroup v2 is not mounted or not writable, or the kernel has no
 // cgroup.kill.
 func commandCgroup(id string) (path string, dir *os.File, err error) {
-	if os.Getenv(cgroupVar) == "off" {
-		return "", nil, fmt.Errorf("%s=off", cgroupVar)
+	switch v := os.Getenv(cgroupVar); strings.ToLower(v) {
+	case "off", "0", "false", "no":
+		return "", nil, fmt.Errorf("%s=%s", cgroupVar, v)
 	}
 	own, err := ownCgroup()
 	if err != nil {
@@ -167,7 +168,7 @@ func unescapeMount(s string) string {
 func cgroupPopulated(path string) (bool, error) {
 	b, err := os.ReadFile(filepath.Join(path, "cgroup.events"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return false, removed(path)
 	}
 	if err != nil {
 		return false, err
@@ -206,9 +207,20 @@ func cgroupMembers(path string) []int {
 func cgroupKill(path string) error {
 	err := os.WriteFile(filepath.Join(path, "cgroup.kill"), []byte("1"), 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil // removed, so empty
+		return removed(path)
 	}
 	return err
+}
+
+// removed tells, of the cgroup at path that is not there, whether it was
+// removed (nil), and so empty, or is out of sight: the cgroup2 mount gone
+// from herald's view (a command that is root unmounted it), where it may
+// still hold the command. A cgroup v2 cannot be renamed.
+func removed(path string) error {
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "cgroup.procs")); err != nil {
+		return fmt.Errorf("cgroup %s is out of sight: %w", path, err)
+	}
+	return nil
 }
 
 // cgroupSignal sends sig, and SIGCONT after it, to each process in the
@@ -272,4 +284,14 @@ func withMembers(list []procInfo, path string, pgid int) []procInfo {
 		list = append(list, p)
 	}
 	return list
+}
+
+// cgroupSeen reports whether the cgroup at path ("" for none) can be read:
+// where it cannot, herald falls back on its other tracking.
+func cgroupSeen(path string) bool {
+	if path == "" {
+		return false
+	}
+	_, err := cgroupPopulated(path)
+	return err == nil
 }

@@ -198,3 +198,132 @@ func TestStaleCommandCgroupsAreSwept(t *testing.T) {
 		}
 	}
 }
+
+// freezerV1 is where the cgroup v1 freezer is mounted: a task it freezes
+// does not die at SIGKILL until thawed, as a process stuck in the kernel
+// on a hung mount does not.
+const freezerV1 = "/sys/fs/cgroup/freezer"
+
+// TestStuckProcessKeepsTheLockUntilItIsGone: a process of the command that
+// SIGKILL does not end (stuck in the kernel; here frozen by the cgroup v1
+// freezer) holds the command's flock. The runner used to wait 2 s after
+// its SIGKILL and release, vouching that its command had stopped, and the
+// next owner's command ran beside the stuck process, every run (found by
+// an adversarial test): with the command exited and a stray stuck, and,
+// silently and for good, with the command's first process stuck. It now
+// keeps the lock, says why, and releases once the process is gone.
+func TestStuckProcessKeepsTheLockUntilItIsGone(t *testing.T) {
+	needCgroup(t)
+	if _, err := os.Stat(filepath.Join(freezerV1, "freezer.state")); err == nil {
+		t.Fatalf("the cgroup v1 freezer's root has a freezer.state: %s is not what this test expects", freezerV1)
+	} else if _, err := os.Stat(filepath.Join(freezerV1, "tasks")); err != nil {
+		if os.Getenv(zktest.RequireEnv) == "1" {
+			t.Fatalf("no cgroup v1 freezer at %s to hold a process stuck: %v", freezerV1, err)
+		}
+		t.Skipf("no cgroup v1 freezer at %s: %v", freezerV1, err)
+	}
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	for _, how := range []string{"stray", "first"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel() // waits on processes, not the CPU
+			env, read, child, _ := hopperAtSIGTERM(t)
+			frz := filepath.Join(freezerV1, "herald-test-"+newRunID())
+			if err := os.Mkdir(frz, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			thaw := func() { _ = os.WriteFile(filepath.Join(frz, "freezer.state"), []byte("THAWED"), 0) }
+			t.Cleanup(func() {
+				thaw()
+				for range 50 {
+					if os.Remove(frz) == nil {
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
+			env = append(env, "FRZ="+frz)
+			// The stray: a process of the command, frozen. "first": the
+			// command's first process freezes itself; herald is then
+			// told to stop.
+			freeze := `(echo $$ >> "$MARKS.pids"; sh -c 'echo $PPID > "$FRZ/tasks"; echo FROZEN > "$FRZ/freezer.state"'; while :; do sleep 0.05; done) & sleep 0.5; touch "$DIR/frozen"`
+			if how == "first" {
+				freeze = `echo $$ > "$FRZ/tasks"; touch "$DIR/frozen"; echo FROZEN > "$FRZ/freezer.state"; sleep 60`
+			}
+			dir := env[1][len("DIR="):]
+			first := start(t, env, append(zk, "lock", "--lock", uniq(t), "--id", "copy-1", "--grace", "1s", "--", "sh", "-c", child+freeze)...)
+			g := first.cmd.Args[len(zk)+3]
+			if err := waitFor(20*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "frozen")); return err == nil }); err != nil {
+				t.Fatalf("copy-1's command never froze: %q\n%s", read(), first.out)
+			}
+			second := start(t, env, append(zk, "lock", "--lock", g, "--id", "copy-2", "--", "sh", "-c", child+`sleep 60`)...)
+			waitQueued(t, zk, g, 2, "copy-2 never queued")
+			if how == "first" {
+				_ = first.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			if err := waitFor(20*time.Second, func() bool { return strings.Contains(first.out.String(), "outlived their SIGKILL") }); err != nil {
+				t.Fatalf("copy-1 never said that something of its command is stuck:\n%s", first.out)
+			}
+			time.Sleep(time.Second)
+			if strings.Count(read(), "start ") != 1 {
+				t.Fatalf("copy-2's command started beside a stuck process of copy-1's command:\n%s\ncopy-1:\n%s", read(), first.out)
+			}
+			thaw()
+			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") == 2 }); err != nil {
+				t.Fatalf("copy-2's command never started once the stuck process was thawed (and died): %q\ncopy-1:\n%s\ncopy-2:\n%s", read(), first.out, second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2's command started while a process of copy-1's command held the flock:\n%s\ncopy-1:\n%s", read(), first.out)
+			}
+		})
+	}
+}
+
+// TestCgroupOutOfSightIsNotTakenForEmpty: the command (root, in a mount
+// namespace of its runner's: nothing else sees it) unmounts the cgroup2
+// hierarchy; its cgroup still holds it, but herald's path to it is gone.
+// herald took "no such file" for a cgroup removed, and so empty: the
+// releaser of a runner killed with kill -9 released at once while a
+// helper the command started at SIGTERM held its flock, every run (found
+// by an adversarial test). A cgroup out of sight is now unknown, and the
+// process group, the strays and HERALD_RUN_ID tell instead.
+func TestCgroupOutOfSightIsNotTakenForEmpty(t *testing.T) {
+	needCgroup(t)
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Fatalf("unshare (util-linux) is needed: %v", err)
+	}
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	env, read, child, _ := hopperAtSIGTERM(t)
+	dir := env[1][len("DIR="):]
+	helper := `echo $$ >> "$MARKS.pids"; while :; do sleep 0.1; done`
+	if err := os.WriteFile(filepath.Join(dir, "onterm.sh"), []byte(`trap 'setsid sh -c '"'"'`+helper+`'"'"' & exit 0' TERM; while :; do sleep 0.1; done`+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mount, _, err := cgroup2Mount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := uniq(t)
+	args := func(id, command string) []string {
+		return append(append([]string{}, zk...), "lock", "--lock", g, "--grace", "2s", "--id", id, "--", "sh", "-c", child+command)
+	}
+	first := startBin(t, unshare, append(env, "CGMOUNT="+mount), append([]string{"-m", "--propagation", "private", heraldBin},
+		args("copy-1", `sh "$DIR/onterm.sh" & sleep 0.3; umount -l "$CGMOUNT" && touch "$DIR/unmounted"; wait`)...)...)
+	if err := waitFor(20*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "unmounted")); return err == nil }); err != nil {
+		t.Fatalf("copy-1's command never unmounted the cgroup2 hierarchy: %q\n%s", read(), first.out)
+	}
+	if !strings.Contains(first.out.String(), "cgroup=/") {
+		t.Fatalf("copy-1's command ran in no cgroup:\n%s", first.out)
+	}
+	second := start(t, env, args("copy-2", `sleep 60`)...)
+	waitQueued(t, zk, g, 2, "copy-2 never queued")
+	if err := first.cmd.Process.Kill(); err != nil { // unshare execs herald: this is the runner
+		t.Fatal(err)
+	}
+	if err := waitFor(40*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+		t.Fatalf("copy-2's command never started: %q\n%s\n%s", read(), first.out, second.out)
+	}
+	if strings.Contains(read(), "OVERLAP") {
+		t.Errorf("copy-2's command started while copy-1's helper held the flock:\n%s\ncopy-1:\n%s", read(), first.out)
+	}
+}

@@ -41,6 +41,9 @@ type child struct {
 	// cg is the command's cgroup, "" when it has none (see
 	// cgroup_linux.go); why tells why not.
 	cg, why string
+	// stuck, when set, is told what is left of the command when a
+	// SIGKILL did not end it (see killAll).
+	stuck func(left []string)
 }
 
 // runIDVar names, in the command's environment, a value drawn for each
@@ -52,8 +55,8 @@ type child struct {
 // watchdog's SIGTERM) is found by it alone (see commandGone).
 const runIDVar = "HERALD_RUN_ID"
 
-// cgroupVar, set to "off" in herald's environment, keeps herald from
-// making cgroups.
+// cgroupVar, set to "off" (or 0, false, no) in herald's environment,
+// keeps herald from making cgroups.
 const cgroupVar = "HERALD_CGROUP"
 
 // watchCgroupVar hands the watchdog the command's cgroup.
@@ -261,7 +264,7 @@ func (p stopPlan) killBy(start time.Time, doubted bool) time.Time {
 
 // groupPoll is how often a group being stopped is looked at, and
 // groupKillWait how long, after its SIGKILL, herald waits for it to be
-// empty (a process in uninterruptible sleep dies when its I/O ends).
+// empty before it says that something of it is stuck (see killAll).
 const (
 	groupPoll     = 20 * time.Millisecond
 	groupKillWait = 2 * time.Second
@@ -302,17 +305,10 @@ func (c *child) inCgroup() bool {
 // runs beside the next owner.
 func (c *child) sweep(p stopPlan, before func(left []string)) []string {
 	alive := c.groupAlive() // before the strays, as in endGroup
-	strays := c.strays()
-	if !alive && len(strays) == 0 && !c.inCgroup() {
+	if !alive && len(c.strays()) == 0 && !c.inCgroup() {
 		return nil
 	}
-	left := groupMembersBesides(c.Pid(), c.keeper)
-	if len(left) == 0 && c.groupAlive() {
-		left = []string{fmt.Sprintf("process group %d", c.Pid())}
-	}
-	for _, s := range strays {
-		left = append(left, s.String())
-	}
+	left := c.leftNames()
 	before(left)
 	c.endGroup(p)
 	return left
@@ -380,27 +376,54 @@ func (c *child) endGroup(p stopPlan) {
 	}
 }
 
-// killAll kills the child's group and its strays, and waits, briefly, for
-// them to be gone.
+// killAll kills the child's group and its strays, and kills again every
+// groupPoll, until nothing of the command is left: run and lock hand over
+// only then. A process that the SIGKILL does not end is stuck in the
+// kernel (I/O on a hung mount, a frozen cgroup), and still holds what the
+// command held (its locks, its files, the write it was making): herald
+// waits for it, however long, and calls stuck once groupKillWait has
+// passed. It used to wait 2 s and hand over beside it (found by an
+// adversarial test), and to wait, saying nothing, on a stuck first
+// process.
 func (c *child) killAll(pg *os.Process) {
 	c.killed = true
-	if c.cg != "" {
-		_ = cgroupKill(c.cg) // all of it at once, a process that forks meanwhile too
-	}
-	stopStrays(c.strays(), true)
-	_ = killGroup(pg)
-	<-c.done
-	_ = killGroup(pg) // what the child started while it died
-	stopStrays(c.strays(), true)
-	for end := time.Now().Add(groupKillWait); time.Now().Before(end); time.Sleep(groupPoll) {
+	start, said, poll := time.Now(), false, groupPoll
+	for {
+		if c.cg != "" {
+			_ = cgroupKill(c.cg) // all of it at once, a process that forks meanwhile too
+		}
+		stopStrays(c.strays(), true)
+		if !c.exited() || c.groupAlive() {
+			_ = killGroup(pg) // what the child started while it died too
+		}
 		alive := c.groupAlive() // before the strays, as in endGroup
 		strays := c.strays()
-		if !alive && len(strays) == 0 && !c.inCgroup() {
+		if c.exited() && !alive && len(strays) == 0 && !c.inCgroup() {
 			return
 		}
-		if c.cg != "" {
-			_ = cgroupKill(c.cg)
+		if !said && time.Since(start) > groupKillWait {
+			said, poll = true, 250*time.Millisecond
+			if c.stuck != nil {
+				c.stuck(c.leftNames())
+			}
 		}
-		stopStrays(strays, true)
+		time.Sleep(poll)
 	}
+}
+
+// leftNames names what is left of the command: the processes of its
+// group but the watchdog, and its strays, as "pid (name)" where the
+// system tells names.
+func (c *child) leftNames() []string {
+	left := groupMembersBesides(c.Pid(), c.keeper)
+	if len(left) == 0 && (!c.exited() || c.groupAlive()) {
+		left = []string{fmt.Sprintf("process group %d", c.Pid())}
+	}
+	for _, s := range c.strays() {
+		left = append(left, s.String())
+	}
+	if len(left) == 0 && c.inCgroup() {
+		left = []string{"cgroup " + c.cg}
+	}
+	return left
 }

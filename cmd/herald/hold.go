@@ -326,6 +326,10 @@ func (a *app) startCommand(o holding) (*child, *watchdog, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	c.stuck = func(left []string) {
+		a.log.Error("the command's processes outlived their SIGKILL (stuck in the kernel: I/O on a hung mount, a frozen cgroup?); they still hold what the command held, so herald hands over only once they are gone. To give up now, kill herald itself: the next owner then waits for its session to expire",
+			"left", strings.Join(left, ", "), "group", o.h.Group())
+	}
 	go a.watchStopped(c, o)
 	a.warnGrace(o)
 	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.releaseSpec(o), a.connEnv(), a.stderr)

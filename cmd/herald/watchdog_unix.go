@@ -459,9 +459,10 @@ func (w *strayWatch) look(now bool) []procInfo {
 		roots = []int{p.pid}
 	}
 	w.known = withMembers(strayList(roots, w.pgid, w.known), w.tag.cg, w.pgid)
-	if len(roots) == 0 && w.tag.cg == "" {
+	if len(roots) == 0 && !cgroupSeen(w.tag.cg) {
 		// The runner is dead, and what its command started apart from
-		// its group went to init: only the environment tells it now.
+		// its group went to init: only the environment tells it now,
+		// unless its cgroup can be read, which tells all of it.
 		w.known = strayCarriers(w.pgid, w.tag, w.known)
 	}
 	seen := slices.Clone(w.known)
