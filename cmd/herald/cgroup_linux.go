@@ -36,9 +36,8 @@ import (
 // where cgroup v2 is not mounted or not writable, or the kernel has no
 // cgroup.kill.
 func commandCgroup(id string) (path string, dir *os.File, err error) {
-	switch v := os.Getenv(cgroupVar); strings.ToLower(v) {
-	case "off", "0", "false", "no":
-		return "", nil, fmt.Errorf("%s=%s", cgroupVar, v)
+	if cgroupsOff() {
+		return "", nil, fmt.Errorf("%s=%s", cgroupVar, os.Getenv(cgroupVar))
 	}
 	own, err := ownCgroup()
 	if err != nil {
@@ -97,6 +96,15 @@ func sweepCgroups(own string) {
 	}
 }
 
+// cgroupsOff reports whether herald's environment says to make no cgroups.
+func cgroupsOff() bool {
+	switch strings.ToLower(os.Getenv(cgroupVar)) {
+	case "off", "0", "false", "no":
+		return true
+	}
+	return false
+}
+
 // ownCgroup is the directory of this process's cgroup in the cgroup v2
 // hierarchy.
 func ownCgroup() (string, error) {
@@ -111,10 +119,15 @@ func ownCgroup() (string, error) {
 	for _, line := range strings.Split(string(b), "\n") {
 		if rel, ok := strings.CutPrefix(line, "0::"); ok {
 			rel = strings.TrimSuffix(rel, " (deleted)")
+			// In a cgroup namespace, a cgroup outside it shows as /..
+			if rel == "/.." || strings.HasPrefix(rel, "/../") {
+				return "", fmt.Errorf("herald's cgroup %s is outside its cgroup namespace", rel)
+			}
 			if root != "/" {
-				if rel, ok = strings.CutPrefix(rel, root); !ok {
+				if rel != root && !strings.HasPrefix(rel, root+"/") {
 					return "", fmt.Errorf("herald's cgroup %s is outside the cgroup2 mount's root %s", rel, root)
 				}
+				rel = strings.TrimPrefix(rel, root)
 			}
 			return filepath.Join(mount, rel), nil
 		}
@@ -205,9 +218,46 @@ func cgroupMembers(path string) []int {
 // cgroupKill kills every process in the cgroup at path and below it, at
 // once: one that forks meanwhile has its child killed too.
 func cgroupKill(path string) error {
-	err := os.WriteFile(filepath.Join(path, "cgroup.kill"), []byte("1"), 0)
+	if err := validCgroup(path); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(path, "cgroup.kill"), os.O_WRONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return removed(path)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte("1"))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// validCgroup says what is wrong with path as a command's cgroup: its name
+// must be one herald gives, and it must be on a cgroup2 file system (or
+// gone: see removed). The releaser takes it as an argument, and a
+// mistaken one must not have directories removed or files written.
+func validCgroup(path string) error {
+	if !filepath.IsAbs(path) || !strings.HasPrefix(filepath.Base(path), cgroupPrefix) {
+		return fmt.Errorf("%q is not a command's cgroup (an absolute path ending in %s...)", path, cgroupPrefix)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err == nil && st.Type != unix.CGROUP2_SUPER_MAGIC {
+		return fmt.Errorf("%q is not on a cgroup2 file system", path)
+	}
+	return nil
+}
+
+// cgroupStartErr says why a start in a cgroup failed, where the error
+// names herald's own binary.
+func cgroupStartErr(err error) error {
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+		return errors.New("the cgroup was removed before the command started in it")
+	case errors.Is(err, syscall.EOPNOTSUPP):
+		return errors.New("the cgroup cannot hold processes (herald's own is threaded?)")
 	}
 	return err
 }
@@ -223,19 +273,10 @@ func removed(path string) error {
 	return nil
 }
 
-// cgroupSignal sends sig, and SIGCONT after it, to each process in the
-// cgroup at path: a stopped process then hears it.
-func cgroupSignal(path string, sig syscall.Signal) {
-	for _, pid := range cgroupMembers(path) {
-		_ = syscall.Kill(pid, sig)
-		_ = syscall.Kill(pid, syscall.SIGCONT)
-	}
-}
-
 // removeCgroup removes the cgroup at path and those below it, once
 // empty; it leaves one a process is still in.
 func removeCgroup(path string) {
-	if path == "" {
+	if path == "" || validCgroup(path) != nil {
 		return
 	}
 	var dirs []string
@@ -284,14 +325,4 @@ func withMembers(list []procInfo, path string, pgid int) []procInfo {
 		list = append(list, p)
 	}
 	return list
-}
-
-// cgroupSeen reports whether the cgroup at path ("" for none) can be read:
-// where it cannot, herald falls back on its other tracking.
-func cgroupSeen(path string) bool {
-	if path == "" {
-		return false
-	}
-	_, err := cgroupPopulated(path)
-	return err == nil
 }

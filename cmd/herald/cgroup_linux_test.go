@@ -17,8 +17,14 @@ import (
 
 // needCgroup fails the test (skips it, outside make test) where herald
 // cannot make a command's cgroup: cgroup v2 not mounted or not writable.
-func needCgroup(t *testing.T) {
+// With HERALD_CGROUP=off in the tests' environment, which the herald
+// processes they start inherit, it returns false instead: the tests then
+// show what herald does without a cgroup.
+func needCgroup(t *testing.T) (on bool) {
 	t.Helper()
+	if cgroupsOff() {
+		return false
+	}
 	path, dir, err := commandCgroup("probe-" + newRunID())
 	if err != nil {
 		if os.Getenv(zktest.RequireEnv) == "1" {
@@ -28,6 +34,16 @@ func needCgroup(t *testing.T) {
 	}
 	dir.Close()
 	removeCgroup(path)
+	return true
+}
+
+// inCgroupSaid fails the test unless out, a runner's output, says its
+// command runs in a cgroup, where on.
+func inCgroupSaid(t *testing.T, on bool, out string) {
+	t.Helper()
+	if on && !strings.Contains(out, "cgroup=/") {
+		t.Fatalf("the command runs in no cgroup of its own:\n%s", out)
+	}
 }
 
 // TestHopperIsStoppedBeforeTheNextOwner: at its SIGTERM, the owner's
@@ -41,7 +57,7 @@ func needCgroup(t *testing.T) {
 // ran beside it. In its cgroup the command cannot hide: the kernel says
 // when nothing of it is left, and kills all of it at once.
 func TestHopperIsStoppedBeforeTheNextOwner(t *testing.T) {
-	needCgroup(t)
+	on := needCgroup(t)
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	for _, how := range []string{"deleted", "kill-9"} {
 		t.Run(how, func(t *testing.T) {
@@ -55,9 +71,7 @@ func TestHopperIsStoppedBeforeTheNextOwner(t *testing.T) {
 			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
 				t.Fatalf("copy-1's command never started: %q\n%s", read(), first.out)
 			}
-			if !strings.Contains(first.out.String(), "cgroup=") || strings.Contains(first.out.String(), "cgroup=none") {
-				t.Fatalf("copy-1's command runs in no cgroup of its own:\n%s", first.out)
-			}
+			inCgroupSaid(t, on, first.out.String())
 			second := copyOf("copy-2", `sleep 60 & wait`)
 			waitQueued(t, zk, g, 2, "copy-2 never queued")
 			if how == "kill-9" {
@@ -70,7 +84,7 @@ func TestHopperIsStoppedBeforeTheNextOwner(t *testing.T) {
 			if err := waitFor(40*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
 				t.Fatalf("copy-2's command never started: %q\n%s\n%s", read(), first.out, second.out)
 			}
-			if hops() < 20 {
+			if hops() < 10 {
 				t.Errorf("the hopper made %d generations only: it did not hop as this test means it to", hops())
 			}
 			if strings.Contains(read(), "OVERLAP") {
@@ -102,7 +116,9 @@ echo $$ >> "$MARKS.pids"
 sleep 0.001
 sh "$DIR/hop.sh" &
 `)
-	script("onterm.sh", `trap 'setsid sh "$DIR/hop.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
+	// TERM ignored before the fork: the first generation must not die
+	// of a SIGTERM that comes before its own trap.
+	script("onterm.sh", `trap 'trap "" TERM; setsid sh "$DIR/hop.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
 	pids := func() []string { b, _ := os.ReadFile(marks + ".pids"); return strings.Fields(string(b)) }
 	t.Cleanup(func() {
 		_ = os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644)
@@ -123,7 +139,9 @@ sh "$DIR/hop.sh" &
 // TestCommandRunsInACgroupOfItsOwn: the command, and what it starts, are
 // in a cgroup of herald's making, which goes once the command is done.
 func TestCommandRunsInACgroupOfItsOwn(t *testing.T) {
-	needCgroup(t)
+	if !needCgroup(t) {
+		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
+	}
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "cgroup")
 	p := start(t, []string{"OUT=" + out}, append(zkFlags(t), "lock", "--lock", uniq(t), "--", "sh", "-c", `sh -c 'grep ^0:: /proc/self/cgroup' > "$OUT"`)...)
@@ -155,10 +173,17 @@ func TestCommandRunsInACgroupOfItsOwn(t *testing.T) {
 // to start its command in, and a populated one stay.
 func TestStaleCommandCgroupsAreSwept(t *testing.T) {
 	needCgroup(t)
-	own, err := ownCgroup()
+	mine, err := ownCgroup()
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A parent of the test's own, which no herald the other tests
+	// start sweeps.
+	own := filepath.Join(mine, "herald-test-"+newRunID())
+	if err := os.Mkdir(own, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(own) })
 	mk := func(age time.Duration) string {
 		p := filepath.Join(own, cgroupPrefix+"test-"+newRunID())
 		if err := os.Mkdir(p, 0o755); err != nil {
@@ -186,12 +211,7 @@ func TestStaleCommandCgroupsAreSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
-	path, dir, err := commandCgroup(newRunID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir.Close()
-	removeCgroup(path)
+	sweepCgroups(own)
 	for p, want := range map[string]bool{stale: false, young: true, busy: true} {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s (kept: %v): stat says %v", filepath.Base(p), want, err)
@@ -287,7 +307,9 @@ func TestStuckProcessKeepsTheLockUntilItIsGone(t *testing.T) {
 // by an adversarial test). A cgroup out of sight is now unknown, and the
 // process group, the strays and HERALD_RUN_ID tell instead.
 func TestCgroupOutOfSightIsNotTakenForEmpty(t *testing.T) {
-	needCgroup(t)
+	if !needCgroup(t) {
+		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
+	}
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		t.Fatalf("unshare (util-linux) is needed: %v", err)
@@ -325,5 +347,100 @@ func TestCgroupOutOfSightIsNotTakenForEmpty(t *testing.T) {
 	}
 	if strings.Contains(read(), "OVERLAP") {
 		t.Errorf("copy-2's command started while copy-1's helper held the flock:\n%s\ncopy-1:\n%s", read(), first.out)
+	}
+}
+
+// TestHelperMovedOutOfTheCgroupIsStillStopped: a helper the command starts
+// at its SIGTERM moves itself out of the command's cgroup into herald's
+// (as pam_systemd moves su -l into a session scope, or systemd-run --scope
+// a process) and out of its session. The empty cgroup alone decided once
+// the runner was dead: its releaser released at once and the next
+// owner's command ran beside the helper (found by review). An empty
+// cgroup now sends herald on to the process group, the strays and
+// HERALD_RUN_ID.
+func TestHelperMovedOutOfTheCgroupIsStillStopped(t *testing.T) {
+	if !needCgroup(t) {
+		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
+	}
+	mount, _, err := cgroup2Mount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	for _, how := range []string{"deleted", "kill-9"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel() // waits on processes, not the CPU
+			env, read, child, _ := hopperAtSIGTERM(t)
+			dir := env[1][len("DIR="):]
+			moved := `rel=$(sed -n 's/^0:://p' /proc/self/cgroup); echo $$ > "$CGMOUNT$(dirname "$rel")/cgroup.procs"; echo $$ >> "$MARKS.pids"; touch "$DIR/moved"; while :; do sleep 0.1; done`
+			if err := os.WriteFile(filepath.Join(dir, "helper.sh"), []byte(moved+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "onterm.sh"), []byte(`trap 'trap "" TERM; setsid sh "$DIR/helper.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			env = append(env, "CGMOUNT="+mount)
+			g := uniq(t)
+			copyOf := func(id, command string) *proc {
+				return start(t, env, append(zk, "lock", "--lock", g, "--id", id, "--grace", "10s", "--", "sh", "-c", child+command)...)
+			}
+			first := copyOf("copy-1", `sh "$DIR/onterm.sh" & wait`)
+			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
+				t.Fatalf("copy-1's command never started: %q\n%s", read(), first.out)
+			}
+			inCgroupSaid(t, true, first.out.String())
+			second := copyOf("copy-2", `sleep 60`)
+			waitQueued(t, zk, g, 2, "copy-2 never queued")
+			if how == "kill-9" {
+				if err := first.cmd.Process.Kill(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				deleteLowest(t, g)
+			}
+			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s\n%s", read(), first.out, second.out)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "moved")); err != nil {
+				t.Fatalf("the helper never moved out of the cgroup (%v):\n%s", err, first.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2's command started while a helper moved out of copy-1's cgroup held the flock:\n%s\ncopy-1:\n%s", read(), first.out)
+			}
+		})
+	}
+}
+
+// TestOnlyACommandsCgroupIsKilledOrRemoved: the releaser takes the cgroup
+// as an argument; a path that is not a command's cgroup (wrong name, not on
+// cgroup2) is refused, and nothing there is written or removed.
+func TestOnlyACommandsCgroupIsKilledOrRemoved(t *testing.T) {
+	notCgroup := filepath.Join(t.TempDir(), cgroupPrefix+"x")
+	if err := os.MkdirAll(filepath.Join(notCgroup, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"", "relative/" + cgroupPrefix + "x", t.TempDir(), notCgroup} {
+		if err := validCgroup(p); err == nil {
+			t.Errorf("validCgroup(%q) = nil, want an error", p)
+		}
+		if err := cgroupKill(p); err == nil {
+			t.Errorf("cgroupKill(%q) = nil, want an error", p)
+		}
+	}
+	removeCgroup(notCgroup)
+	if _, err := os.Stat(filepath.Join(notCgroup, "empty")); err != nil {
+		t.Errorf("removeCgroup removed directories outside cgroup2: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(notCgroup, "cgroup.kill")); err == nil {
+		t.Error("cgroupKill made a file outside cgroup2")
+	}
+	if on := needCgroup(t); on {
+		own, err := ownCgroup()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := validCgroup(filepath.Join(own, cgroupPrefix+newRunID())); err != nil {
+			t.Errorf("a command's cgroup, made or gone, is refused: %v", err)
+		}
 	}
 }

@@ -5,7 +5,6 @@ package main
 import (
 	"errors"
 	"os"
-	"syscall"
 )
 
 // Cgroups are Linux's: elsewhere a command is tracked by its process
@@ -18,9 +17,9 @@ func commandCgroup(string) (string, *os.File, error) {
 func cgroupPopulated(string) (bool, error)       { return false, errors.New("cgroups are Linux's") }
 func cgroupMembers(string) []int                 { return nil }
 func cgroupKill(string) error                    { return nil }
-func cgroupSignal(string, syscall.Signal)        {}
 func removeCgroup(string)                        {}
 func cgroupLeft(string) ([]procInfo, bool, bool) { return nil, false, false }
+func cgroupStartErr(err error) error             { return err }
+func validCgroup(string) error                   { return errors.New("cgroups are Linux's") }
 
 func withMembers(list []procInfo, _ string, _ int) []procInfo { return list }
-func cgroupSeen(string) bool                                  { return false }

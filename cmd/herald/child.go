@@ -103,7 +103,8 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 	if err != nil && dir != nil {
 		// Not for want of the command (the gate starts herald's own
 		// binary): try without the cgroup.
-		why = fmt.Errorf("could not start the command in cgroup %s: %w", cg, err)
+		why = fmt.Errorf("the command could not start in cgroup %s (%v), so it runs without one", cg, cgroupStartErr(err))
+		dir.Close()
 		removeCgroup(cg)
 		cg, dir = "", nil
 		cmd, gate, err = startIn(path, args, env, runID, nil, tty, stdin, stdout, stderr)
@@ -140,7 +141,7 @@ func startIn(path string, args, env []string, runID string, dir *os.File, tty *t
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = childProcAttr()
 	if dir != nil {
-		inCgroup(cmd.SysProcAttr, dir)
+		bornIn(cmd.SysProcAttr, dir)
 	}
 	cmd.WaitDelay = time.Second // do not hang on pipes a grandchild keeps open
 	started := tty.giveTo(cmd.SysProcAttr)
@@ -155,12 +156,12 @@ func startIn(path string, args, env []string, runID string, dir *os.File, tty *t
 	return cmd, gate, err
 }
 
-// cgroupSaid is the command's cgroup for the log, or why it has none.
-func (c *child) cgroupSaid() string {
+// cgroupForLog is the command's cgroup for the log, or why it has none.
+func (c *child) cgroupForLog() string {
 	if c.cg != "" {
 		return c.cg
 	}
-	return "none (" + c.why + "): the command is tracked by its process group and /proc"
+	return "none: " + c.why
 }
 
 // begin lets a held command start.

@@ -334,7 +334,7 @@ func (a *app) startCommand(o holding) (*child, *watchdog, error) {
 	a.warnGrace(o)
 	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.releaseSpec(o), a.connEnv(), a.stderr)
 	c.begin() // only now, with the watchdog watching its group
-	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term(), "cgroup", c.cgroupSaid())
+	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term(), "cgroup", c.cgroupForLog())
 	if err != nil && !c.exited() {
 		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)
 	}

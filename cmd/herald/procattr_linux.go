@@ -15,8 +15,8 @@ func childProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// inCgroup has the child born in the cgroup dir is open on (clone3 with
+// bornIn has the child born in the cgroup dir is open on (clone3 with
 // CLONE_INTO_CGROUP, Linux 5.7).
-func inCgroup(attr *syscall.SysProcAttr, dir *os.File) {
+func bornIn(attr *syscall.SysProcAttr, dir *os.File) {
 	attr.UseCgroupFD, attr.CgroupFD = true, int(dir.Fd())
 }

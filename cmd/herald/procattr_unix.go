@@ -10,5 +10,5 @@ import (
 // childProcAttr puts the child in its own process group.
 func childProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
-// inCgroup: cgroups are Linux's; commandCgroup makes none here.
-func inCgroup(*syscall.SysProcAttr, *os.File) {}
+// bornIn: cgroups are Linux's; commandCgroup makes none here.
+func bornIn(*syscall.SysProcAttr, *os.File) {}

@@ -67,6 +67,9 @@ func newReleaseAbandonedCmd(a *app) *cobra.Command {
 
 func (a *app) releaseAbandoned(ctx context.Context, o abandoned) error {
 	strays, err := parseStrays(o.strays)
+	if o.tag.cg != "" && err == nil {
+		err = validCgroup(o.tag.cg)
+	}
 	if err != nil || o.node == "" || o.pgid <= 1 {
 		return usageErr("%s: internal use only (started by the watchdog of herald run and herald lock)", releaseArg)
 	}

@@ -10,8 +10,8 @@ import (
 // childProcAttr: no process groups here; the child is signalled alone.
 func childProcAttr() *syscall.SysProcAttr { return nil }
 
-// inCgroup: cgroups are Linux's; commandCgroup makes none here.
-func inCgroup(*syscall.SysProcAttr, *os.File) {}
+// bornIn: cgroups are Linux's; commandCgroup makes none here.
+func bornIn(*syscall.SysProcAttr, *os.File) {}
 
 // terminateGroup cannot ask politely without process groups: it kills.
 func terminateGroup(p *os.Process) error { return p.Kill() }

@@ -228,12 +228,16 @@ func commandGone(pgid, except int, strays []procInfo, tag runTag) bool {
 // processes of its group pgid but except, of strays, and those that carry
 // its tag. ok is false without /proc.
 //
-// With a cgroup (tag.cg) the cgroup alone tells: it holds all of the
-// command, wherever its processes went, and nothing else (not the
-// watchdog).
+// With a cgroup (tag.cg), the cgroup first: it holds all of the command
+// that did not move out of it, wherever it went, and nothing else (not
+// the watchdog). Once it is empty the rest is read too: a process can be
+// moved out (pam_systemd's session scope for su -l, systemd-run --scope,
+// or the process itself, with herald's rights), and one that was ran
+// beside the next owner's command when the empty cgroup alone decided
+// (found by review).
 func commandLeft(pgid, except int, strays []procInfo, tag runTag) (left []procInfo, ok bool) {
 	if tag.cg != "" {
-		if left, ok, known := cgroupLeft(tag.cg); known {
+		if left, ok, known := cgroupLeft(tag.cg); known && (!ok || len(left) > 0) {
 			return left, ok
 		}
 	}

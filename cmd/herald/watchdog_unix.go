@@ -306,14 +306,13 @@ func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time
 	// the environment of processes, which can stall (see lookWithin).
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	_ = syscall.Kill(-pgid, syscall.SIGCONT)
-	if strays.tag.cg != "" {
-		cgroupSignal(strays.tag.cg, syscall.SIGTERM)
-	}
-	stopStrays(strays.lastSeen(), false)
+	// Each process once: a second SIGTERM is "now" to some programs.
+	told := withMembers(strays.lastSeen(), strays.tag.cg, pgid)
+	stopStrays(told, false)
 	also := ""
 	if ps := strays.lookWithin(finalLook); len(ps) > 0 {
 		also = fmt.Sprintf(" and what it started apart from it (%s)", procList(ps))
-		stopStrays(ps, false)
+		stopStrays(without(ps, told), false)
 	}
 	// Said after the signals, and aside: a standard error nobody reads
 	// (a full pipe) must not hold them up, nor the SIGKILL.
@@ -459,10 +458,10 @@ func (w *strayWatch) look(now bool) []procInfo {
 		roots = []int{p.pid}
 	}
 	w.known = withMembers(strayList(roots, w.pgid, w.known), w.tag.cg, w.pgid)
-	if len(roots) == 0 && !cgroupSeen(w.tag.cg) {
+	if len(roots) == 0 {
 		// The runner is dead, and what its command started apart from
-		// its group went to init: only the environment tells it now,
-		// unless its cgroup can be read, which tells all of it.
+		// its group went to init: its cgroup tells it, and, for what
+		// moved out of that, only the environment.
 		w.known = strayCarriers(w.pgid, w.tag, w.known)
 	}
 	seen := slices.Clone(w.known)
@@ -502,4 +501,15 @@ func procList(ps []procInfo) string {
 		s[i] = p.String()
 	}
 	return strings.Join(s, ", ")
+}
+
+// without is ps less the processes in told.
+func without(ps, told []procInfo) []procInfo {
+	var out []procInfo
+	for _, p := range ps {
+		if !slices.ContainsFunc(told, func(t procInfo) bool { return t.pid == p.pid && t.start == p.start }) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
