@@ -32,9 +32,9 @@ import (
 // (see strays_linux.go).
 
 // commandCgroup makes the cgroup of the command with run id id below
-// herald's own, and opens it for clone3. It fails, and makes nothing,
-// where cgroup v2 is not mounted or not writable, or the kernel has no
-// cgroup.kill.
+// herald's own, and opens it for clone3; it first sweeps stale ones (see
+// sweepCgroups). It fails, and makes none, where cgroup v2 is not mounted
+// or not writable, or the kernel has no cgroup.kill.
 func commandCgroup(id string) (path string, dir *os.File, err error) {
 	if cgroupsOff() {
 		return "", nil, fmt.Errorf("%s=%s", cgroupVar, os.Getenv(cgroupVar))
@@ -257,7 +257,7 @@ func cgroupStartErr(err error) error {
 	case errors.Is(err, syscall.ENOENT):
 		return errors.New("the cgroup was removed before the command started in it")
 	case errors.Is(err, syscall.EOPNOTSUPP):
-		return errors.New("the cgroup cannot hold processes (herald's own is threaded?)")
+		return errors.New("the cgroup cannot hold processes; is herald's own threaded?")
 	}
 	return err
 }

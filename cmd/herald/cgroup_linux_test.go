@@ -444,3 +444,90 @@ func TestOnlyACommandsCgroupIsKilledOrRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandRunsWithoutACgroupWhereNoneCanBeMade: herald started where
+// it cannot make a cgroup (no cgroup may be made below its own) or cannot
+// start the command in one it made (its own is threaded: clone3 fails,
+// and herald starts the command again without one) runs the command all
+// the same, says why it has no cgroup, and leaves none behind.
+func TestCommandRunsWithoutACgroupWhereNoneCanBeMade(t *testing.T) {
+	if !needCgroup(t) {
+		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
+	}
+	mount, _, err := cgroup2Mount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for how, want := range map[string]string{"no-descendants": "cannot make a cgroup", "threaded": "cannot hold processes"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			cg := filepath.Join(mount, "herald-test-"+newRunID())
+			if err := os.Mkdir(cg, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				for range 50 {
+					_ = cgroupKillAny(cg)
+					if removeCgroupTree(cg) == nil {
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
+			where := cg
+			if how == "threaded" {
+				where = filepath.Join(cg, "t")
+				if err := os.Mkdir(where, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(where, "cgroup.type"), []byte("threaded"), 0); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.WriteFile(filepath.Join(cg, "cgroup.max.descendants"), []byte("0"), 0); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "ran")
+			args := append(zkFlags(t), "lock", "--lock", uniq(t), "--", "sh", "-c", `echo ran > "$OUT"`)
+			p := startBin(t, "/bin/sh", []string{"WHERE=" + where, "OUT=" + out},
+				append([]string{"-c", `echo $$ > "$WHERE/cgroup.procs" || exit 99; exec "$HERALD_BIN" "$@"`, "sh"}, args...)...)
+			<-p.done
+			if p.code != 0 {
+				t.Fatalf("herald lock in a %s cgroup exited %d:\n%s", how, p.code, p.out)
+			}
+			if b, err := os.ReadFile(out); err != nil || strings.TrimSpace(string(b)) != "ran" {
+				t.Errorf("the command did not run (%q, %v):\n%s", b, err, p.out)
+			}
+			if s := p.out.String(); !strings.Contains(s, `cgroup="none: `) || !strings.Contains(s, want) {
+				t.Errorf("the log does not say there is no cgroup because it %s:\n%s", want, s)
+			}
+			entries, _ := os.ReadDir(where)
+			for _, e := range entries {
+				if e.IsDir() && strings.HasPrefix(e.Name(), cgroupPrefix) {
+					t.Errorf("%s left behind in %s", e.Name(), where)
+				}
+			}
+		})
+	}
+}
+
+// cgroupKillAny kills what is in the cgroup at path, whatever its name.
+func cgroupKillAny(path string) error {
+	return os.WriteFile(filepath.Join(path, "cgroup.kill"), []byte("1"), 0)
+}
+
+// removeCgroupTree removes the cgroup at path and those below it.
+func removeCgroupTree(path string) error {
+	var dirs []string
+	_ = filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -103,7 +103,7 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 	if err != nil && dir != nil {
 		// Not for want of the command (the gate starts herald's own
 		// binary): try without the cgroup.
-		why = fmt.Errorf("the command could not start in cgroup %s (%v), so it runs without one", cg, cgroupStartErr(err))
+		why = fmt.Errorf("the command could not start in cgroup %s, so it runs without one: %v", cg, cgroupStartErr(err))
 		dir.Close()
 		removeCgroup(cg)
 		cg, dir = "", nil
