@@ -225,17 +225,21 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 	c := h.q.s.Conn()
 	type read struct {
 		b  []byte
+		st *zk.Stat
 		ch <-chan zk.Event
 	}
 	r, err := call(ctx, func() (read, error) {
 		if watch && !foreign {
-			b, _, ch, err := c.GetW(h.q.parent)
-			return read{b, ch}, err
+			b, st, ch, err := c.GetW(h.q.parent)
+			return read{b, st, ch}, err
 		}
-		b, _, err := c.Get(h.q.parent)
-		return read{b: b}, err
+		b, st, err := c.Get(h.q.parent)
+		return read{b: b, st: st}, err
 	})
 	m, _ := decodeMark(r.b)
+	if r.st != nil && staleMark(m, r.st.Czxid) {
+		m = groupMark{}
+	}
 	switch {
 	case foreign:
 		return h.foreignReleased(ctx, watch, m, err)
@@ -268,6 +272,18 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 		return ended, false, ended, 0, nil, err
 	}
 	return false, false, false, 0, firstOf(r.ch, och, nch), nil
+}
+
+// staleMark reports whether mark m, read from a group node made at zxid
+// czxid, was written by an owner of a node made before it: of an earlier
+// group at the same path, deleted with its children (a deleteall) and
+// made anew. RecordStopped reads the group node before it writes, and a
+// group made anew between the two, at the version it read (0 for both
+// when nothing was ever recorded), takes the deposed owner's record,
+// whose release would vouch, by sequence, for the new group's owners. The
+// mark, built on the old group's, then says nothing of this one.
+func staleMark(m groupMark, czxid int64) bool {
+	return m.Released != nil && m.Released.Term != 0 && m.Released.Term < czxid
 }
 
 // foreignReleased is lookAtPredecessor's answer for a foreign client's

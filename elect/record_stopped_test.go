@@ -412,3 +412,61 @@ func TestRecordStoppedSkipsAGroupMadeAnew(t *testing.T) {
 		t.Errorf("the deposed owner recorded its stop in the group made anew: %s", b)
 	}
 }
+
+// TestStaleRecordInAGroupMadeAnewVouchesForNothing: RecordStopped reads
+// the group node before it writes, so a group deleted whole and made anew
+// between the two, at the version it read, takes the deposed owner's
+// record of its stop. That record names a node of the old group, and a
+// release vouches, by sequence, for every node before the one it names: a
+// copy joining the new group after its first owner's node was deleted by
+// hand (that owner frozen, its command running) found nobody unaccounted
+// for before it and would start at once. A mark whose release is older
+// than the group node it is in now says nothing of that group.
+func TestStaleRecordInAGroupMadeAnewVouchesForNothing(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	lock := func(s *elect.Session) *elect.Handle {
+		t.Helper()
+		l, err := elect.NewLock(s, g, elect.CreateParents())
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := l.Acquire(ctxT(t, 10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	s1 := session(t, addrs)
+	owner := lock(s1) // the old group's first node, as the new group's first is
+	term := owner.Term()
+	if term == 0 {
+		t.Fatal("the owner has no term")
+	}
+	c := s1.Conn()
+	for _, p := range []string{owner.NodePath(), g} { // a deleteall
+		if err := c.Delete(p, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := lock(session(t, addrs)) // the group made anew
+	rec := elect.Release{Node: owner.Node(), ID: "deposed", Term: term, Reason: elect.ReasonDeleted, Time: time.Now().UTC(), Vouches: true}
+	stale, err := json.Marshal(map[string]any{"herald": 1, "recipe": "lock", "released": rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Set(g, stale, 0); err != nil { // the version RecordStopped read: 0
+		t.Fatal(err)
+	}
+	if err := c.Delete(first.NodePath(), -1); err != nil { // the first owner, frozen, its node deleted by hand
+		t.Fatal(err)
+	}
+	next := lock(session(t, addrs))
+	released, _, err := next.PredecessorReleasedW(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if released && next.PredecessorVouched() {
+		t.Errorf("a record written into the group made anew by an owner of the old one vouched for the new group's first owner, whose node went by hand (node %s, group mark %s)", next.Node(), stale)
+	}
+}
