@@ -254,6 +254,9 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 		return true, m.Released.Vouches, false, m.Released.Held, nil, nil
 	}
 	o, och, err := h.readOfficeW(ctx, watch)
+	if r.st != nil && o.Released != nil && staleMark(groupMark{Released: o.Released}, r.st.Czxid) {
+		o.Released = nil // the office may be younger than its records; the group is not
+	}
 	switch {
 	case err != nil:
 		return false, false, false, 0, r.ch, err
@@ -281,7 +284,10 @@ func (h *Handle) lookAtPredecessor(ctx context.Context, watch bool) (released, v
 // group made anew between the two, at the version it read (0 for both
 // when nothing was ever recorded), takes the deposed owner's record,
 // whose release would vouch, by sequence, for the new group's owners. The
-// mark, built on the old group's, then says nothing of this one.
+// mark, built on the old group's, then says nothing of this one. The same
+// holds of a record the office took (see recordStoppedInOffice), against
+// the group node's czxid, not the office's: an office may be made after
+// the owner whose record it takes.
 func staleMark(m groupMark, czxid int64) bool {
 	return m.Released != nil && m.Released.Term != 0 && m.Released.Term < czxid
 }

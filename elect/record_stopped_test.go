@@ -470,3 +470,69 @@ func TestStaleRecordInAGroupMadeAnewVouchesForNothing(t *testing.T) {
 		t.Errorf("a record written into the group made anew by an owner of the old one vouched for the new group's first owner, whose node went by hand (node %s, group mark %s)", next.Node(), stale)
 	}
 }
+
+// TestStaleRecordInANewOfficeVouchesForNothing: the same, for an election,
+// whose office takes the record where the group node may not (see
+// recordStoppedInOffice). An office may be younger than the owner whose
+// record it holds, so the record is checked against the group node's
+// czxid, not the office's.
+func TestStaleRecordInANewOfficeVouchesForNothing(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	campaign := func(s *elect.Session, id string) *elect.Handle {
+		t.Helper()
+		e, err := elect.NewElection(s, g, elect.CreateParents())
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := e.Campaign(ctxT(t, 10*time.Second), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	s1 := session(t, addrs)
+	// A child before the old leader's node, so that its sequence is the
+	// one just before that of the new group's next node (the new group's
+	// first node and its office come before that one).
+	for _, p := range []string{pathpkg.Dir(g), g, g + "/before"} {
+		if _, err := s1.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	owner := campaign(s1, "deposed")
+	term := owner.Term()
+	c := s1.Conn()
+	kids, _, err := c.Children(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kids { // a deleteall
+		if err := c.Delete(g+"/"+k, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Delete(g, -1); err != nil {
+		t.Fatal(err)
+	}
+	first := campaign(session(t, addrs), "first") // the group made anew
+	rec := elect.Release{Node: owner.Node(), ID: "deposed", Term: term, Reason: elect.ReasonDeleted, Time: time.Now().UTC(), Vouches: true}
+	stale, err := json.Marshal(elect.Office{Herald: 1, Released: &rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(first.NodePath(), -1); err != nil { // the first leader, frozen, its node deleted by hand
+		t.Fatal(err)
+	}
+	if _, err := c.Create(g+"/"+elect.OfficeNode, stale, 0, zk.WorldACL(zk.PermAll)); err != nil { // made after the old owner's node
+		t.Fatal(err)
+	}
+	next := campaign(session(t, addrs), "next")
+	released, _, err := next.PredecessorReleasedW(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if released && next.PredecessorVouched() {
+		t.Errorf("a record written into the new group's office by an owner of the old group vouched for the new group's first leader, whose node went by hand (node %s, office %s)", next.Node(), stale)
+	}
+}
