@@ -425,18 +425,7 @@ func TestRecordStoppedSkipsAGroupMadeAnew(t *testing.T) {
 func TestStaleRecordInAGroupMadeAnewVouchesForNothing(t *testing.T) {
 	addrs := sharedAddrs(t)
 	g := groupPath(t)
-	lock := func(s *elect.Session) *elect.Handle {
-		t.Helper()
-		l, err := elect.NewLock(s, g, elect.CreateParents())
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := l.Acquire(ctxT(t, 10*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
+	lock := func(s *elect.Session) *elect.Handle { t.Helper(); return lockedIn(t, s, g, elect.CreateParents()) }
 	s1 := session(t, addrs)
 	owner := lock(s1) // the old group's first node, as the new group's first is
 	term := owner.Term()

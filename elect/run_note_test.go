@@ -11,6 +11,20 @@ import (
 	"github.com/zkherald/herald/elect"
 )
 
+// lockedIn is a handle on lock g, acquired with opts within 10 s.
+func lockedIn(t *testing.T, s *elect.Session, g string, opts ...elect.Option) *elect.Handle {
+	t.Helper()
+	l, err := elect.NewLock(s, g, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // runNoteGroup is a lock group whose first owner (a runner, under
 // ProveSessionEnd, its work noted by MarkRunning) lost its node with the
 // whole group (a deleteall); s2 is another runner's session, and lock a
@@ -23,15 +37,7 @@ func runNoteGroup(t *testing.T) (owner *elect.Handle, s2 *elect.Session, lock fu
 	opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(root)}
 	lock = func(s *elect.Session, more ...elect.Option) *elect.Handle {
 		t.Helper()
-		l, err := elect.NewLock(s, g, append(append([]elect.Option{}, opts...), more...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := l.Acquire(ctxT(t, 10*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return lockedIn(t, s, g, append(append([]elect.Option{}, opts...), more...)...)
 	}
 	s1 := session(t, addrs)
 	owner = lock(s1)

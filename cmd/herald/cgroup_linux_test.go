@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,33 +61,12 @@ func TestHopperIsStoppedBeforeTheNextOwner(t *testing.T) {
 	for _, how := range []string{"deleted", "kill-9"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel() // waits on processes, not the CPU
-			env, read, child, hops := hopperAtSIGTERM(t)
-			g := uniq(t)
-			copyOf := func(id, command string) *proc {
-				return start(t, env, append(zk, "lock", "--lock", g, "--id", id, "--grace", "2s", "--", "sh", "-c", child+command)...)
-			}
-			first := copyOf("copy-1", `sh "$DIR/onterm.sh" & wait`)
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("copy-1's command never started: %q\n%s", read(), first.out)
-			}
+			s := newScene(t, `[ -e "$DIR/stop" ] && exit 0; echo $$ >> "$MARKS.pids"; sleep 0.001; sh "$DIR/helper.sh" &`, true)
+			first := handOver(t, zk, s, how, "2s", func(args []string) *proc { return start(t, s.env, args...) })
 			inCgroupSaid(t, on, first.out.String())
-			second := copyOf("copy-2", `sleep 60 & wait`)
-			waitQueued(t, zk, g, 2, "copy-2 never queued")
-			if how == "kill-9" {
-				if err := first.cmd.Process.Kill(); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				deleteLowest(t, g)
-			}
-			if err := waitFor(40*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
-				t.Fatalf("copy-2's command never started: %q\n%s\n%s", read(), first.out, second.out)
-			}
+			hops := func() int { return len(s.pids()) }
 			if hops() < 10 {
 				t.Errorf("the hopper made %d generations only: it did not hop as this test means it to", hops())
-			}
-			if strings.Contains(read(), "OVERLAP") {
-				t.Errorf("copy-2's command started while a hopper started by copy-1's command held the flock:\n%s\ncopy-1:\n%s", read(), first.out)
 			}
 			n := hops()
 			time.Sleep(300 * time.Millisecond)
@@ -99,41 +77,37 @@ func TestHopperIsStoppedBeforeTheNextOwner(t *testing.T) {
 	}
 }
 
-// hopperAtSIGTERM is helperAtSIGTERM with a helper that changes its pid
-// every millisecond; hops counts its generations so far.
-func hopperAtSIGTERM(t *testing.T) (env []string, read func() string, child string, hops func() int) {
+// handOver runs two copies of `herald lock` in one group with scene s's
+// command, copy-1 started by first given its arguments, takes ownership
+// from copy-1 (how: "deleted" by hand, or "kill-9" of its runner) once
+// copy-2 queued, waits for copy-2's command to start, and fails the test
+// if it started while what copy-1's command left behind held the flock.
+func handOver(t *testing.T, zk []string, s *scene, how, grace string, first func(args []string) *proc) *proc {
 	t.Helper()
-	dir := t.TempDir()
-	marks := filepath.Join(dir, "marks")
-	script := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+	g := uniq(t)
+	args := func(id, command string) []string {
+		return append(append([]string{}, zk...), "lock", "--lock", g, "--id", id, "--grace", grace, "--", "sh", "-c", s.child+command)
+	}
+	one := first(args("copy-1", `sh "$DIR/onterm.sh" & wait`))
+	if err := waitFor(20*time.Second, func() bool { return strings.Count(s.read(), "start ") == 1 }); err != nil {
+		t.Fatalf("copy-1's command never started: %q\n%s", s.read(), one.out)
+	}
+	two := start(t, s.env, args("copy-2", `sleep 60`)...)
+	waitQueued(t, zk, g, 2, "copy-2 never queued")
+	if how == "kill-9" {
+		if err := one.cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
+	} else {
+		deleteLowest(t, g)
 	}
-	script("hop.sh", `[ -e "$DIR/stop" ] && exit 0
-trap '' TERM
-echo $$ >> "$MARKS.pids"
-sleep 0.001
-sh "$DIR/hop.sh" &
-`)
-	// TERM ignored before the fork: the first generation must not die
-	// of a SIGTERM that comes before its own trap.
-	script("onterm.sh", `trap 'trap "" TERM; setsid sh "$DIR/hop.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
-	pids := func() []string { b, _ := os.ReadFile(marks + ".pids"); return strings.Fields(string(b)) }
-	t.Cleanup(func() {
-		_ = os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644)
-		for range 20 {
-			for _, f := range pids() {
-				if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
-	read = func() string { b, _ := os.ReadFile(marks); return string(b) }
-	child = `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; `
-	return []string{"MARKS=" + marks, "DIR=" + dir}, read, child, func() int { return len(pids()) }
+	if err := waitFor(40*time.Second, func() bool { return strings.Count(s.read(), "start ") >= 2 }); err != nil {
+		t.Fatalf("copy-2's command never started: %q\n%s\n%s", s.read(), one.out, two.out)
+	}
+	if strings.Contains(s.read(), "OVERLAP") {
+		t.Errorf("copy-2's command started while what copy-1's command left behind held the flock:\n%s\ncopy-1:\n%s", s.read(), one.out)
+	}
+	return one
 }
 
 // TestCommandRunsInACgroupOfItsOwn: the command, and what it starts, are
@@ -246,7 +220,8 @@ func TestStuckProcessKeepsTheLockUntilItIsGone(t *testing.T) {
 	for _, how := range []string{"stray", "first"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel() // waits on processes, not the CPU
-			env, read, child, _ := hopperAtSIGTERM(t)
+			s := newScene(t, "", false)
+			env, read, child := s.env, s.read, s.child
 			frz := filepath.Join(freezerV1, "herald-test-"+newRunID())
 			if err := os.Mkdir(frz, 0o755); err != nil {
 				t.Fatal(err)
@@ -269,7 +244,7 @@ func TestStuckProcessKeepsTheLockUntilItIsGone(t *testing.T) {
 			if how == "first" {
 				freeze = `echo $$ > "$FRZ/tasks"; touch "$DIR/frozen"; echo FROZEN > "$FRZ/freezer.state"; sleep 60`
 			}
-			dir := env[1][len("DIR="):]
+			dir := s.dir
 			first := start(t, env, append(zk, "lock", "--lock", uniq(t), "--id", "copy-1", "--grace", "1s", "--", "sh", "-c", child+freeze)...)
 			g := first.cmd.Args[len(zk)+3]
 			if err := waitFor(20*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "frozen")); return err == nil }); err != nil {
@@ -310,44 +285,28 @@ func TestCgroupOutOfSightIsNotTakenForEmpty(t *testing.T) {
 	if !needCgroup(t) {
 		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
 	}
+	t.Parallel() // waits on processes, not the CPU
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		t.Fatalf("unshare (util-linux) is needed: %v", err)
 	}
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
-	env, read, child, _ := hopperAtSIGTERM(t)
-	dir := env[1][len("DIR="):]
-	helper := `echo $$ >> "$MARKS.pids"; while :; do sleep 0.1; done`
-	if err := os.WriteFile(filepath.Join(dir, "onterm.sh"), []byte(`trap 'setsid sh -c '"'"'`+helper+`'"'"' & exit 0' TERM; while :; do sleep 0.1; done`+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	s := newScene(t, `echo $$ >> "$MARKS.pids"; while :; do sleep 0.1; done`, false)
 	mount, _, err := cgroup2Mount()
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := uniq(t)
-	args := func(id, command string) []string {
-		return append(append([]string{}, zk...), "lock", "--lock", g, "--grace", "2s", "--id", id, "--", "sh", "-c", child+command)
-	}
-	first := startBin(t, unshare, append(env, "CGMOUNT="+mount), append([]string{"-m", "--propagation", "private", heraldBin},
-		args("copy-1", `sh "$DIR/onterm.sh" & sleep 0.3; umount -l "$CGMOUNT" && touch "$DIR/unmounted"; wait`)...)...)
-	if err := waitFor(20*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "unmounted")); return err == nil }); err != nil {
-		t.Fatalf("copy-1's command never unmounted the cgroup2 hierarchy: %q\n%s", read(), first.out)
-	}
-	if !strings.Contains(first.out.String(), "cgroup=/") {
-		t.Fatalf("copy-1's command ran in no cgroup:\n%s", first.out)
-	}
-	second := start(t, env, args("copy-2", `sleep 60`)...)
-	waitQueued(t, zk, g, 2, "copy-2 never queued")
-	if err := first.cmd.Process.Kill(); err != nil { // unshare execs herald: this is the runner
-		t.Fatal(err)
-	}
-	if err := waitFor(40*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
-		t.Fatalf("copy-2's command never started: %q\n%s\n%s", read(), first.out, second.out)
-	}
-	if strings.Contains(read(), "OVERLAP") {
-		t.Errorf("copy-2's command started while copy-1's helper held the flock:\n%s\ncopy-1:\n%s", read(), first.out)
-	}
+	s.env = append(s.env, "CGMOUNT="+mount)
+	s.script(t, "onterm.sh", `sh "$DIR/leave.sh" & sleep 0.3; umount -l "$CGMOUNT" && touch "$DIR/unmounted"; wait`)
+	s.script(t, "leave.sh", `trap 'setsid sh "$DIR/helper.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
+	first := handOver(t, zk, s, "kill-9", "2s", func(args []string) *proc {
+		p := startBin(t, unshare, s.env, append([]string{"-m", "--propagation", "private", heraldBin}, args...)...)
+		if err := waitFor(20*time.Second, func() bool { _, err := os.Stat(filepath.Join(s.dir, "unmounted")); return err == nil }); err != nil {
+			t.Fatalf("copy-1's command never unmounted the cgroup2 hierarchy: %q\n%s", s.read(), p.out)
+		}
+		return p // unshare execs herald: its process is the runner
+	})
+	inCgroupSaid(t, true, first.out.String())
 }
 
 // TestHelperMovedOutOfTheCgroupIsStillStopped: a helper the command starts
@@ -370,42 +329,12 @@ func TestHelperMovedOutOfTheCgroupIsStillStopped(t *testing.T) {
 	for _, how := range []string{"deleted", "kill-9"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel() // waits on processes, not the CPU
-			env, read, child, _ := hopperAtSIGTERM(t)
-			dir := env[1][len("DIR="):]
-			moved := `rel=$(sed -n 's/^0:://p' /proc/self/cgroup); echo $$ > "$CGMOUNT$(dirname "$rel")/cgroup.procs"; echo $$ >> "$MARKS.pids"; touch "$DIR/moved"; while :; do sleep 0.1; done`
-			if err := os.WriteFile(filepath.Join(dir, "helper.sh"), []byte(moved+"\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "onterm.sh"), []byte(`trap 'trap "" TERM; setsid sh "$DIR/helper.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			env = append(env, "CGMOUNT="+mount)
-			g := uniq(t)
-			copyOf := func(id, command string) *proc {
-				return start(t, env, append(zk, "lock", "--lock", g, "--id", id, "--grace", "10s", "--", "sh", "-c", child+command)...)
-			}
-			first := copyOf("copy-1", `sh "$DIR/onterm.sh" & wait`)
-			if err := waitFor(20*time.Second, func() bool { return strings.Count(read(), "start ") == 1 }); err != nil {
-				t.Fatalf("copy-1's command never started: %q\n%s", read(), first.out)
-			}
+			s := newScene(t, `rel=$(sed -n 's/^0:://p' /proc/self/cgroup); echo $$ > "$CGMOUNT$(dirname "$rel")/cgroup.procs"; echo $$ >> "$MARKS.pids"; touch "$DIR/moved"; while :; do sleep 0.1; done`, true)
+			s.env = append(s.env, "CGMOUNT="+mount)
+			first := handOver(t, zk, s, how, "10s", func(args []string) *proc { return start(t, s.env, args...) })
 			inCgroupSaid(t, true, first.out.String())
-			second := copyOf("copy-2", `sleep 60`)
-			waitQueued(t, zk, g, 2, "copy-2 never queued")
-			if how == "kill-9" {
-				if err := first.cmd.Process.Kill(); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				deleteLowest(t, g)
-			}
-			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
-				t.Fatalf("copy-2's command never started: %q\n%s\n%s", read(), first.out, second.out)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "moved")); err != nil {
+			if _, err := os.Stat(filepath.Join(s.dir, "moved")); err != nil {
 				t.Fatalf("the helper never moved out of the cgroup (%v):\n%s", err, first.out)
-			}
-			if strings.Contains(read(), "OVERLAP") {
-				t.Errorf("copy-2's command started while a helper moved out of copy-1's cgroup held the flock:\n%s\ncopy-1:\n%s", read(), first.out)
 			}
 		})
 	}

@@ -64,37 +64,71 @@ func TestHelperStartedAtSIGTERMIsStoppedBeforeTheNextOwner(t *testing.T) {
 	}
 }
 
-// helperAtSIGTERM sets up, for herald without a cgroup, a command's
-// scripts: onterm.sh, which answers SIGTERM by starting helper.sh in a
-// session of its own and exiting, and helper.sh, which runs until killed
-// (its pid noted, killed when the test ends). child opens a command: it
-// takes the flock the helper inherits, marking an overlap and its start in
-// the file read reads.
-func helperAtSIGTERM(t *testing.T) (env []string, read func() string, child string) {
+// scene is the set-up of a command that leaves something behind at its
+// SIGTERM: onterm.sh answers SIGTERM by starting helper.sh in a session
+// of its own and exiting; helper.sh notes its pid (killed when the test
+// ends, until then runs on the stop file is checked). child opens a
+// command: it takes the flock the helper inherits, marking an overlap and
+// its start in the marks file.
+type scene struct {
+	dir, marks, child string
+	env               []string
+}
+
+// newScene writes helper.sh with body and onterm.sh; with ignoreTerm, the
+// helper starts with SIGTERM ignored (set before the fork: the helper
+// must not die of a SIGTERM that comes before its own trap).
+func newScene(t *testing.T, body string, ignoreTerm bool) *scene {
 	t.Helper()
-	dir := t.TempDir()
-	marks := filepath.Join(dir, "marks")
-	script := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	s := &scene{dir: t.TempDir()}
+	s.marks = filepath.Join(s.dir, "marks")
+	s.env = []string{"MARKS=" + s.marks, "DIR=" + s.dir}
+	s.child = `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; `
+	ignore := ""
+	if ignoreTerm {
+		ignore = `trap "" TERM; `
 	}
-	script("helper.sh", `echo $$ >> "$MARKS.pids"; while :; do sleep 0.1; done`+"\n")
-	script("onterm.sh", `trap 'setsid sh "$DIR/helper.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
+	s.script(t, "helper.sh", body+"\n")
+	s.script(t, "onterm.sh", `trap '`+ignore+`setsid sh "$DIR/helper.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
 	t.Cleanup(func() {
-		b, _ := os.ReadFile(marks + ".pids")
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = os.WriteFile(filepath.Join(s.dir, "stop"), nil, 0o644)
+		for range 20 {
+			for _, f := range s.pids() {
+				if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
-	read = func() string { b, _ := os.ReadFile(marks); return string(b) }
-	child = `exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; `
+	return s
+}
+
+func (s *scene) script(t *testing.T, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(s.dir, name), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// read is the marks so far.
+func (s *scene) read() string { b, _ := os.ReadFile(s.marks); return string(b) }
+
+// pids is the pids the helpers noted so far.
+func (s *scene) pids() []string {
+	b, _ := os.ReadFile(s.marks + ".pids")
+	return strings.Fields(string(b))
+}
+
+// helperAtSIGTERM is a scene, for herald without a cgroup, whose helper
+// runs until killed.
+func helperAtSIGTERM(t *testing.T) (env []string, read func() string, child string) {
+	t.Helper()
+	s := newScene(t, `echo $$ >> "$MARKS.pids"; while :; do sleep 0.1; done`, false)
 	// The tracking by /proc, what herald has where it cannot make a
 	// cgroup: in one, the helper could not hide (see
 	// TestHopperIsStoppedBeforeTheNextOwner).
-	return []string{"MARKS=" + marks, "DIR=" + dir, cgroupVar + "=off"}, read, child
+	return append(s.env, cgroupVar+"=off"), s.read, s.child
 }
 
 // TestUnreapedDeadRunnersHelperIsStopped: the kill-9 case above, with a
