@@ -118,7 +118,6 @@ func ownCgroup() (string, error) {
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if rel, ok := strings.CutPrefix(line, "0::"); ok {
-			rel = strings.TrimSuffix(rel, " (deleted)")
 			// In a cgroup namespace, a cgroup outside it shows as /..
 			if rel == "/.." || strings.HasPrefix(rel, "/../") {
 				return "", fmt.Errorf("herald's cgroup %s is outside its cgroup namespace", rel)
@@ -264,9 +263,15 @@ func cgroupStartErr(err error) error {
 
 // removed tells, of the cgroup at path that is not there, whether it was
 // removed (nil), and so empty, or is out of sight: the cgroup2 mount gone
-// from herald's view (a command that is root unmounted it), where it may
-// still hold the command. A cgroup v2 cannot be renamed.
+// from herald's view, or something mounted over the cgroup (a command
+// that is root did it), where it may still hold the command. A cgroup v2
+// cannot be renamed.
 func removed(path string) error {
+	// The path itself there but no cgroup: something is mounted over it
+	// (found by an adversarial test), and the cgroup may be under it.
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cgroup %s is out of sight: something else is at its path", path)
+	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "cgroup.procs")); err != nil {
 		return fmt.Errorf("cgroup %s is out of sight: %w", path, err)
 	}

@@ -6,7 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,7 +43,7 @@ func needCgroup(t *testing.T) (on bool) {
 // command runs in a cgroup, where on.
 func inCgroupSaid(t *testing.T, on bool, out string) {
 	t.Helper()
-	if on && !strings.Contains(out, "cgroup=/") {
+	if on && !strings.Contains(out, "cgroup=/") && !strings.Contains(out, `cgroup="/`) {
 		t.Fatalf("the command runs in no cgroup of its own:\n%s", out)
 	}
 }
@@ -275,38 +278,46 @@ func TestStuckProcessKeepsTheLockUntilItIsGone(t *testing.T) {
 
 // TestCgroupOutOfSightIsNotTakenForEmpty: the command (root, in a mount
 // namespace of its runner's: nothing else sees it) unmounts the cgroup2
-// hierarchy; its cgroup still holds it, but herald's path to it is gone.
-// herald took "no such file" for a cgroup removed, and so empty: the
-// releaser of a runner killed with kill -9 released at once while a
-// helper the command started at SIGTERM held its flock, every run (found
-// by an adversarial test). A cgroup out of sight is now unknown, and the
-// process group, the strays and HERALD_RUN_ID tell instead.
+// hierarchy, or mounts a tmpfs over its own cgroup; its cgroup still
+// holds it, but herald's path to it is gone. herald took "no such file"
+// for a cgroup removed, and so empty: the releaser of a runner killed
+// with kill -9 released at once while a helper the command started at
+// SIGTERM held its flock, every run (both found by adversarial tests). A
+// cgroup out of sight is now unknown, and the process group, the strays
+// and HERALD_RUN_ID tell instead.
 func TestCgroupOutOfSightIsNotTakenForEmpty(t *testing.T) {
 	if !needCgroup(t) {
 		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
 	}
-	t.Parallel() // waits on processes, not the CPU
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		t.Fatalf("unshare (util-linux) is needed: %v", err)
 	}
-	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
-	s := newScene(t, `echo $$ >> "$MARKS.pids"; while :; do sleep 0.1; done`, false)
 	mount, _, err := cgroup2Mount()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.env = append(s.env, "CGMOUNT="+mount)
-	s.script(t, "onterm.sh", `sh "$DIR/leave.sh" & sleep 0.3; umount -l "$CGMOUNT" && touch "$DIR/unmounted"; wait`)
-	s.script(t, "leave.sh", `trap 'setsid sh "$DIR/helper.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
-	first := handOver(t, zk, s, "kill-9", "2s", func(args []string) *proc {
-		p := startBin(t, unshare, s.env, append([]string{"-m", "--propagation", "private", heraldBin}, args...)...)
-		if err := waitFor(20*time.Second, func() bool { _, err := os.Stat(filepath.Join(s.dir, "unmounted")); return err == nil }); err != nil {
-			t.Fatalf("copy-1's command never unmounted the cgroup2 hierarchy: %q\n%s", s.read(), p.out)
-		}
-		return p // unshare execs herald: its process is the runner
-	})
-	inCgroupSaid(t, true, first.out.String())
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	for how, hide := range map[string]string{
+		"unmounted": `umount -l "$CGMOUNT"`,
+		"covered":   `mount -t tmpfs none "$CGMOUNT$(sed -n 's/^0:://p' /proc/self/cgroup)"`,
+	} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel() // waits on processes, not the CPU
+			s := newScene(t, `echo $$ >> "$MARKS.pids"; while :; do sleep 0.1; done`, false)
+			s.env = append(s.env, "CGMOUNT="+mount)
+			s.script(t, "onterm.sh", `sh "$DIR/leave.sh" & sleep 0.3; `+hide+` && touch "$DIR/hidden"; wait`)
+			s.script(t, "leave.sh", `trap 'setsid sh "$DIR/helper.sh" & exit 0' TERM; while :; do sleep 0.1; done`+"\n")
+			first := handOver(t, zk, s, "kill-9", "2s", func(args []string) *proc {
+				p := startBin(t, unshare, s.env, append([]string{"-m", "--propagation", "private", heraldBin}, args...)...)
+				if err := waitFor(20*time.Second, func() bool { _, err := os.Stat(filepath.Join(s.dir, "hidden")); return err == nil }); err != nil {
+					t.Fatalf("copy-1's command never hid its cgroup: %q\n%s", s.read(), p.out)
+				}
+				return p // unshare execs herald: its process is the runner
+			})
+			inCgroupSaid(t, true, first.out.String())
+		})
+	}
 }
 
 // TestHelperMovedOutOfTheCgroupIsStillStopped: a helper the command starts
@@ -459,4 +470,117 @@ func removeCgroupTree(path string) error {
 		}
 	}
 	return nil
+}
+
+// TestTracedZombieDoesNotHoldTheHandover: a process of the command is
+// traced by a tracer outside herald that does not collect it (a debugger
+// that is stopped): killed, it stays a zombie, holding nothing, its flock
+// gone with it. herald counted the zombie in the process group and, since
+// it waits for a stuck process, waited for good (found by an adversarial
+// test); it now hands over.
+func TestTracedZombieDoesNotHoldTheHandover(t *testing.T) {
+	t.Parallel() // waits on processes, not the CPU
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+	s := newScene(t, "", false)
+	g := uniq(t)
+	first := start(t, s.env, append(zk, "lock", "--lock", g, "--id", "copy-1", "--grace", "1s", "--", "sh", "-c", s.child+`sleep 1000 & echo $! > "$DIR/traced"; wait`)...)
+	var pid int
+	if err := waitFor(20*time.Second, func() bool {
+		b, err := os.ReadFile(filepath.Join(s.dir, "traced"))
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 1
+	}); err != nil {
+		t.Fatalf("copy-1's command never started its sleeper: %s", first.out)
+	}
+	// The tracer: an OS thread of the test's own, locked, which seizes
+	// the sleeper and collects it only when told.
+	collect, seized := make(chan struct{}), make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread, and its tracee's hold, go with the goroutine
+		const ptraceSeize = 0x4206
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PTRACE, ptraceSeize, uintptr(pid), 0, 0, 0, 0); e != 0 {
+			seized <- e
+			return
+		}
+		seized <- nil
+		<-collect
+		for range 100 {
+			var ws syscall.WaitStatus
+			if p, _ := syscall.Wait4(pid, &ws, syscall.WALL|syscall.WNOHANG, nil); p == pid && (ws.Exited() || ws.Signaled()) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	if err := <-seized; err != nil {
+		t.Fatalf("PTRACE_SEIZE of the sleeper: %v", err)
+	}
+	var once sync.Once
+	release := func() { once.Do(func() { close(collect) }) }
+	t.Cleanup(release)
+	second := start(t, s.env, append(zk, "lock", "--lock", g, "--id", "copy-2", "--", "sh", "-c", s.child+`sleep 60`)...)
+	waitQueued(t, zk, g, 2, "copy-2 never queued")
+	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := waitFor(15*time.Second, func() bool { return strings.Count(s.read(), "start ") == 2 })
+	zombie := false
+	if p, ok := readProc(pid); ok {
+		zombie = p.zombie
+	}
+	release()
+	if err != nil {
+		t.Fatalf("copy-1 did not hand over while all that was left of its command was a zombie (still one: %v):\ncopy-1:\n%s\ncopy-2:\n%s", zombie, first.out, second.out)
+	}
+	if strings.Contains(s.read(), "OVERLAP") {
+		t.Errorf("copy-2's command started while a process of copy-1's held the flock:\n%s\ncopy-1:\n%s", s.read(), first.out)
+	}
+}
+
+// TestCommandCgroupBelowAnOddlyNamedOne: herald in a cgroup whose name
+// holds a space, or ends in " (deleted)" (which herald cut off, and so
+// looked for a cgroup that was not there, or a sibling's; found by an
+// adversarial test), makes its command's cgroup below its own.
+func TestCommandCgroupBelowAnOddlyNamedOne(t *testing.T) {
+	if !needCgroup(t) {
+		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
+	}
+	mount, _, err := cgroup2Mount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"herald test " + newRunID(), "herald-test-" + newRunID() + " (deleted)"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			own := filepath.Join(mount, name)
+			if err := os.Mkdir(own, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				for range 50 {
+					_ = cgroupKillAny(own)
+					if removeCgroupTree(own) == nil {
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
+			out := filepath.Join(t.TempDir(), "cgroup")
+			args := append(zkFlags(t), "lock", "--lock", uniq(t), "--", "sh", "-c", `grep ^0:: /proc/self/cgroup > "$OUT"`)
+			p := startBin(t, "/bin/sh", []string{"WHERE=" + own, "OUT=" + out},
+				append([]string{"-c", `echo $$ > "$WHERE/cgroup.procs" || exit 99; exec "$HERALD_BIN" "$@"`, "sh"}, args...)...)
+			<-p.done
+			if p.code != 0 {
+				t.Fatalf("herald lock exited %d:\n%s", p.code, p.out)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel := strings.TrimSpace(strings.TrimPrefix(string(b), "0::"))
+			if filepath.Dir(filepath.Join(mount, rel)) != own || !strings.HasPrefix(filepath.Base(rel), cgroupPrefix) {
+				t.Errorf("the command ran in cgroup %q, not in one of its own below %q:\n%s", rel, own, p.out)
+			}
+		})
+	}
 }

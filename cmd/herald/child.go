@@ -397,7 +397,7 @@ func (c *child) killAll(pg *os.Process) {
 		if !c.exited() || c.groupAlive() {
 			_ = killGroup(pg) // what the child started while it died too
 		}
-		alive := c.groupAlive() // before the strays, as in endGroup
+		alive := groupLiveBesides(c.Pid(), c.keeper) // before the strays, as in endGroup; zombies hold nothing
 		strays := c.strays()
 		if c.exited() && !alive && len(strays) == 0 && !c.inCgroup() {
 			return

@@ -38,6 +38,30 @@ func groupAliveBesides(pgid, except int) bool {
 	return false
 }
 
+// groupLiveBesides is groupAliveBesides with zombies left out: a process
+// that has exited holds nothing of the command's (its files and locks
+// went at its exit), though its parent, or a tracer, has not collected
+// its status. The end of a stop waits on this: a zombie that a stopped
+// debugger kept uncollected held the handover for good (found by an
+// adversarial test).
+func groupLiveBesides(pgid, except int) bool {
+	if !groupAlive(pgid) {
+		return false
+	}
+	for range 2 {
+		all := readProcs()
+		if all == nil {
+			return true // no /proc: as groupAliveBesides
+		}
+		for _, p := range all {
+			if p.pgid == pgid && p.pid != except && !p.zombie {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // watchdogThroughStop: the watchdog watches on while the runner stops the
 // command, so that a runner frozen between its SIGTERM and its SIGKILL
 // still has a command that ignores SIGTERM killed before the next owner

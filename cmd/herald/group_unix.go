@@ -10,6 +10,9 @@ func groupMembersBesides(int, int) []string { return nil }
 // command's processes; see watchdogThroughStop.
 func groupAliveBesides(pgid, _ int) bool { return groupAlive(pgid) }
 
+// groupLiveBesides: without /proc a zombie cannot be told apart.
+func groupLiveBesides(pgid, _ int) bool { return groupAlive(pgid) }
+
 // watchdogThroughStop: here the watchdog says goodbye before the command
 // is stopped, as the stop could not tell it from the command's processes
 // and would wait its whole grace every time.

@@ -30,6 +30,7 @@ func groupMembersBesides(int, int) []string { return nil }
 
 // groupAliveBesides: see groupAlive.
 func groupAliveBesides(int, int) bool { return false }
+func groupLiveBesides(int, int) bool  { return false }
 
 // watchdogThroughStop: there is no watchdog here.
 const watchdogThroughStop = false
