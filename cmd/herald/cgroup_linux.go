@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -324,7 +323,7 @@ func withMembers(list []procInfo, path string, pgid int) []procInfo {
 	}
 	for _, pid := range cgroupMembers(path) {
 		p, ok := readProc(pid)
-		if !ok || p.zombie || p.pgid == pgid || slices.ContainsFunc(list, func(k procInfo) bool { return k.pid == p.pid && k.start == p.start }) {
+		if !ok || p.zombie || p.pgid == pgid || p.in(list) {
 			continue
 		}
 		list = append(list, p)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,7 +70,7 @@ type runTag struct {
 	id    string
 	since uint64
 	// cg is the command's cgroup (see cgroup_linux.go), "" for none:
-	// where there is one, it alone tells what is left of the command.
+	// what is in it is the command's, read before anything else.
 	cg string
 }
 
@@ -113,7 +114,6 @@ func startChild(args, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 		dir.Close()
 	}
 	if err != nil {
-		removeCgroup(cg)
 		return nil, cannotStart(args[0], path, err)
 	}
 	c := &child{cmd: cmd, tty: tty, done: make(chan struct{}), gate: gate, runID: runID, cg: cg}
@@ -162,6 +162,11 @@ func (c *child) cgroupForLog() string {
 		return c.cg
 	}
 	return "none: " + c.why
+}
+
+// in reports whether list holds p: the same pid, started at the same time.
+func (p procInfo) in(list []procInfo) bool {
+	return slices.ContainsFunc(list, func(k procInfo) bool { return k.pid == p.pid && k.start == p.start })
 }
 
 // begin lets a held command start.
@@ -330,8 +335,9 @@ func (c *child) endGroup(p stopPlan) {
 		// command (found by an adversarial test).
 		ended := c.exited() && !c.groupAlive()
 		strays = c.strays()
-		// The cgroup last: it holds all of the command, and a process
-		// cannot leave it.
+		// The cgroup last: it holds all of the command that did not
+		// move out of it, even what changes its pid faster than /proc
+		// is read (the group and the strays tell what moved out).
 		return ended && len(strays) == 0 && !c.inCgroup()
 	}
 	if gone() {

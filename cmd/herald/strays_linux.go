@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -306,7 +305,7 @@ func carriersIn(all map[int]procInfo, pgid, except int, tag runTag) []procInfo {
 // that carry the command's HERALD_RUN_ID (see carriersIn).
 func strayCarriers(pgid int, tag runTag, known []procInfo) []procInfo {
 	for _, p := range carriersIn(readProcs(), pgid, 0, tag) {
-		if !slices.ContainsFunc(known, func(k procInfo) bool { return k.pid == p.pid && k.start == p.start }) {
+		if !p.in(known) {
 			known = append(known, p)
 		}
 	}

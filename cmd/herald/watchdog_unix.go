@@ -507,7 +507,7 @@ func procList(ps []procInfo) string {
 func without(ps, told []procInfo) []procInfo {
 	var out []procInfo
 	for _, p := range ps {
-		if !slices.ContainsFunc(told, func(t procInfo) bool { return t.pid == p.pid && t.start == p.start }) {
+		if !p.in(told) {
 			out = append(out, p)
 		}
 	}
