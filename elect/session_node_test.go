@@ -226,15 +226,7 @@ func TestLockSessionNodeUnderTheRoot(t *testing.T) {
 	root := groupPath(t) + "-sessions"
 	acquire := func(t *testing.T, s *elect.Session, opts ...elect.Option) *elect.Handle {
 		t.Helper()
-		l, err := elect.NewLock(s, groupPath(t), append([]elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := l.Acquire(ctxT(t, 10*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return lockedIn(t, s, groupPath(t), append([]elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}, opts...)...)
 	}
 	ownNode := func(t *testing.T, s *elect.Session, node string) {
 		t.Helper()

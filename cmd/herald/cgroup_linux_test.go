@@ -401,19 +401,7 @@ func TestCommandRunsWithoutACgroupWhereNoneCanBeMade(t *testing.T) {
 	for how, want := range map[string]string{"no-descendants": "cannot make a cgroup", "threaded": "cannot hold processes"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			cg := filepath.Join(mount, "herald-test-"+newRunID())
-			if err := os.Mkdir(cg, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				for range 50 {
-					_ = cgroupKillAny(cg)
-					if removeCgroupTree(cg) == nil {
-						return
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-			})
+			cg := testCgroup(t, filepath.Join(mount, "herald-test-"+newRunID()))
 			where := cg
 			if how == "threaded" {
 				where = filepath.Join(cg, "t")
@@ -427,13 +415,7 @@ func TestCommandRunsWithoutACgroupWhereNoneCanBeMade(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := filepath.Join(t.TempDir(), "ran")
-			args := append(zkFlags(t), "lock", "--lock", uniq(t), "--", "sh", "-c", `echo ran > "$OUT"`)
-			p := startBin(t, "/bin/sh", []string{"WHERE=" + where, "OUT=" + out},
-				append([]string{"-c", `echo $$ > "$WHERE/cgroup.procs" || exit 99; exec "$HERALD_BIN" "$@"`, "sh"}, args...)...)
-			<-p.done
-			if p.code != 0 {
-				t.Fatalf("herald lock in a %s cgroup exited %d:\n%s", how, p.code, p.out)
-			}
+			p := lockIn(t, where, out, `echo ran > "$OUT"`)
 			if b, err := os.ReadFile(out); err != nil || strings.TrimSpace(string(b)) != "ran" {
 				t.Errorf("the command did not run (%q, %v):\n%s", b, err, p.out)
 			}
@@ -448,6 +430,39 @@ func TestCommandRunsWithoutACgroupWhereNoneCanBeMade(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testCgroup makes the cgroup at path for a test, and kills what is in
+// it and removes it, with what herald made below it, when the test ends.
+func testCgroup(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			_ = cgroupKillAny(path)
+			if removeCgroupTree(path) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return path
+}
+
+// lockIn runs `herald lock` with command (given $OUT, out) in the cgroup
+// where, and fails the test unless it exits 0.
+func lockIn(t *testing.T, where, out, command string) *proc {
+	t.Helper()
+	args := append(zkFlags(t), "lock", "--lock", uniq(t), "--", "sh", "-c", command)
+	p := startBin(t, "/bin/sh", []string{"WHERE=" + where, "OUT=" + out},
+		append([]string{"-c", `echo $$ > "$WHERE/cgroup.procs" || exit 99; exec "$HERALD_BIN" "$@"`, "sh"}, args...)...)
+	<-p.done
+	if p.code != 0 {
+		t.Fatalf("herald lock in cgroup %s exited %d:\n%s", where, p.code, p.out)
+	}
+	return p
 }
 
 // cgroupKillAny kills what is in the cgroup at path, whatever its name.
@@ -552,27 +567,9 @@ func TestCommandCgroupBelowAnOddlyNamedOne(t *testing.T) {
 	for _, name := range []string{"herald test " + newRunID(), "herald-test-" + newRunID() + " (deleted)"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			own := filepath.Join(mount, name)
-			if err := os.Mkdir(own, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				for range 50 {
-					_ = cgroupKillAny(own)
-					if removeCgroupTree(own) == nil {
-						return
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-			})
+			own := testCgroup(t, filepath.Join(mount, name))
 			out := filepath.Join(t.TempDir(), "cgroup")
-			args := append(zkFlags(t), "lock", "--lock", uniq(t), "--", "sh", "-c", `grep ^0:: /proc/self/cgroup > "$OUT"`)
-			p := startBin(t, "/bin/sh", []string{"WHERE=" + own, "OUT=" + out},
-				append([]string{"-c", `echo $$ > "$WHERE/cgroup.procs" || exit 99; exec "$HERALD_BIN" "$@"`, "sh"}, args...)...)
-			<-p.done
-			if p.code != 0 {
-				t.Fatalf("herald lock exited %d:\n%s", p.code, p.out)
-			}
+			p := lockIn(t, own, out, `grep ^0:: /proc/self/cgroup > "$OUT"`)
 			b, err := os.ReadFile(out)
 			if err != nil {
 				t.Fatal(err)
