@@ -113,15 +113,7 @@ func ownerDeletedBeforeOurNodeWasMade(t *testing.T, first, next []elect.Option) 
 	addrs := sharedAddrs(t)
 	campaignWith := func(g, id string, opts []elect.Option) *elect.Handle {
 		t.Helper()
-		e, err := elect.NewElection(session(t, addrs), g, append([]elect.Option{elect.CreateParents()}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := e.Campaign(ctxT(t, 10*time.Second), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return campaignedIn(t, session(t, addrs), g, id, append([]elect.Option{elect.CreateParents()}, opts...)...)
 	}
 	campaign := func(g, id string) *elect.Handle { return campaignWith(g, id, first) }
 	resign := func(h *elect.Handle) {

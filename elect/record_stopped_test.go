@@ -470,15 +470,7 @@ func TestStaleRecordInANewOfficeVouchesForNothing(t *testing.T) {
 	g := groupPath(t)
 	campaign := func(s *elect.Session, id string) *elect.Handle {
 		t.Helper()
-		e, err := elect.NewElection(s, g, elect.CreateParents())
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := e.Campaign(ctxT(t, 10*time.Second), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return campaignedIn(t, s, g, id, elect.CreateParents())
 	}
 	s1 := session(t, addrs)
 	// A child before the old leader's node, so that its sequence is the

@@ -25,6 +25,21 @@ func lockedIn(t *testing.T, s *elect.Session, g string, opts ...elect.Option) *e
 	return h
 }
 
+// campaignedIn is a handle on election g, campaigned for as id with opts
+// within 10 s.
+func campaignedIn(t *testing.T, s *elect.Session, g, id string, opts ...elect.Option) *elect.Handle {
+	t.Helper()
+	e, err := elect.NewElection(s, g, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.Campaign(ctxT(t, 10*time.Second), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // runNoteGroup is a lock group whose first owner (a runner, under
 // ProveSessionEnd, its work noted by MarkRunning) lost its node with the
 // whole group (a deleteall); s2 is another runner's session, and lock a
