@@ -95,13 +95,12 @@ func sweepCgroups(own string) {
 	}
 }
 
-// cgroupsOff reports whether herald's environment says to make no cgroups.
+// cgroupsOff reports whether herald's environment says to make no cgroups
+// (a value that says neither was refused before the campaign; should one
+// get here, no cgroup is made, and the log's "none" says why).
 func cgroupsOff() bool {
-	switch strings.ToLower(os.Getenv(cgroupVar)) {
-	case "off", "0", "false", "no":
-		return true
-	}
-	return false
+	off, err := cgroupSetting()
+	return off || err != nil
 }
 
 // ownCgroup is the directory of this process's cgroup in the cgroup v2

@@ -57,8 +57,24 @@ type child struct {
 const runIDVar = "HERALD_RUN_ID"
 
 // cgroupVar, set to "off" (or 0, false, no) in herald's environment,
-// keeps herald from making cgroups.
+// keeps herald from making cgroups; "on" (1, true, yes) or unset makes
+// them where it can.
 const cgroupVar = "HERALD_CGROUP"
+
+// cgroupSetting reads cgroupVar: whether it says to make no cgroups, or an
+// error naming a value that is neither on nor off. A typo must not pass
+// for either: "of" taken for on would keep a cgroup the user asked away,
+// and a guess at off would drop the tracking a handoff relies on.
+func cgroupSetting() (off bool, err error) {
+	v := os.Getenv(cgroupVar)
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "on", "1", "true", "yes":
+		return false, nil
+	case "off", "0", "false", "no":
+		return true, nil
+	}
+	return false, usageErr("%s=%q in herald's environment: give off (make no cgroup for the command; herald then tracks it by process group and %s alone) or on (the default: a cgroup of its own where cgroup v2 is writable), or unset it", cgroupVar, v, runIDVar)
+}
 
 // watchCgroupVar hands the watchdog the command's cgroup.
 const watchCgroupVar = "HERALD_WATCHDOG_CGROUP"
@@ -179,11 +195,15 @@ func (c *child) begin() {
 }
 
 // checkCommand fails early, before any campaign, when the command cannot
-// be found, or the interpreter its #! line names: a candidate that would
-// win and then fail is worse than none.
+// be found, or the interpreter its #! line names, or HERALD_CGROUP says
+// neither on nor off: a candidate that would win and then fail is worse
+// than none.
 func checkCommand(args []string) error {
 	if len(args) == 0 {
 		return usageErr("no command given: put it after --, e.g. herald run --election /jobs/x -- ./job.sh")
+	}
+	if _, err := cgroupSetting(); err != nil {
+		return err
 	}
 	path, err := exec.LookPath(args[0])
 	if err != nil {

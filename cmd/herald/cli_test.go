@@ -130,6 +130,31 @@ func TestMissingRequiredInput(t *testing.T) {
 	}
 }
 
+// TestCgroupSettingThatSaysNeither: an HERALD_CGROUP that is neither on
+// nor off is refused before any campaign, naming the value and both
+// choices, where it used to pass silently for on; the accepted spellings
+// pass the check.
+func TestCgroupSettingThatSaysNeither(t *testing.T) {
+	for _, v := range []string{"of", "disabled", "2"} {
+		env := []string{"HERALD_CGROUP=" + v}
+		for _, args := range [][]string{
+			{"run", "--election", "/jobs/x", "--", "true"},
+			{"lock", "--lock", "/locks/a", "--", "true"},
+		} {
+			_, stderr, code := heraldRun(t, env, args...)
+			if code != exitUsage || !strings.Contains(stderr, "HERALD_CGROUP=\""+v+"\"") || !strings.Contains(stderr, "give off") {
+				t.Errorf("%v herald %v: exit %d, want 2 naming the value and the choices; stderr: %s", env, args, code, stderr)
+			}
+		}
+	}
+	for _, v := range []string{"", "on", "OFF", "0", "true", "No", " yes "} {
+		t.Setenv("HERALD_CGROUP", v)
+		if _, err := cgroupSetting(); err != nil {
+			t.Errorf("HERALD_CGROUP=%q refused: %v", v, err)
+		}
+	}
+}
+
 func TestChildThatCannotStart(t *testing.T) {
 	_, stderr, code := heraldRun(t, nil, "run", "--election", "/x", "--", "/no/such/command")
 	if code != exitNotFound || !strings.Contains(stderr, "/no/such/command") {
