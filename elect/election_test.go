@@ -246,6 +246,7 @@ func TestTermCostsNoRequest(t *testing.T) {
 	path := groupPath(t)
 	ctx := ctxT(t, 20*time.Second)
 	s := session(t, cluster.Addrs(), elect.WithSessionTimeout(30*time.Second))
+	elect.NoLeaderSyncs(s) // counted
 	l, _ := elect.NewLock(s, path, elect.CreateParents())
 	// The first round creates the parents; count the second.
 	h, err := l.Acquire(ctx)
@@ -316,6 +317,7 @@ func TestWatchesAndWakeupsPerHandoff(t *testing.T) {
 		return n
 	}
 	holder := session(t, addrs, elect.WithSessionTimeout(30*time.Second))
+	elect.NoLeaderSyncs(holder) // counted, as every waiter's
 	hl, _ := elect.NewLock(holder, path, elect.CreateParents())
 	h, err := hl.Acquire(ctx)
 	if err != nil {
@@ -326,6 +328,7 @@ func TestWatchesAndWakeupsPerHandoff(t *testing.T) {
 	got := make(chan *elect.Handle, waiters)
 	for i := 0; i < waiters; i++ {
 		s := session(t, addrs, elect.WithSessionTimeout(30*time.Second))
+		elect.NoLeaderSyncs(s)
 		l, _ := elect.NewLock(s, path)
 		go func() {
 			if h, err := l.Acquire(ctx); err == nil {

@@ -12,6 +12,10 @@ import (
 // server whose certificate no test trusts, and returns its address.
 func StrangerMember(t testing.TB, addr string) string { return strangerMemberAt(t, addr) }
 
+// NoLeaderSyncs turns off s's syncs to the leader, and the suspension
+// they would bring, for a test that counts its requests.
+func NoLeaderSyncs(s *Session) { s.noSyncs.Store(true) }
+
 // SetRecheckEvery sets how often a watching waiter looks at its nodes
 // without a watch, until the returned function restores it.
 func SetRecheckEvery(d time.Duration) (restore func()) {

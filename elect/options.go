@@ -276,7 +276,9 @@ func OnQueued(fn func(node string)) Option {
 // as a release. That is sound only where every participant's work stops
 // before its session can expire: `herald run` and `herald lock` stop
 // their command within five sixths of the session timeout of their last
-// reply (LoseOnSuspend, the default, and a bound on the command's stop),
+// reply, and within two thirds of it of their last sync the leader
+// answered (see leader_lease.go) (LoseOnSuspend, the default, and a bound
+// on the command's stop),
 // so the next runner may start at once rather than wait for the longest
 // a runner that cannot hear takes to stop. Under LoseOnExpiry work runs
 // on past the session's end, and this option proves nothing. It costs

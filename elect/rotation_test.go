@@ -44,6 +44,7 @@ type member struct {
 
 func (r *rotation) member(opts ...elect.Option) *member {
 	s := session(r.t, r.cluster.Addrs(), elect.WithSessionTimeout(30*time.Second))
+	elect.NoLeaderSyncs(s) // counted
 	l, err := elect.NewLock(s, r.path, append([]elect.Option{elect.CreateParents()}, opts...)...)
 	if err != nil {
 		r.t.Fatal(err)

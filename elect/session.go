@@ -128,6 +128,16 @@ type Session struct {
 	// longestSeen the longest, in nanoseconds (see LongestTimeoutSeen).
 	timeoutsRead sync.Map
 	longestSeen  atomic.Int64
+
+	// The leader's word (see leader_lease.go), under mu: leaderAt is when
+	// the newest sync the leader answered was sent, leaseTimer checks it,
+	// and leaseSuspended says the lease suspended the session. current
+	// is the client's connection, closed when the lease runs out.
+	leaderAt       time.Time
+	leaseTimer     *time.Timer
+	leaseSuspended bool
+	current        atomic.Pointer[sniffConn]
+	noSyncs        atomic.Bool // tests that count requests turn the lease off
 }
 
 // NewSession connects to the ensemble and waits until the servers grant a
@@ -272,6 +282,10 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 	}
 	s.acl = o.acl
 	s.id.Store(conn.SessionID())
+	s.mu.Lock()
+	s.leaseFromLocked(time.Now())
+	s.mu.Unlock()
+	go s.confirmLeader()
 	return s, nil
 }
 
@@ -378,29 +392,39 @@ func (s *Session) onState(ev zk.Event) {
 		return
 	}
 	s.log.Debug("ZooKeeper session state", "session", fmt.Sprintf("0x%x", uint64(s.id.Load())), "from", s.state, "to", next)
-	s.setLocked(next)
 	switch next {
 	case StateLost:
+		s.setLocked(next)
 		s.loseLocked()
 	case StateSuspended:
-		// A partitioned client hears of its expiry only once it reaches a
-		// server again. After a whole session timeout without a
-		// connection, the servers have expired it: say so now.
-		if s.timeout == 0 {
-			break // still connecting: NewSession says what went wrong
-		}
-		gen := s.gen
-		time.AfterFunc(s.timeout, func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.gen == gen && s.state == StateSuspended {
-				s.log.Warn("ZooKeeper unreachable for a whole session timeout: session considered expired (or the ensemble has no quorum, and expires nothing until it has)",
-					"session", fmt.Sprintf("0x%x", uint64(s.id.Load())), "timeout", s.timeout)
-				s.setLocked(StateLost)
-				s.lingerLocked()
-			}
-		})
+		s.suspendLocked()
+	case StateConnected:
+		s.setLocked(next)
+		s.leaseFromLocked(time.Now())
+	default:
+		s.setLocked(next)
 	}
+}
+
+// suspendLocked suspends the session. A partitioned client hears of its
+// expiry only once it reaches a server again: after a whole session
+// timeout suspended, the servers have expired it, and it says so then.
+func (s *Session) suspendLocked() {
+	s.setLocked(StateSuspended)
+	if s.timeout == 0 {
+		return // still connecting: NewSession says what went wrong
+	}
+	gen := s.gen
+	time.AfterFunc(s.timeout, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.gen == gen && s.state == StateSuspended {
+			s.log.Warn("ZooKeeper unreachable for a whole session timeout: session considered expired (or the ensemble has no quorum, and expires nothing until it has)",
+				"session", fmt.Sprintf("0x%x", uint64(s.id.Load())), "timeout", s.timeout)
+			s.setLocked(StateLost)
+			s.lingerLocked()
+		}
+	})
 }
 
 func (s *Session) loseLocked() {

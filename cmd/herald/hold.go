@@ -69,7 +69,11 @@ func later(a, b time.Time) time.Time {
 // two thirds of the timeout after its last reply. So the session may
 // expire, and the next owner start, a third of the timeout after herald
 // learns the connection is gone; the SIGKILL comes halfway there, leaving
-// the other half for a round trip and a busy machine.
+// the other half for a round trip and a busy machine. A member cut off
+// from the ZooKeeper leader goes on answering pings; the session's syncs
+// find it out half a timeout after the last the leader answered, which
+// leaves the SIGKILL before the leader can expire the session too (see
+// elect's leader_lease.go).
 func lossGrace(timeout time.Duration) time.Duration { return timeout / 6 }
 
 // watchdogKillBy is how long after herald's last heartbeat the watchdog's

@@ -20,6 +20,7 @@ type Cluster struct {
 	dir     string
 	ownDir  bool
 	servers []*Server
+	relays  []*relay // Config.Isolatable's (see Isolate)
 
 	mu     sync.Mutex
 	closed bool
@@ -82,6 +83,15 @@ func (c *Cluster) prepare(rt Runtime) error {
 	if c.cfg.LogWriter != nil {
 		sink = &syncWriter{w: c.cfg.LogWriter}
 	}
+	views := make([][]ports, n)
+	for i := range views {
+		views[i] = members
+	}
+	if c.cfg.Isolatable && n > 1 {
+		if views, err = c.relayedPeers(members); err != nil {
+			return err
+		}
+	}
 	for i := range members {
 		id := i + 1
 		s := &Server{id: id, dir: filepath.Join(c.dir, "zk"+strconv.Itoa(id)), ports: members[i], rt: rt, cfg: c.cfg, cluster: c}
@@ -95,7 +105,7 @@ func (c *Cluster) prepare(rt Runtime) error {
 		if err := os.WriteFile(filepath.Join(dataDir, "myid"), []byte(strconv.Itoa(id)+"\n"), 0o644); err != nil {
 			return fmt.Errorf("zkserver: %w", err)
 		}
-		if err := os.WriteFile(s.cfgPath(), []byte(c.cfg.zooCfg(id, dataDir, members)), 0o644); err != nil {
+		if err := os.WriteFile(s.cfgPath(), []byte(c.cfg.zooCfg(id, dataDir, views[i])), 0o644); err != nil {
 			return fmt.Errorf("zkserver: %w", err)
 		}
 		c.servers = append(c.servers, s)
@@ -152,6 +162,9 @@ func (c *Cluster) Close() error {
 	var errs []error
 	for _, s := range c.servers {
 		errs = append(errs, s.Kill())
+	}
+	for _, r := range c.relays {
+		r.close()
 	}
 	if c.ownDir {
 		errs = append(errs, os.RemoveAll(c.dir))

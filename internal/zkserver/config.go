@@ -62,6 +62,12 @@ type Config struct {
 	// default (TLSv1.2).
 	TLSProtocol string
 
+	// Isolatable, for an ensemble, routes each member's links to the
+	// others through relays of the cluster's own, so that Cluster.Isolate
+	// can cut one member off from the rest while its clients still reach
+	// it.
+	Isolatable bool
+
 	// StartTimeout bounds Start and Server.Start when ctx has no deadline
 	// (default 60s).
 	StartTimeout time.Duration
