@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 )
 
@@ -15,7 +16,7 @@ const watchdogArg = "__herald-watchdog"
 
 type watchdog struct{}
 
-func startWatchdog(*child, time.Duration, time.Duration, time.Duration, []string, []string, io.Writer) (*watchdog, error) {
+func startWatchdog(*child, time.Duration, time.Duration, time.Duration, []string, []string, io.Writer, *slog.Logger) (*watchdog, error) {
 	return nil, errors.New("no watchdog on this platform: a frozen runner's command runs until the runner thaws")
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -65,6 +66,7 @@ type watchdog struct {
 	fired atomic.Bool
 	// heard: the runner has acted on the exit (see spent).
 	heard bool
+	log   *slog.Logger // the runner's
 }
 
 // startWatchdog starts the watchdog over c's process group, which stops it
@@ -79,7 +81,7 @@ type watchdog struct {
 // the command, and it releases the dead runner's node once all of it is
 // gone. env is added to the watchdog's environment (the connection
 // settings the releaser needs).
-func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []string, stderr io.Writer) (*watchdog, error) {
+func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []string, stderr io.Writer, log *slog.Logger) (*watchdog, error) {
 	self, err := heraldBinary()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find herald's own binary to start the watchdog: %w", err)
@@ -118,7 +120,7 @@ func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []
 		fr.Close()
 		return nil, fmt.Errorf("cannot start the watchdog: %w", err)
 	}
-	d := &watchdog{cmd: cmd, beat: w, quit: make(chan struct{}), done: make(chan struct{})}
+	d := &watchdog{cmd: cmd, beat: w, quit: make(chan struct{}), done: make(chan struct{}), log: log}
 	go func() {
 		// A byte when it fires, end of file when it exits.
 		n, _ := fr.Read(make([]byte, 1))
@@ -172,7 +174,8 @@ func (d *watchdog) spent() *watchdog {
 // hasFired reports whether the watchdog stopped the command.
 func (d *watchdog) hasFired() bool { return d != nil && d.fired.Load() }
 
-// beating writes a beat every period until stop.
+// beating writes a beat every period until stop, and resumes the
+// watchdog should someone have stopped it (see resume).
 func (d *watchdog) beating(period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -184,7 +187,26 @@ func (d *watchdog) beating(period time.Duration) {
 			if _, err := d.beat.Write([]byte{'.'}); err != nil {
 				return // the watchdog is gone; stop tells whether it acted
 			}
+			d.resume()
 		}
+	}
+}
+
+// resume sends SIGCONT to a watchdog that is stopped. It runs in the
+// command's process group, so a kill -STOP of the group stops it too,
+// and a kill -CONT of the command alone leaves it stopped: nothing then
+// stopped the command should the runner freeze, and it ran beside the
+// next owner's for as long as the freeze lasted (found by an adversarial
+// test). The runner is running this very code, so it is not frozen.
+func (d *watchdog) resume() {
+	p, ok := readProc(d.pid())
+	if !ok || !p.stopped {
+		return
+	}
+	err := syscall.Kill(d.pid(), syscall.SIGCONT)
+	if d.log != nil {
+		d.log.Warn("the watchdog was stopped (kill -STOP of the command's process group, or a debugger); sent it SIGCONT, as it must run to stop the command should herald freeze",
+			"watchdog", d.pid(), "err", err)
 	}
 }
 

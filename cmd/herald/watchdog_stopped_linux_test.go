@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// TestWatchdogStoppedIsResumed: someone stops the owner's watchdog
+// (kill -STOP of the command's process group, which holds it, then
+// kill -CONT of the command alone), and later the runner freezes past its
+// session. A stopped watchdog went unnoticed, so nothing stopped the
+// frozen runner's command, which ran beside the next copy's for as long
+// as the freeze lasted (8.5-11.3 s in an adversarial test). The runner now
+// resumes it, and says so.
+func TestWatchdogStoppedIsResumed(t *testing.T) {
+	for _, recipe := range []string{"run", "lock"} {
+		t.Run(recipe, func(t *testing.T) {
+			t.Parallel() // waits on sessions and processes, not the CPU
+			zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
+			_, ps, read := queuedCopies(t, zk, runnerCase{recipe, "command"}, 2)
+			first, second := ps[0], ps[1]
+			dog := watchdogPID(t, first)
+			if err := syscall.Kill(dog, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(dog, syscall.SIGCONT) })
+			first.waitOutput(t, "the watchdog was stopped", 10*time.Second)
+			if err := waitFor(5*time.Second, func() bool { p, ok := readProc(dog); return ok && !p.stopped }); err != nil {
+				t.Fatalf("the watchdog %d is still stopped:\n%s", dog, first.out)
+			}
+			pid := first.cmd.Process.Pid
+			if err := signalPID(pid, sigStop); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
+			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+			}
+			if strings.Contains(read(), "OVERLAP") {
+				t.Errorf("copy-2 started its command while frozen copy-1's, whose watchdog had been stopped, still ran:\n%s\n%s", read(), first.out)
+			}
+		})
+	}
+}
