@@ -84,6 +84,11 @@ const (
 	// let its own session READ it. ZooKeeper would not tell it of the
 	// node's deletion, so it gave ownership up as it began.
 	ReasonUnreadable Reason = "own node unreadable"
+	// ReasonGroupUnreadable: the owner, guarding its group (see
+	// WatchForHazards), may no longer list it (someone changed the
+	// group's ACL): a client joining that cannot read its node would go
+	// unseen, so it gave ownership up.
+	ReasonGroupUnreadable Reason = "group unreadable"
 	// ReasonRunnerDied: the process that owned (herald run or herald
 	// lock) died; its watchdog stopped the command and deleted the node
 	// (ReleaseAbandoned).

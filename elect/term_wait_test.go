@@ -3,6 +3,7 @@ package elect_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +80,49 @@ func TestOwnerThatCannotReadItsNodeGivesUp(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the node of the owner that gave up is still there after 10s")
 		}
+	}
+}
+
+// TestOwnerThatMayNoLongerListItsGroupGivesUp: someone gives the group
+// to another identity while herald owns it (an ACL that lets anyone
+// create and delete in it, not list it), and then a client joins that
+// cannot read herald's node (Kazoo's lock). ZooKeeper sent the owner's
+// guard no event of it (it tells nothing of a node a session may not
+// READ), and its listing, failing with NoAuth, was taken for connection
+// trouble: the Kazoo client owned beside herald for its whole tenure (8 s
+// in an adversarial test). The owner's look without a watch (every 30 s,
+// 200 ms here) now finds the group unlistable, and it gives ownership
+// up, saying what to grant.
+func TestOwnerThatMayNoLongerListItsGroupGivesUp(t *testing.T) {
+	defer elect.SetRecheckEvery(200 * time.Millisecond)() // 30 s by default
+	addrs, g, ctx := sharedAddrs(t), groupPath(t), ctxT(t, 30*time.Second)
+	l, err := elect.NewLock(session(t, addrs), g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Guarded():
+	case <-ctx.Done():
+		t.Fatal("the owner never listed its group")
+	}
+	admin := session(t, addrs)
+	acl := append(zk.DigestACL(zk.PermAll, "someone-else", "pw"), zk.ACL{Perms: zk.PermCreate | zk.PermDelete | zk.PermWrite | zk.PermAdmin, Scheme: "world", ID: "anyone"})
+	if _, err := admin.Conn().SetACL(g, acl, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Conn().Create(g+"/0123456789abcdef0123456789abcdef__lock__", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("an owner that may no longer list its group still holds 10s after a client joined it")
+	}
+	if h.Reason() != elect.ReasonGroupUnreadable || h.Err() == nil || !strings.Contains(h.Err().Error(), "grant the session READ on the group") {
+		t.Errorf("reason %q, err %v; want %q and what to grant", h.Reason(), h.Err(), elect.ReasonGroupUnreadable)
 	}
 }

@@ -284,7 +284,7 @@ func (a *app) mayStart(ctx context.Context, o holding, safe *predecessorGate, gu
 		if ctx.Err() != nil {
 			return interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
 		}
-		if r := o.h.Reason(); r == elect.ReasonTwoOwners || r == elect.ReasonUnreadable {
+		if r := o.h.Reason(); r == elect.ReasonTwoOwners || r == elect.ReasonUnreadable || r == elect.ReasonGroupUnreadable {
 			return &exitError{code: exitNotLeader, err: fmt.Errorf("lost %s (%s) before the command started", o.what(), err)}
 		}
 		return &exitError{code: exitNotLeader, err: fmt.Errorf("%w: %s (%s)", errUnstartedLoss, o.what(), err)}
@@ -407,7 +407,7 @@ func (a *app) releaseSpec(o holding) []string {
 // whole story (who joined, and the dialect that would share the group),
 // and for a node the owner may not read, what to grant.
 func lostWhy(h *elect.Handle) string {
-	if errors.Is(h.Err(), elect.ErrUnsafeGroup) || h.Reason() == elect.ReasonUnreadable {
+	if r := h.Reason(); errors.Is(h.Err(), elect.ErrUnsafeGroup) || r == elect.ReasonUnreadable || r == elect.ReasonGroupUnreadable {
 		return h.Err().Error()
 	}
 	return string(h.Reason())
