@@ -2,6 +2,10 @@ package elect_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -91,5 +95,83 @@ func TestOwnerOnAMemberCutOffLosesBeforeTheNextOwns(t *testing.T) {
 	// at the latest (herald's lossGrace): that too must come first.
 	if margin := at.Sub(lost); margin < timeout/6 {
 		t.Errorf("the owner lost ownership only %v before the next owned: less than the sixth of the timeout (%v) its command gets to die", margin.Round(time.Millisecond), timeout/6)
+	}
+}
+
+// TestSessionShortenedByAMemberIsGivenUp: the members' maxSessionTimeout
+// differ (midway through a rolling change), and a waiter's connection
+// moves to the member whose limit is below the waiter's timeout. That
+// member grants the session its own limit, and the session went on,
+// connected, to own with a timeout shorter than every bound herald keeps
+// was made for: a frozen runner's command ran 2.2 s beside the next
+// owner's (found by an adversarial test). The session now stays
+// suspended, and the waiter never owns on it.
+func TestSessionShortenedByAMemberIsGivenUp(t *testing.T) {
+	const timeout, lower = 6 * time.Second, 3 * time.Second
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3})
+	ctx := ctxT(t, 90*time.Second)
+	short := zkc.Member(2)
+	cfg := filepath.Join(short.Dir(), "zoo.cfg")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = regexp.MustCompile(`(?m)^maxSessionTimeout=.*$`).ReplaceAll(b, []byte(fmt.Sprintf("maxSessionTimeout=%d", lower.Milliseconds())))
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	toFirst, toShort := proxyTo(t, zkc.Member(0).Addr()), proxyTo(t, short.Addr())
+	toShort.Refuse(true) // the session is opened on the first member
+	path := groupPath(t)
+	hs := session(t, []string{zkc.Member(1).Addr()})
+	holder, err := elect.NewLock(hs, path, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := holder.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := session(t, []string{toFirst.Addr(), toShort.Addr()}, elect.WithSessionTimeout(timeout))
+	waiter, err := elect.NewLock(s, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := make(chan error, 1)
+	go func() {
+		wh, err := waiter.Acquire(ctx)
+		if err == nil {
+			_ = wh.Release(context.Background())
+		}
+		owned <- err
+	}()
+	eventually(t, 10*time.Second, "the waiter queued", func() bool {
+		c, _, err := hs.Conn().Children(path)
+		return err == nil && len(c) == 2
+	})
+	toShort.Refuse(false)
+	toFirst.Refuse(true)
+	toFirst.Cut()
+	eventually(t, 20*time.Second, "the waiter's client on the member with the lower limit", func() bool { return toShort.Conns() > 0 })
+	time.Sleep(time.Second) // its handshake answered
+	if st, _ := s.State(); st == elect.StateConnected {
+		t.Fatalf("the session granted %v instead of %v on reconnecting is connected, and may own", lower, timeout)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-owned:
+		if err == nil {
+			t.Fatalf("the waiter owned on a session the member shortened to %v", lower)
+		}
+	case <-time.After(timeout + 5*time.Second):
+		t.Fatal("the waiter neither owned nor gave up a whole timeout after the release")
 	}
 }

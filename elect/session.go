@@ -378,6 +378,9 @@ func (s *Session) onState(ev zk.Event) {
 	case zk.StateHasSession:
 		if id := s.id.Load(); id != 0 && s.conn != nil && s.conn.SessionID() != id {
 			next = StateLost // a new session behind our back: ours is gone
+		} else if s.shortenedLocked() {
+			s.giveUpShortenedLocked()
+			return
 		} else {
 			next = StateConnected
 		}
@@ -404,6 +407,47 @@ func (s *Session) onState(ev zk.Event) {
 	default:
 		s.setLocked(next)
 	}
+}
+
+// shortenedLocked reports, on a reconnect, whether the member granted
+// the session a shorter timeout than the one it was opened with, and
+// says so. Members can differ in maxSessionTimeout (midway through a
+// rolling change of it, or of tickTime), and a member moved to grants
+// what its own limits allow: the servers then expire the session sooner
+// than every bound herald keeps (its work stopped, a watchdog's kill,
+// the leader's syncs) was made for, and a frozen runner's command ran
+// 2.2 s beside the next owner's (found by an adversarial test). Such a
+// session is given up (see giveUpShortenedLocked); a new one is checked
+// at its handshake. (The client would ask every member after that for
+// the shorter timeout.)
+func (s *Session) shortenedLocked() bool {
+	granted := time.Duration(s.granted.Load()) * time.Millisecond
+	if s.timeout == 0 || granted <= 0 || granted >= s.timeout {
+		return false
+	}
+	member := "a member"
+	if c := s.current.Load(); c != nil {
+		member = c.address
+	}
+	s.log.Error("ZooKeeper member granted the session a shorter timeout on reconnecting (its maxSessionTimeout is lower than the others'): herald's bounds rest on the timeout it asked for, so the session is given up; make the members' session limits agree",
+		"session", fmt.Sprintf("0x%x", uint64(s.id.Load())), "member", member, "asked", s.timeout, "granted", granted)
+	return true
+}
+
+// giveUpShortenedLocked gives up a session a member shortened: lost at
+// once, so that its owners stop their work and its waiters give up (and
+// the events its connection still brings go to nobody), but closed, which
+// deletes its nodes, only once that work has had the time an owner that
+// loses its connection has (GiveBackDelay): closed at once, the next owner
+// could start beside it.
+func (s *Session) giveUpShortenedLocked() {
+	s.setLocked(StateLost)
+	s.lingerLocked()
+	time.AfterFunc(GiveBackDelay(s.timeout), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.endLingerLocked()
+	})
 }
 
 // suspendLocked suspends the session. A partitioned client hears of its
