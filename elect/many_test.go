@@ -38,6 +38,8 @@ func TestMany(t *testing.T) {
 		{"TellsARequeuedResignation", TestObserverTellsARequeuedResignation},
 		{"GroupMadeAgainUnderTheSameNames", TestObserverGroupMadeAgainUnderTheSameNames},
 		{"TellsAnUnrecordedEnd", TestObserverTellsAnUnrecordedEnd},
+		{"GroupMadeAgainBetweenLooksIsAGap", TestGroupMadeAgainBetweenLooksIsAGap},
+		{"GroupMadeOnceWhileMissingIsNoGap", TestGroupMadeOnceWhileMissingIsNoGap},
 	} {
 		t.Run(tc.name, tc.f)
 	}

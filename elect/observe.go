@@ -69,6 +69,11 @@ type View struct {
 	markedOnce bool
 	// markUnread says the mark changed but could not be read.
 	markUnread bool
+	// parentCv is the child version of the group's parent, when known
+	// (parentKnown): for a missing group, read before it was found
+	// missing; for one found again after that, read after its listing.
+	parentCv    int32
+	parentKnown bool
 	// groupCzxid is the zxid that created the group node: a group deleted
 	// and made again may reuse its old children's names (sequences start
 	// again at 0), so names are compared only within one group node.
@@ -244,6 +249,9 @@ type reader struct {
 	noOwnerWatch bool
 	// askedGroup: the group node's data was read for herald's recipe mark.
 	askedGroup bool
+	// sawMissing: the last read found the group missing, and its parent's
+	// child version before (see madeOnce).
+	sawMissing bool
 	// ownerBefore: an earlier observation saw an owner (Since,
 	// AfterReport), so a missing group is read with the zxid as of which
 	// it is known gone (goneAsOf): that owner's end. Otherwise a missing
@@ -314,6 +322,8 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			v := View{Group: r.group, Recipe: r.recipe}
 			if err == nil {
 				w.exists = got.exists
+				v.parentCv, v.parentKnown = got.parentCv, got.parentKnown
+				r.sawMissing = got.parentKnown
 				if r.ownerBefore {
 					v.Pzxid = r.goneAsOf(ctx)
 				}
@@ -322,6 +332,13 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 		}
 		w.children = got.ch
 		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version, groupCzxid: got.stat.Czxid}
+		if r.sawMissing {
+			// Found again after it was missing: the parent's child
+			// version now, after the listing, tells how many groups
+			// were made (and deleted) at the path meanwhile.
+			v.parentCv, v.parentKnown = r.parentCversion(ctx)
+			r.sawMissing = false
+		}
 		v.Recipe, v.recipeGuessed = r.recipeOf(ctx, got.children)
 		office := early
 		if office == nil && contains(got.children, OfficeNode) {
@@ -370,9 +387,12 @@ type listing struct {
 	stat     *zk.Stat
 	ch       <-chan zk.Event
 	// missing: the group does not exist; exists is the watch for its
-	// creation.
-	missing bool
-	exists  <-chan zk.Event
+	// creation. parentCv is its parent's child version, read before the
+	// group was found missing (parentKnown).
+	missing     bool
+	exists      <-chan zk.Event
+	parentCv    int32
+	parentKnown bool
 }
 
 // listW lists the group's children, with a children watch when watch is
@@ -393,15 +413,33 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 		if !errors.Is(err, zk.ErrNoNode) {
 			return got, unlistable(r.group, err)
 		}
+		// The parent's child version first, then the proof the group is
+		// missing: every group made at the path after that proof is
+		// counted in the parent's child version read when the group is
+		// found again (see madeOnce).
+		cv, known := r.parentCversion(ctx)
 		if !watch {
-			return listing{missing: true}, nil
+			return listing{missing: true, parentCv: cv, parentKnown: known}, nil
 		}
 		ok, _, ch, err := existsW(ctx, r.conn, r.group)
 		if err != nil || !ok {
-			return listing{missing: true, exists: ch}, err
+			return listing{missing: true, exists: ch, parentCv: cv, parentKnown: known}, err
 		}
 		// created meanwhile: list again
 	}
+}
+
+// parentCversion is the child version of the group's parent, and whether
+// it could be read.
+func (r *reader) parentCversion(ctx context.Context) (int32, bool) {
+	st, err := call(ctx, func() (*zk.Stat, error) {
+		_, st, err := r.conn.Exists(path.Dir(r.group))
+		return st, err
+	})
+	if err != nil || st == nil {
+		return 0, false
+	}
+	return st.Cversion, true
 }
 
 // goneAsOf is, for a group that does not exist, the zxid as of which that
