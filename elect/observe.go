@@ -317,28 +317,16 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 		if err == nil {
 			r.sameGroup(got)
 		}
-		if err != nil || got.missing {
+		if err != nil {
 			early.wait()
-			v := View{Group: r.group, Recipe: r.recipe}
-			if err == nil {
-				w.exists = got.exists
-				v.parentCv, v.parentKnown = got.parentCv, got.parentKnown
-				r.sawMissing = got.parentKnown
-				if r.ownerBefore {
-					v.Pzxid = r.goneAsOf(ctx)
-				}
-			}
-			return v, w, err
+			return View{Group: r.group, Recipe: r.recipe}, w, err
+		}
+		if got.missing {
+			early.wait()
+			return r.missingView(ctx, got, &w), w, nil
 		}
 		w.children = got.ch
-		v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version, groupCzxid: got.stat.Czxid}
-		if r.sawMissing {
-			// Found again after it was missing: the parent's child
-			// version now, after the listing, tells how many groups
-			// were made (and deleted) at the path meanwhile.
-			v.parentCv, v.parentKnown = r.parentCversion(ctx)
-			r.sawMissing = false
-		}
+		v := r.listedView(ctx, got)
 		v.Recipe, v.recipeGuessed = r.recipeOf(ctx, got.children)
 		office := early
 		if office == nil && contains(got.children, OfficeNode) {
@@ -377,8 +365,33 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 		if err := r.readUnrecordedEnd(ctx, &v, before); err != nil {
 			return View{}, w, err
 		}
+		r.sawMissing = false
 		return v, w, nil
 	}
+}
+
+// missingView is the View of a group got found missing, whose creation
+// w's exists watch tells.
+func (r *reader) missingView(ctx context.Context, got listing, w *watches) View {
+	v := View{Group: r.group, Recipe: r.recipe, parentCv: got.parentCv, parentKnown: got.parentKnown}
+	w.exists = got.exists
+	r.sawMissing = got.parentKnown
+	if r.ownerBefore {
+		v.Pzxid = r.goneAsOf(ctx)
+	}
+	return v
+}
+
+// listedView is the View of the group's listing got, before its queue is
+// read. For a group the last read found missing, it holds the parent's
+// child version read now, after the listing: it tells how many groups
+// were made (and deleted) at the path meanwhile (see madeOnce).
+func (r *reader) listedView(ctx context.Context, got listing) View {
+	v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version, groupCzxid: got.stat.Czxid}
+	if r.sawMissing {
+		v.parentCv, v.parentKnown = r.parentCversion(ctx)
+	}
+	return v
 }
 
 // listing is one read of a group's children.
