@@ -149,9 +149,12 @@ func (a *app) writeHistory(shown []audit.Tenure, total int, asJSON bool, w windo
 const unreadableGroups = "unreadable values"
 
 // ownerNow is what the owners view says of a group now: its owner node
-// ("" for none), and whether a bridge still confirms that.
+// ("" for none), and whether a bridge still confirms that. tenure is the
+// owner's tenure as the view tells it (its start is the view's since),
+// for the history of a group whose stored events no longer tell it.
 type ownerNow struct {
-	node string
+	node   string
+	tenure audit.Tenure
 	publish.Freshness
 }
 
@@ -165,8 +168,9 @@ func (a *app) ownersNATS(ctx context.Context, sf *sourceFlags, group string) (ma
 	now := map[string]ownerNow{}
 	skipped, err := readOwners(ctx, js, group, func(u jetstream.OwnerUpdate) {
 		n := ownerNow{Freshness: u.Freshness}
-		if u.Owner != nil {
-			n.node = u.Owner.Owner.Node
+		if o := u.Owner; o != nil {
+			n.node = o.Owner.Node
+			n.tenure = audit.Tenure{Group: u.Group, Recipe: o.Recipe, Term: o.Term, Owner: o.Owner, From: o.Since, FromSeen: !o.SinceUnseen}
 		}
 		now[u.Group] = n
 	})
@@ -204,7 +208,9 @@ func (a *app) ownersKafka(ctx context.Context, sf *sourceFlags, group string) (m
 			}
 			n := ownerNow{Freshness: u.Freshness}
 			if o := u.Owner(); o != nil {
+				e := u.Event
 				n.node = o.Node
+				n.tenure = audit.Tenure{Group: u.Group, Recipe: e.Recipe, Term: e.Term, Owner: *o, From: e.Time, FromSeen: e.Type.Gains() && !e.Snapshot}
 			}
 			now[u.Group] = n
 		case <-st.Synced():

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/zkherald/herald/publish"
@@ -27,11 +29,15 @@ func (a *app) history(ctx context.Context, sf *sourceFlags, files []string, grou
 	if err != nil {
 		return err
 	}
-	h := &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(ctx, sf, src, files, group),
-		scope: a.scopeMarks(ctx, sf, src, files)}
+	owners := a.ownersOnce(ctx, sf, src, group)
+	h := &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(files, owners),
+		scope: a.scopeMarks(ctx, sf, src, files), owners: owners, seen: map[string]bool{}}
 	defer h.rows.close()
 	if err := a.eachBatch(ctx, sf, src, files, group, heldEvents, h.batch); err != nil {
 		return unreachableExit(err)
+	}
+	if err := h.unheard(a); err != nil {
+		return err
 	}
 	if h.rows.spool == nil {
 		return a.writeHistory(h.rows.held, h.total, asJSON, w)
@@ -91,10 +97,10 @@ func (a *app) eachBatch(ctx context.Context, sf *sourceFlags, src string, files 
 
 // judge returns what marks the open tenures that nothing confirms: from
 // audit logs, the heartbeats kept beside them (read at the first batch
-// with an open tenure); from the stream or topic, the owners view (read
-// once, then too).
-func (a *app) judge(ctx context.Context, sf *sourceFlags, src string, files []string, group string) func([]publish.Event, []audit.Tenure) {
-	if src == "" {
+// with an open tenure); from the stream or topic, the owners view
+// (owners, read once, then too).
+func (a *app) judge(files []string, owners func() (map[string]ownerNow, error)) func([]publish.Event, []audit.Tenure) {
+	if owners == nil {
 		now := time.Now()
 		var bridges *publish.Bridges
 		return func(events []publish.Event, ts []audit.Tenure) {
@@ -104,25 +110,41 @@ func (a *app) judge(ctx context.Context, sf *sourceFlags, src string, files []st
 			judgeAudit(bridges, events, ts, now)
 		}
 	}
-	var view map[string]ownerNow
-	var viewErr error
-	read := false
+	warned := false
 	return func(_ []publish.Event, ts []audit.Tenure) {
+		view, err := owners()
+		if err != nil && !warned {
+			warned = true
+			// Nothing confirms them then: "holding" would present as
+			// current what may have ended since (the owners store
+			// deleted while the bridge was down, say).
+			a.log.Warn("could not read the owners view: the open tenures are shown as not confirmed", "err", err)
+		}
+		judgeOwners(view, err, ts)
+	}
+}
+
+// ownersOnce returns what reads the owners view of the stream or topic
+// (src "nats" or "kafka"; group's, or all) when first asked, and gives
+// what it read every time after; nil for audit logs (src ""), which
+// keep no owners view.
+func (a *app) ownersOnce(ctx context.Context, sf *sourceFlags, src, group string) func() (map[string]ownerNow, error) {
+	if src == "" {
+		return nil
+	}
+	var view map[string]ownerNow
+	var err error
+	read := false
+	return func() (map[string]ownerNow, error) {
 		if !read {
 			read = true
 			if src == "nats" {
-				view, viewErr = a.ownersNATS(ctx, sf, group)
+				view, err = a.ownersNATS(ctx, sf, group)
 			} else {
-				view, viewErr = a.ownersKafka(ctx, sf, group)
-			}
-			if viewErr != nil {
-				// Nothing confirms them then: "holding" would present as
-				// current what may have ended since (the owners store
-				// deleted while the bridge was down, say).
-				a.log.Warn("could not read the owners view: the open tenures are shown as not confirmed", "err", viewErr)
+				view, err = a.ownersKafka(ctx, sf, group)
 			}
 		}
-		judgeOwners(view, viewErr, ts)
+		return view, err
 	}
 }
 
@@ -161,15 +183,60 @@ type historyOut struct {
 	// scope adds to ts the stretches of missing owners of the groups
 	// their bridges no longer observe (markOutOfScope).
 	scope func(events []publish.Event, ts []audit.Tenure) []audit.Tenure
+	// owners reads the owners view (nil for audit logs); seen holds the
+	// groups some stored event tells of.
+	owners func() (map[string]ownerNow, error)
+	seen   map[string]bool
 }
 
 // batch takes the events of a batch of groups, merged.
 func (h *historyOut) batch(events []publish.Event) error {
+	if h.owners != nil {
+		for _, e := range events {
+			h.seen[e.Group] = true
+		}
+	}
 	ts := h.scope(events, audit.History(events))
 	h.total += len(ts)
 	if anyOpen(ts) {
 		h.judge(events, ts)
 	}
+	return h.rows.add(h.w.tenures(ts))
+}
+
+// unheard adds the rows of the owners the owners view names in groups no
+// stored event tells of: the stream's or topic's retention
+// (--nats-max-age, say) dropped every event of a group whose owner still
+// holds, an idle group's. Such a row is the owner's open tenure from
+// when the view says it began (its since, "≤" when the bridge first saw
+// it in a snapshot), GAP maybe (the owners before it went with their
+// events), judged by the view as the other open tenures. Before, the
+// group had no row at all while who named its owner.
+func (h *historyOut) unheard(a *app) error {
+	if h.owners == nil {
+		return nil
+	}
+	view, err := h.owners()
+	if err != nil {
+		a.log.Warn("could not read the owners view: owners of groups whose stored events were all dropped are not shown", "err", err)
+		return nil
+	}
+	var ts []audit.Tenure
+	for g, n := range view {
+		if n.node == "" || h.seen[g] {
+			continue
+		}
+		t := n.tenure
+		t.LastSeen, t.Gap = t.From, true
+		ts = append(ts, t)
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	slices.SortFunc(ts, func(x, y audit.Tenure) int { return strings.Compare(x.Group, y.Group) })
+	a.log.Warn("no stored event tells of the owner the owners view names: the events were dropped (the stream's or topic's retention); its row is told from the owners view, GAP maybe", "groups", len(ts))
+	judgeOwners(view, nil, ts)
+	h.total += len(ts)
 	return h.rows.add(h.w.tenures(ts))
 }
 

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkherald/herald/internal/kafkatest"
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/kafkasink"
+)
+
+// trimmedIdleGroup makes an idle group whose stored events were all
+// dropped while its owner holds on: worker-1 leads g, a bridge publishes
+// that to NATS and Kafka and goes on confirming it, then the stream is
+// purged and the events topic's records deleted, as retention
+// (--nats-max-age, the topic's retention.ms) drops the events of a group
+// idle for longer. It returns g, the NATS URL and the Kafka brokers.
+func trimmedIdleGroup(t *testing.T) (g, url, kafka string) {
+	t.Helper()
+	zk := zkFlags(t)
+	g = uniq(t)
+	url = natsserver.Start(t).URL()
+	brokers := kafkatest.Start(t).Addrs()
+	kafka = strings.Join(brokers, ",")
+	campaign(t, zkSession(t), g, "worker-1")
+	b := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--kafka", kafka, "--heartbeat", "200ms", "--source", "trim-1"}, zk...)...)
+	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
+		var out string
+		if err := waitFor(30*time.Second, func() bool {
+			out, _, _ = heraldRun(t, nil, append([]string{"history", g}, src...)...)
+			return strings.Contains(out, "worker-1") && strings.Contains(out, "holding")
+		}); err != nil {
+			t.Fatalf("history %v never showed worker-1 holding:\n%s\nbridge:\n%s", src, out, b.out)
+		}
+	}
+	time.Sleep(time.Second) // held a while, confirmed by the heartbeats
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := natsserver.JetStream(t, url).Stream(ctx, jetstream.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deleteEvents(ctx, t, brokers)
+	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
+		out, stderr, _ := heraldRun(t, nil, "who", g, "--json", src[0], src[1])
+		if !strings.Contains(out, "worker-1") || strings.Contains(out, `"stale":true`) {
+			t.Fatalf("who %v after the events were dropped: want worker-1, fresh:\n%s%s", src, out, stderr)
+		}
+	}
+	return g, url, kafka
+}
+
+// deleteEvents deletes every record of the events topic, as its
+// retention would once they are old.
+func deleteEvents(ctx context.Context, t *testing.T, brokers []string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	meta := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(kafkasink.DefaultEventsTopic)
+	meta.Topics = append(meta.Topics, mt)
+	mres, err := meta.RequestWith(ctx, cl)
+	if err != nil || len(mres.Topics) != 1 || len(mres.Topics[0].Partitions) == 0 {
+		t.Fatalf("metadata of %s: %v %+v", kafkasink.DefaultEventsTopic, err, mres)
+	}
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = kafkasink.DefaultEventsTopic
+	for _, p := range mres.Topics[0].Partitions {
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Partition, rp.Offset = p.Partition, -1 // up to the high watermark
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	res, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range res.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				t.Fatalf("delete records of %s/%d: error code %d", rt.Topic, rp.Partition, rp.ErrorCode)
+			}
+		}
+	}
+}
+
+// TestHistoryShowsAnOwnerWhoseEventsWereDropped: every stored event of an
+// idle group aged out while its owner holds on. history read "no
+// leadership or lock events recorded" (--json []), exit 0, while who named
+// the owner, fresh. It now shows the owner's open tenure from the owners
+// view's since, GAP maybe (the owners before it were dropped with their
+// events), confirmed as that view says.
+func TestHistoryShowsAnOwnerWhoseEventsWereDropped(t *testing.T) {
+	g, url, kafka := trimmedIdleGroup(t)
+	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
+		out, stderr, code := heraldRun(t, nil, "history", g, src[0], src[1])
+		if code != 0 || !strings.Contains(out, "worker-1") || !strings.Contains(out, "holding") || !strings.Contains(out, "maybe") {
+			t.Errorf("history %v with every event dropped: exit %d, want worker-1 holding, GAP maybe:\n%s%s", src, code, out, stderr)
+		}
+		ts := historyJSON(t, g, src[0], src[1])
+		if len(ts) != 1 || ts[0].Owner.ID != "worker-1" || !ts[0].Open() || !ts[0].Gap || ts[0].Unconfirmed || ts[0].From.IsZero() || ts[0].HeldFor < time.Second {
+			t.Errorf("history %v --json with every event dropped: %+v: want worker-1 open, gap, confirmed, from its start, held ≥ 1s", src, ts)
+		}
+		// All groups: the same row.
+		out, stderr, code = heraldRun(t, nil, "history", src[0], src[1])
+		if code != 0 || !strings.Contains(out, g) || !strings.Contains(out, "worker-1") {
+			t.Errorf("history %v of all groups with every event dropped: exit %d, want %s's worker-1:\n%s%s", src, code, g, out, stderr)
+		}
+	}
+}
