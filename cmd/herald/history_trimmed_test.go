@@ -16,8 +16,8 @@ import (
 )
 
 // trimmedIdleGroup makes an idle group whose stored events were all
-// dropped while its owner holds on: worker-1 leads g, a bridge publishes
-// that to NATS and Kafka and goes on confirming it, then the stream is
+// dropped while its owner holds on: worker-1 is elected in g, a bridge
+// publishes that to NATS and Kafka and goes on confirming it, then the stream is
 // purged and the events topic's records deleted, as retention
 // (--nats-max-age, the topic's retention.ms) drops the events of a group
 // idle for longer. It returns g, the NATS URL and the Kafka brokers.
@@ -28,8 +28,16 @@ func trimmedIdleGroup(t *testing.T) (g, url, kafka string) {
 	url = natsserver.Start(t).URL()
 	brokers := kafkatest.Start(t).Addrs()
 	kafka = strings.Join(brokers, ",")
-	campaign(t, zkSession(t), g, "worker-1")
 	b := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--kafka", kafka, "--heartbeat", "200ms", "--source", "trim-1"}, zk...)...)
+	// The bridge observes the group before worker-1 leads it, and so
+	// sees the election itself.
+	if err := waitFor(30*time.Second, func() bool {
+		_, _, code := heraldRun(t, nil, "who", g, "--nats", url)
+		return code == exitNoOwner
+	}); err != nil {
+		t.Fatalf("the bridge never published %s without an owner:\n%s", g, b.out)
+	}
+	campaign(t, zkSession(t), g, "worker-1")
 	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
 		var out string
 		if err := waitFor(30*time.Second, func() bool {
@@ -112,13 +120,32 @@ func TestHistoryShowsAnOwnerWhoseEventsWereDropped(t *testing.T) {
 			t.Errorf("history %v with every event dropped: exit %d, want worker-1 holding, GAP maybe:\n%s%s", src, code, out, stderr)
 		}
 		ts := historyJSON(t, g, src[0], src[1])
-		if len(ts) != 1 || ts[0].Owner.ID != "worker-1" || !ts[0].Open() || !ts[0].Gap || ts[0].Unconfirmed || ts[0].From.IsZero() || ts[0].HeldFor < time.Second {
+		if len(ts) != 1 || ts[0].Owner.ID != "worker-1" || !ts[0].Open() || !ts[0].Gap || ts[0].Unconfirmed || ts[0].From.IsZero() || !ts[0].FromSeen || ts[0].HeldFor < time.Second {
 			t.Errorf("history %v --json with every event dropped: %+v: want worker-1 open, gap, confirmed, from its start, held ≥ 1s", src, ts)
 		}
 		// All groups: the same row.
 		out, stderr, code = heraldRun(t, nil, "history", src[0], src[1])
 		if code != 0 || !strings.Contains(out, g) || !strings.Contains(out, "worker-1") {
 			t.Errorf("history %v of all groups with every event dropped: exit %d, want %s's worker-1:\n%s%s", src, code, g, out, stderr)
+		}
+	}
+}
+
+// TestWhoCountsNoChangesExactlyWhenNoEventIsStored: every stored event of
+// an idle group aged out while its owner holds on. who said an exact "0
+// owner changes in the last hour" beside an owner gained seconds before;
+// with no stored event the count is a lower bound, and the owner's gain,
+// which the owners view dates within the hour, counts.
+func TestWhoCountsNoChangesExactlyWhenNoEventIsStored(t *testing.T) {
+	g, url, kafka := trimmedIdleGroup(t)
+	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
+		out, stderr, code := heraldRun(t, nil, "who", g, src[0], src[1])
+		if code != 0 || !strings.Contains(out, "owner worker-1") || !strings.Contains(out, ", at least 1 owner changes in the last hour (no event of the group is stored") {
+			t.Errorf("who %v with every event dropped: exit %d, want worker-1 and at least 1 change, saying no event is stored:\n%s%s", src, code, out, stderr)
+		}
+		out, stderr, code = heraldRun(t, nil, "who", g, src[0], src[1], "--json")
+		if code != 0 || !strings.Contains(out, `"changes_last_hour_at_least":true`) || !strings.Contains(out, `"changes_last_hour":1`) {
+			t.Errorf("who %v --json with every event dropped: exit %d, want changes_last_hour 1, at least:\n%s%s", src, code, out, stderr)
 		}
 	}
 }

@@ -58,15 +58,18 @@ type whoReport struct {
 	// time of a release herald recorded).
 	ChangesLastHour *int `json:"changes_last_hour,omitempty"`
 	// ChangesLastHourAtLeast: ChangesLastHour is a lower bound, because an
-	// event of the last hour says gap, no bridge confirms the group now, or
-	// the group's stored events begin within the hour (EventsFrom).
+	// event of the last hour says gap, no bridge confirms the group now,
+	// the group's stored events begin within the hour (EventsFrom), or
+	// none is stored.
 	ChangesLastHourAtLeast bool `json:"changes_last_hour_at_least,omitempty"`
 	// EventsFrom is when the group's oldest stored event was published,
 	// when that is within the last hour: changes before it (dropped by
 	// the stream's limits, or made before a bridge observed the group)
-	// are not counted. changesGap: an event of the hour says gap.
+	// are not counted. changesGap: an event of the hour says gap;
+	// noEvents: no event of the group is stored at all.
 	EventsFrom     *time.Time `json:"events_from,omitempty"`
 	changesGap     bool
+	noEvents       bool
 	OwnerlessSince *time.Time `json:"ownerless_since,omitempty"`
 	// OwnerlessSinceAtMost: the stretch may have begun earlier (the
 	// bridge saw the loss late, publish.Event.NotBefore).

@@ -87,12 +87,19 @@ func (a *app) addHealth(ctx context.Context, sf *sourceFlags, r *whoReport) {
 	}
 	now := time.Now()
 	n, since, atMost, missed := health(events, now)
+	r.noEvents = len(events) == 0
+	if r.noEvents && r.Since != nil && !r.SinceAtMost && now.Sub(*r.Since) <= time.Hour {
+		// The owner's gain, dated by the owners view, is a change of the
+		// hour that no stored event tells of any more.
+		n = 1
+	}
 	r.ChangesLastHour = &n
 	if from, ok := oldestEvent(events); ok && now.Sub(from) < time.Hour {
 		r.EventsFrom = &from
 	}
-	// A bridge that is not confirming now may be missing the latest.
-	r.ChangesLastHourAtLeast = missed || r.Stale || r.EventsFrom != nil
+	// A bridge that is not confirming now may be missing the latest; with
+	// no stored event (retention dropped them all) nothing is counted.
+	r.ChangesLastHourAtLeast = missed || r.Stale || r.EventsFrom != nil || r.noEvents
 	r.changesGap = missed
 	if r.Owner == nil {
 		r.OwnerlessSince, r.OwnerlessSinceAtMost = since, atMost
@@ -156,6 +163,8 @@ func changesLastHour(r whoReport) string {
 		return fmt.Sprintf(", %d owner changes in the last hour", *r.ChangesLastHour)
 	case r.Stale:
 		return fmt.Sprintf(", at least %d owner changes in the last hour (no bridge confirms the group now: later changes are not counted)", *r.ChangesLastHour)
+	case r.noEvents:
+		return fmt.Sprintf(", at least %d owner changes in the last hour (no event of the group is stored: the stream's or topic's retention dropped them, or none was published)", *r.ChangesLastHour)
 	case r.changesGap || r.EventsFrom == nil:
 		return fmt.Sprintf(", at least %d owner changes in the last hour (a bridge marked a gap: owners may have come and gone unseen)", *r.ChangesLastHour)
 	}
