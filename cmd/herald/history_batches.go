@@ -165,7 +165,9 @@ func judgeOwners(view map[string]ownerNow, err error, ts []audit.Tenure) {
 		case n.node != t.Owner.Node:
 			t.Unconfirmed = true
 		case n.Stale:
+			// No longer confirmed, but held until the last confirmation.
 			t.Unconfirmed, t.Confirmed = true, n.Confirmed
+			heldUntilConfirmed(t, n.Confirmed)
 		default:
 			heldUntilConfirmed(t, n.Confirmed)
 		}

@@ -52,14 +52,15 @@ func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Ten
 		f := bridges.JudgeGroup(now, t.Group, writers[t.Group]...)
 		if f.Stale || f.BridgeState == "" {
 			t.Unconfirmed, t.Confirmed = true, f.Confirmed
-			continue
 		}
+		// Confirmed or not now, it was held until its last confirmation.
 		heldUntilConfirmed(t, f.Confirmed)
 	}
 }
 
-// heldUntilConfirmed counts an open tenure that a bridge confirms holding
-// until that confirmation: its HeldFor, a lower bound, otherwise counts
+// heldUntilConfirmed counts an open tenure that a bridge confirmed holding
+// until that confirmation, also when the bridge no longer confirms it (it
+// stopped or died since): its HeldFor, a lower bound, otherwise counts
 // only to the last event about the owner (often its own election, which
 // made a lock confirmed for an hour read "≥ 0s").
 func heldUntilConfirmed(t *audit.Tenure, confirmed time.Time) {
