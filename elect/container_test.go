@@ -285,3 +285,84 @@ func TestGroupMadeOnceWhileMissingIsNoGap(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupMadeAndDeletedBetweenTwoMissingLooksIsAGap: the observer sees
+// the group missing; the group is made, owned and deleted again before
+// the observer looks again (it finds it missing again); then made once
+// with an owner. Two missing views made no change, and the last making
+// counted as the only one, so the middle tenure left no gap mark (found
+// by a review); the parent's child version moved meanwhile, and now says
+// so.
+func TestGroupMadeAndDeletedBetweenTwoMissingLooksIsAGap(t *testing.T) {
+	addrs := sharedAddrs(t)
+	group := groupPath(t) + "/g"
+	maker := session(t, addrs).Conn()
+	makeGroup(t, maker, path.Dir(group)) // the parent alone
+	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
+	expect(t, o, elect.Snapshot, nil)
+	// A whole incarnation in one transaction: made, owned by lock-0000000000, released, deleted.
+	if _, err := maker.Multi(
+		&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
+		&zk.CreateRequest{Path: group + "/lock-0000000000", Data: []byte("unseen"), Flags: zk.FlagEphemeral, Acl: zk.WorldACL(zk.PermAll)},
+		&zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1},
+		&zk.DeleteRequest{Path: group, Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the observer's exists watch fired; it looked again and found the group missing
+	if _, err := maker.Multi(&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
+		&zk.CreateRequest{Path: group + "/lock-", Data: []byte("seen"), Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)}); err != nil {
+		t.Fatal(err)
+	}
+	gap := false
+	for c := next(t, o); ; c = next(t, o) {
+		t.Logf("%s owner=%v gap=%v", c.Kind, c.Owner, c.Gap)
+		gap = gap || c.Gap
+		if c.Owner != nil {
+			break
+		}
+	}
+	if !gap {
+		t.Fatal("a whole tenure (group made, owned, deleted between two looks that found it missing) went unreported with no gap mark")
+	}
+}
+
+// TestParentMadeAgainHidesNoIncarnation: the parent's child version starts
+// again at 0 when the parent is deleted and made again (a container parent
+// the server deleted once empty, a deleteall): the count then said "made
+// once" across a whole hidden incarnation (found by a review). The
+// parent's czxid now has to be the same too.
+func TestParentMadeAgainHidesNoIncarnation(t *testing.T) {
+	addrs := sharedAddrs(t)
+	group := groupPath(t) + "/p/g"
+	parent := path.Dir(group)
+	maker := session(t, addrs).Conn()
+	makeGroup(t, maker, path.Dir(parent))
+	makeGroup(t, maker, parent) // the parent, fresh: child version 0
+	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
+	expect(t, o, elect.Snapshot, nil)
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := maker.Multi(
+		&zk.CreateRequest{Path: group, Acl: acl},
+		&zk.CreateRequest{Path: group + "/lock-0000000000", Data: []byte("unseen"), Flags: zk.FlagEphemeral, Acl: acl},
+		&zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1},
+		&zk.DeleteRequest{Path: group, Version: -1},
+		&zk.DeleteRequest{Path: parent, Version: -1},
+		&zk.CreateRequest{Path: parent, Acl: acl},
+		&zk.CreateRequest{Path: group, Acl: acl},
+		&zk.CreateRequest{Path: group + "/lock-", Data: []byte("seen"), Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: acl},
+	); err != nil {
+		t.Fatal(err)
+	}
+	gap := false
+	for c := next(t, o); ; c = next(t, o) {
+		t.Logf("%s owner=%v gap=%v", c.Kind, c.Owner, c.Gap)
+		gap = gap || c.Gap
+		if c.Owner != nil {
+			break
+		}
+	}
+	if !gap {
+		t.Fatal("a whole tenure hidden by the parent's remaking went unreported with no gap mark")
+	}
+}

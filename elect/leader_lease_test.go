@@ -175,3 +175,122 @@ func TestSessionShortenedByAMemberIsGivenUp(t *testing.T) {
 		t.Fatal("the waiter neither owned nor gave up a whole timeout after the release")
 	}
 }
+
+// TestShortenedSessionStaysAThirdOfItsTimeout: an owner's session moves
+// to a member that shortens it and is given up: lost at once, its nodes
+// kept GiveBackDelay for the owner's work to stop. Its connection then
+// moves again (the shortening member restarted, say), and the lingering
+// session's reconnect closed it at once, deleting the nodes: the next
+// waiter owned 39 ms after the loss, well within the sixth of the timeout
+// the owner's command has to die (found by a review).
+func TestShortenedSessionStaysAThirdOfItsTimeout(t *testing.T) {
+	const timeout, lower = 6 * time.Second, 3 * time.Second
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3})
+	ctx := ctxT(t, 90*time.Second)
+	short := zkc.Member(2)
+	cfg := filepath.Join(short.Dir(), "zoo.cfg")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = regexp.MustCompile(`(?m)^maxSessionTimeout=.*$`).ReplaceAll(b, []byte(fmt.Sprintf("maxSessionTimeout=%d", lower.Milliseconds())))
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	toFirst, toShort := proxyTo(t, zkc.Member(0).Addr()), proxyTo(t, short.Addr())
+	toShort.Refuse(true)
+	path := groupPath(t)
+	s := session(t, []string{toFirst.Addr(), toShort.Addr()}, elect.WithSessionTimeout(timeout))
+	hl, err := elect.NewLock(s, path, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := hl.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := session(t, []string{zkc.Member(1).Addr()}, elect.WithSessionTimeout(timeout))
+	wl, err := elect.NewLock(ws, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := make(chan time.Time, 1)
+	go func() {
+		wh, err := wl.Acquire(ctx)
+		if err != nil {
+			t.Errorf("waiter: %v", err)
+			close(owned)
+			return
+		}
+		owned <- time.Now()
+		_ = wh.Release(context.Background())
+	}()
+	eventually(t, 10*time.Second, "the waiter queued", func() bool {
+		c, _, err := ws.Conn().Children(path)
+		return err == nil && len(c) == 2
+	})
+	toShort.Refuse(false)
+	toFirst.Refuse(true)
+	toFirst.Cut()
+	<-h.Done()
+	lostAt := time.Now()
+	select {
+	case <-s.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the session was not given up on the shortening member")
+	}
+	givenUp := time.Now()
+	t.Logf("ownership lost (%v), session given up %v later", h.Reason(), givenUp.Sub(lostAt).Round(time.Millisecond))
+	// The connection moves again.
+	toShort.Refuse(true)
+	toShort.Cut()
+	toFirst.Refuse(false)
+	at, ok := <-owned
+	if !ok {
+		return
+	}
+	t.Logf("the next owned %v after the give-up, %v after the owner lost ownership", at.Sub(givenUp).Round(time.Millisecond), at.Sub(lostAt).Round(time.Millisecond))
+	if at.Sub(givenUp) < elect.GiveBackDelay(timeout) {
+		t.Errorf("the next owned %v after the give-up: before the GiveBackDelay (%v) promised for the owner's work to stop; %v after the owner lost ownership (its command gets %v to die)",
+			at.Sub(givenUp).Round(time.Millisecond), elect.GiveBackDelay(timeout), at.Sub(lostAt).Round(time.Millisecond), timeout/6)
+	}
+}
+
+// TestSlowMemberInTouchWithItsLeaderKeepsTheSession: a member whose round
+// trip is steady at 0.3 of the timeout (within what pings tolerate: the
+// client gives a connection up after 2/3 of it in silence), in touch with
+// its leader. Syncs sent one at a time, each once the one before was
+// answered, left the newest answered one two round trips old when the
+// next answer came: past a quarter of the timeout the lease ran out every
+// time (found by a review). They go on a fixed schedule now.
+func TestSlowMemberInTouchWithItsLeaderKeepsTheSession(t *testing.T) {
+	const timeout = 2 * time.Second
+	addrs := sharedAddrs(t)
+	p := proxyTo(t, addrs[0])
+	p.Delay(timeout * 3 / 20) // RTT = 0.3 T
+	s := session(t, []string{p.Addr()}, elect.WithSessionTimeout(timeout))
+	suspensions := 0
+	deadline := time.After(4 * timeout)
+	for {
+		st, ch := s.State()
+		if st == elect.StateSuspended {
+			suspensions++
+		}
+		select {
+		case <-ch:
+			continue
+		case <-deadline:
+		}
+		break
+	}
+	t.Logf("suspensions in %v at a round trip of %v: %d", 4*timeout, 2*timeout*3/20, suspensions)
+	if suspensions > 0 {
+		t.Errorf("a healthy member with a round trip of 0.3 of the timeout suspended the session %d times in %v", suspensions, 4*timeout)
+	}
+}

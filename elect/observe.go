@@ -73,6 +73,7 @@ type View struct {
 	// (parentKnown): for a missing group, read before it was found
 	// missing; for one found again after that, read after its listing.
 	parentCv    int32
+	parentCzxid int64
 	parentKnown bool
 	// groupCzxid is the zxid that created the group node: a group deleted
 	// and made again may reuse its old children's names (sequences start
@@ -373,7 +374,7 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 // missingView is the View of a group got found missing, whose creation
 // w's exists watch tells.
 func (r *reader) missingView(ctx context.Context, got listing, w *watches) View {
-	v := View{Group: r.group, Recipe: r.recipe, parentCv: got.parentCv, parentKnown: got.parentKnown}
+	v := View{Group: r.group, Recipe: r.recipe, parentCv: got.parentCv, parentCzxid: got.parentCzxid, parentKnown: got.parentKnown}
 	w.exists = got.exists
 	r.sawMissing = got.parentKnown
 	if r.ownerBefore {
@@ -389,7 +390,7 @@ func (r *reader) missingView(ctx context.Context, got listing, w *watches) View 
 func (r *reader) listedView(ctx context.Context, got listing) View {
 	v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version, groupCzxid: got.stat.Czxid}
 	if r.sawMissing {
-		v.parentCv, v.parentKnown = r.parentCversion(ctx)
+		v.parentCv, v.parentCzxid, v.parentKnown = r.parentCversion(ctx)
 	}
 	return v
 }
@@ -405,6 +406,7 @@ type listing struct {
 	missing     bool
 	exists      <-chan zk.Event
 	parentCv    int32
+	parentCzxid int64
 	parentKnown bool
 }
 
@@ -430,29 +432,30 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 		// missing: every group made at the path after that proof is
 		// counted in the parent's child version read when the group is
 		// found again (see madeOnce).
-		cv, known := r.parentCversion(ctx)
+		cv, czxid, known := r.parentCversion(ctx)
 		if !watch {
-			return listing{missing: true, parentCv: cv, parentKnown: known}, nil
+			return listing{missing: true, parentCv: cv, parentCzxid: czxid, parentKnown: known}, nil
 		}
 		ok, _, ch, err := existsW(ctx, r.conn, r.group)
 		if err != nil || !ok {
-			return listing{missing: true, exists: ch, parentCv: cv, parentKnown: known}, err
+			return listing{missing: true, exists: ch, parentCv: cv, parentCzxid: czxid, parentKnown: known}, err
 		}
 		// created meanwhile: list again
 	}
 }
 
-// parentCversion is the child version of the group's parent, and whether
-// it could be read.
-func (r *reader) parentCversion(ctx context.Context) (int32, bool) {
+// parentCversion is the child version of the group's parent and the zxid
+// that made the parent (a parent made again counts from 0 again), and
+// whether they could be read.
+func (r *reader) parentCversion(ctx context.Context) (cv int32, czxid int64, known bool) {
 	st, err := call(ctx, func() (*zk.Stat, error) {
 		_, st, err := r.conn.Exists(path.Dir(r.group))
 		return st, err
 	})
 	if err != nil || st == nil {
-		return 0, false
+		return 0, 0, false
 	}
-	return st.Cversion, true
+	return st.Cversion, st.Czxid, true
 }
 
 // goneAsOf is, for a group that does not exist, the zxid as of which that

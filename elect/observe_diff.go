@@ -92,7 +92,7 @@ func snapshotOf(base Change, v View) Change {
 // without an owner the first node to come owns. No owner change tells of
 // it; a Snapshot of the state now, marked Gap, does.
 func unseenTenure(base Change, prev *View, v View, unexplained int64) (Change, bool) {
-	if prev.Owner != nil || v.Owner != nil || !v.Exists || unexplained <= 0 && (prev.Exists || madeOnce(prev, v)) {
+	if prev.Owner != nil || v.Owner != nil || (!v.Exists || unexplained <= 0) && !unseenMaking(prev, v) {
 		return Change{}, false
 	}
 	c := base
@@ -130,7 +130,7 @@ func replaced(prev *View, v View) bool {
 // was ahead of the new owner (it may have owned in between). A suspect
 // node never owns (see reader.suspicion), so its leaving is no gap.
 func missed(prev *View, v View, unexplained int64, is map[string]bool) bool {
-	if unexplained > 0 || !prev.Exists && v.Exists && (v.Cversion > int32(len(v.children)) || !madeOnce(prev, v)) {
+	if unexplained > 0 || !prev.Exists && v.Exists && v.Cversion > int32(len(v.children)) || unseenMaking(prev, v) {
 		return true
 	}
 	for _, p := range prev.Queue {
@@ -153,7 +153,29 @@ func missed(prev *View, v View, unexplained int64, is map[string]bool) bool {
 // (another group beside it made or deleted meanwhile, a version not
 // read, a group replaced between two listings) may hide one.
 func madeOnce(prev *View, v View) bool {
-	return prev.parentKnown && v.parentKnown && v.parentCv-prev.parentCv == 1
+	return sameParent(prev, v) && v.parentCv-prev.parentCv == 1
+}
+
+// unseenMaking reports whether a group missing at prev may have been made
+// (and owned) in between, unseen: there at v, and not madeOnce; or missing
+// again at v, and its parent's children changed meanwhile (a group made,
+// owned and deleted between two looks that found it missing, found by a
+// review).
+func unseenMaking(prev *View, v View) bool {
+	switch {
+	case prev.Exists:
+		return false
+	case v.Exists:
+		return !madeOnce(prev, v)
+	}
+	return !sameParent(prev, v) || v.parentCv != prev.parentCv
+}
+
+// sameParent reports whether both views read the child version of the same
+// parent node: one made again counts from 0 again (a review found a
+// parent deleted and made again hiding a group's incarnation).
+func sameParent(prev *View, v View) bool {
+	return prev.parentKnown && v.parentKnown && prev.parentCzxid == v.parentCzxid
 }
 
 // snapshotAfter is the Snapshot of v taken after a stretch the observer

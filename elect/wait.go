@@ -132,9 +132,11 @@ func (q *queue) wait(ctx context.Context, t ticket, data []byte, tryOnly bool, p
 		case stateWatching:
 			state, err = w.watching(ctx)
 		case stateOwning:
-			if !w.q.s.heardLately() {
-				// A stall: what proved it may predate our session's
-				// expiry. A listing, sent now, proves it again or fails.
+			if st, _ := w.q.s.State(); st == StateSuspended || !w.q.s.heardLately() {
+				// A stall, or a member that no longer answers for the
+				// leader (its connection, still up, is being closed):
+				// what proved it may predate our session's expiry. A
+				// listing, sent now, proves it again or fails.
 				state = stateListing
 				continue
 			}
