@@ -67,6 +67,9 @@ type watchdog struct {
 	// heard: the runner has acted on the exit (see spent).
 	heard bool
 	log   *slog.Logger // the runner's
+	// resumed: resume sent SIGCONT for the stop it sees now (only the
+	// beating goroutine reads and writes it).
+	resumed bool
 }
 
 // startWatchdog starts the watchdog over c's process group, which stops it
@@ -198,11 +201,24 @@ func (d *watchdog) beating(period time.Duration) {
 // stopped the command should the runner freeze, and it ran beside the
 // next owner's for as long as the freeze lasted (found by an adversarial
 // test). The runner is running this very code, so it is not frozen.
+//
+// Once per stop: a watchdog a tracer holds stays stopped whatever it is
+// sent, and is neither signalled nor warned about again until it runs.
 func (d *watchdog) resume() {
+	select {
+	case <-d.done:
+		return // exited: its pid may be someone else's by now
+	default:
+	}
 	p, ok := readProc(d.pid())
 	if !ok || !p.stopped {
+		d.resumed = false
 		return
 	}
+	if d.resumed {
+		return
+	}
+	d.resumed = true
 	err := syscall.Kill(d.pid(), syscall.SIGCONT)
 	if d.log != nil {
 		d.log.Warn("the watchdog was stopped (kill -STOP of the command's process group, or a debugger); sent it SIGCONT, as it must run to stop the command should herald freeze",
