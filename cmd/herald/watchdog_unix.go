@@ -67,8 +67,8 @@ type watchdog struct {
 	// heard: the runner has acted on the exit (see spent).
 	heard bool
 	log   *slog.Logger // the runner's
-	// resumed: resume sent SIGCONT for the stop it sees now (only the
-	// beating goroutine reads and writes it).
+	// resumed: resume warned of the stop it sees now (only the beating
+	// goroutine reads and writes it).
 	resumed bool
 }
 
@@ -202,8 +202,11 @@ func (d *watchdog) beating(period time.Duration) {
 // next owner's for as long as the freeze lasted (found by an adversarial
 // test). The runner is running this very code, so it is not frozen.
 //
-// Once per stop: a watchdog a tracer holds stays stopped whatever it is
-// sent, and is neither signalled nor warned about again until it runs.
+// It is sent SIGCONT at every beat that finds it stopped: one stopped
+// again between two beats, after it ran, looks the same as one still
+// stopped, and skipping it left it stopped for good (found by a review).
+// Only the warning is said once, until a beat finds it running: a
+// watchdog a tracer holds stays stopped whatever it is sent.
 func (d *watchdog) resume() {
 	select {
 	case <-d.done:
@@ -215,15 +218,13 @@ func (d *watchdog) resume() {
 		d.resumed = false
 		return
 	}
-	if d.resumed {
+	err := syscall.Kill(d.pid(), syscall.SIGCONT)
+	if d.resumed || d.log == nil {
 		return
 	}
 	d.resumed = true
-	err := syscall.Kill(d.pid(), syscall.SIGCONT)
-	if d.log != nil {
-		d.log.Warn("the watchdog was stopped (kill -STOP of the command's process group, or a debugger); sent it SIGCONT, as it must run to stop the command should herald freeze",
-			"watchdog", d.pid(), "err", err)
-	}
+	d.log.Warn("the watchdog was stopped (kill -STOP of the command's process group, or a debugger); sent it SIGCONT, as it must run to stop the command should herald freeze",
+		"watchdog", d.pid(), "err", err)
 }
 
 // stop says goodbye (the runner stops the command itself from here) and
