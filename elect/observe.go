@@ -446,16 +446,22 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 
 // parentCversion is the child version of the group's parent and the zxid
 // that made the parent (a parent made again counts from 0 again), and
-// whether they could be read.
+// whether they could be read. A parent that does not exist has none: the
+// client answers it with a stat of zeros, which read as the same parent,
+// unchanged, across its making and deletion (found by a review).
 func (r *reader) parentCversion(ctx context.Context) (cv int32, czxid int64, known bool) {
-	st, err := call(ctx, func() (*zk.Stat, error) {
-		_, st, err := r.conn.Exists(path.Dir(r.group))
-		return st, err
+	type stat struct {
+		there bool
+		st    *zk.Stat
+	}
+	got, err := call(ctx, func() (stat, error) {
+		there, st, err := r.conn.Exists(path.Dir(r.group))
+		return stat{there, st}, err
 	})
-	if err != nil || st == nil {
+	if err != nil || !got.there || got.st == nil {
 		return 0, 0, false
 	}
-	return st.Cversion, st.Czxid, true
+	return got.st.Cversion, got.st.Czxid, true
 }
 
 // goneAsOf is, for a group that does not exist, the zxid as of which that
