@@ -210,7 +210,7 @@ func (a *app) ownersKafka(ctx context.Context, sf *sourceFlags, group string) (m
 			if o := u.Owner(); o != nil {
 				e := u.Event
 				n.node = o.Node
-				n.tenure = audit.Tenure{Group: u.Group, Recipe: e.Recipe, Term: e.Term, Owner: *o, From: e.Time, FromSeen: e.Type.Gains() && !e.Snapshot}
+				n.tenure = audit.Tenure{Group: u.Group, Recipe: e.Recipe, Term: e.Term, Owner: *o, From: e.Time, FromSeen: e.Type.Gains() && !e.Snapshot && !u.SinceUnseen}
 			}
 			now[u.Group] = n
 		case <-st.Synced():
