@@ -249,14 +249,8 @@ func TestGroupMadeAgainBetweenLooksIsAGap(t *testing.T) {
 			remake() // the one it sees next
 			time.Sleep(200 * time.Millisecond)
 			p.Blackhole(false)
-			for c := next(t, o); ; c = next(t, o) {
-				t.Logf("%s owner=%v gap=%v", c.Kind, c.Owner, c.Gap)
-				if c.Owner != nil {
-					if !c.Gap {
-						t.Fatalf("the owner of a group made twice between two looks reported without a gap mark: %+v", c)
-					}
-					break
-				}
+			if c, _ := untilOwner(t, o); !c.Gap {
+				t.Fatalf("the owner of a group made twice between two looks reported without a gap mark: %+v", c)
 			}
 		})
 	}
@@ -266,22 +260,47 @@ func TestGroupMadeAgainBetweenLooksIsAGap(t *testing.T) {
 // made once with an owner: the parent's child version moved by one, the
 // group's making alone, so the owner comes without a gap mark.
 func TestGroupMadeOnceWhileMissingIsNoGap(t *testing.T) {
-	addrs := sharedAddrs(t)
 	group := groupPath(t) + "/g"
-	maker := session(t, addrs).Conn()
-	makeGroup(t, maker, path.Dir(group)) // the parent alone
-	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
-	expect(t, o, elect.Snapshot, nil)
+	maker, o := watchedMissing(t, group)
 	if _, err := maker.Multi(&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
 		&zk.CreateRequest{Path: group + "/lock-", Data: []byte("seen"), Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)}); err != nil {
 		t.Fatal(err)
 	}
-	for c := next(t, o); ; c = next(t, o) {
-		if c.Owner != nil {
-			if c.Gap {
-				t.Fatalf("the owner of a group made once while the observer saw it missing reported with a gap mark: %+v", c)
-			}
-			break
+	if c, gap := untilOwner(t, o); gap {
+		t.Fatalf("the owner of a group made once while the observer saw it missing reported with a gap mark: %+v", c)
+	}
+}
+
+// watchedMissing makes the ancestors of group, not group, and observes
+// it (as a lock) past its first snapshot, which finds it missing; maker
+// is a connection to change it with.
+func watchedMissing(t *testing.T, group string) (maker *zk.Conn, o source) {
+	t.Helper()
+	addrs := sharedAddrs(t)
+	maker = session(t, addrs).Conn()
+	var dirs []string
+	for d := path.Dir(group); d != "/"; d = path.Dir(d) {
+		dirs = append([]string{d}, dirs...)
+	}
+	for _, d := range dirs {
+		if _, err := maker.Create(d, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	o = observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
+	expect(t, o, elect.Snapshot, nil)
+	return maker, o
+}
+
+// untilOwner reads o until a change names an owner, and returns it and
+// whether any change on the way, that one included, was marked a gap.
+func untilOwner(t *testing.T, o source) (c elect.Change, gap bool) {
+	t.Helper()
+	for {
+		c = next(t, o)
+		t.Logf("%s owner=%v gap=%v", c.Kind, c.Owner, c.Gap)
+		if gap = gap || c.Gap; c.Owner != nil {
+			return c, gap
 		}
 	}
 }
@@ -294,12 +313,8 @@ func TestGroupMadeOnceWhileMissingIsNoGap(t *testing.T) {
 // by a review); the parent's child version moved meanwhile, and now says
 // so.
 func TestGroupMadeAndDeletedBetweenTwoMissingLooksIsAGap(t *testing.T) {
-	addrs := sharedAddrs(t)
 	group := groupPath(t) + "/g"
-	maker := session(t, addrs).Conn()
-	makeGroup(t, maker, path.Dir(group)) // the parent alone
-	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
-	expect(t, o, elect.Snapshot, nil)
+	maker, o := watchedMissing(t, group)
 	// A whole incarnation in one transaction: made, owned by lock-0000000000, released, deleted.
 	if _, err := maker.Multi(
 		&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
@@ -314,15 +329,7 @@ func TestGroupMadeAndDeletedBetweenTwoMissingLooksIsAGap(t *testing.T) {
 		&zk.CreateRequest{Path: group + "/lock-", Data: []byte("seen"), Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)}); err != nil {
 		t.Fatal(err)
 	}
-	gap := false
-	for c := next(t, o); ; c = next(t, o) {
-		t.Logf("%s owner=%v gap=%v", c.Kind, c.Owner, c.Gap)
-		gap = gap || c.Gap
-		if c.Owner != nil {
-			break
-		}
-	}
-	if !gap {
+	if _, gap := untilOwner(t, o); !gap {
 		t.Fatal("a whole tenure (group made, owned, deleted between two looks that found it missing) went unreported with no gap mark")
 	}
 }
@@ -333,14 +340,9 @@ func TestGroupMadeAndDeletedBetweenTwoMissingLooksIsAGap(t *testing.T) {
 // once" across a whole hidden incarnation (found by a review). The
 // parent's czxid now has to be the same too.
 func TestParentMadeAgainHidesNoIncarnation(t *testing.T) {
-	addrs := sharedAddrs(t)
 	group := groupPath(t) + "/p/g"
 	parent := path.Dir(group)
-	maker := session(t, addrs).Conn()
-	makeGroup(t, maker, path.Dir(parent))
-	makeGroup(t, maker, parent) // the parent, fresh: child version 0
-	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
-	expect(t, o, elect.Snapshot, nil)
+	maker, o := watchedMissing(t, group) // the parent, fresh: child version 0
 	acl := zk.WorldACL(zk.PermAll)
 	if _, err := maker.Multi(
 		&zk.CreateRequest{Path: group, Acl: acl},
@@ -354,15 +356,7 @@ func TestParentMadeAgainHidesNoIncarnation(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	gap := false
-	for c := next(t, o); ; c = next(t, o) {
-		t.Logf("%s owner=%v gap=%v", c.Kind, c.Owner, c.Gap)
-		gap = gap || c.Gap
-		if c.Owner != nil {
-			break
-		}
-	}
-	if !gap {
+	if _, gap := untilOwner(t, o); !gap {
 		t.Fatal("a whole tenure hidden by the parent's remaking went unreported with no gap mark")
 	}
 }

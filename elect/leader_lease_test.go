@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/zkserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
@@ -28,15 +29,9 @@ func TestOwnerOnAMemberCutOffLosesBeforeTheNextOwns(t *testing.T) {
 	const timeout = 1500 * time.Millisecond
 	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
 	ctx := ctxT(t, 60*time.Second)
-	leader, err := zkc.Leader(ctx)
+	followers, err := zkc.Followers(ctx)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var followers []int
-	for i, m := range zkc.Members() {
-		if m != leader {
-			followers = append(followers, i)
-		}
 	}
 	cut, other := followers[0], followers[1]
 	path := groupPath(t)
@@ -108,26 +103,8 @@ func TestOwnerOnAMemberCutOffLosesBeforeTheNextOwns(t *testing.T) {
 // suspended, and the waiter never owns on it.
 func TestSessionShortenedByAMemberIsGivenUp(t *testing.T) {
 	const timeout, lower = 6 * time.Second, 3 * time.Second
-	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3})
 	ctx := ctxT(t, 90*time.Second)
-	short := zkc.Member(2)
-	cfg := filepath.Join(short.Dir(), "zoo.cfg")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = regexp.MustCompile(`(?m)^maxSessionTimeout=.*$`).ReplaceAll(b, []byte(fmt.Sprintf("maxSessionTimeout=%d", lower.Milliseconds())))
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := short.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := short.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	toFirst, toShort := proxyTo(t, zkc.Member(0).Addr()), proxyTo(t, short.Addr())
-	toShort.Refuse(true) // the session is opened on the first member
+	zkc, toFirst, toShort := shortenedEnsemble(t, ctx, lower)
 	path := groupPath(t)
 	hs := session(t, []string{zkc.Member(1).Addr()})
 	holder, err := elect.NewLock(hs, path, elect.CreateParents())
@@ -185,26 +162,8 @@ func TestSessionShortenedByAMemberIsGivenUp(t *testing.T) {
 // the owner's command has to die (found by a review).
 func TestShortenedSessionStaysAThirdOfItsTimeout(t *testing.T) {
 	const timeout, lower = 6 * time.Second, 3 * time.Second
-	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3})
 	ctx := ctxT(t, 90*time.Second)
-	short := zkc.Member(2)
-	cfg := filepath.Join(short.Dir(), "zoo.cfg")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = regexp.MustCompile(`(?m)^maxSessionTimeout=.*$`).ReplaceAll(b, []byte(fmt.Sprintf("maxSessionTimeout=%d", lower.Milliseconds())))
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := short.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := short.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	toFirst, toShort := proxyTo(t, zkc.Member(0).Addr()), proxyTo(t, short.Addr())
-	toShort.Refuse(true)
+	zkc, toFirst, toShort := shortenedEnsemble(t, ctx, lower)
 	path := groupPath(t)
 	s := session(t, []string{toFirst.Addr(), toShort.Addr()}, elect.WithSessionTimeout(timeout))
 	hl, err := elect.NewLock(s, path, elect.CreateParents())
@@ -293,4 +252,33 @@ func TestSlowMemberInTouchWithItsLeaderKeepsTheSession(t *testing.T) {
 	if suspensions > 0 {
 		t.Errorf("a healthy member with a round trip of 0.3 of the timeout suspended the session %d times in %v", suspensions, 4*timeout)
 	}
+}
+
+// shortenedEnsemble starts a 3-node ensemble whose third member grants
+// sessions of lower at most (the others 60 s), as midway through a rolling
+// change of maxSessionTimeout, and proxies to its first member and to that
+// third one, which refuses connections (so sessions open on the first)
+// until the test says.
+func shortenedEnsemble(t *testing.T, ctx context.Context, lower time.Duration) (zkc *zkserver.Cluster, toFirst, toShort *faultproxy.Proxy) {
+	t.Helper()
+	zkc = zktest.ForTest(t, zkserver.Config{Nodes: 3})
+	short := zkc.Member(2)
+	cfg := filepath.Join(short.Dir(), "zoo.cfg")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = regexp.MustCompile(`(?m)^maxSessionTimeout=.*$`).ReplaceAll(b, []byte(fmt.Sprintf("maxSessionTimeout=%d", lower.Milliseconds())))
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	toFirst, toShort = proxyTo(t, zkc.Member(0).Addr()), proxyTo(t, short.Addr())
+	toShort.Refuse(true)
+	return zkc, toFirst, toShort
 }

@@ -23,15 +23,9 @@ func TestCommandOnAMemberCutOffStopsBeforeTheNextStarts(t *testing.T) {
 	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
 	for _, verb := range []string{"lock", "run"} {
 		t.Run(verb, func(t *testing.T) {
-			leader, err := zkc.Leader(t.Context())
+			followers, err := zkc.Followers(t.Context())
 			if err != nil {
 				t.Fatal(err)
-			}
-			var followers []int
-			for i, m := range zkc.Members() {
-				if m != leader {
-					followers = append(followers, i)
-				}
 			}
 			cut, other := followers[0], followers[1]
 			on := func(i int) []string {

@@ -1,6 +1,7 @@
 package zkserver
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -195,4 +196,20 @@ func (c *Cluster) Isolate(i int, on bool) error {
 		}
 	}
 	return nil
+}
+
+// Followers waits for the ensemble's leader (see Leader) and returns the
+// indexes (as Member takes) of the other members, in order.
+func (c *Cluster) Followers(ctx context.Context) ([]int, error) {
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for i, m := range c.servers {
+		if m != leader {
+			out = append(out, i)
+		}
+	}
+	return out, nil
 }
