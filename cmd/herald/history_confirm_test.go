@@ -26,23 +26,7 @@ import (
 // history says "open, last confirmed <time>" and --json "unconfirmed", as
 // who says stale.
 func TestHistorySaysUnconfirmedOnceItsBridgeStopped(t *testing.T) {
-	zk := zkFlags(t)
-	g := uniq(t)
-	url := natsserver.Start(t).URL()
-	kafka := strings.Join(kafkatest.Start(t).Addrs(), ",")
-	campaign(t, zkSession(t), g, "worker-1")
-	auditLog := filepath.Join(t.TempDir(), "audit.log")
-	b := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--kafka", kafka, "--audit", auditLog, "--heartbeat", "200ms", "--source", "hb-1", "--drain-timeout", "5s"}, zk...)...)
-	sources := [][]string{{"--nats", url}, {"--kafka", kafka}, {"--audit", auditLog}}
-	for _, src := range sources {
-		var out string
-		if err := waitFor(30*time.Second, func() bool {
-			out, _, _ = heraldRun(t, nil, append([]string{"history", g}, src...)...)
-			return strings.Contains(out, "worker-1") && strings.Contains(out, "holding")
-		}); err != nil {
-			t.Fatalf("history %v never showed worker-1 holding while its bridge confirms it:\n%s\nbridge:\n%s", src, out, b.out)
-		}
-	}
+	g, url, b, sources := confirmedOnThreeSources(t, "--drain-timeout", "5s")
 	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +52,33 @@ func TestHistorySaysUnconfirmedOnceItsBridgeStopped(t *testing.T) {
 	if code != 0 || strings.Contains(out, "holding") || !strings.Contains(out, "open, not confirmed") {
 		t.Errorf("history --nats with the owners bucket deleted: exit %d, want \"open, not confirmed\", not holding:\n%s%s", code, out, stderr)
 	}
+}
+
+// confirmedOnThreeSources starts a bridge (with args added) publishing a
+// group worker-1 holds to NATS, Kafka and an audit log, heartbeats every
+// 200ms, and waits until history shows worker-1 holding from each. It
+// returns the group, the NATS URL, the bridge and the three sources'
+// flags.
+func confirmedOnThreeSources(t *testing.T, args ...string) (g, url string, b *proc, sources [][]string) {
+	t.Helper()
+	zk := zkFlags(t)
+	g = uniq(t)
+	url = natsserver.Start(t).URL()
+	kafka := strings.Join(kafkatest.Start(t).Addrs(), ",")
+	campaign(t, zkSession(t), g, "worker-1")
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
+	b = start(t, nil, append(append([]string{"bridge", "--watch", g, "--nats", url, "--kafka", kafka, "--audit", auditLog, "--heartbeat", "200ms", "--source", "hb-1"}, args...), zk...)...)
+	sources = [][]string{{"--nats", url}, {"--kafka", kafka}, {"--audit", auditLog}}
+	for _, src := range sources {
+		var out string
+		if err := waitFor(30*time.Second, func() bool {
+			out, _, _ = heraldRun(t, nil, append([]string{"history", g}, src...)...)
+			return strings.Contains(out, "worker-1") && strings.Contains(out, "holding")
+		}); err != nil {
+			t.Fatalf("history %v never showed worker-1 holding while its bridge confirms it:\n%s\nbridge:\n%s", src, out, b.out)
+		}
+	}
+	return g, url, b, sources
 }
 
 // TestHistoryFromAnHABridgesAuditLog: an HA bridge deposed (cut from

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/zkherald/herald/internal/kafkatest"
-	"github.com/zkherald/herald/internal/natsserver"
 )
 
 // TestHistoryHeldUntilLastConfirmedOnceItsBridgeDied: a bridge confirms
@@ -18,23 +14,7 @@ import (
 // (--json held_for 0) once the bridge was dead, though it had read
 // "≥ 2s" while the bridge lived.
 func TestHistoryHeldUntilLastConfirmedOnceItsBridgeDied(t *testing.T) {
-	zk := zkFlags(t)
-	g := uniq(t)
-	url := natsserver.Start(t).URL()
-	kafka := strings.Join(kafkatest.Start(t).Addrs(), ",")
-	campaign(t, zkSession(t), g, "worker-1")
-	auditLog := filepath.Join(t.TempDir(), "audit.log")
-	b := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--kafka", kafka, "--audit", auditLog, "--heartbeat", "200ms", "--source", "hb-1"}, zk...)...)
-	sources := [][]string{{"--nats", url}, {"--kafka", kafka}, {"--audit", auditLog}}
-	for _, src := range sources {
-		var out string
-		if err := waitFor(30*time.Second, func() bool {
-			out, _, _ = heraldRun(t, nil, append([]string{"history", g}, src...)...)
-			return strings.Contains(out, "worker-1") && strings.Contains(out, "holding")
-		}); err != nil {
-			t.Fatalf("history %v never showed worker-1 holding:\n%s\nbridge:\n%s", src, out, b.out)
-		}
-	}
+	g, _, b, sources := confirmedOnThreeSources(t)
 	time.Sleep(2500 * time.Millisecond) // confirmed holding a while
 	if err := signalPID(b.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

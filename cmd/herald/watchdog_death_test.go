@@ -26,18 +26,26 @@ func TestWatchdogKilledIsStartedAgain(t *testing.T) {
 			t.Parallel() // waits on sessions and processes, not the CPU
 			zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 			first, second, read := ownerWithItsWatchdogKilled(t, zk, runnerCase{recipe, "command"})
-			pid := first.cmd.Process.Pid
-			if err := signalPID(pid, sigStop); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
-			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
-				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
-			}
-			if strings.Contains(read(), "OVERLAP") {
-				t.Errorf("copy-2 started its command while frozen copy-1's, whose watchdog was killed, still ran:\n%s\n%s", read(), first.out)
-			}
+			frozenThenNext(t, first, second, read, "was killed")
 		})
+	}
+}
+
+// frozenThenNext freezes copy-1's runner (SIGSTOP) past its session and
+// waits for copy-2's command, which must not start while copy-1's runs;
+// what says what happened to copy-1's watchdog before.
+func frozenThenNext(t *testing.T, first, second *proc, read func() string, what string) {
+	t.Helper()
+	pid := first.cmd.Process.Pid
+	if err := signalPID(pid, sigStop); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = signalPID(pid, sigCont) })
+	if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
+		t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
+	}
+	if strings.Contains(read(), "OVERLAP") {
+		t.Errorf("copy-2 started its command while frozen copy-1's, whose watchdog %s, still ran:\n%s\n%s", what, read(), first.out)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -32,17 +31,7 @@ func TestWatchdogStoppedIsResumed(t *testing.T) {
 			if err := waitFor(5*time.Second, func() bool { p, ok := readProc(dog); return ok && !p.stopped }); err != nil {
 				t.Fatalf("the watchdog %d is still stopped:\n%s", dog, first.out)
 			}
-			pid := first.cmd.Process.Pid
-			if err := signalPID(pid, sigStop); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = signalPID(pid, sigCont) })
-			if err := waitFor(30*time.Second, func() bool { return strings.Count(read(), "start ") >= 2 }); err != nil {
-				t.Fatalf("copy-2's command never started: %q\n%s", read(), second.out)
-			}
-			if strings.Contains(read(), "OVERLAP") {
-				t.Errorf("copy-2 started its command while frozen copy-1's, whose watchdog had been stopped, still ran:\n%s\n%s", read(), first.out)
-			}
+			frozenThenNext(t, first, second, read, "had been stopped")
 		})
 	}
 }
