@@ -96,14 +96,7 @@ func TestOwnerThatCannotReadItsNodeGivesUp(t *testing.T) {
 func TestOwnerThatMayNoLongerListItsGroupGivesUp(t *testing.T) {
 	defer elect.SetRecheckEvery(200 * time.Millisecond)() // 30 s by default
 	addrs, g, ctx := sharedAddrs(t), groupPath(t), ctxT(t, 30*time.Second)
-	l, err := elect.NewLock(session(t, addrs), g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := lockedIn(t, session(t, addrs), g, elect.CreateParents())
 	select {
 	case <-h.Guarded():
 	case <-ctx.Done():
