@@ -223,9 +223,21 @@ func (h *historyOut) unheard(a *app) error {
 		a.log.Warn("could not read the owners view: owners of groups whose stored events were all dropped are not shown", "err", err)
 		return nil
 	}
+	ts := a.unheardTenures(view, h.seen)
+	if len(ts) == 0 {
+		return nil
+	}
+	h.total += len(ts)
+	return h.rows.add(h.w.tenures(ts))
+}
+
+// unheardTenures is, from the owners view, the open tenures of the owners
+// it names in groups no stored event tells of (seen: those some event
+// does), in group order, judged by the view's confirmation, and says so.
+func (a *app) unheardTenures(view map[string]ownerNow, seen map[string]bool) []audit.Tenure {
 	var ts []audit.Tenure
 	for g, n := range view {
-		if n.node == "" || h.seen[g] {
+		if n.node == "" || seen[g] {
 			continue
 		}
 		t := n.tenure
@@ -238,8 +250,7 @@ func (h *historyOut) unheard(a *app) error {
 	slices.SortFunc(ts, func(x, y audit.Tenure) int { return strings.Compare(x.Group, y.Group) })
 	a.log.Warn("no stored event tells of the owner the owners view names: the events were dropped (the stream's or topic's retention); its row is told from the owners view, GAP maybe", "groups", len(ts))
 	judgeOwners(view, nil, ts)
-	h.total += len(ts)
-	return h.rows.add(h.w.tenures(ts))
+	return ts
 }
 
 // anyOpen reports whether a tenure of ts is open and is no stretch of

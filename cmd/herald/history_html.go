@@ -36,7 +36,11 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 		b = timeline.NewWindowBuilder(w.now, w.since, w.until)
 	}
 	scope := a.scopeMarks(ctx, sf, src, files)
+	seen := map[string]bool{}
 	err = a.eachBatch(ctx, sf, src, files, group, heldEvents, func(events []publish.Event) error {
+		for _, e := range events {
+			seen[e.Group] = true
+		}
 		ts := scope(events, audit.History(events))
 		if w.set() {
 			w.learn(ts) // each group's rows are all in its batch
@@ -47,7 +51,32 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 	if err != nil {
 		return unreachableExit(err)
 	}
+	a.addUnheard(ctx, sf, src, group, seen, b, w)
 	return a.writeTimeline(b.Chart(), htmlOut, svgOut, sf.describe(files), w)
+}
+
+// addUnheard adds to b, as history shows them, the owners the owners view
+// of a stream or topic names in groups no stored event tells of (seen:
+// those some event does): retention dropped their events, and the chart
+// left out an owner the table showed (found by a review).
+func (a *app) addUnheard(ctx context.Context, sf *sourceFlags, src, group string, seen map[string]bool, b *timeline.Builder, w window) {
+	owners := a.ownersOnce(ctx, sf, src, group)
+	if owners == nil {
+		return
+	}
+	view, err := owners()
+	if err != nil {
+		a.log.Warn("could not read the owners view: owners of groups whose stored events were all dropped are not drawn", "err", err)
+		return
+	}
+	ts := a.unheardTenures(view, seen)
+	if len(ts) == 0 {
+		return
+	}
+	if w.set() {
+		w.learn(ts)
+	}
+	b.Add(nil, ts, w.overlaps)
 }
 
 // writeTimeline writes chart, as timeline says.
