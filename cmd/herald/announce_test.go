@@ -252,6 +252,11 @@ func TestHistoryOfRunnersBesideABridge(t *testing.T) {
 	zk := zkFlags(t)
 	url := natsserver.Start(t).URL()
 	g := uniq(t)
+	// Made before the bridge looks: a group made while it looked may
+	// have been made more than once, and its first owner then comes with
+	// a gap mark (a row of owners not observed) when other groups beside
+	// it come and go, as the other tests' do.
+	madeEmpty(t, g)
 	br := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--heartbeat", "200ms", "--source", "bridge-1",
 		"--http", "127.0.0.1:0"}, zk...)...)
 	waitRole(t, waitMatch(t, br, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
