@@ -165,7 +165,7 @@ func TestHistoryFromAStreamReadInBatchesTellsTheSame(t *testing.T) {
 	}
 	// A record that is no herald event and names no group (so every
 	// batch's read decodes it).
-	kw := &kafka.Writer{Addr: kafka.TCP(strings.Split(kafkaAddrs, ",")...), Topic: kafkasink.DefaultEventsTopic}
+	kw := &kafka.Writer{Addr: kafka.TCP(strings.Split(kafkaAddrs, ",")...), Topic: kafkasink.DefaultEventsTopic, RequiredAcks: kafka.RequireAll}
 	defer kw.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

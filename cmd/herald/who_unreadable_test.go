@@ -70,7 +70,7 @@ func TestWhoKafkaOwnerRecordThatIsNoOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := uniq(t)
-	w := &kafka.Writer{Addr: kafka.TCP(kc.Addrs()...), Topic: kafkasink.DefaultOwnersTopic}
+	w := &kafka.Writer{Addr: kafka.TCP(kc.Addrs()...), Topic: kafkasink.DefaultOwnersTopic, RequiredAcks: kafka.RequireAll}
 	defer w.Close()
 	if err := w.WriteMessages(ctx, kafka.Message{Key: []byte(g), Value: []byte(`{"garbage`)}); err != nil {
 		t.Fatal(err)

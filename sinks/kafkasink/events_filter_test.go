@@ -26,7 +26,7 @@ func TestEventsOfAnotherGroupUnderTheKeyAreSkipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Topic, m.Key = "", []byte(q.Group)
-	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.EventsTopic, Balancer: cfg.Partitioner.balancer()}
+	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.EventsTopic, Balancer: cfg.Partitioner.balancer(), RequiredAcks: kafka.RequireAll}
 	defer w.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -64,7 +64,7 @@ func TestEventsKeysAndOnSkipped(t *testing.T) {
 	if err := s.Write(ctx, evs); err != nil {
 		t.Fatal(err)
 	}
-	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.EventsTopic, Balancer: cfg.Partitioner.balancer()}
+	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.EventsTopic, Balancer: cfg.Partitioner.balancer(), RequiredAcks: kafka.RequireAll}
 	defer w.Close()
 	bad := []kafka.Message{{Key: []byte(evs[0].Group), Value: []byte("garbage")}, {Key: []byte(evs[1].Group), Value: []byte("garbage")}}
 	if err := w.WriteMessages(ctx, bad...); err != nil {

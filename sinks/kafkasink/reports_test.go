@@ -52,7 +52,7 @@ func TestLastReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Someone else deletes /foreign's record.
-	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.OwnersTopic, Balancer: cfg.Partitioner.balancer()}
+	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.OwnersTopic, Balancer: cfg.Partitioner.balancer(), RequiredAcks: kafka.RequireAll}
 	defer w.Close()
 	if err := w.WriteMessages(context.Background(), kafka.Message{Key: []byte("/foreign")}); err != nil {
 		t.Fatal(err)
