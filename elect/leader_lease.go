@@ -2,7 +2,6 @@ package elect
 
 import (
 	"fmt"
-	"net"
 	"time"
 )
 
@@ -133,9 +132,6 @@ func (s *Session) leaseCheck() {
 	s.leaseSuspended = true
 	s.suspendLocked()
 	if c := s.current.Load(); c != nil {
-		go closeConn(c.Conn)
+		go func() { _ = c.Conn.Close() }() // the client then connects again
 	}
 }
-
-// closeConn closes a connection the client then replaces.
-func closeConn(c net.Conn) { _ = c.Close() }

@@ -444,12 +444,9 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 	}
 }
 
-// parentCversion is the child version of the group's parent and the zxid
-// that made the parent (a parent made again counts from 0 again), and
-// whether they could be read. A parent that does not exist has none: the
-// client answers it with a stat of zeros, which read as the same parent,
-// unchanged, across its making and deletion (found by a review).
-func (r *reader) parentCversion(ctx context.Context) (cv int32, czxid int64, known bool) {
+// parentStat reads the stat of the group's parent; nil when it does not
+// exist or cannot be read.
+func (r *reader) parentStat(ctx context.Context) *zk.Stat {
 	type stat struct {
 		there bool
 		st    *zk.Stat
@@ -458,22 +455,33 @@ func (r *reader) parentCversion(ctx context.Context) (cv int32, czxid int64, kno
 		there, st, err := r.conn.Exists(path.Dir(r.group))
 		return stat{there, st}, err
 	})
-	if err != nil || !got.there || got.st == nil {
+	if err != nil || !got.there {
+		return nil
+	}
+	return got.st
+}
+
+// parentCversion is the child version of the group's parent and the zxid
+// that made the parent (a parent made again counts from 0 again), and
+// whether they could be read. A parent that does not exist has none: the
+// client answers it with a stat of zeros, which read as the same parent,
+// unchanged, across its making and deletion (found by a review).
+func (r *reader) parentCversion(ctx context.Context) (cv int32, czxid int64, known bool) {
+	st := r.parentStat(ctx)
+	if st == nil {
 		return 0, 0, false
 	}
-	return got.st.Cversion, got.st.Czxid, true
+	return st.Cversion, st.Czxid, true
 }
 
 // goneAsOf is, for a group that does not exist, the zxid as of which that
 // is known: its parent's last child change (its deletion, or later), so
 // that every owner created before is known gone. 0 when the parent cannot
-// be read either.
+// be read either. It is read after the group was found missing, where
+// parentCversion's read comes before.
 func (r *reader) goneAsOf(ctx context.Context) int64 {
-	st, err := call(ctx, func() (*zk.Stat, error) {
-		_, st, err := r.conn.Exists(path.Dir(r.group))
-		return st, err
-	})
-	if err != nil || st == nil {
+	st := r.parentStat(ctx)
+	if st == nil {
 		return 0
 	}
 	return st.Pzxid

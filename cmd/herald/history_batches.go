@@ -215,15 +215,7 @@ func (h *historyOut) batch(events []publish.Event) error {
 // events), judged by the view as the other open tenures. Before, the
 // group had no row at all while who named its owner.
 func (h *historyOut) unheard(a *app) error {
-	if h.owners == nil {
-		return nil
-	}
-	view, err := h.owners()
-	if err != nil {
-		a.log.Warn("could not read the owners view: owners of groups whose stored events were all dropped are not shown", "err", err)
-		return nil
-	}
-	ts := a.unheardTenures(view, h.seen)
+	ts := a.unheardTenures(h.owners, h.seen)
 	if len(ts) == 0 {
 		return nil
 	}
@@ -231,10 +223,20 @@ func (h *historyOut) unheard(a *app) error {
 	return h.rows.add(h.w.tenures(ts))
 }
 
-// unheardTenures is, from the owners view, the open tenures of the owners
-// it names in groups no stored event tells of (seen: those some event
-// does), in group order, judged by the view's confirmation, and says so.
-func (a *app) unheardTenures(view map[string]ownerNow, seen map[string]bool) []audit.Tenure {
+// unheardTenures is, from the owners view owners reads (nil for audit
+// logs, which keep none), the open tenures of the owners it names in
+// groups no stored event tells of (seen: those some event does), in group
+// order, judged by the view's confirmation, and says so. A view that
+// cannot be read is warned about.
+func (a *app) unheardTenures(owners func() (map[string]ownerNow, error), seen map[string]bool) []audit.Tenure {
+	if owners == nil {
+		return nil
+	}
+	view, err := owners()
+	if err != nil {
+		a.log.Warn("could not read the owners view: owners of groups whose stored events were all dropped are left out", "err", err)
+		return nil
+	}
 	var ts []audit.Tenure
 	for g, n := range view {
 		if n.node == "" || seen[g] {

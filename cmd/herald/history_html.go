@@ -60,16 +60,7 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 // those some event does): retention dropped their events, and the chart
 // left out an owner the table showed (found by a review).
 func (a *app) addUnheard(ctx context.Context, sf *sourceFlags, src, group string, seen map[string]bool, b *timeline.Builder, w window) {
-	owners := a.ownersOnce(ctx, sf, src, group)
-	if owners == nil {
-		return
-	}
-	view, err := owners()
-	if err != nil {
-		a.log.Warn("could not read the owners view: owners of groups whose stored events were all dropped are not drawn", "err", err)
-		return
-	}
-	ts := a.unheardTenures(view, seen)
+	ts := a.unheardTenures(a.ownersOnce(ctx, sf, src, group), seen)
 	if len(ts) == 0 {
 		return
 	}

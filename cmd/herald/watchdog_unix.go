@@ -67,9 +67,9 @@ type watchdog struct {
 	// heard: the runner has acted on the exit (see spent).
 	heard bool
 	log   *slog.Logger // the runner's
-	// resumed: resume warned of the stop it sees now (only the beating
-	// goroutine reads and writes it).
-	resumed bool
+	// warnedStopped: resume warned of the stop it sees now (only the
+	// beating goroutine reads and writes it).
+	warnedStopped bool
 }
 
 // startWatchdog starts the watchdog over c's process group, which stops it
@@ -215,14 +215,14 @@ func (d *watchdog) resume() {
 	}
 	p, ok := readProc(d.pid())
 	if !ok || !p.stopped {
-		d.resumed = false
+		d.warnedStopped = false
 		return
 	}
 	err := syscall.Kill(d.pid(), syscall.SIGCONT)
-	if d.resumed || d.log == nil {
+	if d.warnedStopped || d.log == nil {
 		return
 	}
-	d.resumed = true
+	d.warnedStopped = true
 	d.log.Warn("the watchdog was stopped (kill -STOP of the command's process group, or a debugger); sent it SIGCONT, as it must run to stop the command should herald freeze",
 		"watchdog", d.pid(), "err", err)
 }
