@@ -101,7 +101,6 @@ func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []
 		w.Close()
 		return nil, err
 	}
-	defer fw.Close()
 	args := []string{watchdogArg, strconv.Itoa(c.Pid()), after.String(), grace.String(), killBy.String()}
 	if release != nil {
 		spec, _ := json.Marshal(release)
@@ -118,25 +117,83 @@ func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []
 		ownWaits.pids[cmd.Process.Pid] = true // before the stray reaper can see it exit
 	}
 	ownWaits.Unlock()
+	fw.Close() // the watchdog's now: its exit ends the pipe
 	if err != nil {
 		w.Close()
 		fr.Close()
 		return nil, fmt.Errorf("cannot start the watchdog: %w", err)
 	}
 	d := &watchdog{cmd: cmd, beat: w, quit: make(chan struct{}), done: make(chan struct{}), log: log}
-	go func() {
-		// A byte when it fires, end of file when it exits.
-		n, _ := fr.Read(make([]byte, 1))
-		fr.Close()
-		_ = cmd.Wait()
-		ownWaits.Lock()
-		delete(ownWaits.pids, cmd.Process.Pid)
-		ownWaits.Unlock()
-		d.fired.Store(n > 0 || cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == watchdogFired)
-		close(d.done)
-	}()
+	ready := make(chan struct{})
+	go d.hear(fr, ready)
+	if err := d.awaitReady(ready); err != nil {
+		return nil, err
+	}
 	go d.beating(after / 6)
 	return d, nil
+}
+
+// Bytes the watchdog writes down its report pipe: that it watches (its
+// signals set aside), and that it fired.
+const (
+	watchdogReady = 'r'
+	watchdogFire  = 'f'
+)
+
+// watchdogReadyWait bounds the wait for a watchdog to say it watches.
+const watchdogReadyWait = 10 * time.Second
+
+// hear reads the watchdog's report pipe r until the watchdog exits,
+// closing ready when it says it watches, and then notes whether it fired
+// and closes done.
+func (d *watchdog) hear(r *os.File, ready chan struct{}) {
+	fired, b := false, make([]byte, 1)
+	for {
+		n, err := r.Read(b)
+		if n > 0 && b[0] == watchdogReady {
+			close(ready)
+		}
+		if n > 0 && b[0] == watchdogFire {
+			fired = true
+		}
+		if err != nil {
+			break
+		}
+	}
+	r.Close()
+	_ = d.cmd.Wait()
+	ownWaits.Lock()
+	delete(ownWaits.pids, d.cmd.Process.Pid)
+	ownWaits.Unlock()
+	d.fired.Store(fired || d.cmd.ProcessState != nil && d.cmd.ProcessState.ExitCode() == watchdogFired)
+	close(d.done)
+}
+
+// awaitReady waits until the watchdog says it watches: it is in the
+// command's process group, and until it has set SIGTERM and the like
+// aside, a signal to that group kills it. It was let loose before that,
+// so a command that signalled its group as it started, or the runner's
+// own SIGTERM when ownership was lost within moments of the start,
+// killed it, and a runner frozen then left its command running beside
+// the next owner's (once in CI). The command is held until then (see
+// gateArg), so nothing of it can signal the group first. A watchdog
+// that exits or stays silent instead is no watchdog: it is killed and
+// the caller goes on without one, as when none can be started.
+func (d *watchdog) awaitReady(ready <-chan struct{}) error {
+	t := time.NewTimer(watchdogReadyWait)
+	defer t.Stop()
+	select {
+	case <-ready:
+		return nil
+	case <-d.done:
+		d.beat.Close()
+		return fmt.Errorf("the watchdog exited as it started (%v)", d.cmd.ProcessState)
+	case <-t.C:
+		_ = d.cmd.Process.Kill()
+		<-d.done
+		d.beat.Close()
+		return fmt.Errorf("the watchdog did not say it watches within %v (the machine starved?); it was killed", watchdogReadyWait)
+	}
 }
 
 // heraldBinary is the running binary itself, even when an upgrade has
@@ -254,7 +311,7 @@ func (d *watchdog) stop() bool {
 // group, the silence after which it stops it, the grace between SIGTERM
 // and SIGKILL, and the time after the last beat by which the SIGKILL comes
 // whatever the grace. The beats come on file descriptor 3; it writes to
-// file descriptor 4 when it fires.
+// file descriptor 4 once it watches, and when it fires.
 func runWatchdog(args []string, stderr io.Writer) int {
 	var release []string
 	if len(args) == 5 && json.Unmarshal([]byte(args[4]), &release) == nil && len(release) > 0 {
@@ -278,6 +335,7 @@ func runWatchdog(args []string, stderr io.Writer) int {
 	// Its standard error is herald's: a pipe whose reader died must not
 	// end it with SIGPIPE (it only says what it does there).
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE)
+	report = os.NewFile(4, "report")
 	const fd = 3
 	beats := os.NewFile(fd, "heartbeat")
 	var last atomic.Int64
@@ -303,6 +361,7 @@ func runWatchdog(args []string, stderr io.Writer) int {
 		}
 	}()
 	strays := watchStrays(pgid, os.Getenv(watchRunIDVar), os.Getenv(watchCgroupVar))
+	_, _ = report.Write([]byte{watchdogReady}) // the runner lets the command start only now
 	tick := time.NewTicker(max(after/10, 10*time.Millisecond))
 	defer tick.Stop()
 	var why string
@@ -340,7 +399,7 @@ func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time
 	if killAt.Before(kill) {
 		kill = killAt
 	}
-	_, _ = os.NewFile(4, "fired").Write([]byte{'f'})
+	_, _ = report.Write([]byte{watchdogFire})
 	// The signals before the look: once the runner is dead, a look reads
 	// the environment of processes, which can stall (see lookWithin).
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
@@ -397,6 +456,11 @@ func fire(pgid int, why string, strays *strayWatch, killAt time.Time, grace time
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	return watchdogFired
 }
+
+// report is the watchdog process's pipe to the runner (file descriptor 4;
+// see watchdogReady and watchdogFire), opened once: a second os.File
+// over the descriptor would close it when collected.
+var report *os.File
 
 // finalLook bounds the looks that come before signals.
 const finalLook = 250 * time.Millisecond
