@@ -243,7 +243,9 @@ func (a *app) keepWatchdog(c *child, wd *watchdog, o holding, restarted time.Tim
 			"pid", wd.pid())
 		return nil, restarted
 	}
-	next, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.releaseSpec(o), a.connEnv(), a.stderr, a.log)
+	// The command runs meanwhile, and a loss goes unheeded: a twelfth of
+	// the timeout at most, not the first watchdog's wait.
+	next, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), o.timeout/12, a.releaseSpec(o), a.connEnv(), a.stderr, a.log)
 	if err != nil {
 		a.log.Warn("the watchdog died, and no new one could be started: should herald freeze, the command runs on until it thaws (fenced writes are still refused)",
 			"pid", wd.pid(), "err", err)
@@ -336,8 +338,14 @@ func (a *app) startCommand(o holding) (*child, *watchdog, error) {
 	}
 	go a.watchStopped(c, o)
 	a.warnGrace(o)
-	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), a.releaseSpec(o), a.connEnv(), a.stderr, a.log)
-	c.begin() // only now, with the watchdog watching its group
+	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), watchdogReadyWait, a.releaseSpec(o), a.connEnv(), a.stderr, a.log)
+	select {
+	case <-o.h.Done():
+		// Lost while the watchdog started: the command is never let
+		// go, and superviseCommand stops what holds its place.
+	default:
+		c.begin() // only now, with the watchdog watching its group
+	}
 	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term(), "cgroup", c.cgroupForLog())
 	if err != nil && !c.exited() {
 		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)

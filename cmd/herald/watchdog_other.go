@@ -16,7 +16,10 @@ const watchdogArg = "__herald-watchdog"
 
 type watchdog struct{}
 
-func startWatchdog(*child, time.Duration, time.Duration, time.Duration, []string, []string, io.Writer, *slog.Logger) (*watchdog, error) {
+// watchdogReadyWait: see watchdog_unix.go.
+const watchdogReadyWait = 10 * time.Second
+
+func startWatchdog(*child, time.Duration, time.Duration, time.Duration, time.Duration, []string, []string, io.Writer, *slog.Logger) (*watchdog, error) {
 	return nil, errors.New("no watchdog on this platform: a frozen runner's command runs until the runner thaws")
 }
 

@@ -74,7 +74,7 @@ type watchdog struct {
 
 // startWatchdog starts the watchdog over c's process group, which stops it
 // after "after" without a beat, and kills it no later than killBy after
-// the last beat. It fails when it cannot (the command
+// the last beat, and waits up to ready for it to say it watches. It fails when it cannot (the command
 // already exited, or herald's binary cannot be found); the caller logs
 // that and goes on without it.
 //
@@ -84,7 +84,7 @@ type watchdog struct {
 // the command, and it releases the dead runner's node once all of it is
 // gone. env is added to the watchdog's environment (the connection
 // settings the releaser needs).
-func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []string, stderr io.Writer, log *slog.Logger) (*watchdog, error) {
+func startWatchdog(c *child, after, grace, killBy, ready time.Duration, release, env []string, stderr io.Writer, log *slog.Logger) (*watchdog, error) {
 	self, err := heraldBinary()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find herald's own binary to start the watchdog: %w", err)
@@ -124,9 +124,9 @@ func startWatchdog(c *child, after, grace, killBy time.Duration, release, env []
 		return nil, fmt.Errorf("cannot start the watchdog: %w", err)
 	}
 	d := &watchdog{cmd: cmd, beat: w, quit: make(chan struct{}), done: make(chan struct{}), log: log}
-	ready := make(chan struct{})
-	go d.hear(fr, ready)
-	if err := d.awaitReady(ready); err != nil {
+	watching := make(chan struct{})
+	go d.hear(fr, watching)
+	if err := d.awaitReady(watching, ready); err != nil {
 		return nil, err
 	}
 	go d.beating(after / 6)
@@ -140,7 +140,10 @@ const (
 	watchdogFire  = 'f'
 )
 
-// watchdogReadyWait bounds the wait for a watchdog to say it watches.
+// watchdogReadyWait bounds the wait for the first watchdog to say it
+// watches: the command is held meanwhile, and nothing of it runs. One
+// started again while the command runs gets a twelfth of the session
+// timeout (see keepWatchdog).
 const watchdogReadyWait = 10 * time.Second
 
 // hear reads the watchdog's report pipe r until the watchdog exits,
@@ -179,8 +182,8 @@ func (d *watchdog) hear(r *os.File, ready chan struct{}) {
 // gateArg), so nothing of it can signal the group first. A watchdog
 // that exits or stays silent instead is no watchdog: it is killed and
 // the caller goes on without one, as when none can be started.
-func (d *watchdog) awaitReady(ready <-chan struct{}) error {
-	t := time.NewTimer(watchdogReadyWait)
+func (d *watchdog) awaitReady(ready <-chan struct{}, within time.Duration) error {
+	t := time.NewTimer(within)
 	defer t.Stop()
 	select {
 	case <-ready:
@@ -192,7 +195,7 @@ func (d *watchdog) awaitReady(ready <-chan struct{}) error {
 		_ = d.cmd.Process.Kill()
 		<-d.done
 		d.beat.Close()
-		return fmt.Errorf("the watchdog did not say it watches within %v (the machine starved?); it was killed", watchdogReadyWait)
+		return fmt.Errorf("the watchdog did not say it watches within %v (the machine starved?); it was killed", within)
 	}
 }
 
