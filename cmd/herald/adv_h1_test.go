@@ -1,0 +1,121 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+// TestCommandNotStartedAfterOwnershipEndsWhileAnnouncing (adversarial,
+// h1): a `run --nats` copy (b) becomes owner while its NATS server does
+// not answer, so its announcement of the gain (announcer.gained, called
+// after confirmOwned and before startCommand) waits out announceTimeout,
+// 5 s. Its ownership ends meanwhile:
+//
+//   - deleted: its node is deleted by hand. The next copy (c) waits its
+//     bound (11/12 of the timeout; no record of a stop comes) and starts
+//     its command.
+//   - frozen: b is frozen (SIGSTOP) for longer than its session. Its node
+//     goes with its session, and c starts at once ("went with its
+//     session").
+//
+// Then b's announcement gives up, and b starts its command all the same,
+// beside c's, and only then notices the loss and stops it: nothing looks
+// at ownership between confirmOwned and the command's start, though the
+// README says "A runner deposed before its command starts does not start
+// it". b's command ignores SIGTERM from its exec on (b was started with
+// it ignored), so it lives until b's SIGKILL, a sixth of the timeout after
+// it started, and finds c's command holding the flock (OVERLAP b). The
+// test also fails on b's own "child started".
+func TestCommandNotStartedAfterOwnershipEndsWhileAnnouncing(t *testing.T) {
+	for _, tc := range []struct{ verb, flag, how string }{
+		// Only run: herald lock connects to NATS once it holds the lock,
+		// before confirmOwned, and announces nothing when that fails, so
+		// this trigger does not reach it; it starts its command through
+		// the same holdAndRun.
+		{"run", "--election", "deleted"}, {"run", "--election", "frozen"},
+	} {
+		verb, flag, how := tc.verb, tc.flag, tc.how
+		t.Run(verb+"/"+how, func(t *testing.T) {
+			zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "2s", "--connect-timeout", "10s"}
+			g := uniq(t)
+			url := natsserver.Start(t).URL()
+			px, err := faultproxy.New(strings.TrimPrefix(url, "nats://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { px.Close() })
+			_, env, read := overlapMarks(t)
+			child := `trap "" TERM; exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; exec sleep 60`
+			nodes := func() []string {
+				ch, _, err := rawZK(t).Children(g)
+				if err != nil {
+					return nil
+				}
+				ch = slices.DeleteFunc(ch, func(c string) bool { _, ok := elect.ParseName(c); return !ok })
+				slices.SortFunc(ch, func(x, y string) int { return int(mustSeq(x) - mustSeq(y)) })
+				return ch
+			}
+			a := start(t, env, append(zk, verb, flag, g, "--id", "a", "--grace", "100ms", "--", "sh", "-c", child)...)
+			if err := waitFor(20*time.Second, func() bool { return strings.Contains(read(), "start a") }); err != nil {
+				t.Fatalf("a's command never started: %q", read())
+			}
+			// b is started with SIGTERM ignored, which its command inherits
+			// from the moment it is executed: it stands for a command that
+			// sets its handler up at once, and makes the overlap below
+			// independent of how fast sh gets to its trap.
+			b := startBin(t, "/bin/sh", env, append([]string{"-c", `trap "" TERM; exec "$HERALD_BIN" "$@"`, "sh"},
+				append(zk, verb, flag, g, "--id", "b", "--nats", "nats://"+px.Addr(), "--", "sh", "-c", child)...)...)
+			if err := waitFor(20*time.Second, func() bool { return len(nodes()) == 2 }); err != nil {
+				t.Fatalf("want a and b queued: %v", nodes())
+			}
+			c := start(t, env, append(zk, verb, flag, g, "--id", "c", "--", "sh", "-c", child)...)
+			if err := waitFor(20*time.Second, func() bool { return len(nodes()) == 3 }); err != nil {
+				t.Fatalf("want a, b and c queued: %v", nodes())
+			}
+			time.Sleep(300 * time.Millisecond)
+			px.Blackhole(true) // NATS stops answering b
+			t0 := time.Now()
+			_ = signalPID(a.cmd.Process.Pid, syscall.SIGTERM)
+			if err := waitFor(20*time.Second, func() bool { return len(nodes()) == 2 }); err != nil {
+				t.Fatalf("a never released: %v", nodes())
+			}
+			t.Logf("%v: a released; b owns", time.Since(t0).Round(time.Millisecond))
+			b.waitOutput(t, `msg=elected`, 5*time.Second)
+			time.Sleep(300 * time.Millisecond) // b is past confirmOwned, announcing
+			switch how {
+			case "deleted":
+				bNode := nodes()[0]
+				if err := rawZK(t).Delete(g+"/"+bNode, -1); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%v: deleted b's node %s by hand", time.Since(t0).Round(time.Millisecond), bNode)
+			case "frozen":
+				_ = signalPID(b.cmd.Process.Pid, syscall.SIGSTOP)
+				t.Logf("%v: froze b", time.Since(t0).Round(time.Millisecond))
+			}
+			if err := waitFor(20*time.Second, func() bool { return strings.Contains(read(), "start c") }); err != nil {
+				t.Fatalf("c's command never started: %q", read())
+			}
+			t.Logf("%v: c's command started", time.Since(t0).Round(time.Millisecond))
+			if how == "frozen" {
+				time.Sleep(200 * time.Millisecond)
+				_ = signalPID(b.cmd.Process.Pid, syscall.SIGCONT)
+				t.Logf("%v: thawed b", time.Since(t0).Round(time.Millisecond))
+			}
+			_ = waitFor(8*time.Second, func() bool { return strings.Contains(b.out.String(), "child started") })
+			time.Sleep(500 * time.Millisecond)
+			t.Logf("%v: marks %q", time.Since(t0).Round(time.Millisecond), read())
+			if strings.Contains(read(), "OVERLAP") || strings.Contains(b.out.String(), "child started") {
+				t.Errorf("b started its command after its ownership ended, while c's ran: marks %q\nb's output:\n%s\nc's output:\n%s", read(), b.out, c.out)
+			}
+		})
+	}
+}
