@@ -194,6 +194,15 @@ func (c *child) begin() {
 	}
 }
 
+// abandon lets the held command go without starting it: the gate reads
+// end of file and exits (see runGate).
+func (c *child) abandon() {
+	if c.gate != nil {
+		c.gate.Close()
+		c.gate = nil
+	}
+}
+
 // checkCommand fails early, before any campaign, when the command cannot
 // be found, or the interpreter its #! line names, or HERALD_CGROUP says
 // neither on nor off: a candidate that would win and then fail is worse

@@ -158,7 +158,7 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 		o.h.Vouch()
 	}
 	o.ann.gained(o.h, o.recipe)
-	c, wd, err := a.startCommand(o)
+	c, wd, err := a.startCommand(ctx, o)
 	if err != nil {
 		o.release()
 		return err
@@ -327,7 +327,7 @@ func (a *app) markRunning(o holding) {
 
 // startCommand starts the command, held (see gateArg) until its watchdog
 // runs, and the watchdog.
-func (a *app) startCommand(o holding) (*child, *watchdog, error) {
+func (a *app) startCommand(ctx context.Context, o holding) (*child, *watchdog, error) {
 	c, err := startChild(o.args, o.env, a.stdin, a.stdout, a.stderr)
 	if err != nil {
 		return nil, nil, err
@@ -339,13 +339,23 @@ func (a *app) startCommand(o holding) (*child, *watchdog, error) {
 	go a.watchStopped(c, o)
 	a.warnGrace(o)
 	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), watchdogReadyWait, a.releaseSpec(o), a.connEnv(), a.stderr, a.log)
-	select {
-	case <-o.h.Done():
-		// Lost while the watchdog started: the command is never let
-		// go, and superviseCommand stops what holds its place.
-	default:
-		c.begin() // only now, with the watchdog watching its group
+	// Ownership asked for again, now that the watchdog watches (a freeze
+	// from here on is its to stop): confirmOwned was answered before the
+	// gain was announced (up to announceTimeout on a NATS server that does
+	// not answer) and before the child and the watchdog were started, and
+	// ownership could end meanwhile (a deletion by hand, a freeze past
+	// the session). The command then started all the same, beside the next
+	// owner's, which had waited its bound or found the session ended
+	// (found by an adversarial test). Held, the command never runs.
+	if lerr := confirmOwned(ctx, o); lerr != nil {
+		c.abandon()
+		stopWatched(c, wd, func() { c.stop(o.plan()) })
+		if ctx.Err() != nil {
+			return nil, nil, interrupted(ctx, "interrupted before the command started; gave up %s", o.what())
+		}
+		return nil, nil, &exitError{code: exitNotLeader, err: fmt.Errorf("%w: %s (%s)", errUnstartedLoss, o.what(), lerr)}
 	}
+	c.begin() // only now, with the watchdog watching its group
 	a.log.Info("child started", "pid", c.Pid(), "watchdog", wd.pid(), "group", o.h.Group(), "node", o.h.Node(), "term", o.h.Term(), "cgroup", c.cgroupForLog())
 	if err != nil && !c.exited() {
 		a.log.Warn("no watchdog: should herald freeze, the command runs on until it thaws (fenced writes are still refused)", "err", err)
