@@ -1,7 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -117,5 +121,107 @@ func TestCommandNotStartedAfterOwnershipEndsWhileAnnouncing(t *testing.T) {
 				t.Errorf("b started its command after its ownership ended, while c's ran: marks %q\nb's output:\n%s\nc's output:\n%s", read(), b.out, c.out)
 			}
 		})
+	}
+}
+
+// TestLossHeardWhileANewWatchdogStarts (adversarial, h1): the owner's
+// watchdog dies (kill -9 here; an out-of-memory killer on a machine short
+// of memory), and the runner starts a new one (keepWatchdog), which is
+// slow to say it watches: held here with SIGSTOP as it starts, as a
+// machine thrashing, a debugger or a kill -STOP of the group would hold
+// it. startWatchdog waits up to watchdogReadyWait (10 s) for it, inside
+// superviseCommand's loop, which meanwhile hears nothing: neither the loss
+// of ownership nor a signal. The owner's node is deleted by hand then; the
+// next copy waits its bound (11/12 of 2 s) and starts its command, while
+// the deposed one, which the runner would have stopped within a sixth of
+// the timeout, runs on until the wait for the new watchdog gives up.
+func TestLossHeardWhileANewWatchdogStarts(t *testing.T) {
+	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "2s", "--connect-timeout", "10s"}
+	g := uniq(t)
+	child, env, read := overlapMarks(t)
+	nodes := func() []string {
+		ch, _, err := rawZK(t).Children(g)
+		if err != nil {
+			return nil
+		}
+		ch = slices.DeleteFunc(ch, func(c string) bool { _, ok := elect.ParseName(c); return !ok })
+		slices.SortFunc(ch, func(x, y string) int { return int(mustSeq(x) - mustSeq(y)) })
+		return ch
+	}
+	b := start(t, env, append(zk, "run", "--election", g, "--id", "b", "--", "sh", "-c", child)...)
+	if err := waitFor(20*time.Second, func() bool { return strings.Contains(read(), "start b") }); err != nil {
+		t.Fatalf("b's command never started: %q", read())
+	}
+	c := start(t, env, append(zk, "run", "--election", g, "--id", "c", "--", "sh", "-c", child)...)
+	if err := waitFor(20*time.Second, func() bool { return len(nodes()) == 2 }); err != nil {
+		t.Fatalf("want b and c queued: %v", nodes())
+	}
+	m := regexp.MustCompile(`msg="child started" pid=(\d+) watchdog=(\d+)`).FindStringSubmatch(b.out.String())
+	if m == nil {
+		t.Fatalf("no watchdog in b's log:\n%s", b.out)
+	}
+	cmdPid, _ := strconv.Atoi(m[1])
+	oldWd, _ := strconv.Atoi(m[2])
+	bPid := b.cmd.Process.Pid
+	// Hold whatever new child b starts (the new watchdog) as it starts.
+	stopped := make(chan int, 1)
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", bPid))
+			for _, tk := range tasks {
+				raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", bPid, tk.Name()))
+				for _, f := range strings.Fields(string(raw)) {
+					pid, _ := strconv.Atoi(f)
+					if pid != 0 && pid != cmdPid && pid != oldWd {
+						_ = syscall.Kill(pid, syscall.SIGSTOP)
+						stopped <- pid
+						return
+					}
+				}
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case pid := <-stopped:
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		default:
+		}
+	})
+	t0 := time.Now()
+	if err := syscall.Kill(oldWd, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var held int
+	select {
+	case held = <-stopped:
+		stopped <- held // for the cleanup
+	case <-time.After(5 * time.Second):
+		t.Fatalf("b started no new watchdog:\n%s", b.out)
+	}
+	t.Logf("%v: killed b's watchdog %d; held its new one, %d, as it started", time.Since(t0).Round(time.Millisecond), oldWd, held)
+	time.Sleep(200 * time.Millisecond)
+	if err := rawZK(t).Delete(g+"/"+nodes()[0], -1); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v: deleted b's node by hand", time.Since(t0).Round(time.Millisecond))
+	if err := waitFor(20*time.Second, func() bool { return strings.Contains(read(), "start c") }); err != nil {
+		t.Fatalf("c's command never started: %q\n%s", read(), c.out)
+	}
+	t.Logf("%v: c's command started; marks %q", time.Since(t0).Round(time.Millisecond), read())
+	cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", held))
+	t.Logf("the held new watchdog's command line: %q", strings.ReplaceAll(string(cl), "\x00", " "))
+	if strings.Contains(read(), "OVERLAP") {
+		_ = waitFor(12*time.Second, func() bool { return strings.Contains(b.out.String(), "lost leadership") })
+		t.Logf("%v: b heard its loss: %v", time.Since(t0).Round(time.Millisecond), strings.Contains(b.out.String(), "lost leadership"))
+		t.Errorf("c's command started while deposed b's still ran:\n%s\nb:\n%s\nc:\n%s", read(), b.out, c.out)
 	}
 }
