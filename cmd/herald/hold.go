@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,7 +216,7 @@ func (a *app) superviseCommand(ctx context.Context, c *child, wd *watchdog, o ho
 			stopWatched(c, wd, func() { err = a.stopOnSignal(ctx, c, o) })
 			return err
 		case <-wd.exited():
-			wd, restarted = a.keepWatchdog(c, wd, o, restarted)
+			wd, restarted = a.keepWatchdog(ctx, c, wd, o, restarted)
 		}
 	}
 }
@@ -231,7 +233,7 @@ func (a *app) superviseCommand(ctx context.Context, c *child, wd *watchdog, o ho
 // command runs on as it does when no watchdog could be started at all,
 // and so it does when the one started again (at restarted) dies within a
 // second, which would otherwise be started again and again.
-func (a *app) keepWatchdog(c *child, wd *watchdog, o holding, restarted time.Time) (*watchdog, time.Time) {
+func (a *app) keepWatchdog(ctx context.Context, c *child, wd *watchdog, o holding, restarted time.Time) (*watchdog, time.Time) {
 	if wd.hasFired() {
 		return wd.spent(), restarted
 	}
@@ -243,9 +245,13 @@ func (a *app) keepWatchdog(c *child, wd *watchdog, o holding, restarted time.Tim
 			"pid", wd.pid())
 		return nil, restarted
 	}
-	// The command runs meanwhile, and a loss goes unheeded: a twelfth of
-	// the timeout at most, not the first watchdog's wait.
-	next, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), o.timeout/12, a.releaseSpec(o), a.connEnv(), a.stderr, a.log)
+	// The command runs meanwhile, and this loop hears no loss and no
+	// signal: the wait ends at either, and lasts a twelfth of the timeout
+	// at most, not the first watchdog's wait. A new watchdog slow to say
+	// it watches (held as it started) held the loop for 10 s, and a
+	// deposed command ran on beside the next owner's (found by an
+	// adversarial test).
+	next, err := a.startWatchdog(ctx, c, o, o.timeout/12)
 	if err != nil {
 		a.log.Warn("the watchdog died, and no new one could be started: should herald freeze, the command runs on until it thaws (fenced writes are still refused)",
 			"pid", wd.pid(), "err", err)
@@ -325,6 +331,31 @@ func (a *app) markRunning(o holding) {
 	}
 }
 
+// watchdogSpec is how a watchdog watches a command (see startWatchdog):
+// it stops the command after "after" without a beat, with grace between
+// SIGTERM and SIGKILL, but kills it no later than killBy after the last
+// beat. release, when not nil, is how to start the releaser (herald's
+// arguments before --pgid and --strays, see release_abandoned.go) should
+// the runner die while it owns: the watchdog starts it as it kills what is
+// left of the command, and it releases the dead runner's node once all of
+// it is gone. env is added to the watchdog's environment (the connection
+// settings the releaser needs). The runner waits up to ready for it to say
+// it watches, and not past abort (ownership ended) or cancel (a signal).
+type watchdogSpec struct {
+	after, grace, killBy, ready time.Duration
+	release, env                []string
+	stderr                      io.Writer
+	log                         *slog.Logger
+	abort, cancel               <-chan struct{}
+}
+
+// startWatchdog starts a watchdog over c for o, waiting up to ready for it
+// to say it watches.
+func (a *app) startWatchdog(ctx context.Context, c *child, o holding, ready time.Duration) (*watchdog, error) {
+	return startWatchdog(c, watchdogSpec{after: o.timeout / 2, grace: o.grace, killBy: watchdogKillBy(o.timeout), ready: ready,
+		release: a.releaseSpec(o), env: a.connEnv(), stderr: a.stderr, log: a.log, abort: o.h.Done(), cancel: ctx.Done()})
+}
+
 // startCommand starts the command, held (see gateArg) until its watchdog
 // runs, and the watchdog.
 func (a *app) startCommand(ctx context.Context, o holding) (*child, *watchdog, error) {
@@ -338,7 +369,7 @@ func (a *app) startCommand(ctx context.Context, o holding) (*child, *watchdog, e
 	}
 	go a.watchStopped(c, o)
 	a.warnGrace(o)
-	wd, err := startWatchdog(c, o.timeout/2, o.grace, watchdogKillBy(o.timeout), watchdogReadyWait, a.releaseSpec(o), a.connEnv(), a.stderr, a.log)
+	wd, err := a.startWatchdog(ctx, c, o, watchdogReadyWait)
 	// Ownership asked for again, now that the watchdog watches (a freeze
 	// from here on is its to stop): confirmOwned was answered before the
 	// gain was announced (up to announceTimeout on a NATS server that does

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 )
 
@@ -19,7 +18,7 @@ type watchdog struct{}
 // watchdogReadyWait: see watchdog_unix.go.
 const watchdogReadyWait = 10 * time.Second
 
-func startWatchdog(*child, time.Duration, time.Duration, time.Duration, time.Duration, []string, []string, io.Writer, *slog.Logger) (*watchdog, error) {
+func startWatchdog(*child, watchdogSpec) (*watchdog, error) {
 	return nil, errors.New("no watchdog on this platform: a frozen runner's command runs until the runner thaws")
 }
 

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -72,19 +73,12 @@ type watchdog struct {
 	warnedStopped bool
 }
 
-// startWatchdog starts the watchdog over c's process group, which stops it
-// after "after" without a beat, and kills it no later than killBy after
-// the last beat, and waits up to ready for it to say it watches. It fails when it cannot (the command
-// already exited, or herald's binary cannot be found); the caller logs
-// that and goes on without it.
-//
-// release, when not nil, is how to start the releaser (herald's arguments
-// before --pgid and --strays, see release_abandoned.go) should the runner
-// die while it owns: the watchdog starts it as it kills what is left of
-// the command, and it releases the dead runner's node once all of it is
-// gone. env is added to the watchdog's environment (the connection
-// settings the releaser needs).
-func startWatchdog(c *child, after, grace, killBy, ready time.Duration, release, env []string, stderr io.Writer, log *slog.Logger) (*watchdog, error) {
+// startWatchdog starts the watchdog over c's process group as spec says
+// (see watchdogSpec), and waits for it to say it watches. It fails when
+// it cannot (the command already exited, herald's binary cannot be
+// found, the watchdog stayed silent, or the wait was cut short); the
+// caller logs that and goes on without it.
+func startWatchdog(c *child, spec watchdogSpec) (*watchdog, error) {
 	self, err := heraldBinary()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find herald's own binary to start the watchdog: %w", err)
@@ -101,15 +95,15 @@ func startWatchdog(c *child, after, grace, killBy, ready time.Duration, release,
 		w.Close()
 		return nil, err
 	}
-	args := []string{watchdogArg, strconv.Itoa(c.Pid()), after.String(), grace.String(), killBy.String()}
-	if release != nil {
-		spec, _ := json.Marshal(release)
-		args = append(args, string(spec))
+	args := []string{watchdogArg, strconv.Itoa(c.Pid()), spec.after.String(), spec.grace.String(), spec.killBy.String()}
+	if spec.release != nil {
+		release, _ := json.Marshal(spec.release)
+		args = append(args, string(release))
 	}
 	cmd := exec.Command(self, args...)
-	cmd.Env = append(append(os.Environ(), env...), watchRunIDVar+"="+c.runID, watchCgroupVar+"="+c.cg)
+	cmd.Env = append(append(os.Environ(), spec.env...), watchRunIDVar+"="+c.runID, watchCgroupVar+"="+c.cg)
 	cmd.ExtraFiles = []*os.File{r, fw}
-	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.Stdout, cmd.Stderr = spec.stderr, spec.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: c.Pid()}
 	ownWaits.Lock()
 	err = cmd.Start()
@@ -123,13 +117,13 @@ func startWatchdog(c *child, after, grace, killBy, ready time.Duration, release,
 		fr.Close()
 		return nil, fmt.Errorf("cannot start the watchdog: %w", err)
 	}
-	d := &watchdog{cmd: cmd, beat: w, quit: make(chan struct{}), done: make(chan struct{}), log: log}
+	d := &watchdog{cmd: cmd, beat: w, quit: make(chan struct{}), done: make(chan struct{}), log: spec.log}
 	watching := make(chan struct{})
 	go d.hear(fr, watching)
-	if err := d.awaitReady(watching, ready); err != nil {
+	if err := d.awaitReady(watching, spec); err != nil {
 		return nil, err
 	}
-	go d.beating(after / 6)
+	go d.beating(spec.after / 6)
 	return d, nil
 }
 
@@ -180,10 +174,13 @@ func (d *watchdog) hear(r *os.File, ready chan struct{}) {
 // killed it, and a runner frozen then left its command running beside
 // the next owner's (once in CI). The command is held until then (see
 // gateArg), so nothing of it can signal the group first. A watchdog
-// that exits or stays silent instead is no watchdog: it is killed and
-// the caller goes on without one, as when none can be started.
-func (d *watchdog) awaitReady(ready <-chan struct{}, within time.Duration) error {
-	t := time.NewTimer(within)
+// that exits or stays silent for spec.ready instead is no watchdog, and
+// neither is one still silent when ownership ends or herald is told to
+// stop (spec.abort, spec.cancel): the runner must act on those at once.
+// It is killed, and the caller goes on without one, as when none can be
+// started.
+func (d *watchdog) awaitReady(ready <-chan struct{}, spec watchdogSpec) error {
+	t := time.NewTimer(spec.ready)
 	defer t.Stop()
 	select {
 	case <-ready:
@@ -191,12 +188,21 @@ func (d *watchdog) awaitReady(ready <-chan struct{}, within time.Duration) error
 	case <-d.done:
 		d.beat.Close()
 		return fmt.Errorf("the watchdog exited as it started (%v)", d.cmd.ProcessState)
+	case <-spec.abort:
+		return d.giveUp("ownership ended while the watchdog started")
+	case <-spec.cancel:
+		return d.giveUp("herald was told to stop while the watchdog started")
 	case <-t.C:
-		_ = d.cmd.Process.Kill()
-		<-d.done
-		d.beat.Close()
-		return fmt.Errorf("the watchdog did not say it watches within %v (the machine starved?); it was killed", within)
+		return d.giveUp(fmt.Sprintf("the watchdog did not say it watches within %v (the machine starved?); it was killed", spec.ready))
 	}
+}
+
+// giveUp kills a watchdog that has not said it watches, for why.
+func (d *watchdog) giveUp(why string) error {
+	_ = d.cmd.Process.Kill()
+	<-d.done
+	d.beat.Close()
+	return errors.New(why)
 }
 
 // heraldBinary is the running binary itself, even when an upgrade has

@@ -17,8 +17,8 @@ import (
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
-// TestCommandNotStartedAfterOwnershipEndsWhileAnnouncing (adversarial,
-// h1): a `run --nats` copy (b) becomes owner while its NATS server does
+// TestCommandNotStartedAfterOwnershipEndsWhileAnnouncing (found by an
+// adversarial test): a `run --nats` copy (b) becomes owner while its NATS server does
 // not answer, so its announcement of the gain (announcer.gained, called
 // after confirmOwned and before startCommand) waits out announceTimeout,
 // 5 s. Its ownership ends meanwhile:
@@ -30,11 +30,11 @@ import (
 //     goes with its session, and c starts at once ("went with its
 //     session").
 //
-// Then b's announcement gives up, and b starts its command all the same,
-// beside c's, and only then notices the loss and stops it: nothing looks
-// at ownership between confirmOwned and the command's start, though the
-// README says "A runner deposed before its command starts does not start
-// it". b's command ignores SIGTERM from its exec on (b was started with
+// Then b's announcement gave up, and b started its command all the same,
+// beside c's, and only then noticed the loss and stopped it: nothing
+// looked at ownership between confirmOwned and the command's start. It
+// now asks again once the watchdog watches, just before the command is
+// let go, and never starts it. b's command ignores SIGTERM from its exec on (b was started with
 // it ignored), so it lives until b's SIGKILL, a sixth of the timeout after
 // it started, and finds c's command holding the flock (OVERLAP b). The
 // test also fails on b's own "child started".
@@ -124,17 +124,17 @@ func TestCommandNotStartedAfterOwnershipEndsWhileAnnouncing(t *testing.T) {
 	}
 }
 
-// TestLossHeardWhileANewWatchdogStarts (adversarial, h1): the owner's
+// TestLossHeardWhileANewWatchdogStarts (found by an adversarial test): the owner's
 // watchdog dies (kill -9 here; an out-of-memory killer on a machine short
 // of memory), and the runner starts a new one (keepWatchdog), which is
 // slow to say it watches: held here with SIGSTOP as it starts, as a
 // machine thrashing, a debugger or a kill -STOP of the group would hold
-// it. startWatchdog waits up to watchdogReadyWait (10 s) for it, inside
-// superviseCommand's loop, which meanwhile hears nothing: neither the loss
-// of ownership nor a signal. The owner's node is deleted by hand then; the
-// next copy waits its bound (11/12 of 2 s) and starts its command, while
-// the deposed one, which the runner would have stopped within a sixth of
-// the timeout, runs on until the wait for the new watchdog gives up.
+// it. startWatchdog waited up to 10 s for it, inside superviseCommand's
+// loop, which meanwhile heard nothing: neither the loss of ownership nor a
+// signal. The owner's node is deleted by hand then; the next copy waits
+// its bound (11/12 of 2 s) and starts its command, while the deposed one
+// ran on until the wait for the new watchdog gave up. The wait now ends
+// at a loss or a signal.
 func TestLossHeardWhileANewWatchdogStarts(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "2s", "--connect-timeout", "10s"}
 	g := uniq(t)
