@@ -277,7 +277,7 @@ func TestMissingParentsCheckEndsWithItsContext(t *testing.T) {
 func TestHeartbeatRoundScopeIsTakenBeforeItsProof(t *testing.T) {
 	p, h, sink := proxiedHeartbeater(t)
 	h.b.setSkipped("/x", nil, nil, []string{"/x/q"})
-	held := p.HoldReplyTo(faultproxy.OpExists)
+	held := p.HoldReplyTo(faultproxy.OpSync)
 	go func() {
 		<-held
 		h.b.setSkipped("/x", nil, nil, nil) // /x/q is a group now
