@@ -79,6 +79,7 @@ func (s *Session) leaderAnswered(sent time.Time) {
 		return
 	}
 	s.leaderAt = sent
+	s.leaderNs.Store(sent.UnixNano())
 	if s.state == StateSuspended && s.leaseSuspended && time.Since(sent) < s.timeout/leaseStale {
 		s.leaseSuspended = false
 		s.log.Info("the ZooKeeper leader answers again; session connected", "session", fmt.Sprintf("0x%x", uint64(s.id.Load())))
@@ -94,6 +95,7 @@ func (s *Session) leaseFromLocked(at time.Time) {
 	s.leaseSuspended = false
 	if at.After(s.leaderAt) {
 		s.leaderAt = at
+		s.leaderNs.Store(at.UnixNano())
 	}
 	s.armLeaseLocked()
 }
@@ -134,4 +136,28 @@ func (s *Session) leaseCheck() {
 	if c := s.current.Load(); c != nil {
 		go func() { _ = c.Conn.Close() }() // the client then connects again
 	}
+}
+
+// vouchedAsOf is the newest moment ZooKeeper vouched for what the session
+// watches: Answered, but no later than the send of the newest sync the
+// leader answered (or the connection's making). A member cut off from the
+// leader goes on answering pings and reads from its own state, which no
+// longer changes, until the lease suspends the session half a timeout
+// later; an observer that took those replies for vouchers said the owner
+// it last saw held until then, though it may have gone just after the cut
+// (found by an adversarial test). On a member in touch with the leader it
+// lags Answered by up to an eighth of the timeout: the price of a voucher
+// that holds on any member.
+func (s *Session) vouchedAsOf() time.Time {
+	at := s.Answered()
+	if at.IsZero() || s.noSyncs.Load() {
+		return at
+	}
+	if l := s.leaderNs.Load(); l < at.UnixNano() {
+		if l == 0 {
+			return time.Time{}
+		}
+		return time.Unix(0, l)
+	}
+	return at
 }

@@ -282,3 +282,68 @@ func shortenedEnsemble(t *testing.T, ctx context.Context, lower time.Duration) (
 	toShort.Refuse(true)
 	return zkc, toFirst, toShort
 }
+
+// TestObserverOnAMemberCutOffVouchesNoLaterThanTheCut: an observer's
+// client is on a follower cut off from the rest of the ensemble, and the
+// owner, on another member, lets go just after the cut. The follower goes
+// on answering the observer's pings and reads from its own state (until
+// one of the session's syncs, which wait for the leader, holds up those
+// after it), and until the lease
+// suspends the session, half a timeout after the last sync the leader
+// answered. The observer took those replies for vouchers, and its
+// snapshot once back named the owner as holding until the last of them,
+// after the owner had gone (found by an adversarial test). It now vouches
+// no later than the send of the last sync the leader answered.
+func TestObserverOnAMemberCutOffVouchesNoLaterThanTheCut(t *testing.T) {
+	const timeout = 4 * time.Second
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
+	ctx := ctxT(t, 60*time.Second)
+	followers, err := zkc.Followers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, other := followers[0], followers[1]
+	path := groupPath(t)
+	l, err := elect.NewLock(session(t, []string{zkc.Member(other).Addr()}, elect.WithSessionTimeout(timeout)), path, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := session(t, []string{zkc.Member(cut).Addr()}, elect.WithSessionTimeout(timeout))
+	o := observe(t, obs, path)
+	first := next(t, o)
+	if first.Owner == nil || first.Owner.Node != h.Node() {
+		t.Fatalf("first change %+v; want the lock's owner %s", first, h.Node())
+	}
+	time.Sleep(timeout / 2) // pings and syncs answered meanwhile
+	cutAt := time.Now()
+	if err := zkc.Isolate(cut, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = zkc.Isolate(cut, false) })
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	released := time.Now()
+	// A read the follower answers from its own state, as a busy observer
+	// (ObserveMany) makes them all the time; one queued behind a sync
+	// already sent would wait with it, as would everything after.
+	go func() { _, _, _ = obs.Conn().Exists("/") }()
+	expect(t, o, elect.Unknown, nil) // the lease suspended the observer's session
+	if err := zkc.Isolate(cut, false); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o, elect.Snapshot, nil)
+	t.Logf("released %v after the cut; the snapshot after it names %v as held until %v after the cut",
+		released.Sub(cutAt).Round(time.Millisecond), c.Before, c.BeforeHeld.Sub(cutAt).Round(time.Millisecond))
+	if c.Owner != nil {
+		t.Fatalf("snapshot after the cut: %+v; want no owner", c)
+	}
+	if c.BeforeHeld.After(released) {
+		t.Fatalf("the observer on the cut-off member vouched that the owner held until %v after the cut, %v after it let go",
+			c.BeforeHeld.Sub(cutAt).Round(time.Millisecond), c.BeforeHeld.Sub(released).Round(time.Millisecond))
+	}
+}

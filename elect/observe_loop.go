@@ -232,13 +232,13 @@ func (ob *observation) unknown() Change {
 }
 
 // vouched is the newest moment ZooKeeper vouched for an observation's last
-// view as the connection went (Session.Answered): zero when a watch fired
+// view as the connection went (Session.vouchedAsOf): zero when a watch fired
 // since the view was read (unread: one was taken; fired: one is waiting to
 // be taken), since the owner may have gone already. Answered is read
 // first: every event that came before the reply it stands for has reached
 // its watch by then.
 func vouched(s *Session, unread bool, fired func() bool) time.Time {
-	at := s.Answered()
+	at := s.vouchedAsOf()
 	if unread || fired() {
 		return time.Time{}
 	}

@@ -134,6 +134,7 @@ type Session struct {
 	// and leaseSuspended says the lease suspended the session. current
 	// is the client's connection, closed when the lease runs out.
 	leaderAt       time.Time
+	leaderNs       atomic.Int64 // leaderAt, for readers without mu (see vouchedAsOf)
 	leaseTimer     *time.Timer
 	leaseSuspended bool
 	current        atomic.Pointer[sniffConn]

@@ -327,7 +327,7 @@ func b2i(b bool) int {
 
 // suspended says Unknown once and waits for the session to change state.
 func (ob *singleObservation) suspended(ctx context.Context, changed <-chan struct{}) error {
-	held := ob.s.Answered() // first: see observation.vouched
+	held := ob.s.vouchedAsOf() // first: see observation.vouched
 	if ob.watch == nil || len(ob.watch) > 0 {
 		held = time.Time{} // it fired, or was never set
 	}
