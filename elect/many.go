@@ -625,6 +625,7 @@ func (m *Many) serveSingle(g *member, f fired) {
 	}
 	restate := m.takeRestate(g)
 	cctx, cancel := stateCtx(changed, m.ctx.Done())
+	st.readAt = time.Now()
 	sv, _, err := st.r.read(cctx, true)
 	cancel()
 	if err != nil {

@@ -75,6 +75,9 @@ type observation struct {
 	group string
 	r     reader
 	prev  *View
+	// listedAt is when the newest listing of the group was asked for: the
+	// lease vouches for the view it gave only from there on (see unseen).
+	listedAt time.Time
 	// before is the last view before a stretch not seen (a suspension, or
 	// Since): the next snapshot is measured against it.
 	before *View
@@ -260,7 +263,15 @@ func pending(ws ...<-chan zk.Event) func() bool {
 // unseen starts a stretch the observation does not see: the next snapshot
 // is measured against the last view, which ZooKeeper vouched for up to
 // held (zero: not known), and everything is read afresh.
+//
+// A held before the listing the view came from was asked for (the newest
+// sync the leader answered was sent before it) vouches for nothing: the
+// member may have answered the listing from a copy the leader had left
+// behind, and the owner it showed may have gone before the listing.
 func (ob *observation) unseen(held time.Time) {
+	if held.Before(ob.listedAt) {
+		held = time.Time{}
+	}
 	if ob.prev != nil {
 		b := *ob.prev
 		b.heldAsOf = held
@@ -292,6 +303,7 @@ func (ob *observation) read(ctx context.Context, changed <-chan struct{}) (View,
 	if ob.officeFired && ob.prev != nil && len(ob.prev.Queue) > 1 {
 		guess = ob.prev.Queue[1].Node
 	}
+	ob.listedAt = time.Now()
 	v, w, err := ob.r.readGuess(cctx, true, ob.officeW == nil, guess, ob.officeFired && ob.prev != nil && ob.prev.Office != nil)
 	ob.childW, ob.existsW, ob.ownerW = w.children, w.exists, w.owner
 	if w.office != nil {

@@ -127,8 +127,11 @@ type singleBefore struct {
 // from one read to the next, whether it runs on a goroutine of its own
 // (ObserveSingle) or by turns (Many.AddSingle).
 type singleState struct {
-	r      singleReader
-	prev   *SingleView
+	r    singleReader
+	prev *SingleView
+	// readAt is when the newest read of the node was asked for (see
+	// observation.listedAt).
+	readAt time.Time
 	before *singleBefore
 	// pendingGap: a read showed no new owner, but an election went
 	// unseen; the next change carries Gap.
@@ -151,6 +154,7 @@ func (ob *singleObservation) run(ctx context.Context) {
 func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) error {
 	ob.takeFired()
 	cctx, cancel := stateCtx(changed, ctx.Done())
+	ob.readAt = time.Now()
 	sv, ch, err := ob.r.read(cctx, true)
 	cancel()
 	if err != nil {
@@ -226,6 +230,9 @@ func (st *singleState) changes(sv SingleView) []Change {
 func (st *singleState) unseen(held time.Time) (Change, bool) {
 	if st.prev == nil {
 		return Change{}, false
+	}
+	if held.Before(st.readAt) { // see observation.unseen
+		held = time.Time{}
 	}
 	prev := *st.prev
 	st.before = &singleBefore{view: prev.view(), epoch: &prev}

@@ -388,6 +388,9 @@ func TestSingleConnectionLoss(t *testing.T) {
 	began := time.Now()
 	o := observeSingle(t, obs, leader, elect.SingleNodeFor(leader))
 	expect(t, o.Observer, elect.Snapshot, ownerIs("broker-1:8080"))
+	// A sync the leader answers after the read is what vouches for it
+	// (one every eighth of the timeout).
+	time.Sleep(8*time.Second/8 + 300*time.Millisecond)
 
 	cut := time.Now()
 	p.Refuse(true)
