@@ -23,11 +23,14 @@ build:
 	$(GO) build -o bin/herald ./cmd/herald
 
 ## test: every test, unit and integration, against real servers (failing, not skipping, when one is missing).
-# -parallel 4: only cmd/herald's tests call t.Parallel, and they wait on
-# sessions and processes, not the CPU; two at a time left it the longest
-# package by a minute.
+# -parallel 6: only cmd/herald's tests call t.Parallel, and they wait on
+# sessions and processes, not the CPU (a fifth of one core on average); at
+# 4, and with most of them serial, it was the longest package by minutes.
+# -p 3: three packages at a time; the long ones (cmd/herald, elect,
+# publish/bridge, integration) wait on servers too, and two at a time kept
+# the two cores a quarter busy for eight minutes.
 test: deps
-	HERALD_REQUIRE_SERVERS=1 $(GO) test -count=1 -parallel 4 -timeout $(TEST_TIMEOUT) ./...
+	HERALD_REQUIRE_SERVERS=1 $(GO) test -count=1 -p 3 -parallel 6 -timeout $(TEST_TIMEOUT) ./...
 
 ## test-race: the same with the race detector on the core packages.
 test-race: deps

@@ -58,6 +58,7 @@ func TestAnnouncementIsAValidCloudEvent(t *testing.T) {
 // with space" --nats …` announces source herald-run/host%20with%20space,
 // and the CloudEvents Go SDK reads and validates both announcements.
 func TestRunWithSpaceInIDAnnouncesValidCloudEvents(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	g := uniq(t)
 	url := natsserver.Start(t).URL()

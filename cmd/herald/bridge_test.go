@@ -27,6 +27,7 @@ import (
 )
 
 func TestBridgeBadInput(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	cfg := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(cfg, []byte("watch: [/a]\nwatchh: /b\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -210,6 +211,7 @@ drain-timeout: 3s
 // NATS; the active one is killed with SIGKILL; the standby takes over once
 // the dead one's session expires, and the HERALD stream misses no state.
 func TestBridgeHAKill(t *testing.T) {
+	t.Parallel()     // waits on sessions and processes, not the CPU
 	zk := zkFlags(t) // 1s sessions: the takeover waits for the expiry
 	url := natsserver.Start(t).URL()
 	g, ha := uniq(t), uniq(t)+"-ha"

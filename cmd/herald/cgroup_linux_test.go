@@ -65,6 +65,7 @@ func inCgroupSaid(t *testing.T, on bool, out string) {
 // ran beside it. In its cgroup the command cannot hide: the kernel says
 // when nothing of it is left, and kills all of it at once.
 func TestHopperIsStoppedBeforeTheNextOwner(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	on := needCgroup(t)
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	for _, how := range []string{"deleted", "kill-9"} {
@@ -232,6 +233,7 @@ func freezerV1(t *testing.T) string {
 // silently and for good, with the command's first process stuck. It now
 // keeps the lock, says why, and releases once the process is gone.
 func TestStuckProcessKeepsTheLockUntilItIsGone(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	needCgroup(t)
 	freezer := freezerV1(t)
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
@@ -301,6 +303,7 @@ func TestStuckProcessKeepsTheLockUntilItIsGone(t *testing.T) {
 // cgroup out of sight is now unknown, and the process group, the strays
 // and HERALD_RUN_ID tell instead.
 func TestCgroupOutOfSightIsNotTakenForEmpty(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	if !needCgroup(t) {
 		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
 	}
@@ -344,6 +347,7 @@ func TestCgroupOutOfSightIsNotTakenForEmpty(t *testing.T) {
 // cgroup now sends herald on to the process group, the strays and
 // HERALD_RUN_ID.
 func TestHelperMovedOutOfTheCgroupIsStillStopped(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	if !needCgroup(t) {
 		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
 	}
@@ -406,6 +410,7 @@ func TestOnlyACommandsCgroupIsKilledOrRemoved(t *testing.T) {
 // and herald starts the command again without one) runs the command all
 // the same, says why it has no cgroup, and leaves none behind.
 func TestCommandRunsWithoutACgroupWhereNoneCanBeMade(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	if !needCgroup(t) {
 		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
 	}
@@ -572,6 +577,7 @@ func TestTracedZombieDoesNotHoldTheHandover(t *testing.T) {
 // looked for a cgroup that was not there, or a sibling's; found by an
 // adversarial test), makes its command's cgroup below its own.
 func TestCommandCgroupBelowAnOddlyNamedOne(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	if !needCgroup(t) {
 		t.Skip(cgroupVar + " is off: this test is of the cgroup itself")
 	}

@@ -27,6 +27,7 @@ import (
 // does. checkpoint put saves it with a warning; one that fits exactly is
 // passed as before.
 func TestRunHandsOverACheckpointTooBigForTheEnvironment(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zkFl := zkFlags(t)
 	for _, tc := range []struct {
 		n   int
@@ -222,6 +223,7 @@ func TestCheckpointPutInsideALock(t *testing.T) {
 // exits 69 (EX_UNAVAILABLE), as checkpoint get does, so that the command
 // can tell "try again" from "no longer the leader" (3). It exited 1.
 func TestCheckpointPutUnreachableExits69(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	_, stderr, code := heraldRun(t, []string{"HERALD_PARENT="}, "--zk", "127.0.0.1:1", "--connect-timeout", "1s", "checkpoint", "put",
 		"--election", "/x", "--node", "_c_01000468-470b-0050-0000-000168726c65-latch-0000000000", "--term", "5", "step=3")
 	if code != exitUnreachable || !strings.Contains(stderr, "not saved") {
@@ -277,6 +279,7 @@ func TestCheckpointOfASecondOwnerIsNamedSo(t *testing.T) {
 // when its own session ends, each saying the checkpoint may or may not
 // have been saved.
 func TestCheckpointPutCutOffSaysWhatItMayHaveSaved(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	owner := zkSession(t)
 	g := uniq(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

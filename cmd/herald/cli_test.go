@@ -171,6 +171,7 @@ func TestChildThatCannotStart(t *testing.T) {
 }
 
 func TestUnreachableZooKeeperNamesTheServers(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +195,7 @@ func TestEnvironmentSetsFlags(t *testing.T) {
 // the module version, the VCS revision (when the go command stamped one)
 // and the Go version; -ldflags -X main.version sets a release's version.
 func TestVersion(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	out, stderr, code := heraldRun(t, nil, "--version")
 	out2, _, code2 := heraldRun(t, nil, "version")
 	if code != 0 || code2 != 0 || !strings.HasPrefix(out, "herald ") || !strings.Contains(out, runtime.Version()) || out != out2 {

@@ -18,6 +18,7 @@ import (
 // kept outside the group, now tells the new copy to wait until that
 // command is surely stopped.
 func TestNewCopyAfterADeleteallWaitsForTheFrozenOwner(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel() // waits on sessions and processes, not the CPU
@@ -41,6 +42,7 @@ func TestNewCopyAfterADeleteallWaitsForTheFrozenOwner(t *testing.T) {
 // comes after the watchdog fired for the freeze ("late"): the watchdog
 // then started no releaser (found by review).
 func TestNewCopyAfterADeleteallStartsOnceTheKilledOwnersCommandIsGone(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, recipe := range []string{"run", "lock", "lock late"} {
 		t.Run(recipe, func(t *testing.T) {
 			recipe, late := strings.CutSuffix(recipe, " late")

@@ -90,6 +90,7 @@ func TestDeleteallWhileWaitingStartsNoCommandBesideTheDeposedOwner(t *testing.T)
 // deleted does, rather than exiting 3 with its command never run; its
 // command starts once the owner before it is surely stopped.
 func TestOwnerDeletedBeforeItsCommandStartedJoinsAgain(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	for _, recipe := range []string{"lock", "run"} {
 		t.Run(recipe, func(t *testing.T) {
 			g := uniq(t)
@@ -116,6 +117,7 @@ func TestOwnerDeletedBeforeItsCommandStartedJoinsAgain(t *testing.T) {
 // before it to stop (frozen, its node deleted by hand) gives up when
 // --timeout runs out, exits 75 and never starts its command.
 func TestLockTimeoutBoundsTheStart(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	g := uniq(t)
 	holder, next := deposedPair(t, "lock", g, "--timeout", "2s", "--", "echo", "next ran")
 	begun := time.Now() // after next started: its --timeout runs from before

@@ -23,6 +23,7 @@ import (
 // before then. Before, it waited a quarter of the timeout, and both
 // commands ran (found by TestChaosRunners).
 func TestDeposedOwnerThatCannotHearStopsBeforeTheNextStarts(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, c := range lostCases {
 		t.Run(c.recipe+" "+c.how, func(t *testing.T) {
 			t.Parallel() // each waits out sessions and bounds: sleeps, not work
@@ -55,6 +56,7 @@ var lostCases = []struct{ recipe, how string }{{"run", "frozen"}, {"run", "cut o
 // loss with 6 s sessions. A lock's copies keep their session nodes under
 // the session root; before they kept none, and waited so.
 func TestOwnerLostPastItsSessionHandsOverAtItsEnd(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	const timeout = 6 * time.Second
 	for _, c := range lostCases {
 		t.Run(c.recipe+" "+c.how, func(t *testing.T) {
@@ -85,6 +87,7 @@ func TestOwnerLostPastItsSessionHandsOverAtItsEnd(t *testing.T) {
 // the next copy starts its own then, rather than wait out the bound
 // herald keeps for a runner that cannot hear.
 func TestDeposedOwnerSaysItsCommandStopped(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	for _, c := range runnerCases {
 		t.Run(c.recipe+" "+c.holder, func(t *testing.T) {
@@ -114,6 +117,7 @@ func TestDeposedOwnerSaysItsCommandStopped(t *testing.T) {
 // timeout after the expiry), the flock never held by two commands either
 // way.
 func TestDeadRunnersNodeIsReleasedOnceItsCommandIsGone(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	for _, c := range runnerCases {
 		t.Run(c.recipe+" "+c.holder, func(t *testing.T) {
@@ -282,6 +286,7 @@ func markedCopies(t *testing.T, recipe, g string, env []string, child string) fu
 // TestChaosRunners). It now watches until the command is stopped, and
 // kills it before the frozen runner's session can expire.
 func TestRunnerFrozenWhileStoppingItsCommand(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	for _, c := range []runnerCase{{"run", "command"}, {"lock", "command"}} {
 		t.Run(c.recipe, func(t *testing.T) {
@@ -316,6 +321,7 @@ func TestRunnerFrozenWhileStoppingItsCommand(t *testing.T) {
 // session expired). It now waits, from when it saw copy-2 lowest, as long
 // as a runner that cannot hear may take to stop its command.
 func TestBriefPredecessorsSessionEndVouchesOnlyForItself(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	for _, c := range []runnerCase{{"run", "command"}, {"lock", "command"}} {
 		t.Run(c.recipe, func(t *testing.T) {
@@ -351,6 +357,7 @@ func TestBriefPredecessorsSessionEndVouchesOnlyForItself(t *testing.T) {
 // reads the owner's timeout on the owner's session node, and waits the
 // bound of the longer.
 func TestShorterTimeoutWaitsForTheLongerOwner(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel()
@@ -406,6 +413,7 @@ func shorterTimeoutBehindFrozenOwner(t *testing.T, recipe string, queued bool) {
 // a session node where its own is (the election's office, or the session
 // root), the deposed owner's among them while its session lives.
 func TestShorterTimeoutWaitsForAnOwnerGoneBeforeItJoined(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel()

@@ -32,6 +32,7 @@ import (
 // the new ensemble's events by their lower zxids and terms as older, and
 // kept presenting the gone owner as current.
 func TestBridgeEnsembleReplaced(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	for _, inPlace := range []bool{false, true} {
 		name := map[bool]string{false: "another ensemble", true: "rebuilt in place"}[inPlace]
 		t.Run(name, func(t *testing.T) {

@@ -60,6 +60,7 @@ func mustAtoi(s string) int {
 // watchdog stopped the command half a session timeout later, and the
 // session expired.
 func TestCtrlZDoesNotSuspendTheHolder(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	g := uniq(t)
 	p := start(t, nil, append(zkFlags(t), "run", "--election", g, "--", "sh", "-c", `echo "pid=$$"; while :; do sleep 0.05; done`)...)
 	pid := mustAtoi(outMatch(t, p, `pid=(\d+)`))

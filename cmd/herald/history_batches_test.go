@@ -157,6 +157,7 @@ func TestHistoryReadInBatchesTellsTheSame(t *testing.T) {
 // and names no group (so every batch's read decodes it), is warned of
 // once, not once a batch.
 func TestHistoryFromAStreamReadInBatchesTellsTheSame(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	base, groups, bridges := batchStory(t)
 	kafkaAddrs, natsURL, sinks := streamSinks(t)
 	for _, s := range sinks {

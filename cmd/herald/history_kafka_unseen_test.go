@@ -20,6 +20,7 @@ import (
 // history's row from the owners topic gave the start as seen (found by a
 // review); both now say it is a bound.
 func TestHistoryFromKafkaOwnersKeepsAStartSeenLate(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	brokers := kafkatest.Start(t, kafkatest.Topic(kafkasink.DefaultEventsTopic, 1), kafkatest.Topic(kafkasink.DefaultOwnersTopic, 1)).Addrs()
 	g := uniq(t)
 	nb := time.Now().Add(-10 * time.Minute).UTC()

@@ -84,6 +84,7 @@ func checkOneRowPerTenure(t *testing.T, name string, ts []audit.Tenure, start ti
 // not seen, once from its election read late, left open. So does one
 // audit log whose lines are out of zxid order.
 func TestHistoryFromAStreamOutOfZxidOrder(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	start := time.Now().UTC().Add(-time.Minute).Truncate(time.Millisecond)
 	g := uniq(t)
 	early, taker, late := lateStory(g, start)

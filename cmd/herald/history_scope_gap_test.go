@@ -25,6 +25,7 @@ import (
 // read, the last row was A's, open, with nothing after it). Once the bridge watches the group again, D's row
 // says gap.
 func TestHistoryMarksAGroupOutOfItsBridgesScope(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	g := uniq(t)
 	url := natsserver.Start(t).URL()

@@ -101,6 +101,7 @@ func tableRows(out string) []string {
 // those rows only, the candidate mark inside the window only, over the
 // window's time.
 func TestHistoryWindowShowsTheRowsThatOverlapIt(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	t0 := time.Now().UTC().Truncate(time.Hour).Add(-72 * time.Hour)
 	g := uniq(t)
 	l := g + "-lock"

@@ -81,6 +81,7 @@ func pidFile(t *testing.T) []string {
 // leave them running beside the next owner: lock and run stop them, and
 // say so, before they release.
 func TestHolderStopsWhatTheCommandLeftBeforeReleasing(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	for _, c := range []struct{ verb, flag string }{{"lock", "--lock"}, {"run", "--election"}} {
 		for _, l := range leftovers {

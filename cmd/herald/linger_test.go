@@ -25,6 +25,7 @@ import (
 // soon as the servers answered. It now gives that connection its timeout
 // to do so before it exits.
 func TestRunnerLostSessionLeavesWithTheServersBack(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, k := range []struct{ name, flag string }{{"lock", "--lock"}, {"run", "--election"}} {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel() // each has a ZooKeeper of its own
@@ -57,6 +58,7 @@ func lostSessionLeavesWithTheServersBack(t *testing.T, cmd, flag string) {
 // expiry, became the lowest once the holder's went, and held the lock for
 // nobody for a whole timeout after ZooKeeper was back.
 func TestLockWaiterLostSessionLeavesWithTheServersBack(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 1})
 	l := uniq(t)
 	_, held := heldLock(t, zkc.Addrs(), l)
@@ -135,6 +137,7 @@ func goneSoon(t *testing.T, c *zk.Conn, node string, back time.Time, whose strin
 // lock or run waiting in line whose ZooKeeper is down took the whole
 // timeout (8 s here) to exit after SIGINT, twice (found by a review).
 func TestSignalEndsALostSessionsWait(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, k := range []struct{ name, flag string }{{"lock", "--lock"}, {"run", "--election"}} {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel() // each has a ZooKeeper of its own

@@ -18,6 +18,7 @@ import (
 )
 
 func TestLockExitCodesAndTimeout(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	l := uniq(t)
 	_, stderr, code := heraldRun(t, nil, append(zk, "lock", "--lock", l, "--", "sh", "-c", `test "$HERALD_LOCK" = "`+l+`" && exit 5`)...)
@@ -128,6 +129,7 @@ func TestWhoFlagsSuspectNodes(t *testing.T) {
 // herald lock warns as it starts waiting, and when it gives up names that
 // node and how to remove it; who shows the queue and the same advice.
 func TestLockBehindALeftoverNode(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zkFl := zkFlags(t)
 	l := uniq(t)
 	c := rawZK(t)

@@ -109,6 +109,7 @@ func running(pid int) bool {
 // SIGPIPE there: its node stayed, owned by a dead process, for a whole
 // session timeout.
 func TestStderrGoneHandsOver(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zktestFlags(t, "10s")
 	g := uniq(t)
 	p, r := startErr(t, append(zk, "run", "--election", g, "--", "sh", "-c", `echo "pid=$$"; exec sleep 60`)...)

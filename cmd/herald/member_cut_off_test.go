@@ -20,6 +20,7 @@ import (
 // adversarial test); herald now suspends a session whose leader has not
 // answered a sync for half its timeout.
 func TestCommandOnAMemberCutOffStopsBeforeTheNextStarts(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
 	for _, verb := range []string{"lock", "run"} {
 		t.Run(verb, func(t *testing.T) {

@@ -56,6 +56,7 @@ func tenures(group string, n int) []publish.Event {
 // consumer per message, a cluster answered "no responders" after a few
 // dozen: the new consumer was not yet known to the server the client asked.
 func TestHistoryFromANATSCluster(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	c := natsserver.StartCluster(t, 3)
 	const n = 150
 	g := uniq(t)
@@ -99,6 +100,7 @@ func TestHistoryFromANATSCluster(t *testing.T) {
 // the stream or the buckets. who, tail and history --nats exit 69, saying
 // JetStream is unavailable, not that a bridge may not be publishing.
 func TestReadersSayJetStreamIsDown(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	c := natsserver.StartCluster(t, 3)
 	g := uniq(t)
 	s := clusterSink(t, c)

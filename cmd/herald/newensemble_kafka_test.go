@@ -21,6 +21,7 @@ import (
 // --kafka must end owner-A's tenure, mark the gap, and show owner-B
 // holding, as from NATS and the audit log (TestBridgeEnsembleReplaced).
 func TestKafkaReadersTakeANewEnsemblesSnapshot(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	kc := kafkatest.Start(t)
 	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
 	if err != nil {

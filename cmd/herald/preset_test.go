@@ -278,6 +278,7 @@ func activeNodeInfo(ns, nn, host string) []byte {
 // Every preset's leaders, written as each system writes them, read in one
 // herald who.
 func TestWhoPresets(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zkf := zkFlags(t)
 	base := uniq(t)
 	c := rawZK(t)
@@ -537,6 +538,7 @@ func TestWhoKRaftControllerSaysItMayBePast(t *testing.T) {
 // `tail` showed it as any leader held. The events and the owners store
 // now carry the note, and who prints it from either.
 func TestKRaftNoteReachesConsumers(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zkf := zkFlags(t)
 	chroot := uniq(t)
 	c := rawZK(t)

@@ -62,6 +62,7 @@ func started(p *proc) (pid int, cp, cpTerm string, ok bool) {
 // one's child resumes from its checkpoint; then that child is killed, its
 // runner exits 137 and the third takes over.
 func TestRunFailover(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	g := uniq(t)
 	child := `echo "$HERALD_ID pid=$$ cp=[$HERALD_CHECKPOINT] cpterm=[$HERALD_CHECKPOINT_TERM]"
@@ -144,6 +145,7 @@ func TestRunFailover(t *testing.T) {
 // gone. When the runner runs again it exits 3, saying the watchdog stopped
 // the command.
 func TestRunPausedRunnerIsFenced(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	g := uniq(t)
 	env := pidFile(t)
@@ -207,6 +209,7 @@ func TestRunPausedRunnerIsFenced(t *testing.T) {
 // to lead (as an upgrade may replace it): the watchdog it starts once it
 // leads is the running binary all the same.
 func TestRunKilledRunnerLeavesNothingRunning(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	g := uniq(t)
 	bin := filepath.Join(t.TempDir(), "herald-old")
@@ -347,6 +350,7 @@ func TestRunRejoinFlagsGone(t *testing.T) {
 // and runs the command again, under a higher term, once the other runner
 // is gone.
 func TestRunRejoin(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	g := uniq(t)
 	child := `trap 'echo "$HERALD_ID got TERM"; exit 143' TERM
@@ -462,6 +466,7 @@ func TestRunCheckpointUnreadable(t *testing.T) {
 // (LoseOnExpiry); under herald run's default it would have stopped
 // leading, and nothing would start at all.
 func TestCheckpointEnvReadsAgainAfterALostReply(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	addrs := zktest.Shared(t).Addrs()
 	g := uniq(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -534,6 +539,7 @@ func TestWhoNotesAnOfficeSomeoneElseWrote(t *testing.T) {
 // (the server does not answer) is an interruption, exit 128+N as a shell
 // reports it, not "ZooKeeper unreachable".
 func TestInterruptedWhileConnecting(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	p := sharedZKProxy(t)
 	p.Blackhole(true)
 	silent := []string{"--zk", p.Addr(), "--connect-timeout", "30s"}
@@ -605,6 +611,7 @@ func TestHotStandbysOutliveAZooKeeperOutage(t *testing.T) {
 // one file while it runs, so an overlap is seen even though the old one is
 // killed outright. Before, the next command started at once, beside it.
 func TestDeletedOwnerNodeNeverRunsTwoCommands(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "3s"}
 	g := uniq(t)
 	child, env, read := overlapMarks(t)
@@ -660,6 +667,7 @@ func mustSeq(node string) int32 {
 // (SIGSTOP). It holds the leadership and does nothing, and nothing else
 // tells: the runner says so (WARN), and again when it runs (INFO).
 func TestRunSaysItsCommandIsStopped(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	g := uniq(t)
 	p := start(t, nil, append(zkFlags(t), "run", "--election", g, "--id", "leader", "--", "sh", "-c", `echo "pid=$$"; exec sleep 60`)...)
 	m := waitMatch(t, p, regexp.MustCompile(`pid=(\d+)`), 20*time.Second)
@@ -684,6 +692,7 @@ func TestRunSaysItsCommandIsStopped(t *testing.T) {
 // SIGKILL, a sixth of the session timeout after the deletion: the new
 // copy's must not start before then.
 func TestOwnerDeletedBeforeTheNextCopyStarted(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	g := uniq(t)
 	child, env, read := overlapMarks(t)
@@ -722,6 +731,7 @@ func TestOwnerDeletedBeforeTheNextCopyStarted(t *testing.T) {
 // try-lock pattern of cron jobs). The one that gave up now says so on the
 // group node as it leaves, and the command starts at once.
 func TestLockAfterAGiveUpStartsAtOnce(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	l := uniq(t)
 	holder := start(t, nil, append(zk, "lock", "--lock", l, "--id", "holder", "--", "sleep", "1")...)

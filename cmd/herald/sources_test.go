@@ -174,6 +174,7 @@ func TestFromNATS(t *testing.T) {
 }
 
 func TestFromKafka(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	kc := kafkatest.Start(t)
 	g := uniq(t)
 	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})

@@ -16,6 +16,7 @@ import (
 // confirms it once more. Before, it showed nothing at all while its bridge
 // was dead: silence that read as "nothing changed".
 func TestTailSaysWhenNoBridgeConfirms(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zkFlags(t)
 	url := natsserver.Start(t).URL()
 	kafka := strings.Join(kafkatest.Start(t).Addrs(), ",")

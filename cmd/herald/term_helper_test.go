@@ -32,6 +32,7 @@ import (
 //     beside it every time. It carries the command's HERALD_RUN_ID, and is
 //     now stopped with the command.
 func TestHelperStartedAtSIGTERMIsStoppedBeforeTheNextOwner(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	for _, how := range []string{"deleted-1", "deleted-2", "deleted-3", "kill-9"} {
 		t.Run(how, func(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 // T is stored": a heartbeat stored first would have readers take the gone
 // holder for the current, fresh owner until the release lands.
 func TestThawedBridgeConfirmsOnlyWhatItPublished(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zktest.Shared(t)
 	url := natsserver.Start(t).URL()
 	g := uniq(t)
@@ -136,6 +137,7 @@ func TestThawedBridgeConfirmsOnlyWhatItPublished(t *testing.T) {
 // history gives the tenure's end as not seen, from that moment on, with its
 // reason.
 func TestReleaseSeenLateIsNotDatedExactly(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := zktest.Shared(t)
 	g := uniq(t)
 	_, held := heldLock(t, zk.Addrs(), g)

@@ -42,6 +42,7 @@ func deleteLowest(t *testing.T, g string) {
 // Before, it came at once, and the third copy's command ran beside the
 // first's (found by TestChaosRunners, in the lock group).
 func TestOwnerStoppedWhileWaitingForThePreviousCommand(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "6s"}
 	g := uniq(t)
 	child, env, read := overlapMarks(t)

@@ -26,6 +26,7 @@ import (
 // release, beside the frozen runner's command. Whether the next runner
 // queued behind the library owner or came after its release, it must wait.
 func TestRunnerAfterALibraryOwner(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	cases := []struct {
 		recipe, between string
 		queuedBehind    bool // the next runner queues before the release

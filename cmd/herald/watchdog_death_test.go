@@ -21,6 +21,7 @@ import (
 // starts a new watchdog, which stops the command before the session can
 // expire.
 func TestWatchdogKilledIsStartedAgain(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel() // waits on sessions and processes, not the CPU
@@ -57,6 +58,7 @@ func frozenThenNext(t *testing.T, first, second *proc, read func() string, what 
 // test). The watchdog the runner started again stops it, and releases
 // the dead runner's node once it is gone.
 func TestRunnerKilledAfterItsWatchdog(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel() // waits on sessions and processes, not the CPU

@@ -18,6 +18,7 @@ import (
 // TestRunnerFrozenWhileStoppingItsCommand: lost 113 ms after the start).
 // The command is now held until the watchdog says it watches.
 func TestWatchdogOutlivesASignalToTheGroupAtTheStart(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel() // waits on sessions and processes, not the CPU

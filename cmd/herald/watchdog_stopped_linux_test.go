@@ -16,6 +16,7 @@ import (
 // as the freeze lasted (8.5-11.3 s in an adversarial test). The runner now
 // resumes it, and says so.
 func TestWatchdogStoppedIsResumed(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel() // waits on sessions and processes, not the CPU

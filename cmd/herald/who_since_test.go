@@ -13,6 +13,7 @@ import (
 // before: who says so ("or earlier", since_at_most), as history marks it.
 // An owner seen taking over live is given its since as is.
 func TestWhoSinceFromASnapshotIsAnUpperBound(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	st := newStaleSetup(t, "since-bridge")
 	srcs := [][]string{{"--nats", st.natsURL}, {"--kafka", st.kafka}}
 	for _, src := range srcs {

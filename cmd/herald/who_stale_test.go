@@ -206,6 +206,7 @@ func TestWhoStaleAfterSIGKILL(t *testing.T) {
 // Bridge stopped cleanly (SIGTERM): it says so before draining, and `who`
 // says stale at once, naming the stop; the Go followers see it.
 func TestWhoStaleAfterSIGTERM(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	st := newStaleSetup(t, "stopped-bridge")
 	stopped := time.Now()
 	if err := st.bridge.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -247,6 +248,7 @@ func TestWhoStaleAfterSIGTERM(t *testing.T) {
 // owners bucket is deleted and made again by a bridge of other groups.
 // Before, all of these exited 5 "no owner", with an empty --json.
 func TestWhoNoOwnerIsConfirmedOrStale(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	st := newStaleSetup(t, "bridge-g")
 	if err := st.owner.Resign(context.Background()); err != nil {
 		t.Fatal(err)

@@ -55,6 +55,7 @@ func TestWhoOwnerValueThatIsNoOwner(t *testing.T) {
 // (exit 5), though a bridge's heartbeat confirms every group: who says the
 // record cannot be read and to ask ZooKeeper (exit 1).
 func TestWhoKafkaOwnerRecordThatIsNoOwner(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	kc := kafkatest.Start(t)
 	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 // creates; a wrong CA or a missing certificate fails with an error naming
 // the flag to fix.
 func TestZKTLSAndACL(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	srv, files := zktest.ForTestTLS(t, true)
 	tlsFl := []string{"--zk", strings.Join(srv.SecureAddrs(), ","), "--zk-ca", files.CA,
 		"--zk-cert", files.ClientCert, "--zk-key", files.ClientKey, "--session-timeout", "2s", "--connect-timeout", "10s"}
