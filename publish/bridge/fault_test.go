@@ -89,6 +89,9 @@ func TestSessionExpiry(t *testing.T) {
 		Watch: []string{g}, Sinks: []publish.Sink{jsSink(t, url)}})
 	sub.waitCount(t, 15*time.Second, "the snapshot", 1, isType(publish.LeaderElected, a.Node()))
 	first := r.Status().SessionID
+	// A sync the ZooKeeper leader answers after the bridge's read is what
+	// vouches for it (one every eighth of the session timeout).
+	time.Sleep(time.Second/8 + 200*time.Millisecond)
 
 	cut := time.Now()
 	p.Blackhole(true)
