@@ -40,6 +40,28 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The ports are free when picked, not when the servers bind them:
+	// another process (a test beside this one) may take one in between.
+	// A server that dies of that is started again on new ports.
+	for attempt := 1; ; attempt++ {
+		c, err := start(ctx, cfg, rt)
+		if err == nil || attempt == 3 || !portTaken(err) {
+			return c, err
+		}
+	}
+}
+
+// portTaken reports whether a start failed because a server could not
+// bind a port it was given (ZooKeeper's exit status 14 is a quorum port
+// it could not bind).
+func portTaken(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, ErrExited) && (strings.Contains(msg, "Address already in use") || strings.Contains(msg, "exit status 14"))
+}
+
+// start is one try of Start.
+func start(ctx context.Context, cfg Config, rt Runtime) (*Cluster, error) {
+	var err error
 	c := &Cluster{cfg: cfg, dir: cfg.Dir}
 	if c.dir == "" {
 		if c.dir, err = os.MkdirTemp("", "herald-zk-"); err != nil {

@@ -2,6 +2,7 @@ package zkserver
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +119,26 @@ func TestParseCons(t *testing.T) {
 	}
 	if _, err := parseCons(" /1.2.3.4:5[1](recved=x,sid=0x1)"); err == nil {
 		t.Fatal("parseCons accepted a non-numeric recved")
+	}
+}
+
+// TestPortTakenIsStartedAgain: a server that died because a port it was
+// given was taken between the pick and its bind (a test beside it took
+// it: ZooKeeper's exit status 14 for a quorum port, "Address already in
+// use" in its log for the others) is a start to try again; a server that
+// died of anything else is not.
+func TestPortTakenIsStartedAgain(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("%w: zk1 on 127.0.0.1:44953: exit status 14", ErrExited), true},
+		{fmt.Errorf("%w: zk2: exit status 1\n...java.net.BindException: Address already in use", ErrExited), true},
+		{fmt.Errorf("%w: zk1: exit status 3 (cannot access the data directory)", ErrExited), false},
+		{errors.New("zkserver: free port: too many open files (Address already in use)"), false},
+	} {
+		if got := portTaken(c.err); got != c.want {
+			t.Errorf("portTaken(%q) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
