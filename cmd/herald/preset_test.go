@@ -548,7 +548,8 @@ func TestKRaftNoteReachesConsumers(t *testing.T) {
 		t.Fatal(err)
 	}
 	url, kafka := natsserver.Start(t).URL(), strings.Join(kafkatest.Start(t).Addrs(), ",")
-	p := start(t, nil, append(zkf, "bridge", "--preset", "kafka="+chroot, "--nats", url, "--kafka", kafka, "--heartbeat", "200ms")...)
+	p := start(t, nil, append(zkf, "bridge", "--preset", "kafka="+chroot, "--nats", url, "--kafka", kafka, "--heartbeat", "200ms",
+		"--source", "kraft-"+newRunID())...)
 	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
 		var out string
 		var code int

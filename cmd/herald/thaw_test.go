@@ -144,7 +144,7 @@ func TestReleaseSeenLateIsNotDatedExactly(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.log")
 	url := natsserver.Start(t).URL()
 	b := start(t, nil, "bridge", "--zk", zk.ConnectString(), "--watch", g, "--audit", log, "--http", "127.0.0.1:0",
-		"--nats", url)
+		"--nats", url, "--source", "late-"+newRunID()) // not the default: parallel tests share the ZooKeeper's claims
 	addr := waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
 	events := func() []publish.Event {
 		evs, _ := audit.ReadAll(context.Background(), log, nil) // none until the bridge writes the first

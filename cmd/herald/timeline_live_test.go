@@ -45,7 +45,10 @@ func TestTimelineOfUnreadableGroupHoldsNobodyNow(t *testing.T) {
 	holder := start(t, nil, append(zkFl, "lock", "--lock", g, "--id", "h1", "--", "sleep", "120")...)
 	holder.waitOutput(t, "lock acquired", 20*time.Second)
 	b := start(t, nil, append(zkFl, "bridge", "--discover", root, "--resync", "2s", "--http", "127.0.0.1:0",
-		"--audit", filepath.Join(t.TempDir(), "audit.log"))...)
+		"--audit", filepath.Join(t.TempDir(), "audit.log"), "--source", "timeline-"+newRunID(),
+		// Its own port: the default (127.0.0.1:4222) is taken by any other
+		// bridge with an embedded NATS server, in this run or another.
+		"--nats-listen", "127.0.0.1:0", "--nats-store", t.TempDir())...)
 	addr := waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
 	children, _, err := conn.Children(g)
 	if err != nil || len(children) != 1 {
