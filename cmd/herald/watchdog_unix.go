@@ -71,6 +71,8 @@ type watchdog struct {
 	// warnedStopped: resume warned of the stop it sees now (only the
 	// beating goroutine reads and writes it).
 	warnedStopped bool
+	// watching is closed once it says it watches (see hear).
+	watching chan struct{}
 }
 
 // startWatchdog starts the watchdog over c's process group as spec says
@@ -118,12 +120,19 @@ func startWatchdog(c *child, spec watchdogSpec) (*watchdog, error) {
 		return nil, fmt.Errorf("cannot start the watchdog: %w", err)
 	}
 	d := &watchdog{cmd: cmd, beat: w, quit: make(chan struct{}), done: make(chan struct{}), log: spec.log}
-	watching := make(chan struct{})
-	go d.hear(fr, watching)
-	if err := d.awaitReady(watching, spec); err != nil {
+	d.watching = make(chan struct{})
+	go d.hear(fr, d.watching)
+	// Beats from the start, while it gets ready: it counts the silence
+	// from its own start, and one slow to say it watches (a starved
+	// machine: up to watchdogReadyWait) fired at once on a runner that
+	// had not begun to beat, killing the command it had just let go.
+	// Beats it has not read yet are no silence (see waiting), and a beat
+	// sends SIGCONT only once it watches (see awaitReady for one slow to).
+	// The beats end when the pipe is closed (see awaitReady).
+	go d.beating(spec.after / 6)
+	if err := d.awaitReady(d.watching, spec); err != nil {
 		return nil, err
 	}
-	go d.beating(spec.after / 6)
 	return d, nil
 }
 
@@ -256,7 +265,11 @@ func (d *watchdog) beating(period time.Duration) {
 			if _, err := d.beat.Write([]byte{'.'}); err != nil {
 				return // the watchdog is gone; stop tells whether it acted
 			}
-			d.resume()
+			select {
+			case <-d.watching:
+				d.resume()
+			default: // starting: awaitReady bounds the wait
+			}
 		}
 	}
 }
