@@ -625,9 +625,9 @@ func (m *Many) serveSingle(g *member, f fired) {
 	}
 	restate := m.takeRestate(g)
 	cctx, cancel := stateCtx(changed, m.ctx.Done())
-	st.readAt = time.Now()
 	sv, _, err := st.r.read(cctx, true)
 	cancel()
+	st.readAt = time.Now() // answered (see observation.read)
 	if err != nil {
 		m.keepRestate(g, restate)
 		m.readFailed(g, err)

@@ -75,7 +75,7 @@ type observation struct {
 	group string
 	r     reader
 	prev  *View
-	// listedAt is when the newest listing of the group was asked for: the
+	// listedAt is when the newest listing of the group was answered: the
 	// lease vouches for the view it gave only from there on (see unseen).
 	listedAt time.Time
 	// before is the last view before a stretch not seen (a suspension, or
@@ -264,7 +264,7 @@ func pending(ws ...<-chan zk.Event) func() bool {
 // is measured against the last view, which ZooKeeper vouched for up to
 // held (zero: not known), and everything is read afresh.
 //
-// A held before the listing the view came from was asked for (the newest
+// A held before the listing the view came from was answered (the newest
 // sync the leader answered was sent before it) vouches for nothing: the
 // member may have answered the listing from a copy the leader had left
 // behind, and the owner it showed may have gone before the listing.
@@ -303,8 +303,12 @@ func (ob *observation) read(ctx context.Context, changed <-chan struct{}) (View,
 	if ob.officeFired && ob.prev != nil && len(ob.prev.Queue) > 1 {
 		guess = ob.prev.Queue[1].Node
 	}
-	ob.listedAt = time.Now()
 	v, w, err := ob.r.readGuess(cctx, true, ob.officeW == nil, guess, ob.officeFired && ob.prev != nil && ob.prev.Office != nil)
+	// Taken once the replies are in: a sync sent (goroutine of its own)
+	// after the request was asked for but written before it vouched for a
+	// state older than the one the listing showed, and an owner that came
+	// between the two was said to hold before it did.
+	ob.listedAt = time.Now()
 	ob.childW, ob.existsW, ob.ownerW = w.children, w.exists, w.owner
 	if w.office != nil {
 		ob.officeW = w.office

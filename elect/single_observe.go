@@ -129,7 +129,7 @@ type singleBefore struct {
 type singleState struct {
 	r    singleReader
 	prev *SingleView
-	// readAt is when the newest read of the node was asked for (see
+	// readAt is when the newest read of the node was answered (see
 	// observation.listedAt).
 	readAt time.Time
 	before *singleBefore
@@ -154,9 +154,9 @@ func (ob *singleObservation) run(ctx context.Context) {
 func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) error {
 	ob.takeFired()
 	cctx, cancel := stateCtx(changed, ctx.Done())
-	ob.readAt = time.Now()
 	sv, ch, err := ob.r.read(cctx, true)
 	cancel()
+	ob.readAt = time.Now() // answered (see observation.read)
 	if err != nil {
 		return ob.readFailed(ctx, err)
 	}
