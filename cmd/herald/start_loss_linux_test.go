@@ -163,7 +163,9 @@ func TestLossHeardWhileANewWatchdogStarts(t *testing.T) {
 	cmdPid, _ := strconv.Atoi(m[1])
 	oldWd, _ := strconv.Atoi(m[2])
 	bPid := b.cmd.Process.Pid
-	// Hold whatever new child b starts (the new watchdog) as it starts.
+	// Hold the new watchdog b starts as it starts: once it runs herald's
+	// binary (before that, b's start of it waits for its exec, and a
+	// hold there holds b; see the README), before it says it watches.
 	stopped := make(chan int, 1)
 	quit := make(chan struct{})
 	defer close(quit)
@@ -179,7 +181,8 @@ func TestLossHeardWhileANewWatchdogStarts(t *testing.T) {
 				raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", bPid, tk.Name()))
 				for _, f := range strings.Fields(string(raw)) {
 					pid, _ := strconv.Atoi(f)
-					if pid != 0 && pid != cmdPid && pid != oldWd {
+					cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+					if pid != 0 && pid != cmdPid && pid != oldWd && strings.Contains(string(cl), watchdogArg) {
 						_ = syscall.Kill(pid, syscall.SIGSTOP)
 						stopped <- pid
 						return
