@@ -441,11 +441,11 @@ func (m *Many) onEvent(ev zk.Event) {
 
 // firedAt notes when what fired for g happened after (see fired.after),
 // and queues g. It runs on the client's receive loop, in the order of the
-// reply stream, so Answered is the newest answer before the event. m.mu
-// must be held.
+// reply stream, so what the session vouches for is as of the newest
+// answer before the event. m.mu must be held.
 func (m *Many) firedAt(g *member) {
 	if g.fired.after.IsZero() {
-		g.fired.after = m.s.Answered()
+		g.fired.after = m.s.vouchedAsOf() // see lateMark.noteFired
 	}
 	m.enqueue(g)
 }

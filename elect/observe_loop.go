@@ -112,10 +112,12 @@ func (m *lateMark) heard(after time.Time) {
 }
 
 // noteFired runs on the client's receive loop for a watch event of the
-// observer's: the first since the last read keeps Answered as it is now.
+// observer's: the first since the last read keeps what the session
+// vouches for now (vouchedAsOf: a member cut off from the leader answers
+// from a copy that no longer changes, so its replies date nothing).
 func (m *lateMark) noteFired(s *Session) {
-	if ns := s.answered.Load(); ns != 0 {
-		m.fired.CompareAndSwap(0, ns)
+	if at := s.vouchedAsOf(); !at.IsZero() {
+		m.fired.CompareAndSwap(0, at.UnixNano())
 	}
 }
 
