@@ -27,13 +27,8 @@ import (
 // eighth of the timeout) and suspends when it has not answered for half.
 func TestOwnerOnAMemberCutOffLosesBeforeTheNextOwns(t *testing.T) {
 	const timeout = 1500 * time.Millisecond
-	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
 	ctx := ctxT(t, 60*time.Second)
-	followers, err := zkc.Followers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut, other := followers[0], followers[1]
+	zkc, cut, other := cuttableEnsemble(t, ctx)
 	path := groupPath(t)
 	a, err := elect.NewLock(session(t, []string{zkc.Member(cut).Addr()}, elect.WithSessionTimeout(timeout)), path, elect.CreateParents())
 	if err != nil {
@@ -296,13 +291,8 @@ func shortenedEnsemble(t *testing.T, ctx context.Context, lower time.Duration) (
 // no later than the send of the last sync the leader answered.
 func TestObserverOnAMemberCutOffVouchesNoLaterThanTheCut(t *testing.T) {
 	const timeout = 4 * time.Second
-	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
 	ctx := ctxT(t, 60*time.Second)
-	followers, err := zkc.Followers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut, other := followers[0], followers[1]
+	zkc, cut, other := cuttableEnsemble(t, ctx)
 	path := groupPath(t)
 	l, err := elect.NewLock(session(t, []string{zkc.Member(other).Addr()}, elect.WithSessionTimeout(timeout)), path, elect.CreateParents())
 	if err != nil {
@@ -346,4 +336,17 @@ func TestObserverOnAMemberCutOffVouchesNoLaterThanTheCut(t *testing.T) {
 		t.Fatalf("the observer on the cut-off member vouched that the owner held until %v after the cut, %v after it let go",
 			c.BeforeHeld.Sub(cutAt).Round(time.Millisecond), c.BeforeHeld.Sub(released).Round(time.Millisecond))
 	}
+}
+
+// cuttableEnsemble starts a 3-member ensemble whose members the test can
+// cut off from each other (Cluster.Isolate), with a 250 ms tick, and
+// returns it with its two followers.
+func cuttableEnsemble(t *testing.T, ctx context.Context) (zkc *zkserver.Cluster, cut, other int) {
+	t.Helper()
+	zkc = zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
+	followers, err := zkc.Followers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zkc, followers[0], followers[1]
 }

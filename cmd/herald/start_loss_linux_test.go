@@ -58,15 +58,7 @@ func TestCommandNotStartedAfterOwnershipEndsWhileAnnouncing(t *testing.T) {
 			t.Cleanup(func() { px.Close() })
 			_, env, read := overlapMarks(t)
 			child := `trap "" TERM; exec 9>>"$MARKS.lock"; flock -n 9 || echo "OVERLAP $HERALD_ID" >> "$MARKS"; echo "start $HERALD_ID" >> "$MARKS"; exec sleep 60`
-			nodes := func() []string {
-				ch, _, err := rawZK(t).Children(g)
-				if err != nil {
-					return nil
-				}
-				ch = slices.DeleteFunc(ch, func(c string) bool { _, ok := elect.ParseName(c); return !ok })
-				slices.SortFunc(ch, func(x, y string) int { return int(mustSeq(x) - mustSeq(y)) })
-				return ch
-			}
+			nodes := func() []string { return queueNodes(t, g) }
 			a := start(t, env, append(zk, verb, flag, g, "--id", "a", "--grace", "100ms", "--", "sh", "-c", child)...)
 			if err := waitFor(20*time.Second, func() bool { return strings.Contains(read(), "start a") }); err != nil {
 				t.Fatalf("a's command never started: %q", read())
@@ -139,15 +131,7 @@ func TestLossHeardWhileANewWatchdogStarts(t *testing.T) {
 	zk := []string{"--zk", zktest.Shared(t).ConnectString(), "--session-timeout", "2s", "--connect-timeout", "10s"}
 	g := uniq(t)
 	child, env, read := overlapMarks(t)
-	nodes := func() []string {
-		ch, _, err := rawZK(t).Children(g)
-		if err != nil {
-			return nil
-		}
-		ch = slices.DeleteFunc(ch, func(c string) bool { _, ok := elect.ParseName(c); return !ok })
-		slices.SortFunc(ch, func(x, y string) int { return int(mustSeq(x) - mustSeq(y)) })
-		return ch
-	}
+	nodes := func() []string { return queueNodes(t, g) }
 	b := start(t, env, append(zk, "run", "--election", g, "--id", "b", "--", "sh", "-c", child)...)
 	if err := waitFor(20*time.Second, func() bool { return strings.Contains(read(), "start b") }); err != nil {
 		t.Fatalf("b's command never started: %q", read())
@@ -169,29 +153,7 @@ func TestLossHeardWhileANewWatchdogStarts(t *testing.T) {
 	stopped := make(chan int, 1)
 	quit := make(chan struct{})
 	defer close(quit)
-	go func() {
-		for {
-			select {
-			case <-quit:
-				return
-			default:
-			}
-			tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", bPid))
-			for _, tk := range tasks {
-				raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", bPid, tk.Name()))
-				for _, f := range strings.Fields(string(raw)) {
-					pid, _ := strconv.Atoi(f)
-					cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-					if pid != 0 && pid != cmdPid && pid != oldWd && strings.Contains(string(cl), watchdogArg) {
-						_ = syscall.Kill(pid, syscall.SIGSTOP)
-						stopped <- pid
-						return
-					}
-				}
-			}
-			time.Sleep(100 * time.Microsecond)
-		}
-	}()
+	go holdWatchdog(bPid, []int{cmdPid, oldWd}, false, stopped, quit)
 	t.Cleanup(func() {
 		select {
 		case pid := <-stopped:
@@ -227,4 +189,16 @@ func TestLossHeardWhileANewWatchdogStarts(t *testing.T) {
 		t.Logf("%v: b heard its loss: %v", time.Since(t0).Round(time.Millisecond), strings.Contains(b.out.String(), "lost leadership"))
 		t.Errorf("c's command started while deposed b's still ran:\n%s\nb:\n%s\nc:\n%s", read(), b.out, c.out)
 	}
+}
+
+// queueNodes is group g's queue nodes, lowest first (none when it cannot
+// be listed).
+func queueNodes(t *testing.T, g string) []string {
+	ch, _, err := rawZK(t).Children(g)
+	if err != nil {
+		return nil
+	}
+	ch = slices.DeleteFunc(ch, func(c string) bool { _, ok := elect.ParseName(c); return !ok })
+	slices.SortFunc(ch, func(x, y string) int { return int(mustSeq(x) - mustSeq(y)) })
+	return ch
 }

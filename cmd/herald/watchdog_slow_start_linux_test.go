@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,7 +48,7 @@ func slowWatchdogStart(t *testing.T) bool {
 	stopped := make(chan int, 1)
 	quit := make(chan struct{})
 	defer close(quit)
-	go holdWatchdog(bPid, stopped, quit)
+	go holdWatchdog(bPid, nil, true, stopped, quit)
 	var wd int
 	select {
 	case wd = <-stopped:
@@ -70,9 +71,10 @@ func slowWatchdogStart(t *testing.T) bool {
 	return true
 }
 
-// holdWatchdog stops (SIGSTOP) the watchdog herald pid starts, once it
-// has set SIGTERM aside, and sends its pid on stopped.
-func holdWatchdog(pid int, stopped chan<- int, quit <-chan struct{}) {
+// holdWatchdog stops (SIGSTOP) the first watchdog herald pid starts that
+// is not among skip, once it runs herald's binary (and, with ignoring,
+// once it has set SIGTERM aside), and sends its pid on stopped.
+func holdWatchdog(pid int, skip []int, ignoring bool, stopped chan<- int, quit <-chan struct{}) {
 	for {
 		select {
 		case <-quit:
@@ -85,12 +87,10 @@ func holdWatchdog(pid int, stopped chan<- int, quit <-chan struct{}) {
 			for _, f := range strings.Fields(string(raw)) {
 				kid, _ := strconv.Atoi(f)
 				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", kid))
-				if !bytes.Contains(cmdline, []byte(watchdogArg)) {
+				if kid == 0 || slices.Contains(skip, kid) || !bytes.Contains(cmdline, []byte(watchdogArg)) {
 					continue
 				}
-				// Once it has set its signals aside (and started its
-				// clock), before it says it watches.
-				for !ignoresTERM(kid) {
+				for ignoring && !ignoresTERM(kid) {
 					select {
 					case <-quit:
 						return
