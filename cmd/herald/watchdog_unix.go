@@ -153,10 +153,11 @@ const watchdogReadyWait = 10 * time.Second
 // closing ready when it says it watches, and then notes whether it fired
 // and closes done.
 func (d *watchdog) hear(r *os.File, ready chan struct{}) {
-	fired, b := false, make([]byte, 1)
+	fired, said, b := false, false, make([]byte, 1)
 	for {
 		n, err := r.Read(b)
-		if n > 0 && b[0] == watchdogReady {
+		if n > 0 && b[0] == watchdogReady && !said {
+			said = true
 			close(ready)
 		}
 		if n > 0 && b[0] == watchdogFire {
