@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/zkserver"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
+
+func h3churn(t *testing.T, addrs []string, g string, n int, lo, hi time.Duration, tr *truths) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		s, err := elect.NewSession(ctx, addrs, elect.WithSessionTimeout(4*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		l, err := elect.NewLock(s, g, elect.CreateParents(), elect.WithID(fmt.Sprintf("p%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				h, err := l.Acquire(ctx)
+				if err != nil {
+					return
+				}
+				from := time.Now()
+				select {
+				case <-time.After(lo + rand.N(hi-lo)):
+				case <-ctx.Done():
+					time.Sleep(lo)
+				}
+				_ = h.Release(context.Background())
+				tr.add(h.Node(), held{from, time.Now()})
+			}
+		}()
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+func TestH3CutOffBridgeChurn(t *testing.T) {
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
+	followers, err := zkc.Followers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, other := followers[0], followers[1]
+	g := uniq(t)
+	log := filepath.Join(t.TempDir(), "audit.log")
+	tr := &truths{m: map[string]held{}}
+	// the group exists first
+	stop0 := h3churn(t, []string{zkc.Member(other).Addr()}, g, 1, 50*time.Millisecond, 60*time.Millisecond, &truths{m: map[string]held{}})
+	time.Sleep(200 * time.Millisecond)
+	stop0()
+	br := start(t, nil, "--zk", zkc.Member(cut).Addr(), "--session-timeout", "16s", "bridge", "--watch", g, "--audit", log, "--heartbeat", "200ms", "--source", "b1",
+		"--nats-listen", "127.0.0.1:0", "--nats-store", t.TempDir())
+	br.waitOutput(t, "serving", 30*time.Second)
+	time.Sleep(3 * time.Second)
+	stop := h3churn(t, []string{zkc.Member(other).Addr()}, g, 3, 100*time.Millisecond, 400*time.Millisecond, tr)
+	for round := 0; round < 3; round++ {
+		time.Sleep(time.Duration(1500+rand.IntN(1000)) * time.Millisecond)
+		if err := zkc.Isolate(cut, true); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("cut at %s", time.Now().Format("15:04:05.000"))
+		time.Sleep(time.Duration(500+rand.IntN(3000)) * time.Millisecond)
+		t.Logf("healed at %s", time.Now().Format("15:04:05.000"))
+		if err := zkc.Isolate(cut, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(3 * time.Second)
+	stop()
+	time.Sleep(8 * time.Second)
+	_ = br.cmd.Process.Signal(syscall.SIGTERM)
+	br.wait(t, 20*time.Second)
+	_ = exec.Command("cp", log, "/tmp/h3-cut-audit.log").Run()
+	ts := historyJSON(t, g, "--audit", log)
+	checkAgainstTruth(t, "audit", ts, tr, g)
+	h3checkCovered(t, "audit", ts, tr, g)
+	if t.Failed() {
+		out, _, _ := heraldRun(t, nil, "history", g, "--audit", log)
+		t.Log(out)
+	}
+}
+
+// TestH3GapEndOnACutOffMemberIsNotExact: a bridge on a follower cut off
+// from the leader for 1.5 s (less than syncLimit: the follower keeps its
+// clients). Meanwhile a releases, b holds and releases, c holds. When the
+// follower catches up, the bridge reads c as owner, with gap=true, and
+// history gave a's end as seen at that moment: held 1.5 s longer than it
+// did, as if exact.
+func TestH3GapEndOnACutOffMemberIsNotExact(t *testing.T) {
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
+	followers, err := zkc.Followers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, other := followers[0], followers[1]
+	g := uniq(t)
+	log := filepath.Join(t.TempDir(), "audit.log")
+	s, err := elect.NewSession(t.Context(), []string{zkc.Member(other).Addr()}, elect.WithSessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	acq := func(id string) *elect.Handle {
+		l, err := elect.NewLock(s, g, elect.CreateParents(), elect.WithID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := l.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	a := acq("a")
+	br := start(t, nil, "--zk", zkc.Member(cut).Addr(), "--session-timeout", "16s", "bridge", "--watch", g, "--audit", log, "--source", "b1", "--heartbeat", "200ms",
+		"--nats-listen", "127.0.0.1:0", "--nats-store", t.TempDir())
+	if err := waitFor(30*time.Second, func() bool {
+		ts, _, _ := heraldRun(t, nil, "history", g, "--audit", log, "--json")
+		return strings.Contains(ts, `"a"`)
+	}); err != nil {
+		t.Fatalf("the bridge never logged a: %s", br.out)
+	}
+	if err := zkc.Isolate(cut, true); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Release(t.Context())
+	aEnd := time.Now()
+	b := acq("b")
+	_ = b.Release(t.Context())
+	c := acq("c")
+	time.Sleep(1500 * time.Millisecond)
+	if err := zkc.Isolate(cut, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(15*time.Second, func() bool {
+		ts, _, _ := heraldRun(t, nil, "history", g, "--audit", log, "--json")
+		return strings.Contains(ts, `"c"`)
+	}); err != nil {
+		t.Fatalf("the bridge never logged c: %s", br.out)
+	}
+	_ = c
+	natsURL := waitMatch(t, br, regexp.MustCompile(`serving NATS with JetStream on (\S+)`), 5*time.Second)
+	if out, _, code := heraldRun(t, nil, "who", g, "--nats", natsURL); !strings.Contains(out, "or earlier") {
+		t.Errorf("who --nats (exit %d) gives c's start, which came while the bridge's member was cut off, as exact:\n%s", code, out)
+	}
+	for _, x := range historyJSON(t, g, "--audit", log) {
+		if x.Owner.ID == "c" && x.FromSeen {
+			t.Errorf("history gives c's start, which came while the bridge's member was cut off, as seen at %s", x.From.Format("15:04:05.000"))
+		}
+		if x.Owner.ID == "a" && x.UntilSeen && x.Until.Sub(aEnd) > 500*time.Millisecond {
+			out, _, _ := heraldRun(t, nil, "history", g, "--audit", log)
+			t.Errorf("a let go at %s; history says it was seen letting go at %s (held %v, exact %v):\n%s",
+				aEnd.Format("15:04:05.000"), x.Until.Format("15:04:05.000"), x.HeldFor, x.Exact(), out)
+		}
+	}
+}
