@@ -131,10 +131,15 @@ func (m *lateMark) takeFired() {
 // late marks changes the observer may have seen late: when its process
 // stalled after the moment what fired is known to have happened after,
 // each change happened somewhere from then on (Change.NotBefore).
+//
+// So may changes one read found together with owners that came and went
+// unseen (a Change with Gap): the read came after more than one change,
+// late for all but the last (a member cut off from the leader catching up,
+// a burst of short tenures), so none of them is dated exactly by it.
 func (m *lateMark) late(cs []Change) {
 	after := m.after
 	m.after = time.Time{}
-	if after.IsZero() || !stalls.since(after) {
+	if after.IsZero() || !stalls.since(after) && !missedSome(cs) {
 		return
 	}
 	for i := range cs {
@@ -142,6 +147,17 @@ func (m *lateMark) late(cs []Change) {
 			cs[i].NotBefore = after
 		}
 	}
+}
+
+// missedSome reports whether a change of cs, other than a snapshot, says
+// that owners may have come and gone unseen before it.
+func missedSome(cs []Change) bool {
+	for _, c := range cs {
+		if c.Gap && c.Kind != Snapshot && c.Kind != Unknown {
+			return true
+		}
+	}
+	return false
 }
 
 // watchLate has the stall watch run for an observer of paths (a group and

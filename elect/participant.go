@@ -165,7 +165,10 @@ type Change struct {
 	// observer's process stalled (SIGSTOP, a paused VM, starved of CPU)
 	// between the last moment ZooKeeper vouched for the state before it and
 	// the change's report, so it happened after NotBefore at a moment the
-	// observer cannot tell, perhaps well before it was reported. Observe,
+	// observer cannot tell, perhaps well before it was reported; or the read
+	// that found it also found owners that came and went unseen (a Gap: a
+	// member cut off from the leader catching up, a burst of short
+	// tenures), so it came after more than one change. Observe,
 	// ObserveSingle and ObserveMany set it.
 	NotBefore time.Time `json:"not_before,omitzero"`
 	// Note is what to know of Owner beyond its name (SingleView.Note):
