@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os/exec"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,7 +18,10 @@ import (
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
-func h3churn(t *testing.T, addrs []string, g string, n int, lo, hi time.Duration, tr *truths) func() {
+// lockChurn starts n library lock holders of g on the servers addrs, each
+// holding for lo to hi at a time and noting every tenure in tr, until the
+// returned func is called.
+func lockChurn(t *testing.T, addrs []string, g string, n int, lo, hi time.Duration, tr *truths) func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
@@ -53,7 +56,16 @@ func h3churn(t *testing.T, addrs []string, g string, n int, lo, hi time.Duration
 	return func() { cancel(); wg.Wait() }
 }
 
-func TestH3CutOffBridgeChurn(t *testing.T) {
+// TestChaosCutOffBridgeUnderChurn (HERALD_CHAOS=1, `make chaos`): a
+// bridge on a follower that is cut off from the rest of the ensemble three
+// times, for 0.5-3.5 s, while three holders take a lock for 100-400 ms
+// each. Every tenure history gives as exact must be the truth: before
+// changes read together with owners that came and went unseen carried
+// not_before, tenures read 1.0-2.6 s longer than they were, as exact.
+func TestChaosCutOffBridgeUnderChurn(t *testing.T) {
+	if os.Getenv("HERALD_CHAOS") != "1" {
+		t.Skip("chaos test: set HERALD_CHAOS=1 (make chaos)")
+	}
 	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
 	followers, err := zkc.Followers(t.Context())
 	if err != nil {
@@ -64,14 +76,14 @@ func TestH3CutOffBridgeChurn(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.log")
 	tr := &truths{m: map[string]held{}}
 	// the group exists first
-	stop0 := h3churn(t, []string{zkc.Member(other).Addr()}, g, 1, 50*time.Millisecond, 60*time.Millisecond, &truths{m: map[string]held{}})
+	stop0 := lockChurn(t, []string{zkc.Member(other).Addr()}, g, 1, 50*time.Millisecond, 60*time.Millisecond, &truths{m: map[string]held{}})
 	time.Sleep(200 * time.Millisecond)
 	stop0()
 	br := start(t, nil, "--zk", zkc.Member(cut).Addr(), "--session-timeout", "16s", "bridge", "--watch", g, "--audit", log, "--heartbeat", "200ms", "--source", "b1",
 		"--nats-listen", "127.0.0.1:0", "--nats-store", t.TempDir())
 	br.waitOutput(t, "serving", 30*time.Second)
 	time.Sleep(3 * time.Second)
-	stop := h3churn(t, []string{zkc.Member(other).Addr()}, g, 3, 100*time.Millisecond, 400*time.Millisecond, tr)
+	stop := lockChurn(t, []string{zkc.Member(other).Addr()}, g, 3, 100*time.Millisecond, 400*time.Millisecond, tr)
 	for round := 0; round < 3; round++ {
 		time.Sleep(time.Duration(1500+rand.IntN(1000)) * time.Millisecond)
 		if err := zkc.Isolate(cut, true); err != nil {
@@ -89,23 +101,23 @@ func TestH3CutOffBridgeChurn(t *testing.T) {
 	time.Sleep(8 * time.Second)
 	_ = br.cmd.Process.Signal(syscall.SIGTERM)
 	br.wait(t, 20*time.Second)
-	_ = exec.Command("cp", log, "/tmp/h3-cut-audit.log").Run()
 	ts := historyJSON(t, g, "--audit", log)
 	checkAgainstTruth(t, "audit", ts, tr, g)
-	h3checkCovered(t, "audit", ts, tr, g)
 	if t.Failed() {
 		out, _, _ := heraldRun(t, nil, "history", g, "--audit", log)
 		t.Log(out)
 	}
 }
 
-// TestH3GapEndOnACutOffMemberIsNotExact: a bridge on a follower cut off
+// TestGapEndOnACutOffMemberIsNotExact: a bridge on a follower cut off
 // from the leader for 1.5 s (less than syncLimit: the follower keeps its
 // clients). Meanwhile a releases, b holds and releases, c holds. When the
 // follower catches up, the bridge reads c as owner, with gap=true, and
 // history gave a's end as seen at that moment: held 1.5 s longer than it
-// did, as if exact.
-func TestH3GapEndOnACutOffMemberIsNotExact(t *testing.T) {
+// did, as if exact (found by an adversarial test). Changes read with a
+// gap now carry not_before.
+func TestGapEndOnACutOffMemberIsNotExact(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
 	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
 	followers, err := zkc.Followers(t.Context())
 	if err != nil {
