@@ -206,6 +206,9 @@ type fired struct {
 	// after is when the newest request answered before the first of
 	// these events was sent: what they tell happened after it.
 	after time.Time
+	// behind: one of them came while the session's member was behind
+	// the ZooKeeper leader (see lateMark.behind).
+	behind bool
 }
 
 // Add starts observing group; its first change is a Snapshot (measured
@@ -447,6 +450,7 @@ func (m *Many) firedAt(g *member) {
 	if g.fired.after.IsZero() {
 		g.fired.after = m.s.vouchedAsOf() // see lateMark.noteFired
 	}
+	g.fired.behind = g.fired.behind || m.s.leaderBehind()
 	m.enqueue(g)
 }
 
@@ -542,6 +546,9 @@ func (m *Many) serve(g *member, f fired) {
 	}
 	ob.unread = ob.unread || f.children || f.office
 	ob.heard(f.after)
+	if f.behind {
+		ob.behind.Store(true)
+	}
 	st, changed := m.s.State()
 	switch st {
 	case StateLost, StateClosed:
@@ -601,6 +608,9 @@ func (m *Many) serveSingle(g *member, f fired) {
 		ob.childrenFired, ob.unread = true, true
 	}
 	ob.heard(f.after)
+	if f.behind {
+		ob.behind.Store(true)
+	}
 	state, changed := m.s.State()
 	switch state {
 	case StateLost, StateClosed:

@@ -101,6 +101,9 @@ type lateMark struct {
 	// receive loop (onEvent), in reply-stream order, as ObserveMany notes
 	// fired.after.
 	fired atomic.Int64
+	// behind: a watch fired while the session's member was behind the
+	// ZooKeeper leader (Session.leaderBehind), since the last read.
+	behind atomic.Bool
 }
 
 // heard notes when what fired happened after: the earliest such moment
@@ -119,6 +122,9 @@ func (m *lateMark) noteFired(s *Session) {
 	if at := s.vouchedAsOf(); !at.IsZero() {
 		m.fired.CompareAndSwap(0, at.UnixNano())
 	}
+	if s.leaderBehind() {
+		m.behind.Store(true)
+	}
 }
 
 // takeFired hears what noteFired kept, before a read.
@@ -136,10 +142,15 @@ func (m *lateMark) takeFired() {
 // unseen (a Change with Gap): the read came after more than one change,
 // late for all but the last (a member cut off from the leader catching up,
 // a burst of short tenures), so none of them is dated exactly by it.
+//
+// And so may changes whose watch fired while the session's member was
+// behind the ZooKeeper leader (Session.leaderBehind): it delivers what
+// changed while it was cut off when it catches up, all at once.
 func (m *lateMark) late(cs []Change) {
 	after := m.after
 	m.after = time.Time{}
-	if after.IsZero() || !stalls.since(after) && !missedSome(cs) {
+	behind := m.behind.Swap(false)
+	if after.IsZero() || !stalls.since(after) && !missedSome(cs) && !behind {
 		return
 	}
 	for i := range cs {

@@ -168,7 +168,10 @@ type Change struct {
 	// observer cannot tell, perhaps well before it was reported; or the read
 	// that found it also found owners that came and went unseen (a Gap: a
 	// member cut off from the leader catching up, a burst of short
-	// tenures), so it came after more than one change. Observe,
+	// tenures), so it came after more than one change; or its watch fired
+	// while a sync of the session had gone unanswered for over a second
+	// (its member behind the leader, delivering what changed meanwhile
+	// all at once as it catches up). Observe,
 	// ObserveSingle and ObserveMany set it.
 	NotBefore time.Time `json:"not_before,omitzero"`
 	// Note is what to know of Owner beyond its name (SingleView.Note):

@@ -135,6 +135,7 @@ type Session struct {
 	// is the client's connection, closed when the lease runs out.
 	leaderAt       time.Time
 	leaderNs       atomic.Int64 // leaderAt, for readers without mu (see vouchedAsOf)
+	syncSent       atomic.Int64 // when the newest sync was sent, unix ns (see leaderBehind)
 	leaseTimer     *time.Timer
 	leaseSuspended bool
 	current        atomic.Pointer[sniffConn]

@@ -109,15 +109,28 @@ func TestChaosCutOffBridgeUnderChurn(t *testing.T) {
 	}
 }
 
-// TestGapEndOnACutOffMemberIsNotExact: a bridge on a follower cut off
-// from the leader for 1.5 s (less than syncLimit: the follower keeps its
-// clients). Meanwhile a releases, b holds and releases, c holds. When the
-// follower catches up, the bridge reads c as owner, with gap=true, and
-// history gave a's end as seen at that moment: held 1.5 s longer than it
-// did, as if exact (found by an adversarial test). Changes read with a
-// gap now carry not_before.
-func TestGapEndOnACutOffMemberIsNotExact(t *testing.T) {
-	t.Parallel() // waits on sessions and processes, not the CPU
+// TestEndOnACutOffMemberIsNotExact: a bridge on a follower cut off from
+// the leader for 2.2 s (less than syncLimit, 2.5 s: the follower keeps its
+// clients). Meanwhile a releases and c holds, with b holding and
+// releasing in between (gap) or not (direct). When the follower catches
+// up, it delivers what changed at once, and the bridge dated a's end and
+// c's start at that moment, as seen: a held 2 s longer than it did, as if
+// exact (found by an adversarial test). Changes read with a gap now carry
+// not_before, and so do changes whose watch fired while a sync of the
+// bridge's session went unanswered for over a second (its member was
+// behind the leader).
+func TestEndOnACutOffMemberIsNotExact(t *testing.T) {
+	for _, between := range []bool{true, false} {
+		t.Run(map[bool]string{true: "gap", false: "direct"}[between], func(t *testing.T) {
+			t.Parallel() // waits on sessions and processes, not the CPU
+			endOnACutOffMember(t, between)
+		})
+	}
+}
+
+// endOnACutOffMember: see TestEndOnACutOffMemberIsNotExact; between says
+// whether b holds between a and c.
+func endOnACutOffMember(t *testing.T, between bool) {
 	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
 	followers, err := zkc.Followers(t.Context())
 	if err != nil {
@@ -143,12 +156,15 @@ func TestGapEndOnACutOffMemberIsNotExact(t *testing.T) {
 		return h
 	}
 	a := acq("a")
-	br := start(t, nil, "--zk", zkc.Member(cut).Addr(), "--session-timeout", "16s", "bridge", "--watch", g, "--audit", log, "--source", "b1", "--heartbeat", "200ms",
+	// 8 s sessions: a sync every second, so one goes unanswered for over
+	// a second before the cut ends, and the lease (half the timeout) holds.
+	br := start(t, nil, "--zk", zkc.Member(cut).Addr(), "--session-timeout", "8s", "bridge", "--watch", g, "--audit", log, "--source", "b1", "--heartbeat", "200ms",
 		"--nats-listen", "127.0.0.1:0", "--nats-store", t.TempDir())
-	if err := waitFor(30*time.Second, func() bool {
+	seen := func(id string) bool {
 		ts, _, _ := heraldRun(t, nil, "history", g, "--audit", log, "--json")
-		return strings.Contains(ts, `"a"`)
-	}); err != nil {
+		return strings.Contains(ts, `"`+id+`"`)
+	}
+	if err := waitFor(30*time.Second, func() bool { return seen("a") }); err != nil {
 		t.Fatalf("the bridge never logged a: %s", br.out)
 	}
 	if err := zkc.Isolate(cut, true); err != nil {
@@ -156,20 +172,17 @@ func TestGapEndOnACutOffMemberIsNotExact(t *testing.T) {
 	}
 	_ = a.Release(t.Context())
 	aEnd := time.Now()
-	b := acq("b")
-	_ = b.Release(t.Context())
-	c := acq("c")
-	time.Sleep(1500 * time.Millisecond)
+	if between {
+		_ = acq("b").Release(t.Context())
+	}
+	acq("c")
+	time.Sleep(2200*time.Millisecond - time.Since(aEnd))
 	if err := zkc.Isolate(cut, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitFor(15*time.Second, func() bool {
-		ts, _, _ := heraldRun(t, nil, "history", g, "--audit", log, "--json")
-		return strings.Contains(ts, `"c"`)
-	}); err != nil {
+	if err := waitFor(15*time.Second, func() bool { return seen("c") }); err != nil {
 		t.Fatalf("the bridge never logged c: %s", br.out)
 	}
-	_ = c
 	natsURL := waitMatch(t, br, regexp.MustCompile(`serving NATS with JetStream on (\S+)`), 5*time.Second)
 	if out, _, code := heraldRun(t, nil, "who", g, "--nats", natsURL); !strings.Contains(out, "or earlier") {
 		t.Errorf("who --nats (exit %d) gives c's start, which came while the bridge's member was cut off, as exact:\n%s", code, out)
