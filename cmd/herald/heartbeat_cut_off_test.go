@@ -26,12 +26,7 @@ import (
 // node was gone from the ensemble (1.8 s of them here). The proof is now a
 // sync, which the follower answers only once the leader has.
 func TestHeartbeatOnACutOffMemberConfirmsNoGoneOwner(t *testing.T) {
-	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
-	followers, err := zkc.Followers(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut, other := followers[0], followers[1]
+	zkc, cut, other := cuttableEnsemble(t)
 	g := uniq(t)
 	log := filepath.Join(t.TempDir(), "audit.log")
 	owner := start(t, nil, "--zk", zkc.Member(other).Addr(), "--session-timeout", "4s", "lock", "--lock", g, "--id", "x", "--", "sh", "-c", "echo holding; exec sleep 60")
@@ -108,4 +103,18 @@ func zkConnTo(t *testing.T, addr string) *zk.Conn {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// cuttableEnsemble starts a 3-member ensemble whose members the test can
+// cut off from each other (Cluster.Isolate), with a 250 ms tick (so a
+// follower gives its leader up after 2.5 s), and returns it with its two
+// followers.
+func cuttableEnsemble(t *testing.T) (zkc *zkserver.Cluster, cut, other int) {
+	t.Helper()
+	zkc = zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
+	followers, err := zkc.Followers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zkc, followers[0], followers[1]
 }

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/elect"
-	"github.com/zkherald/herald/internal/zkserver"
-	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 // lockChurn starts n library lock holders of g on the servers addrs, each
@@ -66,12 +64,7 @@ func TestChaosCutOffBridgeUnderChurn(t *testing.T) {
 	if os.Getenv("HERALD_CHAOS") != "1" {
 		t.Skip("chaos test: set HERALD_CHAOS=1 (make chaos)")
 	}
-	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
-	followers, err := zkc.Followers(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut, other := followers[0], followers[1]
+	zkc, cut, other := cuttableEnsemble(t)
 	g := uniq(t)
 	log := filepath.Join(t.TempDir(), "audit.log")
 	tr := &truths{m: map[string]held{}}
@@ -131,12 +124,7 @@ func TestEndOnACutOffMemberIsNotExact(t *testing.T) {
 // endOnACutOffMember: see TestEndOnACutOffMemberIsNotExact; between says
 // whether b holds between a and c.
 func endOnACutOffMember(t *testing.T, between bool) {
-	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, Isolatable: true, TickTime: 250 * time.Millisecond})
-	followers, err := zkc.Followers(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut, other := followers[0], followers[1]
+	zkc, cut, other := cuttableEnsemble(t)
 	g := uniq(t)
 	log := filepath.Join(t.TempDir(), "audit.log")
 	s, err := elect.NewSession(t.Context(), []string{zkc.Member(other).Addr()}, elect.WithSessionTimeout(4*time.Second))
