@@ -169,15 +169,16 @@ const behindSlack = time.Second
 
 // leaderBehind reports whether a sync the session sent has gone
 // unanswered for over behindSlack: its member is behind the ZooKeeper
-// leader, or cut off from it. The syncs go every eighth of the timeout, so
-// the one after the newest answered was sent that long after it. A member cut off for less than syncLimit
-// keeps its clients, and once back it delivers the watch events of all
-// that changed meanwhile at once, before it answers the syncs: an
-// observer that dated those changes by its read of them dated them
-// seconds late, as seen (found by an adversarial test). Such changes are
-// now marked as seen late (Change.NotBefore). A cut that ends before the
-// next sync is sent goes unnoticed: up to an eighth of the timeout, plus
-// behindSlack.
+// leader, or cut off from it. The syncs go every eighth of the timeout,
+// so the one after the newest answered was sent that long after it.
+//
+// A member cut off for less than syncLimit keeps its clients, and once
+// back it delivers the watch events of all that changed meanwhile at
+// once, before it answers the syncs: an observer that dated those changes
+// by its read of them dated them seconds late, as seen (found by an
+// adversarial test). Such changes are now marked as seen late
+// (Change.NotBefore). A cut that ends before the next sync is sent goes
+// unnoticed: up to an eighth of the timeout, plus behindSlack.
 func (s *Session) leaderBehind() bool {
 	if s.noSyncs.Load() {
 		return false
