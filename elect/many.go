@@ -454,6 +454,15 @@ func (m *Many) firedAt(g *member) {
 	m.enqueue(g)
 }
 
+// heardFired takes what f says of when its events happened (see
+// fired.after and fired.behind) into the observation's late mark.
+func (m *lateMark) heardFired(f fired) {
+	m.heard(f.after)
+	if f.behind {
+		m.behind.Store(true)
+	}
+}
+
 // firedSince reports whether a watch of g fired since its turn began.
 func (m *Many) firedSince(g *member) bool {
 	m.mu.Lock()
@@ -545,10 +554,7 @@ func (m *Many) serve(g *member, f fired) {
 		ob.officeW, ob.officeFired = nil, true
 	}
 	ob.unread = ob.unread || f.children || f.office
-	ob.heard(f.after)
-	if f.behind {
-		ob.behind.Store(true)
-	}
+	ob.heardFired(f)
 	st, changed := m.s.State()
 	switch st {
 	case StateLost, StateClosed:
@@ -607,10 +613,7 @@ func (m *Many) serveSingle(g *member, f fired) {
 	if f.children {
 		ob.childrenFired, ob.unread = true, true
 	}
-	ob.heard(f.after)
-	if f.behind {
-		ob.behind.Store(true)
-	}
+	ob.heardFired(f)
 	state, changed := m.s.State()
 	switch state {
 	case StateLost, StateClosed:
