@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -29,14 +30,12 @@ func (a *app) history(ctx context.Context, sf *sourceFlags, files []string, grou
 	if err != nil {
 		return err
 	}
-	owners := a.ownersOnce(ctx, sf, src, group)
-	h := &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(files, owners),
-		scope: a.scopeMarks(ctx, sf, src, files), owners: owners, seen: map[string]bool{}}
+	h := a.newHistoryOut(ctx, sf, src, files, group, a.ownersOnce(ctx, sf, src, group), heldEvents, asJSON, w)
 	defer h.rows.close()
 	if err := a.eachBatch(ctx, sf, src, files, group, heldEvents, h.batch); err != nil {
 		return unreachableExit(err)
 	}
-	if err := h.unheard(a); err != nil {
+	if err := h.unheard(); err != nil {
 		return err
 	}
 	if h.rows.spool == nil {
@@ -47,6 +46,14 @@ func (a *app) history(ctx context.Context, sf *sourceFlags, files []string, grou
 	}
 	_, err = h.rows.spool.WriteTo(a.stdout)
 	return err
+}
+
+// newHistoryOut is what history tells the batches of src with, owners
+// reading the owners view (ownersOnce).
+func (a *app) newHistoryOut(ctx context.Context, sf *sourceFlags, src string, files []string, group string, owners func() (map[string]ownerNow, error), heldEvents int, asJSON bool, w window) *historyOut {
+	return &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(files, owners),
+		scope: a.scopeMarks(ctx, sf, src, files), owners: owners, seen: map[string]bool{},
+		reread: a.rereader(ctx, sf, src, group), log: a.log}
 }
 
 // historySource checks history's source flags and says which source they
@@ -186,63 +193,104 @@ type historyOut struct {
 	// their bridges no longer observe (markOutOfScope).
 	scope func(events []publish.Event, ts []audit.Tenure) []audit.Tenure
 	// owners reads the owners view (nil for audit logs); seen holds the
-	// groups some stored event tells of.
+	// groups some stored event tells of, or whose row the view told.
 	owners func() (map[string]ownerNow, error)
 	seen   map[string]bool
+	// reread reads the events of some groups again (rereader).
+	reread func(groups map[string]bool) ([]publish.Event, error)
+	log    *slog.Logger
 }
 
-// batch takes the events of a batch of groups, merged.
+// batch takes the events of a batch of groups, merged, and the rows of
+// the owners the owners view names in groups no event tells of that sort
+// before the batch's last group: no later batch holds them (each batch's
+// groups sort after those before it), and their rows stand in group order
+// with the others. They came after every other row before.
 func (h *historyOut) batch(events []publish.Event) error {
-	if h.owners != nil {
-		for _, e := range events {
-			h.seen[e.Group] = true
+	ts := h.told(events)
+	if h.owners != nil && len(ts) > 0 {
+		more, err := h.unheardUpTo(ts[len(ts)-1].Group, false)
+		if err != nil {
+			return err
 		}
+		ts = mergeGroups(ts, more)
+	}
+	h.total += len(ts)
+	return h.rows.add(h.w.tenures(ts))
+}
+
+// told is the rows events tell, marked and judged; their groups are seen.
+func (h *historyOut) told(events []publish.Event) []audit.Tenure {
+	for _, e := range events {
+		h.seen[e.Group] = true
 	}
 	ts := h.scope(events, audit.History(events))
-	h.total += len(ts)
 	if anyOpen(ts) {
 		h.judge(events, ts)
 	}
-	return h.rows.add(h.w.tenures(ts))
+	return ts
 }
 
 // unheard adds the rows of the owners the owners view names in groups no
-// stored event tells of: the stream's or topic's retention
-// (--nats-max-age, say) dropped every event of a group whose owner still
-// holds, an idle group's. Such a row is the owner's open tenure from
-// when the view says it began (its since, "≤" when the bridge first saw
-// it in a snapshot), GAP maybe (the owners before it went with their
-// events), judged by the view as the other open tenures. Before, the
-// group had no row at all while who named its owner.
-func (h *historyOut) unheard(a *app) error {
-	ts := a.unheardTenures(h.owners, h.seen)
-	if len(ts) == 0 {
+// stored event tells of and no batch placed (unheardUpTo).
+func (h *historyOut) unheard() error {
+	if h.owners == nil {
 		return nil
+	}
+	ts, err := h.unheardUpTo("", true)
+	if err != nil || len(ts) == 0 {
+		return err
 	}
 	h.total += len(ts)
 	return h.rows.add(h.w.tenures(ts))
 }
 
-// unheardTenures is, from the owners view owners reads (nil for audit
-// logs, which keep none), the open tenures of the owners it names in
-// groups no stored event tells of (seen: those some event does), in group
-// order, judged by the view's confirmation, and says so. A view that
-// cannot be read is warned about.
-func (a *app) unheardTenures(owners func() (map[string]ownerNow, error), seen map[string]bool) []audit.Tenure {
-	if owners == nil {
-		return nil
-	}
-	view, err := owners()
+// unheardUpTo is the rows of the owners the owners view names in groups
+// not seen yet that sort before last (all: whatever they sort as): told
+// from their events when a read after the view's finds some (the group's
+// first event came after the events were read: no gap), else from the
+// view (unheardTenures).
+func (h *historyOut) unheardUpTo(last string, all bool) ([]audit.Tenure, error) {
+	view, err := h.owners()
 	if err != nil {
-		a.log.Warn("could not read the owners view: owners of groups whose stored events were all dropped are left out", "err", err)
-		return nil
+		return nil, nil // judge said so, and the note does
 	}
-	var ts []audit.Tenure
+	want := map[string]bool{}
 	for g, n := range view {
-		if n.node == "" || seen[g] {
-			continue
+		if n.node != "" && !h.seen[g] && (all || g < last) {
+			want[g] = true
 		}
-		t := n.tenure
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	events, err := h.reread(want)
+	if err != nil {
+		return nil, err
+	}
+	ts := h.told(events)
+	for g := range want {
+		if h.seen[g] {
+			delete(want, g) // told from its events
+		}
+		h.seen[g] = true
+	}
+	return mergeGroups(ts, unheardTenures(h.log, view, want)), nil
+}
+
+// unheardTenures is, from the owners view, the open tenures of the owners
+// it names in groups (those no stored event tells of: the stream's or
+// topic's retention, --nats-max-age say, dropped every event of a group
+// whose owner still holds, an idle group's), in group order, and says so.
+// Such a row is the owner's open tenure from when the view says it began
+// (its since, "≤" when the bridge first saw it in a snapshot), GAP maybe
+// (the owners before it went with their events), judged by the view as
+// the other open tenures. Before, the group had no row at all while who
+// named its owner.
+func unheardTenures(log *slog.Logger, view map[string]ownerNow, groups map[string]bool) []audit.Tenure {
+	var ts []audit.Tenure
+	for g := range groups {
+		t := view[g].tenure
 		t.LastSeen, t.Gap = t.From, true
 		ts = append(ts, t)
 	}
@@ -250,9 +298,63 @@ func (a *app) unheardTenures(owners func() (map[string]ownerNow, error), seen ma
 		return nil
 	}
 	slices.SortFunc(ts, func(x, y audit.Tenure) int { return strings.Compare(x.Group, y.Group) })
-	a.log.Warn("no stored event tells of the owner the owners view names: the events were dropped (the stream's or topic's retention); its row is told from the owners view, GAP maybe", "groups", len(ts))
+	log.Warn("no stored event tells of the owner the owners view names: the events were dropped (the stream's or topic's retention); its row is told from the owners view, GAP maybe", "groups", len(ts))
 	judgeOwners(view, nil, ts)
 	return ts
+}
+
+// mergeGroups merges x and y, each in History's order (by group, each
+// group's rows together) and of groups the other has not, into that order.
+func mergeGroups(x, y []audit.Tenure) []audit.Tenure {
+	if len(y) == 0 {
+		return x
+	}
+	out := make([]audit.Tenure, 0, len(x)+len(y))
+	for len(x) > 0 && len(y) > 0 {
+		if y[0].Group < x[0].Group {
+			out, y = append(out, y[0]), y[1:]
+		} else {
+			out, x = append(out, x[0]), x[1:]
+		}
+	}
+	return append(append(out, x...), y...)
+}
+
+// rereader returns what reads again, from the stream or topic (src; nil
+// for audit logs), the events of some groups (of group, or all), merged:
+// the owners view is read after the events, and a group whose first
+// event came between the two reads has an owner in the view and no event
+// read. The sinks store a change's event before its owner, so a read
+// after the view's holds the events of every owner the view names that
+// were not dropped.
+func (a *app) rereader(ctx context.Context, sf *sourceFlags, src, group string) func(map[string]bool) ([]publish.Event, error) {
+	if src == "" {
+		return nil
+	}
+	return func(groups map[string]bool) ([]publish.Event, error) {
+		var pass audit.Pass
+		if src == "nats" {
+			p, closeNC, err := a.natsPass(ctx, sf, group)
+			if err != nil {
+				return nil, err
+			}
+			defer closeNC()
+			pass = p
+		} else {
+			p, err := a.kafkaPass(sf, group)
+			if err != nil {
+				return nil, err
+			}
+			pass = p
+		}
+		var events []publish.Event
+		err := pass(ctx, func(g string) bool { return g == "" || groups[g] }, func(e publish.Event) {
+			if groups[e.Group] {
+				events = append(events, e)
+			}
+		})
+		return mergeBySource(events), err
+	}
 }
 
 // anyOpen reports whether a tenure of ts is open and is no stretch of

@@ -51,23 +51,50 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 	if err != nil {
 		return unreachableExit(err)
 	}
-	a.addUnheard(ctx, sf, src, group, seen, b, w)
+	if err := a.addUnheard(ctx, sf, src, group, seen, scope, b, w); err != nil {
+		return unreachableExit(err)
+	}
 	return a.writeTimeline(b.Chart(), htmlOut, svgOut, sf.describe(files), w)
 }
 
 // addUnheard adds to b, as history shows them, the owners the owners view
 // of a stream or topic names in groups no stored event tells of (seen:
 // those some event does): retention dropped their events, and the chart
-// left out an owner the table showed (found by a review).
-func (a *app) addUnheard(ctx context.Context, sf *sourceFlags, src, group string, seen map[string]bool, b *timeline.Builder, w window) {
-	ts := a.unheardTenures(a.ownersOnce(ctx, sf, src, group), seen)
-	if len(ts) == 0 {
-		return
+// left out an owner the table showed (found by a review). A group whose
+// first event came after the events were read is drawn from its events,
+// read again (rereader), as the table tells it.
+func (a *app) addUnheard(ctx context.Context, sf *sourceFlags, src, group string, seen map[string]bool, scope func([]publish.Event, []audit.Tenure) []audit.Tenure, b *timeline.Builder, w window) error {
+	owners := a.ownersOnce(ctx, sf, src, group)
+	if owners == nil {
+		return nil
 	}
+	view, err := owners()
+	if err != nil {
+		a.log.Warn("could not read the owners view: owners of groups whose stored events were all dropped are left out", "err", err)
+		return nil
+	}
+	want := map[string]bool{}
+	for g, n := range view {
+		if n.node != "" && !seen[g] {
+			want[g] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	events, err := a.rereader(ctx, sf, src, group)(want)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		delete(want, e.Group)
+	}
+	ts := mergeGroups(scope(events, audit.History(events)), unheardTenures(a.log, view, want))
 	if w.set() {
 		w.learn(ts)
 	}
-	b.Add(nil, ts, w.overlaps)
+	b.Add(events, ts, w.overlaps)
+	return nil
 }
 
 // writeTimeline writes chart, as timeline says.
