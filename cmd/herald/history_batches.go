@@ -11,6 +11,8 @@ import (
 
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/kafkasink"
 )
 
 // defaultHeldEvents is how many events `herald history` holds at once by
@@ -36,16 +38,46 @@ func (a *app) history(ctx context.Context, sf *sourceFlags, files []string, grou
 		return unreachableExit(err)
 	}
 	if err := h.unheard(); err != nil {
-		return err
+		return unreachableExit(err)
 	}
 	if h.rows.spool == nil {
-		return a.writeHistory(h.rows.held, h.total, asJSON, w)
+		err = a.writeHistory(h.rows.held, h.total, asJSON, w)
+	} else {
+		if w.set() && !asJSON {
+			fmt.Fprintf(a.stdout, "rows overlapping %s, shown whole (times as recorded, not cut to the window)\n", w)
+		}
+		_, err = h.rows.spool.WriteTo(a.stdout)
 	}
-	if w.set() && !asJSON {
-		fmt.Fprintf(a.stdout, "rows overlapping %s, shown whole (times as recorded, not cut to the window)\n", w)
+	if note := ownersNote(src, h.owners); err == nil && note != "" && !asJSON {
+		_, err = fmt.Fprintln(a.stdout, note)
 	}
-	_, err = h.rows.spool.WriteTo(a.stdout)
 	return err
+}
+
+// ownersNote is the note a table ends with when the owners view of the
+// stream or topic (src) could not be read whole, "" when it could (or
+// for audit logs: owners nil). A warning on standard error alone is easy
+// to miss, and the rows then lack what the view would have told: an
+// owner whose stored events were all dropped is not shown, and open
+// tenures are not confirmed.
+func ownersNote(src string, owners func() (map[string]ownerNow, error)) string {
+	if owners == nil {
+		return ""
+	}
+	where, who := "bucket "+jetstream.DefaultBucket, "herald who GROUP --nats URL"
+	if src == "kafka" {
+		where, who = "topic "+kafkasink.DefaultOwnersTopic, "herald who GROUP --kafka BROKERS"
+	}
+	view, err := owners()
+	if _, bad := view[unreadableGroups]; !bad && err == nil {
+		return ""
+	}
+	lacks := "an owner whose stored events were all dropped is missing from these rows, and open tenures are not confirmed"
+	if err != nil {
+		return fmt.Sprintf("note: the owners view (%s) could not be read (%v): %s; run history again once %s can read it", where, err, lacks, who)
+	}
+	return fmt.Sprintf("note: the owners view (%s) holds values that are no owner herald wrote (put by hand?): for the groups they stand for, %s; "+
+		"delete or correct those values (%s says whether a group's is one) and run history again", where, lacks, who)
 }
 
 // newHistoryOut is what history tells the batches of src with, owners

@@ -51,10 +51,15 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 	if err != nil {
 		return unreachableExit(err)
 	}
-	if err := a.addUnheard(ctx, sf, src, group, seen, scope, b, w); err != nil {
+	owners := a.ownersOnce(ctx, sf, src, group)
+	if err := a.addUnheard(ctx, sf, src, group, owners, seen, scope, b, w); err != nil {
 		return unreachableExit(err)
 	}
-	return a.writeTimeline(b.Chart(), htmlOut, svgOut, sf.describe(files), w)
+	source := sf.describe(files)
+	if note := ownersNote(src, owners); note != "" {
+		source += "; " + note // on the page, not only in a warning
+	}
+	return a.writeTimeline(b.Chart(), htmlOut, svgOut, source, w)
 }
 
 // addUnheard adds to b, as history shows them, the owners the owners view
@@ -63,8 +68,7 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 // left out an owner the table showed (found by a review). A group whose
 // first event came after the events were read is drawn from its events,
 // read again (rereader), as the table tells it.
-func (a *app) addUnheard(ctx context.Context, sf *sourceFlags, src, group string, seen map[string]bool, scope func([]publish.Event, []audit.Tenure) []audit.Tenure, b *timeline.Builder, w window) error {
-	owners := a.ownersOnce(ctx, sf, src, group)
+func (a *app) addUnheard(ctx context.Context, sf *sourceFlags, src, group string, owners func() (map[string]ownerNow, error), seen map[string]bool, scope func([]publish.Event, []audit.Tenure) []audit.Tenure, b *timeline.Builder, w window) error {
 	if owners == nil {
 		return nil
 	}

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +129,44 @@ func TestHistorySaysInItsOutputThatTheOwnersViewCouldNotBeRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, stderr, code := heraldRun(t, nil, "history", "--nats", url)
-	if code != 0 || !strings.Contains(out, "alpha") || !strings.Contains(out, "owners view") || !strings.Contains(out, "herald who --nats") {
+	if code != 0 || !strings.Contains(out, "alpha") || !strings.Contains(out, "owners view") || !strings.Contains(out, "run history again") {
 		t.Errorf("history with an unreadable owners value: exit %d, want the rows and a note on the owners view, what may be missing and what to do:\n%s%s", code, out, stderr)
+	}
+	page := filepath.Join(t.TempDir(), "view.html")
+	if _, stderr, code := heraldRun(t, nil, "history", "--nats", url, "--html", page); code != 0 {
+		t.Fatalf("history --html: exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "owners view") {
+		t.Errorf("history --html with an unreadable owners value: the page carries no note on the owners view (%v)", err)
+	}
+}
+
+// TestOwnersNoteSaysWhatIsMissingAndWhatToDo: an owners view that could
+// not be read at all, or held values that are no owners, gives a note
+// naming the bucket or topic, what the rows lack and what to do; one read
+// whole, or audit logs (no view), none.
+func TestOwnersNoteSaysWhatIsMissingAndWhatToDo(t *testing.T) {
+	view := func(v map[string]ownerNow, err error) func() (map[string]ownerNow, error) {
+		return func() (map[string]ownerNow, error) { return v, err }
+	}
+	for _, c := range []struct {
+		src    string
+		owners func() (map[string]ownerNow, error)
+		want   []string
+	}{
+		{"nats", view(nil, errors.New("timed out")), []string{"herald_owners", "timed out", "missing from these rows", "not confirmed", "run history again"}},
+		{"kafka", view(map[string]ownerNow{unreadableGroups: {}}, nil), []string{"herald.owners", "no owner herald wrote", "missing from these rows", "run history again"}},
+		{"nats", view(map[string]ownerNow{"/g": {node: "n"}}, nil), nil},
+		{"", nil, nil},
+	} {
+		note := ownersNote(c.src, c.owners)
+		for _, w := range c.want {
+			if !strings.Contains(note, w) {
+				t.Errorf("%s: note %q lacks %q", c.src, note, w)
+			}
+		}
+		if (note == "") != (c.want == nil) {
+			t.Errorf("%s: note %q, want one: %v", c.src, note, c.want != nil)
+		}
 	}
 }
