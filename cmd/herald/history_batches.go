@@ -356,9 +356,10 @@ func mergeGroups(x, y []audit.Tenure) []audit.Tenure {
 // for audit logs), the events of some groups (of group, or all), merged:
 // the owners view is read after the events, and a group whose first
 // event came between the two reads has an owner in the view and no event
-// read. The sinks store a change's event before its owner, so a read
+// read. JetStream stores a change's event before its owner, so a read
 // after the view's holds the events of every owner the view names that
-// were not dropped.
+// were not dropped; Kafka takes both in one write, to two topics, and an
+// owner record may show a moment before its event does.
 func (a *app) rereader(ctx context.Context, sf *sourceFlags, src, group string) func(map[string]bool) ([]publish.Event, error) {
 	if src == "" {
 		return nil
