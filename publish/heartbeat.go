@@ -77,7 +77,9 @@ type Heartbeat struct {
 	// Unconfirmed lists, in an active heartbeat, the groups whose values it
 	// does not confirm, each with the time since which the bridge has not
 	// read it (an ACL that refuses READ, a read that keeps failing, a
-	// group not read again yet after the connection came back): every
+	// group not read again yet after the connection came back), or since
+	// the time of its event the sink refused for good (the sink's value
+	// of it is the one before, until a later event is stored): every
 	// change before that time is stored, later ones may be missing. At
 	// most MaxUnconfirmed; a bridge with more writes no active heartbeat.
 	Unconfirmed map[string]time.Time

@@ -2,8 +2,10 @@ package publish
 
 import (
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -32,6 +34,10 @@ type lane struct {
 	// gapNext: groups whose next event queued here carries Gap
 	// (Pipeline.MarkGap). Guarded by mu.
 	gapNext map[string]bool
+	// refused: groups whose latest event here the sink refused for good,
+	// each with that event's time (every change before it is stored, the
+	// refused one is not). Guarded by mu.
+	refused map[string]time.Time
 
 	busy     atomic.Bool // the worker has not returned
 	c        laneCounters
@@ -170,16 +176,40 @@ func (l *lane) abandon(batch []Event) {
 func (l *lane) ack(batch []Event, clk Clock) { l.settle(batch, 0, clk) }
 
 // reject records that the sink refused e for good: it leaves the in-flight
-// batch, which keeps left events.
-func (l *lane) reject(e Event, err error, left int) {
+// batch, which keeps left events, rest. Until the sink stores a later
+// event of e's group, the value it keeps of the group (an owners bucket's,
+// an owners topic's) is the one before e: the group is refused (Refused)
+// and its next event here carries Gap, so that neither a heartbeat nor a
+// history passes the missing change over. It reports whether the group was
+// not refused already.
+func (l *lane) reject(e Event, err error, left int, rest []Event) (first bool) {
 	l.c.rejected.Add(1)
 	l.rejectC.Inc()
 	msg := fmt.Sprintf("event %s (%s %s) refused for good, dropped from this sink: %v", e.ID, e.Type, e.Group, err)
 	l.c.lastErr.Store(&msg)
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.inflight = left
 	l.backlogG.Set(float64(len(l.q) + l.inflight))
-	l.mu.Unlock()
+	if _, ok := l.refused[e.Group]; !ok {
+		if l.refused == nil {
+			l.refused = map[string]time.Time{}
+		}
+		l.refused[e.Group], first = e.Time, true
+	}
+	for _, q := range [][]Event{rest, l.q} {
+		for i := range q {
+			if q[i].Group == e.Group {
+				q[i].Gap = true
+				return first
+			}
+		}
+	}
+	if l.gapNext == nil {
+		l.gapNext = map[string]bool{}
+	}
+	l.gapNext[e.Group] = true
+	return first
 }
 
 // settle records that stored, the front of the in-flight batch, was
@@ -194,12 +224,27 @@ func (l *lane) settle(batch []Event, left int, clk Clock) {
 	}
 	l.c.delivered.Add(int64(len(batch)))
 	l.mu.Lock()
+	for i := range batch {
+		// A group's stored event after a refused one brings the sink's
+		// value of the group up to date.
+		delete(l.refused, batch[i].Group)
+	}
 	l.inflight = left
 	if left == 0 {
 		l.batch = nil // pins nothing once stored
 	}
 	l.backlogG.Set(float64(len(l.q) + l.inflight))
 	l.mu.Unlock()
+}
+
+// refusedGroups is a copy of refused.
+func (l *lane) refusedGroups() map[string]time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.refused) == 0 {
+		return nil
+	}
+	return maps.Clone(l.refused)
 }
 
 // size is the number of events not yet acknowledged.

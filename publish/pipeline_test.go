@@ -286,3 +286,46 @@ func TestRefusedEventDoesNotStallTheSink(t *testing.T) {
 		t.Fatalf("refusals waited %v: a refused event is not retried", waits)
 	}
 }
+
+// TestRefusedEventMarksTheGroup: after a sink refuses a group's event for
+// good, the value it keeps of the group is the one before: Refused names
+// the group, as of the refused event's time, until the sink stores a later
+// event of it, and that event carries Gap in that sink only, in the batch
+// in flight as in one published later.
+func TestRefusedEventMarksTheGroup(t *testing.T) {
+	picky, other := newMem("picky"), newMem("other")
+	base := time.Now()
+	a, b := seq("/refuse/a", 3, base), seq("/refuse/b", 2, base.Add(time.Second))
+	picky.refuse = map[string]bool{a[1].ID: true, b[1].ID: true}
+	p := start(t, []Sink{picky, other}, WithBatchSize(8), WithBackoff(time.Millisecond, 8*time.Millisecond))
+	if err := p.Publish(context.Background(), append(append([]Event(nil), a...), b...)...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "picky settled", func() bool { return p.Stats().Sinks["picky"].Backlog == 0 })
+	if r := p.Refused("picky"); len(r) != 1 || !r["/refuse/b"].Equal(b[1].Time) {
+		t.Fatalf("Refused = %v, want /refuse/b as of %v alone (a's refusal is followed by a stored event)", r, b[1].Time)
+	}
+	if r := p.Refused("other"); len(r) != 0 {
+		t.Fatalf("Refused of the sink that stored everything = %v", r)
+	}
+	later := seq("/refuse/b", 3, base.Add(2*time.Second))[2]
+	if err := p.Publish(context.Background(), later); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "picky stores the later event", func() bool { return picky.count() == 4 })
+	gaps := map[string]bool{}
+	for _, e := range picky.stored() {
+		gaps[e.ID] = e.Gap
+	}
+	if !gaps[a[2].ID] || !gaps[later.ID] || gaps[a[0].ID] || gaps[b[0].ID] {
+		t.Fatalf("picky's gap marks %v: want them on %s and %s alone, the events after the refused ones", gaps, a[2].ID, later.ID)
+	}
+	for _, e := range other.stored() {
+		if e.Gap {
+			t.Fatalf("the sink that refused nothing got %s marked gap", e.ID)
+		}
+	}
+	if r := p.Refused("picky"); len(r) != 0 {
+		t.Fatalf("Refused = %v once a later event of the group is stored, want none", r)
+	}
+}

@@ -161,7 +161,10 @@ func (p *Pipeline) deliver(l *lane, batch []Event, epoch uint64, connected *bool
 				b.Reset()
 				left := len(batch) - rej.Index - 1
 				l.settle(batch[:rej.Index], left+1, p.cfg.clock)
-				l.reject(batch[rej.Index], rej.Err, left)
+				if e := batch[rej.Index]; l.reject(e, rej.Err, left, batch[rej.Index+1:]) && p.cfg.log != nil {
+					p.cfg.log.Warn("the sink refused an event for good: the group's value there is the one before it, not confirmed, until the group's next event is stored there, with gap=true",
+						"sink", l.name, "group", e.Group, "event", e.ID, "type", e.Type, "err", rej.Err)
+				}
 				p.delivers(l)
 				batch = batch[rej.Index+1:]
 				if len(batch) == 0 {

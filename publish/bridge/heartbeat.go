@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -216,13 +217,39 @@ func (h *heartbeater) claimAndWrite(now time.Time, proven bool, round *claim) {
 			continue // the sink has not caught up with the round yet
 		}
 		delete(h.claims, n)
+		unconfirmed := withRefused(c.unconfirmed, h.b.pipe.Refused(n))
+		if len(unconfirmed) > publish.MaxUnconfirmed {
+			continue // confirms none: readers judge the values by the bound
+		}
 		hb := h.record(publish.BridgeActive, c.at)
-		hb.Unconfirmed, hb.Scope = c.unconfirmed, c.scope
+		hb.Unconfirmed, hb.Scope = unconfirmed, c.scope
 		if h.write(s, hb, h.timeout()) {
 			h.active = true
 			h.confirmed = c.at
 		}
 	}
+}
+
+// withRefused adds to unconfirmed the groups whose latest event the sink
+// refused for good (Pipeline.Refused), as of their refused event's time:
+// the sink's value of such a group is the one before it, and a heartbeat
+// that confirmed it named, fresh, an owner gone since (found by an
+// adversarial test: a NATS server refused the next owner's event as too
+// large, and who --nats named the owner that had resigned, confirmed).
+// Taken when the claim is written, not claimed: the refusal of an event
+// published before the round comes once the sink has tried it.
+func withRefused(unconfirmed, refused map[string]time.Time) map[string]time.Time {
+	if len(refused) == 0 {
+		return unconfirmed
+	}
+	out := make(map[string]time.Time, len(unconfirmed)+len(refused))
+	maps.Copy(out, unconfirmed)
+	for g, t := range refused {
+		if since, ok := out[g]; !ok || t.Before(since) {
+			out[g] = t
+		}
+	}
+	return out
 }
 
 // roundDue reports whether a sink's next round may begin at now.
