@@ -805,10 +805,25 @@ func (g *predecessorGate) opened() bool {
 // succeed then, the servers having closed the session and its node. It
 // returns why ownership is not confirmed: ended (or ctx did) meanwhile, the
 // node gone, or the look failed.
+//
+// The look is a sync, then the read: a member answers a read from its own
+// copy, and a follower cut off from the rest of the ensemble answers from
+// a copy as old as the cut until it gives the leader up (syncLimit ticks)
+// or the session's lease gives it up (half a timeout after the last sync
+// the leader answered, see elect's leader_lease.go). It confirmed a node
+// deleted meanwhile on the rest of the ensemble, and the command started
+// (found by an adversarial test). A follower answers a sync only once it
+// has what the leader had when the sync reached it, and the read after it
+// on the same connection sees that. (A sync names a path but does not
+// need it: one on a group deleted meanwhile is answered all the same.)
 func confirmOwned(ctx context.Context, o holding) error {
 	s := o.h.Session()
 	look := make(chan error, 1)
 	go func() {
+		if _, err := s.Conn().Sync(o.h.Group()); err != nil {
+			look <- fmt.Errorf("catching up with the ZooKeeper leader: %w", err)
+			return
+		}
 		ok, _, err := s.Conn().Exists(o.h.NodePath())
 		if err == nil && !ok {
 			err = errors.New("our node is gone")

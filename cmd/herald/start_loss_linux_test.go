@@ -202,3 +202,82 @@ func queueNodes(t *testing.T, g string) []string {
 	slices.SortFunc(ch, func(x, y string) int { return int(mustSeq(x) - mustSeq(y)) })
 	return ch
 }
+
+// TestCommandNotStartedOnACutOffMemberAfterItsNodeWent (found by an
+// adversarial test): b's last look at its node before its command starts
+// (confirmOwned) was a read, which a ZooKeeper follower answers from its
+// own copy. b is connected to a follower that is cut off from the rest of
+// the ensemble just after b became owner, while b announces its gain on a
+// NATS that does not answer; its node is deleted on the rest of the
+// ensemble meanwhile, and the announcement let go. The follower, which
+// gives the leader up only syncLimit ticks after the cut (2.5 s), and the
+// session's lease (half b's timeout after its last answered sync, 3 s
+// here) both leave the look seconds to answer from the copy, which still
+// holds b's node: b started its command after its node was gone. The
+// look now syncs first, which the follower answers only once the leader
+// has, and it never does.
+func TestCommandNotStartedOnACutOffMemberAfterItsNodeWent(t *testing.T) {
+	zkc, cut, other := cuttableEnsemble(t)
+	on := func(i int) []string {
+		return []string{"--zk", zkc.Member(i).Addr(), "--session-timeout", "6s", "--connect-timeout", "10s"}
+	}
+	g := uniq(t)
+	url := natsserver.Start(t).URL()
+	px, err := faultproxy.New(strings.TrimPrefix(url, "nats://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	_, env, read := overlapMarks(t)
+	child := `echo "start $HERALD_ID" >> "$MARKS"; exec sleep 60`
+	raw := zkConnTo(t, zkc.Member(other).Addr())
+	nodes := func() []string {
+		ch, _, err := raw.Children(g)
+		if err != nil {
+			return nil
+		}
+		ch = slices.DeleteFunc(ch, func(c string) bool { _, ok := elect.ParseName(c); return !ok })
+		slices.SortFunc(ch, func(x, y string) int { return int(mustSeq(x) - mustSeq(y)) })
+		return ch
+	}
+	a := start(t, env, append(on(other), "run", "--election", g, "--id", "a", "--grace", "100ms", "--", "sh", "-c", child)...)
+	if err := waitFor(20*time.Second, func() bool { return strings.Contains(read(), "start a") }); err != nil {
+		t.Fatalf("a's command never started: %q\n%s", read(), a.out)
+	}
+	b := start(t, env, append(on(cut), "run", "--election", g, "--id", "b", "--nats", "nats://"+px.Addr(), "--", "sh", "-c", child)...)
+	if err := waitFor(20*time.Second, func() bool { return len(nodes()) == 2 }); err != nil {
+		t.Fatalf("want a and b queued: %v\n%s", nodes(), b.out)
+	}
+	time.Sleep(300 * time.Millisecond)
+	px.Blackhole(true) // NATS stops answering b, which announces its gain
+	t0 := time.Now()
+	_ = signalPID(a.cmd.Process.Pid, syscall.SIGTERM)
+	b.waitOutput(t, `msg=elected`, 10*time.Second)
+	time.Sleep(300 * time.Millisecond) // b is past its first look, announcing
+	if err := zkc.Isolate(cut, true); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = zkc.Isolate(cut, false) }()
+	t.Logf("%v: b owns; cut its member off", time.Since(t0).Round(time.Millisecond))
+	ns := nodes()
+	if len(ns) != 1 {
+		t.Fatalf("want b's node alone: %v", ns)
+	}
+	if err := raw.Delete(g+"/"+ns[0], -1); err != nil {
+		t.Fatal(err)
+	}
+	px.Blackhole(false) // b's announcement ends, and its command would start
+	t.Logf("%v: deleted b's node %s on the rest of the ensemble; NATS answers again", time.Since(t0).Round(time.Millisecond), ns[0])
+	_ = waitFor(30*time.Second, func() bool {
+		out := b.out.String()
+		return strings.Contains(out, "child started") || strings.Contains(out, "before the command started") || b.exited()
+	})
+	time.Sleep(300 * time.Millisecond)
+	t.Logf("%v: marks %q", time.Since(t0).Round(time.Millisecond), read())
+	if strings.Contains(read(), "start b") || strings.Contains(b.out.String(), "child started") {
+		t.Errorf("b started its command after its node was deleted, confirmed by its cut-off member: marks %q\nb's output:\n%s", read(), b.out)
+	}
+	if !strings.Contains(b.out.String(), "before the command started") {
+		t.Errorf("b does not say it lost ownership before its command started:\n%s", b.out)
+	}
+}
