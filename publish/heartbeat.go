@@ -414,8 +414,12 @@ func (b *Bridges) JudgeGroup(now time.Time, group string, writers ...string) Fre
 // scope covers it) confirms within its bound: that bridge would have
 // written an owner. Otherwise the absence is stale: the group may have an
 // owner that no running bridge reports (its bridge is down, or none
-// observes it). With no heartbeat in the table at all (bridges that send
-// none), it is not judged (Stale false, BridgeState "").
+// observes it). So is an absence with no heartbeat in the table at all:
+// a bridge starting has made its stores before its first heartbeat and
+// before it has read the group, and no bridge may be running at all. It
+// used to be left unjudged, and who said "no owner", not stale, of a
+// group that had one the starting bridge had not read yet (found when a
+// test campaigned in that window).
 func (b *Bridges) JudgeAbsent(now time.Time, group string) Freshness {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -435,7 +439,7 @@ func (b *Bridges) JudgeAbsent(now time.Time, group string) Freshness {
 	case !judged && b.unreadable != "":
 		return Freshness{Stale: true, StaleReason: "nothing confirms that the group has no owner: the bridges' heartbeats cannot be read: " + b.unreadable}
 	case !judged:
-		return Freshness{}
+		return Freshness{Stale: true, StaleReason: "nothing confirms that the group has no owner: no bridge has sent a heartbeat here (one starting sends its first once it has read its groups; is a bridge running for this store?)"}
 	case best.Stale:
 		best.StaleReason = "nothing confirms that the group has no owner: " + best.StaleReason
 	}

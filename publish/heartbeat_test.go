@@ -346,3 +346,15 @@ func TestHeartbeatOutsideItsScopeDatesNothing(t *testing.T) {
 		t.Errorf("a group outside the heartbeat's scope: stale %v, confirmed %v; want stale and no confirmation", f.Stale, f.Confirmed)
 	}
 }
+
+// TestAbsentWithNoHeartbeatIsNotNoOwner: a store without a single
+// heartbeat says nothing of a group it holds no value of. A bridge
+// starting makes its stores before its first heartbeat, and before it has
+// read its groups; who said "no owner", not stale, of a group that had one
+// in that window (found when a test campaigned in it).
+func TestAbsentWithNoHeartbeatIsNotNoOwner(t *testing.T) {
+	f := NewBridges().JudgeAbsent(time.Now(), "/jobs/nightly")
+	if !f.Stale || !strings.Contains(f.StaleReason, "no bridge has sent a heartbeat") {
+		t.Fatalf("absent, with no heartbeat at all: %+v; want stale, saying no bridge sent a heartbeat", f)
+	}
+}

@@ -132,3 +132,20 @@ func TestWhoOnHeraldsOwnNodes(t *testing.T) {
 		t.Errorf("who %s: exit %d, want %d saying it is a session root:\n%s%s", root, code, exitNoOwner, out, stderr)
 	}
 }
+
+// TestWhoBeforeAnyHeartbeatIsNotNoOwner: who --nats of a group the owners
+// bucket holds nothing of, while no bridge has sent a heartbeat (one
+// starting has made its stores and not yet read its groups), says the
+// owner is unknown and exits stale: the group may have an owner. It said
+// "no owner" (exit 5), not stale.
+func TestWhoBeforeAnyHeartbeatIsNotNoOwner(t *testing.T) {
+	t.Parallel()
+	url, s := jetStreamSink(t)
+	other := uniq(t) + "-other"
+	write(t, s, story(other)...)
+	g := uniq(t) + "-unread"
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", url)
+	if code != exitStale || !strings.Contains(out, "owner unknown") || !strings.Contains(out, "no bridge has sent a heartbeat") {
+		t.Errorf("who --nats of a group no bridge has confirmed, with no heartbeat stored: exit %d, want %d, owner unknown, saying no heartbeat came:\n%s%s", code, exitStale, out, stderr)
+	}
+}
