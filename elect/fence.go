@@ -349,6 +349,16 @@ func hasSequence(name string) bool {
 	return ok
 }
 
+// queueNodeName reports whether name can be a queue node of a group, as
+// the writer a record names: one child's name, which ZooKeeper allows,
+// ending in a sequence. A record written by hand may name anything (none,
+// a path, herald's checkpoint node); looked up under the group, such a
+// name failed as an invalid path, or found a side node, and either way
+// passed for a later owner still in the group.
+func queueNodeName(name string) bool {
+	return hasSequence(name) && !strings.Contains(name, "/") && ValidatePath("/"+name) == nil
+}
+
 // foreign reports whether a record naming a later term than f's, written
 // by writer, cannot be this group's: f's node, with f's term, exists and
 // owns the group now, and writer is no node of the group. A node made
@@ -363,6 +373,9 @@ func (f Fence) foreign(ctx context.Context, s *Session, writer string) bool {
 	_, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(f.Group + "/" + f.Node) })
 	if err != nil || st == nil || st.Czxid != f.Term || f.owns(ctx, s) != nil {
 		return false
+	}
+	if !queueNodeName(writer) {
+		return true // no node of any group: written by hand
 	}
 	there, _, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(f.Group + "/" + writer) })
 	return err == nil && !there
@@ -519,7 +532,7 @@ func decodeCheckpoint(b []byte, st *zk.Stat) (Checkpoint, error) {
 	switch {
 	case c.Node == "" || c.Term <= 0 || c.Time.IsZero():
 		return Checkpoint{}, errors.New("it names no writer's node, term and time")
-	case !hasSequence(c.Node):
+	case !queueNodeName(c.Node):
 		return Checkpoint{}, fmt.Errorf("its writer %q is no queue node's name", c.Node)
 	case c.Term >= st.Mzxid:
 		return Checkpoint{}, fmt.Errorf("its term %d is not older than the write that stored it (zxid %d)", c.Term, st.Mzxid)

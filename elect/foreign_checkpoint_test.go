@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -85,5 +86,62 @@ func TestForeignCheckpointDeposesNobody(t *testing.T) {
 	}
 	if _, err := elect.ReadCheckpoint(ctx, s, mine); !errors.Is(err, elect.ErrBadCheckpoint) {
 		t.Fatalf("a hand-written record naming node \"x\": %v, want ErrBadCheckpoint", err)
+	}
+}
+
+// TestHandWrittenRecordNamingNoNodeDeposesNobody: an office or checkpoint
+// written by hand (an operator's set) with a later term than the live
+// leader's, whose writer names no queue node a group can hold (empty, a
+// path, herald's own checkpoint node), is no later owner's record: the
+// live leader's writes replace it. Its writer's lookup failed on the
+// invalid path, or found the side node, and the record deposed the
+// leader, whose every checkpoint was refused (exit 3 for `herald
+// checkpoint put`, which tells a command to stop) for as long as it led.
+func TestHandWrittenRecordNamingNoNodeDeposesNobody(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	w := session(t, sharedAddrs(t))
+	ctx := ctxT(t, 30*time.Second)
+	g := groupPath(t)
+	e, err := elect.NewElection(s, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.Campaign(ctx, "leader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Acknowledge(ctx, "pid 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Checkpoint(ctx, []byte("step=1")); err != nil {
+		t.Fatal(err)
+	}
+	later := h.Term() + 1 // after the leader's node, before the write below
+	at := time.Now().UTC().Format(time.RFC3339)
+	for _, tc := range []struct{ name, node, data string }{
+		{"office naming no node", elect.OfficeNode, fmt.Sprintf(`{"herald":1,"ack":{"node":"","id":"x","term":%d,"time":%q}}`, later, at)},
+		{"office naming the checkpoint", elect.OfficeNode, fmt.Sprintf(`{"herald":1,"released":{"node":%q,"id":"x","term":%d,"reason":"resigned","time":%q}}`, elect.CheckpointNode, later, at)},
+		{"office naming a path", elect.OfficeNode, fmt.Sprintf(`{"herald":1,"ack":{"node":"../n_0000000001","id":"x","term":%d,"time":%q}}`, later, at)},
+		{"checkpoint naming a path", elect.CheckpointNode, fmt.Sprintf(`{"term":%d,"node":"../n_0000000001","id":"x","time":%q,"data":"aGk="}`, later, at)},
+	} {
+		if _, err := w.Conn().Set(g+"/"+tc.node, []byte(tc.data), -1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := elect.ReadCheckpoint(ctx, w, g); tc.node == elect.CheckpointNode && !errors.Is(err, elect.ErrBadCheckpoint) {
+			t.Errorf("%s: read: %v; want ErrBadCheckpoint", tc.name, err)
+		}
+		if err := h.Checkpoint(ctx, []byte("step="+tc.name)); err != nil {
+			t.Errorf("%s: the live leader's checkpoint: %v; want it written", tc.name, err)
+		}
+		if err := h.Fence().Checkpoint(ctx, w, []byte("helper "+tc.name)); err != nil {
+			t.Errorf("%s: the live leader's checkpoint through its fence: %v; want it written", tc.name, err)
+		}
+		if err := h.Acknowledge(ctx, "pid 2"); err != nil {
+			t.Errorf("%s: the live leader's acknowledgment: %v; want it written", tc.name, err)
+		}
+	}
+	cp, err := elect.ReadCheckpoint(ctx, w, g)
+	if err != nil || cp.Term != h.Term() {
+		t.Fatalf("checkpoint after the leader's writes: %+v, %v; want its own", cp, err)
 	}
 }
