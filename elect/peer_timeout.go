@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,17 +176,83 @@ func (h *Handle) learnLiveTimeouts(ctx context.Context) {
 		h.timeoutsListed.Store(false) // look again next time
 		return
 	}
-	var paths []string
+	var live []string
 	for _, n := range names {
-		p := dir + "/" + n
-		if _, read := q.s.timeoutsRead.Load(p); read || p == own || !IsSessionNodeName(n) {
-			continue
+		if p := dir + "/" + n; p != own && IsSessionNodeName(n) {
+			live = append(live, p)
 		}
-		paths = append(paths, p)
 	}
+	paths := slices.DeleteFunc(slices.Clone(live), func(p string) bool {
+		_, read := q.s.timeoutsRead.Load(p)
+		return read
+	})
 	if !q.s.readTimeouts(ctx, paths) {
 		h.timeoutsListed.Store(false) // read those left at the next look
 	}
+	if blind := q.s.noTimeoutIn(live); len(blind) > 0 && !h.learnRunNoteTimeouts(ctx, blind) {
+		h.timeoutsListed.Store(false)
+	}
+}
+
+// noTimeoutIn is those of the session nodes at paths that were read and
+// gave no timeout: data herald did not write (an operator's set), an older
+// herald's, or a node this identity may not read.
+func (s *Session) noTimeoutIn(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if d, read := s.timeoutsRead.Load(p); read && d.(time.Duration) == 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// learnRunNoteTimeouts reads, for the live session nodes blind that gave
+// no timeout, the run notes on our group under the session root (see
+// MarkRunning), which carry their session's timeout too and are there
+// exactly while that session's command for our group may run. Taken for
+// none, a session node overwritten by hand left the wait at this copy's
+// own timeout, and its command started beside that of a frozen owner with
+// a longer one (found by an adversarial test). A session none of whose
+// notes tells its timeout is warned of. It reports whether every read was
+// answered.
+func (h *Handle) learnRunNoteTimeouts(ctx context.Context, blind []string) bool {
+	root, c := h.q.o.sessionRoot, h.q.s.Conn()
+	if root == "" {
+		return true
+	}
+	names, err := call(ctx, func() ([]string, error) {
+		n, _, err := c.Children(root)
+		return n, err
+	})
+	if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNoAuth) {
+		return false
+	}
+	told := map[int64]bool{}
+	for _, n := range names {
+		sid, gh, ok := parseRunNote(n)
+		if !ok || gh != groupHash(h.q.parent) {
+			continue
+		}
+		r, err := readNode(ctx, c, root+"/"+n, false)
+		switch {
+		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
+		case err != nil:
+			return false
+		case timeoutIn(r.data) > 0:
+			h.q.s.noteTimeout(root+"/"+n, timeoutIn(r.data))
+			told[sid] = true
+		}
+	}
+	for _, p := range blind {
+		if hex, ok := strings.CutSuffix(strings.TrimPrefix(path.Base(p), "session-"), "-live"); ok {
+			if sid, err := strconv.ParseUint(hex, 16, 64); err == nil && !told[int64(sid)] {
+				h.q.s.log.Warn("a live session node holds no session timeout herald can read (written over by hand, an older herald's, or a dead runner's noted by its watchdog), and no run note of its session on this group tells it: waiting as long as the longest session timeout this copy has seen; delete nothing under the office or the session root, and give every copy the same --session-timeout",
+					"node", p, "group", h.q.parent)
+			}
+		}
+	}
+	return true
 }
 
 // TimeoutsUnread reports whether a look at the predecessor (see

@@ -273,3 +273,44 @@ func TestLiveTimeoutsUnlistableRootIsNotLeftUnread(t *testing.T) {
 		t.Error("a session root this identity may not list leaves its timeouts unread for good: a runner's gate would never open")
 	}
 }
+
+// TestOverwrittenSessionNodeTimeoutFromTheRunNote: an owner's session node
+// overwritten by hand (an operator's set) carries no timeout. A copy that
+// joined after the owner's node was deleted by hand took its own shorter
+// timeout for the bound, without a word, while the owner, frozen, could
+// run its noted command for most of its longer one (found by an
+// adversarial test). The owner's run note, there while its command may
+// run, carries the timeout too: the copy reads it.
+func TestOverwrittenSessionNodeTimeoutFromTheRunNote(t *testing.T) {
+	addrs := sharedAddrs(t)
+	k := sessionKinds[0] // an election: its office holds only this group's session nodes
+	long := session(t, addrs, elect.WithSessionTimeout(6*time.Second))
+	short := session(t, addrs, elect.WithSessionTimeout(time.Second))
+	ctx := ctxT(t, 30*time.Second)
+	g := groupPath(t)
+	opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
+	owner, err := k.join(ctx, long, g, "long", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.MarkRunning(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := long.Conn().Set(k.node(g, long), []byte("restored by hand"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := long.Conn().Delete(owner.NodePath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	h, err := k.join(ctx, short, g, "short", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released, err := h.PredecessorReleased(ctx)
+	if err != nil || released {
+		t.Fatalf("PredecessorReleased = %v, %v; want false: the owner before went by hand", released, err)
+	}
+	if got := short.LongestTimeoutSeen(); got != 6*time.Second {
+		t.Errorf("LongestTimeoutSeen = %v; want the deposed owner's 6s, from its run note", got)
+	}
+}

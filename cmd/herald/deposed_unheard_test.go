@@ -361,7 +361,7 @@ func TestShorterTimeoutWaitsForTheLongerOwner(t *testing.T) {
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel()
-			shorterTimeoutBehindFrozenOwner(t, recipe, true)
+			shorterTimeoutBehindFrozenOwner(t, recipe, true, nil)
 		})
 	}
 }
@@ -370,7 +370,7 @@ func TestShorterTimeoutWaitsForTheLongerOwner(t *testing.T) {
 // is frozen, and its node deleted by hand; copy-2, given 2 s, joined the
 // queue before that (queued) or starts after it. copy-2's command must
 // not run beside copy-1's, which ignores SIGTERM.
-func shorterTimeoutBehindFrozenOwner(t *testing.T, recipe string, queued bool) {
+func shorterTimeoutBehindFrozenOwner(t *testing.T, recipe string, queued bool, frozen func(t *testing.T, g string)) {
 	addr := zktest.Shared(t).ConnectString()
 	g := uniq(t)
 	child, env, read := overlapMarks(t)
@@ -392,6 +392,9 @@ func shorterTimeoutBehindFrozenOwner(t *testing.T, recipe string, queued bool) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = signalPID(pid, sigCont) })
+	if frozen != nil {
+		frozen(t, g)
+	}
 	deleteLowest(t, g)
 	if !queued {
 		second = copyWith("copy-2", "2s")
@@ -417,7 +420,43 @@ func TestShorterTimeoutWaitsForAnOwnerGoneBeforeItJoined(t *testing.T) {
 	for _, recipe := range []string{"run", "lock"} {
 		t.Run(recipe, func(t *testing.T) {
 			t.Parallel()
-			shorterTimeoutBehindFrozenOwner(t, recipe, false)
+			shorterTimeoutBehindFrozenOwner(t, recipe, false, nil)
+		})
+	}
+}
+
+// TestShorterTimeoutWaitsForAnOwnerWhoseSessionNodeWasOverwritten: as
+// TestShorterTimeoutWaitsForAnOwnerGoneBeforeItJoined, but the frozen
+// owner's session node was overwritten by hand first (an operator's set,
+// a restore): it tells no timeout. The copy given the shorter timeout took
+// its own for the bound, without a word, and started its command beside
+// the frozen owner's (found by an adversarial test). It now reads the
+// owner's timeout from its run note, which is there while its command may
+// run.
+func TestShorterTimeoutWaitsForAnOwnerWhoseSessionNodeWasOverwritten(t *testing.T) {
+	t.Parallel() // its subtests wait on sessions and processes, not the CPU
+	for _, recipe := range []string{"run", "lock"} {
+		t.Run(recipe, func(t *testing.T) {
+			t.Parallel()
+			shorterTimeoutBehindFrozenOwner(t, recipe, false, func(t *testing.T, g string) {
+				conn := rawZK(t)
+				ch, _, err := conn.Children(g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dir := g + "/" + elect.OfficeNode
+				if recipe == "lock" {
+					dir = elect.DefaultSessionRoot
+				}
+				for _, c := range ch {
+					if info, ok := elect.ParseName(c); ok && info.Session != 0 {
+						p := fmt.Sprintf("%s/session-%016x-live", dir, uint64(info.Session))
+						if _, err := conn.Set(p, []byte("restored by hand"), -1); err != nil {
+							t.Fatalf("overwrite %s: %v", p, err)
+						}
+					}
+				}
+			})
 		})
 	}
 }
