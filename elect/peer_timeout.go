@@ -161,18 +161,17 @@ func (h *Handle) learnLiveTimeouts(ctx context.Context) {
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		// Deleted, with every session node in it (ours too): nothing is
-		// left to read, now or later.
-		q.s.log.Warn("the session nodes kept beside ours are gone with the node that held them (deleted by hand?), so how long an owner gone before us may still run cannot be learned: waiting as long as the longest session timeout this copy has seen; do not delete the session root, and give every copy the same --session-timeout",
+		// left to read there, now or later; the run notes may tell.
+		q.s.log.Warn("the session nodes kept beside ours are gone with the node that held them (deleted by hand?), so how long an owner gone before us may still run is learned only from the run notes on this group: waiting as long as the longest session timeout this copy has seen; do not delete the session root, and give every copy the same --session-timeout",
 			"dir", dir)
-		return
+		names = nil
 	case errors.Is(err, zk.ErrNoAuth):
 		// Nothing to learn here, now or later: a runner's wait takes
 		// the longest timeout it knows.
 		q.s.log.Warn("cannot list the session nodes kept beside ours, to learn how long an owner gone before us may still run: waiting as long as the longest session timeout this copy has seen; give every copy the same --session-timeout, or READ on the session root",
 			"dir", dir, "err", err)
-		return
-	}
-	if err != nil {
+		names = nil
+	case err != nil:
 		h.timeoutsListed.Store(false) // look again next time
 		return
 	}
@@ -189,7 +188,7 @@ func (h *Handle) learnLiveTimeouts(ctx context.Context) {
 	if !q.s.readTimeouts(ctx, paths) {
 		h.timeoutsListed.Store(false) // read those left at the next look
 	}
-	if blind := q.s.noTimeoutIn(live); len(blind) > 0 && !h.learnRunNoteTimeouts(ctx, blind) {
+	if !h.learnRunNoteTimeouts(ctx, q.s.noTimeoutIn(live)) {
 		h.timeoutsListed.Store(false)
 	}
 }
@@ -207,15 +206,15 @@ func (s *Session) noTimeoutIn(paths []string) []string {
 	return out
 }
 
-// learnRunNoteTimeouts reads, for the live session nodes blind that gave
-// no timeout, the run notes on our group under the session root (see
-// MarkRunning), which carry their session's timeout too and are there
-// exactly while that session's command for our group may run. Taken for
-// none, a session node overwritten by hand left the wait at this copy's
-// own timeout, and its command started beside that of a frozen owner with
-// a longer one (found by an adversarial test). A session none of whose
-// notes tells its timeout is warned of. It reports whether every read was
-// answered.
+// learnRunNoteTimeouts reads the run notes on our group under the session
+// root (see MarkRunning), which carry their session's timeout too and are
+// there exactly while that session's command for our group may run: the
+// timeout of an owner whose session node tells none (blind: overwritten by
+// hand), or is gone with an office deleted by hand, which left the wait at
+// this copy's own timeout, and its command started beside that of a frozen
+// owner with a longer one (found by an adversarial test). A blind session
+// none of whose notes tells its timeout is warned of. It reports whether
+// every read was answered.
 func (h *Handle) learnRunNoteTimeouts(ctx context.Context, blind []string) bool {
 	root, c := h.q.o.sessionRoot, h.q.s.Conn()
 	if root == "" {

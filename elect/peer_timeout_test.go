@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path"
 	"testing"
 	"time"
@@ -275,42 +276,55 @@ func TestLiveTimeoutsUnlistableRootIsNotLeftUnread(t *testing.T) {
 }
 
 // TestOverwrittenSessionNodeTimeoutFromTheRunNote: an owner's session node
-// overwritten by hand (an operator's set) carries no timeout. A copy that
-// joined after the owner's node was deleted by hand took its own shorter
-// timeout for the bound, without a word, while the owner, frozen, could
-// run its noted command for most of its longer one (found by an
-// adversarial test). The owner's run note, there while its command may
-// run, carries the timeout too: the copy reads it.
+// overwritten by hand (an operator's set) carries no timeout, and one
+// deleted with the office tells none either. A copy that joined after the
+// owner's node was deleted by hand took its own shorter timeout for the
+// bound, without a word, while the owner, frozen, could run its noted
+// command for most of its longer one (found by an adversarial test). The
+// owner's run note, there while its command may run, carries the timeout
+// too: the copy reads it.
 func TestOverwrittenSessionNodeTimeoutFromTheRunNote(t *testing.T) {
-	addrs := sharedAddrs(t)
-	k := sessionKinds[0] // an election: its office holds only this group's session nodes
-	long := session(t, addrs, elect.WithSessionTimeout(6*time.Second))
-	short := session(t, addrs, elect.WithSessionTimeout(time.Second))
-	ctx := ctxT(t, 30*time.Second)
-	g := groupPath(t)
-	opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
-	owner, err := k.join(ctx, long, g, "long", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.MarkRunning(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := long.Conn().Set(k.node(g, long), []byte("restored by hand"), -1); err != nil {
-		t.Fatal(err)
-	}
-	if err := long.Conn().Delete(owner.NodePath(), -1); err != nil {
-		t.Fatal(err)
-	}
-	h, err := k.join(ctx, short, g, "short", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	released, err := h.PredecessorReleased(ctx)
-	if err != nil || released {
-		t.Fatalf("PredecessorReleased = %v, %v; want false: the owner before went by hand", released, err)
-	}
-	if got := short.LongestTimeoutSeen(); got != 6*time.Second {
-		t.Errorf("LongestTimeoutSeen = %v; want the deposed owner's 6s, from its run note", got)
+	for _, deleted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deleted=%v", deleted), func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			k := sessionKinds[0] // an election: its office holds only this group's session nodes
+			long := session(t, addrs, elect.WithSessionTimeout(6*time.Second))
+			short := session(t, addrs, elect.WithSessionTimeout(time.Second))
+			ctx := ctxT(t, 30*time.Second)
+			g := groupPath(t)
+			opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
+			owner, err := k.join(ctx, long, g, "long", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := owner.MarkRunning(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if deleted {
+				err = long.Conn().Delete(k.node(g, long), -1)
+				if err == nil {
+					err = long.Conn().Delete(g+"/"+elect.OfficeNode, -1)
+				}
+			} else {
+				_, err = long.Conn().Set(k.node(g, long), []byte("restored by hand"), -1)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := long.Conn().Delete(owner.NodePath(), -1); err != nil {
+				t.Fatal(err)
+			}
+			h, err := k.join(ctx, short, g, "short", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			released, err := h.PredecessorReleased(ctx)
+			if err != nil || released {
+				t.Fatalf("PredecessorReleased = %v, %v; want false: the owner before went by hand", released, err)
+			}
+			if got := short.LongestTimeoutSeen(); got != 6*time.Second {
+				t.Errorf("LongestTimeoutSeen = %v; want the deposed owner's 6s, from its run note", got)
+			}
+		})
 	}
 }

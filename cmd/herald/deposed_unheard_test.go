@@ -428,35 +428,56 @@ func TestShorterTimeoutWaitsForAnOwnerGoneBeforeItJoined(t *testing.T) {
 // TestShorterTimeoutWaitsForAnOwnerWhoseSessionNodeWasOverwritten: as
 // TestShorterTimeoutWaitsForAnOwnerGoneBeforeItJoined, but the frozen
 // owner's session node was overwritten by hand first (an operator's set,
-// a restore): it tells no timeout. The copy given the shorter timeout took
-// its own for the bound, without a word, and started its command beside
-// the frozen owner's (found by an adversarial test). It now reads the
-// owner's timeout from its run note, which is there while its command may
-// run.
+// a restore), so that it tells no timeout, or deleted by hand (for run,
+// with the whole office). The copy given the shorter timeout took its own
+// for the bound, without a word, and started its command beside the
+// frozen owner's (found by an adversarial test). It now reads the owner's
+// timeout from its run note, which is there while its command may run.
 func TestShorterTimeoutWaitsForAnOwnerWhoseSessionNodeWasOverwritten(t *testing.T) {
 	t.Parallel() // its subtests wait on sessions and processes, not the CPU
 	for _, recipe := range []string{"run", "lock"} {
-		t.Run(recipe, func(t *testing.T) {
-			t.Parallel()
-			shorterTimeoutBehindFrozenOwner(t, recipe, false, func(t *testing.T, g string) {
-				conn := rawZK(t)
-				ch, _, err := conn.Children(g)
-				if err != nil {
-					t.Fatal(err)
-				}
-				dir := g + "/" + elect.OfficeNode
-				if recipe == "lock" {
-					dir = elect.DefaultSessionRoot
-				}
-				for _, c := range ch {
-					if info, ok := elect.ParseName(c); ok && info.Session != 0 {
-						p := fmt.Sprintf("%s/session-%016x-live", dir, uint64(info.Session))
-						if _, err := conn.Set(p, []byte("restored by hand"), -1); err != nil {
-							t.Fatalf("overwrite %s: %v", p, err)
-						}
-					}
-				}
+		for _, deleted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/deleted=%v", recipe, deleted), func(t *testing.T) {
+				t.Parallel()
+				shorterTimeoutBehindFrozenOwner(t, recipe, false, func(t *testing.T, g string) {
+					spoilSessionNodes(t, g, recipe, deleted)
+				})
 			})
-		})
+		}
+	}
+}
+
+// spoilSessionNodes overwrites (or deletes) by hand the session node of
+// every herald node in g; deleted, an election's office goes too.
+func spoilSessionNodes(t *testing.T, g, recipe string, deleted bool) {
+	t.Helper()
+	conn := rawZK(t)
+	ch, _, err := conn.Children(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := g + "/" + elect.OfficeNode
+	if recipe == "lock" {
+		dir = elect.DefaultSessionRoot
+	}
+	for _, c := range ch {
+		info, ok := elect.ParseName(c)
+		if !ok || info.Session == 0 {
+			continue
+		}
+		p := fmt.Sprintf("%s/session-%016x-live", dir, uint64(info.Session))
+		if deleted {
+			err = conn.Delete(p, -1)
+		} else {
+			_, err = conn.Set(p, []byte("restored by hand"), -1)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	if deleted && recipe == "run" {
+		if err := conn.Delete(dir, -1); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
 	}
 }
