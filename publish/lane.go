@@ -38,6 +38,10 @@ type lane struct {
 	// each with that event's time (every change before it is stored, the
 	// refused one is not). Guarded by mu.
 	refused map[string]time.Time
+	// refusedOwner: the refused groups among them whose refused events
+	// include an owner event, which only a stored owner event makes up
+	// for (restatesOwner). Guarded by mu.
+	refusedOwner map[string]bool
 
 	busy     atomic.Bool // the worker has not returned
 	c        laneCounters
@@ -197,6 +201,12 @@ func (l *lane) reject(e Event, err error, left int, rest []Event) (first bool) {
 		}
 		l.refused[e.Group], first = e.Time, true
 	}
+	if e.Type.Gains() || e.Type.Loses() || e.Type == LeaderReady {
+		if l.refusedOwner == nil {
+			l.refusedOwner = map[string]bool{}
+		}
+		l.refusedOwner[e.Group] = true
+	}
 	for _, q := range [][]Event{rest, l.q} {
 		for i := range q {
 			if q[i].Group == e.Group {
@@ -226,8 +236,14 @@ func (l *lane) settle(batch []Event, left int, clk Clock) {
 	l.mu.Lock()
 	for i := range batch {
 		// A group's stored event after a refused one brings the sink's
-		// value of the group up to date.
-		delete(l.refused, batch[i].Group)
+		// value of the group up to date, unless an owner event was
+		// refused: the owners bucket and topic take owner events only, and
+		// a candidate event stored after it left the owner gone since
+		// confirmed.
+		if g := batch[i].Group; !l.refusedOwner[g] || restatesOwner(batch[i]) {
+			delete(l.refused, g)
+			delete(l.refusedOwner, g)
+		}
 	}
 	l.inflight = left
 	if left == 0 {
@@ -235,6 +251,20 @@ func (l *lane) settle(batch []Event, left int, clk Clock) {
 	}
 	l.backlogG.Set(float64(len(l.q) + l.inflight))
 	l.mu.Unlock()
+}
+
+// restatesOwner reports whether e, stored, gives a sink's owner value of
+// its group whole: a new owner, its ready, or no owner. A loss naming a
+// successor writes nothing there (the successor's event does), nor does a
+// candidate event.
+func restatesOwner(e Event) bool {
+	switch {
+	case e.Type.Gains() || e.Type == LeaderReady:
+		return e.Owner != nil
+	case e.Type.Loses():
+		return e.Owner == nil
+	}
+	return false
 }
 
 // refusedGroups is a copy of refused.

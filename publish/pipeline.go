@@ -192,8 +192,9 @@ func (p *Pipeline) MarkGap(group string, which func(sink string, private bool) b
 // Refused returns, for the sink named sink, the groups whose latest event
 // it refused for good (RejectedError), each with that event's time: the
 // value the sink keeps of such a group is older than the group's state
-// from then on, until the sink stores a later event of it. A heartbeat
-// must not confirm it meanwhile.
+// from then on, until the sink stores a later event of it (after a
+// refused owner event, a later owner event). A heartbeat must not confirm
+// it meanwhile.
 func (p *Pipeline) Refused(sink string) map[string]time.Time {
 	for _, l := range p.lanes {
 		if l.name == sink {

@@ -329,3 +329,41 @@ func TestRefusedEventMarksTheGroup(t *testing.T) {
 		t.Fatalf("Refused = %v once a later event of the group is stored, want none", r)
 	}
 }
+
+// TestRefusedOwnerEventIsNotUndoneByACandidateEvent: a candidate event
+// stored after a refused owner change does not bring the sink's owner
+// value up to date (the owners bucket and topic take owner events only):
+// the group stays refused until an owner event of it is stored. It used
+// to be cleared by any stored event, and the heartbeat confirmed the owner
+// gone since. A refused candidate event is cleared by the next event.
+func TestRefusedOwnerEventIsNotUndoneByACandidateEvent(t *testing.T) {
+	picky := newMem("picky")
+	base := time.Now()
+	owners := seq("/refuse/owner", 3, base)
+	joined := func(g string, i int, at time.Time) Event {
+		c := fmt.Sprintf("c_%010d", i)
+		return Event{
+			Type: CandidateJoined, Group: g, Recipe: elect.RecipeElection,
+			Owner: owners[0].Owner, Candidate: &Participant{ID: c, Node: c, Sequence: int32(i)},
+			Term: 1, Zxid: int64(10 + i), Time: at, Source: "test",
+		}.WithID()
+	}
+	cand := []Event{joined("/refuse/cand", 1, base), joined("/refuse/cand", 2, base)}
+	picky.refuse = map[string]bool{owners[1].ID: true, cand[0].ID: true}
+	p := start(t, []Sink{picky}, WithBatchSize(8), WithBackoff(time.Millisecond, 8*time.Millisecond))
+	evs := []Event{owners[0], owners[1], joined("/refuse/owner", 3, base.Add(time.Second)), cand[0], cand[1]}
+	if err := p.Publish(context.Background(), evs...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "picky settled", func() bool { return p.Stats().Sinks["picky"].Backlog == 0 })
+	if r := p.Refused("picky"); len(r) != 1 || !r["/refuse/owner"].Equal(owners[1].Time) {
+		t.Fatalf("Refused = %v after a candidate event followed the refused owner change: want /refuse/owner alone", r)
+	}
+	if err := p.Publish(context.Background(), owners[2]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the next owner event stored", func() bool { return picky.count() == 4 })
+	if r := p.Refused("picky"); len(r) != 0 {
+		t.Fatalf("Refused = %v once an owner event of the group is stored, want none", r)
+	}
+}
