@@ -187,20 +187,22 @@ func (l *lane) ack(batch []Event, clk Clock) { l.settle(batch, 0, clk) }
 // history passes the missing change over. It reports whether the group was
 // not refused already.
 func (l *lane) reject(e Event, err error, left int, rest []Event) (first bool) {
-	l.c.rejected.Add(1)
-	l.rejectC.Inc()
 	msg := fmt.Sprintf("event %s (%s %s) refused for good, dropped from this sink: %v", e.ID, e.Type, e.Group, err)
 	l.c.lastErr.Store(&msg)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.inflight = left
-	l.backlogG.Set(float64(len(l.q) + l.inflight))
 	if _, ok := l.refused[e.Group]; !ok {
 		if l.refused == nil {
 			l.refused = map[string]time.Time{}
 		}
 		l.refused[e.Group], first = e.Time, true
 	}
+	// Counted settled only once in refused: a heartbeat whose round the
+	// refusal completes asks Refused next, and must find the group.
+	l.c.rejected.Add(1)
+	l.rejectC.Inc()
+	l.inflight = left
+	l.backlogG.Set(float64(len(l.q) + l.inflight))
 	if e.Type.Gains() || e.Type.Loses() || e.Type == LeaderReady {
 		if l.refusedOwner == nil {
 			l.refusedOwner = map[string]bool{}

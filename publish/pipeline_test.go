@@ -367,3 +367,33 @@ func TestRefusedOwnerEventIsNotUndoneByACandidateEvent(t *testing.T) {
 		t.Fatalf("Refused = %v once an owner event of the group is stored, want none", r)
 	}
 }
+
+// TestRefusedIsSetBeforeTheRefusalCounts: a heartbeat writes a round once
+// the sink has settled (stored, collapsed or refused) what was published
+// before it, and then asks Refused which groups not to confirm; so a
+// refusal must be in Refused before it counts as settled. It counted
+// first, and a heartbeat in between confirmed the group's value before
+// the refused event.
+func TestRefusedIsSetBeforeTheRefusalCounts(t *testing.T) {
+	picky := newMem("picky")
+	const n = 20000
+	evs := make([]Event, n)
+	picky.refuse = map[string]bool{}
+	for i := range evs {
+		evs[i] = seq(fmt.Sprintf("/refuse/%d", i), 1, time.Now())[0]
+		picky.refuse[evs[i].ID] = true
+	}
+	p := start(t, []Sink{picky}, WithBatchSize(1), WithBackoff(time.Millisecond, 8*time.Millisecond))
+	if err := p.Publish(context.Background(), evs...); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rejected := p.Stats().Sinks["picky"].Rejected
+		if refused := len(p.Refused("picky")); int64(refused) < rejected {
+			t.Fatalf("%d refusals counted settled, %d groups in Refused", rejected, refused)
+		}
+		if rejected == n {
+			return
+		}
+	}
+}
