@@ -170,3 +170,26 @@ func TestOwnersNoteSaysWhatIsMissingAndWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryJSONWarnsThatTheOwnersViewCouldNotBeRead: with --json the
+// warning on standard error is all that says the owners view could not
+// be read, and so that owners whose events were all dropped are left out.
+// Only the judging of an open tenure warned of it: with none told from
+// the events (retention dropped them all), history --json answered []
+// and said nothing.
+func TestHistoryJSONWarnsThatTheOwnersViewCouldNotBeRead(t *testing.T) {
+	t.Parallel() // waits on processes, not the CPU
+	url, s := jetStreamSink(t)
+	g := uniq(t)
+	write(t, s, story(g)...)
+	dropEvents(t, s, g)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.JetStream().DeleteKeyValue(ctx, jetstream.DefaultBucket); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, "history", "--json", "--nats", url)
+	if code != 0 || strings.TrimSpace(out) != "[]" || !strings.Contains(stderr, "could not read the owners view") {
+		t.Errorf("history --json with no owners bucket: exit %d, want [] and a warning that the owners view could not be read:\n%s%s", code, out, stderr)
+	}
+}
