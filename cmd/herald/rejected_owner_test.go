@@ -65,4 +65,18 @@ func TestOwnerChangeRefusedBySinkIsNotConfirmed(t *testing.T) {
 	if n := len(ts); n == 0 || ts[n-1].Open() && !ts[n-1].Unconfirmed {
 		t.Errorf("history --nats after the next owner's event was refused: %+v: want its open tenure unconfirmed", ts)
 	}
+	// A client of the classic recipe with a one-byte id joins: its event,
+	// naming it and the owner, is smaller than the first candidate's and
+	// stored, and the owners bucket still names worker-1. That stored
+	// candidate event made the group confirmed again, and who --nats
+	// named worker-1, fresh (found by a review).
+	if _, err := rawZK(t).Create(g+"/n_", []byte("c"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	out, stderr, code = heraldRun(t, nil, "who", g, "--json", "--nats", url)
+	r = whoReport{}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitStale || !r.Stale {
+		t.Errorf("who --nats after a candidate joined behind the refused owner change: exit %d (want %d), %v: want stale:\n%s%s\nbridge:\n%s", code, exitStale, err, out, stderr, b.out)
+	}
 }
