@@ -475,7 +475,10 @@ func judge(h Heartbeat, now time.Time, group string, unreadable string) Freshnes
 	if since, unread := h.Unconfirmed[group]; unread && group != "" && h.State == BridgeActive {
 		f.Stale = true
 		f.Confirmed = since
-		f.StaleReason = fmt.Sprintf("%s cannot read the group since %s (its live page and log say why)", h.Source, since.UTC().Format(time.RFC3339))
+		// Unconfirmed also lists the groups whose event the sink refused
+		// for good: saying only "cannot read" sent the reader to look at
+		// ZooKeeper for a fault that is the sink's.
+		f.StaleReason = fmt.Sprintf("%s cannot read the group since %s, or the sink refused its event of then (its live page and log say why)", h.Source, since.UTC().Format(time.RFC3339))
 		if since.IsZero() {
 			f.StaleReason = fmt.Sprintf("%s has not been able to read the group since it started (its live page and log say why)", h.Source)
 		}

@@ -58,6 +58,9 @@ func TestOwnerChangeRefusedBySinkIsNotConfirmed(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitStale || !r.Stale {
 		t.Errorf("who --nats after the next owner's event was refused: exit %d (want %d), %v: want stale:\n%s%s\nbridge:\n%s", code, exitStale, err, out, stderr, b.out)
 	}
+	if !strings.Contains(stderr, "the sink refused its event") {
+		t.Errorf("who --nats does not say the sink may have refused the group's event: it sent the reader to ZooKeeper alone:\n%s", stderr)
+	}
 	if !strings.Contains(b.out.String(), "the sink refused an event for good") {
 		t.Errorf("the bridge did not log the refusal:\n%s", b.out)
 	}
