@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/jetstream"
 	"github.com/zkherald/herald/sinks/natssink"
 )
@@ -266,6 +268,16 @@ func TestWhoExitCodes(t *testing.T) {
 	}
 	t.Cleanup(func() { js.Close() })
 	write(t, js, story(l)...)
+	// "No owner" of a group the bucket holds nothing of takes a bridge
+	// that confirms it (with no heartbeat stored, the owner is unknown:
+	// TestWhoBeforeAnyHeartbeatIsNotNoOwner).
+	hctx, hcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer hcancel()
+	hb := publish.Heartbeat{Source: "test", State: publish.BridgeActive, Time: time.Now(), Interval: time.Minute}
+	hb.Confirmed = hb.Time
+	if err := js.WriteHeartbeat(hctx, hb); err != nil {
+		t.Fatal(err)
+	}
 	out, stderr, code = heraldRun(t, nil, "who", l+"-nobody", "--nats", srv.URL())
 	if code != exitNoOwner || !strings.Contains(out, "no owner") {
 		t.Errorf("who --nats, no owner: exit %d (want %d): %s%s", code, exitNoOwner, out, stderr)
