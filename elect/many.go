@@ -581,6 +581,7 @@ func (m *Many) serve(g *member, f fired) {
 		ob.childrenFired = true
 	}
 	restate := m.takeRestate(g)
+	ob.reading(m.s)
 	v, err := ob.read(m.ctx, changed)
 	if err != nil {
 		m.keepRestate(g, restate)
@@ -638,6 +639,7 @@ func (m *Many) serveSingle(g *member, f fired) {
 	}
 	restate := m.takeRestate(g)
 	cctx, cancel := stateCtx(changed, m.ctx.Done())
+	ob.reading(m.s)
 	sv, _, err := st.r.read(cctx, true)
 	cancel()
 	st.readAt = time.Now() // answered (see observation.read)

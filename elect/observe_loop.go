@@ -104,6 +104,36 @@ type lateMark struct {
 	// behind: a watch fired while the session's member was behind the
 	// ZooKeeper leader (Session.leaderBehind), since the last read.
 	behind atomic.Bool
+	// lastConn is the session's connection the last read that succeeded
+	// was sent on (Session.connection; 0 before the first), lastSent
+	// when; next* are the read under way's, and moved says it is on a
+	// later connection (see reading).
+	lastConn, nextConn uint64
+	lastSent, nextSent time.Time
+	moved              bool
+}
+
+// reading notes a read about to be sent on the session's connection. One
+// on a later connection than the last read, with no stretch not seen
+// between them (an observer busy while the connection came and went,
+// which never said Unknown), reads what changed while there was none:
+// the events of the nodes that changed meanwhile come when the client
+// sets its watches again, at the reconnect, and the changes they tell of
+// happened before it, at moments nobody saw. They happened after the
+// newest moment the connection of the last read vouched for, and after
+// that read was sent (its listing showed none of them): late marks them
+// seen late from there.
+func (m *lateMark) reading(s *Session) {
+	m.nextConn, m.nextSent = s.connection(), time.Now()
+	if m.lastConn == 0 || m.nextConn == m.lastConn {
+		return
+	}
+	m.moved = true
+	at := s.vouchedLeaving(m.lastConn)
+	if at.Before(m.lastSent) {
+		at = m.lastSent
+	}
+	m.heard(at)
 }
 
 // heard notes when what fired happened after: the earliest such moment
@@ -146,11 +176,16 @@ func (m *lateMark) takeFired() {
 // And so may changes whose watch fired while the session's member was
 // behind the ZooKeeper leader (Session.leaderBehind): it delivers what
 // changed while it was cut off when it catches up, all at once.
+//
+// And so may changes read on a later connection than the last read
+// (see reading): they may have happened while there was none.
 func (m *lateMark) late(cs []Change) {
 	after := m.after
 	m.after = time.Time{}
 	behind := m.behind.Swap(false)
-	if after.IsZero() || !stalls.since(after) && !missedSome(cs) && !behind {
+	moved := m.moved
+	m.moved, m.lastConn, m.lastSent = false, m.nextConn, m.nextSent
+	if after.IsZero() || !stalls.since(after) && !missedSome(cs) && !behind && !moved {
 		return
 	}
 	for i := range cs {
@@ -223,6 +258,7 @@ func (o *Observer) loop(ctx context.Context, s *Session, suspended, step func(co
 // step reads the group, emits the changes and waits for the next watch.
 func (ob *observation) step(ctx context.Context, changed <-chan struct{}) error {
 	ob.takeFired()
+	ob.reading(ob.s)
 	v, err := ob.read(ctx, changed)
 	if err != nil {
 		return ob.readFailed(ctx, err)

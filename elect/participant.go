@@ -171,7 +171,9 @@ type Change struct {
 	// tenures), so it came after more than one change; or its watch fired
 	// while a sync of the session had gone unanswered for over a second
 	// (its member behind the leader, delivering what changed meanwhile
-	// all at once as it catches up). Observe,
+	// all at once as it catches up); or it was read on a later connection
+	// than the group's last read, by an observer too busy to say Unknown
+	// while there was none, so it may have happened meanwhile. Observe,
 	// ObserveSingle and ObserveMany set it.
 	NotBefore time.Time `json:"not_before,omitzero"`
 	// Note is what to know of Owner beyond its name (SingleView.Note):

@@ -71,6 +71,9 @@ type Session struct {
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
 	answered  atomic.Int64  // see Answered (unix ns)
 	heardAt   atomic.Int64  // see heard (unix ns)
+	// moved: the latest connection, and what the one before it vouched
+	// for (see vouchedLeaving).
+	moved     atomic.Pointer[connMove]
 	lostFlag  atomic.Bool
 	dialErr   atomic.Pointer[error] // the last failed dial, named when no server answers
 	tlsFailed chan error            // a handshake retrying cannot mend (buffered 1)
@@ -237,7 +240,7 @@ func dial(ctx context.Context, servers []string, o sessionOptions) (*Session, er
 			return
 		}
 		if ev.State == zk.StateHasSession {
-			s.conns.Add(1) // before the client reads anything on the connection
+			s.noteMove(s.conns.Add(1)) // before the client reads anything on the connection
 		}
 		s.onState(ev)
 		if ev.State == zk.StateHasSession {
@@ -363,6 +366,32 @@ func (s *Session) DefaultACL() []zk.ACL {
 // reply says about the order of two changes holds only when both came on
 // one connection.
 func (s *Session) connection() uint64 { return s.conns.Load() }
+
+// connMove is the session's latest connection, to, and what the session
+// vouched for as it was made (vouchedAsOf): the newest moment the
+// connection before it vouched for.
+type connMove struct {
+	to      uint64
+	vouched time.Time
+}
+
+// noteMove notes connection to made, before the client reads anything on
+// it: Answered is still the last connection's (a new one vouches for
+// nothing before the watches are set again, see answers), and the lease
+// not yet started anew.
+func (s *Session) noteMove(to uint64) {
+	s.moved.Store(&connMove{to: to, vouched: s.vouchedAsOf()})
+}
+
+// vouchedLeaving is the newest moment the session vouched for what it
+// watched on connection c, as the connection after it was made: zero when
+// c is not the one before the latest, or nothing was vouched for.
+func (s *Session) vouchedLeaving(c uint64) time.Time {
+	if mv := s.moved.Load(); mv != nil && mv.to == c+1 {
+		return mv.vouched
+	}
+	return time.Time{}
+}
 
 func (s *Session) onState(ev zk.Event) {
 	s.mu.Lock()

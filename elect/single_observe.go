@@ -153,6 +153,7 @@ func (ob *singleObservation) run(ctx context.Context) {
 // step reads the node, emits what changed and waits for its watch.
 func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) error {
 	ob.takeFired()
+	ob.reading(ob.s)
 	cctx, cancel := stateCtx(changed, ctx.Done())
 	sv, ch, err := ob.r.read(cctx, true)
 	cancel()
