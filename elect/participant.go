@@ -178,7 +178,8 @@ type Change struct {
 	NotBefore time.Time `json:"not_before,omitzero"`
 	// Note is what to know of Owner beyond its name (SingleView.Note):
 	// for Kafka's persistent /controller, that it may name a past
-	// controller. "" for every other owner.
+	// controller; without an owner, why a node standing at a leader's
+	// path is not taken for one. "" otherwise.
 	Note string `json:"note,omitempty"`
 }
 

@@ -49,6 +49,11 @@ type SingleNode struct {
 	// decode in Format (the owner's ID is then the generic form): count
 	// it in a metric.
 	OnFallback func(path string, err error)
+	// OnNotLeader, when set, is called once per write of a node at the
+	// path that is not taken for a leader's (SingleView.NotLeaderNode, why
+	// says it): its events say no owner while a node, often naming one,
+	// stands there, so log it.
+	OnNotLeader func(path, why string)
 }
 
 // KRaftNote is what to know of a persistent /controller, which a KRaft
@@ -62,7 +67,12 @@ const KRaftNote = "written by a KRaft controller during a migration to KRaft; no
 // Note is what to know of the owner beyond its name, "" when nothing:
 // KRaftNote for Kafka's persistent /controller (the one leader node no
 // session holds that herald takes for a leader's, see NotLeaderNode).
+// Without an owner, it says why a node that stands at the path is not
+// taken for one: "no owner" alone read as if nothing were there.
 func (sv SingleView) Note() string {
+	if sv.Owner == nil && sv.NotLeaderNode != "" {
+		return fmt.Sprintf("%s is not taken for a leader's node, so nobody holds it: %s", sv.Path, sv.NotLeaderNode)
+	}
 	var notes []string
 	if sv.Owner != nil && sv.Owner.Session == 0 && sv.Identity.Format == ident.Kafka && sv.Identity.Fields["controller"] == "kraft" {
 		notes = append(notes, KRaftNote)
@@ -476,6 +486,11 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 	sv.Owner = &p
 	if why := notLeader(r.sn.Format, r.path, st, sv.Identity, sv.DecodeErr); why != "" {
 		sv.Owner, sv.NotLeaderNode = nil, why
+		// A group is refused by the observer (ErrNotALeader), which says
+		// what to do instead.
+		if l := r.last; r.sn.OnNotLeader != nil && st.NumChildren == 0 && (l == nil || l.NotLeaderNode != why || l.dataZxid != st.Mzxid || l.nodeCzxid != st.Czxid) {
+			r.sn.OnNotLeader(r.path, why)
+		}
 	}
 	keep := *sv
 	r.last, r.lastOwner = &keep, p

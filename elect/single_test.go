@@ -170,6 +170,7 @@ func TestManySingle(t *testing.T) {
 		{"RewrittenLeaderDatedByItsWrite", TestRewrittenLeaderDatedByItsWrite},
 		{"HadoopBreadCrumbIsNoGap", TestHadoopBreadCrumbIsNoGap},
 		{"OperatorSetKeepsTheTenure", TestOperatorSetKeepsTheTenure},
+		{"NodeNotTakenForALeaderSaysWhy", TestANodeNotTakenForALeaderSaysWhy},
 	} {
 		t.Run(tc.name, tc.f)
 	}
@@ -944,5 +945,77 @@ func TestSingleEpochThatIsNoNumber(t *testing.T) {
 	}
 	if len(reported) == 0 || reported[0] != epoch {
 		t.Errorf("reported %v, want the epoch node %s", reported, epoch)
+	}
+}
+
+// TestANodeNotTakenForALeaderSaysWhy: a node at a leader's path that is
+// not taken for a leader's (a persistent copy of HBase's master, as a
+// restore of a ZooKeeper backup or an operator's create leaves it) was
+// published as no owner without a word, while the node, naming a master,
+// stood there: the events' note now says why nobody is taken to hold it,
+// and the reader reports it (OnNotLeader) once per write of that node.
+func TestANodeNotTakenForALeaderSaysWhy(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, hm, op := session(t, addrs), session(t, addrs), session(t, addrs)
+	root := groupPath(t) + "/hbase"
+	mkdirs(t, op.Conn(), root)
+	master := root + "/master"
+	good := hbaseMasterData("hm1.example", 16000, 1700000000001)
+	if _, err := hm.Conn().Create(master, good, zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var told []string
+	sn := elect.SingleNodeFor(master)
+	sn.OnNotLeader = func(p, why string) { mu.Lock(); told = append(told, p+": "+why); mu.Unlock() }
+	o := observeSingle(t, obs, master, sn)
+	if c := expect(t, o.Observer, elect.Snapshot, ownerIs("hm1.example,16000,1700000000001")); c.Note != "" {
+		t.Errorf("a master's own node notes %q", c.Note)
+	}
+	hm.Close() // the master goes; someone puts its node back by hand
+	expect(t, o.Observer, elect.OwnerChanged, nil)
+	waitTold := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			got := len(told)
+			mu.Unlock()
+			if got >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("OnNotLeader told %d times, want %d", got, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if _, err := op.Conn().Create(master, good, 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	waitTold(1)
+	if _, err := op.Conn().Set(master, good, -1); err != nil { // a write, read again
+		t.Fatal(err)
+	}
+	waitTold(2)
+	// A reader that starts now (a bridge restarted) says so in its
+	// snapshot, which is what its events carry.
+	fresh := observeSingle(t, obs, master, sn)
+	snap := expect(t, fresh.Observer, elect.Snapshot, nil)
+	if snap.Owner != nil || !strings.Contains(snap.Note, master+" is not taken for a leader's") || !strings.Contains(snap.Note, "copied or made by hand") {
+		t.Errorf("snapshot of a persistent copy of the master: owner %+v, note %q; want no owner, saying why", snap.Owner, snap.Note)
+	}
+	time.Sleep(300 * time.Millisecond) // a second report would be out by now
+	mu.Lock()
+	defer mu.Unlock()
+	// By the first reader for the node's creation and for its write, by
+	// the second for what it found.
+	if len(told) != 3 {
+		t.Fatalf("OnNotLeader told %d times, want 3 (each reader once per write of the node): %q", len(told), told)
+	}
+	for _, s := range told {
+		if !strings.Contains(s, master+": ") || !strings.Contains(s, "copied or made by hand") {
+			t.Errorf("OnNotLeader told %q; want the path and why", s)
+		}
 	}
 }

@@ -156,7 +156,9 @@ type Event struct {
 	NotBefore *time.Time `json:"not_before,omitempty"`
 	// Note is what to know of Owner beyond its name (elect.Change.Note):
 	// for Kafka's persistent /controller, written by a KRaft controller
-	// during a migration, that it may name a past controller.
+	// during a migration, that it may name a past controller; on an event
+	// that says no owner, why a node at a leader's path is not taken for
+	// a leader's.
 	Note string `json:"note,omitempty"`
 	// NewEnsemble, on the owner event of a snapshot (its first), says the
 	// ZooKeeper ensemble the bridge reads is not the one the group's

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/nats-io/nats.go"
 
 	"github.com/zkherald/herald/elect"
@@ -565,5 +566,45 @@ func TestBridgeWarnsOfALeaderWithoutItsParent(t *testing.T) {
 	}
 	if strings.Contains(out, "leader="+there+" ") {
 		t.Errorf("a --leader whose parent exists was warned of:\n%s", out)
+	}
+}
+
+// TestBridgeSaysWhyANodeIsNoLeader: a node at a --leader path that herald
+// does not take for a leader's (a persistent node written by an operator,
+// or HBase's master put back by a restore) was published as no owner
+// without a word, while zkCli showed it there naming a leader. The bridge
+// now warns, naming the node and why, and the events' note says it.
+func TestBridgeSaysWhyANodeIsNoLeader(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
+	flags := zkFlags(t)
+	root := uniq(t)
+	c := rawZK(t)
+	mkpath(t, c, root)
+	leader := root + "/leader"
+	if _, err := c.Create(leader, []byte("host1:8080"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "audit.log")
+	br := start(t, nil, append([]string{"bridge", "--leader", leader, "--audit", log}, flags...)...)
+	br.waitOutput(t, "is not taken for a leader's", 20*time.Second)
+	if out := br.out.String(); !strings.Contains(out, "node="+leader) || !strings.Contains(out, "persistent (no session holds it)") {
+		t.Errorf("the warning does not name the node and why:\n%s", out)
+	}
+	var note string
+	if err := waitFor(10*time.Second, func() bool {
+		b, _ := os.ReadFile(log)
+		for _, line := range strings.Split(string(b), "\n") {
+			var e publish.Event
+			if json.Unmarshal([]byte(line), &e) == nil && e.Group == leader && e.Owner == nil {
+				note = e.Note
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("no event for %s: %v", leader, err)
+	}
+	if !strings.Contains(note, leader+" is not taken for a leader's node") || !strings.Contains(note, "persistent") {
+		t.Errorf("the no-owner event of a persistent node at a leader's path notes %q; want it to say why", note)
 	}
 }

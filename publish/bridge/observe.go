@@ -671,7 +671,9 @@ func (b *Bridge) leaderNode(group string) (elect.SingleNode, bool) {
 	return elect.SingleNode{}, false
 }
 
-// counted is sn with its data that does not decode counted and logged.
+// counted is sn with its data that does not decode counted and logged,
+// and a node there that is not taken for a leader's logged: its events
+// say no owner, which alone read as if nothing stood there.
 func (b *Bridge) counted(sn elect.SingleNode) elect.SingleNode {
 	format := string(sn.Format)
 	sn.OnFallback = func(p string, err error) {
@@ -680,7 +682,10 @@ func (b *Bridge) counted(sn elect.SingleNode) elect.SingleNode {
 			b.log.Warn("the epoch node beside a leader holds no epoch (written by someone else than its system); the leader's events carry no epoch, and a note saying why", "node", p, "format", format, "err", err)
 			return
 		}
-		b.log.Warn("a leader's data does not decode as its system writes it; its id is the raw form", "node", p, "format", format, "err", err)
+		b.log.Warn("a leader's data does not decode as its system writes it; its events' note says how its owner is then named", "node", p, "format", format, "err", err)
+	}
+	sn.OnNotLeader = func(p, why string) {
+		b.log.Warn("a node stands at a leader's path but is not taken for a leader's: its events say no owner, and a note saying why; check who wrote it", "node", p, "why", why)
 	}
 	return sn
 }
