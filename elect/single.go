@@ -224,6 +224,9 @@ type singleReader struct {
 	// epochErrAt is the mzxid of the epoch node last found holding no
 	// epoch, reported (OnFallback) once.
 	epochErrAt int64
+	// reported is the owner node ("<name>@<term>") the state before this
+	// reader's first read named (Since, AfterOwner), "" for none.
+	reported string
 }
 
 // readAttempts bounds how often a read is repeated because the parent
@@ -468,15 +471,27 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 			if err != nil {
 				sv.Identity = r.last.Identity
 			}
-		case err != nil && st.EphemeralOwner != 0 && st.Mzxid != st.Czxid:
+		case st.EphemeralOwner != 0 && st.Mzxid != st.Czxid && (err != nil || r.last == nil || r.last.nodeCzxid != st.Czxid):
 			// An ephemeral node first read (a reader started, a session
-			// made again) holding data its system did not write, written
-			// after the node was made (an operator's set): the tenure is
-			// the node's, from its creation, and the data names nobody.
-			// Taking the write for the start made a new leader, named by
-			// the operator's text, of every restart.
-			p = singleOwner(r.path, st, st.Czxid, "")
+			// made again), or holding data its system did not write,
+			// written after the node was made: no system writes its
+			// ephemeral leader node again, so that was someone else's
+			// write (an operator's set, or its undoing), and the tenure
+			// is the node's, from its creation, or from the write the
+			// last report names (a rewrite naming another owner, which
+			// the reporter took for a new one). Data that does not decode
+			// names nobody: its session does. Taking the write for the
+			// start made a new leader of every restart, named by the
+			// operator's text, and split a tenure whose data was set back.
+			term := r.reportedTerm(st)
+			if err != nil {
+				id.ID = ""
+			}
+			p = singleOwner(r.path, st, term, id.ID)
 			sv.Since = time.UnixMilli(st.Ctime).UTC()
+			if term != st.Czxid {
+				sv.Since = time.UnixMilli(st.Mtime).UTC() // that write's, at the latest
+			}
 		default:
 			// The term is the zxid of the write that made this owner:
 			// the czxid of a node written once.
@@ -494,6 +509,25 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 	}
 	keep := *sv
 	r.last, r.lastOwner = &keep, p
+}
+
+// reportedTerm is the term of the ephemeral node st, written after it
+// was made, as this reader's first read counts it: the write its report
+// (Since, AfterOwner) names as the owner's term, when that is one of this
+// node's (its creation or a write since), else the node's creation.
+func (r *singleReader) reportedTerm(st *zk.Stat) int64 {
+	if r.last != nil {
+		return st.Czxid
+	}
+	t, ok := strings.CutPrefix(r.reported, path.Base(r.path)+"@")
+	if !ok {
+		return st.Czxid
+	}
+	term, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || term < st.Czxid || term > st.Mzxid {
+		return st.Czxid
+	}
+	return term
 }
 
 // singleOwner is the owner of the leader node at p, its stat st, in term

@@ -93,6 +93,9 @@ func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (
 		}
 		st.before = &singleBefore{view: v}
 	}
+	if st.before != nil && st.before.view.Owner != nil {
+		st.r.reported = st.before.view.Owner.Node
+	}
 	return st, oo, nil
 }
 

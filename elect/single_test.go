@@ -171,6 +171,7 @@ func TestManySingle(t *testing.T) {
 		{"HadoopBreadCrumbIsNoGap", TestHadoopBreadCrumbIsNoGap},
 		{"OperatorSetKeepsTheTenure", TestOperatorSetKeepsTheTenure},
 		{"NodeNotTakenForALeaderSaysWhy", TestANodeNotTakenForALeaderSaysWhy},
+		{"RestoredLeaderDataKeepsTheTenure", TestRestoredLeaderDataKeepsTheTenure},
 	} {
 		t.Run(tc.name, tc.f)
 	}
@@ -1017,5 +1018,73 @@ func TestANodeNotTakenForALeaderSaysWhy(t *testing.T) {
 		if !strings.Contains(s, master+": ") || !strings.Contains(s, "copied or made by hand") {
 			t.Errorf("OnNotLeader told %q; want the path and why", s)
 		}
+	}
+}
+
+// TestRestoredLeaderDataKeepsTheTenure: an operator's set on a master's
+// EPHEMERAL node, then the right bytes set back, is no election: the
+// observer keeps the tenure throughout. A reader that first saw the node
+// after that (who, a bridge restarted on its report, a session made
+// again) took the restoring write for a new tenure of the same master:
+// who said since the restore, with the write's zxid for its term, and a
+// restarted bridge published the master anew, with a gap, so history
+// split one tenure in two. Such a reader counts the tenure from the
+// node's creation, or from the write its report names (a rewrite that
+// named another owner, seen by the reporter).
+func TestRestoredLeaderDataKeepsTheTenure(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, hm, op := session(t, addrs), session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, hm.Conn(), root+"/hbase")
+	master := root + "/hbase/master"
+	good := hbaseMasterData("hm1.example", 16000, 1700000000001)
+	if _, err := hm.Conn().Create(master, good, zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	sn := elect.SingleNodeFor(master)
+	o := observeSingle(t, obs, master, sn)
+	snap := expect(t, o.Observer, elect.Snapshot, ownerIs("hm1.example,16000,1700000000001"))
+	for _, data := range [][]byte{[]byte("garbage"), good} {
+		if _, err := op.Conn().Set(master, data, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, st, err := op.Conn().Get(master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := elect.ReadSingle(ctxT(t, 10*time.Second), op, master, sn)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case fresh.Owner == nil || fresh.Owner.Node != snap.Owner.Node || fresh.Owner.ID != snap.Owner.ID:
+		t.Errorf("read afresh after the restore: owner %+v; want the master's tenure, %s", fresh.Owner, snap.Owner.Node)
+	case !fresh.Since.Equal(time.UnixMilli(st.Ctime).UTC()):
+		t.Errorf("read afresh after the restore: since %v, want the node's creation, %v", fresh.Since, time.UnixMilli(st.Ctime).UTC())
+	}
+	// A bridge restarted on its report of the master: the same tenure,
+	// no gap.
+	after := observeSingle(t, obs, master, sn, elect.AfterOwner(snap.Owner.Node, snap.Zxid))
+	if c := expect(t, after.Observer, elect.Snapshot, ownerIs(snap.Owner.ID)); c.Owner.Node != snap.Owner.Node || c.Gap {
+		t.Errorf("restarted on its report of %s, after the set and its restore: %+v; want the same tenure, no gap", snap.Owner.Node, c)
+	}
+
+	// A rewrite naming another owner (a KRaft controller's data over the
+	// ZooKeeper controller's node) is a new owner to the observer that saw
+	// it, and stays that owner to one restarted on its report.
+	ctrl := root + "/controller"
+	zkc := session(t, addrs)
+	if _, err := zkc.Conn().Create(ctrl, kafkaControllerData(1), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	k := observeSingle(t, obs, ctrl, elect.SingleNode{Format: ident.Kafka})
+	expect(t, k.Observer, elect.Snapshot, ownerIs("1"))
+	if _, err := op.Conn().Set(ctrl, []byte(`{"version":2,"brokerid":3000,"timestamp":"1","kraftControllerEpoch":5}`), -1); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, k.Observer, elect.OwnerChanged, ownerIs("3000"))
+	ka := observeSingle(t, obs, ctrl, elect.SingleNode{Format: ident.Kafka}, elect.AfterOwner(c.Owner.Node, c.Zxid))
+	if s := expect(t, ka.Observer, elect.Snapshot, ownerIs("3000")); s.Owner.Node != c.Owner.Node || s.Gap {
+		t.Errorf("restarted on its report of %s: %+v; want the same owner, no gap", c.Owner.Node, s)
 	}
 }
