@@ -94,6 +94,8 @@ func (sv SingleView) undecodedNote() string {
 	switch {
 	case !sv.Identity.Fallback:
 		return why + ": rewritten by someone else than its system; the owner is the one it named before"
+	case sv.Owner.ID == sv.Identity.ID && sv.Identity.Fields["encoding"] == "hex":
+		return why + ": the id is that data, in hex (it is not text)"
 	case sv.Owner.ID == sv.Identity.ID:
 		return why + ": the id is that data, as text"
 	}

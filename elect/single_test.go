@@ -346,9 +346,10 @@ func TestSingleMalformedData(t *testing.T) {
 		t.Fatalf("leader %+v: want a fallback", l)
 	}
 	// The events say so: the raw data used to be published as the id,
-	// with nothing saying it was not the system's name of its leader.
-	if !strings.Contains(snap.Note, "its data is not as its system writes it") || !strings.Contains(snap.Note, "the id is that data, as text") {
-		t.Errorf("the snapshot of a leader whose data does not decode notes %q; want it to say the id is the raw data", snap.Note)
+	// with nothing saying it was not the system's name of its leader; and
+	// say how, these bytes not being text (the note said "as text" of hex).
+	if !strings.Contains(snap.Note, "its data is not as its system writes it") || !strings.Contains(snap.Note, "the id is that data, in hex") {
+		t.Errorf("the snapshot of a leader whose data does not decode notes %q; want it to say the id is the raw data, in hex", snap.Note)
 	}
 	// A good NameNode replaces it.
 	if _, err := w.Conn().Multi(

@@ -15,9 +15,10 @@ const (
 	maxHexID  = 32  // bytes shown
 )
 
-// decodeGeneric is the data as text when it is text, else as hex ("0x…").
-// Long data is cut, and the cut said with "…"; Fields["bytes"] keeps the
-// whole length.
+// decodeGeneric is the data as text when it is text, else as hex ("0x…",
+// and Fields["encoding"] "hex", so that a note can say which: text may
+// begin with "0x" too). Long data is cut, and the cut said with "…";
+// Fields["bytes"] keeps the whole length.
 func decodeGeneric(data []byte) Identity {
 	id := Identity{Format: Generic, Fields: map[string]string{"bytes": strconv.Itoa(len(data))}}
 	if s := strings.TrimSpace(string(data)); isText(s) {
@@ -25,6 +26,7 @@ func decodeGeneric(data []byte) Identity {
 		return id
 	}
 	n := min(len(data), maxHexID)
+	id.Fields["encoding"] = "hex"
 	id.ID = "0x" + hex.EncodeToString(data[:n])
 	if n < len(data) {
 		id.ID += "…"

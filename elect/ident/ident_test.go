@@ -248,7 +248,10 @@ func TestGeneric(t *testing.T) {
 	if id := decode(t, ident.Auto, "/services/web/leader", []byte("  web-3:8080\n")); id.Format != ident.Generic || id.ID != "web-3:8080" {
 		t.Fatalf("text: %+v", id)
 	}
-	if id := decode(t, ident.Generic, "/x", []byte{0, 1, 0xfe}); id.ID != "0x0001fe" {
+	if id := decode(t, ident.Generic, "/x", []byte("0x0001fe")); id.ID != "0x0001fe" || id.Fields["encoding"] != "" {
+		t.Errorf("text that looks like hex: %+v; want it as text, not said to be hex", id)
+	}
+	if id := decode(t, ident.Generic, "/x", []byte{0, 1, 0xfe}); id.ID != "0x0001fe" || id.Fields["encoding"] != "hex" {
 		t.Fatalf("binary: %+v", id)
 	}
 	if id := decode(t, ident.Generic, "/x", nil); id.ID != "" || id.Fields["bytes"] != "0" {
