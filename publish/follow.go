@@ -206,11 +206,16 @@ func (f *Follower) Bridges() *Bridges { return f.bridges }
 func (f *Follower) Freshness(group string, now time.Time) Freshness {
 	f.mu.Lock()
 	var sources []string
+	owned := false
 	if g := f.groups[group]; g != nil {
 		sources = append(sources, g.sources...)
+		owned = g.Owner != nil
 	}
 	f.mu.Unlock()
-	if len(sources) == 0 {
+	switch {
+	case len(sources) == 0 && owned:
+		return f.bridges.JudgeUnsigned(now, group) // its events name no bridge
+	case len(sources) == 0:
 		return f.bridges.JudgeAbsent(now, group) // nothing of the group was seen
 	}
 	return f.bridges.JudgeGroup(now, group, sources...)

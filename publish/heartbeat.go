@@ -446,6 +446,23 @@ func (b *Bridges) JudgeAbsent(now time.Time, group string) Freshness {
 	return best
 }
 
+// JudgeUnsigned judges, at now, a value of group that names an owner but
+// no writer (a herald from before values named their bridge, or events
+// published by hand without a Source): as an absence (JudgeAbsent) while
+// some bridge has sent a heartbeat, and not judged while none has, as a
+// value whose writer sends none. Judged as an absence with no heartbeat at
+// all, such a value read stale, "nothing confirms that the group has no
+// owner", beside the owner it named.
+func (b *Bridges) JudgeUnsigned(now time.Time, group string) Freshness {
+	b.mu.Lock()
+	none := len(b.m) == 0 && b.unreadable == ""
+	b.mu.Unlock()
+	if none {
+		return Freshness{}
+	}
+	return b.JudgeAbsent(now, group)
+}
+
 // better reports whether a judges a value more favourably than b: fresh
 // over stale, then the later bound, then the later confirmation.
 func better(a, b Freshness) bool {

@@ -358,3 +358,28 @@ func TestAbsentWithNoHeartbeatIsNotNoOwner(t *testing.T) {
 		t.Fatalf("absent, with no heartbeat at all: %+v; want stale, saying no bridge sent a heartbeat", f)
 	}
 }
+
+// TestOwnerNamingNoBridgeWithNoHeartbeatIsNotJudged: a group whose events
+// name no bridge (Source empty: a herald from before events named their
+// bridge, or events published by hand) has an owner; while no heartbeat is
+// stored at all, its writer is one that sends none, and the value is not
+// judged, as the top of heartbeat.go says. Judged as an absence, it read
+// stale, "nothing confirms that the group has no owner", beside the owner
+// it named (who --kafka exited 4).
+func TestOwnerNamingNoBridgeWithNoHeartbeatIsNotJudged(t *testing.T) {
+	f, err := NewFollower()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ev(LeaderElected, "/jobs/nightly", "a", "", 10, 10)
+	e.Source = ""
+	if !f.Apply(e.WithID()) {
+		t.Fatal("the gain was not applied")
+	}
+	if fr := f.Freshness("/jobs/nightly", time.Now()); fr.Stale {
+		t.Errorf("an owner whose events name no bridge, with no heartbeat stored: %+v; want not judged", fr)
+	}
+	if fr := f.Freshness("/jobs/other", time.Now()); !fr.Stale {
+		t.Errorf("a group never seen, with no heartbeat stored: %+v; want stale", fr)
+	}
+}

@@ -149,3 +149,24 @@ func TestWhoBeforeAnyHeartbeatIsNotNoOwner(t *testing.T) {
 		t.Errorf("who --nats of a group no bridge has confirmed, with no heartbeat stored: exit %d, want %d, owner unknown, saying no heartbeat came:\n%s%s", code, exitStale, out, stderr)
 	}
 }
+
+// TestWhoOwnerNamingNoBridgeIsNotJudged: an owner value that names no
+// bridge (written by a herald from before values named their bridge),
+// with no heartbeat stored, is from a writer that sends none: who shows
+// the owner, not judged (exit 0). It said stale, "nothing confirms that
+// the group has no owner", beside the owner, and exited 4: the absence's
+// judgement was taken for a value that names no writer.
+func TestWhoOwnerNamingNoBridgeIsNotJudged(t *testing.T) {
+	t.Parallel()
+	url, s := jetStreamSink(t)
+	g := uniq(t)
+	es := story(g)
+	for i := range es {
+		es[i].Source = ""
+	}
+	write(t, s, es...)
+	out, stderr, code := heraldRun(t, nil, "who", g, "--nats", url)
+	if code != 0 || !strings.Contains(out, "bravo") || strings.Contains(out, "has no owner") {
+		t.Errorf("who --nats of an owner value naming no bridge, no heartbeat stored: exit %d, want 0, bravo, not judged:\n%s%s", code, out, stderr)
+	}
+}

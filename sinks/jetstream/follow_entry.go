@@ -46,7 +46,7 @@ func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, init
 			writer = v.Source
 		}
 	}
-	u.Freshness = f.judge(group, writer)
+	u.Freshness = f.judge(group, writer, u.Owner != nil)
 	if k.reported && !k.has && u.Owner == nil {
 		k.rev = e.Revision()
 		f.known[e.Key()] = k
@@ -75,10 +75,10 @@ func (o *Owner) valid(group string) bool {
 	return o.Group == group && o.Owner.Node != "" && o.Term > 0
 }
 
-// judge judges a value of group written by writer, and arms the timer for
-// when it turns stale.
-func (f *ownerFollow) judge(group, writer string) publish.Freshness {
-	fr := f.judgeAt(time.Now(), group, writer)
+// judge judges a value of group written by writer (owned: one naming an
+// owner), and arms the timer for when it turns stale.
+func (f *ownerFollow) judge(group, writer string, owned bool) publish.Freshness {
+	fr := f.judgeAt(time.Now(), group, writer, owned)
 	if !fr.StaleAt.IsZero() && (f.next.IsZero() || fr.StaleAt.Before(f.next)) {
 		f.arm(fr.StaleAt)
 	}
@@ -87,13 +87,17 @@ func (f *ownerFollow) judge(group, writer string) publish.Freshness {
 
 // judgeAt judges a value of group written by writer at now: by the
 // heartbeats, and stale whatever they say while the bucket is gone.
-func (f *ownerFollow) judgeAt(now time.Time, group, writer string) publish.Freshness {
+func (f *ownerFollow) judgeAt(now time.Time, group, writer string, owned bool) publish.Freshness {
 	var fr publish.Freshness
-	if writer == "" {
+	switch {
+	case writer == "" && owned:
+		// An owner value that names no bridge (an older herald's).
+		fr = f.bridges.JudgeUnsigned(now, group)
+	case writer == "":
 		// No key, or a deletion nobody signed: "no owner" only while a
 		// bridge that observes the group confirms.
 		fr = f.bridges.JudgeAbsent(now, group)
-	} else {
+	default:
 		fr = f.bridges.JudgeGroup(now, group, writer)
 	}
 	if f.gone != "" {
@@ -142,7 +146,7 @@ func (f *ownerFollow) refresh(ctx context.Context) error {
 	now := time.Now()
 	var next time.Time
 	for key, l := range f.last {
-		fr := f.judgeAt(now, l.u.Group, l.writer)
+		fr := f.judgeAt(now, l.u.Group, l.writer, l.u.Owner != nil)
 		if l.pending != "" {
 			fr = publish.Freshness{Stale: true, StaleReason: l.pending}
 		}
@@ -183,7 +187,7 @@ func (f *ownerFollow) endReplay(ctx context.Context, seen map[string]bool) error
 		f.synced = true
 		if f.group != "" && !seen[f.key] && !f.known[f.key].reported {
 			f.known[f.key] = known{reported: true}
-			u := OwnerUpdate{Group: f.group, Initial: true, Freshness: f.judge(f.group, "")}
+			u := OwnerUpdate{Group: f.group, Initial: true, Freshness: f.judge(f.group, "", false)}
 			if err := f.deliver(ctx, f.key, "", u); err != nil {
 				return err
 			}
@@ -196,7 +200,7 @@ func (f *ownerFollow) endReplay(ctx context.Context, seen map[string]bool) error
 			k.has = false
 			f.known[key] = k
 			g, _ := publish.GroupFromTokens(key)
-			if err := f.deliver(ctx, key, "", OwnerUpdate{Group: g, Revision: k.rev, Freshness: f.judge(g, "")}); err != nil {
+			if err := f.deliver(ctx, key, "", OwnerUpdate{Group: g, Revision: k.rev, Freshness: f.judge(g, "", false)}); err != nil {
 				return err
 			}
 		}
