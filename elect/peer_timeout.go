@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -39,10 +40,13 @@ func sessionNodeContent(timeout time.Duration) []byte {
 }
 
 // timeoutIn reads the session timeout a session node's data carries (0
-// when it carries none: an older herald's, or not herald's at all).
+// when it carries none: an older herald's, or not herald's at all). One
+// no session can have (ZooKeeper carries it in 32 bits of milliseconds)
+// was written by hand and tells none: taken, a runner's bound computed
+// from it overflowed, and with 6e12 ms its wait came out negative.
 func timeoutIn(b []byte) time.Duration {
 	var n sessionNote
-	if len(b) == 0 || json.Unmarshal(b, &n) != nil || n.Herald == 0 || n.TimeoutMS <= 0 {
+	if len(b) == 0 || json.Unmarshal(b, &n) != nil || n.Herald == 0 || n.TimeoutMS <= 0 || n.TimeoutMS > math.MaxInt32 {
 		return 0
 	}
 	return time.Duration(n.TimeoutMS) * time.Millisecond

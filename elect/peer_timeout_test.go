@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path"
 	"testing"
 	"time"
@@ -326,5 +327,41 @@ func TestOverwrittenSessionNodeTimeoutFromTheRunNote(t *testing.T) {
 				t.Errorf("LongestTimeoutSeen = %v; want the deposed owner's 6s, from its run note", got)
 			}
 		})
+	}
+}
+
+// TestAbsurdTimeoutIsNoTimeout: a session node (or run note) written over
+// by hand with a timeout no ZooKeeper session can have (the protocol
+// carries it in 32 bits of milliseconds) tells no timeout. Taken, it was
+// the longest seen, and a runner's bound, two thirds and more of it in
+// nanoseconds, overflowed: with 6e12 ms the wait for the deposed owner
+// came out negative and ended at once (found in review).
+func TestAbsurdTimeoutIsNoTimeout(t *testing.T) {
+	addrs := sharedAddrs(t)
+	k := sessionKinds[0]
+	long := session(t, addrs, elect.WithSessionTimeout(6*time.Second))
+	short := session(t, addrs, elect.WithSessionTimeout(time.Second))
+	ctx := ctxT(t, 30*time.Second)
+	g := groupPath(t)
+	opts := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd()}
+	owner, err := k.join(ctx, long, g, "long", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := long.Conn().Set(k.node(g, long), []byte(`{"herald":1,"timeout_ms":6000000000000}`), -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := long.Conn().Delete(owner.NodePath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	h, err := k.join(ctx, short, g, "short", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if released, err := h.PredecessorReleased(ctx); err != nil || released {
+		t.Fatalf("PredecessorReleased = %v, %v; want false: the owner before went by hand", released, err)
+	}
+	if got := short.LongestTimeoutSeen(); got > math.MaxInt32*time.Millisecond {
+		t.Errorf("LongestTimeoutSeen = %v; a timeout no session can have was taken", got)
 	}
 }
