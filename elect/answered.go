@@ -46,6 +46,7 @@ type answers struct {
 	xidN     int
 	answered func(int64) // told each vouching reply's request's send time
 	heard    func(int64) // told each answered request's send time
+	opened   func()      // told when a gated connection starts to vouch
 }
 
 // sent is a request written: when (unix ns), and whether it sets the
@@ -126,8 +127,11 @@ func (a *answers) reply(xid int32) {
 	if a.heard != nil {
 		a.heard(r.at)
 	}
-	if r.last {
+	if r.last && a.gated {
 		a.gated = false // its events came before it
+		if a.opened != nil {
+			a.opened()
+		}
 	}
 	if !a.gated && a.answered != nil {
 		a.answered(r.at)

@@ -26,11 +26,23 @@ func TestChangeInABlipIsNotDatedAtTheReconnect(t *testing.T) {
 		name            string
 		groups, changed int
 	}{{"Observe", 1, 1}, {"ObserveMany", 60, 12}} {
-		t.Run(tc.name, func(t *testing.T) { blipTest(t, tc.groups, tc.changed) })
+		t.Run(tc.name, func(t *testing.T) { blipTest(t, tc.groups, tc.changed, false) })
 	}
 }
 
-func blipTest(t *testing.T, n, changed int) {
+// TestChangeLongAfterABlipIsExact: ObserveMany, busy through a short loss,
+// reads again after the reconnect only the groups whose watches fired.
+// A group that did not change in the loss, and whose owner goes well after
+// it, saw that change as it happened: it is not marked seen late from
+// before the loss.
+func TestChangeLongAfterABlipIsExact(t *testing.T) {
+	blipTest(t, 60, 12, true)
+}
+
+// blipTest observes n groups and takes the owners of the last changed of
+// them away while the observer's connection is down; with live, the owner
+// of a group not changed then goes after the reconnect.
+func blipTest(t *testing.T, n, changed int, live bool) {
 	addrs := sharedAddrs(t)
 	base := groupPath(t)
 	p := proxyTo(t, addrs[0])
@@ -83,6 +95,36 @@ func blipTest(t *testing.T, n, changed int) {
 	})
 	time.Sleep(500 * time.Millisecond)
 	checkBlipChanges(t, src, gone, began)
+	if live {
+		liveChangeExact(t, src, groups[n-changed-1], handles[n-changed-1])
+	}
+}
+
+// liveChangeExact reads what src says until it is quiet, then takes the
+// owner of group away: its loss is not marked seen late from before.
+func liveChangeExact(t *testing.T, src source, group string, h *elect.Handle) {
+	for quiet := false; !quiet; {
+		select {
+		case <-src.Changes():
+		case <-time.After(time.Second):
+			quiet = true
+		}
+	}
+	at := time.Now()
+	if err := h.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		c := next(t, src)
+		if c.Group != group || c.Kind != elect.OwnerChanged {
+			continue
+		}
+		if !c.NotBefore.IsZero() && c.NotBefore.Before(at) {
+			t.Errorf("loss of %s, which went at %v, marked seen late not before %v (%v before it went)",
+				c.Previous.ID, at.Format("15:04:05.000"), c.NotBefore.Format("15:04:05.000"), at.Sub(c.NotBefore).Round(time.Millisecond))
+		}
+		return
+	}
 }
 
 // blipObserver observes groups with no buffer and few workers: a change

@@ -146,7 +146,7 @@ func (s *Session) dialer(timeout time.Duration, tlsCfg *tls.Config) zk.Dialer {
 		}
 		s.certSent.Store(sent)
 		sc := &sniffConn{Conn: c, s: s, r: bufio.NewReaderSize(c, 16<<10), address: m.label(), plain: tlsCfg == nil,
-			answerBy: time.Now().Add(max(timeout, answerWait)), answers: answers{answered: s.noteAnswered, heard: s.noteHeard, gated: s.connection() > 0}}
+			answerBy: time.Now().Add(max(timeout, answerWait)), answers: answers{answered: s.noteAnswered, heard: s.noteHeard, opened: s.noteOpened, gated: s.connection() > 0}}
 		s.current.Store(sc)
 		return sc, nil
 	}

@@ -209,6 +209,9 @@ type fired struct {
 	// behind: one of them came while the session's member was behind
 	// the ZooKeeper leader (see lateMark.behind).
 	behind bool
+	// open is Session.openConn as the first of them came (see
+	// lateMark.firedOpen).
+	open uint64
 }
 
 // Add starts observing group; its first change is a Snapshot (measured
@@ -451,6 +454,9 @@ func (m *Many) firedAt(g *member) {
 		g.fired.after = m.s.vouchedAsOf() // see lateMark.noteFired
 	}
 	g.fired.behind = g.fired.behind || m.s.leaderBehind()
+	if g.fired.open == 0 {
+		g.fired.open = max(m.s.openConn(), 1)
+	}
 	m.enqueue(g)
 }
 
@@ -458,6 +464,9 @@ func (m *Many) firedAt(g *member) {
 // fired.after and fired.behind) into the observation's late mark.
 func (m *lateMark) heardFired(f fired) {
 	m.heard(f.after)
+	if f.open != 0 {
+		m.heardOpen(f.open)
+	}
 	if f.behind {
 		m.behind.Store(true)
 	}

@@ -111,6 +111,11 @@ type lateMark struct {
 	lastConn, nextConn uint64
 	lastSent, nextSent time.Time
 	moved              bool
+	// firedOpen is Session.openConn as the first of the observer's
+	// watches fired since the last read (noted as fired is; 0 for none),
+	// and open the least such since the last read that succeeded.
+	firedOpen atomic.Uint64
+	open      uint64
 }
 
 // reading notes a read about to be sent on the session's connection. One
@@ -123,9 +128,23 @@ type lateMark struct {
 // newest moment the connection of the last read vouched for, and after
 // that read was sent (its listing showed none of them): late marks them
 // seen late from there.
+//
+// Unless the read's connection had had those events before it was sent,
+// and none of the observer's watches fired since its last read but after
+// they came (openConn): what it reads then changed on that connection,
+// and was seen as it was made. ObserveMany reads no group whose watches
+// did not fire at the reconnect, so its next read may come long after
+// (found by a test: a change long after a short loss marked seen late
+// from before the loss).
 func (m *lateMark) reading(s *Session) {
+	if o := m.firedOpen.Swap(0); o != 0 {
+		m.heardOpen(o)
+	}
 	m.nextConn, m.nextSent = s.connection(), time.Now()
 	if m.lastConn == 0 || m.nextConn == m.lastConn {
+		return
+	}
+	if s.openConn() >= m.nextConn && (m.open == 0 || m.open >= m.nextConn) {
 		return
 	}
 	m.moved = true
@@ -144,6 +163,13 @@ func (m *lateMark) heard(after time.Time) {
 	}
 }
 
+// heardOpen notes Session.openConn as a watch fired (see firedOpen).
+func (m *lateMark) heardOpen(o uint64) {
+	if m.open == 0 || o < m.open {
+		m.open = o
+	}
+}
+
 // noteFired runs on the client's receive loop for a watch event of the
 // observer's: the first since the last read keeps what the session
 // vouches for now (vouchedAsOf: a member cut off from the leader answers
@@ -152,6 +178,7 @@ func (m *lateMark) noteFired(s *Session) {
 	if at := s.vouchedAsOf(); !at.IsZero() {
 		m.fired.CompareAndSwap(0, at.UnixNano())
 	}
+	m.firedOpen.CompareAndSwap(0, max(s.openConn(), 1))
 	if s.leaderBehind() {
 		m.behind.Store(true)
 	}
@@ -184,7 +211,7 @@ func (m *lateMark) late(cs []Change) {
 	m.after = time.Time{}
 	behind := m.behind.Swap(false)
 	moved := m.moved
-	m.moved, m.lastConn, m.lastSent = false, m.nextConn, m.nextSent
+	m.moved, m.lastConn, m.lastSent, m.open = false, m.nextConn, m.nextSent, 0
 	if after.IsZero() || !stalls.since(after) && !missedSome(cs) && !behind && !moved {
 		return
 	}

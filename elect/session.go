@@ -73,8 +73,11 @@ type Session struct {
 	heardAt   atomic.Int64  // see heard (unix ns)
 	// moved: the latest connection, and what the one before it vouched
 	// for (see vouchedLeaving).
-	moved     atomic.Pointer[connMove]
-	lostFlag  atomic.Bool
+	moved    atomic.Pointer[connMove]
+	lostFlag atomic.Bool
+	// rewatched: the newest connection whose watch events of the time
+	// without one have all come (see openConn).
+	rewatched atomic.Uint64
 	dialErr   atomic.Pointer[error] // the last failed dial, named when no server answers
 	tlsFailed chan error            // a handshake retrying cannot mend (buffered 1)
 	tlsMu     sync.Mutex
@@ -381,7 +384,20 @@ type connMove struct {
 // not yet started anew.
 func (s *Session) noteMove(to uint64) {
 	s.moved.Store(&connMove{to: to, vouched: s.vouchedAsOf()})
+	if to == 1 {
+		s.rewatched.Store(1) // the first connection sets no watches again
+	}
 }
+
+// noteOpened notes that the latest connection has had the reply to the
+// request that set its watches again: the events of what changed while
+// there was no connection came before it (see answers).
+func (s *Session) noteOpened() { s.rewatched.Store(s.connection()) }
+
+// openConn is the newest connection of the session that has had the
+// events of what its watches missed while there was none (0 before the
+// first): an event that comes later, on it, is of a change made on it.
+func (s *Session) openConn() uint64 { return s.rewatched.Load() }
 
 // vouchedLeaving is the newest moment the session vouched for what it
 // watched on connection c, as the connection after it was made: zero when
