@@ -19,6 +19,9 @@ type observeOptions struct {
 	// reportEpoch is the epoch that report carried (ReportEpoch), nil
 	// when it carried none.
 	reportEpoch *int64
+	// reportID is the ID of the owner that report named
+	// (ReportOwnerID), "" when not known.
+	reportID string
 }
 
 // AfterOwner continues an observation of which only the last report is
@@ -67,6 +70,20 @@ func ReportEpoch(epoch int64) ObserveOption {
 			return fmt.Errorf("elect: negative epoch %d", epoch)
 		}
 		o.reportEpoch = &epoch
+		return nil
+	}
+}
+
+// ReportOwnerID is the ID of the owner the report AfterOwner or
+// AfterReport continues from named. A single-node leader whose ephemeral
+// node was written after it was made (by someone else than its system)
+// then tells a rewrite since the report that names another owner, a new
+// owner to the observer that saw it, from one that restored the reported
+// owner's data. Without it the node is taken for the reported owner's
+// tenure. Observers of groups ignore it.
+func ReportOwnerID(id string) ObserveOption {
+	return func(o *observeOptions) error {
+		o.reportID = id
 		return nil
 	}
 }

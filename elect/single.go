@@ -227,8 +227,9 @@ type singleReader struct {
 	// epoch, reported (OnFallback) once.
 	epochErrAt int64
 	// reported is the owner node ("<name>@<term>") the state before this
-	// reader's first read named (Since, AfterOwner), "" for none.
-	reported string
+	// reader's first read named (Since, AfterOwner), "" for none, and
+	// reportedID that owner's ID ("" when not known, ReportOwnerID).
+	reported, reportedID string
 }
 
 // readAttempts bounds how often a read is repeated because the parent
@@ -485,7 +486,7 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 			// names nobody: its session does. Taking the write for the
 			// start made a new leader of every restart, named by the
 			// operator's text, and split a tenure whose data was set back.
-			term := r.reportedTerm(st)
+			term := r.reportedTerm(st, singleOwner(r.path, st, 0, id.ID).ID, err)
 			if err != nil {
 				id.ID = ""
 			}
@@ -516,8 +517,14 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 // reportedTerm is the term of the ephemeral node st, written after it
 // was made, as this reader's first read counts it: the write its report
 // (Since, AfterOwner) names as the owner's term, when that is one of this
-// node's (its creation or a write since), else the node's creation.
-func (r *singleReader) reportedTerm(st *zk.Stat) int64 {
+// node's (its creation or a write since), else the node's creation. When
+// the report names another owner of this node than its data, id (err: it
+// does not decode), a write since named this one, a new owner to the
+// observer that saw it: the latest write stands for it. Taking the
+// report's term named the new owner by the reported tenure's node, and
+// the change of owner went unsaid. A report whose owner's ID is not known
+// is taken for this owner's.
+func (r *singleReader) reportedTerm(st *zk.Stat, id string, err error) int64 {
 	if r.last != nil {
 		return st.Czxid
 	}
@@ -525,9 +532,12 @@ func (r *singleReader) reportedTerm(st *zk.Stat) int64 {
 	if !ok {
 		return st.Czxid
 	}
-	term, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || term < st.Czxid || term > st.Mzxid {
+	term, perr := strconv.ParseInt(t, 10, 64)
+	switch {
+	case perr != nil || term < st.Czxid || term > st.Mzxid:
 		return st.Czxid
+	case err == nil && r.reportedID != "" && id != r.reportedID:
+		return st.Mzxid
 	}
 	return term
 }

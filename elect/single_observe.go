@@ -94,7 +94,10 @@ func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (
 		st.before = &singleBefore{view: v}
 	}
 	if st.before != nil && st.before.view.Owner != nil {
-		st.r.reported = st.before.view.Owner.Node
+		st.r.reported, st.r.reportedID = st.before.view.Owner.Node, st.before.view.Owner.ID
+		if oo.since == nil {
+			st.r.reportedID = oo.reportID
+		}
 	}
 	return st, oo, nil
 }

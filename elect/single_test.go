@@ -1089,3 +1089,42 @@ func TestRestoredLeaderDataKeepsTheTenure(t *testing.T) {
 		t.Errorf("restarted on its report of %s: %+v; want the same owner, no gap", c.Owner.Node, s)
 	}
 }
+
+// TestRestartedReaderSeesARewriteAfterItsReport: a rewrite naming
+// another owner is a new owner to the observer that saw it (here the
+// ZooKeeper controller's broker named back over the one its report
+// named); a reader restarted on the report from before that rewrite
+// names the owner the node names now, as a new tenure from that write,
+// not as the reported tenure's, which let the change of owner go unsaid.
+func TestRestartedReaderSeesARewriteAfterItsReport(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, op, zkc := session(t, addrs), session(t, addrs), session(t, addrs)
+	ctrl := groupPath(t) + "/controller"
+	mkdirs(t, op.Conn(), path.Dir(ctrl))
+	if _, err := zkc.Conn().Create(ctrl, kafkaControllerData(1), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	sn := elect.SingleNode{Format: ident.Kafka}
+	k := observeSingle(t, obs, ctrl, sn)
+	expect(t, k.Observer, elect.Snapshot, ownerIs("1"))
+	if _, err := op.Conn().Set(ctrl, []byte(`{"version":2,"brokerid":3000,"timestamp":"1","kraftControllerEpoch":5}`), -1); err != nil {
+		t.Fatal(err)
+	}
+	report := expect(t, k.Observer, elect.OwnerChanged, ownerIs("3000"))
+	// The reporter goes; the node is written back naming broker 1.
+	if _, err := op.Conn().Set(ctrl, kafkaControllerData(1), -1); err != nil {
+		t.Fatal(err)
+	}
+	live := expect(t, k.Observer, elect.OwnerChanged, ownerIs("1"))
+	for _, o := range []elect.ObserveOption{
+		elect.ReportOwnerID(report.Owner.ID),
+		elect.Since(elect.View{Exists: true, Group: ctrl, Owner: report.Owner, Pzxid: report.Zxid}),
+	} {
+		after := observeSingle(t, obs, ctrl, sn, elect.AfterOwner(report.Owner.Node, report.Zxid), o)
+		s := expect(t, after.Observer, elect.Snapshot, ownerIs("1"))
+		if s.Owner.Node == report.Owner.Node || s.Owner.Node != live.Owner.Node {
+			t.Errorf("restarted on its report of 3000 as %s, after a rewrite naming 1: owner 1 as %s; want a new tenure, %s, as the observer that saw the rewrite said",
+				report.Owner.Node, s.Owner.Node, live.Owner.Node)
+		}
+	}
+}
