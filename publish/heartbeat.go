@@ -452,10 +452,11 @@ func (b *Bridges) JudgeAbsent(now time.Time, group string) Freshness {
 // some bridge has sent a heartbeat, and not judged while none has, as a
 // value whose writer sends none. Judged as an absence with no heartbeat at
 // all, such a value read stale, "nothing confirms that the group has no
-// owner", beside the owner it named.
+// owner", beside the owner it named. A store whose heartbeats were deleted
+// had bridges that send them: a value there is judged.
 func (b *Bridges) JudgeUnsigned(now time.Time, group string) Freshness {
 	b.mu.Lock()
-	none := len(b.m) == 0 && b.unreadable == ""
+	none := len(b.m) == 0 && len(b.removed) == 0 && b.unreadable == ""
 	b.mu.Unlock()
 	if none {
 		return Freshness{}

@@ -383,3 +383,25 @@ func TestOwnerNamingNoBridgeWithNoHeartbeatIsNotJudged(t *testing.T) {
 		t.Errorf("a group never seen, with no heartbeat stored: %+v; want stale", fr)
 	}
 }
+
+// TestOwnerNamingNoBridgeAfterHeartbeatsDeletedIsStale: a store whose
+// heartbeats were all deleted (purged, or removed by hand) is one
+// bridges that send heartbeats wrote to: an owner value that names no
+// bridge there is judged as an absence, stale, as it was before values
+// naming no bridge were left unjudged with no heartbeat stored, not passed
+// as one whose writer sends none (which read it fresh).
+func TestOwnerNamingNoBridgeAfterHeartbeatsDeletedIsStale(t *testing.T) {
+	f, err := NewFollower()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ev(LeaderElected, "/jobs/nightly", "a", "", 10, 10)
+	e.Source = ""
+	if !f.Apply(e.WithID()) {
+		t.Fatal("the gain was not applied")
+	}
+	f.Bridges().Removed("bridge-1", time.Now())
+	if fr := f.Freshness("/jobs/nightly", time.Now()); !fr.Stale {
+		t.Errorf("an owner whose events name no bridge, every heartbeat deleted: %+v; want stale", fr)
+	}
+}
