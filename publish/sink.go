@@ -66,6 +66,10 @@ func (e *RejectedError) Unwrap() error { return e.Err }
 // when the sink does not say).
 type LastReport struct {
 	Owner string
+	// OwnerID is the owner's ID, "" without an owner or when not kept:
+	// a single-node leader's node rewritten since tells by it a new
+	// owner from the reported one's data set back (elect.ReportOwnerID).
+	OwnerID string
 	// Term is the owner's term (its node's czxid), 0 without an owner
 	// or where the sink does not keep it.
 	Term   int64

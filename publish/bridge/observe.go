@@ -628,6 +628,9 @@ func (b *Bridge) since(group string, opts []elect.ObserveOption) []elect.Observe
 		if r.Epoch > 0 {
 			out = append(out, elect.ReportEpoch(r.Epoch))
 		}
+		if r.OwnerID != "" {
+			out = append(out, elect.ReportOwnerID(r.OwnerID))
+		}
 		return out
 	}
 	return opts

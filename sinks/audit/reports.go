@@ -56,7 +56,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 			rep.Zxid = last.Zxid
 		}
 		if e.Owner != nil {
-			rep.Owner, rep.Term = e.Owner.Node, e.Term
+			rep.Owner, rep.OwnerID, rep.Term = e.Owner.Node, e.Owner.ID, e.Term
 		}
 		out[e.Group] = rep
 	}

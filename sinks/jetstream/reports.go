@@ -82,7 +82,7 @@ func report(out map[string]publish.LastReport, key string, v view) {
 	}
 	switch {
 	case v.owner != nil:
-		out[group] = publish.LastReport{Owner: v.owner.Owner.Node, Term: v.owner.Term, Zxid: v.owner.Zxid, Recipe: v.owner.Recipe, Epoch: v.owner.Epoch}
+		out[group] = publish.LastReport{Owner: v.owner.Owner.Node, OwnerID: v.owner.Owner.ID, Term: v.owner.Term, Zxid: v.owner.Zxid, Recipe: v.owner.Recipe, Epoch: v.owner.Epoch}
 	case v.zxid != 0:
 		out[group] = publish.LastReport{Zxid: v.zxid, Recipe: v.recipe, Epoch: v.epoch}
 	case v.guard != 0:

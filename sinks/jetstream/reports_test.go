@@ -58,10 +58,10 @@ func TestLastReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]publish.LastReport{
-		held:    {Owner: "a", Term: 10, Zxid: 11, Recipe: elect.RecipeElection},
+		held:    {Owner: "a", OwnerID: "id-a", Term: 10, Zxid: 11, Recipe: elect.RecipeElection},
 		emptied: {Zxid: 25, Recipe: elect.RecipeElection}, // the no-owner marker says it too
-		handed:  {Owner: "d", Term: 40, Zxid: 41, Recipe: elect.RecipeElection},
-		ctrl:    {Owner: "k", Term: 50, Zxid: 51, Recipe: elect.RecipeElection, Epoch: 3},
+		handed:  {Owner: "d", OwnerID: "id-d", Term: 40, Zxid: 41, Recipe: elect.RecipeElection},
+		ctrl:    {Owner: "k", OwnerID: "id-k", Term: 50, Zxid: 51, Recipe: elect.RecipeElection, Epoch: 3},
 		vacated: {Zxid: 65, Recipe: elect.RecipeElection, Epoch: 4}, // the marker keeps it
 	}
 	other := connectSink(t, hjs.Config{Conn: natssink.Options{URL: url}})

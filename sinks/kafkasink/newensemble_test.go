@@ -52,7 +52,7 @@ func TestOwnersTopicNewEnsemble(t *testing.T) {
 		t.Fatal(err)
 	}
 	el := elect.RecipeElection
-	if g, e := reports["/g"], reports["/e"]; g != (publish.LastReport{Owner: "c", Term: 9, Zxid: 9, Recipe: el}) || e != (publish.LastReport{Zxid: 3, Recipe: el}) {
+	if g, e := reports["/g"], reports["/e"]; g != (publish.LastReport{Owner: "c", OwnerID: "c", Term: 9, Zxid: 9, Recipe: el}) || e != (publish.LastReport{Zxid: 3, Recipe: el}) {
 		t.Errorf("LastReports: /g %+v, /e %+v; want c at 9, and no owner at 3", g, e)
 	}
 	writeEvents(t, fresh, handover("/g", "c", 9, "d", 12)...)

@@ -48,7 +48,7 @@ func (s *Sink) LastReports(ctx context.Context) (map[string]publish.LastReport, 
 			}
 			r := publish.LastReport{Zxid: u.Event.Zxid, Recipe: u.Event.Recipe, Epoch: u.Event.Epoch}
 			if o := u.Owner(); o != nil {
-				r.Owner, r.Term = o.Node, u.Event.Term
+				r.Owner, r.OwnerID, r.Term = o.Node, o.ID, u.Event.Term
 			}
 			out[u.Group] = r
 			if st := states[u.Group]; u.Event.Term >= st.term || u.Event.Restarts() {

@@ -66,8 +66,8 @@ func TestLastReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	el := elect.RecipeElection
-	want := map[string]publish.LastReport{"/held": {Owner: "a", Term: 10, Zxid: 10, Recipe: el}, "/emptied": {Zxid: 25, Recipe: el}, "/handed": {Owner: "d", Term: 40, Zxid: 40, Recipe: el},
-		"/ctrl": {Owner: "k", Term: 60, Zxid: 60, Recipe: el, Epoch: 6}, "/vacated": {Zxid: 75, Recipe: el, Epoch: 7}}
+	want := map[string]publish.LastReport{"/held": {Owner: "a", OwnerID: "a", Term: 10, Zxid: 10, Recipe: el}, "/emptied": {Zxid: 25, Recipe: el}, "/handed": {Owner: "d", OwnerID: "d", Term: 40, Zxid: 40, Recipe: el},
+		"/ctrl": {Owner: "k", OwnerID: "k", Term: 60, Zxid: 60, Recipe: el, Epoch: 6}, "/vacated": {Zxid: 75, Recipe: el, Epoch: 7}}
 	if len(got) != len(want) {
 		t.Errorf("reports %+v; want %+v", got, want)
 	}
