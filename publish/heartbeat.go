@@ -438,6 +438,8 @@ func (b *Bridges) JudgeAbsent(now time.Time, group string) Freshness {
 	switch {
 	case !judged && b.unreadable != "":
 		return Freshness{Stale: true, StaleReason: "nothing confirms that the group has no owner: the bridges' heartbeats cannot be read: " + b.unreadable}
+	case !judged && len(b.removed) > 0:
+		return Freshness{Stale: true, StaleReason: "nothing confirms that the group has no owner: every bridge's heartbeat was deleted from the store (purged, or removed by hand), and none has sent one since; is a bridge running for this store?"}
 	case !judged:
 		return Freshness{Stale: true, StaleReason: "nothing confirms that the group has no owner: no bridge has sent a heartbeat here (one starting sends its first once it has read its groups; is a bridge running for this store?)"}
 	case best.Stale:

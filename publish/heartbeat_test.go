@@ -405,3 +405,17 @@ func TestOwnerNamingNoBridgeAfterHeartbeatsDeletedIsStale(t *testing.T) {
 		t.Errorf("an owner whose events name no bridge, every heartbeat deleted: %+v; want stale", fr)
 	}
 }
+
+// TestAbsentAfterEveryHeartbeatWasDeletedSaysSo: with every heartbeat
+// deleted from the store, an absent group's stale reason says so, not that
+// no bridge ever sent one.
+func TestAbsentAfterEveryHeartbeatWasDeletedSaysSo(t *testing.T) {
+	now := time.Now()
+	b := NewBridges()
+	b.Put(Heartbeat{Source: "b1", State: BridgeActive, Time: now, Confirmed: now, Interval: time.Second})
+	b.Removed("b1", now)
+	f := b.JudgeAbsent(now, "/jobs/nightly")
+	if !f.Stale || !strings.Contains(f.StaleReason, "heartbeat was deleted") || strings.Contains(f.StaleReason, "no bridge has sent") {
+		t.Fatalf("absent, every heartbeat deleted: %+v; want stale, saying the heartbeats were deleted", f)
+	}
+}
