@@ -84,7 +84,7 @@ func ownersNote(src string, owners func() (map[string]ownerNow, error)) string {
 // reading the owners view (ownersOnce).
 func (a *app) newHistoryOut(ctx context.Context, sf *sourceFlags, src string, files []string, group string, owners func() (map[string]ownerNow, error), heldEvents int, asJSON bool, w window) *historyOut {
 	return &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(files, owners),
-		scope: a.scopeMarks(ctx, sf, src, files), owners: owners, seen: map[string]bool{},
+		scope: a.scopeMarks(ctx, sf, src, files, owners), owners: owners, seen: map[string]bool{},
 		reread: a.rereader(ctx, sf, src, group), log: a.log}
 }
 

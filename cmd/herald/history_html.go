@@ -35,7 +35,8 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 		// window after its last event as not seen since, as its row says.
 		b = timeline.NewWindowBuilder(w.now, w.since, w.until)
 	}
-	scope := a.scopeMarks(ctx, sf, src, files)
+	owners := a.ownersOnce(ctx, sf, src, group)
+	scope := a.scopeMarks(ctx, sf, src, files, owners)
 	seen := map[string]bool{}
 	err = a.eachBatch(ctx, sf, src, files, group, heldEvents, func(events []publish.Event) error {
 		for _, e := range events {
@@ -51,7 +52,6 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 	if err != nil {
 		return unreachableExit(err)
 	}
-	owners := a.ownersOnce(ctx, sf, src, group)
 	if err := a.addUnheard(ctx, sf, src, group, owners, seen, scope, b, w); err != nil {
 		return unreachableExit(err)
 	}

@@ -39,9 +39,11 @@ func writersOf(events []publish.Event) map[string][]string {
 // stretch runs from when the group was last observed to the newest of
 // those heartbeats, the latest moment known not to be observed. A group
 // a source sent no heartbeat for (none in hand, or from a bridge that
-// sends none: a nil scope covers all) is left as it is. ts is in
-// History's order, each group's rows together.
-func markOutOfScope(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure) []audit.Tenure {
+// sends none: a nil scope covers all) is left as it is, and so is a group
+// whose open last row the owners view (view, nil for audit logs) names
+// and a bridge confirms now (stillHeld). ts is in History's order, each
+// group's rows together.
+func markOutOfScope(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, view map[string]ownerNow) []audit.Tenure {
 	if bridges == nil || len(ts) == 0 {
 		return ts
 	}
@@ -52,12 +54,31 @@ func markOutOfScope(bridges *publish.Bridges, events []publish.Event, ts []audit
 		if i+1 < len(ts) && ts[i+1].Group == t.Group {
 			continue // not the group's last row
 		}
+		if stillHeld(view, t) {
+			continue
+		}
 		if until, ok := unobservedSince(bridges, t.Group, writers[t.Group]); ok && until.After(lastKnown(t)) {
 			out = append(out, audit.Tenure{Group: t.Group, Recipe: t.Recipe, Missing: true, Gap: true,
 				From: lastKnown(t), FromSeen: true, Until: until, UntilSeen: true})
 		}
 	}
 	return out
+}
+
+// stillHeld reports whether t, a group's open last row, is confirmed now
+// by the owners view: it names t's owner node, judged fresh by a bridge
+// whose heartbeat covers the group. The events need not name that bridge:
+// one that took the group over (another shard's after a change of N)
+// restates the same owner with an event of the same ID, which JetStream
+// drops as a duplicate; and an owner node unchanged since the last event
+// means no tenure came or went meanwhile. Before, history marked such a
+// group "not observed: owners may be missing" after its owner's open row,
+// for as long as the old bridge heartbeated, while that row said holding
+// and who said fresh (TestHistoryGroupMovedToAnotherShardIsObserved).
+func stillHeld(view map[string]ownerNow, t audit.Tenure) bool {
+	n, ok := view[t.Group]
+	return ok && t.Open() && !t.Missing && n.node != "" && n.node == t.Owner.Node &&
+		!n.Stale && n.ConfirmedBy != "" && n.BridgeState != ""
 }
 
 // unobservedSince reports whether the heartbeats of every one of writers
@@ -137,10 +158,11 @@ func (a *app) kafkaBridges(ctx context.Context, sf *sourceFlags) *publish.Bridge
 
 // scopeMarks returns what marks, in each batch, the groups their bridges
 // no longer observe (markOutOfScope), with the heartbeats of src (audit
-// logs' heartbeat files, the bridges bucket, or the bridges topic), read
-// at the first batch.
-func (a *app) scopeMarks(ctx context.Context, sf *sourceFlags, src string, files []string) func([]publish.Event, []audit.Tenure) []audit.Tenure {
+// logs' heartbeat files, the bridges bucket, or the bridges topic) and the
+// owners view (owners, nil for audit logs), read at the first batch.
+func (a *app) scopeMarks(ctx context.Context, sf *sourceFlags, src string, files []string, owners func() (map[string]ownerNow, error)) func([]publish.Event, []audit.Tenure) []audit.Tenure {
 	var bridges *publish.Bridges
+	var view map[string]ownerNow
 	read := false
 	return func(events []publish.Event, ts []audit.Tenure) []audit.Tenure {
 		if !read {
@@ -153,8 +175,11 @@ func (a *app) scopeMarks(ctx context.Context, sf *sourceFlags, src string, files
 			case "kafka":
 				bridges = a.kafkaBridges(ctx, sf)
 			}
+			if owners != nil {
+				view, _ = owners() // unread: every mark stays
+			}
 		}
-		return markOutOfScope(bridges, events, ts)
+		return markOutOfScope(bridges, events, ts, view)
 	}
 }
 

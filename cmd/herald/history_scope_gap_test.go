@@ -130,10 +130,33 @@ func TestMarkOutOfScopeOnlyWhereNoWriterObserves(t *testing.T) {
 		for _, h := range c.beats {
 			b.Put(h)
 		}
-		out := markOutOfScope(b, events, ts)
+		out := markOutOfScope(b, events, ts, nil)
 		marked := len(out) == 2 && out[1].Missing && out[1].Gap && out[1].From.Equal(ts[0].LastSeen) && out[1].Until.Equal(now)
 		if marked != c.mark || (!c.mark && len(out) != 1) {
 			t.Errorf("%s: rows %+v, want a stretch of missing owners after A: %v", c.name, out, c.mark)
+		}
+	}
+	// The owners view spares the mark only when a bridge confirms A's
+	// node there now: another bridge took the group over.
+	b := publish.NewBridges()
+	b.Put(beat("br1", other))
+	b.Put(beat("br2", other))
+	ts[0].Owner.Node = "a-0000000001"
+	fresh := publish.Freshness{ConfirmedBy: "br3", BridgeState: publish.BridgeActive, Confirmed: now}
+	for _, c := range []struct {
+		name string
+		view ownerNow
+		mark bool
+	}{
+		{"A confirmed by another bridge", ownerNow{node: "a-0000000001", Freshness: fresh}, false},
+		{"A, stale", ownerNow{node: "a-0000000001", Freshness: publish.Freshness{ConfirmedBy: "br3", BridgeState: publish.BridgeStopped, Stale: true}}, true},
+		{"A, not judged", ownerNow{node: "a-0000000001", Freshness: publish.Freshness{ConfirmedBy: "br3"}}, true},
+		{"another owner", ownerNow{node: "b-0000000002", Freshness: fresh}, true},
+		{"no owner", ownerNow{Freshness: fresh}, true},
+	} {
+		out := markOutOfScope(b, events, ts, map[string]ownerNow{"/g": c.view})
+		if marked := len(out) == 2 && out[1].Missing; marked != c.mark {
+			t.Errorf("owners view %s: rows %+v, want a stretch of missing owners after A: %v", c.name, out, c.mark)
 		}
 	}
 }
