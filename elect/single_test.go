@@ -829,15 +829,8 @@ func TestHadoopBreadCrumbIsNoGap(t *testing.T) {
 // (a KRaft controller taking over the ZooKeeper controller's node) still
 // is a new owner.
 func TestOperatorSetKeepsTheTenure(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, hm, op := session(t, addrs), session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, hm.Conn(), root+"/hbase")
+	obs, hm, op, root, good := liveMaster(t)
 	master := root + "/hbase/master"
-	good := hbaseMasterData("hm1.example", 16000, 1700000000001)
-	if _, err := hm.Conn().Create(master, good, zk.FlagEphemeral, openACL); err != nil {
-		t.Fatal(err)
-	}
 	o := observeSingle(t, obs, master, elect.SingleNodeFor(master))
 	snap := expect(t, o.Observer, elect.Snapshot, ownerIs("hm1.example,16000,1700000000001"))
 	leaderSays := func(what string, ok func(elect.SingleView) bool) {
@@ -902,7 +895,7 @@ func TestOperatorSetKeepsTheTenure(t *testing.T) {
 
 	// Kafka: the ZooKeeper controller's node rewritten by a KRaft controller.
 	ctrl := root + "/controller"
-	zkc := session(t, addrs)
+	zkc := session(t, sharedAddrs(t))
 	if _, err := zkc.Conn().Create(ctrl, kafkaControllerData(1), zk.FlagEphemeral, openACL); err != nil {
 		t.Fatal(err)
 	}
@@ -957,15 +950,8 @@ func TestSingleEpochThatIsNoNumber(t *testing.T) {
 // stood there: the events' note now says why nobody is taken to hold it,
 // and the reader reports it (OnNotLeader) once per write of that node.
 func TestANodeNotTakenForALeaderSaysWhy(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, hm, op := session(t, addrs), session(t, addrs), session(t, addrs)
-	root := groupPath(t) + "/hbase"
-	mkdirs(t, op.Conn(), root)
-	master := root + "/master"
-	good := hbaseMasterData("hm1.example", 16000, 1700000000001)
-	if _, err := hm.Conn().Create(master, good, zk.FlagEphemeral, openACL); err != nil {
-		t.Fatal(err)
-	}
+	obs, hm, op, root, good := liveMaster(t)
+	master := root + "/hbase/master"
 	var mu sync.Mutex
 	var told []string
 	sn := elect.SingleNodeFor(master)
@@ -1033,15 +1019,8 @@ func TestANodeNotTakenForALeaderSaysWhy(t *testing.T) {
 // node's creation, or from the write its report names (a rewrite that
 // named another owner, seen by the reporter).
 func TestRestoredLeaderDataKeepsTheTenure(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, hm, op := session(t, addrs), session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, hm.Conn(), root+"/hbase")
+	obs, _, op, root, good := liveMaster(t)
 	master := root + "/hbase/master"
-	good := hbaseMasterData("hm1.example", 16000, 1700000000001)
-	if _, err := hm.Conn().Create(master, good, zk.FlagEphemeral, openACL); err != nil {
-		t.Fatal(err)
-	}
 	sn := elect.SingleNodeFor(master)
 	o := observeSingle(t, obs, master, sn)
 	snap := expect(t, o.Observer, elect.Snapshot, ownerIs("hm1.example,16000,1700000000001"))
@@ -1074,7 +1053,7 @@ func TestRestoredLeaderDataKeepsTheTenure(t *testing.T) {
 	// ZooKeeper controller's node) is a new owner to the observer that saw
 	// it, and stays that owner to one restarted on its report.
 	ctrl := root + "/controller"
-	zkc := session(t, addrs)
+	zkc := session(t, sharedAddrs(t))
 	if _, err := zkc.Conn().Create(ctrl, kafkaControllerData(1), zk.FlagEphemeral, openACL); err != nil {
 		t.Fatal(err)
 	}
@@ -1127,4 +1106,20 @@ func TestRestartedReaderSeesARewriteAfterItsReport(t *testing.T) {
 				report.Owner.Node, s.Owner.Node, live.Owner.Node)
 		}
 	}
+}
+
+// liveMaster makes an HBase master's EPHEMERAL node, root+"/hbase/master"
+// holding good, through the session hm, beside an observer's session and
+// an operator's.
+func liveMaster(t *testing.T) (obs, hm, op *elect.Session, root string, good []byte) {
+	t.Helper()
+	addrs := sharedAddrs(t)
+	obs, hm, op = session(t, addrs), session(t, addrs), session(t, addrs)
+	root = groupPath(t)
+	mkdirs(t, hm.Conn(), root+"/hbase")
+	good = hbaseMasterData("hm1.example", 16000, 1700000000001)
+	if _, err := hm.Conn().Create(root+"/hbase/master", good, zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	return obs, hm, op, root, good
 }

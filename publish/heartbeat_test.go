@@ -367,15 +367,7 @@ func TestAbsentWithNoHeartbeatIsNotNoOwner(t *testing.T) {
 // stale, "nothing confirms that the group has no owner", beside the owner
 // it named (who --kafka exited 4).
 func TestOwnerNamingNoBridgeWithNoHeartbeatIsNotJudged(t *testing.T) {
-	f, err := NewFollower()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := ev(LeaderElected, "/jobs/nightly", "a", "", 10, 10)
-	e.Source = ""
-	if !f.Apply(e.WithID()) {
-		t.Fatal("the gain was not applied")
-	}
+	f := followerOfAnUnsignedOwner(t)
 	if fr := f.Freshness("/jobs/nightly", time.Now()); fr.Stale {
 		t.Errorf("an owner whose events name no bridge, with no heartbeat stored: %+v; want not judged", fr)
 	}
@@ -391,15 +383,7 @@ func TestOwnerNamingNoBridgeWithNoHeartbeatIsNotJudged(t *testing.T) {
 // naming no bridge were left unjudged with no heartbeat stored, not passed
 // as one whose writer sends none (which read it fresh).
 func TestOwnerNamingNoBridgeAfterHeartbeatsDeletedIsStale(t *testing.T) {
-	f, err := NewFollower()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := ev(LeaderElected, "/jobs/nightly", "a", "", 10, 10)
-	e.Source = ""
-	if !f.Apply(e.WithID()) {
-		t.Fatal("the gain was not applied")
-	}
+	f := followerOfAnUnsignedOwner(t)
 	f.Bridges().Removed("bridge-1", time.Now())
 	if fr := f.Freshness("/jobs/nightly", time.Now()); !fr.Stale {
 		t.Errorf("an owner whose events name no bridge, every heartbeat deleted: %+v; want stale", fr)
@@ -418,4 +402,20 @@ func TestAbsentAfterEveryHeartbeatWasDeletedSaysSo(t *testing.T) {
 	if !f.Stale || !strings.Contains(f.StaleReason, "heartbeat was deleted") || strings.Contains(f.StaleReason, "no bridge has sent") {
 		t.Fatalf("absent, every heartbeat deleted: %+v; want stale, saying the heartbeats were deleted", f)
 	}
+}
+
+// followerOfAnUnsignedOwner is a follower that applied a gain of
+// /jobs/nightly whose event names no bridge (Source empty).
+func followerOfAnUnsignedOwner(t *testing.T) *Follower {
+	t.Helper()
+	f, err := NewFollower()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ev(LeaderElected, "/jobs/nightly", "a", "", 10, 10)
+	e.Source = ""
+	if !f.Apply(e.WithID()) {
+		t.Fatal("the gain was not applied")
+	}
+	return f
 }
