@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
 )
 
 // TestChangeInABlipIsNotDatedAtTheReconnect: an observer busy through a
@@ -87,13 +88,7 @@ func blipTest(t *testing.T, n, changed int, live bool) {
 		}
 		gone[groups[i]] = time.Now()
 	}
-	time.Sleep(300 * time.Millisecond)
-	p.Refuse(false)
-	eventually(t, 5*time.Second, "the observer's session back", func() bool {
-		st, _ := obs.State()
-		return st == elect.StateConnected
-	})
-	time.Sleep(500 * time.Millisecond)
+	endBlip(t, p, obs)
 	checkBlipChanges(t, src, gone, began)
 	if live {
 		liveChangeExact(t, src, groups[n-changed-1], handles[n-changed-1])
@@ -226,6 +221,16 @@ func TestSingleChangeInABlipIsNotDatedAtTheReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	gone := time.Now()
+	endBlip(t, p, obs)
+	expect(t, o.Observer, elect.OwnerChanged, ownerIs("broker-2:8080"))
+	checkBlipChanges(t, o.Observer, map[string]time.Time{leader: gone}, began)
+}
+
+// endBlip lets the observer's session obs connect through p again, a
+// moment after the change made while it could not, and waits until it
+// has and the events it missed have had time to come.
+func endBlip(t *testing.T, p *faultproxy.Proxy, obs *elect.Session) {
+	t.Helper()
 	time.Sleep(300 * time.Millisecond)
 	p.Refuse(false)
 	eventually(t, 5*time.Second, "the observer's session back", func() bool {
@@ -233,6 +238,4 @@ func TestSingleChangeInABlipIsNotDatedAtTheReconnect(t *testing.T) {
 		return st == elect.StateConnected
 	})
 	time.Sleep(500 * time.Millisecond)
-	expect(t, o.Observer, elect.OwnerChanged, ownerIs("broker-2:8080"))
-	checkBlipChanges(t, o.Observer, map[string]time.Time{leader: gone}, began)
 }
