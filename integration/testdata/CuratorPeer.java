@@ -26,6 +26,8 @@
 //	loop KIND PATH ID MINMS MAXMS DURATIONMS
 //	                   acquire, hold MINMS..MAXMS, release, again until
 //	                   DURATIONMS passed                  -> "queued", "acq", "rel" lines, "done ID COUNT"
+//	                   KIND careful-mutex or careful-latch holds as Curator
+//	                   advises across connection trouble (see careful)
 //	revoke PATH NODE   Revoker.attemptRevoke on PATH/NODE (it writes the
 //	                   node's data) from a client of its own -> "revoked NODE"
 //
@@ -49,6 +51,7 @@ import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.Revoker;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryOneTime;
 
 public class CuratorPeer {
@@ -293,6 +296,10 @@ public class CuratorPeer {
             int n = 0;
             try {
                 switch (kind) {
+                    case "careful-mutex":
+                    case "careful-latch":
+                        n = careful(t, kind.substring("careful-".length()), path, minMs, maxMs, end);
+                        break;
                     case "mutex": {
                         InterProcessMutex m = new InterProcessMutex(t.client, path);
                         while (System.nanoTime() < end) {
@@ -367,6 +374,115 @@ public class CuratorPeer {
                 t.fail(e);
             }
         });
+    }
+
+    /**
+     * careful: loop's tenures held the way Curator's documentation asks of
+     * a lock or latch that must stay exclusive through connection trouble:
+     * a ConnectionStateListener ends the tenure ("rel") at SUSPENDED or
+     * LOST, since the session may then expire and someone else own, and
+     * a tenure the connection ended, or any failure, starts over on a new
+     * client (the old session closes, or expires where it cannot).
+     */
+    static int careful(Tenant t, String kind, String path, int minMs, int maxMs, long end) throws InterruptedException {
+        int n = 0;
+        CuratorFramework c = t.client;
+        while (System.nanoTime() < end && !t.dropped.get()) {
+            if (c != null) {
+                try {
+                    n += carefulOn(c, t.id, kind, path, minMs, maxMs, end);
+                } catch (InterruptedException e) {
+                    throw e;
+                } catch (Exception e) {
+                    // connection trouble: a new client below
+                }
+                c.close();
+                c = null;
+            }
+            if (System.nanoTime() < end && !t.dropped.get()) {
+                try {
+                    c = newClient(t.id);
+                } catch (IllegalStateException e) {
+                    Thread.sleep(100); // no quorum yet
+                }
+            }
+        }
+        if (c != null) {
+            c.close();
+        }
+        return n;
+    }
+
+    /** carefulOn runs tenures on c until the end or the first trouble. */
+    static int carefulOn(CuratorFramework c, String id, String kind, String path, int minMs, int maxMs, long end) throws Exception {
+        Object mu = new Object();
+        int[] epoch = {0};
+        boolean[] holding = {false};
+        c.getConnectionStateListenable().addListener((cl, st) -> {
+            if (st == ConnectionState.SUSPENDED || st == ConnectionState.LOST) {
+                synchronized (mu) {
+                    epoch[0]++;
+                    if (holding[0]) {
+                        holding[0] = false;
+                        say("rel " + id + " " + nanos());
+                    }
+                }
+            }
+        });
+        InterProcessMutex m = kind.equals("mutex") ? new InterProcessMutex(c, path) : null;
+        int n = 0;
+        while (System.nanoTime() < end) {
+            int e0;
+            synchronized (mu) {
+                e0 = epoch[0];
+            }
+            if (!c.getZookeeperClient().isConnected()) {
+                throw new IllegalStateException("not connected");
+            }
+            long waitMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()) + 5000);
+            say("queued " + id + " " + nanos());
+            LeaderLatch l = null;
+            boolean got;
+            if (m != null) {
+                got = m.acquire(waitMs, TimeUnit.MILLISECONDS);
+            } else {
+                l = new LeaderLatch(c, path, id);
+                l.start();
+                got = l.await(waitMs, TimeUnit.MILLISECONDS);
+            }
+            if (!got) {
+                throw new IllegalStateException("not owning by the end");
+            }
+            boolean ours;
+            synchronized (mu) {
+                ours = epoch[0] == e0 && (l == null || l.hasLeadership());
+                if (ours) {
+                    holding[0] = true;
+                    say("acq " + id + " " + nanos());
+                }
+            }
+            if (ours) {
+                pauseRandom(minMs, maxMs);
+            }
+            boolean kept;
+            synchronized (mu) {
+                kept = holding[0];
+                if (kept) {
+                    holding[0] = false;
+                    say("rel " + id + " " + nanos());
+                }
+            }
+            if (m != null) {
+                m.release();
+            } else {
+                l.close();
+            }
+            if (!kept) {
+                throw new IllegalStateException("tenure ended by the connection");
+            }
+            n++;
+        }
+        return n;
     }
 
     static void revoke(String path, String node) throws Exception {
