@@ -44,7 +44,7 @@ bench: deps
 bench-scale: deps
 	HERALD_REQUIRE_SERVERS=1 HERALD_SCALE=full $(GO) test -run '^$$' -bench BridgeScale -benchtime 1x -timeout 45m ./integration/
 
-## chaos: long fault-injection runs: the library (HERALD_CHAOS_DURATION, default 2m), then herald run and lock processes (HERALD_CHAOS_RUNNERS_DURATION, default 60s).
+## chaos: long fault-injection runs: the library (HERALD_CHAOS_DURATION, default 2m), shared groups with foreign clients on one server (1m) and through member failures (45s), then herald run and lock processes (HERALD_CHAOS_RUNNERS_DURATION, default 60s).
 chaos: deps
 	HERALD_REQUIRE_SERVERS=1 HERALD_CHAOS=1 $(GO) test -count=1 -run Chaos -v -timeout 60m ./integration/
 	HERALD_REQUIRE_SERVERS=1 HERALD_CHAOS=1 $(GO) test -count=1 -run Chaos -v -timeout 60m ./cmd/herald/

@@ -621,6 +621,14 @@ func (c *peerCtl) route(line string) bool {
 		}
 		log.add(f[0], f[1], v)
 		return true
+	case "state": // "state ID STATE NANOS": the client's connection, for the record
+		v, err := strconv.ParseInt(fieldOr(f, 3), 10, 64)
+		if err != nil {
+			log.fail(f[1], "%s printed a malformed line %q", c.name, line)
+			return true
+		}
+		log.add("state:"+f[2], f[1], v)
+		return true
 	case "error":
 		log.fail(f[1], "%s: %s", c.name, strings.Join(f[2:], " "))
 	case "released", "dropped", "done", "revoked":

@@ -153,6 +153,7 @@ public class CuratorPeer {
 
     static final Map<String, Tenant> tenants = new ConcurrentHashMap<>();
     static volatile CuratorFramework revoker;
+    static volatile boolean blind;
 
     static CuratorFramework newClient(String id) throws InterruptedException {
         CuratorFramework c = CuratorFrameworkFactory.builder()
@@ -300,6 +301,11 @@ public class CuratorPeer {
                     case "careful-latch":
                         n = careful(t, kind.substring("careful-".length()), path, minMs, maxMs, end);
                         break;
+                    case "blind-mutex":
+                    case "blind-latch":
+                        blind = true;
+                        n = careful(t, kind.substring("blind-".length()), path, minMs, maxMs, end);
+                        break;
                     case "mutex": {
                         InterProcessMutex m = new InterProcessMutex(t.client, path);
                         while (System.nanoTime() < end) {
@@ -382,7 +388,8 @@ public class CuratorPeer {
      * a ConnectionStateListener ends the tenure ("rel") at SUSPENDED or
      * LOST, since the session may then expire and someone else own, and
      * a tenure the connection ended, or any failure, starts over on a new
-     * client (the old session closes, or expires where it cannot).
+     * client (the old session closes, or expires where it cannot). One
+     * tenure in ten is held 2-5 s instead of MINMS..MAXMS.
      */
     static int careful(Tenant t, String kind, String path, int minMs, int maxMs, long end) throws InterruptedException {
         int n = 0;
@@ -419,7 +426,8 @@ public class CuratorPeer {
         int[] epoch = {0};
         boolean[] holding = {false};
         c.getConnectionStateListenable().addListener((cl, st) -> {
-            if (st == ConnectionState.SUSPENDED || st == ConnectionState.LOST) {
+            say("state " + id + " " + st + " " + nanos());
+            if (!blind && (st == ConnectionState.SUSPENDED || st == ConnectionState.LOST)) {
                 synchronized (mu) {
                     epoch[0]++;
                     if (holding[0]) {
@@ -436,7 +444,7 @@ public class CuratorPeer {
             synchronized (mu) {
                 e0 = epoch[0];
             }
-            if (!c.getZookeeperClient().isConnected()) {
+            if (!blind && !c.getZookeeperClient().isConnected()) {
                 throw new IllegalStateException("not connected");
             }
             long waitMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()) + 5000);
@@ -462,7 +470,20 @@ public class CuratorPeer {
                 }
             }
             if (ours) {
-                pauseRandom(minMs, maxMs);
+                // One tenure in ten outlasts a session timeout, so that
+                // faults find owners in the middle of their tenure.
+                long ms = ThreadLocalRandom.current().nextInt(10) == 0
+                        ? ThreadLocalRandom.current().nextInt(2000, 5001)
+                        : ThreadLocalRandom.current().nextInt(minMs, maxMs + 1);
+                long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+                while (System.nanoTime() < until) {
+                    synchronized (mu) {
+                        if (!holding[0]) {
+                            break; // the connection ended it
+                        }
+                    }
+                    Thread.sleep(Math.min(10, Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()))));
+                }
             }
             boolean kept;
             synchronized (mu) {
