@@ -29,7 +29,10 @@
 //
 // Servers run in their own process group; on Linux the kernel also kills
 // them when the process that started them dies, so a crashed test binary
-// leaves no ZooKeeper behind (its temp directory stays).
+// leaves no ZooKeeper behind (its temp directory stays). That signal
+// comes when the starting thread ends, so every server is started from
+// one thread that never does: a caller's goroutine locked to its thread
+// may return without taking a server with it.
 //
 // Package zktest wraps Start for tests: ForTest (one cluster per test)
 // and Shared (one standalone server per test binary).

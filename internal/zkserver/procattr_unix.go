@@ -2,7 +2,10 @@
 
 package zkserver
 
-import "syscall"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // sysProcAttr puts the server in its own process group so Close can signal
 // it as a whole. Without Pdeathsig (Linux only), a server outlives a test
@@ -10,3 +13,7 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// startCmd starts cmd: without Pdeathsig, the thread it starts from
+// does not matter.
+func startCmd(cmd *exec.Cmd) error { return cmd.Start() }

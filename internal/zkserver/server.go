@@ -117,7 +117,7 @@ func (s *Server) launch() error {
 	}
 	cmd.Stderr = cmd.Stdout
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		logFile.Close()
 		return fmt.Errorf("zkserver: start zk%d (%s): %w", s.id, s.rt.Java, err)
 	}
