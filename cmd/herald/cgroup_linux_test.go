@@ -528,12 +528,17 @@ func TestTracedZombieDoesNotHoldTheHandover(t *testing.T) {
 		t.Fatalf("copy-1's command never started its sleeper: %s", first.out)
 	}
 	// The tracer: an OS thread of the test's own, locked, which seizes
-	// the sleeper and collects it only when told.
+	// the sleeper and collects it only when told. The thread goes back
+	// to Go once it traces nothing; one still tracing ends with the
+	// goroutine, and its tracee's hold with it. An ended thread takes
+	// with it, by their Pdeathsig, the processes started from it
+	// (zkserver starts its servers from a thread that never ends).
 	collect, seized := make(chan struct{}), make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread, and its tracee's hold, go with the goroutine
+		runtime.LockOSThread()
 		const ptraceSeize = 0x4206
 		if _, _, e := syscall.RawSyscall6(syscall.SYS_PTRACE, ptraceSeize, uintptr(pid), 0, 0, 0, 0); e != 0 {
+			runtime.UnlockOSThread()
 			seized <- e
 			return
 		}
@@ -542,6 +547,7 @@ func TestTracedZombieDoesNotHoldTheHandover(t *testing.T) {
 		for range 100 {
 			var ws syscall.WaitStatus
 			if p, _ := syscall.Wait4(pid, &ws, syscall.WALL|syscall.WNOHANG, nil); p == pid && (ws.Exited() || ws.Signaled()) {
+				runtime.UnlockOSThread()
 				return
 			}
 			time.Sleep(50 * time.Millisecond)
