@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/zkserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"go.uber.org/goleak"
 )
@@ -54,6 +55,8 @@ func Session(t testing.TB, servers []string, opts ...elect.SessionOption) *elect
 // (ignore names those a dependency keeps on purpose). Use it as the whole
 // body of TestMain.
 func Main(m *testing.M, cleanup func(), ignore ...goleak.Option) {
+	// The thread the ZooKeeper servers are started from lives for good.
+	ignore = append(ignore, goleak.IgnoreTopFunction(zkserver.SpawnerFunc))
 	code := m.Run()
 	if err := zktest.CloseShared(); err != nil && code == 0 {
 		fmt.Fprintln(os.Stderr, "close shared ZooKeeper:", err)

@@ -29,14 +29,18 @@ var spawner struct {
 func startCmd(cmd *exec.Cmd) error {
 	spawner.once.Do(func() {
 		spawner.reqs = make(chan func())
-		go func() {
-			runtime.LockOSThread() // never unlocked, and the goroutine never returns
-			for f := range spawner.reqs {
-				f()
-			}
-		}()
+		go spawnLoop(spawner.reqs)
 	})
 	done := make(chan error, 1)
 	spawner.reqs <- func() { done <- cmd.Start() }
 	return <-done
+}
+
+// spawnLoop runs what reqs brings on its own thread, for good: it never
+// returns, and test binaries' leak checks pass it over (SpawnerFunc).
+func spawnLoop(reqs <-chan func()) {
+	runtime.LockOSThread() // never unlocked
+	for f := range reqs {
+		f()
+	}
 }
