@@ -894,17 +894,7 @@ func TestOperatorSetKeepsTheTenure(t *testing.T) {
 	}
 
 	// Kafka: the ZooKeeper controller's node rewritten by a KRaft controller.
-	ctrl := root + "/controller"
-	zkc := session(t, sharedAddrs(t))
-	if _, err := zkc.Conn().Create(ctrl, kafkaControllerData(1), zk.FlagEphemeral, openACL); err != nil {
-		t.Fatal(err)
-	}
-	k := observeSingle(t, obs, ctrl, elect.SingleNode{Format: ident.Kafka})
-	expect(t, k.Observer, elect.Snapshot, ownerIs("1"))
-	if _, err := op.Conn().Set(ctrl, []byte(`{"version":2,"brokerid":3000,"timestamp":"1","kraftControllerEpoch":5}`), -1); err != nil {
-		t.Fatal(err)
-	}
-	expect(t, k.Observer, elect.OwnerChanged, ownerIs("3000"))
+	kraftRewrite(t, obs, op, root)
 }
 
 // TestSingleEpochThatIsNoNumber: an operator's set of Kafka's
@@ -1052,17 +1042,7 @@ func TestRestoredLeaderDataKeepsTheTenure(t *testing.T) {
 	// A rewrite naming another owner (a KRaft controller's data over the
 	// ZooKeeper controller's node) is a new owner to the observer that saw
 	// it, and stays that owner to one restarted on its report.
-	ctrl := root + "/controller"
-	zkc := session(t, sharedAddrs(t))
-	if _, err := zkc.Conn().Create(ctrl, kafkaControllerData(1), zk.FlagEphemeral, openACL); err != nil {
-		t.Fatal(err)
-	}
-	k := observeSingle(t, obs, ctrl, elect.SingleNode{Format: ident.Kafka})
-	expect(t, k.Observer, elect.Snapshot, ownerIs("1"))
-	if _, err := op.Conn().Set(ctrl, []byte(`{"version":2,"brokerid":3000,"timestamp":"1","kraftControllerEpoch":5}`), -1); err != nil {
-		t.Fatal(err)
-	}
-	c := expect(t, k.Observer, elect.OwnerChanged, ownerIs("3000"))
+	ctrl, c := kraftRewrite(t, obs, op, root)
 	ka := observeSingle(t, obs, ctrl, elect.SingleNode{Format: ident.Kafka}, elect.AfterOwner(c.Owner.Node, c.Zxid))
 	if s := expect(t, ka.Observer, elect.Snapshot, ownerIs("3000")); s.Owner.Node != c.Owner.Node || s.Gap {
 		t.Errorf("restarted on its report of %s: %+v; want the same owner, no gap", c.Owner.Node, s)
@@ -1122,4 +1102,23 @@ func liveMaster(t *testing.T) (obs, hm, op *elect.Session, root string, good []b
 		t.Fatal(err)
 	}
 	return obs, hm, op, root, good
+}
+
+// kraftRewrite makes Kafka's ZooKeeper controller node at root, broker 1's
+// EPHEMERAL one, observed by obs, then writes a KRaft controller's data
+// over it through op (another owner, broker 3000), and returns the node
+// and the change the observer reported for that write.
+func kraftRewrite(t *testing.T, obs, op *elect.Session, root string) (string, elect.Change) {
+	t.Helper()
+	ctrl := root + "/controller"
+	zkc := session(t, sharedAddrs(t))
+	if _, err := zkc.Conn().Create(ctrl, kafkaControllerData(1), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	k := observeSingle(t, obs, ctrl, elect.SingleNode{Format: ident.Kafka})
+	expect(t, k.Observer, elect.Snapshot, ownerIs("1"))
+	if _, err := op.Conn().Set(ctrl, []byte(`{"version":2,"brokerid":3000,"timestamp":"1","kraftControllerEpoch":5}`), -1); err != nil {
+		t.Fatal(err)
+	}
+	return ctrl, expect(t, k.Observer, elect.OwnerChanged, ownerIs("3000"))
 }
