@@ -161,7 +161,7 @@ func startIn(path string, args, env []string, runID string, dir *os.File, tty *t
 	}
 	cmd.WaitDelay = time.Second // do not hang on pipes a grandchild keeps open
 	started := tty.giveTo(cmd.SysProcAttr)
-	err := cmd.Start()
+	err := startCmd(cmd) // from a thread that never ends: see startCmd
 	started()
 	if held != nil {
 		held.Close()

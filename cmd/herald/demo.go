@@ -240,7 +240,7 @@ func (a *app) startRunners(servers []string, st time.Duration, group string, o d
 		w, wait := out.pipe(fmt.Sprintf("  %-12s ", id))
 		cmd.Stdout, cmd.Stderr = w, w
 		cmd.SysProcAttr = childProcAttr()
-		if err := cmd.Start(); err != nil {
+		if err := startCmd(cmd); err != nil {
 			return rs, fmt.Errorf("start %s: %w", id, err)
 		}
 		r := &demoRunner{id: id, cmd: cmd, done: make(chan struct{})}
