@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"time"
@@ -86,10 +87,9 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 		}
 		var other sourceClaim
 		_ = json.Unmarshal(held, &other)
-		wait = max(wait, 2*time.Duration(other.TimeoutMS)*time.Millisecond)
+		wait = max(wait, 2*other.timeout())
 		if time.Since(start) >= wait {
-			b.fail(fmt.Errorf("%w: %s is held by another live bridge named %q (host %q, pid %d, since %s; session 0x%x), which stayed longer than two session timeouts (%v); give each bridge its own --source",
-				ErrDuplicateSource, node, b.cfg.Source, other.Host, other.PID, other.Since.Format(time.RFC3339), uint64(st.EphemeralOwner), wait))
+			b.fail(other.refusal(node, b.cfg.Source, st.EphemeralOwner, wait))
 			return
 		}
 		t := time.NewTimer(wait - time.Since(start))
@@ -100,6 +100,28 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 		}
 		t.Stop()
 	}
+}
+
+// timeout is the session timeout the claim carries, 0 for none or one no
+// session can have (ZooKeeper carries it in 32 bits of milliseconds, as
+// elect's session nodes do): a timeout_ms written by hand made a bridge
+// of the same source wait for weeks before it refused, or overflowed.
+func (c sourceClaim) timeout() time.Duration {
+	if c.TimeoutMS <= 0 || c.TimeoutMS > math.MaxInt32 {
+		return 0
+	}
+	return time.Duration(c.TimeoutMS) * time.Millisecond
+}
+
+// refusal is the error of a bridge named source that found node held by
+// the claim c of session owner for wait.
+func (c sourceClaim) refusal(node, source string, owner int64, wait time.Duration) error {
+	bogus := ""
+	if c.TimeoutMS != 0 && c.timeout() == 0 {
+		bogus = fmt.Sprintf("; its claim's timeout_ms, %d, is none a ZooKeeper session can have (written by hand?), so this bridge's own timeout was taken", c.TimeoutMS)
+	}
+	return fmt.Errorf("%w: %s is held by another live bridge named %q (host %q, pid %d, since %s; session 0x%x), which stayed longer than two session timeouts (%v)%s; give each bridge its own --source",
+		ErrDuplicateSource, node, source, c.Host, c.PID, c.Since.Format(time.RFC3339), uint64(owner), wait, bogus)
 }
 
 // noClaim says, once, that the source could not be claimed.

@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +144,37 @@ func staysUp(t *testing.T, r *running, d time.Duration, what string) {
 	case <-r.done:
 		t.Errorf("%s stopped: %v", what, r.err)
 	case <-time.After(d):
+	}
+}
+
+// TestSameSourceClaimWithATimeoutNoSessionHasRefused: a source's claim
+// whose timeout_ms no ZooKeeper session can have (written by hand: more
+// than 2^31-1 ms, or enough to overflow) is taken as none. The bridge of
+// the same source waited twice that (50 days for the first) instead of
+// refusing after two of its own session timeouts (the second overflowed
+// into a negative wait, and so did not wait); it now refuses then, and
+// says what was wrong with the claim.
+func TestSameSourceClaimWithATimeoutNoSessionHasRefused(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	holder := session(t, addrs)
+	if err := elect.MakeSharedPath(holder, bridge.SourcesRoot); err != nil {
+		t.Fatal(err)
+	}
+	for _, ms := range []int64{1<<31 + 1000, 9e15} {
+		source := fmt.Sprintf("bogus-%d-%s", ms, strings.ReplaceAll(strings.TrimPrefix(groupPath(t), "/"), "/", "-"))
+		data := fmt.Sprintf(`{"source":%q,"host":"by-hand","pid":1,"since":"2026-01-01T00:00:00Z","timeout_ms":%d}`, source, ms)
+		if _, err := holder.Conn().Create(bridge.SourcesRoot+"/"+source, []byte(data), gozk.FlagEphemeral, gozk.WorldACL(gozk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		cfg := bridge.Config{Servers: addrs, Discover: []string{groupPath(t)}, Source: source, SessionTimeout: 2 * time.Second, Sinks: []publish.Sink{jsSink(t, url)}}
+		b := start(t, cfg)
+		select {
+		case <-b.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("timeout_ms %d: the bridge still waits for the claim, 30 s after it started (two of its session timeouts are 4 s)", ms)
+		}
+		if !isErr(b.err, bridge.ErrDuplicateSource) || !strings.Contains(b.err.Error(), "timeout_ms") {
+			t.Errorf("timeout_ms %d: %v; want ErrDuplicateSource saying the claim's timeout_ms is none a session can have", ms, b.err)
+		}
 	}
 }
