@@ -56,6 +56,13 @@ func deposed(t *testing.T, recipe elect.Recipe, data []byte) (g string, first, s
 		return h
 	}
 	first = join(s1, "first", elect.CreateParents())
+	// The term comes with the owner's first watch on its node, a round
+	// trip into the tenure, and RecordStopped records nothing without
+	// it: deposed before, on a loaded machine, the owner wrote no record
+	// and the next owner's watch never fired.
+	if first.Term() == 0 {
+		t.Fatal("the first owner never learned its term")
+	}
 	// Before ownership ends there is nothing to record.
 	_, before, err := s1.Conn().Get(g)
 	if err != nil {
@@ -360,6 +367,9 @@ func TestLockReleaseNotedOnTheSessionNode(t *testing.T) {
 					t.Error("alpha: ReleasesRecorded = false with a session node to note releases on")
 				}
 			} else {
+				if la.Term() == 0 { // see deposed
+					t.Fatal("alpha never learned its term")
+				}
 				if err := obs.Conn().Delete(la.NodePath(), -1); err != nil {
 					t.Fatal(err)
 				}
