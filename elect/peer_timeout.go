@@ -192,7 +192,13 @@ func (h *Handle) learnLiveTimeouts(ctx context.Context) {
 	if !q.s.readTimeouts(ctx, paths) {
 		h.timeoutsListed.Store(false) // read those left at the next look
 	}
-	if !h.learnRunNoteTimeouts(ctx, q.s.noTimeoutIn(live)) {
+	// A lock's session nodes are kept in the session root, beside the
+	// run notes: the listing above is theirs too.
+	var rootNames *[]string
+	if dir == q.o.sessionRoot {
+		rootNames = &names
+	}
+	if !h.learnRunNoteTimeouts(ctx, q.s.noTimeoutIn(live), rootNames) {
 		h.timeoutsListed.Store(false)
 	}
 }
@@ -217,19 +223,27 @@ func (s *Session) noTimeoutIn(paths []string) []string {
 // hand), or is gone with an office deleted by hand, which left the wait at
 // this copy's own timeout, and its command started beside that of a frozen
 // owner with a longer one (found by an adversarial test). A blind session
-// none of whose notes tells its timeout is warned of. It reports whether
-// every read was answered.
-func (h *Handle) learnRunNoteTimeouts(ctx context.Context, blind []string) bool {
+// none of whose notes tells its timeout is warned of. listed, when not
+// nil, is the session root's listing the caller made (nil for a root
+// gone or unlistable), which spares a second. It reports whether every
+// read was answered.
+func (h *Handle) learnRunNoteTimeouts(ctx context.Context, blind []string, listed *[]string) bool {
 	root, c := h.q.o.sessionRoot, h.q.s.Conn()
 	if root == "" {
 		return true
 	}
-	names, err := call(ctx, func() ([]string, error) {
-		n, _, err := c.Children(root)
-		return n, err
-	})
-	if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNoAuth) {
-		return false
+	var names []string
+	if listed != nil {
+		names = *listed
+	} else {
+		var err error
+		names, err = call(ctx, func() ([]string, error) {
+			n, _, err := c.Children(root)
+			return n, err
+		})
+		if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNoAuth) {
+			return false
+		}
 	}
 	told := map[int64]bool{}
 	for _, n := range names {

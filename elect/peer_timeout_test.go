@@ -365,3 +365,31 @@ func TestAbsurdTimeoutIsNoTimeout(t *testing.T) {
 		t.Errorf("LongestTimeoutSeen = %v; a timeout no session can have was taken", got)
 	}
 }
+
+// TestLiveTimeoutsListTheSessionRootOnce: a lock keeps its session nodes
+// and its run notes under one session root. The look for the timeouts of
+// owners that may still run listed it twice, once for each; once is
+// enough.
+func TestLiveTimeoutsListTheSessionRootOnce(t *testing.T) {
+	addrs := sharedAddrs(t)
+	ctx := ctxT(t, 30*time.Second)
+	p := proxyTo(t, addrs[0])
+	root := groupPath(t) + "-sessions"
+	s := session(t, []string{p.Addr()})
+	l, err := elect.NewLock(s, groupPath(t), elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := p.Requests(faultproxy.OpGetChildren2, root)
+	elect.LearnLiveTimeouts(ctx, h)
+	if n := p.Requests(faultproxy.OpGetChildren2, root) - before; n != 1 {
+		t.Errorf("the look listed the session root %d times, want once", n)
+	}
+	if h.TimeoutsUnread() {
+		t.Error("every timeout read, yet TimeoutsUnread says some are not")
+	}
+}

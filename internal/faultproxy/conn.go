@@ -67,6 +67,7 @@ func (p *Proxy) clientToServer(c *pair) {
 				c.dropArmed.Store(true)
 			}
 			if ok {
+				p.countRequest(op, b)
 				if held, release := p.takeHold(op); held != nil {
 					c.hold.Store(&heldReply{xid: xid, release: release})
 					forwarded = held

@@ -39,6 +39,7 @@ type Proxy struct {
 	// watchOrder and eventGap: see OrderSetWatches and SpaceEvents.
 	watchOrder func([]string)
 	eventGap   time.Duration
+	requests   map[reqKey]int // see Requests
 }
 
 // New starts a proxy for target ("host:port") listening on 127.0.0.1:0.
