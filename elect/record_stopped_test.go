@@ -56,13 +56,7 @@ func deposed(t *testing.T, recipe elect.Recipe, data []byte) (g string, first, s
 		return h
 	}
 	first = join(s1, "first", elect.CreateParents())
-	// The term comes with the owner's first watch on its node, a round
-	// trip into the tenure, and RecordStopped records nothing without
-	// it: deposed before, on a loaded machine, the owner wrote no record
-	// and the next owner's watch never fired.
-	if first.Term() == 0 {
-		t.Fatal("the first owner never learned its term")
-	}
+	termKnown(t, first)
 	// Before ownership ends there is nothing to record.
 	_, before, err := s1.Conn().Get(g)
 	if err != nil {
@@ -85,6 +79,18 @@ func deposed(t *testing.T, recipe elect.Recipe, data []byte) (g string, first, s
 		t.Fatal("the first owner never heard that its node was deleted")
 	}
 	return g, first, second
+}
+
+// termKnown waits for owner h's term before a test deletes its node. The
+// term comes with the owner's first watch on its node, a round trip into
+// the tenure, and RecordStopped records nothing without it: deposed
+// before, on a loaded machine, the owner wrote no record, and the next
+// owner's watch never fired.
+func termKnown(t *testing.T, h *elect.Handle) {
+	t.Helper()
+	if h.Term() == 0 {
+		t.Fatalf("owner %s never learned its term", h.Node())
+	}
 }
 
 // recordEndsTheWait checks that second, the owner after first, finds no
@@ -367,9 +373,7 @@ func TestLockReleaseNotedOnTheSessionNode(t *testing.T) {
 					t.Error("alpha: ReleasesRecorded = false with a session node to note releases on")
 				}
 			} else {
-				if la.Term() == 0 { // see deposed
-					t.Fatal("alpha never learned its term")
-				}
+				termKnown(t, la)
 				if err := obs.Conn().Delete(la.NodePath(), -1); err != nil {
 					t.Fatal(err)
 				}
