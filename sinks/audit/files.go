@@ -82,3 +82,14 @@ func MissingRotated(path string) ([]string, error) {
 	}
 	return missing, nil
 }
+
+// OldestRemoved reports whether rotated files of path were removed from
+// the head (retention): a rotation numbers the first rotated file 1, so
+// an oldest file numbered above it follows files that held older events.
+func OldestRemoved(path string) (bool, error) {
+	_, seqs, err := rotated(path)
+	if err != nil {
+		return false, err
+	}
+	return len(seqs) > 0 && seqs[0] > 1, nil
+}

@@ -182,13 +182,24 @@ func (t *Tenure) UnmarshalJSON(b []byte) error {
 // when instead a snapshot (or a gain naming someone else) shows another
 // owner or none, its end was not seen, and Until is the last time any
 // event showed it holding, with UntilSeen false.
-func History(events []publish.Event) []Tenure {
+func History(events []publish.Event) []Tenure { return history(events, false) }
+
+// HistoryTrimmed is History of events from a store that dropped its
+// oldest events (a stream's or topic's retention, a purge, an audit log's
+// oldest rotated files removed). A bridge's first event of a group is a
+// snapshot; a group whose first stored event is a change lost the events
+// before it, and the tenure that change starts or names is marked Gap:
+// owners may be hidden before it. History tells such a tenure as the
+// group's first, following nobody.
+func HistoryTrimmed(events []publish.Event) []Tenure { return history(events, true) }
+
+func history(events []publish.Event, trimmed bool) []Tenure {
 	parts := byGroup(events)
 	sort.SliceStable(parts, func(i, j int) bool { return parts[i][0].Group < parts[j][0].Group })
 	each := make([][]Tenure, len(parts))
 	n := 0
 	for i, evs := range parts {
-		each[i] = groupHistory(evs)
+		each[i] = groupHistory(evs, trimmed)
 		n += len(each[i])
 	}
 	// Sized once: a log of millions of tenures is not copied again and

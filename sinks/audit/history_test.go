@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -258,6 +259,42 @@ func TestHistoryFirstGainNamingAPreviousIsAGap(t *testing.T) {
 	ts = History([]publish.Event{hev(publish.LeaderElected, "b", "", 20, 7)})
 	if len(ts) != 1 || ts[0].Gap {
 		t.Fatalf("tenures %+v: want b's without a gap: nobody owned before it", ts)
+	}
+}
+
+// From a store that dropped its oldest events, a group whose first stored
+// event is a change lost the events before it (a bridge's first event of
+// a group is a snapshot): the tenure that change starts, or the owner a
+// candidate's event names, is marked; a first snapshot, and the owner
+// after a first loss seen, are not. History, for a store that kept every
+// event, marks none of them.
+func TestHistoryTrimmedMarksAFirstChange(t *testing.T) {
+	snap := lev(publish.LockAcquired, "a", "", 10, 10, 0, true)
+	cases := []struct {
+		name string
+		evs  []publish.Event
+		gaps []bool // HistoryTrimmed's rows' Gap, in order
+	}{
+		{"gain first", []publish.Event{lev(publish.LockAcquired, "b", "", 20, 20, 0, false)}, []bool{true}},
+		{"candidate first", []publish.Event{joined("b", "x", 20, 21, 0)}, []bool{true}},
+		{"snapshot first", []publish.Event{snap, lev(publish.LockReleased, "", "a", 10, 15, 5, false), lev(publish.LockAcquired, "b", "", 20, 20, 9, false)}, []bool{false, false}},
+		{"loss first", []publish.Event{lev(publish.LockReleased, "", "a", 10, 15, 0, false), lev(publish.LockAcquired, "b", "", 20, 20, 9, false)}, []bool{true, false}},
+	}
+	for _, c := range cases {
+		var got []bool
+		for _, r := range HistoryTrimmed(c.evs) {
+			got = append(got, r.Gap)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.gaps) {
+			t.Errorf("%s: HistoryTrimmed's gaps %v, want %v", c.name, got, c.gaps)
+		}
+		if c.name != "loss first" {
+			for _, r := range History(c.evs) {
+				if r.Gap {
+					t.Errorf("%s: History marks %+v, from a store that kept every event", c.name, r)
+				}
+			}
+		}
 	}
 }
 

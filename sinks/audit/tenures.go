@@ -43,9 +43,10 @@ func (r *row) late(e publish.Event) {
 	}
 }
 
-// groupHistory builds the tenures of one group from its events in order.
-func groupHistory(evs []publish.Event) []Tenure {
-	t := tenures{byTerm: map[int64]*row{}, seenID: map[string]bool{}}
+// groupHistory builds the tenures of one group from its events in order,
+// read from a store that dropped its oldest events when trimmed.
+func groupHistory(evs []publish.Event, trimmed bool) []Tenure {
+	t := tenures{byTerm: map[int64]*row{}, seenID: map[string]bool{}, trimmed: trimmed}
 	for _, e := range evs {
 		t.add(e)
 	}
@@ -75,6 +76,10 @@ type tenures struct {
 	missing *row
 	maxTerm int64 // the highest term of a row so far
 	era     int   // the new ensembles seen so far
+	// trimmed: the store the events come from dropped its oldest ones
+	// (retention, a purge), so a group's first stored event may not be
+	// the first its bridges wrote.
+	trimmed bool
 }
 
 // add reads the group's next event.
@@ -94,12 +99,18 @@ func (t *tenures) add(e publish.Event) {
 	t.seenID[e.ID] = true
 	after := t.before // whether this event follows others of the group
 	t.before = true
+	// A bridge's first event of a group is its first look, a snapshot.
+	// A group whose first stored event is a change, in a store that
+	// dropped its oldest events, lost the events before it: the owners
+	// they told of may be hidden before its owner.
+	dropped := t.trimmed && !after && !e.Snapshot
 	prevMissing := t.missing
 	t.missing = nil
 	switch {
 	case e.Owner == nil && (e.Type.Gains() || e.Type == publish.LeaderReady):
 		// not a valid event
 	case e.Type.Gains():
+		t.gapNext = t.gapNext || dropped
 		t.gain(e, after)
 	case e.Type == publish.LeaderReady:
 		t.ready(e)
@@ -108,7 +119,7 @@ func (t *tenures) add(e publish.Event) {
 	case e.Type.Loses():
 		t.loss(e, since)
 	case e.Owner != nil && e.Term != 0:
-		t.named(e, after)
+		t.named(e, after || dropped)
 	}
 }
 

@@ -161,6 +161,41 @@ func (c Config) dialer() *kafka.Dialer {
 var errNoPartitions = errors.New("no such topic")
 
 func partitionsAndEnds(ctx context.Context, c Config, topic, group string) ([]int, map[int]int64, error) {
+	parts, offs, err := partitionOffsets(ctx, c, topic, group)
+	if err != nil {
+		return nil, nil, err
+	}
+	ends := map[int]int64{}
+	for _, po := range offs {
+		if po.LastOffset > po.FirstOffset {
+			ends[po.Partition] = po.LastOffset
+		}
+	}
+	return parts, ends, nil
+}
+
+// EventsTrimmed reports whether the events topic (c.EventsTopic) no
+// longer holds its oldest records: a partition read (all, or the one
+// group's events go to) starts above offset 0, its retention (or a
+// deletion of records) having dropped what came first. A history read
+// from it may lack a group's first events.
+func EventsTrimmed(ctx context.Context, c Config, group string) (bool, error) {
+	c = c.withDefaults()
+	_, offs, err := partitionOffsets(ctx, c, c.EventsTopic, group)
+	if err != nil {
+		return false, err
+	}
+	for _, po := range offs {
+		if po.FirstOffset > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// partitionOffsets returns the partitions to read (all, or the one a
+// group hashes to with c.Partitioner) and where each begins and ends.
+func partitionOffsets(ctx context.Context, c Config, topic, group string) ([]int, []kafka.PartitionOffsets, error) {
 	if _, err := c.tlsConfig(); err != nil {
 		return nil, nil, err
 	}
@@ -206,14 +241,10 @@ func partitionsAndEnds(ctx context.Context, c Config, topic, group string) ([]in
 	if err != nil {
 		return nil, nil, classify(c, err)
 	}
-	ends := map[int]int64{}
 	for _, po := range res.Topics[topic] {
 		if po.Error != nil {
 			return nil, nil, fmt.Errorf("%w: list offsets of %s partition %d: %w", ErrTopic, topic, po.Partition, po.Error)
 		}
-		if po.LastOffset > po.FirstOffset {
-			ends[po.Partition] = po.LastOffset
-		}
 	}
-	return parts, ends, nil
+	return parts, res.Topics[topic], nil
 }
