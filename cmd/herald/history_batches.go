@@ -85,7 +85,7 @@ func ownersNote(src string, owners func() (map[string]ownerNow, error)) string {
 func (a *app) newHistoryOut(ctx context.Context, sf *sourceFlags, src string, files []string, group string, owners func() (map[string]ownerNow, error), heldEvents int, asJSON bool, w window) *historyOut {
 	return &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(files, owners),
 		scope: a.scopeMarks(ctx, sf, src, files, owners), owners: owners, seen: map[string]bool{},
-		reread: a.rereader(ctx, sf, src, group), log: a.log}
+		reread: a.rereader(ctx, sf, src, group), tell: a.teller(ctx, sf, src, files, group), log: a.log}
 }
 
 // historySource checks history's source flags and says which source they
@@ -230,7 +230,9 @@ type historyOut struct {
 	seen   map[string]bool
 	// reread reads the events of some groups again (rereader).
 	reread func(groups map[string]bool) ([]publish.Event, error)
-	log    *slog.Logger
+	// tell tells events as tenures (teller).
+	tell func([]publish.Event) []audit.Tenure
+	log  *slog.Logger
 }
 
 // batch takes the events of a batch of groups, merged, and the rows of
@@ -256,7 +258,7 @@ func (h *historyOut) told(events []publish.Event) []audit.Tenure {
 	for _, e := range events {
 		h.seen[e.Group] = true
 	}
-	ts := h.scope(events, audit.History(events))
+	ts := h.scope(events, h.tell(events))
 	if anyOpen(ts) {
 		h.judge(events, ts)
 	}

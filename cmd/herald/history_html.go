@@ -38,11 +38,12 @@ func (a *app) timeline(ctx context.Context, sf *sourceFlags, files []string, gro
 	owners := a.ownersOnce(ctx, sf, src, group)
 	scope := a.scopeMarks(ctx, sf, src, files, owners)
 	seen := map[string]bool{}
+	tell := a.teller(ctx, sf, src, files, group)
 	err = a.eachBatch(ctx, sf, src, files, group, heldEvents, func(events []publish.Event) error {
 		for _, e := range events {
 			seen[e.Group] = true
 		}
-		ts := scope(events, audit.History(events))
+		ts := scope(events, tell(events))
 		if w.set() {
 			w.learn(ts) // each group's rows are all in its batch
 		}

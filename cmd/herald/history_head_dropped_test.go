@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/kafkatest"
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/kafkasink"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+// TestHistoryWhoseOlderEventsWereDroppedSaysSo: worker-1 led g and
+// resigned, worker-2 was elected after it, and then retention dropped the
+// older events (the stream's --nats-max-age or max messages, the topic's
+// retention.ms: the oldest go first), leaving worker-2's election the
+// group's first stored event. history told worker-2 as the group's first
+// owner, its start seen, GAP no: worker-1's tenure was gone without a
+// mark. A group's first stored event that is a change rather than a
+// bridge's first look at the group follows events that were dropped, and
+// its tenure is GAP maybe.
+func TestHistoryWhoseOlderEventsWereDroppedSaysSo(t *testing.T) {
+	zk := zkFlags(t)
+	g := uniq(t)
+	url := natsserver.Start(t).URL()
+	brokers := kafkatest.Start(t).Addrs()
+	kafka := strings.Join(brokers, ",")
+	madeEmpty(t, g)
+	b := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--kafka", kafka, "--heartbeat", "200ms", "--source", "head-1"}, zk...)...)
+	if err := waitFor(30*time.Second, func() bool { return ownerlessConfirmed(t, g, url, "head-1") }); err != nil {
+		t.Fatalf("the bridge never published %s without an owner:\n%s", g, b.out)
+	}
+	s := zkSession(t)
+	h := campaign(t, s, g, "worker-1")
+	waitHistory(t, g, url, kafka, "worker-1", b)
+	if err := h.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Seen ended first: worker-2's election then follows nobody. Seen in
+	// one look, worker-2's gain would name worker-1 before it, which marks
+	// the gap whatever was dropped.
+	waitHistory(t, g, url, kafka, "resigned", b)
+	campaign(t, s, g, "worker-2")
+	waitHistory(t, g, url, kafka, "worker-2", b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dropStreamBefore(ctx, t, url, "worker-2")
+	dropTopicBefore(ctx, t, brokers, "worker-2")
+	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
+		ts := historyJSON(t, g, src[0], src[1])
+		if len(ts) == 0 || ts[0].Owner.ID != "worker-2" {
+			t.Fatalf("history %v after the older events were dropped: %+v, want worker-2 first", src, ts)
+		}
+		if !ts[0].Gap {
+			t.Errorf("history %v: worker-2's tenure, whose group's older events were dropped, is not marked GAP maybe: %+v", src, ts[0])
+		}
+		out, _, _ := heraldRun(t, nil, "history", g, src[0], src[1])
+		if !strings.Contains(out, "maybe") {
+			t.Errorf("history %v table says no gap:\n%s", src, out)
+		}
+	}
+}
+
+// waitHistory waits until history from NATS and from Kafka shows what
+// (an owner's id) holding g, or ("resigned") no owner holding.
+func waitHistory(t *testing.T, g, url, kafka, what string, b *proc) {
+	t.Helper()
+	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
+		var out string
+		if err := waitFor(30*time.Second, func() bool {
+			out, _, _ = heraldRun(t, nil, "history", g, src[0], src[1])
+			return strings.Contains(out, what) && strings.Contains(out, "holding") == (what != "resigned")
+		}); err != nil {
+			t.Fatalf("history %v never showed %s:\n%s\nbridge:\n%s", src, what, out, b.out)
+		}
+	}
+}
+
+// isGainOf reports whether e, decoded without error, is id's gain.
+func isGainOf(e publish.Event, err error, id string) bool {
+	return err == nil && e.Type.Gains() && e.Owner != nil && e.Owner.ID == id
+}
+
+// dropStreamBefore purges the HERALD stream's messages before id's gain,
+// as its limits drop the oldest.
+func dropStreamBefore(ctx context.Context, t *testing.T, url, id string) {
+	t.Helper()
+	st, err := natsserver.JetStream(t, url).Stream(ctx, jetstream.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			continue
+		}
+		e, err := natssink.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		if isGainOf(e, err, id) {
+			if err := st.Purge(ctx, js.WithPurgeSequence(seq)); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no gain of %s in the stream", id)
+}
+
+// dropTopicBefore deletes the events topic's records before id's gain, as
+// its retention drops the oldest.
+func dropTopicBefore(ctx context.Context, t *testing.T, brokers []string, id string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(kafkasink.DefaultEventsTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for ctx.Err() == nil {
+		for _, r := range cl.PollFetches(ctx).Records() {
+			look := func(k string) (string, bool) {
+				for _, h := range r.Headers {
+					if h.Key == k {
+						return string(h.Value), true
+					}
+				}
+				return "", false
+			}
+			if e, err := publish.Decode(publish.KafkaPrefix, look, r.Value); isGainOf(e, err, id) {
+				deleteRecords(ctx, t, cl, r.Partition, r.Offset)
+				return
+			}
+		}
+	}
+	t.Fatalf("no gain of %s in the events topic", id)
+}
+
+// deleteRecords deletes the events topic's records of partition p below offset.
+func deleteRecords(ctx context.Context, t *testing.T, cl *kgo.Client, p int32, offset int64) {
+	t.Helper()
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = kafkasink.DefaultEventsTopic
+	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	rp.Partition, rp.Offset = p, offset
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	res, err := req.RequestWith(ctx, cl)
+	if err != nil || len(res.Topics) != 1 || res.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("delete records of %s/%d below %d: %v %+v", rt.Topic, p, offset, err, res)
+	}
+}
+
+// TestHistoryOfAnAuditLogWhoseOldestFilesWereRemovedSaysSo: the rotated
+// file holding the bridge's first look at g and alpha's tenure was
+// removed (retention), leaving bravo's election, which follows nobody,
+// the group's first stored event. history told bravo as g's first owner,
+// GAP no; it is GAP maybe now, and while that file is there it is not.
+func TestHistoryOfAnAuditLogWhoseOldestFilesWereRemovedSaysSo(t *testing.T) {
+	g := uniq(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	now := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
+		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
+			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
+	}
+	files := [][]publish.Event{
+		{mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false)},
+		{mk(publish.LeaderElected, b, nil, 20, 20, false)},
+		{mk(publish.LeaderReady, b, nil, 20, 21, false)},
+	}
+	for i, evs := range files {
+		as, err := audit.New(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, as, evs...)
+		if err := as.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if i < len(files)-1 {
+			if err := os.Rename(path, fmt.Sprintf("%s.%06d", path, i+1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	bravo := func() audit.Tenure {
+		for _, r := range historyJSON(t, g, "--audit", path) {
+			if r.Owner.ID == "bravo" {
+				return r
+			}
+		}
+		t.Fatalf("history of %s shows no bravo", path)
+		return audit.Tenure{}
+	}
+	if r := bravo(); r.Gap {
+		t.Errorf("bravo, following alpha's seen end with every file there, is GAP maybe: %+v", r)
+	}
+	if err := os.Remove(path + ".000001"); err != nil {
+		t.Fatal(err)
+	}
+	if r := bravo(); !r.Gap {
+		t.Errorf("bravo, first stored after the oldest file was removed, is not GAP maybe: %+v", r)
+	}
+	if _, stderr, _ := heraldRun(t, nil, "history", g, "--audit", path); !strings.Contains(stderr, "oldest rotated files were removed") {
+		t.Errorf("history says nothing of the removed file:\n%s", stderr)
+	}
+}
