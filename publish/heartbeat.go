@@ -514,7 +514,16 @@ func judge(h Heartbeat, now time.Time, group string, unreadable string) Freshnes
 	default:
 		f.Confirmed = h.Time
 		bound := h.StaleAfter()
-		if age := now.Sub(h.Time); age > bound {
+		if age := now.Sub(h.Time); age < -bound {
+			// Dated by a clock ahead of this one (or this one behind): it
+			// cannot say how long ago it was written, and taken at its
+			// word it kept a dead bridge's values fresh as far ahead as
+			// the clocks are apart. A stream dates it no later than the
+			// server stored it; the bridges topic and an audit log's
+			// heartbeat file have only the bridge's clock.
+			f.Stale = true
+			f.StaleReason = fmt.Sprintf("%s's heartbeat is dated %s ahead of this host's clock: the clocks disagree, so how long ago it confirmed cannot be told; keep the clocks in step (NTP)", h.Source, roundAge(-age))
+		} else if age > bound {
 			f.Stale = true
 			f.StaleReason = fmt.Sprintf("no heartbeat for %s; %s confirms every %s", roundAge(age), h.Source, h.Interval)
 			if unreadable != "" {

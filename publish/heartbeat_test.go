@@ -419,3 +419,22 @@ func followerOfAnUnsignedOwner(t *testing.T) *Follower {
 	}
 	return f
 }
+
+// A heartbeat dated ahead of the reader's clock by more than its bound
+// cannot say how long ago it was written: it confirms nothing, and says
+// the clocks disagree. One ahead by less is read as written: clocks a
+// little apart are what the bound leaves room for.
+func TestHeartbeatDatedAheadConfirmsNothing(t *testing.T) {
+	now := time.Now()
+	for _, c := range []struct {
+		ahead time.Duration
+		stale bool
+	}{{10 * time.Minute, true}, {2 * time.Second, true}, {500 * time.Millisecond, false}, {0, false}} {
+		b := NewBridges()
+		b.Put(Heartbeat{Source: "b1", State: BridgeActive, Time: now.Add(c.ahead), Confirmed: now.Add(c.ahead), Interval: 100 * time.Millisecond})
+		f := b.JudgeGroup(now, "/g", "b1")
+		if f.Stale != c.stale || c.stale && !strings.Contains(f.StaleReason, "ahead of this host's clock") {
+			t.Errorf("heartbeat %v ahead: %+v, want stale %v", c.ahead, f, c.stale)
+		}
+	}
+}
