@@ -37,8 +37,8 @@ func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []s
 
 // headDropped reports whether src dropped its oldest events, and names it:
 // an audit log whose oldest rotated files were removed, a stream whose
-// first message is not its first, an events topic whose partition (the
-// group's, or any) starts above offset 0.
+// first message is not its first or with messages deleted, an events
+// topic whose partition (the group's, or any) starts above offset 0.
 func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, files []string, group string) (bool, string, error) {
 	switch src {
 	case "":
@@ -61,8 +61,10 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 		if err != nil {
 			return false, "", err
 		}
+		// Messages deleted inside it (a purge of one group's subject, a
+		// message removed by hand) count too: the first stays first.
 		info := st.CachedInfo()
-		return info.State.FirstSeq > 1, "the stream " + jetstream.DefaultStream, nil
+		return info.State.FirstSeq > 1 || info.State.NumDeleted > 0, "the stream " + jetstream.DefaultStream, nil
 	default:
 		cfg, err := sf.kafkaConfig(a.log)
 		if err != nil {

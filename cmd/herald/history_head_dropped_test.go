@@ -34,31 +34,13 @@ import (
 // bridge's first look at the group follows events that were dropped, and
 // its tenure is GAP maybe.
 func TestHistoryWhoseOlderEventsWereDroppedSaysSo(t *testing.T) {
-	zk := zkFlags(t)
-	g := uniq(t)
 	url := natsserver.Start(t).URL()
 	brokers := kafkatest.Start(t).Addrs()
 	kafka := strings.Join(brokers, ",")
-	madeEmpty(t, g)
-	b := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--kafka", kafka, "--heartbeat", "200ms", "--source", "head-1"}, zk...)...)
-	if err := waitFor(30*time.Second, func() bool { return ownerlessConfirmed(t, g, url, "head-1") }); err != nil {
-		t.Fatalf("the bridge never published %s without an owner:\n%s", g, b.out)
-	}
-	s := zkSession(t)
-	h := campaign(t, s, g, "worker-1")
-	waitHistory(t, g, url, kafka, "worker-1", b)
-	if err := h.Resign(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	// Seen ended first: worker-2's election then follows nobody. Seen in
-	// one look, worker-2's gain would name worker-1 before it, which marks
-	// the gap whatever was dropped.
-	waitHistory(t, g, url, kafka, "resigned", b)
-	campaign(t, s, g, "worker-2")
-	waitHistory(t, g, url, kafka, "worker-2", b)
+	g := electedAfterAResign(t, url, kafka, "head-1")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	dropStreamBefore(ctx, t, url, "worker-2")
+	dropStreamBefore(ctx, t, url, "worker-2", "")
 	dropTopicBefore(ctx, t, brokers, "worker-2")
 	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
 		ts := historyJSON(t, g, src[0], src[1])
@@ -75,11 +57,67 @@ func TestHistoryWhoseOlderEventsWereDroppedSaysSo(t *testing.T) {
 	}
 }
 
+// electedAfterAResign makes a group where worker-1 led and resigned, and
+// worker-2 was elected after the bridge (source, writing to NATS at url
+// and, unless "", to Kafka) saw the group without an owner: worker-2's
+// gain follows nobody. It returns the group.
+func electedAfterAResign(t *testing.T, url, kafka, source string) string {
+	t.Helper()
+	zk := zkFlags(t)
+	g := uniq(t)
+	madeEmpty(t, g)
+	args := []string{"bridge", "--watch", g, "--nats", url, "--heartbeat", "200ms", "--source", source}
+	if kafka != "" {
+		args = append(args, "--kafka", kafka)
+	}
+	b := start(t, nil, append(args, zk...)...)
+	if err := waitFor(30*time.Second, func() bool { return ownerlessConfirmed(t, g, url, source) }); err != nil {
+		t.Fatalf("the bridge never published %s without an owner:\n%s", g, b.out)
+	}
+	s := zkSession(t)
+	h := campaign(t, s, g, "worker-1")
+	waitHistory(t, g, url, kafka, "worker-1", b)
+	if err := h.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Seen ended first: worker-2's election then follows nobody. Seen in
+	// one look, worker-2's gain would name worker-1 before it, which marks
+	// the gap whatever was dropped.
+	waitHistory(t, g, url, kafka, "resigned", b)
+	campaign(t, s, g, "worker-2")
+	waitHistory(t, g, url, kafka, "worker-2", b)
+	return g
+}
+
+// TestHistoryWhoseGroupsOlderEventsWerePurgedSaysSo: an operator purged
+// the group's older messages from the stream (nats stream purge --subject
+// --seq), while another group's events stay first in it: the stream's
+// first sequence is still 1, but it holds deleted messages, and worker-2's
+// tenure, the first stored, is GAP maybe.
+func TestHistoryWhoseGroupsOlderEventsWerePurgedSaysSo(t *testing.T) {
+	url, sink := jetStreamSink(t)
+	write(t, sink, story(uniq(t)+"-other")...) // the stream's first messages
+	g := electedAfterAResign(t, url, "", "purge-1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dropStreamBefore(ctx, t, url, "worker-2", g)
+	ts := historyJSON(t, g, "--nats", url)
+	if len(ts) == 0 || ts[0].Owner.ID != "worker-2" {
+		t.Fatalf("history after the group's older events were purged: %+v, want worker-2 first", ts)
+	}
+	if !ts[0].Gap {
+		t.Errorf("worker-2's tenure, whose group's older events were purged, is not marked GAP maybe: %+v", ts[0])
+	}
+}
+
 // waitHistory waits until history from NATS and from Kafka shows what
 // (an owner's id) holding g, or ("resigned") no owner holding.
 func waitHistory(t *testing.T, g, url, kafka, what string, b *proc) {
 	t.Helper()
 	for _, src := range [][]string{{"--nats", url}, {"--kafka", kafka}} {
+		if src[1] == "" {
+			continue
+		}
 		var out string
 		if err := waitFor(30*time.Second, func() bool {
 			out, _, _ = heraldRun(t, nil, "history", g, src[0], src[1])
@@ -96,8 +134,8 @@ func isGainOf(e publish.Event, err error, id string) bool {
 }
 
 // dropStreamBefore purges the HERALD stream's messages before id's gain,
-// as its limits drop the oldest.
-func dropStreamBefore(ctx context.Context, t *testing.T, url, id string) {
+// as its limits drop the oldest; only group g's, unless "".
+func dropStreamBefore(ctx context.Context, t *testing.T, url, id, g string) {
 	t.Helper()
 	st, err := natsserver.JetStream(t, url).Stream(ctx, jetstream.DefaultStream)
 	if err != nil {
@@ -114,7 +152,11 @@ func dropStreamBefore(ctx context.Context, t *testing.T, url, id string) {
 		}
 		e, err := natssink.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 		if isGainOf(e, err, id) {
-			if err := st.Purge(ctx, js.WithPurgeSequence(seq)); err != nil {
+			opts := []js.StreamPurgeOpt{js.WithPurgeSequence(seq)}
+			if g != "" {
+				opts = append(opts, js.WithPurgeSubject("herald.*."+publish.MustTokens(g)))
+			}
+			if err := st.Purge(ctx, opts...); err != nil {
 				t.Fatal(err)
 			}
 			return
