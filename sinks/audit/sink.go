@@ -37,6 +37,10 @@ type Sink struct {
 	size   int64
 	closed bool
 	stats  Stats
+	// cut holds, once the log was replaced or cut shorter behind herald's
+	// back, the groups written since (nil before): the first event of
+	// every other group says gap (see markCut).
+	cut map[string]bool
 
 	// ok is what Connected says: whether the log can be written, as the
 	// last look found it (see health.go).
@@ -166,26 +170,24 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var buf []byte
 	for _, e := range batch {
 		if err := e.Validate(); err != nil {
 			return fmt.Errorf("audit: refusing batch: %w", err)
 		}
-		line, err := json.Marshal(e)
-		if err != nil {
-			return fmt.Errorf("audit: encode %s: %w", e.ID, err)
-		}
-		buf = append(append(buf, line...), '\n')
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
 		return ErrClosed
 	}
-	if len(buf) == 0 {
+	if len(batch) == 0 {
 		return nil
 	}
 	if err := s.followPath(); err != nil {
+		return err
+	}
+	buf, err := s.encode(batch)
+	if err != nil {
 		return err
 	}
 	if s.size > 0 && s.size+int64(len(buf)) > s.opts.maxSize {
@@ -204,8 +206,41 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 	s.size += int64(len(buf))
 	s.stats.Batches++
 	s.stats.Syncs++
+	if s.cut != nil {
+		for _, e := range batch {
+			s.cut[e.Group] = true
+		}
+	}
 	return nil
 }
+
+// encode is the batch's lines. After the log was replaced or cut behind
+// herald's back, the first event of a group not written since says gap:
+// the events before it are in the copy an outside rotation kept, which
+// history does not read, and the log at the path began with a change
+// that followed nobody, its owners before it gone without a mark. Its id
+// stays: merged with another log holding it unmarked, the mark goes.
+// Called with s.mu held.
+func (s *Sink) encode(batch []publish.Event) ([]byte, error) {
+	var buf []byte
+	marked := map[string]bool{}
+	for _, e := range batch {
+		if s.cut != nil && !s.cut[e.Group] && !marked[e.Group] {
+			marked[e.Group] = true
+			e.Gap = true
+		}
+		line, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("audit: encode %s: %w", e.ID, err)
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	return buf, nil
+}
+
+// markCut notes that the log at the path no longer holds what was written
+// before (see encode).
+func (s *Sink) markCut() { s.cut = map[string]bool{} }
 
 // followPath starts a new log at the path when the file there is no longer
 // the one open: removed, renamed or replaced behind the sink's back (its
@@ -225,6 +260,7 @@ func (s *Sink) followPath() error {
 			s.opts.log.Warn("audit: the log file was cut shorter behind herald's back (logrotate's copytruncate?); the events written before are only in the copy, which herald history does not read: leave rotation to herald (its numbered files are read), or use logrotate's create mode",
 				"file", s.path, "bytes_were", s.size, "bytes_now", fi.Size())
 			s.size = fi.Size()
+			s.markCut()
 		}
 		return nil
 	}
@@ -232,6 +268,7 @@ func (s *Sink) followPath() error {
 		"file", s.path, "err", err)
 	s.f.Close()
 	s.f, s.fi = nil, nil
+	s.markCut()
 	if err := s.open(); err != nil {
 		s.ok.Store(false)
 		return fmt.Errorf("%w: %w", publish.ErrReconnect, err)
