@@ -99,6 +99,10 @@ type need struct {
 // it still says how that client reads names (no dialect of herald's is
 // among them), for hazard and blindTo.
 func needOf(name string) (need, bool, error) {
+	if isKazooLease(name) {
+		return need{client: "Kazoo Semaphore holding a lease (" + name + ")", reads: func(string) bool { return false }}, false,
+			fmt.Errorf("%w: %s is a Kazoo Semaphore's lease, which holds without a place in any queue; herald's election and lock cannot share a group with it", ErrUnsafeGroup, name)
+	}
 	info, ok := ParseName(name)
 	if !ok {
 		return need{}, false, nil
@@ -146,6 +150,21 @@ func unknownNeed(name, what string) need {
 		}
 		return false
 	}}
+}
+
+// isKazooLease reports whether name is a Kazoo Semaphore's lease: an
+// ephemeral node named by uuid4().hex, without a sequence, made right in
+// the semaphore's path once a listing of it showed fewer children than
+// leases. It holds while no queue orders it, so herald, which orders only
+// names with a sequence, would own beside it; Kazoo, counting herald's
+// nodes as leases, waits behind herald's only when it lists after them.
+func isKazooLease(name string) bool {
+	if len(name) != 32 || name[12] != '4' || !strings.ContainsRune("89ab", rune(name[16])) {
+		return false
+	}
+	_, ok := parseHex(name[:16])
+	_, ok2 := parseHex(name[16:])
+	return ok && ok2
 }
 
 // seqSuffix is the sequence at the end of name ("" when there is none).

@@ -17,6 +17,7 @@ const (
 	kazooRead    = "4b3c2d1e0f4b3c2d1e0f4b3c2d1e0f11__rlock__0000000006"
 	classicN     = "n_0000000007"
 	classicCand  = "candidate-72057738101588070_0000000008"
+	kazooLease   = "9f1c2b3a4d5e4f60a1b2c3d4e5f60718" // Kazoo Semaphore: uuid4().hex, no sequence
 )
 
 func TestGroupDialect(t *testing.T) {
@@ -40,6 +41,9 @@ func TestGroupDialect(t *testing.T) {
 		{RecipeLock, []string{gozkLock, kazooLock}, "", "go-zookeeper"},
 		{RecipeElection, []string{curatorLatch, curatorMutex}, "", "LeaderLatch"},
 		{RecipeLock, []string{curatorRW}, "", "__WRIT__"},
+		{RecipeLock, []string{kazooLease}, "", "Kazoo Semaphore"},
+		{RecipeElection, []string{kazooLock, kazooLease}, "", "Kazoo Semaphore"},
+		{RecipeLock, []string{"9f1c2b3a4d5e3f60a1b2c3d4e5f60718"}, DialectCuratorLock, ""}, // hex, but no UUID 4
 	}
 	for _, c := range cases {
 		got, err := groupDialect(c.recipe, c.children)

@@ -562,6 +562,9 @@ func (w *waiter) wrapRefused(ctx context.Context, es []entry) (relist bool, err 
 // list again: its node was replaced, or a read it needed failed.
 func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error) {
 	if w.q.forced() {
+		if relist, err := w.leaseRefused(ctx, children); err != nil || relist {
+			return relist, err
+		}
 		w.q.warnBlind(children, w.t.name)
 		return false, nil
 	}
@@ -599,6 +602,26 @@ func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error
 	w.q.s.log.Debug("replaced our queue node to fit the group's dialect", "group", w.q.parent, "old", old, "new", t.name, "dialect", d)
 	w.t = t
 	return true, nil
+}
+
+// leaseRefused refuses a group where a Kazoo Semaphore holds a lease
+// (isKazooLease) whatever dialect was forced: the lease owns outside the
+// queue, so no name of ours puts us behind it. A lease no session holds
+// is none. relist: a read failed, list again once the connection is back.
+func (w *waiter) leaseRefused(ctx context.Context, children []string) (relist bool, err error) {
+	leases := slices.DeleteFunc(slices.Clone(children), func(c string) bool { return !isKazooLease(c) })
+	if len(leases) == 0 {
+		return false, nil // the usual case: no read
+	}
+	live, err := w.q.heldBySessions(ctx, leases)
+	if err != nil {
+		return true, w.q.retryable(ctx, err)
+	}
+	if len(live) == 0 {
+		return false, nil
+	}
+	_, _, err = needOf(live[0])
+	return false, fmt.Errorf("elect: %s: %w", w.q.parent, err)
 }
 
 // learnFrom reads the dialect the group's other clients need from its

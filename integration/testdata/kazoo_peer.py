@@ -12,8 +12,10 @@ them with wall-clock times, NANOS being time.time_ns(). "acq" is printed only
 after the recipe said we own, "rel" just before we give ownership back, so
 the logged interval lies inside the real one:
 
-    hold KIND PATH ID   KIND is lock (Lock(PATH, ID)) or election
-                        (Election(PATH, ID), leading inside its function);
+    hold KIND PATH ID   KIND is lock (Lock(PATH, ID)), election
+                        (Election(PATH, ID), leading inside its function)
+                        or semaphore:N (Semaphore(PATH, ID, max_leases=N),
+                        whose lease is an ephemeral PATH/<uuid hex> node);
                         a client of its own  -> "queued ID NANOS", later "acq ID NANOS"
     release ID          give it back, stop the client -> "rel ID NANOS", "released ID"
     drop ID             cancel and stop ID in any state, logging nothing
@@ -102,8 +104,11 @@ class Tenant:
     """One participant of hold or loop: its own client and recipe."""
 
     def __init__(self, kind, path, ident):
-        if kind not in ("lock", "election"):
-            raise ValueError("unknown kind %s; want lock or election" % kind)
+        leases = 0
+        if kind.startswith("semaphore:"):
+            leases = int(kind.split(":", 1)[1])
+        elif kind not in ("lock", "election"):
+            raise ValueError("unknown kind %s; want lock, election or semaphore:N" % kind)
         if ident in tenants:
             raise ValueError("id %s already in use" % ident)
         self.ident = ident
@@ -112,6 +117,8 @@ class Tenant:
         self.client.start(timeout=20)
         if self.election:
             self.recipe = self.client.Election(path, ident)
+        elif leases:
+            self.recipe = self.client.Semaphore(path, ident, max_leases=leases)
         else:
             self.recipe = self.client.Lock(path, ident)
         self.release_event = threading.Event()
