@@ -99,6 +99,10 @@ type need struct {
 // it still says how that client reads names (no dialect of herald's is
 // among them), for hazard and blindTo.
 func needOf(name string) (need, bool, error) {
+	if name == curatorLeases {
+		return need{client: "Curator InterProcessSemaphoreV2 or InterProcessSemaphoreMutex (its leases under " + name + ")", reads: func(string) bool { return false }}, false,
+			fmt.Errorf("%w: its child %s is where a Curator semaphore (InterProcessSemaphoreV2, InterProcessSemaphoreMutex) given this path keeps its leases, which no queue of the group orders; herald's election and lock cannot share a path with it (delete %s, and locks beside it, once no semaphore uses this path)", ErrUnsafeGroup, name, name)
+	}
 	if isKazooLease(name) {
 		return need{client: "Kazoo Semaphore holding a lease (" + name + ")", reads: func(string) bool { return false }}, false,
 			fmt.Errorf("%w: %s is a Kazoo Semaphore's lease, which holds without a place in any queue; herald's election and lock cannot share a group with it", ErrUnsafeGroup, name)
@@ -151,6 +155,19 @@ func unknownNeed(name, what string) need {
 		return false
 	}}
 }
+
+// curatorLeases is the child a Curator InterProcessSemaphoreV2 (and so an
+// InterProcessSemaphoreMutex) makes in its path to keep its leases in
+// (beside "locks", a mutex among its clients): its holders own outside the
+// group's queue, and it never sees herald's nodes, nor herald its leases.
+// No session holds it, but it is a client's all the same (clientHolds): a
+// semaphore that joins later adds a lease under it with no change to the
+// group a herald owner could hear of, so even an empty one is refused.
+const curatorLeases = "leases"
+
+// outsideQueue reports whether a child holds the group outside its queue,
+// where no dialect of ours puts our node behind it.
+func outsideQueue(name string) bool { return name == curatorLeases || isKazooLease(name) }
 
 // isKazooLease reports whether name is a Kazoo Semaphore's lease: an
 // ephemeral node named by uuid4().hex, without a sequence, made right in

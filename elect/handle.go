@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -530,11 +531,11 @@ func (h *Handle) stepDownWrapped(why, node string) {
 // (someone created it by hand) is no client that could believe it owns;
 // it is remembered as inert, and so is a node already gone.
 func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
-	exists, session, err := ownerOf(ctx, h.q.s.Conn(), h.q.full(node))
+	exists, client, err := clientHolds(ctx, h.q.s.Conn(), h.q.full(node))
 	switch {
 	case err != nil:
 		return false, err
-	case session != 0:
+	case client:
 		return true, nil
 	}
 	if exists {
@@ -797,6 +798,14 @@ func ownerOf(ctx context.Context, c *zk.Conn, p string) (exists bool, session in
 		return false, 0, err
 	}
 	return true, res.st.EphemeralOwner, nil
+}
+
+// clientHolds reports whether the node at p exists and is a client's: an
+// ephemeral node a session holds, or a Curator semaphore's leases parent,
+// which no session holds (see curatorLeases).
+func clientHolds(ctx context.Context, c *zk.Conn, p string) (exists, client bool, err error) {
+	exists, session, err := ownerOf(ctx, c, p)
+	return exists, session != 0 || exists && path.Base(p) == curatorLeases, err
 }
 
 // existsW reads p's stat and sets a watch that also fires when p is

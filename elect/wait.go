@@ -604,12 +604,12 @@ func (w *waiter) fitDialect(ctx context.Context, children []string) (bool, error
 	return true, nil
 }
 
-// leaseRefused refuses a group where a Kazoo Semaphore holds a lease
-// (isKazooLease) whatever dialect was forced: the lease owns outside the
-// queue, so no name of ours puts us behind it. A lease no session holds
-// is none. relist: a read failed, list again once the connection is back.
+// leaseRefused refuses a group where a semaphore holds outside the queue
+// (outsideQueue) whatever dialect was forced: no name of ours puts us
+// behind it. A Kazoo lease no session holds is none. relist: a read
+// failed, list again once the connection is back.
 func (w *waiter) leaseRefused(ctx context.Context, children []string) (relist bool, err error) {
-	leases := slices.DeleteFunc(slices.Clone(children), func(c string) bool { return !isKazooLease(c) })
+	leases := slices.DeleteFunc(slices.Clone(children), func(c string) bool { return !outsideQueue(c) })
 	if len(leases) == 0 {
 		return false, nil // the usual case: no read
 	}
@@ -647,11 +647,11 @@ func (q *queue) heldBySessions(ctx context.Context, children []string) ([]string
 			live = append(live, c) // imposes nothing: no need to ask
 			continue
 		}
-		_, session, err := ownerOf(ctx, q.s.Conn(), q.full(c))
+		_, client, err := clientHolds(ctx, q.s.Conn(), q.full(c))
 		if err != nil {
 			return nil, err
 		}
-		if session != 0 {
+		if client {
 			live = append(live, c)
 		}
 	}

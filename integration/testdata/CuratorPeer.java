@@ -15,7 +15,9 @@
 // recipe said we own, "rel" just before we give ownership back, so the
 // logged interval lies inside the real one:
 //
-//	hold KIND PATH ID  KIND is mutex (InterProcessMutex), latch (LeaderLatch,
+//	hold KIND PATH ID  KIND is mutex (InterProcessMutex), semaphore-mutex
+//	                   (InterProcessSemaphoreMutex: a mutex at PATH/locks,
+//	                   then a lease under PATH/leases), latch (LeaderLatch,
 //	                   which acts on NodeDeleted only) or selector
 //	                   (LeaderSelector, id set with setId, leading while
 //	                   inside takeLeadership); a client of its own
@@ -50,6 +52,7 @@ import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryOneTime;
@@ -203,6 +206,16 @@ public class CuratorPeer {
                         m.release();
                         break;
                     }
+                    case "semaphore-mutex": {
+                        InterProcessSemaphoreMutex m = new InterProcessSemaphoreMutex(t.client, path);
+                        say("queued " + id + " " + nanos());
+                        m.acquire();
+                        say("acq " + id + " " + nanos());
+                        t.release.await();
+                        say("rel " + id + " " + nanos());
+                        m.release();
+                        break;
+                    }
                     case "latch": {
                         LeaderLatch l = new LeaderLatch(t.client, path, id);
                         t.latch = l;
@@ -241,7 +254,7 @@ public class CuratorPeer {
                         break;
                     }
                     default:
-                        throw new IllegalArgumentException("unknown kind " + kind + "; want mutex, latch or selector");
+                        throw new IllegalArgumentException("unknown kind " + kind + "; want mutex, semaphore-mutex, latch or selector");
                 }
                 t.client.close();
                 tenants.remove(id);
@@ -371,7 +384,7 @@ public class CuratorPeer {
                         break;
                     }
                     default:
-                        throw new IllegalArgumentException("unknown kind " + kind + "; want mutex, latch or selector");
+                        throw new IllegalArgumentException("unknown kind " + kind + "; want mutex, semaphore-mutex, latch or selector");
                 }
                 t.client.close();
                 tenants.remove(id);
