@@ -91,7 +91,7 @@ type suspectNode struct {
 // in queue.
 func (r *reader) hazardOf(ctx context.Context, es []entry, children []string, queue []Participant) (why, node string, err error) {
 	if why, node = hazardBy(es); why == "" {
-		return "", "", nil // fewer nodes make no hazard either: nothing to read
+		return r.outsideHazard(ctx, es, children)
 	}
 	gone := map[string]bool{}
 	for range len(es) + 1 { // each pass rules out one node
@@ -121,6 +121,33 @@ func (r *reader) hazardOf(ctx context.Context, es []entry, children []string, qu
 		}
 	}
 	return why, node, nil
+}
+
+// outsideHazard says why a semaphore that holds outside the queue
+// (outsideQueue: a Kazoo lease a session holds, Curator's leases parent)
+// and a herald node of the queue may both believe they own: herald
+// refuses to wait beside it, but a herald owner keeps owning until its
+// guard lists the group. No name of the queue is read, so hazardBy does
+// not see it; the child is read once, as hazardOf reads a client's node.
+func (r *reader) outsideHazard(ctx context.Context, es []entry, children []string) (why, node string, err error) {
+	i := slices.IndexFunc(children, outsideQueue)
+	h := slices.IndexFunc(es, func(e entry) bool { info, _ := ParseName(e.name); return info.Convention == "herald" })
+	if i < 0 || h < 0 {
+		return "", "", nil // the usual case: nothing to read
+	}
+	node = children[i]
+	if !r.clients[node] {
+		_, client, err := clientHolds(ctx, r.conn, r.group+"/"+node)
+		if err != nil || !client {
+			return "", "", err
+		}
+		if r.clients == nil {
+			r.clients = map[string]bool{}
+		}
+		r.clients[node] = true
+	}
+	n, _, _ := needOf(node)
+	return fmt.Sprintf("%s holds outside the queue beside herald's node %s, so both may believe they own; no name of herald's can be read by it: give these clients groups of their own", n.client, es[h].name), node, nil
 }
 
 // olderSuspect returns the index in below (the nodes that sort below p) of

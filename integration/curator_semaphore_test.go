@@ -52,10 +52,13 @@ func TestHeraldNeverOwnsBesideACuratorSemaphore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		down := make(chan int64, 1)
+		go func() { <-h.Done(); down <- time.Now().UnixNano() }()
 		cur.send("hold semaphore-mutex " + g + " c2")
 		acq, _ := strconv.ParseInt(cur.expect("acq c2", step)[0], 10, 64)
+		var at int64
 		select {
-		case <-h.Done():
+		case at = <-down:
 		case <-time.After(step):
 			t.Fatalf("herald Lock still owns %s %v after Curator's semaphore acquired there: two owners", g, step)
 		}
@@ -64,8 +67,23 @@ func TestHeraldNeverOwnsBesideACuratorSemaphore(t *testing.T) {
 		}
 		// One listing of the group's change bounds the overlap; Curator,
 		// which never sees herald's node, cannot be kept from owning.
-		t.Logf("herald's owner stepped down %v after Curator acquired", time.Duration(time.Now().UnixNano()-acq))
+		t.Logf("herald's owner stepped down %v after Curator said it acquired", time.Duration(at-acq))
 		cur.send("release c2")
 		cur.expect("released c2", step)
+	})
+	t.Run("observers tell a semaphore beside an owner", func(t *testing.T) {
+		g := groupPath(t, "sem")
+		h := ownUnguarded(t, s, g)
+		cur.send("hold semaphore-mutex " + g + " c3")
+		cur.expect("acq c3", step)
+		v, err := elect.ReadGroup(ctxFor(t, step), s, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(v.Hazard, "InterProcessSemaphore") || v.Owner == nil || v.Owner.Node != h.Node() {
+			t.Fatalf("view of %s with herald's owner %s beside Curator's semaphore: owner %v, hazard %q; want that owner and a hazard naming the semaphore", g, h.Node(), v.Owner, v.Hazard)
+		}
+		cur.send("release c3")
+		cur.expect("released c3", step)
 	})
 }

@@ -80,6 +80,23 @@ func TestHeraldNeverOwnsBesideAKazooSemaphore(t *testing.T) {
 		kz.expect("released k2", step)
 	})
 
+	// An owner that does not guard keeps owning; observers say so.
+	t.Run("observers tell a lease beside an owner", func(t *testing.T) {
+		g := groupPath(t, "sem")
+		h := ownUnguarded(t, s, g)
+		kz.send("hold semaphore:2 " + g + " k4")
+		kz.expect("acq k4", step)
+		v, err := elect.ReadGroup(ctxFor(t, step), s, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(v.Hazard, "Kazoo Semaphore") || v.Owner == nil || v.Owner.Node != h.Node() {
+			t.Fatalf("view of %s with herald's owner %s beside a Kazoo lease: owner %v, hazard %q; want that owner and a hazard naming the Kazoo Semaphore", g, h.Node(), v.Owner, v.Hazard)
+		}
+		kz.send("release k4")
+		kz.expect("released k4", step)
+	})
+
 	// The other order is safe already: the semaphore counts herald's node.
 	t.Run("semaphore waits behind an owner", func(t *testing.T) {
 		g := groupPath(t, "sem")
@@ -112,4 +129,20 @@ func TestHeraldNeverOwnsBesideAKazooSemaphore(t *testing.T) {
 		kz.send("release k3")
 		kz.expect("released k3", step)
 	})
+}
+
+// ownUnguarded takes a herald Lock on g that never looks for hazards, and
+// resigns it when the test ends.
+func ownUnguarded(t *testing.T, s *elect.Session, g string) *elect.Handle {
+	t.Helper()
+	l, err := elect.NewLock(s, g, elect.CreateParents(), elect.NoHazardCheck())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctxFor(t, step))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Resign(ctxFor(t, step)) })
+	return h
 }
