@@ -99,13 +99,8 @@ type need struct {
 // it still says how that client reads names (no dialect of herald's is
 // among them), for hazard and blindTo.
 func needOf(name string) (need, bool, error) {
-	if name == curatorLeases {
-		return need{client: "Curator InterProcessSemaphoreV2 or InterProcessSemaphoreMutex (its leases under " + name + ")", reads: func(string) bool { return false }}, false,
-			fmt.Errorf("%w: its child %s is where a Curator semaphore (InterProcessSemaphoreV2, InterProcessSemaphoreMutex) given this path keeps its leases, which no queue of the group orders; herald's election and lock cannot share a path with it (delete %s, and locks beside it, once no semaphore uses this path)", ErrUnsafeGroup, name, name)
-	}
-	if isKazooLease(name) {
-		return need{client: "Kazoo Semaphore holding a lease (" + name + ")", reads: func(string) bool { return false }}, false,
-			fmt.Errorf("%w: %s is a Kazoo Semaphore's lease, which holds without a place in any queue; herald's election and lock cannot share a group with it", ErrUnsafeGroup, name)
+	if outsideQueue(name) {
+		return outsideNeed(name)
 	}
 	info, ok := ParseName(name)
 	if !ok {
@@ -165,9 +160,39 @@ func unknownNeed(name, what string) need {
 // group a herald owner could hear of, so even an empty one is refused.
 const curatorLeases = "leases"
 
-// outsideQueue reports whether a child holds the group outside its queue,
-// where no dialect of ours puts our node behind it.
-func outsideQueue(name string) bool { return name == curatorLeases || isKazooLease(name) }
+// outsideQueue reports whether a child may hold the group outside its
+// queue, where no dialect of ours puts our node behind it: Curator's
+// leases parent, or any name without a sequence but herald's own (the
+// office, the checkpoint). Such a name is a client only while a session
+// holds it (clientHolds): a Kazoo Semaphore's lease, a lock written as one
+// ephemeral node (create -e GROUP/lock), a leader node of another system;
+// a persistent node (a note, a subgroup) is clutter, as before.
+func outsideQueue(name string) bool {
+	if name == curatorLeases {
+		return true
+	}
+	_, seq := ParseSequence(name)
+	return !seq && name != OfficeNode && name != CheckpointNode
+}
+
+// outsideNeed is needOf for a name outsideQueue: it reads no name of
+// ours, and the group is refused for it.
+func outsideNeed(name string) (need, bool, error) {
+	n := need{reads: func(string) bool { return false }}
+	var err error
+	switch {
+	case name == curatorLeases:
+		n.client = "Curator InterProcessSemaphoreV2 or InterProcessSemaphoreMutex (its leases under " + name + ")"
+		err = fmt.Errorf("%w: its child %s is where a Curator semaphore (InterProcessSemaphoreV2, InterProcessSemaphoreMutex) given this path keeps its leases, which no queue of the group orders; herald's election and lock cannot share a path with it (delete %s, and locks beside it, once no semaphore uses this path)", ErrUnsafeGroup, name, name)
+	case isKazooLease(name):
+		n.client = "Kazoo Semaphore holding a lease (" + name + ")"
+		err = fmt.Errorf("%w: %s is a Kazoo Semaphore's lease, which holds without a place in any queue; herald's election and lock cannot share a group with it", ErrUnsafeGroup, name)
+	default:
+		n.client = "a client holding the ephemeral node " + name + ", which has no sequence"
+		err = fmt.Errorf("%w: %s is an ephemeral node without a sequence, which holds the group outside its queue (a lock or leader node of another client); herald's election and lock cannot share a group with it: give them paths of their own", ErrUnsafeGroup, name)
+	}
+	return n, false, err
+}
 
 // isKazooLease reports whether name is a Kazoo Semaphore's lease: an
 // ephemeral node named by uuid4().hex, without a sequence, made right in

@@ -43,8 +43,10 @@ func TestGroupDialect(t *testing.T) {
 		{RecipeLock, []string{curatorRW}, "", "__WRIT__"},
 		{RecipeLock, []string{kazooLease}, "", "Kazoo Semaphore"},
 		{RecipeElection, []string{kazooLock, kazooLease}, "", "Kazoo Semaphore"},
-		{RecipeLock, []string{"9f1c2b3a4d5e3f60a1b2c3d4e5f60718"}, DialectCuratorLock, ""}, // hex, but no UUID 4
-		{RecipeLock, []string{"locks", "leases"}, "", "InterProcessSemaphoreV2"},           // Curator's semaphore at this path
+		// Any other name without a sequence may be a lock's ephemeral node:
+		// refused by its name, then passed over unless a session holds it.
+		{RecipeLock, []string{"lock"}, "", "without a sequence"},
+		{RecipeLock, []string{"leases"}, "", "InterProcessSemaphoreV2"}, // Curator's semaphore at this path
 	}
 	for _, c := range cases {
 		got, err := groupDialect(c.recipe, c.children)

@@ -538,7 +538,7 @@ func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
 	case client:
 		return true, nil
 	}
-	if exists {
+	if _, seq := ParseSequence(node); exists && seq {
 		h.q.s.log.Warn("a node no session holds is named like a client that cannot read ours; it is no client, so we keep ownership (delete it if it is a leftover)", "group", h.q.parent, "node", node, "ours", h.t.name)
 	}
 	if h.inert == nil {

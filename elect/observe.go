@@ -268,7 +268,10 @@ type reader struct {
 	suspects map[string]suspectNode
 	// clients are the nodes a hazard named that a session holds (see
 	// hazardOf).
-	clients      map[string]bool
+	clients map[string]bool
+	// outside are the children outsideQueue names, and whether each is a
+	// client's (see outsideHazard), kept while the node is listed.
+	outside      map[string]bool
 	lastOwner    *entry
 	lastChildren []string
 	// lastMzxid and lastVersion are the group node's data zxid and

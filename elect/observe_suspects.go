@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -130,24 +131,28 @@ func (r *reader) hazardOf(ctx context.Context, es []entry, children []string, qu
 // guard lists the group. No name of the queue is read, so hazardBy does
 // not see it; the child is read once, as hazardOf reads a client's node.
 func (r *reader) outsideHazard(ctx context.Context, es []entry, children []string) (why, node string, err error) {
-	i := slices.IndexFunc(children, outsideQueue)
 	h := slices.IndexFunc(es, func(e entry) bool { info, _ := ParseName(e.name); return info.Convention == "herald" })
-	if i < 0 || h < 0 {
+	if h < 0 || !slices.ContainsFunc(children, outsideQueue) {
 		return "", "", nil // the usual case: nothing to read
 	}
-	node = children[i]
-	if !r.clients[node] {
-		_, client, err := clientHolds(ctx, r.conn, r.group+"/"+node)
-		if err != nil || !client {
-			return "", "", err
+	maps.DeleteFunc(r.outside, func(n string, _ bool) bool { return !slices.Contains(children, n) })
+	for _, c := range children {
+		client, known := r.outside[c]
+		if !known && outsideQueue(c) {
+			if _, client, err = clientHolds(ctx, r.conn, r.group+"/"+c); err != nil {
+				return "", "", err
+			}
+			if r.outside == nil {
+				r.outside = map[string]bool{}
+			}
+			r.outside[c] = client // kept while the node is listed
 		}
-		if r.clients == nil {
-			r.clients = map[string]bool{}
+		if client {
+			n, _, _ := needOf(c)
+			return fmt.Sprintf("%s holds outside the queue beside herald's node %s, so both may believe they own; no name of herald's can be read by it: give these clients groups of their own", n.client, es[h].name), c, nil
 		}
-		r.clients[node] = true
 	}
-	n, _, _ := needOf(node)
-	return fmt.Sprintf("%s holds outside the queue beside herald's node %s, so both may believe they own; no name of herald's can be read by it: give these clients groups of their own", n.client, es[h].name), node, nil
+	return "", "", nil
 }
 
 // olderSuspect returns the index in below (the nodes that sort below p) of
@@ -180,7 +185,7 @@ func (r *reader) sameGroup(got listing) {
 		return
 	}
 	if r.groupCzxid != 0 {
-		r.owner, r.ownerW, r.lastOwner, r.lastChildren, r.suspects, r.clients = nil, nil, nil, nil, nil, nil
+		r.owner, r.ownerW, r.lastOwner, r.lastChildren, r.suspects, r.clients, r.outside = nil, nil, nil, nil, nil, nil, nil
 		r.lastMzxid, r.lastVersion, r.rel = 0, 0, releaseBase{}
 	}
 	r.groupCzxid = czxid

@@ -1,0 +1,120 @@
+package elect_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestNeverOwnBesideAnEphemeralLockNode: the simplest lock another client
+// can write is one ephemeral node without a sequence in the path it
+// guards (create -e GROUP/lock; a Kazoo Semaphore's lease is one too).
+// Its holder owns outside the queue, where herald used to read the node
+// as clutter and own beside it: a waiter now refuses such a group, an
+// owner steps down when one appears, and observers report it. A
+// persistent node without a sequence (a note, a subgroup) is clutter
+// still, and the group takes its owner as before.
+func TestNeverOwnBesideAnEphemeralLockNode(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	other := session(t, sharedAddrs(t)) // the other client: a session of its own
+	open := zk.WorldACL(zk.PermAll)
+	// own takes a lock on a new group, which it creates.
+	own := func(t *testing.T, opts ...elect.Option) (*elect.Lock, *elect.Handle) {
+		l, err := elect.NewLock(s, groupPath(t), append([]elect.Option{elect.CreateParents()}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := l.Acquire(ctxT(t, 20*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, h
+	}
+	put := func(t *testing.T, p string, flags int32) {
+		if _, err := other.Conn().Create(p, []byte("held"), flags, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("a waiter refuses", func(t *testing.T) {
+		l, h := own(t)
+		if err := h.Resign(ctxT(t, 20*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		put(t, l.Path()+"/lock", zk.FlagEphemeral)
+		h, err := l.AcquireTimeout(ctxT(t, 20*time.Second), 3*time.Second)
+		if err == nil {
+			_ = h.Resign(ctxT(t, 20*time.Second))
+			t.Fatalf("acquired %s while another session holds its ephemeral node lock: two owners", l.Path())
+		}
+		if !errors.Is(err, elect.ErrUnsafeGroup) || !strings.Contains(err.Error(), "lock") {
+			t.Fatalf("Acquire beside an ephemeral lock node: %v; want ErrUnsafeGroup naming the node", err)
+		}
+	})
+
+	t.Run("an owner steps down and observers tell", func(t *testing.T) {
+		l, h := own(t, elect.WatchForHazards())
+		_, kept := own(t, elect.NoHazardCheck())
+		put(t, l.Path()+"/lock", zk.FlagEphemeral)
+		put(t, kept.Group()+"/lock", zk.FlagEphemeral)
+		select {
+		case <-h.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the owner of %s still holds 10s after another session created its ephemeral node lock: two owners", l.Path())
+		}
+		if h.Reason() != elect.ReasonTwoOwners {
+			t.Fatalf("stepped down with reason %q (%v); want %q", h.Reason(), h.Err(), elect.ReasonTwoOwners)
+		}
+		v, err := elect.ReadGroup(ctxT(t, 20*time.Second), s, kept.Group())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Owner == nil || v.Owner.Node != kept.Node() || !strings.Contains(v.Hazard, "lock") {
+			t.Fatalf("view of %s, its unguarded owner beside an ephemeral lock node: owner %v, hazard %q; want that owner and the hazard", kept.Group(), v.Owner, v.Hazard)
+		}
+	})
+
+	t.Run("a persistent node is clutter", func(t *testing.T) {
+		l, h := own(t, elect.WatchForHazards())
+		put(t, l.Path()+"/notes", 0)
+		waiter := session(t, sharedAddrs(t))
+		wl, err := elect.NewLock(waiter, l.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			wh, err := wl.Acquire(ctxT(t, 20*time.Second))
+			if err == nil {
+				err = wh.Resign(ctxT(t, 20*time.Second))
+			}
+			got <- err
+		}()
+		eventually(t, 10*time.Second, "the waiter queued beside the persistent node", func() bool {
+			c, _, err := s.Conn().Children(l.Path())
+			return err == nil && len(c) == 3
+		})
+		select {
+		case <-h.Done():
+			t.Fatalf("the owner of %s let go beside a persistent node: %s %v", l.Path(), h.Reason(), h.Err())
+		case err := <-got:
+			t.Fatalf("the waiter ended before the owner released: %v", err)
+		case <-time.After(2 * time.Second):
+		}
+		if err := h.Resign(ctxT(t, 20*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("the waiter behind the owner, beside a persistent node: %v; want it to own", err)
+		}
+		v, err := elect.ReadGroup(ctxT(t, 20*time.Second), s, l.Path())
+		if err != nil || v.Hazard != "" {
+			t.Fatalf("view of %s with a persistent node: hazard %q, %v; want none", l.Path(), v.Hazard, err)
+		}
+	})
+}
