@@ -131,9 +131,12 @@ func (r *reader) hazardOf(ctx context.Context, es []entry, children []string, qu
 // guard lists the group. No name of the queue is read, so hazardBy does
 // not see it; the child is read once, as hazardOf reads a client's node.
 func (r *reader) outsideHazard(ctx context.Context, es []entry, children []string) (why, node string, err error) {
+	if len(children) == len(es) || !slices.ContainsFunc(children, outsideQueue) {
+		return "", "", nil // the usual case: every child a queue node, nothing to read
+	}
 	h := slices.IndexFunc(es, func(e entry) bool { info, _ := ParseName(e.name); return info.Convention == "herald" })
-	if h < 0 || !slices.ContainsFunc(children, outsideQueue) {
-		return "", "", nil // the usual case: nothing to read
+	if h < 0 {
+		return "", "", nil
 	}
 	maps.DeleteFunc(r.outside, func(n string, _ bool) bool { return !slices.Contains(children, n) })
 	for _, c := range children {
