@@ -182,36 +182,39 @@ type Many struct {
 // member is one group of a Many, or one single-node leader (single not
 // nil). ob and single are the worker's alone while busy; the rest is
 // guarded by Many.mu.
+//
+// There is one for every group observed, so its small fields sit
+// together, where they cost no padding.
 type member struct {
 	ob     observation
 	single *singleState
-
-	queued, busy, again, removed bool
 	// turns counts the worker turns the member has had (Settle).
-	turns uint64
+	turns  uint64
+	fired  fired
+	last   *View
+	leader *SingleView // a single-node leader's last
+	retry  *time.Timer
+	fails  int32
 	// restate: the next read is sent as a Snapshot, with Gap (Restate)
 	// or without a Gap of its own (Refresh).
-	restate restateKind
-	fired   fired
-	last    *View
-	leader  *SingleView // a single-node leader's last
-	fails   int
-	retry   *time.Timer
+	restate                      restateKind
+	queued, busy, again, removed bool
 }
 
 // fired is what the group's watches said since a worker last took it;
 // resync is Resync's turn.
 type fired struct {
-	children, office, resync bool
 	// after is when the newest request answered before the first of
-	// these events was sent: what they tell happened after it.
-	after time.Time
+	// these events was sent, in unix ns (see unixNs): what they tell
+	// happened after it.
+	after int64
+	// open is Session.openConn as the first of them came (see
+	// lateMark.firedOpen).
+	open                     uint64
+	children, office, resync bool
 	// behind: one of them came while the session's member was behind
 	// the ZooKeeper leader (see lateMark.behind).
 	behind bool
-	// open is Session.openConn as the first of them came (see
-	// lateMark.firedOpen).
-	open uint64
 }
 
 // Add starts observing group; its first change is a Snapshot (measured
@@ -450,8 +453,8 @@ func (m *Many) onEvent(ev zk.Event) {
 // reply stream, so what the session vouches for is as of the newest
 // answer before the event. m.mu must be held.
 func (m *Many) firedAt(g *member) {
-	if g.fired.after.IsZero() {
-		g.fired.after = m.s.vouchedAsOf() // see lateMark.noteFired
+	if g.fired.after == 0 {
+		g.fired.after = unixNs(m.s.vouchedAsOf()) // see lateMark.noteFired
 	}
 	g.fired.behind = g.fired.behind || m.s.leaderBehind()
 	if g.fired.open == 0 {
@@ -701,7 +704,7 @@ func (m *Many) readFailed(g *member, err error) {
 	}
 	m.mu.Lock()
 	g.fails++
-	n := g.fails
+	n := int(g.fails)
 	m.mu.Unlock()
 	wait := 200 * time.Millisecond
 	for i := 1; i < n && wait < m.opts.maxRetry; i++ {

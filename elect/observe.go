@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -54,27 +53,21 @@ type View struct {
 	// became ownerless, if a herald owner was the last and no node came
 	// or went since (nil otherwise: then that time is not known).
 	LastRelease *Release
+	// The fields below are herald's own. Every group of an ObserveMany
+	// keeps its last View, so the small ones sit together at the end,
+	// where they cost no padding, and moments are unix ns.
+	//
 	// children are all child names, queue or not (to account for cversion).
 	children []string
-	// ownerOnly: only the owner is known (see AfterOwner).
-	ownerOnly bool
 	// mzxid is the group node's data zxid; released is the release its
 	// mark records, when it had to be read (see readRelease).
 	mzxid    int64
 	released *Release
-	// version is the group node's data version; markedOnce says the mark
-	// was written once since the last read, in the very transaction of the
-	// last child change: a resignation or release (see readRelease).
-	version    int32
-	markedOnce bool
-	// markUnread says the mark changed but could not be read.
-	markUnread bool
-	// parentCv is the child version of the group's parent, when known
-	// (parentKnown): for a missing group, read before it was found
-	// missing; for one found again after that, read after its listing.
-	parentCv    int32
+	// parentCzxid is the zxid that made the group's parent, with parentCv
+	// its child version, when known (parentKnown): for a missing group,
+	// read before it was found missing; for one found again after that,
+	// read after its listing.
 	parentCzxid int64
-	parentKnown bool
 	// groupCzxid is the zxid that created the group node: a group deleted
 	// and made again may reuse its old children's names (sequences start
 	// again at 0), so names are compared only within one group node.
@@ -82,23 +75,35 @@ type View struct {
 	// markedBy is the owner the mark's release must be, when the listings
 	// alone tell (see releaseBase.onlyRelease).
 	markedBy string
-	// recipeGuessed: nothing told the recipe (see RecipeGuessed).
-	recipeGuessed bool
 	// endedNode is the node (the last owner, or a waiter) gone alone since
 	// the last read without a release on record, and endedWhy why, as its
 	// session node tells (see readUnrecordedEnd).
 	endedNode string
 	endedWhy  Reason
 	// heldAsOf, on the last view before a stretch not seen (a lost
-	// connection), is the newest moment ZooKeeper vouched for it: Owner
-	// still held after it (see Session.Answered). Zero when unknown.
-	heldAsOf time.Time
+	// connection), is the newest moment ZooKeeper vouched for it, in unix
+	// ns (see unixNs): Owner still held after it (see Session.Answered).
+	// 0 when unknown.
+	heldAsOf int64
 	// epoch is a single-node leader's epoch (SingleView.Epoch), when
 	// epochKnown: kept so that an observation continued from this view
 	// (Since, or a report's ReportEpoch) counts the elections in between
 	// exactly, as the observer that read it would have.
-	epoch      int64
-	epochKnown bool
+	epoch int64
+	// version is the group node's data version; markedOnce says the mark
+	// was written once since the last read, in the very transaction of the
+	// last child change: a resignation or release (see readRelease).
+	version  int32
+	parentCv int32
+	// ownerOnly: only the owner is known (see AfterOwner).
+	ownerOnly  bool
+	markedOnce bool
+	// markUnread says the mark changed but could not be read.
+	markUnread  bool
+	parentKnown bool
+	// recipeGuessed: nothing told the recipe (see RecipeGuessed).
+	recipeGuessed bool
+	epochKnown    bool
 }
 
 // RecipeGuessed reports whether Recipe is only herald's rule for a group

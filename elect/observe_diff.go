@@ -190,9 +190,9 @@ func snapshotAfter(before *View, v View) Change {
 	if sameOwner(before, v) || before.Group != v.Group {
 		return c
 	}
-	if before.Owner != nil && !before.heldAsOf.IsZero() {
+	if before.Owner != nil && before.heldAsOf != 0 {
 		o := *before.Owner
-		c.Before, c.BeforeHeld = &o, before.heldAsOf
+		c.Before, c.BeforeHeld = &o, nsTime(before.heldAsOf)
 	}
 	if before.ownerOnly {
 		// Only the owner and its zxid are known: children unchanged since

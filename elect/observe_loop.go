@@ -75,47 +75,51 @@ type observation struct {
 	group string
 	r     reader
 	prev  *View
-	// listedAt is when the newest listing of the group was answered: the
-	// lease vouches for the view it gave only from there on (see unseen).
-	listedAt time.Time
+	// listedAt is when the newest listing of the group was answered (unix
+	// ns, see unixNs): the lease vouches for the view it gave only from
+	// there on (see unseen).
+	listedAt int64
 	// before is the last view before a stretch not seen (a suspension, or
 	// Since): the next snapshot is measured against it.
 	before *View
 	// The armed watches, and which fired since the last read.
 	childW, existsW, officeW, ownerW <-chan zk.Event
-	childrenFired, officeFired       bool
+	lateMark
+	childrenFired, officeFired bool
 	// unread: a watch fired since the last read that succeeded, so the
 	// last view may be out of date (see vouched).
 	unread bool
-	lateMark
 }
 
 // lateMark tells whether an observer saw its changes late (see stall.go).
+//
+// Its moments are unix ns (see unixNs) and its flags sit together: every
+// group of an ObserveMany holds one.
 type lateMark struct {
 	// after: what fired since the last read happened after this moment
-	// (see fired.after); zero when not known.
-	after time.Time
+	// (see fired.after); 0 when not known.
+	after int64
 	// fired is, for an observer whose watches come on channels (Observe,
 	// ObserveSingle), Session.Answered as the first of its watches fired
 	// since the last read, in unix ns (0 for none): noted on the client's
 	// receive loop (onEvent), in reply-stream order, as ObserveMany notes
 	// fired.after.
 	fired atomic.Int64
-	// behind: a watch fired while the session's member was behind the
-	// ZooKeeper leader (Session.leaderBehind), since the last read.
-	behind atomic.Bool
 	// lastConn is the session's connection the last read that succeeded
 	// was sent on (Session.connection; 0 before the first), lastSent
 	// when; next* are the read under way's, and moved says it is on a
 	// later connection (see reading).
 	lastConn, nextConn uint64
-	lastSent, nextSent time.Time
-	moved              bool
+	lastSent, nextSent int64
 	// firedOpen is Session.openConn as the first of the observer's
 	// watches fired since the last read (noted as fired is; 0 for none),
 	// and open the least such since the last read that succeeded.
 	firedOpen atomic.Uint64
 	open      uint64
+	// behind: a watch fired while the session's member was behind the
+	// ZooKeeper leader (Session.leaderBehind), since the last read.
+	behind atomic.Bool
+	moved  bool
 }
 
 // reading notes a read about to be sent on the session's connection. One
@@ -140,7 +144,7 @@ func (m *lateMark) reading(s *Session) {
 	if o := m.firedOpen.Swap(0); o != 0 {
 		m.heardOpen(o)
 	}
-	m.nextConn, m.nextSent = s.connection(), time.Now()
+	m.nextConn, m.nextSent = s.connection(), time.Now().UnixNano()
 	if m.lastConn == 0 || m.nextConn == m.lastConn {
 		return
 	}
@@ -148,17 +152,13 @@ func (m *lateMark) reading(s *Session) {
 		return
 	}
 	m.moved = true
-	at := s.vouchedLeaving(m.lastConn)
-	if at.Before(m.lastSent) {
-		at = m.lastSent
-	}
-	m.heard(at)
+	m.heard(max(unixNs(s.vouchedLeaving(m.lastConn)), m.lastSent))
 }
 
-// heard notes when what fired happened after: the earliest such moment
-// until a read shows what it was.
-func (m *lateMark) heard(after time.Time) {
-	if !after.IsZero() && (m.after.IsZero() || after.Before(m.after)) {
+// heard notes when what fired happened after (unix ns, 0: not known):
+// the earliest such moment until a read shows what it was.
+func (m *lateMark) heard(after int64) {
+	if after != 0 && (m.after == 0 || after < m.after) {
 		m.after = after
 	}
 }
@@ -186,9 +186,7 @@ func (m *lateMark) noteFired(s *Session) {
 
 // takeFired hears what noteFired kept, before a read.
 func (m *lateMark) takeFired() {
-	if ns := m.fired.Swap(0); ns != 0 {
-		m.heard(time.Unix(0, ns))
-	}
+	m.heard(m.fired.Swap(0))
 }
 
 // late marks changes the observer may have seen late: when its process
@@ -207,8 +205,8 @@ func (m *lateMark) takeFired() {
 // And so may changes read on a later connection than the last read
 // (see reading): they may have happened while there was none.
 func (m *lateMark) late(cs []Change) {
-	after := m.after
-	m.after = time.Time{}
+	after := nsTime(m.after)
+	m.after = 0
 	behind := m.behind.Swap(false)
 	moved := m.moved
 	m.moved, m.lastConn, m.lastSent, m.open = false, m.nextConn, m.nextSent, 0
@@ -361,15 +359,15 @@ func pending(ws ...<-chan zk.Event) func() bool {
 // member may have answered the listing from a copy the leader had left
 // behind, and the owner it showed may have gone before the listing.
 func (ob *observation) unseen(held time.Time) {
-	if held.Before(ob.listedAt) {
+	if unixNs(held) < ob.listedAt {
 		held = time.Time{}
 	}
 	if ob.prev != nil {
 		b := *ob.prev
-		b.heldAsOf = held
+		b.heldAsOf = unixNs(held)
 		ob.prev = &b
 	}
-	ob.before, ob.prev, ob.officeW, ob.ownerW, ob.after = ob.prev, nil, nil, nil, time.Time{}
+	ob.before, ob.prev, ob.officeW, ob.ownerW, ob.after = ob.prev, nil, nil, nil, 0
 	ob.r.owner, ob.r.ownerW = nil, nil
 	ob.childrenFired = true
 }
@@ -400,7 +398,7 @@ func (ob *observation) read(ctx context.Context, changed <-chan struct{}) (View,
 	// after the request was asked for but written before it vouched for a
 	// state older than the one the listing showed, and an owner that came
 	// between the two was said to hold before it did.
-	ob.listedAt = time.Now()
+	ob.listedAt = time.Now().UnixNano()
 	ob.childW, ob.existsW, ob.ownerW = w.children, w.exists, w.owner
 	if w.office != nil {
 		ob.officeW = w.office

@@ -44,7 +44,7 @@ func TestReadStampedWhenAnswered(t *testing.T) {
 		}
 		ob.prev = &v
 		ob.unseen(synced) // the newest sync the leader answered was sent at synced
-		checkHeld(t, v.Owner.Node, ob.before.heldAsOf, synced, appeared)
+		checkHeld(t, v.Owner.Node, nsTime(ob.before.heldAsOf), synced, appeared)
 	})
 	t.Run("single", func(t *testing.T) {
 		s, direct, group := slowSession(t)
@@ -73,7 +73,7 @@ func TestReadStampedWhenAnswered(t *testing.T) {
 			t.Fatalf("the read does not show the owner made after the sync was sent (it reached the server first): %+v", c)
 		}
 		ob.unseen(synced) // as above
-		checkHeld(t, leader, ob.before.view.heldAsOf, synced, appeared)
+		checkHeld(t, leader, nsTime(ob.before.view.heldAsOf), synced, appeared)
 	})
 	t.Run("many", func(t *testing.T) {
 		s, direct, group := slowSession(t)
@@ -102,7 +102,7 @@ func TestReadStampedWhenAnswered(t *testing.T) {
 			t.Fatalf("the read does not show the owner made after the sync was sent (it reached the server first): %+v", c)
 		}
 		st.unseen(synced) // as above
-		checkHeld(t, leader, st.before.view.heldAsOf, synced, appeared)
+		checkHeld(t, leader, nsTime(st.before.view.heldAsOf), synced, appeared)
 	})
 }
 

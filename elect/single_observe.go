@@ -208,8 +208,8 @@ func (st *singleState) changes(sv SingleView) []Change {
 		c := singleSnapshot(sv)
 		if st.before != nil {
 			c.Gap = st.pendingGap || st.before.missed(sv)
-			if b := st.before.view; b.Owner != nil && !b.heldAsOf.IsZero() && ownerNode(b.Owner) != ownerNode(sv.Owner) {
-				c.Before, c.BeforeHeld = b.Owner, b.heldAsOf
+			if b := st.before.view; b.Owner != nil && b.heldAsOf != 0 && ownerNode(b.Owner) != ownerNode(sv.Owner) {
+				c.Before, c.BeforeHeld = b.Owner, nsTime(b.heldAsOf)
 			}
 			st.before, st.pendingGap = nil, false
 		}
@@ -243,7 +243,7 @@ func (st *singleState) unseen(held time.Time) (Change, bool) {
 	}
 	prev := *st.prev
 	st.before = &singleBefore{view: prev.view(), epoch: &prev}
-	st.before.view.heldAsOf = held
+	st.before.view.heldAsOf = unixNs(held)
 	st.prev = nil
 	return Change{Kind: Unknown, Group: prev.Path, Recipe: prev.Recipe, Zxid: prev.zxid()}, true
 }
