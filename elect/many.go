@@ -240,13 +240,13 @@ func (m *Many) Add(group string, opts ...ObserveOption) error {
 		oo.since = oo.after
 		oo.since.Group = group
 	}
-	return m.join(&member{ob: observation{s: m.s, group: group, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since), noOwnerWatch: true}, before: oo.since}})
+	return m.join(&member{ob: observation{s: m.s, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since), noOwnerWatch: true}, before: oo.since}})
 }
 
 // join registers g under its path and queues its first read; a path
 // observed already is refused.
 func (m *Many) join(g *member) error {
-	path := g.ob.group
+	path := g.ob.r.group
 	g.ob.childrenFired = true
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -272,7 +272,7 @@ func (m *Many) AddSingle(p string, sn SingleNode, opts ...ObserveOption) error {
 		return err
 	}
 	g := &member{single: &st}
-	g.ob.group = p
+	g.ob.r.group = p // the path the member is known by; st reads it
 	return m.join(g)
 }
 
@@ -711,13 +711,13 @@ func (m *Many) readFailed(g *member, err error) {
 		wait *= 2
 	}
 	wait = min(wait, m.opts.maxRetry)
-	m.retryIn(g, wait, observeErr(ob.group, err))
+	m.retryIn(g, wait, observeErr(ob.r.group, err))
 }
 
 // retryIn queues g again after wait, telling OnGroupError about err.
 func (m *Many) retryIn(g *member, wait time.Duration, err error) {
 	if err != nil && m.opts.onError != nil {
-		m.opts.onError(g.ob.group, err, wait)
+		m.opts.onError(g.ob.r.group, err, wait)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

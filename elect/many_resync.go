@@ -107,14 +107,14 @@ func (m *Many) recheckGroup(ctx context.Context, ob *observation) (bool, error) 
 		return false, nil // not seen yet: a full read is on its way
 	}
 	st, err := call(ctx, func() (*zk.Stat, error) {
-		_, st, err := m.s.Conn().Children(ob.group)
+		_, st, err := m.s.Conn().Children(ob.r.group)
 		return st, err
 	})
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return ob.prev.Exists, nil
 	case err != nil:
-		return false, unlistable(ob.group, err)
+		return false, unlistable(ob.r.group, err)
 	}
 	return !ob.prev.Exists || st.Cversion != ob.prev.Cversion || st.Pzxid != ob.prev.Pzxid, nil
 }

@@ -244,6 +244,9 @@ type reader struct {
 	// the read also arms a data watch on the owner, ownerW: herald's
 	// release writes the owner's node before deleting it, so the watch
 	// firing as NodeDataChanged says the owner let go by its own call.
+	// Once a read is done it points at the owner in that read's queue
+	// (see fillQueue), which the observer holds anyway, so a group keeps
+	// its owner once.
 	owner  *Participant
 	ownerW <-chan zk.Event
 	// everyID reads every node's data and stat, not only the owner's (a
@@ -268,8 +271,10 @@ type reader struct {
 	// across a new session or a bridge's restart.
 	hint Recipe
 	// suspects are the queue nodes found suspect, and why (see
-	// suspicion); lastOwner and lastChildren are the last read's owner and
-	// queue nodes, to tell a node that appeared below the owner.
+	// suspicion); lastOwner (its node's name, "" for none, and
+	// lastOwnerSeq its sequence) and lastChildren are the last read's
+	// owner and queue nodes, to tell a node that appeared below the
+	// owner. The name is the queue's own string, not a copy.
 	suspects map[string]suspectNode
 	// clients are the nodes a hazard named that a session holds (see
 	// hazardOf).
@@ -277,14 +282,15 @@ type reader struct {
 	// outside are the children outsideQueue names, and whether each is a
 	// client's (see outsideHazard), kept while the node is listed.
 	outside      map[string]bool
-	lastOwner    *entry
+	lastOwner    string
 	lastChildren []string
 	// lastMzxid and lastVersion are the group node's data zxid and
 	// version at the last read; rel is what that read showed, for
 	// readRelease.
-	lastMzxid   int64
-	lastVersion int32
-	rel         releaseBase
+	lastMzxid    int64
+	lastVersion  int32
+	lastOwnerSeq int32
+	rel          releaseBase
 	// groupCzxid is the group node's czxid at the last read (0 when it
 	// was missing): what the reader keeps by name belongs to that node.
 	groupCzxid int64
@@ -528,7 +534,7 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 			}
 			p = d
 			p.Suspect = r.suspicion(p, v.children)
-			if p.Suspect == "" && r.lastOwner == nil && i+1 < len(es) {
+			if p.Suspect == "" && r.lastOwner == "" && i+1 < len(es) {
 				if p.Suspect, err = r.youngerThanNext(ctx, p, es[i+1]); err != nil {
 					return false, err
 				}
@@ -565,7 +571,10 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 	}
 	if owner >= 0 {
 		v.Owner = &v.Queue[owner]
-		r.lastOwner = &entry{name: v.Owner.Node, seq: v.Owner.Sequence}
+		if r.owner != nil && *r.owner == *v.Owner {
+			r.owner = v.Owner // the same details, held once (see reader.owner)
+		}
+		r.lastOwner, r.lastOwnerSeq = v.Owner.Node, v.Owner.Sequence
 	} else {
 		r.owner, r.ownerW = nil, nil
 	}

@@ -44,7 +44,7 @@ func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOptio
 		oo.since.Group = group
 	}
 	o := &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}
-	ob := &observation{o: o, s: s, group: group, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since)}, before: oo.since}
+	ob := &observation{o: o, s: s, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since)}, before: oo.since}
 	// The group node, and the nodes in it: the owner's and the office.
 	stop := watchLate(s, &ob.lateMark, func(p string) bool { return p == group || path.Dir(p) == group })
 	go func() {
@@ -69,12 +69,14 @@ func (o *Observer) finish(err error) {
 //     time and after a suspension);
 //   - awaiting: wait for one of the armed watches to fire, then take every
 //     other watch that fired with it, so one read answers them all.
+//
+// The group's path is its reader's (r.group), kept once: ObserveMany
+// holds an observation per group.
 type observation struct {
-	o     *Observer
-	s     *Session
-	group string
-	r     reader
-	prev  *View
+	o    *Observer
+	s    *Session
+	r    reader
+	prev *View
 	// listedAt is when the newest listing of the group was answered (unix
 	// ns, see unixNs): the lease vouches for the view it gave only from
 	// there on (see unseen).
@@ -321,7 +323,7 @@ func (ob *observation) suspended(ctx context.Context, changed <-chan struct{}) e
 
 // unknown is the change that says the group can no longer be seen.
 func (ob *observation) unknown() Change {
-	return Change{Kind: Unknown, Group: ob.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}
+	return Change{Kind: Unknown, Group: ob.r.group, Recipe: ob.prev.Recipe, Zxid: ob.prev.Pzxid}
 }
 
 // vouched is the newest moment ZooKeeper vouched for an observation's last
@@ -409,7 +411,7 @@ func (ob *observation) read(ctx context.Context, changed <-chan struct{}) (View,
 // readFailed decides what a failed read means (see readEnds); after a
 // lost connection the group is listed again.
 func (ob *observation) readFailed(ctx context.Context, err error) error {
-	if readEnds(ctx, err, ob.group, ob.o.finish) {
+	if readEnds(ctx, err, ob.r.group, ob.o.finish) {
 		return errStop
 	}
 	ob.childrenFired = true

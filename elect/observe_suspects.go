@@ -25,8 +25,8 @@ func (r *reader) suspicion(p Participant, children []string) string {
 	switch {
 	case noSession:
 		why = "not ephemeral: no session holds it and it never goes away by itself; someone created it by hand"
-	case r.lastOwner != nil && p.Node != r.lastOwner.name && SeqLess(p.Sequence, r.lastOwner.seq) && contains(children, r.lastOwner.name) && !contains(r.lastChildren, p.Node):
-		why = "appeared below the owner " + r.lastOwner.name + ": a sequential create never sorts below an existing node; someone created it under a chosen name"
+	case r.lastOwner != "" && p.Node != r.lastOwner && SeqLess(p.Sequence, r.lastOwnerSeq) && contains(children, r.lastOwner) && !contains(r.lastChildren, p.Node):
+		why = "appeared below the owner " + r.lastOwner + ": a sequential create never sorts below an existing node; someone created it under a chosen name"
 	}
 	if why != "" {
 		if r.suspects == nil {
@@ -188,8 +188,8 @@ func (r *reader) sameGroup(got listing) {
 		return
 	}
 	if r.groupCzxid != 0 {
-		r.owner, r.ownerW, r.lastOwner, r.lastChildren, r.suspects, r.clients, r.outside = nil, nil, nil, nil, nil, nil, nil
-		r.lastMzxid, r.lastVersion, r.rel = 0, 0, releaseBase{}
+		r.owner, r.ownerW, r.lastOwner, r.lastChildren, r.suspects, r.clients, r.outside = nil, nil, "", nil, nil, nil, nil
+		r.lastMzxid, r.lastVersion, r.lastOwnerSeq, r.rel = 0, 0, 0, releaseBase{}
 	}
 	r.groupCzxid = czxid
 }

@@ -27,7 +27,7 @@ import (
 func TestReadStampedWhenAnswered(t *testing.T) {
 	t.Run("group", func(t *testing.T) {
 		s, direct, group := slowSession(t)
-		ob := &observation{o: &Observer{}, s: s, group: group, r: reader{conn: s.Conn(), group: group, recipe: RecipeLock}, childrenFired: true}
+		ob := &observation{o: &Observer{}, s: s, r: reader{conn: s.Conn(), group: group, recipe: RecipeLock}, childrenFired: true}
 		read := make(chan error, 1)
 		var v View
 		go func() {
@@ -84,7 +84,7 @@ func TestReadStampedWhenAnswered(t *testing.T) {
 		}
 		m := &Many{s: s, ctx: t.Context(), ch: make(chan Change, 4), groups: map[string]*member{}}
 		g := &member{single: &st}
-		g.ob.group, g.ob.childrenFired = leader, true
+		g.ob.r.group, g.ob.childrenFired = leader, true
 		served := make(chan struct{})
 		go func() {
 			defer close(served)
