@@ -94,7 +94,7 @@ func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
 	if g != nil {
 		r.Recipe, r.Owner, r.Node, r.Term = string(g.recipe), g.ownerID, g.owner, g.term
 		persistent = g.persistent
-		r.Since, r.SinceSeen = g.since, g.sinceSeen
+		r.Since, r.SinceSeen = g.sinceTime(), g.sinceSeen
 		for _, t := range g.recent {
 			if now.Sub(t) <= time.Hour {
 				r.Changes++

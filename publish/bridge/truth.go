@@ -28,9 +28,11 @@ type truth struct {
 	changes float64
 }
 
+// groupTruth is one group's: the bridge keeps one for every group it
+// observes, so its flags sit together at the end, where they cost no
+// padding.
 type groupTruth struct {
 	owner     string // current owner node, "" for none
-	known     bool   // a snapshot was seen
 	ownerless time.Time
 	changes   float64
 	recent    []time.Time // owner changes in the last hour
@@ -40,11 +42,13 @@ type groupTruth struct {
 	// (elect.View.Hazard), "" when none can.
 	hazard string
 	// For the live page: the owner as last seen, since when (seen happen,
-	// or first seen in a snapshot), and whether it acknowledged.
+	// or first seen in a snapshot; unix ns, 0 for never: the page shows
+	// it, no duration is taken from it), and whether it acknowledged.
 	recipe    elect.Recipe
 	ownerID   string
 	term      int64
-	since     time.Time
+	since     int64
+	known     bool // a snapshot was seen
 	sinceSeen bool
 	// ownerlessSeen: the owner's end was seen as it happened, so the
 	// group has been without one exactly since ownerless (else at least).
@@ -53,6 +57,14 @@ type groupTruth struct {
 	// persistent: the owner's node is held by no session (a single-node
 	// leader's: Kafka's /controller as a KRaft controller writes it).
 	persistent bool
+}
+
+// sinceTime is g.since as a time, the zero time for never.
+func (g *groupTruth) sinceTime() time.Time {
+	if g.since == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, g.since)
 }
 
 var (
@@ -113,8 +125,8 @@ func (tr *truth) see(c elect.Change) (turned bool) {
 		g.recent = append(g.recent, now)
 	}
 	seen := c.Kind != elect.Snapshot && c.NotBefore.IsZero() // not seen late either
-	if owner != g.owner || g.since.IsZero() {
-		g.since, g.sinceSeen = now, seen
+	if owner != g.owner || g.since == 0 {
+		g.since, g.sinceSeen = now.UnixNano(), seen
 	}
 	g.recipe, g.ready, g.ownerID, g.term, g.persistent = c.Recipe, c.Ready, "", 0, false
 	if c.Owner != nil {
