@@ -69,7 +69,7 @@ func (b *Bridge) replacedEnsemble(c elect.Change) bool {
 	}
 	_, s := b.sessionState()
 	b.viewMu.Lock()
-	high, synced := b.highZxid[c.Group], s != nil && b.synced == s
+	high, synced := b.reported[c.Group].high, s != nil && b.synced == s
 	b.viewMu.Unlock()
 	switch {
 	case c.Zxid >= high:
@@ -83,17 +83,20 @@ func (b *Bridge) replacedEnsemble(c elect.Change) bool {
 	return true
 }
 
-// noteZxid keeps highZxid up to date with c, published: a new ensemble's
-// snapshot starts its group's again.
+// noteZxid keeps the group's highest zxid (reportedGroup.high) up to
+// date with c, published: a new ensemble's snapshot starts its group's
+// again.
 func (b *Bridge) noteZxid(c elect.Change, replaced bool) {
 	b.viewMu.Lock()
 	defer b.viewMu.Unlock()
-	if b.highZxid == nil {
-		b.highZxid = map[string]int64{}
+	if b.reported == nil {
+		b.reported = map[string]reportedGroup{}
 	}
+	r := b.reported[c.Group]
 	if replaced {
-		b.highZxid[c.Group] = c.Zxid
-		return
+		r.high = c.Zxid
+	} else {
+		r.high = max(r.high, c.Zxid)
 	}
-	b.highZxid[c.Group] = max(b.highZxid[c.Group], c.Zxid)
+	b.reported[c.Group] = r
 }

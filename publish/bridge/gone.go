@@ -90,7 +90,7 @@ func (b *Bridge) dateGone(ctx context.Context, c *elect.Change) {
 		return
 	}
 	b.viewMu.Lock()
-	saw := b.reportedOwned[c.Group] // the last word of it names an owner
+	saw := b.reported[c.Group].owned // the last word of it names an owner
 	b.viewMu.Unlock()
 	saw = saw || b.truthOwner(c.Group) != ""
 	if !saw && (!c.Gap || c.Zxid != 0) {
@@ -139,22 +139,36 @@ func (b *Bridge) endUnobserved(ctx context.Context, groups map[string]droppedSta
 	}
 }
 
-// noteReported keeps reportedOwned, the groups whose last word names an
-// owner (adoptReported looks for them in each new session), up to date
-// with what c says: a group whose end this bridge published is not looked
-// for again, one it published an owner of is.
+// noteReported keeps whether a group's last word names an owner
+// (reportedGroup.owned: adoptReported looks for such groups in each new
+// session) up to date with what c says: a group whose end this bridge
+// published is not looked for again, one it published an owner of is.
 func (b *Bridge) noteReported(c elect.Change) {
 	if c.Kind != elect.Snapshot && c.Kind != elect.OwnerChanged {
 		return
 	}
 	b.viewMu.Lock()
 	defer b.viewMu.Unlock()
+	r, ok := b.reported[c.Group]
 	if c.Owner == nil {
-		delete(b.reportedOwned, c.Group)
+		if ok && r.owned {
+			r.owned = false
+			b.reported[c.Group] = r
+		}
 		return
 	}
-	if b.reportedOwned == nil {
-		b.reportedOwned = map[string]bool{}
+	if b.reported == nil {
+		b.reported = map[string]reportedGroup{}
 	}
-	b.reportedOwned[c.Group] = true
+	r.owned = true
+	b.reported[c.Group] = r
+}
+
+// reportedGroup is what the stores say of a group: high is the highest
+// zxid they hold of it (as read at start) or this bridge published since,
+// below which a snapshot comes from another ensemble (ensemble.go); owned,
+// that the newest report names an owner.
+type reportedGroup struct {
+	high  int64
+	owned bool
 }

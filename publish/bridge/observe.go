@@ -149,8 +149,10 @@ func (b *Bridge) adoptReported(ctx context.Context, gs *groupSet) {
 	}
 	b.viewMu.Lock()
 	var owned []string
-	for g := range b.reportedOwned {
-		owned = append(owned, g)
+	for g, r := range b.reported {
+		if r.owned {
+			owned = append(owned, g)
+		}
 	}
 	b.viewMu.Unlock()
 	for _, g := range owned {

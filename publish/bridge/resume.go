@@ -58,15 +58,12 @@ func (b *Bridge) readReports(ctx context.Context) {
 	maps.DeleteFunc(newest, keep)
 	maps.DeleteFunc(measure, keep)
 	b.markPrivatesBehind(privates, measure)
-	owned, high := map[string]bool{}, map[string]int64{}
+	reported := make(map[string]reportedGroup, len(newest))
 	for g, r := range newest {
-		if r.Owner != "" {
-			owned[g] = true
-		}
-		high[g] = r.Zxid
+		reported[g] = reportedGroup{high: r.Zxid, owned: r.Owner != ""}
 	}
 	b.viewMu.Lock()
-	b.resume, b.reportedOwned, b.highZxid = measure, owned, high
+	b.resume, b.reported = measure, reported
 	b.viewMu.Unlock()
 }
 
