@@ -72,14 +72,9 @@ type View struct {
 	// and made again may reuse its old children's names (sequences start
 	// again at 0), so names are compared only within one group node.
 	groupCzxid int64
-	// markedBy is the owner the mark's release must be, when the listings
-	// alone tell (see releaseBase.onlyRelease).
-	markedBy string
-	// endedNode is the node (the last owner, or a waiter) gone alone since
-	// the last read without a release on record, and endedWhy why, as its
-	// session node tells (see readUnrecordedEnd).
-	endedNode string
-	endedWhy  Reason
+	// ends says whose end this read's listings or a session node tell,
+	// nil for none (see viewEnds).
+	ends *viewEnds
 	// heldAsOf, on the last view before a stretch not seen (a lost
 	// connection), is the newest moment ZooKeeper vouched for it, in unix
 	// ns (see unixNs): Owner still held after it (see Session.Answered).
@@ -104,6 +99,46 @@ type View struct {
 	// recipeGuessed: nothing told the recipe (see RecipeGuessed).
 	recipeGuessed bool
 	epochKnown    bool
+}
+
+// viewEnds says whose end a read tells, beside a release on record: few
+// reads find one, and every group of an ObserveMany keeps its last View,
+// so it is a pointer there (48 bytes a View less). Set once per read and
+// never changed: copies of a View share it.
+type viewEnds struct {
+	// markedBy is the owner the mark's release must be, when the listings
+	// alone tell (see releaseBase.onlyRelease).
+	markedBy string
+	// endedNode is the node (the last owner, or a waiter) gone alone since
+	// the last read without a release on record, and endedWhy why, as its
+	// session node tells (see readUnrecordedEnd).
+	endedNode string
+	endedWhy  Reason
+}
+
+// markedBy is viewEnds.markedBy, "" when none.
+func (v *View) markedBy() string {
+	if v.ends == nil {
+		return ""
+	}
+	return v.ends.markedBy
+}
+
+// ended is viewEnds.endedNode and endedWhy, "" when none.
+func (v *View) ended() (string, Reason) {
+	if v.ends == nil {
+		return "", ""
+	}
+	return v.ends.endedNode, v.ends.endedWhy
+}
+
+// setEnded notes node gone for why (see viewEnds.endedNode).
+func (v *View) setEnded(node string, why Reason) {
+	e := viewEnds{endedNode: node, endedWhy: why}
+	if v.ends != nil {
+		e.markedBy = v.ends.markedBy
+	}
+	v.ends = &e
 }
 
 // RecipeGuessed reports whether Recipe is only herald's rule for a group

@@ -228,7 +228,7 @@ func reasonFor(prev *View, v View, node string) Reason {
 		return v.Office.Released.Reason
 	case v.released != nil && v.released.Node == node:
 		return v.released.Reason
-	case v.markedBy == node:
+	case v.markedBy() == node:
 		if v.Recipe == RecipeLock {
 			return ReasonReleased
 		}
@@ -238,8 +238,9 @@ func reasonFor(prev *View, v View, node string) Reason {
 			return ReasonReleased
 		}
 		return ReasonResigned
-	case v.endedNode == node:
-		return v.endedWhy
+	}
+	if ended, why := v.ended(); ended == node {
+		return why
 	}
 	return ReasonUnknown
 }

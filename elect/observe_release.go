@@ -32,7 +32,7 @@ func (r *reader) readRelease(ctx context.Context, v *View) error {
 		return nil
 	case once:
 		if by := before.onlyRelease(*v); by != "" {
-			v.markedBy = by
+			v.ends = &viewEnds{markedBy: by} // a fresh view's first
 			return nil
 		}
 	}
@@ -77,7 +77,7 @@ func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseB
 	switch {
 	case gone == "":
 		return nil // not one node's end alone
-	case v.markedOnce || v.markedBy == gone || v.released != nil && v.released.Node == gone,
+	case v.markedOnce || v.markedBy() == gone || v.released != nil && v.released.Node == gone,
 		v.Office != nil && v.Office.Released != nil && v.Office.Released.Node == gone:
 		return nil // a release says why
 	case v.markUnread || v.OfficeUnreadable():
@@ -99,7 +99,7 @@ func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseB
 	case !there:
 		there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return r.conn.Exists(path.Dir(node)) })
 		if err == nil && there && st.Pzxid == v.Pzxid {
-			v.endedNode, v.endedWhy = gone, ReasonSessionEnded
+			v.setEnded(gone, ReasonSessionEnded)
 		}
 		return err
 	case st.EphemeralOwner != id.session:
@@ -107,7 +107,7 @@ func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseB
 	case st.Mzxid < v.Pzxid && st.DataLength == 0:
 		return nil // an older herald's, which noted nothing: it may have deleted its node itself
 	case st.Mzxid < v.Pzxid:
-		v.endedNode, v.endedWhy = gone, ReasonDeleted
+		v.setEnded(gone, ReasonDeleted)
 		return nil
 	case st.Mzxid > v.Pzxid:
 		return nil // written since: what it says now is another deletion's
@@ -120,7 +120,7 @@ func (r *reader) readUnrecordedEnd(ctx context.Context, v *View, before releaseB
 		return err
 	}
 	if n, ok := decodeSessionNote(b, r.group, gone); ok && st.Mzxid == v.Pzxid {
-		v.endedNode, v.endedWhy = gone, n.Reason
+		v.setEnded(gone, n.Reason)
 	}
 	return nil
 }
