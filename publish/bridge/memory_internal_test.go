@@ -23,7 +23,7 @@ const bookkeepingPerGroup = 345
 // snapshot it publishes stays small. No server is needed: the books are
 // kept as apply keeps them once a change is published.
 func TestBookkeepingPerGroup(t *testing.T) {
-	const n = 10_000
+	const n = 20_000
 	b, err := New(Config{Servers: []string{"127.0.0.1:1"}, Discover: []string{"/x"}, Sinks: []publish.Sink{nopSink{}}})
 	if err != nil {
 		t.Fatal(err)
