@@ -474,7 +474,9 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	if over, err := h.wrapped(ctx, es); over || err != nil {
 		return nil, over // err: connection trouble, the loop looks again
 	}
-	n, node, blind := blindTo(got.c, h.t.name, func(c string) bool { return h.inert[c] })
+	passed := map[string]bool{} // no client's at this listing
+	skip := func(c string) bool { return h.inert[c] || passed[c] }
+	n, node, blind := blindTo(got.c, h.t.name, skip)
 	for blind {
 		client, err := h.isClient(ctx, node)
 		if err != nil {
@@ -483,7 +485,8 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 		if client {
 			break
 		}
-		n, node, blind = blindTo(got.c, h.t.name, func(c string) bool { return h.inert[c] })
+		passed[node] = true
+		n, node, blind = blindTo(got.c, h.t.name, skip)
 	}
 	if !blind {
 		h.guardOnce.Do(func() { close(h.guarded) })
@@ -529,7 +532,10 @@ func (h *Handle) stepDownWrapped(why, node string) {
 // isClient reports whether node, named like a client that cannot read our
 // node, is one: an ephemeral node a session holds. A node no session holds
 // (someone created it by hand) is no client that could believe it owns;
-// it is remembered as inert, and so is a node already gone.
+// one with a sequence is remembered as inert, and so is one already gone:
+// its name never comes back. A name without a sequence does (a client
+// locking by creating GROUP/lock makes it on each take), so it is read
+// again at each listing that shows it.
 func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
 	exists, client, err := clientHolds(ctx, h.q.s.Conn(), h.q.full(node))
 	switch {
@@ -538,7 +544,11 @@ func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
 	case client:
 		return true, nil
 	}
-	if _, seq := ParseSequence(node); exists && seq {
+	_, seq := ParseSequence(node)
+	if !seq {
+		return false, nil
+	}
+	if exists {
 		h.q.s.log.Warn("a node no session holds is named like a client that cannot read ours; it is no client, so we keep ownership (delete it if it is a leftover)", "group", h.q.parent, "node", node, "ours", h.t.name)
 	}
 	if h.inert == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
 )
 
 // TestNeverOwnBesideAnEphemeralLockNode: the simplest lock another client
@@ -117,4 +118,47 @@ func TestNeverOwnBesideAnEphemeralLockNode(t *testing.T) {
 			t.Fatalf("view of %s with a persistent node: hazard %q, %v; want none", l.Path(), v.Hazard, err)
 		}
 	})
+}
+
+// TestOwnerStepsDownForALockNodeMadeAgain: a name without a sequence comes
+// back: a client that locks by creating GROUP/lock makes the same name on
+// each take. An owner's guard that read such a node once as no client's (a
+// persistent one, or one already gone) remembered the name as inert and
+// passed over it from then on, so the ephemeral node made again under that
+// name held beside the owner, which never stepped down.
+func TestOwnerStepsDownForALockNodeMadeAgain(t *testing.T) {
+	addrs := sharedAddrs(t)
+	p := proxyTo(t, addrs[0])
+	s := session(t, []string{p.Addr()})
+	other := session(t, addrs)
+	open := zk.WorldACL(zk.PermAll)
+	l, err := elect.NewLock(s, groupPath(t), elect.CreateParents(), elect.WatchForHazards())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctxT(t, 20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := l.Path() + "/lock"
+	if _, err := other.Conn().Create(lock, nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the owner's guard read the persistent node", func() bool {
+		return p.Requests(faultproxy.OpExists, lock) > 0
+	})
+	if err := other.Conn().Delete(lock, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Conn().Create(lock, []byte("held"), zk.FlagEphemeral, open); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the owner of %s still holds 10s after another session made its ephemeral node lock again: two owners", l.Path())
+	}
+	if h.Reason() != elect.ReasonTwoOwners {
+		t.Fatalf("stepped down with reason %q (%v); want %q", h.Reason(), h.Err(), elect.ReasonTwoOwners)
+	}
 }
