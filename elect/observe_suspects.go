@@ -142,13 +142,16 @@ func (r *reader) outsideHazard(ctx context.Context, es []entry, children []strin
 	for _, c := range children {
 		client, known := r.outside[c]
 		if !known && outsideQueue(c) {
-			if _, client, err = clientHolds(ctx, r.conn, r.group+"/"+c); err != nil {
+			var exists bool
+			if exists, client, err = clientHolds(ctx, r.conn, r.group+"/"+c); err != nil {
 				return "", "", err
 			}
 			if r.outside == nil {
 				r.outside = map[string]bool{}
 			}
-			r.outside[c] = client // kept while the node is listed
+			if exists { // a name gone may come back, a client's: read it then
+				r.outside[c] = client // kept while the node is listed
+			}
 		}
 		if client {
 			n, _, _ := needOf(c)

@@ -162,3 +162,66 @@ func TestOwnerStepsDownForALockNodeMadeAgain(t *testing.T) {
 		t.Fatalf("stepped down with reason %q (%v); want %q", h.Reason(), h.Err(), elect.ReasonTwoOwners)
 	}
 }
+
+// TestObserverSeesALockNodeMadeAgain: an observer that read a listed
+// GROUP/lock already gone remembered it as no client's while the name
+// stayed listed, so the same name made again (a client that locks by
+// creating it takes it again) held beside herald's owner unreported.
+func TestObserverSeesALockNodeMadeAgain(t *testing.T) {
+	addrs := sharedAddrs(t)
+	p := proxyTo(t, addrs[0])
+	s := session(t, addrs)
+	watcher := session(t, []string{p.Addr()})
+	other := session(t, addrs)
+	open := zk.WorldACL(zk.PermAll)
+	l, err := elect.NewLock(s, groupPath(t), elect.CreateParents(), elect.NoHazardCheck())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctxT(t, 20*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 60*time.Second)
+	o, err := elect.Observe(ctx, watcher, l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range o.Changes() {
+		}
+	}()
+	eventually(t, 10*time.Second, "the observer's first view", func() bool { _, ok := o.Last(); return ok })
+	lock := l.Path() + "/lock"
+	t.Cleanup(p.Release)
+	// The observer lists the node, and reads it only once it is gone: its
+	// listing's reply is held meanwhile. A listing held that did not show
+	// it (one the observer made for another reason) reads nothing: again.
+	for try := 0; p.Requests(faultproxy.OpExists, lock) == 0; try++ {
+		if try == 5 {
+			t.Fatal("the observer never read the node it listed")
+		}
+		held := p.HoldReplyTo(faultproxy.OpGetChildren2)
+		if _, err := other.Conn().Create(lock, nil, zk.FlagEphemeral, open); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the observer never listed the group after the node came")
+		}
+		if err := other.Conn().Delete(lock, -1); err != nil {
+			t.Fatal(err)
+		}
+		p.Release()
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && p.Requests(faultproxy.OpExists, lock) == 0; {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, err := other.Conn().Create(lock, []byte("held"), zk.FlagEphemeral, open); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the observer reports the node made again beside the owner", func() bool {
+		v, ok := o.Last()
+		return ok && strings.Contains(v.Hazard, "lock")
+	})
+}
