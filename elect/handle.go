@@ -474,7 +474,7 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	if over, err := h.wrapped(ctx, es); over || err != nil {
 		return nil, over // err: connection trouble, the loop looks again
 	}
-	passed := map[string]bool{} // no client's at this listing
+	var passed map[string]bool // no client's at this listing
 	skip := func(c string) bool { return h.inert[c] || passed[c] }
 	n, node, blind := blindTo(got.c, h.t.name, skip)
 	for blind {
@@ -484,6 +484,9 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 		}
 		if client {
 			break
+		}
+		if passed == nil {
+			passed = map[string]bool{}
 		}
 		passed[node] = true
 		n, node, blind = blindTo(got.c, h.t.name, skip)
