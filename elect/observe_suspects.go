@@ -98,7 +98,10 @@ func (r *reader) hazardOf(ctx context.Context, es []entry, children []string, qu
 	for range len(es) + 1 { // each pass rules out one node
 		live := slices.DeleteFunc(slices.Clone(es), func(e entry) bool { return gone[e.name] || r.suspects[e.name].noSession })
 		why, node = hazardBy(live)
-		if why == "" || r.clients[node] {
+		if why == "" { // every misreading node ruled out: the queue is as if it held none
+			return r.outsideHazard(ctx, es, children)
+		}
+		if r.clients[node] {
 			return why, node, nil
 		}
 		i := slices.IndexFunc(es, func(e entry) bool { return e.name == node })

@@ -225,3 +225,33 @@ func TestObserverSeesALockNodeMadeAgain(t *testing.T) {
 		return ok && strings.Contains(v.Hazard, "lock")
 	})
 }
+
+// TestObserverSeesAnOutsideHolderBesideANodeMadeByHand: a node named like
+// a client that cannot read herald's, which no session holds (made by
+// hand), is ruled out of the hazard; the observer then said no hazard at
+// all, and never looked for a holder outside the queue beside the owner.
+func TestObserverSeesAnOutsideHolderBesideANodeMadeByHand(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	other := session(t, sharedAddrs(t))
+	open := zk.WorldACL(zk.PermAll)
+	l, err := elect.NewLock(s, groupPath(t), elect.CreateParents(), elect.NoHazardCheck())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctxT(t, 20*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Conn().Create(l.Path()+"/byhand__lock__", nil, zk.FlagSequence, open); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Conn().Create(l.Path()+"/lock", []byte("held"), zk.FlagEphemeral, open); err != nil {
+		t.Fatal(err)
+	}
+	v, err := elect.ReadGroup(ctxT(t, 20*time.Second), s, l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.HazardNode != "lock" {
+		t.Fatalf("view of %s, its owner beside an ephemeral lock node and a node made by hand: hazard %q on %q; want the lock node's", l.Path(), v.Hazard, v.HazardNode)
+	}
+}
