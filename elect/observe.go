@@ -604,14 +604,20 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 	if blocker >= 0 {
 		v.Blocked = &v.Queue[blocker]
 	}
-	if owner >= 0 {
-		v.Owner = &v.Queue[owner]
-		if r.owner != nil && *r.owner == *v.Owner {
-			r.owner = v.Owner // the same details, held once (see reader.owner)
-		}
-		r.lastOwner, r.lastOwnerSeq = v.Owner.Node, v.Owner.Sequence
-	} else {
-		r.owner, r.ownerW = nil, nil
-	}
+	r.keepOwner(v, owner)
 	return true, nil
+}
+
+// keepOwner makes the queue's owner-th participant v's owner and the one
+// the reader remembers; none when owner is negative.
+func (r *reader) keepOwner(v *View, owner int) {
+	if owner < 0 {
+		r.owner, r.ownerW = nil, nil
+		return
+	}
+	v.Owner = &v.Queue[owner]
+	if r.owner != nil && *r.owner == *v.Owner {
+		r.owner = v.Owner // the same details, held once (see reader.owner)
+	}
+	r.lastOwner, r.lastOwnerSeq = v.Owner.Node, v.Owner.Sequence
 }
