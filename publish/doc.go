@@ -23,8 +23,12 @@
 //
 // An event's id is a hash of group, node and type (MakeID, WithID): the
 // same change observed twice, by two bridges or after a restart, has the
-// same id, and so does a snapshot of a state already published. Ids are the
-// JetStream Nats-Msg-Id and every consumer's dedup key. A no-owner snapshot
+// same id. A snapshot's owner event and leader.ready are a bridge's
+// sighting of the state: their id adds the bridge's source and the
+// state's zxid, so the same sighting sent again is a duplicate, while
+// another bridge's, or one after later changes, is stored (ChangeID gives
+// the id of the change it tells). Ids are the JetStream Nats-Msg-Id and
+// every consumer's dedup key. A no-owner snapshot
 // has no node; its id uses the zxid of the empty state instead. Where a
 // node's name could come back in a group made again (elect.NameInfo.MayRecur),
 // an owner's id adds its term and a candidate's the group node's czxid.

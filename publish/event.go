@@ -234,16 +234,60 @@ func MakeID(group, node string, t Type) string {
 	return hex.EncodeToString(h[:16])
 }
 
-// WithID returns e with its deterministic id filled in.
+// WithID returns e with its deterministic id filled in. The owner event
+// and leader.ready of a snapshot are a bridge's sighting of a state, not
+// the change that made it: their id adds the bridge (Source) and the
+// state's zxid. The same snapshot sent again (a retried write, a restart
+// finding the group as it left it) keeps its id, but another bridge's
+// sighting (a shard that took the group over, a standby that took over)
+// and a restatement of a tenure after later changes are stored: their id
+// was the change's, and JetStream dropped them as duplicates of it, so
+// the stream named only the bridge that first told the tenure, and not
+// what a later bridge said.
 func (e Event) WithID() Event {
-	node := e.subjectNode()
-	if e.NewEnsemble {
-		// A new ensemble may give its owner the node name and term (or
-		// the empty group the zxid) an old one had: not a duplicate.
-		node += "\x00new-ensemble"
+	node := e.idNode()
+	if e.sighting() {
+		node += "\x00seen by " + e.Source + "@" + strconv.FormatInt(e.Zxid, 10)
 	}
 	e.ID = MakeID(e.Group, node, e.Type)
 	return e
+}
+
+// WithChangeID returns e with the id of the change it tells, whoever
+// observed it: WithID without the sighting. A standby holds its events
+// under these ids, so that replaying them on takeover stores once what
+// the bridge before it published (a snapshot the standby took while the
+// other bridge led is no news of its own).
+func (e Event) WithChangeID() Event {
+	e.ID = e.ChangeID()
+	return e
+}
+
+// ChangeID is the id of the change e tells, whoever observed it: its ID,
+// but for a snapshot's sighting of the owner (see WithID), the id of its
+// change, which a bridge that saw the change happen published it under.
+func (e Event) ChangeID() string {
+	if !e.sighting() {
+		return e.ID
+	}
+	return MakeID(e.Group, e.idNode(), e.Type)
+}
+
+// idNode is e's subject node for its id, marked when e comes from a new
+// ensemble: it may give its owner the node name and term (or the empty
+// group the zxid) an old one had, and is not a duplicate.
+func (e Event) idNode() string {
+	node := e.subjectNode()
+	if e.NewEnsemble {
+		node += "\x00new-ensemble"
+	}
+	return node
+}
+
+// sighting reports whether e is a snapshot's statement of the group's
+// owner (or of none) or of its readiness.
+func (e Event) sighting() bool {
+	return e.Snapshot && (e.Type.Gains() || e.Type.Loses() || e.Type == LeaderReady)
 }
 
 // Restarts reports whether e is the owner event of a snapshot taken from a

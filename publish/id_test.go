@@ -77,3 +77,50 @@ func TestCandidateEventIDs(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot's owner event and leader.ready are a bridge's sighting: the
+// same sighting sent again keeps its id (a retry, a restart finding the
+// group as it left it), while another bridge's, or one after later
+// changes, has its own, so that a stream deduplicating by id stores it.
+// The change itself keeps one id whoever observes it, and so does a
+// snapshot's candidate.joined and a standby's held copy (WithChangeID).
+func TestSnapshotSightingIDs(t *testing.T) {
+	const g = "/svc/a"
+	owner := &elect.Participant{Node: "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-n_0000000001", Czxid: 40}
+	waiter := elect.Participant{Node: "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3302-n_0000000002", Czxid: 41}
+	snap := func(src string, zxid int64, o *elect.Participant) []Event {
+		c := elect.Change{Kind: elect.Snapshot, Group: g, Recipe: elect.RecipeElection, Owner: o, Zxid: zxid, Ready: o != nil}
+		if o != nil {
+			c.Queue = []elect.Participant{*o, waiter}
+		}
+		return Translate(c, src, time.Time{})
+	}
+	live := func(src string) []Event {
+		return Translate(elect.Change{Kind: elect.OwnerChanged, Group: g, Recipe: elect.RecipeElection, Owner: owner, Zxid: 40}, src, time.Time{})
+	}
+	if a, b := live("bridge-a")[0].ID, live("bridge-b")[0].ID; a != b {
+		t.Errorf("one change seen by two bridges: ids %s and %s, want one", a, b)
+	}
+	a1, a2 := snap("bridge-a", 41, owner), snap("bridge-a", 41, owner)
+	b1, a3 := snap("bridge-b", 41, owner), snap("bridge-a", 50, owner)
+	for i := range 2 { // the owner event, then leader.ready
+		if a1[i].ID != a2[i].ID {
+			t.Errorf("%s: the same sighting twice has ids %s and %s", a1[i].Type, a1[i].ID, a2[i].ID)
+		}
+		if a1[i].ID == b1[i].ID || a1[i].ID == a3[i].ID {
+			t.Errorf("%s: another bridge's sighting, or one after later changes, shares id %s", a1[i].Type, a1[i].ID)
+		}
+		if held := a1[i].WithChangeID(); held.ID != b1[i].WithChangeID().ID || held.ID == a1[i].ID {
+			t.Errorf("%s: held copies (WithChangeID) of two bridges' sightings differ, or equal the sighting", a1[i].Type)
+		}
+	}
+	if a1[0].WithChangeID().ID != live("x")[0].ID {
+		t.Errorf("a held snapshot's id is not its change's: a takeover would store again what was published")
+	}
+	if a1[2].Type != CandidateJoined || a1[2].ID != b1[2].ID {
+		t.Errorf("a snapshot's candidate (%s) is a sighting of its own: ids %s and %s", a1[2].Type, a1[2].ID, b1[2].ID)
+	}
+	if na, nb := snap("bridge-a", 60, nil)[0], snap("bridge-b", 60, nil)[0]; na.ID == nb.ID {
+		t.Errorf("two bridges' sightings of no owner share id %s", na.ID)
+	}
+}

@@ -9,8 +9,8 @@ import (
 // Translate turns one observed change into the events herald publishes for
 // it, in the order a consumer must apply them. Every event carries the
 // change's recipe, zxid and gap flag, the given source and time, and its
-// deterministic id (WithID), so re-observing the same change, or taking a
-// snapshot of a state already published, yields the same ids.
+// deterministic id (WithID), so re-observing the same change yields the
+// same ids; a snapshot's owner event is the source's sighting (WithID).
 //
 // A Snapshot becomes, in this order:
 //   - the owner event (leader.elected or lock.acquired, Snapshot=true);

@@ -104,8 +104,11 @@ func TestTranslate(t *testing.T) {
 	}
 }
 
-// A snapshot of a state already published streams the same ids, so
-// JetStream and followers drop it; a change observed twice has the same ids.
+// A change observed twice has the same ids. A snapshot of a state
+// already published is another bridge's sighting of its owner, with an id
+// of its own, but its change (WithChangeID: a standby's held copy) and its
+// candidates stream the ids they were published with, so JetStream and
+// followers drop them.
 func TestTranslateIDsAreDeterministic(t *testing.T) {
 	a, b := part("a", 1, 101), part("b", 2, 102)
 	now := time.Now()
@@ -114,18 +117,23 @@ func TestTranslateIDsAreDeterministic(t *testing.T) {
 		Translate(elect.Change{Kind: elect.Joined, Group: "/g", Recipe: elect.RecipeElection, Owner: a, Candidate: b, Zxid: 102}, "x", now)...)
 	snap := Translate(elect.Change{Kind: elect.Snapshot, Group: "/g", Recipe: elect.RecipeElection, Owner: a,
 		Queue: []elect.Participant{*a, *b}, Zxid: 102}, "y", now.Add(time.Hour))
-	if len(snap) != 2 || snap[0].ID != streamed[0].ID || snap[1].ID != streamed[1].ID {
-		t.Fatalf("snapshot ids %v differ from streamed %v", ids(snap), ids(streamed))
+	if len(snap) != 2 || snap[0].WithChangeID().ID != streamed[0].ID || snap[1].ID != streamed[1].ID {
+		t.Fatalf("snapshot change ids %v differ from streamed %v", []string{snap[0].WithChangeID().ID, snap[1].ID}, ids(streamed))
+	}
+	if snap[0].ID == streamed[0].ID {
+		t.Fatal("bridge y's sighting of the owner has the id of the change bridge x published: the stream drops it")
 	}
 	if streamed[0].ID == streamed[1].ID {
 		t.Fatal("elected and joined share an id")
 	}
-	// Two "no owner" snapshots of different states differ; of the same state agree.
-	e1 := Translate(elect.Change{Kind: elect.Snapshot, Group: "/g", Recipe: elect.RecipeElection, Zxid: 90}, "x", now)
+	// Two "no owner" snapshots of different states differ; one bridge's of
+	// the same state agree; two bridges' are each a sighting.
+	e1 := Translate(elect.Change{Kind: elect.Snapshot, Group: "/g", Recipe: elect.RecipeElection, Zxid: 90}, "y", now)
 	e2 := Translate(elect.Change{Kind: elect.Snapshot, Group: "/g", Recipe: elect.RecipeElection, Zxid: 200}, "y", now)
-	e3 := Translate(elect.Change{Kind: elect.Snapshot, Group: "/g", Recipe: elect.RecipeElection, Zxid: 200}, "z", now)
-	if e1[0].ID == e2[0].ID || e2[0].ID != e3[0].ID {
-		t.Fatalf("no-owner ids: zxid 90 %s, zxid 200 %s and %s", e1[0].ID, e2[0].ID, e3[0].ID)
+	e3 := Translate(elect.Change{Kind: elect.Snapshot, Group: "/g", Recipe: elect.RecipeElection, Zxid: 200}, "y", now.Add(time.Minute))
+	e4 := Translate(elect.Change{Kind: elect.Snapshot, Group: "/g", Recipe: elect.RecipeElection, Zxid: 200}, "z", now)
+	if e1[0].ID == e2[0].ID || e2[0].ID != e3[0].ID || e2[0].ID == e4[0].ID || e2[0].WithChangeID().ID != e4[0].WithChangeID().ID {
+		t.Fatalf("no-owner ids: zxid 90 %s, zxid 200 %s, %s and (z) %s", e1[0].ID, e2[0].ID, e3[0].ID, e4[0].ID)
 	}
 }
 

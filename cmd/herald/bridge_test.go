@@ -393,7 +393,7 @@ func (e *events) waitID(t *testing.T, id string, d time.Duration) publish.Event 
 	var found publish.Event
 	if err := waitFor(d, func() bool {
 		for _, ev := range e.all() {
-			if ev.ID == id {
+			if ev.ChangeID() == id { // a sighting of the owner tells its change too
 				found = ev
 				return true
 			}

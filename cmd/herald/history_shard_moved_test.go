@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
+	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 )
 
@@ -17,9 +19,10 @@ import (
 // each under its own --source as before (the README's way to change N). A
 // group with one owner throughout moves from shard 1/2 (bridge b) to 0/3
 // (bridge a). Bridge a's snapshot names the same owner node as b's event,
-// so the stream keeps b's alone (same event ID, within JetStream's
-// duplicate window), while the owners bucket names a, which confirms it.
-// history judged only the stream's writers: b's heartbeats (shard 1/3) no
+// and the stream kept b's alone (same event ID, within JetStream's
+// duplicate window), while the owners bucket names a, which confirms it;
+// a's sighting now has an id of its own and is stored. history judged only
+// the stream's writers: b's heartbeats (shard 1/3) no
 // longer cover the group, so it added "not observed: owners may be
 // missing" after the owner's open row, growing with each of b's
 // heartbeats, while the row above said holding and who said fresh.
@@ -59,6 +62,15 @@ func TestHistoryGroupMovedToAnotherShardIsObserved(t *testing.T) {
 	br("0/3", srcA)
 	br("1/3", srcB)
 	confirmedBy(srcA)
+	// a's sighting of the owner is in the stream (an id of its own, not
+	// the change's b published), so the events name the bridge that
+	// observes the group now, not only one whose shard left it.
+	evs := streamIDs(t, url, g)
+	if err := waitFor(10*time.Second, func() bool {
+		return slices.ContainsFunc(evs.all(), func(e publish.Event) bool { return e.Source == srcA && e.Owner != nil })
+	}); err != nil {
+		t.Fatalf("the stream holds no event of %s from %s, whose snapshot named its owner: %+v", g, srcA, evs.all())
+	}
 	time.Sleep(time.Second) // b's heartbeats of shard 1/3 are stored
 	ts := historyJSON(t, g, "--nats", url)
 	if len(ts) == 0 || !ts[len(ts)-1].Open() || ts[len(ts)-1].Unconfirmed {

@@ -20,7 +20,8 @@ import (
 
 // TestSnapshotThenStream: a bridge that starts publishes the state of the
 // group first (leader, then the waiting candidate), then every change, in
-// order, with the ids MakeID gives.
+// order, with the ids MakeID gives (the snapshot's owner's, with its
+// sighting).
 func TestSnapshotThenStream(t *testing.T) {
 	addrs, url := zkAddrs(t), natsURL(t)
 	g := groupPath(t)
@@ -59,7 +60,9 @@ func TestSnapshotThenStream(t *testing.T) {
 	}
 	for i, w := range want {
 		e := got[i]
-		if e.Type != w.typ || e.ID != idOf(g, w.node, w.typ) || e.Snapshot != w.snapshot || e.Source != "t-bridge" {
+		// The snapshot's owner event is this bridge's sighting: the id of
+		// its change, and of who saw it when (WithID).
+		if e.Type != w.typ || e.WithChangeID().ID != idOf(g, w.node, w.typ) || e.ID != e.WithID().ID || e.Snapshot != w.snapshot || e.Source != "t-bridge" {
 			t.Errorf("event %d: %s id %s snapshot %v source %q; want %s about %s (id %s) snapshot %v",
 				i, e.Type, e.ID, e.Snapshot, e.Source, w.typ, w.node, idOf(g, w.node, w.typ), w.snapshot)
 		}

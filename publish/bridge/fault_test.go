@@ -66,7 +66,7 @@ func TestConnectionLost(t *testing.T) {
 		t.Errorf("the session should have survived: %d sessions", st.Sessions)
 	}
 	for _, e := range sub.all() {
-		if e.ID != idOf(g, a.Node(), publish.LeaderElected) || !e.Snapshot {
+		if e.ChangeID() != idOf(g, a.Node(), publish.LeaderElected) || !e.Snapshot {
 			t.Errorf("unexpected event: %+v", e)
 		}
 	}
@@ -113,7 +113,7 @@ func TestSessionExpiry(t *testing.T) {
 		t.Errorf("session id unchanged: %s", first)
 	}
 	sub.waitCount(t, 10*time.Second, "the new session's snapshot", 1, func(e publish.Event) bool {
-		return e.Snapshot && e.ID == idOf(g, b.Node(), publish.LeaderElected)
+		return e.Snapshot && e.ChangeID() == idOf(g, b.Node(), publish.LeaderElected)
 	})
 	// It names the owner the old session last saw, and when the old
 	// session last vouched for it: the history's end of a's tenure.

@@ -102,7 +102,7 @@ func TestHATakeover(t *testing.T) {
 		t.Errorf("leaders in stream order: %v", order)
 	}
 	for _, e := range got {
-		if e.ID == idOf(g, c.Node(), publish.LeaderElected) && e.Source != "bridge-2" {
+		if e.ChangeID() == idOf(g, c.Node(), publish.LeaderElected) && e.Source != "bridge-2" {
 			t.Errorf("c's election published by %q, want bridge-2", e.Source)
 		}
 	}
@@ -167,7 +167,7 @@ func (r *streamReader) all() []publish.Event { return r.c.all() }
 
 func (r *streamReader) wait(t testing.TB, what, id string) {
 	t.Helper()
-	r.c.waitCount(t, 15*time.Second, what+" in the stream", 1, func(e publish.Event) bool { return e.ID == id })
+	r.c.waitCount(t, 15*time.Second, what+" in the stream", 1, func(e publish.Event) bool { return e.ChangeID() == id })
 }
 
 // A leader that comes and goes within one read of the group cannot be
@@ -199,10 +199,10 @@ func TestTenureTooShortIsAGap(t *testing.T) {
 	c := leads(t, cCh)
 	events.wait(t, "c elected", idOf(g, c.Node(), publish.LeaderElected))
 	for _, e := range events.all() {
-		if e.ID == idOf(g, c.Node(), publish.LeaderElected) && !e.Gap {
+		if e.ChangeID() == idOf(g, c.Node(), publish.LeaderElected) && !e.Gap {
 			t.Fatalf("c's election after an unseen tenure carries no gap: %+v", e)
 		}
-		if e.ID == idOf(g, q[1].Node, publish.LeaderElected) {
+		if e.ChangeID() == idOf(g, q[1].Node, publish.LeaderElected) {
 			t.Fatalf("b's tenure was published although no read could see it")
 		}
 	}

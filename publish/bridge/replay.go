@@ -17,6 +17,9 @@ import (
 // (its session timeout, at least) reaches the sinks. Most of them were
 // published already; they carry the same ids, so the JetStream stream
 // drops them within its duplicate window and consumers drop them by id.
+// A snapshot the standby took is held under its change's id
+// (WithChangeID), not as its own sighting: replayed after newer changes,
+// a sighting of its own would be stored as news of an older state.
 // The window is therefore the stream's duplicate window by default.
 
 // heldEvent is an event a standby holds, and when it was observed.
@@ -33,7 +36,7 @@ func (b *Bridge) deliver(ctx context.Context, events []publish.Event) (bool, err
 	if !b.publishing {
 		now := time.Now()
 		for _, e := range events {
-			b.held = append(b.held, heldEvent{e: e, at: now})
+			b.held = append(b.held, heldEvent{e: e.WithChangeID(), at: now})
 		}
 		b.trimHeld(now)
 		return false, nil

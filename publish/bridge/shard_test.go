@@ -192,11 +192,11 @@ func TestShardsSplitTheGroups(t *testing.T) {
 		for _, g := range groups {
 			id := idOf(g, rounds[r][g].Node(), publish.LeaderElected)
 			waitFor(t, 15*time.Second, fmt.Sprintf("%s elected in round %d", g, r), func() bool {
-				return events.count(func(e publish.Event) bool { return e.ID == id }) > 0
+				return events.count(func(e publish.Event) bool { return e.ChangeID() == id }) > 0
 			})
 			want := sources[bridge.ShardOf(g, 2)]
 			for _, e := range events.all() {
-				if e.ID == id && e.Source != want {
+				if e.ChangeID() == id && e.Source != want {
 					t.Errorf("%s (shard %d/2): round %d's leader published by %s, want %s only", g, bridge.ShardOf(g, 2), r, e.Source, want)
 				}
 			}
@@ -264,22 +264,30 @@ func TestShardsSplitTheGroups(t *testing.T) {
 	waitFor(t, 15*time.Second, "every change in the stream", func() bool {
 		seen := 0
 		for _, e := range stream.all() {
-			if _, ok := required[e.ID]; ok {
+			if _, ok := required[e.ChangeID()]; ok {
 				seen++
 			}
 		}
 		return seen >= len(required)
 	})
-	stored := map[string]int{}
+	// A sighting of an owner (a snapshot) has an id of its own, and
+	// tells the change under ChangeID.
+	stored, told := map[string]int{}, map[string]bool{}
 	for _, e := range stream.all() {
 		stored[e.ID]++
+		told[e.ChangeID()] = true
 		if k := bridge.ShardOf(e.Group, 2); !slices.Contains(allowed[k], e.Source) {
 			t.Errorf("%s %s of shard %d/2 stored from %s, want one of %v", e.Type, e.Group, k, e.Source, allowed[k])
 		}
 	}
 	for id, what := range required {
-		if stored[id] != 1 {
-			t.Errorf("%s stored %d times, want once", what, stored[id])
+		if !told[id] || stored[id] > 1 {
+			t.Errorf("%s stored %d times (told: %v), want once", what, stored[id], told[id])
+		}
+	}
+	for id, n := range stored {
+		if n > 1 {
+			t.Errorf("event %s stored %d times, want once", id, n)
 		}
 	}
 }

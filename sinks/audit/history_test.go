@@ -206,20 +206,24 @@ func TestHistoryHoleIsNotCountedAsHeld(t *testing.T) {
 // A snapshot that re-states the owner (a restart while it held) proves it
 // held across the stretch: its node existed throughout. Its seen loss then
 // makes the tenure exact; a later snapshot of another owner ends it at the
-// restatement, not before.
+// restatement, not before. The restatement is a sighting with an id of its
+// own (another bridge's, or the same bridge's after later changes); under
+// its change's id (as herald gave it before) it tells the same.
 func TestHistoryRestatedOwnerWasHeldThroughout(t *testing.T) {
 	gain := lev(publish.LockAcquired, "a", "", 10, 10, 0, false)
-	restated := lev(publish.LockAcquired, "a", "", 10, 12, 5000, true)
-	if restated.ID != gain.ID {
-		t.Fatal("a restatement carries its change's id")
+	sighting := lev(publish.LockAcquired, "a", "", 10, 12, 5000, true)
+	if sighting.ID == gain.ID || sighting.WithChangeID().ID != gain.ID {
+		t.Fatal("a restatement is a sighting with an id of its own, of the change's")
 	}
-	ts := History([]publish.Event{gain, restated, lev(publish.LockReleased, "", "a", 10, 20, 6000, false)})
-	if len(ts) != 1 || !ts[0].Exact() || ts[0].HeldFor != 6*time.Second || ts[0].Gap {
-		t.Fatalf("tenures %+v: want one exact 6 s tenure", ts)
-	}
-	ts = History([]publish.Event{gain, restated, lev(publish.LockAcquired, "b", "", 30, 30, 9000, true)})
-	if len(ts) != 2 || ts[0].UntilSeen || ts[0].Until != h0.Add(5*time.Second) || !ts[1].Gap || ts[1].FromSeen {
-		t.Fatalf("tenures %+v: want a until ≥ +5s (its restatement), b from ≤ +9s with a gap", ts)
+	for _, restated := range []publish.Event{sighting, sighting.WithChangeID()} {
+		ts := History([]publish.Event{gain, restated, lev(publish.LockReleased, "", "a", 10, 20, 6000, false)})
+		if len(ts) != 1 || !ts[0].Exact() || ts[0].HeldFor != 6*time.Second || ts[0].Gap {
+			t.Fatalf("tenures %+v: want one exact 6 s tenure", ts)
+		}
+		ts = History([]publish.Event{gain, restated, lev(publish.LockAcquired, "b", "", 30, 30, 9000, true)})
+		if len(ts) != 2 || ts[0].UntilSeen || ts[0].Until != h0.Add(5*time.Second) || !ts[1].Gap || ts[1].FromSeen {
+			t.Fatalf("tenures %+v: want a until ≥ +5s (its restatement), b from ≤ +9s with a gap", ts)
+		}
 	}
 }
 
