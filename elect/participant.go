@@ -105,7 +105,9 @@ type ChangeKind string
 
 const (
 	// Snapshot is the full state of a group: emitted first, and again after
-	// every reconnect (the observer cannot know what it missed).
+	// every reconnect (the observer cannot know what it missed); for a
+	// single leader's node, also when nobody holds it and why changes
+	// (its Note: a node not taken for a leader's appeared or went).
 	Snapshot ChangeKind = "snapshot"
 	// OwnerChanged: the lowest node changed (Previous lost, Owner won; either
 	// may be nil).

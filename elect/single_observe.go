@@ -227,6 +227,15 @@ func (st *singleState) changes(sv SingleView) []Change {
 	// the last read (its creation fired the watch): the next change says
 	// so.
 	st.pendingGap = st.pendingGap || missedSingle(st.prev.view(), st.prev, sv)
+	if sv.Owner == nil && sv.Note() != st.prev.Note() {
+		// Still nobody holds it, but why changed: a node not taken for a
+		// leader's (an operator's, a persistent copy) appeared or went.
+		// Without a change its note reached readers only with the next
+		// snapshot, so the group is stated afresh.
+		c := singleSnapshot(sv)
+		c.Gap, st.pendingGap = st.pendingGap, false
+		return []Change{c}
+	}
 	return nil
 }
 

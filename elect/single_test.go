@@ -972,6 +972,11 @@ func TestANodeNotTakenForALeaderSaysWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitTold(1)
+	// Nobody held it before and nobody after, but why changed: the group
+	// is stated afresh with its note, not left to the next snapshot.
+	if c := expect(t, o.Observer, elect.Snapshot, nil); c.Owner != nil || !strings.Contains(c.Note, master+" is not taken for a leader's") {
+		t.Errorf("after a persistent copy of the master appeared: owner %+v, note %q; want no owner, saying why", c.Owner, c.Note)
+	}
 	if _, err := op.Conn().Set(master, good, -1); err != nil { // a write, read again
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ type heldState struct {
 	zxid       int64         // the newest zxid seen
 	epoch      int64
 	hazard     string
-	note       string // the owner's (Event.Note)
+	note       string // the owner's (Event.Note), or why nobody owns
 	source     string
 	groupCzxid int64
 	// ownerless is, while there is no owner, when the group was seen to
@@ -70,7 +70,7 @@ func (c current) apply(e Event) {
 			if g.owner != nil || g.ownerless.IsZero() {
 				g.ownerless = e.Time // it lost its owner now; nobody owning again keeps the time
 			}
-			g.owner, g.term, g.note = nil, 0, ""
+			g.owner, g.term, g.note = nil, 0, e.Note // why nobody holds it, when known
 		}
 	case e.Type == LeaderReady:
 		if g.owner != nil && e.Owner != nil && e.Owner.Node == g.owner.Node {

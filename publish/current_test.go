@@ -26,6 +26,8 @@ func TestCurrentIsTheSnapshotOfTheState(t *testing.T) {
 	a, b, c, d := p(1, 101), p(2, 102), p(3, 103), p(4, 104)
 	n := &elect.Participant{ID: "3000", Node: "controller@105", Czxid: 105} // no session: Kafka's persistent /controller
 	el := elect.RecipeElection
+	// Why nobody owns, kept for the restatement as an owner's note is.
+	const notLeader = g + " is not taken for a leader's node, so nobody holds it: persistent (no session holds it)"
 	base := elect.Change{Group: g, Recipe: el, GroupCzxid: czxid}
 	with := func(f func(*elect.Change)) elect.Change { c := base; f(&c); return c }
 	steps := []struct {
@@ -71,6 +73,12 @@ func TestCurrentIsTheSnapshotOfTheState(t *testing.T) {
 			x.Kind, x.Previous, x.Queue, x.Zxid = elect.OwnerChanged, n, []elect.Participant{*b}, 22
 		}),
 			with(func(x *elect.Change) { x.Queue, x.Zxid = []elect.Participant{*b}, 22 })},
+		{"why nobody owns", with(func(x *elect.Change) {
+			x.Kind, x.Queue, x.Note, x.Zxid = elect.Snapshot, []elect.Participant{*b}, notLeader, 23
+		}),
+			with(func(x *elect.Change) { x.Queue, x.Note, x.Zxid = []elect.Participant{*b}, notLeader, 23 })},
+		{"no longer", with(func(x *elect.Change) { x.Kind, x.Queue, x.Zxid = elect.Snapshot, []elect.Participant{*b}, 24 }),
+			with(func(x *elect.Change) { x.Queue, x.Zxid = []elect.Participant{*b}, 24 })},
 	}
 	cur := current{}
 	for _, s := range steps {

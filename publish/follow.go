@@ -64,6 +64,10 @@ type OwnerState struct {
 	// owner's tenure: why another client may believe it owns beside it
 	// (Event.Hazard), "" when none may.
 	Hazard string
+	// Note is what the latest owner event said beyond the owner's name
+	// (Event.Note): with no owner, why a node at a leader's path is not
+	// taken for a leader's.
+	Note string
 	// Freshness says whether a bridge that reported the current state
 	// (its owner, or that it has none) still confirms it, from the
 	// heartbeats given to Heartbeat; filled in by Current and Freshness.
@@ -292,12 +296,24 @@ func (g *OwnerState) apply(e Event) Verdict {
 // none: with Gap set it is news (owners may have come and gone unseen since
 // what the state knows) unless it is older than the last owner's term, or
 // a gap the state already holds at a zxid no older.
+//
+// A note that differs (why nobody owns: a node not taken for a leader's
+// appeared or went) is news too, unless older than the state.
 func (g *OwnerState) emptyGap(e Event) Verdict {
 	switch {
+	case e.Zxid < g.Term:
+		if !e.Gap {
+			return Unchanged
+		}
+		return Stale
+	case e.Note != g.Note && e.Zxid >= g.Zxid:
+		g.Note, g.Zxid = e.Note, e.Zxid
+		if e.Gap {
+			g.Gap, g.Ready, g.Hazard = true, false, ""
+		}
+		return Applied
 	case !e.Gap:
 		return Unchanged
-	case e.Zxid < g.Term:
-		return Stale
 	case g.Gap && e.Zxid <= g.Zxid:
 		return Unchanged
 	}
@@ -318,11 +334,11 @@ func (g *OwnerState) restate(e Event) Verdict {
 
 func (g *OwnerState) setOwner(e Event) {
 	o := *e.Owner
-	g.Owner, g.Term, g.Zxid, g.Ready, g.Gap, g.Recipe, g.Hazard = &o, e.Term, e.Zxid, false, e.Gap, e.Recipe, e.Hazard
+	g.Owner, g.Term, g.Zxid, g.Ready, g.Gap, g.Recipe, g.Hazard, g.Note = &o, e.Term, e.Zxid, false, e.Gap, e.Recipe, e.Hazard, e.Note
 }
 
 func (g *OwnerState) clear(e Event, term int64) {
-	g.Owner, g.Term, g.Zxid, g.Ready, g.Gap, g.Hazard = nil, term, e.Zxid, false, e.Gap, ""
+	g.Owner, g.Term, g.Zxid, g.Ready, g.Gap, g.Hazard, g.Note = nil, term, e.Zxid, false, e.Gap, "", e.Note
 }
 
 // Owner returns the current owner of group and its term; ok is false when

@@ -206,3 +206,41 @@ func TestFollowerFirstWordIsNoOwner(t *testing.T) {
 		t.Fatalf("an owner after the empty snapshot: %v, want applied", v)
 	}
 }
+
+// A group without an owner whose note changes (a node at a leader's path
+// not taken for a leader's appeared, or went) is news: the state takes the
+// note, and a reader of the Kafka owners topic, which delivers what its
+// follower applies, says why nobody owns. The same note again is not.
+func TestFollowerNoteWithoutOwner(t *testing.T) {
+	f, err := NewFollower()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const g = "/f/note"
+	const why = "/f/note is not taken for a leader's node, so nobody holds it: persistent (no session holds it)"
+	empty := func(zxid int64, note string) Event {
+		e := ev(LeaderLost, g, "", "", 0, zxid)
+		e.Snapshot, e.Reason, e.Note, e.Source = true, elect.ReasonUnknown, note, "b"
+		return e.WithID()
+	}
+	for _, s := range []struct {
+		name string
+		e    Event
+		want Verdict
+		note string
+	}{
+		{"owner", ev(LeaderElected, g, "f", "", 633, 633), Applied, ""},
+		{"its loss, seen", ev(LeaderLost, g, "", "f", 633, 634), Applied, ""},
+		{"a node not taken for a leader's appears", empty(640, why), Applied, why},
+		{"the same, restated", empty(641, why), Unchanged, why},
+		{"an older view without it", empty(635, ""), Unchanged, why},
+		{"it goes", empty(650, ""), Applied, ""},
+	} {
+		if got := f.Judge(s.e); got != s.want {
+			t.Fatalf("%s: verdict %v, want %v", s.name, got, s.want)
+		}
+		if st := f.Current()[g]; st.Note != s.note {
+			t.Fatalf("%s: note %q, want %q", s.name, st.Note, s.note)
+		}
+	}
+}

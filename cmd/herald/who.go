@@ -325,6 +325,8 @@ func (a *app) whoNATS(ctx context.Context, sf *sourceFlags, group string) (whoRe
 		r.Recipe, r.Ready, r.Since, r.SinceAtMost, r.Hazard = o.Recipe, o.Ready, &since, o.SinceUnseen, o.Hazard
 		r.Owner = &whoNode{ID: o.Owner.ID, Node: o.Owner.Node, Session: o.Owner.Session, Sequence: o.Owner.Sequence, Term: o.Term}
 		r.addNote(o.Note)
+	} else {
+		r.addNote(last.Note) // why nobody holds it, when its bridge said
 	}
 	r.setFreshness(last.Freshness)
 	return r, nil
@@ -376,8 +378,8 @@ func (a *app) whoKafka(ctx context.Context, sf *sourceFlags, group string) (whoR
 		since := last.Event.Time
 		r.Ready, r.Since, r.SinceAtMost, r.Hazard = last.Ready(), &since, last.SinceUnseen, last.Event.Hazard
 		r.Owner = &whoNode{ID: owner.ID, Node: owner.Node, Session: owner.Session, Sequence: owner.Sequence, Term: last.Event.Term}
-		r.addNote(last.Event.Note)
 	}
+	r.addNote(last.Event.Note) // of the owner, or why nobody holds it
 	r.setFreshness(last.Freshness)
 	return r, nil
 }

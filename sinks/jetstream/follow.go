@@ -23,6 +23,10 @@ type OwnerUpdate struct {
 	Group string
 	// Owner is the current owner; nil when the group has none.
 	Owner *Owner
+	// Note, when Owner is nil, is why nobody holds the group, when its
+	// bridge said (a node at a leader's path not taken for a leader's);
+	// an owner carries its own (Owner.Note).
+	Note string
 	// Revision is the bucket's revision of this value (0 for the "no owner"
 	// Follow reports for a group the bucket has never held). Revisions
 	// start over in a bucket deleted and made again.

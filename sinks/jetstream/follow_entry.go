@@ -43,7 +43,7 @@ func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, init
 	} else if len(e.Value()) > 0 {
 		var v vacancy
 		if json.Unmarshal(e.Value(), &v) == nil {
-			writer = v.Source
+			writer, u.Note = v.Source, v.Note
 		}
 	}
 	u.Freshness = f.judge(group, writer, u.Owner != nil)
@@ -51,8 +51,9 @@ func (f *ownerFollow) entry(ctx context.Context, e jetstream.KeyValueEntry, init
 		k.rev = e.Revision()
 		f.known[e.Key()] = k
 		// Still no owner, perhaps written by another bridge: deliver it
-		// again only if that changes whether it is stale.
-		if f.last[e.Key()].u.Stale != u.Stale {
+		// again only if that changes whether it is stale, or why nobody
+		// holds it.
+		if last := f.last[e.Key()].u; last.Stale != u.Stale || last.Note != u.Note {
 			u.Initial = false
 			return f.deliver(ctx, e.Key(), writer, u)
 		}

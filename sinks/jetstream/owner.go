@@ -69,6 +69,10 @@ type vacancy struct {
 	// Epoch is the system's leadership epoch when the group was left
 	// without an owner (its last election's), 0 when unknown.
 	Epoch int64 `json:"epoch,omitempty"`
+	// Note is why nobody holds the group, when its event said
+	// (publish.Event.Note: a node at a leader's path not taken for a
+	// leader's).
+	Note string `json:"note,omitempty"`
 }
 
 // view is what the bucket says about one group: an owner, or none; when
@@ -86,6 +90,8 @@ type view struct {
 	// and epoch the system's epoch as of zxid (0 when unknown).
 	recipe elect.Recipe
 	epoch  int64
+	// note is why nobody holds the group (vacancy.Note).
+	note string
 }
 
 // step applies one event to a view and returns the next view. It never
@@ -96,7 +102,7 @@ func step(v view, e publish.Event) view {
 		// A new ensemble: the terms before it do not order against its.
 		v = view{written: v.written}
 		if e.Type.Loses() && e.Owner == nil {
-			return view{guard: max(e.Term, e.Zxid), source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch}
+			return view{guard: max(e.Term, e.Zxid), source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch, note: e.Note}
 		}
 	}
 	switch {
@@ -142,7 +148,13 @@ func step(v view, e publish.Event) view {
 			guard = max(e.Term, e.Zxid)
 		}
 		if v.owner != nil && v.owner.Term <= guard {
-			return view{guard: guard, source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch}
+			return view{guard: guard, source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch, note: e.Note}
+		}
+		if v.owner == nil && e.Note != v.note && e.Zxid >= v.zxid {
+			// Still no owner (or none written yet), but why changed: a
+			// node not taken for a leader's appeared or went. Readers
+			// say why.
+			return view{guard: max(v.guard, guard), source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch, note: e.Note}
 		}
 		if v.owner == nil && v.written && e.Source != "" && e.Source != v.source {
 			// Still no owner, now reported by another bridge (a
@@ -152,7 +164,7 @@ func step(v view, e publish.Event) view {
 			if e.Zxid >= v.zxid {
 				epoch = e.Epoch
 			}
-			return view{guard: max(v.guard, guard), source: e.Source, zxid: max(v.zxid, e.Zxid), written: true, recipe: e.Recipe, epoch: epoch}
+			return view{guard: max(v.guard, guard), source: e.Source, zxid: max(v.zxid, e.Zxid), written: true, recipe: e.Recipe, epoch: epoch, note: v.note}
 		}
 		return v
 	}
@@ -180,7 +192,7 @@ func restated(o Owner, e publish.Event) (Owner, bool) {
 func same(a, b view) bool {
 	switch {
 	case a.owner == nil || b.owner == nil:
-		return a.owner == nil && b.owner == nil && a.source == b.source
+		return a.owner == nil && b.owner == nil && a.source == b.source && a.note == b.note
 	}
 	x, y := *a.owner, *b.owner
 	if !x.Since.Equal(y.Since) {

@@ -82,7 +82,7 @@ func decodeView(h nats.Header, data []byte) view {
 		g, _ := strconv.ParseInt(h.Get(HeaderTerm), 10, 64)
 		var vc vacancy
 		_ = json.Unmarshal(data, &vc) // a marker without a body has no zxid
-		return view{guard: g, source: h.Get(HeaderSource), zxid: vc.Zxid, written: true, recipe: vc.Recipe, epoch: vc.Epoch}
+		return view{guard: g, source: h.Get(HeaderSource), zxid: vc.Zxid, written: true, recipe: vc.Recipe, epoch: vc.Epoch, note: vc.Note}
 	}
 	var w Owner
 	if err := json.Unmarshal(data, &w); err != nil {
@@ -107,7 +107,7 @@ func (o *owners) write(ctx context.Context, key string, rev uint64, v view) erro
 			m.Header.Set(HeaderSource, v.source)
 		}
 		// Watchers see a marker's body, not its headers.
-		m.Data, _ = json.Marshal(vacancy{Source: v.source, Term: v.guard, Zxid: v.zxid, Recipe: v.recipe, Epoch: v.epoch})
+		m.Data, _ = json.Marshal(vacancy{Source: v.source, Term: v.guard, Zxid: v.zxid, Recipe: v.recipe, Epoch: v.epoch, Note: v.note})
 	}
 	if _, err := o.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev)); err != nil {
 		return fmt.Errorf("jetstream: write owner of %s at revision %d: %w", key, rev, err)
