@@ -42,6 +42,11 @@ type lane struct {
 	// include an owner event, which only a stored owner event makes up
 	// for (restatesOwner). Guarded by mu.
 	refusedOwner map[string]bool
+	// refusedReady: the term of a refused leader.ready among them, which
+	// an owner event of that term other than a ready does not make up
+	// for (the owners bucket keeps a tenure's value, not ready). Guarded
+	// by mu.
+	refusedReady map[string]int64
 
 	busy     atomic.Bool // the worker has not returned
 	c        laneCounters
@@ -209,6 +214,12 @@ func (l *lane) reject(e Event, err error, left int, rest []Event) (first bool) {
 		}
 		l.refusedOwner[e.Group] = true
 	}
+	if e.Type == LeaderReady {
+		if l.refusedReady == nil {
+			l.refusedReady = map[string]int64{}
+		}
+		l.refusedReady[e.Group] = e.Term
+	}
 	for _, q := range [][]Event{rest, l.q} {
 		for i := range q {
 			if q[i].Group == e.Group {
@@ -243,9 +254,10 @@ func (l *lane) settle(batch []Event, left int, clk Clock) {
 		// a candidate event stored after it left the owner gone since
 		// confirmed. (No look at all while nothing is refused: every
 		// delivery settles here.)
-		if g := batch[i].Group; !l.refusedOwner[g] || restatesOwner(batch[i]) {
+		if g := batch[i].Group; !l.refusedOwner[g] || restatesOwner(batch[i], l.refusedReady[g]) {
 			delete(l.refused, g)
 			delete(l.refusedOwner, g)
+			delete(l.refusedReady, g)
 		}
 	}
 	l.inflight = left
@@ -259,10 +271,14 @@ func (l *lane) settle(batch []Event, left int, clk Clock) {
 // restatesOwner reports whether e, stored, gives a sink's owner value of
 // its group whole: a new owner, its ready, or no owner. A loss naming a
 // successor writes nothing there (the successor's event does), nor does a
-// candidate event.
-func restatesOwner(e Event) bool {
+// candidate event. After a refused leader.ready of readyTerm (0: none), a
+// gain of that term (a snapshot re-stating the owner without its ready)
+// leaves the value not ready, so it does not either.
+func restatesOwner(e Event, readyTerm int64) bool {
 	switch {
-	case e.Type.Gains() || e.Type == LeaderReady:
+	case e.Type.Gains():
+		return e.Owner != nil && (readyTerm == 0 || e.Term != readyTerm)
+	case e.Type == LeaderReady:
 		return e.Owner != nil
 	case e.Type.Loses():
 		return e.Owner == nil

@@ -397,3 +397,45 @@ func TestRefusedIsSetBeforeTheRefusalCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedReadyIsNotUndoneBySameTermSnapshot: a snapshot's owner event
+// of the same term stored after a refused leader.ready leaves the sink's
+// owner value not ready (the owners bucket keeps a tenure's value and
+// takes readiness from a ready alone), so the group stays refused until a
+// ready of that term, or an owner event of another, is stored. It used to
+// be cleared by the snapshot, and the heartbeat confirmed "not ready".
+func TestRefusedReadyIsNotUndoneBySameTermSnapshot(t *testing.T) {
+	picky := newMem("picky")
+	const g = "/refuse/ready"
+	o := &elect.Participant{ID: "o", Node: "o_0000000001", Czxid: 5}
+	base := time.Now()
+	elected := Translate(elect.Change{Kind: elect.OwnerChanged, Group: g, Recipe: elect.RecipeElection, Owner: o, Zxid: 5}, "test", base)[0]
+	ready := Translate(elect.Change{Kind: elect.Ready, Group: g, Recipe: elect.RecipeElection, Owner: o, Zxid: 6}, "test", base.Add(time.Second))[0]
+	snap := Translate(elect.Change{Kind: elect.Snapshot, Group: g, Recipe: elect.RecipeElection, Owner: o, Queue: []elect.Participant{*o}, Zxid: 6}, "test", base.Add(2*time.Second))
+	picky.refuse = map[string]bool{ready.ID: true}
+	p := start(t, []Sink{picky}, WithBatchSize(8), WithBackoff(time.Millisecond, 8*time.Millisecond))
+	if err := p.Publish(context.Background(), elected, ready); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "picky settled", func() bool { return p.Stats().Sinks["picky"].Backlog == 0 })
+	if len(snap) != 1 || snap[0].Type != LeaderElected {
+		t.Fatalf("snapshot %+v: want the owner's event alone (its ready not seen)", snap)
+	}
+	if err := p.Publish(context.Background(), snap...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the snapshot stored", func() bool { return picky.count() == 2 })
+	if r := p.Refused("picky"); len(r) != 1 || !r[g].Equal(ready.Time) {
+		t.Fatalf("Refused = %v after a same-term snapshot without its ready: want %s as of the refused ready", r, g)
+	}
+	again := ready
+	again.Time, again.Snapshot = base.Add(3*time.Second), true
+	again = again.WithID() // a snapshot's ready: stored this time
+	if err := p.Publish(context.Background(), again); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the ready stored", func() bool { return picky.count() == 3 })
+	if r := p.Refused("picky"); len(r) != 0 {
+		t.Fatalf("Refused = %v once the term's ready is stored, want none", r)
+	}
+}
