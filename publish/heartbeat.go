@@ -200,6 +200,11 @@ type Freshness struct {
 	// StaleAt is when a fresh value turns stale unless it is confirmed
 	// again (zero when stale or not judged).
 	StaleAt time.Time `json:"stale_at,omitzero"`
+	// OutOfScope says ConfirmedBy's heartbeat leaves the group out (the
+	// bridge restarted under another shard or configuration): Confirmed
+	// is zero, as its heartbeats date nothing of the group, yet the value
+	// was confirmed before, by the bridge that wrote it.
+	OutOfScope bool `json:"-"`
 }
 
 // Differs reports whether a reader told f should be told g: the value
@@ -220,6 +225,10 @@ func (f Freshness) Describe(now time.Time) string {
 		return ""
 	case f.BridgeState == "":
 		return "not judged: " + f.ConfirmedBy + " sends no heartbeats"
+	case f.Confirmed.IsZero() && f.OutOfScope:
+		// Its writer observed the group when it wrote the value: "never"
+		// would deny that.
+		return "no longer confirmed (" + f.StaleReason + ")"
 	case f.Confirmed.IsZero():
 		return "never confirmed (" + f.StaleReason + ")"
 	}
@@ -488,7 +497,7 @@ func judge(h Heartbeat, now time.Time, group string, unreadable string) Freshnes
 		// this one (a bridge restarted under the same source without
 		// the group lent it a later "last confirmed" than its owner's
 		// release).
-		f.Stale, f.Confirmed = true, time.Time{}
+		f.Stale, f.Confirmed, f.OutOfScope = true, time.Time{}, true
 		f.StaleReason = fmt.Sprintf("%s does not observe the group (its %s): no bridge of its election confirms it", h.Source, h.Scope)
 		return f
 	}

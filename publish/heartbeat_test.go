@@ -296,6 +296,9 @@ func TestHeartbeatConfirmsOnlyItsScope(t *testing.T) {
 		}
 		if f := b.JudgeGroup(now, g, "b1"); !f.Stale || !strings.Contains(f.StaleReason, "does not observe the group") {
 			t.Errorf("%s, written by the active bridge before it dropped the group: %+v; want stale, saying why", g, f)
+		} else if d := f.Describe(now); strings.Contains(d, "never") || !strings.HasPrefix(d, "no longer confirmed (") {
+			// b1 wrote the value, so it confirmed it then.
+			t.Errorf("%s, written by the active bridge before it dropped the group, described %q; want no longer confirmed, not never", g, d)
 		}
 	}
 	sharded := &Scope{Discover: []string{"/services"}, ShardK: 1, ShardN: 2}
