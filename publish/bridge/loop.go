@@ -100,6 +100,11 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 		b.fail(err)
 		return nil
 	}
+	if b.cfg.Shard.N > 1 {
+		// checkSource sees this shard's election only: a bridge of
+		// another shard under the same --source is found by the claim.
+		go b.claimSource(sctx, s)
+	}
 	el, err := elect.NewElection(s, b.cfg.haPath(), elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnSuspend),
 		elect.OnQueued(func(node string) {
 			b.setHAErr("")

@@ -41,8 +41,9 @@ type sourceClaim struct {
 	TimeoutMS int64 `json:"timeout_ms"`
 }
 
-// claimSource claims this bridge's source for the session s (without HA;
-// an HA bridge's candidates are checked by checkSource): it creates the
+// claimSource claims this bridge's source for the session s (without HA,
+// or sharded with HA: checkSource sees the candidates of one shard's
+// election, not another shard's bridge of the same source): it creates the
 // source's ephemeral node under SourcesRoot. A node there of another
 // session is either this bridge's previous process, whose session the
 // server has not expired yet (a restart after a crash), or another bridge

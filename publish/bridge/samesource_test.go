@@ -178,3 +178,29 @@ func TestSameSourceClaimWithATimeoutNoSessionHasRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSameSourceOnTwoShardsRefused: two sharded HA bridges of one source,
+// each on its own shard, campaign in separate elections, so checkSource
+// never saw them; their heartbeats overwrote each other's, and each
+// shard's values flapped between fresh and stale. A sharded HA bridge now
+// claims its source as a bridge without HA does: the second stops with
+// ErrDuplicateSource, naming --source, and the first keeps publishing.
+func TestSameSourceOnTwoShardsRefused(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	root, ha := groupPath(t), groupPath(t)
+	src := "twin-shards-" + strings.ReplaceAll(strings.TrimPrefix(root, "/"), "/", "-")
+	cfg := func(k int) bridge.Config {
+		return bridge.Config{Servers: addrs, Discover: []string{root}, HAPath: ha, Shard: bridge.Shard{K: k, N: 2}, Source: src,
+			SessionTimeout: 2 * time.Second, Sinks: []publish.Sink{jsSink(t, url)}}
+	}
+	a := start(t, cfg(0))
+	waitStatus(t, a.Bridge, 15*time.Second, "shard 0's bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	b := start(t, cfg(1))
+	b.wait(t, 30*time.Second)
+	if !isErr(b.err, bridge.ErrDuplicateSource) || !strings.Contains(b.err.Error(), "--source") {
+		t.Errorf("shard 1's bridge under shard 0's source: %v; want ErrDuplicateSource naming --source", b.err)
+	}
+	if st := a.Status(); st.Role != bridge.RoleActive {
+		t.Errorf("shard 0's bridge is %s after the refusal, want active", st.Role)
+	}
+}
