@@ -140,33 +140,7 @@ func step(v view, e publish.Event) view {
 		cur.Ready, cur.EventID, cur.Source, cur.Zxid = true, e.ID, e.Source, max(cur.Zxid, e.Zxid)
 		return view{owner: &cur}
 	case e.Type.Loses() && e.Owner == nil:
-		// No successor. A real loss names the owner that went (its term);
-		// a snapshot of an empty group names none, and then every owner
-		// created before the snapshot's zxid is gone.
-		guard := e.Term
-		if e.Previous == nil {
-			guard = max(e.Term, e.Zxid)
-		}
-		if v.owner != nil && v.owner.Term <= guard {
-			return view{guard: guard, source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch, note: e.Note}
-		}
-		if v.owner == nil && e.Note != v.note && e.Zxid >= v.zxid {
-			// Still no owner (or none written yet), but why changed: a
-			// node not taken for a leader's appeared or went. Readers
-			// say why.
-			return view{guard: max(v.guard, guard), source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch, note: e.Note}
-		}
-		if v.owner == nil && v.written && e.Source != "" && e.Source != v.source {
-			// Still no owner, now reported by another bridge (a
-			// takeover): it confirms the marker from now on. The epoch
-			// stays the one of the newer zxid it is kept with.
-			epoch := v.epoch
-			if e.Zxid >= v.zxid {
-				epoch = e.Epoch
-			}
-			return view{guard: max(v.guard, guard), source: e.Source, zxid: max(v.zxid, e.Zxid), written: true, recipe: e.Recipe, epoch: epoch, note: v.note}
-		}
-		return v
+		return stepNoOwner(v, e)
 	}
 	// A loss with a successor: the gain that follows records it. Candidate
 	// events do not change the owner, but may say the hazard changed.
@@ -174,6 +148,36 @@ func step(v view, e publish.Event) view {
 		if cur, changed := restated(*v.owner, e); changed {
 			return view{owner: &cur, written: true}
 		}
+	}
+	return v
+}
+
+// stepNoOwner applies e, an event leaving the group without an owner.
+// No successor: a real loss names the owner that went (its term); a
+// snapshot of an empty group names none, and then every owner created
+// before the snapshot's zxid is gone.
+func stepNoOwner(v view, e publish.Event) view {
+	guard := e.Term
+	if e.Previous == nil {
+		guard = max(e.Term, e.Zxid)
+	}
+	if v.owner != nil && v.owner.Term <= guard {
+		return view{guard: guard, source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch, note: e.Note}
+	}
+	if v.owner == nil && e.Note != v.note && e.Zxid >= v.zxid {
+		// Still no owner (or none written yet), but why changed: a node
+		// not taken for a leader's appeared or went. Readers say why.
+		return view{guard: max(v.guard, guard), source: e.Source, zxid: e.Zxid, written: true, recipe: e.Recipe, epoch: e.Epoch, note: e.Note}
+	}
+	if v.owner == nil && v.written && e.Source != "" && e.Source != v.source {
+		// Still no owner, now reported by another bridge (a takeover): it
+		// confirms the marker from now on. The epoch stays the one of the
+		// newer zxid it is kept with.
+		epoch := v.epoch
+		if e.Zxid >= v.zxid {
+			epoch = e.Epoch
+		}
+		return view{guard: max(v.guard, guard), source: e.Source, zxid: max(v.zxid, e.Zxid), written: true, recipe: e.Recipe, epoch: epoch, note: v.note}
 	}
 	return v
 }

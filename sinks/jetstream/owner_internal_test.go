@@ -147,3 +147,33 @@ func TestStepHazard(t *testing.T) {
 		})
 	}
 }
+
+// With no owner, why nobody holds the group (the event's note) is written
+// when it changes, and kept while another bridge restates the marker; an
+// older event does not undo it.
+func TestStepKeepsWhyNobodyOwns(t *testing.T) {
+	const why = "/g is not taken for a leader's node, so nobody holds it: persistent (no session holds it)"
+	noted := func(zxid int64, note, src string) publish.Event {
+		e := emptySnapshot(zxid)
+		e.Note, e.Source = note, src
+		return e.WithID()
+	}
+	v := step(view{}, gain("a", 10))
+	v = step(v, loss("a", 10, ""))
+	if v.note != "" || v.owner != nil {
+		t.Fatalf("after the loss: %+v", v)
+	}
+	w := step(v, noted(20, why, "b1"))
+	if w.note != why || same(v, w) {
+		t.Fatalf("a node not taken for a leader's appeared: %+v; want the note, written", w)
+	}
+	if x := step(w, noted(21, why, "b2")); x.note != why || x.source != "b2" {
+		t.Fatalf("restated by another bridge: %+v; want the note kept, confirmed by b2", x)
+	}
+	if x := step(w, noted(15, "", "b1")); x.note != why {
+		t.Fatalf("an older event without the note: %+v; want the note kept", x)
+	}
+	if x := step(w, noted(30, "", "b1")); x.note != "" || same(w, x) {
+		t.Fatalf("the node went: %+v; want no note, written", x)
+	}
+}
