@@ -714,6 +714,35 @@ func TestMergeGapMarkCoveredByTheOtherLogsCopy(t *testing.T) {
 	}
 }
 
+// The bridge that took over past its replay window states the group
+// afresh, marked as a gap: a snapshot, its own sighting of the owner with
+// an id of its own (no longer the change's). Merged with the log of the
+// bridge before it, which saw that owner's change happen, the sighting
+// falls within the tenure that log tells, and marks nothing.
+func TestMergeSightingWithinATenureMarksNothing(t *testing.T) {
+	before := viaLog(t,
+		lev(publish.LockAcquired, "F", "", 633, 633, 0, false),
+		lev(publish.LockReleased, "", "F", 633, 634, 1000, false),
+		lev(publish.LockAcquired, "G", "", 650, 650, 2000, false),
+	)
+	sighting := lev(publish.LockAcquired, "G", "", 650, 655, 2500, true)
+	sighting.Gap, sighting.Source = true, "new"
+	sighting = sighting.WithID()
+	if sighting.ID == before[2].ID || sighting.ChangeID() != before[2].ID {
+		t.Fatalf("the sighting's id %s, its change's %s: want its own, and G's change", sighting.ID, sighting.ChangeID())
+	}
+	after := viaLog(t, sighting, lev(publish.LockReleased, "", "G", 650, 656, 3000, false))
+	ts := History(Merge(before, after))
+	if len(ts) != 2 || ts[0].Owner.ID != "F" || ts[1].Owner.ID != "G" {
+		t.Fatalf("merged: %+v: want F and G", ts)
+	}
+	for _, tn := range ts {
+		if tn.Gap || tn.Missing {
+			t.Fatalf("merged: %+v: want F and G with nothing missing", ts)
+		}
+	}
+}
+
 // TestHistoryLateLossOfAnEarlierOwnerMakesNoGap: a runner announces its
 // own release, at the zxid of the deletion, which is also the zxid of the
 // bridge's event for the next owner; when the runner's clock (or its read
