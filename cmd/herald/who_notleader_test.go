@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/kafkatest"
 	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/kafkasink"
 )
 
 // TestWhoSaysWhyNobodyHoldsALeaderNode: a persistent node put at a single
@@ -55,5 +60,42 @@ func TestWhoSaysWhyNobodyHoldsALeaderNode(t *testing.T) {
 		return strings.Contains(out, "no owner") && strings.Contains(out, "fresh") && !strings.Contains(out, "note:")
 	}); err != nil {
 		t.Fatalf("who after the node went still notes it:\n%s", out)
+	}
+}
+
+// TestWhoKafkaSaysWhyNobodyHoldsALeaderNode: in the Kafka owners topic, a
+// group without an owner whose bridge then said why (a node at its
+// leader's path not taken for a leader's) is read with that note: the
+// follower took the record for no news (no owner before, none after), and
+// who --kafka printed an owner's note only.
+func TestWhoKafkaSaysWhyNobodyHoldsALeaderNode(t *testing.T) {
+	t.Parallel() // waits on the broker, not the CPU
+	kc := kafkatest.Start(t)
+	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
+	g := uniq(t) + "/leader"
+	why := g + " is not taken for a leader's node, so nobody holds it: persistent (no session holds it)"
+	o := &elect.Participant{ID: "host1", Node: "leader", Czxid: 10}
+	at := time.Now().UTC().Add(-time.Minute)
+	el := elect.RecipeElection
+	evs := publish.Translate(elect.Change{Kind: elect.OwnerChanged, Group: g, Recipe: el, Owner: o, Zxid: 10}, "test", at)
+	evs = append(evs, publish.Translate(elect.Change{Kind: elect.OwnerChanged, Group: g, Recipe: el, Previous: o, Zxid: 12}, "test", at.Add(time.Second))...)
+	evs = append(evs, publish.Translate(elect.Change{Kind: elect.Snapshot, Group: g, Recipe: el, Zxid: 14, Note: why}, "test", at.Add(2*time.Second))...)
+	for _, e := range evs { // one record each in the owners topic, not the batch's last
+		write(t, ks, e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := publish.Heartbeat{Source: "test", State: publish.BridgeActive, Time: time.Now(), Interval: time.Minute}
+	h.Confirmed = h.Time
+	if err := ks.WriteHeartbeat(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, _ := heraldRun(t, nil, "who", g, "--kafka", strings.Join(kc.Addrs(), ","))
+	if !strings.Contains(out, "no owner") || !strings.Contains(out, "note: "+why) {
+		t.Fatalf("who --kafka of a leader path nobody holds, its bridge saying why: want no owner and the note:\n%s%s", out, stderr)
 	}
 }
