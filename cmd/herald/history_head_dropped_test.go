@@ -267,3 +267,52 @@ func TestHistoryOfAnAuditLogWhoseOldestFilesWereRemovedSaysSo(t *testing.T) {
 		t.Errorf("history says nothing of the removed file:\n%s", stderr)
 	}
 }
+
+// TestHistoryOfAnAuditLogWhoseRotatedFilesWereAllArchivedSaysSo: the
+// sink rotated its log itself, and every rotated file was then moved away
+// (shipped to an archive, the usual fate of numbered files): the log at
+// the path began with bravo's election, after alpha's seen end. With no
+// rotated file left, history read the log as holding every event, bravo
+// as the group's first owner, GAP -; and the sink's next rotation numbered
+// its file 1 again (a name the archive already holds), so the log read as
+// whole from then on too.
+func TestHistoryOfAnAuditLogWhoseRotatedFilesWereAllArchivedSaysSo(t *testing.T) {
+	g := uniq(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	now := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
+		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
+			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
+	}
+	// One byte: the sink rotates before every batch but the first.
+	as, err := audit.New(path, audit.MaxSize(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { as.Close() })
+	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
+	write(t, as, mk(publish.LeaderElected, b, nil, 20, 20, false))
+	archive := func(name string) {
+		t.Helper()
+		if err := os.Rename(name, filepath.Join(t.TempDir(), filepath.Base(name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	archive(path + ".000001")
+	bravo := func(when string) {
+		t.Helper()
+		for _, r := range historyJSON(t, g, "--audit", path) {
+			if r.Owner.ID == "bravo" && !r.Gap {
+				t.Errorf("%s, bravo, first stored after every rotated file was archived, is not GAP maybe: %+v", when, r)
+			}
+		}
+	}
+	bravo("before the next rotation")
+	write(t, as, mk(publish.LeaderReady, b, nil, 20, 21, false))
+	if _, err := os.Stat(path + ".000001"); err == nil {
+		t.Errorf("the sink's next rotation reused %s.000001, the name of the file archived", path)
+	}
+	bravo("after the next rotation")
+}

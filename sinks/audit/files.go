@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,10 +87,45 @@ func MissingRotated(path string) ([]string, error) {
 // OldestRemoved reports whether rotated files of path were removed from
 // the head (retention): a rotation numbers the first rotated file 1, so
 // an oldest file numbered above it follows files that held older events.
+// With none left, the number of the sink's last rotation (LastRotatedPath)
+// says whether there were: every rotated file archived away left a log
+// that began after a rotation, and read as holding every event.
 func OldestRemoved(path string) (bool, error) {
 	_, seqs, err := rotated(path)
 	if err != nil {
 		return false, err
 	}
-	return len(seqs) > 0 && seqs[0] > 1, nil
+	if len(seqs) > 0 {
+		return seqs[0] > 1, nil
+	}
+	last, err := lastRotated(path)
+	return last > 0, err
+}
+
+// lastRotatedSuffix names the file beside the log that keeps the number
+// of its last rotation. It is no rotated file's name (those end in digits
+// only).
+const lastRotatedSuffix = ".rotated"
+
+// LastRotatedPath is the file beside the log at path that keeps the
+// number of the sink's last rotation, so that a rotation after every
+// rotated file was moved away numbers its file above theirs, and a reader
+// can tell a log that began after a rotation.
+func LastRotatedPath(path string) string { return filepath.Clean(path) + lastRotatedSuffix }
+
+// lastRotated is the number LastRotatedPath keeps: 0 when there is no
+// such file (the log never rotated, or herald before 2026-11-29 rotated it).
+func lastRotated(path string) (int, error) {
+	b, err := os.ReadFile(LastRotatedPath(path))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("audit: %s holds no rotation number: %q", LastRotatedPath(path), b)
+	}
+	return n, nil
 }

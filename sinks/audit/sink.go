@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -290,21 +291,33 @@ func (s *Sink) undo(cause error) error {
 }
 
 // rotate renames the live file to the next sequence and starts a new one.
+// The next is above the last rotation's too (LastRotatedPath): with every
+// rotated file moved away, numbering from 1 again reused an archived
+// file's name, and the log read as holding every event.
 func (s *Sink) rotate() error {
 	_, seqs, err := rotated(s.path)
 	if err != nil {
 		return fmt.Errorf("audit: list rotated files of %s: %w", s.path, err)
 	}
-	next := 1
-	if len(seqs) > 0 {
-		next = seqs[len(seqs)-1] + 1
+	last, err := lastRotated(s.path)
+	if err != nil {
+		s.opts.log.Warn("audit: cannot read the number of the last rotation; numbering after the rotated files found", "err", err)
 	}
+	if len(seqs) > 0 {
+		last = max(last, seqs[len(seqs)-1])
+	}
+	next := last + 1
 	to := rotatedName(s.path, next)
 	s.f.Close()
 	s.f, s.fi = nil, nil
 	if err := os.Rename(s.path, to); err != nil {
 		s.ok.Store(false)
 		return fmt.Errorf("%w: audit: rotate %s to %s: %w", publish.ErrReconnect, s.path, to, err)
+	}
+	// Kept after the rename: kept before, a failed rename would leave a
+	// number no file has, a hole where none was.
+	if err := replaceFile(LastRotatedPath(s.path), []byte(strconv.Itoa(next)+"\n")); err != nil {
+		s.opts.log.Warn("audit: cannot keep the number of the rotation; should every rotated file be moved away, the next rotation may reuse a name and history read the log as whole", "err", err)
 	}
 	if err := s.open(); err != nil {
 		s.ok.Store(false)
