@@ -230,3 +230,36 @@ func TestWriteAfterACopytruncate(t *testing.T) {
 		t.Errorf("no WARN for the truncated log:\n%s", log.String())
 	}
 }
+
+// TestCopytruncateJustBeforeTheWriteMarksTheBatch: logrotate's
+// copytruncate cut the log after the sink looked at it and before its
+// batch landed. The batch was written, unmarked, at the start of the cut
+// log, where history reads its first event as the group's first owner,
+// following nobody; only the batch after said gap.
+func TestCopytruncateJustBeforeTheWriteMarksTheBatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	evs := sinktest.Events("cut-under", 1, 4)
+	s := open(t, path)
+	write(t, s, evs[:2])
+	s.beforeWrite = func() {
+		s.beforeWrite = nil
+		if err := os.Truncate(path, 0); err != nil {
+			t.Error(err)
+		}
+	}
+	write(t, s, evs[2:4])
+	got, err := ReadAll(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ids(evs[2:4]); !slices.Equal(ids(got), want) {
+		t.Fatalf("the log holds %v, want %v", ids(got), want)
+	}
+	if !got[0].Gap || got[1].Gap {
+		t.Errorf("the log cut just before the batch landed begins unmarked: gap %v, %v; want the group's first event after the cut to say gap, and only it", got[0].Gap, got[1].Gap)
+	}
+	write(t, s, evs[:1])
+	if got, err := ReadAll(context.Background(), path, nil); err != nil || len(got) != 3 || got[2].Gap {
+		t.Errorf("the batch after the marked one: %d events (%v), last gap %v; want 3, unmarked", len(got), err, len(got) == 3 && got[2].Gap)
+	}
+}

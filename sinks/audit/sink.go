@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -47,6 +48,10 @@ type Sink struct {
 	// last look found it (see health.go).
 	ok    atomic.Bool
 	probe probe.Loop
+
+	// beforeWrite, when set (tests only), runs between the sink's look at
+	// the log and its write: what an outside rotation does there.
+	beforeWrite func()
 }
 
 var _ publish.Sink = (*Sink)(nil)
@@ -196,6 +201,9 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 			return err
 		}
 	}
+	if s.beforeWrite != nil {
+		s.beforeWrite()
+	}
 	if _, err := s.f.Write(buf); err != nil {
 		return s.undo(fmt.Errorf("audit: write %d events to %s: %w", len(batch), s.path, err))
 	}
@@ -204,7 +212,9 @@ func (s *Sink) Write(ctx context.Context, batch []publish.Event) error {
 		// pages; only a reopen tells what is really on disk.
 		return s.undo(fmt.Errorf("audit: fsync %s: %w", s.path, err))
 	}
-	s.size += int64(len(buf))
+	if err := s.landed(batch, int64(len(buf))); err != nil {
+		return err
+	}
 	s.stats.Batches++
 	s.stats.Syncs++
 	if s.cut != nil {
@@ -237,6 +247,40 @@ func (s *Sink) encode(batch []publish.Event) ([]byte, error) {
 		buf = append(append(buf, line...), '\n')
 	}
 	return buf, nil
+}
+
+// landed counts the n bytes of batch just written, unless the log was
+// cut shorter (logrotate's copytruncate) between followPath's look and the
+// write: the batch then landed unmarked at the start of the cut log,
+// where history reads a group's first event as following nobody, and is
+// written there again as after a cut seen (see encode). The file's offset
+// after an append is its end, so it tells. Called with s.mu held.
+func (s *Sink) landed(batch []publish.Event, n int64) error {
+	end, err := s.f.Seek(0, io.SeekCurrent)
+	if err != nil || end >= s.size+n || end < n {
+		s.size += n
+		return nil
+	}
+	s.opts.log.Warn("audit: the log file was cut shorter behind herald's back (logrotate's copytruncate?) while a batch was written; writing it again, marked as a gap: the events written before are only in the copy, which herald history does not read",
+		"file", s.path, "bytes_were", s.size, "bytes_now", end-n)
+	s.size = end - n
+	s.markCut()
+	buf, err := s.encode(batch)
+	if err != nil {
+		return s.undo(err)
+	}
+	if err := s.f.Truncate(s.size); err != nil {
+		return s.undo(fmt.Errorf("audit: cut the unmarked batch from %s: %w", s.path, err))
+	}
+	if _, err := s.f.Write(buf); err != nil {
+		return s.undo(fmt.Errorf("audit: write %d events to %s: %w", len(batch), s.path, err))
+	}
+	if err := s.f.Sync(); err != nil {
+		return s.undo(fmt.Errorf("audit: fsync %s: %w", s.path, err))
+	}
+	s.size += int64(len(buf))
+	s.stats.Syncs++
+	return nil
 }
 
 // markCut notes that the log at the path no longer holds what was written
