@@ -5,7 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
 )
 
@@ -43,4 +46,50 @@ func TestHistoryWarnsOfARotatedFileMissing(t *testing.T) {
 	if _, stderr, _ = heraldRun(t, nil, "history", g, "--audit", path); strings.Contains(stderr, "missing between") {
 		t.Errorf("history of a log whose oldest files were removed warns of a hole:\n%s", stderr)
 	}
+}
+
+// TestHistoryMarksTheOwnerAfterARemovedRotatedFile: charlie's whole
+// tenure, between alpha's seen end and bravo's election, was in a rotated
+// file that was removed. Newest of the rotated files, nothing said it was
+// gone; once the next rotation put it between others, history warned and
+// still told bravo as following alpha, GAP -, charlie gone without a mark.
+// The first event of each group read after a missing file now says gap,
+// and a missing newest rotated file is named too.
+func TestHistoryMarksTheOwnerAfterARemovedRotatedFile(t *testing.T) {
+	g := uniq(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	now := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	c := &publish.Participant{ID: "charlie", Node: "n_0000000002", Session: "0x2"}
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000003", Session: "0x3"}
+	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
+		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
+			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
+	}
+	// One byte: the sink rotates before every batch but the first.
+	as, err := audit.New(path, audit.MaxSize(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { as.Close() })
+	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
+	write(t, as, mk(publish.LeaderElected, c, nil, 20, 20, false), mk(publish.LeaderLost, nil, c, 20, 25, false))
+	write(t, as, mk(publish.LeaderElected, b, nil, 30, 30, false))
+	if err := os.Remove(path + ".000002"); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		if _, stderr, code := heraldRun(t, nil, "history", g, "--audit", path); code != 0 || !strings.Contains(stderr, path+".000002") {
+			t.Errorf("%s: exit %d, want 0 and a warning naming %s.000002:\n%s", when, code, path, stderr)
+		}
+		for _, r := range historyJSON(t, g, "--audit", path) {
+			if r.Owner.ID == "bravo" && !r.Gap {
+				t.Errorf("%s: bravo, first read after the removed file, is not GAP maybe: %+v", when, r)
+			}
+		}
+	}
+	check("the newest rotated file removed")
+	write(t, as, mk(publish.LeaderReady, b, nil, 30, 31, false))
+	check("the removed file between others")
 }

@@ -67,21 +67,42 @@ func syncDir(dir string) error {
 }
 
 // MissingRotated names the rotated files of path missing between the
-// oldest and the newest found: a rotation numbers each file one above the
-// newest, and removing the oldest (retention) leaves no hole, so a hole is
+// oldest and the newest found, and after the newest up to the sink's last
+// rotation (LastRotatedPath): a rotation numbers each file one above the
+// last, and removing the oldest (retention) leaves no hole, so a hole is
 // a file removed or lost from the middle, whose events a reader lacks.
 func MissingRotated(path string) ([]string, error) {
+	last, _ := lastRotated(path) // before the listing, as Open reads it
 	_, seqs, err := rotated(path)
 	if err != nil {
 		return nil, err
 	}
 	var missing []string
-	for i := 1; i < len(seqs); i++ {
-		for n := seqs[i-1] + 1; n < seqs[i]; n++ {
+	for i := 1; i <= len(seqs); i++ {
+		upTo := last + 1 // after the newest found: up to the last rotation's
+		if i < len(seqs) {
+			upTo = seqs[i]
+		}
+		for n := seqs[i-1] + 1; n < upTo; n++ {
 			missing = append(missing, rotatedName(path, n))
 		}
 	}
 	return missing, nil
+}
+
+// holesBefore says, for each of the files a Reader reads (the rotated
+// ones found, seqs, then the log itself when live), whether rotated files
+// are missing just before it (see MissingRotated); last is the number of
+// the last rotation.
+func holesBefore(seqs []int, last int, live bool) []bool {
+	holes := make([]bool, len(seqs), len(seqs)+1)
+	for i := 1; i < len(seqs); i++ {
+		holes[i] = seqs[i] != seqs[i-1]+1
+	}
+	if live {
+		holes = append(holes, len(seqs) > 0 && last > seqs[len(seqs)-1])
+	}
+	return holes
 }
 
 // OldestRemoved reports whether rotated files of path were removed from

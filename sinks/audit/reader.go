@@ -24,6 +24,11 @@ type Reader struct {
 	br    *bufio.Reader
 	line  int
 	torn  int
+	// holes says, for each file, whether rotated files are missing just
+	// before it; afterHole, once past one, the groups read since: the
+	// first event of each other group says gap (see decode).
+	holes     []bool
+	afterHole map[string]bool
 	// lines and bytes count the lines read so far, of every file.
 	lines, bytes int64
 	// strs holds one copy of each string the events repeat (groups,
@@ -36,17 +41,22 @@ type Reader struct {
 // files is fixed at Open: all are opened at once, so a rotation while
 // reading neither skips nor repeats lines.
 func Open(path string) (*Reader, error) {
-	names, _, err := rotated(path)
+	// The last rotation's number is read before the files are listed: a
+	// rotation in between then adds a file, not a hole.
+	last, _ := lastRotated(path)
+	names, seqs, err := rotated(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("audit: list rotated files of %s: %w", path, err)
 	}
-	if _, err := os.Stat(path); err == nil {
+	_, err = os.Stat(path)
+	live := err == nil
+	if live {
 		names = append(names, path)
 	}
 	if len(names) == 0 {
 		return nil, fmt.Errorf("audit: no audit log at %s (nor rotated %s.NNNNNN files): check the path: %w", path, path, os.ErrNotExist)
 	}
-	r := &Reader{names: names}
+	r := &Reader{names: names, holes: holesBefore(seqs, last, live)}
 	for _, n := range names {
 		// Not a device or FIFO: one reads without end (/dev/zero), the
 		// other blocks the open until a writer comes.
@@ -121,6 +131,14 @@ func (r *Reader) decode(b []byte) (publish.Event, error) {
 		return e, &LineError{File: r.names[r.i], Line: r.line, Err: err}
 	}
 	r.share(&e)
+	if r.afterHole != nil && !r.afterHole[e.Group] {
+		// The removed file's events may have ended the owner the events
+		// before it left and told of others: the group's first event
+		// after it followed them, unseen, and told as following the last
+		// owner read it left them out without a mark.
+		r.afterHole[e.Group] = true
+		e.Gap = true
+	}
 	return e, nil
 }
 
@@ -150,6 +168,9 @@ func (r *Reader) advance() {
 	r.line = 0
 	if r.i < len(r.files) {
 		r.br.Reset(r.files[r.i])
+		if r.holes[r.i] {
+			r.afterHole = map[string]bool{}
+		}
 	}
 }
 
