@@ -312,6 +312,11 @@ func (a *app) natsPass(ctx context.Context, sf *sourceFlags, group string) (audi
 	}
 	warned := map[uint64]bool{} // stream sequences warned of, once each
 	pass := func(ctx context.Context, want func(string) bool, add func(publish.Event)) error {
+		deleted, err := streamDeleted(ctx, jsc)
+		if err != nil {
+			a.log.Warn("cannot list the messages deleted inside the stream: an owner whose events were deleted may be left out without a mark", "err", err)
+		}
+		prev := map[string]uint64{} // each group's last message read
 		return a.natsRead(ctx, jsc, cfg, func(msg js.Msg, seq uint64) {
 			if _, g, err := publish.ParseSubject(msg.Subject()); err == nil && !want(g) {
 				return
@@ -324,6 +329,10 @@ func (a *app) natsPass(ctx context.Context, sf *sourceFlags, group string) (audi
 				}
 				return
 			}
+			if p := prev[e.Group]; p > 0 && deletedBetween(deleted, p, seq) {
+				e.Gap = true // see streamDeleted
+			}
+			prev[e.Group] = seq
 			add(e)
 		})
 	}

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"sort"
+
+	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
@@ -73,4 +76,32 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 		trimmed, err := kafkasink.EventsTrimmed(ctx, cfg, group)
 		return trimmed, "the topic " + kafkasink.DefaultEventsTopic, err
 	}
+}
+
+// streamDeleted lists the sequences of the messages deleted inside the
+// stream (nats stream rmm, a purge of one subject), sorted; nil when none
+// were. A group's event read after one of them since its event before
+// says gap (deletedBetween): the deleted message may be the group's, its
+// owner's tenure gone with it, and the next told as following the last
+// owner read. Its subject is gone too, so an event of another group counts:
+// marked where nothing was lost, rather than not where an owner was.
+func streamDeleted(ctx context.Context, jsc js.JetStream) ([]uint64, error) {
+	st, err := jsc.Stream(ctx, jetstream.DefaultStream)
+	if err != nil || st.CachedInfo().State.NumDeleted == 0 {
+		return nil, err
+	}
+	info, err := st.Info(ctx, js.WithDeletedDetails(true))
+	if err != nil {
+		return nil, err
+	}
+	deleted := info.State.Deleted
+	sort.Slice(deleted, func(i, j int) bool { return deleted[i] < deleted[j] })
+	return deleted, nil
+}
+
+// deletedBetween reports whether a sequence of deleted lies strictly
+// between from and to.
+func deletedBetween(deleted []uint64, from, to uint64) bool {
+	i := sort.Search(len(deleted), func(i int) bool { return deleted[i] > from })
+	return i < len(deleted) && deleted[i] < to
 }

@@ -316,3 +316,72 @@ func TestHistoryOfAnAuditLogWhoseRotatedFilesWereAllArchivedSaysSo(t *testing.T)
 	}
 	bravo("after the next rotation")
 }
+
+// TestHistoryFromAStreamWithAGroupsMessagesDeletedInsideMarksTheNext:
+// charlie's election and release were removed from the stream by hand
+// (nats stream rmm), between alpha's release and bravo's election. The
+// group's first message stayed first, so only the warning said anything:
+// bravo read as following alpha's seen end, GAP -, charlie gone without a
+// mark. A group's event read after a deleted message since its event
+// before now says gap.
+func TestHistoryFromAStreamWithAGroupsMessagesDeletedInsideMarksTheNext(t *testing.T) {
+	url, sink := jetStreamSink(t)
+	g := uniq(t)
+	now := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	c := &publish.Participant{ID: "charlie", Node: "n_0000000002", Session: "0x2"}
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000003", Session: "0x3"}
+	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
+		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
+			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
+	}
+	for _, e := range []publish.Event{
+		mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false),
+		mk(publish.LeaderElected, c, nil, 20, 20, false), mk(publish.LeaderLost, nil, c, 20, 25, false),
+		mk(publish.LeaderElected, b, nil, 30, 30, false),
+	} {
+		write(t, sink, e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := natsserver.JetStream(t, url).Stream(ctx, jetstream.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := 0
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := natssink.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		if err == nil && ((e.Owner != nil && e.Owner.ID == "charlie") || (e.Previous != nil && e.Previous.ID == "charlie")) {
+			if err := st.DeleteMsg(ctx, seq); err != nil {
+				t.Fatal(err)
+			}
+			deleted++
+		}
+	}
+	if deleted != 2 {
+		t.Fatalf("deleted %d of charlie's messages, want 2", deleted)
+	}
+	for _, args := range [][]string{{g, "--nats", url}, {"--nats", url}} {
+		found := false
+		for _, r := range historyJSON(t, args...) {
+			if r.Group != g || r.Owner.ID != "bravo" {
+				continue
+			}
+			found = true
+			if !r.Gap {
+				t.Errorf("history %v: bravo, after charlie's messages were deleted, is not GAP maybe: %+v", args, r)
+			}
+		}
+		if !found {
+			t.Errorf("history %v shows no bravo", args)
+		}
+	}
+}
