@@ -263,3 +263,57 @@ func TestCopytruncateJustBeforeTheWriteMarksTheBatch(t *testing.T) {
 		t.Errorf("the batch after the marked one: %d events (%v), last gap %v; want 3, unmarked", len(got), err, len(got) == 3 && got[2].Gap)
 	}
 }
+
+// TestLogRotatedOutsideWhileClosedAfterAFailedWriteMarksAGap: a write
+// failed (a full disk, say), so the sink closed the log until the next
+// Connect; meanwhile logrotate moved it away (create mode) or cut it
+// (copytruncate). Connect opened what was at the path as if it were the
+// log it had, and the events after, a change first, said no gap.
+func TestLogRotatedOutsideWhileClosedAfterAFailedWriteMarksAGap(t *testing.T) {
+	for _, mode := range []string{"create", "copytruncate"} {
+		t.Run(mode, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.log")
+			evs := sinktest.Events("closed-"+mode, 1, 4)
+			s := open(t, path)
+			write(t, s, evs[:2])
+			s.mu.Lock()
+			err := s.undo(errors.New("no space left on device"))
+			s.mu.Unlock()
+			if !errors.Is(err, publish.ErrReconnect) {
+				t.Fatalf("undo: %v", err)
+			}
+			switch mode {
+			case "create":
+				if err := os.Rename(path, path+".1"); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, nil, 0o640); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				if err := os.Truncate(path, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Connect(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			write(t, s, evs[2:4])
+			got, err := ReadAll(context.Background(), path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || !got[0].Gap || got[1].Gap {
+				t.Errorf("the log after the outside rotation holds %d events, gap %v; want 2, the first marked", len(got), gaps(got))
+			}
+		})
+	}
+}
+
+func gaps(evs []publish.Event) []bool {
+	out := make([]bool, len(evs))
+	for i, e := range evs {
+		out[i] = e.Gap
+	}
+	return out
+}

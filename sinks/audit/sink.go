@@ -165,6 +165,13 @@ func (s *Sink) open() error {
 		s.stats.TornBytes += dropped
 		s.opts.log.Warn("audit: dropped a torn tail left by a crash", "file", s.path, "bytes", dropped, "kept", end)
 	}
+	if s.fi != nil && (!os.SameFile(st, s.fi) || end < s.size) {
+		// Closed after a failed write (undo keeps fi), the log was moved
+		// away or cut behind the sink's back meanwhile (see followPath).
+		s.opts.log.Warn("audit: the log file is not the one herald had open before its write failed, or was cut shorter since (an outside logrotate?); the events written before are only in the copy, which herald history does not read",
+			"file", s.path, "bytes_were", s.size, "bytes_now", end)
+		s.markCut()
+	}
 	s.f, s.fi, s.size = f, st, end
 	return nil
 }
@@ -329,7 +336,9 @@ func (s *Sink) undo(cause error) error {
 		cause = fmt.Errorf("%w; truncating back to %d bytes also failed: %v", cause, s.size, err)
 	}
 	s.f.Close()
-	s.f, s.fi = nil, nil
+	// fi stays: the next open tells whether the log at the path is still
+	// this one.
+	s.f = nil
 	s.ok.Store(false)
 	return fmt.Errorf("%w: %w", publish.ErrReconnect, cause)
 }
