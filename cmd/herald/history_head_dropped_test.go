@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -383,5 +384,41 @@ func TestHistoryFromAStreamWithAGroupsMessagesDeletedInsideMarksTheNext(t *testi
 		if !found {
 			t.Errorf("history %v shows no bravo", args)
 		}
+	}
+}
+
+// TestHistoryFromAnEventsTopicThatCompactsSaysSo: the events topic was
+// made to compact (cleanup.policy=compact), which keeps each group's
+// latest record and drops the ones before it, while the partition still
+// starts at offset 0. The group's only record left, bravo's election
+// after alpha resigned, read as its first owner, following nobody, GAP -.
+func TestHistoryFromAnEventsTopicThatCompactsSaysSo(t *testing.T) {
+	kc := kafkatest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(kc.Addrs()...)}
+	res, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+		Topic: kafkasink.DefaultEventsTopic, NumPartitions: 1, ReplicationFactor: 1,
+		ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}},
+	}}})
+	if err != nil || res.Errors[kafkasink.DefaultEventsTopic] != nil {
+		t.Fatalf("create the events topic: %v %v", err, res.Errors)
+	}
+	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
+	g := uniq(t)
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	write(t, ks, publish.Event{Type: publish.LeaderElected, Group: g, Recipe: elect.RecipeElection, Owner: b,
+		Term: 20, Zxid: 20, Time: time.Now().UTC().Add(-time.Minute), Source: "test"}.WithID())
+	brokers := strings.Join(kc.Addrs(), ",")
+	ts := historyJSON(t, g, "--kafka", brokers)
+	if len(ts) != 1 || ts[0].Owner.ID != "bravo" || !ts[0].Gap {
+		t.Errorf("history from an events topic that compacts: %+v, want bravo alone, GAP maybe", ts)
+	}
+	if _, stderr, _ := heraldRun(t, nil, "history", g, "--kafka", brokers); !strings.Contains(stderr, "compact") {
+		t.Errorf("history says nothing of the topic compacting:\n%s", stderr)
 	}
 }

@@ -193,6 +193,40 @@ func EventsTrimmed(ctx context.Context, c Config, group string) (bool, error) {
 	return false, nil
 }
 
+// EventsCompacted reports whether the events topic (c.EventsTopic)
+// compacts (cleanup.policy holds compact): compaction keeps each group's
+// latest record and drops the ones before it, while the partitions still
+// start at offset 0, so EventsTrimmed cannot see it. herald makes the
+// topic to delete by age; one made or altered by hand may compact.
+func EventsCompacted(ctx context.Context, c Config) (bool, error) {
+	c = c.withDefaults()
+	if _, err := c.tlsConfig(); err != nil {
+		return false, err
+	}
+	cl, tr, err := c.client()
+	if err != nil {
+		return false, err
+	}
+	defer tr.CloseIdleConnections()
+	res, err := cl.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
+		ResourceType: kafka.ResourceTypeTopic, ResourceName: c.EventsTopic, ConfigNames: []string{"cleanup.policy"},
+	}}})
+	if err != nil {
+		return false, classify(c, err)
+	}
+	for _, r := range res.Resources {
+		if r.Error != nil {
+			return false, fmt.Errorf("%w: describe configs of %s: %w", ErrTopic, c.EventsTopic, r.Error)
+		}
+		for _, e := range r.ConfigEntries {
+			if e.ConfigName == "cleanup.policy" && strings.Contains(e.ConfigValue, "compact") {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
 // partitionOffsets returns the partitions to read (all, or the one a
 // group hashes to with c.Partitioner) and where each begins and ends.
 func partitionOffsets(ctx context.Context, c Config, topic, group string) ([]int, []kafka.PartitionOffsets, error) {
