@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -283,43 +284,12 @@ func (r *eventReader) read(ctx context.Context, c jetstream.Consumer) error {
 	defer it.Stop()
 	done := make(chan struct{})
 	defer close(done)
-	var gone error
-	var goneMu sync.Mutex
-	go func() {
-		t := time.NewTicker(streamCheck)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			err := r.sameStream(ctx)
-			switch {
-			case errors.Is(err, ErrStreamGone):
-				goneMu.Lock()
-				gone = err
-				goneMu.Unlock()
-				it.Stop()
-				return
-			case err != nil && ctx.Err() == nil:
-				// The consumer re-creates itself quietly, for ever:
-				// the stream's own answer says whether it can.
-				r.outage.fail(err)
-			case err == nil:
-				r.outage.ok()
-			}
-		}
-	}()
+	var gone streamGone
+	go r.checkStream(ctx, done, it, &gone)
 	for {
 		m, err := it.Next()
 		if err != nil {
-			goneMu.Lock()
-			defer goneMu.Unlock()
-			if gone != nil {
-				return gone
-			}
-			return err
+			return cmp.Or(gone.get(), err)
 		}
 		r.outage.ok()
 		if md, err := m.Metadata(); err == nil {
@@ -337,6 +307,53 @@ func (r *eventReader) read(ctx context.Context, c jetstream.Consumer) error {
 		case r.s.ch <- e:
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+	}
+}
+
+// streamGone is why a read's stream check stopped its messages: the
+// stream went.
+type streamGone struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (g *streamGone) set(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.err = err
+}
+
+func (g *streamGone) get() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// checkStream looks at the stream every streamCheck until done: gone, it
+// stops the read's messages and says so in gone; another failure is an
+// outage of the reader, and an answer ends one.
+func (r *eventReader) checkStream(ctx context.Context, done <-chan struct{}, it jetstream.MessagesContext, gone *streamGone) {
+	t := time.NewTicker(streamCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		err := r.sameStream(ctx)
+		switch {
+		case errors.Is(err, ErrStreamGone):
+			gone.set(err)
+			it.Stop()
+			return
+		case err != nil && ctx.Err() == nil:
+			// The consumer re-creates itself quietly, for ever:
+			// the stream's own answer says whether it can.
+			r.outage.fail(err)
+		case err == nil:
+			r.outage.ok()
 		}
 	}
 }
