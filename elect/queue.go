@@ -356,10 +356,7 @@ func (q *queue) find(ctx context.Context, marker string) (ticket, bool, error) {
 	var children []string
 	for {
 		var err error
-		children, err = call(ctx, func() ([]string, error) {
-			c, _, err := q.s.Conn().Children(q.parent)
-			return c, err
-		})
+		children, err = q.caughtUpChildren(ctx)
 		if err == nil {
 			break
 		}
@@ -395,6 +392,25 @@ func (q *queue) find(ctx context.Context, marker string) (ticket, bool, error) {
 		return ticket{}, false, err
 	}
 	return ticket{}, false, nil
+}
+
+// caughtUpChildren lists the group once its server has caught up with
+// the leader (a sync), for find. The member we reconnected to may not
+// hold our create yet: the leader answers a sync only after the proposals
+// it took before it, our create among them, while a listing there alone
+// is answered from that member's own copy. Our session never saw the
+// create's zxid, so nothing else has the member wait for it; a listing
+// without the sync said the node was not there, the create was made
+// again, and the first, ours but unknown to us, owned the group for the
+// session's life (TestLostCreateStillUncommittedIsFoundOnAnotherMember).
+func (q *queue) caughtUpChildren(ctx context.Context) ([]string, error) {
+	if _, err := call(ctx, func() (string, error) { return q.s.Conn().Sync(q.parent) }); err != nil {
+		return nil, err
+	}
+	return call(ctx, func() ([]string, error) {
+		c, _, err := q.s.Conn().Children(q.parent)
+		return c, err
+	})
 }
 
 // sweep gives up (see giveUp) any node carrying our marker; used when a
