@@ -24,6 +24,74 @@ import (
 // answers after the proposals before it).
 func TestLostCreateStillUncommittedIsFoundOnAnotherMember(t *testing.T) {
 	ctx := ctxT(t, 120*time.Second)
+	lc := startLostCreate(t, ctx)
+	type result struct {
+		h   *elect.Handle
+		err error
+	}
+	got := make(chan result, 1)
+	actx, cancel := context.WithTimeout(ctx, 12*time.Second)
+	defer cancel()
+	go func() {
+		h, err := lc.lock.Acquire(actx)
+		got <- result{h, err}
+	}()
+	lc.loseTheReply(t)
+	r := <-got
+	if r.err != nil {
+		children, _, _ := lc.direct.Conn().Children(lc.path)
+		t.Fatalf("acquire across a lost create still uncommitted: %v; the group holds %v", r.err, children)
+	}
+	defer r.h.Release(context.Background())
+	onlyNode(t, lc.direct, lc.path, r.h, "after a lost create found on another member")
+}
+
+// TestLostCreateGivenUpStillUncommittedLeavesNoNode: as above, but the
+// caller gives up while the create is on its way, so herald sweeps the
+// group for the node once reconnected. The sweep's listing, from the
+// member's own copy, found nothing, and the node, committed after, stayed
+// in the queue, held by a live session that did not know it: every later
+// client waited behind it for that session's life.
+func TestLostCreateGivenUpStillUncommittedLeavesNoNode(t *testing.T) {
+	ctx := ctxT(t, 120*time.Second)
+	lc := startLostCreate(t, ctx)
+	actx, cancel := context.WithCancel(ctx)
+	given := make(chan error, 1)
+	go func() {
+		_, err := lc.lock.Acquire(actx)
+		given <- err
+	}()
+	lc.onForwarded = cancel
+	lc.loseTheReply(t)
+	if err := <-given; err == nil {
+		t.Fatal("an acquire given up while its create was on its way owned")
+	}
+	// Once the create committed (the group's child version moved), the
+	// node must go: held by our live session, a node the sweep missed
+	// stays for that session's life.
+	eventually(t, 10*time.Second, "the node committed and swept", func() bool {
+		_, st, err := lc.direct.Conn().Exists(lc.path)
+		return err == nil && st.Cversion > lc.cversion && st.NumChildren == 0
+	})
+}
+
+// lostCreate is a 5-member ensemble with three followers cut off, so that
+// the leader cannot commit, and a lock on a session connected to the
+// leader through toLeader, which fails over to the fourth follower
+// through toOther.
+type lostCreate struct {
+	zkc               *zkserver.Cluster
+	cut               []int
+	direct            *elect.Session
+	path              string
+	toLeader, toOther *faultproxy.Proxy
+	lock              *elect.Lock
+	onForwarded       func()
+	cversion          int32 // the group's child version before the create committed
+}
+
+func startLostCreate(t *testing.T, ctx context.Context) *lostCreate {
+	t.Helper()
 	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 5, Isolatable: true, TickTime: 400 * time.Millisecond, JVMHeap: "128m"})
 	followers, err := zkc.Followers(ctx)
 	if err != nil {
@@ -33,67 +101,58 @@ func TestLostCreateStillUncommittedIsFoundOnAnotherMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := groupPath(t)
-	direct := session(t, []string{leader.Addr()})
-	warm, _ := elect.NewLock(direct, path, elect.CreateParents())
+	lc := &lostCreate{zkc: zkc, cut: followers[:3], path: groupPath(t), direct: session(t, []string{leader.Addr()})}
+	warm, _ := elect.NewLock(lc.direct, lc.path, elect.CreateParents())
 	wh, err := warm.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = wh.Release(ctx)
-
-	toLeader, toOther := proxyTo(t, leader.Addr()), proxyTo(t, zkc.Member(followers[3]).Addr())
-	toOther.Refuse(true) // the session starts on the leader
-	s := session(t, []string{toLeader.Addr(), toOther.Addr()}, elect.WithSessionTimeout(20*time.Second))
-	cut := followers[:3]
-	for _, f := range cut {
+	lc.toLeader, lc.toOther = proxyTo(t, leader.Addr()), proxyTo(t, zkc.Member(followers[3]).Addr())
+	lc.toOther.Refuse(true) // the session starts on the leader
+	s := session(t, []string{lc.toLeader.Addr(), lc.toOther.Addr()}, elect.WithSessionTimeout(20*time.Second))
+	lc.lock, _ = elect.NewLock(s, lc.path)
+	for _, f := range lc.cut {
 		if err := zkc.Isolate(f, true); err != nil {
 			t.Fatal(err)
 		}
 	}
 	t.Cleanup(func() {
-		for _, f := range cut {
+		for _, f := range lc.cut {
 			_ = zkc.Isolate(f, false)
 		}
 	})
-	forwarded := toLeader.HoldReplyTo(faultproxy.OpCreate, faultproxy.OpCreate2, faultproxy.OpMulti)
-	l, _ := elect.NewLock(s, path)
-	type result struct {
-		h   *elect.Handle
-		err error
-	}
-	got := make(chan result, 1)
-	actx, cancel := context.WithTimeout(ctx, 12*time.Second)
-	defer cancel()
-	go func() {
-		h, err := l.Acquire(actx)
-		got <- result{h, err}
-	}()
+	return lc
+}
+
+// loseTheReply waits for the lock's create to reach the leader, cuts the
+// connection before the reply, has the session fail over to the other
+// member, and ends the cut of one follower once herald asked that member
+// about the group, while the create is still a proposal: well before the
+// leader, short of a quorum for syncLimit (4 s), would give up.
+func (lc *lostCreate) loseTheReply(t *testing.T) {
+	t.Helper()
+	forwarded := lc.toLeader.HoldReplyTo(faultproxy.OpCreate, faultproxy.OpCreate2, faultproxy.OpMulti)
 	select {
 	case <-forwarded:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the create never reached the leader")
 	}
-	toLeader.Refuse(true)
-	toOther.Refuse(false)
-	toLeader.Cut()
-	// The search for our node asks the other member while the create is
-	// still a proposal; then the cut ends, well before the leader, short of
-	// a quorum for syncLimit (4 s), would give up.
-	eventually(t, 3*time.Second, "the search for our node on the other member", func() bool {
-		return toOther.Requests(faultproxy.OpSync, path) > 0 || toOther.Requests(faultproxy.OpGetChildren2, path) > 0
+	if lc.onForwarded != nil {
+		lc.onForwarded()
+	}
+	lc.toLeader.Refuse(true)
+	lc.toOther.Refuse(false)
+	lc.toLeader.Cut()
+	eventually(t, 3*time.Second, "herald asking the other member about the group", func() bool {
+		return lc.toOther.Requests(faultproxy.OpSync, lc.path) > 0 || lc.toOther.Requests(faultproxy.OpGetChildren2, lc.path) > 0
 	})
-	if children, _, err := direct.Conn().Children(path); err != nil || len(children) != 0 {
+	children, st, err := lc.direct.Conn().Children(lc.path)
+	if err != nil || len(children) != 0 {
 		t.Fatalf("the group on the leader holds %v (%v) before the cut ends; the create was to be still uncommitted", children, err)
 	}
-	if err := zkc.Isolate(cut[0], false); err != nil {
+	lc.cversion = st.Cversion
+	if err := lc.zkc.Isolate(lc.cut[0], false); err != nil {
 		t.Fatal(err)
 	}
-	r := <-got
-	if r.err != nil {
-		children, _, _ := direct.Conn().Children(path)
-		t.Fatalf("acquire across a lost create still uncommitted: %v; the group holds %v", r.err, children)
-	}
-	defer r.h.Release(context.Background())
-	onlyNode(t, direct, path, r.h, "after a lost create found on another member")
 }

@@ -395,7 +395,7 @@ func (q *queue) find(ctx context.Context, marker string) (ticket, bool, error) {
 }
 
 // caughtUpChildren lists the group once its server has caught up with
-// the leader (a sync), for find. The member we reconnected to may not
+// the leader (a sync), for find and sweep. The member we reconnected to may not
 // hold our create yet: the leader answers a sync only after the proposals
 // it took before it, our create among them, while a listing there alone
 // is answered from that member's own copy. Our session never saw the
@@ -422,10 +422,10 @@ func (q *queue) sweep(marker string) {
 		if err := q.s.awaitConnected(ctx); err != nil {
 			return
 		}
-		children, err := call(ctx, func() ([]string, error) {
-			c, _, err := q.s.Conn().Children(q.parent)
-			return c, err
-		})
+		// Caught up, as find is: a create still a proposal when its
+		// connection went is missing from another member's copy, and
+		// would commit after a listing there, held for our session's life.
+		children, err := q.caughtUpChildren(ctx)
 		if err != nil {
 			continue
 		}
