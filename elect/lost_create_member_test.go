@@ -21,10 +21,18 @@ import (
 // ours but unknown to us, was the lowest: the lock waited behind it, and
 // every other client behind both, for the session's life. The search now
 // has the member catch up with the leader first (a sync, which the leader
-// answers after the proposals before it).
+// answers after the proposals before it). With ProveSessionEnd, as herald
+// run and herald lock use, the create is a transaction with the session's
+// node, made again without it once that node was found.
 func TestLostCreateStillUncommittedIsFoundOnAnotherMember(t *testing.T) {
+	for name, opts := range map[string][]elect.Option{"plain": nil, "ProveSessionEnd": {elect.ProveSessionEnd()}} {
+		t.Run(name, func(t *testing.T) { lostCreateFound(t, opts) })
+	}
+}
+
+func lostCreateFound(t *testing.T, opts []elect.Option) {
 	ctx := ctxT(t, 120*time.Second)
-	lc := startLostCreate(t, ctx)
+	lc := startLostCreate(t, ctx, opts...)
 	type result struct {
 		h   *elect.Handle
 		err error
@@ -90,7 +98,7 @@ type lostCreate struct {
 	cversion          int32 // the group's child version before the create committed
 }
 
-func startLostCreate(t *testing.T, ctx context.Context) *lostCreate {
+func startLostCreate(t *testing.T, ctx context.Context, opts ...elect.Option) *lostCreate {
 	t.Helper()
 	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 5, Isolatable: true, TickTime: 400 * time.Millisecond, JVMHeap: "128m"})
 	followers, err := zkc.Followers(ctx)
@@ -102,7 +110,7 @@ func startLostCreate(t *testing.T, ctx context.Context) *lostCreate {
 		t.Fatal(err)
 	}
 	lc := &lostCreate{zkc: zkc, cut: followers[:3], path: groupPath(t), direct: session(t, []string{leader.Addr()})}
-	warm, _ := elect.NewLock(lc.direct, lc.path, elect.CreateParents())
+	warm, _ := elect.NewLock(lc.direct, lc.path, append([]elect.Option{elect.CreateParents()}, opts...)...) // what the create needs made first
 	wh, err := warm.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +119,7 @@ func startLostCreate(t *testing.T, ctx context.Context) *lostCreate {
 	lc.toLeader, lc.toOther = proxyTo(t, leader.Addr()), proxyTo(t, zkc.Member(followers[3]).Addr())
 	lc.toOther.Refuse(true) // the session starts on the leader
 	s := session(t, []string{lc.toLeader.Addr(), lc.toOther.Addr()}, elect.WithSessionTimeout(20*time.Second))
-	lc.lock, _ = elect.NewLock(s, lc.path)
+	lc.lock, _ = elect.NewLock(s, lc.path, opts...)
 	for _, f := range lc.cut {
 		if err := zkc.Isolate(f, true); err != nil {
 			t.Fatal(err)
