@@ -2,6 +2,8 @@ package elect_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,12 +97,14 @@ type lostCreate struct {
 	toLeader, toOther *faultproxy.Proxy
 	lock              *elect.Lock
 	onForwarded       func()
+	other             int   // the member the session fails over to
+	sid               int64 // the lock's session
 	cversion          int32 // the group's child version before the create committed
 }
 
 func startLostCreate(t *testing.T, ctx context.Context, opts ...elect.Option) *lostCreate {
 	t.Helper()
-	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 5, Isolatable: true, TickTime: 400 * time.Millisecond, JVMHeap: "128m"})
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 5, Isolatable: true, TickTime: 500 * time.Millisecond, JVMHeap: "128m"})
 	followers, err := zkc.Followers(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +124,7 @@ func startLostCreate(t *testing.T, ctx context.Context, opts ...elect.Option) *l
 	lc.toOther.Refuse(true) // the session starts on the leader
 	s := session(t, []string{lc.toLeader.Addr(), lc.toOther.Addr()}, elect.WithSessionTimeout(20*time.Second))
 	lc.lock, _ = elect.NewLock(s, lc.path, opts...)
+	lc.other, lc.sid = followers[3], s.ID()
 	for _, f := range lc.cut {
 		if err := zkc.Isolate(f, true); err != nil {
 			t.Fatal(err)
@@ -137,7 +142,7 @@ func startLostCreate(t *testing.T, ctx context.Context, opts ...elect.Option) *l
 // connection before the reply, has the session fail over to the other
 // member, and ends the cut of one follower once herald asked that member
 // about the group, while the create is still a proposal: well before the
-// leader, short of a quorum for syncLimit (4 s), would give up.
+// leader, short of a quorum for syncLimit (5 s), would give up.
 func (lc *lostCreate) loseTheReply(t *testing.T) {
 	t.Helper()
 	forwarded := lc.toLeader.HoldReplyTo(faultproxy.OpCreate, faultproxy.OpCreate2, faultproxy.OpMulti)
@@ -155,6 +160,9 @@ func (lc *lostCreate) loseTheReply(t *testing.T) {
 	eventually(t, 3*time.Second, "herald asking the other member about the group", func() bool {
 		return lc.toOther.Requests(faultproxy.OpSync, lc.path) > 0 || lc.toOther.Requests(faultproxy.OpGetChildren2, lc.path) > 0
 	})
+	if lc.toOther.Requests(faultproxy.OpSync, lc.path) == 0 {
+		lc.listingAnswered(t)
+	}
 	children, st, err := lc.direct.Conn().Children(lc.path)
 	if err != nil || len(children) != 0 {
 		t.Fatalf("the group on the leader holds %v (%v) before the cut ends; the create was to be still uncommitted", children, err)
@@ -162,5 +170,28 @@ func (lc *lostCreate) loseTheReply(t *testing.T) {
 	lc.cversion = st.Cversion
 	if err := lc.zkc.Isolate(lc.cut[0], false); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// listingAnswered waits, for up to two seconds, until the other member
+// has answered every request of the session it got: a listing sent
+// without a sync is then answered from the member's copy before the
+// commit, which the end of the cut would otherwise race. A request of the
+// session's held there (a create made again) has it wait the two seconds
+// out, well inside the leader's syncLimit.
+func (lc *lostCreate) listingAnswered(t *testing.T) {
+	t.Helper()
+	m := lc.zkc.Member(lc.other)
+	sid := fmt.Sprintf("sid=0x%x,", uint64(lc.sid))
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		out, err := m.FourLetter(t.Context(), "cons")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, sid) && strings.Contains(line, "(queued=0,") {
+				return
+			}
+		}
 	}
 }
