@@ -558,7 +558,7 @@ func TestBridgeWarnsOfALeaderWithoutItsParent(t *testing.T) {
 	mkpath(t, rawZK(t), root)
 	missing, there := root+"/kafka/controller", root+"/controller"
 	log := filepath.Join(t.TempDir(), "audit.log")
-	br := start(t, nil, append([]string{"bridge", "--leader", missing, "--leader", there, "--audit", log}, zk...)...)
+	br := start(t, nil, append([]string{"bridge", "--leader", missing, "--leader", there, "--audit", log, "--nats-listen", "127.0.0.1:0", "--nats-store", t.TempDir()}, zk...)...)
 	br.waitOutput(t, "the parent of a --leader does not exist", 20*time.Second)
 	out := br.out.String()
 	if !strings.Contains(out, "missing="+root+"/kafka") || !strings.Contains(out, "zookeeper.connect=zk1:2181/kafka") {
@@ -585,7 +585,7 @@ func TestBridgeSaysWhyANodeIsNoLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := filepath.Join(t.TempDir(), "audit.log")
-	br := start(t, nil, append([]string{"bridge", "--leader", leader, "--audit", log}, flags...)...)
+	br := start(t, nil, append([]string{"bridge", "--leader", leader, "--audit", log, "--nats-listen", "127.0.0.1:0", "--nats-store", t.TempDir()}, flags...)...)
 	br.waitOutput(t, "is not taken for a leader's", 20*time.Second)
 	if out := br.out.String(); !strings.Contains(out, "node="+leader) || !strings.Contains(out, "persistent (no session holds it)") {
 		t.Errorf("the warning does not name the node and why:\n%s", out)

@@ -135,6 +135,7 @@ func TestLivePageSaysWhenItsRowsAreNotConfirmed(t *testing.T) {
 func pageBridge(t *testing.T, zk, g, sessionTimeout string) (*proc, string) {
 	t.Helper()
 	b := start(t, nil, "bridge", "--zk", zk, "--session-timeout", sessionTimeout, "--watch", g,
-		"--audit", filepath.Join(t.TempDir(), "audit.log"), "--http", "127.0.0.1:0")
+		"--audit", filepath.Join(t.TempDir(), "audit.log"), "--http", "127.0.0.1:0",
+		"--nats-listen", "127.0.0.1:0", "--nats-store", t.TempDir())
 	return b, waitMatch(t, b, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second)
 }
