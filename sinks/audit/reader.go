@@ -41,39 +41,107 @@ type Reader struct {
 // files is fixed at Open: all are opened at once, so a rotation while
 // reading neither skips nor repeats lines.
 func Open(path string) (*Reader, error) {
+	// The live log is opened before the rotated files are listed: opened
+	// after, a rotation in between renamed the file holding the events
+	// to a name not listed, and the reader read the new log instead,
+	// silently without them. Opened before, the file a rotation in
+	// between renamed is listed too, and read once (see liveListed).
+	live, err := openLive(path)
+	if err != nil {
+		return nil, err
+	}
+	if openHook != nil {
+		openHook("live opened")
+	}
 	// The last rotation's number is read before the files are listed: a
 	// rotation in between then adds a file, not a hole.
 	last, _ := lastRotated(path)
 	names, seqs, err := rotated(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		closeLive(live)
 		return nil, fmt.Errorf("audit: list rotated files of %s: %w", path, err)
 	}
-	_, err = os.Stat(path)
-	live := err == nil
-	if live {
+	if openHook != nil {
+		openHook("listed")
+	}
+	if live != nil && liveListed(live, names) {
+		closeLive(live)
+		live = nil
+	}
+	if live != nil {
 		names = append(names, path)
 	}
 	if len(names) == 0 {
 		return nil, fmt.Errorf("audit: no audit log at %s (nor rotated %s.NNNNNN files): check the path: %w", path, path, os.ErrNotExist)
 	}
-	r := &Reader{names: names, holes: holesBefore(seqs, last, live)}
-	for _, n := range names {
-		// Not a device or FIFO: one reads without end (/dev/zero), the
-		// other blocks the open until a writer comes.
-		if fi, err := os.Stat(n); err == nil && !fi.Mode().IsRegular() {
-			r.Close()
-			return nil, fmt.Errorf("audit: %s is not a regular file (mode %v): give the path of an audit log herald wrote", n, fi.Mode())
-		}
-		f, err := os.Open(n)
+	r := &Reader{names: names, holes: holesBefore(seqs, last, live != nil)}
+	for _, n := range names[:len(seqs)] {
+		f, err := openRegular(n)
 		if err != nil {
+			closeLive(live)
 			r.Close()
-			return nil, fmt.Errorf("audit: %w", err)
+			return nil, err
 		}
 		r.files = append(r.files, f)
+	}
+	if live != nil {
+		r.files = append(r.files, live)
 	}
 	r.br = bufio.NewReaderSize(r.files[0], 64<<10)
 	return r, nil
 }
+
+// openLive opens the live log at path; nil, without error, when there is
+// none.
+func openLive(path string) (*os.File, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	f, err := openRegular(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // renamed by a rotation since: listed next
+	}
+	return f, err
+}
+
+// openRegular opens the file n, refusing a device or FIFO: one reads
+// without end (/dev/zero), the other blocks the open until a writer comes.
+func openRegular(n string) (*os.File, error) {
+	if fi, err := os.Stat(n); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("audit: %s is not a regular file (mode %v): give the path of an audit log herald wrote", n, fi.Mode())
+	}
+	f, err := os.Open(n)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	return f, nil
+}
+
+// liveListed reports whether the live log opened is one of the rotated
+// files listed: a rotation (or more) renamed it after it was opened, and
+// it is read under that name, once.
+func liveListed(live *os.File, names []string) bool {
+	a, err := live.Stat()
+	if err != nil {
+		return false
+	}
+	for i := len(names) - 1; i >= 0; i-- {
+		if b, err := os.Stat(names[i]); err == nil && os.SameFile(a, b) {
+			return true
+		}
+	}
+	return false
+}
+
+func closeLive(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
+}
+
+// openHook, when set (tests only), runs at each step of Open: what a
+// rotation there does.
+var openHook func(step string)
 
 // Next returns the next event. At the end it returns io.EOF. A malformed
 // line yields a *LineError (matching ErrMalformed); call Next again to go

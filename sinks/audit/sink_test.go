@@ -274,3 +274,43 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("Open of a missing log: %v, want os.ErrNotExist", err)
 	}
 }
+
+// A rotation while a reader opens the log, after it listed the rotated
+// files and before it opened the live one, renamed the file holding the
+// events written so far to a name not listed: the reader opened the new,
+// near empty log and read none of them, with no hole to mark or warn of.
+// Whenever the rotation comes, the reader reads the events written before
+// it opened the log, each once.
+func TestReaderOpeningDuringARotationReadsEveryEventOnce(t *testing.T) {
+	for _, at := range []string{"live opened", "listed"} {
+		t.Run(at, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "audit.log")
+			evs := sinktest.Events("opening", 1, 6)
+			line, _ := os.ReadFile(writeOne(t, t.TempDir(), evs[0]))
+			s := open(t, path, MaxSize(int64(len(line))*4))
+			write(t, s, evs[:3])
+			openHook = func(step string) {
+				if step == at {
+					write(t, s, evs[3:]) // past MaxSize: rotates first
+				}
+			}
+			t.Cleanup(func() { openHook = nil })
+			got := readIDs(t, path)
+			if s.Stats().Rotations != 1 {
+				t.Fatalf("%d rotations while the reader opened the log, want 1", s.Stats().Rotations)
+			}
+			if len(got) < 3 || strings.Join(got[:3], ",") != strings.Join(ids(evs[:3]), ",") {
+				t.Fatalf("read %v: want the 3 events written before, in order, first", got)
+			}
+			if seen := map[string]bool{}; len(got) > 0 {
+				for _, id := range got {
+					if seen[id] {
+						t.Fatalf("read %v: %s twice", got, id)
+					}
+					seen[id] = true
+				}
+			}
+		})
+	}
+}
