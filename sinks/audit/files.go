@@ -83,11 +83,22 @@ func MissingRotated(path string) ([]string, error) {
 		if i < len(seqs) {
 			upTo = seqs[i]
 		}
-		for n := seqs[i-1] + 1; n < upTo; n++ {
-			missing = append(missing, rotatedName(path, n))
-		}
+		missing = appendMissing(missing, path, seqs[i-1]+1, upTo)
 	}
 	return missing, nil
+}
+
+// appendMissing names the rotated files of path numbered from up to
+// before upTo; a run of more than three is named by its ends, so that a
+// stray file with a long number (a date) names no millions of files.
+func appendMissing(missing []string, path string, from, upTo int) []string {
+	if upTo-from > 3 {
+		return append(missing, fmt.Sprintf("%s to %s (%d files)", rotatedName(path, from), rotatedName(path, upTo-1), upTo-from))
+	}
+	for n := from; n < upTo; n++ {
+		missing = append(missing, rotatedName(path, n))
+	}
+	return missing
 }
 
 // holesBefore says, for each of the files a Reader reads (the rotated
