@@ -44,6 +44,10 @@ var (
 	// ErrBadCheckpoint: the group's checkpoint node holds data that is not
 	// a herald checkpoint (someone else wrote it).
 	ErrBadCheckpoint = errors.New("elect: not a herald checkpoint")
+	// ErrTooBig: the servers closed the connection each time a checkpoint
+	// was sent, though reads went through: a request over their
+	// jute.maxbuffer. It was not saved, and sending it again will not help.
+	ErrTooBig = errors.New("elect: checkpoint refused as too big")
 	// ErrUnsafeGroup: the group holds nodes of clients that cannot order
 	// each other's names (Kazoo beside Curator or go-zookeeper, Curator's
 	// LeaderLatch beside its mutex), or of a recipe herald cannot queue

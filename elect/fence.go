@@ -159,13 +159,16 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 	p := f.Group + "/" + CheckpointNode
 	var sent bool // a write went without its answer (a connection lost)
 	var cut error // the last connection loss, should the tries run out
+	lost := 0     // writes cut off once sent, each read back as not saved
 	for tries := 0; tries < 8; tries++ {
 		cur, office, err := f.readBoth(ctx, s)
 		switch {
 		case err == nil && sent && cur.exists && bytes.Equal(cur.data, rec):
 			return nil // our write landed; only its answer was lost
+		case err == nil && lost >= 2 && len(rec) > bigRecord:
+			return f.tooBig(len(rec))
 		case connLoss(err) && ctx.Err() == nil:
-			cut = err
+			cut, lost = err, 0 // the connection itself fails, not the write
 			if err := f.reconnect(ctx, s, sent); err != nil {
 				return err
 			}
@@ -187,6 +190,9 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 			// Read again after reconnecting: a lost reply may hide our
 			// own write, which the next read shows, byte for byte.
 			sent, cut = sent || writeSent(err), err
+			if writeSent(err) {
+				lost++
+			}
 			if err := f.reconnect(ctx, s, sent); err != nil {
 				return err
 			}
@@ -202,6 +208,19 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 		return fmt.Errorf("elect: checkpoint of %s: the connection to ZooKeeper kept being lost (%w)%s", f.Group, cut, maySaved(sent))
 	}
 	return fmt.Errorf("elect: checkpoint of %s kept racing with other writes", f.Group)
+}
+
+// bigRecord is the size above which a record whose every write costs the
+// connection, while reads on the same session go through, is taken for
+// one the servers refuse as too big: ZooKeeper closes the connection of a
+// request over its jute.maxbuffer (1 MB unless set), without an answer,
+// and the write would otherwise be retried as if the network had failed,
+// its caller told to try again.
+const bigRecord = 64 << 10
+
+// tooBig is ErrTooBig for a record of n bytes.
+func (f Fence) tooBig(n int) error {
+	return fmt.Errorf("%w: checkpoint of %s: the servers closed the connection each time its write (a %d-byte record) was sent, while reads went through, and it was not saved: ZooKeeper does so with a request over its jute.maxbuffer (1 MB unless set; the server's log says \"Len error\"): save a smaller checkpoint, or raise jute.maxbuffer on every server", ErrTooBig, f.Group, n)
 }
 
 // readBoth reads the checkpoint and the office for a fenced checkpoint
