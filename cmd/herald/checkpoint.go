@@ -64,7 +64,9 @@ The fence comes from the environment herald run gives its command
 (HERALD_ELECTION, HERALD_NODE, HERALD_ID, HERALD_TERM, HERALD_ZK) or from
 the flags.
 
-A checkpoint may take up to 512 KiB, but herald run hands the next leader's
+A checkpoint may take up to 512 KiB, as long as the servers' jute.maxbuffer
+(1 MB unless set) takes its record (some 700 KB for 512 KiB): one the servers
+refuse as too big exits 1, saying so, and is not saved. Herald run hands the next leader's
 command only one of up to 131053 bytes in HERALD_CHECKPOINT (the most an
 environment variable holds on Linux); for a larger one, which put saves with
 a warning, the command finds HERALD_CHECKPOINT empty and
