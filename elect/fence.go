@@ -80,12 +80,32 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 // Checkpoint publishes progress, fenced by our ownership: the write fails
 // with ErrNotLeader once we are deposed. The next owner reads it with
 // ReadCheckpoint and resumes from there.
+//
+// A record over ZooKeeper's default jute.maxbuffer is refused with
+// ErrTooBig before it is sent: the servers would close the owner's own
+// connection under it, which suspends the session and so ends the
+// ownership. (A Fence writes through any session, and tries.)
 func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
 	term, err := h.heldTerm(ctx)
 	if err != nil {
 		return err
 	}
-	return h.fenceAt(term).Checkpoint(ctx, h.q.s, data)
+	f := h.fenceAt(term)
+	if n := recordSize(f, data); n > defaultMaxBuffer-4<<10 {
+		return fmt.Errorf("%w: checkpoint of %s: its record (%d bytes) is over ZooKeeper's default jute.maxbuffer (%d bytes), and sent through the owner's own session it would cost the connection and the ownership; it was not saved: save a smaller checkpoint, or, on servers whose jute.maxbuffer was raised, write it with Fence.Checkpoint through another session", ErrTooBig, f.Group, n, defaultMaxBuffer)
+	}
+	return f.Checkpoint(ctx, h.q.s, data)
+}
+
+// defaultMaxBuffer is ZooKeeper's default jute.maxbuffer, the largest
+// request a server takes unless set.
+const defaultMaxBuffer = 0xfffff
+
+// recordSize is the size of the record f writes for data (its time aside,
+// which is of fixed size).
+func recordSize(f Fence, data []byte) int {
+	b, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})
+	return len(b)
 }
 
 // heldTerm is our term while we own, and ErrNotLeader once ownership has
