@@ -426,6 +426,11 @@ func (q *queue) sweep(marker string) {
 		// connection went is missing from another member's copy, and
 		// would commit after a listing there, held for our session's life.
 		children, err := q.caughtUpChildren(ctx)
+		if errors.Is(err, zk.ErrNoNode) {
+			// The group is gone, any node of ours with it; listed again at
+			// once, it was thousands of requests until the deadline.
+			return
+		}
 		if err != nil {
 			continue
 		}
