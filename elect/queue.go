@@ -432,6 +432,7 @@ func (q *queue) sweep(marker string) {
 			return
 		}
 		if err != nil {
+			retryPause(ctx) // a refusal that stays (no right to list) spun
 			continue
 		}
 		clean := true
@@ -448,6 +449,18 @@ func (q *queue) sweep(marker string) {
 	}
 }
 
+// retryPause waits a little, or until ctx ends, before a background
+// clean-up tries again: one whose failure stays (the group's ACL refuses
+// us) went on without a pause, thousands of requests until its deadline.
+func retryPause(ctx context.Context) {
+	t := time.NewTimer(50 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // abandon removes, in the background with a fresh context (the caller's
 // may be cancelled already), a node of ours that never owned and will not
 // be used: a create that landed after its caller gave up, or a waiter that
@@ -460,6 +473,7 @@ func (q *queue) abandon(name string) {
 			if err := q.giveUp(ctx, name); err == nil {
 				return
 			}
+			retryPause(ctx)
 			if err := q.s.awaitConnected(ctx); err != nil {
 				return
 			}

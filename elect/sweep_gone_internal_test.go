@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherald/herald/internal/faultproxy"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
@@ -39,5 +41,39 @@ func TestSweepOfAGroupGoneListsOnce(t *testing.T) {
 	q.sweep("no-such-marker") // the group was never made: gone, as deleted
 	if n := px.Requests(faultproxy.OpGetChildren2, group); n > 3 {
 		t.Errorf("a sweep of a group that is not there listed it %d times", n)
+	}
+}
+
+// TestSweepRefusedByTheGroupsACLPauses: a sweep whose listing the group's
+// ACL refuses (it gives us no READ) fails the same way every time; it
+// listed again at once, thousands of times in its releaseWait. It now
+// pauses between tries.
+func TestSweepRefusedByTheGroupsACLPauses(t *testing.T) {
+	zks := zktest.Shared(t)
+	px, err := faultproxy.New(zks.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := NewSession(ctx, []string{px.Addr()}, WithSessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	group := fmt.Sprintf("/sweep-refused-%d", time.Now().UnixNano())
+	if _, err := s.Conn().Create(group, nil, 0, zk.DigestACL(zk.PermAll, "someone-else", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Conn().Delete(group, -1) }) // the root lets us delete it
+	q, err := newQueue(s, group, RecipeLock, "lock-", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.o.releaseWait = time.Second
+	q.sweep("no-such-marker")
+	if n := px.Requests(faultproxy.OpGetChildren2, group); n == 0 || n > 40 {
+		t.Errorf("a sweep refused by the group's ACL for 1 s listed it %d times; want some, at most 40", n)
 	}
 }
