@@ -11,7 +11,10 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// View is the state of a group at one moment.
+// View is the state of a group at one moment. A View, and the Change
+// that carries it, share their Owner and Queue with the observer, which
+// keeps one copy a group (it adds up over 100,000 groups): read them, and
+// copy before changing any of it.
 type View struct {
 	Group  string
 	Recipe Recipe

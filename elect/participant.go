@@ -122,7 +122,8 @@ const (
 	Unknown ChangeKind = "unknown"
 )
 
-// Change is one observed change of a group.
+// Change is one observed change of a group. Its Owner and Queue are
+// shared with the observer (see View): read them, do not change them.
 type Change struct {
 	Kind   ChangeKind `json:"kind"`
 	Group  string     `json:"group"`
