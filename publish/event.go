@@ -285,9 +285,12 @@ func (e Event) idNode() string {
 }
 
 // sighting reports whether e is a snapshot's statement of the group's
-// owner (or of none) or of its readiness.
+// owner (or of none) or of its readiness. A new ensemble's owner event
+// (Restarts) is not: stores and readers start the group afresh at it, so
+// every bridge's copy (an active's, a standby's replayed on takeover, past
+// the owners that followed) must share one id and count once.
 func (e Event) sighting() bool {
-	return e.Snapshot && (e.Type.Gains() || e.Type.Loses() || e.Type == LeaderReady)
+	return e.Snapshot && !e.Restarts() && (e.Type.Gains() || e.Type.Loses() || e.Type == LeaderReady)
 }
 
 // Restarts reports whether e is the owner event of a snapshot taken from a

@@ -872,3 +872,34 @@ func TestMergeFirstEventOfALogCoversNoGap(t *testing.T) {
 		t.Fatalf("merged: %+v: want F, then G marked as a gap", ts)
 	}
 }
+
+// A new ensemble's snapshot restarts the group's history once, however
+// many bridges' logs hold it: the active bridge logged its own, then F's
+// release and G; the standby that took over logged the snapshot it held
+// (its change's id, WithChangeID) and the same changes. With an id of its
+// own, the held copy started the group again: F shown twice, its first
+// tenure ended unseen.
+func TestMergeNewEnsembleOnceAcrossBridges(t *testing.T) {
+	snap := func(src string) publish.Event {
+		e := lev(publish.LockAcquired, "F", "", 5, 6, 1000, true)
+		e.Source = src
+		evs := []publish.Event{e.WithID()}
+		publish.MarkNewEnsemble(evs)
+		return evs[0]
+	}
+	old := lev(publish.LockAcquired, "X", "", 600, 600, 0, false)
+	changes := []publish.Event{
+		lev(publish.LockReleased, "", "F", 5, 7, 2000, false),
+		lev(publish.LockAcquired, "G", "", 8, 8, 2000, false),
+	}
+	active := viaLog(t, append([]publish.Event{old, snap("a")}, changes...)...)
+	standby := viaLog(t, append([]publish.Event{snap("b").WithChangeID()}, changes...)...)
+	ts := History(Merge(active, standby))
+	var owners []string
+	for _, tn := range ts {
+		owners = append(owners, tn.Owner.ID)
+	}
+	if len(ts) != 3 || owners[0] != "X" || owners[1] != "F" || owners[2] != "G" {
+		t.Fatalf("merged: owners %v: want X, F (the new ensemble's), G: %+v", owners, ts)
+	}
+}
