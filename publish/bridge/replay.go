@@ -20,6 +20,9 @@ import (
 // A snapshot the standby took is held under its change's id
 // (WithChangeID), not as its own sighting: replayed after newer changes,
 // a sighting of its own would be stored as news of an older state.
+// (Where the active bridge told the tenure only by its own snapshot, the
+// held copy's change id is new to the stream and is stored: a
+// restatement, which readers keep the tenure across.)
 // The window is therefore the stream's duplicate window by default.
 
 // heldEvent is an event a standby holds, and when it was observed.
