@@ -250,6 +250,9 @@ func byGroup(events []publish.Event) [][]publish.Event {
 // mark: the gap says its log missed what came before (a bridge taking
 // over past its replay window marks its own log so), and the other log,
 // whose bridge saw the event with nothing missed, has what came before.
+// A snapshot's sighting of an owner counts as a copy of that owner's
+// change (publish.Event.ChangeID): its own id is its bridge's, and the
+// owner held from the change to the sighting, so no owner is missing.
 //
 // An event with zxid 0 (a bridge found the group gone, and names no zxid
 // so that every bridge gives it the same id) is ordered at the zxid of the
@@ -285,7 +288,7 @@ func Merge(logs ...[]publish.Event) []publish.Event {
 			} else {
 				last[e.Group] = at
 			}
-			h, ok := whole[e.ID]
+			h, ok := whole[e.ChangeID()]
 			ungap := e.Gap && ok && (h.more || h.first != i) // covered by the log that holds it unmarked
 			k := key{e.ID, e.Time.UnixNano(), e.Snapshot}
 			if e.ID != "" && seen[k] {
@@ -341,7 +344,8 @@ type holders struct {
 	more  bool
 }
 
-// unmarkedHolders maps every id held without a gap mark to the logs
+// unmarkedHolders maps every change id (publish.Event.ChangeID: a
+// sighting's is its change's) held without a gap mark to the logs
 // holding it so, and counts the events of all logs. A log's first event
 // of a group, a snapshot, holds nothing so: unmarked, it says only that
 // its bridge had no report of the group to measure against (a bridge's
@@ -357,11 +361,11 @@ func unmarkedHolders(logs [][]publish.Event) (map[string]holders, int) {
 		for _, e := range l {
 			before := observed[e.Group]
 			observed[e.Group] = true
-			if !e.Gap && e.ID != "" && (before || !e.Snapshot) {
-				if h, ok := whole[e.ID]; !ok {
-					whole[e.ID] = holders{first: i}
+			if id := e.ChangeID(); !e.Gap && id != "" && (before || !e.Snapshot) {
+				if h, ok := whole[id]; !ok {
+					whole[id] = holders{first: i}
 				} else if h.first != i {
-					whole[e.ID] = holders{first: h.first, more: true}
+					whole[id] = holders{first: h.first, more: true}
 				}
 			}
 		}
