@@ -91,8 +91,8 @@ func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
 		return err
 	}
 	f := h.fenceAt(term)
-	if n := recordSize(f, data); n > defaultMaxBuffer-4<<10 {
-		return fmt.Errorf("%w: checkpoint of %s: its record (%d bytes) is over ZooKeeper's default jute.maxbuffer (%d bytes), and sent through the owner's own session it would cost the connection and the ownership; it was not saved: save a smaller checkpoint, or, on servers whose jute.maxbuffer was raised, write it with Fence.Checkpoint through another session", ErrTooBig, f.Group, n, defaultMaxBuffer)
+	if n := requestSize(f, data); n > defaultMaxBuffer-4<<10 {
+		return fmt.Errorf("%w: checkpoint of %s: its request (%d bytes) is over ZooKeeper's default jute.maxbuffer (%d bytes), and sent through the owner's own session it would cost the connection and the ownership; it was not saved: save a smaller checkpoint, or, on servers whose jute.maxbuffer was raised, write it with Fence.Checkpoint through another session", ErrTooBig, f.Group, n, defaultMaxBuffer)
 	}
 	return f.Checkpoint(ctx, h.q.s, data)
 }
@@ -101,11 +101,13 @@ func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
 // request a server takes unless set.
 const defaultMaxBuffer = 0xfffff
 
-// recordSize is the size of the record f writes for data (its time aside,
-// which is of fixed size).
-func recordSize(f Fence, data []byte) int {
+// requestSize is the size of the record f writes for data (its time
+// aside, which is of fixed size) and of the paths its multi names: the
+// owner's node, the checkpoint and the office, each the group's path and
+// more, so under a long group path they weigh as much as the record.
+func requestSize(f Fence, data []byte) int {
 	b, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})
-	return len(b)
+	return len(b) + len(f.Group+"/"+f.Node) + len(f.Group+"/"+CheckpointNode) + len(f.Group+"/"+OfficeNode)
 }
 
 // heldTerm is our term while we own, and ErrNotLeader once ownership has
