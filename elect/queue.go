@@ -446,6 +446,7 @@ func (q *queue) sweep(marker string) {
 		if clean {
 			return
 		}
+		retryPause(ctx) // a delete the group's ACL refuses spun the same way
 	}
 }
 

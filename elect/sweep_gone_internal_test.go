@@ -77,3 +77,46 @@ func TestSweepRefusedByTheGroupsACLPauses(t *testing.T) {
 		t.Errorf("a sweep refused by the group's ACL for 1 s listed it %d times; want some, at most 40", n)
 	}
 }
+
+// TestSweepWhoseDeleteIsRefusedPauses: a sweep that lists the group but
+// may not delete our node there (the group's ACL gives no DELETE) failed
+// the same way every time too, and went round again at once, a sync, a
+// listing and a delete each round trip until its deadline; only a failed
+// listing paused. A failed give-up now pauses as well.
+func TestSweepWhoseDeleteIsRefusedPauses(t *testing.T) {
+	zks := zktest.Shared(t)
+	px, err := faultproxy.New(zks.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := NewSession(ctx, []string{px.Addr()}, WithSessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	group := fmt.Sprintf("/sweep-undeletable-%d", time.Now().UnixNano())
+	if _, err := s.Conn().Create(group, nil, 0, zk.WorldACL(zk.PermCreate|zk.PermRead|zk.PermAdmin)); err != nil {
+		t.Fatal(err)
+	}
+	node := group + "/lock-marked-0000000001"
+	if _, err := s.Conn().Create(node, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = s.Conn().SetACL(group, zk.WorldACL(zk.PermAll), -1)
+		_ = s.Conn().Delete(node, -1)
+		_ = s.Conn().Delete(group, -1)
+	})
+	q, err := newQueue(s, group, RecipeLock, "lock-", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.o.releaseWait = time.Second
+	q.sweep("marked")
+	if n := px.Requests(faultproxy.OpGetChildren2, group); n == 0 || n > 40 {
+		t.Errorf("a sweep whose delete the group's ACL refused for 1 s listed the group %d times; want some, at most 40", n)
+	}
+}
