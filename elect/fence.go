@@ -84,17 +84,28 @@ func (h *Handle) Acknowledge(ctx context.Context, info string) error {
 // A record over ZooKeeper's default jute.maxbuffer is refused with
 // ErrTooBig before it is sent: the servers would close the owner's own
 // connection under it, which suspends the session and so ends the
-// ownership. (A Fence writes through any session, and tries.)
+// ownership. (A Fence writes through another session, and tries; through
+// the owner's own it refuses so too.)
 func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
 	term, err := h.heldTerm(ctx)
 	if err != nil {
 		return err
 	}
 	f := h.fenceAt(term)
+	if err := f.tooBigForOwner(data); err != nil {
+		return err
+	}
+	return f.Checkpoint(ctx, h.q.s, data)
+}
+
+// tooBigForOwner is ErrTooBig when the request writing data is over
+// ZooKeeper's default jute.maxbuffer: sent through the owner's own
+// session, the servers would close its connection and so end ownership.
+func (f Fence) tooBigForOwner(data []byte) error {
 	if n := requestSize(f, data); n > defaultMaxBuffer-4<<10 {
 		return fmt.Errorf("%w: checkpoint of %s: its request (%d bytes) is over ZooKeeper's default jute.maxbuffer (%d bytes), and sent through the owner's own session it would cost the connection and the ownership; it was not saved: save a smaller checkpoint, or, on servers whose jute.maxbuffer was raised, write it with Fence.Checkpoint through another session", ErrTooBig, f.Group, n, defaultMaxBuffer)
 	}
-	return f.Checkpoint(ctx, h.q.s, data)
+	return nil
 }
 
 // defaultMaxBuffer is ZooKeeper's default jute.maxbuffer, the largest
@@ -176,6 +187,11 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 	}
 	if err := sideNodesRefused(f.Group, f.Node); err != nil {
 		return err
+	}
+	if f.ownersSession(s) {
+		if err := f.tooBigForOwner(data); err != nil {
+			return err // as Handle.Checkpoint: the owner's session is at stake
+		}
 	}
 	rec, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})
 	p := f.Group + "/" + CheckpointNode

@@ -84,3 +84,32 @@ func TestHandleCheckpointOverTheServersLimitWithALongGroup(t *testing.T) {
 		t.Errorf("the owner's next checkpoint: %v", err)
 	}
 }
+
+// TestFenceCheckpointThroughTheOwnersSessionOverTheServersLimit: only
+// Handle.Checkpoint refused a record over the default jute.maxbuffer;
+// the same record written with the handle's Fence through the owner's own
+// session was sent, and the servers closed the owner's connection, which
+// ended the ownership. Fence.Checkpoint refuses it too on that session.
+func TestFenceCheckpointThroughTheOwnersSessionOverTheServersLimit(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	s := session(t, sharedAddrs(t), elect.WithSessionTimeout(4*time.Second))
+	g := groupPath(t)
+	el, err := elect.NewElection(s, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := el.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Checkpoint(ctx, []byte("small")); err != nil {
+		t.Fatal(err) // and the term is known
+	}
+	err = h.Fence().Checkpoint(ctx, s, bytes.Repeat([]byte("a"), 900<<10))
+	if !errors.Is(err, elect.ErrTooBig) {
+		t.Errorf("a fenced checkpoint over the servers' jute.maxbuffer through the owner's session: %v, want ErrTooBig", err)
+	}
+	if !h.Held() {
+		t.Fatalf("the owner lost its ownership to a checkpoint too big to send: %v", h.Reason())
+	}
+}
