@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zkherald/herald/internal/spawn"
 )
 
 // child is the command run, lock and the demo run while they hold
@@ -161,7 +163,7 @@ func startIn(path string, args, env []string, runID string, dir *os.File, tty *t
 	}
 	cmd.WaitDelay = time.Second // do not hang on pipes a grandchild keeps open
 	started := tty.giveTo(cmd.SysProcAttr)
-	err := startCmd(cmd) // from a thread that never ends: see startCmd
+	err := spawn.Start(cmd) // from a thread that never ends: see package spawn
 	started()
 	if held != nil {
 		held.Close()

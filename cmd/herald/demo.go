@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/spawn"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
 )
@@ -240,7 +241,7 @@ func (a *app) startRunners(servers []string, st time.Duration, group string, o d
 		w, wait := out.pipe(fmt.Sprintf("  %-12s ", id))
 		cmd.Stdout, cmd.Stderr = w, w
 		cmd.SysProcAttr = childProcAttr()
-		if err := startCmd(cmd); err != nil {
+		if err := spawn.Start(cmd); err != nil {
 			return rs, fmt.Errorf("start %s: %w", id, err)
 		}
 		r := &demoRunner{id: id, cmd: cmd, done: make(chan struct{})}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"syscall"
 )
 
@@ -13,7 +12,3 @@ func childProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid:
 
 // bornIn: cgroups are Linux's; commandCgroup makes none here.
 func bornIn(*syscall.SysProcAttr, *os.File) {}
-
-// startCmd starts cmd: without Pdeathsig, the thread it starts from
-// does not matter.
-func startCmd(cmd *exec.Cmd) error { return cmd.Start() }

@@ -4,16 +4,11 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"syscall"
 )
 
 // childProcAttr: no process groups here; the child is signalled alone.
 func childProcAttr() *syscall.SysProcAttr { return nil }
-
-// startCmd starts cmd: without Pdeathsig, the thread it starts from
-// does not matter.
-func startCmd(cmd *exec.Cmd) error { return cmd.Start() }
 
 // bornIn: cgroups are Linux's; commandCgroup makes none here.
 func bornIn(*syscall.SysProcAttr, *os.File) {}

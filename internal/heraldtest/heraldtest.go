@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkherald/herald/elect"
-	"github.com/zkherald/herald/internal/zkserver"
-	"github.com/zkherald/herald/internal/zkserver/zktest"
 	"go.uber.org/goleak"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/spawn"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 var seq atomic.Int64
@@ -56,7 +57,7 @@ func Session(t testing.TB, servers []string, opts ...elect.SessionOption) *elect
 // body of TestMain.
 func Main(m *testing.M, cleanup func(), ignore ...goleak.Option) {
 	// The thread the ZooKeeper servers are started from lives for good.
-	ignore = append(ignore, goleak.IgnoreTopFunction(zkserver.SpawnerFunc))
+	ignore = append(ignore, goleak.IgnoreTopFunction(spawn.LoopFunc))
 	code := m.Run()
 	if err := zktest.CloseShared(); err != nil && code == 0 {
 		fmt.Fprintln(os.Stderr, "close shared ZooKeeper:", err)

@@ -37,8 +37,3 @@
 // Package zktest wraps Start for tests: ForTest (one cluster per test)
 // and Shared (one standalone server per test binary).
 package zkserver
-
-// SpawnerFunc is the function of the goroutine that starts the servers on
-// Linux, on a thread of its own that never ends (see startCmd): a test
-// binary's check for leaked goroutines passes it over.
-const SpawnerFunc = "github.com/zkherald/herald/internal/zkserver.spawnLoop"

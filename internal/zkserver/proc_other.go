@@ -12,7 +12,6 @@ import (
 var errUnsupported = fmt.Errorf("zkserver: process control needs a Unix system: %w", errors.ErrUnsupported)
 
 func sysProcAttr() *syscall.SysProcAttr { return nil }
-func startCmd(cmd *exec.Cmd) error      { return cmd.Start() }
 func terminate(cmd *exec.Cmd) error     { return cmd.Process.Kill() }
 func kill(cmd *exec.Cmd) error          { return cmd.Process.Kill() }
 func pause(*exec.Cmd) error             { return errUnsupported }

@@ -3,7 +3,6 @@
 package zkserver
 
 import (
-	"os/exec"
 	"syscall"
 )
 
@@ -13,7 +12,3 @@ import (
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
-
-// startCmd starts cmd: without Pdeathsig, the thread it starts from
-// does not matter.
-func startCmd(cmd *exec.Cmd) error { return cmd.Start() }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/zkherald/herald/internal/spawn"
 )
 
 // Server is one ZooKeeper process of a Cluster. Its id, ports and data
@@ -117,7 +119,7 @@ func (s *Server) launch() error {
 	}
 	cmd.Stderr = cmd.Stdout
 	cmd.SysProcAttr = sysProcAttr()
-	if err := startCmd(cmd); err != nil {
+	if err := spawn.Start(cmd); err != nil {
 		logFile.Close()
 		return fmt.Errorf("zkserver: start zk%d (%s): %w", s.id, s.rt.Java, err)
 	}
