@@ -91,18 +91,14 @@ func (h *Handle) Checkpoint(ctx context.Context, data []byte) error {
 	if err != nil {
 		return err
 	}
-	f := h.fenceAt(term)
-	if err := f.tooBigForOwner(data); err != nil {
-		return err
-	}
-	return f.Checkpoint(ctx, h.q.s, data)
+	return h.fenceAt(term).checkpoint(ctx, h.q.s, data, true)
 }
 
-// tooBigForOwner is ErrTooBig when the request writing data is over
+// tooBigForOwner is ErrTooBig when the request writing rec is over
 // ZooKeeper's default jute.maxbuffer: sent through the owner's own
 // session, the servers would close its connection and so end ownership.
-func (f Fence) tooBigForOwner(data []byte) error {
-	if n := requestSize(f, data); n > defaultMaxBuffer-4<<10 {
+func (f Fence) tooBigForOwner(rec []byte) error {
+	if n := requestSize(f, rec); n > defaultMaxBuffer-4<<10 {
 		return fmt.Errorf("%w: checkpoint of %s: its request (%d bytes) is over ZooKeeper's default jute.maxbuffer (%d bytes), and sent through the owner's own session it would cost the connection and the ownership; it was not saved: save a smaller checkpoint, or, on servers whose jute.maxbuffer was raised, write it with Fence.Checkpoint through another session", ErrTooBig, f.Group, n, defaultMaxBuffer)
 	}
 	return nil
@@ -112,13 +108,12 @@ func (f Fence) tooBigForOwner(data []byte) error {
 // request a server takes unless set.
 const defaultMaxBuffer = 0xfffff
 
-// requestSize is the size of the record f writes for data (its time
-// aside, which is of fixed size) and of the paths its multi names: the
-// owner's node, the checkpoint and the office, each the group's path and
-// more, so under a long group path they weigh as much as the record.
-func requestSize(f Fence, data []byte) int {
-	b, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})
-	return len(b) + len(f.Group+"/"+f.Node) + len(f.Group+"/"+CheckpointNode) + len(f.Group+"/"+OfficeNode)
+// requestSize is the size of the record f writes, rec, and of the paths
+// its multi names: the owner's node, the checkpoint and the office, each
+// the group's path and more, so under a long group path they weigh as
+// much as the record.
+func requestSize(f Fence, rec []byte) int {
+	return len(rec) + len(f.Group+"/"+f.Node) + len(f.Group+"/"+CheckpointNode) + len(f.Group+"/"+OfficeNode)
 }
 
 // heldTerm is our term while we own, and ErrNotLeader once ownership has
@@ -179,6 +174,13 @@ func (f Fence) Validate() error {
 // term than f's. So once a newer owner has written, an older one never
 // can, even if its node still exists.
 func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
+	return f.checkpoint(ctx, s, data, s != nil && f.ownersSession(s))
+}
+
+// checkpoint is Checkpoint; owners says s is the owner's own session
+// (Handle.Checkpoint's is, whatever its node's name tells), which a
+// record over the servers' limit would cost its connection.
+func (f Fence) checkpoint(ctx context.Context, s *Session, data []byte, owners bool) error {
 	if s == nil {
 		return errNilSession
 	}
@@ -188,12 +190,12 @@ func (f Fence) Checkpoint(ctx context.Context, s *Session, data []byte) error {
 	if err := sideNodesRefused(f.Group, f.Node); err != nil {
 		return err
 	}
-	if f.ownersSession(s) {
-		if err := f.tooBigForOwner(data); err != nil {
-			return err // as Handle.Checkpoint: the owner's session is at stake
+	rec, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})
+	if owners {
+		if err := f.tooBigForOwner(rec); err != nil {
+			return err // the owner's session is at stake
 		}
 	}
-	rec, _ := json.Marshal(Checkpoint{Term: f.Term, Node: f.Node, ID: f.ID, Time: time.Now().UTC(), Data: data})
 	p := f.Group + "/" + CheckpointNode
 	var sent bool // a write went without its answer (a connection lost)
 	var cut error // the last connection loss, should the tries run out
