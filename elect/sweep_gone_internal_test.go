@@ -20,19 +20,7 @@ import (
 // ErrNoNode, a sync and a listing each round trip, for the whole of
 // releaseWait (10 s): thousands of requests to the ensemble for nothing.
 func TestSweepOfAGroupGoneListsOnce(t *testing.T) {
-	zks := zktest.Shared(t)
-	px, err := faultproxy.New(zks.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { px.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := NewSession(ctx, []string{px.Addr()}, WithSessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	px, s := sweepSession(t)
 	group := fmt.Sprintf("/t/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())
 	q, err := newQueue(s, group, RecipeLock, "lock-", nil)
 	if err != nil {
@@ -49,19 +37,7 @@ func TestSweepOfAGroupGoneListsOnce(t *testing.T) {
 // listed again at once, thousands of times in its releaseWait. It now
 // pauses between tries.
 func TestSweepRefusedByTheGroupsACLPauses(t *testing.T) {
-	zks := zktest.Shared(t)
-	px, err := faultproxy.New(zks.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { px.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := NewSession(ctx, []string{px.Addr()}, WithSessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	px, s := sweepSession(t)
 	group := fmt.Sprintf("/sweep-refused-%d", time.Now().UnixNano())
 	if _, err := s.Conn().Create(group, nil, 0, zk.DigestACL(zk.PermAll, "someone-else", "pw")); err != nil {
 		t.Fatal(err)
@@ -84,19 +60,7 @@ func TestSweepRefusedByTheGroupsACLPauses(t *testing.T) {
 // listing and a delete each round trip until its deadline; only a failed
 // listing paused. A failed give-up now pauses as well.
 func TestSweepWhoseDeleteIsRefusedPauses(t *testing.T) {
-	zks := zktest.Shared(t)
-	px, err := faultproxy.New(zks.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { px.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := NewSession(ctx, []string{px.Addr()}, WithSessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	px, s := sweepSession(t)
 	group := fmt.Sprintf("/sweep-undeletable-%d", time.Now().UnixNano())
 	if _, err := s.Conn().Create(group, nil, 0, zk.WorldACL(zk.PermCreate|zk.PermRead|zk.PermAdmin)); err != nil {
 		t.Fatal(err)
@@ -119,4 +83,23 @@ func TestSweepWhoseDeleteIsRefusedPauses(t *testing.T) {
 	if n := px.Requests(faultproxy.OpGetChildren2, group); n == 0 || n > 40 {
 		t.Errorf("a sweep whose delete the group's ACL refused for 1 s listed the group %d times; want some, at most 40", n)
 	}
+}
+
+// sweepSession is a session on the shared server through a proxy that
+// counts its requests, both closed when the test ends.
+func sweepSession(t *testing.T) (*faultproxy.Proxy, *Session) {
+	t.Helper()
+	px, err := faultproxy.New(zktest.Shared(t).Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := NewSession(ctx, []string{px.Addr()}, WithSessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return px, s
 }
