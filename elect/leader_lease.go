@@ -103,8 +103,8 @@ func (s *Session) leaseFromLocked(at time.Time) {
 
 // armLeaseLocked sets the check of the lease for when it would go stale.
 func (s *Session) armLeaseLocked() {
-	if s.timeout == 0 {
-		return // still connecting
+	if s.timeout == 0 || s.closing {
+		return // still connecting, or closed (Close stopped the timer)
 	}
 	d := time.Until(s.leaderAt.Add(s.timeout / leaseStale))
 	if s.leaseTimer == nil {

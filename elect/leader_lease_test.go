@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"testing"
 	"time"
 
@@ -349,4 +350,47 @@ func cuttableEnsemble(t *testing.T, ctx context.Context) (zkc *zkserver.Cluster,
 		t.Fatal(err)
 	}
 	return zkc, followers[0], followers[1]
+}
+
+// TestClosedSessionIsFreed: a closed session, and the client with its
+// 1.5 MB read buffer, must be garbage once its user lets go of it. The
+// lease check's timer, armed by every answered sync and never stopped,
+// kept both reachable for half a session timeout after Close: a program
+// that opens and closes sessions (a bridge after each expiry, a command
+// per run) held them all that long.
+func TestClosedSessionIsFreed(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	s, err := elect.NewSession(ctx, sharedAddrs(t), elect.WithSessionTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := elect.NewLock(s, groupPath(t), elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	freed := make(chan struct{})
+	runtime.AddCleanup(s, func(ch chan struct{}) { close(ch) }, freed)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, l, h = nil, nil, nil
+	deadline := time.Now().Add(5 * time.Second) // a tenth of what the timer held it
+	for {
+		runtime.GC()
+		select {
+		case <-freed:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the closed session is still reachable 5 s after Close")
+		}
+	}
 }

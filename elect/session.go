@@ -655,6 +655,11 @@ func (s *Session) Close() error {
 			close(s.done)
 		}
 		s.lostFlag.Store(true)
+		if s.leaseTimer != nil {
+			// A pending check would keep the session and its client
+			// reachable for up to half a timeout.
+			s.leaseTimer.Stop()
+		}
 		lingering := s.lingering
 		s.endLingerLocked()
 		s.mu.Unlock()
