@@ -104,7 +104,7 @@ type lostCreate struct {
 
 func startLostCreate(t *testing.T, ctx context.Context, opts ...elect.Option) *lostCreate {
 	t.Helper()
-	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 5, Isolatable: true, TickTime: 500 * time.Millisecond, JVMHeap: "128m"})
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 5, Isolatable: true, TickTime: 500 * time.Millisecond, SyncLimit: 20, JVMHeap: "128m"})
 	followers, err := zkc.Followers(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,8 @@ func startLostCreate(t *testing.T, ctx context.Context, opts ...elect.Option) *l
 // connection before the reply, has the session fail over to the other
 // member, and ends the cut of one follower once herald asked that member
 // about the group, while the create is still a proposal: well before the
-// leader, short of a quorum for syncLimit (5 s), would give up.
+// leader, short of a quorum for syncLimit (10 s: at 5 s, one run in 15
+// lost the race on a machine loaded five times over), would give up.
 func (lc *lostCreate) loseTheReply(t *testing.T) {
 	t.Helper()
 	forwarded := lc.toLeader.HoldReplyTo(faultproxy.OpCreate, faultproxy.OpCreate2, faultproxy.OpMulti)

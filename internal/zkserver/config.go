@@ -1,6 +1,7 @@
 package zkserver
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -68,6 +69,11 @@ type Config struct {
 	// it.
 	Isolatable bool
 
+	// SyncLimit, for an ensemble, is how many ticks a follower may lag or
+	// stay silent before the leader drops it, and the leader without a
+	// quorum of followers gives its leadership up (default 10).
+	SyncLimit int
+
 	// StartTimeout bounds Start and Server.Start when ctx has no deadline
 	// (default 60s).
 	StartTimeout time.Duration
@@ -82,6 +88,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Nodes < 0 || c.Nodes > 9:
 		return bad("Nodes is %d; use 1 for standalone or 3 or 5 for an ensemble (at most 9)", c.Nodes)
+	case c.SyncLimit < 0:
+		return bad("SyncLimit is %d; use a positive number of ticks, or 0 for the default 10", c.SyncLimit)
 	case c.TickTime < 0 || (c.TickTime > 0 && c.TickTime < time.Millisecond):
 		return bad("TickTime is %v; use at least 1ms, or 0 for the default 200ms", c.TickTime)
 	case c.MinSessionTimeout < 0 || c.MaxSessionTimeout < 0:
@@ -180,7 +188,7 @@ func (c Config) zooCfg(id int, dataDir string, members []ports) string {
 	}
 	line("standaloneEnabled=false")
 	line("initLimit=20")
-	line("syncLimit=10")
+	line("syncLimit=%d", cmp.Or(c.SyncLimit, 10))
 	line("reconfigEnabled=false")
 	for i, p := range members {
 		line("server.%d=127.0.0.1:%d:%d", i+1, p.quorum, p.election)

@@ -216,6 +216,7 @@ func TestConfigValidate(t *testing.T) {
 		{Nodes: 10},
 		{TickTime: -time.Second},
 		{MaxClientCnxns: -1},
+		{SyncLimit: -1},
 		{MinSessionTimeout: 5 * time.Second, MaxSessionTimeout: time.Second},
 		{TickTime: time.Second, MinSessionTimeout: time.Second},
 		{JVMHeap: "256m -Xdebug"},
