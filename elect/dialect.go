@@ -1,11 +1,13 @@
 package elect
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A group is often shared: herald beside Apache Curator, Kazoo,
@@ -160,6 +162,34 @@ func unknownNeed(name, what string) need {
 // group a herald owner could hear of, so even an empty one is refused.
 const curatorLeases = "leases"
 
+// kazooLeaseHolder is the node a Kazoo NonBlockingLease writes in its
+// path: persistent, its data a JSON record of the holder and the end of
+// its lease ({"version": 1, "holder": ID, "end": "2006-01-02T15:04:05"},
+// UTC by the holder's clock). The holder owns until that end, with no
+// session and no place in any queue; Kazoo takes the lease under a Kazoo
+// Lock of the same path, which orders herald's node only in Kazoo's
+// dialect, so beside a herald owner in any other it takes the lease at
+// once. It is a client's while the lease runs (leaseHeld).
+const kazooLeaseHolder = "lease_holder"
+
+// leaseSlack is how long past a Kazoo lease's end herald still counts it
+// held: the end is cut to the second, and the holder's clock is not ours.
+const leaseSlack = 2 * time.Second
+
+// kazooLeaseEnd reads the end of a Kazoo NonBlockingLease from its node's
+// data; ok is false for data that is none.
+func kazooLeaseEnd(data []byte) (end time.Time, ok bool) {
+	var rec struct {
+		Version json.Number `json:"version"`
+		End     string      `json:"end"`
+	}
+	if json.Unmarshal(data, &rec) != nil || rec.Version != "1" {
+		return time.Time{}, false
+	}
+	end, err := time.ParseInLocation("2006-01-02T15:04:05", rec.End, time.UTC)
+	return end, err == nil
+}
+
 // outsideQueue reports whether a child may hold the group outside its
 // queue, where no dialect of ours puts our node behind it: Curator's
 // leases parent, or any name without a sequence but herald's own (the
@@ -184,6 +214,9 @@ func outsideNeed(name string) (need, bool, error) {
 	case name == curatorLeases:
 		n.client = "Curator InterProcessSemaphoreV2 or InterProcessSemaphoreMutex (its leases under " + name + ")"
 		err = fmt.Errorf("%w: its child %s is where a Curator semaphore (InterProcessSemaphoreV2, InterProcessSemaphoreMutex) given this path keeps its leases, which no queue of the group orders; herald's election and lock cannot share a path with it (delete %s, and locks beside it, once no semaphore uses this path)", ErrUnsafeGroup, name, name)
+	case name == kazooLeaseHolder:
+		n.client = "Kazoo NonBlockingLease whose lease has not run out (" + name + ")"
+		err = fmt.Errorf("%w: %s is a Kazoo NonBlockingLease's lease, held until the end its data names without a place in any queue; herald's election and lock cannot share a path with it: give them paths of their own", ErrUnsafeGroup, name)
 	case isKazooLease(name):
 		n.client = "Kazoo Semaphore holding a lease (" + name + ")"
 		err = fmt.Errorf("%w: %s is a Kazoo Semaphore's lease, which holds without a place in any queue; herald's election and lock cannot share a group with it", ErrUnsafeGroup, name)

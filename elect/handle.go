@@ -814,11 +814,38 @@ func ownerOf(ctx context.Context, c *zk.Conn, p string) (exists bool, session in
 }
 
 // clientHolds reports whether the node at p exists and is a client's: an
-// ephemeral node a session holds, or a Curator semaphore's leases parent,
-// which no session holds (see curatorLeases).
+// ephemeral node a session holds, a Curator semaphore's leases parent,
+// which no session holds (see curatorLeases), or a Kazoo NonBlockingLease
+// whose lease has not run out (see kazooLeaseHolder).
 func clientHolds(ctx context.Context, c *zk.Conn, p string) (exists, client bool, err error) {
+	if path.Base(p) == kazooLeaseHolder {
+		return leaseHeld(ctx, c, p)
+	}
 	exists, session, err := ownerOf(ctx, c, p)
 	return exists, session != 0 || exists && path.Base(p) == curatorLeases, err
+}
+
+// leaseHeld is clientHolds for a Kazoo NonBlockingLease's node: held while
+// the end its data names (the holder's clock, UTC, to the second) is not
+// past, by ours, with leaseSlack to spare, or while a session holds the
+// node. Data that is no such lease leaves the session's word alone.
+func leaseHeld(ctx context.Context, c *zk.Conn, p string) (exists, client bool, err error) {
+	type r struct {
+		data []byte
+		st   *zk.Stat
+	}
+	res, err := call(ctx, func() (r, error) {
+		data, st, err := c.Get(p)
+		return r{data, st}, err
+	})
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return false, false, nil
+	case err != nil:
+		return false, false, err
+	}
+	end, ok := kazooLeaseEnd(res.data)
+	return true, res.st.EphemeralOwner != 0 || ok && time.Now().Before(end.Add(leaseSlack)), nil
 }
 
 // existsW reads p's stat and sets a watch that also fires when p is

@@ -152,7 +152,10 @@ func (r *reader) outsideHazard(ctx context.Context, es []entry, children []strin
 			if r.outside == nil {
 				r.outside = map[string]bool{}
 			}
-			if exists { // a name gone may come back, a client's: read it then
+			// A name gone may come back, a client's: read it then. A
+			// Kazoo lease runs out by the clock, not by a change of the
+			// group: read at each listing.
+			if exists && c != kazooLeaseHolder {
 				r.outside[c] = client // kept while the node is listed
 			}
 		}

@@ -20,6 +20,10 @@ the logged interval lies inside the real one:
     release ID          give it back, stop the client -> "rel ID NANOS", "released ID"
     drop ID             cancel and stop ID in any state, logging nothing
                         (a test cleaning up)  -> "dropped ID"
+    lease PATH ID SECONDS
+                        NonBlockingLease(PATH, SECONDS, identifier=ID) on a
+                        client of its own, stopped after -> "leased ID NANOS"
+                        or "notleased ID NANOS"
     loop KIND PATH ID MINMS MAXMS DURATIONMS
                         acquire, hold MINMS..MAXMS, release, again until
                         DURATIONMS passed -> "queued", "acq", "rel" lines, "done ID COUNT"
@@ -27,6 +31,7 @@ the logged interval lies inside the real one:
 Errors are reported as "error ID message". Usage: kazoo_peer.py HOSTS TIMEOUT_S
 """
 
+import datetime
 import random
 import sys
 import threading
@@ -199,6 +204,18 @@ class Tenant:
         self.close()
 
 
+def lease(path, ident, seconds):
+    """One NonBlockingLease attempt: the lease holds by its data alone."""
+    client = KazooClient(hosts=hosts, timeout=timeout)
+    client.start(timeout=20)
+    try:
+        got = client.NonBlockingLease(path, datetime.timedelta(seconds=seconds), identifier=ident)
+        say("%s %s %d" % ("leased" if got else "notleased", ident, nanos()))
+    finally:
+        client.stop()
+        client.close()
+
+
 def command(f):
     """Runs one of the shared-group commands; False if f is not one."""
     if f[0] == "hold":
@@ -211,6 +228,8 @@ def command(f):
         if t is not None:
             t.drop()
         say("dropped %s" % f[1])
+    elif f[0] == "lease":
+        lease(f[1], f[2], float(f[3]))
     elif f[0] == "loop":
         t = Tenant(f[1], f[2], f[3])
         t.start(t.loop, int(f[4]), int(f[5]), int(f[6]))
@@ -226,6 +245,8 @@ def main():
         if not f:
             continue
         ident = f[3] if f[0] in ("hold", "loop") and len(f) > 3 else f[-1]
+        if f[0] == "lease" and len(f) > 2:
+            ident = f[2]
         try:
             if command(f):
                 continue
