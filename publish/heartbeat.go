@@ -203,8 +203,10 @@ type Freshness struct {
 	// OutOfScope says ConfirmedBy's heartbeat leaves the group out (the
 	// bridge restarted under another shard or configuration): Confirmed
 	// is zero, as its heartbeats date nothing of the group, yet the value
-	// was confirmed before, by the bridge that wrote it.
-	OutOfScope bool `json:"-"`
+	// was confirmed before, by the bridge that wrote it. JSON calls it
+	// what Describe says: a script told only stale and no "confirmed"
+	// would take it for never confirmed.
+	OutOfScope bool `json:"no_longer_confirmed,omitempty"`
 }
 
 // Differs reports whether a reader told f should be told g: the value

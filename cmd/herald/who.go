@@ -50,6 +50,12 @@ type whoReport struct {
 	Confirmed   *time.Time `json:"confirmed,omitempty"`
 	ConfirmedBy string     `json:"confirmed_by,omitempty"`
 	StaleReason string     `json:"stale_reason,omitempty"`
+	// NoLongerConfirmed (publish.Freshness.OutOfScope): ConfirmedBy's
+	// heartbeats leave the group out now (restarted under another shard
+	// or configuration), so Confirmed is unset though the value was
+	// confirmed when it was written; without it a script saw a stale
+	// owner and no "confirmed", as if never confirmed.
+	NoLongerConfirmed bool `json:"no_longer_confirmed,omitempty"`
 	// freshness says it in one line, for people.
 	freshness string
 	// ChangesLastHour is how often the owner changed in the last hour, and
@@ -459,6 +465,7 @@ func readOwners(ctx context.Context, js jsapi.JetStream, group string, take func
 // Kafka.
 func (r *whoReport) setFreshness(f publish.Freshness) {
 	r.Stale, r.ConfirmedBy, r.StaleReason = f.Stale, f.ConfirmedBy, f.StaleReason
+	r.NoLongerConfirmed = f.OutOfScope
 	if !f.Confirmed.IsZero() {
 		t := f.Confirmed
 		r.Confirmed = &t
