@@ -225,8 +225,9 @@ func (b *Bridge) logStates(ctx context.Context, s *elect.Session) {
 		st, ch = s.State()
 		switch {
 		case st == elect.StateSuspended:
+			observed, _ := b.groupCounts()
 			b.log.Warn("ZooKeeper connection lost: observed groups are unknown and nothing is published for them until it is back",
-				"session", fmt.Sprintf("0x%x", uint64(s.ID())), "groups", len(b.Status().Groups))
+				"session", fmt.Sprintf("0x%x", uint64(s.ID())), "groups", observed)
 		case st == elect.StateConnected && prev == elect.StateSuspended:
 			b.log.Info("ZooKeeper connection back: publishing every group's snapshot again", "session", fmt.Sprintf("0x%x", uint64(s.ID())))
 		}
