@@ -597,7 +597,7 @@ func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch boo
 		v.Queue = append(v.Queue, p)
 	}
 	var err error
-	if v.Hazard, v.HazardNode, err = r.hazardOf(ctx, es, v.children, v.Queue); err != nil {
+	if v.Hazard, v.HazardNode, err = r.hazardOf(ctx, es, v.children, v.Cversion, v.Queue); err != nil {
 		return false, err
 	}
 	r.forget(es)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -90,16 +89,16 @@ type suspectNode struct {
 // says. The node a hazard names is read once to tell, and its verdict
 // kept while it exists (clients, suspects); one found suspect is marked so
 // in queue.
-func (r *reader) hazardOf(ctx context.Context, es []entry, children []string, queue []Participant) (why, node string, err error) {
+func (r *reader) hazardOf(ctx context.Context, es []entry, children []string, cversion int32, queue []Participant) (why, node string, err error) {
 	if why, node = hazardBy(es); why == "" {
-		return r.outsideHazard(ctx, es, children)
+		return r.outsideHazard(ctx, es, children, cversion)
 	}
 	gone := map[string]bool{}
 	for range len(es) + 1 { // each pass rules out one node
 		live := slices.DeleteFunc(slices.Clone(es), func(e entry) bool { return gone[e.name] || r.suspects[e.name].noSession })
 		why, node = hazardBy(live)
 		if why == "" { // every misreading node ruled out: the queue is as if it held none
-			return r.outsideHazard(ctx, es, children)
+			return r.outsideHazard(ctx, es, children, cversion)
 		}
 		if r.clients[node] {
 			return why, node, nil
@@ -132,8 +131,10 @@ func (r *reader) hazardOf(ctx context.Context, es []entry, children []string, qu
 // and a herald node of the queue may both believe they own: herald
 // refuses to wait beside it, but a herald owner keeps owning until its
 // guard lists the group. No name of the queue is read, so hazardBy does
-// not see it; the child is read once, as hazardOf reads a client's node.
-func (r *reader) outsideHazard(ctx context.Context, es []entry, children []string) (why, node string, err error) {
+// not see it; the child is read once, as hazardOf reads a client's node,
+// and again once the group's child version (cversion, the listing's)
+// moved since the last read.
+func (r *reader) outsideHazard(ctx context.Context, es []entry, children []string, cversion int32) (why, node string, err error) {
 	if len(children) == len(es) || !slices.ContainsFunc(children, outsideQueue) {
 		return "", "", nil // the usual case: every child a queue node, nothing to read
 	}
@@ -141,7 +142,15 @@ func (r *reader) outsideHazard(ctx context.Context, es []entry, children []strin
 	if h < 0 {
 		return "", "", nil
 	}
-	maps.DeleteFunc(r.outside, func(n string, _ bool) bool { return !slices.Contains(children, n) })
+	if cversion != r.rel.cversion {
+		// A child deleted and made again under the same name between two
+		// listings shows only in the child version: kept by name, a
+		// persistent node read as no client's hid the ephemeral one made
+		// in its place (in one multi, or between two watches) for as long
+		// as the name stayed listed. r.rel is the last read's; the same
+		// child version is the same children.
+		clear(r.outside)
+	}
 	for _, c := range children {
 		client, known := r.outside[c]
 		if !known && outsideQueue(c) {

@@ -1,6 +1,7 @@
 package elect_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -254,4 +255,77 @@ func TestObserverSeesAnOutsideHolderBesideANodeMadeByHand(t *testing.T) {
 	if v.HazardNode != "lock" {
 		t.Fatalf("view of %s, its owner beside an ephemeral lock node and a node made by hand: hazard %q on %q; want the lock node's", l.Path(), v.Hazard, v.HazardNode)
 	}
+}
+
+// TestObserverSeesAPersistentNodeMadeEphemeral: a persistent GROUP/lock is
+// clutter, and the observer remembered it as no client's while its name
+// stayed listed. Deleted and made again as an ephemeral node of the same
+// name between two listings (here in one multi), the name never left a
+// listing, so the holder beside herald's owner went unreported while
+// the owner's guard, which reads such a name at each listing, stepped
+// down. Both observers share the reader: Observe and ObserveMany.
+func TestObserverSeesAPersistentNodeMadeEphemeral(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Observe", true: "ObserveMany"}[many], func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			s, watcher, other := session(t, addrs), session(t, addrs), session(t, addrs)
+			open := zk.WorldACL(zk.PermAll)
+			l, err := elect.NewLock(s, groupPath(t), elect.CreateParents(), elect.NoHazardCheck())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Acquire(ctxT(t, 20*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			lock := l.Path() + "/lock"
+			if _, err := other.Conn().Create(lock, nil, 0, open); err != nil {
+				t.Fatal(err)
+			}
+			last := observeLast(t, watcher, l.Path(), many)
+			eventually(t, 10*time.Second, "the observer's first view", func() bool { _, ok := last(); return ok })
+			if v, _ := last(); v.Owner == nil || v.Hazard != "" {
+				t.Fatalf("view of %s beside a persistent lock node: owner %v, hazard %q; want herald's owner, no hazard", l.Path(), v.Owner, v.Hazard)
+			}
+			if _, err := other.Conn().Multi(&zk.DeleteRequest{Path: lock, Version: -1},
+				&zk.CreateRequest{Path: lock, Data: []byte("held"), Acl: open, Flags: zk.FlagEphemeral}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 10*time.Second, "the observer reports the ephemeral lock node beside the owner", func() bool {
+				v, ok := last()
+				return ok && v.HazardNode == "lock"
+			})
+		})
+	}
+}
+
+// observeLast observes group with an Observer, or a Many of it alone,
+// and returns its last view.
+func observeLast(t *testing.T, s *elect.Session, group string, many bool) func() (elect.View, bool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	if many {
+		m, err := elect.ObserveMany(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cancel(); <-m.Done() })
+		if err := m.Add(group); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for range m.Changes() {
+			}
+		}()
+		return func() (elect.View, bool) { return m.Last(group) }
+	}
+	o, err := elect.Observe(ctx, s, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); o.Wait() })
+	go func() {
+		for range o.Changes() {
+		}
+	}()
+	return o.Last
 }
