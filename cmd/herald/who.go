@@ -125,8 +125,10 @@ A value read from NATS or Kafka is only as fresh as the bridge that wrote it:
 the active bridge confirms its values with a heartbeat (bridge --heartbeat,
 5s by default). When none has confirmed the value for 3 heartbeats, or the
 bridge said it stopped, who prints "stale: last confirmed by BRIDGE at TIME,
-AGE ago" and exits 4; --json says "stale": true and "confirmed". Ask
-ZooKeeper (--zk) for the truth.
+AGE ago" and exits 4; --json says "stale": true and "confirmed". A value
+whose bridge no longer observes the group (restarted under another shard or
+configuration) is "no longer confirmed"; --json says "no_longer_confirmed":
+true. Ask ZooKeeper (--zk) for the truth.
 
 Exit codes: 0 the owner is shown; 5 no owner (the group exists, nobody leads
 or holds it; from NATS or Kafka, a bridge that observes the group confirms

@@ -48,4 +48,7 @@ func TestWhoJSONSaysNoLongerConfirmed(t *testing.T) {
 			t.Errorf("who %v --json: stderr does not say why it exits %d: %s", src, exitStale, stderr)
 		}
 	}
+	if out, _, _ := heraldRun(t, nil, "who", "--help"); !strings.Contains(out, `"no_longer_confirmed"`) {
+		t.Errorf("who --help does not name the no_longer_confirmed field:\n%s", out)
+	}
 }
