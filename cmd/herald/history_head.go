@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 
 	js "github.com/nats-io/nats.go/jetstream"
@@ -78,15 +79,28 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 			return trimmed, "the topic " + kafkasink.DefaultEventsTopic, err
 		}
 		// Compaction drops a group's older records with the partition
-		// still starting at offset 0.
-		// A reader may not be allowed to describe the topic's configs
-		// (an ACL granting Read only): no warning at every run for that.
+		// still starting at offset 0. A reader not allowed to describe
+		// the topic's configs (an ACL granting Read only) is told so at
+		// every run: unchecked, the history read as whole with nothing
+		// said, when compaction may have dropped owners.
 		compacts, err := kafkasink.EventsCompacted(ctx, cfg)
 		if err != nil {
-			a.log.Debug("cannot tell whether the events topic compacts", "err", err)
+			return false, "", describeRefused(cfg, err)
 		}
 		return compacts, "the topic " + kafkasink.DefaultEventsTopic + " (its cleanup.policy compacts: it keeps each group's latest record only)", nil
 	}
+}
+
+// describeRefused says that whether the events topic compacts could not
+// be checked, and what grant lets the reader check it.
+func describeRefused(cfg kafkasink.Config, err error) error {
+	who := "the reader's principal"
+	if cfg.SASL != nil && cfg.SASL.User != "" {
+		who = "User:" + cfg.SASL.User
+	}
+	return fmt.Errorf("could not check whether the topic %s compacts (its cleanup.policy), which would drop a group's older records: %w; "+
+		"grant DescribeConfigs on it: kafka-acls.sh --add --allow-principal %s --operation DescribeConfigs --topic %s",
+		kafkasink.DefaultEventsTopic, err, who, kafkasink.DefaultEventsTopic)
 }
 
 // streamDeleted lists the sequences of the messages deleted inside the

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -420,5 +421,39 @@ func TestHistoryFromAnEventsTopicThatCompactsSaysSo(t *testing.T) {
 	}
 	if _, stderr, _ := heraldRun(t, nil, "history", g, "--kafka", brokers); !strings.Contains(stderr, "compact") {
 		t.Errorf("history says nothing of the topic compacting:\n%s", stderr)
+	}
+}
+
+// TestHistoryFromAnEventsTopicAReaderCannotDescribeSaysSo: the reader is
+// allowed to read herald's topics (an ACL granting Read) but not to
+// describe their configs, so history could not tell whether the events
+// topic compacts, which drops a group's older records with the partition
+// still starting at offset 0. It said so at debug level only, and showed
+// the history as whole; it warns now, naming the grant that lets it check.
+func TestHistoryFromAnEventsTopicAReaderCannotDescribeSaysSo(t *testing.T) {
+	kc := kafkatest.Start(t, kafkatest.SASL(kafkatest.Plain, "admin", "admin-secret"),
+		kafkatest.LimitedUser(kafkatest.Plain, "reader", "reader-secret", kfake.ACL{
+			Resource: kmsg.ACLResourceTypeTopic, Name: "herald.", Pattern: kmsg.ACLResourcePatternTypePrefixed,
+			Operation: kmsg.ACLOperationRead, Allow: true,
+		}))
+	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1,
+		SASL: &kafkasink.SASL{Mechanism: kafkasink.Plain, User: "admin", Password: "admin-secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
+	g := uniq(t)
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	write(t, ks, publish.Event{Type: publish.LeaderElected, Group: g, Recipe: elect.RecipeElection, Owner: b,
+		Term: 20, Zxid: 20, Time: time.Now().UTC().Add(-time.Minute), Source: "test"}.WithID())
+	reader := []string{"--kafka", strings.Join(kc.Addrs(), ","), "--kafka-sasl", "PLAIN", "--kafka-user", "reader"}
+	out, stderr, code := heraldRun(t, []string{"HERALD_KAFKA_PASSWORD=reader-secret"}, append([]string{"history", g}, reader...)...)
+	if code != 0 || !strings.Contains(out, "bravo") {
+		t.Fatalf("history read with Read only: exit %d, want bravo:\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{"could not check whether the topic " + kafkasink.DefaultEventsTopic + " compacts", "--operation DescribeConfigs", "User:reader"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("history by a reader not allowed to describe the topic's configs does not say %q:\n%s", want, stderr)
+		}
 	}
 }

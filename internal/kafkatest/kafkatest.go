@@ -24,9 +24,17 @@ type config struct {
 	topics  map[string]int32
 	users   []user
 	tls     *tls.Config
+	// limited are users held to their ACLs; any of them turns ACL
+	// checks on.
+	limited []limitedUser
 }
 
 type user struct{ mechanism, name, password string }
+
+type limitedUser struct {
+	user
+	acls []kfake.ACL
+}
 
 // Option configures Start.
 type Option func(*config)
@@ -43,6 +51,14 @@ func Topic(name string, partitions int32) Option {
 // is Plain, ScramSHA256 or ScramSHA512; repeat the option for more users.
 func SASL(mechanism, name, password string) Option {
 	return func(c *config) { c.users = append(c.users, user{mechanism, name, password}) }
+}
+
+// LimitedUser requires authentication and adds a user allowed only what
+// acls grant (kfake.ACL, its Principal set to the user): a reader granted
+// Read but not DescribeConfigs, say. The brokers then check ACLs for every
+// user but those SASL adds.
+func LimitedUser(mechanism, name, password string, acls ...kfake.ACL) Option {
+	return func(c *config) { c.limited = append(c.limited, limitedUser{user{mechanism, name, password}, acls}) }
 }
 
 // TLS makes the brokers accept only TLS connections, with cfg (its
@@ -66,7 +82,11 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	for _, u := range cfg.users {
+	all := cfg.users
+	for _, u := range cfg.limited {
+		all = append(all, u.user)
+	}
+	for _, u := range all {
 		switch u.mechanism {
 		case Plain, ScramSHA256, ScramSHA512:
 		default:
@@ -96,10 +116,16 @@ func (c *Cluster) start() error {
 	if c.cfg.tls != nil {
 		opts = append(opts, kfake.TLS(c.cfg.tls))
 	}
-	if len(c.cfg.users) > 0 {
+	if len(c.cfg.users) > 0 || len(c.cfg.limited) > 0 {
 		opts = append(opts, kfake.EnableSASL())
 		for _, u := range c.cfg.users {
 			opts = append(opts, kfake.Superuser(u.mechanism, u.name, u.password))
+		}
+	}
+	if len(c.cfg.limited) > 0 {
+		opts = append(opts, kfake.EnableACLs())
+		for _, u := range c.cfg.limited {
+			opts = append(opts, kfake.User(u.mechanism, u.name, u.password, u.acls...))
 		}
 	}
 	kc, err := kfake.NewCluster(opts...)
