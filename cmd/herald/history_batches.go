@@ -467,6 +467,10 @@ func (a *app) readAudit(ctx context.Context, files []string, group string, heldE
 		return err
 	}
 	for _, r := range reads {
+		if strays, _ := audit.DateNamed(r.Path); len(strays) > 0 {
+			a.log.Warn("files beside the audit log are named by a date, not by herald's rotation (logrotate's dateext?): they are not read with it; "+
+				"herald rotates its log itself, so let nothing else rotate it, and give such a file its own --audit to read it", "file", r.Path, "not read", strays)
+		}
 		if missing, _ := audit.MissingRotated(r.Path); len(missing) > 0 {
 			a.log.Warn("rotated files of the audit log are missing between the others: what they held is not in this history", "file", r.Path, "missing", missing)
 		}

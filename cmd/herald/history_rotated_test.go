@@ -93,3 +93,55 @@ func TestHistoryMarksTheOwnerAfterARemovedRotatedFile(t *testing.T) {
 	write(t, as, mk(publish.LeaderReady, b, nil, 30, 31, false))
 	check("the removed file between others")
 }
+
+// TestHistoryIgnoresADateNamedFileBesideTheLog: a file named like
+// audit.log.20261129 (logrotate's dateext with a dot, a copy named by
+// date) sits beside a log the bridge rotates itself. It was read as the
+// newest rotated file: history warned that twenty million rotated files
+// were missing before it, and the sink's next rotation was numbered
+// after it, so every later read warned so too. It is no rotation of
+// herald's now: history warns, naming it, and reads the log without it.
+func TestHistoryIgnoresADateNamedFileBesideTheLog(t *testing.T) {
+	g := uniq(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	now := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
+		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
+			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
+	}
+	// One byte: the sink rotates before every batch but the first.
+	as, err := audit.New(path, audit.MaxSize(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { as.Close() })
+	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
+	write(t, as, mk(publish.LeaderElected, b, nil, 20, 20, false))
+	// A copy of the first rotated file, named by the day.
+	first, err := os.ReadFile(path + ".000001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := path + ".20261129"
+	if err := os.WriteFile(stray, first, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	write(t, as, mk(publish.LeaderReady, b, nil, 20, 21, false))
+	if _, err := os.Stat(path + ".000002"); err != nil {
+		t.Errorf("the sink's second rotation is not %s.000002: %v", path, err)
+	}
+	out, stderr, code := heraldRun(t, nil, "history", g, "--audit", path)
+	if code != 0 || !strings.Contains(out, "bravo") {
+		t.Fatalf("history beside a date-named file: exit %d:\n%s%s", code, out, stderr)
+	}
+	if strings.Contains(stderr, "missing between") || !strings.Contains(stderr, stray) {
+		t.Errorf("history beside %s warns of missing files, or does not name it:\n%s", stray, stderr)
+	}
+	for _, r := range historyJSON(t, g, "--audit", path) {
+		if r.Gap {
+			t.Errorf("history beside a date-named file marks a gap where none is: %+v", r)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 const (
@@ -22,31 +23,17 @@ func rotatedName(path string, seq int) string {
 }
 
 // rotated lists the rotated files of path, oldest first, with their
-// sequence numbers. Names that do not end in a plain sequence are ignored.
+// sequence numbers. Names that do not end in a plain sequence are
+// ignored, and so are those whose number reads as a date (DateNamed).
 func rotated(path string) ([]string, []int, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	ents, err := os.ReadDir(dir)
+	var seqs []int
+	err := besideLog(path, func(suffix string) {
+		if n, ok := seqOf(suffix); ok && !dateLike(suffix) {
+			seqs = append(seqs, n)
+		}
+	})
 	if err != nil {
 		return nil, nil, err
-	}
-	var seqs []int
-	for _, e := range ents {
-		name := e.Name()
-		if e.IsDir() || !strings.HasPrefix(name, base+".") {
-			continue
-		}
-		suffix := name[len(base)+1:]
-		if len(suffix) < seqWidth {
-			continue
-		}
-		n, err := strconv.Atoi(suffix)
-		if err != nil || n <= 0 || strings.TrimLeft(suffix, "0123456789") != "" {
-			continue
-		}
-		seqs = append(seqs, n)
 	}
 	sort.Ints(seqs)
 	names := make([]string, len(seqs))
@@ -54,6 +41,64 @@ func rotated(path string) ([]string, []int, error) {
 		names[i] = rotatedName(path, n)
 	}
 	return names, seqs, nil
+}
+
+// besideLog calls f with the suffix of each file named path + "." +
+// suffix.
+func besideLog(path string, f func(suffix string)) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if name := e.Name(); !e.IsDir() && strings.HasPrefix(name, base+".") {
+			f(name[len(base)+1:])
+		}
+	}
+	return nil
+}
+
+// seqOf is the sequence number a rotated file's suffix names.
+func seqOf(suffix string) (int, bool) {
+	if len(suffix) < seqWidth || strings.TrimLeft(suffix, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(suffix)
+	return n, err == nil && n > 0
+}
+
+// dateLike reports whether a suffix of digits reads as a date, with the
+// hour, minute and second or not (logrotate's dateext with a dot,
+// dateformat .%Y%m%d): a date read as a number is nineteen million or
+// more, rotations no log of herald's reaches. Read as one, such a file
+// was the newest rotated file, after millions said missing, and the
+// sink numbered its next rotation after it.
+func dateLike(suffix string) bool {
+	const layout = "20060102150405"
+	if len(suffix) < 8 || len(suffix) > len(layout) || len(suffix)%2 != 0 {
+		return false
+	}
+	t, err := time.Parse(layout[:len(suffix)], suffix)
+	return err == nil && t.Year() >= 1970
+}
+
+// DateNamed names the files beside the log at path whose names are
+// those of a rotated file but for a number that reads as a date
+// (audit.log.20261129, from logrotate's dateext with a dot): no rotation
+// of herald's, they are not read with the log, and a reader says so.
+func DateNamed(path string) ([]string, error) {
+	var names []string
+	err := besideLog(path, func(suffix string) {
+		if _, ok := seqOf(suffix); ok && dateLike(suffix) {
+			names = append(names, path+"."+suffix)
+		}
+	})
+	sort.Strings(names)
+	return names, err
 }
 
 // syncDir makes a rename or create in dir durable.

@@ -8,14 +8,15 @@ import (
 )
 
 // TestMissingRotatedNamesALongRunByItsEnds: a stray file beside the log
-// whose suffix is a long number (logrotate's dateext with a dot, a copy
-// named by date) sits far above the real rotations. Every number in
+// whose suffix is a long number (a copy numbered by hand; one named by a
+// date is no rotated file, TestDateNamedFileIsNoRotatedFile) sits far
+// above the real rotations. Every number in
 // between was named one by one: some twenty million names, a warning of
 // hundreds of megabytes. A run of more than three is named by its ends.
 func TestMissingRotatedNamesALongRunByItsEnds(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "audit.log")
-	for _, n := range []int{1, 3, 20261129} {
+	for _, n := range []int{1, 3, 98765432} {
 		if err := os.WriteFile(rotatedName(log, n), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -24,9 +25,38 @@ func TestMissingRotatedNamesALongRunByItsEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{rotatedName(log, 2), rotatedName(log, 4) + " to " + rotatedName(log, 20261128) + " (20261125 files)"}
+	want := []string{rotatedName(log, 2), rotatedName(log, 4) + " to " + rotatedName(log, 98765431) + " (98765428 files)"}
 	if !slices.Equal(missing, want) {
 		t.Errorf("missing %q (%d names), want %q", head(missing), len(missing), want)
+	}
+}
+
+// TestDateNamedFileIsNoRotatedFile: audit.log.20261129 beside the log
+// (logrotate's dateext with a dot) was read as its newest rotated file,
+// after twenty million said missing. It is named by DateNamed, and
+// neither read nor counted now.
+func TestDateNamedFileIsNoRotatedFile(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.log")
+	for _, n := range []string{log, rotatedName(log, 1), log + ".20261129", log + ".2026112913"} {
+		if err := os.WriteFile(n, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if missing, err := MissingRotated(log); err != nil || len(missing) > 0 {
+		t.Errorf("MissingRotated beside date-named files: %q, %v; want none", head(missing), err)
+	}
+	strays, err := DateNamed(log)
+	if want := []string{log + ".20261129", log + ".2026112913"}; err != nil || !slices.Equal(strays, want) {
+		t.Errorf("DateNamed: %q, %v; want %q", strays, err, want)
+	}
+	r, err := Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if want := []string{rotatedName(log, 1), log}; !slices.Equal(r.names, want) {
+		t.Errorf("the reader reads %q, want %q", r.names, want)
 	}
 }
 
