@@ -457,3 +457,65 @@ func TestHistoryFromAnEventsTopicAReaderCannotDescribeSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryOfAnAuditLogWhoseRotatedFilesWereCleanedUpWithTheRecordSaysSo:
+// as TestHistoryOfAnAuditLogWhoseRotatedFilesWereAllArchivedSaysSo, but
+// the cleanup took every file named audit.log.* (find -name 'audit.log.*'
+// -delete, logrotate's maxage over that pattern): the rotated files and
+// audit.log.rotated, the record of the last rotation, with them. The log
+// read as whole again, bravo as the group's first owner, GAP -, and the
+// next rotation reused the name .000001. The record is kept where such a
+// cleanup does not reach now, a dot file beside the log.
+func TestHistoryOfAnAuditLogWhoseRotatedFilesWereCleanedUpWithTheRecordSaysSo(t *testing.T) {
+	g := uniq(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	now := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
+		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
+			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
+	}
+	// One byte: the sink rotates before every batch but the first.
+	as, err := audit.New(path, audit.MaxSize(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { as.Close() })
+	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
+	write(t, as, mk(publish.LeaderElected, b, nil, 20, 20, false))
+	cleanup := func() {
+		t.Helper()
+		names, err := filepath.Glob(path + ".*")
+		if err != nil || len(names) == 0 {
+			t.Fatalf("nothing named %s.* to clean up: %v", path, err)
+		}
+		for _, n := range names {
+			if err := os.Remove(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cleanup()
+	bravo := func(when string) {
+		t.Helper()
+		found := false
+		for _, r := range historyJSON(t, g, "--audit", path) {
+			if r.Owner.ID == "bravo" {
+				found = true
+				if !r.Gap {
+					t.Errorf("%s, bravo, first stored after the cleanup, is not GAP maybe: %+v", when, r)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s, history shows no bravo", when)
+		}
+	}
+	bravo("before the next rotation")
+	write(t, as, mk(publish.LeaderReady, b, nil, 20, 21, false))
+	if _, err := os.Stat(path + ".000001"); err == nil {
+		t.Errorf("the sink's next rotation reused %s.000001, the name of a file cleaned up", path)
+	}
+	bravo("after the next rotation")
+}

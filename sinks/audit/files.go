@@ -187,13 +187,28 @@ const lastRotatedSuffix = ".rotated"
 // LastRotatedPath is the file beside the log at path that keeps the
 // number of the sink's last rotation, so that a rotation after every
 // rotated file was moved away numbers its file above theirs, and a reader
-// can tell a log that began after a rotation.
-func LastRotatedPath(path string) string { return filepath.Clean(path) + lastRotatedSuffix }
+// can tell a log that began after a rotation. It is a dot file,
+// .audit.log.rotated: named audit.log.rotated, a cleanup of the rotated
+// files (find -name 'audit.log.*' -delete, a logrotate pattern) took it
+// with them, and the log read as holding every event again.
+func LastRotatedPath(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+lastRotatedSuffix)
+}
 
-// lastRotated is the number LastRotatedPath keeps: 0 when there is no
-// such file (the log never rotated, or herald before 2026-11-29 rotated it).
+// lastRotated is the number the sink's last rotation kept: the higher of
+// LastRotatedPath's and of audit.log.rotated, where herald before
+// 2026-11-30 kept it; 0 when neither is there (the log never rotated, or
+// herald before 2026-11-29 rotated it).
 func lastRotated(path string) (int, error) {
-	b, err := os.ReadFile(LastRotatedPath(path))
+	last, err := readRotation(LastRotatedPath(path))
+	old, oldErr := readRotation(filepath.Clean(path) + lastRotatedSuffix)
+	return max(last, old), errors.Join(err, oldErr)
+}
+
+// readRotation reads the rotation number kept in the file name: 0
+// without error when there is none.
+func readRotation(name string) (int, error) {
+	b, err := os.ReadFile(name)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
@@ -202,7 +217,7 @@ func lastRotated(path string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("audit: %s holds no rotation number: %q", LastRotatedPath(path), b)
+		return 0, fmt.Errorf("audit: %s holds no rotation number: %q", name, b)
 	}
 	return n, nil
 }

@@ -61,3 +61,23 @@ func TestDateNamedFileIsNoRotatedFile(t *testing.T) {
 }
 
 func head(s []string) []string { return s[:min(len(s), 4)] }
+
+// TestOldestRemovedReadsTheRecordHeraldKeptBefore: herald before
+// 2026-11-30 kept the number of the last rotation in audit.log.rotated;
+// with every rotated file gone since, that record still says the log
+// began after a rotation.
+func TestOldestRemovedReadsTheRecordHeraldKeptBefore(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := OldestRemoved(log); gone || err != nil {
+		t.Fatalf("a log that never rotated: removed %v, %v", gone, err)
+	}
+	if err := os.WriteFile(log+".rotated", []byte("3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := OldestRemoved(log); !gone || err != nil {
+		t.Errorf("a log whose last rotation audit.log.rotated keeps: removed %v, %v; want true", gone, err)
+	}
+}
