@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/segmentio/kafka-go"
 
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/sinks/audit"
@@ -92,15 +93,20 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 }
 
 // describeRefused says that whether the events topic compacts could not
-// be checked, and what grant lets the reader check it.
+// be checked, and, when the brokers refused the reader, what grant lets
+// it check.
 func describeRefused(cfg kafkasink.Config, err error) error {
+	err = fmt.Errorf("could not check whether the topic %s compacts (its cleanup.policy), which would drop a group's older records: %w",
+		kafkasink.DefaultEventsTopic, err)
+	if !errors.Is(err, kafka.TopicAuthorizationFailed) && !errors.Is(err, kafka.ClusterAuthorizationFailed) {
+		return err
+	}
 	who := "the reader's principal"
 	if cfg.SASL != nil && cfg.SASL.User != "" {
 		who = "User:" + cfg.SASL.User
 	}
-	return fmt.Errorf("could not check whether the topic %s compacts (its cleanup.policy), which would drop a group's older records: %w; "+
-		"grant DescribeConfigs on it: kafka-acls.sh --add --allow-principal %s --operation DescribeConfigs --topic %s",
-		kafkasink.DefaultEventsTopic, err, who, kafkasink.DefaultEventsTopic)
+	return fmt.Errorf("%w; grant DescribeConfigs on it: kafka-acls.sh --add --allow-principal %s --operation DescribeConfigs --topic %s",
+		err, who, kafkasink.DefaultEventsTopic)
 }
 
 // streamDeleted lists the sequences of the messages deleted inside the
