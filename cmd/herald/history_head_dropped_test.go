@@ -223,10 +223,7 @@ func TestHistoryOfAnAuditLogWhoseOldestFilesWereRemovedSaysSo(t *testing.T) {
 	now := time.Now().UTC().Add(-time.Minute)
 	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
 	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
-		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
-			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
-	}
+	mk := storyOf(g, now)
 	files := [][]publish.Event{
 		{mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false)},
 		{mk(publish.LeaderElected, b, nil, 20, 20, false)},
@@ -284,16 +281,8 @@ func TestHistoryOfAnAuditLogWhoseRotatedFilesWereAllArchivedSaysSo(t *testing.T)
 	now := time.Now().UTC().Add(-time.Minute)
 	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
 	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
-		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
-			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
-	}
-	// One byte: the sink rotates before every batch but the first.
-	as, err := audit.New(path, audit.MaxSize(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { as.Close() })
+	mk := storyOf(g, now)
+	as := rotatingSink(t, path)
 	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
 	write(t, as, mk(publish.LeaderElected, b, nil, 20, 20, false))
 	archive := func(name string) {
@@ -333,10 +322,7 @@ func TestHistoryFromAStreamWithAGroupsMessagesDeletedInsideMarksTheNext(t *testi
 	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
 	c := &publish.Participant{ID: "charlie", Node: "n_0000000002", Session: "0x2"}
 	b := &publish.Participant{ID: "bravo", Node: "n_0000000003", Session: "0x3"}
-	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
-		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
-			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
-	}
+	mk := storyOf(g, now)
 	for _, e := range []publish.Event{
 		mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false),
 		mk(publish.LeaderElected, c, nil, 20, 20, false), mk(publish.LeaderLost, nil, c, 20, 25, false),
@@ -472,16 +458,8 @@ func TestHistoryOfAnAuditLogWhoseRotatedFilesWereCleanedUpWithTheRecordSaysSo(t 
 	now := time.Now().UTC().Add(-time.Minute)
 	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
 	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
-		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
-			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
-	}
-	// One byte: the sink rotates before every batch but the first.
-	as, err := audit.New(path, audit.MaxSize(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { as.Close() })
+	mk := storyOf(g, now)
+	as := rotatingSink(t, path)
 	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
 	write(t, as, mk(publish.LeaderElected, b, nil, 20, 20, false))
 	cleanup := func() {

@@ -62,16 +62,8 @@ func TestHistoryMarksTheOwnerAfterARemovedRotatedFile(t *testing.T) {
 	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
 	c := &publish.Participant{ID: "charlie", Node: "n_0000000002", Session: "0x2"}
 	b := &publish.Participant{ID: "bravo", Node: "n_0000000003", Session: "0x3"}
-	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
-		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
-			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
-	}
-	// One byte: the sink rotates before every batch but the first.
-	as, err := audit.New(path, audit.MaxSize(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { as.Close() })
+	mk := storyOf(g, now)
+	as := rotatingSink(t, path)
 	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
 	write(t, as, mk(publish.LeaderElected, c, nil, 20, 20, false), mk(publish.LeaderLost, nil, c, 20, 25, false))
 	write(t, as, mk(publish.LeaderElected, b, nil, 30, 30, false))
@@ -107,16 +99,8 @@ func TestHistoryIgnoresADateNamedFileBesideTheLog(t *testing.T) {
 	now := time.Now().UTC().Add(-time.Minute)
 	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
 	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	mk := func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
-		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
-			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
-	}
-	// One byte: the sink rotates before every batch but the first.
-	as, err := audit.New(path, audit.MaxSize(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { as.Close() })
+	mk := storyOf(g, now)
+	as := rotatingSink(t, path)
 	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
 	write(t, as, mk(publish.LeaderElected, b, nil, 20, 20, false))
 	// A copy of the first rotated file, named by the day.
@@ -144,4 +128,25 @@ func TestHistoryIgnoresADateNamedFileBesideTheLog(t *testing.T) {
 			t.Errorf("history beside a date-named file marks a gap where none is: %+v", r)
 		}
 	}
+}
+
+// storyOf makes the events of election group g as a bridge stores them,
+// each dated zxid seconds after now.
+func storyOf(g string, now time.Time) func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
+	return func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
+		return publish.Event{Type: typ, Group: g, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
+			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
+	}
+}
+
+// rotatingSink is an audit sink writing path that rotates the log before
+// every batch but the first (its size limit is one byte).
+func rotatingSink(t *testing.T, path string) *audit.Sink {
+	t.Helper()
+	as, err := audit.New(path, audit.MaxSize(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { as.Close() })
+	return as
 }
