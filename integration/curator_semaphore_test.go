@@ -1,9 +1,7 @@
 package integration_test
 
 import (
-	"errors"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,32 +24,14 @@ func TestHeraldNeverOwnsBesideACuratorSemaphore(t *testing.T) {
 		g := groupPath(t, "sem")
 		cur.send("hold semaphore-mutex " + g + " c1")
 		cur.expect("acq c1", step)
-		l, err := elect.NewLock(s, g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := l.AcquireTimeout(ctxFor(t, step), 5*time.Second)
-		if err == nil {
-			_ = h.Resign(ctxFor(t, step))
-			t.Fatalf("herald Lock acquired %s while Curator's InterProcessSemaphoreMutex holds it: two owners", g)
-		}
-		if !errors.Is(err, elect.ErrUnsafeGroup) || !strings.Contains(err.Error(), "Curator") {
-			t.Fatalf("Acquire beside a held Curator semaphore: %v; want ErrUnsafeGroup naming Curator's semaphore", err)
-		}
+		refusedBeside(t, s, g, elect.DialectAuto, "Curator")
 		cur.send("release c1")
 		cur.expect("released c1", step)
 	})
 
 	t.Run("semaphore beside an owner steps it down", func(t *testing.T) {
 		g := groupPath(t, "sem")
-		l, err := elect.NewLock(s, g, elect.CreateParents(), elect.WatchForHazards())
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := l.Acquire(ctxFor(t, step))
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := guardedOwner(t, s, g)
 		down := make(chan int64, 1)
 		go func() { <-h.Done(); down <- time.Now().UnixNano() }()
 		cur.send("hold semaphore-mutex " + g + " c2")
@@ -76,13 +56,7 @@ func TestHeraldNeverOwnsBesideACuratorSemaphore(t *testing.T) {
 		h := ownUnguarded(t, s, g)
 		cur.send("hold semaphore-mutex " + g + " c3")
 		cur.expect("acq c3", step)
-		v, err := elect.ReadGroup(ctxFor(t, step), s, g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(v.Hazard, "InterProcessSemaphore") || v.Owner == nil || v.Owner.Node != h.Node() {
-			t.Fatalf("view of %s with herald's owner %s beside Curator's semaphore: owner %v, hazard %q; want that owner and a hazard naming the semaphore", g, h.Node(), v.Owner, v.Hazard)
-		}
+		observedBeside(t, s, g, h, "InterProcessSemaphore")
 		cur.send("release c3")
 		cur.expect("released c3", step)
 	})

@@ -1,8 +1,6 @@
 package integration_test
 
 import (
-	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 // while Kazoo granted the lease beside it, and a herald Lock acquired a
 // path whose lease ran.
 func TestHeraldNeverOwnsBesideAKazooLease(t *testing.T) {
+	const what = "NonBlockingLease"
 	zkc := zktest.Shared(t)
 	kz := startKazoo(t, zkc.ConnectString(), kazooSession)
 	s := session(t, zkc.Addrs())
@@ -31,47 +30,26 @@ func TestHeraldNeverOwnsBesideAKazooLease(t *testing.T) {
 	// writes it, so that the owner sees nothing else.
 	t.Run("lease alone beside an owner steps it down", func(t *testing.T) {
 		g := groupPath(t, "lease")
-		l, err := elect.NewLock(s, g, elect.CreateParents(), elect.WatchForHazards())
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := l.Acquire(ctxFor(t, step))
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := guardedOwner(t, s, g)
 		end := time.Now().UTC().Add(time.Minute).Format("2006-01-02T15:04:05")
 		rec := `{"version": 1, "holder": "k1", "end": "` + end + `"}`
 		if _, err := raw.Create(g+"/lease_holder", []byte(rec), 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case <-h.Done():
-		case <-time.After(step):
-			t.Fatalf("herald Lock still owns %s %v after a Kazoo NonBlockingLease's lease appeared there: two owners", g, step)
-		}
-		if h.Reason() != elect.ReasonTwoOwners {
-			t.Fatalf("owner ended with %q (%v); want %q", h.Reason(), h.Err(), elect.ReasonTwoOwners)
-		}
+		steppedDown(t, h, g, what)
 	})
 
 	t.Run("running lease refuses, one run out does not", func(t *testing.T) {
 		g := groupPath(t, "lease")
 		kz.send("lease " + g + " k2 3")
 		kz.expect("leased k2", step)
+		refusedBeside(t, s, g, elect.DialectAuto, what)
+		time.Sleep(3*time.Second + 2*time.Second + time.Second) // the lease, herald's slack, the end cut to the second
 		l, err := elect.NewLock(s, g)
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := l.AcquireTimeout(ctxFor(t, step), time.Second)
-		if err == nil {
-			_ = h.Resign(ctxFor(t, step))
-			t.Fatalf("herald Lock acquired %s while Kazoo's NonBlockingLease runs there: two owners", g)
-		}
-		if !errors.Is(err, elect.ErrUnsafeGroup) || !strings.Contains(err.Error(), "NonBlockingLease") {
-			t.Fatalf("Acquire beside a running Kazoo lease: %v; want ErrUnsafeGroup naming the NonBlockingLease", err)
-		}
-		time.Sleep(3*time.Second + 2*time.Second + time.Second) // the lease, herald's slack, the end cut to the second
-		h, err = l.AcquireTimeout(ctxFor(t, step), 5*time.Second)
+		h, err := l.AcquireTimeout(ctxFor(t, step), 5*time.Second)
 		if err != nil {
 			t.Fatalf("Acquire of %s after Kazoo's lease ran out: %v", g, err)
 		}
@@ -83,12 +61,6 @@ func TestHeraldNeverOwnsBesideAKazooLease(t *testing.T) {
 		h := ownUnguarded(t, s, g)
 		kz.send("lease " + g + " k3 60")
 		kz.expect("leased k3", step)
-		v, err := elect.ReadGroup(ctxFor(t, step), s, g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(v.Hazard, "NonBlockingLease") || v.Owner == nil || v.Owner.Node != h.Node() {
-			t.Fatalf("view of %s with herald's owner %s beside a Kazoo lease: owner %v, hazard %q; want that owner and a hazard naming the NonBlockingLease", g, h.Node(), v.Owner, v.Hazard)
-		}
+		observedBeside(t, s, g, h, what)
 	})
 }

@@ -1,9 +1,7 @@
 package integration_test
 
 import (
-	"errors"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,18 +27,7 @@ func TestHeraldNeverOwnsBesideAKazooSemaphore(t *testing.T) {
 			id := "k-" + string(d)
 			kz.send("hold semaphore:1 " + g + " " + id)
 			kz.expect("acq "+id, step)
-			l, err := elect.NewLock(s, g, elect.WithDialect(d))
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := l.AcquireTimeout(ctxFor(t, step), 5*time.Second)
-			if err == nil {
-				_ = h.Resign(ctxFor(t, step))
-				t.Fatalf("herald Lock acquired %s while Kazoo's Semaphore holds its only lease there: two owners", g)
-			}
-			if !errors.Is(err, elect.ErrUnsafeGroup) || !strings.Contains(err.Error(), "Kazoo Semaphore") {
-				t.Fatalf("Acquire beside a held Kazoo Semaphore: %v; want ErrUnsafeGroup naming the Kazoo Semaphore", err)
-			}
+			refusedBeside(t, s, g, d, "Kazoo Semaphore")
 			children, _, err := raw.Children(g)
 			if err != nil {
 				t.Fatal(err)
@@ -58,24 +45,10 @@ func TestHeraldNeverOwnsBesideAKazooSemaphore(t *testing.T) {
 	// made certain with two leases, which Kazoo grants beside one child).
 	t.Run("lease beside an owner steps it down", func(t *testing.T) {
 		g := groupPath(t, "sem")
-		l, err := elect.NewLock(s, g, elect.CreateParents(), elect.WatchForHazards())
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := l.Acquire(ctxFor(t, step))
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := guardedOwner(t, s, g)
 		kz.send("hold semaphore:2 " + g + " k2")
 		kz.expect("acq k2", step)
-		select {
-		case <-h.Done():
-		case <-time.After(step):
-			t.Fatalf("herald Lock still owns %s %v after Kazoo's Semaphore took a lease there: two owners", g, step)
-		}
-		if h.Reason() != elect.ReasonTwoOwners {
-			t.Fatalf("owner ended with %q (%v); want %q", h.Reason(), h.Err(), elect.ReasonTwoOwners)
-		}
+		steppedDown(t, h, g, "Kazoo Semaphore")
 		kz.send("release k2")
 		kz.expect("released k2", step)
 	})
@@ -86,13 +59,7 @@ func TestHeraldNeverOwnsBesideAKazooSemaphore(t *testing.T) {
 		h := ownUnguarded(t, s, g)
 		kz.send("hold semaphore:2 " + g + " k4")
 		kz.expect("acq k4", step)
-		v, err := elect.ReadGroup(ctxFor(t, step), s, g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(v.Hazard, "Kazoo Semaphore") || v.Owner == nil || v.Owner.Node != h.Node() {
-			t.Fatalf("view of %s with herald's owner %s beside a Kazoo lease: owner %v, hazard %q; want that owner and a hazard naming the Kazoo Semaphore", g, h.Node(), v.Owner, v.Hazard)
-		}
+		observedBeside(t, s, g, h, "Kazoo Semaphore")
 		kz.send("release k4")
 		kz.expect("released k4", step)
 	})
@@ -100,14 +67,7 @@ func TestHeraldNeverOwnsBesideAKazooSemaphore(t *testing.T) {
 	// The other order is safe already: the semaphore counts herald's node.
 	t.Run("semaphore waits behind an owner", func(t *testing.T) {
 		g := groupPath(t, "sem")
-		l, err := elect.NewLock(s, g, elect.CreateParents(), elect.WatchForHazards())
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := l.Acquire(ctxFor(t, step))
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := guardedOwner(t, s, g)
 		kz.send("hold semaphore:1 " + g + " k3")
 		kz.expect("queued k3", step)
 		hold := time.After(2 * time.Second)
@@ -129,20 +89,4 @@ func TestHeraldNeverOwnsBesideAKazooSemaphore(t *testing.T) {
 		kz.send("release k3")
 		kz.expect("released k3", step)
 	})
-}
-
-// ownUnguarded takes a herald Lock on g that never looks for hazards, and
-// resigns it when the test ends.
-func ownUnguarded(t *testing.T, s *elect.Session, g string) *elect.Handle {
-	t.Helper()
-	l, err := elect.NewLock(s, g, elect.CreateParents(), elect.NoHazardCheck())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := l.Acquire(ctxFor(t, step))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Resign(ctxFor(t, step)) })
-	return h
 }
