@@ -46,7 +46,8 @@ func (c *pair) close() {
 }
 
 // clientToServer relays requests. The first frame is the connect request;
-// after it, a request whose opcode DropReplyTo armed marks its xid.
+// after it, a request whose opcode DropRequestTo armed ends the connection
+// unsent, and one whose opcode DropReplyTo armed marks its xid.
 func (p *Proxy) clientToServer(c *pair) {
 	defer c.close()
 	out := p.sender(c, c.server)
@@ -62,6 +63,9 @@ func (p *Proxy) clientToServer(c *pair) {
 		var forwarded chan struct{} // closed once b went on: HoldReplyTo
 		if isFrame && !first {
 			xid, op, ok := requestHeader(b)
+			if ok && p.takeDropRequest(op) {
+				return // swallowed: the deferred close cuts the connection
+			}
 			if ok && p.takeDrop(op) {
 				c.dropXid.Store(xid)
 				c.dropArmed.Store(true)

@@ -30,6 +30,7 @@ type Proxy struct {
 	blackhole bool
 	unblocked chan struct{} // closed whenever blackhole is off
 	dropOps   map[int32]bool
+	dropReqs  map[int32]bool // see DropRequestTo
 	dropped   int
 	// holdOps, held and release: see HoldReplyTo.
 	holdOps map[int32]bool
@@ -152,6 +153,38 @@ func (p *Proxy) DropReplyTo(opcodes ...int32) {
 	}
 }
 
+// DropRequestTo arms a one-shot fault: the next client request, on any
+// connection, whose opcode is one of opcodes is swallowed, never reaching
+// the server, and that connection cut, as ZooKeeper itself closes the
+// connection of a request over its jute.maxbuffer. The client sees
+// connection loss for a request that did nothing. Checked before
+// HoldReplyTo, which a request it swallows does not disarm. Calling it
+// again replaces the armed set; no opcodes disarms it.
+func (p *Proxy) DropRequestTo(opcodes ...int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropReqs = nil
+	if len(opcodes) > 0 {
+		p.dropReqs = make(map[int32]bool, len(opcodes))
+	}
+	for _, op := range opcodes {
+		p.dropReqs[op] = true
+	}
+}
+
+// takeDropRequest disarms and reports true when op is armed by
+// DropRequestTo.
+func (p *Proxy) takeDropRequest(op int32) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.dropReqs[op] {
+		return false
+	}
+	p.dropReqs = nil
+	p.dropped++
+	return true
+}
+
 // HoldReplyTo arms a one-shot fault: the next client request, on any
 // connection, whose opcode is one of opcodes is forwarded to the server,
 // and its reply, with everything after it on that connection, is held
@@ -196,7 +229,8 @@ func (p *Proxy) takeHold(op int32) (held, release chan struct{}) {
 	return p.held, p.release
 }
 
-// Dropped is the number of replies swallowed by DropReplyTo so far.
+// Dropped is the number of replies swallowed by DropReplyTo, and of
+// requests by DropRequestTo, so far.
 func (p *Proxy) Dropped() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

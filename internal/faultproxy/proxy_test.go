@@ -183,6 +183,40 @@ func TestDropReplyToCreate(t *testing.T) {
 	}
 }
 
+// TestDropRequestToCreate: the armed create never reaches the server; the
+// client sees the connection lost, and once reconnected works as before.
+func TestDropRequestToCreate(t *testing.T) {
+	srv := zktest.Shared(t)
+	p := newProxy(t, srv.Member(0).Addr())
+	c := dial(t, p.Addr(), 4*time.Second)
+	c.await(t, zk.StateHasSession, 10*time.Second)
+	path := uniq(t)
+	if _, err := c.Create(path, nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	p.DropRequestTo(faultproxy.OpCreate, faultproxy.OpCreate2)
+	if _, _, err := c.Get(path); err != nil {
+		t.Fatalf("a getData must not trigger the create fault: %v", err)
+	}
+	if _, err := c.Create(path+"/lost", nil, 0, acl); !errors.Is(err, zk.ErrConnectionClosed) {
+		t.Fatalf("Create = %v, want zk.ErrConnectionClosed", err)
+	}
+	direct := dial(t, srv.Member(0).Addr(), 4*time.Second)
+	if _, err := direct.Sync(path); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := direct.Exists(path + "/lost"); err != nil || ok {
+		t.Fatalf("the swallowed create reached the server: exists=%v, %v", ok, err)
+	}
+	c.await(t, zk.StateHasSession, 10*time.Second)
+	if _, err := c.Create(path+"/kept", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Dropped(); n != 1 {
+		t.Fatalf("Dropped = %d, want 1", n)
+	}
+}
+
 // TestHoldReplyTo: the armed request reaches the server at once, its reply
 // (and the replies after it) waits for Release, on a connection kept open.
 func TestHoldReplyTo(t *testing.T) {
