@@ -201,7 +201,7 @@ func (f Fence) checkpoint(ctx context.Context, s *Session, data []byte, owners b
 	var cut error // the last connection loss, should the tries run out
 	lost := 0     // writes cut off once sent, each read back as not saved
 	for tries := 0; tries < 8; tries++ {
-		cur, office, err := f.readBoth(ctx, s)
+		cur, office, err := f.readBoth(ctx, s, sent)
 		switch {
 		case err == nil && sent && cur.exists && bytes.Equal(cur.data, rec):
 			return nil // our write landed; only its answer was lost
@@ -264,8 +264,18 @@ func (f Fence) tooBig(n int) error {
 }
 
 // readBoth reads the checkpoint and the office for a fenced checkpoint
-// (an office this identity may not read is left unchecked).
-func (f Fence) readBoth(ctx context.Context, s *Session) (cur, office checkpointRead, err error) {
+// (an office this identity may not read is left unchecked). Once a write
+// of ours went unanswered (sent), the session's server first catches up
+// with the leader (a sync, answered after the proposals before it): the
+// session may have moved to a member whose copy lacks that write, still a
+// proposal or not yet applied there, and a read there alone took a write
+// that landed for one that did not (ErrTooBig's "it was not saved").
+func (f Fence) readBoth(ctx context.Context, s *Session, sent bool) (cur, office checkpointRead, err error) {
+	if sent {
+		if _, err = call(ctx, func() (string, error) { return s.Conn().Sync(f.Group) }); err != nil {
+			return cur, office, err
+		}
+	}
 	if cur, err = f.readCheckpoint(ctx, s); err != nil {
 		return cur, office, err
 	}
