@@ -197,11 +197,15 @@ func (f Fence) checkpoint(ctx context.Context, s *Session, data []byte, owners b
 		}
 	}
 	p := f.Group + "/" + CheckpointNode
-	var sent bool // a write went without its answer (a connection lost)
-	var cut error // the last connection loss, should the tries run out
-	lost := 0     // writes cut off once sent, each read back as not saved
+	var sent bool             // a write went without its answer (a connection lost)
+	var cut error             // the last connection loss, should the tries run out
+	lost := 0                 // writes cut off once sent, each read back as not saved
+	var lostAt checkpointRead // the checkpoint as read before the last of them
 	for tries := 0; tries < 8; tries++ {
 		cur, office, err := f.readBoth(ctx, s, sent)
+		if err == nil && (cur.exists != lostAt.exists || cur.version != lostAt.version) {
+			lost = 0 // a write landed since (ours, or one that replaced it): the servers took it
+		}
 		switch {
 		case err == nil && sent && cur.exists && bytes.Equal(cur.data, rec):
 			return nil // our write landed; only its answer was lost
@@ -231,7 +235,7 @@ func (f Fence) checkpoint(ctx context.Context, s *Session, data []byte, owners b
 			// own write, which the next read shows, byte for byte.
 			sent, cut = sent || writeSent(err), err
 			if writeSent(err) {
-				lost++
+				lost, lostAt = lost+1, cur
 			}
 			if err := f.reconnect(ctx, s, sent); err != nil {
 				return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/faultproxy"
 )
 
 // TestHandleCheckpointOverTheServersLimit: a checkpoint whose record is
@@ -111,5 +112,53 @@ func TestFenceCheckpointThroughTheOwnersSessionOverTheServersLimit(t *testing.T)
 	}
 	if !h.Held() {
 		t.Fatalf("the owner lost its ownership to a checkpoint too big to send: %v", h.Reason())
+	}
+}
+
+// TestTooBigIsNotToldOfAWriteThatLandedAndWasReplaced: a big record's
+// first write landed, its reply lost with the connection; before the
+// writer read it back, another write of the same leader replaced it, and
+// the writer's next write was cut off unsent. Two writes lost and a read
+// back that did not show the record were taken for the servers refusing
+// it as too big: ErrTooBig, "it was not saved", though it was, and a
+// write landed, so the servers took it. A write that landed since ours
+// went unanswered (the checkpoint changed) now starts the count again,
+// and the writer writes once more.
+func TestTooBigIsNotToldOfAWriteThatLandedAndWasReplaced(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	addrs := sharedAddrs(t)
+	s := session(t, addrs)
+	g := groupPath(t)
+	el, err := elect.NewElection(s, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := el.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Checkpoint(ctx, []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	px := proxyTo(t, addrs[0])
+	w := session(t, []string{px.Addr()}, elect.WithSessionTimeout(20*time.Second))
+	px.DropReplyTo(faultproxy.OpMulti)
+	px.Refuse(true) // once the reply is lost, the writer waits to reconnect
+	data := bytes.Repeat([]byte("c"), 100<<10)
+	got := make(chan error, 1)
+	go func() { got <- h.Fence().Checkpoint(ctx, w, data) }()
+	eventually(t, 20*time.Second, "the first write's reply dropped", func() bool { return px.Dropped() == 1 })
+	if err := h.Checkpoint(ctx, []byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	px.DropRequestTo(faultproxy.OpMulti)
+	px.Refuse(false)
+	err = <-got
+	c, rerr := elect.ReadCheckpoint(ctx, s, g)
+	if errors.Is(err, elect.ErrTooBig) {
+		t.Fatalf("a record whose first write landed was taken for one too big: %v", err)
+	}
+	if err != nil || rerr != nil || !bytes.Equal(c.Data, data) {
+		t.Fatalf("checkpoint: %v; then read %.10q (%v), want the record written", err, c.Data, rerr)
 	}
 }
