@@ -88,6 +88,9 @@ type View struct {
 	// (Since, or a report's ReportEpoch) counts the elections in between
 	// exactly, as the observer that read it would have.
 	epoch int64
+	// epochWrites is the epoch node's data version read with epoch, when
+	// epochWritesKnown (not from a report): see missedByEpoch.
+	epochWrites int32
 	// version is the group node's data version; markedOnce says the mark
 	// was written once since the last read, in the very transaction of the
 	// last child change: a resignation or release (see readRelease).
@@ -100,8 +103,9 @@ type View struct {
 	markUnread  bool
 	parentKnown bool
 	// recipeGuessed: nothing told the recipe (see RecipeGuessed).
-	recipeGuessed bool
-	epochKnown    bool
+	recipeGuessed    bool
+	epochKnown       bool
+	epochWritesKnown bool
 }
 
 // viewEnds says whose end a read tells, beside a release on record: few

@@ -132,6 +132,11 @@ type SingleView struct {
 	// node does not exist: no election yet).
 	Epoch      int64
 	EpochKnown bool
+	// epochWrites is the epoch node's data version, read with Epoch (0
+	// without the node): how often it was written. Kafka writes it once
+	// per election, so it moves with the epoch unless someone else wrote
+	// it (see missedByEpoch).
+	epochWrites int32
 	// EpochErr says why the epoch node's data, read with the owner's,
 	// is no epoch ("" when it is, or there is none): written by someone
 	// else than the system (an operator's set).
@@ -179,7 +184,7 @@ func (sv SingleView) zxid() int64 { return max(sv.Pzxid, sv.dataZxid) }
 // says whether the parent exists.
 func (sv SingleView) view() View {
 	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid,
-		epoch: sv.Epoch, epochKnown: sv.EpochKnown}
+		epoch: sv.Epoch, epochKnown: sv.EpochKnown, epochWrites: sv.epochWrites, epochWritesKnown: sv.EpochKnown}
 	if sv.Owner != nil {
 		v.Queue = []Participant{*sv.Owner}
 		v.Owner = &v.Queue[0]
@@ -305,7 +310,7 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 		case est != nil && (st == nil || est.Mzxid == st.Mzxid || own):
 			e, err := ident.ParseEpoch(epoch)
 			if err == nil {
-				sv.Epoch, sv.EpochKnown = e, true
+				sv.Epoch, sv.EpochKnown, sv.epochWrites = e, true, est.Version
 				break
 			}
 			// Written by someone else than its system: say so, as for

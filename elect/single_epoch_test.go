@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherald/herald/elect"
 )
 
@@ -104,4 +106,57 @@ func firstSnapshot(t *testing.T, s *elect.Session, p string, sn elect.SingleNode
 		t.Fatal("no last view")
 	}
 	return c, v
+}
+
+// TestKafkaEpochSetByAnOperator: Kafka's /controller_epoch written by
+// someone else than an election (an operator's set, a script "fixing"
+// it) counts no elections, yet the observer took its value for their
+// count. Set back by one, two elections that followed between two reads
+// moved it by one, and the controller elected unseen went unmarked; set
+// forward, a controller's plain end was published as a gap. Kafka writes
+// the epoch once per election, so the node's data version moves with it:
+// when the two disagree the parent's counters tell instead.
+func TestKafkaEpochSetByAnOperator(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, op := session(t, addrs), session(t, addrs)
+	chroot := groupPath(t)
+	mkdirs(t, op.Conn(), chroot)
+	ctrl, epoch := chroot+"/controller", chroot+"/controller_epoch"
+	o := observeSingle(t, obs, ctrl, elect.SingleNodeFor(ctrl))
+	expect(t, o.Observer, elect.Snapshot, nil)
+	b1 := session(t, addrs)
+	kafkaElect(t, b1.Conn(), chroot, 1)
+	expect(t, o.Observer, elect.OwnerChanged, ownerIs("1"))
+
+	if _, err := op.Conn().Set(epoch, []byte("0"), -1); err != nil { // back by one
+		t.Fatal(err)
+	}
+	// Broker 1 gone, broker 2 elected and gone, broker 3 elected, in one
+	// transaction: each election reads the epoch and writes it plus one.
+	_, st, err := op.Conn().Get(epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b3 := session(t, addrs)
+	if _, err := b3.Conn().Multi(
+		&zk.DeleteRequest{Path: ctrl, Version: -1},
+		&zk.CreateRequest{Path: ctrl, Data: kafkaControllerData(2), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: epoch, Data: []byte("1"), Version: st.Version},
+		&zk.DeleteRequest{Path: ctrl, Version: -1},
+		&zk.CreateRequest{Path: ctrl, Data: kafkaControllerData(3), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: epoch, Data: []byte("2"), Version: st.Version + 1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("3")); !c.Gap || c.Previous == nil || c.Previous.ID != "1" {
+		t.Errorf("broker 2's tenure passed unseen after an operator set the epoch back, yet: %+v; want a gap", c)
+	}
+
+	if _, err := op.Conn().Set(epoch, []byte("10"), -1); err != nil { // forward
+		t.Fatal(err)
+	}
+	_ = b3.Close() // broker 3's plain end: nothing passed unseen
+	if c := expect(t, o.Observer, elect.OwnerChanged, nil); c.Owner != nil || c.Previous == nil || c.Previous.ID != "3" || c.Gap {
+		t.Errorf("broker 3's end after an operator set the epoch forward: %+v; want its end, no gap", c)
+	}
 }

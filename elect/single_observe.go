@@ -328,7 +328,12 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 // The epoch counts the elections exactly: one more than the two views show
 // (a new owner in sv is one) was missed. An epoch that went back says the
 // system's data was replaced (restored, or another cluster's): nothing
-// then counts what happened in between.
+// then counts what happened in between. Nor does an epoch node written
+// by someone else than an election (an operator's set): each election
+// writes it once, adding one, so its data version moves as its value
+// does; when they disagree, known is false and the parent's counters
+// tell. Taken for a count, an epoch set back by one hid the election that
+// followed it, and one set forward made a plain end a gap.
 func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
 	if !prev.epochKnown || !sv.EpochKnown {
 		return false, false
@@ -338,7 +343,13 @@ func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
 		seen = 1
 	}
 	d := sv.Epoch - prev.epoch
-	return d < 0 || d > seen, true
+	if d < 0 {
+		return true, true
+	}
+	if prev.epochWritesKnown && int64(sv.epochWrites)-int64(prev.epochWrites) != d {
+		return false, false
+	}
+	return d > seen, true
 }
 
 func b2i(b bool) int {

@@ -167,6 +167,7 @@ func TestManySingle(t *testing.T) {
 		{"SinceAndAfterOwner", TestSingleSinceAndAfterOwner},
 		{"RewrittenNodeAndRecipe", TestSingleRewrittenNodeAndRecipe},
 		{"KafkaEpochWrittenAfter", TestKafkaEpochWrittenAfterTheController},
+		{"KafkaEpochSetByAnOperator", TestKafkaEpochSetByAnOperator},
 		{"RewrittenLeaderDatedByItsWrite", TestRewrittenLeaderDatedByItsWrite},
 		{"HadoopBreadCrumbIsNoGap", TestHadoopBreadCrumbIsNoGap},
 		{"OperatorSetKeepsTheTenure", TestOperatorSetKeepsTheTenure},
