@@ -316,11 +316,27 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 	}
 	// Every create and delete of the parent's children bumps its child
 	// version: one delete and one create explain a new owner.
-	expected := crumbChanges(prevSV, sv)
-	if changed {
-		expected += b2i(prev.Owner != nil) + b2i(sv.Owner != nil)
-	}
+	expected := crumbChanges(prevSV, sv) + nodeChanges(prev, prevSV, sv, changed)
 	return int64(sv.Cversion-prev.Cversion)-int64(expected) > 0
+}
+
+// nodeChanges is how many creates and deletes of the leader node the two
+// reads show. With both reads at hand, the node's czxid tells it, whether
+// or not the node was taken for a leader's: a persistent copy put there by
+// hand and deleted again moves the parent's counter too, and counting
+// owners' nodes alone made each of its writes a gap. Against a view alone,
+// its owners tell.
+func nodeChanges(prev View, prevSV *SingleView, sv SingleView, changed bool) int {
+	if prevSV != nil {
+		if prevSV.nodeCzxid == sv.nodeCzxid {
+			return 0
+		}
+		return b2i(prevSV.nodeCzxid != 0) + b2i(sv.nodeCzxid != 0)
+	}
+	if !changed {
+		return 0
+	}
+	return b2i(prev.Owner != nil) + b2i(sv.Owner != nil)
 }
 
 // missedByEpoch is whether an election went unseen between prev and sv,

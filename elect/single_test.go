@@ -168,6 +168,7 @@ func TestManySingle(t *testing.T) {
 		{"RewrittenNodeAndRecipe", TestSingleRewrittenNodeAndRecipe},
 		{"KafkaEpochWrittenAfter", TestKafkaEpochWrittenAfterTheController},
 		{"KafkaEpochSetByAnOperator", TestKafkaEpochSetByAnOperator},
+		{"NodeNotTakenForALeaderIsNoGap", TestNodeNotTakenForALeaderIsNoGap},
 		{"RewrittenLeaderDatedByItsWrite", TestRewrittenLeaderDatedByItsWrite},
 		{"HadoopBreadCrumbIsNoGap", TestHadoopBreadCrumbIsNoGap},
 		{"OperatorSetKeepsTheTenure", TestOperatorSetKeepsTheTenure},
@@ -1127,4 +1128,71 @@ func kraftRewrite(t *testing.T, obs, op *elect.Session, root string) (string, el
 		t.Fatal(err)
 	}
 	return ctrl, expect(t, k.Observer, elect.OwnerChanged, ownerIs("3000"))
+}
+
+// TestNodeNotTakenForALeaderIsNoGap: a persistent copy of HBase's master
+// put at its path by hand while nobody led, then deleted, is seen by the
+// observer, each write of it: nothing passed unseen. Its create and delete
+// move the parent's child counter, which counted only owners' nodes, so
+// the group's restatements said Gap, and history marked tenures as
+// possibly missing where none could be.
+func TestNodeNotTakenForALeaderIsNoGap(t *testing.T) {
+	obs, hm, op, root, good := liveMaster(t)
+	master := root + "/hbase/master"
+	o := observeSingle(t, obs, master, elect.SingleNodeFor(master))
+	expect(t, o.Observer, elect.Snapshot, ownerIs("hm1.example,16000,1700000000001"))
+	hm.Close()
+	if c := expect(t, o.Observer, elect.OwnerChanged, nil); c.Gap {
+		t.Fatalf("the master's end: %+v; want no gap", c)
+	}
+	if _, err := op.Conn().Create(master, good, 0, openACL); err != nil { // by hand
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.Snapshot, nil); c.Owner != nil || c.Note == "" || c.Gap {
+		t.Errorf("a persistent copy of the master made by hand: %+v; want no owner, a note, no gap", c)
+	}
+	if err := op.Conn().Delete(master, -1); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.Snapshot, nil); c.Owner != nil || c.Note != "" || c.Gap {
+		t.Errorf("the copy deleted: %+v; want no owner, no note, no gap", c)
+	}
+	hm2 := session(t, sharedAddrs(t))
+	if _, err := hm2.Conn().Create(master, hbaseMasterData("hm2.example", 16000, 1700000000002), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("hm2.example,16000,1700000000002")); c.Gap {
+		t.Errorf("the next master: %+v; want no gap", c)
+	}
+	// Its node replaced by a copy in one transaction: its end, no gap.
+	if _, err := op.Conn().Multi(
+		&zk.DeleteRequest{Path: master, Version: -1},
+		&zk.CreateRequest{Path: master, Data: good, Acl: openACL, Flags: 0},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.OwnerChanged, nil); c.Owner != nil || c.Note == "" || c.Gap {
+		t.Errorf("hm2's node replaced by a copy: %+v; want its end, a note, no gap", c)
+	}
+	// A master that came and went unseen, between two copies, still is a
+	// gap, said with the next change.
+	if _, err := hm2.Conn().Multi(
+		&zk.DeleteRequest{Path: master, Version: -1},
+		&zk.CreateRequest{Path: master, Data: hbaseMasterData("hm3.example", 16000, 3), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.DeleteRequest{Path: master, Version: -1},
+		&zk.CreateRequest{Path: master, Data: good, Acl: openACL, Flags: 0},
+	); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the second copy read", func() bool {
+		_, st, err := obs.Conn().Exists(path.Dir(master))
+		l, _ := o.Leader()
+		return err == nil && st != nil && l.NotLeaderNode != "" && l.Cversion == st.Cversion
+	})
+	if err := op.Conn().Delete(master, -1); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o.Observer, elect.Snapshot, nil); c.Owner != nil || !c.Gap {
+		t.Errorf("hm3 came and went unseen: %+v; want a gap", c)
+	}
 }
