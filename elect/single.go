@@ -261,7 +261,8 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 			return SingleView{}, nil, err
 		}
 		e1, est1, err := r.epoch(ctx)
-		if err != nil {
+		hidden := errors.Is(err, errEpochHidden)
+		if err != nil && !hidden {
 			return SingleView{}, nil, err
 		}
 		sv := SingleView{Path: r.path, Recipe: r.recipe}
@@ -275,7 +276,8 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 		epoch, est := e1, est1
 		own := ownEpoch(st, est1)
 		if st != nil && est != nil && est.Mzxid != st.Mzxid && !own {
-			if epoch, est, err = r.epoch(ctx); err != nil {
+			epoch, est, err = r.epoch(ctx)
+			if hidden = errors.Is(err, errEpochHidden); err != nil && !hidden {
 				return SingleView{}, nil, err
 			}
 		}
@@ -302,26 +304,41 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 				return SingleView{}, nil, fmt.Errorf("%w: %s has %d children: a group, whose owner is the first of its queue; observe it as a group (bridge --watch %s)", ErrNotALeader, r.path, st.NumChildren, r.path)
 			}
 		}
-		switch {
-		case r.sn.EpochPath != "" && st == nil && est == nil:
-			// No epoch node: no election yet (Kafka creates it with 0,
-			// its initial epoch, before the first).
-			sv.EpochKnown = true
-		case est != nil && (st == nil || est.Mzxid == st.Mzxid || own):
-			e, err := ident.ParseEpoch(epoch)
-			if err == nil {
-				sv.Epoch, sv.EpochKnown, sv.epochWrites = e, true, est.Version
-				break
-			}
-			// Written by someone else than its system: say so, as for
-			// a leader node's data, once per write.
-			sv.EpochErr = fmt.Sprintf("%s holds data that is no epoch (%v)", r.sn.EpochPath, err)
-			if r.sn.OnFallback != nil && r.epochErrAt != est.Mzxid {
-				r.sn.OnFallback(r.sn.EpochPath, err)
-			}
-			r.epochErrAt = est.Mzxid
-		}
+		r.fillEpoch(&sv, epoch, st, est, own, hidden)
 		return sv, ch, nil
+	}
+}
+
+// errEpochHidden is what epoch returns when the epoch node's ACL does not
+// let this identity read it.
+var errEpochHidden = errors.New("elect: the epoch node may not be read")
+
+// fillEpoch sets sv's epoch from the epoch node's data and stat est, read
+// with the leader node (stat st, nil when missing; own: see ownEpoch),
+// or says why it is not known: hidden by its ACL, or no number.
+func (r *singleReader) fillEpoch(sv *SingleView, epoch []byte, st, est *zk.Stat, own, hidden bool) {
+	switch {
+	case hidden:
+		// The leader may still be read and reported: an ACL on the
+		// epoch alone ended its observation, naming neither node.
+		sv.EpochErr = fmt.Sprintf("%s may not be read (its ACL does not let this identity READ it)", r.sn.EpochPath)
+	case r.sn.EpochPath != "" && st == nil && est == nil:
+		// No epoch node: no election yet (Kafka creates it with 0,
+		// its initial epoch, before the first).
+		sv.EpochKnown = true
+	case est != nil && (st == nil || est.Mzxid == st.Mzxid || own):
+		e, err := ident.ParseEpoch(epoch)
+		if err == nil {
+			sv.Epoch, sv.EpochKnown, sv.epochWrites = e, true, est.Version
+			return
+		}
+		// Written by someone else than its system: say so, as for
+		// a leader node's data, once per write.
+		sv.EpochErr = fmt.Sprintf("%s holds data that is no epoch (%v)", r.sn.EpochPath, err)
+		if r.sn.OnFallback != nil && r.epochErrAt != est.Mzxid {
+			r.sn.OnFallback(r.sn.EpochPath, err)
+		}
+		r.epochErrAt = est.Mzxid
 	}
 }
 
@@ -390,14 +407,18 @@ func ownEpoch(st, est *zk.Stat) bool {
 	return st != nil && est != nil && est.Mzxid > st.Mzxid
 }
 
-// epoch reads the epoch node (nil stat without one, or when it is missing).
+// epoch reads the epoch node (nil stat without one, or when it is missing;
+// errEpochHidden when its ACL hides it).
 func (r *singleReader) epoch(ctx context.Context) ([]byte, *zk.Stat, error) {
 	if r.sn.EpochPath == "" {
 		return nil, nil, nil
 	}
 	d, st, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return r.conn.Get(r.sn.EpochPath) })
-	if errors.Is(err, zk.ErrNoNode) {
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
 		return nil, nil, nil
+	case errors.Is(err, zk.ErrNoAuth):
+		return nil, nil, errEpochHidden
 	}
 	return d, st, err
 }

@@ -2,7 +2,9 @@ package elect_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -158,5 +160,41 @@ func TestKafkaEpochSetByAnOperator(t *testing.T) {
 	_ = b3.Close() // broker 3's plain end: nothing passed unseen
 	if c := expect(t, o.Observer, elect.OwnerChanged, nil); c.Owner != nil || c.Previous == nil || c.Previous.ID != "3" || c.Gap {
 		t.Errorf("broker 3's end after an operator set the epoch forward: %+v; want its end, no gap", c)
+	}
+}
+
+// TestKafkaEpochHiddenByItsACL: an ACL on /controller_epoch that does not
+// let herald READ it (an operator locking it down) ended the observation
+// of the controller, which herald may read, with a bare "zk: not
+// authenticated" naming neither node, and who failed the same way: the
+// controller went unreported. The epoch is then unknown, and the note
+// says why, as for an epoch node holding no number.
+func TestKafkaEpochHiddenByItsACL(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, op := session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	b1 := session(t, addrs)
+	kafkaElect(t, b1.Conn(), root, 1)
+	if _, err := op.Conn().SetACL(epoch, zk.DigestACL(zk.PermAll, "kafka", "secret"), -1); err != nil {
+		t.Fatal(err)
+	}
+	hidden := func(what, note string) {
+		t.Helper()
+		if !strings.Contains(note, "its epoch is not known") || !strings.Contains(note, epoch) || !strings.Contains(note, "ACL") {
+			t.Errorf("%s notes %q; want it to say the epoch is not known, its ACL hiding %s", what, note, epoch)
+		}
+	}
+	sv, err := elect.ReadSingle(ctxT(t, 10*time.Second), obs, ctrl, elect.SingleNodeFor(ctrl))
+	if err != nil || sv.Owner == nil || sv.Owner.ID != "1" || sv.EpochKnown {
+		t.Fatalf("ReadSingle = owner %+v, epoch known %v, %v; want broker 1, its epoch not known", sv.Owner, sv.EpochKnown, err)
+	}
+	hidden("ReadSingle", sv.Note())
+	o := observeSingle(t, obs, ctrl, elect.SingleNodeFor(ctrl))
+	hidden("the snapshot", expect(t, o.Observer, elect.Snapshot, ownerIs("1")).Note)
+	_ = b1.Close()
+	if c := expect(t, o.Observer, elect.OwnerChanged, nil); c.Previous == nil || c.Previous.ID != "1" {
+		t.Errorf("broker 1's end: %+v", c)
 	}
 }

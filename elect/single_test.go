@@ -169,6 +169,7 @@ func TestManySingle(t *testing.T) {
 		{"KafkaEpochWrittenAfter", TestKafkaEpochWrittenAfterTheController},
 		{"KafkaEpochSetByAnOperator", TestKafkaEpochSetByAnOperator},
 		{"NodeNotTakenForALeaderIsNoGap", TestNodeNotTakenForALeaderIsNoGap},
+		{"KafkaEpochHiddenByItsACL", TestKafkaEpochHiddenByItsACL},
 		{"RewrittenLeaderDatedByItsWrite", TestRewrittenLeaderDatedByItsWrite},
 		{"HadoopBreadCrumbIsNoGap", TestHadoopBreadCrumbIsNoGap},
 		{"OperatorSetKeepsTheTenure", TestOperatorSetKeepsTheTenure},
