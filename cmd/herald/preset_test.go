@@ -448,6 +448,25 @@ func TestWhoPresetUnreadableSaysRefused(t *testing.T) {
 	}
 }
 
+// TestWhoKafkaEpochUnreadable: an ACL hiding /controller_epoch alone failed
+// who --preset kafka with a bare "zk: not authenticated", though the
+// controller could be read: it names the controller, its epoch unknown and
+// why.
+func TestWhoKafkaEpochUnreadable(t *testing.T) {
+	zkf := zkFlags(t)
+	chroot := uniq(t)
+	broker := zkSession(t)
+	kafkaRegister(t, broker.Conn(), chroot, 1)
+	if _, err := broker.Conn().SetACL(chroot+"/controller_epoch", zk.DigestACL(zk.PermAll, "kafka", "secret"), -1); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, append(zkf, "who", "--preset", "kafka="+chroot)...)
+	if code != 0 || !strings.Contains(out, "owner 1, since") || strings.Contains(out, "; epoch ") ||
+		!strings.Contains(out, "its epoch is not known: "+chroot+"/controller_epoch may not be read") {
+		t.Fatalf("who --preset kafka with the epoch unreadable: exit %d, want 0 naming broker 1, its epoch not known and why\n%s%s", code, out, stderr)
+	}
+}
+
 // TestRootAsADiscoverRoot: "/" is a discover root like any other, its
 // children groups, save the server's own /zookeeper: --discover / and
 // --preset NAME=/ are taken by bridge, and who --preset NAME=/ walks every
