@@ -586,16 +586,31 @@ func singleOwner(p string, st *zk.Stat, term int64, id string) Participant {
 // tenure: the same session's node, whose new data its system did not
 // write (it does not decode, where the last did: an operator's set) or
 // names the same owner. A rewrite naming another owner is a new one, as
-// for Kafka's /controller taken over by a KRaft controller.
+// for Kafka's /controller taken over by a KRaft controller. Kafka's
+// persistent /controller keeps its tenure only through writes naming the
+// same KRaft controller and epoch (sameKRaftLeader).
 func (r *singleReader) sameTenure(st *zk.Stat, id ident.Identity, err error) bool {
 	l := r.last
-	if l == nil || l.Owner == nil || st.EphemeralOwner == 0 || l.nodeCzxid != st.Czxid || l.Owner.Session != st.EphemeralOwner {
+	if l == nil || l.Owner == nil || l.nodeCzxid != st.Czxid || l.Owner.Session != st.EphemeralOwner {
 		return false
+	}
+	if st.EphemeralOwner == 0 {
+		return err == nil && sameKRaftLeader(id, l.Identity)
 	}
 	if err != nil {
 		return !l.Identity.Fallback
 	}
 	return id.ID == l.Identity.ID
+}
+
+// sameKRaftLeader reports whether id, read from Kafka's persistent
+// /controller written again, names the KRaft controller last read in the
+// same KRaft epoch: KRaft elects one leader per epoch, so that write (an
+// operator's set, a restore of the same bytes) is no election. It was
+// published as the controller's loss and a new tenure of it.
+func sameKRaftLeader(id, last ident.Identity) bool {
+	e := id.Fields["kraft_controller_epoch"]
+	return id.Format == ident.Kafka && last.Format == ident.Kafka && id.ID == last.ID && e != "" && e == last.Fields["kraft_controller_epoch"]
 }
 
 // notLeader says why a node is not a leader's ("" when it may be one):

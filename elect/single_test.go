@@ -169,6 +169,7 @@ func TestManySingle(t *testing.T) {
 		{"KafkaEpochWrittenAfter", TestKafkaEpochWrittenAfterTheController},
 		{"KafkaEpochSetByAnOperator", TestKafkaEpochSetByAnOperator},
 		{"NodeNotTakenForALeaderIsNoGap", TestNodeNotTakenForALeaderIsNoGap},
+		{"KRaftControllerWrittenAgainKeepsItsTenure", TestKRaftControllerWrittenAgainKeepsItsTenure},
 		{"KafkaEpochHiddenByItsACL", TestKafkaEpochHiddenByItsACL},
 		{"RewrittenLeaderDatedByItsWrite", TestRewrittenLeaderDatedByItsWrite},
 		{"HadoopBreadCrumbIsNoGap", TestHadoopBreadCrumbIsNoGap},
@@ -1195,5 +1196,50 @@ func TestNodeNotTakenForALeaderIsNoGap(t *testing.T) {
 	}
 	if c := expect(t, o.Observer, elect.Snapshot, nil); c.Owner != nil || !c.Gap {
 		t.Errorf("hm3 came and went unseen: %+v; want a gap", c)
+	}
+}
+
+// TestKRaftControllerWrittenAgainKeepsItsTenure: Kafka's persistent
+// /controller written again naming the same KRaft controller in the same
+// KRaft epoch (an operator's set, a restore of the same bytes) was
+// published as that controller's loss and a new tenure of it: KRaft elects
+// one leader per epoch, so such a write is no election. A write naming
+// another epoch still is one.
+func TestKRaftControllerWrittenAgainKeepsItsTenure(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, w := session(t, addrs), session(t, addrs)
+	chroot := groupPath(t)
+	mkdirs(t, w.Conn(), chroot)
+	ctrl := chroot + "/controller"
+	kraft := func(id, epoch int, ts string) []byte {
+		return fmt.Appendf(nil, `{"version":2,"brokerid":%d,"timestamp":"%s","kraftControllerEpoch":%d}`, id, ts, epoch)
+	}
+	if _, err := w.Conn().Create(ctrl, kraft(3000, 5, "1"), 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	o := observeSingle(t, obs, ctrl, elect.SingleNode{Format: ident.Kafka})
+	snap := expect(t, o.Observer, elect.Snapshot, ownerIs("3000"))
+	for _, ts := range []string{"1", "2"} { // the same bytes, then a new timestamp
+		if _, err := w.Conn().Set(ctrl, kraft(3000, 5, ts), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, st, err := w.Conn().Get(ctrl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the writes read", func() bool {
+		l, _ := o.Leader()
+		return l.Identity.Fields["timestamp"] == "2"
+	})
+	if l, _ := o.Leader(); l.Owner == nil || l.Owner.Node != snap.Owner.Node || st.Mzxid == st.Czxid {
+		t.Errorf("after writes naming the same KRaft controller and epoch: owner %+v; want the tenure %s", l.Owner, snap.Owner.Node)
+	}
+	if _, err := w.Conn().Set(ctrl, kraft(3000, 6, "3"), -1); err != nil { // re-elected: epoch 6
+		t.Fatal(err)
+	}
+	c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("3000"))
+	if c.Previous == nil || c.Previous.Node != snap.Owner.Node || c.Owner.Node == snap.Owner.Node || c.Gap {
+		t.Errorf("the same controller in KRaft epoch 6: %+v; want a new tenure after %s, no gap", c, snap.Owner.Node)
 	}
 }
