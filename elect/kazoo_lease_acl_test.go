@@ -1,0 +1,87 @@
+package elect_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestUnreadableKazooLeaseHolds: a Kazoo client with a default ACL of its
+// own (digest, SASL) writes its NonBlockingLease's lease_holder so that
+// herald's identity may not READ it. herald read the node's data to learn
+// the lease's end, and a read refused is no answer: a waiter failed with
+// a bare "not authenticated", an owner's guard gave up its listing and
+// kept owning beside the lease (watching nothing until its next recheck,
+// where it failed again), and an observer could not read the group at
+// all, where it had read the node as clutter before. A lease whose end
+// herald may not read may be running: it holds, as one that runs.
+func TestUnreadableKazooLeaseHolds(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	kazoo := session(t, sharedAddrs(t)) // the lease's writer: a session of its own
+	own := func(t *testing.T, opts ...elect.Option) (*elect.Lock, *elect.Handle) {
+		l, err := elect.NewLock(s, groupPath(t), append([]elect.Option{elect.CreateParents()}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := l.Acquire(ctxT(t, 20*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, h
+	}
+	// lease writes a running lease as Kazoo does, readable by its own
+	// identity alone.
+	lease := func(t *testing.T, group string) {
+		end := time.Now().UTC().Add(time.Minute).Format("2006-01-02T15:04:05")
+		rec := `{"version": 1, "holder": "k1", "end": "` + end + `"}`
+		if _, err := kazoo.Conn().Create(group+"/lease_holder", []byte(rec), 0, zk.DigestACL(zk.PermAll, "kazoo", "secret")); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("a waiter refuses", func(t *testing.T) {
+		l, h := own(t)
+		if err := h.Resign(ctxT(t, 20*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		lease(t, l.Path())
+		h, err := l.AcquireTimeout(ctxT(t, 20*time.Second), 3*time.Second)
+		if err == nil {
+			_ = h.Resign(ctxT(t, 20*time.Second))
+			t.Fatalf("acquired %s beside a Kazoo lease it may not read: two owners possible", l.Path())
+		}
+		if !errors.Is(err, elect.ErrUnsafeGroup) || !strings.Contains(err.Error(), "NonBlockingLease") || !strings.Contains(err.Error(), "READ") {
+			t.Fatalf("Acquire beside an unreadable Kazoo lease: %v; want ErrUnsafeGroup naming the NonBlockingLease and the READ it lacks", err)
+		}
+	})
+
+	t.Run("an owner steps down", func(t *testing.T) {
+		l, h := own(t, elect.WatchForHazards())
+		lease(t, l.Path())
+		select {
+		case <-h.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the owner of %s still holds 10s after a Kazoo lease it may not read appeared there: two owners possible", l.Path())
+		}
+		if h.Reason() != elect.ReasonTwoOwners {
+			t.Fatalf("stepped down with reason %q (%v); want %q", h.Reason(), h.Err(), elect.ReasonTwoOwners)
+		}
+	})
+
+	t.Run("observers tell", func(t *testing.T) {
+		_, kept := own(t, elect.NoHazardCheck())
+		lease(t, kept.Group())
+		v, err := elect.ReadGroup(ctxT(t, 20*time.Second), s, kept.Group())
+		if err != nil {
+			t.Fatalf("ReadGroup of %s beside a Kazoo lease it may not read: %v; want a view naming the hazard", kept.Group(), err)
+		}
+		if v.Owner == nil || v.Owner.Node != kept.Node() || !strings.Contains(v.Hazard, "NonBlockingLease") {
+			t.Fatalf("view of %s, its unguarded owner beside an unreadable Kazoo lease: owner %v, hazard %q; want that owner and the hazard", kept.Group(), v.Owner, v.Hazard)
+		}
+	})
+}
