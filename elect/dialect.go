@@ -172,6 +172,15 @@ const curatorLeases = "leases"
 // once. It is a client's while the lease runs (leaseHeld).
 const kazooLeaseHolder = "lease_holder"
 
+// mayLeaveALease reports whether the queue node name may be the Kazoo
+// Lock a NonBlockingLease takes its lease under: Kazoo writes
+// lease_holder while it holds that lock and deletes its node after, so
+// that node's deletion hands the queue on with a lease running.
+func mayLeaveALease(name string) bool {
+	info, _ := ParseName(name)
+	return info.Convention == "kazoo"
+}
+
 // leaseSlack is how long past a Kazoo lease's end herald still counts it
 // held: the end is cut to the second, and the holder's clock is not ours.
 const leaseSlack = 2 * time.Second

@@ -85,3 +85,59 @@ func TestUnreadableKazooLeaseHolds(t *testing.T) {
 		}
 	})
 }
+
+// TestWaiterBehindAKazooLeaseLockRefuses: a Kazoo NonBlockingLease takes
+// its lease under a Kazoo Lock of the same path, writes lease_holder, and
+// only then deletes its lock node. A herald waiter queued behind that
+// node in Kazoo's dialect, the only node below it, took its deletion for
+// the handover and owned without listing: beside the lease just written,
+// which its listing would have refused.
+func TestWaiterBehindAKazooLeaseLockRefuses(t *testing.T) {
+	s := session(t, sharedAddrs(t))
+	kazoo := session(t, sharedAddrs(t))
+	open := zk.WorldACL(zk.PermAll)
+	l, err := elect.NewLock(s, groupPath(t), elect.CreateParents(), elect.NoHazardCheck())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctxT(t, 20*time.Second)) // makes the group
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctxT(t, 20*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := kazoo.Conn().Create(l.Path()+"/4f0c7d2a9b1e4c3d8e5f6a7b8c9d0e1f__lock__", nil, zk.FlagEphemeral|zk.FlagSequence, open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		h   *elect.Handle
+		err error
+	}
+	acq := make(chan got, 1)
+	go func() {
+		h, err := l.Acquire(ctxT(t, 20*time.Second))
+		acq <- got{h, err}
+	}()
+	eventually(t, 10*time.Second, "the waiter queued behind Kazoo's lock node", func() bool {
+		c, _, err := kazoo.Conn().Children(l.Path())
+		return err == nil && len(c) >= 2
+	})
+	time.Sleep(200 * time.Millisecond) // its watch on the lock node set
+	end := time.Now().UTC().Add(time.Minute).Format("2006-01-02T15:04:05")
+	if _, err := kazoo.Conn().Create(l.Path()+"/lease_holder", []byte(`{"version": 1, "holder": "k1", "end": "`+end+`"}`), 0, open); err != nil {
+		t.Fatal(err)
+	}
+	if err := kazoo.Conn().Delete(lock, -1); err != nil {
+		t.Fatal(err)
+	}
+	r := <-acq
+	if r.err == nil {
+		_ = r.h.Release(ctxT(t, 20*time.Second))
+		t.Fatalf("acquired %s as Kazoo's lock node went, beside the NonBlockingLease it wrote: two owners", l.Path())
+	}
+	if !errors.Is(r.err, elect.ErrUnsafeGroup) || !strings.Contains(r.err.Error(), "NonBlockingLease") {
+		t.Fatalf("Acquire behind a Kazoo lease's lock node: %v; want ErrUnsafeGroup naming the NonBlockingLease", r.err)
+	}
+}

@@ -482,9 +482,11 @@ func (w *waiter) ownDeleted() error {
 // connection our own node's watch was set on, else listing again. Heard
 // on a later one, the deletion may have come before our own node's that
 // went first (see Session.connection); the listing, on the connection we
-// are on, tells.
+// are on, tells. A Kazoo lock node's deletion is listed after too: it
+// may be a NonBlockingLease's, gone once its lease was written beside the
+// queue (see kazooLeaseHolder), which only a listing shows.
 func (w *waiter) belowGone() waitState {
-	if w.onlyLower && w.ownConn != 0 && w.ownConn == w.q.s.connection() {
+	if w.onlyLower && w.ownConn != 0 && w.ownConn == w.q.s.connection() && !mayLeaveALease(w.below.name) {
 		w.expectMark()
 		return stateOwning
 	}
