@@ -56,46 +56,8 @@ func TestHeraldNeverOwnsBesideAKazooLease(t *testing.T) {
 		_ = h.Release(ctxFor(t, step))
 	})
 
-	// In Kazoo's dialect the lease's Kazoo Lock queues behind herald's
-	// owner, and a herald waiter behind that lock node: the node goes
-	// only once the lease is written, and the waiter, the next in line,
-	// owned at its deletion without listing the group.
 	t.Run("a waiter behind the lease's lock node refuses", func(t *testing.T) {
-		g := groupPath(t, "lease")
-		lo, err := elect.NewLock(s, g, elect.CreateParents(), elect.WithDialect(elect.DialectKazoo))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ho, err := lo.Acquire(ctxFor(t, step))
-		if err != nil {
-			t.Fatal(err)
-		}
-		kz.send("lease " + g + " k4 60")
-		queued := func(n int) func() bool {
-			return func() bool { c, _, err := raw.Children(g); return err == nil && len(c) >= n }
-		}
-		eventually(t, step, "Kazoo's lease lock queued behind herald's owner", queued(2))
-		lw, err := elect.NewLock(session(t, zkc.Addrs()), g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		acq := make(chan error, 1)
-		go func() {
-			h, err := lw.Acquire(ctxFor(t, step))
-			if err == nil {
-				_ = h.Release(ctxFor(t, step))
-			}
-			acq <- err
-		}()
-		eventually(t, step, "the herald waiter queued behind Kazoo's lock node", queued(3))
-		time.Sleep(200 * time.Millisecond) // its watch on that node set
-		if err := ho.Release(ctxFor(t, step)); err != nil {
-			t.Fatal(err)
-		}
-		kz.expect("leased k4", step)
-		if err := <-acq; !errors.Is(err, elect.ErrUnsafeGroup) || !strings.Contains(err.Error(), "NonBlockingLease") {
-			t.Fatalf("herald waiter behind Kazoo's lease lock on %s: Acquire gave %v; want ErrUnsafeGroup naming the NonBlockingLease (nil: two owners)", g, err)
-		}
+		waiterBehindLeaseLock(t, kz, s, raw, zkc.Addrs())
 	})
 
 	t.Run("observers tell a lease beside an owner", func(t *testing.T) {
@@ -105,4 +67,46 @@ func TestHeraldNeverOwnsBesideAKazooLease(t *testing.T) {
 		kz.expect("leased k3", step)
 		observedBeside(t, s, g, h, what)
 	})
+}
+
+// waiterBehindLeaseLock: in Kazoo's dialect the lease's Kazoo Lock queues behind herald's
+// owner, and a herald waiter behind that lock node: the node goes
+// only once the lease is written, and the waiter, the next in line,
+// owned at its deletion without listing the group.
+func waiterBehindLeaseLock(t *testing.T, kz *peer, s *elect.Session, raw *zk.Conn, addrs []string) {
+	g := groupPath(t, "lease")
+	lo, err := elect.NewLock(s, g, elect.CreateParents(), elect.WithDialect(elect.DialectKazoo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ho, err := lo.Acquire(ctxFor(t, step))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kz.send("lease " + g + " k4 60")
+	queued := func(n int) func() bool {
+		return func() bool { c, _, err := raw.Children(g); return err == nil && len(c) >= n }
+	}
+	eventually(t, step, "Kazoo's lease lock queued behind herald's owner", queued(2))
+	lw, err := elect.NewLock(session(t, addrs), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acq := make(chan error, 1)
+	go func() {
+		h, err := lw.Acquire(ctxFor(t, step))
+		if err == nil {
+			_ = h.Release(ctxFor(t, step))
+		}
+		acq <- err
+	}()
+	eventually(t, step, "the herald waiter queued behind Kazoo's lock node", queued(3))
+	time.Sleep(200 * time.Millisecond) // its watch on that node set
+	if err := ho.Release(ctxFor(t, step)); err != nil {
+		t.Fatal(err)
+	}
+	kz.expect("leased k4", step)
+	if err := <-acq; !errors.Is(err, elect.ErrUnsafeGroup) || !strings.Contains(err.Error(), "NonBlockingLease") {
+		t.Fatalf("herald waiter behind Kazoo's lease lock on %s: Acquire gave %v; want ErrUnsafeGroup naming the NonBlockingLease (nil: two owners)", g, err)
+	}
 }
