@@ -1,6 +1,8 @@
 package integration_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
