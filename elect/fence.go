@@ -196,7 +196,13 @@ func (f Fence) checkpoint(ctx context.Context, s *Session, data []byte, owners b
 			return err // the owner's session is at stake
 		}
 	}
-	p := f.Group + "/" + CheckpointNode
+	return f.save(ctx, s, rec)
+}
+
+// save writes rec, a checkpoint's record, through s, and tries again
+// while the connection fails or another write races with ours; each read
+// after a write of ours went unanswered tells whether it landed.
+func (f Fence) save(ctx context.Context, s *Session, rec []byte) error {
 	var sent bool             // a write went without its answer (a connection lost)
 	var cut error             // the last connection loss, should the tries run out
 	lost := 0                 // writes cut off once sent, each read back as not saved
@@ -220,13 +226,7 @@ func (f Fence) checkpoint(ctx context.Context, s *Session, data []byte, owners b
 		case err != nil:
 			return f.sessionErr(s, err, sent)
 		}
-		var op any
-		if cur.exists {
-			op = &zk.SetDataRequest{Path: p, Data: rec, Version: cur.version}
-		} else {
-			op = &zk.CreateRequest{Path: p, Data: rec, Acl: checkpointACL(ctx, s, f.Group)}
-		}
-		res, err := f.multi(ctx, s, append(office.check(f.Group+"/"+OfficeNode), op)...)
+		res, err := f.write(ctx, s, rec, cur, office)
 		switch {
 		case err == nil:
 			return nil
@@ -252,6 +252,19 @@ func (f Fence) checkpoint(ctx context.Context, s *Session, data []byte, owners b
 		return fmt.Errorf("elect: checkpoint of %s: the connection to ZooKeeper kept being lost (%w)%s", f.Group, cut, maySaved(sent))
 	}
 	return fmt.Errorf("elect: checkpoint of %s kept racing with other writes", f.Group)
+}
+
+// write makes one fenced write of rec over the checkpoint as read, cur,
+// with the office checked unchanged since it was read.
+func (f Fence) write(ctx context.Context, s *Session, rec []byte, cur, office checkpointRead) ([]zk.MultiResponse, error) {
+	p := f.Group + "/" + CheckpointNode
+	var op any
+	if cur.exists {
+		op = &zk.SetDataRequest{Path: p, Data: rec, Version: cur.version}
+	} else {
+		op = &zk.CreateRequest{Path: p, Data: rec, Acl: checkpointACL(ctx, s, f.Group)}
+	}
+	return f.multi(ctx, s, append(office.check(f.Group+"/"+OfficeNode), op)...)
 }
 
 // bigRecord is the size above which a record whose every write costs the
