@@ -209,7 +209,7 @@ func (f Fence) save(ctx context.Context, s *Session, rec []byte) error {
 	var lostAt checkpointRead // the checkpoint as read before the last of them
 	for tries := 0; tries < 8; tries++ {
 		cur, office, err := f.readBoth(ctx, s, sent)
-		if err == nil && (cur.exists != lostAt.exists || cur.version != lostAt.version) {
+		if err == nil && !cur.same(lostAt) {
 			lost = 0 // a write landed since (ours, or one that replaced it): the servers took it
 		}
 		switch {
@@ -358,7 +358,16 @@ func (f Fence) ownersSession(s *Session) bool {
 type checkpointRead struct {
 	exists  bool
 	version int32
+	mzxid   int64 // the zxid of the write that left it so
 	data    []byte
+}
+
+// same reports whether r and o are the same write of the record node (or
+// both found none). The version alone cannot tell: a node deleted and
+// made again (by hand, "to start afresh") starts at version 0 again,
+// and a write of ours that landed in between passed for one that did not.
+func (r checkpointRead) same(o checkpointRead) bool {
+	return r.exists == o.exists && r.mzxid == o.mzxid
 }
 
 // check is the check, for the write's transaction, that the record node
@@ -425,7 +434,7 @@ func (f Fence) readRecord(ctx context.Context, s *Session, name, what string, la
 	if term, writer := later(b, st); term != 0 && !f.foreign(ctx, s, writer) {
 		return checkpointRead{}, fmt.Errorf("%w: term %d of %s already wrote the %s, so %s (term %d) is deposed", ErrNotLeader, term, f.Group, what, f.Node, f.Term)
 	}
-	return checkpointRead{exists: true, version: st.Version, data: b}, nil
+	return checkpointRead{exists: true, version: st.Version, mzxid: st.Mzxid, data: b}, nil
 }
 
 // hasSequence reports whether name ends in a ZooKeeper sequence, as every

@@ -162,3 +162,54 @@ func TestTooBigIsNotToldOfAWriteThatLandedAndWasReplaced(t *testing.T) {
 		t.Fatalf("checkpoint: %v; then read %.10q (%v), want the record written", err, c.Data, rerr)
 	}
 }
+
+// TestTooBigIsNotToldOfAWriteThatLandedAndWasRemadeByHand: as
+// TestTooBigIsNotToldOfAWriteThatLandedAndWasReplaced, but the checkpoint
+// the big record's first write replaced was at version 0, and before the
+// writer read it back someone deleted it by hand (as herald's own errors
+// suggest, "delete it to start afresh") and the leader saved anew, at
+// version 0 again. The version alone read as if the checkpoint had stayed
+// as read, so the lost write that landed counted towards ErrTooBig, "it
+// was not saved". A checkpoint changed since is now told by the zxid of
+// its last write, which no later write shares.
+func TestTooBigIsNotToldOfAWriteThatLandedAndWasRemadeByHand(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	addrs := sharedAddrs(t)
+	s := session(t, addrs)
+	g := groupPath(t)
+	el, err := elect.NewElection(s, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := el.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Checkpoint(ctx, []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	px := proxyTo(t, addrs[0])
+	w := session(t, []string{px.Addr()}, elect.WithSessionTimeout(20*time.Second))
+	px.DropReplyTo(faultproxy.OpMulti)
+	px.Refuse(true) // once the reply is lost, the writer waits to reconnect
+	data := bytes.Repeat([]byte("c"), 100<<10)
+	got := make(chan error, 1)
+	go func() { got <- h.Fence().Checkpoint(ctx, w, data) }()
+	eventually(t, 20*time.Second, "the first write's reply dropped", func() bool { return px.Dropped() == 1 })
+	if err := s.Conn().Delete(g+"/"+elect.CheckpointNode, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Checkpoint(ctx, []byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	px.DropRequestTo(faultproxy.OpMulti)
+	px.Refuse(false)
+	err = <-got
+	c, rerr := elect.ReadCheckpoint(ctx, s, g)
+	if errors.Is(err, elect.ErrTooBig) {
+		t.Fatalf("a record whose first write landed was taken for one too big: %v", err)
+	}
+	if err != nil || rerr != nil || !bytes.Equal(c.Data, data) {
+		t.Fatalf("checkpoint: %v; then read %.10q (%v), want the record written", err, c.Data, rerr)
+	}
+}
