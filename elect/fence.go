@@ -286,7 +286,8 @@ func (f Fence) tooBig(n int) error {
 // with the leader (a sync, answered after the proposals before it): the
 // session may have moved to a member whose copy lacks that write, still a
 // proposal or not yet applied there, and a read there alone took a write
-// that landed for one that did not (ErrTooBig's "it was not saved").
+// that landed for one that did not (ErrTooBig's "it was not saved"). A
+// checkpoint not there carries the group's pzxid (see childChange).
 func (f Fence) readBoth(ctx context.Context, s *Session, sent bool) (cur, office checkpointRead, err error) {
 	if sent {
 		if _, err = call(ctx, func() (string, error) { return s.Conn().Sync(f.Group) }); err != nil {
@@ -296,11 +297,27 @@ func (f Fence) readBoth(ctx context.Context, s *Session, sent bool) (cur, office
 	if cur, err = f.readCheckpoint(ctx, s); err != nil {
 		return cur, office, err
 	}
+	if !cur.exists {
+		if cur.mzxid, err = f.childChange(ctx, s); err != nil {
+			return cur, office, err
+		}
+	}
 	office, err = f.readOffice(ctx, s)
 	if errors.Is(err, zk.ErrNoAuth) {
 		return cur, checkpointRead{}, nil
 	}
 	return cur, office, err
+}
+
+// childChange is the zxid of the last child made or deleted in f's group
+// (its pzxid), which tells one absence of the checkpoint from another: a
+// write of ours that made it, deleted since (by hand), changed it.
+func (f Fence) childChange(ctx context.Context, s *Session) (int64, error) {
+	_, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return s.Conn().Exists(f.Group) })
+	if err != nil || st == nil {
+		return 0, err
+	}
+	return st.Pzxid, nil
 }
 
 // reconnect waits for the session to connect again after a connection
@@ -358,14 +375,15 @@ func (f Fence) ownersSession(s *Session) bool {
 type checkpointRead struct {
 	exists  bool
 	version int32
-	mzxid   int64 // the zxid of the write that left it so
+	mzxid   int64 // the zxid of the write that left it so (with no node, the group's pzxid)
 	data    []byte
 }
 
 // same reports whether r and o are the same write of the record node (or
 // both found none). The version alone cannot tell: a node deleted and
 // made again (by hand, "to start afresh") starts at version 0 again,
-// and a write of ours that landed in between passed for one that did not.
+// and a write of ours that landed in between passed for one that did not;
+// so did one that made it, deleted since, with no node either side.
 func (r checkpointRead) same(o checkpointRead) bool {
 	return r.exists == o.exists && r.mzxid == o.mzxid
 }

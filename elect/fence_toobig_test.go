@@ -213,3 +213,46 @@ func TestTooBigIsNotToldOfAWriteThatLandedAndWasRemadeByHand(t *testing.T) {
 		t.Fatalf("checkpoint: %v; then read %.10q (%v), want the record written", err, c.Data, rerr)
 	}
 }
+
+// TestTooBigIsNotToldOfAFirstWriteThatLandedAndWasDeletedByHand: the big
+// record was the group's first checkpoint; its first write made the node,
+// its reply lost with the connection, and before the writer read it back
+// someone deleted the node by hand. No checkpoint before, none after: the
+// read looked as if the checkpoint had stayed as read, so the landed write
+// counted towards ErrTooBig, "it was not saved". With no checkpoint, a
+// node made or deleted in the group since (its pzxid) says it changed.
+func TestTooBigIsNotToldOfAFirstWriteThatLandedAndWasDeletedByHand(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	addrs := sharedAddrs(t)
+	s := session(t, addrs)
+	g := groupPath(t)
+	el, err := elect.NewElection(s, g, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := el.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := proxyTo(t, addrs[0])
+	w := session(t, []string{px.Addr()}, elect.WithSessionTimeout(20*time.Second))
+	px.DropReplyTo(faultproxy.OpMulti)
+	px.Refuse(true) // once the reply is lost, the writer waits to reconnect
+	data := bytes.Repeat([]byte("c"), 100<<10)
+	got := make(chan error, 1)
+	go func() { got <- h.Fence().Checkpoint(ctx, w, data) }()
+	eventually(t, 20*time.Second, "the first write's reply dropped", func() bool { return px.Dropped() == 1 })
+	if err := s.Conn().Delete(g+"/"+elect.CheckpointNode, -1); err != nil {
+		t.Fatal(err)
+	}
+	px.DropRequestTo(faultproxy.OpMulti)
+	px.Refuse(false)
+	err = <-got
+	c, rerr := elect.ReadCheckpoint(ctx, s, g)
+	if errors.Is(err, elect.ErrTooBig) {
+		t.Fatalf("a record whose first write landed was taken for one too big: %v", err)
+	}
+	if err != nil || rerr != nil || !bytes.Equal(c.Data, data) {
+		t.Fatalf("checkpoint: %v; then read %.10q (%v), want the record written", err, c.Data, rerr)
+	}
+}
