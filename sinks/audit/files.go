@@ -19,7 +19,23 @@ const (
 
 // rotatedName is the name of the rotated file with sequence seq.
 func rotatedName(path string, seq int) string {
-	return fmt.Sprintf("%s.%0*d", path, seqWidth, seq)
+	return path + "." + seqSuffix(seq)
+}
+
+// seqSuffix is the suffix that names the rotated file with sequence seq.
+func seqSuffix(seq int) string { return fmt.Sprintf("%0*d", seqWidth, seq) }
+
+// nextSeq is the number of the rotation after seq: the next that does
+// not read as a date (dateLike), which readers take for no rotation of
+// herald's. Numbering on from a date-named file's number (herald before
+// 2026-11-30 did, .20261130 after .20261129) reached .20261201, and
+// that file was left unread. Dates run at most 60 numbers in a row.
+func nextSeq(seq int) int {
+	n := seq + 1
+	for dateLike(seqSuffix(n)) {
+		n++
+	}
+	return n
 }
 
 // rotated lists the rotated files of path, oldest first, with their
@@ -128,7 +144,7 @@ func MissingRotated(path string) ([]string, error) {
 		if i < len(seqs) {
 			upTo = seqs[i]
 		}
-		missing = appendMissing(missing, path, seqs[i-1]+1, upTo)
+		missing = appendMissing(missing, path, nextSeq(seqs[i-1]), upTo)
 	}
 	return missing, nil
 }
@@ -140,7 +156,7 @@ func appendMissing(missing []string, path string, from, upTo int) []string {
 	if upTo-from > 3 {
 		return append(missing, fmt.Sprintf("%s to %s (%d files)", rotatedName(path, from), rotatedName(path, upTo-1), upTo-from))
 	}
-	for n := from; n < upTo; n++ {
+	for n := from; n < upTo; n = nextSeq(n) {
 		missing = append(missing, rotatedName(path, n))
 	}
 	return missing
@@ -153,7 +169,7 @@ func appendMissing(missing []string, path string, from, upTo int) []string {
 func holesBefore(seqs []int, last int, live bool) []bool {
 	holes := make([]bool, len(seqs), len(seqs)+1)
 	for i := 1; i < len(seqs); i++ {
-		holes[i] = seqs[i] != seqs[i-1]+1
+		holes[i] = seqs[i] != nextSeq(seqs[i-1])
 	}
 	if live {
 		holes = append(holes, len(seqs) > 0 && last > seqs[len(seqs)-1])

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/sinktest"
 )
 
 // TestMissingRotatedNamesALongRunByItsEnds: a stray file beside the log
@@ -79,5 +82,42 @@ func TestOldestRemovedReadsTheRecordHeraldKeptBefore(t *testing.T) {
 	}
 	if gone, err := OldestRemoved(log); !gone || err != nil {
 		t.Errorf("a log whose last rotation audit.log.rotated keeps: removed %v, %v; want true", gone, err)
+	}
+}
+
+// TestRotationAfterADateNumberIsNeverNamedByADate: herald before
+// 2026-11-30 numbered its rotation after a date-named file beside the log
+// (audit.log.20261129, logrotate's dateext), .20261130, and kept that
+// number. The sink numbers on from there: its rotations reached
+// .20261201, a name that reads as a date, which readers take for no
+// rotation of herald's and leave unread, telling the operator that
+// something else rotated the log. Its events were lost to history. The
+// sink now skips the numbers that read as dates, and a reader counts no
+// hole for them.
+func TestRotationAfterADateNumberIsNeverNamedByADate(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	for name, data := range map[string]string{log + ".20261129": "", log + ".20261130": "", log + ".rotated": "20261130\n"} {
+		if err := os.WriteFile(name, []byte(data), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One byte: every batch but the first rotates; 75 rotations number
+	// past .20261199 into December.
+	s := open(t, log, MaxSize(1))
+	evs := sinktest.Events("datenum", 1, 77)
+	for _, e := range evs {
+		write(t, s, []publish.Event{e})
+	}
+	if got := readIDs(t, log); !slices.Equal(got, ids(evs)) {
+		t.Errorf("read %d of the %d events the sink wrote", len(got), len(evs))
+	}
+	strays, err := DateNamed(log)
+	if want := []string{log + ".20261129", log + ".20261130"}; err != nil || !slices.Equal(strays, want) {
+		t.Errorf("DateNamed: %q, %v; want only %q, none of the sink's", strays, err, want)
+	}
+	// The hole is the old herald's .20261130, left unread, and no more.
+	missing, err := MissingRotated(log)
+	if err != nil || len(missing) != 0 {
+		t.Errorf("MissingRotated: %q, %v; want none between the sink's own rotations", head(missing), err)
 	}
 }

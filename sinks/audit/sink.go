@@ -359,7 +359,7 @@ func (s *Sink) rotate() error {
 	if len(seqs) > 0 {
 		last = max(last, seqs[len(seqs)-1])
 	}
-	next := last + 1
+	next := nextSeq(last)
 	to := rotatedName(s.path, next)
 	s.f.Close()
 	s.f, s.fi = nil, nil
