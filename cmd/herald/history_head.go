@@ -21,7 +21,11 @@ import (
 // GAP maybe a group whose first stored event is a change, not a bridge's
 // first look. history told such a group's first stored owner as following
 // nobody, its start seen, when retention had dropped the owners before it
-// (TestHistoryWhoseOlderEventsWereDroppedSaysSo).
+// (TestHistoryWhoseOlderEventsWereDroppedSaysSo). A source that cannot
+// tell (a Kafka reader not allowed to describe the topic's configs) is
+// told as one that did: unmarked, such an owner read as following nobody
+// in the rows, and only standard error said it might not
+// (TestHistoryFromACompactingTopicAReaderCannotDescribeMarksAGap).
 func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []string, group string) func([]publish.Event) []audit.Tenure {
 	var tell func([]publish.Event) []audit.Tenure
 	return func(events []publish.Event) []audit.Tenure {
@@ -30,7 +34,8 @@ func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []s
 			trimmed, where, err := a.headDropped(ctx, sf, src, files, group)
 			switch {
 			case err != nil:
-				a.log.Warn("cannot tell whether the source dropped its oldest events: a group's first stored owner may follow owners not shown, unmarked", "err", err)
+				a.log.Warn("cannot tell whether the source dropped its oldest events: a group whose stored events begin with a change, not a bridge's first look, is marked GAP maybe, as if it had", "err", err)
+				tell = audit.HistoryTrimmed
 			case trimmed:
 				a.log.Warn(where + " no longer holds its oldest events: a group whose stored events begin with a change, not a bridge's first look, is marked GAP maybe, the owners before it dropped with their events")
 				tell = audit.HistoryTrimmed
