@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -444,6 +445,25 @@ func (r *historyRows) close() {
 	}
 }
 
+// notGiven leaves out of names (audit.DateNamed's) the files given an
+// --audit of their own, as its warning tells: read, they were still said
+// not to be (TestHistoryWithADateNamedFileGivenItsOwnAuditDoesNotWarnOfIt).
+func notGiven(names, files []string) []string {
+	given := map[string]bool{}
+	for _, f := range files {
+		if abs, err := filepath.Abs(f); err == nil {
+			given[abs] = true
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if abs, err := filepath.Abs(n); err != nil || !given[abs] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // readAudit reads the events of group ("" for all) from the audit logs in
 // files (one per bridge, each with its rotated files) and hands fn each
 // batch of groups merged (audit.Merge: per group by zxid, each line once),
@@ -467,7 +487,8 @@ func (a *app) readAudit(ctx context.Context, files []string, group string, heldE
 		return err
 	}
 	for _, r := range reads {
-		if strays, _ := audit.DateNamed(r.Path); len(strays) > 0 {
+		strays, _ := audit.DateNamed(r.Path)
+		if strays = notGiven(strays, files); len(strays) > 0 {
 			a.log.Warn("files beside the audit log are named by a date, not by herald's rotation (logrotate's dateext?): they are not read with it; "+
 				"herald rotates its log itself, so let nothing else rotate it, and give such a file its own --audit to read it", "file", r.Path, "not read", strays)
 		}

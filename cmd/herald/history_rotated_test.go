@@ -130,6 +130,50 @@ func TestHistoryIgnoresADateNamedFileBesideTheLog(t *testing.T) {
 	}
 }
 
+// TestHistoryWithADateNamedFileGivenItsOwnAuditDoesNotWarnOfIt: logrotate
+// (create, dateext) renamed the log to audit.log.20261129, which is no
+// rotation of herald's, and history warned that it was not read, telling
+// the operator to give it its own --audit. Given it, history still warned
+// that it was not read, next to a history that held its events.
+func TestHistoryWithADateNamedFileGivenItsOwnAuditDoesNotWarnOfIt(t *testing.T) {
+	g := uniq(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	now := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	mk := storyOf(g, now)
+	as, err := audit.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { as.Close() })
+	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
+	stray := path + ".20261129"
+	if err := os.Rename(path, stray); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	write(t, as, mk(publish.LeaderElected, b, nil, 20, 20, false))
+	_, stderr, _ := heraldRun(t, nil, "history", g, "--audit", path)
+	if !strings.Contains(stderr, stray) {
+		t.Errorf("history of the log alone does not name %s:\n%s", stray, stderr)
+	}
+	// Relative, as an operator in the log's directory gives it.
+	rel, err := filepath.Rel(mustGetwd(t), stray)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, "history", g, "--audit", path, "--audit", rel)
+	if code != 0 || !strings.Contains(out, "alpha") || !strings.Contains(out, "bravo") {
+		t.Fatalf("history of the log and %s: exit %d, want alpha and bravo:\n%s%s", stray, code, out, stderr)
+	}
+	if strings.Contains(stderr, "named by a date") {
+		t.Errorf("history given %s as its own --audit still warns that it is not read:\n%s", stray, stderr)
+	}
+}
+
 // storyOf makes the events of election group g as a bridge stores them,
 // each dated zxid seconds after now.
 func storyOf(g string, now time.Time) func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
