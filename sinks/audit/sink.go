@@ -309,7 +309,7 @@ func (s *Sink) followPath() error {
 	fi, err := os.Stat(s.path)
 	if err == nil && os.SameFile(fi, s.fi) {
 		if fi.Size() < s.size {
-			s.opts.log.Warn("audit: the log file was cut shorter behind herald's back (logrotate's copytruncate?); the events written before are only in the copy, which herald history does not read: leave rotation to herald (its numbered files are read), or use logrotate's create mode",
+			s.opts.log.Warn("audit: the log file was cut shorter behind herald's back (logrotate's copytruncate?); the events written before are only in the copy, which herald history does not read: leave rotation to herald (its numbered files are read; logrotate's copies, renamed or copied, are not), and give the copy its own --audit to read it",
 				"file", s.path, "bytes_were", s.size, "bytes_now", fi.Size())
 			s.size = fi.Size()
 			s.markCut()
