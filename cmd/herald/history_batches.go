@@ -143,11 +143,12 @@ func (a *app) judge(files []string, owners func() (map[string]ownerNow, error)) 
 	if owners == nil {
 		now := time.Now()
 		var bridges *publish.Bridges
+		var unread time.Time
 		return func(events []publish.Event, ts []audit.Tenure) {
 			if bridges == nil {
-				bridges = a.auditBridges(files)
+				bridges, unread = a.auditBridges(files), unreadUntil(files)
 			}
-			judgeAudit(bridges, events, ts, now)
+			judgeAudit(bridges, events, ts, now, unread)
 		}
 	}
 	warned := false
@@ -489,7 +490,7 @@ func (a *app) readAudit(ctx context.Context, files []string, group string, heldE
 	for _, r := range reads {
 		strays, _ := audit.DateNamed(r.Path)
 		if strays = notGiven(strays, files); len(strays) > 0 {
-			a.log.Warn("files beside the audit log are named by a date, not by herald's rotation (logrotate's dateext?): they are not read with it; "+
+			a.log.Warn("files beside the audit log are named by a date, not by herald's rotation (logrotate's dateext?): they are not read with it, and an owner last seen before they were written is shown as not confirmed, as it may have lost the group in them; "+
 				"herald rotates its log itself, so let nothing else rotate it, and give such a file its own --audit to read it", "file", r.Path, "not read", strays)
 		}
 		if missing, _ := audit.MissingRotated(r.Path); len(missing) > 0 {

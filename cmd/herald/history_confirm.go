@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"time"
 
 	"github.com/zkherald/herald/publish"
@@ -38,8 +39,11 @@ func (a *app) auditBridges(files []string) *publish.Bridges {
 // heartbeat file cannot be read makes the tenures only it would confirm
 // stale, saying why.
 // Events are the events ts was told from, which name the bridges that
-// wrote of each group.
-func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now time.Time) {
+// wrote of each group. Unread is when the newest file beside the logs
+// that history does not read was last written (unreadUntil): a tenure
+// last seen before it may have ended in it, so no heartbeat confirms it
+// (TestHistoryDoesNotConfirmAnOwnerADateNamedFileMayHaveEnded).
+func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now, unread time.Time) {
 	writers := writersOf(events)
 	for i := range ts {
 		t := &ts[i]
@@ -50,6 +54,11 @@ func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Ten
 		// confirmed either: "holding" would say only that no later event
 		// in the log ended the tenure.
 		f := bridges.JudgeGroup(now, t.Group, writers[t.Group]...)
+		if !unread.IsZero() && !t.LastSeen.After(unread) {
+			// The heartbeat says every change before it is stored, not
+			// that history read it: its end may be in that file.
+			f = publish.Freshness{Stale: true}
+		}
 		if f.Stale || f.BridgeState == "" {
 			t.Unconfirmed, t.Confirmed = true, f.Confirmed
 		}
@@ -70,4 +79,21 @@ func heldUntilConfirmed(t *audit.Tenure, confirmed time.Time) {
 	if d := confirmed.Sub(t.From); d > t.HeldFor {
 		t.HeldFor = d
 	}
+}
+
+// unreadUntil is when the newest of the files beside the audit logs that
+// history does not read (audit.DateNamed, not given an --audit of their
+// own) was last written; zero when there are none. Such a file, logrotate's
+// audit.log.20261129, holds what the bridge wrote up to then.
+func unreadUntil(files []string) time.Time {
+	var until time.Time
+	for _, f := range files {
+		strays, _ := audit.DateNamed(f)
+		for _, s := range notGiven(strays, files) {
+			if fi, err := os.Stat(s); err == nil && fi.ModTime().After(until) {
+				until = fi.ModTime()
+			}
+		}
+	}
+	return until
 }

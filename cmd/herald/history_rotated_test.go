@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,6 +172,52 @@ func TestHistoryWithADateNamedFileGivenItsOwnAuditDoesNotWarnOfIt(t *testing.T) 
 	}
 	if strings.Contains(stderr, "named by a date") {
 		t.Errorf("history given %s as its own --audit still warns that it is not read:\n%s", stray, stderr)
+	}
+}
+
+// TestHistoryDoesNotConfirmAnOwnerADateNamedFileMayHaveEnded: logrotate
+// (create, dateext) renamed the log, which held alpha's loss and bravo's
+// election, to audit.log.20261129, which history does not read. The
+// bridge's heartbeat beside the log stayed active: every change was
+// stored, but not where history reads. Alpha, elected in the rotated
+// file history read, showed holding, confirmed, GAP -, while bravo held
+// the group. An owner last seen before the newest such file was written
+// is not confirmed now; one seen after it is, as before.
+func TestHistoryDoesNotConfirmAnOwnerADateNamedFileMayHaveEnded(t *testing.T) {
+	g, g2 := uniq(t), uniq(t)+"-after"
+	path := filepath.Join(t.TempDir(), "audit.log")
+	start := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	c := &publish.Participant{ID: "charlie", Node: "n_0000000003", Session: "0x3"}
+	mk := func(group string, typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool, at time.Time) publish.Event {
+		return publish.Event{Type: typ, Group: group, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
+			Term: term, Zxid: zxid, Time: at, Source: "test"}.WithID()
+	}
+	as := rotatingSink(t, path)
+	write(t, as, mk(g, publish.LeaderElected, a, nil, 10, 10, true, start))
+	write(t, as, mk(g, publish.LeaderLost, nil, a, 10, 15, false, start.Add(5*time.Second)),
+		mk(g, publish.LeaderElected, b, nil, 20, 20, false, start.Add(10*time.Second)))
+	if err := os.Rename(path, path+".20261129"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	// Another group, elected after the rename, in the new log.
+	write(t, as, mk(g2, publish.LeaderElected, c, nil, 30, 30, true, time.Now().UTC().Add(time.Second)))
+	now := time.Now()
+	if err := as.WriteHeartbeat(context.Background(), publish.Heartbeat{Source: "test", State: publish.BridgeActive,
+		Time: now, Confirmed: now, Interval: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range historyJSON(t, "--audit", path) {
+		switch {
+		case r.Group == g && r.Open() && !r.Unconfirmed:
+			t.Errorf("%s, whose end may be in %s.20261129, not read, is confirmed holding: %+v", r.Owner.ID, path, r)
+		case r.Group == g2 && r.Unconfirmed:
+			t.Errorf("charlie, elected after the file named by a date was written, is not confirmed: %+v", r)
+		}
 	}
 }
 
