@@ -144,11 +144,12 @@ func (a *app) judge(files []string, owners func() (map[string]ownerNow, error)) 
 		now := time.Now()
 		var bridges *publish.Bridges
 		var unread time.Time
+		var ended func(string) bool
 		return func(events []publish.Event, ts []audit.Tenure) {
 			if bridges == nil {
-				bridges, unread = a.auditBridges(files), unreadUntil(files)
+				bridges, unread, ended = a.auditBridges(files), unreadUntil(files), a.endedBeforeHoles(files)
 			}
-			judgeAudit(bridges, events, ts, now, unread)
+			judgeAudit(bridges, events, ts, now, unread, ended)
 		}
 	}
 	warned := false

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"time"
 
@@ -42,8 +43,10 @@ func (a *app) auditBridges(files []string) *publish.Bridges {
 // wrote of each group. Unread is when the newest file beside the logs
 // that history does not read was last written (unreadUntil): a tenure
 // last seen before it may have ended in it, so no heartbeat confirms it
-// (TestHistoryDoesNotConfirmAnOwnerADateNamedFileMayHaveEnded).
-func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now, unread time.Time) {
+// (TestHistoryDoesNotConfirmAnOwnerADateNamedFileMayHaveEnded). Nor
+// does it confirm a group ended reports, whose last event read lies before
+// rotated files missing (endedBeforeHoles).
+func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now, unread time.Time, ended func(group string) bool) {
 	writers := writersOf(events)
 	for i := range ts {
 		t := &ts[i]
@@ -54,7 +57,7 @@ func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Ten
 		// confirmed either: "holding" would say only that no later event
 		// in the log ended the tenure.
 		f := bridges.JudgeGroup(now, t.Group, writers[t.Group]...)
-		if !unread.IsZero() && !t.LastSeen.After(unread) {
+		if ended(t.Group) || !unread.IsZero() && !t.LastSeen.After(unread) {
 			// The heartbeat says every change before it is stored, not
 			// that history read it: its end may be in that file.
 			f = publish.Freshness{Stale: true}
@@ -96,4 +99,26 @@ func unreadUntil(files []string) time.Time {
 		}
 	}
 	return until
+}
+
+// endedBeforeHoles names the groups of the audit logs in files whose last
+// event read lies before rotated files missing (audit.EndedBeforeLastHole):
+// the missing file may have ended the owner the events read leave holding,
+// which read holding, confirmed, GAP -, with a warning alone
+// (TestHistoryDoesNotConfirmAnOwnerARemovedRotatedFileMayHaveEnded). A log
+// with a hole is read once more for it; one that cannot be leaves every
+// group unconfirmed.
+func (a *app) endedBeforeHoles(files []string) func(group string) bool {
+	ended := map[string]bool{}
+	for _, f := range files {
+		gs, err := audit.EndedBeforeLastHole(context.Background(), f)
+		if err != nil {
+			a.log.Warn("cannot tell which owners rotated files missing from the audit log may have ended: every open tenure is shown as not confirmed", "file", f, "err", err)
+			return func(string) bool { return true }
+		}
+		for g := range gs {
+			ended[g] = true
+		}
+	}
+	return func(group string) bool { return ended[group] }
 }

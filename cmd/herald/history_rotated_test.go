@@ -221,6 +221,46 @@ func TestHistoryDoesNotConfirmAnOwnerADateNamedFileMayHaveEnded(t *testing.T) {
 	}
 }
 
+// TestHistoryDoesNotConfirmAnOwnerARemovedRotatedFileMayHaveEnded: the
+// rotated file that held alpha's loss and bravo's election was removed
+// from between the others. The bridge's heartbeat stayed active, and
+// alpha, whose group had no event after the hole, read holding,
+// confirmed, GAP -, while bravo held it: only a warning on standard error
+// said that a file was missing. A group whose last event read is before
+// the last hole is not confirmed now; one with events after it is.
+func TestHistoryDoesNotConfirmAnOwnerARemovedRotatedFileMayHaveEnded(t *testing.T) {
+	g, g2 := uniq(t), uniq(t)+"-after"
+	path := filepath.Join(t.TempDir(), "audit.log")
+	now := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	c := &publish.Participant{ID: "charlie", Node: "n_0000000003", Session: "0x3"}
+	mk := func(group string, typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
+		return publish.Event{Type: typ, Group: group, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
+			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
+	}
+	as := rotatingSink(t, path)
+	write(t, as, mk(g, publish.LeaderElected, a, nil, 10, 10, true), mk(g2, publish.LeaderElected, c, nil, 5, 11, true))
+	write(t, as, mk(g, publish.LeaderLost, nil, a, 10, 15, false), mk(g, publish.LeaderElected, b, nil, 20, 20, false))
+	write(t, as, mk(g2, publish.LeaderReady, c, nil, 5, 25, false))
+	if err := os.Remove(path + ".000002"); err != nil {
+		t.Fatal(err)
+	}
+	hb := time.Now()
+	if err := as.WriteHeartbeat(context.Background(), publish.Heartbeat{Source: "test", State: publish.BridgeActive,
+		Time: hb, Confirmed: hb, Interval: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range historyJSON(t, "--audit", path) {
+		switch {
+		case r.Group == g && r.Open() && !r.Unconfirmed:
+			t.Errorf("%s, whose end may have been in the removed %s.000002, is confirmed holding: %+v", r.Owner.ID, path, r)
+		case r.Group == g2 && r.Unconfirmed:
+			t.Errorf("charlie, seen after the removed file, is not confirmed: %+v", r)
+		}
+	}
+}
+
 // storyOf makes the events of election group g as a bridge stores them,
 // each dated zxid seconds after now.
 func storyOf(g string, now time.Time) func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
