@@ -91,6 +91,9 @@ type View struct {
 	// epochWrites is the epoch node's data version read with epoch, when
 	// epochWritesKnown (not from a report): see missedByEpoch.
 	epochWrites int32
+	// epochCzxid is the epoch node's czxid read with epoch (0 without the
+	// node, or from a report): see missedByEpoch.
+	epochCzxid int64
 	// version is the group node's data version; markedOnce says the mark
 	// was written once since the last read, in the very transaction of the
 	// last child change: a resignation or release (see readRelease).

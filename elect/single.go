@@ -137,6 +137,9 @@ type SingleView struct {
 	// per election, so it moves with the epoch unless someone else wrote
 	// it (see missedByEpoch).
 	epochWrites int32
+	// epochCzxid is the epoch node's czxid, read with Epoch (0 without
+	// the node): a node made again counts from its start again.
+	epochCzxid int64
 	// EpochErr says why the epoch node's data, read with the owner's,
 	// is no epoch ("" when it is, or there is none): written by someone
 	// else than the system (an operator's set).
@@ -184,7 +187,7 @@ func (sv SingleView) zxid() int64 { return max(sv.Pzxid, sv.dataZxid) }
 // says whether the parent exists.
 func (sv SingleView) view() View {
 	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid,
-		epoch: sv.Epoch, epochKnown: sv.EpochKnown, epochWrites: sv.epochWrites, epochWritesKnown: sv.EpochKnown}
+		epoch: sv.Epoch, epochKnown: sv.EpochKnown, epochWrites: sv.epochWrites, epochWritesKnown: sv.EpochKnown, epochCzxid: sv.epochCzxid}
 	if sv.Owner != nil {
 		v.Queue = []Participant{*sv.Owner}
 		v.Owner = &v.Queue[0]
@@ -329,7 +332,7 @@ func (r *singleReader) fillEpoch(sv *SingleView, epoch []byte, st, est *zk.Stat,
 	case est != nil && (st == nil || est.Mzxid == st.Mzxid || own):
 		e, err := ident.ParseEpoch(epoch)
 		if err == nil {
-			sv.Epoch, sv.EpochKnown, sv.epochWrites = e, true, est.Version
+			sv.Epoch, sv.EpochKnown, sv.epochWrites, sv.epochCzxid = e, true, est.Version, est.Czxid
 			return
 		}
 		// Written by someone else than its system: say so, as for

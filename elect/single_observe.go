@@ -350,6 +350,15 @@ func nodeChanges(prev View, prevSV *SingleView, sv SingleView, changed bool) int
 // does; when they disagree, known is false and the parent's counters
 // tell. Taken for a count, an epoch set back by one hid the election that
 // followed it, and one set forward made a plain end a gap.
+//
+// The version is compared only within one epoch node: Kafka before 2.2
+// made it at the first election with that election's epoch (1 at version
+// 0), later ones make it with 0 before the first; either way its value
+// counts the elections since it was made, and comparing versions across
+// its creation made that first controller a gap. An epoch node made
+// again (a cluster wiped, its data restored) counts from 0 again: like an
+// epoch that went back, nothing counts what happened in between, though
+// it may be back at the value read, version and all.
 func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
 	if !prev.epochKnown || !sv.EpochKnown {
 		return false, false
@@ -359,10 +368,10 @@ func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
 		seen = 1
 	}
 	d := sv.Epoch - prev.epoch
-	if d < 0 {
+	if d < 0 || prev.epochCzxid != 0 && sv.epochCzxid != 0 && prev.epochCzxid != sv.epochCzxid {
 		return true, true
 	}
-	if prev.epochWritesKnown && int64(sv.epochWrites)-int64(prev.epochWrites) != d {
+	if prev.epochWritesKnown && prev.epochCzxid != 0 && int64(sv.epochWrites)-int64(prev.epochWrites) != d {
 		return false, false
 	}
 	return d > seen, true

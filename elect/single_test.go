@@ -168,6 +168,8 @@ func TestManySingle(t *testing.T) {
 		{"RewrittenNodeAndRecipe", TestSingleRewrittenNodeAndRecipe},
 		{"KafkaEpochWrittenAfter", TestKafkaEpochWrittenAfterTheController},
 		{"KafkaEpochSetByAnOperator", TestKafkaEpochSetByAnOperator},
+		{"OldKafkaFirstEpochIsNoGap", TestOldKafkaFirstEpochIsNoGap},
+		{"KafkaEpochNodeMadeAgainIsAGap", TestKafkaEpochNodeMadeAgainIsAGap},
 		{"NodeNotTakenForALeaderIsNoGap", TestNodeNotTakenForALeaderIsNoGap},
 		{"KRaftControllerWrittenAgainKeepsItsTenure", TestKRaftControllerWrittenAgainKeepsItsTenure},
 		{"KafkaEpochHiddenByItsACL", TestKafkaEpochHiddenByItsACL},
