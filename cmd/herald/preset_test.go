@@ -606,3 +606,32 @@ func TestWhoNameserviceWithoutActivePointsAtTheLock(t *testing.T) {
 		t.Errorf("who of a nameservice with no active:\n%s%s\nwant the hint to name the lock and the preset, not the breadcrumb", out, stderr)
 	}
 }
+
+// TestWhoKafkaEpochUnreadableWithoutController: with no controller, who
+// --preset kafka names the last election's epoch; an ACL hiding
+// /controller_epoch left it out without a word, as if Kafka kept none,
+// in the table and in --json alike. It says the epoch is not known, and
+// why.
+func TestWhoKafkaEpochUnreadableWithoutController(t *testing.T) {
+	zkf := zkFlags(t)
+	chroot := uniq(t)
+	broker := zkSession(t)
+	kafkaRegister(t, broker.Conn(), chroot, 1)
+	if err := broker.Conn().Delete(chroot+"/controller", -1); err != nil { // broker 1's end
+		t.Fatal(err)
+	}
+	if _, err := broker.Conn().SetACL(chroot+"/controller_epoch", zk.DigestACL(zk.PermAll, "kafka", "secret"), -1); err != nil {
+		t.Fatal(err)
+	}
+	why := "its epoch is not known: " + chroot + "/controller_epoch may not be read"
+	out, stderr, code := heraldRun(t, nil, append(zkf, "who", "--preset", "kafka="+chroot)...)
+	if code == exitFailure || !strings.Contains(out, "no owner: no leader node") || !strings.Contains(out, why) {
+		t.Fatalf("who --preset kafka with no controller and the epoch unreadable: exit %d, want no owner, its epoch not known and why\n%s%s", code, out, stderr)
+	}
+	out, stderr, _ = heraldRun(t, nil, append(zkf, "who", "--preset", "kafka="+chroot, "--json")...)
+	var reports []whoReport
+	if err := json.Unmarshal([]byte(out), &reports); err != nil || len(reports) != 1 || reports[0].Leader == nil ||
+		reports[0].Leader.Epoch != nil || !strings.Contains(reports[0].Leader.Note, why) {
+		t.Fatalf("who --preset kafka --json with no controller and the epoch unreadable: %v, want leader.note saying why\n%s%s", err, out, stderr)
+	}
+}

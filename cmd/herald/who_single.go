@@ -36,12 +36,16 @@ type whoLeader struct {
 }
 
 // noOwner is what who adds to "no owner" for a single-node leader: the
-// last election's epoch, when the system keeps one.
+// last election's epoch, when the system keeps one, or why it is not
+// known (Note): left out alone, it read as if the system kept none.
 func (l *whoLeader) noOwner() string {
-	if l.Epoch == nil {
-		return ""
+	switch {
+	case l.Epoch != nil:
+		return " (last epoch " + strconv.FormatInt(*l.Epoch, 10) + ")"
+	case l.Note != "":
+		return "; " + l.Note
 	}
-	return " (last epoch " + strconv.FormatInt(*l.Epoch, 10) + ")"
+	return ""
 }
 
 // line renders l for people, one line.
@@ -124,6 +128,8 @@ func singleReport(group string, sv elect.SingleView, f ident.Format) whoReport {
 		r.Leader.Epoch = &e
 	}
 	if sv.Owner == nil {
+		// Why the last election's epoch is not known, if it is not.
+		r.Leader.Note = sv.Note()
 		return r
 	}
 	l := r.Leader
