@@ -121,19 +121,32 @@ func (m *Many) recheckGroup(ctx context.Context, ob *observation) (bool, error) 
 
 // recheckSingle reads a single-node leader's node without a watch: another
 // node, or the node written, come or gone, is a change no watch reported.
+// So is an epoch node last hidden by its ACL that may now be read:
+// ZooKeeper fires no watch for an ACL, and the epoch was said to be
+// unknown, because of that ACL, until the next election.
 func recheckSingle(ctx context.Context, st *singleState) (bool, error) {
 	prev := st.prev
 	if prev == nil {
 		return false, nil
 	}
 	_, node, _, err := st.r.node(ctx, false)
+	var again bool
 	switch {
 	case err != nil:
 		return false, err
 	case node == nil || prev.Owner == nil:
-		return (node == nil) != (prev.Owner == nil), nil
+		again = (node == nil) != (prev.Owner == nil)
+	default:
+		again = node.Czxid != prev.nodeCzxid || node.Mzxid != prev.dataZxid
 	}
-	return node.Czxid != prev.nodeCzxid || node.Mzxid != prev.dataZxid, nil
+	if again || !prev.epochHidden {
+		return again, nil
+	}
+	_, _, err = st.r.epoch(ctx)
+	if errors.Is(err, errEpochHidden) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // restateKind is what a group's next read must send besides its changes:

@@ -144,6 +144,9 @@ type SingleView struct {
 	// is no epoch ("" when it is, or there is none): written by someone
 	// else than the system (an operator's set).
 	EpochErr string
+	// epochHidden: EpochErr says the epoch node's ACL hides it, which
+	// no watch reports the end of (see recheckSingle).
+	epochHidden bool
 	// ParentExists, Cversion and Pzxid are the parent's: whether it
 	// exists, its child version and the zxid of its last child change.
 	ParentExists bool
@@ -324,7 +327,7 @@ func (r *singleReader) fillEpoch(sv *SingleView, epoch []byte, st, est *zk.Stat,
 	case hidden:
 		// The leader may still be read and reported: an ACL on the
 		// epoch alone ended its observation, naming neither node.
-		sv.EpochErr = fmt.Sprintf("%s may not be read (its ACL does not let this identity READ it)", r.sn.EpochPath)
+		sv.EpochErr, sv.epochHidden = fmt.Sprintf("%s may not be read (its ACL does not let this identity READ it)", r.sn.EpochPath), true
 	case r.sn.EpochPath != "" && st == nil && est == nil:
 		// No epoch node: no election yet (Kafka creates it with 0,
 		// its initial epoch, before the first).

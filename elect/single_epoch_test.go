@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -283,5 +284,50 @@ func TestKafkaEpochNodeMadeAgainIsAGap(t *testing.T) {
 	}
 	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("3")); !c.Gap || c.Previous == nil || c.Previous.ID != "1" {
 		t.Errorf("broker 2 elected unseen after /controller_epoch was made again: %+v; want a gap", c)
+	}
+}
+
+// TestKafkaEpochHiddenThenShownIsRestated: a Many that checks its groups
+// (Resync) found the controller's epoch node readable again once its ACL
+// was fixed, yet went on saying its epoch was not known because of that
+// ACL, to readers of Leader and in the last change a sink keeps, until
+// the next controller: ZooKeeper fires no watch for an ACL, and the check
+// looked at the controller's node alone. The check reads the epoch node
+// again while it is hidden, and the owner is restated with its epoch.
+func TestKafkaEpochHiddenThenShownIsRestated(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, op := session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	b1 := session(t, addrs)
+	kafkaElect(t, b1.Conn(), root, 1)
+	if _, err := op.Conn().SetACL(epoch, zk.DigestACL(zk.PermAll, "kafka", "secret"), -1); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m, err := elect.ObserveMany(ctx, obs, elect.Resync(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); <-m.Done() })
+	if err := m.AddSingle(ctrl, elect.SingleNodeFor(ctrl)); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, m, elect.Snapshot, ownerIs("1")); !strings.Contains(c.Note, "may not be read") {
+		t.Fatalf("the snapshot: %+v; want a note that its epoch may not be read", c)
+	}
+	if err := op.Conn().AddAuth("digest", []byte("kafka:secret")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.Conn().SetACL(epoch, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, m, elect.Snapshot, ownerIs("1"))
+	if c.Epoch != 1 || c.Note != "" || c.Gap || c.Owner.Node != "controller@"+strconv.FormatInt(czxidOf(t, op.Conn(), ctrl), 10) {
+		t.Errorf("the epoch readable again: %+v; want broker 1's tenure restated with epoch 1, no note, no gap", c)
+	}
+	if l, ok := m.Leader(ctrl); !ok || !l.EpochKnown || l.Epoch != 1 || l.EpochErr != "" {
+		t.Errorf("Leader once the epoch is readable again: %+v", l)
 	}
 }

@@ -227,11 +227,13 @@ func (st *singleState) changes(sv SingleView) []Change {
 	// the last read (its creation fired the watch): the next change says
 	// so.
 	st.pendingGap = st.pendingGap || missedSingle(st.prev.view(), st.prev, sv)
-	if sv.Owner == nil && sv.Note() != st.prev.Note() {
+	if sv.Note() != st.prev.Note() && (sv.Owner == nil || sv.EpochErr != st.prev.EpochErr) {
 		// Still nobody holds it, but why changed: a node not taken for a
-		// leader's (an operator's, a persistent copy) appeared or went.
-		// Without a change its note reached readers only with the next
-		// snapshot, so the group is stated afresh.
+		// leader's (an operator's, a persistent copy) appeared or went;
+		// or the owner's epoch became known, or unknown for another
+		// reason (an ACL fixed). Without a change its note reached
+		// readers only with the next snapshot, so the group is stated
+		// afresh.
 		c := singleSnapshot(sv)
 		c.Gap, st.pendingGap = st.pendingGap, false
 		return []Change{c}
