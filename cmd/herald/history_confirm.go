@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/zkherald/herald/publish"
@@ -10,12 +11,19 @@ import (
 )
 
 // auditBridges reads the heartbeats kept beside the audit logs in files,
-// warning of those missing or unreadable.
+// warning of those missing or unreadable. A date-named file given its own
+// --audit, as history's warning tells, has none of its own: its bridge's
+// is the one beside the log it was renamed from, and the warning that
+// none was beside it, "not copied with the log", was a false alarm
+// (TestHistoryOfADateNamedFileGivenItsOwnAuditConfirmsWithTheLogsHeartbeat).
 func (a *app) auditBridges(files []string) *publish.Bridges {
 	bridges := publish.NewBridges()
+	renamed := datedOfGiven(files)
 	for _, f := range files {
 		h, found, err := audit.ReadHeartbeat(f)
 		switch {
+		case !found && err == nil && renamed[absPath(f)]:
+			// Its bridge's heartbeat is the renamed log's, read with it.
 		case err != nil:
 			a.log.Warn("cannot read the heartbeat beside the audit log: the owners only its bridge would confirm are shown as not confirmed", "file", f, "err", err)
 			bridges.SetUnreadable(err)
@@ -121,4 +129,31 @@ func (a *app) endedBeforeHoles(files []string) func(group string) bool {
 		}
 	}
 	return func(group string) bool { return ended[group] }
+}
+
+// datedOfGiven names, by absolute path, the files among files that are
+// date-named files beside another of them (audit.DateNamed).
+func datedOfGiven(files []string) map[string]bool {
+	given := map[string]bool{}
+	for _, f := range files {
+		given[absPath(f)] = true
+	}
+	dated := map[string]bool{}
+	for _, f := range files {
+		strays, _ := audit.DateNamed(f)
+		for _, s := range strays {
+			if abs := absPath(s); given[abs] {
+				dated[abs] = true
+			}
+		}
+	}
+	return dated
+}
+
+// absPath is name made absolute, or name itself when it cannot be.
+func absPath(name string) string {
+	if abs, err := filepath.Abs(name); err == nil {
+		return abs
+	}
+	return name
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -280,4 +281,45 @@ func rotatingSink(t *testing.T, path string) *audit.Sink {
 	}
 	t.Cleanup(func() { as.Close() })
 	return as
+}
+
+// TestHistoryOfADateNamedFileGivenItsOwnAuditConfirmsWithTheLogsHeartbeat:
+// as TestHistoryDoesNotConfirmAnOwnerADateNamedFileMayHaveEnded, the
+// operator doing what the warning tells: giving audit.log.20261129 its
+// own --audit. Its bridge's heartbeat is the one beside the log it was
+// renamed from; history warned that none was beside it, "not copied with
+// the log", a false alarm right after following its own advice.
+func TestHistoryOfADateNamedFileGivenItsOwnAuditConfirmsWithTheLogsHeartbeat(t *testing.T) {
+	g := uniq(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	start := time.Now().UTC().Add(-time.Minute)
+	mk := storyOf(g, start)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	as := rotatingSink(t, path)
+	write(t, as, mk(publish.LeaderElected, a, nil, 10, 10, true))
+	write(t, as, mk(publish.LeaderLost, nil, a, 10, 15, false), mk(publish.LeaderElected, b, nil, 20, 20, false))
+	stray := path + ".20261129"
+	if err := os.Rename(path, stray); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := as.WriteHeartbeat(context.Background(), publish.Heartbeat{Source: "test", State: publish.BridgeActive,
+		Time: now, Confirmed: now, Interval: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, "history", "--json", g, "--audit", path, "--audit", stray)
+	var ts []audit.Tenure
+	if err := json.Unmarshal([]byte(out), &ts); code != 0 || err != nil {
+		t.Fatalf("history of the log and %s: exit %d, %v:\n%s%s", stray, code, err, out, stderr)
+	}
+	if strings.Contains(stderr, "WARN") {
+		t.Errorf("history given %s its own --audit, as told, still warns:\n%s", stray, stderr)
+	}
+	if n := len(ts); n == 0 || ts[n-1].Owner.ID != "bravo" || !ts[n-1].Open() || ts[n-1].Unconfirmed {
+		t.Errorf("history given %s: %+v, want bravo last, holding, confirmed by the log's heartbeat", stray, ts)
+	}
 }
