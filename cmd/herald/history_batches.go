@@ -143,11 +143,11 @@ func (a *app) judge(files []string, owners func() (map[string]ownerNow, error)) 
 	if owners == nil {
 		now := time.Now()
 		var bridges *publish.Bridges
-		var unread time.Time
+		var unread func(string) time.Time
 		var ended func(string) bool
 		return func(events []publish.Event, ts []audit.Tenure) {
 			if bridges == nil {
-				bridges, unread, ended = a.auditBridges(files), unreadUntil(files), a.endedBeforeHoles(files)
+				bridges, unread, ended = a.auditBridges(files), a.unreadUntil(files), a.endedBeforeHoles(files)
 			}
 			judgeAudit(bridges, events, ts, now, unread, ended)
 		}
@@ -491,7 +491,7 @@ func (a *app) readAudit(ctx context.Context, files []string, group string, heldE
 	for _, r := range reads {
 		strays, _ := audit.DateNamed(r.Path)
 		if strays = notGiven(strays, files); len(strays) > 0 {
-			a.log.Warn("files beside the audit log are named by a date, not by herald's rotation (logrotate's dateext?): they are not read with it, and an owner last seen before they were written is shown as not confirmed, as it may have lost the group in them; "+
+			a.log.Warn("files beside the audit log are named by a date, not by herald's rotation (logrotate's dateext?): they are not read with it, and an owner of a group they hold, last seen before the group's last event in them, is shown as not confirmed, as it may have lost the group in them; "+
 				"herald rotates its log itself, so let nothing else rotate it, and give such a file its own --audit to read it", "file", r.Path, "not read", strays)
 		}
 		if missing, _ := audit.MissingRotated(r.Path); len(missing) > 0 {

@@ -48,13 +48,13 @@ func (a *app) auditBridges(files []string) *publish.Bridges {
 // heartbeat file cannot be read makes the tenures only it would confirm
 // stale, saying why.
 // Events are the events ts was told from, which name the bridges that
-// wrote of each group. Unread is when the newest file beside the logs
-// that history does not read was last written (unreadUntil): a tenure
-// last seen before it may have ended in it, so no heartbeat confirms it
+// wrote of each group. Unread is when the files beside the logs that
+// history does not read last wrote of a group (unreadUntil): a tenure
+// last seen before it may have ended in them, so no heartbeat confirms it
 // (TestHistoryDoesNotConfirmAnOwnerADateNamedFileMayHaveEnded). Nor
 // does it confirm a group ended reports, whose last event read lies before
 // rotated files missing (endedBeforeHoles).
-func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now, unread time.Time, ended func(group string) bool) {
+func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now time.Time, unread func(group string) time.Time, ended func(group string) bool) {
 	writers := writersOf(events)
 	for i := range ts {
 		t := &ts[i]
@@ -65,7 +65,8 @@ func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Ten
 		// confirmed either: "holding" would say only that no later event
 		// in the log ended the tenure.
 		f := bridges.JudgeGroup(now, t.Group, writers[t.Group]...)
-		if ended(t.Group) || !unread.IsZero() && !t.LastSeen.After(unread) {
+		u := unread(t.Group)
+		if ended(t.Group) || !u.IsZero() && !t.LastSeen.After(u) {
 			// The heartbeat says every change before it is stored, not
 			// that history read it: its end may be in that file.
 			f = publish.Freshness{Stale: true}
@@ -92,21 +93,45 @@ func heldUntilConfirmed(t *audit.Tenure, confirmed time.Time) {
 	}
 }
 
-// unreadUntil is when the newest of the files beside the audit logs that
-// history does not read (audit.DateNamed, not given an --audit of their
-// own) was last written; zero when there are none. Such a file, logrotate's
-// audit.log.20261129, holds what the bridge wrote up to then.
-func unreadUntil(files []string) time.Time {
-	var until time.Time
+// unreadUntil tells, of each group, when its last event in the files
+// beside the audit logs that history does not read (audit.DateNamed, not
+// given an --audit of their own) was written; zero when they hold none of
+// it. Such a file, logrotate's audit.log.20261129, holds what the bridge
+// wrote up to then. Every owner last seen before the newest such file's
+// time read unconfirmed, those of groups it held nothing of too, and that
+// time was its mtime, now for a file copied back without it
+// (TestHistoryConfirmsAnOwnerADateNamedFileHoldsNothingOf). A file that
+// cannot be read whole counts for every group, up to its mtime.
+func (a *app) unreadUntil(files []string) func(group string) time.Time {
+	var all time.Time // the mtime of the unread files not read whole
+	until := map[string]time.Time{}
 	for _, f := range files {
 		strays, _ := audit.DateNamed(f)
 		for _, s := range notGiven(strays, files) {
-			if fi, err := os.Stat(s); err == nil && fi.ModTime().After(until) {
-				until = fi.ModTime()
+			last, err := audit.LastEvents(context.Background(), s)
+			if err == nil {
+				for g, t := range last {
+					until[g] = laterOf(until[g], t)
+				}
+				continue
+			}
+			a.log.Warn("cannot read a file named by a date beside the audit log: an owner last seen before it was written is shown as not confirmed", "file", s, "err", err)
+			if fi, err := os.Stat(s); err != nil {
+				all = time.Now()
+			} else {
+				all = laterOf(all, fi.ModTime())
 			}
 		}
 	}
-	return until
+	return func(group string) time.Time { return laterOf(all, until[group]) }
+}
+
+// laterOf is the later of a and b.
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // endedBeforeHoles names the groups of the audit logs in files whose last

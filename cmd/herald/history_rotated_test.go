@@ -323,3 +323,60 @@ func TestHistoryOfADateNamedFileGivenItsOwnAuditConfirmsWithTheLogsHeartbeat(t *
 		t.Errorf("history given %s: %+v, want bravo last, holding, confirmed by the log's heartbeat", stray, ts)
 	}
 }
+
+// TestHistoryConfirmsAnOwnerADateNamedFileHoldsNothingOf: logrotate
+// renamed the log to audit.log.20261129, which history does not read; it
+// held another group's changes only, and was copied back from a backup
+// without its time (cp without -p), so it reads as written now. Alpha,
+// whose group has no event in it, read open, not confirmed, as every
+// owner last seen before the file's time did: one stray file left every
+// stable owner of the fleet unconfirmed for as long as it lay there. Only
+// an owner of a group the file holds, seen before that group's last event
+// in it, may have ended in it.
+func TestHistoryConfirmsAnOwnerADateNamedFileHoldsNothingOf(t *testing.T) {
+	g, g2 := uniq(t), uniq(t)+"-other"
+	path := filepath.Join(t.TempDir(), "audit.log")
+	start := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	c := &publish.Participant{ID: "charlie", Node: "n_0000000003", Session: "0x3"}
+	d := &publish.Participant{ID: "delta", Node: "n_0000000004", Session: "0x4"}
+	mk := func(group string, typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
+		return publish.Event{Type: typ, Group: group, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
+			Term: term, Zxid: zxid, Time: start.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
+	}
+	as := rotatingSink(t, path)
+	write(t, as, mk(g, publish.LeaderElected, a, nil, 10, 10, true))
+	write(t, as, mk(g2, publish.LeaderElected, c, nil, 11, 11, true),
+		mk(g2, publish.LeaderLost, nil, c, 11, 15, false), mk(g2, publish.LeaderElected, d, nil, 20, 20, false))
+	stray := path + ".20261129"
+	if err := os.Rename(path, stray); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := os.Chtimes(stray, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := as.WriteHeartbeat(context.Background(), publish.Heartbeat{Source: "test", State: publish.BridgeActive,
+		Time: now, Confirmed: now, Interval: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	ts := historyJSON(t, "--audit", path)
+	if len(ts) != 1 || ts[0].Group != g || !ts[0].Open() || ts[0].Unconfirmed {
+		t.Errorf("history beside %s, which holds nothing of %s: %+v, want alpha alone, holding, confirmed", stray, g, ts)
+	}
+	// A line that is no event: its group may be alpha's.
+	f, err := os.OpenFile(stray, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("{not an event\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if ts := historyJSON(t, "--audit", path); len(ts) != 1 || !ts[0].Unconfirmed {
+		t.Errorf("history beside %s, which holds a line that is no event: %+v, want alpha alone, not confirmed", stray, ts)
+	}
+}
