@@ -144,7 +144,7 @@ func (a *app) judge(files []string, owners func() (map[string]ownerNow, error)) 
 		now := time.Now()
 		var bridges *publish.Bridges
 		var unread func(string) time.Time
-		var ended func(string) bool
+		var ended func(string) time.Time
 		return func(events []publish.Event, ts []audit.Tenure) {
 			if bridges == nil {
 				bridges, unread, ended = a.auditBridges(files), a.unreadUntil(files), a.endedBeforeHoles(files)

@@ -52,9 +52,9 @@ func (a *app) auditBridges(files []string) *publish.Bridges {
 // history does not read last wrote of a group (unreadUntil): a tenure
 // last seen before it may have ended in them, so no heartbeat confirms it
 // (TestHistoryDoesNotConfirmAnOwnerADateNamedFileMayHaveEnded). Nor
-// does it confirm a group ended reports, whose last event read lies before
-// rotated files missing (endedBeforeHoles).
-func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now time.Time, unread func(group string) time.Time, ended func(group string) bool) {
+// does it confirm an owner not seen after the rotated files missing that
+// may have ended it (endedBeforeHoles).
+func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Tenure, now time.Time, unread func(group string) time.Time, ended func(group string) time.Time) {
 	writers := writersOf(events)
 	for i := range ts {
 		t := &ts[i]
@@ -65,8 +65,7 @@ func judgeAudit(bridges *publish.Bridges, events []publish.Event, ts []audit.Ten
 		// confirmed either: "holding" would say only that no later event
 		// in the log ended the tenure.
 		f := bridges.JudgeGroup(now, t.Group, writers[t.Group]...)
-		u := unread(t.Group)
-		if ended(t.Group) || !u.IsZero() && !t.LastSeen.After(u) {
+		if u := laterOf(unread(t.Group), ended(t.Group)); !u.IsZero() && !t.LastSeen.After(u) {
 			// The heartbeat says every change before it is stored, not
 			// that history read it: its end may be in that file.
 			f = publish.Freshness{Stale: true}
@@ -134,26 +133,27 @@ func laterOf(a, b time.Time) time.Time {
 	return a
 }
 
-// endedBeforeHoles names the groups of the audit logs in files whose last
-// event read lies before rotated files missing (audit.EndedBeforeLastHole):
-// the missing file may have ended the owner the events read leave holding,
-// which read holding, confirmed, GAP -, with a warning alone
+// endedBeforeHoles tells, of the groups of the audit logs in files whose
+// last event read lies before rotated files missing, when the events read
+// after that hole begin (audit.EndedBeforeLastHole), the latest of the
+// logs': the missing file may have ended the owner the events read leave
+// holding, which read holding, confirmed, GAP -, with a warning alone
 // (TestHistoryDoesNotConfirmAnOwnerARemovedRotatedFileMayHaveEnded). A log
 // with a hole is read once more for it; one that cannot be leaves every
 // group unconfirmed.
-func (a *app) endedBeforeHoles(files []string) func(group string) bool {
-	ended := map[string]bool{}
+func (a *app) endedBeforeHoles(files []string) func(group string) time.Time {
+	ended := map[string]time.Time{}
 	for _, f := range files {
 		gs, err := audit.EndedBeforeLastHole(context.Background(), f)
 		if err != nil {
 			a.log.Warn("cannot tell which owners rotated files missing from the audit log may have ended: every open tenure is shown as not confirmed", "file", f, "err", err)
-			return func(string) bool { return true }
+			return func(string) time.Time { return time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) }
 		}
-		for g := range gs {
-			ended[g] = true
+		for g, t := range gs {
+			ended[g] = laterOf(ended[g], t)
 		}
 	}
-	return func(group string) bool { return ended[group] }
+	return func(group string) time.Time { return ended[group] }
 }
 
 // datedOfGiven names, by absolute path, the files among files that are

@@ -380,3 +380,48 @@ func TestHistoryConfirmsAnOwnerADateNamedFileHoldsNothingOf(t *testing.T) {
 		t.Errorf("history beside %s, which holds a line that is no event: %+v, want alpha alone, not confirmed", stray, ts)
 	}
 }
+
+// TestHistoryConfirmsAnOwnerSeenAfterAHoleInAnotherLog: bridge a's log
+// lost a rotated file (.000002) after alpha's election, its last event of
+// the group; bridge b (its HA peer taking over, say) then saw alpha
+// holding, in its own whole log. Alpha read open, not confirmed, while
+// both heartbeats were active: a group whose last event in one log lay
+// before its hole was unconfirmed whatever the other logs said after it,
+// for as long as that log was read. Seen after the hole, the owner is past
+// what the missing file may hold.
+func TestHistoryConfirmsAnOwnerSeenAfterAHoleInAnotherLog(t *testing.T) {
+	g, g2 := uniq(t), uniq(t)+"-other"
+	dir := t.TempDir()
+	pathA, pathB := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
+	start := time.Now().UTC().Add(-time.Minute)
+	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
+	c := &publish.Participant{ID: "charlie", Node: "n_0000000003", Session: "0x3"}
+	mk := func(src, group string, typ publish.Type, owner *publish.Participant, term, zxid int64, at int) publish.Event {
+		return publish.Event{Type: typ, Group: group, Recipe: elect.RecipeElection, Owner: owner, Snapshot: true,
+			Term: term, Zxid: zxid, Time: start.Add(time.Duration(at) * time.Second), Source: src}.WithID()
+	}
+	as := rotatingSink(t, pathA)
+	write(t, as, mk("a", g, publish.LeaderElected, a, 10, 10, 10))
+	write(t, as, mk("a", g2, publish.LeaderElected, c, 11, 11, 11))
+	write(t, as, mk("a", g2, publish.LeaderReady, c, 11, 12, 20))
+	if err := os.Remove(pathA + ".000002"); err != nil {
+		t.Fatal(err)
+	}
+	bs, err := audit.New(pathB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bs.Close() })
+	write(t, bs, mk("b", g, publish.LeaderElected, a, 10, 10, 30))
+	now := time.Now()
+	for src, s := range map[string]*audit.Sink{"a": as, "b": bs} {
+		if err := s.WriteHeartbeat(context.Background(), publish.Heartbeat{Source: src, State: publish.BridgeActive,
+			Time: now, Confirmed: now, Interval: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := historyJSON(t, g, "--audit", pathA, "--audit", pathB)
+	if len(ts) != 1 || !ts[0].Open() || ts[0].Unconfirmed {
+		t.Errorf("history of alpha, seen by b after a's hole: %+v, want alpha alone, holding, confirmed", ts)
+	}
+}
