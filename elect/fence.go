@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -203,28 +204,32 @@ func (f Fence) checkpoint(ctx context.Context, s *Session, data []byte, owners b
 // while the connection fails or another write races with ours; each read
 // after a write of ours went unanswered tells whether it landed.
 func (f Fence) save(ctx context.Context, s *Session, rec []byte) error {
-	var sent bool             // a write went without its answer (a connection lost)
-	var cut error             // the last connection loss, should the tries run out
-	lost := 0                 // writes cut off once sent, each read back as not saved
-	var lostAt checkpointRead // the checkpoint as read before the last of them
+	var sent bool      // a write went without its answer (a connection lost)
+	var cut error      // the last connection loss, should the tries run out
+	var lost lostSends // sends cut off once sent, none shown to have landed
+	big := len(rec) > bigRecord
 	for tries := 0; tries < 8; tries++ {
 		cur, office, err := f.readBoth(ctx, s, sent)
-		if err == nil && !cur.same(lostAt) {
-			lost = 0 // a write landed since (ours, or one that replaced it): the servers took it
-		}
+		probe := err == nil && lost.readBack(cur) && big
 		switch {
 		case err == nil && sent && cur.exists && bytes.Equal(cur.data, rec):
 			return nil // our write landed; only its answer was lost
-		case err == nil && lost >= 2 && len(rec) > bigRecord:
+		case err == nil && !probe && lost.n >= 2 && big:
 			return f.tooBig(len(rec))
 		case connLoss(err) && ctx.Err() == nil:
-			cut, lost = err, 0 // the connection itself fails, not the write
+			cut, lost = err, lostSends{} // the connection itself fails, not the write
 			if err := f.reconnect(ctx, s, sent); err != nil {
 				return err
 			}
 			continue
 		case err != nil:
 			return f.sessionErr(s, err, sent)
+		}
+		if probe {
+			if err := f.probeSize(ctx, s, rec, cur, &lost); err != nil {
+				return err
+			}
+			continue
 		}
 		res, err := f.write(ctx, s, rec, cur, office)
 		switch {
@@ -235,7 +240,7 @@ func (f Fence) save(ctx context.Context, s *Session, rec []byte) error {
 			// own write, which the next read shows, byte for byte.
 			sent, cut = sent || writeSent(err), err
 			if writeSent(err) {
-				lost, lostAt = lost+1, cur
+				lost.cut(cur, false)
 			}
 			if err := f.reconnect(ctx, s, sent); err != nil {
 				return err
@@ -265,6 +270,60 @@ func (f Fence) write(ctx context.Context, s *Session, rec []byte, cur, office ch
 		op = &zk.CreateRequest{Path: p, Data: rec, Acl: checkpointACL(ctx, s, f.Group)}
 	}
 	return f.multi(ctx, s, append(office.check(f.Group+"/"+OfficeNode), op)...)
+}
+
+// lostSends counts a record's sends cut off with the connection while
+// no read back showed any of them landed: two, for a big record, are
+// taken for the servers refusing it as too big (ErrTooBig).
+type lostSends struct {
+	n     int
+	at    checkpointRead // the checkpoint as read before the last of them
+	probe bool           // the last of them was a probe (probeSize), which cannot land
+}
+
+func (l *lostSends) cut(at checkpointRead, probe bool) {
+	l.n, l.at, l.probe = l.n+1, at, probe
+}
+
+// readBack takes the checkpoint as read after the last send was cut off.
+// A write landed since (ours, or one that replaced it) starts the count
+// again: the servers took it. With no checkpoint before or after, only
+// the group's pzxid moved: a write of ours may have made the node,
+// deleted by hand since, or a queue node came or went, as candidates and
+// waiters do all the time. That alone does not start the count again
+// (it never reached two in a group whose queue moves); probe says to
+// send a probe first, which tells whether the servers take a request
+// of the record's size.
+func (l *lostSends) readBack(cur checkpointRead) (probe bool) {
+	switch {
+	case cur.same(l.at):
+		return false
+	case cur.exists || l.at.exists:
+		l.n = 0
+		return false
+	}
+	return l.n > 0 && !l.probe // a probe's cut-off already told
+}
+
+// probeSize sends rec as a write that cannot land, a SetData of the
+// checkpoint at a version no node reaches (ZooKeeper's counter would
+// have to wrap), smaller than the write's multi. Answered, the servers
+// take a request that size, and the lost writes were the network's (or
+// one landed and was deleted): the count starts again. Cut off, they
+// refuse it, and so refused the larger writes: one more lost send.
+func (f Fence) probeSize(ctx context.Context, s *Session, rec []byte, cur checkpointRead, lost *lostSends) error {
+	_, err := call(ctx, func() (*zk.Stat, error) {
+		return s.Conn().Set(f.Group+"/"+CheckpointNode, rec, math.MinInt32)
+	})
+	switch {
+	case connLoss(err) && ctx.Err() == nil:
+		lost.cut(cur, true)
+		return f.reconnect(ctx, s, true)
+	case err == nil, errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoAuth):
+		*lost = lostSends{} // answered
+		return nil
+	}
+	return f.sessionErr(s, err, true) // a write of ours went unanswered before the probe
 }
 
 // bigRecord is the size above which a record whose every write costs the
