@@ -225,7 +225,7 @@ func outsideNeed(name string) (need, bool, error) {
 		err = fmt.Errorf("%w: its child %s is where a Curator semaphore (InterProcessSemaphoreV2, InterProcessSemaphoreMutex) given this path keeps its leases, which no queue of the group orders; herald's election and lock cannot share a path with it (delete %s, and locks beside it, once no semaphore uses this path)", ErrUnsafeGroup, name, name)
 	case name == kazooLeaseHolder:
 		n.client = "Kazoo NonBlockingLease whose lease has not run out, or whose end herald may not READ (" + name + ")"
-		err = fmt.Errorf("%w: %s is a Kazoo NonBlockingLease's lease, held until the end its data names without a place in any queue (one herald may not READ counts as running: its end is unknown to herald); herald's election and lock cannot share a path with it: give them paths of their own", ErrUnsafeGroup, name)
+		err = fmt.Errorf("%w: %s is a Kazoo NonBlockingLease's lease, held until the end its data names without a place in any queue (one herald may not READ counts as running: its end is unknown to herald; grant herald READ on it, or delete it once no NonBlockingLease uses this path); herald's election and lock cannot share a path with it: give them paths of their own", ErrUnsafeGroup, name)
 	case isKazooLease(name):
 		n.client = "Kazoo Semaphore holding a lease (" + name + ")"
 		err = fmt.Errorf("%w: %s is a Kazoo Semaphore's lease, which holds without a place in any queue; herald's election and lock cannot share a group with it", ErrUnsafeGroup, name)

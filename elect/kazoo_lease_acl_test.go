@@ -58,6 +58,12 @@ func TestUnreadableKazooLeaseHolds(t *testing.T) {
 		if !errors.Is(err, elect.ErrUnsafeGroup) || !strings.Contains(err.Error(), "NonBlockingLease") || !strings.Contains(err.Error(), "READ") {
 			t.Fatalf("Acquire beside an unreadable Kazoo lease: %v; want ErrUnsafeGroup naming the NonBlockingLease and the READ it lacks", err)
 		}
+		// A lease_holder left by a Kazoo client retired since, or another
+		// tool's node of that name, refuses the group for good: the
+		// error names the ways out, not only another path.
+		if !strings.Contains(err.Error(), "grant") || !strings.Contains(err.Error(), "delete it once no NonBlockingLease uses") {
+			t.Fatalf("Acquire beside an unreadable Kazoo lease: %v; want it to say READ may be granted, or the node deleted once no lease uses the path", err)
+		}
 	})
 
 	t.Run("an owner steps down", func(t *testing.T) {
