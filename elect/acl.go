@@ -3,6 +3,8 @@ package elect
 import (
 	"encoding/base64"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -58,6 +60,9 @@ func ParseACL(s string) ([]zk.ACL, error) {
 				return nil, fmt.Errorf("elect: ACL entry digest:%s:...: no perms: want digest:USER:HASH:PERMS, the hash BASE64(SHA1(user:password)), e.g. digest:%s:<hash>:cdrwa", user, user)
 			}
 			return nil, fmt.Errorf("elect: ACL entry digest:%s:...: the digest id looks like a plaintext password: give user:BASE64(SHA1(user:password)), the hash ZooKeeper compares, e.g. digest:%s:<hash>:cdrwa", user, user)
+		}
+		if err := checkIPID(scheme, id); err != nil {
+			return nil, err
 		}
 		var perms int32
 		for _, c := range letters {
@@ -219,10 +224,52 @@ func aclEntries(s string) []string {
 
 func aclScheme(s string) bool {
 	switch s {
-	case "world", "auth", "digest", "ip", "x509", "sasl", "super":
+	case "world", "auth", "digest", "ip", "x509", "sasl":
 		return true
 	}
 	return false
+}
+
+// checkIPID refuses an ip entry whose id no ZooKeeper takes: not an
+// address (a host name, 10.0.0.300, 10.1) or a prefix longer than the
+// address. ZooKeeper refuses such an entry only at the first create, as
+// "invalid ACL specified", which names neither the entry nor the flag.
+// An IPv6 address passes: newer servers take one.
+func checkIPID(scheme, id string) error {
+	if scheme != "ip" {
+		return nil
+	}
+	addr, bits, masked := strings.Cut(id, "/")
+	size := 0
+	if ip := net.ParseIP(addr); ip != nil && ip.To4() == nil {
+		size = 128
+	} else if dottedQuad(addr) {
+		size = 32
+	}
+	if size == 0 {
+		return fmt.Errorf("elect: ACL entry ip:%s: %q is not an IP address (ZooKeeper's ip scheme takes an address, or address/bits, not a host name)", id, addr)
+	}
+	if n, err := strconv.Atoi(bits); masked && (err != nil || n < 0 || n > size) {
+		return fmt.Errorf("elect: ACL entry ip:%s: the prefix length %q is not a number from 0 to %d", id, bits, size)
+	}
+	return nil
+}
+
+// dottedQuad reports whether s is an IPv4 address as ZooKeeper reads one:
+// four decimal numbers up to 255 (leading zeros allowed, unlike
+// net.ParseIP).
+func dottedQuad(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 255 || strings.TrimLeft(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // FormatACL writes acl in ParseACL's notation.
