@@ -512,10 +512,15 @@ func interrupted(ctx context.Context, format string, args ...any) error {
 
 // authHint says which flag to look at when ZooKeeper refused an operation
 // for the session's identity. ZooKeeper takes any digest credentials at
-// login, so a wrong password shows up only here.
+// login, so a wrong password shows up only here; nor does it check an
+// ACL's entries before a create.
 func authHint(w io.Writer, err error) {
 	if errors.Is(err, zk.ErrNoAuth) {
 		fmt.Fprintln(w, "herald: ZooKeeper refused this identity. Log in as the one these nodes belong to (--zk-auth-file or HERALD_ZK_AUTH, where a wrong password is another identity; or the --zk-cert whose subject they name), or give the nodes an ACL that admits yours (--zk-acl where herald creates them).")
+	}
+	if errors.Is(err, zk.ErrInvalidACL) {
+		// ZooKeeper's own words name neither the entry nor the flag.
+		fmt.Fprintln(w, "herald: ZooKeeper refused the ACL herald creates nodes with (--zk-acl or HERALD_ZK_ACL): an x509 entry needs a server with a TLS client port (its x509 provider), a sasl entry a server with SASL configured, and an IPv6 ip entry a server that takes them (3.8 does not).")
 	}
 }
 
