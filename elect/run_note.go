@@ -101,21 +101,49 @@ func (h *Handle) MarkRunning(ctx context.Context) error {
 	p := root + "/" + runNoteName(q.s.ID(), q.parent, q.s.notes.Add(1))
 	data, _ := json.Marshal(sessionNote{Herald: 1, Group: q.parent, TimeoutMS: q.s.Timeout().Milliseconds()})
 	acl := noteACL(q.o.acl)
+	deleted := fmt.Errorf("elect: the session root %s keeps being deleted: %w", root, zk.ErrNoNode)
+	why := deleted
 	for try := 0; try < 3; try++ {
 		_, err := call(ctx, func() (string, error) { return q.s.Conn().Create(p, data, zk.FlagEphemeral, acl) })
+		if errors.Is(err, zk.ErrNodeExists) {
+			var ours bool
+			if ours, err = h.noteIsOurs(ctx, p); err == nil && !ours {
+				// Another session made it under our name first (anyone may
+				// create under the root): a note it could delete at will
+				// is no note of ours. Take the next name.
+				why = fmt.Errorf("elect: noting the command under the session root %s: another session holds our note's name, %s", root, path.Base(p))
+				p = root + "/" + runNoteName(q.s.ID(), q.parent, q.s.notes.Add(1))
+				continue
+			}
+		}
 		switch {
-		case err == nil, errors.Is(err, zk.ErrNodeExists):
+		case err == nil:
 			h.runNote.Store(&p)
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := makeSharedPath(q.s.Conn(), root, q.o.acl); err != nil {
 				return fmt.Errorf("elect: noting the command under the session root %s: %w", root, err)
 			}
+			why = deleted
 		default:
 			return fmt.Errorf("elect: noting the command under the session root %s: %w", root, err)
 		}
 	}
-	return fmt.Errorf("elect: the session root %s keeps being deleted: %w", root, zk.ErrNoNode)
+	return why
+}
+
+// noteIsOurs reports whether the run note at p, which a create found
+// there, is our session's: a create whose reply was lost, rather than
+// another session's node under our note's name.
+func (h *Handle) noteIsOurs(ctx context.Context, p string) (bool, error) {
+	st, err := call(ctx, func() (*zk.Stat, error) {
+		_, st, err := h.q.s.Conn().Exists(p)
+		return st, err
+	})
+	if err != nil {
+		return false, err
+	}
+	return st != nil && st.EphemeralOwner == h.q.s.ID(), nil
 }
 
 // noteACL is a run note's ACL: acl, with READ for everyone. The next copy
