@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/zkherald/herald/internal/timeline"
@@ -154,7 +156,9 @@ func (a *app) writeTimeline(chart timeline.Chart, htmlOut, svgOut, source string
 
 // writeWhole writes data to path. A regular file (or a new one) is
 // replaced whole, through a temporary file beside it and a rename, keeping
-// the mode of the file it replaces (0644 for a new one). A symbolic link is
+// the mode of the file it replaces; a new one gets 0666 less the umask, as
+// a shell's redirect would give it (0644 under the usual 022; a forced
+// 0644 made the owners' names world-readable under umask 077). A symbolic link is
 // followed and the file it points to replaced, the link left as it is. A
 // path that exists and is no regular file (a device, a FIFO, /dev/stdout) is
 // written to as it is, never replaced.
@@ -177,18 +181,20 @@ func writeWhole(path string, data []byte) error {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	mode := fs.FileMode(0o644)
+	keep := err == nil
 	target := path
-	if err == nil {
-		mode = fi.Mode().Perm()
+	if keep {
 		if target, err = filepath.EvalSymlinks(path); err != nil {
 			return err
 		}
 	} else if target, err = linkTarget(path); err != nil {
 		return err
 	}
-	dir := filepath.Dir(target)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(target)+".*")
+	perm := fs.FileMode(0o666) // the umask applies
+	if keep {
+		perm = 0o600 // until the chmod: not more open than the file it replaces
+	}
+	f, err := createTempMode(filepath.Dir(target), "."+filepath.Base(target)+".", perm)
 	if err != nil {
 		return err
 	}
@@ -200,10 +206,25 @@ func writeWhole(path string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(f.Name(), mode); err != nil {
-		return err
+	if keep {
+		if err := os.Chmod(f.Name(), fi.Mode().Perm()); err != nil {
+			return err
+		}
 	}
 	return os.Rename(f.Name(), target)
+}
+
+// createTempMode is os.CreateTemp in dir, with a name starting with
+// prefix, created with perm less the umask (os.CreateTemp's is 0600).
+func createTempMode(dir, prefix string, perm fs.FileMode) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("no unused temporary name in %s", dir)
 }
 
 // linkTarget is where a new file written at path goes: path itself, or,

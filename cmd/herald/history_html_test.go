@@ -169,13 +169,20 @@ func TestHistoryFileWriteKeepsLinksModesAndSpecialFiles(t *testing.T) {
 		return string(b)
 	}
 
-	// A new file: 0644.
+	// A new file: 0666 less the umask, as any file the process creates
+	// (0644 under the usual 022; TestHistoryFileHonoursTheUmask).
+	probe, err := os.OpenFile(filepath.Join(dir, "probe"), os.O_CREATE|os.O_WRONLY, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probeFI, _ := probe.Stat()
+	probe.Close()
 	fresh := filepath.Join(dir, "fresh.html")
 	if err := writeWhole(fresh, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
-	if fi, _ := os.Stat(fresh); fi.Mode().Perm() != 0o644 || read(fresh) != "new" {
-		t.Errorf("new file: mode %v, %q; want 0644 and the data", fi.Mode(), read(fresh))
+	if fi, _ := os.Stat(fresh); fi.Mode().Perm() != probeFI.Mode().Perm() || read(fresh) != "new" {
+		t.Errorf("new file: mode %v, %q; want %v and the data", fi.Mode(), read(fresh), probeFI.Mode().Perm())
 	}
 
 	// An existing file keeps its mode.
