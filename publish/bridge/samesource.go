@@ -8,6 +8,8 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"path"
+	"slices"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -64,7 +66,7 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 		case err == nil:
 			return // held for as long as the session lives
 		case errors.Is(err, zk.ErrNoNode):
-			if err := elect.MakeSharedPath(s, SourcesRoot); err != nil {
+			if err := makeSourcesRoot(s); err != nil {
 				b.noClaim(err)
 				return
 			}
@@ -101,6 +103,26 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 		}
 		t.Stop()
 	}
+}
+
+// makeSourcesRoot creates SourcesRoot, and the shared path above it. A
+// session whose nodes admit no one else to create (digest credentials, or
+// an --zk-acl that says so) gives the root its own ACL: anyone able to
+// create there could claim a bridge's source (its name is public) before
+// it, from a session of its own, and stop the bridge as a duplicate. A
+// session open to all keeps the root open to all, as before.
+func makeSourcesRoot(s *elect.Session) error {
+	acl := s.DefaultACL()
+	if slices.ContainsFunc(acl, func(a zk.ACL) bool { return a.Scheme == "world" && a.Perms&zk.PermCreate != 0 }) {
+		return elect.MakeSharedPath(s, SourcesRoot)
+	}
+	if err := elect.MakeSharedPath(s, path.Dir(SourcesRoot)); err != nil {
+		return err
+	}
+	if _, err := s.Conn().Create(SourcesRoot, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return fmt.Errorf("creating %s: %w", SourcesRoot, err)
+	}
+	return nil
 }
 
 // timeout is the session timeout the claim carries, 0 for none or one no

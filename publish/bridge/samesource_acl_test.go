@@ -1,0 +1,84 @@
+package bridge_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/publish/bridge"
+)
+
+// TestSourceClaimedBeforeByAnyoneStopsNoBridge: a bridge with digest
+// credentials made the sources root open to every client's create, and a
+// source's claim is named for the source, which is public. A client
+// without credentials could claim a bridge's source before it, from a
+// session of its own, and the bridge stopped as a duplicate of it two
+// session timeouts later, again after every restart. The root such a
+// bridge makes now admits its own identity alone to create.
+func TestSourceClaimedBeforeByAnyoneStopsNoBridge(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	const auth = "bridge:pw"
+	owner := authSession(t, addrs, auth)
+	clearSourcesRoot(t, owner) // made open by the tests before
+	t.Cleanup(func() { clearSourcesRoot(t, authSession(t, addrs, auth)) })
+	name := func(s string) string {
+		return s + "-" + strings.ReplaceAll(strings.TrimPrefix(groupPath(t), "/"), "/", "-")
+	}
+	cfg := bridge.Config{Servers: addrs, Discover: []string{groupPath(t)}, Source: name("first"), SessionTimeout: 2 * time.Second, DigestAuth: auth, Sinks: []publish.Sink{jsSink(t, url)}}
+	a := start(t, cfg)
+	waitStatus(t, a.Bridge, 15*time.Second, "the first bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	deadline := time.Now().Add(10 * time.Second)
+	for ok := false; !ok; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first bridge never claimed its source")
+		}
+		ok, _, _ = owner.Conn().Exists(bridge.SourcesRoot + "/" + cfg.Source)
+	}
+
+	anyone := session(t, addrs) // no credentials
+	target := name("second")
+	_, err := anyone.Conn().Create(bridge.SourcesRoot+"/"+target, []byte("{}"), gozk.FlagEphemeral, gozk.WorldACL(gozk.PermAll))
+	if !errors.Is(err, gozk.ErrNoAuth) {
+		t.Errorf("a client without credentials claiming %s: %v; want ErrNoAuth", target, err)
+	}
+	cfg.Source, cfg.Discover, cfg.Sinks = target, []string{groupPath(t)}, []publish.Sink{jsSink(t, url)}
+	b := start(t, cfg)
+	waitStatus(t, b.Bridge, 15*time.Second, "the second bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	staysUp(t, b, 2*cfg.SessionTimeout+time.Second, "the bridge whose source another client tried to claim")
+}
+
+// authSession is a session logged in with digest credentials auth.
+func authSession(t testing.TB, servers []string, auth string) *elect.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := elect.NewSession(ctx, servers, elect.WithDigestAuth(auth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// clearSourcesRoot deletes the sources root, once the claims in it (of
+// sessions that ended, expiring) are gone.
+func clearSourcesRoot(t testing.TB, s *elect.Session) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := s.Conn().Delete(bridge.SourcesRoot, -1)
+		switch {
+		case err == nil, errors.Is(err, gozk.ErrNoNode):
+			return
+		case !errors.Is(err, gozk.ErrNotEmpty) || time.Now().After(deadline):
+			t.Fatalf("clearing %s: %v", bridge.SourcesRoot, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
