@@ -86,7 +86,11 @@ func (s *Sink) check() error {
 	dir := filepath.Dir(s.path)
 	advice := "check that it exists, is mounted read-write, is writable by herald's user and has space"
 	name := s.probeName()
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fileMode)
+	// Made anew, never opened through what is at its name: a link there
+	// (whoever may write the directory can put one) was followed, and the
+	// file it named truncated at every look.
+	_ = os.Remove(name)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
 		return fmt.Errorf("audit: the directory %s takes no new file (%w): %s", dir, err, advice)
 	}
