@@ -12,6 +12,11 @@ var (
 	ErrMalformed = errors.New("audit: malformed line")
 	// ErrBadOption is wrapped by errors from options.
 	ErrBadOption = errors.New("audit: bad option")
+	// ErrNotAuditLog is returned by Connect for a file that holds no
+	// complete event and a line herald cannot have begun: another file
+	// given as the log (a typo in --audit) was cut to nothing as a torn
+	// tail.
+	ErrNotAuditLog = errors.New("audit: not an audit log")
 )
 
 // LineError is a line of the log that is not a herald event.

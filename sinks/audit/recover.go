@@ -3,8 +3,11 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+
+	"github.com/zkherald/herald/publish"
 )
 
 // complete reports whether line (without its newline) is a whole JSON
@@ -37,7 +40,8 @@ func lineStart(f io.ReaderAt, end int64) (int64, error) {
 // complete, valid line: an unterminated tail is dropped, then invalid lines
 // at the very end (a torn write that happened to end in a newline, or
 // zeros). It never looks past the last valid line, so nothing before it is
-// touched.
+// touched. A file with no complete line that holds a line herald cannot
+// have begun (see torn) is no audit log, and is left whole: ErrNotAuditLog.
 func goodEnd(f *os.File) (int64, error) {
 	st, err := f.Stat()
 	if err != nil {
@@ -48,7 +52,17 @@ func goodEnd(f *os.File) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	end = start // drop whatever follows the last newline
+	foreignAt := int64(-1)
+	if start < end { // the unterminated tail: its first byte tells
+		first := make([]byte, 1)
+		if _, err := f.ReadAt(first, start); err != nil {
+			return 0, err
+		}
+		if !torn(first) {
+			foreignAt = start
+		}
+	}
+	end = start
 	for end > 0 {
 		start, err := lineStart(f, end-1)
 		if err != nil {
@@ -61,7 +75,30 @@ func goodEnd(f *os.File) (int64, error) {
 		if complete(line) {
 			break
 		}
+		if !torn(line) {
+			foreignAt = start
+		}
 		end = start
 	}
+	if end == 0 && foreignAt >= 0 {
+		return 0, foreign(f, foreignAt)
+	}
 	return end, nil
+}
+
+// torn reports whether line, not a complete one, can be what a crash
+// left of herald's first write to a file: a line herald began (it begins
+// every line with '{') or blocks the file system never wrote (zeros); or
+// nothing. Another file's text (a typo in --audit, a JSON document's
+// closing brace) has other lines. Past a complete line, the tail is
+// dropped whatever it holds: a file system may show stale blocks there.
+func torn(line []byte) bool {
+	return len(line) == 0 || line[0] == '{' || line[0] == 0
+}
+
+// foreign is the error for f, which holds no complete event and whose
+// line at offset at herald cannot have begun.
+func foreign(f *os.File, at int64) error {
+	return fmt.Errorf("%w: %w: %s: no complete event, and the line at byte %d is none herald began: give the path of an audit log or of a new file (nothing in this one was changed)",
+		publish.ErrSinkConfig, ErrNotAuditLog, f.Name(), at)
 }

@@ -151,6 +151,9 @@ func (s *Sink) open() error {
 	end, err := goodEnd(f)
 	if err != nil {
 		f.Close()
+		if errors.Is(err, ErrNotAuditLog) {
+			return err
+		}
 		return fmt.Errorf("audit: scan the end of %s: %w", s.path, err)
 	}
 	if dropped := st.Size() - end; dropped > 0 {
