@@ -234,14 +234,14 @@ func aclScheme(s string) bool {
 // address (a host name, 10.0.0.300, 10.1) or a prefix longer than the
 // address. ZooKeeper refuses such an entry only at the first create, as
 // "invalid ACL specified", which names neither the entry nor the flag.
-// An IPv6 address passes: newer servers take one.
+// An IPv6 address (::ffff:10.0.0.1 too) passes: newer servers take one.
 func checkIPID(scheme, id string) error {
 	if scheme != "ip" {
 		return nil
 	}
 	addr, bits, masked := strings.Cut(id, "/")
 	size := 0
-	if ip := net.ParseIP(addr); ip != nil && ip.To4() == nil {
+	if ip := net.ParseIP(addr); ip != nil && strings.Contains(addr, ":") {
 		size = 128
 	} else if dottedQuad(addr) {
 		size = 32
