@@ -123,6 +123,11 @@ func (h *Handle) predecessorNoted(ctx context.Context, watch bool) (noted, vouch
 		h.q.s.noteTimeout(node, d)
 	}
 	n, ok := decodeSessionNote(r.data, h.q.parent, h.t.prev)
+	if id, _, herald := heraldNode(h.t.prev); !herald || r.st == nil || r.st.EphemeralOwner != id.session {
+		// Another session's node under the name: anyone may create under
+		// the session root, and write a note that vouches there.
+		ok = false
+	}
 	if ok && n.Reason != ReasonCancelled && n.Reason != ReasonUnknown {
 		return true, n.Vouches, nil
 	}
