@@ -23,6 +23,7 @@ func TestRunNoteNameTakenByAnotherSession(t *testing.T) {
 	addrs := sharedAddrs(t)
 	g := groupPath(t)
 	root := g + "-sessions"
+	openT(t, addrs)
 	s := session(t, addrs, elect.WithDigestAuth("owner:pw"))
 	if err := elect.MakeSharedPath(s, root); err != nil {
 		t.Fatal(err)
@@ -46,5 +47,15 @@ func TestRunNoteNameTakenByAnotherSession(t *testing.T) {
 	})
 	if ok, _, err := s.Conn().Exists(note); err != nil || !ok {
 		t.Fatalf("the runner's note %s went with the other client's session (exists %v, %v)", note, ok, err)
+	}
+}
+
+// openT makes /t, where groupPath's paths go, open to all before a test's
+// session with credentials makes a path there: made by that session, it
+// would let no other test delete below it.
+func openT(t *testing.T, addrs []string) {
+	t.Helper()
+	if err := elect.MakeSharedPath(session(t, addrs), "/t"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -23,6 +23,7 @@ func TestSessionNodeNameTakenByAnotherSession(t *testing.T) {
 	addrs := sharedAddrs(t)
 	g := groupPath(t)
 	root := g + "-sessions"
+	openT(t, addrs)
 	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"))
 	waiter := session(t, addrs, elect.WithDigestAuth("owner:pw"))
 	if err := elect.MakeSharedPath(owner, root); err != nil {

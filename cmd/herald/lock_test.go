@@ -262,6 +262,7 @@ func TestLockTimeoutOnAFreeLock(t *testing.T) {
 // an absolute path, so a command that changes directory keeps them).
 func TestChildCheckpointLogsInAsHeraldDid(t *testing.T) {
 	zkFl := zkFlags(t)
+	openTestRoot(t) // first on the server, it made the root its identity's alone
 	g := uniq(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "zk-auth"), []byte("herald:s3cret\n"), 0o600); err != nil {
