@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
 )
 
 // TestWhoJSONSaysNoLongerConfirmed: the bridge that wrote the owner is
@@ -50,5 +54,54 @@ func TestWhoJSONSaysNoLongerConfirmed(t *testing.T) {
 	}
 	if out, _, _ := heraldRun(t, nil, "who", "--help"); !strings.Contains(out, `"no_longer_confirmed"`) {
 		t.Errorf("who --help does not name the no_longer_confirmed field:\n%s", out)
+	}
+}
+
+// TestShardedBridgeWithManyWatchesConfirmsOnlyItsShard: the bridge that
+// wrote a group's owner restarts under the same --source as a shard the
+// group is not in (the shards' count changed), watching more paths than a
+// heartbeat names. Its heartbeats must still leave the group out: they
+// used to carry no scope at all, so they confirmed every group, the other
+// shards' too, and who named the owner the bridge no longer observes as
+// fresh for as long as it heartbeated.
+func TestShardedBridgeWithManyWatchesConfirmsOnlyItsShard(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
+	natsURL, g, source := natsserver.Start(t).URL(), uniq(t), "resharded-bridge"
+	s := zkSession(t)
+	campaign(t, s, g, "worker-1")
+	first := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", natsURL, "--heartbeat", "200ms", "--source", source}, zkFlags(t)...)...)
+	fresh := func(group, owner string) bool {
+		out, _, code := heraldRun(t, nil, "who", group, "--json", "--nats", natsURL)
+		var r whoReport
+		return code == 0 && json.Unmarshal([]byte(out), &r) == nil && r.Owner != nil && r.Owner.ID == owner && !r.Stale && r.ConfirmedBy == source
+	}
+	if err := waitFor(30*time.Second, func() bool { return fresh(g, "worker-1") }); err != nil {
+		t.Fatalf("who never named worker-1 confirmed; bridge:\n%s", first.out)
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := first.wait(t, 15*time.Second); code != 0 {
+		t.Fatalf("bridge exit %d after SIGTERM", code)
+	}
+	k := 1 - publish.ShardOf(g, 2) // the shard g is not in
+	args := []string{"bridge", "--shard", fmt.Sprintf("%d/2", k), "--nats", natsURL, "--heartbeat", "200ms", "--source", source}
+	mine := ""
+	for i := range 1001 { // more than a heartbeat names (maxScopeWatch)
+		w := fmt.Sprintf("%s-w%d", g, i)
+		if mine == "" && publish.ShardOf(w, 2) == k {
+			mine = w
+		}
+		args = append(args, "--watch", w)
+	}
+	campaign(t, s, mine, "worker-2")
+	second := start(t, nil, append(args, zkFlags(t)...)...)
+	if err := waitFor(60*time.Second, func() bool { return fresh(mine, "worker-2") }); err != nil {
+		t.Fatalf("the sharded bridge never confirmed its own group's owner; bridge:\n%s", second.out)
+	}
+	out, stderr, code := heraldRun(t, nil, "who", g, "--json", "--nats", natsURL)
+	var r whoReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitStale || !r.Stale || !strings.Contains(r.StaleReason, "does not observe the group") {
+		t.Fatalf("who of a group outside the bridge's shard: exit %d, want %d, stale as not observed:\n%s%s", code, exitStale, out, stderr)
 	}
 }

@@ -3,6 +3,7 @@ package bridge
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -216,6 +217,34 @@ func ValidateRoot(p string) error {
 
 // maxScopeWatch bounds the watched paths a heartbeat names in its scope.
 const maxScopeWatch = 1000
+
+// wideScope is sc with its watched paths, too many for every heartbeat,
+// given as globs of their parents' children, or, past maxScopeWatch
+// parents, of every path as deep as one of them. It keeps the rest of sc,
+// the shard above all: a heartbeat without a scope confirmed every group,
+// and a bridge restarted as another shard under the same source kept
+// fresh the owners it wrote of groups that had moved to a shard with no
+// bridge running.
+func wideScope(sc *publish.Scope) *publish.Scope {
+	out := *sc
+	out.Watch = nil
+	parents := map[string]bool{}
+	depths := map[int]bool{}
+	for _, w := range sc.Watch {
+		parents[childGlob(path.Dir(w), []string{"*"})] = true
+		depths[strings.Count(w, "/")] = true
+	}
+	globs := slices.Collect(maps.Keys(parents))
+	if len(globs) > maxScopeWatch {
+		globs = globs[:0]
+		for d := range depths {
+			globs = append(globs, strings.Repeat("/*", d))
+		}
+	}
+	slices.Sort(globs)
+	out.Patterns = append(slices.Clone(sc.Patterns), globs...)
+	return &out
+}
 
 // scope is which groups the configuration observes (publish.Scope): what a
 // heartbeat says it confirms.

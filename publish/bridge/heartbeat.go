@@ -391,8 +391,8 @@ func (h *heartbeater) record(state publish.BridgeState, at time.Time) publish.He
 // one less the paths found not to be groups (see Bridge.scopeNow).
 func (h *heartbeater) scope() *publish.Scope {
 	sc := h.b.scope
-	if len(sc.Watch) > maxScopeWatch {
-		sc = nil // too long for every heartbeat: it then confirms every group, as before
+	if sc != nil && len(sc.Watch) > maxScopeWatch {
+		sc = wideScope(sc) // too long for every heartbeat
 	}
 	return h.b.scopeNow(sc)
 }
