@@ -216,8 +216,10 @@ func TestBridgeHAKill(t *testing.T) {
 	zk := zkFlags(t) // 1s sessions: the takeover waits for the expiry
 	url := natsserver.Start(t).URL()
 	g, ha := uniq(t), uniq(t)+"-ha"
+	// Sources are claimed across the shared ZooKeeper: parallel tests name theirs apart.
+	sfx := "-" + newRunID()[:8]
 	bridgeArgs := func(name string) []string {
-		return append([]string{"bridge", "--watch", g, "--ha", ha, "--source", name, "--nats", url, "--http", "127.0.0.1:0"}, zk...)
+		return append([]string{"bridge", "--watch", g, "--ha", ha, "--source", name + sfx, "--nats", url, "--http", "127.0.0.1:0"}, zk...)
 	}
 	httpAddr := regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`)
 	b1 := start(t, nil, bridgeArgs("bridge-1")...)
@@ -251,7 +253,7 @@ func TestBridgeHAKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	lost := stream.waitID(t, publish.MakeID(g, b.Node(), publish.LeaderLost), 15*time.Second)
-	if lost.Source != "bridge-2" {
+	if lost.Source != "bridge-2"+sfx {
 		t.Errorf("b's loss published by %q, want bridge-2", lost.Source)
 	}
 	counts := map[string]int{}

@@ -89,9 +89,11 @@ func TestHATakeoversLoseNoTenure(t *testing.T) {
 		p    *proc
 		addr string
 	}
+	// Sources are claimed across the shared ZooKeeper: parallel tests name theirs apart.
+	sfx := "-" + newRunID()[:8]
 	bridge := func(name, zkAddr string) bridgeProc {
 		p := start(t, nil, "bridge", "--zk", zkAddr, "--session-timeout", "1s", "--connect-timeout", "10s",
-			"--watch", g, "--ha", ha, "--source", name, "--nats", url, "--http", "127.0.0.1:0")
+			"--watch", g, "--ha", ha, "--source", name+sfx, "--nats", url, "--http", "127.0.0.1:0")
 		return bridgeProc{p, waitMatch(t, p, httpAddr, 30*time.Second)}
 	}
 	ctx, stop := context.WithCancel(context.Background())

@@ -75,9 +75,11 @@ func TestDeposedBridgeWritesNothingLate(t *testing.T) {
 	brokers := kc.Addrs()[0]
 	g, ha := uniq(t), uniq(t)+"-ha"
 	httpAddr := regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`)
+	// Sources are claimed across the shared ZooKeeper: parallel tests name theirs apart.
+	sfx := "-" + newRunID()[:8]
 	bridge := func(name string) (*proc, string) {
 		p := start(t, nil, "bridge", "--zk", zk.ConnectString(), "--session-timeout", "2s", "--connect-timeout", "10s",
-			"--watch", g, "--ha", ha, "--source", name, "--kafka", brokers, "--http", "127.0.0.1:0")
+			"--watch", g, "--ha", ha, "--source", name+sfx, "--kafka", brokers, "--http", "127.0.0.1:0")
 		return p, waitMatch(t, p, httpAddr, 30*time.Second)
 	}
 	l, p1 := heldLock(t, zk.Addrs(), g)
@@ -119,7 +121,7 @@ func TestDeposedBridgeWritesNothingLate(t *testing.T) {
 	kc.Restart(t)
 	released := func() bool {
 		r := ownerRecords(t, kc.Addrs(), g)
-		return len(r) > 0 && r[len(r)-1] == "bridge-b lock.released"
+		return len(r) > 0 && r[len(r)-1] == "bridge-b"+sfx+" lock.released"
 	}
 	if err := waitFor(30*time.Second, released); err != nil {
 		t.Fatalf("bridge-b never wrote the release: %v", ownerRecords(t, kc.Addrs(), g))
@@ -129,7 +131,7 @@ func TestDeposedBridgeWritesNothingLate(t *testing.T) {
 	}
 	a.waitOutput(t, "HA leadership lost", 20*time.Second)
 	time.Sleep(3 * time.Second) // what bridge-a would write late, it writes by now
-	if r := ownerRecords(t, kc.Addrs(), g); r[len(r)-1] != "bridge-b lock.released" {
+	if r := ownerRecords(t, kc.Addrs(), g); r[len(r)-1] != "bridge-b"+sfx+" lock.released" {
 		t.Fatalf("after the deposed bridge thawed, the owners topic's records of the group are %v: the last is not bridge-b's release", r)
 	}
 }

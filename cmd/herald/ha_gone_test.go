@@ -29,9 +29,11 @@ func TestTakeoverEndsAGroupGoneMeanwhile(t *testing.T) {
 	root, ha := uniq(t), uniq(t)+"-ha"
 	g := root + "/g"
 	httpAddr := regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`)
+	// Sources are claimed across the shared ZooKeeper: parallel tests name theirs apart.
+	sfx := "-" + newRunID()[:8]
 	bridge := func(name string) (*proc, string) {
 		p := start(t, nil, "bridge", "--zk", zks.ConnectString(), "--session-timeout", "2s", "--connect-timeout", "10s",
-			"--discover", root, "--ha", ha, "--ha-replay", "3s", "--source", name, "--kafka", brokers, "--http", "127.0.0.1:0")
+			"--discover", root, "--ha", ha, "--ha-replay", "3s", "--source", name+sfx, "--kafka", brokers, "--http", "127.0.0.1:0")
 		return p, waitMatch(t, p, httpAddr, 30*time.Second)
 	}
 	_, h := heldLock(t, zks.Addrs(), g)
@@ -78,7 +80,7 @@ func TestTakeoverEndsAGroupGoneMeanwhile(t *testing.T) {
 	}
 	ended := func() bool {
 		r := ownerRecords(t, kc.Addrs(), g)
-		return len(r) > 0 && r[len(r)-1] == "bridge-b lock.released"
+		return len(r) > 0 && r[len(r)-1] == "bridge-b"+sfx+" lock.released"
 	}
 	if err := waitFor(20*time.Second, ended); err != nil {
 		t.Fatalf("the group is gone from ZooKeeper, yet the owners topic's last record of it is not its end by bridge-b: %v", ownerRecords(t, kc.Addrs(), g))

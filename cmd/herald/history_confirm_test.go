@@ -101,9 +101,11 @@ func TestHistoryFromAnHABridgesAuditLog(t *testing.T) {
 	dir := t.TempDir()
 	logA, logB := filepath.Join(dir, "a", "audit.log"), filepath.Join(dir, "b", "audit.log")
 	httpAddr := regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`)
+	// Sources are claimed across the shared ZooKeeper: parallel tests name theirs apart.
+	sfx := "-" + newRunID()[:8]
 	bridge := func(name, zkAddr, log string) (*proc, string) {
 		p := start(t, nil, "bridge", "--zk", zkAddr, "--session-timeout", "1s", "--connect-timeout", "10s",
-			"--watch", g, "--ha", ha, "--source", name, "--nats", url, "--audit", log, "--heartbeat", "200ms", "--http", "127.0.0.1:0")
+			"--watch", g, "--ha", ha, "--source", name+sfx, "--nats", url, "--audit", log, "--heartbeat", "200ms", "--http", "127.0.0.1:0")
 		return p, waitMatch(t, p, httpAddr, 30*time.Second)
 	}
 	s := zkSession(t)
@@ -154,7 +156,7 @@ func TestHistoryFromAnHABridgesAuditLog(t *testing.T) {
 		t.Errorf("history --json of the deposed bridge's log: %+v: want worker-1 open, unconfirmed, with its last confirmation", ts)
 	}
 	h, found, err := audit.ReadHeartbeat(logA)
-	if err != nil || !found || h.State != publish.BridgeStandby || h.Source != "bridge-a" {
+	if err != nil || !found || h.State != publish.BridgeStandby || h.Source != "bridge-a"+sfx {
 		t.Errorf("heartbeat beside the deposed bridge's log: %+v found=%v err=%v: want bridge-a standing by", h, found, err)
 	}
 

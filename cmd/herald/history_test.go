@@ -219,8 +219,10 @@ func TestHistoryStatesOnlyWhatWasSeen(t *testing.T) {
 	}
 
 	httpAddr := regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`)
+	// Sources are claimed across the shared ZooKeeper: parallel tests name theirs apart.
+	sfx := "-" + newRunID()[:8]
 	bridgeUp := func(name, log, role string) (*proc, string) {
-		p := start(t, nil, append([]string{"bridge", "--watch", gl, "--watch", ge, "--ha", ha, "--source", name,
+		p := start(t, nil, append([]string{"bridge", "--watch", gl, "--watch", ge, "--ha", ha, "--source", name + sfx,
 			"--nats", url, "--nats-mode", "core", "--audit", log, "--http", "127.0.0.1:0", "--drain-timeout", "5s"}, zk...)...)
 		addr := waitMatch(t, p, httpAddr, 30*time.Second)
 		waitRole(t, addr, role)

@@ -100,11 +100,10 @@ func (b *Bridge) runSession(ctx context.Context, s *elect.Session) *elect.Handle
 		b.fail(err)
 		return nil
 	}
-	if b.cfg.Shard.N > 1 {
-		// checkSource sees this shard's election only: a bridge of
-		// another shard under the same --source is found by the claim.
-		go b.claimSource(sctx, s)
-	}
+	// checkSource sees this election only: a bridge of the same --source
+	// in another shard's election, another HA election or none at all is
+	// found by the claim.
+	go b.claimSource(sctx, s)
 	el, err := elect.NewElection(s, b.cfg.haPath(), elect.CreateParents(), elect.WithLossPolicy(elect.LoseOnSuspend),
 		elect.OnQueued(func(node string) {
 			b.setHAErr("")

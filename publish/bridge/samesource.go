@@ -18,8 +18,8 @@ import (
 )
 
 // ErrDuplicateSource is returned by Run when another live bridge has the
-// same source: one campaigning at this bridge's HA path, or, without HA,
-// one holding the source's claim (see claimSource). Readers keep one
+// same source: one campaigning at this bridge's HA path, or one holding
+// the source's claim (see claimSource). Readers keep one
 // heartbeat per source, so two bridges of one name would overwrite each
 // other's: a standby's heartbeat would say the active's values are not
 // being published, a dead bridge's would be taken for alive, and two
@@ -27,7 +27,7 @@ import (
 // not observed.
 var ErrDuplicateSource = errors.New("bridge: another bridge has the same source")
 
-// SourcesRoot is where a bridge without HA claims its source: an
+// SourcesRoot is where every bridge claims its source: an
 // ephemeral node named for the source (escaped), which a second bridge of
 // the same source finds there.
 const SourcesRoot = "/herald/sources"
@@ -43,9 +43,10 @@ type sourceClaim struct {
 	TimeoutMS int64 `json:"timeout_ms"`
 }
 
-// claimSource claims this bridge's source for the session s (without HA,
-// or sharded with HA: checkSource sees the candidates of one shard's
-// election, not another shard's bridge of the same source): it creates the
+// claimSource claims this bridge's source for the session s (with HA
+// too: checkSource sees the candidates of one election, not a bridge of
+// the same source in another shard's election, another HA election or
+// none, which both wrote the source's heartbeats): it creates the
 // source's ephemeral node under SourcesRoot. A node there of another
 // session is either this bridge's previous process, whose session the
 // server has not expired yet (a restart after a crash), or another bridge

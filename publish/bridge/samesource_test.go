@@ -204,3 +204,41 @@ func TestSameSourceOnTwoShardsRefused(t *testing.T) {
 		t.Errorf("shard 0's bridge is %s after the refusal, want active", st.Role)
 	}
 }
+
+// TestSameSourceInTwoHAElectionsRefused: two unsharded bridges of one
+// source in different HA elections (two deployments on one host, both with
+// the default source), or one with HA and one without, each active, wrote
+// the same source's heartbeats, each scope overwriting the other's, so
+// each bridge's values flapped between fresh and "does not observe the
+// group". The election's check sees only its own candidates: the later
+// bridge must be refused by the source's claim, and the first go on.
+func TestSameSourceInTwoHAElectionsRefused(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	for _, secondHA := range []bool{true, false} {
+		t.Run(fmt.Sprintf("second-ha=%v", secondHA), func(t *testing.T) {
+			src := "twin-elections-" + strings.ReplaceAll(strings.TrimPrefix(groupPath(t), "/"), "/", "-")
+			cfg := func(ha string) bridge.Config {
+				return bridge.Config{Servers: addrs, Discover: []string{groupPath(t)}, HAPath: ha, Source: src,
+					SessionTimeout: 2 * time.Second, Sinks: []publish.Sink{jsSink(t, url)}}
+			}
+			a := start(t, cfg(groupPath(t)))
+			waitStatus(t, a.Bridge, 15*time.Second, "the first bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+			ha := ""
+			if secondHA {
+				ha = groupPath(t)
+			}
+			b := start(t, cfg(ha))
+			select {
+			case <-b.done:
+			case <-time.After(20 * time.Second): // twice the session timeout, and then some
+				t.Fatalf("a second bridge of source %s (HA %q) still runs beside the first, active in another election: both write its heartbeats", src, ha)
+			}
+			if !isErr(b.err, bridge.ErrDuplicateSource) || !strings.Contains(b.err.Error(), "--source") {
+				t.Errorf("second bridge of the source: %v; want ErrDuplicateSource naming --source", b.err)
+			}
+			if st := a.Status(); st.Role != bridge.RoleActive {
+				t.Errorf("the first bridge is %s after the refusal, want active", st.Role)
+			}
+		})
+	}
+}
