@@ -611,19 +611,7 @@ func afterLoss[T any](ctx context.Context, s *Session, f func() (T, error)) (T, 
 }
 
 func (q *queue) createParents(ctx context.Context) error {
-	// Parents get the recipe's ACL with create, read and delete added for
-	// every identity the ACL lets write or delete: queue nodes need no
-	// create permission, but the group must let participants in, and
-	// ZooKeeper checks a delete against the parent. An identity that may
-	// only read the nodes (everyone, with digest credentials) may only read
-	// the group: it can watch and observe, not join or delete.
-	acl := make([]zk.ACL, len(q.o.acl))
-	for i, a := range q.o.acl {
-		if a.Perms&(zk.PermWrite|zk.PermDelete|zk.PermAdmin) != 0 {
-			a.Perms |= zk.PermCreate | zk.PermRead | zk.PermDelete
-		}
-		acl[i] = a
-	}
+	acl := ParentACL(q.o.acl)
 	p, missing := "", false
 	for _, seg := range strings.Split(q.parent[1:], "/") {
 		p += "/" + seg

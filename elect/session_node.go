@@ -360,9 +360,29 @@ func withAnyone(acl []zk.ACL, perms int32) []zk.ACL {
 	return append(out, zk.ACL{Perms: perms, Scheme: "world", ID: "anyone"})
 }
 
-// makeSharedPath is MakeSharedPath with acl.
+// ParentACL is the ACL herald gives a parent it creates for nodes of ACL
+// acl: acl with create, read and delete added for every identity it lets
+// write, delete or administer. Nodes need no create permission, but their
+// parent must let them in, and ZooKeeper checks a delete against the
+// parent. An identity that may only read the nodes (everyone, with digest
+// credentials) may only read the parent: it can watch and observe, not
+// join or delete.
+func ParentACL(acl []zk.ACL) []zk.ACL {
+	out := make([]zk.ACL, len(acl))
+	for i, a := range acl {
+		if a.Perms&(zk.PermWrite|zk.PermDelete|zk.PermAdmin) != 0 {
+			a.Perms |= zk.PermCreate | zk.PermRead | zk.PermDelete
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// makeSharedPath is MakeSharedPath with acl. The nodes get ParentACL's
+// additions too: with acl as it stood (auth::rwa) the identity that made
+// the path could not delete it, nor the nodes below it of others.
 func makeSharedPath(conn *zk.Conn, root string, acl []zk.ACL) error {
-	rootACL := withAnyone(acl, zk.PermCreate|zk.PermRead)
+	rootACL := withAnyone(ParentACL(acl), zk.PermCreate|zk.PermRead)
 	for i := 1; i <= len(root); i++ {
 		if i < len(root) && root[i] != '/' {
 			continue
