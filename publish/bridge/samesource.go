@@ -111,9 +111,12 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 // an --zk-acl that says so) gives the root its own ACL: anyone able to
 // create there could claim a bridge's source (its name is public) before
 // it, from a session of its own, and stop the bridge as a duplicate. A
-// session open to all keeps the root open to all, as before.
+// session open to all keeps the root open to all, as before. The root
+// takes the session's ACL as herald's parents do (elect.ParentACL): an ACL
+// that grants the bridge write but not create (auth::rwa) left a root no
+// bridge, this one included, could claim in.
 func makeSourcesRoot(s *elect.Session) error {
-	acl := s.DefaultACL()
+	acl := elect.ParentACL(s.DefaultACL())
 	if slices.ContainsFunc(acl, func(a zk.ACL) bool { return a.Scheme == "world" && a.Perms&zk.PermCreate != 0 }) {
 		return elect.MakeSharedPath(s, SourcesRoot)
 	}

@@ -82,3 +82,35 @@ func clearSourcesRoot(t testing.TB, s *elect.Session) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestSourcesRootLetsItsMakerClaim: a bridge whose ACL grants its own
+// identity write but not create (`auth::rwa,world:anyone:r`, which herald
+// takes for every node, giving the parents it makes create and delete)
+// made the sources root with that ACL as it stood: no one, the bridge
+// included, could create there, so its claim was refused, and every later
+// bridge's too, for as long as the root stood; a second bridge of the same
+// source went unnoticed.
+func TestSourcesRootLetsItsMakerClaim(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	const auth = "bridge:pw"
+	clearSourcesRoot(t, authSession(t, addrs, auth))
+	t.Cleanup(func() { clearSourcesRoot(t, authSession(t, addrs, auth)) })
+	acl, err := elect.ParseACL("auth::rwa,world:anyone:r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	source := "maker-" + strings.ReplaceAll(strings.TrimPrefix(groupPath(t), "/"), "/", "-")
+	cfg := bridge.Config{Servers: addrs, Discover: []string{groupPath(t)}, Source: source, SessionTimeout: 2 * time.Second, DigestAuth: auth,
+		SessionOptions: []elect.SessionOption{elect.WithDefaultACL(acl)}, Sinks: []publish.Sink{jsSink(t, url)}}
+	a := start(t, cfg)
+	waitStatus(t, a.Bridge, 15*time.Second, "the bridge active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	owner := authSession(t, addrs, auth)
+	deadline := time.Now().Add(10 * time.Second)
+	for ok := false; !ok; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			rootACL, _, err := owner.Conn().GetACL(bridge.SourcesRoot)
+			t.Fatalf("the bridge never claimed its source; %s has ACL %s (%v)", bridge.SourcesRoot, elect.FormatACL(rootACL), err)
+		}
+		ok, _, _ = owner.Conn().Exists(bridge.SourcesRoot + "/" + source)
+	}
+}
