@@ -3,7 +3,6 @@ package elect
 import (
 	"encoding/base64"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
@@ -234,25 +233,61 @@ func aclScheme(s string) bool {
 // address (a host name, 10.0.0.300, 10.1) or a prefix longer than the
 // address. ZooKeeper refuses such an entry only at the first create, as
 // "invalid ACL specified", which names neither the entry nor the flag.
-// An IPv6 address (::ffff:10.0.0.1 too) passes: newer servers take one.
+// An IPv6 address written as ZooKeeper reads one passes: newer servers
+// take it.
 func checkIPID(scheme, id string) error {
 	if scheme != "ip" {
 		return nil
 	}
 	addr, bits, masked := strings.Cut(id, "/")
 	size := 0
-	if ip := net.ParseIP(addr); ip != nil && strings.Contains(addr, ":") {
+	if strings.Contains(addr, ":") && hexGroups(addr) {
 		size = 128
 	} else if dottedQuad(addr) {
 		size = 32
 	}
 	if size == 0 {
-		return fmt.Errorf("elect: ACL entry ip:%s: %q is not an IP address (ZooKeeper's ip scheme takes an address, or address/bits, not a host name)", id, addr)
+		hint := "not a host name"
+		if strings.Contains(addr, ":") && strings.Contains(addr, ".") {
+			hint = "an IPv6 address in hex groups only: no ZooKeeper reads an IPv4 tail, so give an IPv4 client's address as 10.0.0.1"
+		}
+		return fmt.Errorf("elect: ACL entry ip:%s: %q is not an IP address (ZooKeeper's ip scheme takes an address, or address/bits, %s)", id, addr, hint)
 	}
 	if n, err := strconv.Atoi(bits); masked && (err != nil || n < 0 || n > size) {
 		return fmt.Errorf("elect: ACL entry ip:%s: the prefix length %q is not a number from 0 to %d", id, bits, size)
 	}
 	return nil
+}
+
+// hexGroups reports whether s is an IPv6 address as ZooKeeper reads one
+// (IPAuthenticationProvider.parseV6addr): eight groups of one to four hex
+// digits, or fewer around one "::". Unlike net.ParseIP it takes no IPv4
+// tail (::ffff:10.0.0.1), which every ZooKeeper refuses.
+func hexGroups(s string) bool {
+	var groups []string
+	switch halves := strings.Split(s, "::"); len(halves) {
+	case 1:
+		if groups = strings.Split(s, ":"); len(groups) != 8 {
+			return false
+		}
+	case 2:
+		for _, h := range halves {
+			if h != "" {
+				groups = append(groups, strings.Split(h, ":")...)
+			}
+		}
+		if len(groups) >= 8 {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, g := range groups {
+		if g == "" || len(g) > 4 || strings.Trim(g, "0123456789abcdefABCDEF") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // dottedQuad reports whether s is an IPv4 address as ZooKeeper reads one:
