@@ -83,17 +83,11 @@ type View struct {
 	// ns (see unixNs): Owner still held after it (see Session.Answered).
 	// 0 when unknown.
 	heldAsOf int64
-	// epoch is a single-node leader's epoch (SingleView.Epoch), when
-	// epochKnown: kept so that an observation continued from this view
+	// epoch is a single-node leader's epoch (SingleView.Epoch), nil when
+	// not known: kept so that an observation continued from this view
 	// (Since, or a report's ReportEpoch) counts the elections in between
 	// exactly, as the observer that read it would have.
-	epoch int64
-	// epochWrites is the epoch node's data version read with epoch, when
-	// epochWritesKnown (not from a report): see missedByEpoch.
-	epochWrites int32
-	// epochCzxid is the epoch node's czxid read with epoch (0 without the
-	// node, or from a report): see missedByEpoch.
-	epochCzxid int64
+	epoch *viewEpoch
 	// version is the group node's data version; markedOnce says the mark
 	// was written once since the last read, in the very transaction of the
 	// last child change: a resignation or release (see readRelease).
@@ -106,9 +100,22 @@ type View struct {
 	markUnread  bool
 	parentKnown bool
 	// recipeGuessed: nothing told the recipe (see RecipeGuessed).
-	recipeGuessed    bool
-	epochKnown       bool
-	epochWritesKnown bool
+	recipeGuessed bool
+}
+
+// viewEpoch is a single-node leader's epoch as a View keeps it: few
+// groups have one, and every group of an ObserveMany keeps its last View,
+// so it is a pointer there. Set once per read and never changed: copies
+// of a View share it.
+type viewEpoch struct {
+	value int64
+	// czxid is the epoch node's czxid read with value (0 without the
+	// node, or from a report): see missedByEpoch.
+	czxid int64
+	// writes is the epoch node's data version read with value, when
+	// writesKnown (not from a report): see missedByEpoch.
+	writes      int32
+	writesKnown bool
 }
 
 // viewEnds says whose end a read tells, beside a release on record: few

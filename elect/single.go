@@ -189,8 +189,10 @@ func (sv SingleView) zxid() int64 { return max(sv.Pzxid, sv.dataZxid) }
 // parent's counters, the owner alone in the queue, and the epoch. Exists
 // says whether the parent exists.
 func (sv SingleView) view() View {
-	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid,
-		epoch: sv.Epoch, epochKnown: sv.EpochKnown, epochWrites: sv.epochWrites, epochWritesKnown: sv.EpochKnown, epochCzxid: sv.epochCzxid}
+	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid}
+	if sv.EpochKnown {
+		v.epoch = &viewEpoch{value: sv.Epoch, czxid: sv.epochCzxid, writes: sv.epochWrites, writesKnown: true}
+	}
 	if sv.Owner != nil {
 		v.Queue = []Participant{*sv.Owner}
 		v.Owner = &v.Queue[0]

@@ -89,7 +89,7 @@ func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (
 		v := *oo.after
 		v.Group = p
 		if oo.reportEpoch != nil && sn.EpochPath != "" {
-			v.epoch, v.epochKnown = *oo.reportEpoch, true
+			v.epoch = &viewEpoch{value: *oo.reportEpoch}
 		}
 		st.before = &singleBefore{view: v}
 	}
@@ -362,18 +362,19 @@ func nodeChanges(prev View, prevSV *SingleView, sv SingleView, changed bool) int
 // epoch that went back, nothing counts what happened in between, though
 // it may be back at the value read, version and all.
 func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
-	if !prev.epochKnown || !sv.EpochKnown {
+	pe := prev.epoch
+	if pe == nil || !sv.EpochKnown {
 		return false, false
 	}
 	seen := int64(0) // elections the two views show
 	if ownerNode(prev.Owner) != ownerNode(sv.Owner) && sv.Owner != nil {
 		seen = 1
 	}
-	d := sv.Epoch - prev.epoch
-	if d < 0 || prev.epochCzxid != 0 && sv.epochCzxid != 0 && prev.epochCzxid != sv.epochCzxid {
+	d := sv.Epoch - pe.value
+	if d < 0 || pe.czxid != 0 && sv.epochCzxid != 0 && pe.czxid != sv.epochCzxid {
 		return true, true
 	}
-	if prev.epochWritesKnown && prev.epochCzxid != 0 && int64(sv.epochWrites)-int64(prev.epochWrites) != d {
+	if pe.writesKnown && pe.czxid != 0 && int64(sv.epochWrites)-int64(pe.writes) != d {
 		return false, false
 	}
 	return d > seen, true
