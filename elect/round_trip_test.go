@@ -3,6 +3,7 @@ package elect_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -151,19 +152,22 @@ func TestFreeLockTakesOneRoundTrip(t *testing.T) {
 		{"TryAcquire", func() (*elect.Handle, error) { return lock.TryAcquire(ctx) }},
 		{"Campaign", func() (*elect.Handle, error) { return election.Campaign(ctx, "far") }},
 	} {
-		for range 2 {
+		// The fastest of three: a second round trip shows in every try,
+		// a loaded machine's stall in some (CI failed one try at 456 ms).
+		fastest := time.Duration(math.MaxInt64)
+		for range 3 {
 			start := time.Now()
 			h, err := tc.take()
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
-			took := time.Since(start)
+			fastest = min(fastest, time.Since(start))
 			if err := h.Release(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if took >= rtt*3/2 {
-				t.Errorf("%s of a free group took %v, more than one round trip (%v): the listing waited for the create's reply", tc.name, took, rtt)
-			}
+		}
+		if fastest >= rtt*3/2 {
+			t.Errorf("%s of a free group took %v at best, more than one round trip (%v): the listing waited for the create's reply", tc.name, fastest, rtt)
 		}
 	}
 }
