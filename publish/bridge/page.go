@@ -468,6 +468,9 @@ func (b *Bridge) serveTimeline(w http.ResponseWriter, r *http.Request) {
 	// As "/": after a stall of the process, wait to catch up; failing
 	// that, no owner is drawn as holding now.
 	behind := !b.caughtUpAfterStall(r.Context())
+	// The page's stream starts from before the drawing is made, as "/"'s
+	// does: a change before the script opens the stream is sent, not lost.
+	seq := b.live.current()
 	now := time.Now()
 	match := func(g string) bool { return g == group }
 	if group == "" {
@@ -505,10 +508,10 @@ func (b *Bridge) serveTimeline(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	data := struct {
-		Title, Group, Q string
-		Chart           template.HTML
-		Style           template.CSS
-	}{Title: title, Group: group, Q: q, Style: template.CSS(timeline.Style)}
+		Title, Group, Q, Cursor string
+		Chart                   template.HTML
+		Style                   template.CSS
+	}{Title: title, Group: group, Q: q, Cursor: b.live.cursor(seq), Style: template.CSS(timeline.Style)}
 	var sb strings.Builder
 	_ = chart.WriteHTMLFragment(&sb)
 	data.Chart = template.HTML(sb.String()) // herald's own drawing, every text in it escaped

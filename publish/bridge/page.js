@@ -203,7 +203,9 @@
         })
         .catch(() => say("Live updates interrupted; reconnecting…"));
     };
-    const es = new EventSource("events");
+    // From where the drawing was made: a change before the stream opened
+    // is sent, not lost (as on the group list).
+    const es = new EventSource("events?since=" + encodeURIComponent(me.dataset.cursor || ""));
     es.addEventListener("reload", () => { if (!pending) pending = setTimeout(refresh, 200); });
     es.addEventListener("group", (ev) => {
       const r = JSON.parse(ev.data);
