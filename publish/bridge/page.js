@@ -13,6 +13,7 @@
   // a ping every keep-alive interval, and a hung bridge (or packets
   // dropped with no reset) keeps the connection open while sending
   // nothing, so silence for about three intervals counts as down.
+  // It returns a function that stops the watch, for a stream closed.
   function follow(es, up, down) {
     const every = Number(me.dataset.keepalive || 2000);
     let heard = Date.now(), isUp = true;
@@ -21,7 +22,8 @@
     for (const name of ["group", "status", "count", "cursor", "reload", "ping"]) es.addEventListener(name, alive);
     es.onopen = alive;
     es.onerror = dead;
-    setInterval(() => { if (Date.now() - heard > 3 * every + 500) dead(); }, 500);
+    const watch = setInterval(() => { if (Date.now() - heard > 3 * every + 500) dead(); }, 500);
+    return () => clearInterval(watch);
   }
 
   function el(tag, attrs, ...kids) {
@@ -139,12 +141,42 @@
     }
 
     if (q) {
+      let typing = null;
       q.addEventListener("input", () => {
         for (const tr of body.rows) tr.hidden = !shown(tr.dataset.group);
         const u = new URL(location.href);
         if (q.value) u.searchParams.set("q", q.value); else u.searchParams.delete("q");
         history.replaceState(null, "", u);
+        clearTimeout(typing);
+        if (!complete || !q.value.includes(readWith)) typing = setTimeout(refilter, 250);
       });
+    }
+    // The rows listed are only the first (limit) of those the filter they
+    // were read with (readWith) matched: a typed filter may match groups
+    // not listed, unless the list is complete and the filter narrows it.
+    // Then, once typing pauses, the bridge's rows for it replace the
+    // table, and the stream follows from where they were read.
+    let asked = 0, readWith = me.dataset.q || "", complete = Number(me.dataset.matched || 0) <= limit;
+    function refilter() {
+      const n = ++asked, v = q.value;
+      fetch("./?q=" + encodeURIComponent(v), { cache: "no-store" })
+        .then((r) => r.text())
+        .then((html) => {
+          const doc = new DOMParser().parseFromString(html, "text/html");
+          const rows = doc.querySelector("#groups tbody"), s = doc.querySelector("script[data-cursor]");
+          if (n !== asked || !rows || !s) return; // a later filter's answer wins
+          const at = String(Date.now());
+          for (const td of rows.querySelectorAll("td[data-ns]")) td.dataset.at = at;
+          body.replaceChildren(...rows.childNodes);
+          for (const tr of body.rows) tr.hidden = !shown(tr.dataset.group);
+          const c = doc.getElementById("count"), mine = document.getElementById("count");
+          if (c && mine) mine.textContent = c.textContent;
+          readWith = v;
+          complete = Number(s.dataset.matched || 0) <= limit;
+          listen(s.dataset.cursor, v);
+          live = true; mark(false); sayLive(); // the bridge just answered
+        })
+        .catch(() => {}); // the stream's watch says when the bridge is out of reach
     }
     body.addEventListener("keydown", (ev) => {
       const tr = ev.target.closest && ev.target.closest("tr.group");
@@ -154,16 +186,23 @@
     // The stream resumes where it stopped: each batch ends with an id the
     // browser sends back when it reconnects by itself. A bridge that
     // restarted meanwhile does not know that place and asks for a reload.
-    const es = new EventSource("events?since=" + encodeURIComponent(me.dataset.cursor || "") +
-      "&q=" + encodeURIComponent(me.dataset.q || ""));
-    es.addEventListener("group", (ev) => put(JSON.parse(ev.data)));
-    es.addEventListener("status", (ev) => status(JSON.parse(ev.data)));
-    es.addEventListener("count", (ev) => {
-      const c = JSON.parse(ev.data), e = document.getElementById("count");
-      if (e) e.textContent = c.matched > c.limit ? "Showing " + c.limit + " of " + c.matched + " groups; filter to narrow."
-        : c.matched + " group" + (c.matched === 1 ? "" : "s") + ".";
-    });
-    es.addEventListener("reload", () => location.reload());
+    let es = null, unwatch = null;
+    function listen(cursor, filter) {
+      if (es) { es.close(); unwatch(); }
+      es = new EventSource("events?since=" + encodeURIComponent(cursor || "") + "&q=" + encodeURIComponent(filter || ""));
+      es.addEventListener("group", (ev) => put(JSON.parse(ev.data)));
+      es.addEventListener("status", (ev) => status(JSON.parse(ev.data)));
+      es.addEventListener("count", (ev) => {
+        const c = JSON.parse(ev.data), e = document.getElementById("count");
+        complete = c.matched <= c.limit;
+        if (e) e.textContent = c.matched > c.limit ? "Showing " + c.limit + " of " + c.matched + " groups; filter to narrow."
+          : c.matched + " group" + (c.matched === 1 ? "" : "s") + ".";
+      });
+      es.addEventListener("reload", () => location.reload());
+      es.addEventListener("group", sayLive);
+      unwatch = follow(es, () => { live = true; mark(false); sayLive(); },
+        () => { live = false; mark(true); say("Live updates interrupted; reconnecting… the rows and the bridge's state may be out of date."); });
+    }
     // While the stream is down or silent nothing on the page is
     // confirmed: the rows and the bridge's own header are greyed, as stale
     // rows are, until the stream is heard from again.
@@ -184,9 +223,7 @@
       say(n === 0 ? "Updated live." : n === 1 ? "Updated live, but 1 group is not confirmed now (see its state)."
         : "Updated live, but " + n + " groups are not confirmed now (see their state).");
     };
-    es.addEventListener("group", sayLive);
-    follow(es, () => { live = true; mark(false); sayLive(); },
-      () => { live = false; mark(true); say("Live updates interrupted; reconnecting… the rows and the bridge's state may be out of date."); });
+    listen(me.dataset.cursor, me.dataset.q);
   }
 
   const tl = document.getElementById("timeline");

@@ -31,6 +31,17 @@ func drawnHoldingNow(markup, node string) bool {
 	return false
 }
 
+// auditSink is an audit log in the test's directory: a sink needing no
+// server.
+func auditSink(t *testing.T) publish.Sink {
+	t.Helper()
+	as, err := audit.New(filepath.Join(t.TempDir(), "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
+}
+
 // TestTimelinePageFollowsAChangeBeforeItsStreamOpened: a leader change
 // that comes after a group's timeline was drawn, but before the page's
 // script opened its event stream (a slow network, a busy browser), reaches
@@ -46,12 +57,8 @@ func TestTimelinePageFollowsAChangeBeforeItsStreamOpened(t *testing.T) {
 	alpha := leads(t, candidate(t, s, jobs, "alpha"))
 	betaCh := candidate(t, s, jobs, "beta")
 	queued(t, s, jobs, 2)
-	as, err := audit.New(filepath.Join(t.TempDir(), "audit.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, HTTPAddr: "127.0.0.1:0",
-		Source: "timeline-stream", Sinks: []publish.Sink{as}})
+		Source: "timeline-stream", Sinks: []publish.Sink{auditSink(t)}})
 	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == 1 })
 	tlPath := "/timeline?group=" + url.QueryEscape(jobs)
 	get := func() string {
