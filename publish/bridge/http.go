@@ -90,7 +90,13 @@ func (b *Bridge) serveHTTP() (func(), error) {
 		endStreams()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(ctx)
+		if srv.Shutdown(ctx) != nil {
+			// A stream blocked writing to a reader that stopped reading
+			// (a frozen browser, a peer gone with no reset) sees no
+			// cancel: its connection is closed under it, or it outlives
+			// the bridge.
+			_ = srv.Close()
+		}
 		<-done
 	}, nil
 }
