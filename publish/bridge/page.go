@@ -324,7 +324,7 @@ func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 			seq, reloadFirst = b.live.current(), true
 		}
 	}
-	sw := &streamWriter{w: w, b: b, q: r.URL.Query().Get("q"), lastMatched: -1}
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w), b: b, q: r.URL.Query().Get("q"), lastMatched: -1}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -343,10 +343,9 @@ func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 		if reloadFirst {
 			reload, reloadFirst = true, false
 		}
-		if !sw.batch(groups, reload, seq) {
+		if !sw.batch(groups, reload, seq) || !sw.flush(fl) {
 			return
 		}
-		fl.Flush()
 		select {
 		case <-r.Context().Done():
 			return
@@ -366,6 +365,7 @@ func (b *Bridge) serveEvents(w http.ResponseWriter, r *http.Request) {
 // sent.
 type streamWriter struct {
 	w           http.ResponseWriter
+	rc          *http.ResponseController
 	b           *Bridge
 	q           string // the page's filter
 	lastHead    []byte
@@ -374,8 +374,26 @@ type streamWriter struct {
 	lastWrite   time.Time
 }
 
-// send writes one event; false when the reader is gone.
+// streamStall is how long a write to a page's stream may wait on its
+// reader: one that takes nothing for so long (a frozen browser, a peer
+// gone with no reset) is dropped, where its stream stayed blocked, and
+// its connection held, for as long as the bridge ran. A browser that
+// comes back reconnects by itself and resumes where it stopped.
+const streamStall = 20 * time.Second
+
+// flush sends what the batch wrote; false when the reader is gone or
+// stuck.
+func (sw *streamWriter) flush(fl http.Flusher) bool {
+	if sw.rc.SetWriteDeadline(time.Now().Add(streamStall)) != nil {
+		fl.Flush() // a writer that knows no deadlines
+		return true
+	}
+	return sw.rc.Flush() == nil
+}
+
+// send writes one event; false when the reader is gone or stuck.
 func (sw *streamWriter) send(event, id string, data []byte) bool {
+	_ = sw.rc.SetWriteDeadline(time.Now().Add(streamStall))
 	var err error
 	if id != "" {
 		_, err = fmt.Fprintf(sw.w, "event: %s\nid: %s\ndata: %s\n\n", event, id, data)

@@ -106,3 +106,17 @@ func TestEventStreamOfAStuckReaderEndsWithTheBridge(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "the stuck stream ended with the bridge", func() bool { all, _ := streamGoroutines(); return all == 0 })
 }
+
+// TestEventStreamDropsAReaderThatStoppedReading: a running bridge drops a
+// page's stream whose reader takes nothing for 20 s (a browser that comes
+// back reconnects by itself). Before, the stream stayed blocked, its
+// goroutine and connection held, for as long as the bridge ran.
+func TestEventStreamDropsAReaderThatStoppedReading(t *testing.T) {
+	r := stuckStream(t)
+	waitFor(t, 40*time.Second, "the stuck stream dropped", func() bool { all, _ := streamGoroutines(); return all == 0 })
+	resp, err := http.Get("http://" + r.HTTPAddr() + "/readyz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the bridge after dropping the stream: /readyz %v, %v", resp, err)
+	}
+	_ = resp.Body.Close()
+}
