@@ -172,6 +172,7 @@ func (b *Bridge) registerMetrics() error {
 		Help: "ZooKeeper sessions this bridge opened (more than one means sessions expired).",
 	})
 	b.truth = newTruth(b.cfg.GroupMetricsLimit)
+	b.truth.unknown = b.unknownGroups
 	b.live = newLive()
 	b.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_leader_decode_fallbacks_total",
@@ -320,6 +321,21 @@ func (b *Bridge) setGroup(ctx context.Context, group string, st GroupState) {
 		b.groups[group] = st
 		b.noteUnknown(group, st)
 	}
+}
+
+// unknownGroups lists the groups read before and unknown now (nil for
+// none).
+func (b *Bridge) unknownGroups() map[string]bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.unknownSince) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(b.unknownSince))
+	for g := range b.unknownSince {
+		out[g] = true
+	}
+	return out
 }
 
 // noteUnknown keeps unknownSince up to date with a group's new state.

@@ -24,6 +24,10 @@ type truth struct {
 	limit  int
 	now    func() time.Time
 	groups map[string]*groupTruth
+	// unknown lists the groups whose state is unknown now (ZooKeeper out
+	// of reach): their time without an owner is not reported, since an
+	// owner may have come meanwhile (nil: none).
+	unknown func() map[string]bool
 	// changes counts owner changes of every group, dropped ones included.
 	changes float64
 }
@@ -214,6 +218,10 @@ func (tr *truth) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (tr *truth) Collect(ch chan<- prometheus.Metric) {
+	var unknown map[string]bool
+	if tr.unknown != nil {
+		unknown = tr.unknown() // before tr.mu: it takes the bridge's lock
+	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	now := tr.now()
@@ -229,7 +237,10 @@ func (tr *truth) Collect(ch chan<- prometheus.Metric) {
 		g.recent = trimHour(g.recent, now)
 		recentAll += float64(len(g.recent))
 		secs := 0.0
-		if g.known && g.owner == "" {
+		// An unknown group's owner, or its lack of one, is only the last
+		// seen: counted without an owner through a cut, an election set
+		// off the no-leader alert while it may have had a leader all along.
+		if g.known && !unknown[name] && g.owner == "" {
 			secs = now.Sub(g.ownerless).Seconds()
 			ownerless[recipe]++
 			longest[recipe] = max(longest[recipe], secs)
@@ -242,7 +253,9 @@ func (tr *truth) Collect(ch chan<- prometheus.Metric) {
 		if !perGroup {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(descOwnerless, prometheus.GaugeValue, secs, name, string(recipe))
+		if !unknown[name] {
+			ch <- prometheus.MustNewConstMetric(descOwnerless, prometheus.GaugeValue, secs, name, string(recipe))
+		}
 		ch <- prometheus.MustNewConstMetric(descChanges, prometheus.CounterValue, g.changes, name)
 		ch <- prometheus.MustNewConstMetric(descRecent, prometheus.GaugeValue, float64(len(g.recent)), name)
 		ch <- prometheus.MustNewConstMetric(descGaps, prometheus.CounterValue, g.gaps, name)
