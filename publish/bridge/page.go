@@ -137,6 +137,11 @@ func (b *Bridge) rowOf(group string, now time.Time) (row, bool) {
 	if r.Node == "" {
 		r.Since = time.Time{}
 	}
+	if unconfirmedState(r.State) {
+		// Without an owner only as last seen: one may have come since. A
+		// stretch counting up on the page would say the bridge sees it.
+		r.Ownerless, r.OwnerlessSeen = 0, false
+	}
 	if _, leader := b.leaderNode(group); leader && persistent && (r.State == "held" || r.State == "ready") {
 		// Only a KRaft controller's /controller is taken for a leader
 		// while no session holds it: it may name a past controller.

@@ -2,12 +2,15 @@ package bridge_test
 
 import (
 	"errors"
+	"fmt"
 	"path"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherald/herald/internal/browsertest"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 )
@@ -54,4 +57,44 @@ func TestOwnerlessFiguresNotClaimedWhileUnknown(t *testing.T) {
 		secs, found, groups, _ := figures()
 		return found && secs > 0 && groups == 1
 	})
+}
+
+// TestLivePageCountsNoStretchWithoutOwnerWhileUnknown: on the live page,
+// a group last seen without an owner, unknown now (ZooKeeper out of
+// reach), shows no time without an owner: an owner may have come since.
+// Before, its "Without owner for" went on counting up, second by second,
+// through the cut, as if the bridge saw it.
+func TestLivePageCountsNoStretchWithoutOwnerWhileUnknown(t *testing.T) {
+	addrs := zkAddrs(t)
+	s := session(t, addrs)
+	empty := groupPath(t)
+	for _, p := range []string{path.Dir(empty), empty} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	p := proxy(t, addrs[0])
+	r := start(t, bridge.Config{Servers: []string{p.Addr()}, SessionTimeout: 20 * time.Second, Watch: []string{empty},
+		HTTPAddr: "127.0.0.1:0", Sinks: []publish.Sink{auditSink(t)}})
+	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 })
+	ctx := browsertest.New(t, 90*time.Second)
+	sel := fmt.Sprintf(`tr[data-group=%q]`, empty)
+	if err := chromedp.Run(ctx, chromedp.Navigate("http://"+r.HTTPAddr()+"/"), chromedp.WaitVisible(sel, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	var state, ownerless string
+	look := func() {
+		_ = chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`document.querySelector('%s').dataset.state`, sel), &state),
+			chromedp.Evaluate(fmt.Sprintf(`document.querySelector('%s td[data-k=ownerless]').textContent.trim()`, sel), &ownerless))
+	}
+	waitFor(t, 10*time.Second, "the time without an owner on the page", func() bool { look(); return ownerless != "" })
+
+	p.Blackhole(true)
+	waitFor(t, 15*time.Second, "the row unknown", func() bool { look(); return state == "unknown" })
+	time.Sleep(2 * time.Second) // the page's ticker has run since
+	if look(); ownerless != "" {
+		t.Errorf("unknown, the row still counts a time without an owner: %q", ownerless)
+	}
+	p.Blackhole(false)
+	waitFor(t, 20*time.Second, "the row read again, counting", func() bool { look(); return state == "no owner" && ownerless != "" })
 }
