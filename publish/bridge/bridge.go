@@ -42,6 +42,7 @@ type Bridge struct {
 	// after a stall of its process (see caughtUpAfterStall).
 	stallMu  sync.Mutex
 	caughtUp time.Time
+	catching *catchUp // the try under way, nil for none
 
 	mu       sync.Mutex
 	session  *elect.Session

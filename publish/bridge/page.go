@@ -270,20 +270,51 @@ func unconfirmedState(st string) bool {
 // as its session: after the process stalled (SIGSTOP, a paused VM), the
 // watch events that came meanwhile wait to be read, and a page served
 // before then would show owners long gone as holding. It then waits
-// (briefly) until ZooKeeper answers a request sent now, which comes after
-// every such event, and the observers have published what it heard.
+// (briefly, or until ctx ends) until ZooKeeper answers a request sent
+// now, which comes after every such event, and the observers have
+// published what it heard. The pages and streams asking meanwhile share
+// one try and its answer: each took its own turn of up to stallCatchUp,
+// so that a page load behind six open pages' streams waited 11 s.
 func (b *Bridge) caughtUpAfterStall(ctx context.Context) bool {
 	b.stallMu.Lock()
-	defer b.stallMu.Unlock()
 	if !elect.Stalled(b.caughtUp) {
+		b.stallMu.Unlock()
 		return true
 	}
-	start := time.Now()
-	if !b.zkAnswers(stallCatchUp) || !b.observersCaughtUp(ctx, stallCatchUp) {
+	c := b.catching
+	if c == nil {
+		c = &catchUp{done: make(chan struct{})}
+		b.catching = c
+		go b.tryCatchUp(c)
+	}
+	b.stallMu.Unlock()
+	select {
+	case <-c.done:
+		return c.ok
+	case <-ctx.Done():
 		return false
 	}
-	b.caughtUp = start
-	return true
+}
+
+// catchUp is one try at catching up after a stall; ok is set before done
+// is closed.
+type catchUp struct {
+	done chan struct{}
+	ok   bool
+}
+
+func (b *Bridge) tryCatchUp(c *catchUp) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*stallCatchUp)
+	defer cancel()
+	c.ok = b.zkAnswers(stallCatchUp) && b.observersCaughtUp(ctx, stallCatchUp)
+	b.stallMu.Lock()
+	if c.ok {
+		b.caughtUp = start
+	}
+	b.catching = nil
+	b.stallMu.Unlock()
+	close(c.done)
 }
 
 // stallCatchUp bounds the page's wait after a stall.
