@@ -217,6 +217,9 @@ func (b *Bridge) servePage(w http.ResponseWriter, r *http.Request) {
 				// Already not shown as current, saying why.
 			default:
 				rows[i].State, rows[i].Why = "stale", "the bridge has just run again after its process stalled and has not read what changed meanwhile: the owner shown may be gone"
+				// As for any unconfirmed row (rowOf): an owner may
+				// have come meanwhile, so no stretch without one.
+				rows[i].Ownerless, rows[i].OwnerlessSeen = 0, false
 			}
 		}
 	}
