@@ -31,6 +31,14 @@ type Scope struct {
 	// ShardK of ShardN (ShardN 0: not sharded).
 	ShardK int `json:"shard_k,omitempty"`
 	ShardN int `json:"shard_n,omitempty"`
+	// Wide is how many of the last Patterns stand for watched paths too
+	// many to name (globs of their parents' children, or of their depth),
+	// and WatchSet holds those paths (NewPathSet): a group those globs
+	// match is covered only if WatchSet holds it. A reader of an older
+	// herald, or a record without WatchSet, takes the globs as patterns,
+	// siblings of the watched paths and all.
+	Wide     int    `json:"wide,omitempty"`
+	WatchSet []byte `json:"watch_set,omitempty"`
 }
 
 // Covers reports whether the scope holds group. A nil scope (a heartbeat
@@ -45,7 +53,7 @@ func (s *Scope) Covers(group string) bool {
 	if group == "/zookeeper" || strings.HasPrefix(group, "/zookeeper/") {
 		return false // the server's own: never a group (a discover root "/")
 	}
-	if slices.Contains(s.Watch, group) {
+	if slices.Contains(s.Watch, group) || s.watchedWide(group) {
 		return true
 	}
 	for _, k := range s.Skip {
@@ -58,7 +66,7 @@ func (s *Scope) Covers(group string) bool {
 			return true
 		}
 	}
-	for _, p := range s.Patterns {
+	for _, p := range s.Patterns[:len(s.Patterns)-s.wide()] {
 		if ok, _ := path.Match(p, group); ok {
 			return true
 		}
@@ -66,12 +74,41 @@ func (s *Scope) Covers(group string) bool {
 	return false
 }
 
+// watchedWide reports whether group is one of the watched paths the scope
+// gives by Wide globs and WatchSet: checked, as Watch is, before Skip,
+// which takes in only what discover roots and patterns found.
+func (s *Scope) watchedWide(group string) bool {
+	n := s.wide()
+	if n == 0 || !pathSetHas(s.WatchSet, group) {
+		return false
+	}
+	for _, p := range s.Patterns[len(s.Patterns)-n:] {
+		if ok, _ := path.Match(p, group); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// wide is how many of the last Patterns watchedWide reads, 0 unless the
+// scope has a WatchSet and the count fits.
+func (s *Scope) wide() int {
+	if len(s.WatchSet) == 0 || s.Wide < 0 || s.Wide > len(s.Patterns) {
+		return 0
+	}
+	return s.Wide
+}
+
 // String says the scope in a line, for stale reasons.
 func (s *Scope) String() string {
 	if s == nil {
 		return "every group"
 	}
-	out := fmt.Sprintf("watch %v, discover %v, patterns %v", s.Watch, s.Discover, s.Patterns)
+	n := s.wide()
+	out := fmt.Sprintf("watch %v, discover %v, patterns %v", s.Watch, s.Discover, s.Patterns[:len(s.Patterns)-n])
+	if n > 0 { // the globs are no patterns: they take in the set's paths only
+		out += fmt.Sprintf(", watched paths too many to name, among %v", s.Patterns[len(s.Patterns)-n:])
+	}
 	switch n := len(s.Skip); {
 	case n > 3:
 		out += fmt.Sprintf(", skipping %v and %d more (not groups)", s.Skip[:3], n-3)

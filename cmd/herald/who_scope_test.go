@@ -105,3 +105,46 @@ func TestShardedBridgeWithManyWatchesConfirmsOnlyItsShard(t *testing.T) {
 		t.Fatalf("who of a group outside the bridge's shard: exit %d, want %d, stale as not observed:\n%s%s", code, exitStale, out, stderr)
 	}
 }
+
+// TestBridgeWithManyWatchesConfirmsNoDroppedSibling: the bridge that wrote
+// a group's owner restarts under the same --source watching more paths
+// than a heartbeat names, the group no longer among them but its siblings
+// are. Its heartbeats must leave the group out: they gave the watched
+// paths as globs of their parent's children, which took the dropped group
+// in, and who named the owner the bridge no longer observes as fresh.
+func TestBridgeWithManyWatchesConfirmsNoDroppedSibling(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
+	natsURL, g, source := natsserver.Start(t).URL(), uniq(t), "narrowed-bridge-"+newRunID()[:8]
+	s := zkSession(t)
+	campaign(t, s, g+"/dropped", "worker-1")
+	campaign(t, s, g+"/kept", "worker-2")
+	args := []string{"bridge", "--nats", natsURL, "--heartbeat", "200ms", "--source", source}
+	for i := range 1001 { // more than a heartbeat names (maxScopeWatch)
+		args = append(args, "--watch", fmt.Sprintf("%s/w%d", g, i))
+	}
+	args = append(args, "--watch", g+"/kept")
+	first := start(t, nil, append(append(args, "--watch", g+"/dropped"), zkFlags(t)...)...)
+	fresh := func(group, owner string) bool {
+		out, _, code := heraldRun(t, nil, "who", group, "--json", "--nats", natsURL)
+		var r whoReport
+		return code == 0 && json.Unmarshal([]byte(out), &r) == nil && r.Owner != nil && r.Owner.ID == owner && !r.Stale && r.ConfirmedBy == source
+	}
+	if err := waitFor(60*time.Second, func() bool { return fresh(g+"/dropped", "worker-1") }); err != nil {
+		t.Fatalf("who never named worker-1 confirmed; bridge:\n%s", first.out)
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := first.wait(t, 15*time.Second); code != 0 {
+		t.Fatalf("bridge exit %d after SIGTERM", code)
+	}
+	second := start(t, nil, append(args, zkFlags(t)...)...)
+	if err := waitFor(60*time.Second, func() bool { return fresh(g+"/kept", "worker-2") }); err != nil {
+		t.Fatalf("the restarted bridge never confirmed a group it watches; bridge:\n%s", second.out)
+	}
+	out, stderr, code := heraldRun(t, nil, "who", g+"/dropped", "--json", "--nats", natsURL)
+	var r whoReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitStale || !r.Stale || !strings.Contains(r.StaleReason, "does not observe the group") {
+		t.Fatalf("who of a group the restarted bridge no longer watches: exit %d, want %d, stale as not observed:\n%s%s", code, exitStale, out, stderr)
+	}
+}

@@ -243,6 +243,9 @@ func wideScope(sc *publish.Scope) *publish.Scope {
 	}
 	slices.Sort(globs)
 	out.Patterns = append(slices.Clone(sc.Patterns), globs...)
+	// The globs take in the watched paths' siblings too: the set narrows
+	// them to the watched paths, for readers that know it.
+	out.Wide, out.WatchSet = len(globs), publish.NewPathSet(sc.Watch)
 	return &out
 }
 

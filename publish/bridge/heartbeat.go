@@ -81,6 +81,9 @@ type heartbeater struct {
 	// ctx ends with the heartbeater (run's): a wait for the observers
 	// ends with it.
 	ctx context.Context
+	// wide is the scope heartbeats carry for the bridge's, whose watched
+	// paths are too many to name (wideScope); nil when they are not.
+	wide *publish.Scope
 }
 
 // startHeartbeat writes this bridge's first heartbeat (standby) to every
@@ -92,6 +95,11 @@ func (b *Bridge) startHeartbeat() (stop func()) {
 	// frozen before the heartbeater first looked, with nothing to tell.
 	h := &heartbeater{b: b, interval: b.cfg.Heartbeat, last: map[string]time.Time{},
 		claims: map[string]*claim{}, failing: map[string]bool{}, proofNeeded: true}
+	if sc := b.scope; sc != nil && len(sc.Watch) > maxScopeWatch {
+		// Too long for every heartbeat; made once, as its set hashes
+		// every watched path.
+		h.wide = wideScope(sc)
+	}
 	if h.interval <= 0 {
 		h.interval = publish.DefaultHeartbeat
 	}
@@ -391,8 +399,8 @@ func (h *heartbeater) record(state publish.BridgeState, at time.Time) publish.He
 // one less the paths found not to be groups (see Bridge.scopeNow).
 func (h *heartbeater) scope() *publish.Scope {
 	sc := h.b.scope
-	if sc != nil && len(sc.Watch) > maxScopeWatch {
-		sc = wideScope(sc) // too long for every heartbeat
+	if h.wide != nil {
+		sc = h.wide
 	}
 	return h.b.scopeNow(sc)
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -34,5 +35,69 @@ func TestWideScopeKeepsTheShard(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestWideScopeLeavesOutUnwatchedSiblings: a bridge restarted under the
+// same source with one watched path fewer, among more than a heartbeat
+// names, must not confirm the path it dropped. The globs of the watched
+// paths' parents took in every sibling, so the owner it had written of
+// the dropped path stayed fresh for as long as it heartbeated.
+func TestWideScopeLeavesOutUnwatchedSiblings(t *testing.T) {
+	for _, parents := range []int{1, maxScopeWatch + 1} {
+		sc := &publish.Scope{}
+		for i := range maxScopeWatch + 2 {
+			sc.Watch = append(sc.Watch, fmt.Sprintf("/p%d/g%d", i%parents, i))
+		}
+		dropped := sc.Watch[len(sc.Watch)-1]
+		sc.Watch = sc.Watch[:len(sc.Watch)-1]
+		wide := wideScope(sc)
+		for _, g := range sc.Watch {
+			if !wide.Covers(g) {
+				t.Fatalf("%d parents: a watched path, %s, is not covered", parents, g)
+			}
+		}
+		if wide.Covers(dropped) {
+			t.Errorf("%d parents: %s, no longer watched, is covered", parents, dropped)
+		}
+		missed := 0
+		for i := range 10000 {
+			if wide.Covers(fmt.Sprintf("/p0/sibling%d", i)) {
+				missed++
+			}
+		}
+		if missed > 10 {
+			t.Errorf("%d parents: %d of 10,000 unwatched siblings covered, want about one", parents, missed)
+		}
+	}
+}
+
+// TestWideScopeWatchedPathOutlivesSkip: a watched path beside a discover
+// root's children that are not groups is still covered when the skip
+// globs, too many to name, widen to the root's every child: Watch is read
+// before Skip, and so must the watched paths a heartbeat gives by glob.
+func TestWideScopeWatchedPathOutlivesSkip(t *testing.T) {
+	sc := &publish.Scope{Discover: []string{"/jobs"}}
+	for i := range maxScopeWatch + 1 {
+		sc.Watch = append(sc.Watch, fmt.Sprintf("/jobs/g%d", i))
+	}
+	wide := wideScope(sc)
+	wide.Skip = []string{"/jobs/*"}
+	if !wide.Covers("/jobs/g7") {
+		t.Errorf("a watched path is not covered once the skip globs take in its siblings")
+	}
+}
+
+// TestWideScopeOfManyPathsFitsAMessage: the scope of 100,000 watched
+// paths, as a heartbeat's JSON carries it, fits a NATS message (1 MB by
+// default) with room to spare.
+func TestWideScopeOfManyPathsFitsAMessage(t *testing.T) {
+	sc := &publish.Scope{}
+	for i := range 100000 {
+		sc.Watch = append(sc.Watch, fmt.Sprintf("/tenants/t%d/jobs/job-%d", i%5000, i))
+	}
+	b, err := json.Marshal(publish.Heartbeat{Source: "s", Scope: wideScope(sc)})
+	if err != nil || len(b) > 600<<10 {
+		t.Fatalf("heartbeat of 100,000 watched paths: %d bytes, err %v; want at most 600 kB", len(b), err)
 	}
 }
