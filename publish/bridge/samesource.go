@@ -163,28 +163,30 @@ func (b *Bridge) noClaim(err error) {
 // same source is either this bridge's previous process, whose session the
 // server has not expired yet (a restart after a crash), or another bridge
 // of the same name. The first goes within its session timeout, so the
-// check waits for it, up to twice this bridge's own session timeout,
-// before it refuses. Of two bridges of one name started together, the
-// later one refuses; waiting costs nothing, as a candidate behind the
-// other cannot lead before that one is gone.
+// check waits for it, up to twice the longer of this bridge's session
+// timeout and the candidate's (as its claim of the source says, see
+// claimedTimeout), before it refuses. Of two bridges of one name started
+// together, the later one refuses; waiting costs nothing, as a candidate
+// behind the other cannot lead before that one is gone.
 func (b *Bridge) checkSource(ctx context.Context, s *elect.Session, node string) error {
-	deadline := time.Now().Add(2 * b.cfg.SessionTimeout)
+	queued := time.Now()
 	for {
 		other, err := b.sameSourceBefore(ctx, s, node)
-		if err != nil || other == "" {
+		if err != nil || other.Node == "" {
 			return nil // unreadable now: the campaign says what is wrong
 		}
-		ok, _, ch, err := s.Conn().ExistsW(b.cfg.haPath() + "/" + other)
+		ok, _, ch, err := s.Conn().ExistsW(b.cfg.haPath() + "/" + other.Node)
 		if err != nil {
 			return nil
 		}
 		if !ok {
 			continue // gone since the listing: list again
 		}
-		wait := time.Until(deadline)
+		longest := 2 * max(b.cfg.SessionTimeout, b.claimedTimeout(s, other.Session))
+		wait := time.Until(queued.Add(longest))
 		if wait <= 0 {
 			return fmt.Errorf("%w: candidate %s in %s is another live bridge named %q (it stayed longer than two session timeouts, %v); give each bridge its own --source",
-				ErrDuplicateSource, other, b.cfg.haPath(), b.cfg.Source, 2*b.cfg.SessionTimeout)
+				ErrDuplicateSource, other.Node, b.cfg.haPath(), b.cfg.Source, longest)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -198,25 +200,41 @@ func (b *Bridge) checkSource(ctx context.Context, s *elect.Session, node string)
 	}
 }
 
+// claimedTimeout is the session timeout in the source's claim if session
+// holds it, else 0. A bridge's previous process claimed its source with
+// its own timeout: restarted with a shorter one, the bridge waited two of
+// its own only, and stopped as a duplicate of the dead process it
+// replaced, whose session the server had not expired yet.
+func (b *Bridge) claimedTimeout(s *elect.Session, session int64) time.Duration {
+	data, st, err := s.Conn().Get(SourcesRoot + "/" + url.PathEscape(b.cfg.Source))
+	if err != nil || st.EphemeralOwner != session {
+		return 0
+	}
+	var c sourceClaim
+	_ = json.Unmarshal(data, &c)
+	return c.timeout()
+}
+
 // sameSourceBefore returns the first candidate ahead of node whose
-// participant has this bridge's source and another session ("" if none).
+// participant has this bridge's source and another session (none: Node
+// "").
 // ReadGroup syncs first, so that a server behind the leader cannot hide
 // a candidate created just before this one.
-func (b *Bridge) sameSourceBefore(ctx context.Context, s *elect.Session, node string) (string, error) {
+func (b *Bridge) sameSourceBefore(ctx context.Context, s *elect.Session, node string) (elect.Participant, error) {
 	v, err := elect.ReadGroup(ctx, s, b.cfg.haPath())
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
-			return "", nil
+			return elect.Participant{}, nil
 		}
-		return "", err
+		return elect.Participant{}, err
 	}
 	for _, p := range v.Queue {
 		if p.Node == node {
-			return "", nil
+			return elect.Participant{}, nil
 		}
 		if p.ID == b.cfg.Source && p.Session != s.ID() && p.Suspect == "" {
-			return p.Node, nil
+			return p, nil
 		}
 	}
-	return "", nil
+	return elect.Participant{}, nil
 }
