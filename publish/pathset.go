@@ -12,6 +12,11 @@ import (
 const (
 	pathSetBits   = 20
 	pathSetHashes = 14
+	// maxPathSetBytes bounds a set: past 157,286 paths it keeps this
+	// size, with fewer probes and more paths taken for one of it (about
+	// one in 20 at 500,000 paths), rather than make a heartbeat too big to
+	// send (base64 in JSON, 512 kB).
+	maxPathSetBytes = 384 << 10
 )
 
 // NewPathSet is a Bloom filter of paths: its first byte is the number of
@@ -19,12 +24,13 @@ const (
 // watches in one when they are too many to name (Scope.WatchSet), so that
 // a reader takes its confirmation for those paths, not for every sibling.
 func NewPathSet(paths []string) []byte {
-	m := max(8, len(paths)*pathSetBits)
+	m := min(max(8, len(paths)*pathSetBits), 8*maxPathSetBytes)
 	set := make([]byte, 1+(m+7)/8)
-	set[0] = pathSetHashes
+	// The best number of probes is the bits a path gets times ln 2.
+	set[0] = byte(min(pathSetHashes, max(1, m*7/(10*max(1, len(paths))))))
 	for _, p := range paths {
 		h1, h2 := pathHashes(p)
-		for i := range uint64(pathSetHashes) {
+		for i := range uint64(set[0]) {
 			bit := (h1 + i*h2) % uint64(len(set)*8-8)
 			set[1+bit/8] |= 1 << (bit % 8)
 		}

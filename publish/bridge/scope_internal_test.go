@@ -101,3 +101,28 @@ func TestWideScopeOfManyPathsFitsAMessage(t *testing.T) {
 		t.Fatalf("heartbeat of 100,000 watched paths: %d bytes, err %v; want at most 600 kB", len(b), err)
 	}
 }
+
+// TestWideScopeOfTooManyPathsStillFitsAMessage: past what the set holds
+// at its best, it keeps its size: the heartbeat of 1,000,000 watched
+// paths still fits a NATS message (1 MB by default), and still tells
+// most unwatched paths apart.
+func TestWideScopeOfTooManyPathsStillFitsAMessage(t *testing.T) {
+	sc := &publish.Scope{}
+	for i := range 1000000 {
+		sc.Watch = append(sc.Watch, fmt.Sprintf("/jobs/job-%d", i))
+	}
+	wide := wideScope(sc)
+	b, err := json.Marshal(publish.Heartbeat{Source: "s", Scope: wide})
+	if err != nil || len(b) > 600<<10 {
+		t.Fatalf("heartbeat of 1,000,000 watched paths: %d bytes, err %v; want at most 600 kB", len(b), err)
+	}
+	missed := 0
+	for i := range 1000 {
+		if wide.Covers(fmt.Sprintf("/jobs/other-%d", i)) {
+			missed++
+		}
+	}
+	if missed > 500 || !wide.Covers("/jobs/job-7") {
+		t.Errorf("%d of 1,000 unwatched paths covered (want under half), or a watched one not", missed)
+	}
+}
