@@ -37,8 +37,8 @@ type Scope struct {
 	// match is covered only if WatchSet holds it. A reader of an older
 	// herald, or a record without WatchSet, takes the globs as patterns,
 	// siblings of the watched paths and all.
-	Wide     int    `json:"wide,omitempty"`
-	WatchSet []byte `json:"watch_set,omitempty"`
+	Wide     int      `json:"wide,omitempty"`
+	WatchSet *PathSet `json:"watch_set,omitempty"`
 }
 
 // Covers reports whether the scope holds group. A nil scope (a heartbeat
@@ -79,7 +79,7 @@ func (s *Scope) Covers(group string) bool {
 // which takes in only what discover roots and patterns found.
 func (s *Scope) watchedWide(group string) bool {
 	n := s.wide()
-	if n == 0 || !pathSetHas(s.WatchSet, group) {
+	if n == 0 || !s.WatchSet.Has(group) {
 		return false
 	}
 	for _, p := range s.Patterns[len(s.Patterns)-n:] {
@@ -93,7 +93,7 @@ func (s *Scope) watchedWide(group string) bool {
 // wide is how many of the last Patterns watchedWide reads, 0 unless the
 // scope has a WatchSet and the count fits.
 func (s *Scope) wide() int {
-	if len(s.WatchSet) == 0 || s.Wide < 0 || s.Wide > len(s.Patterns) {
+	if s.WatchSet == nil || s.Wide < 0 || s.Wide > len(s.Patterns) {
 		return 0
 	}
 	return s.Wide

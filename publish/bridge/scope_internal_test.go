@@ -126,3 +126,39 @@ func TestWideScopeOfTooManyPathsStillFitsAMessage(t *testing.T) {
 		t.Errorf("%d of 1,000 unwatched paths covered (want under half), or a watched one not", missed)
 	}
 }
+
+// TestWideScopeReadBackFromJSON: a reader has the scope from the
+// heartbeat's JSON: the set of watched paths must read back as written,
+// and one that is no set (written by hand, cut short) must confirm none
+// of the paths it stood for, rather than every sibling or the heartbeat
+// failing to read.
+func TestWideScopeReadBackFromJSON(t *testing.T) {
+	sc := &publish.Scope{}
+	for i := range maxScopeWatch + 1 {
+		sc.Watch = append(sc.Watch, fmt.Sprintf("/p/g%d", i))
+	}
+	b, err := json.Marshal(publish.Heartbeat{Source: "s", Scope: wideScope(sc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hb publish.Heartbeat
+	if err := json.Unmarshal(b, &hb); err != nil {
+		t.Fatal(err)
+	}
+	if !hb.Scope.Covers("/p/g7") || hb.Scope.Covers("/p/sibling") {
+		t.Errorf("read back: /p/g7 covered %v (want true), /p/sibling covered %v (want false)", hb.Scope.Covers("/p/g7"), hb.Scope.Covers("/p/sibling"))
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	raw["scope"].(map[string]any)["watch_set"] = "bm90IGEgc2V0"
+	b, _ = json.Marshal(raw)
+	hb = publish.Heartbeat{}
+	if err := json.Unmarshal(b, &hb); err != nil {
+		t.Fatalf("a heartbeat whose set is no set: %v; want it read", err)
+	}
+	if hb.Scope.Covers("/p/g7") {
+		t.Errorf("a set that is no set confirms /p/g7: it should confirm none of the paths it stood for")
+	}
+}
