@@ -480,6 +480,31 @@ func TestQueueUnderAnEphemeralNode(t *testing.T) {
 	}
 }
 
+// A group further below an ephemeral node cannot be made either: the
+// error names the ephemeral node that stops it (not only the parent herald
+// was making), says what to give instead, and nothing is left behind.
+func TestQueueBelowAnEphemeralNode(t *testing.T) {
+	addrs := sharedAddrs(t)
+	path := groupPath(t)
+	s := session(t, addrs)
+	makeGroup(t, s.Conn(), path)
+	leader := path + "/controller"
+	if _, err := s.Conn().Create(leader, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := elect.NewLock(session(t, addrs), leader+"/jobs/nightly", elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Acquire(ctxT(t, 10*time.Second))
+	if !errors.Is(err, zk.ErrNoChildrenForEphemerals) || !strings.Contains(err.Error(), leader+" is an ephemeral node") || !strings.Contains(err.Error(), "persistent") {
+		t.Fatalf("Acquire below an ephemeral node: %v; want an error naming %s and what to give", err, leader)
+	}
+	if kids, _, err := s.Conn().Children(leader); err != nil || len(kids) != 0 {
+		t.Fatalf("children of %s after the refusal: %v, %v", leader, kids, err)
+	}
+}
+
 // Server lists herald's client cannot use are refused before dialling,
 // saying what to give instead: none, an empty entry, a chroot suffix (as
 // in Kafka's zookeeper.connect, which would make every path miss).

@@ -634,6 +634,11 @@ func (q *queue) createParents(ctx context.Context) error {
 		}
 		// Made again after a lost reply, a parent that landed is there.
 		_, err := afterLoss(ctx, q.s, func() (string, error) { return q.s.Conn().Create(p, data, 0, acl) })
+		if errors.Is(err, zk.ErrNoChildrenForEphemerals) {
+			// Only the first missing parent can meet this, so nothing
+			// was made: name the node that stops the path, not p.
+			return fmt.Errorf("elect: cannot create %s: %s is an ephemeral node (a single-node leader such as Kafka's /controller, or a queue node), which cannot have children; give the group a path of persistent nodes, outside %s: %w", q.parent, path.Dir(p), path.Dir(p), err)
+		}
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("elect: create parent %s: %w", p, err)
 		}
