@@ -565,6 +565,11 @@ func unknownGlobalFlag(root *cobra.Command, args []string) string {
 func (a *app) checkConn() error {
 	for _, hp := range strings.Split(a.zk, ",") {
 		hp = strings.TrimSpace(hp)
+		if scheme, _, ok := strings.Cut(hp, "://"); ok {
+			// Other clients take URLs; read as host:port, the scheme
+			// would be named a host whose port is not a number.
+			return usageErr("--zk %q: %q has a scheme (%s://), which --zk does not take: give host:port alone (--zk %s)", a.zk, hp, scheme, withoutSchemes(a.zk))
+		}
 		if i := strings.Index(hp, "/"); i >= 0 {
 			hp = hp[:i] // a chroot: refused with its own advice when connecting
 		}
@@ -580,4 +585,18 @@ func (a *app) checkConn() error {
 		return usageErr("--session-timeout %v: give 100ms to 10m, e.g. 10s", a.sessionTimeout)
 	}
 	return nil
+}
+
+// withoutSchemes is the server list zk with any scheme (zk://) taken from
+// its entries: the --zk to give instead.
+func withoutSchemes(zk string) string {
+	entries := strings.Split(zk, ",")
+	for i, e := range entries {
+		e = strings.TrimSpace(e)
+		if _, rest, ok := strings.Cut(e, "://"); ok {
+			e = rest
+		}
+		entries[i] = e
+	}
+	return strings.Join(entries, ",")
 }
