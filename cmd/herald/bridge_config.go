@@ -43,7 +43,7 @@ func applyConfigFile(cmd *cobra.Command, path string) error {
 			continue
 		}
 		if err := setFromConfig(f, values[k]); err != nil {
-			return usageErr("--config %s: %s: %v%s", path, k, err, valueHint(f.Value.Type()))
+			return usageErr("--config %s: %s: %v", path, k, err)
 		}
 	}
 	return nil
@@ -144,7 +144,10 @@ func setFromConfig(f *pflag.Flag, n *yaml.Node) error {
 	if sv, ok := f.Value.(pflag.SliceValue); ok {
 		return sv.Replace(splitList(s))
 	}
-	return f.Value.Set(s)
+	if err := f.Value.Set(s); err != nil {
+		return fmt.Errorf("%q: %s", s, badValue(f.Value.Type(), err))
+	}
+	return nil
 }
 
 // scalar is a scalar's text as written (quotes aside).

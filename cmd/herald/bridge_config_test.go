@@ -73,9 +73,9 @@ func TestConfigKeepsScalarsAsWritten(t *testing.T) {
 		"- source\n":                     "not a YAML mapping",
 		"source: [a, b]\n":               "a list, but --source takes one value",
 		"watch: [[/a]]\n":                "got a list",
-		"drain-timeout: soon\n":          "drain-timeout: time: invalid duration \"soon\"; give a duration such as 500ms, 5s or 1m30s",
+		"drain-timeout: soon\n":          `drain-timeout: "soon": not a duration; give a duration such as 500ms, 5s or 1m30s`,
 		"source: a\n  b: c\nwatch: /a\n": "not a YAML mapping",
-		"kafka-partitions: three\n":      "give a whole number",
+		"kafka-partitions: three\n":      `kafka-partitions: "three": not a whole number; give a whole number`,
 	} {
 		cmd, path := configCmd(t, yaml)
 		if err := applyConfigFile(cmd, path); err == nil || !strings.Contains(err.Error(), want) {

@@ -676,3 +676,27 @@ func TestWhoSaysWhyASystemsNodeIsNoLeader(t *testing.T) {
 		t.Errorf("who on an empty group: exit %d, want %d without a note:\n%s", code, exitNoOwner, out)
 	}
 }
+
+// TestBadFlagValuesSayWhatToGive: a value a flag cannot take, given on the
+// command line or in the environment, is named with what to give instead,
+// not with Go's parse error (strconv.ParseInt: parsing "x": invalid
+// syntax; time: missing unit in duration "5"), and exits 2.
+func TestBadFlagValuesSayWhatToGive(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"who", "/x", "--connect-timeout", "5"}, `--connect-timeout "5": not a duration; give a duration such as 500ms, 5s or 1m30s`},
+		{nil, []string{"lock", "--lock", "/x", "--timeout", "1.5", "--", "true"}, `--timeout "1.5": not a duration`},
+		{nil, []string{"bench", "--clients", "x"}, `--clients "x": not a whole number; give a whole number`},
+		{nil, []string{"bench", "--clients", "99999999999999999999"}, `--clients "99999999999999999999": out of range`},
+		{nil, []string{"run", "--election", "/x", "--rejoin=maybe", "--", "true"}, `--rejoin "maybe": neither true nor false; give true or false`},
+		{[]string{"HERALD_SESSION_TIMEOUT=10"}, []string{"who", "/x"}, `HERALD_SESSION_TIMEOUT="10": not a duration; give a duration such as 500ms`},
+	} {
+		_, stderr, code := heraldRun(t, tc.env, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "strconv.") || strings.Contains(stderr, "time: ") {
+			t.Errorf("herald %v (env %v): exit %d, want 2 saying %q without Go's parse error; stderr: %s", tc.args, tc.env, code, tc.want, stderr)
+		}
+	}
+}

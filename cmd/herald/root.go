@@ -210,9 +210,7 @@ take HERALD_LOCK, HERALD_ELECTION or HERALD_ID: they name its parent's group.`,
 	pf.DurationVar(&a.connectTimeout, "connect-timeout", 0, "how long to wait for ZooKeeper before giving up, retries included (default 15s; 3s for who, history, tail, checkpoint and bridge check)")
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (default info; warn for who, history, tail, checkpoint and bridge check)")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
-	})
+	root.SetFlagErrorFunc(flagError)
 	for _, f := range subcommands {
 		root.AddCommand(f(a))
 	}
@@ -336,7 +334,7 @@ func applyEnv(cmd *cobra.Command) error {
 			return
 		}
 		if err := f.Value.Set(v); err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: %w", name, v, err))
+			errs = append(errs, fmt.Errorf("%s=%q: %s", name, v, badValue(f.Value.Type(), err)))
 		}
 	}
 	cmd.Flags().VisitAll(visit)
@@ -599,4 +597,36 @@ func withoutSchemes(zk string) string {
 		entries[i] = e
 	}
 	return strings.Join(entries, ",")
+}
+
+// flagError is a usage error for a flag cobra could not parse, pointing
+// to --help; a value the flag cannot take says what to give (badValue).
+func flagError(c *cobra.Command, err error) error {
+	var bad *pflag.InvalidValueError
+	if errors.As(err, &bad) {
+		err = fmt.Errorf("--%s %q: %s", bad.GetFlag().Name, bad.GetValue(), badValue(bad.GetFlag().Value.Type(), errors.Unwrap(err)))
+	}
+	return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
+}
+
+// badValue says what is wrong with a value a flag of kind could not take,
+// and what to give: Go's parse errors (strconv.ParseInt: parsing "x":
+// invalid syntax; time: missing unit in duration "5") name neither in an
+// operator's terms. Other kinds keep their own error, which does.
+func badValue(kind string, err error) string {
+	var what string
+	switch kind {
+	case "duration":
+		what = "not a duration"
+	case "int", "int32", "int64", "uint", "uint16", "uint32", "uint64":
+		what = "not a whole number"
+		if errors.Is(err, strconv.ErrRange) {
+			what = "out of range"
+		}
+	case "bool":
+		what = "neither true nor false"
+	default:
+		return err.Error()
+	}
+	return what + valueHint(kind)
 }
