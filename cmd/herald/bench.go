@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -137,6 +138,9 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 		return err
 	}
 	defer ctl.Close()
+	if err := benchPathFree(ctx, ctl, o.path); err != nil {
+		return err
+	}
 	sessions := make([]*elect.Session, o.clients)
 	for i := range sessions {
 		if sessions[i], err = a.openSession(ctx, false); err != nil {
@@ -576,6 +580,57 @@ func hostPart() string {
 		return "herald"
 	}
 	return strings.NewReplacer("/", "_", ".", "_").Replace(h)
+}
+
+// benchPathFree refuses, before anything is written, a --path bench
+// cannot or must not make its run node under: an ephemeral node (or one
+// below it), which cannot have children, and a group or a path inside one,
+// where the run node (or a parent bench makes) would sit among the group's
+// queue nodes for its clients to meet: go-zookeeper's Lock fails on a name
+// it cannot parse, and a parent made there would stay.
+func benchPathFree(ctx context.Context, s *elect.Session, p string) error {
+	advice := "give a --path outside every group, e.g. the default /herald-bench"
+	for at := p; at != "/"; at = path.Dir(at) {
+		_, stat, err := s.Conn().Exists(at)
+		switch {
+		case err != nil:
+			return fmt.Errorf("bench: read %s: %w", at, err)
+		case stat == nil:
+			continue
+		case stat.EphemeralOwner != 0:
+			return usageErr("--path %s: %s is an ephemeral node (a queue node, or a system's leader), which cannot have children; %s", p, at, advice)
+		}
+		v, err := elect.ReadGroup(ctx, s, at)
+		if err != nil && !errors.Is(err, elect.ErrNoParent) {
+			return fmt.Errorf("bench: read %s: %w", at, err)
+		}
+		// A recipe only guessed (herald's rule for a plain node) is no
+		// group: /herald-bench itself reads as one; nor are persistent
+		// children whose names end in ten digits (no session holds them).
+		if (v.Recipe != "" && !v.RecipeGuessed()) || anyHeld(v.Queue) {
+			return usageErr("--path %s: %s is a group (%s), and bench's nodes inside it would sit among its queue nodes, for its clients to meet; %s", p, at, recipeWord(v.Recipe), advice)
+		}
+	}
+	return nil
+}
+
+// anyHeld reports whether a session holds one of the queue nodes q: a
+// live group's.
+func anyHeld(q []elect.Participant) bool {
+	for _, p := range q {
+		if p.Session != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// recipeWord names a group's recipe, or "a queue" when its nodes do not.
+func recipeWord(r elect.Recipe) string {
+	if r == "" {
+		return "a queue"
+	}
+	return string(r)
 }
 
 // makePath creates p and its missing parents with the session's default

@@ -190,3 +190,50 @@ func TestBenchTableSaysNoSamples(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchStaysOutOfGroups: a --path that is a live group, inside one, or
+// an ephemeral node (a queue node, which cannot have children) is refused
+// as a usage error before bench writes anything: its run node among a
+// group's queue nodes is a node the group's clients meet (go-zookeeper's
+// Lock fails on a name it cannot parse), where it used to be made there.
+func TestBenchStaysOutOfGroups(t *testing.T) {
+	srv := zktest.Shared(t)
+	group := uniq(t) + "/jobs"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := elect.NewSession(ctx, srv.Addrs(), elect.WithSessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e, err := elect.NewElection(s, group, elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.Campaign(ctx, "leader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, err := s.Conn().Children(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := group + "/" + h.Node()
+	for p, want := range map[string]string{
+		group:          group + " is a group (election)",
+		group + "/sub": group + " is a group (election)",
+		node:           "is an ephemeral node",
+		node + "/x":    "is an ephemeral node",
+	} {
+		_, stderr, code := heraldRun(t, nil, "--zk", srv.ConnectString(), "bench", "--path", p, "--clients", "2", "--duration", "100ms", "--handoffs", "1")
+		if code != exitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, "give a --path outside") {
+			t.Errorf("bench --path %s: exit %d, want 2 saying %q and what to give; stderr: %s", p, code, want, stderr)
+		}
+	}
+	if after, _, err := s.Conn().Children(group); err != nil || len(after) != len(before) {
+		t.Errorf("children of %s after the refusals: %v, %v; want %v, as before", group, after, err, before)
+	}
+	if !h.Held() {
+		t.Error("the leader lost its group while bench was refused")
+	}
+}
