@@ -106,6 +106,9 @@ func TestMissingRequiredInput(t *testing.T) {
 		{[]string{"--zk", "zk1:2181,zk2:2181/kafka", "who", "/controller"}, "give the servers alone (--zk zk1:2181,zk2:2181) and the full paths below the chroot (/kafka/controller"},
 		// a trailing "/" is no chroot: not called one, with nothing named
 		{[]string{"--zk", "zk1:2181/", "who", "/controller"}, `ends in "/", which herald does not take: give the servers alone (--zk zk1:2181)`},
+		// no server at all: said so, not as an entry "" missing its port
+		{[]string{"--zk", "", "who", "/controller"}, "--zk is empty: give host:port[,host:port...] (or set HERALD_ZK)"},
+		{[]string{"--zk", " , ", "who", "/controller"}, "--zk is empty"},
 		// a URL's scheme, as other clients take: named, with the line to give
 		{[]string{"--zk", "zk://zk1:2181,zk2:2181", "who", "/controller"}, `"zk://zk1:2181" has a scheme (zk://), which --zk does not take: give host:port alone (--zk zk1:2181,zk2:2181)`},
 		{[]string{"checkpoint", "get", "/a", "/b"}, "one election path"},

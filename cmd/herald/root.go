@@ -561,6 +561,9 @@ func unknownGlobalFlag(root *cobra.Command, args []string) string {
 // range herald asks for. Left to the connection, they read as a server
 // that cannot be reached.
 func (a *app) checkConn() error {
+	if len(splitList(a.zk)) == 0 {
+		return usageErr("--zk is empty: give host:port[,host:port...] (or set HERALD_ZK)")
+	}
 	for _, hp := range strings.Split(a.zk, ",") {
 		hp = strings.TrimSpace(hp)
 		if scheme, _, ok := strings.Cut(hp, "://"); ok {
