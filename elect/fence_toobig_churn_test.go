@@ -19,25 +19,15 @@ import (
 // connection kept being lost and the checkpoint may have been saved
 // (exit 69, try again), never ErrTooBig.
 func TestTooBigFirstCheckpointInAGroupWhoseQueueMoves(t *testing.T) {
-	ctx := ctxT(t, 90*time.Second)
+	ctx, s, g, h := leader(t)
 	addrs := sharedAddrs(t)
-	s := session(t, addrs)
-	g := groupPath(t)
-	el, err := elect.NewElection(s, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := el.Campaign(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
 	eventually(t, 20*time.Second, "the owner's term known", func() bool { return h.Term() > 0 })
 	churn, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	defer func() { stop(); <-done }()
 	go func() { defer close(done); candidatesComeAndGo(churn, session(t, addrs), g) }()
 	w := session(t, addrs, elect.WithSessionTimeout(20*time.Second))
-	err = h.Fence().Checkpoint(ctx, w, bytes.Repeat([]byte("a"), 900<<10))
+	err := h.Fence().Checkpoint(ctx, w, bytes.Repeat([]byte("a"), 900<<10))
 	if !errors.Is(err, elect.ErrTooBig) {
 		t.Fatalf("a first checkpoint over the servers' jute.maxbuffer beside a moving queue: %v, want ErrTooBig", err)
 	}

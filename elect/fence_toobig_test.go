@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -125,42 +126,15 @@ func TestFenceCheckpointThroughTheOwnersSessionOverTheServersLimit(t *testing.T)
 // went unanswered (the checkpoint changed) now starts the count again,
 // and the writer writes once more.
 func TestTooBigIsNotToldOfAWriteThatLandedAndWasReplaced(t *testing.T) {
-	ctx := ctxT(t, 60*time.Second)
-	addrs := sharedAddrs(t)
-	s := session(t, addrs)
-	g := groupPath(t)
-	el, err := elect.NewElection(s, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := el.Campaign(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, s, g, h := leader(t)
 	if err := h.Checkpoint(ctx, []byte("before")); err != nil {
 		t.Fatal(err)
 	}
-	px := proxyTo(t, addrs[0])
-	w := session(t, []string{px.Addr()}, elect.WithSessionTimeout(20*time.Second))
-	px.DropReplyTo(faultproxy.OpMulti)
-	px.Refuse(true) // once the reply is lost, the writer waits to reconnect
-	data := bytes.Repeat([]byte("c"), 100<<10)
-	got := make(chan error, 1)
-	go func() { got <- h.Fence().Checkpoint(ctx, w, data) }()
-	eventually(t, 20*time.Second, "the first write's reply dropped", func() bool { return px.Dropped() == 1 })
-	if err := h.Checkpoint(ctx, []byte("other")); err != nil {
-		t.Fatal(err)
-	}
-	px.DropRequestTo(faultproxy.OpMulti)
-	px.Refuse(false)
-	err = <-got
-	c, rerr := elect.ReadCheckpoint(ctx, s, g)
-	if errors.Is(err, elect.ErrTooBig) {
-		t.Fatalf("a record whose first write landed was taken for one too big: %v", err)
-	}
-	if err != nil || rerr != nil || !bytes.Equal(c.Data, data) {
-		t.Fatalf("checkpoint: %v; then read %.10q (%v), want the record written", err, c.Data, rerr)
-	}
+	landedThenLost(t, ctx, s, g, h, func() {
+		if err := h.Checkpoint(ctx, []byte("other")); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestTooBigIsNotToldOfAWriteThatLandedAndWasRemadeByHand: as
@@ -173,45 +147,18 @@ func TestTooBigIsNotToldOfAWriteThatLandedAndWasReplaced(t *testing.T) {
 // was not saved". A checkpoint changed since is now told by the zxid of
 // its last write, which no later write shares.
 func TestTooBigIsNotToldOfAWriteThatLandedAndWasRemadeByHand(t *testing.T) {
-	ctx := ctxT(t, 60*time.Second)
-	addrs := sharedAddrs(t)
-	s := session(t, addrs)
-	g := groupPath(t)
-	el, err := elect.NewElection(s, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := el.Campaign(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, s, g, h := leader(t)
 	if err := h.Checkpoint(ctx, []byte("before")); err != nil {
 		t.Fatal(err)
 	}
-	px := proxyTo(t, addrs[0])
-	w := session(t, []string{px.Addr()}, elect.WithSessionTimeout(20*time.Second))
-	px.DropReplyTo(faultproxy.OpMulti)
-	px.Refuse(true) // once the reply is lost, the writer waits to reconnect
-	data := bytes.Repeat([]byte("c"), 100<<10)
-	got := make(chan error, 1)
-	go func() { got <- h.Fence().Checkpoint(ctx, w, data) }()
-	eventually(t, 20*time.Second, "the first write's reply dropped", func() bool { return px.Dropped() == 1 })
-	if err := s.Conn().Delete(g+"/"+elect.CheckpointNode, -1); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Checkpoint(ctx, []byte("other")); err != nil {
-		t.Fatal(err)
-	}
-	px.DropRequestTo(faultproxy.OpMulti)
-	px.Refuse(false)
-	err = <-got
-	c, rerr := elect.ReadCheckpoint(ctx, s, g)
-	if errors.Is(err, elect.ErrTooBig) {
-		t.Fatalf("a record whose first write landed was taken for one too big: %v", err)
-	}
-	if err != nil || rerr != nil || !bytes.Equal(c.Data, data) {
-		t.Fatalf("checkpoint: %v; then read %.10q (%v), want the record written", err, c.Data, rerr)
-	}
+	landedThenLost(t, ctx, s, g, h, func() {
+		if err := s.Conn().Delete(g+"/"+elect.CheckpointNode, -1); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Checkpoint(ctx, []byte("other")); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestTooBigIsNotToldOfAFirstWriteThatLandedAndWasDeletedByHand: the big
@@ -222,9 +169,20 @@ func TestTooBigIsNotToldOfAWriteThatLandedAndWasRemadeByHand(t *testing.T) {
 // counted towards ErrTooBig, "it was not saved". With no checkpoint, a
 // node made or deleted in the group since (its pzxid) says it changed.
 func TestTooBigIsNotToldOfAFirstWriteThatLandedAndWasDeletedByHand(t *testing.T) {
+	ctx, s, g, h := leader(t)
+	landedThenLost(t, ctx, s, g, h, func() {
+		if err := s.Conn().Delete(g+"/"+elect.CheckpointNode, -1); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// leader campaigns in a new group of the shared server and returns a
+// context for the test, the session, the group and the leader's handle.
+func leader(t *testing.T) (context.Context, *elect.Session, string, *elect.Handle) {
+	t.Helper()
 	ctx := ctxT(t, 60*time.Second)
-	addrs := sharedAddrs(t)
-	s := session(t, addrs)
+	s := session(t, sharedAddrs(t))
 	g := groupPath(t)
 	el, err := elect.NewElection(s, g, elect.CreateParents())
 	if err != nil {
@@ -234,7 +192,17 @@ func TestTooBigIsNotToldOfAFirstWriteThatLandedAndWasDeletedByHand(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	px := proxyTo(t, addrs[0])
+	return ctx, s, g, h
+}
+
+// landedThenLost has the leader h of g write a big record through a
+// session behind a proxy: its first write lands but its reply is lost,
+// meanwhile runs while the writer waits to reconnect, and its next write
+// is cut off unsent. The record must be saved, and not taken for one the
+// servers refuse as too big.
+func landedThenLost(t *testing.T, ctx context.Context, s *elect.Session, g string, h *elect.Handle, meanwhile func()) {
+	t.Helper()
+	px := proxyTo(t, sharedAddrs(t)[0])
 	w := session(t, []string{px.Addr()}, elect.WithSessionTimeout(20*time.Second))
 	px.DropReplyTo(faultproxy.OpMulti)
 	px.Refuse(true) // once the reply is lost, the writer waits to reconnect
@@ -242,12 +210,10 @@ func TestTooBigIsNotToldOfAFirstWriteThatLandedAndWasDeletedByHand(t *testing.T)
 	got := make(chan error, 1)
 	go func() { got <- h.Fence().Checkpoint(ctx, w, data) }()
 	eventually(t, 20*time.Second, "the first write's reply dropped", func() bool { return px.Dropped() == 1 })
-	if err := s.Conn().Delete(g+"/"+elect.CheckpointNode, -1); err != nil {
-		t.Fatal(err)
-	}
+	meanwhile()
 	px.DropRequestTo(faultproxy.OpMulti)
 	px.Refuse(false)
-	err = <-got
+	err := <-got
 	c, rerr := elect.ReadCheckpoint(ctx, s, g)
 	if errors.Is(err, elect.ErrTooBig) {
 		t.Fatalf("a record whose first write landed was taken for one too big: %v", err)
