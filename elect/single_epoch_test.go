@@ -171,16 +171,7 @@ func TestKafkaEpochSetByAnOperator(t *testing.T) {
 // controller went unreported. The epoch is then unknown, and the note
 // says why, as for an epoch node holding no number.
 func TestKafkaEpochHiddenByItsACL(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, op := session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
-	ctrl, epoch := root+"/controller", root+"/controller_epoch"
-	b1 := session(t, addrs)
-	kafkaElect(t, b1.Conn(), root, 1)
-	if _, err := op.Conn().SetACL(epoch, zk.DigestACL(zk.PermAll, "kafka", "secret"), -1); err != nil {
-		t.Fatal(err)
-	}
+	obs, _, b1, ctrl, epoch := hiddenEpoch(t)
 	hidden := func(what, note string) {
 		t.Helper()
 		if !strings.Contains(note, "its epoch is not known") || !strings.Contains(note, epoch) || !strings.Contains(note, "ACL") {
@@ -295,16 +286,7 @@ func TestKafkaEpochNodeMadeAgainIsAGap(t *testing.T) {
 // looked at the controller's node alone. The check reads the epoch node
 // again while it is hidden, and the owner is restated with its epoch.
 func TestKafkaEpochHiddenThenShownIsRestated(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, op := session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
-	ctrl, epoch := root+"/controller", root+"/controller_epoch"
-	b1 := session(t, addrs)
-	kafkaElect(t, b1.Conn(), root, 1)
-	if _, err := op.Conn().SetACL(epoch, zk.DigestACL(zk.PermAll, "kafka", "secret"), -1); err != nil {
-		t.Fatal(err)
-	}
+	obs, op, _, ctrl, epoch := hiddenEpoch(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	m, err := elect.ObserveMany(ctx, obs, elect.Resync(200*time.Millisecond))
 	if err != nil {
@@ -330,4 +312,23 @@ func TestKafkaEpochHiddenThenShownIsRestated(t *testing.T) {
 	if l, ok := m.Leader(ctrl); !ok || !l.EpochKnown || l.Epoch != 1 || l.EpochErr != "" {
 		t.Errorf("Leader once the epoch is readable again: %+v", l)
 	}
+}
+
+// hiddenEpoch elects broker 1 Kafka's controller in a new root of the
+// shared server and gives its /controller_epoch an ACL that does not let
+// herald READ it. It returns an observer's session, an operator's, and
+// broker 1's, and the controller's and the epoch's paths.
+func hiddenEpoch(t *testing.T) (obs, op, broker *elect.Session, ctrl, epoch string) {
+	t.Helper()
+	addrs := sharedAddrs(t)
+	obs, op = session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	ctrl, epoch = root+"/controller", root+"/controller_epoch"
+	broker = session(t, addrs)
+	kafkaElect(t, broker.Conn(), root, 1)
+	if _, err := op.Conn().SetACL(epoch, zk.DigestACL(zk.PermAll, "kafka", "secret"), -1); err != nil {
+		t.Fatal(err)
+	}
+	return obs, op, broker, ctrl, epoch
 }
