@@ -220,12 +220,8 @@ func deleteRecords(ctx context.Context, t *testing.T, cl *kgo.Client, p int32, o
 // the group's first stored event. history told bravo as g's first owner,
 // GAP no; it is GAP maybe now, and while that file is there it is not.
 func TestHistoryOfAnAuditLogWhoseOldestFilesWereRemovedSaysSo(t *testing.T) {
-	g := uniq(t)
-	path := filepath.Join(t.TempDir(), "audit.log")
-	now := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	mk := storyOf(g, now)
+	g, path, mk := newStory(t)
+	a, b := participant("alpha", 1), participant("bravo", 2)
 	files := [][]publish.Event{
 		{mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false)},
 		{mk(publish.LeaderElected, b, nil, 20, 20, false)},
@@ -278,12 +274,8 @@ func TestHistoryOfAnAuditLogWhoseOldestFilesWereRemovedSaysSo(t *testing.T) {
 // its file 1 again (a name the archive already holds), so the log read as
 // whole from then on too.
 func TestHistoryOfAnAuditLogWhoseRotatedFilesWereAllArchivedSaysSo(t *testing.T) {
-	g := uniq(t)
-	path := filepath.Join(t.TempDir(), "audit.log")
-	now := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	mk := storyOf(g, now)
+	g, path, mk := newStory(t)
+	a, b := participant("alpha", 1), participant("bravo", 2)
 	as := rotatingSink(t, path)
 	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
 	write(t, as, mk(publish.LeaderElected, b, nil, 20, 20, false))
@@ -455,12 +447,8 @@ func TestHistoryFromAnEventsTopicAReaderCannotDescribeSaysSo(t *testing.T) {
 // next rotation reused the name .000001. The record is kept where such a
 // cleanup does not reach now, a dot file beside the log.
 func TestHistoryOfAnAuditLogWhoseRotatedFilesWereCleanedUpWithTheRecordSaysSo(t *testing.T) {
-	g := uniq(t)
-	path := filepath.Join(t.TempDir(), "audit.log")
-	now := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	mk := storyOf(g, now)
+	g, path, mk := newStory(t)
+	a, b := participant("alpha", 1), participant("bravo", 2)
 	as := rotatingSink(t, path)
 	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
 	write(t, as, mk(publish.LeaderElected, b, nil, 20, 20, false))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,12 +97,8 @@ func TestHistoryMarksTheOwnerAfterARemovedRotatedFile(t *testing.T) {
 // after it, so every later read warned so too. It is no rotation of
 // herald's now: history warns, naming it, and reads the log without it.
 func TestHistoryIgnoresADateNamedFileBesideTheLog(t *testing.T) {
-	g := uniq(t)
-	path := filepath.Join(t.TempDir(), "audit.log")
-	now := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	mk := storyOf(g, now)
+	g, path, mk := newStory(t)
+	a, b := participant("alpha", 1), participant("bravo", 2)
 	as := rotatingSink(t, path)
 	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
 	write(t, as, mk(publish.LeaderElected, b, nil, 20, 20, false))
@@ -138,12 +135,8 @@ func TestHistoryIgnoresADateNamedFileBesideTheLog(t *testing.T) {
 // the operator to give it its own --audit. Given it, history still warned
 // that it was not read, next to a history that held its events.
 func TestHistoryWithADateNamedFileGivenItsOwnAuditDoesNotWarnOfIt(t *testing.T) {
-	g := uniq(t)
-	path := filepath.Join(t.TempDir(), "audit.log")
-	now := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	mk := storyOf(g, now)
+	g, path, mk := newStory(t)
+	a, b := participant("alpha", 1), participant("bravo", 2)
 	as, err := audit.New(path)
 	if err != nil {
 		t.Fatal(err)
@@ -424,4 +417,17 @@ func TestHistoryConfirmsAnOwnerSeenAfterAHoleInAnotherLog(t *testing.T) {
 	if len(ts) != 1 || !ts[0].Open() || ts[0].Unconfirmed {
 		t.Errorf("history of alpha, seen by b after a's hole: %+v, want alpha alone, holding, confirmed", ts)
 	}
+}
+
+// newStory is a new group, the path of an audit log in a directory of its
+// own, and the maker of the group's events, dated from a minute ago.
+func newStory(t *testing.T) (g, path string, mk func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event) {
+	g = uniq(t)
+	return g, filepath.Join(t.TempDir(), "audit.log"), storyOf(g, time.Now().UTC().Add(-time.Minute))
+}
+
+// participant is an owner of a story's group: its id, and node and
+// session numbered n.
+func participant(id string, n int) *publish.Participant {
+	return &publish.Participant{ID: id, Node: fmt.Sprintf("n_%010d", n), Session: fmt.Sprintf("0x%x", n)}
 }
