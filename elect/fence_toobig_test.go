@@ -21,21 +21,11 @@ import (
 // ErrTooBig: the owner still holds, its checkpoint saved before stays,
 // and its next, smaller one is saved.
 func TestHandleCheckpointOverTheServersLimit(t *testing.T) {
-	ctx := ctxT(t, 60*time.Second)
-	s := session(t, sharedAddrs(t), elect.WithSessionTimeout(4*time.Second))
-	g := groupPath(t)
-	el, err := elect.NewElection(s, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := el.Campaign(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, g, h := leader(t) // a session of 4 s, the tests' own
 	if err := h.Checkpoint(ctx, []byte("small")); err != nil {
 		t.Fatal(err)
 	}
-	err = h.Checkpoint(ctx, bytes.Repeat([]byte("a"), 900<<10))
+	err := h.Checkpoint(ctx, bytes.Repeat([]byte("a"), 900<<10))
 	if !errors.Is(err, elect.ErrTooBig) {
 		t.Fatalf("a checkpoint over the servers' jute.maxbuffer: %v, want ErrTooBig", err)
 	}
@@ -93,21 +83,11 @@ func TestHandleCheckpointOverTheServersLimitWithALongGroup(t *testing.T) {
 // session was sent, and the servers closed the owner's connection, which
 // ended the ownership. Fence.Checkpoint refuses it too on that session.
 func TestFenceCheckpointThroughTheOwnersSessionOverTheServersLimit(t *testing.T) {
-	ctx := ctxT(t, 60*time.Second)
-	s := session(t, sharedAddrs(t), elect.WithSessionTimeout(4*time.Second))
-	g := groupPath(t)
-	el, err := elect.NewElection(s, g, elect.CreateParents())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := el.Campaign(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, s, _, h := leader(t) // a session of 4 s, the tests' own
 	if err := h.Checkpoint(ctx, []byte("small")); err != nil {
 		t.Fatal(err) // and the term is known
 	}
-	err = h.Fence().Checkpoint(ctx, s, bytes.Repeat([]byte("a"), 900<<10))
+	err := h.Fence().Checkpoint(ctx, s, bytes.Repeat([]byte("a"), 900<<10))
 	if !errors.Is(err, elect.ErrTooBig) {
 		t.Errorf("a fenced checkpoint over the servers' jute.maxbuffer through the owner's session: %v, want ErrTooBig", err)
 	}

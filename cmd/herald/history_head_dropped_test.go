@@ -313,9 +313,9 @@ func TestHistoryFromAStreamWithAGroupsMessagesDeletedInsideMarksTheNext(t *testi
 	url, sink := jetStreamSink(t)
 	g := uniq(t)
 	now := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	c := &publish.Participant{ID: "charlie", Node: "n_0000000002", Session: "0x2"}
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000003", Session: "0x3"}
+	a := participant("alpha", 1)
+	c := participant("charlie", 2)
+	b := participant("bravo", 3)
 	mk := storyOf(g, now)
 	for _, e := range []publish.Event{
 		mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false),
@@ -391,7 +391,7 @@ func TestHistoryFromAnEventsTopicThatCompactsSaysSo(t *testing.T) {
 	}
 	t.Cleanup(func() { ks.Close() })
 	g := uniq(t)
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	b := participant("bravo", 2)
 	write(t, ks, publish.Event{Type: publish.LeaderElected, Group: g, Recipe: elect.RecipeElection, Owner: b,
 		Term: 20, Zxid: 20, Time: time.Now().UTC().Add(-time.Minute), Source: "test"}.WithID())
 	brokers := strings.Join(kc.Addrs(), ",")
@@ -423,7 +423,7 @@ func TestHistoryFromAnEventsTopicAReaderCannotDescribeSaysSo(t *testing.T) {
 	}
 	t.Cleanup(func() { ks.Close() })
 	g := uniq(t)
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	b := participant("bravo", 2)
 	write(t, ks, publish.Event{Type: publish.LeaderElected, Group: g, Recipe: elect.RecipeElection, Owner: b,
 		Term: 20, Zxid: 20, Time: time.Now().UTC().Add(-time.Minute), Source: "test"}.WithID())
 	reader := []string{"--kafka", strings.Join(kc.Addrs(), ","), "--kafka-sasl", "PLAIN", "--kafka-user", "reader"}
@@ -519,7 +519,7 @@ func TestHistoryFromACompactingTopicAReaderCannotDescribeMarksAGap(t *testing.T)
 	}
 	t.Cleanup(func() { ks.Close() })
 	g := uniq(t)
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	b := participant("bravo", 2)
 	write(t, ks, publish.Event{Type: publish.LeaderElected, Group: g, Recipe: elect.RecipeElection, Owner: b,
 		Term: 20, Zxid: 20, Time: time.Now().UTC().Add(-time.Minute), Source: "test"}.WithID())
 	reader := []string{"--kafka", strings.Join(kc.Addrs(), ","), "--kafka-sasl", "PLAIN", "--kafka-user", "reader"}

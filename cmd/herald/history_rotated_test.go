@@ -62,9 +62,9 @@ func TestHistoryMarksTheOwnerAfterARemovedRotatedFile(t *testing.T) {
 	g := uniq(t)
 	path := filepath.Join(t.TempDir(), "audit.log")
 	now := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	c := &publish.Participant{ID: "charlie", Node: "n_0000000002", Session: "0x2"}
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000003", Session: "0x3"}
+	a := participant("alpha", 1)
+	c := participant("charlie", 2)
+	b := participant("bravo", 3)
 	mk := storyOf(g, now)
 	as := rotatingSink(t, path)
 	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false), mk(publish.LeaderLost, nil, a, 10, 15, false))
@@ -181,9 +181,9 @@ func TestHistoryDoesNotConfirmAnOwnerADateNamedFileMayHaveEnded(t *testing.T) {
 	g, g2 := uniq(t), uniq(t)+"-after"
 	path := filepath.Join(t.TempDir(), "audit.log")
 	start := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	c := &publish.Participant{ID: "charlie", Node: "n_0000000003", Session: "0x3"}
+	a := participant("alpha", 1)
+	b := participant("bravo", 2)
+	c := participant("charlie", 3)
 	mk := func(group string, typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool, at time.Time) publish.Event {
 		return publish.Event{Type: typ, Group: group, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
 			Term: term, Zxid: zxid, Time: at, Source: "test"}.WithID()
@@ -226,9 +226,9 @@ func TestHistoryDoesNotConfirmAnOwnerARemovedRotatedFileMayHaveEnded(t *testing.
 	g, g2 := uniq(t), uniq(t)+"-after"
 	path := filepath.Join(t.TempDir(), "audit.log")
 	now := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
-	c := &publish.Participant{ID: "charlie", Node: "n_0000000003", Session: "0x3"}
+	a := participant("alpha", 1)
+	b := participant("bravo", 2)
+	c := participant("charlie", 3)
 	mk := func(group string, typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
 		return publish.Event{Type: typ, Group: group, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
 			Term: term, Zxid: zxid, Time: now.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
@@ -287,8 +287,8 @@ func TestHistoryOfADateNamedFileGivenItsOwnAuditConfirmsWithTheLogsHeartbeat(t *
 	path := filepath.Join(t.TempDir(), "audit.log")
 	start := time.Now().UTC().Add(-time.Minute)
 	mk := storyOf(g, start)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	b := &publish.Participant{ID: "bravo", Node: "n_0000000002", Session: "0x2"}
+	a := participant("alpha", 1)
+	b := participant("bravo", 2)
 	as := rotatingSink(t, path)
 	write(t, as, mk(publish.LeaderElected, a, nil, 10, 10, true))
 	write(t, as, mk(publish.LeaderLost, nil, a, 10, 15, false), mk(publish.LeaderElected, b, nil, 20, 20, false))
@@ -330,9 +330,9 @@ func TestHistoryConfirmsAnOwnerADateNamedFileHoldsNothingOf(t *testing.T) {
 	g, g2 := uniq(t), uniq(t)+"-other"
 	path := filepath.Join(t.TempDir(), "audit.log")
 	start := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	c := &publish.Participant{ID: "charlie", Node: "n_0000000003", Session: "0x3"}
-	d := &publish.Participant{ID: "delta", Node: "n_0000000004", Session: "0x4"}
+	a := participant("alpha", 1)
+	c := participant("charlie", 3)
+	d := participant("delta", 4)
 	mk := func(group string, typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
 		return publish.Event{Type: typ, Group: group, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
 			Term: term, Zxid: zxid, Time: start.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
@@ -387,8 +387,8 @@ func TestHistoryConfirmsAnOwnerSeenAfterAHoleInAnotherLog(t *testing.T) {
 	dir := t.TempDir()
 	pathA, pathB := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
 	start := time.Now().UTC().Add(-time.Minute)
-	a := &publish.Participant{ID: "alpha", Node: "n_0000000001", Session: "0x1"}
-	c := &publish.Participant{ID: "charlie", Node: "n_0000000003", Session: "0x3"}
+	a := participant("alpha", 1)
+	c := participant("charlie", 3)
 	mk := func(src, group string, typ publish.Type, owner *publish.Participant, term, zxid int64, at int) publish.Event {
 		return publish.Event{Type: typ, Group: group, Recipe: elect.RecipeElection, Owner: owner, Snapshot: true,
 			Term: term, Zxid: zxid, Time: start.Add(time.Duration(at) * time.Second), Source: src}.WithID()
