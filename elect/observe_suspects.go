@@ -212,6 +212,34 @@ func (r *reader) sameGroup(got listing) {
 	r.groupCzxid = czxid
 }
 
+// remadeUnseen drops the verdicts on suspect nodes when the group's
+// children changed more often since the last read than the names listed
+// show (each create or delete moves the child version by one): a name
+// may have been deleted and made again in between, and a persistent node
+// made by hand, read as no participant's, replaced by a session's
+// ephemeral node in one multi would stay suspect, its holder unreported,
+// for as long as the name stayed listed. Only groups with suspects pay a
+// read, and only after such a change.
+func (r *reader) remadeUnseen(v *View) {
+	if len(r.suspects) == 0 || r.rel.children == nil {
+		return
+	}
+	before := make(map[string]bool, len(r.rel.children))
+	for _, c := range r.rel.children {
+		before[c] = true
+	}
+	seen := len(r.rel.children) // the names gone, once those still listed are taken off
+	for _, c := range v.children {
+		if before[c] {
+			seen -= 2 // counted in neither
+		}
+		seen++
+	}
+	if int64(v.Cversion-r.rel.cversion) != int64(seen) {
+		clear(r.suspects)
+	}
+}
+
 func (r *reader) forget(es []entry) {
 	r.lastChildren = r.lastChildren[:0]
 	for _, e := range es {

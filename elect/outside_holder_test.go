@@ -298,6 +298,40 @@ func TestObserverSeesAPersistentNodeMadeEphemeral(t *testing.T) {
 	}
 }
 
+// TestObserverSeesAQueueNodeMadeAgainEphemeral: a node with a sequence
+// in its name made by hand, persistent, is no participant's; deleted and
+// made again under the same name as an ephemeral node (in one multi, so
+// the name never leaves the listing), it is the group's lowest node a
+// session holds, and the observer says so.
+func TestObserverSeesAQueueNodeMadeAgainEphemeral(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Observe", true: "ObserveMany"}[many], func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			watcher, other := session(t, addrs), session(t, addrs)
+			open := zk.WorldACL(zk.PermAll)
+			group := groupPath(t)
+			node := group + "/lock-0000000007"
+			mkdirs(t, other.Conn(), group)
+			if _, err := other.Conn().Create(node, nil, 0, open); err != nil {
+				t.Fatal(err)
+			}
+			last := observeLast(t, watcher, group, many)
+			eventually(t, 10*time.Second, "the observer's first view", func() bool { _, ok := last(); return ok })
+			if v, _ := last(); v.Owner != nil || len(v.Queue) != 1 || v.Queue[0].Suspect == "" {
+				t.Fatalf("view of %s holding a persistent queue node: owner %v, queue %+v; want no owner and the node suspect", group, v.Owner, v.Queue)
+			}
+			if _, err := other.Conn().Multi(&zk.DeleteRequest{Path: node, Version: -1},
+				&zk.CreateRequest{Path: node, Acl: open, Flags: zk.FlagEphemeral}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 10*time.Second, "the observer reports the ephemeral node made in its place as the owner", func() bool {
+				v, ok := last()
+				return ok && v.Owner != nil && v.Owner.Node == "lock-0000000007" && v.Owner.Session == other.ID()
+			})
+		})
+	}
+}
+
 // observeLast observes group with an Observer, or a Many of it alone,
 // and returns its last view.
 func observeLast(t *testing.T, s *elect.Session, group string, many bool) func() (elect.View, bool) {
