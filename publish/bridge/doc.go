@@ -48,6 +48,7 @@
 // pipeline's metrics and herald_zk_session_state, herald_bridge_active,
 // herald_groups_unknown and herald_groups_observed; /healthz, 200 while the
 // process runs; and /readyz, 200 when the session is connected, the bridge
-// is active or standby, no observed group is unknown and every sink is
-// healthy, else 503 with a JSON body saying what is not ready.
+// is active or standby, no observed group is unknown, every sink is
+// healthy and, after a stall of the process, the bridge has caught up with
+// ZooKeeper, else 503 with a JSON body saying what is not ready.
 package bridge

@@ -32,35 +32,53 @@ func (b *Bridge) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		st := b.Status()
-		why := st.NotReady()
-		body := struct {
-			Ready    bool     `json:"ready"`
-			NotReady []string `json:"not_ready,omitempty"`
-			Status
-			// GroupCount and GroupStates count the groups; beyond
-			// ReadyzGroupsLimit they stand in for the list (a probe every
-			// few seconds should not carry 100,000 paths).
-			GroupCount  int                `json:"group_count"`
-			GroupStates map[GroupState]int `json:"group_states"`
-		}{Ready: len(why) == 0, NotReady: why, Status: st, GroupCount: len(st.Groups), GroupStates: map[GroupState]int{}}
-		for _, gs := range st.Groups {
-			body.GroupStates[gs]++
-		}
-		if len(st.Groups) > ReadyzGroupsLimit {
-			body.Groups = nil
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if len(why) > 0 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(body)
-	})
+	mux.HandleFunc("/readyz", b.serveReadyz)
 	return mux
 }
+
+// serveReadyz is /readyz: 200 when ready, else 503 with the reasons,
+// both with the Status as JSON. Right after the process stalled (SIGSTOP,
+// a paused VM) the Status is the one from before: the session still reads
+// connected and every group live, though ZooKeeper may have expired the
+// session, and owners changed, meanwhile. It first waits (briefly, as the
+// live page does) to catch up; failing that, it is not ready.
+func (b *Bridge) serveReadyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), stallCatchUp)
+	caughtUp := b.caughtUpAfterStall(ctx)
+	cancel()
+	st := b.Status() // read after the catch-up: what it heard meanwhile counts
+	why := st.NotReady()
+	if !caughtUp {
+		why = append(why, stalledNotReady)
+	}
+	body := struct {
+		Ready    bool     `json:"ready"`
+		NotReady []string `json:"not_ready,omitempty"`
+		Status
+		// GroupCount and GroupStates count the groups; beyond
+		// ReadyzGroupsLimit they stand in for the list (a probe every
+		// few seconds should not carry 100,000 paths).
+		GroupCount  int                `json:"group_count"`
+		GroupStates map[GroupState]int `json:"group_states"`
+	}{Ready: len(why) == 0, NotReady: why, Status: st, GroupCount: len(st.Groups), GroupStates: map[GroupState]int{}}
+	for _, gs := range st.Groups {
+		body.GroupStates[gs]++
+	}
+	if len(st.Groups) > ReadyzGroupsLimit {
+		body.Groups = nil
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if len(why) > 0 {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(body)
+}
+
+// stalledNotReady is /readyz's reason while the bridge has not caught up
+// after its process stalled.
+const stalledNotReady = "the process has just run again after it stalled (SIGSTOP, a paused VM) and has not read from ZooKeeper what changed meanwhile"
 
 // serveHTTP listens on Config.HTTPAddr, if set, and returns a function that
 // stops the server.
