@@ -334,8 +334,9 @@ func (b *Bridge) serveJS(w http.ResponseWriter, _ *http.Request) {
 // looks open) greys itself as it does when the stream breaks.
 const keepAlive = 2 * time.Second
 
-// serveEvents is the page's server-sent event stream: "group" with a
-// group's row whenever it may have changed (coalesced, at most every
+// serveEvents is the page's server-sent event stream: "group" with the
+// row of a group matching the page's filter (?q=, a part of its path)
+// whenever it may have changed (coalesced, at most every
 // 100 ms), "status" with the headline when it changed, "reload" when the
 // stream fell behind or the reader's place is another process's (the
 // bridge restarted), "count" with how many groups match the page's filter
@@ -453,6 +454,13 @@ func (sw *streamWriter) batch(groups []string, reload bool, seq uint64) bool {
 	now := time.Now()
 	gone := 0
 	for _, g := range groups {
+		// Only the rows the page's filter shows: at 10,000 groups a page
+		// filtered to one group was sent every changed row, megabytes
+		// a resync, to drop them all. The page reads another filter's
+		// rows anew, with a stream of its own.
+		if !strings.Contains(g, sw.q) {
+			continue
+		}
 		rw, ok := sw.b.rowOf(g, now)
 		if !ok {
 			gone++

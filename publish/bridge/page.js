@@ -241,8 +241,9 @@
         .catch(() => say("Live updates interrupted; reconnecting…"));
     };
     // From where the drawing was made: a change before the stream opened
-    // is sent, not lost (as on the group list).
-    const es = new EventSource("events?since=" + encodeURIComponent(me.dataset.cursor || ""));
+    // is sent, not lost (as on the group list). Only the rows of groups
+    // whose path contains the group's, or q, come.
+    const es = new EventSource("events?since=" + encodeURIComponent(me.dataset.cursor || "") + "&q=" + encodeURIComponent(g || q || ""));
     es.addEventListener("reload", () => { if (!pending) pending = setTimeout(refresh, 200); });
     es.addEventListener("group", (ev) => {
       const r = JSON.parse(ev.data);
