@@ -229,16 +229,23 @@
   const tl = document.getElementById("timeline");
   if (tl) {
     const g = tl.dataset.group, q = tl.dataset.q;
-    let pending = null;
+    // Refreshes are numbered: one answered late (a slow network, a busy
+    // bridge) after a later one is older than what is drawn, and drew an
+    // owner gone since as holding now until the next change. An answer
+    // is drawn only if no later refresh's was.
+    let pending = null, asked = 0, shown = 0;
     const refresh = () => {
       pending = null;
+      const n = ++asked;
       fetch(location.href, { cache: "no-store" })
         .then((r) => r.text())
         .then((html) => {
           const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("timeline");
-          if (fresh) tl.replaceChildren(...fresh.childNodes);
+          if (!fresh || n < shown) return;
+          shown = n;
+          tl.replaceChildren(...fresh.childNodes);
         })
-        .catch(() => say("Live updates interrupted; reconnecting…"));
+        .catch(() => { if (n > shown) say("Live updates interrupted; reconnecting…"); });
     };
     // From where the drawing was made: a change before the stream opened
     // is sent, not lost (as on the group list). Only the rows of groups

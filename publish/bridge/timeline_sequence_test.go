@@ -1,0 +1,118 @@
+package bridge_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/zkherald/herald/internal/browsertest"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/publish/bridge"
+)
+
+// TestTimelinePageKeepsItsNewestRefresh: a timeline page's refresh whose
+// answer comes late (a slow network, a busy bridge), after a later
+// refresh's, does not replace the newer drawing. Before, the refreshes
+// were not sequenced: the page went back to drawing an owner that had
+// resigned since (beta, or nobody) as holding now, under "Updated live.",
+// until the group's next change.
+func TestTimelinePageKeepsItsNewestRefresh(t *testing.T) {
+	addrs := zkAddrs(t)
+	root := groupPath(t)
+	jobs := root + "/jobs"
+	s := session(t, addrs)
+	alpha := leads(t, candidate(t, s, jobs, "alpha"))
+	betaCh := candidate(t, s, jobs, "beta")
+	queued(t, s, jobs, 2)
+	gammaCh := candidate(t, s, jobs, "gamma")
+	queued(t, s, jobs, 3)
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, HTTPAddr: "127.0.0.1:0",
+		Source: "timeline-sequence", Sinks: []publish.Sink{auditSink(t)}})
+	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == 1 })
+	tlPath := "/timeline?group=" + url.QueryEscape(jobs)
+
+	// The browser reaches the bridge through a proxy that holds back the
+	// answer to the page's first refresh (read from the bridge at once,
+	// so an older drawing) until the test lets it go.
+	target, _ := url.Parse("http://" + r.HTTPAddr())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var timelines atomic.Int32
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	written := make(chan struct{})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/timeline" || timelines.Add(1) != 2 {
+			proxy.ServeHTTP(w, req)
+			return
+		}
+		rec := httptest.NewRecorder()
+		proxy.ServeHTTP(rec, req)
+		held <- struct{}{}
+		<-release
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+		close(written)
+	}))
+	t.Cleanup(front.Close)
+	released := false
+	defer func() {
+		if !released {
+			close(release) // before the proxy closes, on a failure
+		}
+	}()
+
+	ctx := browsertest.New(t, 90*time.Second)
+	if err := chromedp.Run(ctx, chromedp.Navigate(front.URL+tlPath), chromedp.WaitVisible("#timeline", chromedp.ByID)); err != nil {
+		t.Fatal(err)
+	}
+	drawn := func() string {
+		var html string
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("timeline").innerHTML`, &html)); err != nil {
+			t.Fatal(err)
+		}
+		return html
+	}
+	waitFor(t, 10*time.Second, "the page drawing alpha holding now", func() bool { return drawnHoldingNow(drawn(), alpha.Node()) })
+	if err := alpha.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the page never refreshed its timeline after alpha resigned")
+	}
+	beta := leads(t, betaCh)
+	if err := beta.Resign(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	gamma := leads(t, gammaCh)
+	waitFor(t, 20*time.Second, "the page drawing gamma holding now", func() bool { return drawnHoldingNow(drawn(), gamma.Node()) })
+
+	released = true
+	close(release)
+	<-written
+	// The browser has read the late answer once every refresh it sent
+	// has its response; its script then takes a moment to use it.
+	// (resource timing lists a fetch once its response is in; the page's
+	// load is not among them).
+	waitFor(t, 10*time.Second, "the late answer read", func() bool {
+		var done int
+		_ = chromedp.Run(ctx, chromedp.Evaluate(`performance.getEntriesByType("resource").filter((e) => e.name.includes("/timeline?")).length`, &done))
+		return done >= int(timelines.Load())-1
+	})
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if html := drawn(); !drawnHoldingNow(html, gamma.Node()) {
+			t.Fatalf("a refresh answered late replaced the newer drawing: gamma not drawn holding now:\n%s", html)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval, not ordering
+	}
+}
