@@ -30,7 +30,9 @@ func TestFilteredStreamSendsOnlyItsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.pipe.Close(context.Background()) })
+	b.stallMu.Lock()
 	b.caughtUp = time.Now() // a stall of another test's observer is not this bridge's
+	b.stallMu.Unlock()
 	ctx := context.Background()
 	snapshot := func(i int) {
 		g := fmt.Sprintf("/x/g%05d", i)

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,41 +37,9 @@ func TestTimelinePageKeepsItsNewestRefresh(t *testing.T) {
 		Source: "timeline-sequence", Sinks: []publish.Sink{auditSink(t)}})
 	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == 1 })
 	tlPath := "/timeline?group=" + url.QueryEscape(jobs)
-
-	// The browser reaches the bridge through a proxy that holds back the
-	// answer to the page's first refresh (read from the bridge at once,
-	// so an older drawing) until the test lets it go.
-	target, _ := url.Parse("http://" + r.HTTPAddr())
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	var timelines atomic.Int32
-	held, release := make(chan struct{}, 1), make(chan struct{})
-	written := make(chan struct{})
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/timeline" || timelines.Add(1) != 2 {
-			proxy.ServeHTTP(w, req)
-			return
-		}
-		rec := httptest.NewRecorder()
-		proxy.ServeHTTP(rec, req)
-		held <- struct{}{}
-		<-release
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(rec.Body.Bytes())
-		close(written)
-	}))
-	t.Cleanup(front.Close)
-	released := false
-	defer func() {
-		if !released {
-			close(release) // before the proxy closes, on a failure
-		}
-	}()
-
+	lp := holdFirstRefresh(t, r.HTTPAddr())
 	ctx := browsertest.New(t, 90*time.Second)
-	if err := chromedp.Run(ctx, chromedp.Navigate(front.URL+tlPath), chromedp.WaitVisible("#timeline", chromedp.ByID)); err != nil {
+	if err := chromedp.Run(ctx, chromedp.Navigate(lp.front.URL+tlPath), chromedp.WaitVisible("#timeline", chromedp.ByID)); err != nil {
 		t.Fatal(err)
 	}
 	drawn := func() string {
@@ -85,7 +54,7 @@ func TestTimelinePageKeepsItsNewestRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-held:
+	case <-lp.held:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the page never refreshed its timeline after alpha resigned")
 	}
@@ -96,17 +65,16 @@ func TestTimelinePageKeepsItsNewestRefresh(t *testing.T) {
 	gamma := leads(t, gammaCh)
 	waitFor(t, 20*time.Second, "the page drawing gamma holding now", func() bool { return drawnHoldingNow(drawn(), gamma.Node()) })
 
-	released = true
-	close(release)
-	<-written
+	lp.letGo()
+	<-lp.written
 	// The browser has read the late answer once every refresh it sent
-	// has its response; its script then takes a moment to use it.
-	// (resource timing lists a fetch once its response is in; the page's
-	// load is not among them).
+	// has its response (resource timing lists a fetch once its response
+	// is in; the page's load is not among them); its script then takes a
+	// moment to use it.
 	waitFor(t, 10*time.Second, "the late answer read", func() bool {
 		var done int
 		_ = chromedp.Run(ctx, chromedp.Evaluate(`performance.getEntriesByType("resource").filter((e) => e.name.includes("/timeline?")).length`, &done))
-		return done >= int(timelines.Load())-1
+		return done >= int(lp.timelines.Load())-1
 	})
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
@@ -116,3 +84,44 @@ func TestTimelinePageKeepsItsNewestRefresh(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // polling interval, not ordering
 	}
 }
+
+// lateProxy is the browser's way to a bridge: it holds back the answer to
+// a timeline page's first refresh (read from the bridge at once, so an
+// older drawing) until letGo.
+type lateProxy struct {
+	front     *httptest.Server
+	timelines atomic.Int32  // the /timeline requests so far, the page's load first
+	held      chan struct{} // the first refresh's answer is read and held
+	written   chan struct{} // and written, after letGo
+	release   chan struct{}
+	once      sync.Once
+}
+
+func holdFirstRefresh(t *testing.T, bridgeAddr string) *lateProxy {
+	t.Helper()
+	target, _ := url.Parse("http://" + bridgeAddr)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	lp := &lateProxy{held: make(chan struct{}, 1), written: make(chan struct{}), release: make(chan struct{})}
+	lp.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/timeline" || lp.timelines.Add(1) != 2 {
+			proxy.ServeHTTP(w, req)
+			return
+		}
+		rec := httptest.NewRecorder()
+		proxy.ServeHTTP(rec, req)
+		lp.held <- struct{}{}
+		<-lp.release
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+		close(lp.written)
+	}))
+	t.Cleanup(lp.front.Close)
+	t.Cleanup(lp.letGo) // before the proxy closes (cleanups run last first), on a failure
+	return lp
+}
+
+// letGo sends the held answer on.
+func (lp *lateProxy) letGo() { lp.once.Do(func() { close(lp.release) }) }
