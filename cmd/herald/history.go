@@ -310,14 +310,19 @@ func (a *app) natsPass(ctx context.Context, sf *sourceFlags, group string) (audi
 		}
 		cfg.FilterSubjects = []string{"herald.*." + tokens}
 	}
+	return a.natsPassOver(jsc, cfg, group != ""), closeNC, nil
+}
+
+// natsPassOver is the pass natsPass returns: the stream read with cfg,
+// filtered to one group's subjects or not. A group's event read after a
+// message deleted inside the stream since its event before says gap (see
+// passDeleted).
+func (a *app) natsPassOver(jsc js.JetStream, cfg js.OrderedConsumerConfig, filtered bool) audit.Pass {
 	warned := map[uint64]bool{} // stream sequences warned of, once each
-	pass := func(ctx context.Context, want func(string) bool, add func(publish.Event)) error {
-		deleted, err := streamDeleted(ctx, jsc)
-		if err != nil {
-			a.log.Warn("cannot list the messages deleted inside the stream: an owner whose events were deleted may be left out without a mark", "err", err)
-		}
-		prev := map[string]uint64{} // each group's last message read
-		return a.natsRead(ctx, jsc, cfg, func(msg js.Msg, seq uint64) {
+	return func(ctx context.Context, want func(string) bool, add func(publish.Event)) error {
+		d := &passDeleted{filtered: filtered, prev: map[string]uint64{}}
+		err := a.natsRead(ctx, jsc, cfg, func(msg js.Msg, seq uint64) {
+			d.delivered(seq)
 			if _, g, err := publish.ParseSubject(msg.Subject()); err == nil && !want(g) {
 				return
 			}
@@ -329,14 +334,13 @@ func (a *app) natsPass(ctx context.Context, sf *sourceFlags, group string) (audi
 				}
 				return
 			}
-			if p := prev[e.Group]; p > 0 && deletedBetween(deleted, p, seq) {
-				e.Gap = true // see streamDeleted
-			}
-			prev[e.Group] = seq
-			add(e)
+			d.read(e, seq, add)
 		})
+		if err != nil {
+			return err
+		}
+		return d.end(ctx, a, jsc, add)
 	}
-	return pass, closeNC, nil
 }
 
 // natsRead reads the stream from its start to its current end, handing
@@ -360,6 +364,9 @@ func (a *app) natsRead(ctx context.Context, jsc js.JetStream, cfg js.OrderedCons
 	}
 	if info.NumPending == 0 {
 		return nil
+	}
+	if natsReadBegun != nil {
+		natsReadBegun()
 	}
 	it, err := c.Messages(js.PullHeartbeat(time.Second))
 	if err != nil {
@@ -392,6 +399,11 @@ func (a *app) natsRead(ctx context.Context, jsc js.JetStream, cfg js.OrderedCons
 	}
 	return nil
 }
+
+// natsReadBegun, when set (by tests), is called once a read has counted
+// the messages it reads and before it fetches any: a message deleted
+// there is deleted while the pass reads.
+var natsReadBegun func()
 
 // historyKafka reads the events topic up to where it ended at the start.
 func (a *app) historyKafka(ctx context.Context, sf *sourceFlags, group string) ([]publish.Event, error) {

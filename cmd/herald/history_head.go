@@ -116,11 +116,7 @@ func describeRefused(cfg kafkasink.Config, err error) error {
 
 // streamDeleted lists the sequences of the messages deleted inside the
 // stream (nats stream rmm, a purge of one subject), sorted; nil when none
-// were. A group's event read after one of them since its event before
-// says gap (deletedBetween): the deleted message may be the group's, its
-// owner's tenure gone with it, and the next told as following the last
-// owner read. Its subject is gone too, so an event of another group counts:
-// marked where nothing was lost, rather than not where an owner was.
+// were (see passDeleted).
 func streamDeleted(ctx context.Context, jsc js.JetStream) ([]uint64, error) {
 	st, err := jsc.Stream(ctx, jetstream.DefaultStream)
 	if err != nil || st.CachedInfo().State.NumDeleted == 0 {
