@@ -27,6 +27,7 @@ import (
 // skipped.
 type passDeleted struct {
 	filtered bool
+	first    uint64            // the first stream sequence delivered
 	last     uint64            // the last stream sequence delivered
 	skipped  []uint64          // unfiltered: the last sequence of each run skipped
 	prev     map[string]uint64 // each group's last event read
@@ -42,6 +43,9 @@ type seqEvent struct {
 func (d *passDeleted) delivered(seq uint64) {
 	if !d.filtered && d.last > 0 && seq > d.last+1 {
 		d.skipped = append(d.skipped, seq-1)
+	}
+	if d.first == 0 {
+		d.first = seq
 	}
 	d.last = max(d.last, seq)
 }
@@ -70,6 +74,9 @@ func (d *passDeleted) mark(e *publish.Event, seq uint64, deleted []uint64) {
 // deleted inside the stream as the read ended.
 func (d *passDeleted) end(ctx context.Context, a *app, jsc js.JetStream, add func(publish.Event)) error {
 	if !d.filtered {
+		if d.first > 0 {
+			a.streamRead = &streamRead{first: d.first, skipped: len(d.skipped) > 0}
+		}
 		return nil
 	}
 	deleted, err := streamDeleted(ctx, jsc)
@@ -85,4 +92,18 @@ func (d *passDeleted) end(ctx context.Context, a *app, jsc js.JetStream, add fun
 	}
 	d.held = nil
 	return nil
+}
+
+// streamRead is what a read of the whole stream saw of it: the sequence
+// its first message had and whether it skipped any, deleted inside.
+// Unfiltered, the read is delivered every message the stream holds, so
+// that tells whether it holds its oldest events (headDropped) as the
+// stream's info does, for what was read, without asking: a reader not
+// allowed stream info ($JS.API.STREAM.INFO) could not ask, was told as
+// reading a stream that dropped them, and every group whose events begin
+// with a change (a runner's announcements, with no bridge's first look)
+// was GAP maybe on a stream that held every event.
+type streamRead struct {
+	first   uint64
+	skipped bool
 }

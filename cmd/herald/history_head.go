@@ -62,6 +62,9 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 		}
 		return false, "", errors.Join(errs...)
 	case "nats":
+		if r := a.streamRead; group == "" && r != nil {
+			return r.first > 1 || r.skipped, "the stream " + jetstream.DefaultStream, nil
+		}
 		jsc, closeNC, err := sf.jetStream(ctx, a.log)
 		if err != nil {
 			return false, "", err
@@ -69,7 +72,8 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 		defer closeNC()
 		st, err := jsc.Stream(ctx, jetstream.DefaultStream)
 		if err != nil {
-			return false, "", err
+			// A group's events read alone tell nothing of the others'.
+			return false, "", fmt.Errorf("%w (history of all groups tells from its read of the whole stream)", err)
 		}
 		// Messages deleted inside it (a purge of one group's subject, a
 		// message removed by hand) count too: the first stays first.

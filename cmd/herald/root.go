@@ -49,6 +49,9 @@ type app struct {
 	// helpErr is the first error writing help (--help, herald help,
 	// herald alone): cobra's help writer drops it, run reports it.
 	helpErr error
+	// streamRead is what history's last read of the whole stream saw of
+	// it (see streamRead); nil before one.
+	streamRead *streamRead
 }
 
 // errWriter passes writes on to w and keeps the first error.

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+// withReaderDeniedStreamInfo admits "writer", allowed all, and "reader",
+// denied the stream info API ($JS.API.STREAM.INFO.>), both with password
+// "pw".
+func withReaderDeniedStreamInfo() natsserver.Option {
+	return func(o *server.Options) error {
+		o.Users = []*server.User{
+			{Username: "writer", Password: "pw"},
+			{Username: "reader", Password: "pw", Permissions: &server.Permissions{
+				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$JS.API.STREAM.INFO.>"}},
+			}},
+		}
+		return nil
+	}
+}
+
+// TestHistoryReaderNotAllowedStreamInfoMarksOnlyWhatItCannotKnow: a
+// runner's announcements (herald run --nats, no bridge) start a group's
+// events with a gain, not a bridge's first look. A reader not allowed
+// stream info could not ask whether the stream dropped its oldest events
+// and told the stream as one that did: every such group GAP maybe, on a
+// stream that holds every event. The read itself tells: the stream's
+// messages read whole, from sequence 1, none skipped.
+func TestHistoryReaderNotAllowedStreamInfoMarksOnlyWhatItCannotKnow(t *testing.T) {
+	srv := natsserver.Start(t, withReaderDeniedStreamInfo())
+	sink, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL(), User: "writer", Password: "pw"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sink.Close() })
+	g := uniq(t)
+	mk := storyOf(g, time.Now().UTC().Add(-time.Minute))
+	al, b := participant("alpha", 1), participant("bravo", 2)
+	write(t, sink, mk(publish.LeaderElected, al, nil, 10, 10, false), mk(publish.LeaderLost, nil, al, 10, 15, false),
+		mk(publish.LeaderElected, b, nil, 20, 20, false))
+	reader := []string{"--nats", srv.URL(), "--nats-user", "reader", "--nats-password", "pw"}
+	gaps := func() (n, gaps int) {
+		for _, r := range historyJSON(t, reader...) {
+			if r.Group == g {
+				n++
+				if r.Gap {
+					gaps++
+				}
+			}
+		}
+		return n, gaps
+	}
+	if n, gaps := gaps(); n != 2 || gaps != 0 {
+		t.Errorf("history from a complete stream, by a reader not allowed stream info: %d of the group's %d tenures GAP maybe, want 0 of 2", gaps, n)
+	}
+	// A stream that did drop its oldest event is still told as one.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := natsserver.JetStream(t, strings.Replace(srv.URL(), "nats://", "nats://writer:pw@", 1)).Stream(ctx, jetstream.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteMsg(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n, gaps := gaps(); n == 0 || gaps == 0 {
+		t.Errorf("history from a stream whose first message was deleted, by a reader not allowed stream info: %d of the group's %d tenures GAP maybe, want some", gaps, n)
+	}
+}
