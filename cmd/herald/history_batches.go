@@ -447,7 +447,7 @@ func (r *historyRows) close() {
 	}
 }
 
-// notGiven leaves out of names (audit.DateNamed's) the files given an
+// notGiven leaves out of names (audit.Strays') the files given an
 // --audit of their own, as its warning tells: read, they were still said
 // not to be (TestHistoryWithADateNamedFileGivenItsOwnAuditDoesNotWarnOfIt).
 func notGiven(names, files []string) []string {
@@ -489,9 +489,9 @@ func (a *app) readAudit(ctx context.Context, files []string, group string, heldE
 		return err
 	}
 	for _, r := range reads {
-		strays, _ := audit.DateNamed(r.Path)
+		strays, _ := audit.Strays(r.Path)
 		if strays = notGiven(strays, files); len(strays) > 0 {
-			a.log.Warn("files beside the audit log are named by a date, not by herald's rotation (logrotate's dateext?): they are not read with it, and an owner of a group they hold, last seen before the group's last event in them, is shown as not confirmed, as it may have lost the group in them; "+
+			a.log.Warn("files beside the audit log are named by another rotation than herald's (logrotate's numbers or dates): they are not read with it, and an owner of a group they hold, last seen before the group's last event in them, is shown as not confirmed, as it may have lost the group in them; "+
 				"herald rotates its log itself, so let nothing else rotate it, and give such a file its own --audit to read it", "file", r.Path, "not read", strays)
 		}
 		if missing, _ := audit.MissingRotated(r.Path); len(missing) > 0 {

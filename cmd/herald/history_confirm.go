@@ -93,7 +93,7 @@ func heldUntilConfirmed(t *audit.Tenure, confirmed time.Time) {
 }
 
 // unreadUntil tells, of each group, when its last event in the files
-// beside the audit logs that history does not read (audit.DateNamed, not
+// beside the audit logs that history does not read (audit.Strays, not
 // given an --audit of their own) was written; zero when they hold none of
 // it. Such a file, logrotate's audit.log.20261129, holds what the bridge
 // wrote up to then. Every owner last seen before the newest such file's
@@ -105,7 +105,7 @@ func (a *app) unreadUntil(files []string) func(group string) time.Time {
 	var all time.Time // the mtime of the unread files not read whole
 	until := map[string]time.Time{}
 	for _, f := range files {
-		strays, _ := audit.DateNamed(f)
+		strays, _ := audit.Strays(f)
 		for _, s := range notGiven(strays, files) {
 			last, err := audit.LastEvents(context.Background(), s)
 			if err == nil {
@@ -114,7 +114,7 @@ func (a *app) unreadUntil(files []string) func(group string) time.Time {
 				}
 				continue
 			}
-			a.log.Warn("cannot read a file named by a date beside the audit log: an owner last seen before it was written is shown as not confirmed", "file", s, "err", err)
+			a.log.Warn("cannot read a file another rotation named beside the audit log: an owner last seen before it was written is shown as not confirmed", "file", s, "err", err)
 			if fi, err := os.Stat(s); err != nil {
 				all = time.Now()
 			} else {
@@ -157,7 +157,7 @@ func (a *app) endedBeforeHoles(files []string) func(group string) time.Time {
 }
 
 // datedOfGiven names, by absolute path, the files among files that are
-// date-named files beside another of them (audit.DateNamed).
+// files another rotation named beside another of them (audit.Strays).
 func datedOfGiven(files []string) map[string]bool {
 	given := map[string]bool{}
 	for _, f := range files {
@@ -165,7 +165,7 @@ func datedOfGiven(files []string) map[string]bool {
 	}
 	dated := map[string]bool{}
 	for _, f := range files {
-		strays, _ := audit.DateNamed(f)
+		strays, _ := audit.Strays(f)
 		for _, s := range strays {
 			if abs := absPath(s); given[abs] {
 				dated[abs] = true

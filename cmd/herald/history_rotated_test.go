@@ -164,7 +164,7 @@ func TestHistoryWithADateNamedFileGivenItsOwnAuditDoesNotWarnOfIt(t *testing.T) 
 	if code != 0 || !strings.Contains(out, "alpha") || !strings.Contains(out, "bravo") {
 		t.Fatalf("history of the log and %s: exit %d, want alpha and bravo:\n%s%s", stray, code, out, stderr)
 	}
-	if strings.Contains(stderr, "named by a date") {
+	if strings.Contains(stderr, "named by another rotation") {
 		t.Errorf("history given %s as its own --audit still warns that it is not read:\n%s", stray, stderr)
 	}
 }

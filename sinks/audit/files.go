@@ -62,6 +62,12 @@ func rotated(path string) ([]string, []int, error) {
 // besideLog calls f with the suffix of each file named path + "." +
 // suffix.
 func besideLog(path string, f func(suffix string)) error {
+	return besideLogAfter(path, ".", f)
+}
+
+// besideLogAfter calls f with the suffix of each file named path + sep +
+// suffix.
+func besideLogAfter(path, sep string, f func(suffix string)) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -71,8 +77,8 @@ func besideLog(path string, f func(suffix string)) error {
 		return err
 	}
 	for _, e := range ents {
-		if name := e.Name(); !e.IsDir() && strings.HasPrefix(name, base+".") {
-			f(name[len(base)+1:])
+		if name := e.Name(); !e.IsDir() && strings.HasPrefix(name, base+sep) {
+			f(name[len(base)+len(sep):])
 		}
 	}
 	return nil
@@ -115,6 +121,29 @@ func DateNamed(path string) ([]string, error) {
 	})
 	sort.Strings(names)
 	return names, err
+}
+
+// Strays names the files beside the log at path that another program's
+// rotation named, logrotate's: a date after a dot (DateNamed), its own
+// numbering (audit.log.1, fewer digits than herald's), or a date after a
+// dash (audit.log-20261129, dateext's default dateformat). None is a
+// rotation of herald's, so none is read with the log, and a reader says
+// so: only audit.log.20261129 was named, and the other two lay there
+// unread without a word, whatever they held.
+func Strays(path string) ([]string, error) {
+	names, err := DateNamed(path)
+	numbered := besideLog(path, func(suffix string) {
+		if len(suffix) < seqWidth && suffix != "" && strings.TrimLeft(suffix, "0123456789") == "" {
+			names = append(names, path+"."+suffix)
+		}
+	})
+	dashed := besideLogAfter(path, "-", func(suffix string) {
+		if strings.TrimLeft(suffix, "0123456789") == "" && dateLike(suffix) {
+			names = append(names, path+"-"+suffix)
+		}
+	})
+	sort.Strings(names)
+	return names, errors.Join(err, numbered, dashed)
 }
 
 // syncDir makes a rename or create in dir durable.

@@ -121,3 +121,29 @@ func TestRotationAfterADateNumberIsNeverNamedByADate(t *testing.T) {
 		t.Errorf("MissingRotated: %q, %v; want none between the sink's own rotations", head(missing), err)
 	}
 }
+
+// TestLogrotateNamedFilesAreStrays: logrotate's own numbering
+// (audit.log.1) and its dateext's default name (audit.log-20261129) beside
+// the log were neither read nor named, while audit.log.20261129 was named:
+// a reader lay them aside without a word. Strays names all three, and no
+// rotation of herald's nor another file beside the log.
+func TestLogrotateNamedFilesAreStrays(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.log")
+	for _, n := range []string{log, rotatedName(log, 1), log + ".1", log + ".12", log + "-20261129", log + ".20261129",
+		log + "-notes", log + "-2026", log + ".heartbeat", LastRotatedPath(log)} {
+		if err := os.WriteFile(n, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	strays, err := Strays(log)
+	if want := []string{log + "-20261129", log + ".1", log + ".12", log + ".20261129"}; err != nil || !slices.Equal(strays, want) {
+		t.Errorf("Strays: %q, %v; want %q", strays, err, want)
+	}
+	if missing, err := MissingRotated(log); err != nil || len(missing) > 0 {
+		t.Errorf("MissingRotated beside logrotate's files: %q, %v; want none", missing, err)
+	}
+	if names, _, err := rotated(log); err != nil || !slices.Equal(names, []string{rotatedName(log, 1)}) {
+		t.Errorf("rotated beside logrotate's files: %q, %v; want herald's alone", names, err)
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+)
+
+// TestHistoryWarnsOfLogrotatesOtherNames: logrotate's own numbering
+// (audit.log.1) and its dateext's default name (audit.log-20261129) lay
+// beside the log, each holding an owner's tenure, and history read
+// neither and said nothing, while it named audit.log.20261129. It names
+// them now, saying to give each its own --audit, still without reading
+// them as herald's rotations; given so, they are read and not named.
+func TestHistoryWarnsOfLogrotatesOtherNames(t *testing.T) {
+	g, path, mk := newStory(t)
+	a := participant("alpha", 1)
+	as, err := audit.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { as.Close() })
+	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false))
+	var strays []string
+	for i, name := range []string{path + ".1", path + "-20261129"} {
+		other := filepath.Join(t.TempDir(), "audit.log")
+		zs, err := audit.New(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z := participant("zulu", 5+i)
+		write(t, zs, mk(publish.LeaderElected, z, nil, int64(1+i), int64(1+i), false), mk(publish.LeaderLost, nil, z, int64(1+i), int64(2+i), false))
+		if err := zs.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(other, name); err != nil {
+			t.Fatal(err)
+		}
+		strays = append(strays, name)
+	}
+	out, stderr, code := heraldRun(t, nil, "history", g, "--audit", path)
+	if code != 0 || !strings.Contains(out, "alpha") || strings.Contains(out, "zulu") {
+		t.Fatalf("history beside logrotate's files: exit %d, want alpha alone:\n%s%s", code, out, stderr)
+	}
+	for _, s := range strays {
+		if !strings.Contains(stderr, s) || !strings.Contains(stderr, "--audit") {
+			t.Errorf("history does not name %s, nor say to give it its own --audit:\n%s", s, stderr)
+		}
+	}
+	if strings.Contains(stderr, "missing between") {
+		t.Errorf("history counts logrotate's files as herald's rotations:\n%s", stderr)
+	}
+	out, stderr, code = heraldRun(t, nil, "history", g, "--audit", path, "--audit", strays[0], "--audit", strays[1])
+	if code != 0 || strings.Count(out, "zulu") != 2 || strings.Contains(stderr, "named by another rotation") {
+		t.Errorf("history given logrotate's files with their own --audit: exit %d, want both zulus and no warning of them:\n%s%s", code, out, stderr)
+	}
+}
