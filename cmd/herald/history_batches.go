@@ -84,7 +84,7 @@ func ownersNote(src string, owners func() (map[string]ownerNow, error)) string {
 // newHistoryOut is what history tells the batches of src with, owners
 // reading the owners view (ownersOnce).
 func (a *app) newHistoryOut(ctx context.Context, sf *sourceFlags, src string, files []string, group string, owners func() (map[string]ownerNow, error), heldEvents int, asJSON bool, w window) *historyOut {
-	return &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(files, owners),
+	return &historyOut{w: w, rows: historyRows{hold: heldEvents, asJSON: asJSON}, judge: a.judge(ctx, files, owners),
 		scope: a.scopeMarks(ctx, sf, src, files, owners), owners: owners, seen: map[string]bool{},
 		reread: a.rereader(ctx, sf, src, group), tell: a.teller(ctx, sf, src, files, group), log: a.log}
 }
@@ -138,22 +138,34 @@ func (a *app) eachBatch(ctx context.Context, sf *sourceFlags, src string, files 
 // judge returns what marks the open tenures that nothing confirms: from
 // audit logs, the heartbeats kept beside them (read at the first batch
 // with an open tenure); from the stream or topic, the owners view
-// (owners, read once, then too).
-func (a *app) judge(files []string, owners func() (map[string]ownerNow, error)) func([]publish.Event, []audit.Tenure) {
+// (owners, read once, then too). Cancelled (Ctrl-C) while it reads the
+// files beside the logs for that, it says so: those reads went on to
+// their end, a log with a hole read whole once more.
+func (a *app) judge(ctx context.Context, files []string, owners func() (map[string]ownerNow, error)) func([]publish.Event, []audit.Tenure) error {
 	if owners == nil {
 		now := time.Now()
 		var bridges *publish.Bridges
-		var unread func(string) time.Time
-		var ended func(string) time.Time
-		return func(events []publish.Event, ts []audit.Tenure) {
+		var unread, ended func(string) time.Time
+		return func(events []publish.Event, ts []audit.Tenure) error {
 			if bridges == nil {
-				bridges, unread, ended = a.auditBridges(files), a.unreadUntil(files), a.endedBeforeHoles(files)
+				if auditJudgeBegun != nil {
+					auditJudgeBegun()
+				}
+				var err error
+				if unread, err = a.unreadUntil(ctx, files); err != nil {
+					return err
+				}
+				if ended, err = a.endedBeforeHoles(ctx, files); err != nil {
+					return err
+				}
+				bridges = a.auditBridges(files)
 			}
 			judgeAudit(bridges, events, ts, now, unread, ended)
+			return nil
 		}
 	}
 	warned := false
-	return func(_ []publish.Event, ts []audit.Tenure) {
+	return func(_ []publish.Event, ts []audit.Tenure) error {
 		view, err := owners()
 		if err != nil && !warned {
 			warned = true
@@ -163,8 +175,13 @@ func (a *app) judge(files []string, owners func() (map[string]ownerNow, error)) 
 			a.log.Warn("could not read the owners view: the open tenures are shown as not confirmed", "err", err)
 		}
 		judgeOwners(view, err, ts)
+		return nil
 	}
 }
+
+// auditJudgeBegun, when set (by tests), is called as judge begins the
+// reads of the files beside the audit logs, once the events were read.
+var auditJudgeBegun func()
 
 // ownersOnce returns what reads the owners view of the stream or topic
 // (src "nats" or "kafka"; group's, or all) when first asked, and gives
@@ -222,8 +239,8 @@ type historyOut struct {
 	rows  historyRows
 	total int // the rows told, shown or not
 	// judge marks the open tenures of ts (told from events) that nothing
-	// confirms.
-	judge func(events []publish.Event, ts []audit.Tenure)
+	// confirms; an error when the read it takes for that was cancelled.
+	judge func(events []publish.Event, ts []audit.Tenure) error
 	// scope adds to ts the stretches of missing owners of the groups
 	// their bridges no longer observe (markOutOfScope).
 	scope func(events []publish.Event, ts []audit.Tenure) []audit.Tenure
@@ -244,7 +261,10 @@ type historyOut struct {
 // groups sort after those before it), and their rows stand in group order
 // with the others. They came after every other row before.
 func (h *historyOut) batch(events []publish.Event) error {
-	ts := h.told(events)
+	ts, err := h.told(events)
+	if err != nil {
+		return err
+	}
 	if h.owners != nil && len(ts) > 0 {
 		more, err := h.unheardUpTo(ts[len(ts)-1].Group, false)
 		if err != nil {
@@ -257,15 +277,17 @@ func (h *historyOut) batch(events []publish.Event) error {
 }
 
 // told is the rows events tell, marked and judged; their groups are seen.
-func (h *historyOut) told(events []publish.Event) []audit.Tenure {
+func (h *historyOut) told(events []publish.Event) ([]audit.Tenure, error) {
 	for _, e := range events {
 		h.seen[e.Group] = true
 	}
 	ts := h.scope(events, h.tell(events))
 	if anyOpen(ts) {
-		h.judge(events, ts)
+		if err := h.judge(events, ts); err != nil {
+			return nil, err
+		}
 	}
-	return ts
+	return ts, nil
 }
 
 // unheard adds the rows of the owners the owners view names in groups no
@@ -310,7 +332,10 @@ func (h *historyOut) unheardUpTo(last string, all bool) ([]audit.Tenure, error) 
 	if err != nil {
 		return nil, err
 	}
-	ts := h.told(events)
+	ts, err := h.told(events)
+	if err != nil {
+		return nil, err
+	}
 	for g := range want {
 		if h.seen[g] {
 			delete(want, g) // told from its events

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -100,14 +101,18 @@ func heldUntilConfirmed(t *audit.Tenure, confirmed time.Time) {
 // time read unconfirmed, those of groups it held nothing of too, and that
 // time was its mtime, now for a file copied back without it
 // (TestHistoryConfirmsAnOwnerADateNamedFileHoldsNothingOf). A file that
-// cannot be read whole counts for every group, up to its mtime.
-func (a *app) unreadUntil(files []string) func(group string) time.Time {
+// cannot be read whole counts for every group, up to its mtime. A read
+// cancelled (ctx) is an error.
+func (a *app) unreadUntil(ctx context.Context, files []string) (func(group string) time.Time, error) {
 	var all time.Time // the mtime of the unread files not read whole
 	until := map[string]time.Time{}
 	for _, f := range files {
 		strays, _ := audit.Strays(f)
 		for _, s := range notGiven(strays, files) {
-			last, err := audit.LastEvents(context.Background(), s)
+			last, err := audit.LastEvents(ctx, s)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("history stopped while reading %s, beside the audit log, to tell which owners it may have ended: %w", s, ctx.Err())
+			}
 			if err == nil {
 				for g, t := range last {
 					until[g] = laterOf(until[g], t)
@@ -122,7 +127,7 @@ func (a *app) unreadUntil(files []string) func(group string) time.Time {
 			}
 		}
 	}
-	return func(group string) time.Time { return laterOf(all, until[group]) }
+	return func(group string) time.Time { return laterOf(all, until[group]) }, nil
 }
 
 // laterOf is the later of a and b.
@@ -140,20 +145,23 @@ func laterOf(a, b time.Time) time.Time {
 // holding, which read holding, confirmed, GAP -, with a warning alone
 // (TestHistoryDoesNotConfirmAnOwnerARemovedRotatedFileMayHaveEnded). A log
 // with a hole is read once more for it; one that cannot be leaves every
-// group unconfirmed.
-func (a *app) endedBeforeHoles(files []string) func(group string) time.Time {
+// group unconfirmed; one cancelled (ctx) is an error.
+func (a *app) endedBeforeHoles(ctx context.Context, files []string) (func(group string) time.Time, error) {
 	ended := map[string]time.Time{}
 	for _, f := range files {
-		gs, err := audit.EndedBeforeLastHole(context.Background(), f)
+		gs, err := audit.EndedBeforeLastHole(ctx, f)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("history stopped while reading the audit log %s once more, for the owners the rotated files missing from it may have ended: %w", f, ctx.Err())
+		}
 		if err != nil {
 			a.log.Warn("cannot tell which owners rotated files missing from the audit log may have ended: every open tenure is shown as not confirmed", "file", f, "err", err)
-			return func(string) time.Time { return time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) }
+			return func(string) time.Time { return time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) }, nil
 		}
 		for g, t := range gs {
 			ended[g] = laterOf(ended[g], t)
 		}
 	}
-	return func(group string) time.Time { return ended[group] }
+	return func(group string) time.Time { return ended[group] }, nil
 }
 
 // datedOfGiven names, by absolute path, the files among files that are
