@@ -64,6 +64,7 @@ func (s *Sink) watch(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // Close may be removing what the look saw
 		}
+		s.keepRotated()
 		s.ok.Store(err == nil)
 		switch {
 		case err != nil && !warned:

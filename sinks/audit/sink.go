@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zkherald/herald/internal/probe"
 	"github.com/zkherald/herald/publish"
@@ -48,6 +49,12 @@ type Sink struct {
 	// last look found it (see health.go).
 	ok    atomic.Bool
 	probe probe.Loop
+
+	// kept is when keepRotated last refreshed the record of the last
+	// rotation (UnixNano; 0 before); clock, when set (tests only), is the
+	// sink's clock.
+	kept  atomic.Int64
+	clock func() time.Time
 
 	// beforeWrite, when set (tests only), runs between the sink's look at
 	// the log and its write: what an outside rotation does there.
@@ -176,6 +183,7 @@ func (s *Sink) open() error {
 		s.markCut()
 	}
 	s.f, s.fi, s.size = f, st, end
+	s.keepRotated()
 	return nil
 }
 
