@@ -15,14 +15,15 @@ import (
 )
 
 // withReaderDeniedStreamInfo admits "writer", allowed all, and "reader",
-// denied the stream info API ($JS.API.STREAM.INFO.>), both with password
+// denied the events stream's info (the key-value buckets' it may ask
+// of: a reader denied those waits out a timeout per bucket), both with password
 // "pw".
 func withReaderDeniedStreamInfo() natsserver.Option {
 	return func(o *server.Options) error {
 		o.Users = []*server.User{
 			{Username: "writer", Password: "pw"},
 			{Username: "reader", Password: "pw", Permissions: &server.Permissions{
-				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$JS.API.STREAM.INFO.>"}},
+				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$JS.API.STREAM.INFO." + jetstream.DefaultStream}},
 			}},
 		}
 		return nil
