@@ -53,7 +53,9 @@ func newCheckpointPutCmd(a *app) *cobra.Command {
 		Short: "Save progress, fenced by the leader that started this command",
 		Long: `put saves DATA (or standard input with -) as the election's checkpoint. DATA
 is required, and must not be empty: an unset variable ($STEP) must not wipe
-the progress saved, nor wait for standard input.
+the progress saved, nor wait for standard input. So must standard input
+not be closed (<&-) nor give nothing (a producer that failed): an empty
+checkpoint on purpose is herald checkpoint put - </dev/null.
 
 The write is fenced: ZooKeeper checks, in the same transaction, that the
 leader's node named by HERALD_NODE still exists with term HERALD_TERM. A
@@ -132,8 +134,10 @@ func lockFence(cmd *cobra.Command) error {
 		"save it from herald run's command, outside the lock, or pass --election, --node and --term", os.Getenv("HERALD_LOCK"), in)
 }
 
-// checkpointData is arg, or standard input for "-". A signal while it
-// waits for standard input ends the command (exit 128+N).
+// checkpointData is arg, or standard input for "-". Standard input that
+// was closed, or that gives nothing unless it is /dev/null, is refused:
+// like an empty argument, it would replace the progress saved with
+// nothing (a producer that failed, a runner that closed it).
 func (a *app) checkpointData(ctx context.Context, arg string) ([]byte, error) {
 	if arg != "-" {
 		if len(arg) > maxCheckpoint {
@@ -141,6 +145,35 @@ func (a *app) checkpointData(ctx context.Context, arg string) ([]byte, error) {
 		}
 		return []byte(arg), nil
 	}
+	src := stdinKind(a.stdin)
+	if src == stdinClosed {
+		return nil, usageErr("checkpoint put - has no standard input to read: it was closed (<&-), and nothing was saved; " +
+			"pipe the data in (./state.sh | herald checkpoint put -), give it as an argument (herald checkpoint put DATA), or, for an empty checkpoint on purpose, herald checkpoint put - </dev/null")
+	}
+	b, err := a.readStdin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 && src == stdinOther {
+		return nil, usageErr("checkpoint put - read nothing from standard input (did the command feeding it fail?), which would replace the progress saved with nothing; " +
+			"nothing was saved: to save an empty checkpoint on purpose, herald checkpoint put - </dev/null")
+	}
+	return b, nil
+}
+
+// stdinSource is what standard input is, as far as stdinKind can tell.
+type stdinSource int
+
+const (
+	stdinOther   stdinSource = iota // a pipe, a file, a terminal
+	stdinClosed                     // closed when herald started
+	stdinDevNull                    // /dev/null, given on purpose
+	stdinUnknown                    // a platform where it cannot tell
+)
+
+// readStdin reads the checkpoint from standard input. A signal while it
+// waits ends the command (exit 128+N).
+func (a *app) readStdin(ctx context.Context) ([]byte, error) {
 	type read struct {
 		b   []byte
 		err error

@@ -78,6 +78,37 @@ func TestCheckpointPutNeedsItsData(t *testing.T) {
 	}
 }
 
+// checkpoint put - with standard input closed (<&-), where Go finds
+// /dev/null, or fed by a command that wrote nothing, is a usage error
+// (exit 2) saying so, and the progress saved stays: both saved an empty
+// checkpoint. </dev/null, the documented empty checkpoint, still saves one.
+func TestCheckpointPutClosedOrEmptyStdin(t *testing.T) {
+	zkFl := zkFlags(t)
+	g := uniq(t)
+	child := `"$HERALD_BIN" checkpoint put step=41 || exit 9
+"$HERALD_BIN" checkpoint put - <&-; echo "closed=$?"
+printf '' | "$HERALD_BIN" checkpoint put -; echo "empty=$?"
+"$HERALD_BIN" checkpoint get --raw "$HERALD_ELECTION"; echo " got=$?"
+"$HERALD_BIN" checkpoint put - </dev/null; echo "null=$?"`
+	out, stderr, code := heraldRun(t, nil, append(zkFl, "run", "--election", g, "--", "sh", "-c", child)...)
+	if code != 0 {
+		t.Fatalf("herald run: exit %d:\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{"closed=2", "empty=2", "step=41 got=0", "null=0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in the output:\n%s%s", want, out, stderr)
+		}
+	}
+	for _, want := range []string{"it was closed (<&-), and nothing was saved", "read nothing from standard input (did the command feeding it fail?)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("want %q on stderr:\n%s", want, stderr)
+		}
+	}
+	if out, stderr, code := heraldRun(t, nil, append(zkFl, "checkpoint", "get", "--raw", g)...); code != 0 || out != "" {
+		t.Fatalf("checkpoint get after put - </dev/null: exit %d, %q %s; want it empty", code, out, stderr)
+	}
+}
+
 // Ctrl-C while checkpoint put waits for standard input is reported as an
 // interrupt (exit 130), not as ZooKeeper being unreachable.
 func TestCheckpointPutInterruptedWhileReading(t *testing.T) {
