@@ -218,7 +218,10 @@ func catchUp(ctx context.Context, s *Session, p string) error {
 		// Closed or expired: no retry reads anything on this session.
 		return fmt.Errorf("elect: reading %s: %w", p, s.gone())
 	case connLoss(err):
-		return fmt.Errorf("%w: catching up with the ZooKeeper leader before reading %s, the connection was lost (%v); a server cut off from the leader drops its clients: try again, or another server",
+		// The loss itself stays matchable (connLoss): a fenced write whose
+		// ownership check read the group reconnects and tries again, as
+		// it does after any connection loss, where it failed at once.
+		return fmt.Errorf("%w: catching up with the ZooKeeper leader before reading %s, the connection was lost (%w); a server cut off from the leader drops its clients: try again, or another server",
 			ErrUnreachable, p, err)
 	}
 	return fmt.Errorf("elect: catching up with the ZooKeeper leader before reading %s: %w", p, err)

@@ -232,7 +232,7 @@ func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) err
 	}
 	if lostConnection(err) {
 		// This put's own connection, not the leader's: try again (69).
-		return &exitError{code: exitUnreachable, err: fmt.Errorf("checkpoint %s: %w", f.Group, err)}
+		return &exitError{code: exitUnreachable, err: fmt.Errorf("checkpoint %s: %w; this says nothing of the leader, which may still lead: put it again", f.Group, err)}
 	}
 	if err != nil {
 		return unreachableExit(fmt.Errorf("checkpoint %s: %w", f.Group, err))
