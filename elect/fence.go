@@ -153,18 +153,21 @@ func (h *Handle) fenceAt(term int64) Fence {
 	return Fence{Group: h.q.parent, Node: h.t.name, ID: h.id, Term: term}
 }
 
-// Validate says what is wrong with a fence taken from the environment.
+// Validate says what is wrong with a fence taken from the environment,
+// and what a valid one is: each part is the owner's, as its
+// Handle.Fence gives them, never made up (herald run hands them to its
+// command as HERALD_ELECTION, HERALD_NODE and HERALD_TERM).
 func (f Fence) Validate() error {
 	if err := ValidatePath(f.Group); err != nil {
-		return err
+		return fmt.Errorf("fence group: %w (the owner's group, as its Handle.Fence gives it)", err)
 	}
 	if _, ok := ParseSequence(f.Node); !ok || strings.Contains(f.Node, "/") {
-		return fmt.Errorf("elect: fence node %q is not a queue node name", f.Node)
+		return fmt.Errorf("elect: fence node %q is not a queue node name: it is the name of the owner's node in the group, without the group's path and ending in its 10-digit sequence, such as x-0000000007, as the owner's Handle.Fence gives it", f.Node)
 	}
 	if f.Term <= 0 {
 		// A handle that ended before its term was known gives 0 (Term):
 		// no owner writes with it.
-		return fmt.Errorf("%w: fence term %d is not an owner's term (the owner node's czxid, > 0)", ErrNotLeader, f.Term)
+		return fmt.Errorf("%w: fence term %d is not an owner's term: it is the czxid of the owner's node, > 0, as the owner's Handle.Fence gives it once its term is known", ErrNotLeader, f.Term)
 	}
 	return nil
 }

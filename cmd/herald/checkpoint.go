@@ -204,7 +204,7 @@ func (a *app) putCheckpoint(ctx context.Context, f elect.Fence, data []byte) err
 		return usageErr("no leader to fence the checkpoint with: run this inside 'herald run' (which sets HERALD_ELECTION, HERALD_NODE and HERALD_TERM) or pass --election, --node and --term")
 	}
 	if err := f.Validate(); err != nil {
-		return usageErr("bad fence: %v", err)
+		return usageErr("bad fence: %v; the fence is the leader's node and term in its election, which herald run gives its command (HERALD_ELECTION, HERALD_NODE, HERALD_TERM): put the checkpoint from there, or pass --election, --node and --term as herald who PATH shows the owner's (its NODE and TERM)", err)
 	}
 	if ctx.Err() != nil {
 		return interrupted(ctx, "interrupted before the checkpoint was saved")

@@ -78,3 +78,26 @@ func TestCheckpointPutCutOffOnItsSyncSaysNotSaved(t *testing.T) {
 		t.Error("a checkpoint was saved")
 	}
 }
+
+// A malformed fence given to checkpoint put is a usage error that says
+// what a valid one is and where it comes from; it said only "bad fence"
+// and what was wrong, leaving the user to guess a node name or a term.
+func TestCheckpointPutBadFenceSaysWhatAValidOneIs(t *testing.T) {
+	zkFl := zkFlags(t)
+	for _, tc := range []struct {
+		fence []string
+		want  string
+	}{
+		{[]string{"--election", "/jobs/x", "--node", "leader", "--term", "5"}, "such as x-0000000007"},
+		{[]string{"--election", "/jobs/x", "--node", "x-0000000007", "--term", "-5"}, "the czxid of the owner's node, > 0"},
+		{[]string{"--election", "jobs/x", "--node", "x-0000000007", "--term", "5"}, "the owner's group"},
+	} {
+		args := append(append(append([]string{}, zkFl...), "checkpoint", "put"), tc.fence...)
+		_, stderr, code := heraldRun(t, []string{"HERALD_PARENT="}, append(args, "step=1")...)
+		for _, want := range []string{tc.want, "herald who PATH shows the owner's (its NODE and TERM)"} {
+			if code != exitUsage || !strings.Contains(stderr, want) {
+				t.Errorf("checkpoint put %v: exit %d, want %d saying %q:\n%s", tc.fence, code, exitUsage, want, stderr)
+			}
+		}
+	}
+}
