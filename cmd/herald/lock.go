@@ -28,6 +28,8 @@ type lockOpts struct {
 	root     string
 	// rootOpt is root, checked.
 	rootOpt elect.Option
+	// mixed: --mixed-recipe, join an election's group without a warning.
+	mixed bool
 }
 
 func newLockCmd(a *app) *cobra.Command {
@@ -84,6 +86,7 @@ names is refused.`,
 	addSecretFiles(f, o.secrets)
 	dialectFlag(f, &o.dialect)
 	sessionRootFlag(f, &o.root)
+	mixedRecipeFlag(f, &o.mixed)
 	return cmd
 }
 
@@ -188,6 +191,7 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option,
 		if err != nil {
 			return nil, s, usageErr("--lock: %v", err)
 		}
+		a.warnRecipeMix(ctx, s, o.path, elect.RecipeLock, o.mixed)
 		var h *elect.Handle
 		if deadline.IsZero() {
 			h, err = l.Acquire(ctx)

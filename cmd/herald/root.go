@@ -46,6 +46,9 @@ type app struct {
 	connectTimeout time.Duration
 	logFormat      string
 	logLevel       string
+	// recipeWarned: run or lock warned that its group holds the other
+	// recipe (warnRecipeMix), which it says once, not at each join.
+	recipeWarned bool
 	// helpErr is the first error writing help (--help, herald help,
 	// herald alone): cobra's help writer drops it, run reports it.
 	helpErr error

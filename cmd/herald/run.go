@@ -36,6 +36,8 @@ type runOpts struct {
 	root       string
 	// rootOpt is root, checked.
 	rootOpt elect.Option
+	// mixed: --mixed-recipe, join a lock's group without a warning.
+	mixed bool
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -100,6 +102,7 @@ checkpoint put', which ZooKeeper rejects once its leader is gone.`,
 	f.BoolVar(&o.rejoin, "rejoin", false, "after losing leadership, stop the command and campaign again instead of exiting 3")
 	dialectFlag(f, &o.dialect)
 	sessionRootFlag(f, &o.root)
+	mixedRecipeFlag(f, &o.mixed)
 	return cmd
 }
 
@@ -248,8 +251,8 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool, notBefore
 			s.Close()
 			return nil, nil, usageErr("--election: %v", err)
 		}
-		if l, err := e.Leader(ctx); err == nil {
-			a.log.Info("waiting for leadership", "election", o.election, "leader", l.ID, "node", l.Node)
+		if v, ok := a.warnRecipeMix(ctx, s, o.election, elect.RecipeElection, o.mixed); ok && v.Owner != nil {
+			a.log.Info("waiting for leadership", "election", o.election, "leader", v.Owner.ID, "node", v.Owner.Node)
 		}
 		h, err := e.Campaign(ctx, o.id)
 		if err == nil {
