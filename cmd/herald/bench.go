@@ -57,8 +57,9 @@ same credentials, TLS and ACL flags every command takes:
 While the locks change hands, bench checks that no two clients ever believe
 they hold the lock at once, and exits 1 if they did.
 
-Everything happens under a new node below --path, removed at the end; the
-sessions bench opens go away with it. Run it where the load is welcome: each
+Everything happens under a new node below --path, removed at the end with
+the parents of it bench created (once empty); the sessions bench opens go
+away with it. --duration runs each of the four lock phases, at most 1h. Run it where the load is welcome: each
 lock phase keeps the ensemble as busy as it can.
 
 Stopped by a signal, bench prints the figures of the phases that ended and
@@ -73,7 +74,7 @@ samples says "no samples".`,
 	f := cmd.Flags()
 	f.StringVar(&o.path, "path", "/herald-bench", "parent of the groups bench makes (each run makes its own node below it and removes it)")
 	f.IntVar(&o.clients, "clients", 10, "participants, each with its own ZooKeeper session (2 to 200)")
-	f.DurationVar(&o.duration, "duration", 5*time.Second, "how long each of the four lock phases runs (handoffs, then a free lock; herald's, then zk.Lock's)")
+	f.DurationVar(&o.duration, "duration", 5*time.Second, "how long each of the four lock phases runs (handoffs, then a free lock; herald's, then zk.Lock's), 100ms to 1h")
 	f.IntVar(&o.handoffs, "handoffs", 50, "election handoffs to time, and floor samples")
 	f.BoolVar(&o.asJSON, "json", false, "print the figures as JSON")
 	return cmd
@@ -127,6 +128,10 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 		return usageErr("--clients %d: give 2 to 200 (a handoff needs two; each client is a ZooKeeper session)", o.clients)
 	case o.duration < 100*time.Millisecond:
 		return usageErr("--duration %v: give at least 100ms, e.g. 5s", o.duration)
+	case o.duration > maxBenchDuration:
+		// A typo (5000m for 5000ms) would keep the ensemble busy for days.
+		return usageErr("--duration %v: give at most %v: each of the four lock phases runs that long, %v in all (a typo for ms?); e.g. 5s",
+			o.duration, maxBenchDuration, 4*o.duration)
 	case o.handoffs < 1 || o.handoffs > 100000:
 		return usageErr("--handoffs %d: give 1 to 100000", o.handoffs)
 	}
@@ -149,6 +154,7 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 		defer sessions[i].Close()
 	}
 	run := fmt.Sprintf("%s/run-%s-%d-%08x", strings.TrimSuffix(o.path, "/"), hostPart(), os.Getpid(), rand.Uint32())
+	var made []string // the parents of run bench created, topmost first
 	defer func() {
 		for _, s := range sessions {
 			s.Close() // their ephemeral nodes go with them
@@ -157,9 +163,11 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 		defer cancel()
 		if err := removeTree(cctx, ctl.Conn(), run); err != nil {
 			a.log.Warn("bench: could not remove what it made; delete it by hand", "path", run, "err", err)
+			return
 		}
+		removeMade(cctx, a, ctl.Conn(), made)
 	}()
-	if err := makePath(ctx, ctl, run); err != nil {
+	if made, err = makePath(ctx, ctl, run); err != nil {
 		if ctx.Err() != nil {
 			return interrupted(ctx, "bench interrupted before it measured anything")
 		}
@@ -318,7 +326,7 @@ func printBench(w io.Writer, r benchReport, o benchOpts, done int) {
 // deleteWatchFloor times n times how long the ensemble takes from a delete
 // (by del) to the exists watch on that node firing at another session.
 func deleteWatchFloor(ctx context.Context, del, watch *elect.Session, dir string, n int) ([]time.Duration, error) {
-	if err := makePath(ctx, del, dir); err != nil {
+	if _, err := makePath(ctx, del, dir); err != nil { // under the run node, removed with it
 		return nil, err
 	}
 	acl := del.DefaultACL()
@@ -633,21 +641,59 @@ func recipeWord(r elect.Recipe) string {
 	return string(r)
 }
 
+// maxBenchDuration bounds --duration: the four lock phases run it each.
+const maxBenchDuration = time.Hour
+
 // makePath creates p and its missing parents with the session's default
-// ACL.
-func makePath(ctx context.Context, s *elect.Session, p string) error {
+// ACL, and returns the parents it created, topmost first (p is not one).
+// A parent deleted under it (another bench removing the one it made) is
+// made again.
+func makePath(ctx context.Context, s *elect.Session, p string) (made []string, err error) {
 	acl := s.DefaultACL()
-	at := ""
-	for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
-		at += "/" + part
-		if ctx.Err() != nil {
-			return ctx.Err()
+	for try := 0; ; try++ {
+		at := ""
+		for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
+			at += "/" + part
+			if ctx.Err() != nil {
+				return made, ctx.Err()
+			}
+			_, err = s.Conn().Create(at, nil, 0, acl)
+			if err == nil && at != p {
+				made = append(made, at)
+			}
+			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				break
+			}
+			err = nil
 		}
-		if _, err := s.Conn().Create(at, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("create %s: %w", at, err)
+		if !errors.Is(err, zk.ErrNoNode) || try == 2 {
+			break
 		}
 	}
-	return nil
+	if err != nil {
+		return made, fmt.Errorf("create %s: %w", p, err)
+	}
+	return made, nil
+}
+
+// removeMade deletes the parents bench created, deepest first, once
+// empty: one another bench (or anyone) put a node in since stays, and
+// so do those above it.
+func removeMade(ctx context.Context, a *app, c *zk.Conn, made []string) {
+	for i := len(made) - 1; i >= 0; i-- {
+		err := c.Delete(made[i], -1)
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, zk.ErrNotEmpty):
+			return // in use: it stays, and so do its parents
+		default:
+			a.log.Warn("bench: could not remove a parent of --path it created; delete it by hand", "path", made[i], "err", err)
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
 }
 
 // removeTree deletes p and everything below it, deepest first.

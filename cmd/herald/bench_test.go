@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"path"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -54,8 +56,8 @@ func TestBenchMeasuresAndCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if left, _, err := c.Children(root); err != nil || len(left) != 0 {
-		t.Errorf("bench left %v under %s (%v); it removes its run", left, root, err)
+	if ok, _, err := c.Exists(root); err != nil || ok {
+		t.Errorf("bench left %s, which it made (%v); it removes its run and the parents it made", root, err)
 	}
 
 	// The table names each measure.
@@ -69,6 +71,38 @@ func TestBenchMeasuresAndCleansUp(t *testing.T) {
 	}
 }
 
+// bench removes the parents of --path it created, once empty, and only
+// those: a parent that was there before stays. It left them all.
+func TestBenchRemovesTheParentsItMade(t *testing.T) {
+	srv := zktest.Shared(t)
+	c, _, err := zk.Connect([]string{srv.ConnectString()}, 5*time.Second, zk.WithLogger(quietZK{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	root := uniq(t)
+	if _, err := c.Create(path.Dir(root), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	theirs := root + "-theirs"
+	if _, err := c.Create(theirs, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{root + "/a/b", theirs + "/x"} {
+		out, stderr, code := heraldRun(t, nil, "--zk", srv.ConnectString(), "--session-timeout", "4s", "bench",
+			"--path", p, "--clients", "2", "--duration", "100ms", "--handoffs", "1", "--json")
+		if code != 0 {
+			t.Fatalf("bench --path %s: exit %d\n%s%s", p, code, out, stderr)
+		}
+	}
+	if ok, _, err := c.Exists(root); err != nil || ok {
+		t.Errorf("bench left %s, which it created as a parent of --path (%v)", root, err)
+	}
+	if left, _, err := c.Children(theirs); err != nil || len(left) != 0 {
+		t.Errorf("%s, there before bench: children %v (%v); want it kept, and empty", theirs, left, err)
+	}
+}
+
 func TestBenchRefusesBadFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -76,6 +110,7 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 	}{
 		{[]string{"--clients", "1"}, "--clients 1"},
 		{[]string{"--duration", "10ms"}, "--duration"},
+		{[]string{"--duration", "5000m"}, "--duration 83h20m0s: give at most 1h0m0s: each of the four lock phases runs that long, 333h20m0s in all (a typo for ms?)"},
 		{[]string{"--handoffs", "0"}, "--handoffs"},
 		{[]string{"--path", "herald-bench"}, "--path"},
 		{[]string{"extra"}, "unknown command"},
@@ -169,8 +204,8 @@ func TestBenchInterrupted(t *testing.T) {
 				t.Errorf("%v during %s: printed %q, a figure of a phase not measured to its end:\n%s", tc.sig, tc.phase, w, out)
 			}
 		}
-		if left, _, err := c.Children(root); err != nil || len(left) != 0 {
-			t.Errorf("%v during %s: bench left %v under %s (%v); it removes its run", tc.sig, tc.phase, left, root, err)
+		if ok, _, err := c.Exists(root); err != nil || ok {
+			t.Errorf("%v during %s: bench left %s, which it made (%v); it removes its run and the parents it made", tc.sig, tc.phase, root, err)
 		}
 	}
 }
