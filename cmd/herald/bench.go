@@ -122,7 +122,8 @@ type lockFigures struct {
 	Overlaps int64   `json:"overlaps"`
 }
 
-func (a *app) runBench(ctx context.Context, o benchOpts) error {
+// validate refuses bench's flags out of their bounds, before it connects.
+func (o benchOpts) validate() error {
 	switch {
 	case o.clients < 2 || o.clients > 200:
 		return usageErr("--clients %d: give 2 to 200 (a handoff needs two; each client is a ZooKeeper session)", o.clients)
@@ -135,7 +136,11 @@ func (a *app) runBench(ctx context.Context, o benchOpts) error {
 	case o.handoffs < 1 || o.handoffs > 100000:
 		return usageErr("--handoffs %d: give 1 to 100000", o.handoffs)
 	}
-	if err := groupArg("--path", o.path); err != nil {
+	return groupArg("--path", o.path)
+}
+
+func (a *app) runBench(ctx context.Context, o benchOpts) error {
+	if err := o.validate(); err != nil {
 		return err
 	}
 	ctl, err := a.openSession(ctx, false)
