@@ -406,6 +406,10 @@ func (f Fence) sessionErr(s *Session, err error, sent bool) error {
 		return err
 	case expired(err) && !f.ownersSession(s):
 		return fmt.Errorf("elect: checkpoint of %s: %w: this writer's own session (not the leader's) ended%s", f.Group, ErrSessionLost, maySaved(sent))
+	case expired(err):
+		// The owner's own session ended (a sync or a reconnect answered
+		// so): its node went with it, and it no longer owns.
+		return fmt.Errorf("%w: checkpoint of %s: the owner's own session ended, so %s is gone (%v)%s", ErrNotLeader, f.Group, f.Node, err, maySaved(sent))
 	case connLoss(err) || errors.Is(err, ErrSessionLost) || errors.Is(err, ErrSessionClosed) || ctxEnded(err):
 		return fmt.Errorf("elect: checkpoint of %s: %w%s", f.Group, err, maySaved(sent))
 	}

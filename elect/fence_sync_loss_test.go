@@ -1,6 +1,8 @@
 package elect_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +52,50 @@ func TestFenceCheckpointSyncCutOff(t *testing.T) {
 	}
 	if c, err := elect.ReadCheckpoint(ctx, owner, group); err != nil || string(c.Data) != "one" {
 		t.Fatalf("checkpoint %+v (%v), want one", c, err)
+	}
+}
+
+// TestHandleCheckpointOwnSessionEnded: an owner whose own session ends
+// while its checkpoint's write goes unanswered is deposed, and its
+// Checkpoint says so (ErrNotLeader), and that the write may have been
+// saved; it said the session was lost, as of a helper's session, which
+// says nothing of the owner.
+func TestHandleCheckpointOwnSessionEnded(t *testing.T) {
+	addrs := sharedAddrs(t)
+	p := proxyTo(t, addrs[0])
+	s := session(t, []string{p.Addr()}, elect.WithSessionTimeout(2*time.Second))
+	watcher := session(t, addrs)
+	ctx := ctxT(t, 60*time.Second)
+	e, _ := elect.NewElection(s, groupPath(t), elect.CreateParents())
+	h, err := e.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Refuse(false) })
+	p.Refuse(true) // once the write's reply is dropped, no connection until the session is gone
+	p.DropReplyTo(faultproxy.OpMulti)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		defer p.Refuse(false)
+		for {
+			if ok, _, err := watcher.Conn().Exists(h.NodePath()); err == nil && !ok && p.Dropped() == 1 {
+				return // the session expired: its node went
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	err = h.Checkpoint(ctx, []byte("one"))
+	close(stop)
+	<-stopped
+	if p.Dropped() != 1 {
+		t.Fatalf("the proxy dropped %d replies, want 1: the test did not exercise the loss (%v)", p.Dropped(), err)
+	}
+	if !errors.Is(err, elect.ErrNotLeader) || !strings.Contains(err.Error(), "may or may not have been saved") {
+		t.Fatalf("Checkpoint through an owner's session that ended meanwhile: %v; want ErrNotLeader, saying the write may have been saved", err)
 	}
 }
