@@ -147,7 +147,7 @@ func (a *app) checkpointData(ctx context.Context, arg string) ([]byte, error) {
 	}
 	src := stdinKind(a.stdin)
 	if src == stdinClosed {
-		return nil, usageErr("checkpoint put - has no standard input to read: it was closed (<&-), and nothing was saved; " +
+		return nil, usageErr("checkpoint put - has no standard input to read: it was closed (<&-) when herald started (or is /dev/null opened read-write, as a closed one becomes), and nothing was saved; " +
 			"pipe the data in (./state.sh | herald checkpoint put -), give it as an argument (herald checkpoint put DATA), or, for an empty checkpoint on purpose, herald checkpoint put - </dev/null")
 	}
 	b, err := a.readStdin(ctx)

@@ -99,7 +99,7 @@ printf '' | "$HERALD_BIN" checkpoint put -; echo "empty=$?"
 			t.Errorf("want %q in the output:\n%s%s", want, out, stderr)
 		}
 	}
-	for _, want := range []string{"it was closed (<&-), and nothing was saved", "read nothing from standard input (did the command feeding it fail?)"} {
+	for _, want := range []string{"it was closed (<&-) when herald started", "read nothing from standard input (did the command feeding it fail?)"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("want %q on stderr:\n%s", want, stderr)
 		}
