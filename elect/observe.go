@@ -202,6 +202,32 @@ func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
 	return v, err
 }
 
+// GroupRecipe says which recipe the group at group holds, as its
+// children's names or herald's mark on the group node tell; known is false
+// when neither does (an empty new group, nodes of no recipe's names). It
+// reads none of the nodes, unlike ReadGroup: one listing, and a read of
+// the group node when the names do not tell.
+func GroupRecipe(ctx context.Context, s *Session, group string) (rec Recipe, known bool, err error) {
+	if s == nil {
+		return "", false, errNilSession
+	}
+	if err := ValidatePath(group); err != nil {
+		return "", false, err
+	}
+	children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return s.Conn().Children(group) })
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return "", false, fmt.Errorf("%w: %s", ErrNoParent, group)
+	case err != nil:
+		return "", false, err
+	}
+	if rec, ok := recipeOfNames(children); ok {
+		return rec, true, nil
+	}
+	rec, known = readGroupRecipe(ctx, s.Conn(), group)
+	return rec, known, nil
+}
+
 // catchUp has the session's server catch up with the ZooKeeper leader
 // (a sync) before a one-shot read of p. A server answers reads from its own
 // copy, and a follower cut off from the leader goes on answering from it

@@ -14,35 +14,26 @@ func mixedRecipeFlag(f *pflag.FlagSet, v *bool) {
 	f.BoolVar(v, "mixed-recipe", false, "join a group that holds the other recipe (a lock's for run, an election's for lock) without a warning")
 }
 
-// recipeMix is what a group's view tells of joining it as ours, and
-// whether to warn: the group holds the other recipe, as its nodes' names
-// or herald's mark on it tell (a guess, a group nothing tells about, is no
-// reason). Its queue orders us by sequence all the same, so it is no
+// warnRecipeMix warns (once a process) when the group at p holds the
+// other recipe than ours, as its nodes' names or herald's mark on it tell
+// (a group nothing tells about is no reason), naming what it holds and the
+// flag that joins it without a word; forced (--mixed-recipe) or unread, it
+// says nothing. Its queue orders us by sequence all the same, so it is no
 // unsafe group; but herald who, history and the bridges report the group
 // by its recipe, which a group keeps once known: a lock's tenures would
 // read as leaders', an election's as holders', and a command meant to run
-// alone under a lock waits for a leader that may never step down.
-func recipeMix(v elect.View, ours elect.Recipe) (elect.Recipe, bool) {
-	if !v.Exists || v.RecipeGuessed() || !v.Recipe.Known() || v.Recipe == ours {
-		return "", false
+// alone under a lock waits for a leader that may never step down. It
+// reads no node of the queue (elect.GroupRecipe), so a start costs the
+// same in a group of thousands.
+func (a *app) warnRecipeMix(ctx context.Context, s *elect.Session, p string, ours elect.Recipe, forced bool) {
+	if forced || a.recipeWarned {
+		return
 	}
-	return v.Recipe, true
-}
-
-// warnRecipeMix reads the group at p once per process, and warns (once)
-// when it holds the other recipe than ours, naming what it holds and the
-// flag that joins it without a word; forced (--mixed-recipe) or unread,
-// it says nothing. It returns the view it read, ok false when it read none.
-func (a *app) warnRecipeMix(ctx context.Context, s *elect.Session, p string, ours elect.Recipe, forced bool) (elect.View, bool) {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	v, err := elect.ReadGroup(rctx, s, p)
-	if err != nil {
-		return v, false
-	}
-	seen, mixed := recipeMix(v, ours)
-	if !mixed || forced || a.recipeWarned {
-		return v, true
+	seen, known, err := elect.GroupRecipe(rctx, s, p)
+	if err != nil || !known || seen == ours {
+		return
 	}
 	a.recipeWarned = true
 	cmd, flag, who := "lock", "--lock", "herald's Election, Curator's LeaderLatch"
@@ -52,7 +43,6 @@ func (a *app) warnRecipeMix(ctx context.Context, s *elect.Session, p string, our
 	a.log.Warn("herald "+cmd+" "+flag+" "+p+" joins a group that holds "+an(seen)+" (its nodes' names or herald's mark on it say so: "+who+"): it is ordered with them by sequence, "+
 		"but herald who, history and the bridges report the group as "+an(seen)+", and this "+cmd+" waits behind their owner; check the path, or give --mixed-recipe to join it on purpose",
 		"group", p, "recipe", string(seen))
-	return v, true
 }
 
 // an is the recipe with its article.

@@ -251,8 +251,9 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool, notBefore
 			s.Close()
 			return nil, nil, usageErr("--election: %v", err)
 		}
-		if v, ok := a.warnRecipeMix(ctx, s, o.election, elect.RecipeElection, o.mixed); ok && v.Owner != nil {
-			a.log.Info("waiting for leadership", "election", o.election, "leader", v.Owner.ID, "node", v.Owner.Node)
+		a.warnRecipeMix(ctx, s, o.election, elect.RecipeElection, o.mixed)
+		if l, err := e.Leader(ctx); err == nil {
+			a.log.Info("waiting for leadership", "election", o.election, "leader", l.ID, "node", l.Node)
 		}
 		h, err := e.Campaign(ctx, o.id)
 		if err == nil {
