@@ -121,9 +121,7 @@ func (m *Many) recheckGroup(ctx context.Context, ob *observation) (bool, error) 
 
 // recheckSingle reads a single-node leader's node without a watch: another
 // node, or the node written, come or gone, is a change no watch reported.
-// So is an epoch node last hidden by its ACL that may now be read:
-// ZooKeeper fires no watch for an ACL, and the epoch was said to be
-// unknown, because of that ACL, until the next election.
+// So is a change of its epoch node that no watch reports (epochChanged).
 func recheckSingle(ctx context.Context, st *singleState) (bool, error) {
 	prev := st.prev
 	if prev == nil {
@@ -139,14 +137,31 @@ func recheckSingle(ctx context.Context, st *singleState) (bool, error) {
 	default:
 		again = node.Czxid != prev.nodeCzxid || node.Mzxid != prev.dataZxid
 	}
-	if again || !prev.epochHidden {
-		return again, nil
+	if again {
+		return true, nil
 	}
-	_, _, err = st.r.epoch(ctx)
-	if errors.Is(err, errEpochHidden) {
+	return epochChanged(ctx, st)
+}
+
+// epochChanged reports whether the epoch node of a leader last read with
+// an owner was hidden by its ACL, deleted, or shown again since: ZooKeeper
+// fires no watch for an ACL, and none is set on the epoch node, so the
+// owner's epoch was said to be unknown (or said nothing of a deleted
+// node) until the next election.
+func epochChanged(ctx context.Context, st *singleState) (bool, error) {
+	prev := st.prev
+	if st.r.sn.EpochPath == "" || prev == nil || prev.Owner == nil {
 		return false, nil
 	}
-	return err == nil, err
+	_, est, err := st.r.epoch(ctx)
+	hidden := errors.Is(err, errEpochHidden)
+	switch {
+	case err != nil && !hidden:
+		return false, err
+	case hidden || prev.epochHidden:
+		return hidden != prev.epochHidden, nil
+	}
+	return (est == nil) != prev.epochMissing, nil
 }
 
 // restateKind is what a group's next read must send besides its changes:

@@ -3,6 +3,7 @@ package elect
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 // ObserveOption configures Observe.
@@ -22,6 +23,30 @@ type observeOptions struct {
 	// reportID is the ID of the owner that report named
 	// (ReportOwnerID), "" when not known.
 	reportID string
+	// epochRecheck is how often ObserveSingle reads an epoch node between
+	// changes (EpochRecheck).
+	epochRecheck time.Duration
+}
+
+// DefaultEpochRecheck is how often ObserveSingle reads a leader's epoch
+// node between changes, unless EpochRecheck says otherwise.
+const DefaultEpochRecheck = 30 * time.Second
+
+// EpochRecheck has ObserveSingle read the epoch node (SingleNode.EpochPath)
+// of a leader once per d between changes; 0 never. No watch is set on that
+// node, and ZooKeeper fires none for an ACL: an epoch node hidden by its
+// ACL, deleted under the live leader, or back again, was learned only at
+// the next change of the leader, which may be months away. The leader is
+// then restated (a Snapshot of the same tenure) with its epoch, or a note
+// saying why it is not known. Many checks with its Resync instead.
+func EpochRecheck(d time.Duration) ObserveOption {
+	return func(o *observeOptions) error {
+		if d < 0 {
+			return fmt.Errorf("elect: negative epoch recheck %v", d)
+		}
+		o.epochRecheck = d
+		return nil
+	}
 }
 
 // AfterOwner continues an observation of which only the last report is

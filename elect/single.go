@@ -147,6 +147,9 @@ type SingleView struct {
 	// epochHidden: EpochErr says the epoch node's ACL hides it, which
 	// no watch reports the end of (see recheckSingle).
 	epochHidden bool
+	// epochMissing: EpochErr says the epoch node does not exist under a
+	// live owner; no watch is set on it either (see epochChanged).
+	epochMissing bool
 	// ParentExists, Cversion and Pzxid are the parent's: whether it
 	// exists, its child version and the zxid of its last child change.
 	ParentExists bool
@@ -334,6 +337,11 @@ func (r *singleReader) fillEpoch(sv *SingleView, epoch []byte, st, est *zk.Stat,
 		// No epoch node: no election yet (Kafka creates it with 0,
 		// its initial epoch, before the first).
 		sv.EpochKnown = true
+	case r.sn.EpochPath != "" && est == nil:
+		// A leader without its epoch node: deleted under it (by hand,
+		// a cleanup) or not written yet. Its epoch was left out without
+		// a word, as if the system kept none.
+		sv.EpochErr, sv.epochMissing = fmt.Sprintf("%s does not exist (deleted under the live leader, or not written yet)", r.sn.EpochPath), true
 	case est != nil && (st == nil || est.Mzxid == st.Mzxid || own):
 		e, err := ident.ParseEpoch(epoch)
 		if err == nil {

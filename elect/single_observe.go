@@ -19,7 +19,7 @@ import (
 // Unknown when the connection is lost and a fresh Snapshot once it is
 // back, Gap when an owner may have come and gone unseen. It needs one
 // watch, on the node. ObserveOption's Buffer, AsRecipe, WithRecipeRules,
-// Since, AfterOwner (or AfterReport) and ReportEpoch apply.
+// Since, AfterOwner (or AfterReport), ReportEpoch and EpochRecheck apply.
 //
 // Gap: with an epoch (SingleNode.EpochPath) known for both owners, an
 // election went unseen exactly when the epoch moved by more than one; so
@@ -66,7 +66,7 @@ func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (
 			return singleState{}, observeOptions{}, err
 		}
 	}
-	oo := observeOptions{buffer: 64}
+	oo := observeOptions{buffer: 64, epochRecheck: DefaultEpochRecheck}
 	for _, opt := range opts {
 		if opt == nil {
 			return singleState{}, observeOptions{}, errNilOption
@@ -81,7 +81,7 @@ func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (
 	if oo.recipe == "" {
 		oo.recipe = RecipeElection
 	}
-	st := singleState{r: singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: oo.recipe, crumb: crumbOf(sn.Format, p)}}
+	st := singleState{r: singleReader{conn: s.Conn(), path: p, parent: path.Dir(p), sn: sn, recipe: oo.recipe, crumb: crumbOf(sn.Format, p)}, recheck: oo.epochRecheck}
 	switch {
 	case oo.since != nil:
 		st.before = &singleBefore{view: *oo.since}
@@ -142,6 +142,9 @@ type singleState struct {
 	// pendingGap: a read showed no new owner, but an election went
 	// unseen; the next change carries Gap.
 	pendingGap bool
+	// recheck is how often ObserveSingle reads the epoch node between
+	// changes (EpochRecheck).
+	recheck time.Duration
 }
 
 type singleObservation struct {
@@ -417,17 +420,35 @@ func (ob *singleObservation) readFailed(ctx context.Context, err error) error {
 }
 
 // await waits for the node's watch (its deletion, a write to it, or its
-// creation) or a change of the session's state.
+// creation) or a change of the session's state; with an epoch node, it
+// also reads that node once per EpochRecheck interval, which no watch
+// covers (epochChanged): a change there is read in full.
 func (ob *singleObservation) await(ctx context.Context, changed <-chan struct{}) error {
-	select {
-	case <-ob.watch:
-		ob.watch = nil
-	case <-changed:
-	case <-ctx.Done():
-		ob.o.finish(ctx.Err())
-		return errStop
+	var tick <-chan time.Time
+	if ob.r.sn.EpochPath != "" && ob.recheck > 0 {
+		t := time.NewTicker(ob.recheck)
+		defer t.Stop()
+		tick = t.C
 	}
-	return nil
+	for {
+		select {
+		case <-ob.watch:
+			ob.watch = nil
+			return nil
+		case <-changed:
+			return nil
+		case <-ctx.Done():
+			ob.o.finish(ctx.Err())
+			return errStop
+		case <-tick:
+			cctx, cancel := stateCtx(changed, ctx.Done())
+			again, err := epochChanged(cctx, &ob.singleState)
+			cancel()
+			if again || err != nil {
+				return nil // the full read says what, or why it fails
+			}
+		}
+	}
 }
 
 func (ob *singleObservation) emit(ctx context.Context, cs []Change) bool {
