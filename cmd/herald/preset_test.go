@@ -563,7 +563,12 @@ func TestKRaftNoteReachesConsumers(t *testing.T) {
 	c := rawZK(t)
 	mkpath(t, c, chroot)
 	data := fmt.Appendf(nil, `{"version":2,"brokerid":3000,"timestamp":"%d","kraftControllerEpoch":5}`, time.Now().UnixMilli())
-	if _, err := c.Create(chroot+"/controller", data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	// With /controller_epoch, as the KRaft controller writes it in the
+	// same transaction (tryRegisterKRaftControllerAsActiveController).
+	if _, err := c.Multi(
+		&zk.CreateRequest{Path: chroot + "/controller_epoch", Data: []byte("7"), Acl: zk.WorldACL(zk.PermAll)},
+		&zk.CreateRequest{Path: chroot + "/controller", Data: data, Acl: zk.WorldACL(zk.PermAll)},
+	); err != nil {
 		t.Fatal(err)
 	}
 	url, kafka := natsserver.Start(t).URL(), strings.Join(kafkatest.Start(t).Addrs(), ",")

@@ -36,11 +36,19 @@ func TestLivePageNotesAKRaftController(t *testing.T) {
 	data := func(broker, kraftEpoch string) []byte {
 		return []byte(`{"version":2,"brokerid":` + broker + `,"timestamp":"1","kraftControllerEpoch":` + kraftEpoch + `}`)
 	}
-	if _, err := s.Conn().Create(kraft+"/controller", data("3000", "5"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Conn().Create(zkMode+"/controller", data("1", "-1"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
+	// Each with its /controller_epoch, written in the same transaction,
+	// as Kafka does in either mode.
+	for _, c := range []struct {
+		root  string
+		data  []byte
+		flags int32
+	}{{kraft, data("3000", "5"), 0}, {zkMode, data("1", "-1"), zk.FlagEphemeral}} {
+		if _, err := s.Conn().Multi(
+			&zk.CreateRequest{Path: c.root + "/controller_epoch", Data: []byte("1"), Acl: zk.WorldACL(zk.PermAll)},
+			&zk.CreateRequest{Path: c.root + "/controller", Data: c.data, Acl: zk.WorldACL(zk.PermAll), Flags: c.flags},
+		); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r := start(t, bridge.Config{Servers: addrs, HTTPAddr: "127.0.0.1:0", Source: "page-kraft", Sinks: []publish.Sink{jsSink(t, url)},
 		Leaders: map[string]elect.SingleNode{
