@@ -69,7 +69,8 @@ type View struct {
 	// parentCzxid is the zxid that made the group's parent, with parentCv
 	// its child version, when known (parentKnown): for a missing group,
 	// read before it was found missing; for one found again after that,
-	// read after its listing.
+	// read after its listing. A single-node leader's view keeps its
+	// parent's czxid too, 0 when not known (see missedSingle).
 	parentCzxid int64
 	// groupCzxid is the zxid that created the group node: a group deleted
 	// and made again may reuse its old children's names (sequences start

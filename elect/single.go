@@ -155,6 +155,9 @@ type SingleView struct {
 	ParentExists bool
 	Cversion     int32
 	Pzxid        int64
+	// parentCzxid is the parent's czxid (0 without it): a parent deleted
+	// and made again between two reads restarts Cversion from 0.
+	parentCzxid int64
 	// Children is how many children the leader node has (a leader node
 	// has none; a node that has some is a group, not a leader).
 	Children int32
@@ -192,7 +195,7 @@ func (sv SingleView) zxid() int64 { return max(sv.Pzxid, sv.dataZxid) }
 // parent's counters, the owner alone in the queue, and the epoch. Exists
 // says whether the parent exists.
 func (sv SingleView) view() View {
-	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid}
+	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid, parentCzxid: sv.parentCzxid}
 	if sv.EpochKnown {
 		v.epoch = &viewEpoch{value: sv.Epoch, czxid: sv.epochCzxid, writes: sv.epochWrites, writesKnown: true}
 	}
@@ -300,7 +303,7 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 			return SingleView{}, nil, err
 		}
 		if p2 != nil {
-			sv.ParentExists, sv.Cversion, sv.Pzxid = true, p2.Cversion, p2.Pzxid
+			sv.ParentExists, sv.Cversion, sv.Pzxid, sv.parentCzxid = true, p2.Cversion, p2.Pzxid, p2.Czxid
 		}
 		sv.consistent = sameStat(p1, p2)
 		epochAhead := !own && st != nil && est != nil && est.Mzxid > st.Mzxid // a newer election: read again

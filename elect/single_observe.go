@@ -316,6 +316,13 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 		// The parent appeared: its child version counts every create
 		// and delete since; only the owner's create is accounted for.
 		return int64(sv.Cversion) > int64(b2i(sv.Owner != nil)+b2i(sv.crumb != 0))
+	case prev.parentCzxid != 0 && prev.parentCzxid != sv.parentCzxid:
+		// The parent was deleted and made again (a wipe): its child
+		// version starts from 0 again, and nothing tells what the old
+		// parent held after the first read. Compared with the old
+		// parent's, the new one's smaller count hid the owners that came
+		// and went.
+		return true
 	case prevSV != nil && !prevSV.consistent || !sv.consistent:
 		return changed // the counters are not exact
 	}

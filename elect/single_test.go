@@ -178,6 +178,7 @@ func TestManySingle(t *testing.T) {
 		{"OperatorSetKeepsTheTenure", TestOperatorSetKeepsTheTenure},
 		{"NodeNotTakenForALeaderSaysWhy", TestANodeNotTakenForALeaderSaysWhy},
 		{"RestoredLeaderDataKeepsTheTenure", TestRestoredLeaderDataKeepsTheTenure},
+		{"ParentMadeAgainBetweenReads", TestParentMadeAgainBetweenReads},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -1,0 +1,94 @@
+package elect_test
+
+import (
+	"path"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestParentMadeAgainBetweenReads: HBase's /hbase wiped (hbase clean
+// --cleanZk) and made again between two reads of its master restarts the
+// parent's child counter from 0, so a master that came and went in the new
+// parent moved it less than the old parent's count: the read that found
+// the next master compared the two counters and said no gap. The parent's
+// czxid tells a parent made again, and then nothing tells what the old
+// one held after the last read: a gap, for a running observer across a
+// lost connection and for one continuing from another's last view
+// (Since).
+func TestParentMadeAgainBetweenReads(t *testing.T) {
+	addrs := sharedAddrs(t)
+	p := proxyTo(t, addrs[0])
+	obs := session(t, []string{p.Addr()}, elect.WithSessionTimeout(8*time.Second))
+	op := session(t, addrs)
+	parent := groupPath(t) + "/hbase"
+	mkdirs(t, op.Conn(), parent)
+	master := parent + "/master"
+	siblings := []string{"backup-masters", "rs", "draining", "table", "splitWAL", "running"}
+	for _, s := range siblings {
+		if _, err := op.Conn().Create(parent+"/"+s, nil, 0, openACL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hmaster := func(host string) *elect.Session {
+		s := session(t, addrs)
+		if _, err := s.Conn().Create(master, hbaseMasterData(host, 16000, 1), zk.FlagEphemeral, openACL); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := hmaster("a")
+	o := observeSingle(t, obs, master, elect.SingleNodeFor(master))
+	expect(t, o.Observer, elect.Snapshot, ownerIs("a,16000,1"))
+	last, _ := o.Last()
+	p.Refuse(true)
+	p.Cut()
+	expect(t, o.Observer, elect.Unknown, nil)
+	// a goes, /hbase is wiped and made again; master c comes and goes in
+	// it, then b holds.
+	_ = a.Close()
+	wipe(t, op.Conn(), parent, siblings)
+	_ = hmaster("c").Close()
+	b := hmaster("b")
+	p.Refuse(false)
+	if c := expect(t, o.Observer, elect.Snapshot, ownerIs("b,16000,1")); !c.Gap {
+		t.Errorf("master c led unseen in /hbase made again, yet: %+v", c)
+	}
+	// Made again with nothing in it but the next master: still a gap,
+	// since nothing tells what the old parent held after b was read (a
+	// master may have come and gone there before the wipe).
+	p.Refuse(true)
+	p.Cut()
+	expect(t, o.Observer, elect.Unknown, nil)
+	_ = b.Close()
+	wipe(t, op.Conn(), parent, nil)
+	hmaster("d")
+	p.Refuse(false)
+	if c := expect(t, o.Observer, elect.Snapshot, ownerIs("d,16000,1")); !c.Gap {
+		t.Errorf("/hbase made again after b, which nothing tells the end of, yet: %+v", c)
+	}
+	since := observeSingle(t, op, master, elect.SingleNodeFor(master), elect.Since(last))
+	if c := expect(t, since.Observer, elect.Snapshot, ownerIs("d,16000,1")); !c.Gap {
+		t.Errorf("continuing from a's view, masters b and c led unseen, yet: %+v", c)
+	}
+}
+
+// wipe deletes parent's children and parent, then makes parent again,
+// empty, as a wipe of a system's ZooKeeper data does before it restarts.
+func wipe(t *testing.T, c *zk.Conn, parent string, children []string) {
+	t.Helper()
+	for _, s := range children {
+		if err := c.Delete(path.Join(parent, s), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Delete(parent, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(parent, nil, 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+}
