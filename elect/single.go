@@ -80,6 +80,9 @@ func (sv SingleView) Note() string {
 	if sv.Owner != nil && sv.DecodeErr != nil {
 		notes = append(notes, sv.undecodedNote())
 	}
+	if sv.Owner != nil && sv.restartNote != "" {
+		notes = append(notes, sv.restartNote)
+	}
 	if sv.EpochErr != "" {
 		notes = append(notes, "its epoch is not known: "+sv.EpochErr)
 	}
@@ -178,6 +181,9 @@ type SingleView struct {
 	// czxid and data version.
 	dataZxid, nodeCzxid int64
 	dataVersion         int32
+	// restartNote says that the owner is the reported one, which a
+	// first read cannot be sure of (see kraftTerm); "" when it can.
+	restartNote string
 	// crumb is the czxid of the record a system keeps beside its leader
 	// node (Hadoop's ActiveBreadCrumb), 0 when absent; crumbRead says the
 	// reader looks for one.
@@ -311,7 +317,7 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 			continue
 		}
 		if st != nil {
-			r.fill(&sv, data, st)
+			r.fill(&sv, data, st, est)
 			if watch && st.NumChildren > 0 {
 				// Observed as a leader, a group would be published
 				// without an owner while its queue has one.
@@ -497,13 +503,13 @@ func (r *singleReader) node(ctx context.Context, watch bool) ([]byte, *zk.Stat, 
 // fill makes the node's creator the owner of sv, its identity decoded
 // from data once per owner, unless the node is not a leader's (NotLeaderNode;
 // looked at with every read, as children may come and go).
-func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
+func (r *singleReader) fill(sv *SingleView, data []byte, st, est *zk.Stat) {
 	sv.Children = st.NumChildren
 	sv.dataZxid, sv.nodeCzxid, sv.dataVersion = st.Mzxid, st.Czxid, st.Version
 	sv.Since = time.UnixMilli(st.Mtime).UTC()
 	var p Participant
 	if l := r.last; l != nil && l.dataZxid == st.Mzxid && l.nodeCzxid == st.Czxid {
-		p, sv.Identity, sv.DecodeErr = r.lastOwner, l.Identity, l.DecodeErr
+		p, sv.Identity, sv.DecodeErr, sv.restartNote = r.lastOwner, l.Identity, l.DecodeErr, l.restartNote
 	} else {
 		id, err := ident.Decode(r.sn.Format, r.path, data)
 		sv.Identity, sv.DecodeErr = id, err
@@ -515,7 +521,7 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 			// Rewritten by someone else than its system (an operator's
 			// set), or with the same owner: no new leader, nor a new
 			// start.
-			p, sv.Since = r.lastOwner, r.last.Since
+			p, sv.Since, sv.restartNote = r.lastOwner, r.last.Since, r.last.restartNote
 			if err != nil {
 				sv.Identity = r.last.Identity
 			}
@@ -539,6 +545,15 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st *zk.Stat) {
 			sv.Since = time.UnixMilli(st.Ctime).UTC()
 			if term != st.Czxid {
 				sv.Since = time.UnixMilli(st.Mtime).UTC() // that write's, at the latest
+			}
+		case st.EphemeralOwner == 0 && r.last == nil && err == nil && st.Mzxid != st.Czxid && id.Fields["controller"] == "kraft":
+			// A KRaft controller's /controller first read (who, a
+			// bridge restarted) after a write since its registration.
+			var term int64
+			term, sv.restartNote = r.kraftTerm(st, id.ID, est)
+			p = singleOwner(r.path, st, term, id.ID)
+			if term == st.Czxid {
+				sv.Since = time.UnixMilli(st.Ctime).UTC()
 			}
 		default:
 			// The term is the zxid of the write that made this owner:
@@ -585,6 +600,41 @@ func (r *singleReader) reportedTerm(st *zk.Stat, id string, err error) int64 {
 		return st.Mzxid
 	}
 	return term
+}
+
+// kraftTerm is the term of a KRaft controller's persistent /controller
+// (stat st, naming id), written again since it was made, as a first read
+// counts it, and a note when it cannot be sure. A KRaft controller
+// registers by writing /controller_epoch and /controller in one
+// transaction, so the epoch node's last write (est), when it is one of
+// this node's, is the registration, and a write after it (an operator's
+// set, a restore of the same bytes) no election. Without the epoch node,
+// the report this reader continues from is kept when it names this
+// node's owner, by its ID, in one of its writes: nothing tells a rewrite from that
+// controller's re-election in a later KRaft epoch, which the note says.
+// Else the latest write stands, as before. Taking the latest write for
+// the term made a new tenure of every restart after a rewrite that the
+// running observer had kept as the same one.
+func (r *singleReader) kraftTerm(st *zk.Stat, id string, est *zk.Stat) (int64, string) {
+	if est != nil && est.Mzxid >= st.Czxid && est.Mzxid <= st.Mzxid {
+		return est.Mzxid, ""
+	}
+	t, ok := strings.CutPrefix(r.reported, path.Base(r.path)+"@")
+	term, perr := strconv.ParseInt(t, 10, 64)
+	if !ok || perr != nil || term < st.Czxid || term >= st.Mzxid || r.reportedID != id {
+		return st.Mzxid, ""
+	}
+	return term, fmt.Sprintf("restarted: the tenure may continue: written again (zxid %d) since the report, naming the same KRaft controller; "+
+		"without %s nothing tells a rewrite from its re-election in a later KRaft epoch", st.Mzxid, kraftEpochName(r.sn.EpochPath))
+}
+
+// kraftEpochName names the epoch node a KRaft controller writes, for a
+// note: the reader's, or Kafka's name for it.
+func kraftEpochName(p string) string {
+	if p == "" {
+		return "/controller_epoch"
+	}
+	return p
 }
 
 // singleOwner is the owner of the leader node at p, its stat st, in term
