@@ -467,6 +467,24 @@ func TestWhoKafkaEpochUnreadable(t *testing.T) {
 	}
 }
 
+// TestWhoKafkaEpochDeleted: /controller_epoch deleted under a live
+// controller was left out of who without a word, as if Kafka kept no
+// epoch: who names the controller and says the epoch node does not exist.
+func TestWhoKafkaEpochDeleted(t *testing.T) {
+	zkf := zkFlags(t)
+	chroot := uniq(t)
+	broker := zkSession(t)
+	kafkaRegister(t, broker.Conn(), chroot, 1)
+	if err := broker.Conn().Delete(chroot+"/controller_epoch", -1); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, append(zkf, "who", "--preset", "kafka="+chroot)...)
+	if code != 0 || !strings.Contains(out, "owner 1, since") || strings.Contains(out, "; epoch ") ||
+		!strings.Contains(out, "its epoch is not known: "+chroot+"/controller_epoch does not exist") {
+		t.Fatalf("who --preset kafka with the epoch node deleted: exit %d, want 0 naming broker 1, its epoch not known and why\n%s%s", code, out, stderr)
+	}
+}
+
 // TestRootAsADiscoverRoot: "/" is a discover root like any other, its
 // children groups, save the server's own /zookeeper: --discover / and
 // --preset NAME=/ are taken by bridge, and who --preset NAME=/ walks every
