@@ -271,9 +271,10 @@ func OnQueued(fn func(node string)) Option {
 // Curator's mutex) under a session root outside every group
 // (DefaultSessionRoot, or the one SessionNodesUnder names). And each
 // wait looks, once it knows which node owns ahead of it, for that owner's
-// session node: seen then and gone once that owner's node went, it proves
-// the owner's session ended, and Handle.PredecessorReleased counts that
-// as a release. That is sound only where every participant's work stops
+// session node: seen then and gone in the transaction that took that
+// owner's node (the pzxids of both parents tell; two deletions by hand
+// prove nothing), it proves the owner's session ended, and
+// Handle.PredecessorReleased counts that as a release. That is sound only where every participant's work stops
 // before its session can expire: `herald run` and `herald lock` stop
 // their command within five sixths of the session timeout of their last
 // reply, and within two thirds of it of their last sync the leader

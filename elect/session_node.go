@@ -278,8 +278,15 @@ func (h *Handle) predecessorSessionEnded(ctx context.Context) (bool, error) {
 		found, _, err := h.q.s.Conn().Exists(h.q.sessionNodeOf(h.t.prev))
 		return found, err
 	})
-	if err != nil || !found {
-		return err == nil, err
+	if err != nil {
+		return false, err
+	}
+	if !found {
+		one, err := h.goneTogether(ctx)
+		if err == nil && !one {
+			h.t.prevSession.ok.Store(false) // see goneTogether
+		}
+		return one, err
 	}
 	// The owner's node went and its session node is still there: someone
 	// deleted the node by hand (a session's end takes both in one
@@ -289,6 +296,30 @@ func (h *Handle) predecessorSessionEnded(ctx context.Context) (bool, error) {
 	// or frozen, still runs: from now on it proves nothing.
 	h.t.prevSession.ok.Store(false)
 	return false, nil
+}
+
+// goneTogether reports whether the owner's node and its session node,
+// both gone, went in one transaction, as a session's end takes them: the
+// last change to the children of the group and of the session node's
+// parent is then one zxid (their pzxid). Deleted by hand one after the
+// other (an operator forcing over a stuck owner, in two commands), both
+// could be gone by our look while the owner, cut off or frozen, still
+// runs its command; the pzxids then differ, as they do once a later
+// child came or went under either parent. Neither proves the session's
+// end, and the waiter keeps its bound for that owner.
+func (h *Handle) goneTogether(ctx context.Context) (bool, error) {
+	var pzxid [2]int64
+	for i, p := range [2]string{h.q.parent, path.Dir(h.q.sessionNodeOf(h.t.prev))} {
+		there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return h.q.s.Conn().Exists(p) })
+		if err != nil {
+			return false, err
+		}
+		if !there {
+			return false, nil // a parent deleted: nothing tells how they went
+		}
+		pzxid[i] = st.Pzxid
+	}
+	return pzxid[0] == pzxid[1], nil
 }
 
 // noSessionNode gives up on our session's node in this group for good.
