@@ -306,7 +306,10 @@ func (h *Handle) predecessorSessionEnded(ctx context.Context) (bool, error) {
 // could be gone by our look while the owner, cut off or frozen, still
 // runs its command; the pzxids then differ, as they do once a later
 // child came or went under either parent. Neither proves the session's
-// end, and the waiter keeps its bound for that owner.
+// end, and the waiter keeps its bound for that owner. Nor does a later
+// transaction that made children under both (a copy joining on a new
+// session makes its node and its session node in one), which the
+// group's newest node, made in it, tells.
 func (h *Handle) goneTogether(ctx context.Context) (bool, error) {
 	var pzxid [2]int64
 	for i, p := range [2]string{h.q.parent, path.Dir(h.q.sessionNodeOf(h.t.prev))} {
@@ -319,7 +322,37 @@ func (h *Handle) goneTogether(ctx context.Context) (bool, error) {
 		}
 		pzxid[i] = st.Pzxid
 	}
-	return pzxid[0] == pzxid[1], nil
+	if pzxid[0] != pzxid[1] {
+		return false, nil
+	}
+	made, err := h.newestMadeAt(ctx, pzxid[0])
+	return err == nil && !made, err
+}
+
+// newestMadeAt reports whether the group's newest queue node was made in
+// transaction zxid.
+func (h *Handle) newestMadeAt(ctx context.Context, zxid int64) (bool, error) {
+	c := h.q.s.Conn()
+	type listing struct {
+		c  []string
+		st *zk.Stat
+	}
+	l, err := call(ctx, func() (listing, error) {
+		ch, st, err := c.Children(h.q.parent)
+		return listing{ch, st}, err
+	})
+	if err != nil {
+		return false, err
+	}
+	es := parseChildren(l.c, l.st.Cversion)
+	if len(es) == 0 {
+		return false, nil
+	}
+	there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(h.q.full(es[len(es)-1].name)) })
+	if err != nil || !there {
+		return !there, err // gone since: a later change, so not the one at zxid either way
+	}
+	return st.Czxid == zxid, nil
 }
 
 // noSessionNode gives up on our session's node in this group for good.

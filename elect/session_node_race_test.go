@@ -45,3 +45,49 @@ func TestOwnerAndSessionNodeDeletedBackToBack(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionNodeDeletedThenACopyJoins: the owner's node and its session
+// node deleted by hand one after the other, and then, before the next
+// owner's look, a copy on a session of its own joins the group, making
+// its queue node and its session node in one transaction. That
+// transaction is the last child change under both parents, as a session's
+// end would be; it made a node, though, and the look must tell it from
+// the end.
+func TestSessionNodeDeletedThenACopyJoins(t *testing.T) {
+	for _, k := range sessionKinds {
+		t.Run(k.name, func(t *testing.T) {
+			proof := []elect.Option{elect.ProveSessionEnd()}
+			s1, first, seen, owned := behindOwner(t, k, proof, proof...)
+			sawSessionNode(t, seen, true)
+			c := session(t, sharedAddrs(t)).Conn()
+			for _, n := range []string{first.NodePath(), k.node(first.Group(), s1)} {
+				if err := c.Delete(n, -1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			second := owned()
+			ctx := ctxT(t, 30*time.Second)
+			s3 := session(t, sharedAddrs(t))
+			go func() { _, _ = k.join(ctx, s3, first.Group(), "third", proof...) }()
+			eventually(t, 10*time.Second, "the third copy queued", func() bool {
+				ch, _, err := c.Children(first.Group())
+				return err == nil && len(queueNames(ch)) == 2
+			})
+			got, err := second.PredecessorReleased(ctxT(t, 10*time.Second))
+			if err != nil || got || second.PredecessorSessionEnded() {
+				t.Fatalf("owner's node and session node deleted by hand, then a copy joined: PredecessorReleased = %v, %v (session ended: %v); want false", got, err, second.PredecessorSessionEnded())
+			}
+		})
+	}
+}
+
+// queueNames is the children that end in a sequence.
+func queueNames(children []string) []string {
+	var out []string
+	for _, c := range children {
+		if _, ok := elect.ParseSequence(c); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
