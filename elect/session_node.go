@@ -344,6 +344,12 @@ func (h *Handle) newestMadeAt(ctx context.Context, zxid int64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if l.st.Pzxid != zxid {
+		// A child came or went since the parents were read: the node
+		// made at zxid need not be the newest now. Nothing tells, so
+		// it counts as made there (no proof).
+		return true, nil
+	}
 	es := parseChildren(l.c, l.st.Cversion)
 	if len(es) == 0 {
 		return false, nil
