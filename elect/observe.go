@@ -588,7 +588,9 @@ func (r *reader) goneAsOf(ctx context.Context) int64 {
 // owner is the lowest node that is not suspect (see suspicion).
 func (r *reader) fillQueue(ctx context.Context, v *View, g *guessRead, watch bool) (bool, error) {
 	es := parseChildren(v.children, v.Cversion)
-	r.remadeUnseen(v)
+	if err := r.remadeUnseen(ctx, v); err != nil {
+		return false, err
+	}
 	owner, blocker := -1, -1
 	for i, e := range es {
 		p := participantFromName(e)

@@ -212,17 +212,20 @@ func (r *reader) sameGroup(got listing) {
 	r.groupCzxid = czxid
 }
 
-// remadeUnseen drops the verdicts on suspect nodes when the group's
-// children changed more often since the last read than the names listed
-// show (each create or delete moves the child version by one): a name
-// may have been deleted and made again in between, and a persistent node
-// made by hand, read as no participant's, replaced by a session's
-// ephemeral node in one multi would stay suspect, its holder unreported,
-// for as long as the name stayed listed. Only groups with suspects pay a
-// read, and only after such a change.
-func (r *reader) remadeUnseen(v *View) {
+// remadeUnseen reads the suspect nodes again when the group's children
+// changed more often since the last read than the names listed show (each
+// create or delete moves the child version by one): a name may have been
+// deleted and made again in between, and a persistent node made by hand,
+// read as no participant's, replaced by a session's ephemeral node in one
+// multi would stay suspect, its holder unreported, for as long as the name
+// stayed listed. Only a verdict whose node was made again (another czxid)
+// is dropped: a node that appeared below the owner is suspect only as it
+// appears, and dropping every verdict at any unseen change (a waiter that
+// came and went between two reads) made it the owner when judged again.
+// Only groups with suspects pay, one read a suspect, after such a change.
+func (r *reader) remadeUnseen(ctx context.Context, v *View) error {
 	if len(r.suspects) == 0 || r.rel.children == nil {
-		return
+		return nil
 	}
 	before := make(map[string]bool, len(r.rel.children))
 	for _, c := range r.rel.children {
@@ -235,9 +238,25 @@ func (r *reader) remadeUnseen(v *View) {
 		}
 		seen++
 	}
-	if int64(v.Cversion-r.rel.cversion) != int64(seen) {
-		clear(r.suspects)
+	if int64(v.Cversion-r.rel.cversion) == int64(seen) {
+		return nil
 	}
+	for name, s := range r.suspects {
+		if !contains(v.children, name) {
+			continue // gone: forget drops it
+		}
+		st, err := call(ctx, func() (*zk.Stat, error) {
+			_, st, err := r.conn.Exists(r.group + "/" + name)
+			return st, err
+		})
+		if err != nil {
+			return err
+		}
+		if st == nil || s.czxid == 0 || st.Czxid != s.czxid {
+			delete(r.suspects, name) // made again, or gone since the listing
+		}
+	}
+	return nil
 }
 
 func (r *reader) forget(es []entry) {
