@@ -233,19 +233,31 @@
     // bridge) after a later one is older than what is drawn, and drew an
     // owner gone since as holding now until the next change. An answer
     // is drawn only if no later refresh's was.
-    let pending = null, asked = 0, shown = 0;
+    // A refresh that fails (a proxy's 502, a dropped connection) is
+    // tried again, the drawing greyed meanwhile: the change that asked
+    // for it comes only once, and the drawing stayed as it was, an owner
+    // gone since drawn as holding now, until the group's next change.
+    let pending = null, asked = 0, shown = 0, up = true;
+    const failed = (n) => {
+      if (n !== asked) return; // a later refresh is under way
+      tl.classList.add("interrupted");
+      say("Live updates interrupted; reconnecting… what is drawn may be out of date.");
+      if (!pending) pending = setTimeout(refresh, 1000);
+    };
     const refresh = () => {
       pending = null;
       const n = ++asked;
       fetch(location.href, { cache: "no-store" })
-        .then((r) => r.text())
+        .then((r) => { if (!r.ok) throw new Error(r.statusText); return r.text(); })
         .then((html) => {
           const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("timeline");
-          if (!fresh || n < shown) return;
+          if (!fresh) throw new Error("no timeline");
+          if (n < shown) return;
           shown = n;
           tl.replaceChildren(...fresh.childNodes);
+          if (n === asked && up) { tl.classList.remove("interrupted"); say("Updated live."); }
         })
-        .catch(() => { if (n > shown) say("Live updates interrupted; reconnecting…"); });
+        .catch(() => failed(n));
     };
     // From where the drawing was made: a change before the stream opened
     // is sent, not lost (as on the group list). Only the rows of groups
@@ -258,7 +270,7 @@
         if (!pending) pending = setTimeout(refresh, 200);
       }
     });
-    follow(es, () => { tl.classList.remove("interrupted"); say("Updated live."); },
-      () => { tl.classList.add("interrupted"); say("Live updates interrupted; reconnecting… what is drawn may be out of date."); });
+    follow(es, () => { up = true; tl.classList.remove("interrupted"); say("Updated live."); },
+      () => { up = false; tl.classList.add("interrupted"); say("Live updates interrupted; reconnecting… what is drawn may be out of date."); });
   }
 })();
