@@ -62,8 +62,9 @@ type View struct {
 	//
 	// children are all child names, queue or not (to account for cversion).
 	children []string
-	// mzxid is the group node's data zxid; released is the release its
-	// mark records, when it had to be read (see readRelease).
+	// mzxid is the group node's data zxid (a single-node leader's: its
+	// leader node's, see kraftTerm); released is the release its mark
+	// records, when it had to be read (see readRelease).
 	mzxid    int64
 	released *Release
 	// parentCzxid is the zxid that made the group's parent, with parentCv

@@ -184,6 +184,11 @@ type SingleView struct {
 	// restartNote says that the owner is the reported one, which a
 	// first read cannot be sure of (see kraftTerm); "" when it can.
 	restartNote string
+	// restartGap: this read, the first after a restart, kept the
+	// reported tenure though an election may have been missed since
+	// (restartNote); the restatement is a gap. Not carried to later
+	// reads, which see what happened since this one.
+	restartGap bool
 	// crumb is the czxid of the record a system keeps beside its leader
 	// node (Hadoop's ActiveBreadCrumb), 0 when absent; crumbRead says the
 	// reader looks for one.
@@ -201,7 +206,8 @@ func (sv SingleView) zxid() int64 { return max(sv.Pzxid, sv.dataZxid) }
 // parent's counters, the owner alone in the queue, and the epoch. Exists
 // says whether the parent exists.
 func (sv SingleView) view() View {
-	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid, parentCzxid: sv.parentCzxid}
+	v := View{Group: sv.Path, Recipe: sv.Recipe, Owner: sv.Owner, Exists: sv.ParentExists, Cversion: sv.Cversion, Pzxid: sv.Pzxid, parentCzxid: sv.parentCzxid,
+		mzxid: sv.dataZxid}
 	if sv.EpochKnown {
 		v.epoch = &viewEpoch{value: sv.Epoch, czxid: sv.epochCzxid, writes: sv.epochWrites, writesKnown: true}
 	}
@@ -255,6 +261,10 @@ type singleReader struct {
 	// reader's first read named (Since, AfterOwner), "" for none, and
 	// reportedID that owner's ID ("" when not known, ReportOwnerID).
 	reported, reportedID string
+	// reportedSeen is the zxid that state was read at: the leader node's
+	// last write its observer read (Since), or the report's zxid; 0 when
+	// not known. A write at or before it was judged by that observer.
+	reportedSeen int64
 }
 
 // readAttempts bounds how often a read is repeated because the parent
@@ -551,6 +561,7 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st, est *zk.Stat) {
 			// bridge restarted) after a write since its registration.
 			var term int64
 			term, sv.restartNote = r.kraftTerm(st, id.ID, est)
+			sv.restartGap = sv.restartNote != ""
 			p = singleOwner(r.path, st, term, id.ID)
 			if term == st.Czxid {
 				sv.Since = time.UnixMilli(st.Ctime).UTC()
@@ -623,6 +634,12 @@ func (r *singleReader) kraftTerm(st *zk.Stat, id string, est *zk.Stat) (int64, s
 	term, perr := strconv.ParseInt(t, 10, 64)
 	if !ok || perr != nil || term < st.Czxid || term >= st.Mzxid || r.reportedID != id {
 		return st.Mzxid, ""
+	}
+	if r.reportedSeen >= st.Mzxid {
+		// The observer this one continues (a session made again) read
+		// this write and kept the tenure: nothing to doubt, where it
+		// was said to be a restart that may hide a re-election.
+		return term, ""
 	}
 	return term, fmt.Sprintf("restarted: the tenure may continue: written again (zxid %d) since the report, naming the same KRaft controller; "+
 		"without %s nothing tells a rewrite from its re-election in a later KRaft epoch", st.Mzxid, kraftEpochName(r.sn.EpochPath))

@@ -95,8 +95,9 @@ func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (
 	}
 	if st.before != nil && st.before.view.Owner != nil {
 		st.r.reported, st.r.reportedID = st.before.view.Owner.Node, st.before.view.Owner.ID
+		st.r.reportedSeen = st.before.view.mzxid
 		if oo.since == nil {
-			st.r.reportedID = oo.reportID
+			st.r.reportedID, st.r.reportedSeen = oo.reportID, st.before.view.Pzxid
 		}
 	}
 	return st, oo, nil
@@ -210,7 +211,10 @@ func (st *singleState) changes(sv SingleView) []Change {
 	case st.prev == nil:
 		c := singleSnapshot(sv)
 		if st.before != nil {
-			c.Gap = st.pendingGap || st.before.missed(sv)
+			// A tenure kept through a write that may be a re-election
+			// (restartGap) may hide the tenures between: a gap, not a
+			// new tenure invented, nor one lost unmarked.
+			c.Gap = st.pendingGap || st.before.missed(sv) || sv.restartGap
 			if b := st.before.view; b.Owner != nil && b.heldAsOf != 0 && ownerNode(b.Owner) != ownerNode(sv.Owner) {
 				c.Before, c.BeforeHeld = b.Owner, nsTime(b.heldAsOf)
 			}
