@@ -559,13 +559,7 @@ func (r *singleReader) fill(sv *SingleView, data []byte, st, est *zk.Stat) {
 		case st.EphemeralOwner == 0 && r.last == nil && err == nil && st.Mzxid != st.Czxid && id.Fields["controller"] == "kraft":
 			// A KRaft controller's /controller first read (who, a
 			// bridge restarted) after a write since its registration.
-			var term int64
-			term, sv.restartNote = r.kraftTerm(st, id.ID, est)
-			sv.restartGap = sv.restartNote != ""
-			p = singleOwner(r.path, st, term, id.ID)
-			if term == st.Czxid {
-				sv.Since = time.UnixMilli(st.Ctime).UTC()
-			}
+			p = r.kraftFirstRead(sv, st, est, id.ID)
 		default:
 			// The term is the zxid of the write that made this owner:
 			// the czxid of a node written once.
@@ -611,6 +605,23 @@ func (r *singleReader) reportedTerm(st *zk.Stat, id string, err error) int64 {
 		return st.Mzxid
 	}
 	return term
+}
+
+// kraftFirstRead is the owner of a KRaft controller's /controller (stat
+// st, naming id) first read after a write since its registration, its
+// term told by kraftTerm, with its start and any restart note in sv.
+func (r *singleReader) kraftFirstRead(sv *SingleView, st, est *zk.Stat, id string) Participant {
+	term, note := r.kraftTerm(st, id, est)
+	sv.restartNote, sv.restartGap = note, note != ""
+	switch {
+	case term == st.Czxid:
+		sv.Since = time.UnixMilli(st.Ctime).UTC()
+	case est != nil && term == est.Mzxid:
+		// The registration's time, written with the epoch node: the
+		// later write's was shown as the tenure's start.
+		sv.Since = time.UnixMilli(est.Mtime).UTC()
+	}
+	return singleOwner(r.path, st, term, id)
 }
 
 // kraftTerm is the term of a KRaft controller's persistent /controller

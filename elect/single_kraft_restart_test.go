@@ -165,3 +165,49 @@ func TestKRaftRewriteSeenBeforeASessionMadeAgainIsNoGap(t *testing.T) {
 		t.Errorf("continued after a write the last observer read: %+v; want the tenure %s, no gap, no note that it may continue", c, snap.Owner.Node)
 	}
 }
+
+// TestKRaftTenureSinceItsRegistration: a first read of a KRaft /controller
+// written since the registration that made its controller dates the
+// tenure from that registration (its term, the epoch node's last write),
+// and so does its start: who said the term was the registration's but the
+// tenure ran since the later write (an operator's set), its time.
+func TestKRaftTenureSinceItsRegistration(t *testing.T) {
+	addrs := sharedAddrs(t)
+	w := session(t, addrs)
+	chroot := groupPath(t)
+	mkdirs(t, w.Conn(), chroot)
+	ctrl, epoch := chroot+"/controller", chroot+"/controller_epoch"
+	kraft := func(broker, epoch int) []byte {
+		return fmt.Appendf(nil, `{"version":2,"brokerid":%d,"timestamp":"1","kraftControllerEpoch":%d}`, broker, epoch)
+	}
+	if _, err := w.Conn().Multi(
+		&zk.CreateRequest{Path: epoch, Data: []byte("4"), Acl: openACL},
+		&zk.CreateRequest{Path: ctrl, Data: kraft(3000, 5), Acl: openACL},
+	); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // mtimes apart (milliseconds)
+	// Controller 3001 registers over it: both nodes in one transaction.
+	if _, err := w.Conn().Multi(
+		&zk.SetDataRequest{Path: epoch, Data: []byte("5"), Version: -1},
+		&zk.SetDataRequest{Path: ctrl, Data: kraft(3001, 6), Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	_, reg, err := w.Conn().Get(ctrl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := w.Conn().Set(ctrl, kraft(3001, 6), -1); err != nil { // the same bytes again
+		t.Fatal(err)
+	}
+	sv, err := elect.ReadSingle(ctxT(t, 10*time.Second), w, ctrl, elect.SingleNodeFor(ctrl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.UnixMilli(reg.Mtime).UTC()
+	if sv.Owner == nil || sv.Owner.Node != fmt.Sprintf("controller@%d", reg.Mzxid) || !sv.Since.Equal(want) {
+		t.Errorf("read after a set of the same bytes: owner %+v since %v; want controller@%d since %v, its registration", sv.Owner, sv.Since, reg.Mzxid, want)
+	}
+}
