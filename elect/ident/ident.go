@@ -144,7 +144,7 @@ func Decode(f Format, nodePath string, data []byte) (Identity, error) {
 	case HBase:
 		id, err = decodeHBase(data)
 	case HadoopHA:
-		id, err = decodeHadoop(data, underHDFSParent(nodePath))
+		id, err = decodeHadoop(data)
 	case YarnRM:
 		id, err = decodeYarn(data)
 	case SolrOverseer:
@@ -171,13 +171,6 @@ func Decode(f Format, nodePath string, data []byte) (Identity, error) {
 		id.Format = f
 	}
 	return id, nil
-}
-
-// underHDFSParent reports whether p is <.../hadoop-ha>/<nameservice>/<node>:
-// under HDFS's default ha.zookeeper.parent-znode, where NameNodes keep
-// their lock and breadcrumb (YARN's default is /yarn-leader-election).
-func underHDFSParent(p string) bool {
-	return path.Base(path.Dir(path.Dir(path.Clean("/"+p)))) == "hadoop-ha"
 }
 
 // ForPath chooses the format by where each system keeps its leader:

@@ -183,24 +183,16 @@ func decodeHBase(data []byte) (Identity, error) {
 // (DFSZKFailoverController.targetToData): the ActiveNodeInfo message with
 // no prefix. Data that is not one, but is a YARN ActiveRMInfoProto (the
 // ResourceManager's elector writes those under the same node name), is
-// read as that, except under HDFS's parent (hdfs, see underHDFSParent):
-// there the same bytes are as likely a NameNode's record cut after its
-// namenodeId, and naming that NameNode a ResourceManager of a cluster
-// called by the nameservice would be a guess presented as fact.
-func decodeHadoop(data []byte, hdfs bool) (Identity, error) {
+// read as that.
+func decodeHadoop(data []byte) (Identity, error) {
 	m, err := decodeMessage(activeNodeInfo, data)
 	if err != nil {
 		// Only data with no field beyond the RM's two: an ActiveNodeInfo
 		// cut after its first fields decodes as one too.
-		rm, rmErr := decodeYarn(data)
-		switch {
-		case rmErr != nil || !onlyKnownFields(activeRMInfo, data):
-			return Identity{}, err
-		case hdfs:
-			return Identity{}, fmt.Errorf("unreadable: a NameNode's ActiveNodeInfo cut after its namenodeId (%q), or a YARN ResourceManager's "+
-				"ActiveRMInfoProto under HDFS's parent; the bytes cannot tell (give the yarn-rm format if a ResourceManager writes it): %w", rm.ID, err)
+		if rm, rmErr := decodeYarn(data); rmErr == nil && onlyKnownFields(activeRMInfo, data) {
+			return rm, nil
 		}
-		return rm, nil
+		return Identity{}, err
 	}
 	id := Identity{Format: HadoopHA}
 	text := func(name protoreflect.Name) (string, error) {
