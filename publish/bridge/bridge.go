@@ -64,6 +64,8 @@ type Bridge struct {
 	// rootErrs holds, for discover roots not listed yet, the last error
 	// listing them.
 	rootErrs map[string]string
+	// lists holds the discoverers' watches (listwatch.go).
+	lists listWatches
 	// skipped is what the discoverers skip, not being groups (skip.go).
 	skipped    skips
 	sinkUp     map[string]bool // connected by Run at start

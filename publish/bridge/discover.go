@@ -21,7 +21,8 @@ import (
 // discovered by a discoverer of its own, started as its child appears and
 // stopped as it goes. A missing root is waited for with an exists watch;
 // while a root given is missing the bridge is not ready (rootMissing).
-func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, segs []string, gs *groupSet) {
+func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, segs []string, gs *groupSet, w *listWatch) {
+	defer b.dropListWatch(w)
 	// The first listing of a root in a session tells which of its groups
 	// went while the bridge had no session (forgetGone). A root given
 	// (--discover, or a pattern such as a --preset's /hadoop-ha) that is
@@ -33,6 +34,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 	}
 	if len(segs) == 0 {
 		gs.add(root, root)
+		b.waitOn(w, nil)
 		<-ctx.Done()
 		gs.remove(root, root)
 		return
@@ -80,6 +82,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			b.truth.forgetGone(root, children, b.observed)
 		}
 		b.noteRoot(lv, top && missing, top && ephemeral)
+		b.waitOn(w, watch)
 		select {
 		case <-watch:
 		case <-ctx.Done():
@@ -220,9 +223,10 @@ func (b *Bridge) syncChildren(ctx context.Context, s *elect.Session, lv *level, 
 				cctx, cancel := context.WithCancel(ctx)
 				lv.sub[child] = cancel
 				lv.wg.Add(1)
+				w := b.newListWatch() // before its parent's next wait: pending until listed
 				go func() {
 					defer lv.wg.Done()
-					b.discover(cctx, s, child, rest, gs)
+					b.discover(cctx, s, child, rest, gs, w)
 				}()
 			}
 			continue

@@ -310,9 +310,11 @@ func (b *Bridge) zkAnswers(d time.Duration) bool {
 	}
 }
 
-// observersCaughtUp waits, within d (or until ctx ends), until the observers have published
-// what the session heard so far (groupSet.settle): heard is not yet seen,
-// and a watch event waiting for its group's read is a change no claim
+// observersCaughtUp waits, within d (or until ctx ends), until the
+// discoverers have listed what their watches told of (awaitListings), and
+// the observers have published what the session heard so far
+// (groupSet.settle): heard is not yet seen, and a watch event waiting for
+// its group's read, or for its root's listing, is a change no claim
 // covers.
 func (b *Bridge) observersCaughtUp(ctx context.Context, d time.Duration) bool {
 	b.mu.Lock()
@@ -326,7 +328,9 @@ func (b *Bridge) observersCaughtUp(ctx context.Context, d time.Duration) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	return settle(ctx)
+	// The discoverers first: a child one has yet to list is a group
+	// the observers have not been given.
+	return b.awaitListings(ctx) && settle(ctx)
 }
 
 // settled counts what a sink has done with the events given to it. Not

@@ -79,9 +79,10 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	}
 	for _, r := range roots {
 		wg.Add(1)
+		w := b.newListWatch()
 		go func() {
 			defer wg.Done()
-			b.discover(ctx, s, r.Root, r.Segs, gs)
+			b.discover(ctx, s, r.Root, r.Segs, gs, w)
 		}()
 	}
 	if len(roots) > 0 {
