@@ -61,6 +61,12 @@ type Bridge struct {
 	// discovering holds the discover roots not listed yet in this term of
 	// activity: their groups are not known, so the bridge is not ready.
 	discovering map[string]bool
+	// unlisted holds the discover roots not looked at yet in this term:
+	// their groups are not known, so the heartbeats confirm nothing and
+	// adoptReported waits. A root found missing (or an ephemeral node)
+	// has been looked at: nothing is below it, though it stays in
+	// discovering, as the bridge is not ready.
+	unlisted map[string]bool
 	// rootErrs holds, for discover roots not listed yet, the last error
 	// listing them.
 	rootErrs map[string]string
@@ -408,6 +414,20 @@ func (b *Bridge) setDiscovering(root string, waiting bool) {
 	} else {
 		delete(b.discovering, root)
 		delete(b.rootErrs, root)
+	}
+}
+
+// setUnlisted records whether root awaits its first look (see unlisted).
+func (b *Bridge) setUnlisted(root string, waiting bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.unlisted == nil {
+		b.unlisted = map[string]bool{}
+	}
+	if waiting {
+		b.unlisted[root] = true
+	} else {
+		delete(b.unlisted, root)
 	}
 }
 

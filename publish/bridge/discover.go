@@ -98,6 +98,12 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 // health check.
 func (b *Bridge) noteRoot(lv *level, missing, ephemeral bool) {
 	root := lv.root
+	// Looked at, whatever was found: a root missing, or an ephemeral
+	// node, has no group below it, and holding every heartbeat back for
+	// it made every other group of the bridge stale (found by an
+	// adversarial test: one root deleted, its siblings' owners were
+	// "stale" in who for as long as it was gone).
+	b.setUnlisted(root, false)
 	switch {
 	case missing:
 		b.setDiscovering(root, true)

@@ -76,6 +76,7 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	roots := b.discoverRoots()
 	for _, r := range roots {
 		b.setDiscovering(r.Root, true)
+		b.setUnlisted(r.Root, true)
 	}
 	for _, r := range roots {
 		wg.Add(1)
@@ -97,6 +98,7 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 		gs.wait()
 		for _, r := range roots {
 			b.setDiscovering(r.Root, false)
+			b.setUnlisted(r.Root, false)
 		}
 	}
 }
@@ -139,7 +141,7 @@ const reportedOwner = "reported"
 func (b *Bridge) adoptReported(ctx context.Context, gs *groupSet) {
 	for {
 		b.mu.Lock()
-		n := len(b.discovering)
+		n := len(b.unlisted)
 		b.mu.Unlock()
 		if n == 0 {
 			break
