@@ -82,3 +82,37 @@ func TestSinkKeepsTheRecordOfItsLastRotationFresh(t *testing.T) {
 		t.Errorf("a log never rotated got a record of a rotation: %v", err)
 	}
 }
+
+// TestSinkCarriesAnOldRecordOfItsLastRotationIntoTheDotFile: a log that
+// herald before 2026-11-30 rotated keeps the number of its last rotation
+// in audit.log.rotated alone, until its next rotation. The sink refreshed
+// the dot file only, and there was none, so the old record aged and went
+// with a cleanup (find -mtime +30 -delete, or find -name 'audit.log.*'
+// -delete), and the log whose rotated files were all archived read as
+// holding every event. Opening the log carries the number into the dot
+// file, which the sink keeps fresh from then on.
+func TestSinkCarriesAnOldRecordOfItsLastRotationIntoTheDotFile(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.log")
+	old := filepath.Clean(log) + lastRotatedSuffix
+	if err := os.WriteFile(old, []byte("4\n"), fileMode); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(log, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := os.Remove(old); err != nil { // the cleanup
+		t.Fatal(err)
+	}
+	if n, err := lastRotated(log); n != 4 || err != nil {
+		t.Errorf("the number of the last rotation once the old record was cleaned up: %d, %v; want 4", n, err)
+	}
+	if gone, err := OldestRemoved(log); !gone || err != nil {
+		t.Errorf("OldestRemoved once the old record was cleaned up: %v, %v; want true", gone, err)
+	}
+}
