@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +59,53 @@ func TestHistoryWarnsOfLogrotatesOtherNames(t *testing.T) {
 	out, stderr, code = heraldRun(t, nil, "history", g, "--audit", path, "--audit", strays[0], "--audit", strays[1])
 	if code != 0 || strings.Count(out, "zulu") != 2 || strings.Contains(stderr, "named by another rotation") {
 		t.Errorf("history given logrotate's files with their own --audit: exit %d, want both zulus and no warning of them:\n%s%s", code, out, stderr)
+	}
+}
+
+// TestHistoryWarnsOfLogrotatesCompressedFiles: logrotate compresses what
+// it rotates in most of its configurations; audit.log.2.gz beside the log,
+// holding an owner's tenure, was neither read nor named. history names it
+// now, and says to decompress it for its own --audit.
+func TestHistoryWarnsOfLogrotatesCompressedFiles(t *testing.T) {
+	g, path, mk := newStory(t)
+	a := participant("alpha", 1)
+	as, err := audit.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { as.Close() })
+	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false))
+	other := filepath.Join(t.TempDir(), "audit.log")
+	zs, err := audit.New(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := participant("zulu", 5)
+	write(t, zs, mk(publish.LeaderElected, z, nil, 1, 1, false), mk(publish.LeaderLost, nil, z, 1, 2, false))
+	if err := zs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stray := path + ".2.gz"
+	if err := os.WriteFile(stray, gz.Bytes(), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := heraldRun(t, nil, "history", g, "--audit", path)
+	if code != 0 || !strings.Contains(out, "alpha") {
+		t.Fatalf("history beside logrotate's compressed file: exit %d, want alpha:\n%s%s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, stray) || !strings.Contains(stderr, "decompress") {
+		t.Errorf("history does not name %s, nor say to decompress it for its own --audit:\n%s", stray, stderr)
 	}
 }

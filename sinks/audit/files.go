@@ -126,24 +126,46 @@ func DateNamed(path string) ([]string, error) {
 // Strays names the files beside the log at path that another program's
 // rotation named, logrotate's: a date after a dot (DateNamed), its own
 // numbering (audit.log.1, fewer digits than herald's), or a date after a
-// dash (audit.log-20261129, dateext's default dateformat). None is a
-// rotation of herald's, so none is read with the log, and a reader says
-// so: only audit.log.20261129 was named, and the other two lay there
-// unread without a word, whatever they held.
+// dash (audit.log-20261129, dateext's default dateformat), each also
+// compressed (audit.log.2.gz: logrotate's compress, on in most of its
+// configurations, left them unnamed). None is a rotation of herald's, so
+// none is read with the log, and a reader says so: only
+// audit.log.20261129 was named, and the others lay there unread without a
+// word, whatever they held.
 func Strays(path string) ([]string, error) {
 	names, err := DateNamed(path)
 	numbered := besideLog(path, func(suffix string) {
-		if len(suffix) < seqWidth && suffix != "" && strings.TrimLeft(suffix, "0123456789") == "" {
+		plain := uncompressed(suffix)
+		if digits(plain) && (len(plain) < seqWidth || (plain != suffix && dateLike(plain))) {
 			names = append(names, path+"."+suffix)
 		}
 	})
 	dashed := besideLogAfter(path, "-", func(suffix string) {
-		if strings.TrimLeft(suffix, "0123456789") == "" && dateLike(suffix) {
+		if plain := uncompressed(suffix); digits(plain) && dateLike(plain) {
 			names = append(names, path+"-"+suffix)
 		}
 	})
 	sort.Strings(names)
 	return names, errors.Join(err, numbered, dashed)
+}
+
+// compressedExts are the extensions logrotate's compress gives a rotated
+// file with its default compresscmd (gzip) or the common others.
+var compressedExts = []string{".gz", ".bz2", ".xz", ".zst", ".lz4", ".Z"}
+
+// uncompressed is suffix without a compressed file's extension.
+func uncompressed(suffix string) string {
+	for _, ext := range compressedExts {
+		if s, ok := strings.CutSuffix(suffix, ext); ok {
+			return s
+		}
+	}
+	return suffix
+}
+
+// digits reports whether s is a number: digits only, at least one.
+func digits(s string) bool {
+	return s != "" && strings.TrimLeft(s, "0123456789") == ""
 }
 
 // syncDir makes a rename or create in dir durable.

@@ -147,3 +147,27 @@ func TestLogrotateNamedFilesAreStrays(t *testing.T) {
 		t.Errorf("rotated beside logrotate's files: %q, %v; want herald's alone", names, err)
 	}
 }
+
+// TestLogrotateCompressedFilesAreStrays: logrotate compresses what it
+// rotates (compress, on in most of its configurations): audit.log.2.gz,
+// audit.log-20261128.gz and audit.log.20261127.xz lay beside the log,
+// holding what the bridge wrote, and were neither read nor named. Strays
+// names them; a rotation of herald's and other files stay unnamed.
+func TestLogrotateCompressedFilesAreStrays(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.log")
+	for _, n := range []string{log, rotatedName(log, 1), log + ".1", log + ".2.gz", log + "-20261128.gz", log + ".20261127.xz",
+		log + ".gz", log + "-notes.gz", log + ".heartbeat.gz", log + ".2.gz.bak", log + ".12.bz2", log + ".3.zst"} {
+		if err := os.WriteFile(n, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	strays, err := Strays(log)
+	want := []string{log + "-20261128.gz", log + ".1", log + ".12.bz2", log + ".2.gz", log + ".20261127.xz", log + ".3.zst"}
+	if err != nil || !slices.Equal(strays, want) {
+		t.Errorf("Strays: %q, %v; want %q", strays, err, want)
+	}
+	if names, _, err := rotated(log); err != nil || !slices.Equal(names, []string{rotatedName(log, 1)}) {
+		t.Errorf("rotated beside logrotate's compressed files: %q, %v; want herald's alone", names, err)
+	}
+}
