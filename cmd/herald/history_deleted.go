@@ -107,3 +107,10 @@ type streamRead struct {
 	first   uint64
 	skipped bool
 }
+
+// dropped reports whether the read saw the stream without some of its
+// messages: its first not the stream's first, or some skipped; false
+// before a read (r nil).
+func (r *streamRead) dropped() bool {
+	return r != nil && (r.first > 1 || r.skipped)
+}

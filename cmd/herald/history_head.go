@@ -26,23 +26,43 @@ import (
 // told as one that did: unmarked, such an owner read as following nobody
 // in the rows, and only standard error said it might not
 // (TestHistoryFromACompactingTopicAReaderCannotDescribeMarksAGap).
+//
+// The stream of every group is read once more for each batch when it
+// holds more events than history holds at once, and each batch is asked
+// of again, from its own pass's read (streamRead, no request): a group of
+// a later batch whose first look was deleted, or dropped by a limit,
+// after the first batch's pass began with a change, its first owner told
+// as following nobody, unmarked
+// (TestHistoryInPassesMarksAGroupWhoseLookWasDeletedBetweenThem).
 func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []string, group string) func([]publish.Event) []audit.Tenure {
-	var tell func([]publish.Event) []audit.Tenure
+	asked, trimmed := false, false
 	return func(events []publish.Event) []audit.Tenure {
-		if tell == nil {
-			tell = audit.History
-			trimmed, where, err := a.headDropped(ctx, sf, src, files, group)
+		switch {
+		case !asked:
+			asked = true
+			dropped, where, err := a.headDropped(ctx, sf, src, files, group)
 			switch {
 			case err != nil:
 				a.log.Warn("cannot tell whether the source dropped its oldest events: a group whose stored events begin with a change, not a bridge's first look, is marked GAP maybe, as if it had", "err", err)
-				tell = audit.HistoryTrimmed
-			case trimmed:
-				a.log.Warn(where + " no longer holds its oldest events: a group whose stored events begin with a change, not a bridge's first look, is marked GAP maybe, the owners before it dropped with their events")
-				tell = audit.HistoryTrimmed
+				trimmed = true
+			case dropped:
+				a.warnDropped(where)
+				trimmed = true
 			}
+		case !trimmed && src == "nats" && group == "" && a.streamRead.dropped():
+			a.warnDropped("the stream " + jetstream.DefaultStream)
+			trimmed = true
 		}
-		return tell(events)
+		if trimmed {
+			return audit.HistoryTrimmed(events)
+		}
+		return audit.History(events)
 	}
+}
+
+// warnDropped warns that the source named where dropped its oldest events.
+func (a *app) warnDropped(where string) {
+	a.log.Warn(where + " no longer holds its oldest events: a group whose stored events begin with a change, not a bridge's first look, is marked GAP maybe, the owners before it dropped with their events")
 }
 
 // headDropped reports whether src dropped its oldest events, and names it:
@@ -63,7 +83,7 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 		return false, "", errors.Join(errs...)
 	case "nats":
 		if r := a.streamRead; group == "" && r != nil {
-			return r.first > 1 || r.skipped, "the stream " + jetstream.DefaultStream, nil
+			return r.dropped(), "the stream " + jetstream.DefaultStream, nil
 		}
 		jsc, closeNC, err := sf.jetStream(ctx, a.log)
 		if err != nil {

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkherald/herald/internal/natsserver"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/audit"
+	"github.com/zkherald/herald/sinks/jetstream"
+	"github.com/zkherald/herald/sinks/natssink"
+)
+
+// TestHistoryInPassesMarksAGroupWhoseLookWasDeletedBetweenThem: history
+// of every group, more events than --events-in-memory, reads the stream
+// once for each batch of groups. Whether the stream dropped its oldest
+// events was asked once, at the first batch; a later batch's group whose
+// first look (a bridge's snapshot) was deleted after that batch's pass
+// and before the next (nats stream rmm, or a limit reached meanwhile)
+// began with a change, and its first owner read as following nobody,
+// GAP -, while the pass that read it skipped the deleted message. Each
+// batch is told with what its own pass saw now: GAP maybe.
+func TestHistoryInPassesMarksAGroupWhoseLookWasDeletedBetweenThem(t *testing.T) {
+	url, sink := jetStreamSink(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	early, late := uniq(t), uniq(t)
+	if late < early {
+		early, late = late, early
+	}
+	now := time.Now().UTC().Add(-time.Minute)
+	al, b := participant("alpha", 1), participant("bravo", 2)
+	mkE, mkL := storyOf(early, now), storyOf(late, now)
+	write(t, sink, mkE(publish.LeaderLost, nil, nil, 0, 5, true), mkE(publish.LeaderElected, al, nil, 10, 10, false),
+		mkL(publish.LeaderLost, nil, nil, 0, 5, true), mkL(publish.LeaderElected, b, nil, 10, 10, false))
+	st, err := natsserver.JetStream(t, url).Stream(ctx, jetstream.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	look := lookOf(ctx, t, st, late)
+	// The count, the early group's pass, then the late group's: its look
+	// is deleted as that pass begins.
+	reads := 0
+	natsReadBegun = func() {
+		if reads++; reads == 3 {
+			if err := st.DeleteMsg(ctx, look); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(func() { natsReadBegun = nil })
+	a, out, errs := historyApp()
+	if err := a.history(ctx, &sourceFlags{nats: []string{url}}, nil, "", 2, true, window{}); err != nil {
+		t.Fatalf("history: %v\n%s", err, errs)
+	}
+	if reads != 3 {
+		t.Fatalf("history read the stream %d times, want 3 (a count and a pass for each group)", reads)
+	}
+	var ts []audit.Tenure
+	if err := json.Unmarshal(out.Bytes(), &ts); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	found := false
+	for _, tn := range ts {
+		if tn.Group == late && tn.Owner.ID == "bravo" {
+			found = true
+			if !tn.Gap {
+				t.Errorf("bravo, first in a group whose look was deleted before its pass, is not marked GAP maybe: %+v\n%s", tn, errs)
+			}
+		}
+		if tn.Group == early && tn.Gap {
+			t.Errorf("alpha, whose group lost nothing, is marked: %+v", tn)
+		}
+	}
+	if !found {
+		t.Errorf("no bravo among:\n%s", out)
+	}
+}
+
+// lookOf is the stream sequence of group's first look (a snapshot) in st.
+func lookOf(ctx context.Context, t *testing.T, st js.Stream, group string) uint64 {
+	t.Helper()
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := natssink.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		if err == nil && e.Group == group && e.Snapshot {
+			return seq
+		}
+	}
+	t.Fatalf("no look of %s in the stream", group)
+	return 0
+}
