@@ -215,8 +215,11 @@ func (f Fence) save(ctx context.Context, s *Session, rec []byte) error {
 		cur, office, err := f.readBoth(ctx, s, sent)
 		probe := err == nil && lost.readBack(cur) && big
 		switch {
-		case err == nil && sent && cur.exists && bytes.Equal(cur.data, rec):
-			return nil // our write landed; only its answer was lost
+		case sent && cur.exists && bytes.Equal(cur.data, rec):
+			// Our write landed; only its answer was lost. So even when
+			// the office then read says a later term took office
+			// (err): nothing replaced the checkpoint, which was saved.
+			return nil
 		case err == nil && !probe && lost.n >= 2 && big:
 			return f.tooBig(len(rec))
 		case connLoss(err) && ctx.Err() == nil:
@@ -349,7 +352,9 @@ func (f Fence) tooBig(n int) error {
 // session may have moved to a member whose copy lacks that write, still a
 // proposal or not yet applied there, and a read there alone took a write
 // that landed for one that did not (ErrTooBig's "it was not saved"). A
-// checkpoint not there carries the group's pzxid (see childChange).
+// checkpoint not there carries the group's pzxid (see childChange). cur
+// stays as read when the office's read then fails: our own record found
+// there tells a write that landed, whatever the office says since.
 func (f Fence) readBoth(ctx context.Context, s *Session, sent bool) (cur, office checkpointRead, err error) {
 	if sent {
 		if _, err = call(ctx, func() (string, error) { return s.Conn().Sync(f.Group) }); err != nil {
