@@ -54,8 +54,10 @@ func newCheckpointPutCmd(a *app) *cobra.Command {
 		Long: `put saves DATA (or standard input with -) as the election's checkpoint. DATA
 is required, and must not be empty: an unset variable ($STEP) must not wipe
 the progress saved, nor wait for standard input. So must standard input
-not be closed (<&-) nor give nothing (a producer that failed): an empty
-checkpoint on purpose is herald checkpoint put - </dev/null.
+not be closed (<&-), nor give nothing (a producer that failed), nor be the
+/dev/null herald run hands its command when its own is one (systemd's
+StandardInput=null): an empty checkpoint on purpose is
+herald checkpoint put - </dev/null.
 
 The write is fenced: ZooKeeper checks, in the same transaction, that the
 leader's node named by HERALD_NODE still exists with term HERALD_TERM. A
@@ -150,6 +152,10 @@ func (a *app) checkpointData(ctx context.Context, arg string) ([]byte, error) {
 		return nil, usageErr("checkpoint put - has no standard input to read: it was closed (<&-) when herald started (or is /dev/null opened read-write, as a closed one becomes), and nothing was saved; " +
 			"pipe the data in (./state.sh | herald checkpoint put -), give it as an argument (herald checkpoint put DATA), or, for an empty checkpoint on purpose, herald checkpoint put - </dev/null")
 	}
+	if src == stdinFromRun {
+		return nil, usageErr("checkpoint put - has no standard input to read: it is the /dev/null herald run (or lock) gave its command, its own standard input being /dev/null (systemd's StandardInput=null, a daemon's) or closed, and nothing was saved; " +
+			"pipe the data in (./state.sh | herald checkpoint put -), give it as an argument (herald checkpoint put DATA), or, for an empty checkpoint on purpose, herald checkpoint put - </dev/null")
+	}
 	b, err := a.readStdin(ctx)
 	if err != nil {
 		return nil, err
@@ -169,6 +175,7 @@ const (
 	stdinClosed                     // closed when herald started
 	stdinDevNull                    // /dev/null, given on purpose
 	stdinUnknown                    // a platform where it cannot tell
+	stdinFromRun                    // the /dev/null herald run gave its command (commandStdin)
 )
 
 // readStdin reads the checkpoint from standard input. A signal while it

@@ -359,7 +359,9 @@ func (a *app) startWatchdog(ctx context.Context, c *child, o holding, ready time
 // startCommand starts the command, held (see gateArg) until its watchdog
 // runs, and the watchdog.
 func (a *app) startCommand(ctx context.Context, o holding) (*child, *watchdog, error) {
-	c, err := startChild(o.args, o.env, a.stdin, a.stdout, a.stderr)
+	in, closeIn := commandStdin(a.stdin)
+	c, err := startChild(o.args, o.env, in, a.stdout, a.stderr)
+	closeIn() // the command has its own copy
 	if err != nil {
 		return nil, nil, err
 	}
