@@ -30,29 +30,34 @@ func stdinKind(r io.Reader) stdinSource {
 	}
 	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
 	switch {
+	case err == nil && fl&unix.O_APPEND != 0 && fl&unix.O_ACCMODE != unix.O_WRONLY:
+		return stdinFromRun
 	case err == nil && fl&unix.O_ACCMODE == unix.O_RDWR:
 		return stdinClosed
-	case err == nil && fl&unix.O_APPEND != 0:
-		return stdinFromRun
 	}
 	return stdinDevNull
 }
 
 // commandStdin is the standard input herald run (or lock) gives its
 // command: its own, unless that is /dev/null. Then the command gets a
-// /dev/null of its own, opened read-only with O_APPEND (which no read
-// minds): a runner's /dev/null (systemd's StandardInput=null, a daemon's,
-// a closed one) passed on as it is looked like the command's own
-// </dev/null, and herald checkpoint put - in a command with no producer
-// saved an empty checkpoint over the progress. closeIt closes herald's
-// copy once the command started.
+// /dev/null of its own, opened as herald's own was (read-only, or
+// read-write for a closed one) and with O_APPEND, which neither a read
+// nor a write to /dev/null minds: a runner's /dev/null (systemd's
+// StandardInput=null, a daemon's, a closed one) passed on as it is
+// looked like the command's own </dev/null, and herald checkpoint put -
+// in a command with no producer saved an empty checkpoint over the
+// progress. closeIt closes herald's copy once the command started.
 func commandStdin(r io.Reader) (in io.Reader, closeIt func()) {
 	switch stdinKind(r) {
 	case stdinDevNull, stdinClosed, stdinFromRun:
 	default:
 		return r, func() {}
 	}
-	f, err := os.OpenFile(os.DevNull, os.O_RDONLY|os.O_APPEND, 0)
+	mode := os.O_RDONLY
+	if fl, err := unix.FcntlInt(r.(*os.File).Fd(), unix.F_GETFL, 0); err == nil && fl&unix.O_ACCMODE == unix.O_RDWR {
+		mode = os.O_RDWR
+	}
+	f, err := os.OpenFile(os.DevNull, mode|os.O_APPEND, 0)
 	if err != nil {
 		return r, func() {}
 	}
