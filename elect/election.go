@@ -80,7 +80,7 @@ func (q *queue) acquire(ctx context.Context, id string, tryOnly bool) (*Handle, 
 }
 
 func leaderOf(ctx context.Context, s *Session, path string) (Participant, error) {
-	v, err := ReadGroup(ctx, s, path)
+	v, err := readGroup(ctx, s, path, false) // the owner alone: no read of every waiter
 	if err != nil {
 		return Participant{}, err
 	}

@@ -664,3 +664,42 @@ func TestLastReleaseOnlyWhenItWasTheLastChange(t *testing.T) {
 		t.Fatalf("last release %+v: the first owner's release is taken for when the group became ownerless, though an owner came after it", *v.LastRelease)
 	}
 }
+
+// TestLeaderReadsOnlyTheOwner: Election.Leader and Lock.Holder read the
+// owner, not every waiter: herald run asks it at each start, and read the
+// data and stat of every node in the queue, n requests beside n waiters.
+func TestLeaderReadsOnlyTheOwner(t *testing.T) {
+	cluster := sharedCluster(t)
+	path := groupPath(t)
+	ctx := ctxT(t, 20*time.Second)
+	s, other := session(t, cluster.Addrs()), session(t, cluster.Addrs())
+	mkdirs(t, other.Conn(), path)
+	for range 20 {
+		if _, err := other.Conn().Create(path+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, openACL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := func() int64 {
+		m, err := cluster.Member(0).SessionPackets(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, ok := m[s.ID()]
+		if !ok {
+			t.Fatalf("session 0x%x missing from cons", s.ID())
+		}
+		return n
+	}
+	l, err := elect.NewLock(s, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sent()
+	p, err := l.Holder(ctx)
+	if err != nil || p.Node != "lock-0000000000" || p.Session != other.ID() {
+		t.Fatalf("Holder of %s = %+v, %v; want lock-0000000000 of session 0x%x", path, p, err, other.ID())
+	}
+	if n := sent() - before; n > 8 {
+		t.Errorf("Holder sent %d requests beside 20 waiters; want a few (the sync, the listing, the owner's reads), not one a waiter", n)
+	}
+}

@@ -184,6 +184,13 @@ func (v View) Ready() bool {
 // The session's server first catches up with the ZooKeeper leader (see
 // catchUp), so the answer is no older than the call.
 func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
+	return readGroup(ctx, s, group, true)
+}
+
+// readGroup is ReadGroup; every says whether to read every node's data
+// and stat or, as observers do, only the owner's (and those of nodes
+// below it that cannot be owners): the owner comes out the same.
+func readGroup(ctx context.Context, s *Session, group string, every bool) (View, error) {
 	if s == nil {
 		return View{}, errNilSession
 	}
@@ -193,7 +200,7 @@ func ReadGroup(ctx context.Context, s *Session, group string) (View, error) {
 	if err := catchUp(ctx, s, group); err != nil {
 		return View{}, err
 	}
-	r := reader{conn: s.Conn(), group: group, everyID: true}
+	r := reader{conn: s.Conn(), group: group, everyID: every}
 	v, err := r.read(ctx, false)
 	if err == nil && !v.Exists {
 		return v, fmt.Errorf("%w: %s", ErrNoParent, group)
