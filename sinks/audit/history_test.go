@@ -931,3 +931,38 @@ func TestMergeGapMarkOfASightingCoveredByTheOtherLogsChange(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryGapRestatingALeaderNoSessionHoldsSplitsItsTenure: a bridge
+// restarted after a stretch it did not see restates Kafka's persistent
+// KRaft /controller, same node and term, with the gap mark (other
+// controllers may have registered and this one again meanwhile). Its
+// term proves no unbroken hold, so the history ends the tenure where it
+// was last seen and starts it again, marked; an ephemeral owner's
+// restatement, whose node existed throughout, stays one tenure.
+func TestHistoryGapRestatingALeaderNoSessionHoldsSplitsItsTenure(t *testing.T) {
+	for _, session := range []string{"", "0x1"} {
+		ev := func(ms int, snap, gap bool) publish.Event {
+			e := lev(publish.LeaderElected, "3000", "", 50, int64(50+ms), ms, snap)
+			e.Recipe, e.Group, e.Gap = elect.RecipeElection, "/controller", gap
+			e.Owner.Node, e.Owner.Session = "controller", session
+			return e.WithID()
+		}
+		ts := History([]publish.Event{ev(0, false, false), ev(1000, true, false), ev(60000, true, true)})
+		if session != "" {
+			if len(ts) != 1 || ts[0].Gap || !ts[0].Open() {
+				t.Errorf("an ephemeral owner restated with a gap mark: %+v; want one open tenure, no gap", ts)
+			}
+			continue
+		}
+		if len(ts) != 2 {
+			t.Fatalf("%d tenures: %+v; want the tenure to the last sighting, then a gap and the same controller again", len(ts), ts)
+		}
+		a, b := ts[0], ts[1]
+		if a.Open() || a.UntilSeen || a.Until != h0.Add(time.Second) || a.Gap {
+			t.Errorf("before the stretch: %+v; want ended unseen at its last sighting (+1s), no gap", a)
+		}
+		if !b.Open() || !b.Gap || b.FromSeen || b.From != h0.Add(time.Minute) || b.Owner.ID != "3000" {
+			t.Errorf("after the stretch: %+v; want 3000 open from +60s (first seen), marked gap", b)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func (t *tenures) add(e publish.Event) {
 // its time, and a snapshot after a stretch its bridge did not see names
 // the owner it last reported, and a later moment it still held.
 func (t *tenures) sighting(e publish.Event) {
-	if e.Owner != nil && !e.Type.Loses() {
+	if e.Owner != nil && !e.Type.Loses() && !restatedAcrossAGap(e) {
 		if r := t.byTerm[e.Term]; r != nil && (r.Owner.Node == "" || r.Owner.Node == e.Owner.Node) && !(r.ended && r.UntilSeen) {
 			r.see(e.Time)
 			r.TwoOwners = r.TwoOwners || e.Hazard != ""
@@ -190,9 +190,24 @@ func (t *tenures) gapRow(e publish.Event, prev *row, since time.Time) *row {
 	return r
 }
 
+// restatedAcrossAGap reports whether e names an owner no session holds
+// (Kafka's persistent KRaft /controller, written again at each election)
+// after a stretch nobody observed: its term, the node's creation, proves
+// no unbroken hold, as an ephemeral node's does, so the tenure it restates
+// may have been another's meanwhile (and its holder's again).
+func restatedAcrossAGap(e publish.Event) bool {
+	return e.Gap && e.Snapshot && e.Owner != nil && e.Owner.Session == "" && e.Type.Gains()
+}
+
 // gain: e says an owner holds (after gains more of the group's events).
 func (t *tenures) gain(e publish.Event, after bool) {
 	r := t.byTerm[e.Term]
+	if r != nil && !r.ended && restatedAcrossAGap(e) {
+		// Its row ends unseen where it was last seen, and the owner
+		// holds again from here, after a gap, as a row of its own.
+		unseenEnd(r)
+		r = nil
+	}
 	switch {
 	case r == nil || (r.ended && r.UntilSeen):
 		// New, or the same node owning again after its seen end.
