@@ -55,6 +55,9 @@ type Handle struct {
 	// ended (ProveSessionEnd); prevVouched: that its answer vouched for
 	// the owners before the predecessor too (see PredecessorVouched).
 	prevEnded, prevVouched atomic.Bool
+	// foreign: a listing of the guard's held a queue node herald did not
+	// write (see ForeignInGroup).
+	foreign atomic.Bool
 	// prevGoneBy: the last look that found the predecessor's release on
 	// record, less how long the record says it held (see
 	// PredecessorLowestSince); zero when it says nothing.
@@ -471,6 +474,9 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	}
 	es, next := parseListing(got.c, got.st.Cversion)
 	h.learnAbove(es, next)
+	if foreignIn(got.c, h.inert) {
+		h.foreign.Store(true)
+	}
 	if over, err := h.wrapped(ctx, es); over || err != nil {
 		return nil, over // err: connection trouble, the loop looks again
 	}
