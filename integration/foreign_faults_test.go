@@ -2,12 +2,15 @@ package integration_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/faultproxy"
@@ -302,4 +305,75 @@ func frozenWaiter(t *testing.T, fc *frozenCase) {
 	fc.cm.release(t)
 	log.awaitAcq(t, b2, 15*time.Second, "after the runner released")
 	p2.release(t)
+}
+
+// TestDeleteallWithAForeignClientNext: an operator's deleteall of a group
+// where a herald runner owns and a Curator client waits. Curator owns as
+// soon as its node is gone (it makes the group again), waiting for no
+// record that the runner's command stopped, as a herald runner would. So
+// the runner must kill its command at once, not give it a sixth of the
+// timeout: the command's grandchild that ignores SIGTERM stamped on
+// beside Curator's owner for most of that (0.8–1 s with 6 s sessions).
+// What is left is the time the runner takes to hear of the deletion.
+func TestDeleteallWithAForeignClientNext(t *testing.T) {
+	env := newSharedEnv(t, true, false, true)
+	const timeout = 6 * time.Second
+	// Curator's mutex behind both: its LeaderLatch, its node deleted
+	// while its parent goes, at times never queues again (a liveness
+	// matter of Curator's, with or without herald's change).
+	peer := kindSpec{"curator-mutex", "Curator InterProcessMutex", curatorKind("mutex")}
+	for _, run := range []bool{false, true} {
+		name, d := "lock-then-curator-mutex", auto
+		if run {
+			name, d = "run-then-curator-mutex", elect.DialectCuratorLock
+		}
+		t.Run(name, func(t *testing.T) {
+			group := groupPath(t, "group")
+			log := newOwnLog()
+			a, b := newID("runner"), newID(peer.short)
+			log.name(a, "herald runner")
+			log.name(b, peer.name)
+			alive := filepath.Join(env.dir, a+".alive")
+			cm := newCLIMember(t, env, group, a, log, cliOpts{dialect: d, run: run, script: stubbornScript, session: timeout, env: []string{"OWN_ALIVE=" + alive}})
+			pm := peer.make(t, env, group, b, log, auto)
+			cm.start()
+			log.awaitAcq(t, a, 20*time.Second, "first, in an empty group")
+			pm.start()
+			awaitQueue(t, env.probe, group, 2, 15*time.Second, log)
+			time.Sleep(300 * time.Millisecond) // the runner's guard lists the group on the join, a round trip later
+			cm.stopping.Store(true)
+			fault := wallNow()
+			deleteAll(t, env, group)
+			acq := log.awaitAcq(t, b, 20*time.Second, "after the deleteall")
+			time.Sleep(timeout / 6) // the old grace, which the command no longer gets
+			last := lastAlive(t, alive)
+			t.Logf("deleteall; the command's last stamp %v after, %s owned %v after",
+				time.Duration(last-fault).Round(time.Millisecond), log.label(b), time.Duration(acq-fault).Round(time.Millisecond))
+			if over := time.Duration(last - acq); over > timeout/12 {
+				t.Errorf("the deposed runner's command ran on %v beside %s (at most %v, the time to hear of the deletion, expected)\n%s",
+					over.Round(time.Millisecond), log.label(b), timeout/12, lastBytes(cm.out.String()))
+			}
+			pm.release(t)
+		})
+	}
+}
+
+// deleteAll deletes group and everything below it, leaves first, as
+// zkCli.sh's deleteall does.
+func deleteAll(t *testing.T, env *sharedEnv, group string) {
+	t.Helper()
+	kids, _, err := env.probe.Children(group)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		t.Fatal(err)
+	}
+	for _, k := range kids {
+		deleteAll(t, env, group+"/"+k)
+	}
+	err = env.probe.Delete(group, -1)
+	switch {
+	case errors.Is(err, zk.ErrNotEmpty):
+		t.Logf("delete %s: %v (a client made a node in it again)", group, err)
+	case err != nil && !errors.Is(err, zk.ErrNoNode):
+		t.Fatal(err)
+	}
 }

@@ -93,6 +93,21 @@ func (o holding) plan() stopPlan {
 	return stopPlan{grace: o.grace, doubt: o.h.Done(), safe: lossGrace(o.timeout)}
 }
 
+// lossPlan is plan once ownership is lost. A node deleted by hand, the
+// session alive, hands over at once to a client that is not herald: it
+// waits for no record that our command stopped, as a herald runner next
+// in line does (predecessorGate). So where the guard last saw one in the
+// group, the command gets SIGKILL at once; with lossGrace, a command that
+// ignored SIGTERM ran beside Curator's next owner for up to a sixth of the
+// timeout (found by an adversarial test, an operator's deleteall).
+func (o holding) lossPlan() stopPlan {
+	p := o.plan()
+	if o.h.Reason() == elect.ReasonDeleted && o.h.ForeignInGroup() {
+		p.safe = 0
+	}
+	return p
+}
+
 // graceWarning warns, once per herald, that a --grace given is longer
 // than herald can give a command whose ownership is in doubt. The
 // default's is said at debug level only: the flag's help says it.
@@ -201,9 +216,10 @@ func (a *app) superviseCommand(ctx context.Context, c *child, wd *watchdog, o ho
 			a.log.Info("child exited; gave up ownership", "code", c.code, "group", o.h.Group())
 			return codeErr(c.code)
 		case <-o.h.Done():
-			a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, lossGrace(o.timeout)))
+			p := o.lossPlan()
+			a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, p.safe), "foreign_next", o.h.ForeignInGroup())
 			var code int
-			if stopWatched(c, wd, func() { code = c.stop(o.plan()) }) {
+			if stopWatched(c, wd, func() { code = c.stop(p) }) {
 				// Herald was frozen: the watchdog stopped the command, and
 				// the loss may be what herald heard on thawing.
 				return watchdogStopped(o)
