@@ -127,7 +127,7 @@ func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Di
 		case at(office, zk.ErrNoNode):
 			return "", false, zk.ErrNoNode // the group is missing
 		case at(live, zk.ErrNodeExists):
-			q.madeSessionNode(live.Path) // made with an earlier node of ours
+			q.foundSessionNode(ctx, conn, live.Path) // made with an earlier node of ours, or squatted
 			name, err := q.createAlone(conn, base, data)
 			return name, false, err
 		case at(office, zk.ErrNoAuth), at(live, zk.ErrNoAuth), at(live, zk.ErrNoChildrenForEphemerals):
@@ -372,7 +372,8 @@ func (q *queue) noSessionNode(sid int64, err error) {
 // transaction, our session node under the session root, making the root
 // first when it is missing. Where the root refuses it (its ACL, or the
 // ACL above it; a root someone made ephemeral), our node is created alone.
-// A session node already there is ours, made with a node in another group.
+// A session node already there is ours when our session made it (with a
+// node in another group; see foundSessionNode).
 func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string, data []byte) (string, error) {
 	sid, root := q.s.ID(), q.o.sessionRoot
 	plain := func() (string, error) { return q.createAlone(conn, base, data) }
@@ -390,7 +391,7 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 				return plain()
 			}
 		case failedAt(res, 0, zk.ErrNodeExists):
-			q.madeSessionNode(live.Path) // ours, made with a node in another group
+			q.foundSessionNode(ctx, conn, live.Path) // ours, made with a node in another group, or squatted
 			return plain()
 		case failedAt(res, 0, zk.ErrNoAuth), failedAt(res, 0, zk.ErrNoChildrenForEphemerals):
 			q.noSessionNode(sid, fmt.Errorf("the session root %s refuses it (its ACL, or it is an ephemeral node)", root))
@@ -470,6 +471,31 @@ func makeSharedPath(conn *zk.Conn, root string, acl []zk.ACL) error {
 func (q *queue) madeSessionNode(p string) {
 	q.sessionNode.Store(q.s.ID())
 	q.s.ownSessionNodes.Store(p, struct{}{})
+}
+
+// foundSessionNode judges the session node at p that our create found
+// already there: ours when our session made it, with an earlier node of
+// ours. Anyone who may create where it is (an open session root or
+// office) may have made it first, since its name follows from our
+// session's id, which ZooKeeper hands out one after another. Taken for
+// ours, it got our release notes, which no reader trusts on another
+// session's node, and ReleasesRecorded said our releases were recorded.
+// So another's, or one we cannot tell, gives up the session node.
+func (q *queue) foundSessionNode(ctx context.Context, conn *zk.Conn, p string) {
+	sid := q.s.ID()
+	there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return conn.Exists(p) })
+	switch {
+	case err == nil && there && st.EphemeralOwner == sid:
+		q.madeSessionNode(p)
+		return
+	case err == nil && there:
+		q.s.log.Warn("our session node's name was taken by another session, which anyone who may create there can do, so a waiter behind our node cannot learn our session's end and waits its bound should our node go without a release: let only herald's identities create there (run with credentials or --zk-acl, and setAcl the path's parent to that ACL)",
+			"group", q.parent, "node", p, "other_session", fmt.Sprintf("0x%x", uint64(st.EphemeralOwner)))
+		err = fmt.Errorf("%s is another session's", p)
+	case err == nil:
+		err = fmt.Errorf("%s went before it could be told whose it was", p)
+	}
+	q.noSessionNode(sid, err)
 }
 
 // A sessionNote is what a session node holds: the last of its session's
