@@ -119,12 +119,15 @@ func (h *Handle) MarkRunning(ctx context.Context) error {
 		switch {
 		case err == nil:
 			h.runNote.Store(&p)
+			q.checkSessionRoot(ctx, root)
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			if err := makeSharedPath(q.s.Conn(), root, q.o.acl); err != nil {
+			if err := makeRoot(q.s.Conn(), root, q.o.acl); err != nil {
 				return fmt.Errorf("elect: noting the command under the session root %s: %w", root, err)
 			}
 			why = deleted
+		case errors.Is(err, zk.ErrNoAuth):
+			return fmt.Errorf("elect: noting the command under the session root: %s: %w", rootRefusedHint(root, "give this identity its own --session-root"), err)
 		default:
 			return fmt.Errorf("elect: noting the command under the session root %s: %w", root, err)
 		}

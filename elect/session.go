@@ -129,6 +129,9 @@ type Session struct {
 	// one of its queue nodes that records its reason nowhere else notes it
 	// there (see queue.remove).
 	ownSessionNodes sync.Map
+	// rootsChecked: the session roots whose ACL this session checked
+	// (path -> struct{}; see checkSessionRoot).
+	rootsChecked sync.Map
 	// timeoutsRead: the session nodes of other sessions whose timeout this
 	// session has read (path -> time.Duration, 0 for none), and
 	// longestSeen the longest, in nanoseconds (see LongestTimeoutSeen).

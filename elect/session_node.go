@@ -384,17 +384,23 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 		switch {
 		case err == nil:
 			q.madeSessionNode(live.Path)
+			q.checkSessionRoot(ctx, root)
 			return res[1].String, nil
 		case failedAt(res, 0, zk.ErrNoNode):
-			if err := makeSharedPath(conn, root, q.o.acl); err != nil {
+			if err := makeRoot(conn, root, q.o.acl); err != nil {
 				q.noSessionNode(sid, err)
 				return plain()
 			}
 		case failedAt(res, 0, zk.ErrNodeExists):
 			q.foundSessionNode(ctx, conn, live.Path) // ours, made with a node in another group, or squatted
+			q.checkSessionRoot(ctx, root)
 			return plain()
-		case failedAt(res, 0, zk.ErrNoAuth), failedAt(res, 0, zk.ErrNoChildrenForEphemerals):
-			q.noSessionNode(sid, fmt.Errorf("the session root %s refuses it (its ACL, or it is an ephemeral node)", root))
+		case failedAt(res, 0, zk.ErrNoAuth):
+			q.sessionRootRefused(root)
+			q.noSessionNode(sid, fmt.Errorf("the session root %s refuses it (its ACL)", root))
+			return plain()
+		case failedAt(res, 0, zk.ErrNoChildrenForEphemerals):
+			q.noSessionNode(sid, fmt.Errorf("the session root %s refuses it (it is an ephemeral node)", root))
 			return plain()
 		case failedAt(res, 1, zk.ErrNoNode):
 			return "", zk.ErrNoNode // the group is missing

@@ -192,7 +192,12 @@ func uniq(t *testing.T) string {
 func openTestRoot(t *testing.T) {
 	t.Helper()
 	conn := rawZK(t)
-	if _, err := conn.Create("/herald-cli-test", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		t.Fatal(err)
+	// The default session root too: made first by a copy with
+	// credentials, it would admit that identity alone, and every later
+	// test's copies without credentials would keep no session node there.
+	for _, p := range []string{"/herald-cli-test", "/herald", "/herald/sessions"} { // elect.DefaultSessionRoot
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
 	}
 }

@@ -1,0 +1,156 @@
+package elect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// A root is a path of herald's own outside every group, which holds the
+// ephemeral nodes of every herald session that uses it: the session root
+// (session nodes, run notes) and the bridges' sources root (claims).
+// Their names are public (they follow from a session's id, or a source's
+// name), so anyone who may create in a root may make a node there under
+// herald's name first: a claim that stops a bridge as a duplicate, a
+// session node that costs its session the proof of its end, a run note
+// that keeps a group's next runner waiting. A root herald makes lets
+// anyone create there only where the nodes' ACL lets anyone write too
+// (a session without credentials or --zk-acl, whose nodes anyone may
+// delete anyway); else only the identities that ACL lets write.
+
+// rootOpen reports whether herald's nodes of ACL acl let anyone write,
+// delete or administer them: the root made for them then lets anyone
+// create, as it always did.
+func rootOpen(acl []zk.ACL) bool {
+	return slices.ContainsFunc(ParentACL(acl), func(a zk.ACL) bool {
+		return a.Scheme == "world" && a.Perms&zk.PermCreate != 0
+	})
+}
+
+// rootACL is the ACL herald gives a root it makes for nodes of ACL acl:
+// ParentACL's, with READ for everyone (every copy lists and reads it),
+// and CREATE for everyone where acl is open (see rootOpen).
+func rootACL(acl []zk.ACL) []zk.ACL {
+	if rootOpen(acl) {
+		return withAnyone(ParentACL(acl), zk.PermCreate|zk.PermRead)
+	}
+	return withAnyone(ParentACL(acl), zk.PermRead)
+}
+
+// MakeRoot creates the root p, for nodes of the session's default ACL,
+// and the shared path above it (see MakeSharedPath), where missing. The
+// root lets anyone create only where that ACL lets anyone write (see
+// rootACL); to let several identities create there, name each in the ACL
+// (--zk-acl), or create the root with the ACL you want first.
+func MakeRoot(s *Session, p string) error {
+	if err := ValidatePath(p); err != nil {
+		return err
+	}
+	return makeRoot(s.Conn(), p, s.DefaultACL())
+}
+
+// makeRoot is MakeRoot with acl.
+func makeRoot(conn *zk.Conn, p string, acl []zk.ACL) error {
+	if rootOpen(acl) {
+		return makeSharedPath(conn, p, acl)
+	}
+	if dir := path.Dir(p); dir != "/" {
+		if err := makeSharedPath(conn, dir, acl); err != nil {
+			return err
+		}
+	}
+	if _, err := conn.Create(p, nil, 0, rootACL(acl)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return fmt.Errorf("creating %s: %w", p, err)
+	}
+	return nil
+}
+
+// CheckRoot tells, for a session whose default ACL lets no one else
+// write, whether the root p lets anyone create all the same (made by an
+// older herald, which opened every root to all, or by someone else
+// before herald made it): the error says so and what to run. nil when p
+// is as it should be, missing, or its ACL unreadable.
+func CheckRoot(ctx context.Context, s *Session, p string) error {
+	return checkRoot(ctx, s.Conn(), p, s.DefaultACL())
+}
+
+// checkRoot is CheckRoot with acl.
+func checkRoot(ctx context.Context, conn *zk.Conn, p string, acl []zk.ACL) error {
+	if rootOpen(acl) {
+		return nil
+	}
+	got, _, err := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return conn.GetACL(p) })
+	if err != nil || !rootOpen(got) {
+		return nil
+	}
+	return fmt.Errorf("elect: %s lets anyone create there (ACL %s), so a client without credentials may make nodes under herald's names first; let only herald's identities create there: setAcl %s %s",
+		p, shownACL(got), p, shownACL(rootACL(acl)))
+}
+
+// checkSessionRoot warns, once per session and root, that our session
+// root lets anyone create (see checkRoot).
+func (q *queue) checkSessionRoot(ctx context.Context, root string) {
+	if _, done := q.s.rootsChecked.LoadOrStore(root, struct{}{}); done {
+		return
+	}
+	if err := checkRoot(ctx, q.s.Conn(), root, q.o.acl); err != nil {
+		q.s.log.Warn("the session root lets anyone create: a waiter may lose the proof of our session's end, and a runner be kept waiting by a note planted in its group's name", "root", root, "err", err)
+	}
+}
+
+// rootRefusedHint says what to do when the root p refuses this identity's
+// create: a root herald made for another identity (with credentials or
+// --zk-acl it admits only the identities its ACL lets write). own, when
+// not "", is how to give this identity a root of its own.
+func rootRefusedHint(p, own string) string {
+	h := fmt.Sprintf("%s does not let this identity create there (made for another identity, or by hand): give every copy that shares it an --zk-acl naming each identity, which the root then admits, or setAcl %s to an ACL that grants each of them CREATE", p, p)
+	if own != "" {
+		h += ", or " + own
+	}
+	return h
+}
+
+// RootRefused is the error of a session whose create under the root p
+// was refused (zk.ErrNoAuth, err): it names the root's ACL and the setAcl
+// that would admit this session's identities too, beside those it
+// admits; where the ACL cannot be read, it says what to do in words.
+func RootRefused(ctx context.Context, s *Session, p string, err error) error {
+	got, _, gerr := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return s.Conn().GetACL(p) })
+	if gerr != nil {
+		return fmt.Errorf("%s: %w", rootRefusedHint(p, ""), err)
+	}
+	return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, setAcl %s %s, or give each of them an --zk-acl naming every identity before the root is made: %w",
+		p, shownACL(got), p, shownACL(admitting(got, s.DefaultACL())), err)
+}
+
+// admitting is the root ACL got with create, read and delete added for
+// each identity that acl, the ACL of a session's nodes, lets write.
+func admitting(got, acl []zk.ACL) []zk.ACL {
+	out := slices.Clone(got)
+	for _, a := range ParentACL(acl) {
+		if a.Perms&zk.PermCreate == 0 || a.Scheme == "auth" {
+			continue // auth:: would name the identities of whoever runs setAcl
+		}
+		i := slices.IndexFunc(out, func(b zk.ACL) bool { return b.Scheme == a.Scheme && b.ID == a.ID })
+		if i < 0 {
+			out = append(out, zk.ACL{Scheme: a.Scheme, ID: a.ID})
+			i = len(out) - 1
+		}
+		out[i].Perms |= zk.PermCreate | zk.PermRead | zk.PermDelete
+	}
+	return out
+}
+
+// sessionRootRefused warns, once per session and root, that the session
+// root refuses our session node: a waiter behind our nodes keeps its
+// bound should they go without a release.
+func (q *queue) sessionRootRefused(root string) {
+	if _, done := q.s.rootsChecked.LoadOrStore(root+"\x00refused", struct{}{}); done {
+		return
+	}
+	q.s.log.Warn("no session node: a waiter behind our node cannot learn our session's end, and waits its bound should our node go without a release", "group", q.parent, "hint", rootRefusedHint(root, "give this identity its own --session-root"))
+}
