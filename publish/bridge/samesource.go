@@ -8,8 +8,6 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"path"
-	"slices"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -65,6 +63,9 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 		_, err := c.Create(node, data, zk.FlagEphemeral, s.DefaultACL())
 		switch {
 		case err == nil:
+			if err := elect.CheckRoot(ctx, s, SourcesRoot); err != nil {
+				b.log.Warn("the sources root lets anyone create: a client without credentials may claim a source first and stop its bridge as a duplicate", "err", err)
+			}
 			return // held for as long as the session lives
 		case errors.Is(err, zk.ErrNoNode):
 			if err := makeSourcesRoot(s); err != nil {
@@ -72,6 +73,9 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 				return
 			}
 			continue
+		case errors.Is(err, zk.ErrNoAuth):
+			b.noClaim(elect.RootRefused(ctx, s, SourcesRoot, err))
+			return
 		case !errors.Is(err, zk.ErrNodeExists):
 			b.noClaim(err)
 			return
@@ -106,28 +110,14 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 	}
 }
 
-// makeSourcesRoot creates SourcesRoot, and the shared path above it. A
-// session whose nodes admit no one else to create (digest credentials, or
-// an --zk-acl that says so) gives the root its own ACL: anyone able to
+// makeSourcesRoot creates SourcesRoot (see elect.MakeRoot): a session
+// whose nodes admit no one else to write (digest credentials, or an
+// --zk-acl that says so) gives the root its own ACL, as herald's parents
+// take it (elect.ParentACL), without CREATE for anyone: anyone able to
 // create there could claim a bridge's source (its name is public) before
 // it, from a session of its own, and stop the bridge as a duplicate. A
-// session open to all keeps the root open to all, as before. The root
-// takes the session's ACL as herald's parents do (elect.ParentACL): an ACL
-// that grants the bridge write but not create (auth::rwa) left a root no
-// bridge, this one included, could claim in.
-func makeSourcesRoot(s *elect.Session) error {
-	acl := elect.ParentACL(s.DefaultACL())
-	if slices.ContainsFunc(acl, func(a zk.ACL) bool { return a.Scheme == "world" && a.Perms&zk.PermCreate != 0 }) {
-		return elect.MakeSharedPath(s, SourcesRoot)
-	}
-	if err := elect.MakeSharedPath(s, path.Dir(SourcesRoot)); err != nil {
-		return err
-	}
-	if _, err := s.Conn().Create(SourcesRoot, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return fmt.Errorf("creating %s: %w", SourcesRoot, err)
-	}
-	return nil
-}
+// session open to all keeps the root open to all, as before.
+func makeSourcesRoot(s *elect.Session) error { return elect.MakeRoot(s, SourcesRoot) }
 
 // timeout is the session timeout the claim carries, 0 for none or one no
 // session can have (ZooKeeper carries it in 32 bits of milliseconds, as

@@ -3,6 +3,7 @@ package bridge_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,63 @@ func TestSourcesRootLetsItsMakerClaim(t *testing.T) {
 			t.Fatalf("the bridge never claimed its source; %s has ACL %s (%v)", bridge.SourcesRoot, elect.FormatACL(rootACL), err)
 		}
 		ok, _, _ = owner.Conn().Exists(bridge.SourcesRoot + "/" + source)
+	}
+}
+
+// TestSourcesRootOfAnotherIdentity: the sources root a bridge with
+// credentials makes admits that identity alone, and a bridge of another
+// identity could not claim its source there: it said only "not
+// authenticated". It now names the root's ACL and the setAcl that admits
+// it too; and bridges given an ACL naming both identities (--zk-acl) make
+// a root where each claims its source.
+func TestSourcesRootOfAnotherIdentity(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	suffix := strings.ReplaceAll(strings.TrimPrefix(groupPath(t), "/"), "/", "-")
+	name := func(s string) string { return s + "-" + suffix }
+	claimed := func(source string) bool {
+		ok, _, _ := authSession(t, addrs, "bridge:pw").Conn().Exists(bridge.SourcesRoot + "/" + source)
+		return ok
+	}
+	run := func(auth, source string, log *logLines, opts ...elect.SessionOption) *running {
+		cfg := bridge.Config{Servers: addrs, Discover: []string{groupPath(t)}, Source: source, SessionTimeout: 2 * time.Second, DigestAuth: auth,
+			SessionOptions: opts, Sinks: []publish.Sink{jsSink(t, url)}}
+		if log != nil {
+			cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
+		}
+		r := start(t, cfg)
+		waitStatus(t, r.Bridge, 15*time.Second, source+" active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+		return r
+	}
+	clearSourcesRoot(t, authSession(t, addrs, "bridge:pw"))
+	t.Cleanup(func() { clearSourcesRoot(t, authSession(t, addrs, "bridge:pw")) })
+	a := run("bridge:pw", name("alpha"), nil)
+	eventually(t, 10*time.Second, "alpha's claim", func() bool { return claimed(name("alpha")) })
+	var log logLines
+	b := run("beta:pw", name("beta"), &log)
+	want := "setAcl " + bridge.SourcesRoot + " digest:bridge:"
+	eventually(t, 10*time.Second, "beta told why it cannot claim", func() bool {
+		return strings.Contains(log.String(), "does not let this identity create there (ACL digest:bridge:") && strings.Contains(log.String(), want) &&
+			strings.Contains(log.String(), ",digest:"+gozk.DigestACL(gozk.PermAll, "beta", "pw")[0].ID+":cdr")
+	})
+	a.stop(t)
+	b.stop(t)
+
+	clearSourcesRoot(t, authSession(t, addrs, "bridge:pw"))
+	both := []gozk.ACL{gozk.DigestACL(gozk.PermAll, "bridge", "pw")[0], gozk.DigestACL(gozk.PermAll, "beta", "pw")[0], {Perms: gozk.PermRead, Scheme: "world", ID: "anyone"}}
+	run("bridge:pw", name("alpha2"), nil, elect.WithDefaultACL(both))
+	eventually(t, 10*time.Second, "alpha's claim", func() bool { return claimed(name("alpha2")) })
+	run("beta:pw", name("beta2"), nil, elect.WithDefaultACL(both))
+	eventually(t, 10*time.Second, "beta's claim under a root whose ACL names both", func() bool { return claimed(name("beta2")) })
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
