@@ -173,3 +173,22 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestOpenSourcesRootIsWarnedOf: a sources root an older herald made (or
+// a bridge without credentials, first) lets anyone claim a source first;
+// a bridge with credentials says so, and what to run.
+func TestOpenSourcesRootIsWarnedOf(t *testing.T) {
+	addrs, url := zkAddrs(t), natsURL(t)
+	clearSourcesRoot(t, authSession(t, addrs, "bridge:pw"))
+	t.Cleanup(func() { clearSourcesRoot(t, authSession(t, addrs, "bridge:pw")) })
+	if err := elect.MakeSharedPath(session(t, addrs), bridge.SourcesRoot); err != nil {
+		t.Fatal(err)
+	}
+	var log logLines
+	source := "open-" + strings.ReplaceAll(strings.TrimPrefix(groupPath(t), "/"), "/", "-")
+	start(t, bridge.Config{Servers: addrs, Discover: []string{groupPath(t)}, Source: source, SessionTimeout: 2 * time.Second, DigestAuth: "bridge:pw",
+		Sinks: []publish.Sink{jsSink(t, url)}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	eventually(t, 15*time.Second, "the warning of an open sources root", func() bool {
+		return strings.Contains(log.String(), bridge.SourcesRoot+" lets anyone create there") && strings.Contains(log.String(), "setAcl "+bridge.SourcesRoot+" digest:bridge:")
+	})
+}
