@@ -2,6 +2,8 @@ package elect_test
 
 import (
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +58,35 @@ func TestSessionNodeOfAnotherSessionIsNotTakenForOurs(t *testing.T) {
 		t.Fatal(err)
 	case string(b) != "squatted" || st.Version != 0:
 		t.Errorf("the other session's node was written by the lock's owner (version %d): %s", st.Version, b)
+	}
+}
+
+// TestSessionNodeOfAnotherSessionInTheOfficeIsNotTakenForOurs: the same
+// in an election's office, where anyone may create in a group open to
+// all: the copy says whose node it found, and keeps none.
+func TestSessionNodeOfAnotherSessionInTheOfficeIsNotTakenForOurs(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	var log lockedBuf
+	owner := session(t, addrs, elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	anyone := session(t, addrs)
+	for _, p := range []string{g, g + "/" + elect.OfficeNode} {
+		if err := elect.MakeSharedPath(anyone, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := g + "/" + elect.OfficeNode + "/" + elect.SessionNodeName(owner.ID())
+	if _, err := anyone.Conn().Create(live, []byte("squatted"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("another client creates %s: %v", live, err)
+	}
+	e, err := elect.NewElection(owner, g, elect.ProveSessionEnd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Campaign(ctxT(t, 20*time.Second), "owner"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "our session node's name was taken by another session") {
+		t.Errorf("no word of the session node another session made under our name:\n%s", log.String())
 	}
 }
