@@ -235,6 +235,9 @@ func (q *queue) create(ctx context.Context, conn *zk.Conn, base string, d Dialec
 	}
 	select {
 	case r := <-ch:
+		if r.err == nil {
+			q.checkGroup()
+		}
 		return r.name, r.madeOffice, pre, r.err
 	case <-ctx.Done():
 	}

@@ -154,3 +154,31 @@ func (q *queue) sessionRootRefused(root string) {
 	}
 	q.s.log.Warn("no session node: a waiter behind our node cannot learn our session's end, and waits its bound should our node go without a release", "group", q.parent, "hint", rootRefusedHint(root, "give this identity its own --session-root"))
 }
+
+// checkGroup warns, once per session and group, where our nodes admit no
+// one else to write but the group node, which someone else made, lets
+// anyone write, create or delete there: any client may then write a
+// release on the group node that lets the next owner start beside a
+// running one, or delete an owner's node, and herald's credentials
+// protect nothing. Made so on purpose (a group shared with clients
+// without credentials), it is said once; made first by someone else
+// (anyone may create under an open parent), the setAcl closes it. It
+// runs in the background, after our node's create.
+func (q *queue) checkGroup() {
+	if rootOpen(q.o.acl) {
+		return
+	}
+	if _, done := q.s.groupsChecked.LoadOrStore(q.parent, struct{}{}); done {
+		return
+	}
+	q.s.background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), q.s.Timeout())
+		defer cancel()
+		got, _, err := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return q.s.Conn().GetACL(q.parent) })
+		if err != nil || !rootOpen(got) {
+			return
+		}
+		q.s.log.Warn("the group lets anyone write, create or delete there, so herald's credentials protect nothing in it: any client may write a release on the group node that lets the next owner start beside a running one, or delete an owner's node; unless it was made so for clients without credentials, let only its participants' identities change it",
+			"group", q.parent, "acl", shownACL(got), "fix", "setAcl "+q.parent+" "+shownACL(ParentACL(q.o.acl)))
+	})
+}

@@ -132,6 +132,9 @@ type Session struct {
 	// rootsChecked: the session roots whose ACL this session checked
 	// (path -> struct{}; see checkSessionRoot).
 	rootsChecked sync.Map
+	// groupsChecked: the groups whose ACL this session checked (path ->
+	// struct{}; see checkGroup).
+	groupsChecked sync.Map
 	// timeoutsRead: the session nodes of other sessions whose timeout this
 	// session has read (path -> time.Duration, 0 for none), and
 	// longestSeen the longest, in nanoseconds (see LongestTimeoutSeen).
