@@ -127,6 +127,9 @@ type ticket struct {
 	prev        string
 	prevLowest  time.Time
 	prevSession *sessionTrust
+	// prevListing is the group's last listing that showed prev: every
+	// child it had, and its counter of creates then (see goneWithOwner).
+	prevListing groupListing
 	// madeOffice: the transaction that made this node made the group's
 	// office just before it (see createNode).
 	madeOffice bool

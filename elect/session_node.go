@@ -307,9 +307,8 @@ func (h *Handle) predecessorSessionEnded(ctx context.Context) (bool, error) {
 // runs its command; the pzxids then differ, as they do once a later
 // child came or went under either parent. Neither proves the session's
 // end, and the waiter keeps its bound for that owner. Nor does a later
-// transaction that made children under both (a copy joining on a new
-// session makes its node and its session node in one), which the
-// group's newest node, made in it, tells.
+// transaction that changed children under both parents but took not the
+// owner's node (see ownersEndAt).
 func (h *Handle) goneTogether(ctx context.Context) (bool, error) {
 	var pzxid [2]int64
 	for i, p := range [2]string{h.q.parent, path.Dir(h.q.sessionNodeOf(h.t.prev))} {
@@ -325,13 +324,29 @@ func (h *Handle) goneTogether(ctx context.Context) (bool, error) {
 	if pzxid[0] != pzxid[1] {
 		return false, nil
 	}
-	made, err := h.newestMadeAt(ctx, pzxid[0])
-	return err == nil && !made, err
+	return h.ownersEndAt(ctx, pzxid[0])
 }
 
-// newestMadeAt reports whether the group's newest queue node was made in
-// transaction zxid.
-func (h *Handle) newestMadeAt(ctx context.Context, zxid int64) (bool, error) {
+// groupListing is one listing of a group: every child it had, and the
+// group's counter of creates then (see counter).
+type groupListing struct {
+	children []string
+	next     int32
+}
+
+// ownersEndAt reports whether transaction zxid, the last child change
+// under the group, is the one that took the owner's node. Two others
+// change children under the group and the session node's parent at once
+// too: a copy joining on a new session (its node and its session node,
+// made in one) and another session's end (its node and its session node,
+// taken in one). The group's counter tells how many children came since
+// the listing that showed the owner's node (t.prevListing), and the two
+// listings which: none made at zxid, and every other node gone since
+// with its session node still there (its session alive, so not ended at
+// zxid), zxid took the owner's. A child that came and went unseen
+// between the listings, or a node gone with its session node, leaves it
+// untold, and that is no proof.
+func (h *Handle) ownersEndAt(ctx context.Context, zxid int64) (bool, error) {
 	c := h.q.s.Conn()
 	type listing struct {
 		c  []string
@@ -341,24 +356,61 @@ func (h *Handle) newestMadeAt(ctx context.Context, zxid int64) (bool, error) {
 		ch, st, err := c.Children(h.q.parent)
 		return listing{ch, st}, err
 	})
-	if err != nil {
+	if err != nil || l.st.Pzxid != zxid {
+		// A child came or went since the parents were read: the last
+		// change is another, and nothing tells of the one at zxid.
 		return false, err
 	}
-	if l.st.Pzxid != zxid {
-		// A child came or went since the parents were read: the node
-		// made at zxid need not be the newest now. Nothing tells, so
-		// it counts as made there (no proof).
-		return true, nil
-	}
-	es := parseChildren(l.c, l.st.Cversion)
-	if len(es) == 0 {
+	was := h.t.prevListing
+	_, next := parseListing(l.c, l.st.Cversion)
+	made, gone := childrenDiff(was.children, l.c)
+	if was.children == nil || int(next-was.next) != len(made) || !slices.Contains(gone, h.t.prev) {
 		return false, nil
 	}
-	there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(h.q.full(es[len(es)-1].name)) })
-	if err != nil || !there {
-		return !there, err // gone since: a later change, so not the one at zxid either way
+	for _, n := range made {
+		there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(h.q.full(n)) })
+		if err != nil || !there || st.Czxid == zxid {
+			return false, err // gone since: a later change, so no proof either way
+		}
 	}
-	return st.Czxid == zxid, nil
+	for _, n := range gone {
+		if n == h.t.prev {
+			continue
+		}
+		if alive, err := h.sessionNodeThere(ctx, n); err != nil || !alive {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// childrenDiff is the children of now not in was (made), and of was not
+// in now (gone).
+func childrenDiff(was, now []string) (made, gone []string) {
+	for _, n := range now {
+		if !slices.Contains(was, n) {
+			made = append(made, n)
+		}
+	}
+	for _, n := range was {
+		if !slices.Contains(now, n) {
+			gone = append(gone, n)
+		}
+	}
+	return made, gone
+}
+
+// sessionNodeThere reports whether the session node of the session that
+// made the group's node name is there, that session's own: its session
+// has not ended.
+func (h *Handle) sessionNodeThere(ctx context.Context, name string) (bool, error) {
+	node := h.q.sessionNodeOf(name)
+	id, _, ok := heraldNode(name)
+	if node == "" || !ok {
+		return false, nil
+	}
+	there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return h.q.s.Conn().Exists(node) })
+	return err == nil && there && st.EphemeralOwner == id.session, err
 }
 
 // noSessionNode gives up on our session's node in this group for good.

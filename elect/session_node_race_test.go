@@ -91,3 +91,47 @@ func queueNames(children []string) []string {
 	}
 	return out
 }
+
+// TestSessionNodeDeletedThenACopyLeaves: the owner's node and its session
+// node deleted by hand one after the other, and then, before the next
+// owner's look, a copy queued behind it ends its session, which deletes
+// that copy's queue node and its session node in one transaction. That
+// transaction is the last child change under both parents, as the
+// owner's session's end would be, and it made no node: only the count of
+// the group's child changes since the owner's node was seen tells that it
+// took another's node, not the owner's.
+func TestSessionNodeDeletedThenACopyLeaves(t *testing.T) {
+	for _, k := range sessionKinds {
+		t.Run(k.name, func(t *testing.T) {
+			proof := []elect.Option{elect.ProveSessionEnd()}
+			s1, first, seen, owned := behindOwner(t, k, proof, proof...)
+			sawSessionNode(t, seen, true)
+			c := session(t, sharedAddrs(t)).Conn()
+			ctx := ctxT(t, 30*time.Second)
+			s3 := session(t, sharedAddrs(t))
+			go func() { _, _ = k.join(ctx, s3, first.Group(), "third", proof...) }()
+			eventually(t, 10*time.Second, "the third copy queued with its session node", func() bool {
+				ch, _, err := c.Children(first.Group())
+				there, _, _ := c.Exists(k.node(first.Group(), s3))
+				return err == nil && len(queueNames(ch)) == 3 && there
+			})
+			for _, n := range []string{first.NodePath(), k.node(first.Group(), s1)} {
+				if err := c.Delete(n, -1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			second := owned()
+			if err := s3.Close(); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 10*time.Second, "the third copy's session closed", func() bool {
+				ch, _, err := c.Children(first.Group())
+				return err == nil && len(queueNames(ch)) == 1
+			})
+			got, err := second.PredecessorReleased(ctxT(t, 10*time.Second))
+			if err != nil || got || second.PredecessorSessionEnded() {
+				t.Fatalf("owner's node and session node deleted by hand, then a copy left: PredecessorReleased = %v, %v (session ended: %v); want false", got, err, second.PredecessorSessionEnded())
+			}
+		})
+	}
+}

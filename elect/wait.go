@@ -193,6 +193,7 @@ func (w *waiter) listing(ctx context.Context) (waitState, error) {
 		return stateListing, ErrLocked
 	}
 	w.notePrev(es[:idx], at)
+	w.t.prevListing = groupListing{children: children, next: next}
 	w.seeSessionNode(ctx)
 	w.learnTimeouts(ctx, es[:idx])
 	w.behind(es[:idx])
