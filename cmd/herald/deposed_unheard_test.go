@@ -270,11 +270,19 @@ func sharedZKProxy(t *testing.T) *faultproxy.Proxy {
 
 // markedCopies starts copies of a herald run or lock (recipe) in group g,
 // 6 s sessions, through the servers given, each running child (see
-// overlapMarks).
+// overlapMarks). Lock copies keep their session nodes in a root of the
+// group's own: a session's end is proven only while nothing else changed
+// under the root (see predecessorSessionEnded), and the shared root of
+// the tests running beside them is never quiet.
 func markedCopies(t *testing.T, recipe, g string, env []string, child string) func(id, servers string) *proc {
 	flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
+	var root []string
+	if recipe == "lock" {
+		root = []string{"--session-root", g + "-sessions"}
+	}
 	return func(id, servers string) *proc {
-		return start(t, env, "--zk", servers, "--session-timeout", "6s", recipe, flag, g, "--id", id, "--grace", "10s", "--", "sh", "-c", child)
+		args := append([]string{"--zk", servers, "--session-timeout", "6s", recipe, flag, g, "--id", id, "--grace", "10s"}, root...)
+		return start(t, env, append(args, "--", "sh", "-c", child)...)
 	}
 }
 
