@@ -141,7 +141,13 @@ func classify(ctx context.Context, s *elect.Session, root string, children []str
 		if _, seq := elect.ParseSequence(c); !seq {
 			continue
 		}
-		if _, ok := known[c]; ok {
+		// Read under mu: the stats started above write known as they
+		// answer (reading it bare crashed the bridge, "concurrent map
+		// read and map write", found by an adversarial test).
+		mu.Lock()
+		_, ok := known[c]
+		mu.Unlock()
+		if ok {
 			continue
 		}
 		slots <- struct{}{}
