@@ -34,12 +34,12 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 	}
 	if len(segs) == 0 {
 		gs.add(root, root)
-		b.waitOn(w, nil)
+		b.waitOn(w, nil, time.Now())
 		<-ctx.Done()
 		gs.remove(root, root)
 		return
 	}
-	lv := &level{root: root, rest: segs[1:], warned: map[string]bool{}, sub: map[string]context.CancelFunc{}, queue: map[string]bool{}}
+	lv := &level{root: root, rest: segs[1:], warned: map[string]bool{}, sub: map[string]context.CancelFunc{}, queue: map[string]bool{}, lw: w}
 	defer lv.stop()
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
 	defer func() {
@@ -53,7 +53,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			untilTermEnds(ctx)
 			return
 		}
-		missing := false
+		missing, sent := false, time.Now()
 		children, ephemeral, watch, err := childrenW(ctx, s.Conn(), root)
 		if errors.Is(err, zk.ErrNoNode) {
 			var again bool
@@ -82,7 +82,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			b.truth.forgetGone(root, children, b.observed)
 		}
 		b.noteRoot(lv, top && missing, top && ephemeral)
-		b.waitOn(w, watch)
+		b.waitOn(w, watch, sent)
 		select {
 		case <-watch:
 		case <-ctx.Done():
@@ -184,6 +184,8 @@ type level struct {
 	// hinted: hintLeaderLayouts looked at the children; misplaced:
 	// warnMisplaced said the root is one level too deep.
 	hinted, misplaced bool
+	// lw is the level's discoverer's watch (listwatch.go).
+	lw *listWatch
 }
 
 // stop ends the discoverers of the level's children and waits for them.
@@ -229,7 +231,7 @@ func (b *Bridge) syncChildren(ctx context.Context, s *elect.Session, lv *level, 
 				cctx, cancel := context.WithCancel(ctx)
 				lv.sub[child] = cancel
 				lv.wg.Add(1)
-				w := b.newListWatch() // before its parent's next wait: pending until listed
+				w := b.newListWatch(lv.lw) // before its parent's next wait: pending until listed
 				go func() {
 					defer lv.wg.Done()
 					b.discover(cctx, s, child, rest, gs, w)

@@ -21,6 +21,11 @@ import (
 // listWatch is the watch one discoverer waits on between its listings.
 type listWatch struct {
 	ch <-chan zk.Event // nil: it waits on nothing (a fixed path)
+	// sent is when the listing that armed ch was asked for.
+	sent time.Time
+	// parent is the discoverer that started this one for a child it
+	// listed (nil for a root given).
+	parent *listWatch
 }
 
 // firedWatch stands for a watch that fired: a discoverer not listed yet.
@@ -38,9 +43,10 @@ type listWatches struct {
 
 // newListWatch registers a discoverer about to start, pending until it
 // has listed its root once; register it before it starts, so that a
-// proof taken meanwhile waits for it.
-func (b *Bridge) newListWatch() *listWatch {
-	w := &listWatch{ch: firedWatch}
+// proof taken meanwhile waits for it. parent is the discoverer that
+// listed its root (nil for a root given).
+func (b *Bridge) newListWatch(parent *listWatch) *listWatch {
+	w := &listWatch{ch: firedWatch, parent: parent}
 	b.lists.mu.Lock()
 	defer b.lists.mu.Unlock()
 	if b.lists.m == nil {
@@ -50,12 +56,12 @@ func (b *Bridge) newListWatch() *listWatch {
 	return w
 }
 
-// waitOn records that the discoverer has handled what it listed and now
-// waits on ch.
-func (b *Bridge) waitOn(w *listWatch, ch <-chan zk.Event) {
+// waitOn records that the discoverer has handled what it listed, asked
+// for at sent, and now waits on ch, the watch that listing armed.
+func (b *Bridge) waitOn(w *listWatch, ch <-chan zk.Event, sent time.Time) {
 	b.lists.mu.Lock()
 	defer b.lists.mu.Unlock()
-	w.ch = ch
+	w.ch, w.sent = ch, sent
 }
 
 // dropListWatch forgets a discoverer that stopped.
@@ -65,15 +71,22 @@ func (b *Bridge) dropListWatch(w *listWatch) {
 	delete(b.lists.m, w)
 }
 
-// awaitListings waits until every discoverer whose watch has fired has
-// listed its root since, and set its next watch, or ctx ends (false). Each
-// is waited for once, so that a root whose children never stop changing
-// holds no heartbeat back: what changed after the call came later than
-// the proof anyway. A discoverer started meanwhile, for a child just
-// listed, is waited for too: it lists what existed then.
+// awaitListings waits until every discoverer has handled all that its
+// watches told of before the call (made once ZooKeeper answered the
+// proof's sync), or ctx ends (false). A discoverer is caught up once the
+// watch its last handled listing armed is seen not to have fired, or
+// once it has handled a listing asked for after the call: a request sent
+// after the sync's answer reads what the sync saw, at least. Moving past
+// the watch seen fired at the call was not enough: the next one, armed
+// by the listing still being handled, may have fired before the proof
+// too (found by an adversarial test). Each is waited for once, so that
+// a root whose children never stop changing holds no heartbeat back; a
+// discoverer started for a child its parent listed after the parent was
+// caught up is not waited for: that child came after the proof.
 func (b *Bridge) awaitListings(ctx context.Context) bool {
-	waited := map[*listWatch]<-chan zk.Event{} // each with the watch it must move past
-	for b.listingPending(waited) {
+	from := time.Now()
+	done := map[*listWatch]bool{}
+	for b.listingPending(from, done) {
 		select {
 		case <-ctx.Done():
 			return false
@@ -83,26 +96,43 @@ func (b *Bridge) awaitListings(ctx context.Context) bool {
 	return true
 }
 
-// listingPending reports whether a discoverer in waited still waits on
-// the watch recorded there, or one not in it has a watch that fired,
-// which it records. The zk client closes a watch's channel as it delivers
-// its event, in order with the answers to later requests, so a closed
-// channel is a fired watch; taking its event here takes nothing from the
-// discoverer, which then reads the closed channel.
-func (b *Bridge) listingPending(waited map[*listWatch]<-chan zk.Event) bool {
+// listingPending reports whether a discoverer not in done is not caught
+// up with what its watches told of before from (see awaitListings), and
+// adds to done those that are (false: seen, not yet). The zk client
+// closes a watch's channel as it delivers its event, in order with the
+// answers to later requests, so a channel closed is a watch that fired,
+// and one still open at a look after from had not fired before; taking
+// its event here takes nothing from the discoverer, which then reads the
+// closed channel.
+func (b *Bridge) listingPending(from time.Time, done map[*listWatch]bool) bool {
 	b.lists.mu.Lock()
 	defer b.lists.mu.Unlock()
 	pending := false
+	// Marked after the look: a child first seen beside its parent was
+	// started before the parent was caught up.
+	var caught []*listWatch
 	for w := range b.lists.m {
-		if old, ok := waited[w]; ok {
-			pending = pending || w.ch == old
-			continue
-		}
-		select {
-		case <-w.ch:
-			waited[w], pending = w.ch, true
+		isDone, seen := done[w]
+		switch {
+		case isDone:
+		case !seen && w.parent != nil && done[w.parent], w.sent.After(from), !fired(w.ch):
+			caught = append(caught, w)
 		default:
+			done[w], pending = false, true // seen, not caught up
 		}
 	}
+	for _, w := range caught {
+		done[w] = true
+	}
 	return pending
+}
+
+// fired reports whether the watch ch has fired (nil never does).
+func fired(ch <-chan zk.Event) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

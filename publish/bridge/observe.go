@@ -80,7 +80,7 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 	}
 	for _, r := range roots {
 		wg.Add(1)
-		w := b.newListWatch()
+		w := b.newListWatch(nil)
 		go func() {
 			defer wg.Done()
 			b.discover(ctx, s, r.Root, r.Segs, gs, w)

@@ -1,0 +1,94 @@
+package bridge_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/publish/bridge"
+)
+
+// TestHeartbeatWaitsForAWatchThatFiredWhileItsRootWasHandled (found by an
+// adversarial test): a discoverer's next watch, armed by a listing, may
+// fire while it still handles that listing (a burst of sequentially named
+// children, each looked at before it is taken as a group); a heartbeat
+// proved meanwhile waited only for the discoverer to move on from the
+// watch before, and confirmed, as having no owner, a group made before
+// its proof that the next listing would have found. Noise children widen
+// that handling; owned groups are made among them.
+func TestHeartbeatWaitsForAWatchThatFiredWhileItsRootWasHandled(t *testing.T) {
+	root := groupPath(t)
+	addrs := zkAddrs(t)
+	s := session(t, addrs)
+	for _, p := range []string{"/t", root} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
+			t.Fatal(err)
+		}
+	}
+	l := &ledger{owned: map[string]bool{}, any: map[string]bool{}, since: map[string]time.Time{}}
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Sinks: []publish.Sink{l}, Heartbeat: 10 * time.Millisecond})
+	waitStatus(t, r.Bridge, 30*time.Second, "active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		makeNoise(t, s, root, stop)
+	}()
+	owner := session(t, addrs)
+	const n = 100
+	for i := range n {
+		g := fmt.Sprintf("%s/svc-%d", root, i)
+		lk, err := elect.NewLock(owner, g, elect.CreateParents())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lk.Acquire(ctxT(t, 10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		l.existed(g, time.Now())
+		time.Sleep(3 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	waitFor(t, 60*time.Second, "every owner published", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.owned) == n
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.checked == 0 {
+		t.Fatal("no active heartbeat was written while the groups were made")
+	}
+	for _, b := range l.bad {
+		t.Error(b)
+	}
+}
+
+// makeNoise makes, until stop, bursts of 48 children of root named as
+// sequence nodes (each stat'ed by the discoverer before it takes it as a
+// group), at most 3000 of them.
+func makeNoise(t *testing.T, s *elect.Session, root string, stop <-chan struct{}) {
+	for i := 0; i < 3000; i += 48 {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		ops := make([]any, 0, 48)
+		for j := range 48 {
+			ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("%s/q-%010d", root, i+j), Acl: zk.WorldACL(zk.PermAll)})
+		}
+		if _, err := s.Conn().Multi(ops...); err != nil {
+			t.Error(err)
+			return
+		}
+		time.Sleep(4 * time.Millisecond)
+	}
+}
