@@ -67,6 +67,10 @@ type Bridge struct {
 	// has been looked at: nothing is below it, though it stays in
 	// discovering, as the bridge is not ready.
 	unlisted map[string]bool
+	// adopting says adoptReported has yet to take in the groups the
+	// stores name an owner of that no root listed: till then those
+	// owners, gone, would be confirmed by the heartbeats as current.
+	adopting bool
 	// rootErrs holds, for discover roots not listed yet, the last error
 	// listing them.
 	rootErrs map[string]string
@@ -415,6 +419,13 @@ func (b *Bridge) setDiscovering(root string, waiting bool) {
 		delete(b.discovering, root)
 		delete(b.rootErrs, root)
 	}
+}
+
+// setAdopting records whether adoptReported has yet to run (see adopting).
+func (b *Bridge) setAdopting(v bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.adopting = v
 }
 
 // setUnlisted records whether root awaits its first look (see unlisted).

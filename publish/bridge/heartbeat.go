@@ -341,8 +341,10 @@ func settled(st publish.SinkStats) int64 { return st.Delivered + st.Collapsed + 
 
 // confirming reports the bridge's role and whether it may confirm its
 // values now: active and publishing (not holding), its session connected,
-// every discover root looked at (listed, or found missing) and every
-// group past its snapshot, save those it cannot read, returned as
+// every discover root looked at (listed, or found missing), the groups
+// the stores name an owner of below none of them taken in (adoptReported:
+// a heartbeat before confirmed those gone owners), and every group past
+// its snapshot, save those it cannot read, returned as
 // unconfirmed (each with the time since which it has not read it: zero
 // for a group not read since the bridge started), at most
 // publish.MaxUnconfirmed of them.
@@ -353,7 +355,7 @@ func (b *Bridge) confirming() (role Role, ok bool, unconfirmed map[string]time.T
 	b.pubMu.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.role != RoleActive || !publishing || st != elect.StateConnected || len(b.unlisted) > 0 {
+	if b.role != RoleActive || !publishing || st != elect.StateConnected || len(b.unlisted) > 0 || b.adopting {
 		return b.role, false, nil
 	}
 	for g, gs := range b.groups {

@@ -87,9 +87,11 @@ func (b *Bridge) startObserving(ctx context.Context, s *elect.Session) (wait fun
 		}()
 	}
 	if len(roots) > 0 {
+		b.setAdopting(true)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer b.setAdopting(false)
 			b.adoptReported(ctx, gs)
 		}()
 	}
