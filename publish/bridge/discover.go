@@ -34,7 +34,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 	}
 	if len(segs) == 0 {
 		gs.add(root, root)
-		b.waitOn(w, nil, time.Now())
+		b.waitOn(w, "", nil, time.Now(), -1)
 		<-ctx.Done()
 		gs.remove(root, root)
 		return
@@ -54,7 +54,11 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			return
 		}
 		missing, sent := false, time.Now()
-		children, ephemeral, watch, err := childrenW(ctx, s.Conn(), root)
+		children, st, watch, err := childrenW(ctx, s.Conn(), root)
+		ephemeral, cversion := st != nil && st.EphemeralOwner != 0, int32(-1)
+		if st != nil {
+			cversion = st.Cversion
+		}
 		if errors.Is(err, zk.ErrNoNode) {
 			var again bool
 			if watch, missing, again, err = b.awaitRoot(ctx, s, lv, gs); again {
@@ -82,9 +86,10 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			b.truth.forgetGone(root, children, b.observed)
 		}
 		b.noteRoot(lv, top && missing, top && ephemeral)
-		b.waitOn(w, watch, sent)
+		b.waitOn(w, root, watch, sent, cversion)
 		select {
 		case <-watch:
+		case <-w.kick: // its watch told nothing of a change (noticeSwallowed)
 		case <-ctx.Done():
 			return
 		}
@@ -270,8 +275,8 @@ func (b *Bridge) dropUnlisted(lv *level, children []string, want map[string]bool
 }
 
 // childrenW lists path and arms a children watch, giving up when ctx
-// ends; ephemeral says path is an ephemeral node.
-func childrenW(ctx context.Context, c *zk.Conn, path string) (children []string, ephemeral bool, watch <-chan zk.Event, err error) {
+// ends; st is path's stat.
+func childrenW(ctx context.Context, c *zk.Conn, path string) (children []string, st *zk.Stat, watch <-chan zk.Event, err error) {
 	type res struct {
 		children []string
 		st       *zk.Stat
@@ -285,9 +290,9 @@ func childrenW(ctx context.Context, c *zk.Conn, path string) (children []string,
 	}()
 	select {
 	case r := <-out:
-		return r.children, r.st != nil && r.st.EphemeralOwner != 0, r.ch, r.err
+		return r.children, r.st, r.ch, r.err
 	case <-ctx.Done():
-		return nil, false, nil, ctx.Err()
+		return nil, nil, nil, ctx.Err()
 	}
 }
 

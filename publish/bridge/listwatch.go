@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -26,6 +27,12 @@ type listWatch struct {
 	// parent is the discoverer that started this one for a child it
 	// listed (nil for a root given).
 	parent *listWatch
+	// root is the path listed, and cversion its children's version as
+	// listed (-1: none known, as for a root missing).
+	root     string
+	cversion int32
+	// kick wakes the discoverer to list again (noticeSwallowed).
+	kick chan struct{}
 }
 
 // firedWatch stands for a watch that fired: a discoverer not listed yet.
@@ -46,7 +53,7 @@ type listWatches struct {
 // proof taken meanwhile waits for it. parent is the discoverer that
 // listed its root (nil for a root given).
 func (b *Bridge) newListWatch(parent *listWatch) *listWatch {
-	w := &listWatch{ch: firedWatch, parent: parent}
+	w := &listWatch{ch: firedWatch, parent: parent, cversion: -1, kick: make(chan struct{}, 1)}
 	b.lists.mu.Lock()
 	defer b.lists.mu.Unlock()
 	if b.lists.m == nil {
@@ -56,12 +63,13 @@ func (b *Bridge) newListWatch(parent *listWatch) *listWatch {
 	return w
 }
 
-// waitOn records that the discoverer has handled what it listed, asked
-// for at sent, and now waits on ch, the watch that listing armed.
-func (b *Bridge) waitOn(w *listWatch, ch <-chan zk.Event, sent time.Time) {
+// waitOn records that the discoverer has handled what it listed of root
+// (its children's version cversion), asked for at sent, and now waits on
+// ch, the watch that listing armed.
+func (b *Bridge) waitOn(w *listWatch, root string, ch <-chan zk.Event, sent time.Time, cversion int32) {
 	b.lists.mu.Lock()
 	defer b.lists.mu.Unlock()
-	w.ch, w.sent = ch, sent
+	w.ch, w.sent, w.root, w.cversion = ch, sent, root, cversion
 }
 
 // dropListWatch forgets a discoverer that stopped.
@@ -85,6 +93,7 @@ func (b *Bridge) dropListWatch(w *listWatch) {
 // caught up is not waited for: that child came after the proof.
 func (b *Bridge) awaitListings(ctx context.Context) bool {
 	from := time.Now()
+	b.noticeSwallowed(ctx)
 	done := map[*listWatch]bool{}
 	for b.listingPending(from, done) {
 		select {
@@ -134,5 +143,53 @@ func fired(ch <-chan zk.Event) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// noticeSwallowed makes each root given (--discover, a pattern's root)
+// whose children changed since its discoverer listed them, while its
+// watch did not fire, pending, and wakes its discoverer to list again.
+// ZooKeeper tells a session no change of a node it may no longer READ: a
+// root whose ACL was changed under the bridge was never listed again,
+// and the heartbeats confirmed a group made below it as having no owner
+// (found by an adversarial test). Its stat needs no permission; the
+// listing that follows fails, and holds the rounds back until it can be
+// made. A level below a root given is not looked at: one request a round
+// per root, not per level.
+func (b *Bridge) noticeSwallowed(ctx context.Context) {
+	_, s := b.sessionState()
+	if s == nil {
+		return
+	}
+	type listed struct {
+		w        *listWatch
+		root     string
+		ch       <-chan zk.Event
+		cversion int32
+	}
+	var top []listed
+	b.lists.mu.Lock()
+	for w := range b.lists.m {
+		if w.parent == nil && w.cversion >= 0 && !fired(w.ch) {
+			top = append(top, listed{w, w.root, w.ch, w.cversion})
+		}
+	}
+	b.lists.mu.Unlock()
+	for _, l := range top {
+		st, err := statNode(ctx, s.Conn(), l.root)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) || err == nil && st.Cversion == l.cversion {
+			continue // unchanged, or not known: the sync's proof stands for it
+		}
+		// The stat was answered after any event of the change would
+		// have been delivered: an unfired watch was told nothing.
+		b.lists.mu.Lock()
+		if l.w.ch == l.ch && !fired(l.ch) {
+			l.w.ch = firedWatch
+			select {
+			case l.w.kick <- struct{}{}:
+			default:
+			}
+		}
+		b.lists.mu.Unlock()
 	}
 }
