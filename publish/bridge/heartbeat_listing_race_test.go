@@ -61,11 +61,15 @@ func TestHeartbeatWaitsForAWatchThatFiredWhileItsRootWasHandled(t *testing.T) {
 		defer l.mu.Unlock()
 		return len(l.owned) == n
 	})
+	// A loaded machine may hold rounds back while the noise is listed:
+	// wait for one dated after the groups were made, checked too.
+	waitFor(t, 30*time.Second, "an active heartbeat dated after a group was made", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.checked > 0
+	})
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.checked == 0 {
-		t.Fatal("no active heartbeat was written while the groups were made")
-	}
 	for _, b := range l.bad {
 		t.Error(b)
 	}
