@@ -86,6 +86,9 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			b.truth.forgetGone(root, children, b.observed)
 		}
 		b.noteRoot(lv, top && missing, top && ephemeral)
+		if missing {
+			cversion = rootAbsent
+		}
 		b.waitOn(w, root, watch, sent, cversion)
 		select {
 		case <-watch:

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
 )
 
 // A discoverer's watch that has fired is a change the session heard that
@@ -28,7 +30,7 @@ type listWatch struct {
 	// listed (nil for a root given).
 	parent *listWatch
 	// root is the path listed, and cversion its children's version as
-	// listed (-1: none known, as for a root missing).
+	// listed (-1: none known; rootAbsent: the root was found missing).
 	root     string
 	cversion int32
 	// kick wakes the discoverer to list again (noticeSwallowed).
@@ -154,8 +156,9 @@ func fired(ch <-chan zk.Event) bool {
 // and the heartbeats confirmed a group made below it as having no owner
 // (found by an adversarial test). Its stat needs no permission; the
 // listing that follows fails, and holds the rounds back until it can be
-// made. A level below a root given is not looked at: one request a round
-// per root, not per level.
+// made. So with a root found missing, made since with such an ACL: its
+// exists watch was not told either. A level below a root given is not
+// looked at: one request a round per root, not per level.
 func (b *Bridge) noticeSwallowed(ctx context.Context) {
 	_, s := b.sessionState()
 	if s == nil {
@@ -170,14 +173,13 @@ func (b *Bridge) noticeSwallowed(ctx context.Context) {
 	var top []listed
 	b.lists.mu.Lock()
 	for w := range b.lists.m {
-		if w.parent == nil && w.cversion >= 0 && !fired(w.ch) {
+		if w.parent == nil && (w.cversion >= 0 || w.cversion == rootAbsent) && !fired(w.ch) {
 			top = append(top, listed{w, w.root, w.ch, w.cversion})
 		}
 	}
 	b.lists.mu.Unlock()
 	for _, l := range top {
-		st, err := statNode(ctx, s.Conn(), l.root)
-		if err != nil && !errors.Is(err, zk.ErrNoNode) || err == nil && st.Cversion == l.cversion {
+		if !rootMoved(ctx, s, l.root, l.cversion) {
 			continue // unchanged, or not known: the sync's proof stands for it
 		}
 		// The stat was answered after any event of the change would
@@ -191,5 +193,23 @@ func (b *Bridge) noticeSwallowed(ctx context.Context) {
 			}
 		}
 		b.lists.mu.Unlock()
+	}
+}
+
+// rootAbsent is the cversion a discoverer records for a root found
+// missing (listWatch.cversion).
+const rootAbsent = -2
+
+// rootMoved reports whether root's children changed since they were
+// listed at cversion, or root, found missing (rootAbsent), exists now.
+func rootMoved(ctx context.Context, s *elect.Session, root string, cversion int32) bool {
+	st, err := statNode(ctx, s.Conn(), root)
+	switch {
+	case cversion == rootAbsent:
+		return err == nil
+	case errors.Is(err, zk.ErrNoNode):
+		return true
+	default:
+		return err == nil && st.Cversion != cversion
 	}
 }
