@@ -55,10 +55,6 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 		}
 		missing, sent := false, time.Now()
 		children, st, watch, err := childrenW(ctx, s.Conn(), root)
-		ephemeral, cversion := st != nil && st.EphemeralOwner != 0, int32(-1)
-		if st != nil {
-			cversion = st.Cversion
-		}
 		if errors.Is(err, zk.ErrNoNode) {
 			var again bool
 			if watch, missing, again, err = b.awaitRoot(ctx, s, lv, gs); again {
@@ -85,11 +81,8 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			first = false
 			b.truth.forgetGone(root, children, b.observed)
 		}
-		b.noteRoot(lv, top && missing, top && ephemeral)
-		if missing {
-			cversion = rootAbsent
-		}
-		b.waitOn(w, root, watch, sent, cversion)
+		b.noteRoot(lv, top && missing, top && st != nil && st.EphemeralOwner != 0)
+		b.waitOn(w, root, watch, sent, listedVersion(st, missing))
 		select {
 		case <-watch:
 		case <-w.kick: // its watch told nothing of a change (noticeSwallowed)
@@ -97,6 +90,19 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 			return
 		}
 	}
+}
+
+// listedVersion is the cversion a discoverer records of its listing
+// (listWatch.cversion): its root's children's, rootAbsent for a root
+// found missing, -1 when not known.
+func listedVersion(st *zk.Stat, missing bool) int32 {
+	switch {
+	case missing:
+		return rootAbsent
+	case st == nil:
+		return -1
+	}
+	return st.Cversion
 }
 
 // noteRoot records whether the bridge observes anything below lv's root,
