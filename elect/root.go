@@ -118,14 +118,27 @@ func rootRefusedHint(p, own string) string {
 // was refused (zk.ErrNoAuth, err): it names the root's ACL and the setAcl
 // that would admit this session's identities too, beside those it
 // admits; where the ACL cannot be read, it says what to do in words.
+// ZooKeeper shows a digest id's hash only to a client that may
+// administer the node (user:x to the others, which a refused identity
+// is): an ACL with a hidden hash is no setAcl to print, as run it would
+// lock that identity out, so the error names the entries to add instead.
 func RootRefused(ctx context.Context, s *Session, p string, err error) error {
 	got, _, gerr := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return s.Conn().GetACL(p) })
 	if gerr != nil {
 		return fmt.Errorf("%s: %w", rootRefusedHint(p, ""), err)
 	}
+	want := admitting(got, s.DefaultACL())
+	if slices.ContainsFunc(got, hiddenDigest) {
+		return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, add %s to the ACL that getAcl %s shows its maker or the super user (ZooKeeper hides a digest hash, shown as x, from others), and setAcl %s to the sum; or give each of them an --zk-acl naming every identity before the root is made: %w",
+			p, shownACL(got), shownACL(slices.DeleteFunc(want, func(a zk.ACL) bool { return slices.Contains(got, a) })), p, p, err)
+	}
 	return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, setAcl %s %s, or give each of them an --zk-acl naming every identity before the root is made: %w",
-		p, shownACL(got), p, shownACL(admitting(got, s.DefaultACL())), err)
+		p, shownACL(got), p, shownACL(want), err)
 }
+
+// hiddenDigest reports whether a, read with GetACL, is a digest entry
+// whose hash ZooKeeper hid from the reader (user:x).
+func hiddenDigest(a zk.ACL) bool { return a.Scheme == "digest" && !digestID(a.ID) }
 
 // admitting is the root ACL got with create, read and delete added for
 // each identity that acl, the ACL of a session's nodes, lets write.

@@ -1,0 +1,76 @@
+package elect_test
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// zkCliACL reads an ACL as ZooKeeper's shell (zkCli.sh setAcl) does:
+// entries split at every comma, the id between the first and the last
+// colon, entries of another form skipped.
+func zkCliACL(s string) []zk.ACL {
+	var out []zk.ACL
+	for _, e := range strings.Split(s, ",") {
+		first, last := strings.Index(e, ":"), strings.LastIndex(e, ":")
+		if first < 0 || first == last {
+			continue
+		}
+		var perms int32
+		for _, c := range e[last+1:] {
+			perms |= map[rune]int32{'c': zk.PermCreate, 'd': zk.PermDelete, 'r': zk.PermRead, 'w': zk.PermWrite, 'a': zk.PermAdmin}[c]
+		}
+		out = append(out, zk.ACL{Scheme: e[:first], ID: e[first+1 : last], Perms: perms})
+	}
+	return out
+}
+
+// TestRootRefusedSetAclKeepsItsMaker: a bridge the sources root refused
+// printed the setAcl that would admit it beside the root's identities,
+// built from the ACL it read; but ZooKeeper hides a digest id's hash
+// (user:x) from a client that may not administer the node, so the
+// setAcl, run as printed by the root's maker, replaced that identity's
+// hash with x and locked it out of its own root. Following what the
+// error says must admit the refused identity and keep the maker.
+func TestRootRefusedSetAclKeepsItsMaker(t *testing.T) {
+	addrs := sharedAddrs(t)
+	root := groupPath(t) + "-root"
+	maker := session(t, addrs, elect.WithDigestAuth("maker:pw"))
+	if err := elect.MakeRoot(maker, root); err != nil {
+		t.Fatal(err)
+	}
+	other := session(t, addrs, elect.WithDigestAuth("other:pw"))
+	_, err := other.Conn().Create(root+"/claim", nil, zk.FlagEphemeral, other.DefaultACL())
+	if !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("another identity creating under the root: %v; want ErrNoAuth", err)
+	}
+	msg := elect.RootRefused(ctxT(t, 10*time.Second), other, root, err).Error()
+	var acl []zk.ACL
+	if m := regexp.MustCompile(`add (\S+) to the ACL`).FindStringSubmatch(msg); m != nil {
+		// As told: the maker's ACL as getAcl shows it to the maker, and
+		// the entries named added.
+		got, _, err := maker.Conn().GetACL(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acl = append(got, zkCliACL(m[1])...)
+	} else if m := regexp.MustCompile(`setAcl ` + regexp.QuoteMeta(root) + ` (\S+)`).FindStringSubmatch(msg); m != nil {
+		acl = zkCliACL(m[1])
+	} else {
+		t.Fatalf("the error names no setAcl: %s", msg)
+	}
+	if _, err := maker.Conn().SetACL(root, acl, -1); err != nil {
+		t.Fatalf("the maker setting %s as told (%s): %v", elect.FormatACL(acl), msg, err)
+	}
+	for who, s := range map[string]*elect.Session{"the maker": maker, "the identity refused before": other} {
+		if _, err := s.Conn().Create(root+"/n-"+strings.Fields(who)[1], nil, zk.FlagEphemeral, s.DefaultACL()); err != nil {
+			t.Errorf("%s creating under the root after the setAcl the error printed (%s): %v", who, msg, err)
+		}
+	}
+}
