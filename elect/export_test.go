@@ -59,3 +59,8 @@ func JudgeSessionNodeEvent(s *Session, node, owner string, ev zk.EventType) bool
 	(&queue{s: s}).doubtSessionNode(node, ch, trust)
 	return trust.ok.Load()
 }
+
+// CheckRootFor is CheckRoot for a session whose nodes take acl.
+func CheckRootFor(ctx context.Context, s *Session, p string, acl []zk.ACL) error {
+	return checkRoot(ctx, s.Conn(), p, acl)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -87,8 +88,8 @@ func checkRoot(ctx context.Context, conn *zk.Conn, p string, acl []zk.ACL) error
 	if err != nil || !rootOpen(got) {
 		return nil
 	}
-	return fmt.Errorf("elect: %s lets anyone create there (ACL %s), so a client without credentials may make nodes under herald's names first; let only herald's identities create there: setAcl %s %s",
-		p, shownACL(got), p, shownACL(rootACL(acl)))
+	return fmt.Errorf("elect: %s lets anyone create there (ACL %s), so a client without credentials may make nodes under herald's names first; let only herald's identities create there: %s",
+		p, shownACL(got), setACLCommand(p, rootACL(acl)))
 }
 
 // checkSessionRoot warns, once per session and root, that our session
@@ -132,8 +133,8 @@ func RootRefused(ctx context.Context, s *Session, p string, err error) error {
 		return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, add %s to the ACL that getAcl %s shows its maker or the super user (ZooKeeper hides a digest hash, shown as x, from others), and setAcl %s to the sum; or give each of them an --zk-acl naming every identity before the root is made: %w",
 			p, shownACL(got), shownACL(slices.DeleteFunc(want, func(a zk.ACL) bool { return slices.Contains(got, a) })), p, p, err)
 	}
-	return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, setAcl %s %s, or give each of them an --zk-acl naming every identity before the root is made: %w",
-		p, shownACL(got), p, shownACL(want), err)
+	return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, %s, or give each of them an --zk-acl naming every identity before the root is made: %w",
+		p, shownACL(got), setACLCommand(p, want), err)
 }
 
 // hiddenDigest reports whether a, read with GetACL, is a digest entry
@@ -192,6 +193,19 @@ func (q *queue) checkGroup() {
 			return
 		}
 		q.s.log.Warn("the group lets anyone write, create or delete there, so herald's credentials protect nothing in it: any client may write a release on the group node that lets the next owner start beside a running one, or delete an owner's node; unless it was made so for clients without credentials, let only its participants' identities change it",
-			"group", q.parent, "acl", shownACL(got), "fix", "setAcl "+q.parent+" "+shownACL(ParentACL(q.o.acl)))
+			"group", q.parent, "acl", shownACL(got), "fix", setACLCommand(q.parent, ParentACL(q.o.acl)))
 	})
+}
+
+// setACLCommand is what to run to set p's ACL to acl: zkCli's setAcl,
+// unless an id holds a comma (an x509 subject, CN=host,O=Example), as
+// the shell splits its ACL at every comma, skips the pieces that are no
+// scheme:id:perms, and sets the rest: run as printed, it dropped those
+// identities, and a root left creatable by no one cost every copy its
+// session node and run note. Such an ACL is set with a client library.
+func setACLCommand(p string, acl []zk.ACL) string {
+	if slices.ContainsFunc(acl, func(a zk.ACL) bool { return strings.Contains(a.ID, ",") }) {
+		return fmt.Sprintf("set the ACL of %s to [%s] with a client library's setACL (zkCli's setAcl splits its ACL at every comma, an x509 subject's too, and would drop those identities)", p, shownACL(acl))
+	}
+	return "setAcl " + p + " " + shownACL(acl)
 }

@@ -74,3 +74,40 @@ func TestRootRefusedSetAclKeepsItsMaker(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenRootSetAclOfX509Identities: a copy whose --zk-acl names x509
+// identities warned of an open root with a setAcl naming them; but
+// zkCli's setAcl splits its ACL at every comma, an x509 subject's too,
+// skips the pieces that are no scheme:id:perms, and sets the rest. Run
+// as printed, it left the root readable by all and creatable by no
+// one: every copy lost its session node and run note. A setAcl the
+// warning prints must mean to the shell what it means to herald.
+func TestOpenRootSetAclOfX509Identities(t *testing.T) {
+	addrs := sharedAddrs(t)
+	root := groupPath(t) + "-root"
+	s := session(t, addrs)
+	if err := elect.MakeSharedPath(s, root); err != nil { // open, as an older herald made it
+		t.Fatal(err)
+	}
+	acl, err := elect.ParseACL("x509:CN=host-a,O=Example:cdrwa,x509:CN=host-b,O=Example:cdrwa,world:anyone:r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	werr := elect.CheckRootFor(ctxT(t, 10*time.Second), s, root, acl)
+	if werr == nil {
+		t.Fatal("no warning of a root open to all")
+	}
+	msg := werr.Error()
+	for _, m := range regexp.MustCompile(`setAcl `+regexp.QuoteMeta(root)+` (\S+)`).FindAllStringSubmatch(msg, -1) {
+		want, err := elect.ParseACL(m[1])
+		if err != nil {
+			t.Fatalf("the printed ACL %s: %v", m[1], err)
+		}
+		if got := zkCliACL(m[1]); elect.FormatACL(got) != elect.FormatACL(want) {
+			t.Errorf("the printed setAcl sets %s in zkCli, not %s: %s", elect.FormatACL(got), elect.FormatACL(want), msg)
+		}
+	}
+	if !strings.Contains(msg, "x509:CN=host-a,O=Example:cdrw") {
+		t.Errorf("the warning does not name the ACL to set: %s", msg)
+	}
+}
