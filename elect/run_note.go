@@ -249,6 +249,11 @@ func (h *Handle) runNoteBeside(ctx context.Context, watch bool) (bool, <-chan zk
 			continue
 		}
 		there, ch, err := h.readRunNote(ctx, root+"/"+n, watch)
+		if there {
+			// In a root open to all (an older herald's) anyone may have
+			// planted it, with a timeout of weeks: say so before we wait.
+			q.checkSessionRoot(ctx, root)
+		}
 		if err != nil || there {
 			return there, ch, err
 		}

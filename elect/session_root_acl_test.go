@@ -144,3 +144,46 @@ func TestSessionRootOfAnotherIdentity(t *testing.T) {
 		t.Errorf("beta's session node under a root whose ACL names both identities: %+v, %v", st, err)
 	}
 }
+
+// TestPlantedRunNoteInAnOpenRootIsWarnedOf: in a session root an older
+// herald made open to all, a client without credentials may plant a run
+// note in any group's name with the longest timeout a note may carry,
+// and the group's first owner waits for it. A `run` copy with
+// credentials keeps its session node in the office, not the root, so it
+// said nothing of the open root before it waited, perhaps for weeks; it
+// now warns, naming the setAcl, as soon as it finds a note there.
+func TestPlantedRunNoteInAnOpenRootIsWarnedOf(t *testing.T) {
+	addrs := sharedAddrs(t)
+	openT(t, addrs)
+	g := groupPath(t)
+	root := g + "-sessions"
+	anyone := session(t, addrs)
+	if err := elect.MakeSharedPath(anyone, root); err != nil { // open, as an older herald made it
+		t.Fatal(err)
+	}
+	victim := g + "-victim"
+	h := fnv.New64a()
+	h.Write([]byte(victim))
+	note := fmt.Sprintf("%s/run-%016x-%016x-cmd", root, uint64(0x1234), h.Sum64())
+	data := fmt.Sprintf(`{"herald":1,"group":%q,"timeout_ms":2147483647}`, victim)
+	if _, err := anyone.Conn().Create(note, []byte(data), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	var log lockedBuf
+	s := session(t, addrs, elect.WithDigestAuth("owner:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	e, err := elect.NewElection(s, victim, elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := e.Campaign(ctxT(t, 20*time.Second), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	released, err := held.PredecessorReleased(ctxT(t, 10*time.Second))
+	if err != nil || released || !held.RunsBeside() {
+		t.Fatalf("the group's first owner beside a planted note: PredecessorReleased = %v, %v, RunsBeside = %v; want false, nil, true", released, err, held.RunsBeside())
+	}
+	if !strings.Contains(log.String(), "setAcl "+root+" ") {
+		t.Errorf("waiting for a note in a root open to all, a copy with credentials did not warn of the root:\n%s", log.String())
+	}
+}
