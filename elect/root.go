@@ -128,13 +128,34 @@ func RootRefused(ctx context.Context, s *Session, p string, err error) error {
 	if gerr != nil {
 		return fmt.Errorf("%s: %w", rootRefusedHint(p, ""), err)
 	}
-	want := admitting(got, s.DefaultACL())
+	want := admitting(got, namedACL(s))
+	if slices.Equal(want, got) { // no identity of ours it can name (auth:: of a certificate)
+		return fmt.Errorf("%s (ACL %s): %w", rootRefusedHint(p, ""), shownACL(got), err)
+	}
 	if slices.ContainsFunc(got, hiddenDigest) {
 		return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, add %s to the ACL that getAcl %s shows its maker or the super user (ZooKeeper hides a digest hash, shown as x, from others), and setAcl %s to the sum; or give each of them an --zk-acl naming every identity before the root is made: %w",
 			p, shownACL(got), shownACL(slices.DeleteFunc(want, func(a zk.ACL) bool { return slices.Contains(got, a) })), p, p, err)
 	}
 	return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, %s, or give each of them an --zk-acl naming every identity before the root is made: %w",
 		p, shownACL(got), setACLCommand(p, want), err)
+}
+
+// namedACL is the session's default ACL with each auth:: entry, which
+// names the identities of whoever creates with it, naming the session's
+// digest identity instead (dropped where it has none, as a certificate's
+// subject is not known here): a setAcl run by someone else must name it.
+func namedACL(s *Session) []zk.ACL {
+	var out []zk.ACL
+	for _, a := range s.DefaultACL() {
+		if a.Scheme != "auth" {
+			out = append(out, a)
+			continue
+		}
+		for _, d := range s.digestACL {
+			out = append(out, zk.ACL{Scheme: d.Scheme, ID: d.ID, Perms: a.Perms})
+		}
+	}
+	return out
 }
 
 // hiddenDigest reports whether a, read with GetACL, is a digest entry

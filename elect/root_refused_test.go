@@ -36,16 +36,37 @@ func zkCliACL(s string) []zk.ACL {
 // built from the ACL it read; but ZooKeeper hides a digest id's hash
 // (user:x) from a client that may not administer the node, so the
 // setAcl, run as printed by the root's maker, replaced that identity's
-// hash with x and locked it out of its own root. Following what the
-// error says must admit the refused identity and keep the maker.
+// hash with x and locked it out of its own root. And a copy whose ACL
+// names its identity as auth:: (--zk-acl auth::cdrwa,world:anyone:r)
+// was told to add nothing. Following what the error says must admit the
+// refused identity and keep the maker.
 func TestRootRefusedSetAclKeepsItsMaker(t *testing.T) {
+	authACL, err := elect.ParseACL("auth::cdrwa,world:anyone:r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts []elect.SessionOption
+	}{
+		{"digest", nil},
+		{"auth", []elect.SessionOption{elect.WithDefaultACL(authACL)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { followRootRefused(t, tc.opts...) })
+	}
+}
+
+// followRootRefused has a session of another identity (opts) refused by
+// a root that maker:pw made, does what RootRefused says, and checks that
+// both may create there.
+func followRootRefused(t *testing.T, opts ...elect.SessionOption) {
 	addrs := sharedAddrs(t)
 	root := groupPath(t) + "-root"
 	maker := session(t, addrs, elect.WithDigestAuth("maker:pw"))
 	if err := elect.MakeRoot(maker, root); err != nil {
 		t.Fatal(err)
 	}
-	other := session(t, addrs, elect.WithDigestAuth("other:pw"))
+	other := session(t, addrs, append([]elect.SessionOption{elect.WithDigestAuth("other:pw")}, opts...)...)
 	_, err := other.Conn().Create(root+"/claim", nil, zk.FlagEphemeral, other.DefaultACL())
 	if !errors.Is(err, zk.ErrNoAuth) {
 		t.Fatalf("another identity creating under the root: %v; want ErrNoAuth", err)
@@ -68,9 +89,9 @@ func TestRootRefusedSetAclKeepsItsMaker(t *testing.T) {
 	if _, err := maker.Conn().SetACL(root, acl, -1); err != nil {
 		t.Fatalf("the maker setting %s as told (%s): %v", elect.FormatACL(acl), msg, err)
 	}
-	for who, s := range map[string]*elect.Session{"the maker": maker, "the identity refused before": other} {
-		if _, err := s.Conn().Create(root+"/n-"+strings.Fields(who)[1], nil, zk.FlagEphemeral, s.DefaultACL()); err != nil {
-			t.Errorf("%s creating under the root after the setAcl the error printed (%s): %v", who, msg, err)
+	for who, s := range map[string]*elect.Session{"maker": maker, "other": other} {
+		if _, err := s.Conn().Create(root+"/n-"+who, nil, zk.FlagEphemeral, s.DefaultACL()); err != nil {
+			t.Errorf("the %s creating under the root after the setAcl the error printed (%s): %v", who, msg, err)
 		}
 	}
 }
