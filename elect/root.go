@@ -76,7 +76,7 @@ func makeRoot(conn *zk.Conn, p string, acl []zk.ACL) error {
 // before herald made it): the error says so and what to run. nil when p
 // is as it should be, missing, or its ACL unreadable.
 func CheckRoot(ctx context.Context, s *Session, p string) error {
-	return checkRoot(ctx, s.Conn(), p, s.DefaultACL())
+	return checkRoot(ctx, s.Conn(), p, namedACL(s.DefaultACL(), s.digestACL))
 }
 
 // checkRoot is CheckRoot with acl.
@@ -98,7 +98,7 @@ func (q *queue) checkSessionRoot(ctx context.Context, root string) {
 	if _, done := q.s.rootsChecked.LoadOrStore(root, struct{}{}); done {
 		return
 	}
-	if err := checkRoot(ctx, q.s.Conn(), root, q.o.acl); err != nil {
+	if err := checkRoot(ctx, q.s.Conn(), root, namedACL(q.o.acl, q.s.digestACL)); err != nil {
 		q.s.log.Warn("the session root lets anyone create: a waiter may lose the proof of our session's end, and a runner be kept waiting by a note planted in its group's name", "root", root, "err", err)
 	}
 }
@@ -128,7 +128,7 @@ func RootRefused(ctx context.Context, s *Session, p string, err error) error {
 	if gerr != nil {
 		return fmt.Errorf("%s: %w", rootRefusedHint(p, ""), err)
 	}
-	want := admitting(got, namedACL(s))
+	want := admitting(got, namedACL(s.DefaultACL(), s.digestACL))
 	if slices.Equal(want, got) { // no identity of ours it can name (auth:: of a certificate)
 		return fmt.Errorf("%s (ACL %s): %w", rootRefusedHint(p, ""), shownACL(got), err)
 	}
@@ -140,18 +140,21 @@ func RootRefused(ctx context.Context, s *Session, p string, err error) error {
 		p, shownACL(got), setACLCommand(p, want), err)
 }
 
-// namedACL is the session's default ACL with each auth:: entry, which
-// names the identities of whoever creates with it, naming the session's
-// digest identity instead (dropped where it has none, as a certificate's
-// subject is not known here): a setAcl run by someone else must name it.
-func namedACL(s *Session) []zk.ACL {
+// namedACL is acl, a session's, with each auth:: entry, which names the
+// identities of whoever creates or sets an ACL with it, naming the
+// session's digest identity (digest, the session's digestACL) instead:
+// a setAcl run by someone else, or a refused identity's ACL read by
+// another, must name it. Without one (a certificate's subject is not
+// known here) the entry stays auth::, which zkCli's setAcl refuses
+// without addauth, rather than be dropped, which would lock it out.
+func namedACL(acl, digest []zk.ACL) []zk.ACL {
 	var out []zk.ACL
-	for _, a := range s.DefaultACL() {
-		if a.Scheme != "auth" {
+	for _, a := range acl {
+		if a.Scheme != "auth" || len(digest) == 0 {
 			out = append(out, a)
 			continue
 		}
-		for _, d := range s.digestACL {
+		for _, d := range digest {
 			out = append(out, zk.ACL{Scheme: d.Scheme, ID: d.ID, Perms: a.Perms})
 		}
 	}
@@ -214,7 +217,7 @@ func (q *queue) checkGroup() {
 			return
 		}
 		q.s.log.Warn("the group lets anyone write, create or delete there, so herald's credentials protect nothing in it: any client may write a release on the group node that lets the next owner start beside a running one, or delete an owner's node; unless it was made so for clients without credentials, let only its participants' identities change it",
-			"group", q.parent, "acl", shownACL(got), "fix", setACLCommand(q.parent, ParentACL(q.o.acl)))
+			"group", q.parent, "acl", shownACL(got), "fix", setACLCommand(q.parent, ParentACL(namedACL(q.o.acl, q.s.digestACL))))
 	})
 }
 

@@ -132,3 +132,39 @@ func TestOpenRootSetAclOfX509Identities(t *testing.T) {
 		t.Errorf("the warning does not name the ACL to set: %s", msg)
 	}
 }
+
+// TestOpenRootSetAclOfAnAuthACL: a copy whose --zk-acl names its
+// identity as auth:: warned of an open root with `setAcl ROOT
+// auth::cdrwa,...`, which names the identities of whoever runs it: the
+// operator's zkCli, without herald's credentials, was refused it as an
+// invalid ACL. The warning names the copy's digest identity instead.
+func TestOpenRootSetAclOfAnAuthACL(t *testing.T) {
+	addrs := sharedAddrs(t)
+	root := groupPath(t) + "-root"
+	anyone := session(t, addrs)
+	if err := elect.MakeSharedPath(anyone, root); err != nil { // open, as an older herald made it
+		t.Fatal(err)
+	}
+	acl, err := elect.ParseACL("auth::cdrwa,world:anyone:r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"), elect.WithDefaultACL(acl))
+	werr := elect.CheckRoot(ctxT(t, 10*time.Second), owner, root)
+	if werr == nil {
+		t.Fatal("no warning of a root open to all")
+	}
+	m := regexp.MustCompile(`setAcl ` + regexp.QuoteMeta(root) + ` (\S+)`).FindStringSubmatch(werr.Error())
+	if m == nil {
+		t.Fatalf("the warning names no setAcl: %v", werr)
+	}
+	if _, err := anyone.Conn().SetACL(root, zkCliACL(m[1]), -1); err != nil {
+		t.Fatalf("setAcl %s %s, as printed, from a client without herald's credentials: %v", root, m[1], err)
+	}
+	if _, err := owner.Conn().Create(root+"/n", nil, zk.FlagEphemeral, owner.DefaultACL()); err != nil {
+		t.Errorf("the copy creating under the root after the setAcl: %v", err)
+	}
+	if _, err := anyone.Conn().Create(root+"/m", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("a client without credentials creating under the root after the setAcl: %v; want ErrNoAuth", err)
+	}
+}
