@@ -110,7 +110,7 @@ func ownerAndSessionNode(t *testing.T, g, recipe string) (owner, session string)
 	if owner == "" || err != nil {
 		t.Fatalf("no queue node in %s (%v): %v", g, ch, err)
 	}
-	dir := map[string]string{"run": g + "/" + elect.OfficeNode, "lock": elect.DefaultSessionRoot}[recipe]
+	dir := map[string]string{"run": g + "/" + elect.OfficeNode, "lock": g + "-sessions"}[recipe] // see markedCopies
 	session = fmt.Sprintf("%s/session-%016x-live", dir, uint64(st.EphemeralOwner))
 	if ok, _, err := conn.Exists(session); err != nil || !ok {
 		t.Fatalf("no session node %s: %v", session, err)
