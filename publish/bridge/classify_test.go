@@ -18,14 +18,7 @@ import (
 // map while those looks wrote it, and the runtime killed the bridge
 // ("concurrent map read and map write").
 func TestDiscoverRootOfThousandsOfSequenceNamedChildren(t *testing.T) {
-	root := groupPath(t)
-	addrs := zkAddrs(t)
-	s := session(t, addrs)
-	for _, p := range []string{"/t", root} {
-		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
-			t.Fatal(err)
-		}
-	}
+	root, addrs, s := madeRoot(t)
 	const n = 3000
 	for i := 0; i < n; i += 100 {
 		ops := make([]any, 0, 100)
@@ -36,7 +29,7 @@ func TestDiscoverRootOfThousandsOfSequenceNamedChildren(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := &ledger{owned: map[string]bool{}, any: map[string]bool{}, since: map[string]time.Time{}}
+	l := newLedger()
 	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Sinks: []publish.Sink{l}})
 	waitStatus(t, r.Bridge, 60*time.Second, "every child observed as a group", func(st bridge.Status) bool {
 		return len(st.Groups) == n && st.Role == bridge.RoleActive

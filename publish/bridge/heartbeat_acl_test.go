@@ -21,42 +21,11 @@ import (
 // of the root then fails), confirm no round until it can list the root,
 // and then publish the owner and confirm again.
 func TestHeartbeatConfirmsNothingBelowARootMadeUnreadable(t *testing.T) {
-	a, b := groupPath(t)+"-a", groupPath(t)+"-b"
-	addrs := zkAddrs(t)
-	s := session(t, addrs)
-	for _, p := range []string{"/t", a, b} {
-		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _, _ = s.Conn().SetACL(a, zk.WorldACL(zk.PermAll), -1) })
-	acquire(t, s, b+"/g")
-	l := &ledger{owned: map[string]bool{}, any: map[string]bool{}, since: map[string]time.Time{}}
-	start(t, bridge.Config{Servers: addrs, Discover: []string{a, b}, Sinks: []publish.Sink{l}, Heartbeat: 20 * time.Millisecond})
-	waitFor(t, 30*time.Second, "the owner below the other root published", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return l.owned[b+"/g"]
-	})
+	a, s, l := twoRootBridge(t, true)
 	if _, err := s.Conn().SetACL(a, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermAdmin), -1); err != nil {
 		t.Fatal(err)
 	}
-	acquire(t, s, a+"/new")
-	l.existed(a+"/new", time.Now())
-	time.Sleep(time.Second) // heartbeats meanwhile, checked
-	if _, err := s.Conn().SetACL(a, zk.WorldACL(zk.PermAll), -1); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the new owner published, and confirmed, once the root is readable again", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return l.owned[a+"/new"] && l.checked > 0
-	})
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, bad := range l.bad {
-		t.Error(bad)
-	}
+	ownedWhileUnreadable(t, s, l, a, "the new owner published, and confirmed, once the root is readable again")
 }
 
 // acquire takes the lock group g on s, making its parents.
@@ -78,40 +47,55 @@ func acquire(t *testing.T, s *elect.Session, g string) {
 // waited for the root for ever, and its heartbeats confirmed the group,
 // in their scope, as having no owner.
 func TestHeartbeatConfirmsNothingBelowARootMadeUnreadableByItsMaker(t *testing.T) {
+	a, s, l := twoRootBridge(t, false)
+	if _, err := s.Conn().Create(a, nil, 0, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermAdmin)); err != nil {
+		t.Fatal(err)
+	}
+	ownedWhileUnreadable(t, s, l, a, "the new owner published, and confirmed, once the root is readable")
+}
+
+// twoRootBridge makes the discover roots a and b below /t (a only when
+// makeA), an owner of b/g, and a bridge with a fast heartbeat on both
+// roots; it returns once that owner is published, so the bridge has
+// listed both roots before a test takes READ from a.
+func twoRootBridge(t *testing.T, makeA bool) (string, *elect.Session, *ledger) {
+	t.Helper()
 	a, b := groupPath(t)+"-a", groupPath(t)+"-b"
 	addrs := zkAddrs(t)
 	s := session(t, addrs)
-	for _, p := range []string{"/t", b} {
-		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
-			t.Fatal(err)
-		}
+	if makeA {
+		makeOpen(t, s, "/t", a, b)
+	} else {
+		makeOpen(t, s, "/t", b)
 	}
 	t.Cleanup(func() { _, _ = s.Conn().SetACL(a, zk.WorldACL(zk.PermAll), -1) })
 	acquire(t, s, b+"/g")
-	l := &ledger{owned: map[string]bool{}, any: map[string]bool{}, since: map[string]time.Time{}}
+	l := newLedger()
 	start(t, bridge.Config{Servers: addrs, Discover: []string{a, b}, Sinks: []publish.Sink{l}, Heartbeat: 20 * time.Millisecond})
 	waitFor(t, 30*time.Second, "the owner below the other root published", func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		return l.owned[b+"/g"]
 	})
-	if _, err := s.Conn().Create(a, nil, 0, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermAdmin)); err != nil {
-		t.Fatal(err)
-	}
+	return a, s, l
+}
+
+// ownedWhileUnreadable gives a+"/new" an owner while a is unreadable to
+// the bridge, lets a second of heartbeats pass (the ledger checks each
+// against what existed), then opens a again: the owner must be
+// published and a round confirmed, and no heartbeat may have been wrong.
+func ownedWhileUnreadable(t *testing.T, s *elect.Session, l *ledger, a, what string) {
+	t.Helper()
 	acquire(t, s, a+"/new")
 	l.existed(a+"/new", time.Now())
 	time.Sleep(time.Second) // heartbeats meanwhile, checked
 	if _, err := s.Conn().SetACL(a, zk.WorldACL(zk.PermAll), -1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the new owner published, and confirmed, once the root is readable", func() bool {
+	waitFor(t, 30*time.Second, what, func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		return l.owned[a+"/new"] && l.checked > 0
 	})
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, bad := range l.bad {
-		t.Error(bad)
-	}
+	l.reportBad(t)
 }

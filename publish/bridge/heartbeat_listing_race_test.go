@@ -22,15 +22,8 @@ import (
 // its proof that the next listing would have found. Noise children widen
 // that handling; owned groups are made among them.
 func TestHeartbeatWaitsForAWatchThatFiredWhileItsRootWasHandled(t *testing.T) {
-	root := groupPath(t)
-	addrs := zkAddrs(t)
-	s := session(t, addrs)
-	for _, p := range []string{"/t", root} {
-		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
-			t.Fatal(err)
-		}
-	}
-	l := &ledger{owned: map[string]bool{}, any: map[string]bool{}, since: map[string]time.Time{}}
+	root, addrs, s := madeRoot(t)
+	l := newLedger()
 	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Sinks: []publish.Sink{l}, Heartbeat: 10 * time.Millisecond})
 	waitStatus(t, r.Bridge, 30*time.Second, "active", func(st bridge.Status) bool { return st.Role == bridge.RoleActive })
 	stop := make(chan struct{})
@@ -44,23 +37,13 @@ func TestHeartbeatWaitsForAWatchThatFiredWhileItsRootWasHandled(t *testing.T) {
 	const n = 100
 	for i := range n {
 		g := fmt.Sprintf("%s/svc-%d", root, i)
-		lk, err := elect.NewLock(owner, g, elect.CreateParents())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lk.Acquire(ctxT(t, 10*time.Second)); err != nil {
-			t.Fatal(err)
-		}
+		acquire(t, owner, g)
 		l.existed(g, time.Now())
 		time.Sleep(3 * time.Millisecond)
 	}
 	close(stop)
 	wg.Wait()
-	waitFor(t, 60*time.Second, "every owner published", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return len(l.owned) == n
-	})
+	l.waitOwned(t, 60*time.Second, n)
 	// A loaded machine may hold rounds back while the noise is listed:
 	// wait for one dated after the groups were made, checked too.
 	waitFor(t, 30*time.Second, "an active heartbeat dated after a group was made", func() bool {
@@ -68,11 +51,7 @@ func TestHeartbeatWaitsForAWatchThatFiredWhileItsRootWasHandled(t *testing.T) {
 		defer l.mu.Unlock()
 		return l.checked > 0
 	})
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, b := range l.bad {
-		t.Error(b)
-	}
+	l.reportBad(t)
 }
 
 // makeNoise makes, until stop, bursts of 48 children of root named as

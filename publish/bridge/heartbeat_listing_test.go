@@ -66,6 +66,52 @@ func (l *ledger) existed(g string, at time.Time) {
 	l.since[g] = at
 }
 
+func newLedger() *ledger {
+	return &ledger{owned: map[string]bool{}, any: map[string]bool{}, since: map[string]time.Time{}}
+}
+
+// waitOwned waits until the ledger holds an owner of n groups.
+func (l *ledger) waitOwned(t *testing.T, within time.Duration, n int) {
+	t.Helper()
+	waitFor(t, within, "every owner published", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.owned) == n
+	})
+}
+
+// reportBad fails t with each heartbeat that confirmed a group the
+// ledger held no owner of.
+func (l *ledger) reportBad(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range l.bad {
+		t.Error(b)
+	}
+}
+
+// madeRoot makes a new root below /t, open to all, and returns it with
+// the servers and a session on them.
+func madeRoot(t *testing.T) (string, []string, *elect.Session) {
+	t.Helper()
+	root := groupPath(t)
+	addrs := zkAddrs(t)
+	s := session(t, addrs)
+	makeOpen(t, s, "/t", root)
+	return root, addrs, s
+}
+
+// makeOpen makes each of paths, open to all, unless it exists.
+func makeOpen(t *testing.T, s *elect.Session, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestHeartbeatConfirmsNoNewGroupBeforeItsOwnerIsPublished (found by an
 // adversarial test): groups with an owner appear below a running bridge's
 // discover root, and below a pattern's levels; no active heartbeat dated
@@ -91,15 +137,8 @@ func TestHeartbeatConfirmsNoNewGroupBeforeItsOwnerIsPublished(t *testing.T) {
 // root and makes 300 groups with an owner below it, each a child of the
 // root plus suffix.
 func checkNewGroupsConfirmedLate(t *testing.T, cfg func(root string) bridge.Config, suffix string) {
-	root := groupPath(t)
-	addrs := zkAddrs(t)
-	s := session(t, addrs)
-	for _, p := range []string{"/t", root} {
-		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
-			t.Fatal(err)
-		}
-	}
-	l := &ledger{owned: map[string]bool{}, any: map[string]bool{}, since: map[string]time.Time{}}
+	root, addrs, _ := madeRoot(t)
+	l := newLedger()
 	c := cfg(root)
 	c.Servers, c.Sinks, c.Heartbeat = addrs, []publish.Sink{l}, 10*time.Millisecond
 	r := start(t, c)
@@ -107,27 +146,16 @@ func checkNewGroupsConfirmedLate(t *testing.T, cfg func(root string) bridge.Conf
 	owner := session(t, addrs)
 	for i := range 300 {
 		g := fmt.Sprintf("%s/svc-%010d%s", root, i, suffix)
-		lk, err := elect.NewLock(owner, g, elect.CreateParents())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lk.Acquire(ctxT(t, 10*time.Second)); err != nil {
-			t.Fatal(err)
-		}
+		acquire(t, owner, g)
 		l.existed(g, time.Now())
 	}
-	waitFor(t, 30*time.Second, "every owner published", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return len(l.owned) == 300
-	})
+	l.waitOwned(t, 30*time.Second, 300)
 	time.Sleep(200 * time.Millisecond) // heartbeats after the last owner, checked too
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.checked == 0 {
+	checked := l.checked
+	l.mu.Unlock()
+	if checked == 0 {
 		t.Fatal("no active heartbeat was written while the groups were made")
 	}
-	for _, b := range l.bad {
-		t.Error(b)
-	}
+	l.reportBad(t)
 }

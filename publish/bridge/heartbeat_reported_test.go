@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 )
@@ -68,12 +66,7 @@ func TestHeartbeatConfirmsNoOwnerOfAGroupGoneWhileDown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := groupPath(t)
 			addrs := zkAddrs(t)
-			s := session(t, addrs)
-			for _, p := range []string{"/t", root}[:map[bool]int{false: 1, true: 2}[tc.makeRoot]] {
-				if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
-					t.Fatal(err)
-				}
-			}
+			makeOpen(t, session(t, addrs), []string{"/t", root}[:map[bool]int{false: 1, true: 2}[tc.makeRoot]]...)
 			g := root + "/g"
 			st := &store{owned: map[string]bool{g: true}}
 			start(t, bridge.Config{Servers: addrs, Discover: []string{root}, Sinks: []publish.Sink{st}, Heartbeat: 10 * time.Millisecond,
