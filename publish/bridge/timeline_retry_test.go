@@ -4,17 +4,9 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
-
-	"github.com/zkherald/herald/internal/browsertest"
-	"github.com/zkherald/herald/publish"
-	"github.com/zkherald/herald/publish/bridge"
 )
 
 // TestTimelinePageRetriesAFailedRefresh: a timeline page whose refresh
@@ -24,28 +16,10 @@ import (
 // owner that had resigned as holding now, not greyed, until the group's
 // next change.
 func TestTimelinePageRetriesAFailedRefresh(t *testing.T) {
-	addrs := zkAddrs(t)
-	root := groupPath(t)
-	jobs := root + "/jobs"
-	s := session(t, addrs)
-	alpha := leads(t, candidate(t, s, jobs, "alpha"))
-	betaCh := candidate(t, s, jobs, "beta")
-	queued(t, s, jobs, 2)
-	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, HTTPAddr: "127.0.0.1:0",
-		Source: "timeline-retry", Sinks: []publish.Sink{auditSink(t)}})
-	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == 1 })
+	r, jobs, alpha, others := jobsTimeline(t, "timeline-retry", "alpha", "beta")
+	betaCh := others[0]
 	fp := failingTimelines(t, r.HTTPAddr())
-	ctx := browsertest.New(t, 90*time.Second)
-	if err := chromedp.Run(ctx, chromedp.Navigate(fp.front.URL+"/timeline?group="+url.QueryEscape(jobs)), chromedp.WaitVisible("#timeline", chromedp.ByID)); err != nil {
-		t.Fatal(err)
-	}
-	drawn := func() string {
-		var html string
-		if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("timeline").innerHTML`, &html)); err != nil {
-			t.Fatal(err)
-		}
-		return html
-	}
+	drawn, _ := browseTimeline(t, fp.front.URL, jobs)
 	waitFor(t, 10*time.Second, "the page drawing alpha holding now", func() bool { return drawnHoldingNow(drawn(), alpha.Node()) })
 	fp.failing.Store(true)
 	if err := alpha.Resign(ctxT(t, 5*time.Second)); err != nil {
@@ -75,8 +49,7 @@ type failingProxy struct {
 
 func failingTimelines(t *testing.T, bridgeAddr string) *failingProxy {
 	t.Helper()
-	target, _ := url.Parse("http://" + bridgeAddr)
-	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy := proxyTo(bridgeAddr)
 	fp := &failingProxy{}
 	fp.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == "/timeline" && fp.failing.Load() {

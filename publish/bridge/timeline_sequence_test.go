@@ -3,18 +3,12 @@ package bridge_test
 import (
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/zkherald/herald/internal/browsertest"
-	"github.com/zkherald/herald/publish"
-	"github.com/zkherald/herald/publish/bridge"
 )
 
 // TestTimelinePageKeepsItsNewestRefresh: a timeline page's refresh whose
@@ -24,31 +18,10 @@ import (
 // resigned since (beta, or nobody) as holding now, under "Updated live.",
 // until the group's next change.
 func TestTimelinePageKeepsItsNewestRefresh(t *testing.T) {
-	addrs := zkAddrs(t)
-	root := groupPath(t)
-	jobs := root + "/jobs"
-	s := session(t, addrs)
-	alpha := leads(t, candidate(t, s, jobs, "alpha"))
-	betaCh := candidate(t, s, jobs, "beta")
-	queued(t, s, jobs, 2)
-	gammaCh := candidate(t, s, jobs, "gamma")
-	queued(t, s, jobs, 3)
-	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, HTTPAddr: "127.0.0.1:0",
-		Source: "timeline-sequence", Sinks: []publish.Sink{auditSink(t)}})
-	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == 1 })
-	tlPath := "/timeline?group=" + url.QueryEscape(jobs)
+	r, jobs, alpha, others := jobsTimeline(t, "timeline-sequence", "alpha", "beta", "gamma")
+	betaCh, gammaCh := others[0], others[1]
 	lp := holdFirstRefresh(t, r.HTTPAddr())
-	ctx := browsertest.New(t, 90*time.Second)
-	if err := chromedp.Run(ctx, chromedp.Navigate(lp.front.URL+tlPath), chromedp.WaitVisible("#timeline", chromedp.ByID)); err != nil {
-		t.Fatal(err)
-	}
-	drawn := func() string {
-		var html string
-		if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("timeline").innerHTML`, &html)); err != nil {
-			t.Fatal(err)
-		}
-		return html
-	}
+	drawn, ctx := browseTimeline(t, lp.front.URL, jobs)
 	waitFor(t, 10*time.Second, "the page drawing alpha holding now", func() bool { return drawnHoldingNow(drawn(), alpha.Node()) })
 	if err := alpha.Resign(ctxT(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
@@ -99,8 +72,7 @@ type lateProxy struct {
 
 func holdFirstRefresh(t *testing.T, bridgeAddr string) *lateProxy {
 	t.Helper()
-	target, _ := url.Parse("http://" + bridgeAddr)
-	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy := proxyTo(bridgeAddr)
 	lp := &lateProxy{held: make(chan struct{}, 1), written: make(chan struct{}), release: make(chan struct{})}
 	lp.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path != "/timeline" || lp.timelines.Add(1) != 2 {

@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/internal/browsertest"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
@@ -42,6 +44,53 @@ func auditSink(t *testing.T) publish.Sink {
 	return as
 }
 
+// jobsTimeline starts a bridge serving pages, named source, over a new
+// root whose group jobs has ids[0] leading and the others queued behind
+// it in order, and waits until it is ready. It returns the bridge, the
+// group, its leader and the others' campaigns.
+func jobsTimeline(t *testing.T, source string, ids ...string) (*running, string, *elect.Handle, []<-chan *elect.Handle) {
+	t.Helper()
+	addrs := zkAddrs(t)
+	root := groupPath(t)
+	jobs := root + "/jobs"
+	s := session(t, addrs)
+	leader := leads(t, candidate(t, s, jobs, ids[0]))
+	var others []<-chan *elect.Handle
+	for i, id := range ids[1:] {
+		others = append(others, candidate(t, s, jobs, id))
+		queued(t, s, jobs, i+2)
+	}
+	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, HTTPAddr: "127.0.0.1:0",
+		Source: source, Sinks: []publish.Sink{auditSink(t)}})
+	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == 1 })
+	return r, jobs, leader, others
+}
+
+// proxyTo is the plain way through to the bridge at addr that the tests'
+// proxies put their faults in front of.
+func proxyTo(addr string) *httputil.ReverseProxy {
+	target, _ := url.Parse("http://" + addr)
+	return httputil.NewSingleHostReverseProxy(target)
+}
+
+// browseTimeline opens group's timeline page at base in a browser, waits
+// until the timeline is drawn, and returns a reader of its markup and
+// the browser.
+func browseTimeline(t *testing.T, base, group string) (func() string, context.Context) {
+	t.Helper()
+	ctx := browsertest.New(t, 90*time.Second)
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/timeline?group="+url.QueryEscape(group)), chromedp.WaitVisible("#timeline", chromedp.ByID)); err != nil {
+		t.Fatal(err)
+	}
+	return func() string {
+		var html string
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("timeline").innerHTML`, &html)); err != nil {
+			t.Fatal(err)
+		}
+		return html
+	}, ctx
+}
+
 // TestTimelinePageFollowsAChangeBeforeItsStreamOpened: a leader change
 // that comes after a group's timeline was drawn, but before the page's
 // script opened its event stream (a slow network, a busy browser), reaches
@@ -50,16 +99,8 @@ func auditSink(t *testing.T) publish.Sink {
 // the old leader as holding now, under "Updated live.", until some other
 // change of the group.
 func TestTimelinePageFollowsAChangeBeforeItsStreamOpened(t *testing.T) {
-	addrs := zkAddrs(t)
-	root := groupPath(t)
-	jobs := root + "/jobs"
-	s := session(t, addrs)
-	alpha := leads(t, candidate(t, s, jobs, "alpha"))
-	betaCh := candidate(t, s, jobs, "beta")
-	queued(t, s, jobs, 2)
-	r := start(t, bridge.Config{Servers: addrs, Discover: []string{root}, HTTPAddr: "127.0.0.1:0",
-		Source: "timeline-stream", Sinks: []publish.Sink{auditSink(t)}})
-	waitStatus(t, r.Bridge, 15*time.Second, "ready", func(st bridge.Status) bool { return len(st.NotReady()) == 0 && len(st.Groups) == 1 })
+	r, jobs, alpha, others := jobsTimeline(t, "timeline-stream", "alpha", "beta")
+	betaCh := others[0]
 	tlPath := "/timeline?group=" + url.QueryEscape(jobs)
 	get := func() string {
 		resp, err := http.Get("http://" + r.HTTPAddr() + tlPath)
@@ -74,8 +115,7 @@ func TestTimelinePageFollowsAChangeBeforeItsStreamOpened(t *testing.T) {
 
 	// The browser reaches the bridge through a proxy that holds the
 	// page's script back until the leader has changed.
-	target, _ := url.Parse("http://" + r.HTTPAddr())
-	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy := proxyTo(r.HTTPAddr())
 	scriptAsked, release := make(chan struct{}, 1), make(chan struct{})
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == "/page.js" {
