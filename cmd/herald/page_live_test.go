@@ -89,14 +89,8 @@ func TestLivePageGreysAHungBridge(t *testing.T) {
 // caption says so, in the browser and without script. It used to say
 // "Updated live." alone, as if the owners shown were current.
 func TestLivePageSaysWhenItsRowsAreNotConfirmed(t *testing.T) {
-	zk := zktest.Shared(t)
-	p, err := faultproxy.New(zk.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	g := uniq(t)
-	heldLock(t, zk.Addrs(), g)
+	p, servers, g := proxiedZK(t)
+	heldLock(t, servers, g)
 	_, addr := pageBridge(t, p.Addr(), g, "30s")
 	ctx := browsertest.New(t, 120*time.Second)
 	caption := func() string {
@@ -126,6 +120,36 @@ func TestLivePageSaysWhenItsRowsAreNotConfirmed(t *testing.T) {
 	p.Refuse(false)
 	if err := waitFor(30*time.Second, func() bool { return caption() == "Updated live." }); err != nil {
 		t.Fatalf("ZooKeeper reachable again: caption %q, want \"Updated live.\"", caption())
+	}
+}
+
+// proxiedZK puts a fault proxy in front of the shared ZooKeeper, for a
+// bridge to reach it through, and returns it with the servers
+// themselves (for the test's own sessions) and a new group's name.
+func proxiedZK(t *testing.T) (*faultproxy.Proxy, []string, string) {
+	t.Helper()
+	zk := zktest.Shared(t)
+	p, err := faultproxy.New(zk.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p, zk.Addrs(), uniq(t)
+}
+
+// stallBridge stops b's process long enough to count as a stall, makes
+// p keep ZooKeeper from answering its catch-up, and runs b again; p
+// stays silent until the test says otherwise.
+func stallBridge(t *testing.T, b *proc, p *faultproxy.Proxy) {
+	t.Helper()
+	if err := signalPID(b.cmd.Process.Pid, sigStop); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = signalPID(b.cmd.Process.Pid, sigCont) }) // on a failure
+	p.Blackhole(true)
+	time.Sleep(2500 * time.Millisecond)
+	if err := signalPID(b.cmd.Process.Pid, sigCont); err != nil {
+		t.Fatal(err)
 	}
 }
 

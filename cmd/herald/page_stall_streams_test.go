@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/zkherald/herald/internal/faultproxy"
-	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 // TestLivePageAfterStallWaitsOnceWithOpenStreams: right after its process
@@ -18,14 +15,8 @@ import (
 // one after the other, and a page load waited behind them all (about 2 s
 // per open page).
 func TestLivePageAfterStallWaitsOnceWithOpenStreams(t *testing.T) {
-	zk := zktest.Shared(t)
-	p, err := faultproxy.New(zk.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	g := uniq(t)
-	heldLock(t, zk.Addrs(), g)
+	p, servers, g := proxiedZK(t)
+	heldLock(t, servers, g)
 	b, addr := pageBridge(t, p.Addr(), g, "30s")
 	base := "http://" + addr
 	if err := waitFor(20*time.Second, func() bool { return strings.Contains(httpGet(t, base+"/"), `data-state="held"`) }); err != nil {
@@ -44,15 +35,7 @@ func TestLivePageAfterStallWaitsOnceWithOpenStreams(t *testing.T) {
 			}
 		}()
 	}
-	if err := signalPID(b.cmd.Process.Pid, sigStop); err != nil {
-		t.Fatal(err)
-	}
-	defer signalPID(b.cmd.Process.Pid, sigCont)
-	p.Blackhole(true)                   // ZooKeeper does not answer the catch-up
-	time.Sleep(2500 * time.Millisecond) // stopped long enough to count as a stall
-	if err := signalPID(b.cmd.Process.Pid, sigCont); err != nil {
-		t.Fatal(err)
-	}
+	stallBridge(t, b, p)
 	time.Sleep(1500 * time.Millisecond) // the streams are at the catch-up
 	began := time.Now()
 	body := httpGet(t, base+"/")
