@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/zkherald/herald/publish"
-	"github.com/zkherald/herald/sinks/audit"
 )
 
 // TestHistoryCancelledDuringItsExtraReadsStops: history was cancelled
@@ -32,12 +31,7 @@ func TestHistoryCancelledDuringItsExtraReadsStops(t *testing.T) {
 	}
 	withHole := path
 	_, dated, _ := newStory(t)
-	ds, err := audit.New(dated)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ds.Close() })
-	write(t, ds, mk(publish.LeaderElected, al, nil, 10, 10, false))
+	openLog(t, dated, mk(publish.LeaderElected, al, nil, 10, 10, false))
 	if err := os.WriteFile(dated+".20261129", nil, 0o640); err != nil {
 		t.Fatal(err)
 	}

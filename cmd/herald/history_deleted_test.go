@@ -5,12 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/zkherald/herald/internal/natsserver"
 	"github.com/zkherald/herald/publish"
-	"github.com/zkherald/herald/sinks/jetstream"
-	"github.com/zkherald/herald/sinks/natssink"
 )
 
 // TestHistoryMarksAMessageDeletedWhileItReads: charlie's election and
@@ -34,25 +29,14 @@ func TestHistoryMarksAMessageDeletedWhileItReads(t *testing.T) {
 		write(t, sink, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, al, nil, 10, 10, false),
 			mk(publish.LeaderLost, nil, al, 10, 15, false), mk(publish.LeaderElected, c, nil, 20, 20, false),
 			mk(publish.LeaderLost, nil, c, 20, 25, false), mk(publish.LeaderElected, b, nil, 30, 30, false))
-		st, err := natsserver.JetStream(t, url).Stream(ctx, jetstream.DefaultStream)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := heraldStream(ctx, t, url)
 		info, err := st.Info(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var charlies []uint64
-		for seq := info.State.LastSeq - 5; seq <= info.State.LastSeq; seq++ {
-			m, err := st.GetMsg(ctx, seq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, err := natssink.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
-			if err == nil && e.Group == g && ((e.Owner != nil && e.Owner.ID == "charlie") || (e.Previous != nil && e.Previous.ID == "charlie")) {
-				charlies = append(charlies, seq)
-			}
-		}
+		charlies := seqsOf(ctx, t, st, info.State.LastSeq-5, func(e publish.Event) bool {
+			return e.Group == g && ((e.Owner != nil && e.Owner.ID == "charlie") || (e.Previous != nil && e.Previous.ID == "charlie"))
+		})
 		if len(charlies) != 2 {
 			t.Fatalf("found %d of charlie's messages, want 2", len(charlies))
 		}

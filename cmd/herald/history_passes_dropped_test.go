@@ -38,10 +38,7 @@ func TestHistoryInPassesMarksAGroupWhoseLookWasDeletedBetweenThem(t *testing.T) 
 	mkE, mkL := storyOf(early, now), storyOf(late, now)
 	write(t, sink, mkE(publish.LeaderLost, nil, nil, 0, 5, true), mkE(publish.LeaderElected, al, nil, 10, 10, false),
 		mkL(publish.LeaderLost, nil, nil, 0, 5, true), mkL(publish.LeaderElected, b, nil, 10, 10, false))
-	st, err := natsserver.JetStream(t, url).Stream(ctx, jetstream.DefaultStream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := heraldStream(ctx, t, url)
 	look := lookOf(ctx, t, st, late)
 	// The count, the early group's pass, then the late group's: its look
 	// is deleted as that pass begins.
@@ -89,16 +86,42 @@ func lookOf(ctx context.Context, t *testing.T, st js.Stream, group string) uint6
 	if err != nil {
 		t.Fatal(err)
 	}
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+	looks := seqsOf(ctx, t, st, info.State.FirstSeq, func(e publish.Event) bool { return e.Group == group && e.Snapshot })
+	if len(looks) == 0 {
+		t.Fatalf("no look of %s in the stream", group)
+	}
+	return looks[0]
+}
+
+// heraldStream is the stream herald's NATS sink writes to on the server
+// at url.
+func heraldStream(ctx context.Context, t *testing.T, url string) js.Stream {
+	t.Helper()
+	st, err := natsserver.JetStream(t, url).Stream(ctx, jetstream.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// seqsOf lists the sequences in st, from first to its last, of the
+// events that match; messages that are not events are passed over.
+func seqsOf(ctx context.Context, t *testing.T, st js.Stream, first uint64, match func(publish.Event) bool) []uint64 {
+	t.Helper()
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	for seq := first; seq <= info.State.LastSeq; seq++ {
 		m, err := st.GetMsg(ctx, seq)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e, err := natssink.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
-		if err == nil && e.Group == group && e.Snapshot {
-			return seq
+		if err == nil && match(e) {
+			seqs = append(seqs, seq)
 		}
 	}
-	t.Fatalf("no look of %s in the stream", group)
-	return 0
+	return seqs
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,26 +19,10 @@ import (
 // them as herald's rotations; given so, they are read and not named.
 func TestHistoryWarnsOfLogrotatesOtherNames(t *testing.T) {
 	g, path, mk := newStory(t)
-	a := participant("alpha", 1)
-	as, err := audit.New(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { as.Close() })
-	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false))
+	openLog(t, path, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, participant("alpha", 1), nil, 10, 10, false))
 	var strays []string
 	for i, name := range []string{path + ".1", path + "-20261129"} {
-		other := filepath.Join(t.TempDir(), "audit.log")
-		zs, err := audit.New(other)
-		if err != nil {
-			t.Fatal(err)
-		}
-		z := participant("zulu", 5+i)
-		write(t, zs, mk(publish.LeaderElected, z, nil, int64(1+i), int64(1+i), false), mk(publish.LeaderLost, nil, z, int64(1+i), int64(2+i), false))
-		if err := zs.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(other, name); err != nil {
+		if err := os.Rename(zuluLog(t, mk, i), name); err != nil {
 			t.Fatal(err)
 		}
 		strays = append(strays, name)
@@ -62,30 +45,35 @@ func TestHistoryWarnsOfLogrotatesOtherNames(t *testing.T) {
 	}
 }
 
+// openLog is an audit log at path holding events, left open until the
+// test ends, as a running bridge's is.
+func openLog(t *testing.T, path string, events ...publish.Event) {
+	t.Helper()
+	as, err := audit.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { as.Close() })
+	write(t, as, events...)
+}
+
+// zuluLog is a closed audit log of its own holding zulu's whole tenure,
+// the i'th of a test's (each a term and zxid on), for the test to lay
+// beside another log under a name logrotate gives.
+func zuluLog(t *testing.T, mk func(typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event, i int) string {
+	t.Helper()
+	z := participant("zulu", 5+i)
+	return auditLog(t, mk(publish.LeaderElected, z, nil, int64(1+i), int64(1+i), false), mk(publish.LeaderLost, nil, z, int64(1+i), int64(2+i), false))
+}
+
 // TestHistoryWarnsOfLogrotatesCompressedFiles: logrotate compresses what
 // it rotates in most of its configurations; audit.log.2.gz beside the log,
 // holding an owner's tenure, was neither read nor named. history names it
 // now, and says to decompress it for its own --audit.
 func TestHistoryWarnsOfLogrotatesCompressedFiles(t *testing.T) {
 	g, path, mk := newStory(t)
-	a := participant("alpha", 1)
-	as, err := audit.New(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { as.Close() })
-	write(t, as, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, a, nil, 10, 10, false))
-	other := filepath.Join(t.TempDir(), "audit.log")
-	zs, err := audit.New(other)
-	if err != nil {
-		t.Fatal(err)
-	}
-	z := participant("zulu", 5)
-	write(t, zs, mk(publish.LeaderElected, z, nil, 1, 1, false), mk(publish.LeaderLost, nil, z, 1, 2, false))
-	if err := zs.Close(); err != nil {
-		t.Fatal(err)
-	}
-	plain, err := os.ReadFile(other)
+	openLog(t, path, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, participant("alpha", 1), nil, 10, 10, false))
+	plain, err := os.ReadFile(zuluLog(t, mk, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
