@@ -64,3 +64,10 @@ func JudgeSessionNodeEvent(s *Session, node, owner string, ev zk.EventType) bool
 func CheckRootFor(ctx context.Context, s *Session, p string, acl []zk.ACL) error {
 	return checkRoot(ctx, s.Conn(), p, acl)
 }
+
+// OnListingSaved has fn told of each listing a waiter next in line saved
+// to keep its listing fresh, until the returned function restores it.
+func OnListingSaved(fn func(children []string, next int32)) (restore func()) {
+	listingSaved.Store(&fn)
+	return func() { listingSaved.Store(nil) }
+}

@@ -135,3 +135,76 @@ func TestSessionNodeDeletedThenACopyLeaves(t *testing.T) {
 		})
 	}
 }
+
+// TestACopyLeftThenTheOwnersSessionEnds: a copy queued behind the next
+// in line, and left (its session ended, taking its node and its session
+// node in one transaction) while the owner held; then the owner's
+// session really ends. The next in line's listing from before the copy
+// came cannot account for that copy's going, and its wait took its
+// bound; kept fresh, the listing shows the group as it was just before
+// the owner's end, and the handover is at once.
+func TestACopyLeftThenTheOwnersSessionEnds(t *testing.T) {
+	for _, k := range sessionKinds {
+		t.Run(k.name, func(t *testing.T) {
+			proof := []elect.Option{elect.ProveSessionEnd()}
+			s1, first, seen, owned := behindOwner(t, k, proof, proof...)
+			sawSessionNode(t, seen, true)
+			c := session(t, sharedAddrs(t)).Conn()
+			_, st, err := c.Children(first.Group())
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved := make(chan []string, 64)
+			t.Cleanup(elect.OnListingSaved(func(children []string, _ int32) {
+				select {
+				case saved <- children:
+				default:
+				}
+			}))
+			s3 := session(t, sharedAddrs(t))
+			go func() { _, _ = k.join(ctxT(t, 30*time.Second), s3, first.Group(), "third", proof...) }()
+			eventually(t, 10*time.Second, "the third copy queued with its session node", func() bool {
+				ch, _, err := c.Children(first.Group())
+				there, _, _ := c.Exists(k.node(first.Group(), s3))
+				return err == nil && len(queueNames(ch)) == 3 && there
+			})
+			if err := s3.Close(); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 10*time.Second, "the third copy's session closed", func() bool {
+				ch, st2, err := c.Children(first.Group())
+				return err == nil && len(queueNames(ch)) == 2 && st2.Cversion > st.Cversion
+			})
+			awaitSavedWithout(t, saved, 2)
+			_ = s1.Close()
+			second := owned()
+			got, err := second.PredecessorReleased(ctxT(t, 10*time.Second))
+			if err != nil || !got || !second.PredecessorSessionEnded() {
+				t.Fatalf("a copy left, then the owner's session ended: PredecessorReleased = %v, %v (session ended: %v); want true at once", got, err, second.PredecessorSessionEnded())
+			}
+		})
+	}
+}
+
+// awaitSavedWithout waits a while for a saved listing that shows n queue
+// nodes after one that showed more (the copy that left gone from it). It
+// does not fail on its own: a waiter that saves no fresh listing fails
+// the test's proof instead.
+func awaitSavedWithout(t *testing.T, saved <-chan []string, n int) {
+	t.Helper()
+	more := false
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ch := <-saved:
+			q := len(queueNames(ch))
+			more = more || q > n
+			if more && q == n {
+				return
+			}
+		case <-deadline:
+			t.Logf("no listing saved with %d queue nodes after the copy left", n)
+			return
+		}
+	}
+}

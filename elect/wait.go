@@ -86,6 +86,14 @@ type waiter struct {
 	// seenSession is the owner whose session node this wait looked for
 	// (see seeSessionNode).
 	seenSession string
+	// kids is the watch on the group's children of a waiter that keeps
+	// its saved listing fresh (see watchListing), nil while none is set.
+	kids <-chan zk.Event
+	// recheckAt is when the watching waiter next looks at its nodes
+	// without a watch (zero: not set): kept across the changes it
+	// hears, which would otherwise put the look off for as long as they
+	// keep coming.
+	recheckAt time.Time
 }
 
 // recheckEvery is how often a watching waiter looks at its nodes without a
@@ -271,7 +279,11 @@ func (w *waiter) watching(ctx context.Context) (waitState, error) {
 		return state, err
 	}
 	w.q.prefetchMark() // off the handoff's path: see groupMark
-	recheck := time.NewTimer(time.Duration(recheckEvery.Load()))
+	w.watchListing(ctx)
+	if w.recheckAt.IsZero() {
+		w.recheckAt = time.Now().Add(time.Duration(recheckEvery.Load()))
+	}
+	recheck := time.NewTimer(time.Until(w.recheckAt))
 	defer recheck.Stop()
 	select {
 	case ev := <-w.own:
@@ -283,12 +295,30 @@ func (w *waiter) watching(ctx context.Context) (waitState, error) {
 	case ev := <-w.twoBelow.ch: // nil, so never ready, when there is none
 		w.twoBelow.ch = nil
 		return w.fired(ev, twoBelowGone)
+	case <-w.kids:
+		w.kids = nil
+		return w.childrenChanged()
 	case <-recheck.C:
+		w.recheckAt = time.Time{}
 		return w.recheck(ctx)
 	case <-ctx.Done():
 		return stateListing, ctx.Err()
 	case <-w.q.s.Done():
 		return stateListing, w.q.s.Err()
+	}
+}
+
+// childrenChanged reads a change of the group's children heard by a
+// waiter that keeps its listing fresh: the owner's node gone (its
+// deletion's event comes first, and is taken first, not a listing
+// later), else a listing again (see watchListing).
+func (w *waiter) childrenChanged() (waitState, error) {
+	select {
+	case ev := <-w.below.ch:
+		w.below.ch = nil
+		return w.fired(ev, w.belowGone)
+	default:
+		return stateWatching, nil
 	}
 }
 
