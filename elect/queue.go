@@ -128,7 +128,8 @@ type ticket struct {
 	prevLowest  time.Time
 	prevSession *sessionTrust
 	// prevListing is the group's last listing that showed prev: every
-	// child it had, and its counter of creates then (see goneWithOwner).
+	// child it had, and its counter of creates then (see ownersEndAt),
+	// kept fresh while the wait was next in line (see watchListing).
 	prevListing groupListing
 	// madeOffice: the transaction that made this node made the group's
 	// office just before it (see createNode).

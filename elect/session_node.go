@@ -340,8 +340,9 @@ type groupListing struct {
 // too: a copy joining on a new session (its node and its session node,
 // made in one) and another session's end (its node and its session node,
 // taken in one). The group's counter tells how many children came since
-// the listing that showed the owner's node (t.prevListing), and the two
-// listings which: none made at zxid, and every other node gone since
+// the listing that showed the owner's node (t.prevListing, the last
+// before its end when the waiter next in line kept it fresh, see
+// watchListing), and the two listings which: none made at zxid, and every other node gone since
 // with its session node still there (its session alive, so not ended at
 // zxid), zxid took the owner's. A child that came and went unseen
 // between the listings, or a node gone with its session node, leaves it
