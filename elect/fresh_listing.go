@@ -17,8 +17,9 @@ import (
 // untold, so the wait took its bound. Listed again after each change,
 // only a change in the moments between the owner's end and our look
 // costs the quick handover. Only the one waiter next in line watches, so
-// a change makes one listing, not a herd of them; the watch goes with
-// the waiter's next listing, or when it stops waiting (an unread event).
+// a change makes one listing, not a herd of them. The watch stays set
+// until a change fires it; one still set when the wait ends fires
+// unread with the group's next change.
 //
 // A fresher listing proves no more than an old one: it too must show the
 // owner's node, and every change after it is still accounted for.
