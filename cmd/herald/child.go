@@ -286,6 +286,9 @@ type stopPlan struct {
 	grace time.Duration
 	doubt <-chan struct{}
 	safe  time.Duration
+	// handedOver, where set, is asked once doubt closes: true means the
+	// next owner waits for nothing of ours, and nothing of safe is given.
+	handedOver func() bool
 	// now, closed, kills at once: a second signal to herald.
 	now <-chan struct{}
 }
@@ -293,7 +296,10 @@ type stopPlan struct {
 // killBy is when the plan kills a group told to stop at start, as it
 // stands while doubt is open (doubted false) or closed (true).
 func (p stopPlan) killBy(start time.Time, doubted bool) time.Time {
-	if doubted {
+	switch {
+	case doubted && p.handedOver != nil && p.handedOver():
+		return start
+	case doubted:
 		return start.Add(min(p.grace, p.safe))
 	}
 	return start.Add(p.grace)

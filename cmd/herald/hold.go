@@ -88,9 +88,15 @@ func lossGrace(timeout time.Duration) time.Duration { return timeout / 6 }
 func watchdogKillBy(timeout time.Duration) time.Duration { return timeout * 7 / 12 }
 
 // plan is how the command's process group is stopped while o is held:
-// --grace, cut to lossGrace should ownership be lost meanwhile.
+// --grace, cut to lossGrace should ownership be lost meanwhile, or to
+// nothing should it be lost to a client that does not wait (foreignNext).
+// That is asked when the loss comes, for it may come during a stop begun
+// for another reason (a signal to herald, strays of a command that
+// exited): a deletion by hand then, with Curator or the classic recipe's
+// client next, left a command ignoring SIGTERM the sixth of the timeout
+// from the SIGTERM beside that client's ownership (found by a review).
 func (o holding) plan() stopPlan {
-	return stopPlan{grace: o.grace, doubt: o.h.Done(), safe: lossGrace(o.timeout)}
+	return stopPlan{grace: o.grace, doubt: o.h.Done(), safe: lossGrace(o.timeout), handedOver: o.foreignNext}
 }
 
 // lossPlan is plan once ownership is lost. A node deleted by hand, the
@@ -102,10 +108,16 @@ func (o holding) plan() stopPlan {
 // timeout (found by an adversarial test, an operator's deleteall).
 func (o holding) lossPlan() stopPlan {
 	p := o.plan()
-	if o.h.Reason() == elect.ReasonDeleted && o.h.ForeignInGroup() {
+	if o.foreignNext() {
 		p.safe = 0
 	}
 	return p
+}
+
+// foreignNext reports whether our node was deleted by hand in a group
+// where a client that is not herald was seen (see lossPlan).
+func (o holding) foreignNext() bool {
+	return o.h.Reason() == elect.ReasonDeleted && o.h.ForeignInGroup()
 }
 
 // graceWarning warns, once per herald, that a --grace given is longer
