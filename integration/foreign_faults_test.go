@@ -111,7 +111,7 @@ func killedRunner(t *testing.T, env *sharedEnv, run bool, d elect.Dialect, peer 
 // queued behind it reaches ZooKeeper directly. The runner's command must
 // be gone before Curator owns, whether the delay grows past what the
 // connection bears (two thirds of the timeout each way, the connection
-// cut so that it applies) or a delayed connection (a sixth each way) is
+// cut so that it applies) or a delayed connection (a tenth each way) is
 // partitioned off.
 func TestDelayedOwnerStepsDownBeforeForeignNext(t *testing.T) {
 	env := newSharedEnv(t, true, false, true)
@@ -139,7 +139,13 @@ func delayedOwner(t *testing.T, env *sharedEnv, run bool, peer kindSpec, partiti
 	}
 	t.Cleanup(func() { p.Blackhole(false); _ = p.Close() })
 	if partition {
-		p.Delay(sharedPeerSession / 6)
+		// A tenth each way, not a sixth: herald takes a member whose
+		// newest answered sync was sent half a timeout ago for cut off
+		// (elect's leader lease, a sync every eighth), and a sixth each
+		// way left it an eighth of a second of that: on a loaded machine
+		// the runner gave its connection up again and again and did not
+		// own within 30 s, or took 26-36 s to.
+		p.Delay(sharedPeerSession / 10)
 	}
 	penv := *env
 	penv.connect = p.Addr()

@@ -195,13 +195,31 @@ func (a *app) holdAndRun(ctx context.Context, o holding) error {
 	defer c.takeTerminalBack()
 	defer c.stopReaping()
 	if o.recipe == elect.RecipeElection {
-		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := o.h.Acknowledge(actx, fmt.Sprintf("pid %d", c.Pid())); err != nil {
-			a.log.Warn("could not record the leader acknowledgment", "err", err)
-		}
-		cancel()
+		a.acknowledge(ctx, c, o)
 	}
 	return a.superviseCommand(ctx, c, wd, o)
+}
+
+// acknowledge records in the office that the command runs (its pid). It
+// gives up as soon as ownership ends: superviseCommand, which stops the
+// command on a loss, runs only after it. An acknowledgment in flight on a
+// connection delayed, then cut off, waited on the client's reconnect
+// after the session was suspended, and the command ran on, unstopped,
+// until the session was gone and Curator's next owner had started beside
+// it (found by a review, TestDelayedOwnerStepsDownBeforeForeignNext).
+func (a *app) acknowledge(ctx context.Context, c *child, o holding) {
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	go func() {
+		select {
+		case <-o.h.Done():
+			cancel()
+		case <-actx.Done():
+		}
+	}()
+	if err := o.h.Acknowledge(actx, fmt.Sprintf("pid %d", c.Pid())); err != nil && o.h.Held() {
+		a.log.Warn("could not record the leader acknowledgment", "err", err)
+	}
 }
 
 // superviseCommand waits, the command running, for its exit, the loss of
