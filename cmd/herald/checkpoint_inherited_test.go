@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -58,16 +56,5 @@ func heraldVia(t *testing.T, runner string, args ...string) (string, string, int
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", runner, "sh"}, args...)...)
 	cmd.Env = append(os.Environ(), "HERALD_BIN="+heraldBin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return stdout.String(), stderr.String(), 0
-	case errors.As(err, &ee):
-		return stdout.String(), stderr.String(), exitCode(ee.ProcessState)
-	}
-	t.Fatalf("herald %v: %v", args, err)
-	return "", "", -1
+	return runToEnd(t, cmd, args)
 }

@@ -150,6 +150,14 @@ func heraldRun(t *testing.T, env []string, args ...string) (string, string, int)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, heraldBin, args...)
 	cmd.Env = append(append(os.Environ(), "HERALD_BIN="+heraldBin), env...)
+	return runToEnd(t, cmd, args)
+}
+
+// runToEnd runs cmd, a herald started one way or another with args, to
+// completion and returns stdout, stderr and the exit code: an exit code
+// is an answer the tests check, any other failure to run is fatal.
+func runToEnd(t *testing.T, cmd *exec.Cmd, args []string) (string, string, int) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
