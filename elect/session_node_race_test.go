@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherald/herald/elect"
 )
 
@@ -23,24 +25,14 @@ func TestOwnerAndSessionNodeDeletedBackToBack(t *testing.T) {
 				name = k.name + "/session node first"
 			}
 			t.Run(name, func(t *testing.T) {
-				proof := []elect.Option{elect.ProveSessionEnd()}
-				s1, first, seen, owned := behindOwner(t, k, proof, proof...)
-				sawSessionNode(t, seen, true)
-				c := session(t, sharedAddrs(t)).Conn()
+				s1, first, owned, c := behindProvingOwner(t, k)
 				nodes := []string{first.NodePath(), k.node(first.Group(), s1)}
 				if sessionFirst {
 					nodes[0], nodes[1] = nodes[1], nodes[0]
 				}
-				for _, n := range nodes {
-					if err := c.Delete(n, -1); err != nil {
-						t.Fatal(err)
-					}
-				}
+				deleteNodes(t, c, nodes...)
 				second := owned()
-				got, err := second.PredecessorReleased(ctxT(t, 10*time.Second))
-				if err != nil || got || second.PredecessorSessionEnded() {
-					t.Fatalf("owner's node and session node deleted by hand, its session alive: PredecessorReleased = %v, %v (session ended: %v); want false", got, err, second.PredecessorSessionEnded())
-				}
+				predecessorKept(t, second, "owner's node and session node deleted by hand, its session alive")
 			})
 		}
 	}
@@ -56,27 +48,15 @@ func TestOwnerAndSessionNodeDeletedBackToBack(t *testing.T) {
 func TestSessionNodeDeletedThenACopyJoins(t *testing.T) {
 	for _, k := range sessionKinds {
 		t.Run(k.name, func(t *testing.T) {
-			proof := []elect.Option{elect.ProveSessionEnd()}
-			s1, first, seen, owned := behindOwner(t, k, proof, proof...)
-			sawSessionNode(t, seen, true)
-			c := session(t, sharedAddrs(t)).Conn()
-			for _, n := range []string{first.NodePath(), k.node(first.Group(), s1)} {
-				if err := c.Delete(n, -1); err != nil {
-					t.Fatal(err)
-				}
-			}
+			s1, first, owned, c := behindProvingOwner(t, k)
+			deleteNodes(t, c, first.NodePath(), k.node(first.Group(), s1))
 			second := owned()
-			ctx := ctxT(t, 30*time.Second)
-			s3 := session(t, sharedAddrs(t))
-			go func() { _, _ = k.join(ctx, s3, first.Group(), "third", proof...) }()
+			joinThird(t, k, first.Group())
 			eventually(t, 10*time.Second, "the third copy queued", func() bool {
 				ch, _, err := c.Children(first.Group())
 				return err == nil && len(queueNames(ch)) == 2
 			})
-			got, err := second.PredecessorReleased(ctxT(t, 10*time.Second))
-			if err != nil || got || second.PredecessorSessionEnded() {
-				t.Fatalf("owner's node and session node deleted by hand, then a copy joined: PredecessorReleased = %v, %v (session ended: %v); want false", got, err, second.PredecessorSessionEnded())
-			}
+			predecessorKept(t, second, "owner's node and session node deleted by hand, then a copy joined")
 		})
 	}
 }
@@ -103,23 +83,10 @@ func queueNames(children []string) []string {
 func TestSessionNodeDeletedThenACopyLeaves(t *testing.T) {
 	for _, k := range sessionKinds {
 		t.Run(k.name, func(t *testing.T) {
-			proof := []elect.Option{elect.ProveSessionEnd()}
-			s1, first, seen, owned := behindOwner(t, k, proof, proof...)
-			sawSessionNode(t, seen, true)
-			c := session(t, sharedAddrs(t)).Conn()
-			ctx := ctxT(t, 30*time.Second)
-			s3 := session(t, sharedAddrs(t))
-			go func() { _, _ = k.join(ctx, s3, first.Group(), "third", proof...) }()
-			eventually(t, 10*time.Second, "the third copy queued with its session node", func() bool {
-				ch, _, err := c.Children(first.Group())
-				there, _, _ := c.Exists(k.node(first.Group(), s3))
-				return err == nil && len(queueNames(ch)) == 3 && there
-			})
-			for _, n := range []string{first.NodePath(), k.node(first.Group(), s1)} {
-				if err := c.Delete(n, -1); err != nil {
-					t.Fatal(err)
-				}
-			}
+			s1, first, owned, c := behindProvingOwner(t, k)
+			s3 := joinThird(t, k, first.Group())
+			awaitThirdQueued(t, k, c, first.Group(), s3)
+			deleteNodes(t, c, first.NodePath(), k.node(first.Group(), s1))
 			second := owned()
 			if err := s3.Close(); err != nil {
 				t.Fatal(err)
@@ -128,10 +95,7 @@ func TestSessionNodeDeletedThenACopyLeaves(t *testing.T) {
 				ch, _, err := c.Children(first.Group())
 				return err == nil && len(queueNames(ch)) == 1
 			})
-			got, err := second.PredecessorReleased(ctxT(t, 10*time.Second))
-			if err != nil || got || second.PredecessorSessionEnded() {
-				t.Fatalf("owner's node and session node deleted by hand, then a copy left: PredecessorReleased = %v, %v (session ended: %v); want false", got, err, second.PredecessorSessionEnded())
-			}
+			predecessorKept(t, second, "owner's node and session node deleted by hand, then a copy left")
 		})
 	}
 }
@@ -146,10 +110,7 @@ func TestSessionNodeDeletedThenACopyLeaves(t *testing.T) {
 func TestACopyLeftThenTheOwnersSessionEnds(t *testing.T) {
 	for _, k := range sessionKinds {
 		t.Run(k.name, func(t *testing.T) {
-			proof := []elect.Option{elect.ProveSessionEnd()}
-			s1, first, seen, owned := behindOwner(t, k, proof, proof...)
-			sawSessionNode(t, seen, true)
-			c := session(t, sharedAddrs(t)).Conn()
+			s1, first, owned, c := behindProvingOwner(t, k)
 			_, st, err := c.Children(first.Group())
 			if err != nil {
 				t.Fatal(err)
@@ -161,13 +122,8 @@ func TestACopyLeftThenTheOwnersSessionEnds(t *testing.T) {
 				default:
 				}
 			}))
-			s3 := session(t, sharedAddrs(t))
-			go func() { _, _ = k.join(ctxT(t, 30*time.Second), s3, first.Group(), "third", proof...) }()
-			eventually(t, 10*time.Second, "the third copy queued with its session node", func() bool {
-				ch, _, err := c.Children(first.Group())
-				there, _, _ := c.Exists(k.node(first.Group(), s3))
-				return err == nil && len(queueNames(ch)) == 3 && there
-			})
+			s3 := joinThird(t, k, first.Group())
+			awaitThirdQueued(t, k, c, first.Group(), s3)
 			if err := s3.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -207,4 +163,59 @@ func awaitSavedWithout(t *testing.T, saved <-chan []string, n int) {
 			return
 		}
 	}
+}
+
+// behindProvingOwner is the set-up these races share: a first owner, a
+// next in line waiting behind it (both proving a session's end), the next
+// in line's look having seen the owner's session node, and a connection of
+// an operator's own to delete with.
+func behindProvingOwner(t *testing.T, k sessionKind) (s1 *elect.Session, first *elect.Handle, owned func() *elect.Handle, c *zk.Conn) {
+	t.Helper()
+	proof := []elect.Option{elect.ProveSessionEnd()}
+	s1, first, seen, owned := behindOwner(t, k, proof, proof...)
+	sawSessionNode(t, seen, true)
+	return s1, first, owned, session(t, sharedAddrs(t)).Conn()
+}
+
+// deleteNodes deletes nodes by hand, in order, as an operator would.
+func deleteNodes(t *testing.T, c *zk.Conn, nodes ...string) {
+	t.Helper()
+	for _, n := range nodes {
+		if err := c.Delete(n, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// predecessorKept fails unless second's look finds its predecessor
+// neither released nor gone with its session: what was done (why) was no
+// session's end.
+func predecessorKept(t *testing.T, second *elect.Handle, why string) {
+	t.Helper()
+	got, err := second.PredecessorReleased(ctxT(t, 10*time.Second))
+	if err != nil || got || second.PredecessorSessionEnded() {
+		t.Fatalf("%s: PredecessorReleased = %v, %v (session ended: %v); want false", why, got, err, second.PredecessorSessionEnded())
+	}
+}
+
+// joinThird starts a third copy joining group on a session of its own,
+// in the background (it queues, and never owns within the test), and
+// returns that session.
+func joinThird(t *testing.T, k sessionKind, group string) *elect.Session {
+	t.Helper()
+	ctx := ctxT(t, 30*time.Second)
+	s3 := session(t, sharedAddrs(t))
+	go func() { _, _ = k.join(ctx, s3, group, "third", elect.ProveSessionEnd()) }()
+	return s3
+}
+
+// awaitThirdQueued waits for the copy joining group on s3 to have both its
+// queue node and its session node, the group then holding three.
+func awaitThirdQueued(t *testing.T, k sessionKind, c *zk.Conn, group string, s3 *elect.Session) {
+	t.Helper()
+	eventually(t, 10*time.Second, "the third copy queued with its session node", func() bool {
+		ch, _, err := c.Children(group)
+		there, _, _ := c.Exists(k.node(group, s3))
+		return err == nil && len(queueNames(ch)) == 3 && there
+	})
 }
