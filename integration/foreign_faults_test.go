@@ -51,6 +51,48 @@ func lastAlive(t testing.TB, p string) int64 {
 	return v
 }
 
+// runnerThenPeer is the cast of a handover from a herald runner (a) whose
+// command stamps alive to a foreign peer (b) queued behind it, in group.
+type runnerThenPeer struct {
+	group, a, b, alive string
+	log                *ownLog
+}
+
+// newRunnerThenPeer names the runner and a peer of kind peer in a group
+// of the test's own.
+func newRunnerThenPeer(t *testing.T, env *sharedEnv, peer kindSpec) *runnerThenPeer {
+	r := &runnerThenPeer{group: groupPath(t, "group"), log: newOwnLog(), a: newID("runner"), b: newID(peer.short)}
+	r.log.name(r.a, "herald runner")
+	r.log.name(r.b, peer.name)
+	r.alive = filepath.Join(env.dir, r.a+".alive")
+	return r
+}
+
+// ownThenQueue starts the runner, waits up to d for it to own the empty
+// group, then starts the peer and waits for it to queue behind.
+func (r *runnerThenPeer) ownThenQueue(t *testing.T, probe *zk.Conn, cm, pm member, d time.Duration) {
+	t.Helper()
+	cm.start()
+	r.log.awaitAcq(t, r.a, d, "first, in an empty group")
+	pm.start()
+	awaitQueue(t, probe, r.group, 2, 15*time.Second, r.log)
+}
+
+// commandGoneBeforePeer waits up to d for the peer to own after the fault
+// (at wall time fault, named event in the log) and fails the test if the
+// runner's command (whose) stamped at or after the peer's acquisition.
+func (r *runnerThenPeer) commandGoneBeforePeer(t *testing.T, fault int64, d time.Duration, why, event, whose string) {
+	t.Helper()
+	acq := r.log.awaitAcq(t, r.b, d, why)
+	time.Sleep(100 * time.Millisecond) // a stamp being written lands
+	last := lastAlive(t, r.alive)
+	t.Logf("%s; the command's last stamp %v after, %s owned %v after (session timeout %v)",
+		event, time.Duration(last-fault).Round(time.Millisecond), r.log.label(r.b), time.Duration(acq-fault).Round(time.Millisecond), sharedPeerSession)
+	if last >= acq {
+		t.Errorf("%s still ran %v after %s owned", whose, time.Duration(last-acq).Round(time.Millisecond), r.log.label(r.b))
+	}
+}
+
 // TestKilledRunnerForeignNextWaitsForItsCommand: herald lock or herald run
 // owns a group with a Curator or Kazoo client queued behind it, and is
 // killed with SIGKILL. Its command is not its process: herald's watchdog
@@ -78,31 +120,16 @@ func TestKilledRunnerForeignNextWaitsForItsCommand(t *testing.T) {
 }
 
 func killedRunner(t *testing.T, env *sharedEnv, run bool, d elect.Dialect, peer kindSpec, script string) {
-	group := groupPath(t, "group")
-	log := newOwnLog()
-	a, b := newID("runner"), newID(peer.short)
-	log.name(a, "herald runner")
-	log.name(b, peer.name)
-	alive := filepath.Join(env.dir, a+".alive")
-	cm := newCLIMember(t, env, group, a, log, cliOpts{dialect: d, run: run, script: script, env: []string{"OWN_ALIVE=" + alive}})
-	pm := peer.make(t, env, group, b, log, auto)
-	cm.start()
-	log.awaitAcq(t, a, 20*time.Second, "first, in an empty group")
-	pm.start()
-	awaitQueue(t, env.probe, group, 2, 15*time.Second, log)
+	r := newRunnerThenPeer(t, env, peer)
+	cm := newCLIMember(t, env, r.group, r.a, r.log, cliOpts{dialect: d, run: run, script: script, env: []string{"OWN_ALIVE=" + r.alive}})
+	pm := peer.make(t, env, r.group, r.b, r.log, auto)
+	r.ownThenQueue(t, env.probe, cm, pm, 20*time.Second)
 	cm.stopping.Store(true)
 	killed := wallNow()
 	if err := cm.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	acq := log.awaitAcq(t, b, 20*time.Second, "after the runner was killed")
-	time.Sleep(100 * time.Millisecond) // a stamp being written lands
-	last := lastAlive(t, alive)
-	t.Logf("runner killed; its command's last stamp %v after, %s owned %v after (session timeout %v)",
-		time.Duration(last-killed).Round(time.Millisecond), log.label(b), time.Duration(acq-killed).Round(time.Millisecond), sharedPeerSession)
-	if last >= acq {
-		t.Errorf("the killed runner's command still ran %v after %s owned", time.Duration(last-acq).Round(time.Millisecond), log.label(b))
-	}
+	r.commandGoneBeforePeer(t, killed, 20*time.Second, "after the runner was killed", "runner killed", "the killed runner's command")
 	pm.release(t)
 }
 
@@ -149,23 +176,15 @@ func delayedOwner(t *testing.T, env *sharedEnv, run bool, peer kindSpec, partiti
 	}
 	penv := *env
 	penv.connect = p.Addr()
-	group := groupPath(t, "group")
-	log := newOwnLog()
-	a, b := newID("runner"), newID(peer.short)
-	log.name(a, "herald runner")
-	log.name(b, peer.name)
-	alive := filepath.Join(env.dir, a+".alive")
-	cm := newCLIMember(t, &penv, group, a, log, cliOpts{run: run, script: aliveScript, env: []string{"OWN_ALIVE=" + alive}})
-	pm := peer.make(t, env, group, b, log, auto)
-	cm.start()
+	r := newRunnerThenPeer(t, env, peer)
+	cm := newCLIMember(t, &penv, r.group, r.a, r.log, cliOpts{run: run, script: aliveScript, env: []string{"OWN_ALIVE=" + r.alive}})
+	pm := peer.make(t, env, r.group, r.b, r.log, auto)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("%s said:\n%s", log.label(a), lastBytes(cm.out.String()))
+			t.Logf("%s said:\n%s", r.log.label(r.a), lastBytes(cm.out.String()))
 		}
 	})
-	log.awaitAcq(t, a, 30*time.Second, "first, in an empty group")
-	pm.start()
-	awaitQueue(t, env.probe, group, 2, 15*time.Second, log)
+	r.ownThenQueue(t, env.probe, cm, pm, 30*time.Second)
 	time.Sleep(sharedPeerSession / 2) // owning steadily across the delay
 	cm.stopping.Store(true)
 	fault := wallNow()
@@ -175,14 +194,7 @@ func delayedOwner(t *testing.T, env *sharedEnv, run bool, peer kindSpec, partiti
 		p.Delay(2 * sharedPeerSession / 3)
 		p.Cut()
 	}
-	acq := log.awaitAcq(t, b, 30*time.Second, "after the runner's connection failed")
-	time.Sleep(100 * time.Millisecond) // a stamp being written lands
-	last := lastAlive(t, alive)
-	t.Logf("fault; the command's last stamp %v after, %s owned %v after (session timeout %v)",
-		time.Duration(last-fault).Round(time.Millisecond), log.label(b), time.Duration(acq-fault).Round(time.Millisecond), sharedPeerSession)
-	if last >= acq {
-		t.Errorf("the delayed runner's command still ran %v after %s owned", time.Duration(last-acq).Round(time.Millisecond), log.label(b))
-	}
+	r.commandGoneBeforePeer(t, fault, 30*time.Second, "after the runner's connection failed", "fault", "the delayed runner's command")
 	pm.release(t)
 }
 
@@ -262,25 +274,15 @@ func (fc *frozenCase) peerAt(t *testing.T) (member, string) {
 }
 
 func frozenOwner(t *testing.T, fc *frozenCase) {
-	log, a := fc.log, fc.a
 	pm, b := fc.peerAt(t)
-	fc.cm.start()
-	log.awaitAcq(t, a, 30*time.Second, "first, in an empty group")
-	pm.start()
-	awaitQueue(t, fc.env.probe, fc.group, 2, 15*time.Second, log)
+	r := &runnerThenPeer{group: fc.group, log: fc.log, a: fc.a, b: b, alive: fc.alive}
+	r.ownThenQueue(t, fc.env.probe, fc.cm, pm, 30*time.Second)
 	fc.cm.stopping.Store(true)
 	fault := wallNow()
 	if err := fc.frozen.Pause(); err != nil {
 		t.Fatal(err)
 	}
-	acq := log.awaitAcq(t, b, 30*time.Second, "after the runner's member froze")
-	time.Sleep(100 * time.Millisecond) // a stamp being written lands
-	last := lastAlive(t, fc.alive)
-	t.Logf("member frozen; the command's last stamp %v after, %s owned %v after (session timeout %v)",
-		time.Duration(last-fault).Round(time.Millisecond), log.label(b), time.Duration(acq-fault).Round(time.Millisecond), sharedPeerSession)
-	if last >= acq {
-		t.Errorf("the runner's command still ran %v after %s owned", time.Duration(last-acq).Round(time.Millisecond), log.label(b))
-	}
+	r.commandGoneBeforePeer(t, fault, 30*time.Second, "after the runner's member froze", "member frozen", "the runner's command")
 	if err := fc.frozen.Resume(); err != nil {
 		t.Fatal(err)
 	}
@@ -359,18 +361,11 @@ func TestDeleteallWithAForeignClientNext(t *testing.T) {
 
 func deleteallForeignNext(t *testing.T, env *sharedEnv, run bool, d elect.Dialect, peer kindSpec) {
 	const timeout = 6 * time.Second
-	group := groupPath(t, "group")
-	log := newOwnLog()
-	a, b := newID("runner"), newID(peer.short)
-	log.name(a, "herald runner")
-	log.name(b, peer.name)
-	alive := filepath.Join(env.dir, a+".alive")
-	cm := newCLIMember(t, env, group, a, log, cliOpts{dialect: d, run: run, script: stubbornScript, session: timeout, env: []string{"OWN_ALIVE=" + alive}})
+	r := newRunnerThenPeer(t, env, peer)
+	group, log, b, alive := r.group, r.log, r.b, r.alive
+	cm := newCLIMember(t, env, group, r.a, log, cliOpts{dialect: d, run: run, script: stubbornScript, session: timeout, env: []string{"OWN_ALIVE=" + alive}})
 	pm := peer.make(t, env, group, b, log, auto)
-	cm.start()
-	log.awaitAcq(t, a, 20*time.Second, "first, in an empty group")
-	pm.start()
-	awaitQueue(t, env.probe, group, 2, 15*time.Second, log)
+	r.ownThenQueue(t, env.probe, cm, pm, 20*time.Second)
 	time.Sleep(300 * time.Millisecond) // the runner's guard lists the group on the join, a round trip later
 	cm.stopping.Store(true)
 	fault := wallNow()
