@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/zkserver"
 )
 
 func TestCampaignResignHandsOver(t *testing.T) {
@@ -256,17 +257,7 @@ func TestTermCostsNoRequest(t *testing.T) {
 	if err := h.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sent := func() int64 {
-		m, err := cluster.Member(0).SessionPackets(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, ok := m[s.ID()]
-		if !ok {
-			t.Fatalf("session 0x%x missing from cons", s.ID())
-		}
-		return n
-	}
+	sent := func() int64 { return requestsSent(ctx, t, cluster.Member(0), s) }
 	before := sent()
 	h, err = l.Acquire(ctx)
 	if err != nil {
@@ -679,17 +670,7 @@ func TestLeaderReadsOnlyTheOwner(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sent := func() int64 {
-		m, err := cluster.Member(0).SessionPackets(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, ok := m[s.ID()]
-		if !ok {
-			t.Fatalf("session 0x%x missing from cons", s.ID())
-		}
-		return n
-	}
+	sent := func() int64 { return requestsSent(ctx, t, cluster.Member(0), s) }
 	l, err := elect.NewLock(s, path)
 	if err != nil {
 		t.Fatal(err)
@@ -702,4 +683,19 @@ func TestLeaderReadsOnlyTheOwner(t *testing.T) {
 	if n := sent() - before; n > 8 {
 		t.Errorf("Holder sent %d requests beside 20 waiters; want a few (the sync, the listing, the owner's reads), not one a waiter", n)
 	}
+}
+
+// requestsSent is how many requests session s has sent to server srv, as
+// its cons tells; s must be connected there.
+func requestsSent(ctx context.Context, t testing.TB, srv *zkserver.Server, s *elect.Session) int64 {
+	t.Helper()
+	m, err := srv.SessionPackets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := m[s.ID()]
+	if !ok {
+		t.Fatalf("session 0x%x missing from cons", s.ID())
+	}
+	return n
 }

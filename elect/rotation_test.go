@@ -75,15 +75,7 @@ func (r *rotation) nodes() int {
 
 func (r *rotation) requests(s *elect.Session) int64 {
 	r.t.Helper()
-	m, err := r.cluster.Member(0).SessionPackets(r.ctx)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	n, ok := m[s.ID()]
-	if !ok {
-		r.t.Fatalf("session 0x%x missing from cons", s.ID())
-	}
-	return n
+	return requestsSent(r.ctx, r.t, r.cluster.Member(0), s)
 }
 
 // spent is how many requests m has sent since it last started to acquire.
