@@ -227,17 +227,7 @@ func (r *reader) remadeUnseen(ctx context.Context, v *View) error {
 	if len(r.suspects) == 0 || r.rel.children == nil {
 		return nil
 	}
-	before := make(map[string]bool, len(r.rel.children))
-	for _, c := range r.rel.children {
-		before[c] = true
-	}
-	seen := len(r.rel.children) // the names gone, once those still listed are taken off
-	for _, c := range v.children {
-		if before[c] {
-			seen -= 2 // counted in neither
-		}
-		seen++
-	}
+	seen := setDiff(r.rel.children, v.children) + setDiff(v.children, r.rel.children) // as snapshotAfter counts
 	if int64(v.Cversion-r.rel.cversion) == int64(seen) {
 		return nil
 	}
