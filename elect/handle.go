@@ -55,6 +55,9 @@ type Handle struct {
 	// ended (ProveSessionEnd); prevVouched: that its answer vouched for
 	// the owners before the predecessor too (see PredecessorVouched).
 	prevEnded, prevVouched atomic.Bool
+	// unproven is why the last look could not prove the predecessor's
+	// session ended (a string; see SessionEndUnproven).
+	unproven atomic.Value
 	// foreign: a listing of the guard's held a queue node herald did not
 	// write (see ForeignInGroup).
 	foreign atomic.Bool

@@ -139,6 +139,17 @@ func (h *Handle) predecessorNoted(ctx context.Context, watch bool) (noted, vouch
 // predecessor's session had ended (ProveSessionEnd), not on a record.
 func (h *Handle) PredecessorSessionEnded() bool { return h.prevEnded.Load() }
 
+// SessionEndUnproven says why a look of PredecessorReleased could not
+// count the predecessor's node as gone with its session ("" when none
+// failed so; once a look doubts the session node, what raised the doubt):
+// a runner waiting its bound says it, so that an operator knows whether a
+// copy's coming or going, a hand's deletion or the layout kept the quick
+// handover from it.
+func (h *Handle) SessionEndUnproven() string {
+	why, _ := h.unproven.Load().(string)
+	return why
+}
+
 // PredecessorVouched reports whether the last PredecessorReleased (or
 // PredecessorReleasedW) that answered true also showed the work of every
 // owner before the predecessor stopped: the record it found vouches for

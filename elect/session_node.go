@@ -267,26 +267,56 @@ func (q *queue) doubtSessionNode(node string, ch <-chan zk.Event, trust *session
 // made: at whose node, and whether it saw that owner's session node.
 var sessionLooked atomic.Pointer[func(prev string, seen bool)]
 
+// Why a look could not prove that the predecessor's session ended (see
+// SessionEndUnproven): each names what the waiter saw, so an operator
+// reading why a handover waited its bound knows what to look at.
+const (
+	unprovenNoSessionNode = "no session node of the previous owner's was seen while its node was there (it keeps none: a library's participant, another --session-root, or an older herald)"
+	unprovenDoubted       = "the previous owner's session node was deleted by hand earlier, so its absence proves nothing"
+	unprovenHandDeleted   = "the previous owner's node went while its session node stayed: deleted by hand, its session may be alive"
+	unprovenParentGone    = "the group or the session root was deleted, which hides how the previous owner's node went"
+	unprovenApart         = "the previous owner's node and its session node went in different transactions (deleted by hand one by one), or a copy came or went under either since"
+	unprovenUnaccounted   = "copies came or went since this waiter last listed the group, and its listing cannot tell the previous owner's end from theirs"
+	unprovenJoined        = "the transaction that last changed the group made a node (a copy joined), so nothing shows the previous owner's end"
+	unprovenOtherEnded    = "another copy's session ended in the same moment, so which transaction took the previous owner's node is untold"
+)
+
 // predecessorSessionEnded reports whether the session of the owner before
 // ours has ended, as its session node, seen while that owner's node was
-// there, went with that node.
+// there, went with that node. When it cannot tell, the handle keeps why
+// (SessionEndUnproven).
 func (h *Handle) predecessorSessionEnded(ctx context.Context) (bool, error) {
-	if h.t.prevSession == nil || !h.t.prevSession.ok.Load() {
-		return false, nil
+	why, err := h.sessionEndUnproven(ctx)
+	if err == nil && why != "" {
+		if prev, _ := h.unproven.Load().(string); why != unprovenDoubted || prev == "" {
+			h.unproven.Store(why) // a doubt keeps the look that raised it
+		}
+	}
+	return err == nil && why == "", err
+}
+
+// sessionEndUnproven is predecessorSessionEnded's look: "" when the
+// predecessor's session ended, else why that is not shown.
+func (h *Handle) sessionEndUnproven(ctx context.Context) (string, error) {
+	switch {
+	case h.t.prevSession == nil:
+		return unprovenNoSessionNode, nil
+	case !h.t.prevSession.ok.Load():
+		return unprovenDoubted, nil
 	}
 	found, err := call(ctx, func() (bool, error) {
 		found, _, err := h.q.s.Conn().Exists(h.q.sessionNodeOf(h.t.prev))
 		return found, err
 	})
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	if !found {
-		one, err := h.goneTogether(ctx)
-		if err == nil && !one {
+		why, err := h.goneTogether(ctx)
+		if err == nil && why != "" {
 			h.t.prevSession.ok.Store(false) // see goneTogether
 		}
-		return one, err
+		return why, err
 	}
 	// The owner's node went and its session node is still there: someone
 	// deleted the node by hand (a session's end takes both in one
@@ -295,34 +325,35 @@ func (h *Handle) predecessorSessionEnded(ctx context.Context) (bool, error) {
 	// its going would look like the session's end while the owner, cut off
 	// or frozen, still runs: from now on it proves nothing.
 	h.t.prevSession.ok.Store(false)
-	return false, nil
+	return unprovenHandDeleted, nil
 }
 
-// goneTogether reports whether the owner's node and its session node,
-// both gone, went in one transaction, as a session's end takes them: the
-// last change to the children of the group and of the session node's
-// parent is then one zxid (their pzxid). Deleted by hand one after the
-// other (an operator forcing over a stuck owner, in two commands), both
-// could be gone by our look while the owner, cut off or frozen, still
-// runs its command; the pzxids then differ, as they do once a later
-// child came or went under either parent. Neither proves the session's
-// end, and the waiter keeps its bound for that owner. Nor does a later
-// transaction that changed children under both parents but took not the
-// owner's node (see ownersEndAt).
-func (h *Handle) goneTogether(ctx context.Context) (bool, error) {
+// goneTogether reports ("" for yes, else why not) whether the owner's
+// node and its session node, both gone, went in one transaction, as a
+// session's end takes them: the last change to the children of the group
+// and of the session node's parent is then one zxid (their pzxid).
+// Deleted by hand one after the other (an operator forcing over a stuck
+// owner, in two commands), both could be gone by our look while the
+// owner, cut off or frozen, still runs its command; the pzxids then
+// differ, as they do once a later child came or went under either
+// parent. Neither proves the session's end, and the waiter keeps its
+// bound for that owner. Nor does a later transaction that changed
+// children under both parents but took not the owner's node (see
+// ownersEndAt).
+func (h *Handle) goneTogether(ctx context.Context) (string, error) {
 	var pzxid [2]int64
 	for i, p := range [2]string{h.q.parent, path.Dir(h.q.sessionNodeOf(h.t.prev))} {
 		there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return h.q.s.Conn().Exists(p) })
 		if err != nil {
-			return false, err
+			return "", err
 		}
 		if !there {
-			return false, nil // a parent deleted: nothing tells how they went
+			return unprovenParentGone, nil // nothing tells how they went
 		}
 		pzxid[i] = st.Pzxid
 	}
 	if pzxid[0] != pzxid[1] {
-		return false, nil
+		return unprovenApart, nil
 	}
 	return h.ownersEndAt(ctx, pzxid[0])
 }
@@ -334,20 +365,20 @@ type groupListing struct {
 	next     int32
 }
 
-// ownersEndAt reports whether transaction zxid, the last child change
-// under the group, is the one that took the owner's node. Two others
-// change children under the group and the session node's parent at once
-// too: a copy joining on a new session (its node and its session node,
-// made in one) and another session's end (its node and its session node,
-// taken in one). The group's counter tells how many children came since
-// the listing that showed the owner's node (t.prevListing, the last
-// before its end when the waiter next in line kept it fresh, see
-// watchListing), and the two listings which: none made at zxid, and every other node gone since
-// with its session node still there (its session alive, so not ended at
-// zxid), zxid took the owner's. A child that came and went unseen
-// between the listings, or a node gone with its session node, leaves it
-// untold, and that is no proof.
-func (h *Handle) ownersEndAt(ctx context.Context, zxid int64) (bool, error) {
+// ownersEndAt reports ("" for yes, else why not) whether transaction
+// zxid, the last child change under the group, is the one that took the
+// owner's node. Two others change children under the group and the
+// session node's parent at once too: a copy joining on a new session (its
+// node and its session node, made in one) and another session's end (its
+// node and its session node, taken in one). The group's counter tells how
+// many children came since the listing that showed the owner's node
+// (t.prevListing, the last before its end when the waiter next in line
+// kept it fresh, see watchListing), and the two listings which: none made
+// at zxid, and every other node gone since with its session node still
+// there (its session alive, so not ended at zxid), zxid took the owner's.
+// A child that came and went unseen between the listings, or a node gone
+// with its session node, leaves it untold, and that is no proof.
+func (h *Handle) ownersEndAt(ctx context.Context, zxid int64) (string, error) {
 	c := h.q.s.Conn()
 	type listing struct {
 		c  []string
@@ -357,21 +388,29 @@ func (h *Handle) ownersEndAt(ctx context.Context, zxid int64) (bool, error) {
 		ch, st, err := c.Children(h.q.parent)
 		return listing{ch, st}, err
 	})
-	if err != nil || l.st.Pzxid != zxid {
+	if err != nil {
+		return "", err
+	}
+	if l.st.Pzxid != zxid {
 		// A child came or went since the parents were read: the last
 		// change is another, and nothing tells of the one at zxid.
-		return false, err
+		return unprovenApart, nil
 	}
 	was := h.t.prevListing
 	_, next := parseListing(l.c, l.st.Cversion)
 	made, gone := childrenDiff(was.children, l.c)
 	if was.children == nil || int(next-was.next) != len(made) || !slices.Contains(gone, h.t.prev) {
-		return false, nil
+		return unprovenUnaccounted, nil
 	}
 	for _, n := range made {
 		there, st, err := call2(ctx, func() (bool, *zk.Stat, error) { return c.Exists(h.q.full(n)) })
-		if err != nil || !there || st.Czxid == zxid {
-			return false, err // gone since: a later change, so no proof either way
+		switch {
+		case err != nil:
+			return "", err
+		case !there:
+			return unprovenApart, nil // gone since: a later change, so no proof either way
+		case st.Czxid == zxid:
+			return unprovenJoined, nil
 		}
 	}
 	for _, n := range gone {
@@ -379,10 +418,10 @@ func (h *Handle) ownersEndAt(ctx context.Context, zxid int64) (bool, error) {
 			continue
 		}
 		if alive, err := h.sessionNodeThere(ctx, n); err != nil || !alive {
-			return false, err
+			return unprovenOtherEnded, err
 		}
 	}
-	return true, nil
+	return "", nil
 }
 
 // childrenDiff is the children of now not in was (made), and of was not

@@ -1,6 +1,8 @@
 package elect_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +34,7 @@ func TestOwnerAndSessionNodeDeletedBackToBack(t *testing.T) {
 				}
 				deleteNodes(t, c, nodes...)
 				second := owned()
-				predecessorKept(t, second, "owner's node and session node deleted by hand, its session alive")
+				predecessorKept(t, second, "owner's node and session node deleted by hand, its session alive", "different transactions", "deleted by hand earlier")
 			})
 		}
 	}
@@ -56,7 +58,7 @@ func TestSessionNodeDeletedThenACopyJoins(t *testing.T) {
 				ch, _, err := c.Children(first.Group())
 				return err == nil && len(queueNames(ch)) == 2
 			})
-			predecessorKept(t, second, "owner's node and session node deleted by hand, then a copy joined")
+			predecessorKept(t, second, "owner's node and session node deleted by hand, then a copy joined", "made a node")
 		})
 	}
 }
@@ -95,7 +97,7 @@ func TestSessionNodeDeletedThenACopyLeaves(t *testing.T) {
 				ch, _, err := c.Children(first.Group())
 				return err == nil && len(queueNames(ch)) == 1
 			})
-			predecessorKept(t, second, "owner's node and session node deleted by hand, then a copy left")
+			predecessorKept(t, second, "owner's node and session node deleted by hand, then a copy left", "ended in the same moment")
 		})
 	}
 }
@@ -189,12 +191,17 @@ func deleteNodes(t *testing.T, c *zk.Conn, nodes ...string) {
 
 // predecessorKept fails unless second's look finds its predecessor
 // neither released nor gone with its session: what was done (why) was no
-// session's end.
-func predecessorKept(t *testing.T, second *elect.Handle, why string) {
+// session's end. The handle must say why it could not tell, in words
+// holding one of said.
+func predecessorKept(t *testing.T, second *elect.Handle, why string, said ...string) {
 	t.Helper()
 	got, err := second.PredecessorReleased(ctxT(t, 10*time.Second))
 	if err != nil || got || second.PredecessorSessionEnded() {
 		t.Fatalf("%s: PredecessorReleased = %v, %v (session ended: %v); want false", why, got, err, second.PredecessorSessionEnded())
+	}
+	unproven := second.SessionEndUnproven()
+	if !slices.ContainsFunc(said, func(w string) bool { return strings.Contains(unproven, w) }) {
+		t.Fatalf("%s: SessionEndUnproven() = %q; want it to say one of %q", why, unproven, said)
 	}
 }
 

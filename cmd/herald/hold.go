@@ -809,7 +809,7 @@ func (a *app) sayWhyWeWait(o holding, g *predecessorGate, floored bool) {
 			"group", o.h.Group(), "previous", prev, "wait", time.Until(g.after(o)).Round(time.Millisecond))
 	case prev != "":
 		a.log.Info("the previous owner's node went without a release (deleted by hand, or its session ended): waiting for its command to be stopped before starting ours, until its runner says so or at most the wait",
-			"group", o.h.Group(), "previous", prev, "wait", d, "err", g.first)
+			"group", o.h.Group(), "previous", prev, "wait", d, "err", g.first, "session_end_unproven", o.h.SessionEndUnproven())
 	default:
 		a.log.Info("no owner was seen before ours, but the group's history cannot show that none went without a release just before (deleted by hand): waiting for such a command to be stopped before starting ours, until its runner says so or at most the wait",
 			"group", o.h.Group(), "wait", d, "err", g.first)

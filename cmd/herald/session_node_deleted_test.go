@@ -69,6 +69,10 @@ func TestFrozenOwnersNodesDeletedBackToBack(t *testing.T) {
 			if strings.Contains(read(), "OVERLAP") {
 				t.Errorf("copy-2's command started while the frozen copy-1's still ran:\n%s\n%s", read(), second.out)
 			}
+			// It says why the two deletions proved no session's end.
+			if !strings.Contains(second.out.String(), `session_end_unproven="the previous owner's`) {
+				t.Errorf("copy-2 waited without saying why the session's end was unproven:\n%s", second.out)
+			}
 		})
 	}
 }
