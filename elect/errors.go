@@ -31,6 +31,10 @@ var (
 	ErrNoParent = errors.New("elect: group path does not exist")
 	// ErrBadPath: a path that ZooKeeper would reject.
 	ErrBadPath = errors.New("elect: invalid ZooKeeper path")
+	// ErrRootUnchecked: CheckRoot could not read a root's ACL (the
+	// connection lost, say), so it cannot tell whether anyone may create
+	// there: check again later, rather than take the root for closed.
+	ErrRootUnchecked = errors.New("elect: root ACL unchecked")
 	// ErrUnreachable: no server of the ensemble granted a session in time.
 	ErrUnreachable = errors.New("elect: ZooKeeper unreachable")
 	// ErrTLS: the TLS handshake failed in a way retrying cannot mend (a

@@ -71,3 +71,9 @@ func OnListingSaved(fn func(children []string, next int32)) (restore func()) {
 	listingSaved.Store(&fn)
 	return func() { listingSaved.Store(nil) }
 }
+
+// CheckSessionRootFor has s check the session root as a queue whose nodes
+// take acl does after its node's create: a warning, once per root.
+func CheckSessionRootFor(ctx context.Context, s *Session, root string, acl []zk.ACL) {
+	(&queue{s: s, o: recipeOptions{acl: acl}}).checkSessionRoot(ctx, root)
+}

@@ -74,7 +74,8 @@ func makeRoot(conn *zk.Conn, p string, acl []zk.ACL) error {
 // write, whether the root p lets anyone create all the same (made by an
 // older herald, which opened every root to all, or by someone else
 // before herald made it): the error says so and what to run. nil when p
-// is as it should be, missing, or its ACL unreadable.
+// is as it should be, or missing; an error wrapping ErrRootUnchecked
+// when its ACL could not be read, which tells nothing: check again.
 func CheckRoot(ctx context.Context, s *Session, p string) error {
 	return checkRoot(ctx, s.Conn(), p, namedACL(s.DefaultACL(), s.digestACL))
 }
@@ -85,7 +86,14 @@ func checkRoot(ctx context.Context, conn *zk.Conn, p string, acl []zk.ACL) error
 		return nil
 	}
 	got, _, err := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return conn.GetACL(p) })
-	if err != nil || !rootOpen(got) {
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return nil
+	case err != nil:
+		// A lost connection says nothing of the ACL: taken for a closed
+		// root, an open one went unwarned for the session's life.
+		return fmt.Errorf("%w: reading the ACL of %s: %w", ErrRootUnchecked, p, err)
+	case !rootOpen(got):
 		return nil
 	}
 	return fmt.Errorf("elect: %s lets anyone create there (ACL %s), so a client without credentials may make nodes under herald's names first; let only herald's identities create there: %s",
@@ -93,12 +101,18 @@ func checkRoot(ctx context.Context, conn *zk.Conn, p string, acl []zk.ACL) error
 }
 
 // checkSessionRoot warns, once per session and root, that our session
-// root lets anyone create (see checkRoot).
+// root lets anyone create (see checkRoot). A check whose read failed is
+// forgotten, so that the next node's create checks again.
 func (q *queue) checkSessionRoot(ctx context.Context, root string) {
 	if _, done := q.s.rootsChecked.LoadOrStore(root, struct{}{}); done {
 		return
 	}
-	if err := checkRoot(ctx, q.s.Conn(), root, namedACL(q.o.acl, q.s.digestACL)); err != nil {
+	err := checkRoot(ctx, q.s.Conn(), root, namedACL(q.o.acl, q.s.digestACL))
+	switch {
+	case errors.Is(err, ErrRootUnchecked):
+		q.s.rootsChecked.Delete(root)
+		q.s.log.Debug("the session root's ACL is unchecked, to be checked at the next node", "root", root, "err", err)
+	case err != nil:
 		q.s.log.Warn("the session root lets anyone create: a waiter may lose the proof of our session's end, and a runner be kept waiting by a note planted in its group's name", "root", root, "err", err)
 	}
 }

@@ -63,7 +63,9 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 		_, err := c.Create(node, data, zk.FlagEphemeral, s.DefaultACL())
 		switch {
 		case err == nil:
-			if err := elect.CheckRoot(ctx, s, SourcesRoot); err != nil {
+			if err := elect.CheckRoot(ctx, s, SourcesRoot); errors.Is(err, elect.ErrRootUnchecked) {
+				b.log.Warn("whether the sources root lets anyone create is unchecked: its ACL could not be read; a client without credentials may claim a source first there if it does", "err", err)
+			} else if err != nil {
 				b.log.Warn("the sources root lets anyone create: a client without credentials may claim a source first and stop its bridge as a duplicate", "err", err)
 			}
 			return // held for as long as the session lives

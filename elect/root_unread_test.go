@@ -1,0 +1,44 @@
+package elect_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestRootACLUnreadIsNotTakenForClosed: a root check whose read of the
+// ACL failed (the connection lost, not a missing root) returned nil, as
+// for a closed root, and the session marked the root checked: an open
+// session root then went unwarned for the session's life. The failure
+// is an error now (ErrRootUnchecked), and the session checks again at
+// its next node.
+func TestRootACLUnreadIsNotTakenForClosed(t *testing.T) {
+	addrs := sharedAddrs(t)
+	root := groupPath(t) + "-root"
+	if err := elect.MakeSharedPath(session(t, addrs), root); err != nil { // open to all
+		t.Fatal(err)
+	}
+	acl := zk.DigestACL(zk.PermAll, "owner", "pw")
+	closed := session(t, addrs, elect.WithDigestAuth("owner:pw"))
+	closed.Close() // every read now fails: the connection is gone
+	if err := elect.CheckRootFor(ctxT(t, 10*time.Second), closed, root, acl); !errors.Is(err, elect.ErrRootUnchecked) {
+		t.Errorf("checking a root over a closed connection: %v; want ErrRootUnchecked", err)
+	}
+
+	var log lockedBuf
+	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	gone, cancel := context.WithCancel(context.Background())
+	cancel() // the first check's read fails
+	elect.CheckSessionRootFor(gone, owner, root, acl)
+	elect.CheckSessionRootFor(ctxT(t, 10*time.Second), owner, root, acl)
+	if !strings.Contains(log.String(), "setAcl "+root+" ") {
+		t.Errorf("the session root open to all went unwarned after a failed read:\n%s", log.String())
+	}
+}
