@@ -3,6 +3,7 @@ package elect_test
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +33,22 @@ func session(t testing.TB, servers []string, opts ...elect.SessionOption) *elect
 	return heraldtest.Session(t, servers, opts...)
 }
 
-func sharedAddrs(t testing.TB) []string { return zktest.Shared(t).Addrs() }
+func sharedAddrs(t testing.TB) []string {
+	addrs := zktest.Shared(t).Addrs()
+	openTop.Do(func() { openTopErr = elect.MakeSharedPath(session(t, addrs), "/t") })
+	if openTopErr != nil {
+		t.Fatalf("making /t: %v", openTopErr)
+	}
+	return addrs
+}
+
+// openTop makes /t, above every test's paths, open to all before any test
+// runs: a root made with credentials closes the path it makes above it,
+// and one made first under a missing /t closed it to every later test.
+var (
+	openTop    sync.Once
+	openTopErr error
+)
 
 // eventually polls cond until it holds or d passes.
 func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {

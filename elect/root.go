@@ -54,28 +54,25 @@ func MakeRoot(s *Session, p string) error {
 	return makeRoot(s.Conn(), p, s.DefaultACL())
 }
 
-// makeRoot is MakeRoot with acl.
+// makeRoot is MakeRoot with acl. A root closed to others closes the
+// shared path herald makes above it too (/herald, above /herald/sessions
+// and /herald/sources), READ left to all: open to anyone's create, it
+// let a client without credentials make the other root first, with an
+// ACL of its own that shut herald's identities out or let anyone in.
 func makeRoot(conn *zk.Conn, p string, acl []zk.ACL) error {
 	if rootOpen(acl) {
 		return makeSharedPath(conn, p, acl)
 	}
-	if dir := path.Dir(p); dir != "/" {
-		if err := makeSharedPath(conn, dir, acl); err != nil {
-			return err
-		}
-	}
-	if _, err := conn.Create(p, nil, 0, rootACL(acl)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return fmt.Errorf("creating %s: %w", p, err)
-	}
-	return nil
+	return makePath(conn, p, rootACL(acl))
 }
 
 // CheckRoot tells, for a session whose default ACL lets no one else
-// write, whether the root p lets anyone create all the same (made by an
-// older herald, which opened every root to all, or by someone else
-// before herald made it): the error says so and what to run. nil when p
-// is as it should be, or missing; an error wrapping ErrRootUnchecked
-// when its ACL could not be read, which tells nothing: check again.
+// write, whether the root p, or the shared path above it (/herald),
+// lets anyone create all the same (made by an older herald, which opened
+// every root to all, or by someone else before herald made it): the
+// error says so and what to run. nil when both are as they should be, or
+// missing; an error wrapping ErrRootUnchecked when an ACL could not be
+// read, which tells nothing: check again.
 func CheckRoot(ctx context.Context, s *Session, p string) error {
 	return checkRoot(ctx, s.Conn(), p, namedACL(s.DefaultACL(), s.digestACL))
 }
@@ -85,19 +82,43 @@ func checkRoot(ctx context.Context, conn *zk.Conn, p string, acl []zk.ACL) error
 	if rootOpen(acl) {
 		return nil
 	}
-	got, _, err := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return conn.GetACL(p) })
-	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		return nil
-	case err != nil:
-		// A lost connection says nothing of the ACL: taken for a closed
-		// root, an open one went unwarned for the session's life.
-		return fmt.Errorf("%w: reading the ACL of %s: %w", ErrRootUnchecked, p, err)
-	case !rootOpen(got):
+	var open []string
+	for _, n := range []string{p, path.Dir(p)} {
+		if n == "/" {
+			continue // the top of the tree is the ensemble's, not herald's
+		}
+		got, err := readRootACL(ctx, conn, n)
+		if err != nil {
+			return err
+		}
+		if got == nil || !rootOpen(got) {
+			continue
+		}
+		what := "a client without credentials may make nodes under herald's names first"
+		if n != p {
+			what = fmt.Sprintf("a client without credentials may make a root of herald's there (a sibling of %s, as /herald/sources is of /herald/sessions) before herald does, with an ACL of its own", p)
+		}
+		open = append(open, fmt.Sprintf("%s lets anyone create there (ACL %s), so %s; let only herald's identities create there: %s", n, shownACL(got), what, setACLCommand(n, rootACL(acl))))
+	}
+	if len(open) == 0 {
 		return nil
 	}
-	return fmt.Errorf("elect: %s lets anyone create there (ACL %s), so a client without credentials may make nodes under herald's names first; let only herald's identities create there: %s",
-		p, shownACL(got), setACLCommand(p, rootACL(acl)))
+	return errors.New("elect: " + strings.Join(open, "; and "))
+}
+
+// readRootACL is n's ACL, nil when n is missing. A failed read is an
+// error wrapping ErrRootUnchecked: a lost connection says nothing of the
+// ACL, and taken for a closed root an open one went unwarned for the
+// session's life.
+func readRootACL(ctx context.Context, conn *zk.Conn, n string) ([]zk.ACL, error) {
+	got, _, err := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return conn.GetACL(n) })
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("%w: reading the ACL of %s: %w", ErrRootUnchecked, n, err)
+	}
+	return got, nil
 }
 
 // checkSessionRoot warns, once per session and root, that our session
@@ -113,7 +134,7 @@ func (q *queue) checkSessionRoot(ctx context.Context, root string) {
 		q.s.rootsChecked.Delete(root)
 		q.s.log.Debug("the session root's ACL is unchecked, to be checked at the next node", "root", root, "err", err)
 	case err != nil:
-		q.s.log.Warn("the session root lets anyone create: a waiter may lose the proof of our session's end, and a runner be kept waiting by a note planted in its group's name", "root", root, "err", err)
+		q.s.log.Warn("the session root, or the path above it, lets anyone create: a waiter may lose the proof of our session's end, and a runner be kept waiting by a note planted in its group's name", "root", root, "err", err)
 	}
 }
 

@@ -557,14 +557,23 @@ func ParentACL(acl []zk.ACL) []zk.ACL {
 // additions too: with acl as it stood (auth::rwa) the identity that made
 // the path could not delete it, nor the nodes below it of others.
 func makeSharedPath(conn *zk.Conn, root string, acl []zk.ACL) error {
-	rootACL := withAnyone(ParentACL(acl), zk.PermCreate|zk.PermRead)
-	for i := 1; i <= len(root); i++ {
-		if i < len(root) && root[i] != '/' {
+	return makePath(conn, root, withAnyone(ParentACL(acl), zk.PermCreate|zk.PermRead))
+}
+
+// makePath creates p and the nodes above it where missing, persistent,
+// with ACL acl. A node that refuses a create below it is named, with what
+// to do: ZooKeeper's "not authenticated" names neither.
+func makePath(conn *zk.Conn, p string, acl []zk.ACL) error {
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
 			continue
 		}
-		_, err := conn.Create(root[:i], nil, 0, rootACL)
-		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("creating %s: %w", root[:i], err)
+		_, err := conn.Create(p[:i], nil, 0, acl)
+		switch {
+		case errors.Is(err, zk.ErrNoAuth):
+			return fmt.Errorf("creating %s: %s: %w", p[:i], rootRefusedHint(path.Dir(p[:i]), ""), err)
+		case err != nil && !errors.Is(err, zk.ErrNodeExists):
+			return fmt.Errorf("creating %s: %w", p[:i], err)
 		}
 	}
 	return nil

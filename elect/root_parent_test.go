@@ -1,0 +1,72 @@
+package elect_test
+
+import (
+	"errors"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestRootParentMadeWithCredentialsAdmitsNoOneElse: a copy with
+// credentials made its session root closed, but the shared path above it
+// (/herald, above /herald/sessions and /herald/sources) open to anyone's
+// create: a client without credentials could make the other root first,
+// with an ACL of its own. herald makes that path closed too, READ left
+// to all.
+func TestRootParentMadeWithCredentialsAdmitsNoOneElse(t *testing.T) {
+	addrs := sharedAddrs(t)
+	parent := groupPath(t) + "-herald"
+	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"))
+	if err := elect.MakeRoot(owner, parent+"/sessions"); err != nil {
+		t.Fatal(err)
+	}
+	anyone := session(t, addrs)
+	if _, err := anyone.Conn().Create(parent+"/sources", nil, 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("a client without credentials making a root beside herald's: %v; want ErrNoAuth", err)
+	}
+	if _, _, err := anyone.Conn().Children(parent); err != nil {
+		t.Errorf("a client without credentials listing %s: %v; want it readable", parent, err)
+	}
+	if err := elect.MakeRoot(owner, parent+"/sources"); err != nil {
+		t.Errorf("the owner making its other root there: %v", err)
+	}
+}
+
+// TestOpenRootParentIsWarnedOf: the path above a closed root, made open
+// by someone else first (or an older herald), went unwarned. A copy with
+// credentials now names it and the setAcl that closes it, which, run as
+// printed by the client that made it, shuts that client out and keeps
+// the copy in.
+func TestOpenRootParentIsWarnedOf(t *testing.T) {
+	addrs := sharedAddrs(t)
+	parent := groupPath(t) + "-herald"
+	anyone := session(t, addrs)
+	if err := elect.MakeSharedPath(anyone, parent); err != nil { // a stranger's, open to all
+		t.Fatal(err)
+	}
+	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"))
+	if err := elect.MakeRoot(owner, parent+"/sessions"); err != nil {
+		t.Fatal(err)
+	}
+	werr := elect.CheckRoot(ctxT(t, 10*time.Second), owner, parent+"/sessions")
+	if werr == nil {
+		t.Fatal("no warning of the open path above the root")
+	}
+	m := regexp.MustCompile(`setAcl ` + regexp.QuoteMeta(parent) + ` (\S+)`).FindStringSubmatch(werr.Error())
+	if m == nil {
+		t.Fatalf("the warning names no setAcl for %s: %v", parent, werr)
+	}
+	if _, err := anyone.Conn().SetACL(parent, zkCliACL(m[1]), -1); err != nil {
+		t.Fatalf("setAcl %s %s, as printed: %v", parent, m[1], err)
+	}
+	if _, err := anyone.Conn().Create(parent+"/sources", nil, 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("a client without credentials creating there after the setAcl: %v; want ErrNoAuth", err)
+	}
+	if err := elect.MakeRoot(owner, parent+"/sources"); err != nil {
+		t.Errorf("the copy making its other root there after the setAcl: %v", err)
+	}
+}
