@@ -98,7 +98,7 @@ func checkRoot(ctx context.Context, conn *zk.Conn, p string, acl []zk.ACL) error
 		if n != p {
 			what = fmt.Sprintf("a client without credentials may make a root of herald's there (a sibling of %s, as /herald/sources is of /herald/sessions) before herald does, with an ACL of its own", p)
 		}
-		open = append(open, fmt.Sprintf("%s lets anyone create there (ACL %s), so %s; let only herald's identities create there: %s", n, shownACL(got), what, setACLCommand(n, rootACL(acl))))
+		open = append(open, fmt.Sprintf("%s lets anyone create there (ACL %s), so %s; let only herald's identities create there: %s", n, shownACL(got), what, closingAdvice(n, got, acl)))
 	}
 	if len(open) == 0 {
 		return nil

@@ -70,3 +70,37 @@ func TestOpenRootParentIsWarnedOf(t *testing.T) {
 		t.Errorf("the copy making its other root there after the setAcl: %v", err)
 	}
 }
+
+// TestOpenRootSetAclKeepsTheOtherIdentities: the warning of an open root
+// shared by two identities printed a setAcl naming only the warned
+// copy's: run as printed, it locked the other out. It keeps the entries
+// already there, everyone's cut to READ.
+func TestOpenRootSetAclKeepsTheOtherIdentities(t *testing.T) {
+	addrs := sharedAddrs(t)
+	root := groupPath(t) + "-root"
+	alpha := session(t, addrs, elect.WithDigestAuth("alpha:pw"))
+	beta := session(t, addrs, elect.WithDigestAuth("beta:pw"))
+	shared := append(zk.DigestACL(zk.PermAll, "alpha", "pw"), zk.DigestACL(zk.PermAll, "beta", "pw")[0], zk.ACL{Perms: zk.PermCreate | zk.PermRead, Scheme: "world", ID: "anyone"})
+	if _, err := alpha.Conn().Create(root, nil, 0, shared); err != nil { // open, as an older herald made it
+		t.Fatal(err)
+	}
+	werr := elect.CheckRoot(ctxT(t, 10*time.Second), beta, root)
+	if werr == nil {
+		t.Fatal("no warning of a root open to all")
+	}
+	m := regexp.MustCompile(`setAcl ` + regexp.QuoteMeta(root) + ` (\S+)`).FindStringSubmatch(werr.Error())
+	if m == nil {
+		t.Fatalf("the warning names no setAcl: %v", werr)
+	}
+	if _, err := beta.Conn().SetACL(root, zkCliACL(m[1]), -1); err != nil {
+		t.Fatalf("setAcl %s %s, as printed: %v", root, m[1], err)
+	}
+	for who, s := range map[string]*elect.Session{"alpha": alpha, "beta": beta} {
+		if _, err := s.Conn().Create(root+"/n-"+who, nil, zk.FlagEphemeral, s.DefaultACL()); err != nil {
+			t.Errorf("%s creating under the root after the setAcl the warning printed (%v): %v", who, werr, err)
+		}
+	}
+	if _, err := session(t, addrs).Conn().Create(root+"/m", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("a client without credentials creating under the root after the setAcl: %v; want ErrNoAuth", err)
+	}
+}
