@@ -168,8 +168,9 @@ func RootRefused(ctx context.Context, s *Session, p string, err error) error {
 		return fmt.Errorf("%s (ACL %s): %w", rootRefusedHint(p, ""), shownACL(got), err)
 	}
 	if slices.ContainsFunc(got, hiddenDigest) {
-		return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, add %s to the ACL that getAcl %s shows its maker or the super user (ZooKeeper hides a digest hash, shown as x, from others), and setAcl %s to the sum; or give each of them an --zk-acl naming every identity before the root is made: %w",
-			p, shownACL(got), shownACL(slices.DeleteFunc(want, func(a zk.ACL) bool { return slices.Contains(got, a) })), p, p, err)
+		add := slices.DeleteFunc(want, func(a zk.ACL) bool { return slices.Contains(got, a) })
+		return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, add %s to the ACL that getAcl %s shows its maker or the super user (ZooKeeper hides a digest hash, shown as x, from others), and %s; or give each of them an --zk-acl naming every identity before the root is made: %w",
+			p, shownACL(got), entriesToAdd(add), p, setTheSum(p, add), err)
 	}
 	return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, %s, or give each of them an --zk-acl naming every identity before the root is made: %w",
 		p, shownACL(got), setACLCommand(p, want), err)
@@ -254,17 +255,4 @@ func (q *queue) checkGroup() {
 		q.s.log.Warn("the group lets anyone write, create or delete there, so herald's credentials protect nothing in it: any client may write a release on the group node that lets the next owner start beside a running one, or delete an owner's node; unless it was made so for clients without credentials, let only its participants' identities change it",
 			"group", q.parent, "acl", shownACL(got), "fix", setACLCommand(q.parent, ParentACL(namedACL(q.o.acl, q.s.digestACL))))
 	})
-}
-
-// setACLCommand is what to run to set p's ACL to acl: zkCli's setAcl,
-// unless an id holds a comma (an x509 subject, CN=host,O=Example), as
-// the shell splits its ACL at every comma, skips the pieces that are no
-// scheme:id:perms, and sets the rest: run as printed, it dropped those
-// identities, and a root left creatable by no one cost every copy its
-// session node and run note. Such an ACL is set with a client library.
-func setACLCommand(p string, acl []zk.ACL) string {
-	if slices.ContainsFunc(acl, func(a zk.ACL) bool { return strings.Contains(a.ID, ",") }) {
-		return fmt.Sprintf("set the ACL of %s to [%s] with a client library's setACL (zkCli's setAcl splits its ACL at every comma, an x509 subject's too, and would drop those identities)", p, shownACL(acl))
-	}
-	return "setAcl " + p + " " + shownACL(acl)
 }

@@ -3,6 +3,7 @@ package elect_test
 import (
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +103,38 @@ func TestOpenRootSetAclKeepsTheOtherIdentities(t *testing.T) {
 	}
 	if _, err := session(t, addrs).Conn().Create(root+"/m", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
 		t.Errorf("a client without credentials creating under the root after the setAcl: %v; want ErrNoAuth", err)
+	}
+}
+
+// TestRootRefusedNamesX509EntriesOneALine: a refused copy is told which
+// entries to add to the root's ACL, joined by commas; an x509 subject
+// holds commas too (CN=host-a,O=Example), and zkCli's setAcl, which
+// splits at every comma with no quoting or escape, cannot take it at
+// all. Such entries are named one a line, saying so.
+func TestRootRefusedNamesX509EntriesOneALine(t *testing.T) {
+	addrs := sharedAddrs(t)
+	root := groupPath(t) + "-root"
+	if err := elect.MakeRoot(session(t, addrs, elect.WithDigestAuth("maker:pw")), root); err != nil {
+		t.Fatal(err)
+	}
+	acl, err := elect.ParseACL("x509:CN=host-a,O=Example:cdrwa,x509:CN=host-b,O=Example:cdrwa,world:anyone:r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acl = append(acl, zk.DigestACL(zk.PermAll, "other", "pw")...)
+	other := session(t, addrs, elect.WithDigestAuth("other:pw"), elect.WithDefaultACL(acl))
+	msg := elect.RootRefused(ctxT(t, 10*time.Second), other, root, zk.ErrNoAuth).Error()
+	for _, m := range regexp.MustCompile(`add (\S+) to the ACL`).FindAllStringSubmatch(msg, -1) {
+		if want, _ := elect.ParseACL(m[1]); elect.FormatACL(zkCliACL(m[1])) != elect.FormatACL(want) {
+			t.Errorf("told to add %s, which zkCli reads as %s: %s", m[1], elect.FormatACL(zkCliACL(m[1])), msg)
+		}
+	}
+	for _, e := range []string{"x509:CN=host-a,O=Example:cdr", "x509:CN=host-b,O=Example:cdr"} {
+		if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(e) + `\s*$`).MatchString(msg) {
+			t.Errorf("the entry %s is not on a line of its own: %s", e, msg)
+		}
+	}
+	if !strings.Contains(msg, "zkCli") {
+		t.Errorf("the error does not say zkCli cannot take them: %s", msg)
 	}
 }
