@@ -75,34 +75,55 @@ func TestOpenRootParentIsWarnedOf(t *testing.T) {
 // TestOpenRootSetAclKeepsTheOtherIdentities: the warning of an open root
 // shared by two identities printed a setAcl naming only the warned
 // copy's: run as printed, it locked the other out. It keeps the entries
-// already there, everyone's cut to READ.
+// already there, everyone's cut to READ; where the root hides the
+// other's hash from the warned copy (user:x), it names the entries to
+// add to the ACL its maker sees.
 func TestOpenRootSetAclKeepsTheOtherIdentities(t *testing.T) {
+	alphaACL, betaACL := zk.DigestACL(zk.PermAll, "alpha", "pw")[0], zk.DigestACL(zk.PermAll, "beta", "pw")[0]
+	open := zk.ACL{Perms: zk.PermCreate | zk.PermRead, Scheme: "world", ID: "anyone"}
+	t.Run("shown", func(t *testing.T) { followOpenRootAdvice(t, []zk.ACL{alphaACL, betaACL, open}) })
+	t.Run("hidden", func(t *testing.T) { followOpenRootAdvice(t, []zk.ACL{alphaACL, open}) })
+}
+
+// followOpenRootAdvice has alpha make a root with ACL acl, beta warned of
+// it, does what the warning says, and checks that both may create there
+// and a client without credentials may not.
+func followOpenRootAdvice(t *testing.T, acl []zk.ACL) {
 	addrs := sharedAddrs(t)
 	root := groupPath(t) + "-root"
 	alpha := session(t, addrs, elect.WithDigestAuth("alpha:pw"))
 	beta := session(t, addrs, elect.WithDigestAuth("beta:pw"))
-	shared := append(zk.DigestACL(zk.PermAll, "alpha", "pw"), zk.DigestACL(zk.PermAll, "beta", "pw")[0], zk.ACL{Perms: zk.PermCreate | zk.PermRead, Scheme: "world", ID: "anyone"})
-	if _, err := alpha.Conn().Create(root, nil, 0, shared); err != nil { // open, as an older herald made it
+	if _, err := alpha.Conn().Create(root, nil, 0, acl); err != nil { // open, as an older herald made it
 		t.Fatal(err)
 	}
 	werr := elect.CheckRoot(ctxT(t, 10*time.Second), beta, root)
 	if werr == nil {
 		t.Fatal("no warning of a root open to all")
 	}
-	m := regexp.MustCompile(`setAcl ` + regexp.QuoteMeta(root) + ` (\S+)`).FindStringSubmatch(werr.Error())
-	if m == nil {
+	var set []zk.ACL
+	if m := regexp.MustCompile(`add (\S+) to the ACL`).FindStringSubmatch(werr.Error()); m != nil {
+		set, _, _ = alpha.Conn().GetACL(root) // as its maker sees it, everyone's cut to READ
+		for i := range set {
+			if set[i].Scheme == "world" {
+				set[i].Perms &= zk.PermRead
+			}
+		}
+		set = append(set, zkCliACL(m[1])...)
+	} else if m := regexp.MustCompile(`setAcl ` + regexp.QuoteMeta(root) + ` (\S+)`).FindStringSubmatch(werr.Error()); m != nil {
+		set = zkCliACL(m[1])
+	} else {
 		t.Fatalf("the warning names no setAcl: %v", werr)
 	}
-	if _, err := beta.Conn().SetACL(root, zkCliACL(m[1]), -1); err != nil {
-		t.Fatalf("setAcl %s %s, as printed: %v", root, m[1], err)
+	if _, err := alpha.Conn().SetACL(root, set, -1); err != nil {
+		t.Fatalf("setting %s as told (%v): %v", elect.FormatACL(set), werr, err)
 	}
 	for who, s := range map[string]*elect.Session{"alpha": alpha, "beta": beta} {
 		if _, err := s.Conn().Create(root+"/n-"+who, nil, zk.FlagEphemeral, s.DefaultACL()); err != nil {
-			t.Errorf("%s creating under the root after the setAcl the warning printed (%v): %v", who, werr, err)
+			t.Errorf("%s creating under the root after doing what the warning said (%v): %v", who, werr, err)
 		}
 	}
 	if _, err := session(t, addrs).Conn().Create(root+"/m", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
-		t.Errorf("a client without credentials creating under the root after the setAcl: %v; want ErrNoAuth", err)
+		t.Errorf("a client without credentials creating under the root after it: %v; want ErrNoAuth", err)
 	}
 }
 
