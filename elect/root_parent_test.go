@@ -35,6 +35,12 @@ func TestRootParentMadeWithCredentialsAdmitsNoOneElse(t *testing.T) {
 	if err := elect.MakeRoot(owner, parent+"/sources"); err != nil {
 		t.Errorf("the owner making its other root there: %v", err)
 	}
+	// Another identity is refused there, and told where and what to do.
+	other := session(t, addrs, elect.WithDigestAuth("other:pw"))
+	err := elect.MakeRoot(other, parent+"/other")
+	if !errors.Is(err, zk.ErrNoAuth) || !strings.Contains(err.Error(), parent+" does not let this identity create there") || !strings.Contains(err.Error(), "--zk-acl") {
+		t.Errorf("another identity making a root there: %v; want ErrNoAuth naming %s and --zk-acl", err, parent)
+	}
 }
 
 // TestOpenRootParentIsWarnedOf: the path above a closed root, made open
