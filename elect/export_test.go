@@ -77,3 +77,13 @@ func OnListingSaved(fn func(children []string, next int32)) (restore func()) {
 func CheckSessionRootFor(ctx context.Context, s *Session, root string, acl []zk.ACL) {
 	(&queue{s: s, o: recipeOptions{acl: acl}}).checkSessionRoot(ctx, root)
 }
+
+// CheckGroupFor has s check the group's ACL as a queue whose nodes take
+// acl does after its node's create, at once rather than in the
+// background: a warning, once per group.
+func CheckGroupFor(ctx context.Context, s *Session, group string, acl []zk.ACL) {
+	q := &queue{s: s, parent: group, o: recipeOptions{acl: acl}}
+	if _, done := s.groupsChecked.LoadOrStore(group, struct{}{}); !done {
+		q.checkGroupACL(ctx)
+	}
+}

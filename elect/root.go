@@ -248,11 +248,23 @@ func (q *queue) checkGroup() {
 	q.s.background(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), q.s.Timeout())
 		defer cancel()
-		got, _, err := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return q.s.Conn().GetACL(q.parent) })
-		if err != nil || !rootOpen(got) {
-			return
-		}
-		q.s.log.Warn("the group lets anyone write, create or delete there, so herald's credentials protect nothing in it: any client may write a release on the group node that lets the next owner start beside a running one, or delete an owner's node; unless it was made so for clients without credentials, let only its participants' identities change it",
-			"group", q.parent, "acl", shownACL(got), "fix", setACLCommand(q.parent, ParentACL(namedACL(q.o.acl, q.s.digestACL))))
+		q.checkGroupACL(ctx)
 	})
+}
+
+// checkGroupACL is checkGroup's look at the group's ACL. A read that
+// failed (the connection lost) is forgotten, so that the next node's
+// create looks again: taken for a closed group, an open one went
+// unwarned for the session's life.
+func (q *queue) checkGroupACL(ctx context.Context) {
+	got, _, err := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return q.s.Conn().GetACL(q.parent) })
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		q.s.groupsChecked.Delete(q.parent)
+		q.s.log.Debug("the group's ACL is unchecked, to be checked at the next node", "group", q.parent, "err", err)
+	}
+	if err != nil || !rootOpen(got) {
+		return
+	}
+	q.s.log.Warn("the group lets anyone write, create or delete there, so herald's credentials protect nothing in it: any client may write a release on the group node that lets the next owner start beside a running one, or delete an owner's node; unless it was made so for clients without credentials, let only its participants' identities change it",
+		"group", q.parent, "acl", shownACL(got), "fix", setACLCommand(q.parent, ParentACL(namedACL(q.o.acl, q.s.digestACL))))
 }

@@ -42,3 +42,25 @@ func TestRootACLUnreadIsNotTakenForClosed(t *testing.T) {
 		t.Errorf("the session root open to all went unwarned after a failed read:\n%s", log.String())
 	}
 }
+
+// TestGroupACLUnreadIsNotTakenForClosed: the check of a group's ACL
+// whose read failed marked the group checked all the same, and a group
+// open to all went unwarned for the session's life. It checks again at
+// the next node.
+func TestGroupACLUnreadIsNotTakenForClosed(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	if _, err := session(t, addrs).Conn().Create(g, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	var log lockedBuf
+	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	acl := zk.DigestACL(zk.PermAll, "owner", "pw")
+	gone, cancel := context.WithCancel(context.Background())
+	cancel() // the first check's read fails
+	elect.CheckGroupFor(gone, owner, g, acl)
+	elect.CheckGroupFor(ctxT(t, 10*time.Second), owner, g, acl)
+	if !strings.Contains(log.String(), "setAcl "+g+" ") {
+		t.Errorf("the group open to all went unwarned after a failed read:\n%s", log.String())
+	}
+}
