@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/internal/zkserver"
 	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
@@ -41,6 +43,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	zktest.SharedPrepare(openSharedRoots)
 	code := m.Run()
 	if err := zktest.CloseShared(); err != nil && code == 0 {
 		fmt.Fprintln(os.Stderr, "close shared ZooKeeper:", err)
@@ -193,6 +196,29 @@ func uniq(t *testing.T) string {
 	return fmt.Sprintf("/herald-cli-test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())
 }
 
+// sharedOpen is what openTestRoot makes: where uniq's groups go, and
+// herald's default parent and session root (elect.DefaultSessionRoot).
+var sharedOpen = []string{"/herald-cli-test", "/herald", "/herald/sessions"}
+
+// openSharedRoots makes sharedOpen open to all on the shared server
+// before any test runs (see zktest.SharedPrepare): a copy with
+// credentials makes /herald closed to everyone else's creates, and a
+// test that ran first so would refuse the session root, or a bridge's
+// sources root, to every later test without the same credentials.
+func openSharedRoots(c *zkserver.Cluster) error {
+	conn, _, err := zk.Connect(c.Addrs(), 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for _, p := range sharedOpen {
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("making %s open: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // openTestRoot makes /herald-cli-test, where uniq's groups go, open to all
 // before a test's herald logs in: herald gives the parents it creates its
 // identity's ACL, and a root created that way would refuse every later
@@ -203,7 +229,7 @@ func openTestRoot(t *testing.T) {
 	// The default session root too: made first by a copy with
 	// credentials, it would admit that identity alone, and every later
 	// test's copies without credentials would keep no session node there.
-	for _, p := range []string{"/herald-cli-test", "/herald", "/herald/sessions"} { // elect.DefaultSessionRoot
+	for _, p := range sharedOpen {
 		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			t.Fatal(err)
 		}

@@ -57,6 +57,20 @@ var shared struct {
 	c  *zkserver.Cluster
 	// err remembers a failed start so later tests fail or skip at once.
 	err error
+	// prepare, when set (SharedPrepare), runs once on the shared server
+	// right after it starts, before any test uses it.
+	prepare func(*zkserver.Cluster) error
+}
+
+// SharedPrepare sets f to run once on the shared server right after it
+// starts, before any test of the binary sees it (call it from TestMain):
+// to make what every test takes for granted, such as an open parent that
+// whichever test came first would otherwise make with its own ACL. Its
+// error fails every test that asks for the server.
+func SharedPrepare(f func(*zkserver.Cluster) error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	shared.prepare = f
 }
 
 // Shared returns the standalone server shared by every test of this test
@@ -71,6 +85,9 @@ func Shared(t testing.TB) *zkserver.Cluster {
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 		shared.c, shared.err = zkserver.Start(ctx, zkserver.Config{})
 		cancel()
+		if shared.err == nil && shared.prepare != nil {
+			shared.err = shared.prepare(shared.c)
+		}
 	}
 	if shared.err != nil {
 		fail(t, shared.err)
