@@ -40,7 +40,10 @@ const (
 	// HadoopHA is Hadoop's ActiveStandbyElectorLock (and ActiveBreadCrumb):
 	// protobuf ActiveNodeInfo{nameserviceId, namenodeId, hostname, port,
 	// zkfcPort} written by HDFS's ZKFC; ID is the NameNode id. Data that
-	// is a YARN ActiveRMInfoProto instead is read as YarnRM.
+	// is a YARN ActiveRMInfoProto instead is read as YarnRM under YARN's
+	// base path (/yarn-leader-election); elsewhere its bytes are also a
+	// NameNode's record cut short, so its "system" field says it is not
+	// known which (ID is field 2, the rm or NameNode id, either way).
 	HadoopHA Format = "hadoop-ha"
 	// YarnRM is a YARN ResourceManager's ActiveStandbyElectorLock:
 	// protobuf ActiveRMInfoProto{clusterId, rmId}; ID is the rm id.
@@ -144,7 +147,7 @@ func Decode(f Format, nodePath string, data []byte) (Identity, error) {
 	case HBase:
 		id, err = decodeHBase(data)
 	case HadoopHA:
-		id, err = decodeHadoop(data)
+		id, err = decodeHadoop(nodePath, data)
 	case YarnRM:
 		id, err = decodeYarn(data)
 	case SolrOverseer:

@@ -161,9 +161,36 @@ func TestYarnRM(t *testing.T) {
 		t.Fatalf("got %+v", id)
 	}
 	wantFields(t, id, map[string]string{"cluster_id": "yarn-cluster", "rm_id": "rm2"})
-	// Under a parent given by hand, the Hadoop decoder recognises it too.
-	if id := decode(t, ident.HadoopHA, "/custom/yarn-cluster/ActiveStandbyElectorLock", data); id.Format != ident.YarnRM || id.ID != "rm2" {
+	// Under YARN's base path, the Hadoop decoder recognises it too.
+	if id := decode(t, ident.HadoopHA, "/yarn-leader-election/yarn-cluster/ActiveStandbyElectorLock", data); id.Format != ident.YarnRM || id.ID != "rm2" {
 		t.Fatalf("hadoop-ha on RM data: %+v", id)
+	}
+}
+
+// TestTwoFieldHadoopRecordNamesNoSystem: a record of two text fields has
+// the bytes of a YARN ActiveRMInfoProto and of an HDFS ActiveNodeInfo cut
+// after its namenodeId. Under /hadoop-ha (HDFS's base path, which a YARN
+// may be given too) or a path given by hand, nothing tells which system
+// wrote it: it was named a ResourceManager's. The owner is field 2 under
+// either reading.
+func TestTwoFieldHadoopRecordNamesNoSystem(t *testing.T) {
+	cut := activeNodeInfo("ns1", "nn1", "nn1.example.com", 8020, 8019)
+	cut = cut[:10] // 0a 03 "ns1" 12 03 "nn1"
+	if string(cut) != string(activeRMInfo("ns1", "nn1")) {
+		t.Fatalf("a NameNode record cut after namenodeId %x is not the RM record's bytes %x", cut, activeRMInfo("ns1", "nn1"))
+	}
+	for _, p := range []string{"/hadoop-ha/ns1/ActiveStandbyElectorLock", "/custom/ns1/ActiveStandbyElectorLock"} {
+		id := decode(t, ident.Auto, p, cut)
+		if p == "/custom/ns1/ActiveStandbyElectorLock" {
+			id = decode(t, ident.HadoopHA, p, cut)
+		}
+		if id.Format == ident.YarnRM || id.ID != "nn1" || !strings.HasPrefix(id.Fields["system"], "unknown") {
+			t.Errorf("%s: got %+v; want owner nn1 of no named system", p, id)
+		}
+		wantFields(t, id, map[string]string{"system": id.Fields["system"], "nameservice_or_cluster": "ns1", "namenode_or_rm": "nn1"})
+	}
+	if id := decode(t, ident.Auto, "/yarn-leader-election/ns1/ActiveStandbyElectorLock", cut); id.Format != ident.YarnRM {
+		t.Errorf("under YARN's base path: %+v; want a ResourceManager's", id)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -183,14 +184,14 @@ func decodeHBase(data []byte) (Identity, error) {
 // (DFSZKFailoverController.targetToData): the ActiveNodeInfo message with
 // no prefix. Data that is not one, but is a YARN ActiveRMInfoProto (the
 // ResourceManager's elector writes those under the same node name), is
-// read as that.
-func decodeHadoop(data []byte) (Identity, error) {
+// read by twoFields.
+func decodeHadoop(nodePath string, data []byte) (Identity, error) {
 	m, err := decodeMessage(activeNodeInfo, data)
 	if err != nil {
 		// Only data with no field beyond the RM's two: an ActiveNodeInfo
 		// cut after its first fields decodes as one too.
 		if rm, rmErr := decodeYarn(data); rmErr == nil && onlyKnownFields(activeRMInfo, data) {
-			return rm, nil
+			return twoFields(nodePath, rm), nil
 		}
 		return Identity{}, err
 	}
@@ -224,6 +225,31 @@ func decodeHadoop(data []byte) (Identity, error) {
 	id.put("port", strconv.FormatInt(port.Int(), 10))
 	id.put("zkfc_port", strconv.FormatInt(zkfc.Int(), 10))
 	return id, nil
+}
+
+// UnknownHadoopSystem is the "system" field of a two-field record read as
+// Hadoop's (twoFields): which system wrote it is not known.
+const UnknownHadoopSystem = "unknown: a YARN ActiveRMInfoProto{clusterId, rmId}, or an HDFS ActiveNodeInfo cut after its namenodeId; the path does not tell"
+
+// twoFields names a two-field record {1: text, 2: text} read at nodePath
+// as Hadoop's (rm, as decodeYarn reads it). Under YARN's base path
+// (/yarn-leader-election) it is a ResourceManager's; elsewhere it is the
+// bytes of a NameNode's ActiveNodeInfo cut after its namenodeId too, and a
+// YARN may be given any base path, /hadoop-ha included, so neither system
+// is named: the owner is field 2 either way (the rm or NameNode id), and
+// the fields say both readings. Read as YARN's wherever it sat, a NameNode
+// record cut short by another writer was named a ResourceManager.
+func twoFields(nodePath string, rm Identity) Identity {
+	if strings.HasPrefix(path.Clean("/"+nodePath), "/yarn-leader-election/") {
+		return rm
+	}
+	id := Identity{Format: HadoopHA, ID: rm.ID}
+	id.put("system", UnknownHadoopSystem)
+	id.put("namenode_or_rm", rm.ID)
+	if c, ok := rm.Fields["cluster_id"]; ok {
+		id.put("nameservice_or_cluster", c)
+	}
+	return id
 }
 
 // decodeYarn reads a ResourceManager's ActiveStandbyElectorLock
