@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect/ident"
 )
 
 // resyncLoop gives every group a Resync turn once per interval, spread
@@ -144,24 +146,35 @@ func recheckSingle(ctx context.Context, st *singleState) (bool, error) {
 }
 
 // epochChanged reports whether the epoch node of a leader last read with
-// an owner was hidden by its ACL, deleted, or shown again since: ZooKeeper
+// an owner was hidden by its ACL, deleted, or shown again since, or came
+// to hold no number, or was written again since it held none: ZooKeeper
 // fires no watch for an ACL, and none is set on the epoch node, so the
 // owner's epoch was said to be unknown (or said nothing of a deleted
-// node) until the next election.
+// node, or of data that is no epoch) until the next election. A number
+// written under the same owner (an operator's set) is left to the next
+// election, which counts it (see missedByEpoch).
 func epochChanged(ctx context.Context, st *singleState) (bool, error) {
 	prev := st.prev
 	if st.r.sn.EpochPath == "" || prev == nil || prev.Owner == nil {
 		return false, nil
 	}
-	_, est, err := st.r.epoch(ctx)
+	data, est, err := st.r.epoch(ctx)
 	hidden := errors.Is(err, errEpochHidden)
 	switch {
 	case err != nil && !hidden:
 		return false, err
 	case hidden || prev.epochHidden:
 		return hidden != prev.epochHidden, nil
+	case (est == nil) != prev.epochMissing:
+		return true, nil
+	case est == nil:
+		return false, nil
+	case prev.epochNoNumber:
+		return est.Mzxid != prev.epochMzxid, nil // fixed, or other text
 	}
-	return (est == nil) != prev.epochMissing, nil
+	// Written during the tenure (the read judged what was there before).
+	_, perr := ident.ParseEpoch(data)
+	return perr != nil && est.Mzxid > prev.dataZxid, nil
 }
 
 // restateKind is what a group's next read must send besides its changes:

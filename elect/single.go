@@ -153,6 +153,10 @@ type SingleView struct {
 	// epochMissing: EpochErr says the epoch node does not exist under a
 	// live owner; no watch is set on it either (see epochChanged).
 	epochMissing bool
+	// epochNoNumber: EpochErr says the epoch node holds no number, as
+	// written at epochMzxid (see epochChanged).
+	epochNoNumber bool
+	epochMzxid    int64
 	// ParentExists, Cversion and Pzxid are the parent's: whether it
 	// exists, its child version and the zxid of its last child change.
 	ParentExists bool
@@ -370,6 +374,7 @@ func (r *singleReader) fillEpoch(sv *SingleView, epoch []byte, st, est *zk.Stat,
 		// Written by someone else than its system: say so, as for
 		// a leader node's data, once per write.
 		sv.EpochErr = fmt.Sprintf("%s holds data that is no epoch (%v)", r.sn.EpochPath, err)
+		sv.epochNoNumber, sv.epochMzxid = true, est.Mzxid
 		if r.sn.OnFallback != nil && r.epochErrAt != est.Mzxid {
 			r.sn.OnFallback(r.sn.EpochPath, err)
 		}

@@ -114,3 +114,57 @@ func epochDeletedUnderTheController(t *testing.T, many bool) {
 		t.Errorf("the next controller: %+v; want epoch 2, no gap, no note", c)
 	}
 }
+
+// TestKafkaEpochNoNumberAndItsFixAreTold: /controller_epoch written with
+// no number in the very transaction of an election is said at once (the
+// snapshot's note), but its fix went unseen until the next controller,
+// as did no number set later under the same controller: no watch is set
+// on the epoch node. The check that reads it between changes
+// (EpochRecheck, Resync) now finds both, and the tenure is restated,
+// without a gap.
+func TestKafkaEpochNoNumberAndItsFixAreTold(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		name := "ObserveSingle"
+		if many {
+			name = "Many"
+		}
+		t.Run(name, func(t *testing.T) { epochNoNumberAndItsFix(t, many) })
+	}
+}
+
+func epochNoNumberAndItsFix(t *testing.T, many bool) {
+	addrs := sharedAddrs(t)
+	obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	if _, err := op.Conn().Create(epoch, []byte("0"), 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b1.Conn().Multi(
+		&zk.CreateRequest{Path: ctrl, Data: kafkaControllerData(1), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: epoch, Data: []byte("garbage"), Version: 0},
+	); err != nil {
+		t.Fatal(err)
+	}
+	o := epochChecked(t, obs, ctrl, many)
+	first := expect(t, o, elect.Snapshot, ownerIs("1"))
+	if !strings.Contains(first.Note, epoch+` holds data that is no epoch (ident: epoch "garbage"`) {
+		t.Fatalf("the snapshot: %+v; want a note naming %s and what it holds", first, epoch)
+	}
+	say := func(data, want string) elect.Change {
+		t.Helper()
+		if _, err := op.Conn().Set(epoch, []byte(data), -1); err != nil {
+			t.Fatal(err)
+		}
+		c := expect(t, o, elect.Snapshot, ownerIs("1"))
+		if c.Gap || c.Owner.Node != first.Owner.Node || !strings.Contains(c.Note, want) || want == "" && c.Note != "" {
+			t.Errorf("%s set to %q: %+v; want broker 1's tenure restated, no gap, note %q", epoch, data, c, want)
+		}
+		return c
+	}
+	if c := say("1", ""); c.Epoch != 1 {
+		t.Errorf("the epoch fixed: epoch %d, want 1", c.Epoch)
+	}
+	say("nope", `epoch "nope"`)
+}
