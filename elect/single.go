@@ -198,6 +198,13 @@ type SingleView struct {
 	// reader looks for one.
 	crumb     int64
 	crumbRead bool
+	// sibEpoch is the epoch node's czxid when it sits beside the leader
+	// node (Kafka's /controller_epoch), 0 when absent; sibEpochRead says
+	// it is such a node and was read (its ACL may hide it). Kafka makes it
+	// again at the next election when it was deleted, which moves the
+	// parent's child counter as a leader's create does.
+	sibEpoch     int64
+	sibEpochRead bool
 }
 
 // zxid dates what sv shows: the last change of the parent's children, or
@@ -315,6 +322,12 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 				return SingleView{}, nil, err
 			}
 		}
+		if r.sn.EpochPath != "" && path.Dir(r.sn.EpochPath) == r.parent && !hidden {
+			sv.sibEpochRead = true
+			if est != nil {
+				sv.sibEpoch = est.Czxid
+			}
+		}
 		if sv.crumb, sv.crumbRead, err = r.crumbCzxid(ctx); err != nil {
 			return SingleView{}, nil, err
 		}
@@ -425,12 +438,29 @@ func (r *singleReader) crumbCzxid(ctx context.Context) (czxid int64, known bool,
 // record the two reads show (a new record: its predecessor's delete and
 // its create), so many of the parent's child changes being its, not a
 // leader's: Hadoop's failovers moved the counter by two more than the
-// lock's delete and create, and every one was published as a gap.
+// lock's delete and create, and every one was published as a gap. So too
+// of the epoch node beside it (sibEpoch).
 func crumbChanges(prev *SingleView, sv SingleView) int {
-	switch {
-	case prev == nil || !prev.crumbRead || !sv.crumbRead || prev.crumb == sv.crumb:
+	if prev == nil {
 		return 0
-	case prev.crumb == 0 || sv.crumb == 0:
+	}
+	n := 0
+	if prev.sibEpochRead && sv.sibEpochRead {
+		n = siblingChanges(prev.sibEpoch, sv.sibEpoch)
+	}
+	if !prev.crumbRead || !sv.crumbRead {
+		return n
+	}
+	return n + siblingChanges(prev.crumb, sv.crumb)
+}
+
+// siblingChanges is how many creates and deletes of one node two czxids
+// read of it (0: absent) show.
+func siblingChanges(was, is int64) int {
+	switch {
+	case was == is:
+		return 0
+	case was == 0 || is == 0:
 		return 1
 	}
 	return 2

@@ -1,0 +1,63 @@
+package elect_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestKafkaEpochNodeMadeAgainByTheNextElection: /controller_epoch deleted
+// under a live controller is made again by the next election (Kafka
+// creates it with 0, then sets it in the election's transaction). Its
+// making moves /controller's parent's child counter too, and, with the
+// epoch unknown before, that counter told the change of controller: the
+// next controller was a gap though nothing went unseen. The epoch node
+// is counted as the sibling it is; a controller elected and gone unseen
+// in between is still a gap.
+func TestKafkaEpochNodeMadeAgainByTheNextElection(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		for _, unseen := range []bool{false, true} {
+			name := map[bool]string{false: "ObserveSingle", true: "Many"}[many] + map[bool]string{false: "/next", true: "/one-unseen"}[unseen]
+			t.Run(name, func(t *testing.T) { epochMadeAgainByTheNextElection(t, many, unseen) })
+		}
+	}
+}
+
+func epochMadeAgainByTheNextElection(t *testing.T, many, unseen bool) {
+	addrs := sharedAddrs(t)
+	obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	kafkaElect(t, b1.Conn(), root, 1)
+	o := epochChecked(t, obs, ctrl, many)
+	expect(t, o, elect.Snapshot, ownerIs("1"))
+	if err := op.Conn().Delete(epoch, -1); err != nil {
+		t.Fatal(err)
+	}
+	if c := expect(t, o, elect.Snapshot, ownerIs("1")); !strings.Contains(c.Note, "does not exist") {
+		t.Fatalf("the epoch node deleted: %+v; want a note saying so", c)
+	}
+	// Broker 1 goes and the next election makes the epoch node again, all
+	// between two reads; with unseen, broker 2 leads and goes first.
+	ops := []any{&zk.DeleteRequest{Path: ctrl, Version: -1}, &zk.CreateRequest{Path: epoch, Data: []byte("0"), Acl: openACL}}
+	next, want := 2, int64(1)
+	if unseen {
+		ops = append(ops, &zk.CreateRequest{Path: ctrl, Data: kafkaControllerData(2), Acl: openACL, Flags: zk.FlagEphemeral},
+			&zk.SetDataRequest{Path: epoch, Data: []byte("1"), Version: 0}, &zk.DeleteRequest{Path: ctrl, Version: -1})
+		next, want = 3, 2
+	}
+	ops = append(ops, &zk.CreateRequest{Path: ctrl, Data: kafkaControllerData(next), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: epoch, Data: []byte(strconv.FormatInt(want, 10)), Version: int32(want - 1)})
+	if _, err := op.Conn().Multi(ops...); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o, elect.OwnerChanged, ownerIs(strconv.Itoa(next)))
+	if c.Gap != unseen || c.Epoch != want {
+		t.Errorf("broker %d elected after /controller_epoch was made again (broker 2 unseen: %v): %+v; want epoch %d, gap %v", next, unseen, c, want, unseen)
+	}
+}
