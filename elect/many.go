@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,11 +173,14 @@ type Many struct {
 	mu     sync.Mutex
 	wake   *sync.Cond
 	groups map[string]*member
-	sent   atomic.Uint64 // changes put on ch (Sent)
-	queue  []*member     // groups to read, oldest first, from head
-	head   int
-	err    error
-	ended  bool
+	// parents are the single-node leaders by their parent's path, whose
+	// deletion they watch while no leader node stands (singleWatch).
+	parents map[string][]*member
+	sent    atomic.Uint64 // changes put on ch (Sent)
+	queue   []*member     // groups to read, oldest first, from head
+	head    int
+	err     error
+	ended   bool
 }
 
 // member is one group of a Many, or one single-node leader (single not
@@ -257,6 +261,12 @@ func (m *Many) join(g *member) error {
 		return fmt.Errorf("elect: %s is observed already", path)
 	}
 	m.groups[path] = g
+	if g.single != nil {
+		if m.parents == nil {
+			m.parents = map[string][]*member{}
+		}
+		m.parents[g.single.r.parent] = append(m.parents[g.single.r.parent], g)
+	}
 	m.enqueue(g)
 	return nil
 }
@@ -286,6 +296,9 @@ func (m *Many) Remove(group string) {
 		return
 	}
 	delete(m.groups, group)
+	if g.single != nil {
+		m.parents[g.single.r.parent] = slices.DeleteFunc(m.parents[g.single.r.parent], func(x *member) bool { return x == g })
+	}
 	g.removed = true
 	if g.retry != nil {
 		g.retry.Stop()
@@ -439,6 +452,13 @@ func (m *Many) onEvent(ev zk.Event) {
 	if g := m.groups[ev.Path]; g != nil && (ev.Type != zk.EventNodeDataChanged || g.single != nil) {
 		g.fired.children = true
 		m.firedAt(g)
+	}
+	if ev.Type == zk.EventNodeDeleted {
+		// A single-node leader's parent gone (see singleWatch).
+		for _, g := range m.parents[ev.Path] {
+			g.fired.children = true
+			m.firedAt(g)
+		}
 	}
 	if parent, ok := strings.CutSuffix(ev.Path, "/"+OfficeNode); ok {
 		if g := m.groups[parent]; g != nil {

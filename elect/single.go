@@ -205,6 +205,12 @@ type SingleView struct {
 	// parent's child counter as a leader's create does.
 	sibEpoch     int64
 	sibEpochRead bool
+	// gpCv and gpCzxid are the child version and czxid of the parent's
+	// parent (gpKnown), read before the parent was proved missing, or
+	// after a parent found again was read (see parentMadeOnce).
+	gpCv    int32
+	gpCzxid int64
+	gpKnown bool
 }
 
 // zxid dates what sv shows: the last change of the parent's children, or
@@ -272,6 +278,8 @@ type singleReader struct {
 	// reader's first read named (Since, AfterOwner), "" for none, and
 	// reportedID that owner's ID ("" when not known, ReportOwnerID).
 	reported, reportedID string
+	// parentMissing: the last read found the parent missing.
+	parentMissing bool
 	// reportedSeen is the zxid that state was read at: the leader node's
 	// last write its observer read (Since), or the report's zxid; 0 when
 	// not known. A write at or before it was judged by that observer.
@@ -294,51 +302,41 @@ const readAttempts = 4
 // the node exists, its epoch is the one written in the same transaction
 // (same mzxid), read again after the node when need be, or one written
 // after the node and read before it (see ownEpoch).
-func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan zk.Event, error) {
-	var ch <-chan zk.Event
+func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, singleWatch, error) {
+	var w singleWatch
 	for attempt := 1; ; attempt++ {
-		p1, err := r.parentStat(ctx)
+		p1, gp, err := r.parentFirst(ctx)
 		if err != nil {
-			return SingleView{}, nil, err
+			return SingleView{}, w, err
 		}
 		e1, est1, err := r.epoch(ctx)
 		hidden := errors.Is(err, errEpochHidden)
 		if err != nil && !hidden {
-			return SingleView{}, nil, err
+			return SingleView{}, w, err
 		}
 		sv := SingleView{Path: r.path, Recipe: r.recipe}
 		data, st, nch, err := r.node(ctx, watch)
 		if err != nil {
-			return SingleView{}, nil, err
+			return SingleView{}, w, err
 		}
 		if nch != nil {
-			ch = nch
+			w.node = nch
 		}
 		epoch, est := e1, est1
 		own := ownEpoch(st, est1)
 		if st != nil && est != nil && est.Mzxid != st.Mzxid && !own {
 			epoch, est, err = r.epoch(ctx)
 			if hidden = errors.Is(err, errEpochHidden); err != nil && !hidden {
-				return SingleView{}, nil, err
+				return SingleView{}, w, err
 			}
 		}
-		if r.sn.EpochPath != "" && path.Dir(r.sn.EpochPath) == r.parent && !hidden {
-			sv.sibEpochRead = true
-			if est != nil {
-				sv.sibEpoch = est.Czxid
-			}
+		if err := r.siblings(ctx, &sv, est, hidden); err != nil {
+			return SingleView{}, w, err
 		}
-		if sv.crumb, sv.crumbRead, err = r.crumbCzxid(ctx); err != nil {
-			return SingleView{}, nil, err
-		}
-		p2, err := r.parentStat(ctx)
+		p2, err := r.parentAfter(ctx, &sv, p1, gp)
 		if err != nil {
-			return SingleView{}, nil, err
+			return SingleView{}, w, err
 		}
-		if p2 != nil {
-			sv.ParentExists, sv.Cversion, sv.Pzxid, sv.parentCzxid = true, p2.Cversion, p2.Pzxid, p2.Czxid
-		}
-		sv.consistent = sameStat(p1, p2)
 		epochAhead := !own && st != nil && est != nil && est.Mzxid > st.Mzxid // a newer election: read again
 		if (!sv.consistent || epochAhead) && attempt < readAttempts {
 			continue
@@ -348,12 +346,118 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, <-chan
 			if watch && st.NumChildren > 0 {
 				// Observed as a leader, a group would be published
 				// without an owner while its queue has one.
-				return SingleView{}, nil, fmt.Errorf("%w: %s has %d children: a group, whose owner is the first of its queue; observe it as a group (bridge --watch %s)", ErrNotALeader, r.path, st.NumChildren, r.path)
+				return SingleView{}, w, fmt.Errorf("%w: %s has %d children: a group, whose owner is the first of its queue; observe it as a group (bridge --watch %s)", ErrNotALeader, r.path, st.NumChildren, r.path)
 			}
 		}
 		r.fillEpoch(&sv, epoch, st, est, own, hidden)
-		return sv, ch, nil
+		if watch && st == nil && p2 != nil {
+			if w.parent, err = r.parentGoneWatch(ctx); err != nil {
+				return SingleView{}, w, err
+			}
+		}
+		r.parentMissing = !sv.ParentExists
+		return sv, w, nil
 	}
+}
+
+// singleWatch is what a read of a single-node leader watches: the node
+// (its writes, deletion or creation) and, while no node stands under an
+// existing parent, the parent's deletion.
+type singleWatch struct {
+	node, parent <-chan zk.Event
+}
+
+// siblings reads the parent's other children that move its child counter
+// with the leader node (the epoch node, stat est, and a breadcrumb) into
+// sv.
+func (r *singleReader) siblings(ctx context.Context, sv *SingleView, est *zk.Stat, hidden bool) error {
+	if r.sn.EpochPath != "" && path.Dir(r.sn.EpochPath) == r.parent && !hidden {
+		sv.sibEpochRead = true
+		if est != nil {
+			sv.sibEpoch = est.Czxid
+		}
+	}
+	var err error
+	sv.crumb, sv.crumbRead, err = r.crumbCzxid(ctx)
+	return err
+}
+
+// parentFirst reads the parent's stat at the start of a read. A missing
+// parent is proved missing after its own parent's stat is read (gp, nil
+// when the parent exists or that stat is not known), so that every
+// parent made after the proof is counted in the child version the next
+// read finds there (see parentMadeOnce).
+func (r *singleReader) parentFirst(ctx context.Context) (p1, gp *zk.Stat, err error) {
+	if p1, err = r.parentStat(ctx); err != nil || p1 != nil || r.parent == "/" {
+		return p1, nil, err
+	}
+	if gp, err = r.statOf(ctx, path.Dir(r.parent)); err != nil {
+		return nil, nil, err
+	}
+	p1, err = r.parentStat(ctx)
+	if p1 != nil {
+		gp = nil // made meanwhile: read as existing
+	}
+	return p1, gp, err
+}
+
+// parentAfter reads the parent's stat at the end of a read into sv (p1:
+// at the start, gp: its parent's, for a parent missing), and its parent's
+// child version when the parent exists where the last read found it
+// missing (see parentMadeOnce).
+func (r *singleReader) parentAfter(ctx context.Context, sv *SingleView, p1, gp *zk.Stat) (*zk.Stat, error) {
+	p2, err := r.parentStat(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sv.consistent = sameStat(p1, p2)
+	if p2 == nil {
+		if gp != nil {
+			sv.gpCv, sv.gpCzxid, sv.gpKnown = gp.Cversion, gp.Czxid, true
+		}
+		return nil, nil
+	}
+	sv.ParentExists, sv.Cversion, sv.Pzxid, sv.parentCzxid = true, p2.Cversion, p2.Pzxid, p2.Czxid
+	if r.parentMissing && r.parent != "/" {
+		g, err := r.statOf(ctx, path.Dir(r.parent))
+		if err != nil {
+			return nil, err
+		}
+		if g != nil {
+			sv.gpCv, sv.gpCzxid, sv.gpKnown = g.Cversion, g.Czxid, true
+		}
+	}
+	return p2, nil
+}
+
+// parentGoneWatch watches the parent's deletion while no leader node
+// stands under it: a parent deleted empty (Curator's containers are
+// reaped so) is then read missing, and the parent made again counted
+// from there (parentMadeOnce). Without it the next read found a parent
+// made again, which nothing accounts for: a gap, though nothing was
+// missed.
+func (r *singleReader) parentGoneWatch(ctx context.Context) (<-chan zk.Event, error) {
+	ok, _, ch, err := existsW(ctx, r.conn, r.parent)
+	if err != nil || !ok {
+		return nil, err // gone meanwhile: the node's watch sees what follows
+	}
+	return ch, nil
+}
+
+// statOf is p's stat, nil when it does not exist.
+func (r *singleReader) statOf(ctx context.Context, p string) (*zk.Stat, error) {
+	type res struct {
+		ok bool
+		st *zk.Stat
+	}
+	got, err := call(ctx, func() (res, error) {
+		ok, st, err := r.conn.Exists(p)
+		return res{ok, st}, err
+	})
+	if err != nil || !got.ok {
+		return nil, err
+	}
+	return got.st, nil
 }
 
 // errEpochHidden is what epoch returns when the epoch node's ACL does not
@@ -502,18 +606,7 @@ func sameStat(a, b *zk.Stat) bool {
 
 // parentStat is the parent's stat, nil when it does not exist.
 func (r *singleReader) parentStat(ctx context.Context) (*zk.Stat, error) {
-	type res struct {
-		ok bool
-		st *zk.Stat
-	}
-	got, err := call(ctx, func() (res, error) {
-		ok, st, err := r.conn.Exists(r.parent)
-		return res{ok, st}, err
-	})
-	if err != nil || !got.ok {
-		return nil, err
-	}
-	return got.st, nil
+	return r.statOf(ctx, r.parent)
 }
 
 // node reads the leader node's data and stat (nil when it does not

@@ -153,6 +153,8 @@ type singleObservation struct {
 	o     *SingleObserver
 	s     *Session
 	watch <-chan zk.Event
+	// pwatch is the parent's watch (singleWatch.parent), nil for none.
+	pwatch <-chan zk.Event
 	lateMark
 }
 
@@ -171,7 +173,7 @@ func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) 
 	if err != nil {
 		return ob.readFailed(ctx, err)
 	}
-	ob.watch = ch
+	ob.watch, ob.pwatch = ch.node, ch.parent
 	changes := ob.changes(sv)
 	ob.late(changes)
 	// Leader says what the changes say by the time a reader has them;
@@ -318,8 +320,11 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 		return prev.Exists && changed
 	case !prev.Exists:
 		// The parent appeared: its child version counts every create
-		// and delete since; only the owner's create is accounted for.
-		return int64(sv.Cversion) > int64(b2i(sv.Owner != nil)+b2i(sv.crumb != 0))
+		// and delete since it was made; only the owner's create is
+		// accounted for. A parent made more than once since (made,
+		// owned, deleted, made again) leaves nothing in the last one's
+		// counters.
+		return !parentMadeOnce(prevSV, sv) || int64(sv.Cversion) > int64(b2i(sv.Owner != nil)+b2i(sv.crumb != 0))
 	case prev.parentCzxid != 0 && prev.parentCzxid != sv.parentCzxid:
 		// The parent was deleted and made again (a wipe): its child
 		// version starts from 0 again, and nothing tells what the old
@@ -334,6 +339,15 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 	// version: one delete and one create explain a new owner.
 	expected := crumbChanges(prevSV, sv) + nodeChanges(prev, prevSV, sv, changed)
 	return int64(sv.Cversion-prev.Cversion)-int64(expected) > 0
+}
+
+// parentMadeOnce reports, of a parent missing at prev and there at sv,
+// whether it was made just once in between: its own parent's child
+// version, read before prev proved it missing and after sv read it, moved
+// by one, in the same node. Anything else (another child made or deleted
+// there, a version not read) may hide a parent made, owned and deleted.
+func parentMadeOnce(prev *SingleView, sv SingleView) bool {
+	return prev != nil && prev.gpKnown && sv.gpKnown && prev.gpCzxid == sv.gpCzxid && sv.gpCv-prev.gpCv == 1
 }
 
 // nodeChanges is how many creates and deletes of the leader node the two
@@ -404,11 +418,11 @@ func b2i(b bool) int {
 // suspended says Unknown once and waits for the session to change state.
 func (ob *singleObservation) suspended(ctx context.Context, changed <-chan struct{}) error {
 	held := ob.s.vouchedAsOf() // first: see observation.vouched
-	if ob.watch == nil || len(ob.watch) > 0 {
+	if ob.watch == nil || len(ob.watch) > 0 || len(ob.pwatch) > 0 {
 		held = time.Time{} // it fired, or was never set
 	}
 	if c, ok := ob.unseen(held); ok {
-		ob.watch = nil
+		ob.watch, ob.pwatch = nil, nil
 		if !ob.emit(ctx, []Change{c}) {
 			return errStop
 		}
@@ -445,6 +459,9 @@ func (ob *singleObservation) await(ctx context.Context, changed <-chan struct{})
 		select {
 		case <-ob.watch:
 			ob.watch = nil
+			return nil
+		case <-ob.pwatch:
+			ob.pwatch = nil
 			return nil
 		case <-changed:
 			return nil

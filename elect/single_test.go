@@ -179,6 +179,7 @@ func TestManySingle(t *testing.T) {
 		{"NodeNotTakenForALeaderSaysWhy", TestANodeNotTakenForALeaderSaysWhy},
 		{"RestoredLeaderDataKeepsTheTenure", TestRestoredLeaderDataKeepsTheTenure},
 		{"ParentMadeAgainBetweenReads", TestParentMadeAgainBetweenReads},
+		{"ParentReapedWhileEmptyIsNoGap", TestParentReapedWhileEmptyIsNoGap},
 	} {
 		t.Run(tc.name, tc.f)
 	}
