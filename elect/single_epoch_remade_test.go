@@ -27,6 +27,40 @@ func TestKafkaEpochNodeMadeAgainByTheNextElection(t *testing.T) {
 	}
 }
 
+// TestKafkaEpochNodeDeletedUnseenThenMadeAgain: /controller_epoch
+// deleted under a live controller and made again by the next election,
+// all between two reads, was a gap: an epoch node made again counts
+// from 0 again, so its value counts nothing. The parent's child counter
+// does, the epoch node counted beside the controller; a controller
+// elected and gone in between is still a gap
+// (TestKafkaEpochNodeMadeAgainIsAGap).
+func TestKafkaEpochNodeDeletedUnseenThenMadeAgain(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ObserveSingle", true: "Many"}[many], func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
+			root := groupPath(t)
+			mkdirs(t, op.Conn(), root)
+			ctrl, epoch := root+"/controller", root+"/controller_epoch"
+			kafkaElect(t, b1.Conn(), root, 1)
+			o := epochChecked(t, obs, ctrl, many)
+			expect(t, o, elect.Snapshot, ownerIs("1"))
+			if _, err := op.Conn().Multi(
+				&zk.DeleteRequest{Path: epoch, Version: -1},
+				&zk.DeleteRequest{Path: ctrl, Version: -1},
+				&zk.CreateRequest{Path: epoch, Data: []byte("0"), Acl: openACL},
+				&zk.CreateRequest{Path: ctrl, Data: kafkaControllerData(2), Acl: openACL, Flags: zk.FlagEphemeral},
+				&zk.SetDataRequest{Path: epoch, Data: []byte("1"), Version: 0},
+			); err != nil {
+				t.Fatal(err)
+			}
+			if c := expect(t, o, elect.OwnerChanged, ownerIs("2")); c.Gap || c.Epoch != 1 {
+				t.Errorf("broker 2 after /controller_epoch was deleted unseen and made again: %+v; want epoch 1, no gap", c)
+			}
+		})
+	}
+}
+
 func epochMadeAgainByTheNextElection(t *testing.T, many, unseen bool) {
 	addrs := sharedAddrs(t)
 	obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)

@@ -386,12 +386,16 @@ func nodeChanges(prev View, prevSV *SingleView, sv SingleView, changed bool) int
 // 0), later ones make it with 0 before the first; either way its value
 // counts the elections since it was made, and comparing versions across
 // its creation made that first controller a gap. An epoch node made
-// again (a cluster wiped, its data restored) counts from 0 again: like an
-// epoch that went back, nothing counts what happened in between, though
-// it may be back at the value read, version and all.
+// again (a cluster wiped, its data restored; or deleted, and made again
+// by the next election) counts from 0 again: its value counts nothing of
+// what happened in between, though it may be back at the value read,
+// version and all, so known is false and the parent's counters tell (the
+// epoch node counted as the sibling it is). Taken for a gap, the next
+// controller after an epoch node deleted unseen was one though nothing
+// went unseen.
 func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
 	pe := prev.epoch
-	if pe == nil || !sv.EpochKnown {
+	if pe == nil || !sv.EpochKnown || pe.czxid != 0 && sv.epochCzxid != 0 && pe.czxid != sv.epochCzxid {
 		return false, false
 	}
 	seen := int64(0) // elections the two views show
@@ -399,7 +403,7 @@ func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
 		seen = 1
 	}
 	d := sv.Epoch - pe.value
-	if d < 0 || pe.czxid != 0 && sv.epochCzxid != 0 && pe.czxid != sv.epochCzxid {
+	if d < 0 {
 		return true, true
 	}
 	if pe.writesKnown && pe.czxid != 0 && int64(sv.epochWrites)-int64(pe.writes) != d {
