@@ -280,6 +280,8 @@ type singleReader struct {
 	reported, reportedID string
 	// parentMissing: the last read found the parent missing.
 	parentMissing bool
+	// parentCh is the parent's watch last set (parentGoneWatch).
+	parentCh <-chan zk.Event
 	// reportedSeen is the zxid that state was read at: the leader node's
 	// last write its observer read (Since), or the report's zxid; 0 when
 	// not known. A write at or before it was judged by that observer.
@@ -436,11 +438,23 @@ func (r *singleReader) parentAfter(ctx context.Context, sv *SingleView, p1, gp *
 // from there (parentMadeOnce). Without it the next read found a parent
 // made again, which nothing accounts for: a gap, though nothing was
 // missed.
+//
+// One set and not fired yet is kept: the client keeps every watch set
+// until it fires, and a parent that stays would hold one per leader.
 func (r *singleReader) parentGoneWatch(ctx context.Context) (<-chan zk.Event, error) {
+	if r.parentCh != nil {
+		select {
+		case <-r.parentCh: // fired, or ended: set it again
+		default:
+			return r.parentCh, nil
+		}
+	}
 	ok, _, ch, err := existsW(ctx, r.conn, r.parent)
 	if err != nil || !ok {
+		r.parentCh = nil
 		return nil, err // gone meanwhile: the node's watch sees what follows
 	}
+	r.parentCh = ch
 	return ch, nil
 }
 
