@@ -71,8 +71,8 @@ type Bridge struct {
 	// stores name an owner of that no root listed: till then those
 	// owners, gone, would be confirmed by the heartbeats as current.
 	adopting bool
-	// rootErrs holds, for discover roots not listed yet, the last error
-	// listing them.
+	// rootErrs holds, for discover roots (and levels below them) whose
+	// last listing failed, its error, until one succeeds.
 	rootErrs map[string]string
 	// lists holds the discoverers' watches (listwatch.go).
 	lists listWatches
@@ -442,17 +442,24 @@ func (b *Bridge) setUnlisted(root string, waiting bool) {
 	}
 }
 
-// discoverFailed records why root could not be listed, until it is.
+// discoverFailed records why root could not be listed, until it is. A
+// root (or a pattern's level) listed before counts too: its discoverer
+// holds the heartbeats back while it fails (awaitListings), and /readyz
+// read ready meanwhile, though the bridge could confirm nothing.
 func (b *Bridge) discoverFailed(root string, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.discovering[root] {
-		return
-	}
 	if b.rootErrs == nil {
 		b.rootErrs = map[string]string{}
 	}
 	b.rootErrs[root] = err.Error()
+}
+
+// forgetListError drops root's list error: its discoverer stopped.
+func (b *Bridge) forgetListError(root string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.rootErrs, root)
 }
 
 // markAll sets every group's state (unknown after a lost session), or

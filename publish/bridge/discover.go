@@ -43,6 +43,7 @@ func (b *Bridge) discover(ctx context.Context, s *elect.Session, root string, se
 	defer lv.stop()
 	bo := b.backoff(200*time.Millisecond, b.cfg.MaxRetryWait)
 	defer func() {
+		b.forgetListError(root) // a level gone, or the term over: nobody waits on it
 		b.setSkipped(root, nil, gs, nil)
 		for g := range gs.owned(root) {
 			gs.remove(g, root)

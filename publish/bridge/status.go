@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/zkherald/herald/elect"
@@ -49,7 +50,8 @@ type Status struct {
 	ReadErrors map[string]string `json:"read_errors,omitempty"`
 	// Discovering lists the discover roots not listed yet, and
 	// ListErrors why the last listing of each failed, when one did
-	// ("does not exist" for a --discover root that is missing).
+	// ("does not exist" for a --discover root that is missing); also of
+	// a root, or a level below one, listed before whose listing fails now.
 	Discovering []string              `json:"discovering,omitempty"`
 	ListErrors  map[string]string     `json:"list_errors,omitempty"`
 	Sinks       map[string]SinkStatus `json:"sinks"`
@@ -83,6 +85,20 @@ func (s Status) Unknown() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// listedNoLonger says which discover roots (or levels below them), listed
+// before, fail to be listed now, and why: the heartbeats wait for them, so
+// the bridge confirms nothing meanwhile.
+func (s Status) listedNoLonger() []string {
+	var why []string
+	for r, e := range s.ListErrors {
+		if !slices.Contains(s.Discovering, r) {
+			why = append(why, fmt.Sprintf("%s, listed before, cannot be listed now (no heartbeat confirms the bridge's groups until it can): %s", r, e))
+		}
+	}
+	sort.Strings(why)
+	return why
 }
 
 // readErrorsShown bounds how many groups' read errors NotReady spells out.
@@ -119,6 +135,7 @@ func (s Status) NotReady() []string {
 			}
 		}
 	}
+	why = append(why, s.listedNoLonger()...)
 	if u := s.Unknown(); len(u) > 0 {
 		if len(u) > 20 {
 			why = append(why, fmt.Sprintf("%d groups not live: %v and %d more", len(u), u[:20], len(u)-20))
