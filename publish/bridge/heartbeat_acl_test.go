@@ -86,6 +86,7 @@ func twoRootBridge(t *testing.T, makeA bool) (string, *elect.Session, *ledger) {
 // published and a round confirmed, and no heartbeat may have been wrong.
 func ownedWhileUnreadable(t *testing.T, s *elect.Session, l *ledger, a, what string) {
 	t.Helper()
+	defer l.reportBad(t) // the heartbeats while a was unreadable, even when the owner never comes
 	acquire(t, s, a+"/new")
 	l.existed(a+"/new", time.Now())
 	time.Sleep(time.Second) // heartbeats meanwhile, checked
@@ -97,5 +98,31 @@ func ownedWhileUnreadable(t *testing.T, s *elect.Session, l *ledger, a, what str
 		defer l.mu.Unlock()
 		return l.owned[a+"/new"] && l.checked > 0
 	})
-	l.reportBad(t)
+}
+
+// TestHeartbeatConfirmsNothingBelowALevelMadeUnreadable: as above, for a
+// pattern's "*" level (root/*/*) rather than its root. The heartbeat
+// looked again at the roots whose watches may have been swallowed, not
+// at the levels below them: the level's children watch never fired, and
+// the heartbeats confirmed the group made below it as having no owner.
+func TestHeartbeatConfirmsNothingBelowALevelMadeUnreadable(t *testing.T) {
+	root, addrs, s := madeRoot(t)
+	lv, other := root+"/svc", root+"/other"
+	makeOpen(t, s, lv, other)
+	t.Cleanup(func() { _, _ = s.Conn().SetACL(lv, zk.WorldACL(zk.PermAll), -1) })
+	acquire(t, s, other+"/new")
+	l := newLedger()
+	start(t, bridge.Config{Servers: addrs, Patterns: []bridge.Pattern{{Root: root, Segs: []string{"*", "*"}}},
+		Sinks: []publish.Sink{l}, Heartbeat: 20 * time.Millisecond})
+	l.existed(other+"/new", time.Now())
+	// A heartbeat after that waited for every level's first listing.
+	waitFor(t, 30*time.Second, "the other level's owner published and confirmed", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.owned[other+"/new"] && l.checked > 0
+	})
+	if _, err := s.Conn().SetACL(lv, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermAdmin), -1); err != nil {
+		t.Fatal(err)
+	}
+	ownedWhileUnreadable(t, s, l, lv, "the new owner published once the level is readable again")
 }

@@ -148,51 +148,72 @@ func fired(ch <-chan zk.Event) bool {
 	}
 }
 
-// noticeSwallowed makes each root given (--discover, a pattern's root)
-// whose children changed since its discoverer listed them, while its
-// watch did not fire, pending, and wakes its discoverer to list again.
-// ZooKeeper tells a session no change of a node it may no longer READ: a
-// root whose ACL was changed under the bridge was never listed again,
-// and the heartbeats confirmed a group made below it as having no owner
-// (found by an adversarial test). Its stat needs no permission; the
-// listing that follows fails, and holds the rounds back until it can be
-// made. So with a root found missing, made since with such an ACL: its
-// exists watch was not told either. A level below a root given is not
-// looked at: one request a round per root, not per level.
+// noticeSwallowed makes each discoverer whose root's children changed
+// since it listed them, while its watch did not fire, pending, and wakes
+// it to list again. ZooKeeper tells a session no change of a node it may
+// no longer READ: a root whose ACL was changed under the bridge was never
+// listed again, and the heartbeats confirmed a group made below it as
+// having no owner (found by an adversarial test). Its stat needs no
+// permission; the listing that follows fails, and holds the rounds back
+// until it can be made. So with a root found missing, made since with
+// such an ACL: its exists watch was not told either. A pattern's level
+// (the children of root/* in root/*/x/*) is looked at too: looking at
+// roots alone, one such level made unreadable went unnoticed for good.
+// That costs one request a round per discoverer, pipelined
+// (swallowedInFlight at a time): levels with a discoverer of their own are
+// those with a "*" below them, one per child of the level above.
 func (b *Bridge) noticeSwallowed(ctx context.Context) {
 	_, s := b.sessionState()
 	if s == nil {
 		return
 	}
-	type listed struct {
-		w        *listWatch
-		root     string
-		ch       <-chan zk.Event
-		cversion int32
-	}
-	var top []listed
+	var all []listedAt
 	b.lists.mu.Lock()
 	for w := range b.lists.m {
-		if w.parent == nil && (w.cversion >= 0 || w.cversion == rootAbsent) && !fired(w.ch) {
-			top = append(top, listed{w, w.root, w.ch, w.cversion})
+		if (w.cversion >= 0 || w.cversion == rootAbsent) && !fired(w.ch) {
+			all = append(all, listedAt{w, w.root, w.ch, w.cversion})
 		}
 	}
 	b.lists.mu.Unlock()
-	for _, l := range top {
-		if !rootMoved(ctx, s, l.root, l.cversion) {
-			continue // unchanged, or not known: the sync's proof stands for it
+	sem := make(chan struct{}, swallowedInFlight)
+	var wg sync.WaitGroup
+	for _, l := range all {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if rootMoved(ctx, s, l.root, l.cversion) {
+				b.kickSwallowed(l)
+			} // else unchanged, or not known: the sync's proof stands for it
+		}()
+	}
+	wg.Wait()
+}
+
+// swallowedInFlight bounds noticeSwallowed's stats in flight, as the
+// snapshots' reads are bounded (elect.Many's workers).
+const swallowedInFlight = 32
+
+// listedAt is a discoverer's watch as noticeSwallowed found it.
+type listedAt struct {
+	w        *listWatch
+	root     string
+	ch       <-chan zk.Event
+	cversion int32
+}
+
+// kickSwallowed makes l's discoverer pending and wakes it, unless it moved
+// on meanwhile. The stat was answered after any event of the change would
+// have been delivered: an unfired watch was told nothing.
+func (b *Bridge) kickSwallowed(l listedAt) {
+	b.lists.mu.Lock()
+	defer b.lists.mu.Unlock()
+	if l.w.ch == l.ch && !fired(l.ch) {
+		l.w.ch = firedWatch
+		select {
+		case l.w.kick <- struct{}{}:
+		default:
 		}
-		// The stat was answered after any event of the change would
-		// have been delivered: an unfired watch was told nothing.
-		b.lists.mu.Lock()
-		if l.w.ch == l.ch && !fired(l.ch) {
-			l.w.ch = firedWatch
-			select {
-			case l.w.kick <- struct{}{}:
-			default:
-			}
-		}
-		b.lists.mu.Unlock()
 	}
 }
 
