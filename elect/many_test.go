@@ -40,6 +40,7 @@ func TestMany(t *testing.T) {
 		{"TellsAnUnrecordedEnd", TestObserverTellsAnUnrecordedEnd},
 		{"GroupMadeAgainBetweenLooksIsAGap", TestGroupMadeAgainBetweenLooksIsAGap},
 		{"GroupMadeOnceWhileMissingIsNoGap", TestGroupMadeOnceWhileMissingIsNoGap},
+		{"GroupMadeWithItsParentsWhileMissingIsNoGap", TestGroupMadeWithItsParentsWhileMissingIsNoGap},
 	} {
 		t.Run(tc.name, tc.f)
 	}

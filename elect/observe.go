@@ -101,6 +101,13 @@ type View struct {
 	// markUnread says the mark changed but could not be read.
 	markUnread  bool
 	parentKnown bool
+	// anchorUp: parentCv and parentCzxid are those of the ancestor
+	// anchorUp levels above the parent, the nearest that existed when
+	// the group was found missing (0: the parent); chainOnce, of a group
+	// found again, says each level below that ancestor, down to the
+	// parent, holds the one child it was ever given (see madeOnce).
+	anchorUp  uint8
+	chainOnce bool
 	// recipeGuessed: nothing told the recipe (see RecipeGuessed).
 	recipeGuessed bool
 }
@@ -351,6 +358,8 @@ type reader struct {
 	// sawMissing: the last read found the group missing, and its parent's
 	// child version before (see madeOnce).
 	sawMissing bool
+	// missingUp is the last missing view's anchorUp.
+	missingUp uint8
 	// ownerBefore: an earlier observation saw an owner (Since,
 	// AfterReport), so a missing group is read with the zxid as of which
 	// it is known gone (goneAsOf): that owner's end. Otherwise a missing
@@ -478,9 +487,9 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 // missingView is the View of a group got found missing, whose creation
 // w's exists watch tells.
 func (r *reader) missingView(ctx context.Context, got listing, w *watches) View {
-	v := View{Group: r.group, Recipe: r.recipe, parentCv: got.parentCv, parentCzxid: got.parentCzxid, parentKnown: got.parentKnown}
+	v := View{Group: r.group, Recipe: r.recipe, parentCv: got.parentCv, parentCzxid: got.parentCzxid, parentKnown: got.parentKnown, anchorUp: got.anchorUp}
 	w.exists = got.exists
-	r.sawMissing = got.parentKnown
+	r.sawMissing, r.missingUp = got.parentKnown, got.anchorUp
 	if r.ownerBefore {
 		v.Pzxid = r.goneAsOf(ctx)
 	}
@@ -488,13 +497,15 @@ func (r *reader) missingView(ctx context.Context, got listing, w *watches) View 
 }
 
 // listedView is the View of the group's listing got, before its queue is
-// read. For a group the last read found missing, it holds the parent's
-// child version read now, after the listing: it tells how many groups
-// were made (and deleted) at the path meanwhile (see madeOnce).
+// read. For a group the last read found missing, it holds the child
+// version of the parent (or of the ancestor that stood for it) read now,
+// after the listing: it tells how many groups were made (and deleted) at
+// the path meanwhile (see madeOnce).
 func (r *reader) listedView(ctx context.Context, got listing) View {
 	v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version, groupCzxid: got.stat.Czxid}
 	if r.sawMissing {
-		v.parentCv, v.parentCzxid, v.parentKnown = r.parentCversion(ctx)
+		v.anchorUp = r.missingUp
+		v.parentCv, v.parentCzxid, v.parentKnown, v.chainOnce = r.anchorAgain(ctx, r.missingUp)
 	}
 	return v
 }
@@ -506,12 +517,14 @@ type listing struct {
 	ch       <-chan zk.Event
 	// missing: the group does not exist; exists is the watch for its
 	// creation. parentCv is its parent's child version, read before the
-	// group was found missing (parentKnown).
+	// group was found missing (parentKnown); of its nearest ancestor
+	// that exists, anchorUp levels above the parent, when that is missing.
 	missing     bool
 	exists      <-chan zk.Event
 	parentCv    int32
 	parentCzxid int64
 	parentKnown bool
+	anchorUp    uint8
 }
 
 // listW lists the group's children, with a children watch when watch is
@@ -536,13 +549,13 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 		// missing: every group made at the path after that proof is
 		// counted in the parent's child version read when the group is
 		// found again (see madeOnce).
-		cv, czxid, known := r.parentCversion(ctx)
+		cv, czxid, up, known := r.parentCversion(ctx)
 		if !watch {
-			return listing{missing: true, parentCv: cv, parentCzxid: czxid, parentKnown: known}, nil
+			return listing{missing: true, parentCv: cv, parentCzxid: czxid, parentKnown: known, anchorUp: up}, nil
 		}
 		ok, _, ch, err := existsW(ctx, r.conn, r.group)
 		if err != nil || !ok {
-			return listing{missing: true, exists: ch, parentCv: cv, parentCzxid: czxid, parentKnown: known}, err
+			return listing{missing: true, exists: ch, parentCv: cv, parentCzxid: czxid, parentKnown: known, anchorUp: up}, err
 		}
 		// created meanwhile: list again
 	}
@@ -551,31 +564,76 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 // parentStat reads the stat of the group's parent; nil when it does not
 // exist or cannot be read.
 func (r *reader) parentStat(ctx context.Context) *zk.Stat {
+	st, _ := r.statAt(ctx, 0)
+	return st
+}
+
+// statAt reads the stat of the group's ancestor up levels above its
+// parent; nil when it cannot be read, or (there false) does not exist.
+func (r *reader) statAt(ctx context.Context, up uint8) (st *zk.Stat, there bool) {
+	p := path.Dir(r.group)
+	for range up {
+		p = path.Dir(p)
+	}
 	type stat struct {
 		there bool
 		st    *zk.Stat
 	}
 	got, err := call(ctx, func() (stat, error) {
-		there, st, err := r.conn.Exists(path.Dir(r.group))
+		there, st, err := r.conn.Exists(p)
 		return stat{there, st}, err
 	})
-	if err != nil || !got.there {
-		return nil
+	if err != nil {
+		return nil, true
 	}
-	return got.st
+	if !got.there {
+		return nil, false
+	}
+	return got.st, true
 }
 
 // parentCversion is the child version of the group's parent and the zxid
 // that made the parent (a parent made again counts from 0 again), and
 // whether they could be read. A parent that does not exist has none: the
 // client answers it with a stat of zeros, which read as the same parent,
-// unchanged, across its making and deletion (found by a review).
-func (r *reader) parentCversion(ctx context.Context) (cv int32, czxid int64, known bool) {
-	st := r.parentStat(ctx)
-	if st == nil {
-		return 0, 0, false
+// unchanged, across its making and deletion (found by a review). The
+// nearest ancestor that exists, up levels above, stands for it then: a
+// group that never existed, below a parent not made yet, has no unseen
+// history, and its first owner was marked as following a gap, as no
+// count of what was made at the path could be read (a bridge started
+// before the first lock of a new path).
+func (r *reader) parentCversion(ctx context.Context) (cv int32, czxid int64, up uint8, known bool) {
+	for up = 0; ; up++ {
+		st, there := r.statAt(ctx, up)
+		switch {
+		case st != nil:
+			return st.Cversion, st.Czxid, up, true
+		case there, up == maxAnchorUp:
+			return 0, 0, 0, false // unreadable, or too far up to count
+		}
 	}
-	return st.Cversion, st.Czxid, true
+}
+
+// maxAnchorUp bounds how far above a missing parent parentCversion looks.
+const maxAnchorUp = 64
+
+// anchorAgain reads, for a group found again after a look that found it
+// missing, the child version and czxid of the ancestor that look counted
+// at (up levels above the parent), and whether every level below that
+// ancestor, down to the parent, holds one child ever made (cversion 1):
+// each made once, with nothing beside it, down to the group. Bottom-up,
+// so that a level made again after its own read shows at the ancestor.
+func (r *reader) anchorAgain(ctx context.Context, up uint8) (cv int32, czxid int64, known, once bool) {
+	once = true
+	for i := range up {
+		st, _ := r.statAt(ctx, i)
+		once = once && st != nil && st.Cversion == 1
+	}
+	st, _ := r.statAt(ctx, up)
+	if st == nil {
+		return 0, 0, false, false
+	}
+	return st.Cversion, st.Czxid, true, once
 }
 
 // goneAsOf is, for a group that does not exist, the zxid as of which that

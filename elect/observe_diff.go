@@ -152,8 +152,14 @@ func missed(prev *View, v View, unexplained int64, is map[string]bool) bool {
 // one more is this group's creation and nothing else. Anything else
 // (another group beside it made or deleted meanwhile, a version not
 // read, a group replaced between two listings) may hide one.
+//
+// A parent missing at that look is counted at its nearest ancestor that
+// existed (View.anchorUp): one more child there, and each level below it
+// holding the one child it was ever given (chainOnce), is the making of
+// those levels and of this group, once; a level made, deleted and made
+// again is one more child of the level above it.
 func madeOnce(prev *View, v View) bool {
-	return sameParent(prev, v) && v.parentCv-prev.parentCv == 1
+	return sameParent(prev, v) && v.parentCv-prev.parentCv == 1 && (v.anchorUp == 0 || v.chainOnce)
 }
 
 // unseenMaking reports whether a group missing at prev may have been made
@@ -175,7 +181,7 @@ func unseenMaking(prev *View, v View) bool {
 // parent node: one made again counts from 0 again (a review found a
 // parent deleted and made again hiding a group's incarnation).
 func sameParent(prev *View, v View) bool {
-	return prev.parentKnown && v.parentKnown && prev.parentCzxid == v.parentCzxid
+	return prev.parentKnown && v.parentKnown && prev.anchorUp == v.anchorUp && prev.parentCzxid == v.parentCzxid
 }
 
 // snapshotAfter is the Snapshot of v taken after a stretch the observer

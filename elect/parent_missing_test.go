@@ -3,6 +3,7 @@ package elect_test
 import (
 	"fmt"
 	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,4 +64,76 @@ func hiddenIncarnation(t *testing.T, parentThere bool) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("parentThere=%v: a whole incarnation (made, owned, deleted between two looks that found it missing) left no change and no gap mark", parentThere)
 	}
+}
+
+// TestGroupMadeWithItsParentsWhileMissingIsNoGap: the observer finds the
+// group missing and its parent (or two levels above it) missing too; the
+// levels, the group and an owner are made. A group that never existed
+// has no unseen history, yet its first owner came with a gap mark: a
+// missing parent's child version is not known, so the making could not
+// be counted (a bridge started before the first `herald lock` of a new
+// path marked it so). The nearest ancestor that exists counts it: one
+// more child there, and each level below it holding one child made
+// once, is this group made once and nothing else. Made, owned, deleted
+// and made again under a parent made again is still a gap.
+func TestGroupMadeWithItsParentsWhileMissingIsNoGap(t *testing.T) {
+	for _, missing := range []int{1, 2} {
+		t.Run(fmt.Sprintf("missing-levels=%d", missing), func(t *testing.T) {
+			group, maker, o := missingWithParents(t, missing)
+			if _, err := maker.Multi(append(makeLevels(group, missing), ownedOp(group, "seen"))...); err != nil {
+				t.Fatal(err)
+			}
+			if c, gap := untilOwner(t, o); gap {
+				t.Fatalf("the first owner of a group made with its %d missing levels reported with a gap mark: %+v", missing, c)
+			}
+		})
+	}
+	t.Run("parent-made-again", func(t *testing.T) {
+		group, maker, o := missingWithParents(t, 1)
+		parent := path.Dir(group)
+		ops := append(makeLevels(group, 1), ownedOp(group, "unseen"))
+		ops = append(ops, &zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1},
+			&zk.DeleteRequest{Path: group, Version: -1}, &zk.DeleteRequest{Path: parent, Version: -1})
+		ops = append(ops, makeLevels(group, 1)...)
+		if _, err := maker.Multi(append(ops, ownedOp(group, "seen"))...); err != nil {
+			t.Fatal(err)
+		}
+		if _, gap := untilOwner(t, o); !gap {
+			t.Fatal("a whole tenure under a parent deleted and made again went unreported with no gap mark")
+		}
+	})
+}
+
+// missingWithParents observes (as a lock, past its first snapshot) a
+// group whose missing levels above it are missing too, below a base that
+// exists.
+func missingWithParents(t *testing.T, missing int) (group string, maker *zk.Conn, o source) {
+	t.Helper()
+	addrs := sharedAddrs(t)
+	base := groupPath(t)
+	maker = session(t, addrs).Conn()
+	makeGroup(t, maker, base)
+	group = base + strings.Repeat("/p", missing) + "/g"
+	o = observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
+	expect(t, o, elect.Snapshot, nil)
+	return group, maker, o
+}
+
+// makeLevels are the requests that make group's missing levels above it
+// and the group.
+func makeLevels(group string, missing int) []interface{} {
+	var ops []interface{}
+	for i := missing; i >= 0; i-- {
+		p := group
+		for range i {
+			p = path.Dir(p)
+		}
+		ops = append(ops, &zk.CreateRequest{Path: p, Acl: zk.WorldACL(zk.PermAll)})
+	}
+	return ops
+}
+
+// ownedOp makes group's first queue node, owned by id.
+func ownedOp(group, id string) *zk.CreateRequest {
+	return &zk.CreateRequest{Path: group + "/lock-0000000000", Data: []byte(id), Flags: zk.FlagEphemeral, Acl: zk.WorldACL(zk.PermAll)}
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"path"
 	"regexp"
 	"testing"
 	"time"
@@ -72,14 +71,11 @@ func TestHistorySaysDeletedByHand(t *testing.T) {
 
 // bridgedToNATS starts a bridge that publishes group g to a NATS server
 // of its own, and returns the server's URL once the bridge is active.
-//
-// g's parent is made first: a bridge that finds even the parent of its
-// group missing cannot count what was made at the path before it looked,
-// and marks the group's first owner as following a gap (run alone, on a
-// fresh server, no other test had made the parent).
+// g's parent is not made first: a bridge that finds even it missing
+// counts the group's making at the nearest ancestor that exists, so the
+// first owner follows no gap (run alone, on a fresh server, it did).
 func bridgedToNATS(t *testing.T, zk []string, g string) string {
 	t.Helper()
-	mkpath(t, rawZK(t), path.Dir(g))
 	url := natsserver.Start(t).URL()
 	br := start(t, nil, append([]string{"bridge", "--watch", g, "--nats", url, "--source", "bridge-1", "--http", "127.0.0.1:0"}, zk...)...)
 	waitRole(t, waitMatch(t, br, regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`), 30*time.Second), "active")
