@@ -104,25 +104,31 @@ func ownedWhileUnreadable(t *testing.T, s *elect.Session, l *ledger, a, what str
 // pattern's "*" level (root/*/*) rather than its root. The heartbeat
 // looked again at the roots whose watches may have been swallowed, not
 // at the levels below them: the level's children watch never fired, and
-// the heartbeats confirmed the group made below it as having no owner.
+// the heartbeats confirmed the group made below it as having no owner. A
+// level with a fixed name below it (root/*/new) has no discoverer: its
+// group is observed by path, and heard of by its own exists watch.
 func TestHeartbeatConfirmsNothingBelowALevelMadeUnreadable(t *testing.T) {
-	root, addrs, s := madeRoot(t)
-	lv, other := root+"/svc", root+"/other"
-	makeOpen(t, s, lv, other)
-	t.Cleanup(func() { _, _ = s.Conn().SetACL(lv, zk.WorldACL(zk.PermAll), -1) })
-	acquire(t, s, other+"/new")
-	l := newLedger()
-	start(t, bridge.Config{Servers: addrs, Patterns: []bridge.Pattern{{Root: root, Segs: []string{"*", "*"}}},
-		Sinks: []publish.Sink{l}, Heartbeat: 20 * time.Millisecond})
-	l.existed(other+"/new", time.Now())
-	// A heartbeat after that waited for every level's first listing.
-	waitFor(t, 30*time.Second, "the other level's owner published and confirmed", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return l.owned[other+"/new"] && l.checked > 0
-	})
-	if _, err := s.Conn().SetACL(lv, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermAdmin), -1); err != nil {
-		t.Fatal(err)
+	for _, last := range []string{"*", "new"} {
+		t.Run("root/*/"+last, func(t *testing.T) {
+			root, addrs, s := madeRoot(t)
+			lv, other := root+"/svc", root+"/other"
+			makeOpen(t, s, lv, other)
+			t.Cleanup(func() { _, _ = s.Conn().SetACL(lv, zk.WorldACL(zk.PermAll), -1) })
+			acquire(t, s, other+"/new")
+			l := newLedger()
+			start(t, bridge.Config{Servers: addrs, Patterns: []bridge.Pattern{{Root: root, Segs: []string{"*", last}}},
+				Sinks: []publish.Sink{l}, Heartbeat: 20 * time.Millisecond})
+			l.existed(other+"/new", time.Now())
+			// A heartbeat after that waited for every level's first listing.
+			waitFor(t, 30*time.Second, "the other level's owner published and confirmed", func() bool {
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				return l.owned[other+"/new"] && l.checked > 0
+			})
+			if _, err := s.Conn().SetACL(lv, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermAdmin), -1); err != nil {
+				t.Fatal(err)
+			}
+			ownedWhileUnreadable(t, s, l, lv, "the new owner published once the level is readable again")
+		})
 	}
-	ownedWhileUnreadable(t, s, l, lv, "the new owner published once the level is readable again")
 }
