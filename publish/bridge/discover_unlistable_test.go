@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherald/herald/internal/browsertest"
 	"github.com/zkherald/herald/publish"
 	"github.com/zkherald/herald/publish/bridge"
 )
@@ -19,7 +21,8 @@ import (
 // made below it. The bridge notices, fails to list it, and holds its
 // heartbeats back; /readyz said ready all along, so a probe vouched for a
 // bridge that could confirm nothing. It must say, over HTTP, which root
-// fails and why (list_errors too), and be ready again once it can list it.
+// fails and why (list_errors too), as must the live page's header, and be
+// ready again once it can list it.
 func TestDiscoverRootNoLongerListableIsNotReady(t *testing.T) {
 	a, b := groupPath(t)+"-a", groupPath(t)+"-b"
 	addrs := zkAddrs(t)
@@ -29,6 +32,7 @@ func TestDiscoverRootNoLongerListableIsNotReady(t *testing.T) {
 	r := start(t, bridge.Config{Servers: addrs, Discover: []string{a, b}, Sinks: []publish.Sink{newLedger()},
 		Heartbeat: 20 * time.Millisecond, HTTPAddr: "127.0.0.1:0"})
 	waitFor(t, 15*time.Second, "ready over HTTP", func() bool { return readyz(t, r).Ready })
+	shown := openPage(t, r) // the header's "cannot list", as the live page updates it
 
 	if _, err := s.Conn().SetACL(a, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermAdmin), -1); err != nil {
 		t.Fatal(err)
@@ -43,6 +47,10 @@ func TestDiscoverRootNoLongerListableIsNotReady(t *testing.T) {
 	if _, ok := got.ListErrors[b]; ok || strings.Contains(strings.Join(got.NotReady, "; "), b+" ") {
 		t.Errorf("/readyz blames the readable root %s too: %+v", b, got)
 	}
+	if page := livePage(t, r); !strings.Contains(page, `<span class="bad">`+a+`</span> may not list`) {
+		t.Errorf("the live page does not say %s cannot be listed:\n%s", a, page)
+	}
+	waitFor(t, 15*time.Second, "the open page naming the root", func() bool { return strings.Contains(shown(), a+" may not list") })
 	if _, err := s.Conn().SetACL(a, zk.WorldACL(zk.PermAll), -1); err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +58,40 @@ func TestDiscoverRootNoLongerListableIsNotReady(t *testing.T) {
 		got = readyz(t, r)
 		return got.Ready && len(got.ListErrors) == 0
 	})
+	if page := livePage(t, r); !strings.Contains(page, `<div id="h-lists-row" hidden>`) {
+		t.Errorf("the live page still shows a root that cannot be listed:\n%s", page)
+	}
+	waitFor(t, 15*time.Second, "the open page no longer naming it", func() bool { return shown() == "" })
+}
+
+// openPage opens the live page in a browser; the func returns its
+// header's "cannot list" text, "" while that row is hidden.
+func openPage(t *testing.T, r *running) func() string {
+	t.Helper()
+	ctx := browsertest.New(t, 60*time.Second)
+	if err := chromedp.Run(ctx, chromedp.Navigate("http://"+r.HTTPAddr()+"/"), chromedp.WaitReady("#h-lists", chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	return func() string {
+		var s string
+		_ = chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("h-lists-row").hidden ? "" : document.getElementById("h-lists").textContent`, &s))
+		return s
+	}
+}
+
+// livePage reads the live page from the bridge's own HTTP listener.
+func livePage(t *testing.T, r *running) string {
+	t.Helper()
+	resp, err := http.Get("http://" + r.HTTPAddr() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
 
 // readyBody is what a probe reads of /readyz.

@@ -59,6 +59,10 @@ type headline struct {
 	Published int64                 `json:"published"`
 	Sinks     map[string]SinkStatus `json:"sinks"`
 	SinkNames []string              `json:"-"`
+	// ListErrors is Status.ListErrors: a root (or level) that cannot be
+	// listed holds every heartbeat back, and the page read healthy.
+	ListErrors map[string]string `json:"list_errors,omitempty"`
+	ListNames  []string          `json:"-"`
 }
 
 func (b *Bridge) headline() headline {
@@ -71,8 +75,16 @@ func (b *Bridge) headline() headline {
 		h.Sinks[n] = sinkStatus(ss, b.sinkUp[n])
 		h.SinkNames = append(h.SinkNames, n)
 	}
+	for r, e := range b.rootErrs {
+		if h.ListErrors == nil {
+			h.ListErrors = map[string]string{}
+		}
+		h.ListErrors[r] = e
+		h.ListNames = append(h.ListNames, r)
+	}
 	b.mu.Unlock()
 	sort.Strings(h.SinkNames)
+	sort.Strings(h.ListNames)
 	if s != nil {
 		h.SessionID = fmt.Sprintf("0x%x", uint64(s.ID()))
 	}

@@ -138,6 +138,16 @@
           if (s.backlog) sinks.append(" (backlog " + s.backlog + ")");
         });
       }
+      const lists = document.getElementById("h-lists");
+      if (lists) {
+        const errs = h.list_errors || {};
+        lists.textContent = "";
+        Object.keys(errs).sort().forEach((r, i) => {
+          if (i) lists.append("; ");
+          lists.append(el("span", { class: "bad" }, r), " " + errs[r]);
+        });
+        document.getElementById("h-lists-row").hidden = Object.keys(errs).length === 0;
+      }
     }
 
     if (q) {
