@@ -17,8 +17,9 @@ import (
 // group made, owned and deleted, and the parent deleted, between two looks
 // that both find the group missing. A missing parent read as a stat of
 // zeros, the same at both looks, so nothing was reported (found by a
-// review); a missing parent's child version is now unknown, and the look
-// marks a gap.
+// review); a missing parent is now counted at its nearest ancestor that
+// exists, whose children changed between the looks, and the look marks a
+// gap.
 func TestGroupMadeAndDeletedUnderAParentMadeAndDeleted(t *testing.T) {
 	for _, parentThere := range []bool{true, false} {
 		t.Run(fmt.Sprintf("parent-there=%v", parentThere), func(t *testing.T) { hiddenIncarnation(t, parentThere) })
