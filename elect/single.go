@@ -206,11 +206,14 @@ type SingleView struct {
 	sibEpoch     int64
 	sibEpochRead bool
 	// gpCv and gpCzxid are the child version and czxid of the parent's
-	// parent (gpKnown), read before the parent was proved missing, or
-	// after a parent found again was read (see parentMadeOnce).
+	// parent (gpKnown), or of its nearest ancestor that exists, gpUp
+	// levels above it, read before the parent was proved missing, or after
+	// a parent found again was read (see parentMadeOnce); a parent found
+	// again under levels not each made once has none.
 	gpCv    int32
 	gpCzxid int64
 	gpKnown bool
+	gpUp    uint8
 }
 
 // zxid dates what sv shows: the last change of the parent's children, or
@@ -278,8 +281,11 @@ type singleReader struct {
 	// reader's first read named (Since, AfterOwner), "" for none, and
 	// reportedID that owner's ID ("" when not known, ReportOwnerID).
 	reported, reportedID string
-	// parentMissing: the last read found the parent missing.
+	// parentMissing: the last read found the parent missing; missingUp,
+	// how far above the parent's parent the ancestor it counted at was
+	// (see nearestAncestor).
 	parentMissing bool
+	missingUp     uint8
 	// parentCh is the parent's watch last set (parentGoneWatch).
 	parentCh <-chan zk.Event
 	// reportedSeen is the zxid that state was read at: the leader node's
@@ -307,7 +313,7 @@ const readAttempts = 4
 func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, singleWatch, error) {
 	var w singleWatch
 	for attempt := 1; ; attempt++ {
-		p1, gp, err := r.parentFirst(ctx)
+		p1, gp, up, err := r.parentFirst(ctx)
 		if err != nil {
 			return SingleView{}, w, err
 		}
@@ -335,7 +341,7 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, single
 		if err := r.siblings(ctx, &sv, est, hidden); err != nil {
 			return SingleView{}, w, err
 		}
-		p2, err := r.parentAfter(ctx, &sv, p1, gp)
+		p2, err := r.parentAfter(ctx, &sv, p1, gp, up)
 		if err != nil {
 			return SingleView{}, w, err
 		}
@@ -357,7 +363,7 @@ func (r *singleReader) read(ctx context.Context, watch bool) (SingleView, single
 				return SingleView{}, w, err
 			}
 		}
-		r.parentMissing = !sv.ParentExists
+		r.parentMissing, r.missingUp = !sv.ParentExists, sv.gpUp
 		return sv, w, nil
 	}
 }
@@ -385,29 +391,69 @@ func (r *singleReader) siblings(ctx context.Context, sv *SingleView, est *zk.Sta
 }
 
 // parentFirst reads the parent's stat at the start of a read. A missing
-// parent is proved missing after its own parent's stat is read (gp, nil
-// when the parent exists or that stat is not known), so that every
-// parent made after the proof is counted in the child version the next
-// read finds there (see parentMadeOnce).
-func (r *singleReader) parentFirst(ctx context.Context) (p1, gp *zk.Stat, err error) {
+// parent is proved missing after the stat of its nearest ancestor that
+// exists is read (gp, up levels above the parent's parent; nil when the
+// parent exists or that stat is not known), so that every parent made
+// after the proof is counted in the child version the next read finds
+// there (see parentMadeOnce).
+func (r *singleReader) parentFirst(ctx context.Context) (p1, gp *zk.Stat, up uint8, err error) {
 	if p1, err = r.parentStat(ctx); err != nil || p1 != nil || r.parent == "/" {
-		return p1, nil, err
+		return p1, nil, 0, err
 	}
-	if gp, err = r.statOf(ctx, path.Dir(r.parent)); err != nil {
-		return nil, nil, err
+	if gp, up, err = r.nearestAncestor(ctx); err != nil {
+		return nil, nil, 0, err
 	}
 	p1, err = r.parentStat(ctx)
 	if p1 != nil {
 		gp = nil // made meanwhile: read as existing
 	}
-	return p1, gp, err
+	return p1, gp, up, err
+}
+
+// nearestAncestor is the stat of the missing parent's nearest ancestor
+// that exists, up levels above the parent's parent (nil when none is
+// within maxAnchorUp). A leader whose parent's parent is missing too (a
+// bridge started before HDFS's failover controller made /hadoop-ha) is
+// counted there: its first leader, on a path that never existed, follows
+// no unseen history, and counted at the parent's parent alone it came
+// with a gap mark.
+func (r *singleReader) nearestAncestor(ctx context.Context) (*zk.Stat, uint8, error) {
+	p := path.Dir(r.parent)
+	for up := uint8(0); ; up++ {
+		st, err := r.statOf(ctx, p)
+		if err != nil || st != nil || p == "/" || up == maxAnchorUp {
+			return st, up, err
+		}
+		p = path.Dir(p)
+	}
+}
+
+// anchorAgain reads, for a parent found where the last read found it
+// missing, the stat of the ancestor that read counted at (up levels above
+// the parent's parent), and whether every level below that ancestor, down
+// to the parent's parent, holds the one child ever made there (child
+// version 1): each made once, with nothing beside it. Bottom-up, so that a
+// level made again after its own read shows at the ancestor.
+func (r *singleReader) anchorAgain(ctx context.Context, up uint8) (*zk.Stat, bool, error) {
+	p, once := path.Dir(r.parent), true
+	for range up {
+		st, err := r.statOf(ctx, p)
+		if err != nil {
+			return nil, false, err
+		}
+		once = once && st != nil && st.Cversion == 1
+		p = path.Dir(p)
+	}
+	st, err := r.statOf(ctx, p)
+	return st, once, err
 }
 
 // parentAfter reads the parent's stat at the end of a read into sv (p1:
-// at the start, gp: its parent's, for a parent missing), and its parent's
-// child version when the parent exists where the last read found it
-// missing (see parentMadeOnce).
-func (r *singleReader) parentAfter(ctx context.Context, sv *SingleView, p1, gp *zk.Stat) (*zk.Stat, error) {
+// at the start, gp: its nearest ancestor's, up levels above its parent,
+// for a parent missing), and that ancestor's child version when the
+// parent exists where the last read found it missing (see
+// parentMadeOnce).
+func (r *singleReader) parentAfter(ctx context.Context, sv *SingleView, p1, gp *zk.Stat, up uint8) (*zk.Stat, error) {
 	p2, err := r.parentStat(ctx)
 	if err != nil {
 		return nil, err
@@ -415,18 +461,18 @@ func (r *singleReader) parentAfter(ctx context.Context, sv *SingleView, p1, gp *
 	sv.consistent = sameStat(p1, p2)
 	if p2 == nil {
 		if gp != nil {
-			sv.gpCv, sv.gpCzxid, sv.gpKnown = gp.Cversion, gp.Czxid, true
+			sv.gpCv, sv.gpCzxid, sv.gpKnown, sv.gpUp = gp.Cversion, gp.Czxid, true, up
 		}
 		return nil, nil
 	}
 	sv.ParentExists, sv.Cversion, sv.Pzxid, sv.parentCzxid = true, p2.Cversion, p2.Pzxid, p2.Czxid
 	if r.parentMissing && r.parent != "/" {
-		g, err := r.statOf(ctx, path.Dir(r.parent))
+		g, once, err := r.anchorAgain(ctx, r.missingUp)
 		if err != nil {
 			return nil, err
 		}
-		if g != nil {
-			sv.gpCv, sv.gpCzxid, sv.gpKnown = g.Cversion, g.Czxid, true
+		if g != nil && once {
+			sv.gpCv, sv.gpCzxid, sv.gpKnown, sv.gpUp = g.Cversion, g.Czxid, true, r.missingUp
 		}
 	}
 	return p2, nil

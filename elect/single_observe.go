@@ -343,11 +343,13 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 
 // parentMadeOnce reports, of a parent missing at prev and there at sv,
 // whether it was made just once in between: its own parent's child
-// version, read before prev proved it missing and after sv read it, moved
-// by one, in the same node. Anything else (another child made or deleted
-// there, a version not read) may hide a parent made, owned and deleted.
+// version (or that of its nearest ancestor that existed, the levels below
+// it each made once: see anchorAgain), read before prev proved it missing
+// and after sv read it, moved by one, in the same node. Anything else
+// (another child made or deleted there, a version not read) may hide a
+// parent made, owned and deleted.
 func parentMadeOnce(prev *SingleView, sv SingleView) bool {
-	return prev != nil && prev.gpKnown && sv.gpKnown && prev.gpCzxid == sv.gpCzxid && sv.gpCv-prev.gpCv == 1
+	return prev != nil && prev.gpKnown && sv.gpKnown && prev.gpUp == sv.gpUp && prev.gpCzxid == sv.gpCzxid && sv.gpCv-prev.gpCv == 1
 }
 
 // nodeChanges is how many creates and deletes of the leader node the two

@@ -168,3 +168,54 @@ func nilOwner(c elect.Change) error {
 	}
 	return nil
 }
+
+// TestLeaderOnAPathNeverMadeIsNoGap: a bridge started before the system
+// whose leader it follows made its path (HDFS's failover controller makes
+// /hadoop-ha/<nameservice> when formatted): the leader's parent and the
+// parent's parent missing. Counted at the parent's parent alone, which
+// had no count to read, the first leader came with a gap mark. The
+// nearest ancestor that exists counts the making now, and each level
+// below it made once says nothing came and went unseen; a level made,
+// deleted and made again in between is still a gap.
+func TestLeaderOnAPathNeverMadeIsNoGap(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, op := session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	t.Run("made once", func(t *testing.T) {
+		leader := root + "/once/app/leader"
+		o := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic})
+		expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+		s := session(t, addrs)
+		mkdirs(t, s.Conn(), path.Dir(leader))
+		if _, err := s.Conn().Create(leader, []byte("a"), zk.FlagEphemeral, openACL); err != nil {
+			t.Fatal(err)
+		}
+		if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("a")); c.Gap {
+			t.Errorf("the first leader on a path made for it: %+v; want no gap", c)
+		}
+	})
+	t.Run("a level made again", func(t *testing.T) {
+		x := root + "/again"
+		leader := x + "/app/leader"
+		o := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic})
+		expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+		// c leads in /again/app and goes, and the app level is deleted
+		// and made again for d, all in one transaction: unseen.
+		s := session(t, addrs)
+		if _, err := s.Conn().Multi(
+			&zk.CreateRequest{Path: x, Acl: openACL},
+			&zk.CreateRequest{Path: x + "/app", Acl: openACL},
+			&zk.CreateRequest{Path: leader, Data: []byte("c"), Acl: openACL, Flags: zk.FlagEphemeral},
+			&zk.DeleteRequest{Path: leader, Version: -1},
+			&zk.DeleteRequest{Path: x + "/app", Version: -1},
+			&zk.CreateRequest{Path: x + "/app", Acl: openACL},
+			&zk.CreateRequest{Path: leader, Data: []byte("d"), Acl: openACL, Flags: zk.FlagEphemeral},
+		); err != nil {
+			t.Fatal(err)
+		}
+		if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("d")); !c.Gap {
+			t.Errorf("d after c led in a level made, deleted and made again unseen: %+v; want a gap", c)
+		}
+	})
+}

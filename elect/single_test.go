@@ -180,6 +180,7 @@ func TestManySingle(t *testing.T) {
 		{"RestoredLeaderDataKeepsTheTenure", TestRestoredLeaderDataKeepsTheTenure},
 		{"ParentMadeAgainBetweenReads", TestParentMadeAgainBetweenReads},
 		{"ParentReapedWhileEmptyIsNoGap", TestParentReapedWhileEmptyIsNoGap},
+		{"LeaderOnAPathNeverMadeIsNoGap", TestLeaderOnAPathNeverMadeIsNoGap},
 	} {
 		t.Run(tc.name, tc.f)
 	}
