@@ -114,10 +114,20 @@ func (o holding) lossPlan() stopPlan {
 	return p
 }
 
-// foreignNext reports whether our node was deleted by hand in a group
-// where a client that is not herald was seen (see lossPlan).
+// foreignNext reports whether a client that waits for no record of our
+// command's stop may own now (see lossPlan): our node was deleted by hand
+// in a group where one was seen, or we stepped down for one that cannot
+// read our node. That client owns as it joins (Kazoo's beside herald's
+// default names), so with lossGrace a command ignoring SIGTERM ran the
+// sixth of the timeout beside it (found by a review of this code).
 func (o holding) foreignNext() bool {
-	return o.h.Reason() == elect.ReasonDeleted && o.h.ForeignInGroup()
+	switch o.h.Reason() {
+	case elect.ReasonDeleted:
+		return o.h.ForeignInGroup()
+	case elect.ReasonTwoOwners:
+		return true
+	}
+	return false
 }
 
 // graceWarning warns, once per herald, that a --grace given is longer
@@ -247,7 +257,7 @@ func (a *app) superviseCommand(ctx context.Context, c *child, wd *watchdog, o ho
 			return codeErr(c.code)
 		case <-o.h.Done():
 			p := o.lossPlan()
-			a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, p.safe), "foreign_next", o.h.ForeignInGroup())
+			a.log.Error("lost "+o.what()+"; stopping the child", "reason", o.h.Reason(), "err", o.h.Err(), "pid", c.Pid(), "grace", min(o.grace, p.safe), "foreign_next", o.foreignNext())
 			var code int
 			if stopWatched(c, wd, func() { code = c.stop(p) }) {
 				// Herald was frozen: the watchdog stopped the command, and
