@@ -106,7 +106,7 @@ func abandonedInOffice(ctx context.Context, s *Session, nodePath string, rec Rel
 // the default root, where observers look) takes it instead, where it is
 // there (see deleteNoted).
 func deleteAlone(ctx context.Context, c *zk.Conn, p string, rec Release) (bool, error) {
-	_, err := deleteNoted(ctx, c, p, sessionNodeUnder(path.Dir(p), path.Base(p), DefaultSessionRoot), rec.Reason, rec.Vouches, 0)
+	_, err := deleteNoted(ctx, c, p, sessionNodeUnder(path.Dir(p), path.Base(p), DefaultSessionRoot), rec.Reason, rec.Vouches, 0, false)
 	if errors.Is(err, zk.ErrNoNode) {
 		return false, nil
 	}

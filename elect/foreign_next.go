@@ -1,16 +1,100 @@
 package elect
 
-// ForeignInGroup reports whether the group held a queue node herald did
-// not write (a Curator, Kazoo or go-zookeeper client's, the classic
-// recipe's) at any listing of the owner's guard. It stays true once seen:
-// an operator's deleteall deletes the client's node before or after ours,
-// and the client makes it again at once (Curator does), so the listing
-// between the two tells nothing of who comes next. Such a client next in
-// line owns as soon as our node goes: unlike a herald runner, it waits for
-// no record that our work stopped (PredecessorReleased) and no bound. So
-// an owner whose node was deleted by hand must stop its work at once, not
-// within GiveBackDelay, where one was there.
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ForeignInGroup reports whether the group held, at any listing of the
+// owner's guard, a participant that owns as soon as our node goes: a
+// queue node a Curator, Kazoo or go-zookeeper client holds (the classic
+// recipe's too), or, for an owner given WaitsForPredecessor, a herald node
+// whose session does not say it waits (a program using Lock or Election,
+// an older herald). It stays true once seen: an operator's deleteall
+// deletes the client's node before or after ours, and the client makes it
+// again at once (Curator does), so the listing between the two tells
+// nothing of who comes next. Unlike a herald runner, such a participant
+// waits for no record that our work stopped (PredecessorReleased) and no
+// bound. So an owner whose node was deleted by hand must stop its work at
+// once, not within GiveBackDelay, where one was there.
 func (h *Handle) ForeignInGroup() bool { return h.foreign.Load() }
+
+// noteForeign sets ForeignInGroup when the guard's listing children shows
+// such a participant (see ownsAtOnce), and looks no further once it is
+// set. A look that fails counts as one, unless the guard's state changed
+// meanwhile (our node deleted, say): a kill too soon costs the command
+// its grace, a kill too late leaves two owners.
+func (h *Handle) noteForeign(ctx context.Context, children []string) {
+	for _, c := range children {
+		if h.foreign.Load() {
+			return
+		}
+		at, err := h.ownsAtOnce(ctx, c)
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		if at || err != nil {
+			h.foreign.Store(true)
+		}
+	}
+}
+
+// ownsAtOnce reports whether the queue node c belongs to a participant
+// that would own as soon as our node goes. A node named like a foreign
+// client's counts when a session holds it: one no session holds (made by
+// hand, or left over) owns nothing, whatever its name, and isClient marks
+// it inert. Counted by name alone, such a leftover cost a group of
+// runners the command's grace at every deletion by hand (found by a
+// review). A herald node counts, for an owner that waits itself, when its
+// session does not say it waits (sessionWaits): a library program behind
+// `herald lock` owned as Acquire returned, beside the command for the
+// sixth of the timeout its runner gave it (found by a review).
+func (h *Handle) ownsAtOnce(ctx context.Context, c string) (bool, error) {
+	if _, ok := ParseSequence(c); !ok || c == h.t.name || h.inert[c] {
+		return false, nil
+	}
+	id, _, herald := heraldNode(c)
+	switch {
+	case !herald:
+		return h.isClient(ctx, c)
+	case !h.q.o.waits || id.session == h.q.s.ID() || h.waiting[id.session]:
+		return false, nil
+	}
+	waits, err := h.sessionWaits(ctx, c, id.session)
+	return !waits, err
+}
+
+// sessionWaits reports whether the session that made the herald node c
+// says, on its session node, that it waits for its predecessor's stop
+// (WaitsForPredecessor), and remembers a session that does. One without a
+// session node (none kept, or kept where we cannot read it) does not say
+// so, nor does a node under its name that another session holds: anyone
+// may create under the session root.
+func (h *Handle) sessionWaits(ctx context.Context, c string, session int64) (bool, error) {
+	p := h.q.sessionNodeOf(c)
+	if p == "" {
+		return false, nil
+	}
+	r, err := readNode(ctx, h.q.s.Conn(), p, false)
+	switch {
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	var n sessionNote
+	if json.Unmarshal(r.data, &n) != nil || n.Herald == 0 || !n.Waits || r.st.EphemeralOwner != session {
+		return false, nil
+	}
+	if h.waiting == nil {
+		h.waiting = map[int64]bool{}
+	}
+	h.waiting[session] = true
+	return true, nil
+}
 
 // foreignIn reports whether children holds a queue node herald did not
 // write, inert ones (named like a client's, but none: see isClient) aside.

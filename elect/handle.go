@@ -47,10 +47,13 @@ type Handle struct {
 	// found no client that cannot read our node (see Guarded).
 	guarded   chan struct{}
 	guardOnce sync.Once
-	// inert holds the nodes the guard found named like a client that
-	// cannot read ours but held by no session (see guard); only the
-	// monitor uses it.
+	// inert holds the nodes the guard found named like a client's but
+	// held by no session (see guard); only the monitor uses it.
 	inert map[string]bool
+	// waiting holds the herald sessions the guard found saying that they
+	// wait for their predecessor's stop (see sessionWaits); only the
+	// monitor uses it.
+	waiting map[int64]bool
 	// prevEnded: PredecessorReleased last found the predecessor's session
 	// ended (ProveSessionEnd); prevVouched: that its answer vouched for
 	// the owners before the predecessor too (see PredecessorVouched).
@@ -58,8 +61,8 @@ type Handle struct {
 	// unproven is why the last look could not prove the predecessor's
 	// session ended (a string; see SessionEndUnproven).
 	unproven atomic.Value
-	// foreign: a listing of the guard's held a queue node herald did not
-	// write (see ForeignInGroup).
+	// foreign: a listing of the guard's held a participant that owns as
+	// soon as our node goes (see ForeignInGroup).
 	foreign atomic.Bool
 	// prevGoneBy: the last look that found the predecessor's release on
 	// record, less how long the record says it held (see
@@ -477,9 +480,7 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	}
 	es, next := parseListing(got.c, got.st.Cversion)
 	h.learnAbove(es, next)
-	if foreignIn(got.c, h.inert) {
-		h.foreign.Store(true)
-	}
+	h.noteForeign(ctx, got.c)
 	if over, err := h.wrapped(ctx, es); over || err != nil {
 		return nil, over // err: connection trouble, the loop looks again
 	}
@@ -561,7 +562,7 @@ func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
 		return false, nil
 	}
 	if exists {
-		h.q.s.log.Warn("a node no session holds is named like a client that cannot read ours; it is no client, so we keep ownership (delete it if it is a leftover)", "group", h.q.parent, "node", node, "ours", h.t.name)
+		h.q.s.log.Warn("a node no session holds is named like a client's; it is no client and owns nothing, so it neither takes our ownership nor costs our command its grace (delete it if it is a leftover)", "group", h.q.parent, "node", node, "ours", h.t.name)
 	}
 	if h.inert == nil {
 		h.inert = map[string]bool{}

@@ -265,7 +265,7 @@ func (q *queue) deleteMarked(ctx context.Context, t ticket, rec *Release, writes
 // none).
 func (q *queue) withSessionNote(ops []any, name string, rec *Release) (_ []any, live string) {
 	if live = q.ownSessionNode(name); live != "" {
-		ops = append(ops, sessionNoteWrite(live, q.parent, name, rec.Reason, rec.Vouches, q.s.Timeout()))
+		ops = append(ops, sessionNoteWrite(live, q.parent, name, rec.Reason, rec.Vouches, q.s.Timeout(), q.o.waits))
 	}
 	return ops, live
 }

@@ -214,6 +214,7 @@ type recipeOptions struct {
 	queued        func(node string)
 	sessionProof  bool
 	sessionRoot   string // where a group that may hold no office keeps session nodes; "" for nowhere
+	waits         bool   // see WaitsForPredecessor
 	rootSet       bool   // SessionNodesUnder was given
 }
 
@@ -291,6 +292,20 @@ func OnQueued(fn func(node string)) Option {
 // session root is elsewhere or refused it).
 func ProveSessionEnd() Option {
 	return func(o *recipeOptions) error { o.sessionProof = true; return nil }
+}
+
+// WaitsForPredecessor is a participant's word that its work starts only
+// once the owner before it is shown stopped (PredecessorReleased, or the
+// longest an owner that cannot hear takes to stop), as `herald run` and
+// `herald lock` wait. It is written on the session's session node, so it
+// needs ProveSessionEnd and a session node where the group keeps them. An
+// owner given it also reads that word of every other herald session with
+// a node in its group (one read per session and tenure): a session that
+// does not give it (a program that works as Acquire returns, an older
+// herald, one without a session node) owns as soon as our node goes, so
+// ForeignInGroup counts it as it counts a foreign client's node.
+func WaitsForPredecessor() Option {
+	return func(o *recipeOptions) error { o.waits = true; return nil }
 }
 
 // DefaultSessionRoot is where, under ProveSessionEnd, the sessions of a

@@ -28,14 +28,16 @@ import (
 // and its own, the timeout a runner's bound is taken from.
 
 // sessionNodeContent is what our session node holds when it is made,
-// before any note: the herald mark and our session's timeout. Its data
+// before any note: the herald mark, our session's timeout and whether its
+// participants wait for their predecessor's stop (WaitsForPredecessor,
+// which a deposed runner reads of the group's other herald nodes). Its data
 // also says that its session notes every deletion of its own nodes that
 // it records nowhere else. An observer tells that from the stat alone
 // (DataLength), with no permission: a session node without data is an
 // older herald's, which noted nothing, so that a node of its session gone
 // without a record may be its own deletion, not someone else's.
-func sessionNodeContent(timeout time.Duration) []byte {
-	b, _ := json.Marshal(sessionNote{Herald: 1, TimeoutMS: timeout.Milliseconds()})
+func sessionNodeContent(timeout time.Duration, waits bool) []byte {
+	b, _ := json.Marshal(sessionNote{Herald: 1, TimeoutMS: timeout.Milliseconds(), Waits: waits})
 	return b
 }
 

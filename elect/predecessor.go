@@ -492,7 +492,7 @@ func (h *Handle) recordStoppedInOffice(ctx context.Context, rec *Release) error 
 		if live == "" {
 			return nil
 		}
-		w := sessionNoteWrite(live, q.parent, h.t.name, rec.Reason, rec.Vouches, q.s.Timeout())
+		w := sessionNoteWrite(live, q.parent, h.t.name, rec.Reason, rec.Vouches, q.s.Timeout(), q.o.waits)
 		_, err := call(ctx, func() (*zk.Stat, error) { return q.s.Conn().Set(w.Path, w.Data, -1) })
 		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNoAuth) {
 			return nil

@@ -586,7 +586,7 @@ func (q *queue) removeRecord(ctx context.Context, name string, rec *Release) err
 // for the owners before it (see Release.Vouches).
 func (q *queue) removeNoted(ctx context.Context, name string, why Reason, vouches bool) error {
 	live := q.ownSessionNode(name)
-	refused, err := deleteNoted(ctx, q.s.Conn(), q.full(name), live, why, vouches, q.s.Timeout())
+	refused, err := deleteNoted(ctx, q.s.Conn(), q.full(name), live, why, vouches, q.s.Timeout(), q.o.waits)
 	if refused {
 		q.s.ownSessionNodes.Delete(live)
 		q.s.log.Debug("our session node takes no note: an observer may report our node deleted by someone else",

@@ -103,7 +103,7 @@ func (q *queue) createNode(ctx context.Context, conn *zk.Conn, base string, d Di
 	acl := q.sideACL(ctx)
 	officeData, _ := json.Marshal(Office{Herald: 1})
 	office := &zk.CreateRequest{Path: q.full(OfficeNode), Data: officeData, Acl: acl}
-	live := &zk.CreateRequest{Path: q.full(OfficeNode) + "/" + sessionNodeName(sid), Data: sessionNodeContent(q.s.Timeout()), Acl: acl, Flags: zk.FlagEphemeral}
+	live := &zk.CreateRequest{Path: q.full(OfficeNode) + "/" + sessionNodeName(sid), Data: sessionNodeContent(q.s.Timeout(), q.o.waits), Acl: acl, Flags: zk.FlagEphemeral}
 	node := &zk.CreateRequest{Path: q.full(base), Data: data, Acl: q.o.acl, Flags: zk.FlagEphemeral | zk.FlagSequence}
 	withOffice := false
 	for try := 0; try < 4; try++ {
@@ -475,7 +475,7 @@ func (q *queue) noSessionNode(sid int64, err error) {
 func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string, data []byte) (string, error) {
 	sid, root := q.s.ID(), q.o.sessionRoot
 	plain := func() (string, error) { return q.createAlone(conn, base, data) }
-	live := &zk.CreateRequest{Path: root + "/" + sessionNodeName(sid), Data: sessionNodeContent(q.s.Timeout()), Acl: q.o.acl, Flags: zk.FlagEphemeral}
+	live := &zk.CreateRequest{Path: root + "/" + sessionNodeName(sid), Data: sessionNodeContent(q.s.Timeout(), q.o.waits), Acl: q.o.acl, Flags: zk.FlagEphemeral}
 	node := &zk.CreateRequest{Path: q.full(base), Data: data, Acl: q.o.acl, Flags: zk.FlagEphemeral | zk.FlagSequence}
 	for try := 0; try < 4; try++ {
 		res, err := conn.Multi(live, node)
@@ -630,16 +630,21 @@ type sessionNote struct {
 	// TimeoutMS is the session's timeout in milliseconds (see
 	// LongestTimeoutSeen), 0 where the writer did not know it.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// Waits: the session's participants wait for the owner before them
+	// to be shown stopped before they work (see WaitsForPredecessor).
+	Waits bool `json:"waits,omitempty"`
 }
 
 // sessionNoteWrite is the write, for the transaction that deletes the
 // queue node name of group, of why it goes on the session node at p, whose
-// session's timeout is timeout (0 when the writer does not know it).
-func sessionNoteWrite(p, group, name string, why Reason, vouches bool, timeout time.Duration) *zk.SetDataRequest {
+// session's timeout is timeout (0 when the writer does not know it) and
+// which says waits (see WaitsForPredecessor): a note that dropped it would
+// cost the session's next tenure its grace.
+func sessionNoteWrite(p, group, name string, why Reason, vouches bool, timeout time.Duration, waits bool) *zk.SetDataRequest {
 	if why == ReasonNone {
 		why = ReasonUnknown
 	}
-	b, _ := json.Marshal(sessionNote{Herald: 1, Group: group, Node: name, Reason: why, Vouches: vouches, TimeoutMS: timeout.Milliseconds()})
+	b, _ := json.Marshal(sessionNote{Herald: 1, Group: group, Node: name, Reason: why, Vouches: vouches, TimeoutMS: timeout.Milliseconds(), Waits: waits})
 	return &zk.SetDataRequest{Path: p, Data: b, Version: -1}
 }
 
@@ -648,9 +653,9 @@ func sessionNoteWrite(p, group, name string, why Reason, vouches bool, timeout t
 // is ""). Where that node refuses the note (gone, or its ACL changed),
 // refused says so, and the queue node is deleted alone. A queue node
 // already gone is zk.ErrNoNode.
-func deleteNoted(ctx context.Context, c *zk.Conn, p, live string, why Reason, vouches bool, timeout time.Duration) (refused bool, err error) {
+func deleteNoted(ctx context.Context, c *zk.Conn, p, live string, why Reason, vouches bool, timeout time.Duration, waits bool) (refused bool, err error) {
 	if live != "" {
-		res, err := multi(ctx, c, &zk.DeleteRequest{Path: p, Version: -1}, sessionNoteWrite(live, path.Dir(p), path.Base(p), why, vouches, timeout))
+		res, err := multi(ctx, c, &zk.DeleteRequest{Path: p, Version: -1}, sessionNoteWrite(live, path.Dir(p), path.Base(p), why, vouches, timeout, waits))
 		switch {
 		case failedAt(res, 0, zk.ErrNoNode):
 			return false, zk.ErrNoNode

@@ -187,7 +187,7 @@ func (a *app) acquireLock(ctx context.Context, o lockOpts, dialect elect.Option,
 		if err != nil {
 			return nil, nil, err
 		}
-		l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id), dialect, elect.WatchForHazards(), elect.ProveSessionEnd(), o.rootOpt)
+		l, err := elect.NewLock(s, o.path, elect.CreateParents(), elect.WithID(o.id), dialect, elect.WatchForHazards(), elect.ProveSessionEnd(), elect.WaitsForPredecessor(), o.rootOpt)
 		if err != nil {
 			return nil, s, usageErr("--lock: %v", err)
 		}

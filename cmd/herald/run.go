@@ -246,7 +246,7 @@ func (a *app) campaign(ctx context.Context, o runOpts, rejoining bool, notBefore
 		if err != nil {
 			return nil, nil, unreachableExit(err) // 69 at the first, as for who
 		}
-		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id), o.dialectOpt, elect.WatchForHazards(), elect.ProveSessionEnd(), o.rootOpt)
+		e, err := elect.NewElection(s, o.election, elect.CreateParents(), elect.WithID(o.id), o.dialectOpt, elect.WatchForHazards(), elect.ProveSessionEnd(), elect.WaitsForPredecessor(), o.rootOpt)
 		if err != nil {
 			s.Close()
 			return nil, nil, usageErr("--election: %v", err)

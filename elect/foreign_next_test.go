@@ -1,0 +1,46 @@
+package elect_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestForeignInGroupTellsRunnersFromLibraryPrograms: for an owner that
+// waits for its predecessor's stop, as herald's runners do, a herald
+// waiter whose session says the same, and a node named like Curator's
+// that no session holds (left over), are no participant that owns at
+// once; a program using Lock without that word is, though its node is
+// named as a runner's.
+func TestForeignInGroupTellsRunnersFromLibraryPrograms(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
+		elect.WatchForHazards(), elect.WaitsForPredecessor()}
+	s := session(t, addrs)
+	h := lockedIn(t, s, g, runner...)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	queue := func(opts ...elect.Option) {
+		l, err := elect.NewLock(session(t, addrs), g, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _, _ = l.Acquire(ctx) }()
+	}
+	queue(runner...)
+	if _, err := s.Conn().Create(g+"/_c_11111111-2222-3333-4444-555555555555-lock-0000000099", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the runner queued", func() bool { c, _, _ := s.Conn().Children(g); return len(c) == 3 })
+	time.Sleep(500 * time.Millisecond) // the guard lists the group at each join
+	if h.ForeignInGroup() {
+		t.Fatal("a waiting runner and a node no session holds counted as a participant that owns at once")
+	}
+	queue()
+	eventually(t, 10*time.Second, "the library's waiter counted as one that owns at once", h.ForeignInGroup)
+}
