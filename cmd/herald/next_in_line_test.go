@@ -14,10 +14,10 @@ import (
 )
 
 // nextTimeout is the session timeout of the cases below: the grace a
-// deposed runner's command gets is a sixth of it (1 s), and a command
-// stopped within a twelfth of it (0.5 s) was killed as soon as its
-// runner heard of the loss, not given that grace.
-const nextTimeout = 6 * time.Second
+// deposed runner's command gets is a sixth of it (2 s), and a command
+// stopped within a twelfth of it (1 s, room for a loaded machine) was
+// killed as soon as its runner heard of the loss, not given that grace.
+const nextTimeout = 12 * time.Second
 
 // stubbornOwner starts `herald lock` over a command that ignores SIGTERM
 // and stamps $ALIVE every 20 ms, and returns it once the command runs,
@@ -46,7 +46,7 @@ func queued(t *testing.T, c *zk.Conn, g string, n int) {
 // record that the runner's command stopped, as a herald runner does. Its
 // nodes are named as a runner's are, so the runner took it for one and
 // gave its command, which ignored SIGTERM, the sixth of the timeout beside
-// the library's owner (1 s here). A runner's session node now says that
+// the library's owner (2 s here). A runner's session node now says that
 // its session waits (elect.WaitsForPredecessor); a herald node whose
 // session says nothing of the kind counts as a client that does not wait.
 func TestLibraryNextInLineGetsNoGrace(t *testing.T) {
