@@ -44,9 +44,9 @@ func (h *Handle) noteForeign(ctx context.Context, children []string) {
 
 // ownsAtOnce reports whether the queue node c belongs to a participant
 // that would own as soon as our node goes. A node named like a foreign
-// client's counts when a session holds it: one no session holds (made by
-// hand, or left over) owns nothing, whatever its name, and isClient marks
-// it inert. Counted by name alone, such a leftover cost a group of
+// client's counts unless it is there and no session holds it (clientNext):
+// such a node (made by hand, or left over) owns nothing, whatever its
+// name. Counted by name alone, such a leftover cost a group of
 // runners the command's grace at every deletion by hand (found by a
 // review). A herald node counts, for an owner that waits itself, when its
 // session does not say it waits (sessionWaits): a library program behind
@@ -59,12 +59,26 @@ func (h *Handle) ownsAtOnce(ctx context.Context, c string) (bool, error) {
 	id, _, herald := heraldNode(c)
 	switch {
 	case !herald:
-		return h.isClient(ctx, c)
+		return h.clientNext(ctx, c)
 	case !h.q.o.waits || id.session == h.q.s.ID() || h.waiting[id.session]:
 		return false, nil
 	}
 	waits, err := h.sessionWaits(ctx, c, id.session)
 	return !waits, err
+}
+
+// clientNext reports whether the node c, named like a foreign client's,
+// may be one: a session holds it, or it is gone already. Gone, it was a
+// client that left, or one a deleteall took that makes its node again at
+// once (Curator does), as it was counted by its name before. Only a node
+// there that no session holds is passed over, and remembered inert.
+func (h *Handle) clientNext(ctx context.Context, c string) (bool, error) {
+	exists, client, err := clientHolds(ctx, h.q.s.Conn(), h.q.full(c))
+	if err != nil || client || !exists {
+		return true, err
+	}
+	h.markInert(c, true)
+	return false, nil
 }
 
 // sessionWaits reports whether the session that made the herald node c

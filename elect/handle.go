@@ -557,9 +557,16 @@ func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
 	case client:
 		return true, nil
 	}
-	_, seq := ParseSequence(node)
-	if !seq {
-		return false, nil
+	h.markInert(node, exists)
+	return false, nil
+}
+
+// markInert remembers node, named like a client's, as held by no session
+// (see isClient), when it has a sequence; exists says it is there still,
+// a leftover worth a word.
+func (h *Handle) markInert(node string, exists bool) {
+	if _, seq := ParseSequence(node); !seq {
+		return
 	}
 	if exists {
 		h.q.s.log.Warn("a node no session holds is named like a client's; it is no client and owns nothing, so it neither takes our ownership nor costs our command its grace (delete it if it is a leftover)", "group", h.q.parent, "node", node, "ours", h.t.name)
@@ -568,7 +575,6 @@ func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
 		h.inert = map[string]bool{}
 	}
 	h.inert[node] = true
-	return false, nil
 }
 
 // giveBack deletes our node after ownership was given up for reason (a
