@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,30 +20,36 @@ import (
 // killed as soon as its runner heard of the loss, not given that grace.
 const nextTimeout = 12 * time.Second
 
-// stubbornOwner starts `herald lock` over a command that ignores SIGTERM
-// and stamps $ALIVE every 20 ms, and returns it once the command runs,
-// with the stamp file and its node's name.
-func stubbornOwner(t *testing.T, g string) (h *proc, alive, own string) {
+// stubbornOwner starts `herald lock` (or `herald run`, recipe "run") over
+// a command that ignores SIGTERM and stamps $ALIVE every 20 ms, and
+// returns it once the command runs, with the stamp file and its node's
+// name.
+func stubbornOwner(t *testing.T, recipe, g string) (h *proc, alive, own string) {
 	t.Helper()
 	alive = filepath.Join(t.TempDir(), "alive")
+	flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
 	h = start(t, []string{"ALIVE=" + alive}, "--zk", zktest.Shared(t).ConnectString(), "--session-timeout", nextTimeout.String(),
-		"--connect-timeout", "10s", "lock", "--lock", g, "--id", "holder", "--grace", "60s", "--", "sh", "-c", stampScript)
+		"--connect-timeout", "10s", recipe, flag, g, "--id", "holder", "--grace", "60s", "--", "sh", "-c", stampScript)
 	h.waitOutput(t, "holding", 20*time.Second)
 	return h, alive, nodeOf(t, rawZK(t), g, "holder")
 }
 
-// queued waits until the group holds n children, then a second more: the
-// owner's guard lists the group on each join, a round trip or two later.
+// queued waits until the group holds n queue nodes (an election's office
+// aside), then a second more: the owner's guard lists the group on each
+// join, a round trip or two later.
 func queued(t *testing.T, c *zk.Conn, g string, n int) {
 	t.Helper()
-	if err := waitFor(10*time.Second, func() bool { k, _, _ := c.Children(g); return len(k) >= n }); err != nil {
-		t.Fatalf("the group never held %d children: %v", n, err)
+	if err := waitFor(10*time.Second, func() bool {
+		k, _, _ := c.Children(g)
+		return len(slices.DeleteFunc(k, func(name string) bool { _, seq := elect.ParseSequence(name); return !seq })) >= n
+	}); err != nil {
+		t.Fatalf("the group never held %d queue nodes: %v", n, err)
 	}
 	time.Sleep(time.Second)
 }
 
-// A program using herald's library (elect.Lock) next in line behind
-// `herald lock` owns as soon as the runner's node goes: it waits for no
+// A program using herald's library (elect.Lock, elect.Election) next in
+// line behind `herald lock` or `herald run` owns as soon as the runner's node goes: it waits for no
 // record that the runner's command stopped, as a herald runner does. Its
 // nodes are named as a runner's are, so the runner took it for one and
 // gave its command, which ignored SIGTERM, the sixth of the timeout beside
@@ -50,18 +57,20 @@ func queued(t *testing.T, c *zk.Conn, g string, n int) {
 // its session waits (elect.WaitsForPredecessor); a herald node whose
 // session says nothing of the kind counts as a client that does not wait.
 func TestLibraryNextInLineGetsNoGrace(t *testing.T) {
+	for _, recipe := range []string{"lock", "run"} {
+		t.Run(recipe, func(t *testing.T) { libraryNext(t, recipe) })
+	}
+}
+
+func libraryNext(t *testing.T, recipe string) {
 	g := uniq(t)
 	c := rawZK(t)
-	h, alive, own := stubbornOwner(t, g)
-	l, err := elect.NewLock(zkSession(t), g)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, alive, own := stubbornOwner(t, recipe, g)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	owned := make(chan time.Time, 1)
 	go func() {
-		if lh, err := l.Acquire(ctx); err == nil {
+		if lh, err := libraryOwner(ctx, zkSession(t), recipe, g); err == nil {
 			owned <- time.Now()
 			<-ctx.Done()
 			_ = lh.Release(context.Background())
@@ -84,34 +93,54 @@ func TestLibraryNextInLineGetsNoGrace(t *testing.T) {
 	}
 }
 
+// libraryOwner owns g as a program using herald's library does: it works
+// as soon as Acquire or Campaign returns.
+func libraryOwner(ctx context.Context, s *elect.Session, recipe, g string) (*elect.Handle, error) {
+	if recipe == "lock" {
+		l, err := elect.NewLock(s, g)
+		if err != nil {
+			return nil, err
+		}
+		return l.Acquire(ctx)
+	}
+	e, err := elect.NewElection(s, g)
+	if err != nil {
+		return nil, err
+	}
+	return e.Campaign(ctx, "library")
+}
+
 // The same deletion with a herald runner next in line keeps the command's
 // SIGTERM and grace: that runner waits for the record that the command
 // stopped. And so it does beside a persistent node named like a foreign
 // client's (made by hand, or left over): no session holds it, so nobody
 // can own by it. That one used to cost the command its grace.
 func TestRunnerNextInLineKeepsTheGrace(t *testing.T) {
-	for _, next := range []string{"runner", "leftover"} {
-		t.Run(next, func(t *testing.T) {
-			g := uniq(t)
-			c := rawZK(t)
-			h, alive, own := stubbornOwner(t, g)
-			if next == "runner" {
-				start(t, nil, "--zk", zktest.Shared(t).ConnectString(), "--session-timeout", nextTimeout.String(), "--connect-timeout", "10s",
-					"lock", "--lock", g, "--id", "next", "--", "sh", "-c", "sleep 30")
-			} else if _, err := c.Create(g+"/_c_11111111-2222-3333-4444-555555555555-lock-0000000099", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-				t.Fatal(err)
-			}
-			queued(t, c, g, 2)
-			deleted := time.Now()
-			if err := c.Delete(g+"/"+own, -1); err != nil {
-				t.Fatal(err)
-			}
-			h.wait(t, 30*time.Second)
-			if over := lastStamp(t, alive).Sub(deleted); over < nextTimeout/12 {
-				t.Errorf("the command, with a %s next in line, was killed %v after its node was deleted, not given the sixth of the timeout from its SIGTERM\n%s",
-					next, over.Round(time.Millisecond), h.out)
-			}
-		})
+	for _, c := range []struct{ recipe, next string }{{"lock", "runner"}, {"run", "runner"}, {"lock", "leftover"}} {
+		t.Run(c.recipe+"-"+c.next, func(t *testing.T) { runnerNext(t, c.recipe, c.next) })
+	}
+}
+
+func runnerNext(t *testing.T, recipe, next string) {
+	g := uniq(t)
+	c := rawZK(t)
+	h, alive, own := stubbornOwner(t, recipe, g)
+	if next == "runner" {
+		flag := map[string]string{"run": "--election", "lock": "--lock"}[recipe]
+		start(t, nil, "--zk", zktest.Shared(t).ConnectString(), "--session-timeout", nextTimeout.String(), "--connect-timeout", "10s",
+			recipe, flag, g, "--id", "next", "--", "sh", "-c", "sleep 30")
+	} else if _, err := c.Create(g+"/_c_11111111-2222-3333-4444-555555555555-lock-0000000099", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	queued(t, c, g, 2)
+	deleted := time.Now()
+	if err := c.Delete(g+"/"+own, -1); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(t, 30*time.Second)
+	if over := lastStamp(t, alive).Sub(deleted); over < nextTimeout/12 {
+		t.Errorf("the command, with a %s next in line, was killed %v after its node was deleted, not given the sixth of the timeout from its SIGTERM\n%s",
+			next, over.Round(time.Millisecond), h.out)
 	}
 }
 
@@ -122,7 +151,7 @@ func TestRunnerNextInLineKeepsTheGrace(t *testing.T) {
 // beside that client.
 func TestSteppingDownForABlindClientGivesNoGrace(t *testing.T) {
 	g := uniq(t)
-	h, alive, _ := stubbornOwner(t, g)
+	h, alive, _ := stubbornOwner(t, "lock", g)
 	joined := time.Now()
 	if _, err := rawZK(t).Create(g+"/kazoo__lock__", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
