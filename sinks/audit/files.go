@@ -126,7 +126,8 @@ func DateNamed(path string) ([]string, error) {
 // Strays names the files beside the log at path that another program's
 // rotation named, logrotate's: a date after a dot (DateNamed), its own
 // numbering (audit.log.1, fewer digits than herald's), or a date after a
-// dash (audit.log-20261129, dateext's default dateformat), each also
+// dash (audit.log-20261129, dateext's default dateformat), a date with
+// separators after either (audit.log.2026-11-29, separatedDate), each also
 // compressed (audit.log.2.gz: logrotate's compress, on in most of its
 // configurations, left them unnamed). None is a rotation of herald's, so
 // none is read with the log, and a reader says so: only
@@ -136,17 +137,35 @@ func Strays(path string) ([]string, error) {
 	names, err := DateNamed(path)
 	numbered := besideLog(path, func(suffix string) {
 		plain := uncompressed(suffix)
-		if digits(plain) && (len(plain) < seqWidth || (plain != suffix && dateLike(plain))) {
+		if digits(plain) && (len(plain) < seqWidth || (plain != suffix && dateLike(plain))) || separatedDate(plain) {
 			names = append(names, path+"."+suffix)
 		}
 	})
 	dashed := besideLogAfter(path, "-", func(suffix string) {
-		if plain := uncompressed(suffix); digits(plain) && dateLike(plain) {
+		if plain := uncompressed(suffix); digits(plain) && dateLike(plain) || separatedDate(plain) {
 			names = append(names, path+"-"+suffix)
 		}
 	})
 	sort.Strings(names)
 	return names, errors.Join(err, numbered, dashed)
+}
+
+// separatedDate reports whether suffix is a date written with
+// separators: logrotate's dateformat .%Y-%m-%d (audit.log.2026-11-29),
+// with the hour (-%H) or time (_%H-%M-%S) too, or newsyslog's timestamp
+// (audit.log.20261129T120000). No digits alone, it was no stray, and such
+// a file lay beside the log unread without a word.
+func separatedDate(suffix string) bool {
+	if digits(suffix) {
+		return false
+	}
+	plain := strings.Map(func(r rune) rune {
+		if strings.ContainsRune("-_T:", r) {
+			return -1
+		}
+		return r
+	}, suffix)
+	return len(plain) >= len(suffix)-5 && digits(plain) && len(suffix) > 4 && digits(suffix[:4]) && dateLike(plain)
 }
 
 // compressedExts are the extensions logrotate's compress gives a rotated

@@ -171,3 +171,30 @@ func TestLogrotateCompressedFilesAreStrays(t *testing.T) {
 		t.Errorf("rotated beside logrotate's compressed files: %q, %v; want herald's alone", names, err)
 	}
 }
+
+// TestLogrotateDatesWithSeparatorsAreStrays: logrotate's dateext with
+// dateformat .%Y-%m-%d (or -%Y-%m-%d-%H, hourly) and newsyslog's
+// timestamps name a rotated file by a date with separators. Not digits
+// alone, audit.log.2026-11-29 lay beside the log unread without a word,
+// while audit.log-20261129 and audit.log.1 were named. Strays names them,
+// compressed or not; a name that is no date stays unnamed.
+func TestLogrotateDatesWithSeparatorsAreStrays(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.log")
+	for _, n := range []string{log, rotatedName(log, 1), log + ".2026-11-29", log + "-2026-11-28.gz", log + ".2026-11-29-13",
+		log + "-2026-11-29_12-00-00", log + ".20261129T120000.bz2", log + ".0", log + ".1.gz", log + "-20261127.gz",
+		log + ".2026-13-45", log + ".v1-2-3", log + "-notes-2026", log + ".1-2"} {
+		if err := os.WriteFile(n, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	strays, err := Strays(log)
+	want := []string{log + "-2026-11-28.gz", log + "-2026-11-29_12-00-00", log + "-20261127.gz", log + ".0", log + ".1.gz",
+		log + ".2026-11-29", log + ".2026-11-29-13", log + ".20261129T120000.bz2"}
+	if err != nil || !slices.Equal(strays, want) {
+		t.Errorf("Strays: %q, %v; want %q", strays, err, want)
+	}
+	if names, _, err := rotated(log); err != nil || !slices.Equal(names, []string{rotatedName(log, 1)}) {
+		t.Errorf("rotated beside logrotate's dated files: %q, %v; want herald's alone", names, err)
+	}
+}
