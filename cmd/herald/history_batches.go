@@ -491,6 +491,10 @@ func notGiven(names, files []string) []string {
 	return out
 }
 
+// auditBatchTold, when set (by tests), is called once a batch of the
+// audit logs' groups was told, before the logs are opened for the next.
+var auditBatchTold func()
+
 // readAudit reads the events of group ("" for all) from the audit logs in
 // files (one per bridge, each with its rotated files) and hands fn each
 // batch of groups merged (audit.Merge: per group by zxid, each line once),
@@ -508,7 +512,11 @@ func (a *app) readAudit(ctx context.Context, files []string, group string, heldE
 	reads, err := audit.ReadBatches(ctx, files, group, heldEvents, func(logs [][]publish.Event) error {
 		// One log too: a log's order is the order its bridge wrote, which
 		// need not be the order of the changes.
-		return fn(audit.Merge(logs...))
+		err := fn(audit.Merge(logs...))
+		if auditBatchTold != nil {
+			auditBatchTold()
+		}
+		return err
 	})
 	if err != nil {
 		return err

@@ -33,7 +33,9 @@ import (
 // a later batch whose first look was deleted, or dropped by a limit,
 // after the first batch's pass began with a change, its first owner told
 // as following nobody, unmarked
-// (TestHistoryInPassesMarksAGroupWhoseLookWasDeletedBetweenThem).
+// (TestHistoryInPassesMarksAGroupWhoseLookWasDeletedBetweenThem). Audit
+// logs too: each batch opens them again, and is asked of again
+// (TestHistoryInBatchesMarksAGroupWhoseOldestFileWasRemovedBetweenThem).
 func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []string, group string) func([]publish.Event) []audit.Tenure {
 	asked, trimmed := false, false
 	return func(events []publish.Event) []audit.Tenure {
@@ -52,6 +54,15 @@ func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []s
 		case !trimmed && src == "nats" && group == "" && a.streamRead.dropped():
 			a.warnDropped("the stream " + jetstream.DefaultStream)
 			trimmed = true
+		case !trimmed && src == "":
+			// Each batch opens the logs again: retention removing the
+			// oldest rotated file since the first batch's question left a
+			// later batch's groups without their first look, unmarked.
+			// Asking again is a directory listing.
+			if dropped, where, _ := a.headDropped(ctx, sf, src, files, group); dropped {
+				a.warnDropped(where)
+				trimmed = true
+			}
 		}
 		if trimmed {
 			return audit.HistoryTrimmed(events)
