@@ -525,7 +525,7 @@ func (a *app) readAudit(ctx context.Context, files []string, group string, heldE
 		strays, _ := audit.Strays(r.Path)
 		if strays = notGiven(strays, files); len(strays) > 0 {
 			a.log.Warn("files beside the audit log are named by another rotation than herald's (logrotate's numbers or dates): they are not read with it, and an owner of a group they hold, last seen before the group's last event in them, is shown as not confirmed, as it may have lost the group in them; "+
-				"herald rotates its log itself, so let nothing else rotate it, and give such a file its own --audit to read it (decompressed first, if compressed: audit.log.2.gz)", "file", r.Path, "not read", strays)
+				"herald rotates its log itself, so let nothing else rotate it, and give such a file its own --audit to read it (a gzip or bzip2 one as it is, audit.log.2.gz; decompress an .xz, .zst, .lz4 or .Z one first)", "file", r.Path, "not read", strays)
 		}
 		if missing, _ := audit.MissingRotated(r.Path); len(missing) > 0 {
 			a.log.Warn("rotated files of the audit log are missing between the others: what they held is not in this history", "file", r.Path, "missing", missing)

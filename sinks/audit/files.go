@@ -40,23 +40,47 @@ func nextSeq(seq int) int {
 
 // rotated lists the rotated files of path, oldest first, with their
 // sequence numbers. Names that do not end in a plain sequence are
-// ignored, and so are those whose number reads as a date (DateNamed).
+// ignored, and so are those whose number reads as a date (DateNamed). A
+// rotated file compressed in place as the Reader reads it (gzip or bzip2:
+// audit.log.000001.gz) is listed under that name, the plain one first
+// while both are there (gzip at work): left out, its events were missing
+// from every history, and the hole warned of where it lay.
 func rotated(path string) ([]string, []int, error) {
-	var seqs []int
+	bySeq := map[int]string{}
 	err := besideLog(path, func(suffix string) {
-		if n, ok := seqOf(suffix); ok && !dateLike(suffix) {
-			seqs = append(seqs, n)
+		plain, ext := cutReadableExt(suffix)
+		if n, ok := seqOf(plain); ok && !dateLike(plain) && (ext == "" || bySeq[n] == "") {
+			bySeq[n] = path + "." + suffix
 		}
 	})
 	if err != nil {
 		return nil, nil, err
 	}
+	seqs := make([]int, 0, len(bySeq))
+	for n := range bySeq {
+		seqs = append(seqs, n)
+	}
 	sort.Ints(seqs)
 	names := make([]string, len(seqs))
 	for i, n := range seqs {
-		names[i] = rotatedName(path, n)
+		names[i] = bySeq[n]
 	}
 	return names, seqs, nil
+}
+
+// readableExts are the extensions of the compressed files the Reader
+// decompresses as it reads (see contentOf).
+var readableExts = []string{".gz", ".bz2"}
+
+// cutReadableExt is suffix without a readable compressed file's
+// extension, and that extension ("" when there is none).
+func cutReadableExt(suffix string) (string, string) {
+	for _, ext := range readableExts {
+		if s, ok := strings.CutSuffix(suffix, ext); ok {
+			return s, ext
+		}
+	}
+	return suffix, ""
 }
 
 // besideLog calls f with the suffix of each file named path + "." +

@@ -3,6 +3,8 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -20,10 +22,12 @@ import (
 type Reader struct {
 	names []string
 	files []*os.File
-	i     int
-	br    *bufio.Reader
-	line  int
-	torn  int
+	// srcs is what each of files holds, decompressed (contentOf).
+	srcs []io.Reader
+	i    int
+	br   *bufio.Reader
+	line int
+	torn int
 	// holes says, for each file, whether rotated files are missing just
 	// before it; afterHole, once past one, the groups read since: the
 	// first event of each other group says gap (see decode).
@@ -87,8 +91,33 @@ func Open(path string) (*Reader, error) {
 	if live != nil {
 		r.files = append(r.files, live)
 	}
-	r.br = bufio.NewReaderSize(r.files[0], 64<<10)
+	for i, f := range r.files {
+		src, err := contentOf(f)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("audit: read %s: %w", r.names[i], err)
+		}
+		r.srcs = append(r.srcs, src)
+	}
+	r.br = bufio.NewReaderSize(r.srcs[0], 64<<10)
 	return r, nil
+}
+
+// contentOf is what f holds: decompressed when it is gzip or bzip2, told
+// by its first bytes (an audit line begins with "{"), read as it is
+// otherwise. logrotate's compress (gzip by default) leaves
+// audit.log.2.gz; read as text, it was no audit log, and a history
+// could only say it was not read and count it for every group.
+func contentOf(f *os.File) (io.Reader, error) {
+	magic := make([]byte, 3)
+	n, _ := f.ReadAt(magic, 0)
+	switch {
+	case n >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		return gzip.NewReader(f)
+	case n == 3 && string(magic) == "BZh":
+		return bzip2.NewReader(f), nil
+	}
+	return f, nil
 }
 
 // openLive opens the live log at path; nil, without error, when there is
@@ -235,7 +264,7 @@ func (r *Reader) advance() {
 	r.i++
 	r.line = 0
 	if r.i < len(r.files) {
-		r.br.Reset(r.files[r.i])
+		r.br.Reset(r.srcs[r.i])
 		if r.holes[r.i] {
 			r.afterHole = map[string]bool{}
 		}

@@ -1,0 +1,52 @@
+package audit
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/zkherald/herald/publish"
+	"github.com/zkherald/herald/sinks/sinktest"
+)
+
+// TestReaderReadsRotatedFilesCompressedInPlace: herald's rotated files
+// compressed where they lie (gzip audit.log.000001, bzip2
+// audit.log.000002) were not read: their events missing, the hole warned
+// of, the next rotation numbered over them. They are read, decompressed,
+// in their place; while gzip works, the plain file beside its .gz is read
+// once.
+func TestReaderReadsRotatedFilesCompressedInPlace(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	s := open(t, log, MaxSize(1))
+	evs := sinktest.Events("compressed", 1, 4)
+	for _, e := range evs {
+		write(t, s, []publish.Event{e})
+	}
+	for _, c := range [][]string{{"gzip", log + ".000001"}, {"bzip2", log + ".000002"}, {"gzip", "-k", log + ".000003"}} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	if got := readIDs(t, log); !slices.Equal(got, ids(evs)) {
+		t.Errorf("read %q, want the %d events the sink wrote, each once", got, len(evs))
+	}
+	if missing, err := MissingRotated(log); err != nil || len(missing) != 0 {
+		t.Errorf("MissingRotated: %q, %v; want none", missing, err)
+	}
+	if gone, err := OldestRemoved(log); err != nil || gone {
+		t.Errorf("OldestRemoved: %v, %v; want false", gone, err)
+	}
+	if strays, err := Strays(log); err != nil || len(strays) != 0 {
+		t.Errorf("Strays: %q, %v; want none: every file is herald's", strays, err)
+	}
+	more := sinktest.Events("compressed-more", 1, 1)
+	write(t, s, more)
+	if _, err := os.Stat(log + ".000004"); err != nil {
+		t.Errorf("the next rotation did not number after the compressed files: %v", err)
+	}
+	if got := readIDs(t, log); !slices.Equal(got, ids(append(evs, more...))) {
+		t.Errorf("after a rotation, read %q, want every event once", got)
+	}
+}
