@@ -101,9 +101,13 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 			return false, "", err
 		}
 		defer closeNC()
+		// A group's events read alone tell nothing of the others': the
+		// stream's count and last sequence do, with no stream info.
+		if whole, err := streamWhole(ctx, jsc); err == nil {
+			return !whole, "the stream " + jetstream.DefaultStream, nil
+		}
 		st, err := jsc.Stream(ctx, jetstream.DefaultStream)
 		if err != nil {
-			// A group's events read alone tell nothing of the others'.
 			return false, "", fmt.Errorf("%w (history of all groups tells from its read of the whole stream)", err)
 		}
 		// Messages deleted inside it (a purge of one group's subject, a
@@ -153,6 +157,9 @@ func describeRefused(cfg kafkasink.Config, err error) error {
 // stream (nats stream rmm, a purge of one subject), sorted; nil when none
 // were (see passDeleted).
 func streamDeleted(ctx context.Context, jsc js.JetStream) ([]uint64, error) {
+	if whole, err := streamWhole(ctx, jsc); err == nil && whole {
+		return nil, nil // no stream info needed, which a reader may be denied
+	}
 	st, err := jsc.Stream(ctx, jetstream.DefaultStream)
 	if err != nil || st.CachedInfo().State.NumDeleted == 0 {
 		return nil, err

@@ -78,3 +78,51 @@ func TestHistoryReaderNotAllowedStreamInfoMarksOnlyWhatItCannotKnow(t *testing.T
 		t.Errorf("history from a stream whose first message was deleted, by a reader not allowed stream info: %d of the group's %d tenures GAP maybe, want some", gaps, n)
 	}
 }
+
+// TestHistoryOfOneGroupByAReaderNotAllowedStreamInfoTellsAWholeStream:
+// the history of one group, read filtered to its subject, cannot tell
+// from its read whether the stream dropped or deleted messages; a reader
+// not allowed stream info could not ask, and marked GAP maybe a group
+// whose events begin with a change on a stream that held every event. The
+// stream's count of messages and its last sequence tell, without stream
+// info: whole when they are equal.
+func TestHistoryOfOneGroupByAReaderNotAllowedStreamInfoTellsAWholeStream(t *testing.T) {
+	srv := natsserver.Start(t, withReaderDeniedStreamInfo())
+	sink, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL(), User: "writer", Password: "pw"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sink.Close() })
+	g, other := uniq(t), uniq(t)+"-other"
+	mk, mkO := storyOf(g, time.Now().UTC().Add(-time.Minute)), storyOf(other, time.Now().UTC().Add(-time.Minute))
+	al, b := participant("alpha", 1), participant("bravo", 2)
+	write(t, sink, mkO(publish.LeaderElected, b, nil, 5, 5, false), mk(publish.LeaderElected, al, nil, 10, 10, false),
+		mk(publish.LeaderLost, nil, al, 10, 15, false), mk(publish.LeaderElected, b, nil, 20, 20, false))
+	args := []string{g, "--nats", srv.URL(), "--nats-user", "reader", "--nats-password", "pw"}
+	gaps := func() (n, gaps int) {
+		for _, r := range historyJSON(t, args...) {
+			n++
+			if r.Gap {
+				gaps++
+			}
+		}
+		return n, gaps
+	}
+	if n, gaps := gaps(); n != 2 || gaps != 0 {
+		t.Errorf("history of one group from a complete stream, by a reader not allowed stream info: %d of its %d tenures GAP maybe, want 0 of 2", gaps, n)
+	}
+	// Another group's message deleted: the reader cannot tell whose it
+	// was, and marks as before.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := natsserver.JetStream(t, strings.Replace(srv.URL(), "nats://", "nats://writer:pw@", 1)).Stream(ctx, jetstream.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteMsg(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n, gaps := gaps(); n == 0 || gaps == 0 {
+		t.Errorf("history of one group from a stream with a message deleted, by a reader not allowed stream info: %d of its %d tenures GAP maybe, want some", gaps, n)
+	}
+}
