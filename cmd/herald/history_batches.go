@@ -273,8 +273,15 @@ func (h *historyOut) batch(events []publish.Event) error {
 		ts = mergeGroups(ts, more)
 	}
 	h.total += len(ts)
+	if historyBatchTold != nil {
+		historyBatchTold()
+	}
 	return h.rows.add(h.w.tenures(ts))
 }
+
+// historyBatchTold, when set (by tests), is called once a batch of groups
+// was told, before the source is read again for the next.
+var historyBatchTold func()
 
 // told is the rows events tell, marked and judged; their groups are seen.
 func (h *historyOut) told(events []publish.Event) ([]audit.Tenure, error) {
@@ -491,10 +498,6 @@ func notGiven(names, files []string) []string {
 	return out
 }
 
-// auditBatchTold, when set (by tests), is called once a batch of the
-// audit logs' groups was told, before the logs are opened for the next.
-var auditBatchTold func()
-
 // readAudit reads the events of group ("" for all) from the audit logs in
 // files (one per bridge, each with its rotated files) and hands fn each
 // batch of groups merged (audit.Merge: per group by zxid, each line once),
@@ -512,11 +515,7 @@ func (a *app) readAudit(ctx context.Context, files []string, group string, heldE
 	reads, err := audit.ReadBatches(ctx, files, group, heldEvents, func(logs [][]publish.Event) error {
 		// One log too: a log's order is the order its bridge wrote, which
 		// need not be the order of the changes.
-		err := fn(audit.Merge(logs...))
-		if auditBatchTold != nil {
-			auditBatchTold()
-		}
-		return err
+		return fn(audit.Merge(logs...))
 	})
 	if err != nil {
 		return err

@@ -54,11 +54,13 @@ func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []s
 		case !trimmed && src == "nats" && group == "" && a.streamRead.dropped():
 			a.warnDropped("the stream " + jetstream.DefaultStream)
 			trimmed = true
-		case !trimmed && src == "":
-			// Each batch opens the logs again: retention removing the
-			// oldest rotated file since the first batch's question left a
-			// later batch's groups without their first look, unmarked.
-			// Asking again is a directory listing.
+		case !trimmed && src != "nats":
+			// Each batch opens the logs, or reads the topic, again:
+			// retention since the first batch's question (the oldest
+			// rotated file removed, the partition's oldest records
+			// deleted) left a later batch's groups without their first
+			// look, unmarked. Asking again is a directory listing, or a
+			// request for the partitions' offsets.
 			if dropped, where, _ := a.headDropped(ctx, sf, src, files, group); dropped {
 				a.warnDropped(where)
 				trimmed = true
