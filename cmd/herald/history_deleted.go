@@ -31,8 +31,13 @@ type passDeleted struct {
 	last     uint64            // the last stream sequence delivered
 	skipped  []uint64          // unfiltered: the last sequence of each run skipped
 	prev     map[string]uint64 // each group's last event read
-	held     []seqEvent        // filtered: the events read, handed on at the end
+	held     [][]seqEvent      // filtered: the events read, in chunks, handed on at the end
 }
+
+// heldChunk is how many events a chunk of passDeleted.held holds: each
+// chunk handed on is let go while the events it was copied to grow, so
+// the group's events are held about once, not twice, as the read ends.
+const heldChunk = 1024
 
 type seqEvent struct {
 	e   publish.Event
@@ -54,7 +59,11 @@ func (d *passDeleted) delivered(seq uint64) {
 // held for end.
 func (d *passDeleted) read(e publish.Event, seq uint64, add func(publish.Event)) {
 	if d.filtered {
-		d.held = append(d.held, seqEvent{e, seq})
+		if n := len(d.held); n == 0 || len(d.held[n-1]) == heldChunk {
+			d.held = append(d.held, nil)
+		}
+		n := len(d.held) - 1
+		d.held[n] = append(d.held[n], seqEvent{e, seq})
 		return
 	}
 	d.mark(&e, seq, d.skipped)
@@ -86,12 +95,22 @@ func (d *passDeleted) end(ctx context.Context, a *app, jsc js.JetStream, add fun
 		}
 		a.log.Warn("cannot list the messages deleted inside the stream: an owner whose events were deleted may be left out without a mark", "err", err)
 	}
-	for _, h := range d.held {
-		d.mark(&h.e, h.seq, deleted)
-		add(h.e)
+	d.handOn(deleted, add)
+	return nil
+}
+
+// handOn hands the events held to add, marked against deleted, letting go
+// of each chunk once it is handed on: held whole until the last was handed
+// on, one group's events (history GROUP --nats) were in memory twice.
+func (d *passDeleted) handOn(deleted []uint64, add func(publish.Event)) {
+	for i, chunk := range d.held {
+		for _, h := range chunk {
+			d.mark(&h.e, h.seq, deleted)
+			add(h.e)
+		}
+		d.held[i] = nil
 	}
 	d.held = nil
-	return nil
 }
 
 // streamRead is what a read of the whole stream saw of it: the sequence
