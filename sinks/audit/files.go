@@ -40,7 +40,7 @@ func nextSeq(seq int) int {
 
 // rotated lists the rotated files of path, oldest first, with their
 // sequence numbers. Names that do not end in a plain sequence are
-// ignored, and so are those whose number reads as a date (DateNamed). A
+// ignored, and so are those whose number names a date (DateNamed). A
 // rotated file compressed in place as the Reader reads it (gzip or bzip2:
 // audit.log.000001.gz) is listed under that name, the plain one first
 // while both are there (gzip at work): left out, its events were missing
@@ -49,7 +49,7 @@ func rotated(path string) ([]string, []int, error) {
 	bySeq := map[int]string{}
 	err := besideLog(path, func(suffix string) {
 		plain, ext := cutReadableExt(suffix)
-		if n, ok := seqOf(plain); ok && !dateLike(plain) && (ext == "" || bySeq[n] == "") {
+		if n, ok := seqOf(plain); ok && !dateNumber(plain) && (ext == "" || bySeq[n] == "") {
 			bySeq[n] = path + "." + suffix
 		}
 	})
@@ -132,14 +132,25 @@ func dateLike(suffix string) bool {
 	return err == nil && t.Year() >= 1970
 }
 
+// dateNumber reports whether a suffix of digits names a date: one that
+// reads as a date (dateLike), or ten digits, seconds since 1970
+// (logrotate's dateformat .%s, for more than one rotation a day: 2001 to
+// 2286), a billion rotations no log of herald's reaches. Read as a
+// rotation's number, audit.log.1764374400 was the newest rotated file,
+// after more than a billion said missing, and the sink numbered its next
+// rotation after it.
+func dateNumber(suffix string) bool {
+	return dateLike(suffix) || (len(suffix) == 10 && digits(suffix))
+}
+
 // DateNamed names the files beside the log at path whose names are
 // those of a rotated file but for a number that reads as a date
-// (audit.log.20261129, from logrotate's dateext with a dot): no rotation
+// (audit.log.20261129, from logrotate's dateext with a dot; dateNumber): no rotation
 // of herald's, they are not read with the log, and a reader says so.
 func DateNamed(path string) ([]string, error) {
 	var names []string
 	err := besideLog(path, func(suffix string) {
-		if _, ok := seqOf(suffix); ok && dateLike(suffix) {
+		if _, ok := seqOf(suffix); ok && dateNumber(suffix) {
 			names = append(names, path+"."+suffix)
 		}
 	})
@@ -161,12 +172,12 @@ func Strays(path string) ([]string, error) {
 	names, err := DateNamed(path)
 	numbered := besideLog(path, func(suffix string) {
 		plain := uncompressed(suffix)
-		if digits(plain) && (len(plain) < seqWidth || (plain != suffix && dateLike(plain))) || separatedDate(plain) {
+		if digits(plain) && (len(plain) < seqWidth || (plain != suffix && dateNumber(plain))) || separatedDate(plain) {
 			names = append(names, path+"."+suffix)
 		}
 	})
 	dashed := besideLogAfter(path, "-", func(suffix string) {
-		if plain := uncompressed(suffix); digits(plain) && dateLike(plain) || separatedDate(plain) {
+		if plain := uncompressed(suffix); digits(plain) && dateNumber(plain) || separatedDate(plain) {
 			names = append(names, path+"-"+suffix)
 		}
 	})

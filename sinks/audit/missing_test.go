@@ -198,3 +198,29 @@ func TestLogrotateDatesWithSeparatorsAreStrays(t *testing.T) {
 		t.Errorf("rotated beside logrotate's dated files: %q, %v; want herald's alone", names, err)
 	}
 }
+
+// TestLogrotateEpochNamedFilesAreStrays: logrotate's dateformat .%s (or
+// -%s), for more than one rotation a day, names a rotated file by the
+// seconds since 1970. audit.log.1764374400 read as herald's rotation
+// numbered 1,764,374,400: the newest rotated file, after more than a
+// billion said missing; audit.log-1764374400 lay there unread without a
+// word. Both are strays, not read with the log, and count for no hole.
+func TestLogrotateEpochNamedFilesAreStrays(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.log")
+	for _, n := range []string{log, rotatedName(log, 1), rotatedName(log, 2), log + ".1764374400", log + "-1764460800.gz"} {
+		if err := os.WriteFile(n, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	strays, err := Strays(log)
+	if want := []string{log + "-1764460800.gz", log + ".1764374400"}; err != nil || !slices.Equal(strays, want) {
+		t.Errorf("Strays: %q, %v; want %q", strays, err, want)
+	}
+	if names, _, err := rotated(log); err != nil || !slices.Equal(names, []string{rotatedName(log, 1), rotatedName(log, 2)}) {
+		t.Errorf("rotated beside logrotate's epoch-named files: %q, %v; want herald's alone", names, err)
+	}
+	if missing, err := MissingRotated(log); err != nil || len(missing) != 0 {
+		t.Errorf("MissingRotated: %q, %v; want none", head(missing), err)
+	}
+}
