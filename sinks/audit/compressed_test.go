@@ -50,3 +50,27 @@ func TestReaderReadsRotatedFilesCompressedInPlace(t *testing.T) {
 		t.Errorf("after a rotation, read %q, want every event once", got)
 	}
 }
+
+// TestReaderOpensARotatedFileCompressedAfterItWasListed: gzip compressing
+// a rotated file in place between the reader's listing and its opening
+// removed the name listed, and the read failed, the file not found. The
+// reader opens the file under its compressed name.
+func TestReaderOpensARotatedFileCompressedAfterItWasListed(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	s := open(t, log, MaxSize(1))
+	evs := sinktest.Events("compressed-late", 1, 3)
+	for _, e := range evs {
+		write(t, s, []publish.Event{e})
+	}
+	openHook = func(step string) {
+		if step == "listed" {
+			if out, err := exec.Command("gzip", log+".000001").CombinedOutput(); err != nil {
+				t.Errorf("gzip: %v\n%s", err, out)
+			}
+		}
+	}
+	t.Cleanup(func() { openHook = nil })
+	if got := readIDs(t, log); !slices.Equal(got, ids(evs)) {
+		t.Errorf("read %q, want the %d events the sink wrote", got, len(evs))
+	}
+}

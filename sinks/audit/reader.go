@@ -79,8 +79,8 @@ func Open(path string) (*Reader, error) {
 		return nil, fmt.Errorf("audit: no audit log at %s (nor rotated %s.NNNNNN files): check the path: %w", path, path, os.ErrNotExist)
 	}
 	r := &Reader{names: names, holes: holesBefore(seqs, last, live != nil)}
-	for _, n := range names[:len(seqs)] {
-		f, err := openRegular(n)
+	for i := range names[:len(seqs)] {
+		f, err := openRotated(&r.names[i])
 		if err != nil {
 			closeLive(live)
 			r.Close()
@@ -131,6 +131,24 @@ func openLive(path string) (*os.File, error) {
 		return nil, nil // renamed by a rotation since: listed next
 	}
 	return f, err
+}
+
+// openRotated opens the rotated file *name, or, when it is gone, the
+// same compressed in place since it was listed (gzip audit.log.000001
+// writes audit.log.000001.gz and then removes the file), whose name it
+// puts in *name: the read failed, the file not found.
+func openRotated(name *string) (*os.File, error) {
+	f, err := openRegular(*name)
+	if !errors.Is(err, os.ErrNotExist) {
+		return f, err
+	}
+	for _, ext := range readableExts {
+		if g, gErr := openRegular(*name + ext); gErr == nil {
+			*name += ext
+			return g, nil
+		}
+	}
+	return nil, err
 }
 
 // openRegular opens the file n, refusing a device or FIFO: one reads
