@@ -220,13 +220,21 @@ func admitting(got, acl []zk.ACL) []zk.ACL {
 }
 
 // sessionRootRefused warns, once per session and root, that the session
-// root refuses our session node: a waiter behind our nodes keeps its
-// bound should they go without a release.
-func (q *queue) sessionRootRefused(root string) {
+// root refuses our session node, or (err, not nil) that a node above it
+// refused the root's create: a waiter behind our nodes keeps its bound
+// should they go without a release. The second was a debug line alone,
+// though another identity's /herald (a bridge's, made first) refuses it
+// for good.
+func (q *queue) sessionRootRefused(root string, err error) {
 	if _, done := q.s.rootsChecked.LoadOrStore(root+"\x00refused", struct{}{}); done {
 		return
 	}
-	q.s.log.Warn("no session node: a waiter behind our node cannot learn our session's end, and waits its bound should our node go without a release", "group", q.parent, "hint", rootRefusedHint(root, "give this identity its own --session-root"))
+	own := "give this identity its own --session-root"
+	hint := rootRefusedHint(root, own)
+	if err != nil {
+		hint = err.Error() + "; or " + own
+	}
+	q.s.log.Warn("no session node: a waiter behind our node cannot learn our session's end, and waits its bound should our node go without a release", "group", q.parent, "hint", hint)
 }
 
 // checkGroup warns, once per session and group, where our nodes admit no

@@ -486,6 +486,9 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 			return res[1].String, nil
 		case failedAt(res, 0, zk.ErrNoNode):
 			if err := makeRoot(conn, root, q.o.acl); err != nil {
+				if errors.Is(err, zk.ErrNoAuth) { // a node above the root refuses it
+					q.sessionRootRefused(root, err)
+				}
 				q.noSessionNode(sid, err)
 				return plain()
 			}
@@ -494,7 +497,7 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 			q.checkSessionRoot(ctx, root)
 			return plain()
 		case failedAt(res, 0, zk.ErrNoAuth):
-			q.sessionRootRefused(root)
+			q.sessionRootRefused(root, nil)
 			q.noSessionNode(sid, fmt.Errorf("the session root %s refuses it (its ACL)", root))
 			return plain()
 		case failedAt(res, 0, zk.ErrNoChildrenForEphemerals):
