@@ -51,7 +51,9 @@ func MakeRoot(s *Session, p string) error {
 	if err := ValidatePath(p); err != nil {
 		return err
 	}
-	return makeRoot(s.Conn(), p, s.DefaultACL())
+	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout())
+	defer cancel()
+	return makeRoot(ctx, s.Conn(), p, s.DefaultACL(), s.digestACL)
 }
 
 // makeRoot is MakeRoot with acl. A root closed to others closes the
@@ -59,11 +61,20 @@ func MakeRoot(s *Session, p string) error {
 // and /herald/sources), READ left to all: open to anyone's create, it
 // let a client without credentials make the other root first, with an
 // ACL of its own that shut herald's identities out or let anyone in.
-func makeRoot(conn *zk.Conn, p string, acl []zk.ACL) error {
+// A node on the way that refuses us (another identity's /herald) is
+// named as RootRefused names a root, with its ACL and what admits us:
+// "give every copy an --zk-acl" changes no node already made. digest is
+// the session's digestACL.
+func makeRoot(ctx context.Context, conn *zk.Conn, p string, acl, digest []zk.ACL) error {
 	if rootOpen(acl) {
 		return makeSharedPath(conn, p, acl)
 	}
-	return makePath(conn, p, rootACL(acl))
+	err := makePath(conn, p, rootACL(acl))
+	var r *refusedBelow
+	if errors.As(err, &r) {
+		return fmt.Errorf("creating %s: %w", r.node, rootRefused(ctx, conn, path.Dir(r.node), namedACL(acl, digest), r.err))
+	}
+	return err
 }
 
 // CheckRoot tells, for a session whose default ACL lets no one else
@@ -159,21 +170,27 @@ func rootRefusedHint(p, own string) string {
 // is): an ACL with a hidden hash is no setAcl to print, as run it would
 // lock that identity out, so the error names the entries to add instead.
 func RootRefused(ctx context.Context, s *Session, p string, err error) error {
-	got, _, gerr := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return s.Conn().GetACL(p) })
+	return rootRefused(ctx, s.Conn(), p, namedACL(s.DefaultACL(), s.digestACL), err)
+}
+
+// rootRefused is RootRefused with acl, the ACL of the refused nodes with
+// its identities named (see namedACL).
+func rootRefused(ctx context.Context, conn *zk.Conn, p string, acl []zk.ACL, err error) error {
+	got, _, gerr := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return conn.GetACL(p) })
 	if gerr != nil {
 		return fmt.Errorf("%s: %w", rootRefusedHint(p, ""), err)
 	}
-	want := admitting(got, namedACL(s.DefaultACL(), s.digestACL))
+	want := admitting(got, acl)
 	if slices.Equal(want, got) { // no identity of ours it can name (auth:: of a certificate)
 		return fmt.Errorf("%s (ACL %s): %w", rootRefusedHint(p, ""), shownACL(got), err)
 	}
 	if slices.ContainsFunc(got, hiddenDigest) {
 		add := slices.DeleteFunc(want, func(a zk.ACL) bool { return slices.Contains(got, a) })
-		return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, add %s to the ACL that getAcl %s shows its maker or the super user (ZooKeeper hides a digest hash, shown as x, from others), and %s; or give each of them an --zk-acl naming every identity before the root is made: %w",
-			p, shownACL(got), entriesToAdd(add), p, setTheSum(p, add), err)
+		return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, add %s to the ACL that getAcl %s shows its maker or the super user (ZooKeeper hides a digest hash, shown as x, from others), and %s; or give each of them an --zk-acl naming every identity before %s is made: %w",
+			p, shownACL(got), entriesToAdd(add), p, setTheSum(p, add), p, err)
 	}
-	return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, %s, or give each of them an --zk-acl naming every identity before the root is made: %w",
-		p, shownACL(got), setACLCommand(p, want), err)
+	return fmt.Errorf("%s does not let this identity create there (ACL %s; made for another identity, or by hand): to admit it beside the others, %s, or give each of them an --zk-acl naming every identity before %s is made: %w",
+		p, shownACL(got), setACLCommand(p, want), p, err)
 }
 
 // namedACL is acl, a session's, with each auth:: entry, which names the

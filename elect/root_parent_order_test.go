@@ -1,9 +1,13 @@
 package elect_test
 
 import (
+	"errors"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
 )
@@ -30,5 +34,40 @@ func TestSessionRootRefusedAboveItIsWarnedOf(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), parent+" does not let this identity create there") {
 		t.Errorf("the warning does not name %s:\n%s", parent, log.String())
+	}
+}
+
+// TestRootParentRefusalSaysWhatToRun: a copy refused by /herald, made
+// first by another identity, was told to give every copy an --zk-acl
+// naming each identity (which changes no node already made) or to
+// setAcl /herald to an ACL granting each CREATE, with no ACL named. It
+// is told what RootRefused tells of a root: /herald's ACL and the
+// entries that admit it beside the maker; done as said by the maker, the
+// copy makes its root there.
+func TestRootParentRefusalSaysWhatToRun(t *testing.T) {
+	addrs := sharedAddrs(t)
+	parent := groupPath(t) + "-herald"
+	bridge := session(t, addrs, elect.WithDigestAuth("bridge:pw"))
+	if err := elect.MakeRoot(bridge, parent+"/sources"); err != nil {
+		t.Fatal(err)
+	}
+	runner := session(t, addrs, elect.WithDigestAuth("runner:pw"))
+	refusal := elect.MakeRoot(runner, parent+"/sessions")
+	if !errors.Is(refusal, zk.ErrNoAuth) {
+		t.Fatalf("the runner making its root under the bridge's %s: %v; want ErrNoAuth", parent, refusal)
+	}
+	m := regexp.MustCompile(`add (\S+) to the ACL that getAcl ` + regexp.QuoteMeta(parent) + ` shows`).FindStringSubmatch(refusal.Error())
+	if m == nil {
+		t.Fatalf("the refusal names no entries to add to %s: %v", parent, refusal)
+	}
+	set, _, err := bridge.Conn().GetACL(parent) // as its maker sees it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bridge.Conn().SetACL(parent, append(set, zkCliACL(m[1])...), -1); err != nil {
+		t.Fatalf("setAcl %s to the sum (%v): %v", parent, refusal, err)
+	}
+	if err := elect.MakeRoot(runner, parent+"/sessions"); err != nil {
+		t.Errorf("the runner making its root after doing what %v said: %v", refusal, err)
 	}
 }

@@ -122,7 +122,7 @@ func (h *Handle) MarkRunning(ctx context.Context) error {
 			q.checkSessionRoot(ctx, root)
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			if err := makeRoot(q.s.Conn(), root, q.o.acl); err != nil {
+			if err := makeRoot(ctx, q.s.Conn(), root, q.o.acl, q.s.digestACL); err != nil {
 				return fmt.Errorf("elect: noting the command under the session root %s: %w", root, err)
 			}
 			why = deleted

@@ -485,7 +485,7 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 			q.checkSessionRoot(ctx, root)
 			return res[1].String, nil
 		case failedAt(res, 0, zk.ErrNoNode):
-			if err := makeRoot(conn, root, q.o.acl); err != nil {
+			if err := makeRoot(ctx, conn, root, q.o.acl, q.s.digestACL); err != nil {
 				if errors.Is(err, zk.ErrNoAuth) { // a node above the root refuses it
 					q.sessionRootRefused(root, err)
 				}
@@ -574,13 +574,26 @@ func makePath(conn *zk.Conn, p string, acl []zk.ACL) error {
 		_, err := conn.Create(p[:i], nil, 0, acl)
 		switch {
 		case errors.Is(err, zk.ErrNoAuth):
-			return fmt.Errorf("creating %s: %s: %w", p[:i], rootRefusedHint(path.Dir(p[:i]), ""), err)
+			return &refusedBelow{node: p[:i], err: err}
 		case err != nil && !errors.Is(err, zk.ErrNodeExists):
 			return fmt.Errorf("creating %s: %w", p[:i], err)
 		}
 	}
 	return nil
 }
+
+// refusedBelow is makePath's error where the node above node refused its
+// create (zk.ErrNoAuth).
+type refusedBelow struct {
+	node string
+	err  error
+}
+
+func (r *refusedBelow) Error() string {
+	return fmt.Sprintf("creating %s: %s: %v", r.node, rootRefusedHint(path.Dir(r.node), ""), r.err)
+}
+
+func (r *refusedBelow) Unwrap() error { return r.err }
 
 // madeSessionNode records that our session's session node is at p (made
 // now, or by an earlier node of ours).
