@@ -56,11 +56,14 @@ func MakeRoot(s *Session, p string) error {
 	return makeRoot(ctx, s.Conn(), p, s.DefaultACL(), s.digestACL)
 }
 
-// makeRoot is MakeRoot with acl. A root closed to others closes the
-// shared path herald makes above it too (/herald, above /herald/sessions
-// and /herald/sources), READ left to all: open to anyone's create, it
-// let a client without credentials make the other root first, with an
-// ACL of its own that shut herald's identities out or let anyone in.
+// makeRoot is MakeRoot with acl. A root closed to others closes its
+// parent herald makes too (/herald, above /herald/sessions and
+// /herald/sources), READ left to all: open to anyone's create, it let a
+// client without credentials make the other root first, with an ACL of
+// its own that shut herald's identities out or let anyone in. The nodes
+// above the parent (/a of /a/b/sessions) hold no root of herald's, and
+// stay open to create as before: closed, they shut out every other
+// identity's root beside ours (/a/c/sessions), for nothing.
 // A node on the way that refuses us (another identity's /herald) is
 // named as RootRefused names a root, with its ACL and what admits us:
 // "give every copy an --zk-acl" changes no node already made. digest is
@@ -69,7 +72,13 @@ func makeRoot(ctx context.Context, conn *zk.Conn, p string, acl, digest []zk.ACL
 	if rootOpen(acl) {
 		return makeSharedPath(conn, p, acl)
 	}
-	err := makePath(conn, p, rootACL(acl))
+	var err error
+	if above := path.Dir(path.Dir(p)); above != "/" {
+		err = makeSharedPath(conn, above, acl)
+	}
+	if err == nil {
+		err = makePath(conn, p, rootACL(acl))
+	}
 	var r *refusedBelow
 	if errors.As(err, &r) {
 		return fmt.Errorf("creating %s: %w", r.node, rootRefused(ctx, conn, path.Dir(r.node), namedACL(acl, digest), r.err))

@@ -71,3 +71,24 @@ func TestRootParentRefusalSaysWhatToRun(t *testing.T) {
 		t.Errorf("the runner making its root after doing what %v said: %v", refusal, err)
 	}
 }
+
+// TestDeepRootClosesItsParentAlone: a root made with credentials closed
+// every node it made on the way, not only the one that holds it and its
+// siblings: two teams of two identities with roots /x/team-a/sessions
+// and /x/team-b/sessions on a fresh ensemble found /x closed to the
+// second team, which then kept no session node, though no root of
+// herald's is a child of /x. Only the root's parent is closed.
+func TestDeepRootClosesItsParentAlone(t *testing.T) {
+	addrs := sharedAddrs(t)
+	top := groupPath(t) + "-x"
+	if err := elect.MakeRoot(session(t, addrs, elect.WithDigestAuth("team-a:pw")), top+"/team-a/sessions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := elect.MakeRoot(session(t, addrs, elect.WithDigestAuth("team-b:pw")), top+"/team-b/sessions"); err != nil {
+		t.Errorf("a second team making its root under %s: %v", top, err)
+	}
+	anyone := session(t, addrs)
+	if _, err := anyone.Conn().Create(top+"/team-a/sources", nil, 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("a client without credentials making a root beside team-a's: %v; want ErrNoAuth", err)
+	}
+}
