@@ -92,7 +92,8 @@ func makeRoot(ctx context.Context, conn *zk.Conn, p string, acl, digest []zk.ACL
 // every root to all, or by someone else before herald made it): the
 // error says so and what to run. nil when both are as they should be, or
 // missing; an error wrapping ErrRootUnchecked when an ACL could not be
-// read, which tells nothing: check again.
+// read and the other shows nothing open, which tells nothing: check
+// again.
 func CheckRoot(ctx context.Context, s *Session, p string) error {
 	return checkRoot(ctx, s.Conn(), p, namedACL(s.DefaultACL(), s.digestACL))
 }
@@ -103,13 +104,18 @@ func checkRoot(ctx context.Context, conn *zk.Conn, p string, acl []zk.ACL) error
 		return nil
 	}
 	var open []string
+	var unread error
 	for _, n := range []string{p, path.Dir(p)} {
 		if n == "/" {
 			continue // the top of the tree is the ensemble's, not herald's
 		}
 		got, err := readRootACL(ctx, conn, n)
 		if err != nil {
-			return err
+			// Said alone only where nothing open was found: a parent
+			// closed to our reads (getAcl wants READ or ADMIN) hid
+			// the root found open, for good.
+			unread = err
+			continue
 		}
 		if got == nil || !rootOpen(got) {
 			continue
@@ -121,7 +127,7 @@ func checkRoot(ctx context.Context, conn *zk.Conn, p string, acl []zk.ACL) error
 		open = append(open, fmt.Sprintf("%s lets anyone create there (ACL %s), so %s; let only herald's identities create there: %s", n, shownACL(got), what, closingAdvice(n, got, acl)))
 	}
 	if len(open) == 0 {
-		return nil
+		return unread
 	}
 	return errors.New("elect: " + strings.Join(open, "; and "))
 }

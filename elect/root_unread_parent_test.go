@@ -1,0 +1,34 @@
+package elect_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestOpenRootUnderAnUnreadableParentIsWarnedOf: the check of a root's
+// parent, added beside the root's, returned ErrRootUnchecked as soon as
+// the parent's ACL could not be read (ZooKeeper's getAcl wants READ or
+// ADMIN, which a parent closed by another identity may not grant), and
+// threw away what it had found: a root open to anyone's create. A copy
+// then retried at every node and never warned. What was found is said.
+func TestOpenRootUnderAnUnreadableParentIsWarnedOf(t *testing.T) {
+	addrs := sharedAddrs(t)
+	parent := groupPath(t) + "-herald"
+	maker := session(t, addrs, elect.WithDigestAuth("maker:pw"))
+	if _, err := maker.Conn().Create(parent, nil, 0, zk.DigestACL(zk.PermAll, "maker", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := maker.Conn().Create(parent+"/sessions", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"))
+	err := elect.CheckRoot(ctxT(t, 10*time.Second), owner, parent+"/sessions")
+	if err == nil || !strings.Contains(err.Error(), "setAcl "+parent+"/sessions ") {
+		t.Errorf("checking a root open to all under a parent it may not read: %v; want the warning with its setAcl", err)
+	}
+}
