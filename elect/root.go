@@ -149,13 +149,17 @@ func readRootACL(ctx context.Context, conn *zk.Conn, n string) ([]zk.ACL, error)
 
 // checkSessionRoot warns, once per session and root, that our session
 // root lets anyone create (see checkRoot). A check whose read failed is
-// forgotten, so that the next node's create checks again.
+// forgotten, so that the next node's create checks again; not one
+// refused the read (zk.ErrNoAuth: getAcl wants READ or ADMIN), which
+// every later node's would be too, at two reads each.
 func (q *queue) checkSessionRoot(ctx context.Context, root string) {
 	if _, done := q.s.rootsChecked.LoadOrStore(root, struct{}{}); done {
 		return
 	}
 	err := checkRoot(ctx, q.s.Conn(), root, namedACL(q.o.acl, q.s.digestACL))
 	switch {
+	case errors.Is(err, zk.ErrNoAuth):
+		q.s.log.Debug("the session root's ACL is unchecked: this identity may not read it", "root", root, "err", err)
 	case errors.Is(err, ErrRootUnchecked):
 		q.s.rootsChecked.Delete(root)
 		q.s.log.Debug("the session root's ACL is unchecked, to be checked at the next node", "root", root, "err", err)

@@ -1,6 +1,7 @@
 package elect_test
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -30,5 +31,30 @@ func TestOpenRootUnderAnUnreadableParentIsWarnedOf(t *testing.T) {
 	err := elect.CheckRoot(ctxT(t, 10*time.Second), owner, parent+"/sessions")
 	if err == nil || !strings.Contains(err.Error(), "setAcl "+parent+"/sessions ") {
 		t.Errorf("checking a root open to all under a parent it may not read: %v; want the warning with its setAcl", err)
+	}
+}
+
+// TestRootParentClosedToOurReadsIsCheckedOnce: a parent whose ACL this
+// identity may not read (getAcl wants READ or ADMIN) is unreadable for
+// good, not for a lost connection's while: the session forgot its check
+// and read both ACLs again at every node it made, for its whole life.
+func TestRootParentClosedToOurReadsIsCheckedOnce(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	parent := g + "-herald"
+	maker := session(t, addrs, elect.WithDigestAuth("maker:pw"))
+	if _, err := maker.Conn().Create(parent, nil, 0, zk.DigestACL(zk.PermAll, "maker", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	rootACL := append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.WorldACL(zk.PermRead)...)
+	if _, err := maker.Conn().Create(parent+"/sessions", nil, 0, rootACL); err != nil {
+		t.Fatal(err)
+	}
+	var log lockedBuf
+	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	lockUnder(t, owner, g+"-a", parent+"/sessions")
+	lockUnder(t, owner, g+"-b", parent+"/sessions")
+	if n := strings.Count(log.String(), "reading the ACL of "+parent+":"); n != 1 {
+		t.Errorf("read %s's ACL, closed to this identity, %d times; want once:\n%s", parent, n, log.String())
 	}
 }
