@@ -63,11 +63,7 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 		_, err := c.Create(node, data, zk.FlagEphemeral, s.DefaultACL())
 		switch {
 		case err == nil:
-			if err := elect.CheckRoot(ctx, s, SourcesRoot); errors.Is(err, elect.ErrRootUnchecked) {
-				b.log.Warn("whether the sources root lets anyone create is unchecked: its ACL could not be read; a client without credentials may claim a source first there if it does", "err", err)
-			} else if err != nil {
-				b.log.Warn("the sources root lets anyone create: a client without credentials may claim a source first and stop its bridge as a duplicate", "err", err)
-			}
+			b.checkSourcesRoot(ctx, s)
 			return // held for as long as the session lives
 		case errors.Is(err, zk.ErrNoNode):
 			if err := makeSourcesRoot(s); err != nil {
@@ -109,6 +105,22 @@ func (b *Bridge) claimSource(ctx context.Context, s *elect.Session) {
 		case <-ctx.Done():
 		}
 		t.Stop()
+	}
+}
+
+// checkSourcesRoot warns where the sources root, or /herald above it,
+// lets anyone create (see elect.CheckRoot), or where that could not be
+// checked. Not where ctx ended meanwhile: the session is gone, and its
+// successor's claim checks again, or the bridge stops; the warning that
+// the check could not be made came at every such end.
+func (b *Bridge) checkSourcesRoot(ctx context.Context, s *elect.Session) {
+	err := elect.CheckRoot(ctx, s, SourcesRoot)
+	switch {
+	case ctx.Err() != nil:
+	case errors.Is(err, elect.ErrRootUnchecked):
+		b.log.Warn("whether the sources root lets anyone create is unchecked: its ACL could not be read; a client without credentials may claim a source first there if it does", "err", err)
+	case err != nil:
+		b.log.Warn("the sources root lets anyone create: a client without credentials may claim a source first and stop its bridge as a duplicate", "err", err)
 	}
 }
 
