@@ -169,15 +169,11 @@ func (q *queue) checkSessionRoot(ctx context.Context, root string) {
 }
 
 // rootRefusedHint says what to do when the root p refuses this identity's
-// create: a root herald made for another identity (with credentials or
-// --zk-acl it admits only the identities its ACL lets write). own, when
-// not "", is how to give this identity a root of its own.
-func rootRefusedHint(p, own string) string {
-	h := fmt.Sprintf("%s does not let this identity create there (made for another identity, or by hand): give every copy that shares it an --zk-acl naming each identity, which the root then admits, or setAcl %s to an ACL that grants each of them CREATE", p, p)
-	if own != "" {
-		h += ", or " + own
-	}
-	return h
+// create, where its ACL could not be read: a root herald made for another
+// identity (with credentials or --zk-acl it admits only the identities
+// its ACL lets write).
+func rootRefusedHint(p string) string {
+	return fmt.Sprintf("%s does not let this identity create there (made for another identity, or by hand): give every copy that shares it an --zk-acl naming each identity before %s is made, which it then admits, or setAcl %s to an ACL that grants each of them CREATE", p, p, p)
 }
 
 // RootRefused is the error of a session whose create under the root p
@@ -197,11 +193,11 @@ func RootRefused(ctx context.Context, s *Session, p string, err error) error {
 func rootRefused(ctx context.Context, conn *zk.Conn, p string, acl []zk.ACL, err error) error {
 	got, _, gerr := call2(ctx, func() ([]zk.ACL, *zk.Stat, error) { return conn.GetACL(p) })
 	if gerr != nil {
-		return fmt.Errorf("%s: %w", rootRefusedHint(p, ""), err)
+		return fmt.Errorf("%s: %w", rootRefusedHint(p), err)
 	}
 	want := admitting(got, acl)
 	if slices.Equal(want, got) { // no identity of ours it can name (auth:: of a certificate)
-		return fmt.Errorf("%s (ACL %s): %w", rootRefusedHint(p, ""), shownACL(got), err)
+		return fmt.Errorf("%s (ACL %s): %w", rootRefusedHint(p), shownACL(got), err)
 	}
 	if slices.ContainsFunc(got, hiddenDigest) {
 		add := slices.DeleteFunc(want, func(a zk.ACL) bool { return slices.Contains(got, a) })
@@ -255,22 +251,31 @@ func admitting(got, acl []zk.ACL) []zk.ACL {
 	return out
 }
 
+// refusedBy is the error of our create that the session root refused
+// (err): the root's ACL and what admits us beside its maker (see
+// rootRefused), or a root of our own. The hint alone said to give every
+// copy an --zk-acl naming each identity, which changes no root already
+// made, or to setAcl the root, with no ACL named.
+func (q *queue) refusedBy(ctx context.Context, root string, err error) error {
+	return fmt.Errorf("%w; or give this identity its own --session-root", rootRefused(ctx, q.s.Conn(), root, namedACL(q.o.acl, q.s.digestACL), err))
+}
+
 // sessionRootRefused warns, once per session and root, that the session
 // root refuses our session node, or (err, not nil) that a node above it
 // refused the root's create: a waiter behind our nodes keeps its bound
 // should they go without a release. The second was a debug line alone,
 // though another identity's /herald (a bridge's, made first) refuses it
 // for good.
-func (q *queue) sessionRootRefused(root string, err error) {
+func (q *queue) sessionRootRefused(ctx context.Context, root string, err error) {
 	if _, done := q.s.rootsChecked.LoadOrStore(root+"\x00refused", struct{}{}); done {
 		return
 	}
-	own := "give this identity its own --session-root"
-	hint := rootRefusedHint(root, own)
-	if err != nil {
-		hint = err.Error() + "; or " + own
+	if err == nil {
+		err = q.refusedBy(ctx, root, zk.ErrNoAuth)
+	} else {
+		err = fmt.Errorf("%w; or give this identity its own --session-root", err)
 	}
-	q.s.log.Warn("no session node: a waiter behind our node cannot learn our session's end, and waits its bound should our node go without a release", "group", q.parent, "hint", hint)
+	q.s.log.Warn("no session node: a waiter behind our node cannot learn our session's end, and waits its bound should our node go without a release", "group", q.parent, "hint", err.Error())
 }
 
 // checkGroup warns, once per session and group, where our nodes admit no

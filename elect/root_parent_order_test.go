@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -90,5 +91,38 @@ func TestDeepRootClosesItsParentAlone(t *testing.T) {
 	anyone := session(t, addrs)
 	if _, err := anyone.Conn().Create(top+"/team-a/sources", nil, 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
 		t.Errorf("a client without credentials making a root beside team-a's: %v; want ErrNoAuth", err)
+	}
+}
+
+// TestSessionRootRefusalSaysWhatToRun: a copy the session root refused
+// warned only to give every copy an --zk-acl naming each identity (which
+// changes no root already made) or to setAcl the root, with no ACL
+// named. It names the root's ACL and the entries that admit it beside
+// the maker, as a refused bridge does; done as said by the maker, the
+// copy's next session keeps its session node there.
+func TestSessionRootRefusalSaysWhatToRun(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	root := g + "-sessions"
+	alpha := session(t, addrs, elect.WithDigestAuth("alpha:pw"))
+	lockUnder(t, alpha, g+"-alpha", root)
+	var log lockedBuf
+	beta := session(t, addrs, elect.WithDigestAuth("beta:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	lockUnder(t, beta, g+"-beta", root)
+	m := regexp.MustCompile(`add (\S+) to the ACL that getAcl ` + regexp.QuoteMeta(root) + ` shows`).FindStringSubmatch(log.String())
+	if m == nil {
+		t.Fatalf("the warning names no entries to add to %s:\n%s", root, log.String())
+	}
+	set, _, err := alpha.Conn().GetACL(root) // as its maker sees it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alpha.Conn().SetACL(root, append(set, zkCliACL(m[1])...), -1); err != nil {
+		t.Fatalf("setAcl %s to the sum: %v", root, err)
+	}
+	again := session(t, addrs, elect.WithDigestAuth("beta:pw"))
+	lockUnder(t, again, g+"-beta2", root)
+	if _, st, err := again.Conn().Exists(fmt.Sprintf("%s/session-%016x-live", root, uint64(again.ID()))); err != nil || st == nil {
+		t.Errorf("beta's session node after doing what the warning said: %+v, %v\n%s", st, err, log.String())
 	}
 }

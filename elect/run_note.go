@@ -127,7 +127,7 @@ func (h *Handle) MarkRunning(ctx context.Context) error {
 			}
 			why = deleted
 		case errors.Is(err, zk.ErrNoAuth):
-			return fmt.Errorf("elect: noting the command under the session root: %s: %w", rootRefusedHint(root, "give this identity its own --session-root"), err)
+			return fmt.Errorf("elect: noting the command under the session root: %w", q.refusedBy(ctx, root, err))
 		default:
 			return fmt.Errorf("elect: noting the command under the session root %s: %w", root, err)
 		}

@@ -487,7 +487,7 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 		case failedAt(res, 0, zk.ErrNoNode):
 			if err := makeRoot(ctx, conn, root, q.o.acl, q.s.digestACL); err != nil {
 				if errors.Is(err, zk.ErrNoAuth) { // a node above the root refuses it
-					q.sessionRootRefused(root, err)
+					q.sessionRootRefused(ctx, root, err)
 				}
 				q.noSessionNode(sid, err)
 				return plain()
@@ -497,7 +497,7 @@ func (q *queue) createUnderRoot(ctx context.Context, conn *zk.Conn, base string,
 			q.checkSessionRoot(ctx, root)
 			return plain()
 		case failedAt(res, 0, zk.ErrNoAuth):
-			q.sessionRootRefused(root, nil)
+			q.sessionRootRefused(ctx, root, nil)
 			q.noSessionNode(sid, fmt.Errorf("the session root %s refuses it (its ACL)", root))
 			return plain()
 		case failedAt(res, 0, zk.ErrNoChildrenForEphemerals):
@@ -590,7 +590,7 @@ type refusedBelow struct {
 }
 
 func (r *refusedBelow) Error() string {
-	return fmt.Sprintf("creating %s: %s: %v", r.node, rootRefusedHint(path.Dir(r.node), ""), r.err)
+	return fmt.Sprintf("creating %s: %s: %v", r.node, rootRefusedHint(path.Dir(r.node)), r.err)
 }
 
 func (r *refusedBelow) Unwrap() error { return r.err }

@@ -126,7 +126,7 @@ func TestSessionRootOfAnotherIdentity(t *testing.T) {
 	beta := session(t, addrs, elect.WithDigestAuth("beta:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	held := lockUnder(t, beta, g+"-beta", root)
 	lockUnder(t, beta, g+"-beta2", root)
-	const hint = "give every copy that shares it an --zk-acl naming each identity"
+	hint := root + " does not let this identity create there"
 	if n := strings.Count(log.String(), hint); n != 1 {
 		t.Errorf("told %d times why the session root refuses beta's session node; want once:\n%s", n, log.String())
 	}
