@@ -646,6 +646,11 @@ func (q *queue) createParents(ctx context.Context) error {
 			// was made: name the node that stops the path, not p.
 			return fmt.Errorf("elect: cannot create %s: %s is an ephemeral node (a single-node leader such as Kafka's /controller, or a queue node), which cannot have children; give the group a path of persistent nodes, outside %s: %w", q.parent, path.Dir(p), path.Dir(p), err)
 		}
+		if errors.Is(err, zk.ErrNoAuth) {
+			// Another identity's node (a runner's /herald, to a bridge
+			// with --ha /herald/bridges): say whose, and what admits us.
+			return fmt.Errorf("elect: create parent %s: %w", p, rootRefused(ctx, q.s.Conn(), path.Dir(p), namedACL(q.o.acl, q.s.digestACL), err))
+		}
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("elect: create parent %s: %w", p, err)
 		}

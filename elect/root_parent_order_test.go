@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -124,5 +125,44 @@ func TestSessionRootRefusalSaysWhatToRun(t *testing.T) {
 	lockUnder(t, again, g+"-beta2", root)
 	if _, st, err := again.Conn().Exists(fmt.Sprintf("%s/session-%016x-live", root, uint64(again.ID()))); err != nil || st == nil {
 		t.Errorf("beta's session node after doing what the warning said: %+v, %v\n%s", st, err, log.String())
+	}
+}
+
+// TestGroupUnderAnotherIdentitysParentSaysWhatToRun: a bridge with --ha
+// /herald/bridges, started after a runner of another identity made
+// /herald (closed to that identity alone since the runner's root closes
+// its parent), campaigned again and again on "create parent
+// /herald/bridges: not authenticated", naming neither whose node
+// refused it nor what to do. It names /herald, its ACL and the entries
+// that admit it; done as said by the maker, it campaigns.
+func TestGroupUnderAnotherIdentitysParentSaysWhatToRun(t *testing.T) {
+	addrs := sharedAddrs(t)
+	parent := groupPath(t) + "-herald"
+	runner := session(t, addrs, elect.WithDigestAuth("runner:pw"))
+	if err := elect.MakeRoot(runner, parent+"/sessions"); err != nil {
+		t.Fatal(err)
+	}
+	bridge := session(t, addrs, elect.WithDigestAuth("bridge:pw"))
+	e, err := elect.NewElection(bridge, parent+"/bridges", elect.CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, refusal := e.Campaign(ctxT(t, 10*time.Second), "bridge")
+	if !errors.Is(refusal, zk.ErrNoAuth) {
+		t.Fatalf("campaigning under the runner's %s: %v; want ErrNoAuth", parent, refusal)
+	}
+	m := regexp.MustCompile(`add (\S+) to the ACL that getAcl ` + regexp.QuoteMeta(parent) + ` shows`).FindStringSubmatch(refusal.Error())
+	if m == nil {
+		t.Fatalf("the refusal names no entries to add to %s: %v", parent, refusal)
+	}
+	set, _, err := runner.Conn().GetACL(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runner.Conn().SetACL(parent, append(set, zkCliACL(m[1])...), -1); err != nil {
+		t.Fatalf("setAcl %s to the sum: %v", parent, err)
+	}
+	if _, err := e.Campaign(ctxT(t, 10*time.Second), "bridge"); err != nil {
+		t.Errorf("campaigning after doing what %v said: %v", refusal, err)
 	}
 }
