@@ -74,3 +74,35 @@ func TestReaderOpensARotatedFileCompressedAfterItWasListed(t *testing.T) {
 		t.Errorf("read %q, want the %d events the sink wrote", got, len(evs))
 	}
 }
+
+// TestReaderReadsOnceALiveLogRotatedAndCompressedAsItOpens: a rotation
+// after the reader opened the live log, and gzip compressing the rotated
+// file before the listing, left the file opened as the live log listed
+// under no name of its (audit.log.000002.gz is gzip's new file): its
+// events were read twice, from the file opened and from the .gz, every
+// tenure in it told twice.
+func TestReaderReadsOnceALiveLogRotatedAndCompressedAsItOpens(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	evs := sinktest.Events("compressed-live", 1, 4)
+	line, _ := os.ReadFile(writeOne(t, t.TempDir(), evs[0]))
+	s := open(t, log, MaxSize(int64(len(line))*2))
+	write(t, s, evs[:2])
+	rotated := false
+	openHook = func(step string) {
+		if step == "live opened" && !rotated {
+			rotated = true
+			write(t, s, evs[2:3]) // past MaxSize: rotates first, to .000001
+			if out, err := exec.Command("gzip", log+".000001").CombinedOutput(); err != nil {
+				t.Errorf("gzip: %v\n%s", err, out)
+			}
+		}
+	}
+	t.Cleanup(func() { openHook = nil })
+	got := readIDs(t, log)
+	if s.Stats().Rotations != 1 {
+		t.Fatalf("%d rotations while the reader opened the log, want 1", s.Stats().Rotations)
+	}
+	if want := ids(evs[:3]); !slices.Equal(got, want) && !slices.Equal(got, want[:2]) {
+		t.Errorf("read %q, want the events written before the open, each once (%q), and the one after or not", got, want)
+	}
+}

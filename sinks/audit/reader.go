@@ -45,6 +45,29 @@ type Reader struct {
 // files is fixed at Open: all are opened at once, so a rotation while
 // reading neither skips nor repeats lines.
 func Open(path string) (*Reader, error) {
+	for try := 1; ; try++ {
+		r, err := openOnce(path)
+		if !errors.Is(err, errLiveMoved) || try == openTries {
+			return r, err
+		}
+	}
+}
+
+// errLiveMoved is openOnce's when the live log it opened was rotated and
+// its rotated file is gone by the listing: compressed (gzip writes
+// audit.log.000001.gz, a file of its own, and removes the one opened) or
+// moved away. Read as the live log, and from the .gz listed too, its
+// events were read twice, each tenure in it told twice; opened again,
+// the .gz is read, once.
+var errLiveMoved = errors.New("audit: the log was rotated and its rotated file compressed or moved away while it was opened, each time it was opened")
+
+// openTries is how many times Open opens the log rotated away as it
+// opens (errLiveMoved) before it gives up: each rotation is a batch of
+// events written, a compression of the file a second or more.
+const openTries = 5
+
+// openOnce is Open, or errLiveMoved.
+func openOnce(path string) (*Reader, error) {
 	// The live log is opened before the rotated files are listed: opened
 	// after, a rotation in between renamed the file holding the events
 	// to a name not listed, and the reader read the new log instead,
@@ -64,6 +87,10 @@ func Open(path string) (*Reader, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		closeLive(live)
 		return nil, fmt.Errorf("audit: list rotated files of %s: %w", path, err)
+	}
+	if live != nil && !liveListed(live, names) && !liveAt(live, path) {
+		closeLive(live)
+		return nil, fmt.Errorf("%w: %s", errLiveMoved, path)
 	}
 	if openHook != nil {
 		openHook("listed")
@@ -178,6 +205,18 @@ func liveListed(live *os.File, names []string) bool {
 		}
 	}
 	return false
+}
+
+// liveAt reports whether the live log opened is still the file at path:
+// not, and not listed, it was rotated and its rotated file then
+// compressed or moved away before the listing (errLiveMoved).
+func liveAt(live *os.File, path string) bool {
+	a, err := live.Stat()
+	if err != nil {
+		return true // unknown: read as opened, as before
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
 }
 
 func closeLive(f *os.File) {
