@@ -29,10 +29,18 @@ func seqSuffix(seq int) string { return fmt.Sprintf("%0*d", seqWidth, seq) }
 // not read as a date (dateLike), which readers take for no rotation of
 // herald's. Numbering on from a date-named file's number (herald before
 // 2026-11-30 did, .20261130 after .20261129) reached .20261201, and
-// that file was left unread. Dates run at most 60 numbers in a row.
+// that file was left unread. Dates run at most 60 numbers in a row. Ten
+// digits (dateNumber, seconds since 1970) run on for nine billion: the
+// next is the first of eleven. A bridge before ten-digit numbers were
+// strays numbered on from logrotate's audit.log.1764374400 and kept its
+// number as the last rotation's; numbering on from that, every rotation
+// after was named by ten digits and left unread by history.
 func nextSeq(seq int) int {
 	n := seq + 1
-	for dateLike(seqSuffix(n)) {
+	for dateNumber(seqSuffix(n)) {
+		if len(seqSuffix(n)) == 10 {
+			return 10_000_000_000
+		}
 		n++
 	}
 	return n

@@ -224,3 +224,34 @@ func TestLogrotateEpochNamedFilesAreStrays(t *testing.T) {
 		t.Errorf("MissingRotated: %q, %v; want none", head(missing), err)
 	}
 }
+
+// TestRotationAfterAnEpochNumberIsNeverNamedByOne: a bridge before
+// ten-digit numbers were strays numbered its next rotation after
+// logrotate's audit.log.1764374400, as its newest rotated file, and kept
+// that number as its last rotation's. Numbering on from it, the sink
+// named every later rotation by ten digits (audit.log.1764374402), which
+// history lays aside as logrotate's, never read: their events missing
+// from every history. The sink numbers on past the ten digits.
+func TestRotationAfterAnEpochNumberIsNeverNamedByOne(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	for name, data := range map[string]string{log + ".1764374400": "", log + ".1764374401": "", LastRotatedPath(log): "1764374401\n"} {
+		if err := os.WriteFile(name, []byte(data), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := open(t, log, MaxSize(1)) // every batch but the first rotates
+	evs := sinktest.Events("epochnum", 1, 4)
+	for _, e := range evs {
+		write(t, s, []publish.Event{e})
+	}
+	if got := readIDs(t, log); !slices.Equal(got, ids(evs)) {
+		t.Errorf("read %d of the %d events the sink wrote", len(got), len(evs))
+	}
+	strays, err := Strays(log)
+	if want := []string{log + ".1764374400", log + ".1764374401"}; err != nil || !slices.Equal(strays, want) {
+		t.Errorf("Strays: %q, %v; want only %q, none of the sink's", strays, err, want)
+	}
+	if missing, err := MissingRotated(log); err != nil || len(missing) != 0 {
+		t.Errorf("MissingRotated: %q, %v; want none between the sink's own rotations", head(missing), err)
+	}
+}
