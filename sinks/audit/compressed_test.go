@@ -1,9 +1,12 @@
 package audit
 
 import (
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -104,5 +107,53 @@ func TestReaderReadsOnceALiveLogRotatedAndCompressedAsItOpens(t *testing.T) {
 	}
 	if want := ids(evs[:3]); !slices.Equal(got, want) && !slices.Equal(got, want[:2]) {
 		t.Errorf("read %q, want the events written before the open, each once (%q), and the one after or not", got, want)
+	}
+}
+
+// TestReaderHoldsNoMoreThanALineLimitOfAnEndlessLine: a small gzip file
+// can hold an endless line (256 MiB of zeros in a quarter of a megabyte:
+// a file of another program's beside the log, zeros a crash left); the
+// reader held the whole line to find its end, every byte of it in
+// memory. A line longer than any event is malformed, its bytes past the
+// limit let go as read, and the events after it are read.
+func TestReaderHoldsNoMoreThanALineLimitOfAnEndlessLine(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	s := open(t, log, MaxSize(1))
+	evs := sinktest.Events("endless", 1, 2)
+	write(t, s, evs[:1])
+	write(t, s, evs[1:]) // rotates: .000001 holds the first
+	zeros := exec.Command("sh", "-c", "{ head -c 268435456 /dev/zero; echo; cat \"$0\"; } | gzip -1 > \"$0.gz\" && rm \"$0\"", log+".000001")
+	if out, err := zeros.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got []string
+	var malformed int
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, ErrMalformed) {
+			malformed++
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e.ID)
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 128<<20 {
+		t.Errorf("reading a 256 MiB line allocated %d MiB, want no more than a line limit's", alloc>>20)
+	}
+	if malformed != 1 || !slices.Equal(got, ids(evs)) {
+		t.Errorf("read %q with %d malformed lines, want %q and one", got, malformed, ids(evs))
 	}
 }

@@ -28,6 +28,8 @@ type Reader struct {
 	br   *bufio.Reader
 	line int
 	torn int
+	// overlong says the line read was longer than maxLine (longLine).
+	overlong bool
 	// holes says, for each file, whether rotated files are missing just
 	// before it; afterHole, once past one, the groups read since: the
 	// first event of each other group says gap (see decode).
@@ -247,13 +249,7 @@ func (r *Reader) nextLine() ([]byte, error) {
 	for r.i < len(r.files) {
 		b, err := r.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: read the rest of it.
-			long := append([]byte(nil), b...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				b, err = r.br.ReadSlice('\n')
-				long = append(long, b...)
-			}
-			b = long
+			b, err = r.longLine(b)
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("audit: read %s: %w", r.names[r.i], err)
@@ -262,22 +258,52 @@ func (r *Reader) nextLine() ([]byte, error) {
 			if len(b) > 0 {
 				r.torn++
 			}
+			r.overlong = false
 			r.advance()
 			continue
 		}
 		r.line++
 		r.lines++
 		r.bytes += int64(len(b))
-		if b = bytes.TrimSpace(b); len(b) > 0 {
+		if b = bytes.TrimSpace(b); len(b) > 0 || r.overlong {
 			return b, nil
 		}
 	}
 	return nil, io.EOF
 }
 
+// maxLine is the most of a line the Reader holds, far above any event's
+// size: a line longer is malformed (errOverlong).
+const maxLine = 16 << 20
+
+var errOverlong = fmt.Errorf("longer than %d MiB, no event", maxLine>>20)
+
+// longLine reads the rest of a line longer than the buffer, begun with b,
+// holding at most maxLine bytes of it and letting the rest go as read
+// (r.overlong). Held whole, a gzip file of a quarter megabyte, 256 MiB of
+// zeros with no newline, took some 2 GiB.
+func (r *Reader) longLine(b []byte) ([]byte, error) {
+	long := append([]byte(nil), b...)
+	err := bufio.ErrBufferFull
+	for errors.Is(err, bufio.ErrBufferFull) {
+		b, err = r.br.ReadSlice('\n')
+		if len(long)+len(b) > maxLine {
+			r.overlong = true
+			r.bytes += int64(len(b))
+			continue
+		}
+		long = append(long, b...)
+	}
+	return long, err
+}
+
 // decode reads line b, the reader's current line, as an event.
 func (r *Reader) decode(b []byte) (publish.Event, error) {
 	var e publish.Event
+	if r.overlong {
+		r.overlong = false
+		return e, &LineError{File: r.names[r.i], Line: r.line, Err: errOverlong}
+	}
 	if err := json.Unmarshal(b, &e); err != nil {
 		return e, &LineError{File: r.names[r.i], Line: r.line, Err: err}
 	}
