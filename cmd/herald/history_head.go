@@ -34,8 +34,10 @@ import (
 // after the first batch's pass began with a change, its first owner told
 // as following nobody, unmarked
 // (TestHistoryInPassesMarksAGroupWhoseLookWasDeletedBetweenThem). Audit
-// logs too: each batch opens them again, and is asked of again
-// (TestHistoryInBatchesMarksAGroupWhoseOldestFileWasRemovedBetweenThem).
+// logs too: each batch opens them again, and marks the groups whose
+// first event lay in a file removed since
+// (TestHistoryInBatchesMarksAGroupWhoseOldestFileWasRemovedBetweenThem,
+// TestHistoryInBatchesDoesNotMarkAGroupTheRemovedFileHeldNothingOf).
 func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []string, group string) func([]publish.Event) []audit.Tenure {
 	asked, trimmed := false, false
 	return func(events []publish.Event) []audit.Tenure {
@@ -54,13 +56,17 @@ func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []s
 		case !trimmed && src == "nats" && group == "" && a.streamRead.dropped():
 			a.warnDropped("the stream " + jetstream.DefaultStream)
 			trimmed = true
-		case !trimmed && src != "nats":
-			// Each batch opens the logs, or reads the topic, again:
-			// retention since the first batch's question (the oldest
-			// rotated file removed, the partition's oldest records
+		case !trimmed && src == "kafka":
+			// Each batch reads the topic again: retention since the
+			// first batch's question (the partition's oldest records
 			// deleted) left a later batch's groups without their first
-			// look, unmarked. Asking again is a directory listing, or a
-			// request for the partitions' offsets.
+			// look, unmarked. Asking again is a request for the
+			// partitions' offsets. Audit logs are not asked again: each
+			// batch's read marks the groups whose first event lay in a
+			// rotated file removed since the logs were counted
+			// (audit.ReadBatches); asked, every later group whose events
+			// begin with a change was GAP maybe, those the removed file
+			// held nothing of too.
 			if dropped, where, _ := a.headDropped(ctx, sf, src, files, group); dropped {
 				a.warnDropped(where)
 				trimmed = true

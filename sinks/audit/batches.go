@@ -42,7 +42,8 @@ type LogRead struct {
 // Malformed lines do not stop it (see LogRead); ctx ending, a log that
 // cannot be opened or read, or fn's error does.
 func ReadBatches(ctx context.Context, paths []string, group string, budget int, fn func(logs [][]publish.Event) error) ([]LogRead, error) {
-	b := &batchRead{ctx: ctx, paths: paths, reads: make([]LogRead, len(paths)), bad: make([][]error, len(paths)), badAt: map[lineKey]bool{}}
+	b := &batchRead{ctx: ctx, paths: paths, reads: make([]LogRead, len(paths)), bad: make([][]error, len(paths)), badAt: map[lineKey]bool{},
+		heads: newHeadsRead(len(paths))}
 	for i, p := range paths {
 		b.reads[i].Path = p
 	}
@@ -81,6 +82,7 @@ type batchRead struct {
 	// again: the logs are read again for a batch. A line found malformed
 	// only now was counted in Records from its group alone.
 	again bool
+	heads *headsRead // what the counting read saw of each log's files
 }
 
 type lineKey struct {
@@ -116,6 +118,7 @@ func (b *batchRead) first(group string, budget int) ([][]publish.Event, groupCou
 		if err != nil {
 			return nil, nil, err
 		}
+		b.heads.opened(i, r)
 		err = b.each(r, i, func(line []byte) error {
 			if over {
 				// Counting only: the line's group, decoded only when it
@@ -130,6 +133,7 @@ func (b *batchRead) first(group string, budget int) ([][]publish.Event, groupCou
 				}
 				b.reads[i].Records++
 				count(counts, g)
+				saw(b.heads, i, r, g)
 				return nil
 			}
 			e, err := r.decode(line)
@@ -137,6 +141,7 @@ func (b *batchRead) first(group string, budget int) ([][]publish.Event, groupCou
 				return err
 			}
 			b.reads[i].Records++
+			saw(b.heads, i, r, e.Group)
 			if group != "" && e.Group != group {
 				return nil
 			}
@@ -171,6 +176,7 @@ func (b *batchRead) batch(r groupRange) ([][]publish.Event, error) {
 		if err != nil {
 			return nil, err
 		}
+		gone, told := b.heads.gone(i, rd), map[string]bool{}
 		err = b.each(rd, i, func(line []byte) error {
 			if g, ok := skimGroup(line); ok && !r.holds(string(g)) {
 				return nil
@@ -179,9 +185,16 @@ func (b *batchRead) batch(r groupRange) ([][]publish.Event, error) {
 			if err != nil {
 				return err
 			}
-			if r.holds(e.Group) {
-				logs[i] = append(logs[i], e)
+			if !r.holds(e.Group) {
+				return nil
 			}
+			if gone != nil && !told[e.Group] {
+				// Its first event lay in a file removed since the
+				// counting read: what it held of the group is lost.
+				told[e.Group] = true
+				e.Gap = e.Gap || gone[b.heads.firstIn[i][e.Group]]
+			}
+			logs[i] = append(logs[i], e)
 			return nil
 		})
 		rd.Close()
