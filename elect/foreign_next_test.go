@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,4 +44,42 @@ func TestForeignInGroupTellsRunnersFromLibraryPrograms(t *testing.T) {
 	}
 	queue()
 	eventually(t, 10*time.Second, "the library's waiter counted as one that owns at once", h.ForeignInGroup)
+}
+
+// TestASessionSaysItWaitsForAllItsRecipesOrNone: the waits word is on the
+// session node, which a session's recipes share under one session root.
+// A program that waits in one group (WaitsForPredecessor) and not in
+// another made its session node say it waits in both, and a runner
+// deposed in the second took its node for a runner's: the command got
+// its grace beside an owner that owned at once. Such a mix is refused.
+func TestASessionSaysItWaitsForAllItsRecipesOrNone(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
+		elect.WatchForHazards(), elect.WaitsForPredecessor()}
+	h := lockedIn(t, session(t, addrs), g, runner...)
+	lib := session(t, addrs)
+	lockedIn(t, lib, g+"-waits", runner...) // its session node now says it waits
+	l, err := elect.NewLock(lib, g, elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g+"-sessions"))
+	if err == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		go func() { _, _ = l.Acquire(ctx) }()
+		eventually(t, 10*time.Second, "the program queued", func() bool { c, _, _ := lib.Conn().Children(g); return len(c) == 2 })
+		time.Sleep(time.Second) // the guard lists the group at each join
+		if !h.ForeignInGroup() {
+			t.Fatal("a Lock that does not wait, on a session whose other Lock does, was taken for a runner next in line: a deposed runner's command would get its grace beside it")
+		}
+		return
+	}
+	if !strings.Contains(err.Error(), "WaitsForPredecessor") {
+		t.Fatalf("the mix refused without naming WaitsForPredecessor: %v", err)
+	}
+	other := session(t, addrs)
+	if _, err := elect.NewLock(other, g+"-b", elect.ProveSessionEnd()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := elect.NewElection(other, g+"-c", elect.ProveSessionEnd(), elect.WaitsForPredecessor()); err == nil {
+		t.Fatal("a session that does not wait in one group was let say it waits in another")
+	}
 }

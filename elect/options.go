@@ -303,7 +303,9 @@ func ProveSessionEnd() Option {
 // a node in its group (one read per session and tenure): a session that
 // does not give it (a program that works as Acquire returns, an older
 // herald, one without a session node) owns as soon as our node goes, so
-// ForeignInGroup counts it as it counts a foreign client's node.
+// ForeignInGroup counts it as it counts a foreign client's node. The word
+// is the session's, for all of its nodes: NewLock and NewElection refuse
+// a recipe that says otherwise than the session's first recipe did.
 func WaitsForPredecessor() Option {
 	return func(o *recipeOptions) error { o.waits = true; return nil }
 }

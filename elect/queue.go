@@ -75,6 +75,9 @@ func newQueue(s *Session, parent string, recipe Recipe, prefix string, opts []Op
 	if !o.aclSet {
 		o.acl = s.DefaultACL()
 	}
+	if err := s.claimWaits(o.waits); err != nil {
+		return nil, err
+	}
 	q := &queue{s: s, parent: parent, recipe: recipe, o: o, dialect: o.dialect}
 	if q.dialect == DialectAuto {
 		q.dialect = defaultDialect(recipe)

@@ -66,6 +66,7 @@ type Session struct {
 	id        atomic.Int64
 	nonces    atomic.Uint32 // counts our queue nodes; see heraldID
 	notes     atomic.Uint32 // counts our run notes; see runNoteName
+	waitsWord atomic.Int32  // see claimWaits
 	conns     atomic.Uint64 // counts the connections the session had; see connection
 	writes    writeWaits    // see afterWrite
 	granted   atomic.Int64  // negotiated timeout in ms, sniffed from the handshake
@@ -619,6 +620,28 @@ func (s *Session) setLocked(st State) {
 
 // ID is the ZooKeeper session id.
 func (s *Session) ID() int64 { return s.id.Load() }
+
+// claimWaits records whether a recipe of the session was given
+// WaitsForPredecessor, and refuses a recipe that says otherwise than the
+// session's first. The word is read from the session node a node's name
+// leads to, one per session under a session root, whichever group the
+// node is in (and one named by a node of a recipe that keeps none): a
+// program that waited in one group and not in another said it waited in
+// both, and a runner deposed beside its second node gave its command the
+// grace while that node owned at once (found by a review).
+func (s *Session) claimWaits(waits bool) error {
+	word := int32(1)
+	if waits {
+		word = 2
+	}
+	if s.waitsWord.CompareAndSwap(0, word) || s.waitsWord.Load() == word {
+		return nil
+	}
+	if waits {
+		return errors.New("elect: WaitsForPredecessor given to a recipe of a session whose other recipes were not given it: the word is the session's, on its session node, for all of its nodes; give it to every recipe of the session or to none (a session per kind)")
+	}
+	return errors.New("elect: a recipe without WaitsForPredecessor on a session whose other recipes were given it: the word is the session's, on its session node, for all of its nodes, and a deposed runner would take this recipe's node for one that waits; give it to every recipe of the session or to none (a session per kind)")
+}
 
 // nextNonce numbers the session's queue nodes. Two nodes of one session
 // never share a nonce while they could both exist.
