@@ -30,6 +30,14 @@ func OnSessionLook(fn func(prev string, seen bool)) (restore func()) {
 	return func() { sessionLooked.Store(nil) }
 }
 
+// OnWaitsLook has fn told of each session node an owner's guard reads
+// for its waits word (WaitsForPredecessor), before the read, until the
+// returned function restores it.
+func OnWaitsLook(fn func(owner, sessionNode string)) (restore func()) {
+	waitsLooked.Store(&fn)
+	return func() { waitsLooked.Store(nil) }
+}
+
 // LearnLiveTimeouts has h read the timeouts of the live session nodes
 // kept where its own is, as its look at a predecessor that did not vouch
 // does.

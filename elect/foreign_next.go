@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -92,6 +93,9 @@ func (h *Handle) sessionWaits(ctx context.Context, c string, session int64) (boo
 	if p == "" {
 		return false, nil
 	}
+	if f := waitsLooked.Load(); f != nil {
+		(*f)(h.NodePath(), p)
+	}
 	r, err := readNode(ctx, h.q.s.Conn(), p, false)
 	switch {
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNoAuth):
@@ -123,3 +127,7 @@ func foreignIn(children []string, inert map[string]bool) bool {
 	}
 	return false
 }
+
+// waitsLooked, when set (by tests), is told of each session node an
+// owner's guard reads for its waits word, before it reads it.
+var waitsLooked atomic.Pointer[func(owner, sessionNode string)]

@@ -3,6 +3,7 @@ package elect_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,4 +83,58 @@ func TestASessionSaysItWaitsForAllItsRecipesOrNone(t *testing.T) {
 	if _, err := elect.NewElection(other, g+"-c", elect.ProveSessionEnd(), elect.WaitsForPredecessor()); err == nil {
 		t.Fatal("a session that does not wait in one group was let say it waits in another")
 	}
+}
+
+// TestGuardedBeforeTheWaitsReads: a runner starts its command once its
+// guard has listed the group (Guarded). Reading the waits word of every
+// herald session queued behind it came first, one round trip each, so
+// every handoff to a runner with runners queued behind it started its
+// command that much later. The reads now come after: they matter only
+// when the owner's node goes, which the monitor hears of after them.
+func TestGuardedBeforeTheWaitsReads(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
+		elect.WatchForHazards(), elect.WaitsForPredecessor()}
+	first := lockedIn(t, session(t, addrs), g, runner...)
+	block := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(block) }) }
+	t.Cleanup(unblock)
+	restore := elect.OnWaitsLook(func(owner, _ string) {
+		if owner != first.NodePath() {
+			<-block // the next owner's reads hang until the test ends
+		}
+	})
+	t.Cleanup(restore)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	got := make(chan *elect.Handle, 2)
+	for range 2 {
+		l, err := elect.NewLock(session(t, addrs), g, runner...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			if h, err := l.Acquire(ctx); err == nil {
+				got <- h
+			}
+		}()
+	}
+	eventually(t, 10*time.Second, "both runners queued", func() bool { c, _, _ := first.Session().Conn().Children(g); return len(c) == 3 })
+	if err := first.Release(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var next *elect.Handle
+	select {
+	case next = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no runner owned after the release")
+	}
+	select {
+	case <-next.Guarded():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the next owner's guard waited for the waits word of the runner behind it before it let the command start")
+	}
+	unblock()
 }

@@ -480,8 +480,10 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	}
 	es, next := parseListing(got.c, got.st.Cversion)
 	h.learnAbove(es, next)
-	h.noteForeign(ctx, got.c)
 	if over, err := h.wrapped(ctx, es); over || err != nil {
+		if !over {
+			h.noteForeign(ctx, got.c)
+		}
 		return nil, over // err: connection trouble, the loop looks again
 	}
 	var passed map[string]bool // no client's at this listing
@@ -490,6 +492,7 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	for blind {
 		client, err := h.isClient(ctx, node)
 		if err != nil {
+			h.noteForeign(ctx, got.c)
 			return nil, false // connection trouble: the loop looks again
 		}
 		if client {
@@ -503,6 +506,11 @@ func (h *Handle) guard(changed <-chan struct{}) (ch <-chan zk.Event, over bool) 
 	}
 	if !blind {
 		h.guardOnce.Do(func() { close(h.guarded) })
+		// After Guarded, which the command waits for: read before it,
+		// the waits words of the runners behind us delayed every
+		// handoff's start by a round trip each (found by a review). The
+		// monitor hears of our node's deletion only after this returns.
+		h.noteForeign(ctx, got.c)
 		return got.ch, false
 	}
 	if !h.q.forced() {
