@@ -43,6 +43,34 @@ func (h *Handle) noteForeign(ctx context.Context, children []string) {
 	}
 }
 
+// lastLook lists the group once more as our node is found gone, unless
+// the guard is off or ForeignInGroup is set already: a participant that
+// owns at once and joined just before the deletion fires the guard's
+// watch as the deletion fires our node's, and the monitor, taking the
+// deletion first, never listed it. A runner then gave its command the
+// grace beside that participant's tenure (found by a review). A group
+// gone with our node (deleteall) shows nobody; another failure counts as
+// one, as in noteForeign. In a group of runners it costs the stop a round
+// trip or two, where the next owner waits for our record anyway.
+func (h *Handle) lastLook(guarding bool, changed <-chan struct{}) {
+	if !guarding || h.foreign.Load() || h.q.s.unheardPastTimeout() {
+		return
+	}
+	ctx, cancel := stateCtx(changed, h.stop)
+	defer cancel()
+	c, err := call(ctx, func() ([]string, error) {
+		c, _, err := h.q.s.Conn().Children(h.q.parent)
+		return c, err
+	})
+	switch {
+	case errors.Is(err, zk.ErrNoNode) || err != nil && ctx.Err() != nil:
+	case err != nil:
+		h.foreign.Store(true)
+	default:
+		h.noteForeign(ctx, c)
+	}
+}
+
 // ownsAtOnce reports whether the queue node c belongs to a participant
 // that would own as soon as our node goes. A node named like a foreign
 // client's counts unless it is there and no session holds it (clientNext):

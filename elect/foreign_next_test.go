@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -137,4 +138,55 @@ func TestGuardedBeforeTheWaitsReads(t *testing.T) {
 		t.Fatal("the next owner's guard waited for the waits word of the runner behind it before it let the command start")
 	}
 	unblock()
+}
+
+// TestAJoinHeardWithTheDeletionCounts: a program using Lock that joins
+// just before the owner's node is deleted by hand owns at once. Its join
+// fires the guard's watch as the deletion fires the node's, and the
+// monitor, taking the deletion first (Go picks either at random), never
+// listed it: the owner said none was there, and a runner gave its command
+// the grace beside the program's tenure. Here the guard is held on a
+// read until both have fired, a few times over.
+func TestAJoinHeardWithTheDeletionCounts(t *testing.T) {
+	addrs := sharedAddrs(t)
+	for i := range 6 {
+		g := groupPath(t) + fmt.Sprint("-", i)
+		runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
+			elect.WatchForHazards(), elect.WaitsForPredecessor()}
+		s := session(t, addrs)
+		h := lockedIn(t, s, g, runner...)
+		held, block := make(chan struct{}, 1), make(chan struct{})
+		restore := elect.OnWaitsLook(func(owner, _ string) {
+			if owner == h.NodePath() {
+				select {
+				case held <- struct{}{}:
+				default:
+				}
+				<-block
+			}
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		queue := func(opts ...elect.Option) {
+			l, err := elect.NewLock(session(t, addrs), g, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() { _, _ = l.Acquire(ctx) }()
+		}
+		queue(runner...)
+		<-held // the guard reads the runner's word; the program joins meanwhile
+		queue(elect.CreateParents())
+		eventually(t, 10*time.Second, "the program queued", func() bool { c, _, _ := s.Conn().Children(g); return len(c) == 3 })
+		if err := s.Conn().Delete(h.NodePath(), -1); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // both watches fire
+		close(block)
+		<-h.Done()
+		restore()
+		cancel()
+		if h.Reason() != elect.ReasonDeleted || !h.ForeignInGroup() {
+			t.Fatalf("run %d: the owner lost its node (%s) with a program that owns at once behind it, and did not count it", i, h.Reason())
+		}
+	}
 }

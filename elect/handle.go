@@ -322,6 +322,7 @@ func (h *Handle) await(m *ownerWatches, st State, changed <-chan struct{}) bool 
 	case ev, ok := <-m.own:
 		m.own = nil
 		if ok && ev.Type == zk.EventNodeDeleted {
+			h.lastLook(m.guarding, changed)
 			h.loseNode()
 			return true
 		}
@@ -335,6 +336,7 @@ func (h *Handle) await(m *ownerWatches, st State, changed <-chan struct{}) bool 
 		m.markDue = true
 	case <-m.recheck.C:
 		if st == StateConnected && h.ownGone(changed) {
+			h.lastLook(m.guarding, changed)
 			h.loseNode()
 			return true
 		}
