@@ -1,6 +1,15 @@
 package elect
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/internal/zkserver/zktest"
+)
 
 // TestForeignIn: herald's own names in every dialect, and nodes without a
 // sequence (the office, a checkpoint), are no foreign client; Curator's,
@@ -27,5 +36,47 @@ func TestForeignIn(t *testing.T) {
 		if foreignIn(append(ours, c), map[string]bool{c: true}) {
 			t.Errorf("%s, found inert, still read as a foreign client's", c)
 		}
+	}
+}
+
+// TestAClientNameGoneAtTheBlindCheckCounts: the guard's blind check reads
+// a node named like a client's before the look for who owns at once
+// (which comes after Guarded), and remembers one gone as inert, so that
+// look passed over it. Gone, it was a client that left or one a deleteall
+// took that makes its node again at once (see clientNext): it counts as
+// next in line, wherever it is read first. A node there that no session
+// holds does not.
+func TestAClientNameGoneAtTheBlindCheckCounts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := NewSession(ctx, zktest.Shared(t).Addrs(), WithSessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	group := fmt.Sprintf("/t/%s-%d", t.Name(), time.Now().UnixNano())
+	l, err := NewLock(s, group, CreateParents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctx); err != nil { // the monitor is done: its maps are ours
+		t.Fatal(err)
+	}
+	leftover := "1b4e28ba2fa1__lock__0000000007"
+	if _, err := s.Conn().Create(group+"/"+leftover, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if client, err := h.isClient(ctx, leftover); err != nil || client || h.ForeignInGroup() {
+		t.Fatalf("a node no session holds: client %v (%v), ForeignInGroup %v; want neither", client, err, h.ForeignInGroup())
+	}
+	if client, err := h.isClient(ctx, "1b4e28ba2fa1__lock__0000000009"); err != nil || client {
+		t.Fatalf("a node gone: client %v (%v); want none that may believe it owns", client, err)
+	}
+	if !h.ForeignInGroup() {
+		t.Fatal("a node named like a client's, gone when the blind check read it, did not count as a client next in line")
 	}
 }

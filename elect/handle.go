@@ -573,10 +573,15 @@ func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
 
 // markInert remembers node, named like a client's, as held by no session
 // (see isClient), when it has a sequence; exists says it is there still,
-// a leftover worth a word.
+// a leftover worth a word. One gone still counts as a client next in
+// line (ForeignInGroup, see clientNext): the blind check reads such names
+// before the look for one, which then passes over what is remembered.
 func (h *Handle) markInert(node string, exists bool) {
 	if _, seq := ParseSequence(node); !seq {
 		return
+	}
+	if !exists {
+		h.foreign.Store(true)
 	}
 	if exists {
 		h.q.s.log.Warn("a node no session holds is named like a client's; it is no client and owns nothing, so it neither takes our ownership nor costs our command its grace (delete it if it is a leftover)", "group", h.q.parent, "node", node, "ours", h.t.name)
