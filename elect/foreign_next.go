@@ -49,9 +49,11 @@ func (h *Handle) noteForeign(ctx context.Context, children []string) {
 // watch as the deletion fires our node's, and the monitor, taking the
 // deletion first, never listed it. A runner then gave its command the
 // grace beside that participant's tenure (found by a review). A group
-// gone with our node (deleteall) shows nobody; another failure counts as
-// one, as in noteForeign. In a group of runners it costs the stop a round
-// trip or two, where the next owner waits for our record anyway.
+// gone with our node (deleteall) shows nobody; a look that fails or is cut
+// short (the connection lost meanwhile) counts as one: this is the last
+// look, and a kill too soon costs the command its grace, one too late
+// leaves two owners. In a group of runners it costs the stop a round trip
+// or two, where the next owner waits for our record anyway.
 func (h *Handle) lastLook(guarding bool, changed <-chan struct{}) {
 	if !guarding || h.foreign.Load() || h.q.s.unheardPastTimeout() {
 		return
@@ -63,11 +65,14 @@ func (h *Handle) lastLook(guarding bool, changed <-chan struct{}) {
 		return c, err
 	})
 	switch {
-	case errors.Is(err, zk.ErrNoNode) || err != nil && ctx.Err() != nil:
+	case errors.Is(err, zk.ErrNoNode):
 	case err != nil:
 		h.foreign.Store(true)
 	default:
 		h.noteForeign(ctx, c)
+		if ctx.Err() != nil {
+			h.foreign.Store(true)
+		}
 	}
 }
 
