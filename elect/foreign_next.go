@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
@@ -26,21 +27,69 @@ func (h *Handle) ForeignInGroup() bool { return h.foreign.Load() }
 // noteForeign sets ForeignInGroup when the guard's listing children shows
 // such a participant (see ownsAtOnce), and looks no further once it is
 // set. A look that fails counts as one, unless the guard's state changed
-// meanwhile (our node deleted, say): a kill too soon costs the command
-// its grace, a kill too late leaves two owners.
+// meanwhile (the connection lost, say): a kill too soon costs the command
+// its grace, a kill too late leaves two owners. The reads it needs go out
+// at once, one round trip for all: one after another, a new owner with N
+// runners behind it held the monitor N round trips, deaf meanwhile to our
+// node's deletion and to a blind client's join (found by a review).
 func (h *Handle) noteForeign(ctx context.Context, children []string) {
-	for _, c := range children {
-		if h.foreign.Load() {
+	looks := h.looksFor(children)
+	var wg sync.WaitGroup
+	for i := range looks {
+		wg.Go(func() { looks[i].at, looks[i].err = h.ownsAtOnce(ctx, &looks[i]) })
+	}
+	wg.Wait()
+	for _, l := range looks {
+		switch {
+		case l.err != nil && ctx.Err() != nil:
 			return
-		}
-		at, err := h.ownsAtOnce(ctx, c)
-		if err != nil && ctx.Err() != nil {
-			return
-		}
-		if at || err != nil {
+		case l.at || l.err != nil:
 			h.foreign.Store(true)
+			return
+		case l.session == 0:
+			h.markInert(l.node, true)
+		default:
+			if h.waiting == nil {
+				h.waiting = map[int64]bool{}
+			}
+			h.waiting[l.session] = true
 		}
 	}
+}
+
+// A look is a read noteForeign makes of a queue node named like a foreign
+// client's (session 0), or of the session node of a herald session.
+type look struct {
+	node    string
+	session int64
+	at      bool // the node's participant owns at once
+	err     error
+}
+
+// looksFor is the looks the listing children calls for, none once
+// ForeignInGroup is set: one per node named like a client's and not known
+// inert, and, for an owner given WaitsForPredecessor, one per herald
+// session not known to wait, ours aside.
+func (h *Handle) looksFor(children []string) []look {
+	if h.foreign.Load() {
+		return nil
+	}
+	var looks []look
+	seen := map[int64]bool{}
+	for _, c := range children {
+		if _, ok := ParseSequence(c); !ok || c == h.t.name || h.inert[c] {
+			continue
+		}
+		id, _, herald := heraldNode(c)
+		switch {
+		case !herald:
+			looks = append(looks, look{node: c})
+		case h.q.o.waits && id.session != h.q.s.ID() && !h.waiting[id.session] && !seen[id.session]:
+			seen[id.session] = true
+			looks = append(looks, look{node: c, session: id.session})
+		}
+	}
+	return looks
 }
 
 // lastLook lists the group once more as our node is found gone, unless
@@ -76,48 +125,31 @@ func (h *Handle) lastLook(guarding bool, changed <-chan struct{}) {
 	}
 }
 
-// ownsAtOnce reports whether the queue node c belongs to a participant
-// that would own as soon as our node goes. A node named like a foreign
-// client's counts unless it is there and no session holds it (clientNext):
-// such a node (made by hand, or left over) owns nothing, whatever its
-// name. Counted by name alone, such a leftover cost a group of
-// runners the command's grace at every deletion by hand (found by a
-// review). A herald node counts, for an owner that waits itself, when its
-// session does not say it waits (sessionWaits): a library program behind
-// `herald lock` owned as Acquire returned, beside the command for the
-// sixth of the timeout its runner gave it (found by a review).
-func (h *Handle) ownsAtOnce(ctx context.Context, c string) (bool, error) {
-	if _, ok := ParseSequence(c); !ok || c == h.t.name || h.inert[c] {
-		return false, nil
+// ownsAtOnce reports whether the participant of l's node would own as
+// soon as our node goes. A node named like a foreign client's counts
+// unless it is there and no session holds it: such a node
+// (made by hand, or left over) owns nothing, whatever its name. Counted
+// by name alone, such a leftover cost a group of runners the command's
+// grace at every deletion by hand (found by a review). A herald node
+// counts, for an owner that waits itself, when its session does not say
+// it waits (sessionWaits): a library program behind `herald lock` owned
+// as Acquire returned, beside the command for the sixth of the timeout
+// its runner gave it (found by a review). It touches no map of the
+// monitor's: noteForeign runs it for every look at once.
+func (h *Handle) ownsAtOnce(ctx context.Context, l *look) (bool, error) {
+	if l.session == 0 {
+		exists, client, err := clientHolds(ctx, h.q.s.Conn(), h.q.full(l.node))
+		// Gone, it was a client that left, or one a deleteall took
+		// that makes its node again at once (Curator does).
+		return err != nil || client || !exists, err
 	}
-	id, _, herald := heraldNode(c)
-	switch {
-	case !herald:
-		return h.clientNext(ctx, c)
-	case !h.q.o.waits || id.session == h.q.s.ID() || h.waiting[id.session]:
-		return false, nil
-	}
-	waits, err := h.sessionWaits(ctx, c, id.session)
+	waits, err := h.sessionWaits(ctx, l.node, l.session)
 	return !waits, err
-}
-
-// clientNext reports whether the node c, named like a foreign client's,
-// may be one: a session holds it, or it is gone already. Gone, it was a
-// client that left, or one a deleteall took that makes its node again at
-// once (Curator does), as it was counted by its name before. Only a node
-// there that no session holds is passed over, and remembered inert.
-func (h *Handle) clientNext(ctx context.Context, c string) (bool, error) {
-	exists, client, err := clientHolds(ctx, h.q.s.Conn(), h.q.full(c))
-	if err != nil || client || !exists {
-		return true, err
-	}
-	h.markInert(c, true)
-	return false, nil
 }
 
 // sessionWaits reports whether the session that made the herald node c
 // says, on its session node, that it waits for its predecessor's stop
-// (WaitsForPredecessor), and remembers a session that does. One without a
+// (WaitsForPredecessor). One without a
 // session node (none kept, or kept where we cannot read it) does not say
 // so, nor does a node under its name that another session holds: anyone
 // may create under the session root.
@@ -137,14 +169,8 @@ func (h *Handle) sessionWaits(ctx context.Context, c string, session int64) (boo
 		return false, err
 	}
 	var n sessionNote
-	if json.Unmarshal(r.data, &n) != nil || n.Herald == 0 || !n.Waits || r.st.EphemeralOwner != session {
-		return false, nil
-	}
-	if h.waiting == nil {
-		h.waiting = map[int64]bool{}
-	}
-	h.waiting[session] = true
-	return true, nil
+	ok := json.Unmarshal(r.data, &n) == nil && n.Herald != 0 && n.Waits && r.st.EphemeralOwner == session
+	return ok, nil
 }
 
 // foreignIn reports whether children holds a queue node herald did not

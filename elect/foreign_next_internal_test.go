@@ -43,7 +43,7 @@ func TestForeignIn(t *testing.T) {
 // a node named like a client's before the look for who owns at once
 // (which comes after Guarded), and remembers one gone as inert, so that
 // look passed over it. Gone, it was a client that left or one a deleteall
-// took that makes its node again at once (see clientNext): it counts as
+// took that makes its node again at once (see ownsAtOnce): it counts as
 // next in line, wherever it is read first. A node there that no session
 // holds does not.
 func TestAClientNameGoneAtTheBlindCheckCounts(t *testing.T) {

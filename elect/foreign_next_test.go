@@ -190,3 +190,56 @@ func TestAJoinHeardWithTheDeletionCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestTheWaitsReadsHoldTheMonitorOneRoundTrip: a new owner reads the
+// waits word of every runner behind it; one read after another, its
+// monitor heard nothing for that many round trips, a deletion of its node
+// included. Here each read takes 700 ms, four runners wait behind the new
+// owner, and its node is deleted as its command may start.
+func TestTheWaitsReadsHoldTheMonitorOneRoundTrip(t *testing.T) {
+	addrs := sharedAddrs(t)
+	g := groupPath(t)
+	runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
+		elect.WatchForHazards(), elect.WaitsForPredecessor()}
+	first := lockedIn(t, session(t, addrs), g, runner...)
+	restore := elect.OnWaitsLook(func(owner, _ string) {
+		if owner != first.NodePath() {
+			time.Sleep(700 * time.Millisecond)
+		}
+	})
+	t.Cleanup(restore)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	got := make(chan *elect.Handle, 5)
+	for range 5 {
+		l, err := elect.NewLock(session(t, addrs), g, runner...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			if h, err := l.Acquire(ctx); err == nil {
+				got <- h
+			}
+		}()
+	}
+	c := first.Session().Conn()
+	eventually(t, 10*time.Second, "five runners queued", func() bool { k, _, _ := c.Children(g); return len(k) == 6 })
+	if err := first.Release(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var next *elect.Handle
+	select {
+	case next = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no runner owned after the release")
+	}
+	<-next.Guarded()
+	deleted := time.Now()
+	if err := c.Delete(next.NodePath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	<-next.Done()
+	if took := time.Since(deleted); took > 1600*time.Millisecond {
+		t.Fatalf("the owner heard of its node's deletion %v after it, behind its reads of four waits words (700 ms each)", took.Round(time.Millisecond))
+	}
+}

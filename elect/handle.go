@@ -574,7 +574,7 @@ func (h *Handle) isClient(ctx context.Context, node string) (bool, error) {
 // markInert remembers node, named like a client's, as held by no session
 // (see isClient), when it has a sequence; exists says it is there still,
 // a leftover worth a word. One gone still counts as a client next in
-// line (ForeignInGroup, see clientNext): the blind check reads such names
+// line (ForeignInGroup, see ownsAtOnce): the blind check reads such names
 // before the look for one, which then passes over what is remembered.
 func (h *Handle) markInert(node string, exists bool) {
 	if _, seq := ParseSequence(node); !seq {
