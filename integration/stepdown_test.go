@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +12,34 @@ import (
 
 // stepDownBound bounds how long a herald CLI holder keeps its command
 // running after a client joined that cannot see its node: the children
-// event, one listing, and the command's reaction to SIGTERM.
+// event, one listing, and the command's end (killed at once: the client
+// owns already).
 const stepDownBound = 3 * time.Second
+
+// stampingScript is holdScript stamping $OWN_ALIVE every 20 ms while it
+// holds: a command herald kills (SIGKILL runs no trap) leaves its last
+// stamp as the end of its tenure (see killedAt).
+const stampingScript = `printf 'acq %s %s\n' "$OWN_ID" "$(date +%s%N)" >> "$OWN_LOG"
+i=0
+while [ ! -e "$OWN_REL" ] && [ "$i" -lt 3000 ]; do date +%s%N >> "$OWN_ALIVE"; sleep 0.02; i=$((i+1)); done
+printf 'rel %s %s\n' "$OWN_ID" "$(date +%s%N)" >> "$OWN_LOG"`
+
+// killedAt waits up to d for the command stamping alive to stop, and
+// logs its last stamp as who's rel: a killed command logs none itself.
+func killedAt(t *testing.T, log *ownLog, who, alive string, d time.Duration) int64 {
+	t.Helper()
+	last, still := lastAlive(t, alive), time.Now()
+	for deadline := time.Now().Add(d); time.Since(still) < 300*time.Millisecond; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("herald's command still ran %v after it should have stopped", d)
+		}
+		if v := lastAlive(t, alive); v != last {
+			last, still = v, time.Now()
+		}
+	}
+	log.add("rel", who, last)
+	return last
+}
 
 // trapScript is holdScript for a command herald stops: it logs rel on
 // SIGTERM too, so the log shows when its tenure really ended.
@@ -42,9 +69,10 @@ func TestHolderStepsDownForBlindJoiner(t *testing.T) {
 			h, k := newID(c.short), newID("kazoo-"+c.kazoo)
 			log.name(h, c.name)
 			log.name(k, "Kazoo "+c.kazoo)
-			o := cliOpts{run: c.run, script: trapScript}
+			alive := filepath.Join(env.dir, h+".alive")
+			o := cliOpts{run: c.run, script: stampingScript, env: []string{"OWN_ALIVE=" + alive}}
 			if c.run {
-				o.env = []string{"HERALD_REJOIN=true"}
+				o.env = append(o.env, "HERALD_REJOIN=true")
 			}
 			mh := newCLIMember(t, env, group, h, log, o)
 			mh.start()
@@ -58,12 +86,9 @@ func TestHolderStepsDownForBlindJoiner(t *testing.T) {
 			mk := kazooKind(c.kazoo)(t, env, group, k, log, "")
 			mk.start()
 			kAcq := log.awaitAcq(t, k, 20*time.Second, "at once: Kazoo does not see herald's node")
-			evs := log.await(t, stepDownBound+5*time.Second, "herald's command stopped", func(evs []ownEvent) bool {
-				_, ok := firstEvent(evs, "rel", h)
-				return ok
-			})
-			rel, _ := firstEvent(evs, "rel", h)
-			if d := time.Duration(rel.v - kAcq); d > stepDownBound {
+			rel := killedAt(t, log, h, alive, stepDownBound+5*time.Second)
+			if d := time.Duration(rel - kAcq); d > stepDownBound {
+				evs, _ := log.snapshot()
 				t.Errorf("herald's command ran %v beside Kazoo's tenure; want at most %v\n%s", d, stepDownBound, log.timeline(evs))
 			}
 			if end := heraldEnd(t, obs, 10*time.Second); end.Reason != elect.ReasonTwoOwners {
