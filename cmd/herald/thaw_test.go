@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +164,7 @@ func TestReleaseSeenLateIsNotDatedExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer signalPID(b.cmd.Process.Pid, sigCont)
+	awaitStopped(t, b.cmd.Process.Pid)
 	if err := held.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -243,4 +246,34 @@ func httpGet(t *testing.T, url string) string {
 	t.Helper()
 	_, body := getBody(t, url)
 	return string(body)
+}
+
+// awaitStopped waits until every thread of pid, sent SIGSTOP, is stopped:
+// the signal is only queued when kill returns, and on a loaded machine a
+// bridge logged a release it heard 2 ms after the kill, before it stopped
+// (a test failure in CI, not herald's). Where /proc is missing it waits
+// for nothing.
+func awaitStopped(t *testing.T, pid int) {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		stopped := true
+		for _, task := range tasks {
+			b, err := os.ReadFile(dir + "/" + task.Name() + "/stat")
+			i := strings.LastIndexByte(string(b), ')')
+			if err == nil && i >= 0 && !strings.HasPrefix(string(b[i:]), ") T") && !strings.HasPrefix(string(b[i:]), ") t") {
+				stopped = false
+			}
+		}
+		if stopped {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not stopped 5 s after SIGSTOP", pid)
+		}
+	}
 }
