@@ -95,3 +95,7 @@ func CheckGroupFor(ctx context.Context, s *Session, group string, acl []zk.ACL) 
 		q.checkGroupACL(ctx)
 	}
 }
+
+// AncestorCount is the child version of the ancestor that sv counted its
+// missing parent's making at (see parentMadeOnce), and whether it was read.
+func AncestorCount(sv SingleView) (int32, bool) { return sv.gpCv, sv.gpKnown }

@@ -203,6 +203,9 @@ type member struct {
 	// or without a Gap of its own (Refresh).
 	restate                      restateKind
 	queued, busy, again, removed bool
+	// nodeHeard: an event on a single-node leader's node came since
+	// the start of its last read (see parentGoneUnseen).
+	nodeHeard bool
 }
 
 // fired is what the group's watches said since a worker last took it;
@@ -451,6 +454,7 @@ func (m *Many) onEvent(ev zk.Event) {
 	// children watch already covers; of a single-node leader, a new term.
 	if g := m.groups[ev.Path]; g != nil && (ev.Type != zk.EventNodeDataChanged || g.single != nil) {
 		g.fired.children = true
+		g.nodeHeard = true
 		m.firedAt(g)
 	}
 	if ev.Type == zk.EventNodeDeleted {
@@ -672,14 +676,22 @@ func (m *Many) serveSingle(g *member, f fired) {
 	restate := m.takeRestate(g)
 	cctx, cancel := stateCtx(changed, m.ctx.Done())
 	ob.reading(m.s)
+	heard := m.takeNodeHeard(g)
 	sv, _, err := st.r.read(cctx, true)
 	cancel()
 	st.readAt = time.Now() // answered (see observation.read)
 	if err != nil {
 		m.keepRestate(g, restate)
+		m.keepNodeHeard(g, heard)
 		m.readFailed(g, err)
 		return
 	}
+	// The node's watch the last read set: no event on the node since
+	// that read began, up to this read's answer, which follows every
+	// event before it (see parentGoneUnseen).
+	m.mu.Lock()
+	sv.nodeQuiet = st.prev != nil && !heard && !g.nodeHeard
+	m.mu.Unlock()
 	ob.childrenFired, ob.unread = false, false
 	changes := st.changes(sv)
 	if restate != restateNone {
@@ -694,6 +706,24 @@ func (m *Many) serveSingle(g *member, f fired) {
 	g.last, g.leader, g.fails = &v, &sv, 0
 	m.mu.Unlock()
 	m.emit(changes)
+}
+
+// takeNodeHeard reports whether an event on g's node came since the
+// start of its last read, and starts counting again for this one.
+func (m *Many) takeNodeHeard(g *member) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	heard := g.nodeHeard
+	g.nodeHeard = false
+	return heard
+}
+
+// keepNodeHeard keeps, for the read after one that failed, what was
+// heard of g's node before it.
+func (m *Many) keepNodeHeard(g *member, heard bool) {
+	m.mu.Lock()
+	g.nodeHeard = g.nodeHeard || heard
+	m.mu.Unlock()
 }
 
 // readFailed: a lost connection is followed by follow; an expired session

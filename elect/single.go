@@ -214,6 +214,11 @@ type SingleView struct {
 	gpCzxid int64
 	gpKnown bool
 	gpUp    uint8
+	// nodeQuiet: the leader node's watch set by the last read had not
+	// fired when this read was answered (watch events come before the
+	// answers after them), so no leader node was made in between. The
+	// observation, which holds the watch, sets it (see parentGoneUnseen).
+	nodeQuiet bool
 }
 
 // zxid dates what sv shows: the last change of the parent's children, or

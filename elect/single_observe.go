@@ -173,6 +173,9 @@ func (ob *singleObservation) step(ctx context.Context, changed <-chan struct{}) 
 	if err != nil {
 		return ob.readFailed(ctx, err)
 	}
+	// The node's watch the last read set: not fired yet, nothing was
+	// made there before this read was answered (see parentGoneUnseen).
+	sv.nodeQuiet = ob.watch != nil && len(ob.watch) == 0
 	ob.watch, ob.pwatch = ch.node, ch.parent
 	changes := ob.changes(sv)
 	ob.late(changes)
@@ -316,8 +319,7 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 	}
 	switch {
 	case !sv.ParentExists:
-		// The parent went: nothing tells what happened below it.
-		return prev.Exists && changed
+		return parentGoneUnseen(prev, prevSV, sv, changed)
 	case !prev.Exists:
 		// The parent appeared: its child version counts every create
 		// and delete since it was made; only the owner's create is
@@ -339,6 +341,24 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 	// version: one delete and one create explain a new owner.
 	expected := crumbChanges(prevSV, sv) + nodeChanges(prev, prevSV, sv, changed)
 	return int64(sv.Cversion-prev.Cversion)-int64(expected) > 0
+}
+
+// parentGoneUnseen reports, of a parent missing at sv, whether a leader
+// may have come and gone unseen since prev. A parent deleted takes its
+// counters with it: it may have held leaders after prev's read, unless
+// the leader node's watch prev's read set stayed quiet until sv's (a
+// container reaped while empty). A parent missing at both reads may have
+// been made, led in and deleted between them unless the count at its
+// nearest ancestor did not move: counted afresh by the second read, it
+// proved the parent made once for the next leader (found by a review).
+func parentGoneUnseen(prev View, prevSV *SingleView, sv SingleView, changed bool) bool {
+	switch {
+	case prev.Exists:
+		return changed || !sv.nodeQuiet
+	case prevSV == nil:
+		return false // a view from elsewhere (Since) holds no such count
+	}
+	return !prevSV.gpKnown || !sv.gpKnown || prevSV.gpUp != sv.gpUp || prevSV.gpCzxid != sv.gpCzxid || prevSV.gpCv != sv.gpCv
 }
 
 // parentMadeOnce reports, of a parent missing at prev and there at sv,

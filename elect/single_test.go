@@ -181,6 +181,8 @@ func TestManySingle(t *testing.T) {
 		{"ParentMadeAgainBetweenReads", TestParentMadeAgainBetweenReads},
 		{"ParentReapedWhileEmptyIsNoGap", TestParentReapedWhileEmptyIsNoGap},
 		{"LeaderOnAPathNeverMadeIsNoGap", TestLeaderOnAPathNeverMadeIsNoGap},
+		{"LeaderInParentDeletedUnseenIsGap", TestLeaderInParentDeletedUnseenIsGap},
+		{"LeaderInParentMadeAndDeletedUnseenIsGap", TestLeaderInParentMadeAndDeletedUnseenIsGap},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -1,0 +1,120 @@
+package elect_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/elect/ident"
+)
+
+// TestLeaderInParentDeletedUnseenIsGap: a parent read with no leader in
+// it, where a leader then came and went and the parent was deleted before
+// the next read (one transaction here; a stalled observer in life), was
+// read missing with no owner change and so no gap; the parent made again
+// by the next leader was proved made once, and the leader in between
+// passed without a gap mark. A parent gone with nothing to tell what it
+// held after the last read is a gap, unless its deletion was watched
+// with the leader node's creation not: the reaped container.
+func TestLeaderInParentDeletedUnseenIsGap(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, op := session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	parent := root + "/app"
+	leader := parent + "/leader"
+	if _, err := op.Conn().Create(parent, nil, 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	o := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic})
+	expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	// c leads and goes, and its parent is deleted, all in one
+	// transaction: unseen.
+	c := session(t, addrs)
+	if _, err := c.Conn().Multi(
+		&zk.CreateRequest{Path: leader, Data: []byte("c"), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.DeleteRequest{Path: leader, Version: -1},
+		&zk.DeleteRequest{Path: parent, Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitParentMissing(t, o)
+	d := session(t, addrs)
+	if _, err := d.Conn().Multi(
+		&zk.CreateRequest{Path: parent, Acl: openACL},
+		&zk.CreateRequest{Path: leader, Data: []byte("d"), Acl: openACL, Flags: zk.FlagEphemeral},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if ch := expect(t, o.Observer, elect.OwnerChanged, ownerIs("d")); !ch.Gap {
+		t.Errorf("d after c led in a parent deleted unseen: %+v; want a gap", ch)
+	}
+}
+
+// TestLeaderInParentMadeAndDeletedUnseenIsGap: a parent read missing, then
+// made, led in and deleted again before the next read, was read missing
+// twice with nothing said; its parent's child count read afresh by the
+// second read then proved the parent made once for the next leader, and
+// the leader in between passed without a gap mark.
+func TestLeaderInParentMadeAndDeletedUnseenIsGap(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, op := session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	parent := root + "/app"
+	leader := parent + "/leader"
+	o := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic})
+	expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	first := ancestorCount(t, o)
+	c := session(t, addrs)
+	if _, err := c.Conn().Multi(
+		&zk.CreateRequest{Path: parent, Acl: openACL},
+		&zk.CreateRequest{Path: leader, Data: []byte("c"), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.DeleteRequest{Path: leader, Version: -1},
+		&zk.DeleteRequest{Path: parent, Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	// The leader node's creation fired the observer's watch: wait for
+	// the read it made, which counts two more children at the root.
+	for deadline := time.Now().Add(10 * time.Second); ancestorCount(t, o) == first; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the observer never read the parent's making and deletion")
+		}
+	}
+	d := session(t, addrs)
+	if _, err := d.Conn().Multi(
+		&zk.CreateRequest{Path: parent, Acl: openACL},
+		&zk.CreateRequest{Path: leader, Data: []byte("d"), Acl: openACL, Flags: zk.FlagEphemeral},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if ch := expect(t, o.Observer, elect.OwnerChanged, ownerIs("d")); !ch.Gap {
+		t.Errorf("d after c led in a parent made and deleted unseen: %+v; want a gap", ch)
+	}
+}
+
+// waitParentMissing waits until o has read the leader's parent missing.
+func waitParentMissing(t *testing.T, o singleSource) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if sv, ok := o.Leader(); ok && !sv.ParentExists {
+			return
+		}
+	}
+	t.Fatal("the observer never read the parent missing")
+}
+
+// ancestorCount is the count of children made at the missing parent's
+// nearest ancestor that o's last read holds.
+func ancestorCount(t *testing.T, o singleSource) int32 {
+	t.Helper()
+	sv, ok := o.Leader()
+	cv, known := elect.AncestorCount(sv)
+	if !ok || sv.ParentExists || !known {
+		t.Fatalf("the observer's read holds no count of the missing parent's makings: %+v", sv)
+	}
+	return cv
+}
