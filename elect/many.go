@@ -203,9 +203,10 @@ type member struct {
 	// or without a Gap of its own (Refresh).
 	restate                      restateKind
 	queued, busy, again, removed bool
-	// nodeHeard: an event on a single-node leader's node came since
-	// the start of its last read (see parentGoneUnseen).
-	nodeHeard bool
+	// nodeHeard: an event on the group's path (a single-node leader's
+	// node) came since the start of its last read (see parentGoneUnseen);
+	// goneFirst: the first was the group's deletion (see deletedUnseen).
+	nodeHeard, goneFirst bool
 }
 
 // fired is what the group's watches said since a worker last took it;
@@ -454,6 +455,9 @@ func (m *Many) onEvent(ev zk.Event) {
 	// children watch already covers; of a single-node leader, a new term.
 	if g := m.groups[ev.Path]; g != nil && (ev.Type != zk.EventNodeDataChanged || g.single != nil) {
 		g.fired.children = true
+		if !g.nodeHeard {
+			g.goneFirst = ev.Type == zk.EventNodeDeleted
+		}
 		g.nodeHeard = true
 		m.firedAt(g)
 	}
@@ -618,12 +622,15 @@ func (m *Many) serve(g *member, f fired) {
 	}
 	restate := m.takeRestate(g)
 	ob.reading(m.s)
+	heard, gone := m.takeNodeHeard(g)
 	v, err := ob.read(m.ctx, changed)
 	if err != nil {
 		m.keepRestate(g, restate)
+		m.keepNodeHeard(g, heard, gone)
 		m.readFailed(g, err)
 		return
 	}
+	v.goneQuiet = heard && gone && !v.Exists
 	ob.childrenFired, ob.officeFired, ob.unread = false, false, false
 	changes := diff(ob.prev, v)
 	if ob.prev == nil && ob.before != nil {
@@ -676,13 +683,13 @@ func (m *Many) serveSingle(g *member, f fired) {
 	restate := m.takeRestate(g)
 	cctx, cancel := stateCtx(changed, m.ctx.Done())
 	ob.reading(m.s)
-	heard := m.takeNodeHeard(g)
+	heard, gone := m.takeNodeHeard(g)
 	sv, _, err := st.r.read(cctx, true)
 	cancel()
 	st.readAt = time.Now() // answered (see observation.read)
 	if err != nil {
 		m.keepRestate(g, restate)
-		m.keepNodeHeard(g, heard)
+		m.keepNodeHeard(g, heard, gone)
 		m.readFailed(g, err)
 		return
 	}
@@ -708,22 +715,25 @@ func (m *Many) serveSingle(g *member, f fired) {
 	m.emit(changes)
 }
 
-// takeNodeHeard reports whether an event on g's node came since the
-// start of its last read, and starts counting again for this one.
-func (m *Many) takeNodeHeard(g *member) bool {
+// takeNodeHeard reports whether an event on g's path came since the
+// start of its last read, and whether the first was its deletion, and
+// starts counting again for this one.
+func (m *Many) takeNodeHeard(g *member) (heard, goneFirst bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	heard := g.nodeHeard
-	g.nodeHeard = false
-	return heard
+	heard, goneFirst = g.nodeHeard, g.goneFirst
+	g.nodeHeard, g.goneFirst = false, false
+	return heard, goneFirst
 }
 
 // keepNodeHeard keeps, for the read after one that failed, what was
-// heard of g's node before it.
-func (m *Many) keepNodeHeard(g *member, heard bool) {
+// heard of g's path before it.
+func (m *Many) keepNodeHeard(g *member, heard, goneFirst bool) {
 	m.mu.Lock()
-	g.nodeHeard = g.nodeHeard || heard
-	m.mu.Unlock()
+	defer m.mu.Unlock()
+	if heard {
+		g.goneFirst, g.nodeHeard = goneFirst, true
+	}
 }
 
 // readFailed: a lost connection is followed by follow; an expired session

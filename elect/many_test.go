@@ -41,6 +41,8 @@ func TestMany(t *testing.T) {
 		{"GroupMadeAgainBetweenLooksIsAGap", TestGroupMadeAgainBetweenLooksIsAGap},
 		{"GroupMadeOnceWhileMissingIsNoGap", TestGroupMadeOnceWhileMissingIsNoGap},
 		{"GroupMadeWithItsParentsWhileMissingIsNoGap", TestGroupMadeWithItsParentsWhileMissingIsNoGap},
+		{"GroupOwnedAndDeletedUnseenIsGap", TestGroupOwnedAndDeletedUnseenIsGap},
+		{"GroupDeletedEmptyIsNoGap", TestGroupDeletedEmptyIsNoGap},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -108,6 +108,12 @@ type View struct {
 	// parent, holds the one child it was ever given (see madeOnce).
 	anchorUp  uint8
 	chainOnce bool
+	// emptyCounted: the group was listed empty, then its parent's child
+	// version read into parentCv (parentKnown) before the group was found
+	// still the same node; goneQuiet, of a group missing, says the
+	// children watch the last read set fired first for its deletion
+	// (see deletedUnseen).
+	emptyCounted, goneQuiet bool
 	// recipeGuessed: nothing told the recipe (see RecipeGuessed).
 	recipeGuessed bool
 }
@@ -441,6 +447,9 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 		}
 		w.children = got.ch
 		v := r.listedView(ctx, got)
+		if watch && !r.sawMissing && len(got.children) == 0 {
+			r.countEmpty(ctx, &v)
+		}
 		v.Recipe, v.recipeGuessed = r.recipeOf(ctx, got.children)
 		office := early
 		if office == nil && contains(got.children, OfficeNode) {
@@ -508,6 +517,37 @@ func (r *reader) listedView(ctx context.Context, got listing) View {
 		v.parentCv, v.parentCzxid, v.parentKnown, v.chainOnce = r.anchorAgain(ctx, r.missingUp)
 	}
 	return v
+}
+
+// countEmpty reads, for a group listed empty, its parent's child version
+// and then the group again: still the same node, it was deleted after
+// that version was read, if it is found missing (see deletedUnseen).
+func (r *reader) countEmpty(ctx context.Context, v *View) {
+	p, _ := r.statAt(ctx, 0)
+	if p == nil {
+		return
+	}
+	g, there := r.groupStat(ctx)
+	if there && g != nil && g.Czxid == v.groupCzxid {
+		v.parentCv, v.parentCzxid, v.parentKnown, v.emptyCounted = p.Cversion, p.Czxid, true, true
+	}
+}
+
+// groupStat reads the group node's stat; nil when it cannot be read, or
+// (there false) does not exist.
+func (r *reader) groupStat(ctx context.Context) (*zk.Stat, bool) {
+	type stat struct {
+		there bool
+		st    *zk.Stat
+	}
+	got, err := call(ctx, func() (stat, error) {
+		there, st, err := r.conn.Exists(r.group)
+		return stat{there, st}, err
+	})
+	if err != nil {
+		return nil, true
+	}
+	return got.st, got.there
 }
 
 // listing is one read of a group's children.

@@ -92,7 +92,7 @@ func snapshotOf(base Change, v View) Change {
 // without an owner the first node to come owns. No owner change tells of
 // it; a Snapshot of the state now, marked Gap, does.
 func unseenTenure(base Change, prev *View, v View, unexplained int64) (Change, bool) {
-	if prev.Owner != nil || v.Owner != nil || (!v.Exists || unexplained <= 0) && !unseenMaking(prev, v) {
+	if prev.Owner != nil || v.Owner != nil || (!v.Exists || unexplained <= 0) && !unseenMaking(prev, v) && !deletedUnseen(prev, v) {
 		return Change{}, false
 	}
 	c := base
@@ -160,6 +160,23 @@ func missed(prev *View, v View, unexplained int64, is map[string]bool) bool {
 // again is one more child of the level above it.
 func madeOnce(prev *View, v View) bool {
 	return sameParent(prev, v) && v.parentCv-prev.parentCv == 1 && (v.anchorUp == 0 || v.chainOnce)
+}
+
+// deletedUnseen reports, of a group there at prev and missing at v, whether
+// an owner may have come and gone in between, unseen: a group deleted
+// takes its child version with it, so an owner that came and went before
+// the deletion left no count (found by a review: read empty, owned and
+// deleted before the next read, the group was read missing with no
+// change, and made again for the next owner, it was proved made once).
+// Proved not: listed empty at prev (emptyCounted), its children watch
+// fired first for its deletion (goneQuiet), and its parent's child
+// version, read at prev before the group was found still there, moved by
+// that deletion alone.
+func deletedUnseen(prev *View, v View) bool {
+	if !prev.Exists || v.Exists || v.groupCzxid != 0 {
+		return false // v.groupCzxid: diff's view of a group replaced, whose making says gap
+	}
+	return !prev.emptyCounted || !v.goneQuiet || !sameParent(prev, v) || v.parentCv-prev.parentCv != 1
 }
 
 // unseenMaking reports whether a group missing at prev may have been made

@@ -88,6 +88,10 @@ type observation struct {
 	childW, existsW, officeW, ownerW <-chan zk.Event
 	lateMark
 	childrenFired, officeFired bool
+	// childGone: the children watch fired for the group's deletion, the
+	// first change to its children since the read that set it (see
+	// deletedUnseen).
+	childGone bool
 	// unread: a watch fired since the last read that succeeded, so the
 	// last view may be out of date (see vouched).
 	unread bool
@@ -286,10 +290,13 @@ func (o *Observer) loop(ctx context.Context, s *Session, suspended, step func(co
 func (ob *observation) step(ctx context.Context, changed <-chan struct{}) error {
 	ob.takeFired()
 	ob.reading(ob.s)
+	gone := ob.childGone
+	ob.childGone = false
 	v, err := ob.read(ctx, changed)
 	if err != nil {
 		return ob.readFailed(ctx, err)
 	}
+	v.goneQuiet = gone && !v.Exists
 	ob.childrenFired, ob.officeFired, ob.unread = false, false, false
 	changes := diff(ob.prev, v)
 	if ob.prev == nil && ob.before != nil {
@@ -449,8 +456,9 @@ func observeErr(group string, err error) error {
 // owner's node and writes the office).
 func (ob *observation) await(ctx context.Context, changed <-chan struct{}) error {
 	select {
-	case <-ob.childW:
+	case ev := <-ob.childW:
 		ob.childrenFired, ob.unread = true, true
+		ob.childGone = ob.childGone || ev.Type == zk.EventNodeDeleted // closed once fired: a zero Event
 	case <-ob.existsW:
 		ob.childrenFired, ob.unread = true, true
 	case <-ob.officeW:
@@ -478,8 +486,9 @@ func (ob *observation) await(ctx context.Context, changed <-chan struct{}) error
 // drainFired takes the watches that fired together with the one awaited.
 func (ob *observation) drainFired() {
 	select {
-	case <-ob.childW:
+	case ev := <-ob.childW:
 		ob.childrenFired, ob.unread = true, true
+		ob.childGone = ob.childGone || ev.Type == zk.EventNodeDeleted // closed once fired: a zero Event
 	default:
 	}
 	select {

@@ -1,0 +1,80 @@
+package elect_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherald/herald/elect"
+)
+
+// TestGroupOwnedAndDeletedUnseenIsGap: a group read with no owner, where
+// an owner then came and went and the group was deleted before the next
+// read (one transaction here; a stalled observer in life), was read
+// missing with no owner change and so no gap; the group made again with
+// the next owner was proved made once by its parent's child version, and
+// the owner in between passed without a gap mark.
+func TestGroupOwnedAndDeletedUnseenIsGap(t *testing.T) {
+	addrs := sharedAddrs(t)
+	group := groupPath(t) + "/g"
+	maker := session(t, addrs).Conn()
+	makeGroup(t, maker, group)
+	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
+	expect(t, o, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	if _, err := maker.Multi(
+		ownedOp(group, "unseen"),
+		&zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1},
+		&zk.DeleteRequest{Path: group, Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitGroupMissing(t, o, group)
+	if _, err := maker.Multi(&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)}, ownedOp(group, "seen")); err != nil {
+		t.Fatal(err)
+	}
+	if c, gap := untilOwner(t, o); !gap {
+		t.Fatalf("an owner came and went, its group deleted, unseen, yet the next owner came with no gap mark: %+v", c)
+	}
+}
+
+// waitGroupMissing waits until o's last read found group missing.
+func waitGroupMissing(t *testing.T, o source, group string) {
+	t.Helper()
+	last := func() (elect.View, bool) {
+		if m, ok := o.(*elect.Many); ok {
+			return m.Last(group)
+		}
+		return o.(*elect.Observer).Last()
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if v, ok := last(); ok && !v.Exists {
+			return
+		}
+	}
+	t.Fatal("the observer never read the group missing")
+}
+
+// TestGroupDeletedEmptyIsNoGap: a group read empty and then deleted with
+// nothing in it since (a container the server reaps) is read missing with
+// no gap mark, nor is the next owner of the group made again: its
+// children watch fired first for the deletion, and its parent counted that
+// deletion alone.
+func TestGroupDeletedEmptyIsNoGap(t *testing.T) {
+	addrs := sharedAddrs(t)
+	group := groupPath(t) + "/g"
+	maker := session(t, addrs).Conn()
+	makeGroup(t, maker, group)
+	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
+	expect(t, o, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	if err := maker.Delete(group, -1); err != nil {
+		t.Fatal(err)
+	}
+	waitGroupMissing(t, o, group)
+	if _, err := maker.Multi(&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)}, ownedOp(group, "seen")); err != nil {
+		t.Fatal(err)
+	}
+	if c, gap := untilOwner(t, o); gap {
+		t.Fatalf("the next owner of a group deleted empty came with a gap mark: %+v", c)
+	}
+}
