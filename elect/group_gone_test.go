@@ -78,3 +78,36 @@ func TestGroupDeletedEmptyIsNoGap(t *testing.T) {
 		t.Fatalf("the next owner of a group deleted empty came with a gap mark: %+v", c)
 	}
 }
+
+// TestGroupDeletedAfterAnUnseenOwnerIsGap: a group read with an owner,
+// where the owner left, another owned and left, and the group was deleted
+// before the next read, was read as the first owner's end and the group
+// gone, with no gap mark: the owner in between passed unseen. A group
+// deleted takes its counters with it, so nothing tells what it held after
+// the last listing that showed nodes in it.
+func TestGroupDeletedAfterAnUnseenOwnerIsGap(t *testing.T) {
+	addrs := sharedAddrs(t)
+	group := groupPath(t) + "/g"
+	maker := session(t, addrs).Conn()
+	makeGroup(t, maker, group)
+	if _, err := maker.Create(group+"/lock-0000000000", []byte("first"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
+	expect(t, o, elect.Snapshot, ownerIs("first"))
+	if _, err := maker.Multi(
+		&zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1},
+		&zk.CreateRequest{Path: group + "/lock-0000000001", Data: []byte("unseen"), Flags: zk.FlagEphemeral, Acl: zk.WorldACL(zk.PermAll)},
+		&zk.DeleteRequest{Path: group + "/lock-0000000001", Version: -1},
+		&zk.DeleteRequest{Path: group, Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitGroupMissing(t, o, group)
+	if _, err := maker.Multi(&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)}, ownedOp(group, "seen")); err != nil {
+		t.Fatal(err)
+	}
+	if c, gap := untilOwner(t, o); !gap {
+		t.Fatalf("an owner came and went after the first, its group deleted, unseen, yet no change said gap: %+v", c)
+	}
+}

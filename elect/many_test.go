@@ -43,6 +43,7 @@ func TestMany(t *testing.T) {
 		{"GroupMadeWithItsParentsWhileMissingIsNoGap", TestGroupMadeWithItsParentsWhileMissingIsNoGap},
 		{"GroupOwnedAndDeletedUnseenIsGap", TestGroupOwnedAndDeletedUnseenIsGap},
 		{"GroupDeletedEmptyIsNoGap", TestGroupDeletedEmptyIsNoGap},
+		{"GroupDeletedAfterAnUnseenOwnerIsGap", TestGroupDeletedAfterAnUnseenOwnerIsGap},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -126,11 +126,12 @@ func replaced(prev *View, v View) bool {
 
 // missed reports whether an owner may have come and gone unseen between
 // two views: in nodes that came and went unseen (the parent's cversion
-// moved more than the listings explain), or in a node that left while it
-// was ahead of the new owner (it may have owned in between). A suspect
+// moved more than the listings explain), in a group deleted after its
+// last listing (see deletedUnseen), or in a node that left while it was
+// ahead of the new owner (it may have owned in between). A suspect
 // node never owns (see reader.suspicion), so its leaving is no gap.
 func missed(prev *View, v View, unexplained int64, is map[string]bool) bool {
-	if unexplained > 0 || !prev.Exists && v.Exists && v.Cversion > int32(len(v.children)) || unseenMaking(prev, v) {
+	if unexplained > 0 || !prev.Exists && v.Exists && v.Cversion > int32(len(v.children)) || unseenMaking(prev, v) || deletedUnseen(prev, v) {
 		return true
 	}
 	for _, p := range prev.Queue {
