@@ -293,8 +293,11 @@ func (b *singleBefore) missed(sv SingleView) bool {
 		// Only the last owner reported and its zxid are known (a bridge
 		// restarted on its audit log): no child change of the parent
 		// since proves nothing happened, nor a write to the node (an owner
-		// that rewrites it) since.
-		return sv.zxid() > v.Pzxid
+		// that rewrites it) since. A parent gone since took its counters
+		// with it: its zxid reads 0, and an owner reported, or a parent
+		// there at the report (zxid not 0), may have been followed by
+		// another before it went.
+		return sv.zxid() > v.Pzxid || !sv.ParentExists && (v.Owner != nil || v.Pzxid > 0)
 	}
 	return missedSingle(v, b.epoch, sv)
 }

@@ -118,3 +118,41 @@ func ancestorCount(t *testing.T, o singleSource) int32 {
 	}
 	return cv
 }
+
+// TestReportedLeaderWhoseParentWentIsGap: a bridge restarted on its audit
+// log knows the last leader reported and the zxid it was reported at
+// (AfterOwner). The leader's parent read missing since had no zxid to
+// compare (its counters went with it), so the reported leader's end came
+// with no gap mark though another may have led and gone before the parent
+// was deleted, and the next leader, in a parent made once, came with none
+// either.
+func TestReportedLeaderWhoseParentWentIsGap(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, op := session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	parent := root + "/app"
+	leader := parent + "/leader"
+	if _, err := op.Conn().Create(parent, nil, 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	a := session(t, addrs)
+	if _, err := a.Conn().Create(leader, []byte("a"), zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	first := expect(t, observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic}).Observer, elect.Snapshot, ownerIs("a"))
+	_ = a.Close()
+	// b leads and goes, and the parent is deleted, while no bridge runs.
+	b := session(t, addrs)
+	if _, err := b.Conn().Multi(
+		&zk.CreateRequest{Path: leader, Data: []byte("b"), Acl: openACL, Flags: zk.FlagEphemeral},
+		&zk.DeleteRequest{Path: leader, Version: -1},
+		&zk.DeleteRequest{Path: parent, Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	after := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic}, elect.AfterOwner(first.Owner.Node, first.Zxid))
+	if c := expect(t, after.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) }); !c.Gap {
+		t.Errorf("a's end, its parent gone, told with no gap mark though b led in between: %+v", c)
+	}
+}

@@ -183,6 +183,7 @@ func TestManySingle(t *testing.T) {
 		{"LeaderOnAPathNeverMadeIsNoGap", TestLeaderOnAPathNeverMadeIsNoGap},
 		{"LeaderInParentDeletedUnseenIsGap", TestLeaderInParentDeletedUnseenIsGap},
 		{"LeaderInParentMadeAndDeletedUnseenIsGap", TestLeaderInParentMadeAndDeletedUnseenIsGap},
+		{"ReportedLeaderWhoseParentWentIsGap", TestReportedLeaderWhoseParentWentIsGap},
 	} {
 		t.Run(tc.name, tc.f)
 	}
