@@ -240,6 +240,11 @@ func (sv SingleView) view() View {
 		v.Queue = []Participant{*sv.Owner}
 		v.Owner = &v.Queue[0]
 	}
+	if !sv.ParentExists && sv.gpKnown {
+		// The count of the missing parent's makings, for an observation
+		// continued from this view (Since; see ancestorOf).
+		v.parentCv, v.parentCzxid, v.parentKnown, v.anchorUp = sv.gpCv, sv.gpCzxid, true, sv.gpUp
+	}
 	return v
 }
 

@@ -85,6 +85,11 @@ func newSingleState(s *Session, p string, sn SingleNode, opts []ObserveOption) (
 	switch {
 	case oo.since != nil:
 		st.before = &singleBefore{view: *oo.since}
+		if v := oo.since; !v.Exists && v.parentKnown {
+			// Its parent was missing: the first read counts its making
+			// where that view did (see ancestorOf).
+			st.r.parentMissing, st.r.missingUp = true, v.anchorUp
+		}
 	case oo.after != nil:
 		v := *oo.after
 		v.Group = p
@@ -329,7 +334,7 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 		// accounted for. A parent made more than once since (made,
 		// owned, deleted, made again) leaves nothing in the last one's
 		// counters.
-		return !parentMadeOnce(prevSV, sv) || int64(sv.Cversion) > int64(b2i(sv.Owner != nil)+b2i(sv.crumb != 0))
+		return !parentMadeOnce(prev, prevSV, sv) || int64(sv.Cversion) > int64(b2i(sv.Owner != nil)+b2i(sv.crumb != 0))
 	case prev.parentCzxid != 0 && prev.parentCzxid != sv.parentCzxid:
 		// The parent was deleted and made again (a wipe): its child
 		// version starts from 0 again, and nothing tells what the old
@@ -358,10 +363,22 @@ func parentGoneUnseen(prev View, prevSV *SingleView, sv SingleView, changed bool
 	switch {
 	case prev.Exists:
 		return changed || !sv.nodeQuiet
-	case prevSV == nil:
-		return false // a view from elsewhere (Since) holds no such count
 	}
-	return !prevSV.gpKnown || !sv.gpKnown || prevSV.gpUp != sv.gpUp || prevSV.gpCzxid != sv.gpCzxid || prevSV.gpCv != sv.gpCv
+	cv, czxid, up, known := ancestorOf(prev, prevSV)
+	return !known || !sv.gpKnown || up != sv.gpUp || czxid != sv.gpCzxid || cv != sv.gpCv
+}
+
+// ancestorOf is the count prev kept of its missing parent's makings (see
+// parentMadeOnce): its SingleView's, or for a view from elsewhere (Since)
+// the View's, which keeps it.
+func ancestorOf(prev View, prevSV *SingleView) (cv int32, czxid int64, up uint8, known bool) {
+	switch {
+	case prevSV != nil:
+		return prevSV.gpCv, prevSV.gpCzxid, prevSV.gpUp, prevSV.gpKnown
+	case prev.Exists || prev.ownerOnly:
+		return 0, 0, 0, false
+	}
+	return prev.parentCv, prev.parentCzxid, prev.anchorUp, prev.parentKnown
 }
 
 // parentMadeOnce reports, of a parent missing at prev and there at sv,
@@ -371,8 +388,9 @@ func parentGoneUnseen(prev View, prevSV *SingleView, sv SingleView, changed bool
 // and after sv read it, moved by one, in the same node. Anything else
 // (another child made or deleted there, a version not read) may hide a
 // parent made, owned and deleted.
-func parentMadeOnce(prev *SingleView, sv SingleView) bool {
-	return prev != nil && prev.gpKnown && sv.gpKnown && prev.gpUp == sv.gpUp && prev.gpCzxid == sv.gpCzxid && sv.gpCv-prev.gpCv == 1
+func parentMadeOnce(prev View, prevSV *SingleView, sv SingleView) bool {
+	cv, czxid, up, known := ancestorOf(prev, prevSV)
+	return known && sv.gpKnown && up == sv.gpUp && czxid == sv.gpCzxid && sv.gpCv-cv == 1
 }
 
 // nodeChanges is how many creates and deletes of the leader node the two

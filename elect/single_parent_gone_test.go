@@ -1,6 +1,7 @@
 package elect_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -155,4 +156,70 @@ func TestReportedLeaderWhoseParentWentIsGap(t *testing.T) {
 	if c := expect(t, after.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) }); !c.Gap {
 		t.Errorf("a's end, its parent gone, told with no gap mark though b led in between: %+v", c)
 	}
+}
+
+// TestSinceAParentMissingCountsItsMakings: an observer continuing from
+// another's last view (Since) of a leader whose parent was missing had no
+// count of the parent's makings to compare: a parent made, led in and
+// deleted in between was read missing again with nothing said, and its
+// next making proved made once from there. The view keeps that count
+// now: a parent made just once since is no gap, one made, led in and
+// deleted is.
+func TestSinceAParentMissingCountsItsMakings(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, op := session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	t.Run("made and deleted", func(t *testing.T) {
+		parent := root + "/gone"
+		leader := parent + "/leader"
+		last := lastMissing(t, obs, leader)
+		if _, err := op.Conn().Multi(
+			&zk.CreateRequest{Path: parent, Acl: openACL},
+			&zk.CreateRequest{Path: leader, Data: []byte("c"), Acl: openACL, Flags: zk.FlagEphemeral},
+			&zk.DeleteRequest{Path: leader, Version: -1},
+			&zk.DeleteRequest{Path: parent, Version: -1},
+		); err != nil {
+			t.Fatal(err)
+		}
+		since := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic}, elect.Since(last))
+		if c := expect(t, since.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) }); !c.Gap {
+			t.Errorf("c led in a parent made and deleted since the last view, yet: %+v; want a gap", c)
+		}
+	})
+	t.Run("made once", func(t *testing.T) {
+		parent := root + "/once"
+		leader := parent + "/leader"
+		last := lastMissing(t, obs, leader)
+		d := session(t, addrs)
+		if _, err := d.Conn().Multi(
+			&zk.CreateRequest{Path: parent, Acl: openACL},
+			&zk.CreateRequest{Path: leader, Data: []byte("d"), Acl: openACL, Flags: zk.FlagEphemeral},
+		); err != nil {
+			t.Fatal(err)
+		}
+		since := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic}, elect.Since(last))
+		if c := expect(t, since.Observer, elect.Snapshot, ownerIs("d")); c.Gap {
+			t.Errorf("d, the first leader in a parent made once since the last view: %+v; want no gap", c)
+		}
+	})
+}
+
+// lastMissing is the last view of an observer that read leader's parent
+// missing, stopped.
+func lastMissing(t *testing.T, s *elect.Session, leader string) elect.View {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	o, err := elect.ObserveSingle(ctx, s, leader, elect.SingleNode{Format: ident.Generic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	cancel()
+	o.Wait()
+	last, ok := o.Last()
+	if !ok || last.Exists {
+		t.Fatalf("the first observer's last view: %+v, %v; want its parent missing", last, ok)
+	}
+	return last
 }

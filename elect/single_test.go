@@ -184,6 +184,7 @@ func TestManySingle(t *testing.T) {
 		{"LeaderInParentDeletedUnseenIsGap", TestLeaderInParentDeletedUnseenIsGap},
 		{"LeaderInParentMadeAndDeletedUnseenIsGap", TestLeaderInParentMadeAndDeletedUnseenIsGap},
 		{"ReportedLeaderWhoseParentWentIsGap", TestReportedLeaderWhoseParentWentIsGap},
+		{"SinceAParentMissingCountsItsMakings", TestSinceAParentMissingCountsItsMakings},
 	} {
 		t.Run(tc.name, tc.f)
 	}
