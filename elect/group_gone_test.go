@@ -1,6 +1,10 @@
 package elect_test
 
 import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +114,65 @@ func TestGroupDeletedAfterAnUnseenOwnerIsGap(t *testing.T) {
 	if c, gap := untilOwner(t, o); !gap {
 		t.Fatalf("an owner came and went after the first, its group deleted, unseen, yet no change said gap: %+v", c)
 	}
+}
+
+// TestSinceAMissingGroupCountsItsMaking: an observer continuing from
+// another's view of a group found missing (Since) read the group's
+// making with no count to compare, so the first owner of a group made
+// once since came with a gap mark; the view's count of its parent (or
+// nearest ancestor) is read again now. Made, owned, deleted and made
+// again since is still a gap.
+func TestSinceAMissingGroupCountsItsMaking(t *testing.T) {
+	for _, missing := range []int{0, 2} {
+		t.Run(fmt.Sprintf("missing-levels=%d", missing), func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			base := groupPath(t)
+			maker := session(t, addrs).Conn()
+			makeGroup(t, maker, base)
+			group := base + strings.Repeat("/p", missing) + "/g"
+			last := lastGroupMissing(t, session(t, addrs), group)
+			if _, err := maker.Multi(append(makeLevels(group, missing), ownedOp(group, "seen"))...); err != nil {
+				t.Fatal(err)
+			}
+			o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock), elect.Since(last))
+			if c := expect(t, o, elect.Snapshot, ownerIs("seen")); c.Gap {
+				t.Errorf("the first owner of a group made once since the last view: %+v; want no gap", c)
+			}
+		})
+	}
+	t.Run("made again", func(t *testing.T) {
+		addrs := sharedAddrs(t)
+		group := groupPath(t) + "/g"
+		maker := session(t, addrs).Conn()
+		makeGroup(t, maker, path.Dir(group))
+		last := lastGroupMissing(t, session(t, addrs), group)
+		ops := append(makeLevels(group, 0), ownedOp(group, "unseen"),
+			&zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1}, &zk.DeleteRequest{Path: group, Version: -1})
+		if _, err := maker.Multi(append(append(ops, makeLevels(group, 0)...), ownedOp(group, "seen"))...); err != nil {
+			t.Fatal(err)
+		}
+		o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock), elect.Since(last))
+		if c := expect(t, o, elect.Snapshot, ownerIs("seen")); !c.Gap {
+			t.Errorf("a tenure in a group made and deleted since the last view, yet: %+v; want a gap", c)
+		}
+	})
+}
+
+// lastGroupMissing is the last view of an observer that found group
+// missing, stopped.
+func lastGroupMissing(t *testing.T, s *elect.Session, group string) elect.View {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	o, err := elect.Observe(ctx, s, group, elect.AsRecipe(elect.RecipeLock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, o, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	cancel()
+	o.Wait()
+	last, ok := o.Last()
+	if !ok || last.Exists {
+		t.Fatalf("the first observer's last view: %+v, %v; want the group missing", last, ok)
+	}
+	return last
 }

@@ -248,7 +248,9 @@ func (m *Many) Add(group string, opts ...ObserveOption) error {
 		oo.since = oo.after
 		oo.since.Group = group
 	}
-	return m.join(&member{ob: observation{s: m.s, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since), noOwnerWatch: true}, before: oo.since}})
+	g := &member{ob: observation{s: m.s, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since), noOwnerWatch: true}, before: oo.since}}
+	g.ob.r.sawMissing, g.ob.r.missingUp = missingAt(oo.since)
+	return m.join(g)
 }
 
 // join registers g under its path and queues its first read; a path

@@ -44,6 +44,7 @@ func TestMany(t *testing.T) {
 		{"GroupOwnedAndDeletedUnseenIsGap", TestGroupOwnedAndDeletedUnseenIsGap},
 		{"GroupDeletedEmptyIsNoGap", TestGroupDeletedEmptyIsNoGap},
 		{"GroupDeletedAfterAnUnseenOwnerIsGap", TestGroupDeletedAfterAnUnseenOwnerIsGap},
+		{"SinceAMissingGroupCountsItsMaking", TestSinceAMissingGroupCountsItsMaking},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -505,6 +505,17 @@ func (r *reader) missingView(ctx context.Context, got listing, w *watches) View 
 	return v
 }
 
+// missingAt says whether since (an observation's view to continue from)
+// found its group missing with a count of what was made at its path, and
+// where that count was read: the first read of the group found again
+// counts its making there (see madeOnce), where it was a gap.
+func missingAt(since *View) (bool, uint8) {
+	if since == nil || since.Exists || since.ownerOnly || !since.parentKnown {
+		return false, 0
+	}
+	return true, since.anchorUp
+}
+
 // listedView is the View of the group's listing got, before its queue is
 // read. For a group the last read found missing, it holds the child
 // version of the parent (or of the ancestor that stood for it) read now,

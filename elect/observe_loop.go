@@ -45,6 +45,7 @@ func Observe(ctx context.Context, s *Session, group string, opts ...ObserveOptio
 	}
 	o := &Observer{ch: make(chan Change, oo.buffer), done: make(chan struct{})}
 	ob := &observation{o: o, s: s, r: reader{conn: s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since)}, before: oo.since}
+	ob.r.sawMissing, ob.r.missingUp = missingAt(oo.since)
 	// The group node, and the nodes in it: the owner's and the office.
 	stop := watchLate(s, &ob.lateMark, func(p string) bool { return p == group || path.Dir(p) == group })
 	go func() {
