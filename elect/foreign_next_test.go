@@ -13,6 +13,61 @@ import (
 	"github.com/zkherald/herald/elect"
 )
 
+// runnerOpts are the options of a herald runner's lock on g: session
+// nodes under g-sessions that say it waits for its predecessor's stop.
+func runnerOpts(g string) []elect.Option {
+	return []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
+		elect.WatchForHazards(), elect.WaitsForPredecessor()}
+}
+
+// queueLock joins lock g with opts on a session of its own and waits to
+// own it in the background until ctx ends: a waiter the test never uses.
+func queueLock(ctx context.Context, t *testing.T, addrs []string, g string, opts ...elect.Option) {
+	t.Helper()
+	l, err := elect.NewLock(session(t, addrs), g, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = l.Acquire(ctx) }()
+}
+
+// acquiring queues n locks on g with opts, each on a session of its own,
+// and hands over each as it owns; they stop waiting as the test ends.
+func acquiring(t *testing.T, addrs []string, g string, n int, opts ...elect.Option) <-chan *elect.Handle {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	got := make(chan *elect.Handle, n)
+	for range n {
+		l, err := elect.NewLock(session(t, addrs), g, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			if h, err := l.Acquire(ctx); err == nil {
+				got <- h
+			}
+		}()
+	}
+	return got
+}
+
+// ownsNext releases first and is the waiter of got that owns after it,
+// within 10 s.
+func ownsNext(t *testing.T, first *elect.Handle, got <-chan *elect.Handle) *elect.Handle {
+	t.Helper()
+	if err := first.Release(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case next := <-got:
+		return next
+	case <-time.After(10 * time.Second):
+		t.Fatal("no runner owned after the release")
+		return nil
+	}
+}
+
 // TestForeignInGroupTellsRunnersFromLibraryPrograms: for an owner that
 // waits for its predecessor's stop, as herald's runners do, a herald
 // waiter whose session says the same, and a node named like Curator's
@@ -22,20 +77,12 @@ import (
 func TestForeignInGroupTellsRunnersFromLibraryPrograms(t *testing.T) {
 	addrs := sharedAddrs(t)
 	g := groupPath(t)
-	runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
-		elect.WatchForHazards(), elect.WaitsForPredecessor()}
+	runner := runnerOpts(g)
 	s := session(t, addrs)
 	h := lockedIn(t, s, g, runner...)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	queue := func(opts ...elect.Option) {
-		l, err := elect.NewLock(session(t, addrs), g, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { _, _ = l.Acquire(ctx) }()
-	}
-	queue(runner...)
+	queueLock(ctx, t, addrs, g, runner...)
 	if _, err := s.Conn().Create(g+"/_c_11111111-2222-3333-4444-555555555555-lock-0000000099", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +91,7 @@ func TestForeignInGroupTellsRunnersFromLibraryPrograms(t *testing.T) {
 	if h.ForeignInGroup() {
 		t.Fatal("a waiting runner and a node no session holds counted as a participant that owns at once")
 	}
-	queue()
+	queueLock(ctx, t, addrs, g)
 	eventually(t, 10*time.Second, "the library's waiter counted as one that owns at once", h.ForeignInGroup)
 }
 
@@ -57,8 +104,7 @@ func TestForeignInGroupTellsRunnersFromLibraryPrograms(t *testing.T) {
 func TestASessionSaysItWaitsForAllItsRecipesOrNone(t *testing.T) {
 	addrs := sharedAddrs(t)
 	g := groupPath(t)
-	runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
-		elect.WatchForHazards(), elect.WaitsForPredecessor()}
+	runner := runnerOpts(g)
 	h := lockedIn(t, session(t, addrs), g, runner...)
 	lib := session(t, addrs)
 	lockedIn(t, lib, g+"-waits", runner...) // its session node now says it waits
@@ -95,8 +141,7 @@ func TestASessionSaysItWaitsForAllItsRecipesOrNone(t *testing.T) {
 func TestGuardedBeforeTheWaitsReads(t *testing.T) {
 	addrs := sharedAddrs(t)
 	g := groupPath(t)
-	runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
-		elect.WatchForHazards(), elect.WaitsForPredecessor()}
+	runner := runnerOpts(g)
 	first := lockedIn(t, session(t, addrs), g, runner...)
 	block := make(chan struct{})
 	var once sync.Once
@@ -108,30 +153,9 @@ func TestGuardedBeforeTheWaitsReads(t *testing.T) {
 		}
 	})
 	t.Cleanup(restore)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	got := make(chan *elect.Handle, 2)
-	for range 2 {
-		l, err := elect.NewLock(session(t, addrs), g, runner...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			if h, err := l.Acquire(ctx); err == nil {
-				got <- h
-			}
-		}()
-	}
+	got := acquiring(t, addrs, g, 2, runner...)
 	eventually(t, 10*time.Second, "both runners queued", func() bool { c, _, _ := first.Session().Conn().Children(g); return len(c) == 3 })
-	if err := first.Release(ctxT(t, 10*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	var next *elect.Handle
-	select {
-	case next = <-got:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no runner owned after the release")
-	}
+	next := ownsNext(t, first, got)
 	select {
 	case <-next.Guarded():
 	case <-time.After(5 * time.Second):
@@ -151,8 +175,7 @@ func TestAJoinHeardWithTheDeletionCounts(t *testing.T) {
 	addrs := sharedAddrs(t)
 	for i := range 6 {
 		g := groupPath(t) + fmt.Sprint("-", i)
-		runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
-			elect.WatchForHazards(), elect.WaitsForPredecessor()}
+		runner := runnerOpts(g)
 		s := session(t, addrs)
 		h := lockedIn(t, s, g, runner...)
 		held, block := make(chan struct{}, 1), make(chan struct{})
@@ -166,16 +189,9 @@ func TestAJoinHeardWithTheDeletionCounts(t *testing.T) {
 			}
 		})
 		ctx, cancel := context.WithCancel(context.Background())
-		queue := func(opts ...elect.Option) {
-			l, err := elect.NewLock(session(t, addrs), g, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			go func() { _, _ = l.Acquire(ctx) }()
-		}
-		queue(runner...)
+		queueLock(ctx, t, addrs, g, runner...)
 		<-held // the guard reads the runner's word; the program joins meanwhile
-		queue(elect.CreateParents())
+		queueLock(ctx, t, addrs, g, elect.CreateParents())
 		eventually(t, 10*time.Second, "the program queued", func() bool { c, _, _ := s.Conn().Children(g); return len(c) == 3 })
 		if err := s.Conn().Delete(h.NodePath(), -1); err != nil {
 			t.Fatal(err)
@@ -199,8 +215,7 @@ func TestAJoinHeardWithTheDeletionCounts(t *testing.T) {
 func TestTheWaitsReadsHoldTheMonitorOneRoundTrip(t *testing.T) {
 	addrs := sharedAddrs(t)
 	g := groupPath(t)
-	runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
-		elect.WatchForHazards(), elect.WaitsForPredecessor()}
+	runner := runnerOpts(g)
 	first := lockedIn(t, session(t, addrs), g, runner...)
 	restore := elect.OnWaitsLook(func(owner, _ string) {
 		if owner != first.NodePath() {
@@ -208,31 +223,10 @@ func TestTheWaitsReadsHoldTheMonitorOneRoundTrip(t *testing.T) {
 		}
 	})
 	t.Cleanup(restore)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	got := make(chan *elect.Handle, 5)
-	for range 5 {
-		l, err := elect.NewLock(session(t, addrs), g, runner...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			if h, err := l.Acquire(ctx); err == nil {
-				got <- h
-			}
-		}()
-	}
+	got := acquiring(t, addrs, g, 5, runner...)
 	c := first.Session().Conn()
 	eventually(t, 10*time.Second, "five runners queued", func() bool { k, _, _ := c.Children(g); return len(k) == 6 })
-	if err := first.Release(ctxT(t, 10*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	var next *elect.Handle
-	select {
-	case next = <-got:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no runner owned after the release")
-	}
+	next := ownsNext(t, first, got)
 	<-next.Guarded()
 	deleted := time.Now()
 	if err := c.Delete(next.NodePath(), -1); err != nil {
