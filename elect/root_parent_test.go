@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -106,28 +107,19 @@ func followOpenRootAdvice(t *testing.T, acl []zk.ACL) {
 	if werr == nil {
 		t.Fatal("no warning of a root open to all")
 	}
-	var set []zk.ACL
-	if m := regexp.MustCompile(`add (\S+) to the ACL`).FindStringSubmatch(werr.Error()); m != nil {
-		set, _, _ = alpha.Conn().GetACL(root) // as its maker sees it, everyone's cut to READ
+	set := aclAsTold(t, "warning", werr.Error(), root, func() []zk.ACL {
+		set, _, _ := alpha.Conn().GetACL(root) // as its maker sees it, everyone's cut to READ
 		for i := range set {
 			if set[i].Scheme == "world" {
 				set[i].Perms &= zk.PermRead
 			}
 		}
-		set = append(set, zkCliACL(m[1])...)
-	} else if m := regexp.MustCompile(`setAcl ` + regexp.QuoteMeta(root) + ` (\S+)`).FindStringSubmatch(werr.Error()); m != nil {
-		set = zkCliACL(m[1])
-	} else {
-		t.Fatalf("the warning names no setAcl: %v", werr)
-	}
+		return set
+	})
 	if _, err := alpha.Conn().SetACL(root, set, -1); err != nil {
 		t.Fatalf("setting %s as told (%v): %v", elect.FormatACL(set), werr, err)
 	}
-	for who, s := range map[string]*elect.Session{"alpha": alpha, "beta": beta} {
-		if _, err := s.Conn().Create(root+"/n-"+who, nil, zk.FlagEphemeral, s.DefaultACL()); err != nil {
-			t.Errorf("%s creating under the root after doing what the warning said (%v): %v", who, werr, err)
-		}
-	}
+	createsUnder(t, root, fmt.Sprintf("doing what the warning said (%v)", werr), map[string]*elect.Session{"alpha": alpha, "beta": beta})
 	if _, err := session(t, addrs).Conn().Create(root+"/m", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
 		t.Errorf("a client without credentials creating under the root after it: %v; want ErrNoAuth", err)
 	}

@@ -2,6 +2,7 @@ package elect_test
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -72,26 +73,43 @@ func followRootRefused(t *testing.T, opts ...elect.SessionOption) {
 		t.Fatalf("another identity creating under the root: %v; want ErrNoAuth", err)
 	}
 	msg := elect.RootRefused(ctxT(t, 10*time.Second), other, root, err).Error()
-	var acl []zk.ACL
-	if m := regexp.MustCompile(`add (\S+) to the ACL`).FindStringSubmatch(msg); m != nil {
-		// As told: the maker's ACL as getAcl shows it to the maker, and
-		// the entries named added.
+	// As told: the maker's ACL as getAcl shows it to the maker, and the
+	// entries named added.
+	acl := aclAsTold(t, "error", msg, root, func() []zk.ACL {
 		got, _, err := maker.Conn().GetACL(root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		acl = append(got, zkCliACL(m[1])...)
-	} else if m := regexp.MustCompile(`setAcl ` + regexp.QuoteMeta(root) + ` (\S+)`).FindStringSubmatch(msg); m != nil {
-		acl = zkCliACL(m[1])
-	} else {
-		t.Fatalf("the error names no setAcl: %s", msg)
-	}
+		return got
+	})
 	if _, err := maker.Conn().SetACL(root, acl, -1); err != nil {
 		t.Fatalf("the maker setting %s as told (%s): %v", elect.FormatACL(acl), msg, err)
 	}
-	for who, s := range map[string]*elect.Session{"maker": maker, "other": other} {
+	createsUnder(t, root, fmt.Sprintf("the setAcl the error printed (%s)", msg), map[string]*elect.Session{"maker": maker, "other": other})
+}
+
+// aclAsTold is the ACL that msg, a refused copy's warning or error
+// (what), tells root's maker to set: the entries it names added to the
+// ACL the maker sees (shown), or the whole ACL of the setAcl it prints.
+func aclAsTold(t *testing.T, what, msg, root string, shown func() []zk.ACL) []zk.ACL {
+	t.Helper()
+	if m := regexp.MustCompile(`add (\S+) to the ACL`).FindStringSubmatch(msg); m != nil {
+		return append(shown(), zkCliACL(m[1])...)
+	}
+	if m := regexp.MustCompile(`setAcl ` + regexp.QuoteMeta(root) + ` (\S+)`).FindStringSubmatch(msg); m != nil {
+		return zkCliACL(m[1])
+	}
+	t.Fatalf("the %s names no setAcl: %s", what, msg)
+	return nil
+}
+
+// createsUnder has each of sessions create a node under root, which it
+// may once the maker did what the refusal said (after).
+func createsUnder(t *testing.T, root, after string, sessions map[string]*elect.Session) {
+	t.Helper()
+	for who, s := range sessions {
 		if _, err := s.Conn().Create(root+"/n-"+who, nil, zk.FlagEphemeral, s.DefaultACL()); err != nil {
-			t.Errorf("the %s creating under the root after the setAcl the error printed (%s): %v", who, msg, err)
+			t.Errorf("%s creating under the root after %s: %v", who, after, err)
 		}
 	}
 }
