@@ -20,13 +20,7 @@ import (
 func TestOpenRootUnderAnUnreadableParentIsWarnedOf(t *testing.T) {
 	addrs := sharedAddrs(t)
 	parent := groupPath(t) + "-herald"
-	maker := session(t, addrs, elect.WithDigestAuth("maker:pw"))
-	if _, err := maker.Conn().Create(parent, nil, 0, zk.DigestACL(zk.PermAll, "maker", "pw")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := maker.Conn().Create(parent+"/sessions", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
+	rootUnderAClosedParent(t, addrs, parent, zk.WorldACL(zk.PermAll))
 	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"))
 	err := elect.CheckRoot(ctxT(t, 10*time.Second), owner, parent+"/sessions")
 	if err == nil || !strings.Contains(err.Error(), "setAcl "+parent+"/sessions ") {
@@ -42,19 +36,25 @@ func TestRootParentClosedToOurReadsIsCheckedOnce(t *testing.T) {
 	addrs := sharedAddrs(t)
 	g := groupPath(t)
 	parent := g + "-herald"
-	maker := session(t, addrs, elect.WithDigestAuth("maker:pw"))
-	if _, err := maker.Conn().Create(parent, nil, 0, zk.DigestACL(zk.PermAll, "maker", "pw")); err != nil {
-		t.Fatal(err)
-	}
-	rootACL := append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.WorldACL(zk.PermRead)...)
-	if _, err := maker.Conn().Create(parent+"/sessions", nil, 0, rootACL); err != nil {
-		t.Fatal(err)
-	}
+	rootUnderAClosedParent(t, addrs, parent, append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.WorldACL(zk.PermRead)...))
 	var log lockedBuf
-	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"), logsTo(&log, slog.LevelDebug))
 	lockUnder(t, owner, g+"-a", parent+"/sessions")
 	lockUnder(t, owner, g+"-b", parent+"/sessions")
 	if n := strings.Count(log.String(), "reading the ACL of "+parent+":"); n != 1 {
 		t.Errorf("read %s's ACL, closed to this identity, %d times; want once:\n%s", parent, n, log.String())
+	}
+}
+
+// rootUnderAClosedParent has maker:pw make parent, closed to all but
+// itself (READ too), and the root parent/sessions under it with rootACL.
+func rootUnderAClosedParent(t *testing.T, addrs []string, parent string, rootACL []zk.ACL) {
+	t.Helper()
+	maker := session(t, addrs, elect.WithDigestAuth("maker:pw"))
+	if _, err := maker.Conn().Create(parent, nil, 0, zk.DigestACL(zk.PermAll, "maker", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := maker.Conn().Create(parent+"/sessions", nil, 0, rootACL); err != nil {
+		t.Fatal(err)
 	}
 }

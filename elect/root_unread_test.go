@@ -33,11 +33,8 @@ func TestRootACLUnreadIsNotTakenForClosed(t *testing.T) {
 	}
 
 	var log lockedBuf
-	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-	gone, cancel := context.WithCancel(context.Background())
-	cancel() // the first check's read fails
-	elect.CheckSessionRootFor(gone, owner, root, acl)
-	elect.CheckSessionRootFor(ctxT(t, 10*time.Second), owner, root, acl)
+	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"), logsTo(&log, slog.LevelInfo))
+	checkedAfterAFailedRead(t, func(ctx context.Context) { elect.CheckSessionRootFor(ctx, owner, root, acl) })
 	if !strings.Contains(log.String(), "setAcl "+root+" ") {
 		t.Errorf("the session root open to all went unwarned after a failed read:\n%s", log.String())
 	}
@@ -54,13 +51,26 @@ func TestGroupACLUnreadIsNotTakenForClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log lockedBuf
-	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"), logsTo(&log, slog.LevelInfo))
 	acl := zk.DigestACL(zk.PermAll, "owner", "pw")
-	gone, cancel := context.WithCancel(context.Background())
-	cancel() // the first check's read fails
-	elect.CheckGroupFor(gone, owner, g, acl)
-	elect.CheckGroupFor(ctxT(t, 10*time.Second), owner, g, acl)
+	checkedAfterAFailedRead(t, func(ctx context.Context) { elect.CheckGroupFor(ctx, owner, g, acl) })
 	if !strings.Contains(log.String(), "setAcl "+g+" ") {
 		t.Errorf("the group open to all went unwarned after a failed read:\n%s", log.String())
 	}
+}
+
+// logsTo is a session option that writes the session's log at level and
+// above to log, for a test to read what it warned of.
+func logsTo(log *lockedBuf, level slog.Level) elect.SessionOption {
+	return elect.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: level})))
+}
+
+// checkedAfterAFailedRead runs check twice: first with a context already
+// cancelled, so that its read fails, then with time to read.
+func checkedAfterAFailedRead(t *testing.T, check func(ctx context.Context)) {
+	t.Helper()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel() // the first check's read fails
+	check(gone)
+	check(ctxT(t, 10*time.Second))
 }
