@@ -28,7 +28,7 @@ func TestSessionRootRefusedAboveItIsWarnedOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log lockedBuf
-	runner := session(t, addrs, elect.WithDigestAuth("runner:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	runner := session(t, addrs, elect.WithDigestAuth("runner:pw"), logsTo(&log, slog.LevelInfo))
 	lockUnder(t, runner, g+"-a", parent+"/sessions")
 	lockUnder(t, runner, g+"-b", parent+"/sessions")
 	if n := strings.Count(log.String(), "level=WARN msg=\"no session node"); n != 1 {
@@ -58,17 +58,7 @@ func TestRootParentRefusalSaysWhatToRun(t *testing.T) {
 	if !errors.Is(refusal, zk.ErrNoAuth) {
 		t.Fatalf("the runner making its root under the bridge's %s: %v; want ErrNoAuth", parent, refusal)
 	}
-	m := regexp.MustCompile(`add (\S+) to the ACL that getAcl ` + regexp.QuoteMeta(parent) + ` shows`).FindStringSubmatch(refusal.Error())
-	if m == nil {
-		t.Fatalf("the refusal names no entries to add to %s: %v", parent, refusal)
-	}
-	set, _, err := bridge.Conn().GetACL(parent) // as its maker sees it
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bridge.Conn().SetACL(parent, append(set, zkCliACL(m[1])...), -1); err != nil {
-		t.Fatalf("setAcl %s to the sum (%v): %v", parent, refusal, err)
-	}
+	admitAsTold(t, bridge, parent, "refusal", refusal.Error())
 	if err := elect.MakeRoot(runner, parent+"/sessions"); err != nil {
 		t.Errorf("the runner making its root after doing what %v said: %v", refusal, err)
 	}
@@ -108,19 +98,9 @@ func TestSessionRootRefusalSaysWhatToRun(t *testing.T) {
 	alpha := session(t, addrs, elect.WithDigestAuth("alpha:pw"))
 	lockUnder(t, alpha, g+"-alpha", root)
 	var log lockedBuf
-	beta := session(t, addrs, elect.WithDigestAuth("beta:pw"), elect.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	beta := session(t, addrs, elect.WithDigestAuth("beta:pw"), logsTo(&log, slog.LevelInfo))
 	lockUnder(t, beta, g+"-beta", root)
-	m := regexp.MustCompile(`add (\S+) to the ACL that getAcl ` + regexp.QuoteMeta(root) + ` shows`).FindStringSubmatch(log.String())
-	if m == nil {
-		t.Fatalf("the warning names no entries to add to %s:\n%s", root, log.String())
-	}
-	set, _, err := alpha.Conn().GetACL(root) // as its maker sees it
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := alpha.Conn().SetACL(root, append(set, zkCliACL(m[1])...), -1); err != nil {
-		t.Fatalf("setAcl %s to the sum: %v", root, err)
-	}
+	admitAsTold(t, alpha, root, "warning", log.String())
 	again := session(t, addrs, elect.WithDigestAuth("beta:pw"))
 	lockUnder(t, again, g+"-beta2", root)
 	if _, st, err := again.Conn().Exists(fmt.Sprintf("%s/session-%016x-live", root, uint64(again.ID()))); err != nil || st == nil {
@@ -151,18 +131,26 @@ func TestGroupUnderAnotherIdentitysParentSaysWhatToRun(t *testing.T) {
 	if !errors.Is(refusal, zk.ErrNoAuth) {
 		t.Fatalf("campaigning under the runner's %s: %v; want ErrNoAuth", parent, refusal)
 	}
-	m := regexp.MustCompile(`add (\S+) to the ACL that getAcl ` + regexp.QuoteMeta(parent) + ` shows`).FindStringSubmatch(refusal.Error())
-	if m == nil {
-		t.Fatalf("the refusal names no entries to add to %s: %v", parent, refusal)
+	admitAsTold(t, runner, parent, "refusal", refusal.Error())
+	if _, err := e.Campaign(ctxT(t, 10*time.Second), "bridge"); err != nil {
+		t.Errorf("campaigning after doing what %v said: %v", refusal, err)
 	}
-	set, _, err := runner.Conn().GetACL(parent)
+}
+
+// admitAsTold has maker do what told, the refusal or warning (what) of
+// a copy another identity's node refused, says: set node's ACL to the one
+// getAcl shows the maker, with the entries it names added.
+func admitAsTold(t *testing.T, maker *elect.Session, node, what, told string) {
+	t.Helper()
+	m := regexp.MustCompile(`add (\S+) to the ACL that getAcl ` + regexp.QuoteMeta(node) + ` shows`).FindStringSubmatch(told)
+	if m == nil {
+		t.Fatalf("the %s names no entries to add to %s:\n%s", what, node, told)
+	}
+	set, _, err := maker.Conn().GetACL(node) // as its maker sees it
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runner.Conn().SetACL(parent, append(set, zkCliACL(m[1])...), -1); err != nil {
-		t.Fatalf("setAcl %s to the sum: %v", parent, err)
-	}
-	if _, err := e.Campaign(ctxT(t, 10*time.Second), "bridge"); err != nil {
-		t.Errorf("campaigning after doing what %v said: %v", refusal, err)
+	if _, err := maker.Conn().SetACL(node, append(set, zkCliACL(m[1])...), -1); err != nil {
+		t.Fatalf("setAcl %s to the sum (%s): %v", node, told, err)
 	}
 }
