@@ -24,9 +24,7 @@ func TestSessionRootRefusedAboveItIsWarnedOf(t *testing.T) {
 	addrs := sharedAddrs(t)
 	g := groupPath(t)
 	parent := g + "-herald"
-	if err := elect.MakeRoot(session(t, addrs, elect.WithDigestAuth("bridge:pw")), parent+"/sources"); err != nil {
-		t.Fatal(err)
-	}
+	rootMadeBy(t, addrs, "bridge", parent+"/sources")
 	var log lockedBuf
 	runner := session(t, addrs, elect.WithDigestAuth("runner:pw"), logsTo(&log, slog.LevelInfo))
 	lockUnder(t, runner, g+"-a", parent+"/sessions")
@@ -49,10 +47,7 @@ func TestSessionRootRefusedAboveItIsWarnedOf(t *testing.T) {
 func TestRootParentRefusalSaysWhatToRun(t *testing.T) {
 	addrs := sharedAddrs(t)
 	parent := groupPath(t) + "-herald"
-	bridge := session(t, addrs, elect.WithDigestAuth("bridge:pw"))
-	if err := elect.MakeRoot(bridge, parent+"/sources"); err != nil {
-		t.Fatal(err)
-	}
+	bridge := rootMadeBy(t, addrs, "bridge", parent+"/sources")
 	runner := session(t, addrs, elect.WithDigestAuth("runner:pw"))
 	refusal := elect.MakeRoot(runner, parent+"/sessions")
 	if !errors.Is(refusal, zk.ErrNoAuth) {
@@ -73,9 +68,7 @@ func TestRootParentRefusalSaysWhatToRun(t *testing.T) {
 func TestDeepRootClosesItsParentAlone(t *testing.T) {
 	addrs := sharedAddrs(t)
 	top := groupPath(t) + "-x"
-	if err := elect.MakeRoot(session(t, addrs, elect.WithDigestAuth("team-a:pw")), top+"/team-a/sessions"); err != nil {
-		t.Fatal(err)
-	}
+	rootMadeBy(t, addrs, "team-a", top+"/team-a/sessions")
 	if err := elect.MakeRoot(session(t, addrs, elect.WithDigestAuth("team-b:pw")), top+"/team-b/sessions"); err != nil {
 		t.Errorf("a second team making its root under %s: %v", top, err)
 	}
@@ -118,10 +111,7 @@ func TestSessionRootRefusalSaysWhatToRun(t *testing.T) {
 func TestGroupUnderAnotherIdentitysParentSaysWhatToRun(t *testing.T) {
 	addrs := sharedAddrs(t)
 	parent := groupPath(t) + "-herald"
-	runner := session(t, addrs, elect.WithDigestAuth("runner:pw"))
-	if err := elect.MakeRoot(runner, parent+"/sessions"); err != nil {
-		t.Fatal(err)
-	}
+	runner := rootMadeBy(t, addrs, "runner", parent+"/sessions")
 	bridge := session(t, addrs, elect.WithDigestAuth("bridge:pw"))
 	e, err := elect.NewElection(bridge, parent+"/bridges", elect.CreateParents())
 	if err != nil {

@@ -22,10 +22,7 @@ import (
 func TestRootParentMadeWithCredentialsAdmitsNoOneElse(t *testing.T) {
 	addrs := sharedAddrs(t)
 	parent := groupPath(t) + "-herald"
-	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"))
-	if err := elect.MakeRoot(owner, parent+"/sessions"); err != nil {
-		t.Fatal(err)
-	}
+	owner := rootMadeBy(t, addrs, "owner", parent+"/sessions")
 	anyone := session(t, addrs)
 	if _, err := anyone.Conn().Create(parent+"/sources", nil, 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
 		t.Errorf("a client without credentials making a root beside herald's: %v; want ErrNoAuth", err)
@@ -44,6 +41,17 @@ func TestRootParentMadeWithCredentialsAdmitsNoOneElse(t *testing.T) {
 	}
 }
 
+// rootMadeBy is a session of the digest identity who:pw that made root
+// with its credentials, closed to others.
+func rootMadeBy(t *testing.T, addrs []string, who, root string) *elect.Session {
+	t.Helper()
+	s := session(t, addrs, elect.WithDigestAuth(who+":pw"))
+	if err := elect.MakeRoot(s, root); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestOpenRootParentIsWarnedOf: the path above a closed root, made open
 // by someone else first (or an older herald), went unwarned. A copy with
 // credentials now names it and the setAcl that closes it, which, run as
@@ -56,10 +64,7 @@ func TestOpenRootParentIsWarnedOf(t *testing.T) {
 	if err := elect.MakeSharedPath(anyone, parent); err != nil { // a stranger's, open to all
 		t.Fatal(err)
 	}
-	owner := session(t, addrs, elect.WithDigestAuth("owner:pw"))
-	if err := elect.MakeRoot(owner, parent+"/sessions"); err != nil {
-		t.Fatal(err)
-	}
+	owner := rootMadeBy(t, addrs, "owner", parent+"/sessions")
 	werr := elect.CheckRoot(ctxT(t, 10*time.Second), owner, parent+"/sessions")
 	if werr == nil {
 		t.Fatal("no warning of the open path above the root")
@@ -133,9 +138,7 @@ func followOpenRootAdvice(t *testing.T, acl []zk.ACL) {
 func TestRootRefusedNamesX509EntriesOneALine(t *testing.T) {
 	addrs := sharedAddrs(t)
 	root := groupPath(t) + "-root"
-	if err := elect.MakeRoot(session(t, addrs, elect.WithDigestAuth("maker:pw")), root); err != nil {
-		t.Fatal(err)
-	}
+	rootMadeBy(t, addrs, "maker", root)
 	acl, err := elect.ParseACL("x509:CN=host-a,O=Example:cdrwa,x509:CN=host-b,O=Example:cdrwa,world:anyone:r")
 	if err != nil {
 		t.Fatal(err)

@@ -63,10 +63,7 @@ func TestRootRefusedSetAclKeepsItsMaker(t *testing.T) {
 func followRootRefused(t *testing.T, opts ...elect.SessionOption) {
 	addrs := sharedAddrs(t)
 	root := groupPath(t) + "-root"
-	maker := session(t, addrs, elect.WithDigestAuth("maker:pw"))
-	if err := elect.MakeRoot(maker, root); err != nil {
-		t.Fatal(err)
-	}
+	maker := rootMadeBy(t, addrs, "maker", root)
 	other := session(t, addrs, append([]elect.SessionOption{elect.WithDigestAuth("other:pw")}, opts...)...)
 	_, err := other.Conn().Create(root+"/claim", nil, zk.FlagEphemeral, other.DefaultACL())
 	if !errors.Is(err, zk.ErrNoAuth) {
