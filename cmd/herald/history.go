@@ -450,7 +450,8 @@ func (a *app) kafkaPass(sf *sourceFlags, group string) (audit.Pass, error) {
 			defer mu.Unlock()
 			return !over && want(key)
 		})
-		st, err := kafkasink.Events(ctx, cfg, group, kafkasink.Unfiltered(), keys, skipped)
+		at := kafkasink.At(a.heads().saw)
+		st, err := kafkasink.Events(ctx, cfg, group, kafkasink.Unfiltered(), keys, skipped, at)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", kafkasink.DefaultEventsTopic, err)
 		}

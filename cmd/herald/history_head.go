@@ -33,13 +33,15 @@ import (
 // a later batch whose first look was deleted, or dropped by a limit,
 // after the first batch's pass began with a change, its first owner told
 // as following nobody, unmarked
-// (TestHistoryInPassesMarksAGroupWhoseLookWasDeletedBetweenThem). Audit
-// logs too: each batch opens them again, and marks the groups whose
-// first event lay in a file removed since
+// (TestHistoryInPassesMarksAGroupWhoseLookWasDeletedBetweenThem). The
+// events topic too: each batch marks the groups whose first records were
+// dropped since the first pass (kafkaHeads). Audit logs too: each batch
+// opens them again, and marks the groups whose first event lay in a file
+// removed since
 // (TestHistoryInBatchesMarksAGroupWhoseOldestFileWasRemovedBetweenThem,
 // TestHistoryInBatchesDoesNotMarkAGroupTheRemovedFileHeldNothingOf).
 func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []string, group string) func([]publish.Event) []audit.Tenure {
-	asked, trimmed := false, false
+	asked, trimmed, lostWarned := false, false, false
 	return func(events []publish.Event) []audit.Tenure {
 		switch {
 		case !asked:
@@ -60,16 +62,17 @@ func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []s
 			// Each batch reads the topic again: retention since the
 			// first batch's question (the partition's oldest records
 			// deleted) left a later batch's groups without their first
-			// look, unmarked. Asking again is a request for the
-			// partitions' offsets. Audit logs are not asked again: each
-			// batch's read marks the groups whose first event lay in a
-			// rotated file removed since the logs were counted
-			// (audit.ReadBatches); asked, every later group whose events
-			// begin with a change was GAP maybe, those the removed file
-			// held nothing of too.
-			if dropped, where, _ := a.headDropped(ctx, sf, src, files, group); dropped {
-				a.warnDropped(where)
-				trimmed = true
+			// look, unmarked. Marked are the groups whose first records,
+			// where the first pass found them, were dropped since
+			// (kafkaHeads): asked whether the partitions dropped
+			// records, every later group whose events begin with a
+			// change was GAP maybe, those the records held nothing of
+			// too. Audit logs the same way: each batch's read marks the
+			// groups whose first event lay in a rotated file removed
+			// since the logs were counted (audit.ReadBatches).
+			if a.markKafkaLost(ctx, sf, group, events) && !lostWarned {
+				lostWarned = true
+				a.log.Warn("the topic " + kafkasink.DefaultEventsTopic + " dropped records between history's reads of it: the groups whose first records they were are marked GAP maybe, the owners before dropped with their events")
 			}
 		}
 		if trimmed {

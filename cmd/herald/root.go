@@ -55,6 +55,9 @@ type app struct {
 	// streamRead is what history's last read of the whole stream saw of
 	// it (see streamRead); nil before one.
 	streamRead *streamRead
+	// kafkaHeads is where history's first read of the events topic found
+	// each group's records beginning; nil before one.
+	kafkaHeads *kafkaHeads
 }
 
 // errWriter passes writes on to w and keeps the first error.

@@ -193,6 +193,22 @@ func EventsTrimmed(ctx context.Context, c Config, group string) (bool, error) {
 	return false, nil
 }
 
+// EventsStarts returns, per partition of the events topic read (all, or
+// the one group's events go to), the offset of its oldest record now:
+// the records below it were dropped (retention, a deletion of records).
+func EventsStarts(ctx context.Context, c Config, group string) (map[int]int64, error) {
+	c = c.withDefaults()
+	_, offs, err := partitionOffsets(ctx, c, c.EventsTopic, group)
+	if err != nil {
+		return nil, err
+	}
+	starts := make(map[int]int64, len(offs))
+	for _, po := range offs {
+		starts[po.Partition] = po.FirstOffset
+	}
+	return starts, nil
+}
+
 // EventsCompacted reports whether the events topic (c.EventsTopic)
 // compacts (cleanup.policy holds compact): compaction keeps each group's
 // latest record and drops the ones before it, while the partitions still

@@ -20,6 +20,7 @@ type followOpts struct {
 	unfiltered bool
 	keys       func(key string) bool
 	onSkipped  func(m kafka.Message, err error)
+	at         func(key string, partition int, offset int64)
 }
 
 // WithFollower makes the stream judge events with f (to share it, or to
@@ -49,6 +50,20 @@ func Keys(keep func(key string) bool) FollowOption {
 			return fmt.Errorf("%w: Keys(nil)", ErrBadConfig)
 		}
 		o.keys = keep
+		return nil
+	}
+}
+
+// At hands f the key, partition and offset of each record read (of the
+// group asked for), before Keys passes it over: `herald history` notes
+// where each group's records begin, to tell which groups lost their
+// first records when the partitions drop their oldest between its reads.
+func At(f func(key string, partition int, offset int64)) FollowOption {
+	return func(o *followOpts) error {
+		if f == nil {
+			return fmt.Errorf("%w: At(nil)", ErrBadConfig)
+		}
+		o.at = f
 		return nil
 	}
 }
@@ -279,7 +294,13 @@ func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan record, fail
 }
 
 func (s *Stream[T]) deliver(ctx context.Context, cfg Config, m kafka.Message, group string, o followOpts, dec decoder[T], st *staleness[T]) error {
-	if group != "" && string(m.Key) != group || o.keys != nil && !o.keys(string(m.Key)) {
+	if group != "" && string(m.Key) != group {
+		return nil
+	}
+	if o.at != nil {
+		o.at(string(m.Key), m.Partition, m.Offset)
+	}
+	if o.keys != nil && !o.keys(string(m.Key)) {
 		return nil
 	}
 	v, e, judge, err := dec(m)
