@@ -50,9 +50,10 @@ func nextSeq(seq int) int {
 // sequence numbers. Names that do not end in a plain sequence are
 // ignored, and so are those whose number names a date (DateNamed). A
 // rotated file compressed in place as the Reader reads it (gzip or bzip2:
-// audit.log.000001.gz) is listed under that name, the plain one first
-// while both are there (gzip at work): left out, its events were missing
-// from every history, and the hole warned of where it lay.
+// audit.log.000001.gz) is listed under that name, the plain one while
+// both are there (gzip or gunzip at work: openRotated opens the one whole):
+// left out, its events were missing from every history, and the hole
+// warned of where it lay.
 func rotated(path string) ([]string, []int, error) {
 	bySeq := map[int]string{}
 	err := besideLog(path, func(suffix string) {

@@ -109,11 +109,14 @@ func openOnce(path string) (*Reader, error) {
 	}
 	r := &Reader{names: names, holes: holesBefore(seqs, last, live != nil)}
 	for i := range names[:len(seqs)] {
-		f, err := openRotated(&r.names[i])
+		f, partial, err := openRotated(&r.names[i])
 		if err != nil {
 			closeLive(live)
 			r.Close()
 			return nil, err
+		}
+		if partial && i+1 < len(r.holes) {
+			r.holes[i+1] = true // what it lacks is missing before the next
 		}
 		r.files = append(r.files, f)
 	}
@@ -165,19 +168,24 @@ func openLive(path string) (*os.File, error) {
 // openRotated opens the rotated file *name, or, when it is gone, the
 // same compressed in place since it was listed (gzip audit.log.000001
 // writes audit.log.000001.gz and then removes the file), whose name it
-// puts in *name: the read failed, the file not found.
-func openRotated(name *string) (*os.File, error) {
+// puts in *name: the read failed, the file not found. When both are
+// there, it opens the one whole (wholeOf); partial says neither could be
+// shown whole.
+func openRotated(name *string) (*os.File, bool, error) {
 	f, err := openRegular(*name)
+	if err == nil {
+		return wholeOf(f, name)
+	}
 	if !errors.Is(err, os.ErrNotExist) {
-		return f, err
+		return nil, false, err
 	}
 	for _, ext := range readableExts {
 		if g, gErr := openRegular(*name + ext); gErr == nil {
 			*name += ext
-			return g, nil
+			return g, false, nil
 		}
 	}
-	return nil, err
+	return nil, false, err
 }
 
 // openRegular opens the file n, refusing a device or FIFO: one reads
