@@ -479,6 +479,10 @@ func (r *historyRows) close() {
 	}
 }
 
+// auditBatchRead, when set (by tests), is called as each batch read from
+// the audit logs is handed on, before it is told.
+var auditBatchRead func()
+
 // notGiven leaves out of names (audit.Strays') the files given an
 // --audit of their own, as its warning tells: read, they were still said
 // not to be (TestHistoryWithADateNamedFileGivenItsOwnAuditDoesNotWarnOfIt).
@@ -512,7 +516,11 @@ func (a *app) readAudit(ctx context.Context, files []string, group string, heldE
 			return usageErr("--audit is empty: give the audit log's file name")
 		}
 	}
-	reads, err := audit.ReadBatches(ctx, files, group, heldEvents, func(logs [][]publish.Event) error {
+	counted := func(reads []audit.LogRead) { a.auditCounted = reads }
+	reads, err := audit.ReadBatchesCounted(ctx, files, group, heldEvents, counted, func(logs [][]publish.Event) error {
+		if auditBatchRead != nil {
+			auditBatchRead()
+		}
 		// One log too: a log's order is the order its bridge wrote, which
 		// need not be the order of the changes.
 		return fn(audit.Merge(logs...))

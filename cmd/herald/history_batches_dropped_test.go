@@ -238,3 +238,56 @@ func TestHistoryFromKafkaInPassesDoesNotMarkAGroupTheDroppedRecordsHeldNothingOf
 		t.Errorf("no bravo among:\n%s", out)
 	}
 }
+
+// TestHistoryOfALogWhoseOldestFileWasRemovedAfterItWasReadDoesNotMarkIt:
+// retention removed the oldest rotated file after history had read it
+// whole (the logs held open), before it asked whether the oldest files
+// were removed: asked of the directory then, it said so, and every group
+// whose events begin with a change was GAP maybe, one the file held
+// nothing of too. It is told from the files the read opened.
+func TestHistoryOfALogWhoseOldestFileWasRemovedAfterItWasReadDoesNotMarkIt(t *testing.T) {
+	early, path, mkE := newStory(t)
+	late := early + "-late"
+	mkL := storyOf(late, time.Now().UTC().Add(-time.Minute))
+	al, b := participant("alpha", 1), participant("bravo", 2)
+	as := rotatingSink(t, path)
+	write(t, as, mkE(publish.LeaderLost, nil, nil, 0, 5, true))
+	write(t, as, mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
+	if err := as.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reads := 0
+	auditBatchRead = func() {
+		if reads++; reads == 1 {
+			if err := os.Remove(path + ".000001"); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(func() { auditBatchRead = nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, out, errs := historyApp()
+	if err := a.history(ctx, &sourceFlags{}, []string{path}, "", 100, true, window{}); err != nil {
+		t.Fatalf("history: %v\n%s", err, errs)
+	}
+	if reads != 1 {
+		t.Fatalf("history read %d batches, want 1", reads)
+	}
+	var ts []audit.Tenure
+	if err := json.Unmarshal(out.Bytes(), &ts); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	found := false
+	for _, tn := range ts {
+		if tn.Group == late && tn.Owner.ID == "bravo" {
+			found = true
+			if tn.Gap {
+				t.Errorf("bravo, in a group the file removed after the read held nothing of, marked GAP maybe: %+v\n%s", tn, errs)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no bravo among:\n%s", out)
+	}
+}

@@ -94,6 +94,20 @@ func (a *app) warnDropped(where string) {
 func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, files []string, group string) (bool, string, error) {
 	switch src {
 	case "":
+		if reads := a.auditCounted; reads != nil {
+			// Told from the files the first read opened: asked now, a
+			// file it read whole but retention removed since (during
+			// the read, or the first batch's) was said removed, and
+			// every group whose events begin with a change GAP maybe,
+			// those it held nothing of too. A later batch marks the
+			// groups whose first event lay in it (audit.ReadBatches).
+			for _, r := range reads {
+				if r.OldestRemoved {
+					return true, "the audit log " + r.Path + " (its oldest rotated files were removed)", nil
+				}
+			}
+			return false, "", nil
+		}
 		var errs []error
 		for _, f := range files {
 			gone, err := audit.OldestRemoved(f)

@@ -18,6 +18,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/zkherald/herald/sinks/audit"
 )
 
 // app holds what every subcommand shares: the global flags, the streams and
@@ -58,6 +60,9 @@ type app struct {
 	// kafkaHeads is where history's first read of the events topic found
 	// each group's records beginning; nil before one.
 	kafkaHeads *kafkaHeads
+	// auditCounted is what history's first read of the audit logs read
+	// of each (audit.ReadBatchesCounted); nil before one.
+	auditCounted []audit.LogRead
 }
 
 // errWriter passes writes on to w and keeps the first error.

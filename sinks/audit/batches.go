@@ -21,6 +21,11 @@ type LogRead struct {
 	// Malformed joins one *LineError for each line that is no herald
 	// event, each line once; nil when there is none.
 	Malformed error
+	// OldestRemoved says the first read found the log's oldest rotated
+	// files removed (retention), as OldestRemoved tells, from the files
+	// it opened: asked after the read, a file the read held whole but
+	// removed since said so too.
+	OldestRemoved bool
 }
 
 // ReadBatches reads the audit logs at paths (each with its rotated files)
@@ -42,6 +47,13 @@ type LogRead struct {
 // Malformed lines do not stop it (see LogRead); ctx ending, a log that
 // cannot be opened or read, or fn's error does.
 func ReadBatches(ctx context.Context, paths []string, group string, budget int, fn func(logs [][]publish.Event) error) ([]LogRead, error) {
+	return ReadBatchesCounted(ctx, paths, group, budget, nil, fn)
+}
+
+// ReadBatchesCounted is ReadBatches that hands counted, when not nil,
+// what the first read read of each log (Records and OldestRemoved so
+// far) before fn's first batch.
+func ReadBatchesCounted(ctx context.Context, paths []string, group string, budget int, counted func([]LogRead), fn func(logs [][]publish.Event) error) ([]LogRead, error) {
 	b := &batchRead{ctx: ctx, paths: paths, reads: make([]LogRead, len(paths)), bad: make([][]error, len(paths)), badAt: map[lineKey]bool{},
 		heads: newHeadsRead(len(paths))}
 	for i, p := range paths {
@@ -54,6 +66,9 @@ func ReadBatches(ctx context.Context, paths []string, group string, budget int, 
 		return b.reads, err
 	}
 	logs, counts, err := b.first(group, max(budget, 1))
+	if err == nil && counted != nil {
+		counted(slices.Clone(b.reads))
+	}
 	switch {
 	case err != nil:
 		return finish(err)
@@ -119,6 +134,7 @@ func (b *batchRead) first(group string, budget int) ([][]publish.Event, groupCou
 			return nil, nil, err
 		}
 		b.heads.opened(i, r)
+		b.reads[i].OldestRemoved = r.headGone
 		err = b.each(r, i, func(line []byte) error {
 			if over {
 				// Counting only: the line's group, decoded only when it

@@ -37,6 +37,9 @@ type Reader struct {
 	afterHole map[string]bool
 	// lines and bytes count the lines read so far, of every file.
 	lines, bytes int64
+	// headGone: the rotated files listed began after files removed from
+	// the head (retention), as OldestRemoved tells.
+	headGone bool
 	// strs holds one copy of each string the events repeat (groups,
 	// sources, types, ids, nodes), which every event read shares: a log
 	// of millions names a few thousand groups and owners.
@@ -107,7 +110,8 @@ func openOnce(path string) (*Reader, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("audit: no audit log at %s (nor rotated %s.NNNNNN files): check the path: %w", path, path, os.ErrNotExist)
 	}
-	r := &Reader{names: names, holes: holesBefore(seqs, last, live != nil)}
+	r := &Reader{names: names, holes: holesBefore(seqs, last, live != nil),
+		headGone: len(seqs) > 0 && seqs[0] > 1 || len(seqs) == 0 && last > 0}
 	for i := range names[:len(seqs)] {
 		f, partial, err := openRotated(&r.names[i])
 		if err != nil {
