@@ -450,6 +450,7 @@ func (a *app) kafkaPass(sf *sourceFlags, group string) (audit.Pass, error) {
 			defer mu.Unlock()
 			return !over && want(key)
 		})
+		a.heads().begin()
 		at := kafkasink.At(a.heads().saw)
 		st, err := kafkasink.Events(ctx, cfg, group, kafkasink.Unfiltered(), keys, skipped, at)
 		if err != nil {

@@ -131,6 +131,9 @@ func (a *app) eachBatch(ctx context.Context, sf *sourceFlags, src string, files 
 		pass = p
 	}
 	return audit.InPasses(ctx, heldEvents, pass, func(events []publish.Event) error {
+		if historyBatchRead != nil {
+			historyBatchRead()
+		}
 		return fn(mergeBySource(events))
 	})
 }
@@ -479,9 +482,9 @@ func (r *historyRows) close() {
 	}
 }
 
-// auditBatchRead, when set (by tests), is called as each batch read from
-// the audit logs is handed on, before it is told.
-var auditBatchRead func()
+// historyBatchRead, when set (by tests), is called as each batch read from
+// the source is handed on, before it is told.
+var historyBatchRead func()
 
 // notGiven leaves out of names (audit.Strays') the files given an
 // --audit of their own, as its warning tells: read, they were still said
@@ -518,8 +521,8 @@ func (a *app) readAudit(ctx context.Context, files []string, group string, heldE
 	}
 	counted := func(reads []audit.LogRead) { a.auditCounted = reads }
 	reads, err := audit.ReadBatchesCounted(ctx, files, group, heldEvents, counted, func(logs [][]publish.Event) error {
-		if auditBatchRead != nil {
-			auditBatchRead()
+		if historyBatchRead != nil {
+			historyBatchRead()
 		}
 		// One log too: a log's order is the order its bridge wrote, which
 		// need not be the order of the changes.

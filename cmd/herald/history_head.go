@@ -58,22 +58,20 @@ func (a *app) teller(ctx context.Context, sf *sourceFlags, src string, files []s
 		case !trimmed && src == "nats" && group == "" && a.streamRead.dropped():
 			a.warnDropped("the stream " + jetstream.DefaultStream)
 			trimmed = true
-		case !trimmed && src == "kafka":
-			// Each batch reads the topic again: retention since the
-			// first batch's question (the partition's oldest records
-			// deleted) left a later batch's groups without their first
-			// look, unmarked. Marked are the groups whose first records,
-			// where the first pass found them, were dropped since
-			// (kafkaHeads): asked whether the partitions dropped
-			// records, every later group whose events begin with a
-			// change was GAP maybe, those the records held nothing of
-			// too. Audit logs the same way: each batch's read marks the
-			// groups whose first event lay in a rotated file removed
-			// since the logs were counted (audit.ReadBatches).
-			if a.markKafkaLost(ctx, sf, group, events) && !lostWarned {
-				lostWarned = true
-				a.log.Warn("the topic " + kafkasink.DefaultEventsTopic + " dropped records between history's reads of it: the groups whose first records they were are marked GAP maybe, the owners before dropped with their events")
-			}
+		}
+		// Each batch of the events topic is read by a pass of its own:
+		// records dropped since the first pass (retention, a deletion)
+		// left a batch's groups without their first records, unmarked.
+		// Marked are the groups whose first records the batch's pass no
+		// longer found (kafkaHeads); asked instead whether the
+		// partitions dropped records, every later group whose events
+		// begin with a change was GAP maybe, those the records held
+		// nothing of too. Audit logs the same way: each batch's read
+		// marks the groups whose first event lay in a rotated file
+		// removed since the logs were counted (audit.ReadBatches).
+		if src == "kafka" && a.markKafkaLost(events) && !lostWarned {
+			lostWarned = true
+			a.log.Warn("the topic " + kafkasink.DefaultEventsTopic + " dropped records between history's reads of it: the groups whose first records they were are marked GAP maybe, the owners before dropped with their events")
 		}
 		if trimmed {
 			return audit.HistoryTrimmed(events)
@@ -144,9 +142,12 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 		if err != nil {
 			return false, "", err
 		}
-		trimmed, err := kafkasink.EventsTrimmed(ctx, cfg, group)
-		if err != nil || trimmed {
-			return trimmed, "the topic " + kafkasink.DefaultEventsTopic, err
+		starts, err := kafkasink.EventsStarts(ctx, cfg, group)
+		if err != nil {
+			return false, "", err
+		}
+		if a.heads().trimmed(starts) {
+			return true, "the topic " + kafkasink.DefaultEventsTopic, nil
 		}
 		// Compaction drops a group's older records with the partition
 		// still starting at offset 0. A reader not allowed to describe

@@ -54,10 +54,11 @@ func Keys(keep func(key string) bool) FollowOption {
 	}
 }
 
-// At hands f the key, partition and offset of each record read (of the
-// group asked for), before Keys passes it over: `herald history` notes
-// where each group's records begin, to tell which groups lost their
-// first records when the partitions drop their oldest between its reads.
+// At hands f the key, partition and offset of each record read, of any
+// group, before the group asked for or Keys passes it over: `herald
+// history` notes where the partitions and each group's records began,
+// to tell which groups lost their first records when the partitions drop
+// their oldest between its reads.
 func At(f func(key string, partition int, offset int64)) FollowOption {
 	return func(o *followOpts) error {
 		if f == nil {
@@ -294,11 +295,11 @@ func (s *Stream[T]) run(ctx context.Context, cfg Config, raw <-chan record, fail
 }
 
 func (s *Stream[T]) deliver(ctx context.Context, cfg Config, m kafka.Message, group string, o followOpts, dec decoder[T], st *staleness[T]) error {
-	if group != "" && string(m.Key) != group {
-		return nil
-	}
 	if o.at != nil {
 		o.at(string(m.Key), m.Partition, m.Offset)
+	}
+	if group != "" && string(m.Key) != group {
+		return nil
 	}
 	if o.keys != nil && !o.keys(string(m.Key)) {
 		return nil
