@@ -398,3 +398,45 @@ func checkNoGap(t *testing.T, ts []audit.Tenure, group, owner, errs string) {
 		t.Errorf("no %s in %s among %+v", owner, group, ts)
 	}
 }
+
+// TestHistoryInBatchesDoesNotMarkAGroupOfALiveLogRotatedAsABatchOpensIt:
+// a batch opened the logs between a rotation's rename of the live log
+// and its opening of the new one: no live log, its events in the newest
+// rotated file. The live log the count had read counted as a removed
+// file, and every group whose first event lay in it was GAP maybe.
+func TestHistoryInBatchesDoesNotMarkAGroupOfALiveLogRotatedAsABatchOpensIt(t *testing.T) {
+	early, path, mkE := newStory(t)
+	late := early + "-late" // sorts after early: its batch comes second
+	mkL := storyOf(late, time.Now().UTC().Add(-time.Minute))
+	al, b := participant("alpha", 1), participant("bravo", 2)
+	as := rotatingSink(t, path)
+	write(t, as, mkE(publish.LeaderLost, nil, nil, 0, 5, true))
+	write(t, as, mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
+	if err := as.Close(); err != nil {
+		t.Fatal(err)
+	}
+	batches := 0
+	historyBatchTold = func() {
+		if batches++; batches == 1 {
+			// The rotation's rename; its new live log not opened yet.
+			if err := os.Rename(path, path+".000002"); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(func() { historyBatchTold = nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, out, errs := historyApp()
+	if err := a.history(ctx, &sourceFlags{}, []string{path}, "", 1, true, window{}); err != nil {
+		t.Fatalf("history: %v\n%s", err, errs)
+	}
+	if batches != 2 {
+		t.Fatalf("history told %d batches, want 2 (one for each group)", batches)
+	}
+	var ts []audit.Tenure
+	if err := json.Unmarshal(out.Bytes(), &ts); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	checkNoGap(t, ts, late, "bravo", errs.String())
+}

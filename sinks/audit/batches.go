@@ -133,7 +133,7 @@ func (b *batchRead) first(group string, budget int) ([][]publish.Event, groupCou
 		if err != nil {
 			return nil, nil, err
 		}
-		b.heads.opened(i, r)
+		b.heads.opened(i, r, p)
 		b.reads[i].OldestRemoved = r.headGone
 		err = b.each(r, i, func(line []byte) error {
 			if over {

@@ -21,10 +21,17 @@ func newHeadsRead(logs int) *headsRead {
 	return h
 }
 
-// opened notes the files r, log i's reader in the counting read, reads.
-func (h *headsRead) opened(i int, r *Reader) {
+// opened notes the rotated files r, the counting read's reader of the
+// log at path (log i), reads. The live log is no file retention removes:
+// a batch that opens the logs between a rotation's rename of it and the
+// opening of the new one finds none, and its events in the newest
+// rotated file; counted as removed, every group whose first event lay in
+// it was marked.
+func (h *headsRead) opened(i int, r *Reader, path string) {
 	for _, n := range r.names {
-		h.files[i] = append(h.files[i], plainName(n))
+		if n != path {
+			h.files[i] = append(h.files[i], plainName(n))
+		}
 	}
 }
 
