@@ -124,6 +124,9 @@ func (a *app) eachBatch(ctx context.Context, sf *sourceFlags, src string, files 
 		defer closeNC()
 		pass = p
 	case "kafka":
+		// This read's first pass is the one its batches are told against
+		// (kafkaHeads), not one of an earlier read's.
+		a.kafkaHeads = &kafkaHeads{}
 		p, err := a.kafkaPass(sf, group)
 		if err != nil {
 			return err
