@@ -88,33 +88,12 @@ func (a *app) warnDropped(where string) {
 // headDropped reports whether src dropped its oldest events, and names it:
 // an audit log whose oldest rotated files were removed, a stream whose
 // first message is not its first or with messages deleted, an events
-// topic whose partition (the group's, or any) starts above offset 0.
+// topic whose partition (the group's, or any) began above offset 0 when
+// history's first pass read it (kafkaHeads.trimmed).
 func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, files []string, group string) (bool, string, error) {
 	switch src {
 	case "":
-		if reads := a.auditCounted; reads != nil {
-			// Told from the files the first read opened: asked now, a
-			// file it read whole but retention removed since (during
-			// the read, or the first batch's) was said removed, and
-			// every group whose events begin with a change GAP maybe,
-			// those it held nothing of too. A later batch marks the
-			// groups whose first event lay in it (audit.ReadBatches).
-			for _, r := range reads {
-				if r.OldestRemoved {
-					return true, "the audit log " + r.Path + " (its oldest rotated files were removed)", nil
-				}
-			}
-			return false, "", nil
-		}
-		var errs []error
-		for _, f := range files {
-			gone, err := audit.OldestRemoved(f)
-			if gone {
-				return true, "the audit log " + f + " (its oldest rotated files were removed)", nil
-			}
-			errs = append(errs, err)
-		}
-		return false, "", errors.Join(errs...)
+		return a.auditHeadDropped(files)
 	case "nats":
 		if r := a.streamRead; group == "" && r != nil {
 			return r.dropped(), "the stream " + jetstream.DefaultStream, nil
@@ -160,6 +139,34 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 		}
 		return compacts, "the topic " + kafkasink.DefaultEventsTopic + " (its cleanup.policy compacts: it keeps each group's latest record only)", nil
 	}
+}
+
+// auditHeadDropped reports whether an audit log of files had its oldest
+// rotated files removed, and names it.
+func (a *app) auditHeadDropped(files []string) (bool, string, error) {
+	if reads := a.auditCounted; reads != nil {
+		// Told from the files the first read opened: asked now, a
+		// file it read whole but retention removed since (during
+		// the read, or the first batch's) was said removed, and
+		// every group whose events begin with a change GAP maybe,
+		// those it held nothing of too. A later batch marks the
+		// groups whose first event lay in it (audit.ReadBatches).
+		for _, r := range reads {
+			if r.OldestRemoved {
+				return true, "the audit log " + r.Path + " (its oldest rotated files were removed)", nil
+			}
+		}
+		return false, "", nil
+	}
+	var errs []error
+	for _, f := range files {
+		gone, err := audit.OldestRemoved(f)
+		if gone {
+			return true, "the audit log " + f + " (its oldest rotated files were removed)", nil
+		}
+		errs = append(errs, err)
+	}
+	return false, "", errors.Join(errs...)
 }
 
 // describeRefused says that whether the events topic compacts could not
