@@ -95,3 +95,53 @@ func epochMadeAgainByTheNextElection(t *testing.T, many, unseen bool) {
 		t.Errorf("broker %d elected after /controller_epoch was made again (broker 2 unseen: %v): %+v; want epoch %d, gap %v", next, unseen, c, want, unseen)
 	}
 }
+
+// TestKafkaEpochNodeDeletedUnseenThenTheControllerGoes: /controller_epoch
+// deleted under a live controller, which then went, all before the next
+// read (the epoch node has no watch; the controller's end is read at
+// once, before the next election makes the node again), read as an
+// epoch gone back to 0: the controller's end was a gap though nothing
+// went unseen. A node deleted counts nothing, as one made again; the
+// parent's counters tell, and a controller elected and gone in between
+// (its epoch node deleted too) is still a gap.
+func TestKafkaEpochNodeDeletedUnseenThenTheControllerGoes(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		for _, unseen := range []bool{false, true} {
+			name := map[bool]string{false: "ObserveSingle", true: "Many"}[many] + map[bool]string{false: "/end", true: "/one-unseen"}[unseen]
+			t.Run(name, func(t *testing.T) { epochDeletedThenTheControllerGoes(t, many, unseen) })
+		}
+	}
+}
+
+func epochDeletedThenTheControllerGoes(t *testing.T, many, unseen bool) {
+	addrs := sharedAddrs(t)
+	obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	// An epoch past 1: a node made again is not back at it.
+	if _, err := op.Conn().Create(epoch, []byte("5"), 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	kafkaElect(t, b1.Conn(), root, 1)
+	o := epochChecked(t, obs, ctrl, many)
+	expect(t, o, elect.Snapshot, ownerIs("1"))
+	ops := []any{&zk.DeleteRequest{Path: epoch, Version: -1}, &zk.DeleteRequest{Path: ctrl, Version: -1}}
+	if unseen {
+		ops = append(ops, &zk.CreateRequest{Path: epoch, Data: []byte("0"), Acl: openACL},
+			&zk.CreateRequest{Path: ctrl, Data: kafkaControllerData(2), Acl: openACL, Flags: zk.FlagEphemeral},
+			&zk.SetDataRequest{Path: epoch, Data: []byte("1"), Version: 0},
+			&zk.DeleteRequest{Path: ctrl, Version: -1}, &zk.DeleteRequest{Path: epoch, Version: -1})
+	}
+	if _, err := op.Conn().Multi(ops...); err != nil {
+		t.Fatal(err)
+	}
+	c := expect(t, o, elect.OwnerChanged, nil)
+	if c.Owner != nil || c.Gap != unseen {
+		t.Errorf("broker 1 gone with /controller_epoch (broker 2 unseen: %v): %+v; want no owner, gap %v", unseen, c, unseen)
+	}
+	kafkaElect(t, b1.Conn(), root, 3)
+	if c := expect(t, o, elect.OwnerChanged, ownerIs("3")); c.Gap || c.Epoch != 1 {
+		t.Errorf("broker 3 elected, making /controller_epoch again: %+v; want epoch 1, no gap", c)
+	}
+}

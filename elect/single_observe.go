@@ -435,10 +435,12 @@ func nodeChanges(prev View, prevSV *SingleView, sv SingleView, changed bool) int
 // version and all, so known is false and the parent's counters tell (the
 // epoch node counted as the sibling it is). Taken for a gap, the next
 // controller after an epoch node deleted unseen was one though nothing
-// went unseen.
+// went unseen. So of one deleted and not made again yet: read as an epoch
+// gone back to 0, the end of the controller it was deleted under (read
+// at once, before the next election makes it) was a gap.
 func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
 	pe := prev.epoch
-	if pe == nil || !sv.EpochKnown || pe.czxid != 0 && sv.epochCzxid != 0 && pe.czxid != sv.epochCzxid {
+	if pe == nil || !sv.EpochKnown || pe.czxid != 0 && pe.czxid != sv.epochCzxid {
 		return false, false
 	}
 	seen := int64(0) // elections the two views show
