@@ -145,3 +145,33 @@ func epochDeletedThenTheControllerGoes(t *testing.T, many, unseen bool) {
 		t.Errorf("broker 3 elected, making /controller_epoch again: %+v; want epoch 1, no gap", c)
 	}
 }
+
+// TestKafkaEpochNodeMadeAgainSinceAReport: a report's epoch counts the
+// elections since it only while the epoch node is the one it was read
+// from. Deleted and made again since (its epoch from 0 again), two
+// elections after the report moved it by one from the report's epoch:
+// broker 2's tenure passed without a gap mark. A node made after the
+// report's zxid counts nothing of it.
+func TestKafkaEpochNodeMadeAgainSinceAReport(t *testing.T) {
+	addrs := sharedAddrs(t)
+	obs, op := session(t, addrs), session(t, addrs)
+	root := groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	sn := elect.SingleNodeFor(ctrl)
+	b1 := session(t, addrs)
+	kafkaElect(t, b1.Conn(), root, 1)
+	first, _ := firstSnapshot(t, obs, ctrl, sn)
+	if err := op.Conn().Delete(epoch, -1); err != nil {
+		t.Fatal(err)
+	}
+	_ = b1.Close()
+	b2 := session(t, addrs)
+	kafkaElect(t, b2.Conn(), root, 2)
+	_ = b2.Close()
+	kafkaElect(t, session(t, addrs).Conn(), root, 3)
+	c, _ := firstSnapshot(t, obs, ctrl, sn, elect.AfterReport(first.Owner.Node, first.Zxid, first.Recipe), elect.ReportEpoch(first.Epoch))
+	if c.Owner == nil || c.Owner.ID != "3" || c.Epoch != 2 || !c.Gap {
+		t.Errorf("broker 3 after the report of broker 1 (epoch %d), broker 2 unseen, its epoch node made again: %+v; want epoch 2, gap", first.Epoch, c)
+	}
+}

@@ -440,7 +440,7 @@ func nodeChanges(prev View, prevSV *SingleView, sv SingleView, changed bool) int
 // at once, before the next election makes it) was a gap.
 func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
 	pe := prev.epoch
-	if pe == nil || !sv.EpochKnown || pe.czxid != 0 && pe.czxid != sv.epochCzxid {
+	if pe == nil || !sv.EpochKnown || pe.czxid != 0 && pe.czxid != sv.epochCzxid || epochMadeSinceReport(prev, sv) {
 		return false, false
 	}
 	seen := int64(0) // elections the two views show
@@ -455,6 +455,17 @@ func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
 		return false, false
 	}
 	return d > seen, true
+}
+
+// epochMadeSinceReport reports whether sv's epoch node was made after the
+// report prev names (ReportEpoch: its epoch's node is not known, nor its
+// writes): deleted and made again since, its value counts from 0 again
+// and nothing of the report's. Taken for a count, two elections after one
+// at the report's epoch 1 moved it by one: the controller in between
+// passed without a gap mark. A report of epoch 0 counts from nothing.
+func epochMadeSinceReport(prev View, sv SingleView) bool {
+	pe := prev.epoch
+	return pe.czxid == 0 && !pe.writesKnown && pe.value != 0 && sv.epochCzxid > prev.Pzxid
 }
 
 func b2i(b bool) int {
