@@ -176,3 +176,41 @@ func lastGroupMissing(t *testing.T, s *elect.Session, group string) elect.View {
 	}
 	return last
 }
+
+// TestGroupsReapedTogetherAreNoGap: a group read empty and then deleted
+// with a sibling under the same parent (the server reaps every empty
+// container in one pass; another lock's container made meanwhile) moved
+// its parent's child version by two, and the deletion was a gap though
+// nothing went unseen: the children watch fired first for the deletion,
+// so nothing was made in the group before it, and the group made again,
+// owned and deleted after it adds two more, three in all.
+func TestGroupsReapedTogetherAreNoGap(t *testing.T) {
+	for _, again := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sibling", true: "made-again-unseen"}[again], func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			base := groupPath(t)
+			group, sibling := base+"/g", base+"/h"
+			maker := session(t, addrs).Conn()
+			makeGroup(t, maker, group)
+			makeGroup(t, maker, sibling)
+			o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
+			expect(t, o, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+			ops := []any{&zk.DeleteRequest{Path: group, Version: -1}, &zk.DeleteRequest{Path: sibling, Version: -1}}
+			if again {
+				ops = []any{&zk.DeleteRequest{Path: group, Version: -1}, &zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
+					ownedOp(group, "unseen"), &zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1},
+					&zk.DeleteRequest{Path: group, Version: -1}}
+			}
+			if _, err := maker.Multi(ops...); err != nil {
+				t.Fatal(err)
+			}
+			waitGroupMissing(t, o, group)
+			if _, err := maker.Multi(&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)}, ownedOp(group, "seen")); err != nil {
+				t.Fatal(err)
+			}
+			if c, gap := untilOwner(t, o); gap != again {
+				t.Fatalf("the next owner (an owner unseen before: %v): %+v; want gap %v", again, c, again)
+			}
+		})
+	}
+}

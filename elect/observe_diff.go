@@ -172,12 +172,17 @@ func madeOnce(prev *View, v View) bool {
 // Proved not: listed empty at prev (emptyCounted), its children watch
 // fired first for its deletion (goneQuiet), and its parent's child
 // version, read at prev before the group was found still there, moved by
-// that deletion alone.
+// that deletion and at most one change of a sibling: the group made again
+// and deleted after the deletion the watch heard moves it by two more, so
+// by three at least with an owner unseen. Counted as that deletion alone,
+// two empty containers reaped in one pass (or another lock's container
+// made meanwhile) made the deletion a gap though nothing went unseen.
 func deletedUnseen(prev *View, v View) bool {
 	if !prev.Exists || v.Exists || v.groupCzxid != 0 {
 		return false // v.groupCzxid: diff's view of a group replaced, whose making says gap
 	}
-	return !prev.emptyCounted || !v.goneQuiet || !sameParent(prev, v) || v.parentCv-prev.parentCv != 1
+	d := v.parentCv - prev.parentCv
+	return !prev.emptyCounted || !v.goneQuiet || !sameParent(prev, v) || d < 1 || d > 2
 }
 
 // unseenMaking reports whether a group missing at prev may have been made
