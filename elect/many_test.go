@@ -45,6 +45,7 @@ func TestMany(t *testing.T) {
 		{"GroupDeletedEmptyIsNoGap", TestGroupDeletedEmptyIsNoGap},
 		{"GroupDeletedAfterAnUnseenOwnerIsGap", TestGroupDeletedAfterAnUnseenOwnerIsGap},
 		{"SinceAMissingGroupCountsItsMaking", TestSinceAMissingGroupCountsItsMaking},
+		{"GroupsReapedTogetherAreNoGap", TestGroupsReapedTogetherAreNoGap},
 	} {
 		t.Run(tc.name, tc.f)
 	}
