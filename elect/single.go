@@ -613,9 +613,16 @@ func (r *singleReader) crumbCzxid(ctx context.Context) (czxid int64, known bool,
 // its create), so many of the parent's child changes being its, not a
 // leader's: Hadoop's failovers moved the counter by two more than the
 // lock's delete and create, and every one was published as a gap. So too
-// of the epoch node beside it (sibEpoch).
-func crumbChanges(prev *SingleView, sv SingleView) int {
+// of the epoch node beside it (sibEpoch), which a view from elsewhere
+// (Since, prevSV nil) keeps with its epoch: without it, the next
+// controller after an epoch node made again was a gap to an observation
+// continued from such a view (a bridge's session made again), though
+// nothing went unseen. A report's epoch (no writes known) keeps no node.
+func crumbChanges(pv View, prev *SingleView, sv SingleView) int {
 	if prev == nil {
+		if e := pv.epoch; e != nil && e.writesKnown && sv.sibEpochRead {
+			return siblingChanges(e.czxid, sv.sibEpoch)
+		}
 		return 0
 	}
 	n := 0

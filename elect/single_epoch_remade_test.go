@@ -175,3 +175,41 @@ func TestKafkaEpochNodeMadeAgainSinceAReport(t *testing.T) {
 		t.Errorf("broker 3 after the report of broker 1 (epoch %d), broker 2 unseen, its epoch node made again: %+v; want epoch 2, gap", first.Epoch, c)
 	}
 }
+
+// TestKafkaEpochNodeMadeAgainSinceAView: an observation continued from
+// another's view (Since: the bridge's session made again) after
+// /controller_epoch was deleted and made again by the next election did
+// not count the epoch node's making beside the controller, as the
+// observer that read both does: the next controller was a gap though
+// nothing went unseen. The view keeps the epoch node's czxid; a
+// controller elected and gone in between is still a gap.
+func TestKafkaEpochNodeMadeAgainSinceAView(t *testing.T) {
+	for _, unseen := range []bool{false, true} {
+		t.Run(map[bool]string{false: "next", true: "one-unseen"}[unseen], func(t *testing.T) {
+			addrs := sharedAddrs(t)
+			obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
+			root := groupPath(t)
+			mkdirs(t, op.Conn(), root)
+			ctrl, epoch := root+"/controller", root+"/controller_epoch"
+			sn := elect.SingleNodeFor(ctrl)
+			kafkaElect(t, b1.Conn(), root, 1)
+			_, last := firstSnapshot(t, obs, ctrl, sn)
+			if err := op.Conn().Delete(epoch, -1); err != nil {
+				t.Fatal(err)
+			}
+			_ = b1.Close()
+			next := 2
+			if unseen {
+				b2 := session(t, addrs)
+				kafkaElect(t, b2.Conn(), root, 2)
+				_ = b2.Close()
+				next = 3
+			}
+			kafkaElect(t, session(t, addrs).Conn(), root, next)
+			c, _ := firstSnapshot(t, obs, ctrl, sn, elect.Since(last))
+			if c.Owner == nil || c.Owner.ID != strconv.Itoa(next) || c.Gap != unseen {
+				t.Errorf("broker %d after /controller_epoch was made again since the view (broker 2 unseen: %v): %+v; want gap %v", next, unseen, c, unseen)
+			}
+		})
+	}
+}

@@ -347,7 +347,7 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 	}
 	// Every create and delete of the parent's children bumps its child
 	// version: one delete and one create explain a new owner.
-	expected := crumbChanges(prevSV, sv) + nodeChanges(prev, prevSV, sv, changed)
+	expected := crumbChanges(prev, prevSV, sv) + nodeChanges(prev, prevSV, sv, changed)
 	return int64(sv.Cversion-prev.Cversion)-int64(expected) > 0
 }
 
