@@ -359,13 +359,16 @@ func missedSingle(prev View, prevSV *SingleView, sv SingleView) bool {
 // been made, led in and deleted between them unless the count at its
 // nearest ancestor did not move: counted afresh by the second read, it
 // proved the parent made once for the next leader (found by a review).
+// Moved by one, it was another child's doing: the parent (or the level
+// below that ancestor on its path) made and deleted moves it by two, where
+// any change there (another nameservice formatted beside it) was a gap.
 func parentGoneUnseen(prev View, prevSV *SingleView, sv SingleView, changed bool) bool {
 	switch {
 	case prev.Exists:
 		return changed || !sv.nodeQuiet
 	}
 	cv, czxid, up, known := ancestorOf(prev, prevSV)
-	return !known || !sv.gpKnown || up != sv.gpUp || czxid != sv.gpCzxid || cv != sv.gpCv
+	return !known || !sv.gpKnown || up != sv.gpUp || czxid != sv.gpCzxid || sv.gpCv-cv < 0 || sv.gpCv-cv > 1
 }
 
 // ancestorOf is the count prev kept of its missing parent's makings (see

@@ -187,6 +187,20 @@ func TestSinceAParentMissingCountsItsMakings(t *testing.T) {
 			t.Errorf("c led in a parent made and deleted since the last view, yet: %+v; want a gap", c)
 		}
 	})
+	t.Run("still missing, a sibling made", func(t *testing.T) {
+		// Its own making and deletion move the count by two: one more
+		// child is another's (HDFS's next nameservice formatted), and
+		// was a gap though nothing went unseen.
+		leader := root + "/unformatted/leader"
+		last := lastMissing(t, obs, leader)
+		if _, err := op.Conn().Create(root+"/formatted", nil, 0, openACL); err != nil {
+			t.Fatal(err)
+		}
+		since := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic}, elect.Since(last))
+		if c := expect(t, since.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) }); c.Gap {
+			t.Errorf("its parent still missing, a sibling of it made since the last view: %+v; want no gap", c)
+		}
+	})
 	t.Run("made once", func(t *testing.T) {
 		parent := root + "/once"
 		leader := parent + "/leader"
