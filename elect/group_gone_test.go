@@ -140,6 +140,21 @@ func TestSinceAMissingGroupCountsItsMaking(t *testing.T) {
 			}
 		})
 	}
+	t.Run("still missing, a sibling made", func(t *testing.T) {
+		// Its own making and deletion move the count by two: one more
+		// child is another's (another lock's container), and was a gap
+		// though nothing went unseen.
+		addrs := sharedAddrs(t)
+		group := groupPath(t) + "/g"
+		maker := session(t, addrs).Conn()
+		makeGroup(t, maker, path.Dir(group))
+		last := lastGroupMissing(t, session(t, addrs), group)
+		makeGroup(t, maker, path.Dir(group)+"/other")
+		o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock), elect.Since(last))
+		if c := expect(t, o, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) }); c.Gap {
+			t.Errorf("still missing, a sibling made since the last view: %+v; want no gap", c)
+		}
+	})
 	t.Run("made again", func(t *testing.T) {
 		addrs := sharedAddrs(t)
 		group := groupPath(t) + "/g"

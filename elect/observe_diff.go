@@ -197,7 +197,10 @@ func unseenMaking(prev *View, v View) bool {
 	case v.Exists:
 		return !madeOnce(prev, v)
 	}
-	return !sameParent(prev, v) || v.parentCv != prev.parentCv
+	// Made and deleted, it moved its parent's count by two: one more
+	// child is another's (another lock's container), which was a gap.
+	d := v.parentCv - prev.parentCv
+	return !sameParent(prev, v) || d < 0 || d > 1
 }
 
 // sameParent reports whether both views read the child version of the same
