@@ -122,16 +122,6 @@ func (h *Handle) Err() error {
 	return h.err
 }
 
-// Held reports whether ownership is still safe.
-func (h *Handle) Held() bool {
-	select {
-	case <-h.done:
-		return false
-	default:
-		return true
-	}
-}
-
 // Term is the fencing token: the czxid of our node. Terms only grow within
 // a group, so a resource that remembers the highest term it has seen can
 // refuse a deposed owner.

@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(frozenWaiterEnv); spec != "" {
 		os.Exit(frozenWaiter(spec))
 	}
+	if spec := os.Getenv(thawedHolderEnv); spec != "" {
+		os.Exit(thawedHolder(spec))
+	}
 	heraldtest.Main(m, nil)
 }
 
