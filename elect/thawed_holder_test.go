@@ -16,10 +16,11 @@ import (
 // GROUP".
 const thawedHolderEnv = "HERALD_TEST_THAWED_HOLDER"
 
-// thawedHolder owns a lock on a 2 s session, prints "owned", then works
-// in short steps; the first step that ends over a second late (it was
-// frozen) asks at once whether it still holds and tries a checkpoint,
-// and prints "thawed held=BOOL checkpoint=ERR".
+// thawedHolder owns a group on a 2 s session (under LoseOnExpiry when
+// the spec ends in "expiry"), prints "owned", then works without pause;
+// the first step that ends over a second after the one before (it was
+// frozen) asks at once whether it still holds, tries a checkpoint, and
+// prints "thawed held=BOOL checkpoint=ERR".
 func thawedHolder(spec string) int {
 	f := strings.Fields(spec) // SERVERS GROUP [expiry]
 	servers, group := f[0], f[1]
