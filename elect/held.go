@@ -36,11 +36,12 @@ var errUnvouched = errors.New("elect: ZooKeeper's leader answered none of the se
 
 // unvouched is why ownership on s can no longer be vouched for under
 // policy p, by s's state and the clock, before its own timers and events
-// say so: nil while it can. A session unheard for its whole timeout (by
-// the wall clock, and by the leader's last answered sync on the monotonic
-// one, so that a step of the wall clock alone ends nothing) has been
-// expired by the servers under either policy; under LoseOnSuspend, so
-// is ownership once the lease has run out or the connection is lost.
+// say so: nil while it can. A session whose newest sync the leader
+// answered was sent a whole timeout ago (on the monotonic clock, so a
+// step of the wall clock ends nothing) may have been expired by the
+// leader under either policy: a member cut off from it goes on answering
+// pings, so replies alone prove nothing. Under LoseOnSuspend ownership
+// ends sooner, once the lease has run out or the connection is lost.
 func (s *Session) unvouched(p LossPolicy) (Reason, error) {
 	s.mu.Lock()
 	st, leaderAt, timeout := s.state, s.leaderAt, s.timeout
@@ -51,7 +52,7 @@ func (s *Session) unvouched(p LossPolicy) (Reason, error) {
 		return ReasonSessionExpired, ErrSessionLost
 	case st == StateClosed:
 		return ReasonSessionClosed, ErrSessionClosed
-	case s.unheardPastTimeout() && (!syncs || time.Since(leaderAt) >= timeout):
+	case syncs && time.Since(leaderAt) >= timeout, !syncs && s.unheardPastTimeout():
 		return ReasonSessionExpired, ErrSessionLost
 	case p != LoseOnSuspend:
 		return "", nil

@@ -516,14 +516,22 @@ func (s *Session) giveUpShortenedLocked() {
 
 // suspendLocked suspends the session. A partitioned client hears of its
 // expiry only once it reaches a server again: after a whole session
-// timeout suspended, the servers have expired it, and it says so then.
+// timeout suspended, the servers have expired it, and it says so then;
+// sooner once a whole timeout has passed since the send of the newest sync
+// the leader answered (see leader_lease.go), when the leader may have
+// expired it: the suspension itself came half a timeout after that send
+// on a member cut off from the leader, and a LoseOnExpiry owner believed
+// it held for half a timeout beside the next owner.
 func (s *Session) suspendLocked() {
 	s.setLocked(StateSuspended)
 	if s.timeout == 0 {
 		return // still connecting: NewSession says what went wrong
 	}
-	gen := s.gen
-	time.AfterFunc(s.timeout, func() {
+	gen, d := s.gen, s.timeout
+	if !s.noSyncs.Load() && !s.leaderAt.IsZero() {
+		d = max(0, min(d, time.Until(s.leaderAt.Add(s.timeout))))
+	}
+	time.AfterFunc(d, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.gen == gen && s.state == StateSuspended {
