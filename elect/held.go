@@ -10,7 +10,8 @@ import (
 // machine starved of CPU) runs again before the goroutines that would
 // close Done do, and its first Held said true while the servers had
 // expired its session and the next owner held (found by an adversarial
-// test, half the tries). So a handle whose session has gone unheard for
+// test: every try under LoseOnExpiry, most under LoseOnSuspend). So a
+// handle whose session has gone unheard for
 // longer than the loss policy allows ends here, as the monitor would end
 // it a moment later; its fenced writes are refused by the same check.
 func (h *Handle) Held() bool {
