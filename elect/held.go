@@ -11,9 +11,9 @@ import (
 // close Done do, and its first Held said true while the servers had
 // expired its session and the next owner held (found by an adversarial
 // test: every try under LoseOnExpiry, most under LoseOnSuspend). So a
-// handle whose session has gone unheard for
-// longer than the loss policy allows ends here, as the monitor would end
-// it a moment later; its fenced writes are refused by the same check.
+// handle whose session has gone unheard for longer than the loss policy
+// allows ends here, as the monitor would end it a moment later; its
+// fenced writes are refused by the same check.
 func (h *Handle) Held() bool {
 	select {
 	case <-h.done:
