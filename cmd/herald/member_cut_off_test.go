@@ -51,3 +51,33 @@ func TestCommandOnAMemberCutOffStopsBeforeTheNextStarts(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandOnAPausedMemberStopsBeforeTheNextStarts: the holder's
+// ZooKeeper member is frozen (SIGSTOP) rather than cut off, and its herald
+// knows no other member, so its session expires and the next herald, on
+// another member, starts. The holder's command, which ignores SIGTERM and
+// leaves a process that does too, must be dead by then.
+func TestCommandOnAPausedMemberStopsBeforeTheNextStarts(t *testing.T) {
+	t.Parallel() // waits on sessions and processes, not the CPU
+	zkc := zktest.ForTest(t, zkserver.Config{Nodes: 3, TickTime: 250 * time.Millisecond})
+	followers, err := zkc.Followers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	paused, other := followers[0], followers[1]
+	on := func(i int) []string {
+		return []string{"--zk", zkc.Member(i).Addr(), "--session-timeout", "1500ms", "--connect-timeout", "10s"}
+	}
+	g, env := uniq(t), pidFile(t)
+	holder := start(t, env, append(on(paused), "run", "--election", g, "--", "sh", "-c", leftover+"echo holding; wait")...)
+	holder.waitOutput(t, "holding", 20*time.Second)
+	next := start(t, env, append(on(other), "run", "--election", g, "--", "sh", "-c", checkLeftover)...)
+	waitQueued(t, on(other), g, 2, "the next owner never queued")
+	if err := zkc.Member(paused).Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = zkc.Member(paused).Resume() }()
+	if code := next.wait(t, 30*time.Second); code != 0 || !strings.Contains(next.out.String(), "next owner: clean") {
+		t.Fatalf("the command on the paused member ran on beside the next owner's (exit %d):\n%s\nholder:\n%s", code, next.out, holder.out)
+	}
+}
