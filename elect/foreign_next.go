@@ -98,11 +98,15 @@ func (h *Handle) looksFor(children []string) []look {
 // watch as the deletion fires our node's, and the monitor, taking the
 // deletion first, never listed it. A runner then gave its command the
 // grace beside that participant's tenure (found by a review). A group
-// gone with our node (deleteall) shows nobody; a look that fails or is cut
-// short (the connection lost meanwhile) counts as one: this is the last
-// look, and a kill too soon costs the command its grace, one too late
-// leaves two owners. In a group of runners it costs the stop a round trip
-// or two, where the next owner waits for our record anyway.
+// gone with our node (deleteall) counts as one, as does a look that fails
+// or is cut short (the connection lost meanwhile): this is the last look,
+// and a kill too soon costs the command its grace, one too late leaves
+// two owners. A client whose join reached us with the deleteall was never
+// listed, and Curator makes the group and its node again at once and owns:
+// counted as nobody, a runner gave its command the grace beside it (found
+// by a review). In a group of runners it costs the stop a round trip or
+// two, where the next owner waits for our record (or run note) anyway, and
+// a deleteall of the group the command's grace.
 func (h *Handle) lastLook(guarding bool, changed <-chan struct{}) {
 	if !guarding || h.foreign.Load() || h.q.s.unheardPastTimeout() {
 		return
@@ -114,8 +118,7 @@ func (h *Handle) lastLook(guarding bool, changed <-chan struct{}) {
 		return c, err
 	})
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
-	case err != nil:
+	case err != nil: // the group gone (zk.ErrNoNode) among them
 		h.foreign.Store(true)
 	default:
 		h.noteForeign(ctx, c)

@@ -237,3 +237,61 @@ func TestTheWaitsReadsHoldTheMonitorOneRoundTrip(t *testing.T) {
 		t.Fatalf("the owner heard of its node's deletion %v after it, behind its reads of four waits words (700 ms each)", took.Round(time.Millisecond))
 	}
 }
+
+// TestAJoinHeardWithADeleteallCounts: a client that owns at once (here a
+// node named as Curator's mutex names its own) joins just before an
+// operator's deleteall takes the group, the owner's node and its own.
+// Curator makes both again at once and owns. Its join reached the owner
+// with the deletion, and the last look, finding the group gone, counted
+// nobody: a runner gave its command the grace beside Curator's tenure.
+// The guard is held on a read until the deleteall is done, a few times.
+func TestAJoinHeardWithADeleteallCounts(t *testing.T) {
+	addrs := sharedAddrs(t)
+	for i := range 3 {
+		g := groupPath(t) + fmt.Sprint("-", i)
+		runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
+			elect.WatchForHazards(), elect.WaitsForPredecessor()}
+		s := session(t, addrs)
+		h := lockedIn(t, s, g, runner...)
+		held, block := make(chan struct{}, 1), make(chan struct{})
+		restore := elect.OnWaitsLook(func(owner, _ string) {
+			if owner == h.NodePath() {
+				select {
+				case held <- struct{}{}:
+				default:
+				}
+				<-block
+			}
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		l, err := elect.NewLock(session(t, addrs), g, runner...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _, _ = l.Acquire(ctx) }()
+		<-held // the guard reads the runner's word; the client joins meanwhile
+		name := g + "/_c_0f4c1a52-7b0e-4d3c-9a55-2f0d6a1e9c3b-lock-"
+		if _, err := session(t, addrs).Conn().Create(name, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		kids, _, err := s.Conn().Children(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ops []any
+		for _, k := range kids {
+			ops = append(ops, &zk.DeleteRequest{Path: g + "/" + k, Version: -1})
+		}
+		if _, err := s.Conn().Multi(append(ops, &zk.DeleteRequest{Path: g, Version: -1})...); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // the watches fire
+		close(block)
+		<-h.Done()
+		restore()
+		cancel()
+		if h.Reason() != elect.ReasonDeleted || !h.ForeignInGroup() {
+			t.Fatalf("run %d: the owner lost its node to a deleteall (%s) with a client that owns at once joined just before, and did not count it", i, h.Reason())
+		}
+	}
+}
