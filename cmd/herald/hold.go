@@ -119,12 +119,16 @@ func (o holding) lossPlan() stopPlan {
 // in a group where one was seen, or we stepped down for one that cannot
 // read our node. That client owns as it joins (Kazoo's beside herald's
 // default names), so with lossGrace a command ignoring SIGTERM ran the
-// sixth of the timeout beside it (found by a review of this code).
+// sixth of the timeout beside it (found by a review of this code). So
+// may one that joined unseen once the group's ACL stopped our listing
+// (ReasonGroupUnreadable): ZooKeeper told us of no join since, and the
+// sixth of the timeout went beside a Kazoo lock that owned (found by a
+// review).
 func (o holding) foreignNext() bool {
 	switch o.h.Reason() {
 	case elect.ReasonDeleted:
 		return o.h.ForeignInGroup()
-	case elect.ReasonTwoOwners:
+	case elect.ReasonTwoOwners, elect.ReasonGroupUnreadable:
 		return true
 	}
 	return false

@@ -165,3 +165,43 @@ func TestSteppingDownForABlindClientGivesNoGrace(t *testing.T) {
 			over.Round(time.Millisecond), nextTimeout/12, h.out)
 	}
 }
+
+// An owner that steps down because its session may no longer list the
+// group (someone gave the group to another identity) does so because a
+// client that joined since, unseen, may own already: Kazoo's owns as it
+// joins. So the command is killed at once, as for a blind client seen
+// joining; it used to get its SIGTERM and the sixth of the timeout beside
+// that client. Here the other identity takes the group and joins it.
+func TestSteppingDownForAnUnlistableGroupGivesNoGrace(t *testing.T) {
+	g := uniq(t)
+	h, alive, _ := stubbornOwner(t, "lock", g)
+	c := zkSession(t).Conn()
+	if err := c.AddAuth("digest", []byte("other:secret")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SetACL(g, zk.DigestACL(zk.PermAll, "other", "secret"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(g+"/kazoo__lock__", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(t, 45*time.Second) // ZooKeeper tells herald nothing: its look every 30 s finds it
+	down := steppedDownAt(t, h.out.String(), "may no longer list the group")
+	if over := lastStamp(t, alive).Sub(down); over > nextTimeout/12 {
+		t.Errorf("the command ran on %v after its runner stepped down, beside the Kazoo client that joined unseen and owned as it joined (at most %v expected)\n%s",
+			over.Round(time.Millisecond), nextTimeout/12, h.out)
+	}
+}
+
+// steppedDownAt is the time of the log line of out that says what.
+func steppedDownAt(t *testing.T, out, what string) time.Time {
+	t.Helper()
+	for line := range strings.Lines(out) {
+		at, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+		if ts, err := time.Parse(time.RFC3339Nano, at); err == nil && strings.Contains(line, what) {
+			return ts
+		}
+	}
+	t.Fatalf("no log line says %q:\n%s", what, out)
+	return time.Time{}
+}
