@@ -30,6 +30,14 @@ func OnSessionLook(fn func(prev string, seen bool)) (restore func()) {
 	return func() { sessionLooked.Store(nil) }
 }
 
+// OnLastLook has fn told of each owner's last look at its group as its
+// node is found gone, before the look, until the returned function
+// restores it.
+func OnLastLook(fn func(owner string)) (restore func()) {
+	lastLooked.Store(&fn)
+	return func() { lastLooked.Store(nil) }
+}
+
 // OnWaitsLook has fn told of each session node an owner's guard reads
 // for its waits word (WaitsForPredecessor), before the read, until the
 // returned function restores it.

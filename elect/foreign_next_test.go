@@ -11,6 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherald/herald/elect"
+	"github.com/zkherald/herald/internal/zkserver"
+	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 // runnerOpts are the options of a herald runner's lock on g: session
@@ -293,5 +295,49 @@ func TestAJoinHeardWithADeleteallCounts(t *testing.T) {
 		if h.Reason() != elect.ReasonDeleted || !h.ForeignInGroup() {
 			t.Fatalf("run %d: the owner lost its node to a deleteall (%s) with a client that owns at once joined just before, and did not count it", i, h.Reason())
 		}
+	}
+}
+
+// TestASlowLastLookIsCutShort: the last look an owner takes at its group
+// as its node is found gone comes before its word that ownership is
+// lost, and so before its runner's command gets any signal. A server
+// that answers nothing meanwhile (here stopped with SIGSTOP) held that
+// word until the client gave the connection up (2.7 s of a 6 s timeout,
+// 3 runs of 3 without the bound), while a client next in line on another member
+// could own at once; the grace the look spares is a sixth. The look is
+// cut short within a twelfth, and counts, cut short, as such a client.
+func TestASlowLastLookIsCutShort(t *testing.T) {
+	const timeout = 6 * time.Second
+	c := zktest.ForTest(t, zkserver.Config{})
+	addrs := c.Addrs()
+	g := "/slow-last-look"
+	s := session(t, addrs, elect.WithSessionTimeout(timeout))
+	h := lockedIn(t, s, g, elect.CreateParents(), elect.WatchForHazards())
+	looked := make(chan time.Time, 1)
+	restore := elect.OnLastLook(func(owner string) {
+		if owner == h.NodePath() {
+			if err := c.Member(0).Pause(); err != nil {
+				t.Error(err)
+			}
+			looked <- time.Now()
+		}
+	})
+	t.Cleanup(restore)
+	t.Cleanup(func() { _ = c.Member(0).Resume() })
+	time.Sleep(300 * time.Millisecond) // the guard lists the group
+	// Its answer may never come: the owner hears of the deletion first.
+	go func(c *zk.Conn) { _ = c.Delete(h.NodePath(), -1) }(session(t, addrs).Conn())
+	var at time.Time
+	select {
+	case at = <-looked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the owner took no last look at its group")
+	}
+	<-h.Done()
+	took := time.Since(at)
+	_ = c.Member(0).Resume()
+	if took > timeout/4 || h.Reason() != elect.ReasonDeleted || !h.ForeignInGroup() {
+		t.Fatalf("the owner said it lost its node (%s, ForeignInGroup %v) %v after its last look began, on a server that answered nothing (within %v expected, counted as a client next in line)",
+			h.Reason(), h.ForeignInGroup(), took.Round(time.Millisecond), timeout/4)
 	}
 }
