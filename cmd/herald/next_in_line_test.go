@@ -173,6 +173,7 @@ func TestSteppingDownForABlindClientGivesNoGrace(t *testing.T) {
 // joining; it used to get its SIGTERM and the sixth of the timeout beside
 // that client. Here the other identity takes the group and joins it.
 func TestSteppingDownForAnUnlistableGroupGivesNoGrace(t *testing.T) {
+	t.Parallel() // half a minute waiting for the runner's look, not the CPU
 	g := uniq(t)
 	h, alive, _ := stubbornOwner(t, "lock", g)
 	c := zkSession(t).Conn()
