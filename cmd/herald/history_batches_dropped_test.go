@@ -25,53 +25,15 @@ import (
 // after a change, read as following nobody, GAP -. Each batch is asked
 // of again: GAP maybe.
 func TestHistoryInBatchesMarksAGroupWhoseOldestFileWasRemovedBetweenThem(t *testing.T) {
-	early, path, mkE := newStory(t)
-	late := early + "-late" // sorts after early: its batch comes second
-	mkL := storyOf(late, time.Now().UTC().Add(-time.Minute))
-	al, b := participant("alpha", 1), participant("bravo", 2)
-	as := rotatingSink(t, path)
-	write(t, as, mkE(publish.LeaderLost, nil, nil, 0, 5, true), mkL(publish.LeaderLost, nil, nil, 0, 5, true))
-	write(t, as, mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
-	if err := as.Close(); err != nil {
-		t.Fatal(err)
-	}
-	batches := 0
-	historyBatchTold = func() {
-		if batches++; batches == 1 {
-			if err := os.Remove(path + ".000001"); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(func() { historyBatchTold = nil })
+	early, late, path := rotatedStory(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	a, out, errs := historyApp()
-	if err := a.history(ctx, &sourceFlags{}, []string{path}, "", 2, true, window{}); err != nil {
-		t.Fatalf("history: %v\n%s", err, errs)
-	}
+	ts, batches, errs := historyInBatches(ctx, t, &sourceFlags{}, []string{path}, 2, &historyBatchTold, removeAt(t, 1, path+".000001"))
 	if batches != 2 {
 		t.Fatalf("history told %d batches, want 2 (one for each group)", batches)
 	}
-	var ts []audit.Tenure
-	if err := json.Unmarshal(out.Bytes(), &ts); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	found := false
-	for _, tn := range ts {
-		if tn.Group == late && tn.Owner.ID == "bravo" {
-			found = true
-			if !tn.Gap {
-				t.Errorf("bravo, first in a group whose look was removed before its batch was read, is not marked GAP maybe: %+v\n%s", tn, errs)
-			}
-		}
-		if tn.Group == early && tn.Gap {
-			t.Errorf("alpha, whose group's batch was read whole, is marked: %+v", tn)
-		}
-	}
-	if !found {
-		t.Errorf("no bravo among:\n%s", out)
-	}
+	checkOwnerGap(t, ts, late, "bravo", true, errs)
+	checkGroupUnmarked(t, ts, early, errs)
 }
 
 // TestHistoryFromKafkaInPassesMarksAGroupWhoseHeadWasDroppedBetweenThem:
@@ -83,60 +45,20 @@ func TestHistoryInBatchesMarksAGroupWhoseOldestFileWasRemovedBetweenThem(t *test
 // change, read as following nobody, GAP -. Each batch is asked of again:
 // GAP maybe.
 func TestHistoryFromKafkaInPassesMarksAGroupWhoseHeadWasDroppedBetweenThem(t *testing.T) {
-	kc := kafkatest.Start(t)
-	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ks.Close() })
-	early := uniq(t)
-	late := early + "-late" // sorts after early: its batch comes second
-	now := time.Now().UTC().Add(-time.Minute)
-	mkE, mkL := storyOf(early, now), storyOf(late, now)
-	al, b := participant("alpha", 1), participant("bravo", 2)
-	// One partition: the looks at offsets 0 and 1, the elections after.
-	write(t, ks, mkE(publish.LeaderLost, nil, nil, 0, 5, true), mkL(publish.LeaderLost, nil, nil, 0, 5, true),
-		mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.Addrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	// The looks at offsets 0 and 1, the elections after.
+	early, late, brokers, cl := kafkaGroups(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	batches := 0
-	historyBatchTold = func() {
-		if batches++; batches == 1 {
+	ts, batches, errs := historyInBatches(ctx, t, &sourceFlags{kafka: brokers}, nil, 2, &historyBatchTold, func(batch int) {
+		if batch == 1 {
 			deleteRecords(ctx, t, cl, 0, 2)
 		}
-	}
-	t.Cleanup(func() { historyBatchTold = nil })
-	a, out, errs := historyApp()
-	if err := a.history(ctx, &sourceFlags{kafka: kc.Addrs()}, nil, "", 2, true, window{}); err != nil {
-		t.Fatalf("history: %v\n%s", err, errs)
-	}
+	})
 	if batches != 2 {
 		t.Fatalf("history told %d batches, want 2 (one for each group)", batches)
 	}
-	var ts []audit.Tenure
-	if err := json.Unmarshal(out.Bytes(), &ts); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	found := false
-	for _, tn := range ts {
-		if tn.Group == late && tn.Owner.ID == "bravo" {
-			found = true
-			if !tn.Gap {
-				t.Errorf("bravo, first in a group whose look was deleted before its pass, is not marked GAP maybe: %+v\n%s", tn, errs)
-			}
-		}
-		if tn.Group == early && tn.Gap {
-			t.Errorf("alpha, whose group's pass read it whole, is marked: %+v", tn)
-		}
-	}
-	if !found {
-		t.Errorf("no bravo among:\n%s", out)
-	}
+	checkOwnerGap(t, ts, late, "bravo", true, errs)
+	checkGroupUnmarked(t, ts, early, errs)
 }
 
 // TestHistoryInBatchesDoesNotMarkAGroupTheRemovedFileHeldNothingOf: the
@@ -144,40 +66,11 @@ func TestHistoryFromKafkaInPassesMarksAGroupWhoseHeadWasDroppedBetweenThem(t *te
 // batch's group; the second batch's group, whose events (a runner's, no
 // bridge's first look) all lie in the live log, read whole both times.
 func TestHistoryInBatchesDoesNotMarkAGroupTheRemovedFileHeldNothingOf(t *testing.T) {
-	early, path, mkE := newStory(t)
-	late := early + "-late" // sorts after early: its batch comes second
-	mkL := storyOf(late, time.Now().UTC().Add(-time.Minute))
-	al, b := participant("alpha", 1), participant("bravo", 2)
-	as := rotatingSink(t, path)
-	write(t, as, mkE(publish.LeaderLost, nil, nil, 0, 5, true))
-	write(t, as, mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
-	if err := as.Close(); err != nil {
-		t.Fatal(err)
-	}
-	batches := 0
-	historyBatchTold = func() {
-		if batches++; batches == 1 {
-			if err := os.Remove(path + ".000001"); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(func() { historyBatchTold = nil })
+	_, late, path := rotatedStory(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	a, out, errs := historyApp()
-	if err := a.history(ctx, &sourceFlags{}, []string{path}, "", 1, true, window{}); err != nil {
-		t.Fatalf("history: %v\n%s", err, errs)
-	}
-	var ts []audit.Tenure
-	if err := json.Unmarshal(out.Bytes(), &ts); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	for _, tn := range ts {
-		if tn.Group == late && tn.Gap {
-			t.Errorf("bravo, in a group the removed file held nothing of, marked GAP maybe (%d batches): %+v\n%s", batches, tn, errs)
-		}
-	}
+	ts, batches, errs := historyInBatches(ctx, t, &sourceFlags{}, []string{path}, 1, &historyBatchTold, removeAt(t, 1, path+".000001"))
+	checkGroupUnmarked(t, ts, late, fmt.Sprintf("%d batches\n%s", batches, errs))
 }
 
 // TestHistoryFromKafkaInPassesDoesNotMarkAGroupTheDroppedRecordsHeldNothingOf:
@@ -187,57 +80,19 @@ func TestHistoryInBatchesDoesNotMarkAGroupTheRemovedFileHeldNothingOf(t *testing
 // whether the partition dropped its oldest records, its first owner was
 // marked GAP maybe.
 func TestHistoryFromKafkaInPassesDoesNotMarkAGroupTheDroppedRecordsHeldNothingOf(t *testing.T) {
-	kc := kafkatest.Start(t)
-	ks, err := kafkasink.New(kafkasink.Config{Brokers: kc.Addrs(), Partitions: 1, ReplicationFactor: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ks.Close() })
-	early := uniq(t)
-	late := early + "-late" // sorts after early: its batch comes second
-	now := time.Now().UTC().Add(-time.Minute)
-	mkE, mkL := storyOf(early, now), storyOf(late, now)
-	al, b := participant("alpha", 1), participant("bravo", 2)
-	// One partition: early's look at offset 0, the elections after.
-	write(t, ks, mkE(publish.LeaderLost, nil, nil, 0, 5, true),
-		mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.Addrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	// early's look at offset 0, the elections after.
+	_, late, brokers, cl := kafkaGroups(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	batches := 0
-	historyBatchTold = func() {
-		if batches++; batches == 1 {
+	ts, batches, errs := historyInBatches(ctx, t, &sourceFlags{kafka: brokers}, nil, 1, &historyBatchTold, func(batch int) {
+		if batch == 1 {
 			deleteRecords(ctx, t, cl, 0, 1)
 		}
-	}
-	t.Cleanup(func() { historyBatchTold = nil })
-	a, out, errs := historyApp()
-	if err := a.history(ctx, &sourceFlags{kafka: kc.Addrs()}, nil, "", 1, true, window{}); err != nil {
-		t.Fatalf("history: %v\n%s", err, errs)
-	}
+	})
 	if batches != 2 {
 		t.Fatalf("history told %d batches, want 2 (one for each group)", batches)
 	}
-	var ts []audit.Tenure
-	if err := json.Unmarshal(out.Bytes(), &ts); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	found := false
-	for _, tn := range ts {
-		if tn.Group == late && tn.Owner.ID == "bravo" {
-			found = true
-			if tn.Gap {
-				t.Errorf("bravo, in a group the deleted record held nothing of, marked GAP maybe: %+v\n%s", tn, errs)
-			}
-		}
-	}
-	if !found {
-		t.Errorf("no bravo among:\n%s", out)
-	}
+	checkOwnerGap(t, ts, late, "bravo", false, errs)
 }
 
 // TestHistoryOfALogWhoseOldestFileWasRemovedAfterItWasReadDoesNotMarkIt:
@@ -247,49 +102,118 @@ func TestHistoryFromKafkaInPassesDoesNotMarkAGroupTheDroppedRecordsHeldNothingOf
 // whose events begin with a change was GAP maybe, one the file held
 // nothing of too. It is told from the files the read opened.
 func TestHistoryOfALogWhoseOldestFileWasRemovedAfterItWasReadDoesNotMarkIt(t *testing.T) {
+	_, late, path := rotatedStory(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ts, reads, errs := historyInBatches(ctx, t, &sourceFlags{}, []string{path}, 100, &historyBatchRead, removeAt(t, 1, path+".000001"))
+	if reads != 1 {
+		t.Fatalf("history read %d batches, want 1", reads)
+	}
+	checkOwnerGap(t, ts, late, "bravo", false, errs)
+}
+
+// rotatedStory writes two groups to a rotating audit log: early, and
+// late, which sorts after it so that its batch comes second. The oldest
+// rotated file (.000001) holds early's first look, and late's too if
+// lateLook; the live log holds the elections after, of alpha in early
+// and bravo in late. It returns the groups and the live log's path.
+func rotatedStory(t *testing.T, lateLook bool) (early, late, path string) {
+	t.Helper()
 	early, path, mkE := newStory(t)
-	late := early + "-late"
+	late = early + "-late"
 	mkL := storyOf(late, time.Now().UTC().Add(-time.Minute))
 	al, b := participant("alpha", 1), participant("bravo", 2)
 	as := rotatingSink(t, path)
-	write(t, as, mkE(publish.LeaderLost, nil, nil, 0, 5, true))
+	looks := []publish.Event{mkE(publish.LeaderLost, nil, nil, 0, 5, true)}
+	if lateLook {
+		looks = append(looks, mkL(publish.LeaderLost, nil, nil, 0, 5, true))
+	}
+	write(t, as, looks...)
 	write(t, as, mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
 	if err := as.Close(); err != nil {
 		t.Fatal(err)
 	}
-	reads := 0
-	historyBatchRead = func() {
-		if reads++; reads == 1 {
-			if err := os.Remove(path + ".000001"); err != nil {
+	return early, late, path
+}
+
+// kafkaGroups is rotatedStory's two groups in a Kafka of one partition:
+// early's look at offset 0 (late's at 1 if lateLook), the elections
+// after. It returns the groups, the brokers and a client that deletes
+// records.
+func kafkaGroups(t *testing.T, lateLook bool) (early, late string, brokers []string, cl *kgo.Client) {
+	t.Helper()
+	early = uniq(t)
+	late = early + "-late"
+	now := time.Now().UTC().Add(-time.Minute)
+	mkE, mkL := storyOf(early, now), storyOf(late, now)
+	al, b := participant("alpha", 1), participant("bravo", 2)
+	evs := []publish.Event{mkE(publish.LeaderLost, nil, nil, 0, 5, true)}
+	if lateLook {
+		evs = append(evs, mkL(publish.LeaderLost, nil, nil, 0, 5, true))
+	}
+	evs = append(evs, mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
+	brokers, cl = kafkaStory(t, evs...)
+	return early, late, brokers, cl
+}
+
+// removeAt is a batch hook for historyInBatches that removes file as
+// batch at is handed on, as retention would.
+func removeAt(t *testing.T, at int, file string) func(batch int) {
+	return func(batch int) {
+		if batch == at {
+			if err := os.Remove(file); err != nil {
 				t.Error(err)
 			}
 		}
 	}
-	t.Cleanup(func() { historyBatchRead = nil })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+}
+
+// historyInBatches is history's tenures of every group in sf's sources
+// and paths, holding held events, with at called each time *hook (a test
+// hook history calls: a batch read or told, a read of a stream begun)
+// fires, counted from 1. It returns that count and history's stderr.
+func historyInBatches(ctx context.Context, t *testing.T, sf *sourceFlags, paths []string, held int, hook *func(), at func(batch int)) ([]audit.Tenure, int, string) {
+	t.Helper()
+	n := 0
+	*hook = func() { n++; at(n) }
+	t.Cleanup(func() { *hook = nil })
 	a, out, errs := historyApp()
-	if err := a.history(ctx, &sourceFlags{}, []string{path}, "", 100, true, window{}); err != nil {
+	if err := a.history(ctx, sf, paths, "", held, true, window{}); err != nil {
 		t.Fatalf("history: %v\n%s", err, errs)
-	}
-	if reads != 1 {
-		t.Fatalf("history read %d batches, want 1", reads)
 	}
 	var ts []audit.Tenure
 	if err := json.Unmarshal(out.Bytes(), &ts); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
+	return ts, n, errs.String()
+}
+
+// checkOwnerGap fails t unless ts holds owner's tenure in group, marked
+// GAP maybe if marked, and not if not.
+func checkOwnerGap(t *testing.T, ts []audit.Tenure, group, owner string, marked bool, errs string) {
+	t.Helper()
 	found := false
 	for _, tn := range ts {
-		if tn.Group == late && tn.Owner.ID == "bravo" {
-			found = true
-			if tn.Gap {
-				t.Errorf("bravo, in a group the file removed after the read held nothing of, marked GAP maybe: %+v\n%s", tn, errs)
-			}
+		if tn.Group != group || tn.Owner.ID != owner {
+			continue
+		}
+		found = true
+		if tn.Gap != marked {
+			t.Errorf("%s in %s marked GAP maybe: %v, want %v: %+v\n%s", owner, group, tn.Gap, marked, tn, errs)
 		}
 	}
 	if !found {
-		t.Errorf("no bravo among:\n%s", out)
+		t.Errorf("no %s in %s among %+v", owner, group, ts)
+	}
+}
+
+// checkGroupUnmarked fails t if a row of group is marked GAP maybe.
+func checkGroupUnmarked(t *testing.T, ts []audit.Tenure, group, errs string) {
+	t.Helper()
+	for _, tn := range ts {
+		if tn.Group == group && tn.Gap {
+			t.Errorf("a row of %s, which lost nothing, is marked GAP maybe: %+v\n%s", group, tn, errs)
+		}
 	}
 }
 
@@ -318,17 +242,7 @@ func kafkaStory(t *testing.T, evs ...publish.Event) ([]string, *kgo.Client) {
 // read is handed on (the first is 1).
 func kafkaHistoryOf(ctx context.Context, t *testing.T, brokers []string, held int, deleteAt func(batch int)) ([]audit.Tenure, string) {
 	t.Helper()
-	batches := 0
-	historyBatchRead = func() { batches++; deleteAt(batches) }
-	t.Cleanup(func() { historyBatchRead = nil })
-	a, out, errs := historyApp()
-	if err := a.history(ctx, &sourceFlags{kafka: brokers}, nil, "", held, true, window{}); err != nil {
-		t.Fatalf("history: %v\n%s", err, errs)
-	}
-	var ts []audit.Tenure
-	if err := json.Unmarshal(out.Bytes(), &ts); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
+	ts, batches, errs := historyInBatches(ctx, t, &sourceFlags{kafka: brokers}, nil, held, &historyBatchRead, deleteAt)
 	return ts, fmt.Sprintf("%d batches\n%s", batches, errs)
 }
 
@@ -340,13 +254,7 @@ func kafkaHistoryOf(ctx context.Context, t *testing.T, brokers []string, held in
 // no bridge's first look) begin with a change and lost nothing, was GAP
 // maybe. It is told from what the pass read: offset 0 on.
 func TestHistoryFromKafkaWhoseHeadWasDroppedAfterItWasReadDoesNotMarkIt(t *testing.T) {
-	early := uniq(t)
-	late := early + "-late"
-	now := time.Now().UTC().Add(-time.Minute)
-	mkE, mkL := storyOf(early, now), storyOf(late, now)
-	al, b := participant("alpha", 1), participant("bravo", 2)
-	brokers, cl := kafkaStory(t, mkE(publish.LeaderLost, nil, nil, 0, 5, true),
-		mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
+	_, late, brokers, cl := kafkaGroups(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ts, errs := kafkaHistoryOf(ctx, t, brokers, 100, func(batch int) {
@@ -361,14 +269,8 @@ func TestHistoryFromKafkaWhoseHeadWasDroppedAfterItWasReadDoesNotMarkIt(t *testi
 // read in a pass for each group's batch, the late group's look deleted
 // after its batch's pass had read it: it lost nothing, and is not marked.
 func TestHistoryFromKafkaDoesNotMarkAGroupWhoseRecordsWereDroppedAfterTheyWereRead(t *testing.T) {
-	early := uniq(t)
-	late := early + "-late" // sorts after early: its batch comes second
-	now := time.Now().UTC().Add(-time.Minute)
-	mkE, mkL := storyOf(early, now), storyOf(late, now)
-	al, b := participant("alpha", 1), participant("bravo", 2)
 	// The looks at offsets 0 and 1, the elections after.
-	brokers, cl := kafkaStory(t, mkE(publish.LeaderLost, nil, nil, 0, 5, true), mkL(publish.LeaderLost, nil, nil, 0, 5, true),
-		mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
+	early, late, brokers, cl := kafkaGroups(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ts, errs := kafkaHistoryOf(ctx, t, brokers, 2, func(batch int) {
@@ -405,38 +307,19 @@ func checkNoGap(t *testing.T, ts []audit.Tenure, group, owner, errs string) {
 // rotated file. The live log the count had read counted as a removed
 // file, and every group whose first event lay in it was GAP maybe.
 func TestHistoryInBatchesDoesNotMarkAGroupOfALiveLogRotatedAsABatchOpensIt(t *testing.T) {
-	early, path, mkE := newStory(t)
-	late := early + "-late" // sorts after early: its batch comes second
-	mkL := storyOf(late, time.Now().UTC().Add(-time.Minute))
-	al, b := participant("alpha", 1), participant("bravo", 2)
-	as := rotatingSink(t, path)
-	write(t, as, mkE(publish.LeaderLost, nil, nil, 0, 5, true))
-	write(t, as, mkE(publish.LeaderElected, al, nil, 10, 10, false), mkL(publish.LeaderElected, b, nil, 10, 10, false))
-	if err := as.Close(); err != nil {
-		t.Fatal(err)
-	}
-	batches := 0
-	historyBatchTold = func() {
-		if batches++; batches == 1 {
+	_, late, path := rotatedStory(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ts, batches, errs := historyInBatches(ctx, t, &sourceFlags{}, []string{path}, 1, &historyBatchTold, func(batch int) {
+		if batch == 1 {
 			// The rotation's rename; its new live log not opened yet.
 			if err := os.Rename(path, path+".000002"); err != nil {
 				t.Error(err)
 			}
 		}
-	}
-	t.Cleanup(func() { historyBatchTold = nil })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	a, out, errs := historyApp()
-	if err := a.history(ctx, &sourceFlags{}, []string{path}, "", 1, true, window{}); err != nil {
-		t.Fatalf("history: %v\n%s", err, errs)
-	}
+	})
 	if batches != 2 {
 		t.Fatalf("history told %d batches, want 2 (one for each group)", batches)
 	}
-	var ts []audit.Tenure
-	if err := json.Unmarshal(out.Bytes(), &ts); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	checkNoGap(t, ts, late, "bravo", errs.String())
+	checkNoGap(t, ts, late, "bravo", errs)
 }
