@@ -38,43 +38,19 @@ func withReaderDeniedStreamInfo() natsserver.Option {
 // stream that holds every event. The read itself tells: the stream's
 // messages read whole, from sequence 1, none skipped.
 func TestHistoryReaderNotAllowedStreamInfoMarksOnlyWhatItCannotKnow(t *testing.T) {
-	srv := natsserver.Start(t, withReaderDeniedStreamInfo())
-	sink, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL(), User: "writer", Password: "pw"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sink.Close() })
+	url, sink := deniedInfoSink(t)
 	g := uniq(t)
 	mk := storyOf(g, time.Now().UTC().Add(-time.Minute))
 	al, b := participant("alpha", 1), participant("bravo", 2)
 	write(t, sink, mk(publish.LeaderElected, al, nil, 10, 10, false), mk(publish.LeaderLost, nil, al, 10, 15, false),
 		mk(publish.LeaderElected, b, nil, 20, 20, false))
-	reader := []string{"--nats", srv.URL(), "--nats-user", "reader", "--nats-password", "pw"}
-	gaps := func() (n, gaps int) {
-		for _, r := range historyJSON(t, reader...) {
-			if r.Group == g {
-				n++
-				if r.Gap {
-					gaps++
-				}
-			}
-		}
-		return n, gaps
-	}
-	if n, gaps := gaps(); n != 2 || gaps != 0 {
+	reader := []string{"--nats", url, "--nats-user", "reader", "--nats-password", "pw"}
+	if n, gaps := gapsIn(t, g, reader...); n != 2 || gaps != 0 {
 		t.Errorf("history from a complete stream, by a reader not allowed stream info: %d of the group's %d tenures GAP maybe, want 0 of 2", gaps, n)
 	}
 	// A stream that did drop its oldest event is still told as one.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	st, err := natsserver.JetStream(t, strings.Replace(srv.URL(), "nats://", "nats://writer:pw@", 1)).Stream(ctx, jetstream.DefaultStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.DeleteMsg(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if n, gaps := gaps(); n == 0 || gaps == 0 {
+	deleteAsWriter(t, url, 30*time.Second)
+	if n, gaps := gapsIn(t, g, reader...); n == 0 || gaps == 0 {
 		t.Errorf("history from a stream whose first message was deleted, by a reader not allowed stream info: %d of the group's %d tenures GAP maybe, want some", gaps, n)
 	}
 }
@@ -87,42 +63,64 @@ func TestHistoryReaderNotAllowedStreamInfoMarksOnlyWhatItCannotKnow(t *testing.T
 // stream's count of messages and its last sequence tell, without stream
 // info: whole when they are equal.
 func TestHistoryOfOneGroupByAReaderNotAllowedStreamInfoTellsAWholeStream(t *testing.T) {
+	url, sink := deniedInfoSink(t)
+	g, other := uniq(t), uniq(t)+"-other"
+	mk, mkO := storyOf(g, time.Now().UTC().Add(-time.Minute)), storyOf(other, time.Now().UTC().Add(-time.Minute))
+	al, b := participant("alpha", 1), participant("bravo", 2)
+	write(t, sink, mkO(publish.LeaderElected, b, nil, 5, 5, false), mk(publish.LeaderElected, al, nil, 10, 10, false),
+		mk(publish.LeaderLost, nil, al, 10, 15, false), mk(publish.LeaderElected, b, nil, 20, 20, false))
+	args := []string{g, "--nats", url, "--nats-user", "reader", "--nats-password", "pw"}
+	if n, gaps := gapsIn(t, "", args...); n != 2 || gaps != 0 {
+		t.Errorf("history of one group from a complete stream, by a reader not allowed stream info: %d of its %d tenures GAP maybe, want 0 of 2", gaps, n)
+	}
+	// Another group's message deleted: the reader cannot tell whose it
+	// was, and marks as before.
+	deleteAsWriter(t, url, 10*time.Second)
+	if n, gaps := gapsIn(t, "", args...); n == 0 || gaps == 0 {
+		t.Errorf("history of one group from a stream with a message deleted, by a reader not allowed stream info: %d of its %d tenures GAP maybe, want some", gaps, n)
+	}
+}
+
+// deniedInfoSink starts a NATS server with withReaderDeniedStreamInfo's
+// users and returns its URL and a sink writing to it as "writer".
+func deniedInfoSink(t *testing.T) (string, *jetstream.Sink) {
+	t.Helper()
 	srv := natsserver.Start(t, withReaderDeniedStreamInfo())
 	sink, err := jetstream.New(jetstream.Config{Conn: natssink.Options{URL: srv.URL(), User: "writer", Password: "pw"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sink.Close() })
-	g, other := uniq(t), uniq(t)+"-other"
-	mk, mkO := storyOf(g, time.Now().UTC().Add(-time.Minute)), storyOf(other, time.Now().UTC().Add(-time.Minute))
-	al, b := participant("alpha", 1), participant("bravo", 2)
-	write(t, sink, mkO(publish.LeaderElected, b, nil, 5, 5, false), mk(publish.LeaderElected, al, nil, 10, 10, false),
-		mk(publish.LeaderLost, nil, al, 10, 15, false), mk(publish.LeaderElected, b, nil, 20, 20, false))
-	args := []string{g, "--nats", srv.URL(), "--nats-user", "reader", "--nats-password", "pw"}
-	gaps := func() (n, gaps int) {
-		for _, r := range historyJSON(t, args...) {
-			n++
-			if r.Gap {
-				gaps++
-			}
+	return srv.URL(), sink
+}
+
+// gapsIn runs herald history with args and counts the tenures of group
+// ("" for every row) and those of them marked GAP maybe.
+func gapsIn(t *testing.T, group string, args ...string) (n, gaps int) {
+	t.Helper()
+	for _, r := range historyJSON(t, args...) {
+		if group != "" && r.Group != group {
+			continue
 		}
-		return n, gaps
+		n++
+		if r.Gap {
+			gaps++
+		}
 	}
-	if n, gaps := gaps(); n != 2 || gaps != 0 {
-		t.Errorf("history of one group from a complete stream, by a reader not allowed stream info: %d of its %d tenures GAP maybe, want 0 of 2", gaps, n)
-	}
-	// Another group's message deleted: the reader cannot tell whose it
-	// was, and marks as before.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return n, gaps
+}
+
+// deleteAsWriter deletes the events stream's first message on the server
+// at url, as "writer" (the reader may not), within timeout.
+func deleteAsWriter(t *testing.T, url string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	st, err := natsserver.JetStream(t, strings.Replace(srv.URL(), "nats://", "nats://writer:pw@", 1)).Stream(ctx, jetstream.DefaultStream)
+	st, err := natsserver.JetStream(t, strings.Replace(url, "nats://", "nats://writer:pw@", 1)).Stream(ctx, jetstream.DefaultStream)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := st.DeleteMsg(ctx, 1); err != nil {
 		t.Fatal(err)
-	}
-	if n, gaps := gaps(); n == 0 || gaps == 0 {
-		t.Errorf("history of one group from a stream with a message deleted, by a reader not allowed stream info: %d of its %d tenures GAP maybe, want some", gaps, n)
 	}
 }
