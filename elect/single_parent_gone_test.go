@@ -20,35 +20,21 @@ import (
 // held after the last read is a gap, unless its deletion was watched
 // with the leader node's creation not: the reaped container.
 func TestLeaderInParentDeletedUnseenIsGap(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, op := session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
+	addrs, obs, op, root := parentRoot(t)
 	parent := root + "/app"
 	leader := parent + "/leader"
 	if _, err := op.Conn().Create(parent, nil, 0, openACL); err != nil {
 		t.Fatal(err)
 	}
 	o := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic})
-	expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	expect(t, o.Observer, elect.Snapshot, nilOwner)
 	// c leads and goes, and its parent is deleted, all in one
 	// transaction: unseen.
 	c := session(t, addrs)
-	if _, err := c.Conn().Multi(
-		&zk.CreateRequest{Path: leader, Data: []byte("c"), Acl: openACL, Flags: zk.FlagEphemeral},
-		&zk.DeleteRequest{Path: leader, Version: -1},
-		&zk.DeleteRequest{Path: parent, Version: -1},
-	); err != nil {
-		t.Fatal(err)
-	}
+	inOne(t, c.Conn(), leadOp(leader, "c"), deleteOp(leader), deleteOp(parent))
 	waitParentMissing(t, o)
 	d := session(t, addrs)
-	if _, err := d.Conn().Multi(
-		&zk.CreateRequest{Path: parent, Acl: openACL},
-		&zk.CreateRequest{Path: leader, Data: []byte("d"), Acl: openACL, Flags: zk.FlagEphemeral},
-	); err != nil {
-		t.Fatal(err)
-	}
+	inOne(t, d.Conn(), makeOp(parent), leadOp(leader, "d"))
 	if ch := expect(t, o.Observer, elect.OwnerChanged, ownerIs("d")); !ch.Gap {
 		t.Errorf("d after c led in a parent deleted unseen: %+v; want a gap", ch)
 	}
@@ -60,24 +46,14 @@ func TestLeaderInParentDeletedUnseenIsGap(t *testing.T) {
 // second read then proved the parent made once for the next leader, and
 // the leader in between passed without a gap mark.
 func TestLeaderInParentMadeAndDeletedUnseenIsGap(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, op := session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
+	addrs, obs, _, root := parentRoot(t)
 	parent := root + "/app"
 	leader := parent + "/leader"
 	o := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic})
-	expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	expect(t, o.Observer, elect.Snapshot, nilOwner)
 	first := ancestorCount(t, o)
 	c := session(t, addrs)
-	if _, err := c.Conn().Multi(
-		&zk.CreateRequest{Path: parent, Acl: openACL},
-		&zk.CreateRequest{Path: leader, Data: []byte("c"), Acl: openACL, Flags: zk.FlagEphemeral},
-		&zk.DeleteRequest{Path: leader, Version: -1},
-		&zk.DeleteRequest{Path: parent, Version: -1},
-	); err != nil {
-		t.Fatal(err)
-	}
+	inOne(t, c.Conn(), makeOp(parent), leadOp(leader, "c"), deleteOp(leader), deleteOp(parent))
 	// The leader node's creation fired the observer's watch: wait for
 	// the read it made, which counts two more children at the root.
 	for deadline := time.Now().Add(10 * time.Second); ancestorCount(t, o) == first; time.Sleep(10 * time.Millisecond) {
@@ -86,12 +62,7 @@ func TestLeaderInParentMadeAndDeletedUnseenIsGap(t *testing.T) {
 		}
 	}
 	d := session(t, addrs)
-	if _, err := d.Conn().Multi(
-		&zk.CreateRequest{Path: parent, Acl: openACL},
-		&zk.CreateRequest{Path: leader, Data: []byte("d"), Acl: openACL, Flags: zk.FlagEphemeral},
-	); err != nil {
-		t.Fatal(err)
-	}
+	inOne(t, d.Conn(), makeOp(parent), leadOp(leader, "d"))
 	if ch := expect(t, o.Observer, elect.OwnerChanged, ownerIs("d")); !ch.Gap {
 		t.Errorf("d after c led in a parent made and deleted unseen: %+v; want a gap", ch)
 	}
@@ -128,10 +99,7 @@ func ancestorCount(t *testing.T, o singleSource) int32 {
 // was deleted, and the next leader, in a parent made once, came with none
 // either.
 func TestReportedLeaderWhoseParentWentIsGap(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, op := session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
+	addrs, obs, op, root := parentRoot(t)
 	parent := root + "/app"
 	leader := parent + "/leader"
 	if _, err := op.Conn().Create(parent, nil, 0, openACL); err != nil {
@@ -145,15 +113,9 @@ func TestReportedLeaderWhoseParentWentIsGap(t *testing.T) {
 	_ = a.Close()
 	// b leads and goes, and the parent is deleted, while no bridge runs.
 	b := session(t, addrs)
-	if _, err := b.Conn().Multi(
-		&zk.CreateRequest{Path: leader, Data: []byte("b"), Acl: openACL, Flags: zk.FlagEphemeral},
-		&zk.DeleteRequest{Path: leader, Version: -1},
-		&zk.DeleteRequest{Path: parent, Version: -1},
-	); err != nil {
-		t.Fatal(err)
-	}
+	inOne(t, b.Conn(), leadOp(leader, "b"), deleteOp(leader), deleteOp(parent))
 	after := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic}, elect.AfterOwner(first.Owner.Node, first.Zxid))
-	if c := expect(t, after.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) }); !c.Gap {
+	if c := expect(t, after.Observer, elect.Snapshot, nilOwner); !c.Gap {
 		t.Errorf("a's end, its parent gone, told with no gap mark though b led in between: %+v", c)
 	}
 }
@@ -166,24 +128,14 @@ func TestReportedLeaderWhoseParentWentIsGap(t *testing.T) {
 // now: a parent made just once since is no gap, one made, led in and
 // deleted is.
 func TestSinceAParentMissingCountsItsMakings(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, op := session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
+	addrs, obs, op, root := parentRoot(t)
 	t.Run("made and deleted", func(t *testing.T) {
 		parent := root + "/gone"
 		leader := parent + "/leader"
 		last := lastMissing(t, obs, leader)
-		if _, err := op.Conn().Multi(
-			&zk.CreateRequest{Path: parent, Acl: openACL},
-			&zk.CreateRequest{Path: leader, Data: []byte("c"), Acl: openACL, Flags: zk.FlagEphemeral},
-			&zk.DeleteRequest{Path: leader, Version: -1},
-			&zk.DeleteRequest{Path: parent, Version: -1},
-		); err != nil {
-			t.Fatal(err)
-		}
+		inOne(t, op.Conn(), makeOp(parent), leadOp(leader, "c"), deleteOp(leader), deleteOp(parent))
 		since := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic}, elect.Since(last))
-		if c := expect(t, since.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) }); !c.Gap {
+		if c := expect(t, since.Observer, elect.Snapshot, nilOwner); !c.Gap {
 			t.Errorf("c led in a parent made and deleted since the last view, yet: %+v; want a gap", c)
 		}
 	})
@@ -197,7 +149,7 @@ func TestSinceAParentMissingCountsItsMakings(t *testing.T) {
 			t.Fatal(err)
 		}
 		since := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic}, elect.Since(last))
-		if c := expect(t, since.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) }); c.Gap {
+		if c := expect(t, since.Observer, elect.Snapshot, nilOwner); c.Gap {
 			t.Errorf("its parent still missing, a sibling of it made since the last view: %+v; want no gap", c)
 		}
 	})
@@ -206,12 +158,7 @@ func TestSinceAParentMissingCountsItsMakings(t *testing.T) {
 		leader := parent + "/leader"
 		last := lastMissing(t, obs, leader)
 		d := session(t, addrs)
-		if _, err := d.Conn().Multi(
-			&zk.CreateRequest{Path: parent, Acl: openACL},
-			&zk.CreateRequest{Path: leader, Data: []byte("d"), Acl: openACL, Flags: zk.FlagEphemeral},
-		); err != nil {
-			t.Fatal(err)
-		}
+		inOne(t, d.Conn(), makeOp(parent), leadOp(leader, "d"))
 		since := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic}, elect.Since(last))
 		if c := expect(t, since.Observer, elect.Snapshot, ownerIs("d")); c.Gap {
 			t.Errorf("d, the first leader in a parent made once since the last view: %+v; want no gap", c)
@@ -228,7 +175,7 @@ func lastMissing(t *testing.T, s *elect.Session, leader string) elect.View {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	expect(t, o.Observer, elect.Snapshot, nilOwner)
 	cancel()
 	o.Wait()
 	last, ok := o.Last()
@@ -237,3 +184,35 @@ func lastMissing(t *testing.T, s *elect.Session, leader string) elect.View {
 	}
 	return last
 }
+
+// parentRoot is a fresh root made on the shared ensemble for a leader's
+// parent to come and go in, with the ensemble's addresses and two
+// sessions: an observer's and an operator's.
+func parentRoot(t *testing.T) (addrs []string, obs, op *elect.Session, root string) {
+	t.Helper()
+	addrs = sharedAddrs(t)
+	obs, op = session(t, addrs), session(t, addrs)
+	root = groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	return addrs, obs, op, root
+}
+
+// inOne runs ops as one transaction on c: what it does, no read between
+// sees.
+func inOne(t *testing.T, c *zk.Conn, ops ...any) {
+	t.Helper()
+	if _, err := c.Multi(ops...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// makeOp makes p, a plain node, in a transaction.
+func makeOp(p string) any { return &zk.CreateRequest{Path: p, Acl: openACL} }
+
+// leadOp makes leader, ephemeral, holding id, in a transaction.
+func leadOp(leader, id string) any {
+	return &zk.CreateRequest{Path: leader, Data: []byte(id), Acl: openACL, Flags: zk.FlagEphemeral}
+}
+
+// deleteOp deletes p, whatever its version, in a transaction.
+func deleteOp(p string) any { return &zk.DeleteRequest{Path: p, Version: -1} }

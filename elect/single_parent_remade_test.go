@@ -106,10 +106,7 @@ func wipe(t *testing.T, c *zk.Conn, parent string, children []string) {
 // its counters tell the rest; made, led, deleted and made again before a
 // read, it is still a gap.
 func TestParentReapedWhileEmptyIsNoGap(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, op := session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
+	addrs, obs, op, root := parentRoot(t)
 	parent := root + "/app"
 	leader := parent + "/leader"
 	lead := func(id string) *elect.Session {
@@ -126,7 +123,7 @@ func TestParentReapedWhileEmptyIsNoGap(t *testing.T) {
 	// does, and gives the observer a moment to read it gone.
 	reap := func(o singleSource, s *elect.Session) {
 		_ = s.Close()
-		expect(t, o.Observer, elect.OwnerChanged, func(c elect.Change) error { return nilOwner(c) })
+		expect(t, o.Observer, elect.OwnerChanged, nilOwner)
 		if err := op.Conn().Delete(parent, -1); err != nil {
 			t.Fatal(err)
 		}
@@ -147,16 +144,8 @@ func TestParentReapedWhileEmptyIsNoGap(t *testing.T) {
 	reap(o, b)
 	// c leads and goes, its parent reaped, before d leads in a third.
 	d := session(t, addrs)
-	if _, err := d.Conn().Multi(
-		&zk.CreateRequest{Path: parent, Acl: openACL},
-		&zk.CreateRequest{Path: leader, Data: []byte("c"), Acl: openACL, Flags: zk.FlagEphemeral},
-		&zk.DeleteRequest{Path: leader, Version: -1},
-		&zk.DeleteRequest{Path: parent, Version: -1},
-		&zk.CreateRequest{Path: parent, Acl: openACL},
-		&zk.CreateRequest{Path: leader, Data: []byte("d"), Acl: openACL, Flags: zk.FlagEphemeral},
-	); err != nil {
-		t.Fatal(err)
-	}
+	inOne(t, d.Conn(), makeOp(parent), leadOp(leader, "c"), deleteOp(leader), deleteOp(parent),
+		makeOp(parent), leadOp(leader, "d"))
 	if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("d")); !c.Gap {
 		t.Errorf("d after c led in a parent made and reaped unseen: %+v; want a gap", c)
 	}
@@ -178,14 +167,11 @@ func nilOwner(c elect.Change) error {
 // below it made once says nothing came and went unseen; a level made,
 // deleted and made again in between is still a gap.
 func TestLeaderOnAPathNeverMadeIsNoGap(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, op := session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
+	addrs, obs, _, root := parentRoot(t)
 	t.Run("made once", func(t *testing.T) {
 		leader := root + "/once/app/leader"
 		o := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic})
-		expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+		expect(t, o.Observer, elect.Snapshot, nilOwner)
 		s := session(t, addrs)
 		mkdirs(t, s.Conn(), path.Dir(leader))
 		if _, err := s.Conn().Create(leader, []byte("a"), zk.FlagEphemeral, openACL); err != nil {
@@ -199,21 +185,12 @@ func TestLeaderOnAPathNeverMadeIsNoGap(t *testing.T) {
 		x := root + "/again"
 		leader := x + "/app/leader"
 		o := observeSingle(t, obs, leader, elect.SingleNode{Format: ident.Generic})
-		expect(t, o.Observer, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+		expect(t, o.Observer, elect.Snapshot, nilOwner)
 		// c leads in /again/app and goes, and the app level is deleted
 		// and made again for d, all in one transaction: unseen.
 		s := session(t, addrs)
-		if _, err := s.Conn().Multi(
-			&zk.CreateRequest{Path: x, Acl: openACL},
-			&zk.CreateRequest{Path: x + "/app", Acl: openACL},
-			&zk.CreateRequest{Path: leader, Data: []byte("c"), Acl: openACL, Flags: zk.FlagEphemeral},
-			&zk.DeleteRequest{Path: leader, Version: -1},
-			&zk.DeleteRequest{Path: x + "/app", Version: -1},
-			&zk.CreateRequest{Path: x + "/app", Acl: openACL},
-			&zk.CreateRequest{Path: leader, Data: []byte("d"), Acl: openACL, Flags: zk.FlagEphemeral},
-		); err != nil {
-			t.Fatal(err)
-		}
+		inOne(t, s.Conn(), makeOp(x), makeOp(x+"/app"), leadOp(leader, "c"), deleteOp(leader), deleteOp(x+"/app"),
+			makeOp(x+"/app"), leadOp(leader, "d"))
 		if c := expect(t, o.Observer, elect.OwnerChanged, ownerIs("d")); !c.Gap {
 			t.Errorf("d after c led in a level made, deleted and made again unseen: %+v; want a gap", c)
 		}
