@@ -20,26 +20,27 @@ import (
 // the next owner was proved made once by its parent's child version, and
 // the owner in between passed without a gap mark.
 func TestGroupOwnedAndDeletedUnseenIsGap(t *testing.T) {
-	addrs := sharedAddrs(t)
 	group := groupPath(t) + "/g"
-	maker := session(t, addrs).Conn()
-	makeGroup(t, maker, group)
+	addrs, maker := groupMaker(t, group)
 	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
-	expect(t, o, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
-	if _, err := maker.Multi(
-		ownedOp(group, "unseen"),
-		&zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1},
-		&zk.DeleteRequest{Path: group, Version: -1},
-	); err != nil {
-		t.Fatal(err)
-	}
+	expect(t, o, elect.Snapshot, nilOwner)
+	inOne(t, maker, ownedOp(group, "unseen"), deleteOp(group+"/lock-0000000000"), deleteOp(group))
 	waitGroupMissing(t, o, group)
-	if _, err := maker.Multi(&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)}, ownedOp(group, "seen")); err != nil {
-		t.Fatal(err)
-	}
+	inOne(t, maker, makeOp(group), ownedOp(group, "seen"))
 	if c, gap := untilOwner(t, o); !gap {
 		t.Fatalf("an owner came and went, its group deleted, unseen, yet the next owner came with no gap mark: %+v", c)
 	}
+}
+
+// groupMaker makes made (and its parent) on the shared ensemble, and
+// returns the ensemble's addresses and the connection that made it, to
+// make and delete groups with.
+func groupMaker(t *testing.T, made string) ([]string, *zk.Conn) {
+	t.Helper()
+	addrs := sharedAddrs(t)
+	maker := session(t, addrs).Conn()
+	makeGroup(t, maker, made)
+	return addrs, maker
 }
 
 // waitGroupMissing waits until o's last read found group missing.
@@ -65,19 +66,15 @@ func waitGroupMissing(t *testing.T, o source, group string) {
 // children watch fired first for the deletion, and its parent counted that
 // deletion alone.
 func TestGroupDeletedEmptyIsNoGap(t *testing.T) {
-	addrs := sharedAddrs(t)
 	group := groupPath(t) + "/g"
-	maker := session(t, addrs).Conn()
-	makeGroup(t, maker, group)
+	addrs, maker := groupMaker(t, group)
 	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
-	expect(t, o, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	expect(t, o, elect.Snapshot, nilOwner)
 	if err := maker.Delete(group, -1); err != nil {
 		t.Fatal(err)
 	}
 	waitGroupMissing(t, o, group)
-	if _, err := maker.Multi(&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)}, ownedOp(group, "seen")); err != nil {
-		t.Fatal(err)
-	}
+	inOne(t, maker, makeOp(group), ownedOp(group, "seen"))
 	if c, gap := untilOwner(t, o); gap {
 		t.Fatalf("the next owner of a group deleted empty came with a gap mark: %+v", c)
 	}
@@ -90,27 +87,17 @@ func TestGroupDeletedEmptyIsNoGap(t *testing.T) {
 // deleted takes its counters with it, so nothing tells what it held after
 // the last listing that showed nodes in it.
 func TestGroupDeletedAfterAnUnseenOwnerIsGap(t *testing.T) {
-	addrs := sharedAddrs(t)
 	group := groupPath(t) + "/g"
-	maker := session(t, addrs).Conn()
-	makeGroup(t, maker, group)
+	addrs, maker := groupMaker(t, group)
 	if _, err := maker.Create(group+"/lock-0000000000", []byte("first"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
 	expect(t, o, elect.Snapshot, ownerIs("first"))
-	if _, err := maker.Multi(
-		&zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1},
-		&zk.CreateRequest{Path: group + "/lock-0000000001", Data: []byte("unseen"), Flags: zk.FlagEphemeral, Acl: zk.WorldACL(zk.PermAll)},
-		&zk.DeleteRequest{Path: group + "/lock-0000000001", Version: -1},
-		&zk.DeleteRequest{Path: group, Version: -1},
-	); err != nil {
-		t.Fatal(err)
-	}
+	inOne(t, maker, deleteOp(group+"/lock-0000000000"), leadOp(group+"/lock-0000000001", "unseen"),
+		deleteOp(group+"/lock-0000000001"), deleteOp(group))
 	waitGroupMissing(t, o, group)
-	if _, err := maker.Multi(&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)}, ownedOp(group, "seen")); err != nil {
-		t.Fatal(err)
-	}
+	inOne(t, maker, makeOp(group), ownedOp(group, "seen"))
 	if c, gap := untilOwner(t, o); !gap {
 		t.Fatalf("an owner came and went after the first, its group deleted, unseen, yet no change said gap: %+v", c)
 	}
@@ -125,15 +112,11 @@ func TestGroupDeletedAfterAnUnseenOwnerIsGap(t *testing.T) {
 func TestSinceAMissingGroupCountsItsMaking(t *testing.T) {
 	for _, missing := range []int{0, 2} {
 		t.Run(fmt.Sprintf("missing-levels=%d", missing), func(t *testing.T) {
-			addrs := sharedAddrs(t)
 			base := groupPath(t)
-			maker := session(t, addrs).Conn()
-			makeGroup(t, maker, base)
+			addrs, maker := groupMaker(t, base)
 			group := base + strings.Repeat("/p", missing) + "/g"
 			last := lastGroupMissing(t, session(t, addrs), group)
-			if _, err := maker.Multi(append(makeLevels(group, missing), ownedOp(group, "seen"))...); err != nil {
-				t.Fatal(err)
-			}
+			inOne(t, maker, append(makeLevels(group, missing), ownedOp(group, "seen"))...)
 			o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock), elect.Since(last))
 			if c := expect(t, o, elect.Snapshot, ownerIs("seen")); c.Gap {
 				t.Errorf("the first owner of a group made once since the last view: %+v; want no gap", c)
@@ -144,28 +127,21 @@ func TestSinceAMissingGroupCountsItsMaking(t *testing.T) {
 		// Its own making and deletion move the count by two: one more
 		// child is another's (another lock's container), and was a gap
 		// though nothing went unseen.
-		addrs := sharedAddrs(t)
 		group := groupPath(t) + "/g"
-		maker := session(t, addrs).Conn()
-		makeGroup(t, maker, path.Dir(group))
+		addrs, maker := groupMaker(t, path.Dir(group))
 		last := lastGroupMissing(t, session(t, addrs), group)
 		makeGroup(t, maker, path.Dir(group)+"/other")
 		o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock), elect.Since(last))
-		if c := expect(t, o, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) }); c.Gap {
+		if c := expect(t, o, elect.Snapshot, nilOwner); c.Gap {
 			t.Errorf("still missing, a sibling made since the last view: %+v; want no gap", c)
 		}
 	})
 	t.Run("made again", func(t *testing.T) {
-		addrs := sharedAddrs(t)
 		group := groupPath(t) + "/g"
-		maker := session(t, addrs).Conn()
-		makeGroup(t, maker, path.Dir(group))
+		addrs, maker := groupMaker(t, path.Dir(group))
 		last := lastGroupMissing(t, session(t, addrs), group)
-		ops := append(makeLevels(group, 0), ownedOp(group, "unseen"),
-			&zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1}, &zk.DeleteRequest{Path: group, Version: -1})
-		if _, err := maker.Multi(append(append(ops, makeLevels(group, 0)...), ownedOp(group, "seen"))...); err != nil {
-			t.Fatal(err)
-		}
+		inOne(t, maker, makeOp(group), ownedOp(group, "unseen"), deleteOp(group+"/lock-0000000000"), deleteOp(group),
+			makeOp(group), ownedOp(group, "seen"))
 		o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock), elect.Since(last))
 		if c := expect(t, o, elect.Snapshot, ownerIs("seen")); !c.Gap {
 			t.Errorf("a tenure in a group made and deleted since the last view, yet: %+v; want a gap", c)
@@ -182,7 +158,7 @@ func lastGroupMissing(t *testing.T, s *elect.Session, group string) elect.View {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expect(t, o, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
+	expect(t, o, elect.Snapshot, nilOwner)
 	cancel()
 	o.Wait()
 	last, ok := o.Last()
@@ -202,27 +178,19 @@ func lastGroupMissing(t *testing.T, s *elect.Session, group string) elect.View {
 func TestGroupsReapedTogetherAreNoGap(t *testing.T) {
 	for _, again := range []bool{false, true} {
 		t.Run(map[bool]string{false: "sibling", true: "made-again-unseen"}[again], func(t *testing.T) {
-			addrs := sharedAddrs(t)
 			base := groupPath(t)
 			group, sibling := base+"/g", base+"/h"
-			maker := session(t, addrs).Conn()
-			makeGroup(t, maker, group)
+			addrs, maker := groupMaker(t, group)
 			makeGroup(t, maker, sibling)
 			o := observe(t, session(t, addrs), group, elect.AsRecipe(elect.RecipeLock))
-			expect(t, o, elect.Snapshot, func(c elect.Change) error { return nilOwner(c) })
-			ops := []any{&zk.DeleteRequest{Path: group, Version: -1}, &zk.DeleteRequest{Path: sibling, Version: -1}}
+			expect(t, o, elect.Snapshot, nilOwner)
+			ops := []any{deleteOp(group), deleteOp(sibling)}
 			if again {
-				ops = []any{&zk.DeleteRequest{Path: group, Version: -1}, &zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)},
-					ownedOp(group, "unseen"), &zk.DeleteRequest{Path: group + "/lock-0000000000", Version: -1},
-					&zk.DeleteRequest{Path: group, Version: -1}}
+				ops = []any{deleteOp(group), makeOp(group), ownedOp(group, "unseen"), deleteOp(group + "/lock-0000000000"), deleteOp(group)}
 			}
-			if _, err := maker.Multi(ops...); err != nil {
-				t.Fatal(err)
-			}
+			inOne(t, maker, ops...)
 			waitGroupMissing(t, o, group)
-			if _, err := maker.Multi(&zk.CreateRequest{Path: group, Acl: zk.WorldACL(zk.PermAll)}, ownedOp(group, "seen")); err != nil {
-				t.Fatal(err)
-			}
+			inOne(t, maker, makeOp(group), ownedOp(group, "seen"))
 			if c, gap := untilOwner(t, o); gap != again {
 				t.Fatalf("the next owner (an owner unseen before: %v): %+v; want gap %v", again, c, again)
 			}
