@@ -77,11 +77,8 @@ func TestKafkaEpochDeletedUnderTheController(t *testing.T) {
 }
 
 func epochDeletedUnderTheController(t *testing.T, many bool) {
-	addrs := sharedAddrs(t)
-	obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
-	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	addrs, op, root, ctrl, epoch := kafkaRoot(t)
+	obs, b1 := session(t, addrs), session(t, addrs)
 	kafkaElect(t, b1.Conn(), root, 1)
 	o := epochChecked(t, obs, ctrl, many)
 	first := expect(t, o, elect.Snapshot, ownerIs("1"))
@@ -133,11 +130,8 @@ func TestKafkaEpochNoNumberAndItsFixAreTold(t *testing.T) {
 }
 
 func epochNoNumberAndItsFix(t *testing.T, many bool) {
-	addrs := sharedAddrs(t)
-	obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
-	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	addrs, op, _, ctrl, epoch := kafkaRoot(t)
+	obs, b1 := session(t, addrs), session(t, addrs)
 	if _, err := op.Conn().Create(epoch, []byte("0"), 0, openACL); err != nil {
 		t.Fatal(err)
 	}

@@ -37,11 +37,8 @@ func TestKafkaEpochNodeMadeAgainByTheNextElection(t *testing.T) {
 func TestKafkaEpochNodeDeletedUnseenThenMadeAgain(t *testing.T) {
 	for _, many := range []bool{false, true} {
 		t.Run(map[bool]string{false: "ObserveSingle", true: "Many"}[many], func(t *testing.T) {
-			addrs := sharedAddrs(t)
-			obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
-			root := groupPath(t)
-			mkdirs(t, op.Conn(), root)
-			ctrl, epoch := root+"/controller", root+"/controller_epoch"
+			addrs, op, root, ctrl, epoch := kafkaRoot(t)
+			obs, b1 := session(t, addrs), session(t, addrs)
 			kafkaElect(t, b1.Conn(), root, 1)
 			o := epochChecked(t, obs, ctrl, many)
 			expect(t, o, elect.Snapshot, ownerIs("1"))
@@ -62,11 +59,8 @@ func TestKafkaEpochNodeDeletedUnseenThenMadeAgain(t *testing.T) {
 }
 
 func epochMadeAgainByTheNextElection(t *testing.T, many, unseen bool) {
-	addrs := sharedAddrs(t)
-	obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
-	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	addrs, op, root, ctrl, epoch := kafkaRoot(t)
+	obs, b1 := session(t, addrs), session(t, addrs)
 	kafkaElect(t, b1.Conn(), root, 1)
 	o := epochChecked(t, obs, ctrl, many)
 	expect(t, o, elect.Snapshot, ownerIs("1"))
@@ -114,11 +108,8 @@ func TestKafkaEpochNodeDeletedUnseenThenTheControllerGoes(t *testing.T) {
 }
 
 func epochDeletedThenTheControllerGoes(t *testing.T, many, unseen bool) {
-	addrs := sharedAddrs(t)
-	obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
-	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	addrs, op, root, ctrl, epoch := kafkaRoot(t)
+	obs, b1 := session(t, addrs), session(t, addrs)
 	// An epoch past 1: a node made again is not back at it.
 	if _, err := op.Conn().Create(epoch, []byte("5"), 0, openACL); err != nil {
 		t.Fatal(err)
@@ -153,11 +144,8 @@ func epochDeletedThenTheControllerGoes(t *testing.T, many, unseen bool) {
 // broker 2's tenure passed without a gap mark. A node made after the
 // report's zxid counts nothing of it.
 func TestKafkaEpochNodeMadeAgainSinceAReport(t *testing.T) {
-	addrs := sharedAddrs(t)
-	obs, op := session(t, addrs), session(t, addrs)
-	root := groupPath(t)
-	mkdirs(t, op.Conn(), root)
-	ctrl, epoch := root+"/controller", root+"/controller_epoch"
+	addrs, op, root, ctrl, epoch := kafkaRoot(t)
+	obs := session(t, addrs)
 	sn := elect.SingleNodeFor(ctrl)
 	b1 := session(t, addrs)
 	kafkaElect(t, b1.Conn(), root, 1)
@@ -186,11 +174,8 @@ func TestKafkaEpochNodeMadeAgainSinceAReport(t *testing.T) {
 func TestKafkaEpochNodeMadeAgainSinceAView(t *testing.T) {
 	for _, unseen := range []bool{false, true} {
 		t.Run(map[bool]string{false: "next", true: "one-unseen"}[unseen], func(t *testing.T) {
-			addrs := sharedAddrs(t)
-			obs, op, b1 := session(t, addrs), session(t, addrs), session(t, addrs)
-			root := groupPath(t)
-			mkdirs(t, op.Conn(), root)
-			ctrl, epoch := root+"/controller", root+"/controller_epoch"
+			addrs, op, root, ctrl, epoch := kafkaRoot(t)
+			obs, b1 := session(t, addrs), session(t, addrs)
 			sn := elect.SingleNodeFor(ctrl)
 			kafkaElect(t, b1.Conn(), root, 1)
 			_, last := firstSnapshot(t, obs, ctrl, sn)
@@ -212,4 +197,16 @@ func TestKafkaEpochNodeMadeAgainSinceAView(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kafkaRoot makes a Kafka's root on the shared ensemble, and returns the
+// ensemble's addresses, an operator's session, the root and its
+// controller's and epoch node's paths.
+func kafkaRoot(t *testing.T) (addrs []string, op *elect.Session, root, ctrl, epoch string) {
+	t.Helper()
+	addrs = sharedAddrs(t)
+	op = session(t, addrs)
+	root = groupPath(t)
+	mkdirs(t, op.Conn(), root)
+	return addrs, op, root, root + "/controller", root + "/controller_epoch"
 }
