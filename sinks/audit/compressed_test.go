@@ -21,12 +21,7 @@ import (
 // in their place; while gzip works, the plain file beside its .gz is read
 // once.
 func TestReaderReadsRotatedFilesCompressedInPlace(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "audit.log")
-	s := open(t, log, MaxSize(1))
-	evs := sinktest.Events("compressed", 1, 4)
-	for _, e := range evs {
-		write(t, s, []publish.Event{e})
-	}
+	log, s, evs := rotatedEach(t, "compressed", 4)
 	for _, c := range [][]string{{"gzip", log + ".000001"}, {"bzip2", log + ".000002"}, {"gzip", "-k", log + ".000003"}} {
 		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v\n%s", c, err, out)
@@ -54,22 +49,38 @@ func TestReaderReadsRotatedFilesCompressedInPlace(t *testing.T) {
 	}
 }
 
+// rotatedEach writes n events to a log in a directory of its own, one to
+// each file: the first n-1 in the rotated files .000001 on, the last in
+// the live log. It returns the log's path, its sink and the events.
+func rotatedEach(t *testing.T, prefix string, n int) (string, *Sink, []publish.Event) {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "audit.log")
+	s := open(t, log, MaxSize(1))
+	evs := sinktest.Events(prefix, 1, n)
+	for _, e := range evs {
+		write(t, s, []publish.Event{e})
+	}
+	return log, s, evs
+}
+
+// gzipInPlace compresses file to file.gz as gzip does, removing file; a
+// failure is reported and the read it interrupts goes on.
+func gzipInPlace(t *testing.T, file string) {
+	t.Helper()
+	if out, err := exec.Command("gzip", file).CombinedOutput(); err != nil {
+		t.Errorf("gzip: %v\n%s", err, out)
+	}
+}
+
 // TestReaderOpensARotatedFileCompressedAfterItWasListed: gzip compressing
 // a rotated file in place between the reader's listing and its opening
 // removed the name listed, and the read failed, the file not found. The
 // reader opens the file under its compressed name.
 func TestReaderOpensARotatedFileCompressedAfterItWasListed(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "audit.log")
-	s := open(t, log, MaxSize(1))
-	evs := sinktest.Events("compressed-late", 1, 3)
-	for _, e := range evs {
-		write(t, s, []publish.Event{e})
-	}
+	log, _, evs := rotatedEach(t, "compressed-late", 3)
 	openHook = func(step string) {
 		if step == "listed" {
-			if out, err := exec.Command("gzip", log+".000001").CombinedOutput(); err != nil {
-				t.Errorf("gzip: %v\n%s", err, out)
-			}
+			gzipInPlace(t, log+".000001")
 		}
 	}
 	t.Cleanup(func() { openHook = nil })
@@ -95,9 +106,7 @@ func TestReaderReadsOnceALiveLogRotatedAndCompressedAsItOpens(t *testing.T) {
 		if step == "live opened" && !rotated {
 			rotated = true
 			write(t, s, evs[2:3]) // past MaxSize: rotates first, to .000001
-			if out, err := exec.Command("gzip", log+".000001").CombinedOutput(); err != nil {
-				t.Errorf("gzip: %v\n%s", err, out)
-			}
+			gzipInPlace(t, log+".000001")
 		}
 	}
 	t.Cleanup(func() { openHook = nil })
