@@ -82,7 +82,15 @@ func openPage(t *testing.T, r *running) func() string {
 // livePage reads the live page from the bridge's own HTTP listener.
 func livePage(t *testing.T, r *running) string {
 	t.Helper()
-	resp, err := http.Get("http://" + r.HTTPAddr() + "/")
+	_, raw := getFrom(t, r.HTTPAddr(), "/")
+	return string(raw)
+}
+
+// getFrom fetches path from the HTTP listener at addr and returns the
+// status code and body.
+func getFrom(t *testing.T, addr, path string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +99,7 @@ func livePage(t *testing.T, r *running) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(raw)
+	return resp.StatusCode, raw
 }
 
 // readyBody is what a probe reads of /readyz.
@@ -108,21 +116,13 @@ func readyz(t *testing.T, r *running) readyBody {
 	if addr == "" {
 		return readyBody{}
 	}
-	resp, err := http.Get("http://" + addr + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	code, raw := getFrom(t, addr, "/readyz")
 	var out readyBody
 	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("/readyz answered %d %q: %v", resp.StatusCode, raw, err)
+		t.Fatalf("/readyz answered %d %q: %v", code, raw, err)
 	}
-	if out.Ready != (resp.StatusCode == http.StatusOK) {
-		t.Fatalf("/readyz answered %d with ready %v", resp.StatusCode, out.Ready)
+	if out.Ready != (code == http.StatusOK) {
+		t.Fatalf("/readyz answered %d with ready %v", code, out.Ready)
 	}
 	return out
 }
