@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkherald/herald/elect"
 	"github.com/zkherald/herald/publish"
 )
 
@@ -50,14 +49,11 @@ func TestHistoryReadsGzippedFilesBesideTheLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	start := time.Now().UTC().Add(-time.Minute)
 	a, c, d := participant("alpha", 1), participant("charlie", 3), participant("delta", 4)
-	mk := func(group string, typ publish.Type, owner, prev *publish.Participant, term, zxid int64, snap bool) publish.Event {
-		return publish.Event{Type: typ, Group: group, Recipe: elect.RecipeElection, Owner: owner, Previous: prev, Snapshot: snap,
-			Term: term, Zxid: zxid, Time: start.Add(time.Duration(zxid) * time.Second), Source: "test"}.WithID()
-	}
+	mk, mk2 := storyOf(g, start), storyOf(g2, start)
 	as := rotatingSink(t, path)
-	write(t, as, mk(g, publish.LeaderElected, a, nil, 10, 10, true))
-	write(t, as, mk(g2, publish.LeaderElected, c, nil, 11, 11, true),
-		mk(g2, publish.LeaderLost, nil, c, 11, 15, false), mk(g2, publish.LeaderElected, d, nil, 20, 20, false))
+	write(t, as, mk(publish.LeaderElected, a, nil, 10, 10, true))
+	write(t, as, mk2(publish.LeaderElected, c, nil, 11, 11, true),
+		mk2(publish.LeaderLost, nil, c, 11, 15, false), mk2(publish.LeaderElected, d, nil, 20, 20, false))
 	stray := path + ".1.gz"
 	gzipFile(t, path, stray)
 	gzipFile(t, path+".000001", path+".000001.gz")
