@@ -15,8 +15,10 @@ import (
 // the events past what it had written were missing without a mark. A
 // compressed stream that decompresses to its end without error (gzip's
 // trailer checks the length and CRC, bzip2's its CRC) is whole: it is
-// read, under its name. Otherwise a plain file longer than what the
-// stream decompresses to is what gzip reads from, whole. Neither shown
+// read, under its name, unless the plain file is longer than it (an
+// older copy, gzip -k'd before the file was written on). Otherwise a
+// plain file longer than what the stream decompresses to is what gzip
+// reads from, whole. Neither shown
 // whole (a cut .gz being decompressed), the plain file is read and
 // partial is true: the reader marks the events after it as after a hole.
 func wholeOf(f *os.File, name *string) (_ *os.File, partial bool, _ error) {
@@ -29,18 +31,21 @@ func wholeOf(f *os.File, name *string) (_ *os.File, partial bool, _ error) {
 			continue // none beside it, the usual case
 		}
 		whole, n := decompressed(c)
-		if whole {
+		fi, err := f.Stat()
+		if err != nil {
+			c.Close()
+			f.Close()
+			return nil, false, err
+		}
+		// A whole stream shorter than the plain file is an older copy
+		// (gzip -k, then the file written on), not gunzip's source.
+		if whole && fi.Size() <= n {
 			f.Close()
 			*name += ext
 			return c, false, nil
 		}
 		c.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, false, err
-		}
-		return f, fi.Size() <= n, nil
+		return f, !whole && fi.Size() <= n, nil
 	}
 	return f, false, nil
 }

@@ -122,3 +122,24 @@ func TestReaderMarksAGapAfterARotatedFileNeitherOfWhoseFormsIsWhole(t *testing.T
 		t.Errorf("gaps %v, %v; want the event after the file neither of whose forms is whole marked, and only it", got[0].Gap, got[1].Gap)
 	}
 }
+
+// TestReaderReadsAPlainFileLongerThanItsWholeGzip: a .gz whose trailer
+// checks beside a plain file longer than it decompresses to (gzip -k,
+// then the plain file written on) is an older copy: gunzip writing the
+// plain file from it would leave it shorter. Read from the .gz, the
+// events past its copy were missing without a mark.
+func TestReaderReadsAPlainFileLongerThanItsWholeGzip(t *testing.T) {
+	log, evs, lines := rotatedThree(t, "older-gzip")
+	if err := os.WriteFile(log+".000001", bytes.Join(lines[:2], nil), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gzip", "-k", log+".000001").CombinedOutput(); err != nil {
+		t.Fatalf("gzip: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(log+".000001", bytes.Join(lines, nil), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if got := readIDs(t, log); !slices.Equal(got, ids(evs)) {
+		t.Errorf("read %q, want the %d events the sink wrote, from the longer plain file", got, len(evs))
+	}
+}
