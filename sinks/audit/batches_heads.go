@@ -11,10 +11,13 @@ package audit
 type headsRead struct {
 	files   [][]string          // per log, the files read (plainName)
 	firstIn []map[string]string // per log, each group's first file (plainName)
+	live    []string            // per log, the live log read, or ""
+	liveTo  []int               // per log, the rotation that renames it
 }
 
 func newHeadsRead(logs int) *headsRead {
-	h := &headsRead{files: make([][]string, logs), firstIn: make([]map[string]string, logs)}
+	h := &headsRead{files: make([][]string, logs), firstIn: make([]map[string]string, logs),
+		live: make([]string, logs), liveTo: make([]int, logs)}
 	for i := range h.firstIn {
 		h.firstIn[i] = map[string]string{}
 	}
@@ -31,8 +34,20 @@ func (h *headsRead) opened(i int, r *Reader, path string) {
 	for _, n := range r.names {
 		if n != path {
 			h.files[i] = append(h.files[i], plainName(n))
+		} else {
+			h.live[i], h.liveTo[i] = path, nextSeq(r.last)
 		}
 	}
+}
+
+// liveGone reports whether the live log the counting read read of log i
+// was rotated (rd, a batch's reader, lists a rotation at or past its
+// number) into a file rd does not find: retention removed it with the
+// older ones, and with it the first events of the groups it began. Not
+// counted, the groups were told from what the later files held, unmarked
+// (TestHistoryInBatchesMarksAGroupOfALiveLogRotatedAndRemovedBetweenThem).
+func (h *headsRead) liveGone(i int, rd *Reader, has map[string]bool) bool {
+	return h.live[i] != "" && rd.last >= h.liveTo[i] && !has[rotatedName(h.live[i], h.liveTo[i])]
 }
 
 // saw notes an event of group g read by r, log i's reader in the
@@ -51,6 +66,9 @@ func (h *headsRead) gone(i int, rd *Reader) map[string]bool {
 		has[plainName(n)] = true
 	}
 	var gone map[string]bool
+	if h.liveGone(i, rd, has) {
+		gone = map[string]bool{h.live[i]: true}
+	}
 	for _, n := range h.files[i] {
 		if !has[n] {
 			if gone == nil {

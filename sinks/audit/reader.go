@@ -40,6 +40,9 @@ type Reader struct {
 	// headGone: the rotated files listed began after files removed from
 	// the head (retention), as OldestRemoved tells.
 	headGone bool
+	// last is the number of the last rotation when the files were
+	// listed: the live log read is rotated to the number after it.
+	last int
 	// strs holds one copy of each string the events repeat (groups,
 	// sources, types, ids, nodes), which every event read shares: a log
 	// of millions names a few thousand groups and owners.
@@ -111,7 +114,10 @@ func openOnce(path string) (*Reader, error) {
 		return nil, fmt.Errorf("audit: no audit log at %s (nor rotated %s.NNNNNN files): check the path: %w", path, path, os.ErrNotExist)
 	}
 	r := &Reader{names: names, holes: holesBefore(seqs, last, live != nil),
-		headGone: len(seqs) > 0 && seqs[0] > 1 || len(seqs) == 0 && last > 0}
+		headGone: len(seqs) > 0 && seqs[0] > 1 || len(seqs) == 0 && last > 0, last: last}
+	if len(seqs) > 0 {
+		r.last = max(last, seqs[len(seqs)-1])
+	}
 	for i := range names[:len(seqs)] {
 		f, partial, err := openRotated(&r.names[i])
 		if err != nil {
