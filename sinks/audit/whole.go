@@ -38,7 +38,8 @@ func wholeOf(f *os.File, name *string) (_ *os.File, partial bool, _ error) {
 			return nil, false, err
 		}
 		// A whole stream shorter than the plain file is an older copy
-		// (gzip -k, then the file written on), not gunzip's source.
+		// (gzip -k, then the file written on), or pbzip2's streams
+		// read between two of them, not gunzip's source.
 		if whole && fi.Size() <= n {
 			f.Close()
 			*name += ext

@@ -143,3 +143,24 @@ func TestReaderReadsAPlainFileLongerThanItsWholeGzip(t *testing.T) {
 		t.Errorf("read %q, want the %d events the sink wrote, from the longer plain file", got, len(evs))
 	}
 }
+
+// TestReaderReadsThePlainFileWhilePbzip2WritesItsStreams: pbzip2 writes
+// a file as bzip2 streams one after another, each whole with its CRC;
+// read between two of them, the .bz2 decompressed to its end without
+// error and was read, the events of the streams not yet written missing
+// without a mark. Shorter than the plain file, it is not read.
+func TestReaderReadsThePlainFileWhilePbzip2WritesItsStreams(t *testing.T) {
+	log, evs, lines := rotatedThree(t, "pbzip2-at-work")
+	cmd := exec.Command("bzip2", "-c")
+	cmd.Stdin = bytes.NewReader(bytes.Join(lines[:2], nil))
+	first, err := cmd.Output() // the first stream, the second not yet written
+	if err != nil {
+		t.Fatalf("bzip2: %v", err)
+	}
+	if err := os.WriteFile(log+".000001.bz2", first, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if got := readIDs(t, log); !slices.Equal(got, ids(evs)) {
+		t.Errorf("read %q, want the %d events the sink wrote, from the whole plain file", got, len(evs))
+	}
+}
