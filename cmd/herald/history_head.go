@@ -104,12 +104,20 @@ func (a *app) headDropped(ctx context.Context, sf *sourceFlags, src string, file
 		}
 		defer closeNC()
 		// A group's events read alone tell nothing of the others': the
-		// stream's count and last sequence do, with no stream info.
-		if whole, err := streamWhole(ctx, jsc); err == nil {
-			return !whole, "the stream " + jetstream.DefaultStream, nil
+		// stream's count and last sequence do, with no stream info. Not
+		// whole may be a message stored between their reads (a live
+		// bridge's heartbeats), which stream info, where allowed, tells
+		// from a loss: taken for one, it marked a live stream's groups
+		// GAP maybe.
+		whole, werr := streamWhole(ctx, jsc)
+		if werr == nil && whole {
+			return false, "the stream " + jetstream.DefaultStream, nil
 		}
 		st, err := jsc.Stream(ctx, jetstream.DefaultStream)
-		if err != nil {
+		switch {
+		case err != nil && werr == nil:
+			return true, "the stream " + jetstream.DefaultStream, nil // not whole, each time asked
+		case err != nil:
 			return false, "", fmt.Errorf("%w (history of all groups tells from its read of the whole stream)", err)
 		}
 		// Messages deleted inside it (a purge of one group's subject, a

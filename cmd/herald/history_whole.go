@@ -21,6 +21,22 @@ import (
 // messages, cannot tell from its read, and a reader denied stream info
 // marked GAP maybe every group whose events begin with a change.
 func streamWhole(ctx context.Context, jsc js.JetStream) (bool, error) {
+	// A message stored between the two reads makes a whole stream read
+	// as not whole: a stream written to all the time (a bridge's
+	// heartbeats) is asked again, a few times.
+	for try := 1; ; try++ {
+		whole, err := streamWholeOnce(ctx, jsc)
+		if err != nil || whole || try == wholeTries {
+			return whole, err
+		}
+	}
+}
+
+// wholeTries is how often streamWhole asks before it says not whole.
+const wholeTries = 3
+
+// streamWholeOnce is one ask of streamWhole's.
+func streamWholeOnce(ctx context.Context, jsc js.JetStream) (bool, error) {
 	count, err := streamPending(ctx, jsc, js.DeliverAllPolicy, nil)
 	if err != nil || count == 0 {
 		return count == 0, err
