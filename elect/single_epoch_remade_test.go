@@ -210,3 +210,33 @@ func kafkaRoot(t *testing.T) (addrs []string, op *elect.Session, root, ctrl, epo
 	mkdirs(t, op.Conn(), root)
 	return addrs, op, root, root + "/controller", root + "/controller_epoch"
 }
+
+// TestKafkaEpochNodeMadeAgainSinceAReportOfZero: a report of epoch 0 (no
+// controller yet, /controller_epoch made at 0 before the first election)
+// counts nothing in an epoch node made after it either: broker 1 elected
+// (epoch 1) and gone, the node deleted and made again at 0 by broker 2's
+// election (epoch 1 again), moved it by one from the report's 0, and
+// broker 1's tenure passed without a gap mark.
+func TestKafkaEpochNodeMadeAgainSinceAReportOfZero(t *testing.T) {
+	addrs, op, root, ctrl, epoch := kafkaRoot(t)
+	if _, err := op.Conn().Create(epoch, []byte("0"), 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	obs := session(t, addrs)
+	sn := elect.SingleNodeFor(ctrl)
+	first, _ := firstSnapshot(t, obs, ctrl, sn)
+	if first.Owner != nil || first.Epoch != 0 {
+		t.Fatalf("no controller yet: %+v; want no owner, epoch 0", first)
+	}
+	b1 := session(t, addrs)
+	kafkaElect(t, b1.Conn(), root, 1)
+	_ = b1.Close()
+	if err := op.Conn().Delete(epoch, -1); err != nil {
+		t.Fatal(err)
+	}
+	kafkaElect(t, session(t, addrs).Conn(), root, 2)
+	c, _ := firstSnapshot(t, obs, ctrl, sn, elect.AfterReport("", first.Zxid, first.Recipe), elect.ReportEpoch(first.Epoch))
+	if c.Owner == nil || c.Owner.ID != "2" || c.Epoch != 1 || !c.Gap {
+		t.Errorf("broker 2 after a report of epoch 0, broker 1 unseen, its epoch node made again: %+v; want epoch 1, gap", c)
+	}
+}

@@ -465,10 +465,14 @@ func missedByEpoch(prev View, sv SingleView) (gap, known bool) {
 // writes): deleted and made again since, its value counts from 0 again
 // and nothing of the report's. Taken for a count, two elections after one
 // at the report's epoch 1 moved it by one: the controller in between
-// passed without a gap mark. A report of epoch 0 counts from nothing.
+// passed without a gap mark. So of a report of epoch 0: a node made
+// since may be the second, broker 1 elected (epoch 1) and gone before
+// the node was deleted and made again for broker 2 (epoch 1 again); the
+// report's zxid tells then, as without ReportEpoch (the bridge passes
+// none for a report that carried epoch 0).
 func epochMadeSinceReport(prev View, sv SingleView) bool {
 	pe := prev.epoch
-	return pe.czxid == 0 && !pe.writesKnown && pe.value != 0 && sv.epochCzxid > prev.Pzxid
+	return pe.czxid == 0 && !pe.writesKnown && sv.epochCzxid > prev.Pzxid
 }
 
 func b2i(b bool) int {
