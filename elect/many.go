@@ -249,6 +249,7 @@ func (m *Many) Add(group string, opts ...ObserveOption) error {
 		oo.since.Group = group
 	}
 	g := &member{ob: observation{s: m.s, r: reader{conn: m.s.Conn(), group: group, recipe: oo.recipe, hint: hintOf(oo.since), ownerBefore: hadOwner(oo.since), noOwnerWatch: true}, before: oo.since}}
+	g.ob.r.listed = func() { m.forgetHeard(g) }
 	g.ob.r.sawMissing, g.ob.r.missingUp = missingAt(oo.since)
 	return m.join(g)
 }
@@ -726,6 +727,19 @@ func (m *Many) takeNodeHeard(g *member) (heard, goneFirst bool) {
 	heard, goneFirst = g.nodeHeard, g.goneFirst
 	g.nodeHeard, g.goneFirst = false, false
 	return heard, goneFirst
+}
+
+// forgetHeard drops what was heard on g's path before its listing came
+// back with a children watch: an older watch's event (the group's old
+// node deleted, reaching us during a read of the new one) proved nothing
+// of the new node, yet was taken for its watch firing first for its
+// deletion, and an owner that came and went in the new node, deleted
+// with it, passed without a gap mark (see deletedUnseen). What it told
+// the listing shows.
+func (m *Many) forgetHeard(g *member) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g.nodeHeard, g.goneFirst = false, false
 }
 
 // keepNodeHeard keeps, for the read after one that failed, what was

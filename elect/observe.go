@@ -359,6 +359,10 @@ type reader struct {
 	// watch alone tells when it goes (ObserveMany, where a watch per group
 	// less is memory saved on both sides).
 	noOwnerWatch bool
+	// listed, when set, is told when a listing that armed the children
+	// watch came back: an event on the group's path heard before it
+	// fired an older watch (ObserveMany, see Many.forgetHeard).
+	listed func()
 	// askedGroup: the group node's data was read for herald's recipe mark.
 	askedGroup bool
 	// sawMissing: the last read found the group missing, and its parent's
@@ -446,6 +450,9 @@ func (r *reader) readGuess(ctx context.Context, watch, armOffice bool, guess str
 			return r.missingView(ctx, got, &w), w, nil
 		}
 		w.children = got.ch
+		if r.listed != nil && got.ch != nil {
+			r.listed()
+		}
 		v := r.listedView(ctx, got)
 		if watch && !r.sawMissing && len(got.children) == 0 {
 			r.countEmpty(ctx, &v)
