@@ -532,7 +532,7 @@ func (r *reader) listedView(ctx context.Context, got listing) View {
 	v := View{Group: r.group, Exists: true, Cversion: got.stat.Cversion, Pzxid: got.stat.Pzxid, children: got.children, mzxid: got.stat.Mzxid, version: got.stat.Version, groupCzxid: got.stat.Czxid}
 	if r.sawMissing {
 		v.anchorUp = r.missingUp
-		v.parentCv, v.parentCzxid, v.parentKnown, v.chainOnce = r.anchorAgain(ctx, r.missingUp)
+		v.parentCv, v.parentCzxid, v.parentKnown, v.chainOnce = r.groupAnchorAgain(ctx, r.missingUp)
 	}
 	return v
 }
@@ -541,7 +541,7 @@ func (r *reader) listedView(ctx context.Context, got listing) View {
 // and then the group again: still the same node, it was deleted after
 // that version was read, if it is found missing (see deletedUnseen).
 func (r *reader) countEmpty(ctx context.Context, v *View) {
-	p, _ := r.statAt(ctx, 0)
+	p := r.parentStat(ctx)
 	if p == nil {
 		return
 	}
@@ -622,32 +622,8 @@ func (r *reader) listW(ctx context.Context, watch bool) (listing, error) {
 // parentStat reads the stat of the group's parent; nil when it does not
 // exist or cannot be read.
 func (r *reader) parentStat(ctx context.Context) *zk.Stat {
-	st, _ := r.statAt(ctx, 0)
+	st, _ := statOf(ctx, r.conn, path.Dir(r.group))
 	return st
-}
-
-// statAt reads the stat of the group's ancestor up levels above its
-// parent; nil when it cannot be read, or (there false) does not exist.
-func (r *reader) statAt(ctx context.Context, up uint8) (st *zk.Stat, there bool) {
-	p := path.Dir(r.group)
-	for range up {
-		p = path.Dir(p)
-	}
-	type stat struct {
-		there bool
-		st    *zk.Stat
-	}
-	got, err := call(ctx, func() (stat, error) {
-		there, st, err := r.conn.Exists(p)
-		return stat{there, st}, err
-	})
-	if err != nil {
-		return nil, true
-	}
-	if !got.there {
-		return nil, false
-	}
-	return got.st, true
 }
 
 // parentCversion is the child version of the group's parent and the zxid
@@ -655,40 +631,23 @@ func (r *reader) statAt(ctx context.Context, up uint8) (st *zk.Stat, there bool)
 // whether they could be read. A parent that does not exist has none: the
 // client answers it with a stat of zeros, which read as the same parent,
 // unchanged, across its making and deletion (found by a review). The
-// nearest ancestor that exists, up levels above, stands for it then: a
-// group that never existed, below a parent not made yet, has no unseen
-// history, and its first owner was marked as following a gap, as no
-// count of what was made at the path could be read (a bridge started
-// before the first lock of a new path).
+// nearest ancestor that exists, up levels above, stands for it then (see
+// nearestThere).
 func (r *reader) parentCversion(ctx context.Context) (cv int32, czxid int64, up uint8, known bool) {
-	for up = 0; ; up++ {
-		st, there := r.statAt(ctx, up)
-		switch {
-		case st != nil:
-			return st.Cversion, st.Czxid, up, true
-		case there, up == maxAnchorUp:
-			return 0, 0, 0, false // unreadable, or too far up to count
-		}
+	st, up, err := nearestThere(ctx, r.conn, path.Dir(r.group))
+	if err != nil || st == nil {
+		return 0, 0, 0, false // unreadable, or too far up to count
 	}
+	return st.Cversion, st.Czxid, up, true
 }
 
-// maxAnchorUp bounds how far above a missing parent parentCversion looks.
-const maxAnchorUp = 64
-
-// anchorAgain reads, for a group found again after a look that found it
-// missing, the child version and czxid of the ancestor that look counted
-// at (up levels above the parent), and whether every level below that
-// ancestor, down to the parent, holds one child ever made (cversion 1):
-// each made once, with nothing beside it, down to the group. Bottom-up,
-// so that a level made again after its own read shows at the ancestor.
-func (r *reader) anchorAgain(ctx context.Context, up uint8) (cv int32, czxid int64, known, once bool) {
-	once = true
-	for i := range up {
-		st, _ := r.statAt(ctx, i)
-		once = once && st != nil && st.Cversion == 1
-	}
-	st, _ := r.statAt(ctx, up)
-	if st == nil {
+// groupAnchorAgain reads, for a group found again after a look that found
+// it missing, the child version and czxid of the ancestor that look
+// counted at (up levels above the parent), and whether every level below
+// it, down to the parent, was made once (see anchorAgain).
+func (r *reader) groupAnchorAgain(ctx context.Context, up uint8) (cv int32, czxid int64, known, once bool) {
+	st, once, err := anchorAgain(ctx, r.conn, path.Dir(r.group), up)
+	if err != nil || st == nil {
 		return 0, 0, false, false
 	}
 	return st.Cversion, st.Czxid, true, once

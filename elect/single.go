@@ -293,7 +293,7 @@ type singleReader struct {
 	reported, reportedID string
 	// parentMissing: the last read found the parent missing; missingUp,
 	// how far above the parent's parent the ancestor it counted at was
-	// (see nearestAncestor).
+	// (see nearestThere).
 	parentMissing bool
 	missingUp     uint8
 	// parentCh is the parent's watch last set (parentGoneWatch).
@@ -410,7 +410,7 @@ func (r *singleReader) parentFirst(ctx context.Context) (p1, gp *zk.Stat, up uin
 	if p1, err = r.parentStat(ctx); err != nil || p1 != nil || r.parent == "/" {
 		return p1, nil, 0, err
 	}
-	if gp, up, err = r.nearestAncestor(ctx); err != nil {
+	if gp, up, err = nearestThere(ctx, r.conn, path.Dir(r.parent)); err != nil {
 		return nil, nil, 0, err
 	}
 	p1, err = r.parentStat(ctx)
@@ -418,44 +418,6 @@ func (r *singleReader) parentFirst(ctx context.Context) (p1, gp *zk.Stat, up uin
 		gp = nil // made meanwhile: read as existing
 	}
 	return p1, gp, up, err
-}
-
-// nearestAncestor is the stat of the missing parent's nearest ancestor
-// that exists, up levels above the parent's parent (nil when none is
-// within maxAnchorUp). A leader whose parent's parent is missing too (a
-// bridge started before HDFS's failover controller made /hadoop-ha) is
-// counted there: its first leader, on a path that never existed, follows
-// no unseen history, and counted at the parent's parent alone it came
-// with a gap mark.
-func (r *singleReader) nearestAncestor(ctx context.Context) (*zk.Stat, uint8, error) {
-	p := path.Dir(r.parent)
-	for up := uint8(0); ; up++ {
-		st, err := r.statOf(ctx, p)
-		if err != nil || st != nil || p == "/" || up == maxAnchorUp {
-			return st, up, err
-		}
-		p = path.Dir(p)
-	}
-}
-
-// anchorAgain reads, for a parent found where the last read found it
-// missing, the stat of the ancestor that read counted at (up levels above
-// the parent's parent), and whether every level below that ancestor, down
-// to the parent's parent, holds the one child ever made there (child
-// version 1): each made once, with nothing beside it. Bottom-up, so that a
-// level made again after its own read shows at the ancestor.
-func (r *singleReader) anchorAgain(ctx context.Context, up uint8) (*zk.Stat, bool, error) {
-	p, once := path.Dir(r.parent), true
-	for range up {
-		st, err := r.statOf(ctx, p)
-		if err != nil {
-			return nil, false, err
-		}
-		once = once && st != nil && st.Cversion == 1
-		p = path.Dir(p)
-	}
-	st, err := r.statOf(ctx, p)
-	return st, once, err
 }
 
 // parentAfter reads the parent's stat at the end of a read into sv (p1:
@@ -477,7 +439,7 @@ func (r *singleReader) parentAfter(ctx context.Context, sv *SingleView, p1, gp *
 	}
 	sv.ParentExists, sv.Cversion, sv.Pzxid, sv.parentCzxid = true, p2.Cversion, p2.Pzxid, p2.Czxid
 	if r.parentMissing && r.parent != "/" {
-		g, once, err := r.anchorAgain(ctx, r.missingUp)
+		g, once, err := anchorAgain(ctx, r.conn, path.Dir(r.parent), r.missingUp)
 		if err != nil {
 			return nil, err
 		}
@@ -512,22 +474,6 @@ func (r *singleReader) parentGoneWatch(ctx context.Context) (<-chan zk.Event, er
 	}
 	r.parentCh = ch
 	return ch, nil
-}
-
-// statOf is p's stat, nil when it does not exist.
-func (r *singleReader) statOf(ctx context.Context, p string) (*zk.Stat, error) {
-	type res struct {
-		ok bool
-		st *zk.Stat
-	}
-	got, err := call(ctx, func() (res, error) {
-		ok, st, err := r.conn.Exists(p)
-		return res{ok, st}, err
-	})
-	if err != nil || !got.ok {
-		return nil, err
-	}
-	return got.st, nil
 }
 
 // errEpochHidden is what epoch returns when the epoch node's ACL does not
@@ -683,7 +629,7 @@ func sameStat(a, b *zk.Stat) bool {
 
 // parentStat is the parent's stat, nil when it does not exist.
 func (r *singleReader) parentStat(ctx context.Context) (*zk.Stat, error) {
-	return r.statOf(ctx, r.parent)
+	return statOf(ctx, r.conn, r.parent)
 }
 
 // node reads the leader node's data and stat (nil when it does not
