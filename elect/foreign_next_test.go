@@ -33,6 +33,22 @@ func queueLock(ctx context.Context, t *testing.T, addrs []string, g string, opts
 	go func() { _, _ = l.Acquire(ctx) }()
 }
 
+// heldOnWaitsLooks holds h's guard on each read of a waits word until
+// unblock, which also ends the hold; held is told of the first read.
+func heldOnWaitsLooks(h *elect.Handle) (held <-chan struct{}, unblock func()) {
+	first, block := make(chan struct{}, 1), make(chan struct{})
+	restore := elect.OnWaitsLook(func(owner, _ string) {
+		if owner == h.NodePath() {
+			select {
+			case first <- struct{}{}:
+			default:
+			}
+			<-block
+		}
+	})
+	return first, func() { close(block); restore() }
+}
+
 // acquiring queues n locks on g with opts, each on a session of its own,
 // and hands over each as it owns; they stop waiting as the test ends.
 func acquiring(t *testing.T, addrs []string, g string, n int, opts ...elect.Option) <-chan *elect.Handle {
@@ -180,16 +196,7 @@ func TestAJoinHeardWithTheDeletionCounts(t *testing.T) {
 		runner := runnerOpts(g)
 		s := session(t, addrs)
 		h := lockedIn(t, s, g, runner...)
-		held, block := make(chan struct{}, 1), make(chan struct{})
-		restore := elect.OnWaitsLook(func(owner, _ string) {
-			if owner == h.NodePath() {
-				select {
-				case held <- struct{}{}:
-				default:
-				}
-				<-block
-			}
-		})
+		held, unblock := heldOnWaitsLooks(h)
 		ctx, cancel := context.WithCancel(context.Background())
 		queueLock(ctx, t, addrs, g, runner...)
 		<-held // the guard reads the runner's word; the program joins meanwhile
@@ -199,9 +206,8 @@ func TestAJoinHeardWithTheDeletionCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond) // both watches fire
-		close(block)
+		unblock()
 		<-h.Done()
-		restore()
 		cancel()
 		if h.Reason() != elect.ReasonDeleted || !h.ForeignInGroup() {
 			t.Fatalf("run %d: the owner lost its node (%s) with a program that owns at once behind it, and did not count it", i, h.Reason())
@@ -251,26 +257,12 @@ func TestAJoinHeardWithADeleteallCounts(t *testing.T) {
 	addrs := sharedAddrs(t)
 	for i := range 3 {
 		g := groupPath(t) + fmt.Sprint("-", i)
-		runner := []elect.Option{elect.CreateParents(), elect.ProveSessionEnd(), elect.SessionNodesUnder(g + "-sessions"),
-			elect.WatchForHazards(), elect.WaitsForPredecessor()}
+		runner := runnerOpts(g)
 		s := session(t, addrs)
 		h := lockedIn(t, s, g, runner...)
-		held, block := make(chan struct{}, 1), make(chan struct{})
-		restore := elect.OnWaitsLook(func(owner, _ string) {
-			if owner == h.NodePath() {
-				select {
-				case held <- struct{}{}:
-				default:
-				}
-				<-block
-			}
-		})
+		held, unblock := heldOnWaitsLooks(h)
 		ctx, cancel := context.WithCancel(context.Background())
-		l, err := elect.NewLock(session(t, addrs), g, runner...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { _, _ = l.Acquire(ctx) }()
+		queueLock(ctx, t, addrs, g, runner...)
 		<-held // the guard reads the runner's word; the client joins meanwhile
 		name := g + "/_c_0f4c1a52-7b0e-4d3c-9a55-2f0d6a1e9c3b-lock-"
 		if _, err := session(t, addrs).Conn().Create(name, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
@@ -288,9 +280,8 @@ func TestAJoinHeardWithADeleteallCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond) // the watches fire
-		close(block)
+		unblock()
 		<-h.Done()
-		restore()
 		cancel()
 		if h.Reason() != elect.ReasonDeleted || !h.ForeignInGroup() {
 			t.Fatalf("run %d: the owner lost its node to a deleteall (%s) with a client that owns at once joined just before, and did not count it", i, h.Reason())
