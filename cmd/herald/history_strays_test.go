@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"os"
 	"strings"
 	"testing"
@@ -73,22 +71,8 @@ func zuluLog(t *testing.T, mk func(typ publish.Type, owner, prev *publish.Partic
 func TestHistoryWarnsOfLogrotatesCompressedFiles(t *testing.T) {
 	g, path, mk := newStory(t)
 	openLog(t, path, mk(publish.LeaderLost, nil, nil, 0, 5, true), mk(publish.LeaderElected, participant("alpha", 1), nil, 10, 10, false))
-	plain, err := os.ReadFile(zuluLog(t, mk, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	if _, err := zw.Write(plain); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
 	stray := path + ".2.gz"
-	if err := os.WriteFile(stray, gz.Bytes(), 0o640); err != nil {
-		t.Fatal(err)
-	}
+	gzipFile(t, zuluLog(t, mk, 0), stray)
 	out, stderr, code := heraldRun(t, nil, "history", g, "--audit", path)
 	if code != 0 || !strings.Contains(out, "alpha") {
 		t.Fatalf("history beside logrotate's compressed file: exit %d, want alpha:\n%s%s", code, out, stderr)
