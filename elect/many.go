@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -198,16 +199,26 @@ type member struct {
 	last   *View
 	leader *SingleView // a single-node leader's last
 	retry  *time.Timer
-	fails  int32
+	fails  uint16 // saturates (see readFailed)
 	// restate: the next read is sent as a Snapshot, with Gap (Restate)
 	// or without a Gap of its own (Refresh).
 	restate                      restateKind
 	queued, busy, again, removed bool
-	// nodeHeard: an event on the group's path (a single-node leader's
-	// node) came since the start of its last read (see parentGoneUnseen);
-	// goneFirst: the first was the group's deletion (see deletedUnseen).
-	nodeHeard, goneFirst bool
+	// heard: an event on the group's path (a single-node leader's node)
+	// came since the start of its last read (see parentGoneUnseen), and
+	// whether the first was the group's deletion (see deletedUnseen). One
+	// byte with fails' two: the member fits its size class of 448 bytes.
+	heard heardKind
 }
+
+// heardKind is what a member heard on its path since its last read began.
+type heardKind uint8
+
+const (
+	heardNothing   heardKind = iota
+	heardChange              // an event, the first not the group's deletion
+	heardGoneFirst           // an event, the first the group's deletion
+)
 
 // fired is what the group's watches said since a worker last took it;
 // resync is Resync's turn.
@@ -458,10 +469,13 @@ func (m *Many) onEvent(ev zk.Event) {
 	// children watch already covers; of a single-node leader, a new term.
 	if g := m.groups[ev.Path]; g != nil && (ev.Type != zk.EventNodeDataChanged || g.single != nil) {
 		g.fired.children = true
-		if !g.nodeHeard {
-			g.goneFirst = ev.Type == zk.EventNodeDeleted
+		switch {
+		case g.heard != heardNothing:
+		case ev.Type == zk.EventNodeDeleted:
+			g.heard = heardGoneFirst
+		default:
+			g.heard = heardChange
 		}
-		g.nodeHeard = true
 		m.firedAt(g)
 	}
 	if ev.Type == zk.EventNodeDeleted {
@@ -700,7 +714,7 @@ func (m *Many) serveSingle(g *member, f fired) {
 	// that read began, up to this read's answer, which follows every
 	// event before it (see parentGoneUnseen).
 	m.mu.Lock()
-	sv.nodeQuiet = st.prev != nil && !heard && !g.nodeHeard
+	sv.nodeQuiet = st.prev != nil && !heard && g.heard == heardNothing
 	m.mu.Unlock()
 	ob.childrenFired, ob.unread = false, false
 	changes := st.changes(sv)
@@ -724,8 +738,8 @@ func (m *Many) serveSingle(g *member, f fired) {
 func (m *Many) takeNodeHeard(g *member) (heard, goneFirst bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	heard, goneFirst = g.nodeHeard, g.goneFirst
-	g.nodeHeard, g.goneFirst = false, false
+	heard, goneFirst = g.heard != heardNothing, g.heard == heardGoneFirst
+	g.heard = heardNothing
 	return heard, goneFirst
 }
 
@@ -739,7 +753,7 @@ func (m *Many) takeNodeHeard(g *member) (heard, goneFirst bool) {
 func (m *Many) forgetHeard(g *member) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	g.nodeHeard, g.goneFirst = false, false
+	g.heard = heardNothing
 }
 
 // keepNodeHeard keeps, for the read after one that failed, what was
@@ -747,8 +761,11 @@ func (m *Many) forgetHeard(g *member) {
 func (m *Many) keepNodeHeard(g *member, heard, goneFirst bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if heard {
-		g.goneFirst, g.nodeHeard = goneFirst, true
+	switch {
+	case heard && goneFirst:
+		g.heard = heardGoneFirst
+	case heard:
+		g.heard = heardChange
 	}
 }
 
@@ -779,7 +796,9 @@ func (m *Many) readFailed(g *member, err error) {
 		ob.unseen(time.Time{}) // the connection is up: the read itself failed
 	}
 	m.mu.Lock()
-	g.fails++
+	if g.fails < math.MaxUint16 {
+		g.fails++
+	}
 	n := int(g.fails)
 	m.mu.Unlock()
 	wait := 200 * time.Millisecond

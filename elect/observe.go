@@ -352,6 +352,11 @@ type reader struct {
 	// its owner once.
 	owner  *Participant
 	ownerW <-chan zk.Event
+	// listed, when set (kept beside the pointers: between the flags
+	// below it cost every group 16 bytes),, is told when a listing that armed the children
+	// watch came back: an event on the group's path heard before it
+	// fired an older watch (ObserveMany, see Many.forgetHeard).
+	listed func()
 	// everyID reads every node's data and stat, not only the owner's (a
 	// one-shot read for people; the observer reads only the owner's).
 	everyID bool
@@ -359,10 +364,6 @@ type reader struct {
 	// watch alone tells when it goes (ObserveMany, where a watch per group
 	// less is memory saved on both sides).
 	noOwnerWatch bool
-	// listed, when set, is told when a listing that armed the children
-	// watch came back: an event on the group's path heard before it
-	// fired an older watch (ObserveMany, see Many.forgetHeard).
-	listed func()
 	// askedGroup: the group node's data was read for herald's recipe mark.
 	askedGroup bool
 	// sawMissing: the last read found the group missing, and its parent's
