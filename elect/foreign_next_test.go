@@ -49,6 +49,20 @@ func heldOnWaitsLooks(h *elect.Handle) (held <-chan struct{}, unblock func()) {
 	return first, func() { close(block); restore() }
 }
 
+// countedOnceHeard lets h's guard go on (unblock) once the watches fired,
+// waits for h to end, ends the test's waiters (cancel), and fails unless
+// h lost its node and counted a participant that owns at once (what).
+func countedOnceHeard(t *testing.T, h *elect.Handle, unblock, cancel func(), what string) {
+	t.Helper()
+	time.Sleep(200 * time.Millisecond) // the watches fire
+	unblock()
+	<-h.Done()
+	cancel()
+	if h.Reason() != elect.ReasonDeleted || !h.ForeignInGroup() {
+		t.Fatalf("%s (%s), and did not count it", what, h.Reason())
+	}
+}
+
 // acquiring queues n locks on g with opts, each on a session of its own,
 // and hands over each as it owns; they stop waiting as the test ends.
 func acquiring(t *testing.T, addrs []string, g string, n int, opts ...elect.Option) <-chan *elect.Handle {
@@ -205,13 +219,7 @@ func TestAJoinHeardWithTheDeletionCounts(t *testing.T) {
 		if err := s.Conn().Delete(h.NodePath(), -1); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(200 * time.Millisecond) // both watches fire
-		unblock()
-		<-h.Done()
-		cancel()
-		if h.Reason() != elect.ReasonDeleted || !h.ForeignInGroup() {
-			t.Fatalf("run %d: the owner lost its node (%s) with a program that owns at once behind it, and did not count it", i, h.Reason())
-		}
+		countedOnceHeard(t, h, unblock, cancel, fmt.Sprintf("run %d: the owner lost its node with a program that owns at once behind it", i))
 	}
 }
 
@@ -279,13 +287,7 @@ func TestAJoinHeardWithADeleteallCounts(t *testing.T) {
 		if _, err := s.Conn().Multi(append(ops, &zk.DeleteRequest{Path: g, Version: -1})...); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(200 * time.Millisecond) // the watches fire
-		unblock()
-		<-h.Done()
-		cancel()
-		if h.Reason() != elect.ReasonDeleted || !h.ForeignInGroup() {
-			t.Fatalf("run %d: the owner lost its node to a deleteall (%s) with a client that owns at once joined just before, and did not count it", i, h.Reason())
-		}
+		countedOnceHeard(t, h, unblock, cancel, fmt.Sprintf("run %d: the owner lost its node to a deleteall with a client that owns at once joined just before", i))
 	}
 }
 
