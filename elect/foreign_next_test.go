@@ -49,6 +49,22 @@ func heldOnWaitsLooks(h *elect.Handle) (held <-chan struct{}, unblock func()) {
 	return first, func() { close(block); restore() }
 }
 
+// guardHeldByARunner makes h, on session s, a runner owning g with
+// another runner queued behind it until ctx ends (cancel), and returns
+// once h's guard is held on its read of that runner's waits word, until
+// unblock: what joins now, the guard has not listed.
+func guardHeldByARunner(t *testing.T, addrs []string, g string) (s *elect.Session, h *elect.Handle, ctx context.Context, unblock, cancel func()) {
+	t.Helper()
+	runner := runnerOpts(g)
+	s = session(t, addrs)
+	h = lockedIn(t, s, g, runner...)
+	held, unblock := heldOnWaitsLooks(h)
+	ctx, cancel = context.WithCancel(context.Background())
+	queueLock(ctx, t, addrs, g, runner...)
+	<-held
+	return s, h, ctx, unblock, cancel
+}
+
 // countedOnceHeard lets h's guard go on (unblock) once the watches fired,
 // waits for h to end, ends the test's waiters (cancel), and fails unless
 // h lost its node and counted a participant that owns at once (what).
@@ -207,14 +223,8 @@ func TestAJoinHeardWithTheDeletionCounts(t *testing.T) {
 	addrs := sharedAddrs(t)
 	for i := range 6 {
 		g := groupPath(t) + fmt.Sprint("-", i)
-		runner := runnerOpts(g)
-		s := session(t, addrs)
-		h := lockedIn(t, s, g, runner...)
-		held, unblock := heldOnWaitsLooks(h)
-		ctx, cancel := context.WithCancel(context.Background())
-		queueLock(ctx, t, addrs, g, runner...)
-		<-held // the guard reads the runner's word; the program joins meanwhile
-		queueLock(ctx, t, addrs, g, elect.CreateParents())
+		s, h, ctx, unblock, cancel := guardHeldByARunner(t, addrs, g)
+		queueLock(ctx, t, addrs, g, elect.CreateParents()) // the program joins
 		eventually(t, 10*time.Second, "the program queued", func() bool { c, _, _ := s.Conn().Children(g); return len(c) == 3 })
 		if err := s.Conn().Delete(h.NodePath(), -1); err != nil {
 			t.Fatal(err)
@@ -265,13 +275,7 @@ func TestAJoinHeardWithADeleteallCounts(t *testing.T) {
 	addrs := sharedAddrs(t)
 	for i := range 3 {
 		g := groupPath(t) + fmt.Sprint("-", i)
-		runner := runnerOpts(g)
-		s := session(t, addrs)
-		h := lockedIn(t, s, g, runner...)
-		held, unblock := heldOnWaitsLooks(h)
-		ctx, cancel := context.WithCancel(context.Background())
-		queueLock(ctx, t, addrs, g, runner...)
-		<-held // the guard reads the runner's word; the client joins meanwhile
+		s, h, _, unblock, cancel := guardHeldByARunner(t, addrs, g) // the client joins next
 		name := g + "/_c_0f4c1a52-7b0e-4d3c-9a55-2f0d6a1e9c3b-lock-"
 		if _, err := session(t, addrs).Conn().Create(name, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
