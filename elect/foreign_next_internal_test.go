@@ -1,14 +1,9 @@
 package elect
 
 import (
-	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/zkherald/herald/internal/zkserver/zktest"
 )
 
 // TestForeignIn: herald's own names in every dialect, and nodes without a
@@ -47,14 +42,7 @@ func TestForeignIn(t *testing.T) {
 // next in line, wherever it is read first. A node there that no session
 // holds does not.
 func TestAClientNameGoneAtTheBlindCheckCounts(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := NewSession(ctx, zktest.Shared(t).Addrs(), WithSessionTimeout(4*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	group := fmt.Sprintf("/t/%s-%d", t.Name(), time.Now().UnixNano())
+	ctx, s, group := sharedSession(t)
 	l, err := NewLock(s, group, CreateParents())
 	if err != nil {
 		t.Fatal(err)

@@ -19,14 +19,7 @@ import (
 // does not (it came first, or the node went meanwhile) is set aside, and
 // a new listing decides.
 func TestListingBehindTheCreateOnlyWithOurNode(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := NewSession(ctx, zktest.Shared(t).Addrs(), WithSessionTimeout(4*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	group := fmt.Sprintf("/t/%s-%d", t.Name(), time.Now().UnixNano())
+	ctx, s, group := sharedSession(t)
 	q, err := newQueue(s, group, RecipeLock, "lock-", []Option{CreateParents()})
 	if err != nil {
 		t.Fatal(err)
@@ -92,4 +85,19 @@ func TestGoneAbove(t *testing.T) {
 			t.Errorf("%s: goneAbove(%v, %d, %d) = %v, %v; want %v, %v", tc.name, tc.above, tc.seq, tc.next, got, ok, tc.want, tc.ok)
 		}
 	}
+}
+
+// sharedSession is a session of 4 s on the shared server, closed with
+// the test, a context of 30 s for its requests, and a group path of the
+// test's own under /t.
+func sharedSession(t *testing.T) (context.Context, *Session, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	s, err := NewSession(ctx, zktest.Shared(t).Addrs(), WithSessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return ctx, s, fmt.Sprintf("/t/%s-%d", t.Name(), time.Now().UnixNano())
 }
